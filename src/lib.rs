@@ -1,0 +1,12 @@
+#![forbid(unsafe_code)]
+#![doc = include_str!("../README.md")]
+
+pub use surface_runtime::*;
+
+/// Items the generated code names. Not public API: may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde;
+    pub use serde_json;
+    pub use surface_runtime::__private::*;
+}

@@ -1,0 +1,2 @@
+//! Code generation behind `surface-macros`.
+#![forbid(unsafe_code)]

@@ -1,0 +1,112 @@
+//! The procedure executor seam (seed 000 "Execution flow"): the registry
+//! calls the installed [`AgentProcedureExecutor`] with the validated
+//! effective input; the oRPC bridges implement it.
+
+use serde_json::{Map, Value};
+
+use crate::cancellation::Cancellation;
+use crate::invocation::{AgentConsumer, AgentError, ErrorCode, Retry};
+use crate::sync::{BoxFuture, MaybeSend, MaybeSync};
+
+/// Call context handed to the executor (seed 000 `ProcedureCallInfo`).
+#[derive(Clone, Debug)]
+pub struct ProcedureCallInfo {
+    /// The invocation id of the agent call.
+    pub invocation_id: String,
+    /// Who invoked.
+    pub consumer: AgentConsumer,
+    /// Fires on registry timeout or caller cancellation; executors should
+    /// stop waiting (an action already started may still take effect).
+    pub cancellation: Cancellation,
+    /// Present when the call passed a local confirmation.
+    pub confirmation: Option<ConfirmationInfo>,
+}
+
+/// The local confirmation a call passed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfirmationInfo {
+    /// The confirmation id.
+    pub id: String,
+    /// When the application approved, milliseconds since the Unix epoch.
+    pub approved_at_ms: u64,
+}
+
+/// One execution request.
+#[derive(Clone, Debug)]
+pub struct ExecuteRequest {
+    /// Dotted router path (`devices.disable`).
+    pub path: String,
+    /// Canonical capability id (manifest override or `"domain:" + path`).
+    pub capability_id: String,
+    /// The manifest's contract digest, if any (governed calls send it).
+    pub contract_digest: Option<String>,
+    /// The effective input, already validated against the full manifest
+    /// schema (SPEC §5 rule 5).
+    pub input: Value,
+    /// Call context.
+    pub info: ProcedureCallInfo,
+}
+
+/// Why an execution failed, as the executor reports it. `code` must be one
+/// of the execution-phase codes (`NOT_AUTHORIZED`,
+/// `DOMAIN_APPROVAL_REQUIRED`, `DOMAIN_OUTCOME_UNKNOWN`, `EXECUTION_FAILED`,
+/// `TIMEOUT`, `CANCELLED`, `PRECONDITION_FAILED`); the registry turns any
+/// other code into `EXECUTION_FAILED`. `message` reaches the agent and must
+/// be safe; `internal` (server text, transport errors) goes to audit and
+/// tracing only.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct ExecutionError {
+    /// Agent-facing code.
+    pub code: ErrorCode,
+    /// Safe, agent-facing message.
+    pub message: String,
+    /// Retry advice.
+    pub retry: Retry,
+    /// Agent-facing details (`approvalId`, `invocationId`, …).
+    pub details: Map<String, Value>,
+    /// Full error for audit/logs only; never sent to the agent.
+    pub internal: Option<Value>,
+}
+
+impl ExecutionError {
+    /// An error with no details and no internal record.
+    pub fn new(code: ErrorCode, message: impl Into<String>, retry: Retry) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            retry,
+            details: Map::new(),
+            internal: None,
+        }
+    }
+    /// Adds an agent-facing detail.
+    pub fn with_detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.details.insert(key.into(), value.into());
+        self
+    }
+    /// Attaches the internal (audit-only) record.
+    pub fn with_internal(mut self, internal: impl Into<Value>) -> Self {
+        self.internal = Some(internal.into());
+        self
+    }
+    /// The agent-facing part.
+    pub fn to_agent_error(&self) -> AgentError {
+        AgentError {
+            code: self.code,
+            message: self.message.clone(),
+            retry: self.retry,
+            details: self.details.clone(),
+        }
+    }
+}
+
+/// Executes domain procedures for the registry (seed 000
+/// `AgentProcedureExecutor`). Install one with
+/// `SurfaceRegistry::set_procedure_executor`.
+///
+/// The returned future is `Send` on native targets and not on `wasm32`.
+pub trait AgentProcedureExecutor: MaybeSend + MaybeSync {
+    /// Runs one call and returns its output JSON.
+    fn execute(&self, request: ExecuteRequest) -> BoxFuture<'_, Result<Value, ExecutionError>>;
+}

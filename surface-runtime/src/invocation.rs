@@ -1,0 +1,319 @@
+//! The invocation wire types (SPEC §7): what an agent sends
+//! ([`AgentInvocation`]) and what it gets back ([`AgentInvocationResult`]).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Who a snapshot is computed for and who invokes (SPEC §6): `{id, kind}`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct AgentConsumer {
+    /// Application-chosen id (for example the authenticated user id).
+    pub id: String,
+    /// Kind of agent.
+    pub kind: ConsumerKind,
+}
+
+impl AgentConsumer {
+    /// An embedded consumer (sees view capabilities).
+    pub fn embedded(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            kind: ConsumerKind::Embedded,
+        }
+    }
+    /// A headless consumer (sees no view capabilities).
+    pub fn headless(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            kind: ConsumerKind::Headless,
+        }
+    }
+}
+
+/// Kind of consumer; serialized `"embedded"` / `"headless"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConsumerKind {
+    /// An agent running with a live view: sees view capabilities.
+    Embedded,
+    /// An agent with no view: sees procedures only (SPEC §6).
+    Headless,
+}
+
+/// One call from the agent (SPEC §7). Wire names are camelCase:
+/// `invocationId`, `capabilityId`, `registrationId`, `surfaceVersion`,
+/// `input`, `instance`, `confirmation`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentInvocation {
+    /// Unique per call; the registry never executes one id twice.
+    pub invocation_id: String,
+    /// `"domain:<path>"` (or the manifest's override) or
+    /// `"view:<componentType>.<name>"`.
+    pub capability_id: String,
+    /// The registration the agent saw in its snapshot; required when more
+    /// than one reference to the capability is live.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registration_id: Option<String>,
+    /// The `surfaceVersion` of the snapshot the agent acted on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub surface_version: Option<u64>,
+    /// Agent-supplied input (only unlocked fields); defaults to `{}`.
+    #[serde(default = "empty_object")]
+    pub input: Value,
+    /// Component instance id, for view capabilities of multi-instance
+    /// components.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+    /// Confirmation evidence issued by the registry after the application
+    /// approved (SPEC §7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<ConfirmationEvidence>,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Map::new())
+}
+
+impl AgentInvocation {
+    /// An invocation with empty input and no optional fields.
+    pub fn new(invocation_id: impl Into<String>, capability_id: impl Into<String>) -> Self {
+        Self {
+            invocation_id: invocation_id.into(),
+            capability_id: capability_id.into(),
+            registration_id: None,
+            surface_version: None,
+            input: empty_object(),
+            instance: None,
+            confirmation: None,
+        }
+    }
+}
+
+/// Registry-issued, HMAC-signed proof that the application approved one
+/// confirmation (SPEC §7, §11). Single-use, expiring, bound to the
+/// capability, the registration and a digest of the effective input.
+/// Wire names are camelCase.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfirmationEvidence {
+    /// The id from the `CONFIRMATION_REQUIRED` error's details.
+    pub confirmation_id: String,
+    /// Canonical capability id the evidence is bound to.
+    pub capability_id: String,
+    /// Registration the evidence is bound to.
+    pub registration_id: String,
+    /// Hex SHA-256 of the canonical effective input it approves.
+    pub input_digest: String,
+    /// When the application approved, milliseconds since the Unix epoch.
+    pub approved_at_ms: u64,
+    /// Expiry, milliseconds since the Unix epoch.
+    pub expires_at_ms: u64,
+    /// Hex HMAC-SHA-256 over the fields above with the registry's secret.
+    pub signature: String,
+}
+
+/// The outcome of one invocation (SPEC §7), serialized as
+/// `{"status":"success","invocationId":…,"output":…}` or
+/// `{"status":"error","invocationId":…,"error":{…}}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum AgentInvocationResult {
+    /// The capability ran.
+    Success {
+        /// Echo of the invocation id.
+        #[serde(rename = "invocationId")]
+        invocation_id: String,
+        /// The handler's or procedure's output (`null` when none).
+        output: Value,
+    },
+    /// The call ended in a pipeline phase or in execution.
+    Error {
+        /// Echo of the invocation id.
+        #[serde(rename = "invocationId")]
+        invocation_id: String,
+        /// What went wrong.
+        error: AgentError,
+    },
+}
+
+impl AgentInvocationResult {
+    /// The invocation id either variant carries.
+    pub fn invocation_id(&self) -> &str {
+        match self {
+            AgentInvocationResult::Success { invocation_id, .. }
+            | AgentInvocationResult::Error { invocation_id, .. } => invocation_id,
+        }
+    }
+    /// The error, if the call failed.
+    pub fn error(&self) -> Option<&AgentError> {
+        match self {
+            AgentInvocationResult::Error { error, .. } => Some(error),
+            AgentInvocationResult::Success { .. } => None,
+        }
+    }
+}
+
+/// An agent-facing error: `{"code","message","retry","details"}`. The
+/// message is always safe to show the model: transport and server text goes
+/// to audit/logs only.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentError {
+    /// Machine-readable code.
+    pub code: ErrorCode,
+    /// Safe human-readable message.
+    pub message: String,
+    /// What the agent may do next.
+    pub retry: Retry,
+    /// Structured details (`lockedFields`, `confirmationId`, `instances`,
+    /// `approvalId`, …); `{}` when none.
+    #[serde(default)]
+    pub details: Map<String, Value>,
+}
+
+impl AgentError {
+    /// An error with no details.
+    pub fn new(code: ErrorCode, message: impl Into<String>, retry: Retry) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            retry,
+            details: Map::new(),
+        }
+    }
+
+    /// Adds one detail.
+    pub fn with_detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.details.insert(key.into(), value.into());
+        self
+    }
+}
+
+/// Every error code of SPEC §7, serialized SCREAMING_SNAKE_CASE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// No live capability or reference with that id.
+    UnknownCapability,
+    /// The registration is gone, or the surface version moved on for a
+    /// destructive/external procedure.
+    StaleCapability,
+    /// More than one live reference and no `registrationId`.
+    AmbiguousInstance,
+    /// `when()` is false.
+    Unavailable,
+    /// A pre-input policy or the server refused authorization.
+    NotAuthorized,
+    /// A post-input policy denied the call.
+    PolicyDenied,
+    /// The agent input is invalid (including locked fields).
+    InvalidInput,
+    /// A precondition failed (`details.reason`, e.g. `binding-failed`).
+    PreconditionFailed,
+    /// A local confirmation is needed (`details.confirmationId`).
+    ConfirmationRequired,
+    /// The evidence is forged, expired, used, rejected or for another input.
+    ConfirmationInvalid,
+    /// The backend requires its own approval (`details.approvalId`).
+    DomainApprovalRequired,
+    /// The backend may or may not have executed; reconcile by invocation id.
+    DomainOutcomeUnknown,
+    /// Execution failed (safe message).
+    ExecutionFailed,
+    /// The registry timeout elapsed.
+    Timeout,
+    /// The call was cancelled.
+    Cancelled,
+}
+
+impl ErrorCode {
+    /// The wire name (`"UNKNOWN_CAPABILITY"`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::UnknownCapability => "UNKNOWN_CAPABILITY",
+            ErrorCode::StaleCapability => "STALE_CAPABILITY",
+            ErrorCode::AmbiguousInstance => "AMBIGUOUS_INSTANCE",
+            ErrorCode::Unavailable => "UNAVAILABLE",
+            ErrorCode::NotAuthorized => "NOT_AUTHORIZED",
+            ErrorCode::PolicyDenied => "POLICY_DENIED",
+            ErrorCode::InvalidInput => "INVALID_INPUT",
+            ErrorCode::PreconditionFailed => "PRECONDITION_FAILED",
+            ErrorCode::ConfirmationRequired => "CONFIRMATION_REQUIRED",
+            ErrorCode::ConfirmationInvalid => "CONFIRMATION_INVALID",
+            ErrorCode::DomainApprovalRequired => "DOMAIN_APPROVAL_REQUIRED",
+            ErrorCode::DomainOutcomeUnknown => "DOMAIN_OUTCOME_UNKNOWN",
+            ErrorCode::ExecutionFailed => "EXECUTION_FAILED",
+            ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::Cancelled => "CANCELLED",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the agent may do after an error (SPEC §7), serialized kebab-case:
+/// `no`, `yes`, `after-refresh`, `after-confirmation`, `with-changes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Retry {
+    /// Do not retry.
+    No,
+    /// The same call may succeed later.
+    Yes,
+    /// Take a fresh snapshot first.
+    AfterRefresh,
+    /// Retry with a fresh invocation id and the issued evidence.
+    AfterConfirmation,
+    /// Retry with different input.
+    WithChanges,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn result_wire_shape() {
+        let ok = AgentInvocationResult::Success {
+            invocation_id: "i1".into(),
+            output: json!({"n": 1}),
+        };
+        assert_eq!(
+            serde_json::to_value(&ok).unwrap(),
+            json!({"status": "success", "invocationId": "i1", "output": {"n": 1}})
+        );
+        let err = AgentInvocationResult::Error {
+            invocation_id: "i2".into(),
+            error: AgentError::new(ErrorCode::InvalidInput, "Locked fields", Retry::WithChanges)
+                .with_detail("lockedFields", json!(["deviceIds"])),
+        };
+        assert_eq!(
+            serde_json::to_value(&err).unwrap(),
+            json!({"status": "error", "invocationId": "i2", "error": {"code": "INVALID_INPUT", "message": "Locked fields", "retry": "with-changes", "details": {"lockedFields": ["deviceIds"]}}})
+        );
+        let back: AgentInvocationResult =
+            serde_json::from_value(serde_json::to_value(&err).unwrap()).unwrap();
+        assert_eq!(back, err);
+    }
+
+    #[test]
+    fn invocation_defaults() {
+        let inv: AgentInvocation =
+            serde_json::from_value(json!({"invocationId": "a", "capabilityId": "domain:x.y"}))
+                .unwrap();
+        assert_eq!(inv, AgentInvocation::new("a", "domain:x.y"));
+        assert_eq!(
+            serde_json::to_value(ErrorCode::DomainOutcomeUnknown).unwrap(),
+            json!("DOMAIN_OUTCOME_UNKNOWN")
+        );
+        assert_eq!(
+            serde_json::to_value(Retry::AfterConfirmation).unwrap(),
+            json!("after-confirmation")
+        );
+    }
+}
