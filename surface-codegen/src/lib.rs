@@ -1,2 +1,5 @@
-//! Code generation behind `surface-macros`.
+//! Code generation behind `surface-macros`: plain, unit-testable functions
+//! that the proc-macro entry points call.
 #![forbid(unsafe_code)]
+
+pub mod types;

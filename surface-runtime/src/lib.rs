@@ -30,4 +30,6 @@ pub use procedure::AgentProcedureRef;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::authority::GeneratedProcedure;
+    pub use serde;
+    pub use serde_json;
 }
