@@ -23,6 +23,8 @@ import addFormatsModule from 'ajv-formats';
 import { constructs, constructsRouter } from '../src/constructs.mjs';
 import { fixtureText, sortedKeys } from '../src/json.mjs';
 import { buildManifest, orpcJsonSchema, zodJsonSchema } from '../src/manifest.mjs';
+import { domainRouter } from '../src/domain.mjs';
+import { describeCapabilities } from '../src/governed.mjs';
 
 const addFormats = addFormatsModule.default ?? addFormatsModule;
 const here = dirname(fileURLToPath(import.meta.url));
@@ -104,6 +106,8 @@ async function buildArtifacts() {
     ['codegen/orpc.manifest.json', fixtureText(orpcManifest)],
     ['codegen/zod.manifest.json', fixtureText(zodManifest)],
     ['codegen/samples.json', fixtureText(samplesFixture())],
+    ['devices.manifest.json', fixtureText(await buildManifest(domainRouter, orpcJsonSchema))],
+    ['governed.descriptors.json', fixtureText(describeCapabilities())],
   ]);
 }
 

@@ -424,11 +424,15 @@ export const constructs = [
   },
 ];
 
-/** The oRPC router of the constructs: each procedure echoes its parsed input. */
-export function constructsRouter() {
+/**
+ * The oRPC router of the constructs: each procedure echoes its parsed input
+ * (so its output is the zod output of the input). `base` is the builder to
+ * start from (the server passes its authenticated requester builder).
+ */
+export function constructsRouter(base = os) {
   const router = {};
   for (const c of constructs) {
-    let builder = os
+    let builder = base
       .meta({
         agent: {
           sideEffect: c.sideEffect,
