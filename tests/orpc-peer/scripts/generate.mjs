@@ -22,7 +22,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { constructs, constructsRouter } from '../src/constructs.mjs';
 import { fixtureText, sortedKeys } from '../src/json.mjs';
-import { buildManifest, orpcJsonSchema, zodJsonSchema } from '../src/manifest.mjs';
+import { buildManifest, orpcJsonSchema, pathProblems, zodJsonSchema } from '../src/manifest.mjs';
 import { domainRouter } from '../src/domain.mjs';
 import { describeCapabilities } from '../src/governed.mjs';
 
@@ -102,11 +102,20 @@ async function buildArtifacts() {
   if (problems.length) {
     throw new Error(`invalid construct samples:\n  ${problems.join('\n  ')}`);
   }
+  const devicesManifest = await buildManifest(domainRouter, orpcJsonSchema);
+  for (const [name, manifest] of [
+    ['codegen/orpc.manifest.json', orpcManifest],
+    ['codegen/zod.manifest.json', zodManifest],
+    ['devices.manifest.json', devicesManifest],
+  ]) {
+    const bad = pathProblems(Object.keys(manifest.tools));
+    if (bad.length) throw new Error(`${name}: invalid paths (SPEC §3):\n  ${bad.join('\n  ')}`);
+  }
   return new Map([
     ['codegen/orpc.manifest.json', fixtureText(orpcManifest)],
     ['codegen/zod.manifest.json', fixtureText(zodManifest)],
     ['codegen/samples.json', fixtureText(samplesFixture())],
-    ['devices.manifest.json', fixtureText(await buildManifest(domainRouter, orpcJsonSchema))],
+    ['devices.manifest.json', fixtureText(devicesManifest)],
     ['governed.descriptors.json', fixtureText(describeCapabilities())],
   ]);
 }

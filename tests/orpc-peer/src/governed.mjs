@@ -126,8 +126,12 @@ const PortableDescriptor = z.object({
   contractDigest: z.string(),
 });
 
+/** A receipt `{ status, invocationId, executionId, output? | error? }` from an outcome. */
 function receiptFrom(invocationId, executionId, outcome) {
-  return { status: outcome.status, invocationId, executionId, ...(outcome.output !== undefined ? { output: outcome.output } : {}), ...(outcome.error ? { error: outcome.error } : {}) };
+  const receipt = { status: outcome.status, invocationId, executionId };
+  if (outcome.output !== undefined) receipt.output = outcome.output;
+  if (outcome.error) receipt.error = outcome.error;
+  return receipt;
 }
 
 export function createGatewayRouter(state = createState()) {

@@ -57,3 +57,39 @@ export async function buildManifest(router, convert, prefix = []) {
   }
   return { tools: sortedKeys(tools) };
 }
+
+const PROTOTYPE_SEGMENTS = new Set(['__proto__', 'prototype', 'constructor']);
+
+/** Approximate Rust identifier of a segment (for collision checks only). */
+function identKey(segment) {
+  return segment.replace(/-/g, '_').replace(/_/g, '').toLowerCase();
+}
+
+/**
+ * SPEC §3 path rules, checked on the generated manifests (a JS mirror of
+ * surface-runtime's `validate_paths`): non-empty segments matching
+ * `[A-Za-z_][A-Za-z0-9_-]*`, no prototype names, no prefix conflicts, no two
+ * paths that differ only in case/`_`/`-` (they could map to one Rust path).
+ * Returns a list of problems (empty when valid).
+ */
+export function pathProblems(paths) {
+  const problems = [];
+  const keys = new Map();
+  for (const path of paths) {
+    const segments = path.split('.');
+    for (const s of segments) {
+      if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(s) || s === '_' || PROTOTYPE_SEGMENTS.has(s)) {
+        problems.push(`${path}: unsafe segment ${JSON.stringify(s)}`);
+      }
+    }
+    const key = segments.map(identKey).join('.');
+    if (keys.has(key)) problems.push(`${path}: collides with ${keys.get(key)}`);
+    keys.set(key, path);
+  }
+  for (const a of keys.keys()) {
+    for (const b of keys.keys()) {
+      if (b.startsWith(`${a}.`)) problems.push(`${keys.get(a)}: is a prefix of ${keys.get(b)}`);
+    }
+  }
+  return problems;
+}

@@ -14,6 +14,7 @@ import { createORPCClient } from '@orpc/client';
 import { RPCLink } from '@orpc/client/fetch';
 import { constructs } from '../src/constructs.mjs';
 import { canonicalJson, contractDigest } from '../src/json.mjs';
+import { pathProblems } from '../src/manifest.mjs';
 
 const peerDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const fixturesDir = join(peerDir, '..', 'fixtures');
@@ -512,6 +513,49 @@ describe('governed gateway /gateway', () => {
 });
 
 describe('fixtures', () => {
+  test('SPEC §3 path check rejects unsafe segments, prefix conflicts and collisions', () => {
+    assert.deepEqual(pathProblems(['devices.disable', 'constructs.optionalNullable']), []);
+    assert.deepEqual(pathProblems(['a.b', 'a.b.c', 'x.listAll', 'x.list_all', 'x.__proto__', 'y.9a']), [
+      'x.list_all: collides with x.listAll',
+      'x.__proto__: unsafe segment "__proto__"',
+      'y.9a: unsafe segment "9a"',
+      'a.b: is a prefix of a.b.c',
+    ]);
+  });
+
+  test('every manifest fixture has valid paths, effects and schemas', () => {
+    const effects = new Set(['server-query', 'server-mutation', 'external-side-effect', 'destructive']);
+    for (const name of ['devices.manifest.json', 'codegen/orpc.manifest.json', 'codegen/zod.manifest.json']) {
+      const manifest = JSON.parse(readFileSync(join(fixturesDir, name), 'utf8'));
+      assert.deepEqual(Object.keys(manifest), ['tools'], name);
+      assert.deepEqual(pathProblems(Object.keys(manifest.tools)), [], name);
+      for (const [path, tool] of Object.entries(manifest.tools)) {
+        assert.ok(tool.description, `${name} ${path}`);
+        assert.equal(typeof tool.inputSchema, 'object', `${name} ${path}`);
+        assert.ok(effects.has(tool.effect), `${name} ${path}`);
+      }
+    }
+    const devices = JSON.parse(readFileSync(join(fixturesDir, 'devices.manifest.json'), 'utf8'));
+    assert.deepEqual(Object.keys(devices.tools), [
+      'agent.echoInvocation',
+      'devices.disable',
+      'devices.list',
+      'devices.purge',
+      'devices.rename',
+      'devices.stats',
+    ]);
+    assert.equal(devices.tools['devices.purge'].effect, 'destructive');
+    assert.equal(devices.tools['devices.purge'].requiresApproval, true);
+    assert.deepEqual(
+      Object.entries(devices.tools)
+        .filter(([, t]) => t.outputSchema)
+        .map(([p]) => p),
+      ['devices.list'],
+    );
+    const codegen = JSON.parse(readFileSync(join(fixturesDir, 'codegen/orpc.manifest.json'), 'utf8'));
+    assert.deepEqual(Object.keys(codegen.tools), constructs.map((c) => `constructs.${c.name}`).sort());
+  });
+
   test('generate.mjs --check: committed fixtures match the contracts', async () => {
     const child = spawn(process.execPath, [join(peerDir, 'scripts', 'generate.mjs'), '--check'], { stdio: 'pipe' });
     let err = '';
