@@ -41,6 +41,7 @@ use super::wire::{
     BrowserSurfaceIdentity, BrowserSurfaceOutcome, BrowserSurfaceResult, RejectionReason,
     MAX_ENVELOPE_CHARS, PROTOCOL_VERSION,
 };
+use crate::cancellation::Cancellation;
 use crate::clock::{Clock, SystemClock};
 use crate::invocation::{AgentConsumer, AgentError, AgentInvocationResult, ErrorCode, Retry};
 use crate::snapshot::SurfaceSnapshot;
@@ -84,13 +85,15 @@ pub struct BrowserSurfaceSessionOptions {
 
 impl BrowserSurfaceSessionOptions {
     /// Options with the defaults: 1,000 entries, 30 minutes, system clock.
+    /// `registry` is usually a `SurfaceRegistry` clone (clones share one
+    /// registry).
     pub fn new(
-        registry: Arc<dyn SurfaceSource>,
+        registry: impl SurfaceSource,
         identity: BrowserSurfaceIdentity,
         consumer: AgentConsumer,
     ) -> Self {
         Self {
-            registry,
+            registry: Arc::new(registry),
             identity,
             consumer,
             max_entries: DEFAULT_MAX_ENTRIES,
@@ -147,7 +150,11 @@ pub enum SessionError {
 type CallFuture = Shared<BoxFuture<'static, BrowserSurfaceOutcome>>;
 
 enum CallState {
-    Pending { future: CallFuture, abort: AbortHandle },
+    Pending {
+        future: CallFuture,
+        abort: AbortHandle,
+        cancellation: Cancellation,
+    },
     Done(BrowserSurfaceOutcome),
 }
 
@@ -373,7 +380,13 @@ fn clear(state: &mut State, reason: RejectionReason) -> Option<Box<dyn SourceSub
 
 fn abort_pending(state: &mut State, reason: RejectionReason) {
     for entry in state.calls.values_mut() {
-        if let CallState::Pending { abort, .. } = &entry.state {
+        if let CallState::Pending {
+            abort,
+            cancellation,
+            ..
+        } = &entry.state
+        {
+            cancellation.cancel();
             abort.abort();
             entry.state = CallState::Done(BrowserSurfaceOutcome::rejected(reason));
         }
@@ -771,10 +784,12 @@ impl BrowserSurfaceSession {
             ));
         }
         let (abort, registration) = AbortHandle::new_pair();
-        let invoke = self
-            .inner
-            .source
-            .invoke(call.invocation.clone(), self.inner.consumer.clone());
+        let cancellation = Cancellation::new();
+        let invoke = self.inner.source.invoke(
+            call.invocation.clone(),
+            self.inner.consumer.clone(),
+            cancellation.clone(),
+        );
         let future: BoxFuture<'static, BrowserSurfaceOutcome> =
             Box::pin(Abortable::new(invoke, registration).map(|r| match r {
                 Ok(result) => BrowserSurfaceOutcome::Invocation(result),
@@ -791,6 +806,7 @@ impl BrowserSurfaceSession {
                 state: CallState::Pending {
                     future: future.clone(),
                     abort,
+                    cancellation,
                 },
             },
         );

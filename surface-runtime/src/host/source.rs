@@ -4,7 +4,11 @@
 //! `SurfaceRegistry` implements it; tests may implement it to observe
 //! exactly which calls reach the registry.
 
+use std::sync::Arc;
+
+use crate::cancellation::Cancellation;
 use crate::invocation::{AgentConsumer, AgentInvocation, AgentInvocationResult};
+use crate::registry::SurfaceRegistry;
 use crate::snapshot::SurfaceSnapshot;
 use crate::sync::{BoxFuture, MaybeSend, MaybeSync};
 
@@ -30,17 +34,49 @@ pub trait SurfaceSource: MaybeSend + MaybeSync + 'static {
     fn surface_version(&self) -> u64;
     /// The snapshot `consumer` sees (SPEC §6), a consistent cut.
     fn snapshot(&self, consumer: &AgentConsumer) -> SurfaceSnapshot;
-    /// Runs the full pipeline (SPEC §7). Dropping the future abandons the
-    /// call: the executor's future is dropped with it.
+    /// Runs the full pipeline (SPEC §7). Cancelling `cancellation` ends the
+    /// call with `CANCELLED` and fires the executor's signal; dropping the
+    /// future drops the executor's future with it.
     fn invoke(
         &self,
         invocation: AgentInvocation,
         consumer: AgentConsumer,
+        cancellation: Cancellation,
     ) -> BoxFuture<'static, AgentInvocationResult>;
     /// Calls `listener` after every change until the returned guard is
     /// dropped.
     fn subscribe(
         &self,
-        listener: std::sync::Arc<SourceListener>,
+        listener: Arc<SourceListener>,
     ) -> Box<dyn SourceSubscription>;
+}
+
+impl SurfaceSource for SurfaceRegistry {
+    fn surface_version(&self) -> u64 {
+        SurfaceRegistry::surface_version(self)
+    }
+
+    fn snapshot(&self, consumer: &AgentConsumer) -> SurfaceSnapshot {
+        SurfaceRegistry::snapshot(self, consumer)
+    }
+
+    fn invoke(
+        &self,
+        invocation: AgentInvocation,
+        consumer: AgentConsumer,
+        cancellation: Cancellation,
+    ) -> BoxFuture<'static, AgentInvocationResult> {
+        let registry = self.clone();
+        Box::pin(async move {
+            registry
+                .invoke_with_cancellation(invocation, &consumer, &cancellation)
+                .await
+        })
+    }
+
+    fn subscribe(&self, listener: Arc<SourceListener>) -> Box<dyn SourceSubscription> {
+        Box::new(SurfaceRegistry::subscribe(self, move |change| {
+            listener(change.surface_version)
+        }))
+    }
 }
