@@ -506,7 +506,10 @@ impl BrowserSurfaceSession {
     /// live.
     pub fn subscribe(
         &self,
-        listener: impl Fn(&BrowserSurfaceAnnouncement) + crate::sync::MaybeSend + crate::sync::MaybeSync + 'static,
+        listener: impl Fn(&BrowserSurfaceAnnouncement)
+            + crate::sync::MaybeSend
+            + crate::sync::MaybeSync
+            + 'static,
     ) -> Result<AnnouncementSubscription, SessionError> {
         let guard;
         let id;
@@ -742,7 +745,11 @@ impl BrowserSurfaceSession {
         Some(match &entry.state {
             CallState::Done(outcome) => ready(outcome.clone()),
             CallState::Pending { future, .. } => {
-                let join = self.await_entry(call.invocation.invocation_id.clone(), entry.seq, future.clone());
+                let join = self.await_entry(
+                    call.invocation.invocation_id.clone(),
+                    entry.seq,
+                    future.clone(),
+                );
                 Box::pin(join)
             }
         })
@@ -840,7 +847,9 @@ impl BrowserSurfaceSession {
                 },
                 // Cleared by expiry or dispose while in flight.
                 _ => match state.phase {
-                    Phase::Expired => BrowserSurfaceOutcome::rejected(RejectionReason::SessionExpired),
+                    Phase::Expired => {
+                        BrowserSurfaceOutcome::rejected(RejectionReason::SessionExpired)
+                    }
                     _ if matches!(outcome, BrowserSurfaceOutcome::Rejected(_)) => outcome,
                     _ => BrowserSurfaceOutcome::rejected(RejectionReason::Disconnected),
                 },

@@ -45,10 +45,7 @@ pub trait SurfaceSource: MaybeSend + MaybeSync + 'static {
     ) -> BoxFuture<'static, AgentInvocationResult>;
     /// Calls `listener` after every change until the returned guard is
     /// dropped.
-    fn subscribe(
-        &self,
-        listener: Arc<SourceListener>,
-    ) -> Box<dyn SourceSubscription>;
+    fn subscribe(&self, listener: Arc<SourceListener>) -> Box<dyn SourceSubscription>;
 }
 
 impl SurfaceSource for SurfaceRegistry {

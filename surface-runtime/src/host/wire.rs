@@ -353,7 +353,10 @@ mod tests {
         };
         let v = serde_json::to_value(&err).unwrap();
         assert_eq!(v["result"]["status"], json!("error"));
-        assert_eq!(serde_json::from_value::<BrowserSurfaceResult>(v).unwrap(), err);
+        assert_eq!(
+            serde_json::from_value::<BrowserSurfaceResult>(v).unwrap(),
+            err
+        );
 
         // An unknown status is refused, not read as a rejection.
         let bad = json!({"protocolVersion":1,"connectionId":"c","runId":"r","toolCallId":"t","invocationId":"i",
@@ -370,7 +373,10 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(call.protocol_version, 1);
-        assert_eq!(call.identity, BrowserSurfaceIdentity::new("a", "b", "s", "t"));
+        assert_eq!(
+            call.identity,
+            BrowserSurfaceIdentity::new("a", "b", "s", "t")
+        );
         assert_eq!(call.invocation.surface_version, Some(3));
         let back = serde_json::to_value(&call).unwrap();
         assert_eq!(back["protocolVersion"], json!(1));
