@@ -43,7 +43,12 @@ async fn as_host_001_announcement_call_and_result_correlate_by_identity_and_conn
     );
     assert_eq!(wire["connectionId"], json!("conn-1"));
 
-    let call = s.call("conn-1", "inv-1", "domain:devices.list", json!({"limit": 5}));
+    let call = s.call(
+        "conn-1",
+        "inv-1",
+        "domain:devices.list",
+        json!({"limit": 5}),
+    );
     let result = s.session.invoke(call.clone()).await;
     assert_eq!(result.connection_id, "conn-1");
     assert_eq!(result.run_id, "run-1");
@@ -65,15 +70,31 @@ async fn as_host_002_wrong_tab_and_stale_calls_never_reach_registry() {
     let good = s.call("conn-1", "inv-1", "domain:devices.list", json!({}));
 
     for (field, identity) in [
-        ("tab", BrowserSurfaceIdentity::new("console", "build-1", "sess-1", "tab-2")),
-        ("session", BrowserSurfaceIdentity::new("console", "build-1", "sess-2", "tab-1")),
-        ("app", BrowserSurfaceIdentity::new("other", "build-1", "sess-1", "tab-1")),
-        ("build", BrowserSurfaceIdentity::new("console", "build-2", "sess-1", "tab-1")),
+        (
+            "tab",
+            BrowserSurfaceIdentity::new("console", "build-1", "sess-1", "tab-2"),
+        ),
+        (
+            "session",
+            BrowserSurfaceIdentity::new("console", "build-1", "sess-2", "tab-1"),
+        ),
+        (
+            "app",
+            BrowserSurfaceIdentity::new("other", "build-1", "sess-1", "tab-1"),
+        ),
+        (
+            "build",
+            BrowserSurfaceIdentity::new("console", "build-2", "sess-1", "tab-1"),
+        ),
     ] {
         let mut call = good.clone();
         call.identity = identity;
         let r = s.session.invoke(call).await;
-        assert_eq!(r.rejection(), Some(RejectionReason::WrongSession), "wrong {field}");
+        assert_eq!(
+            r.rejection(),
+            Some(RejectionReason::WrongSession),
+            "wrong {field}"
+        );
     }
 
     // Stale: the surface moved on (an availability/registration change).
@@ -107,7 +128,12 @@ async fn as_host_003_replay_joins_in_flight_freezes_results_and_refuses_changed_
     let s = session();
     s.session.connect("conn-1").unwrap();
     let gate = s.fx.executor.close_gate();
-    let call = s.call("conn-1", "inv-1", "domain:devices.list", json!({"limit": 1}));
+    let call = s.call(
+        "conn-1",
+        "inv-1",
+        "domain:devices.list",
+        json!({"limit": 1}),
+    );
 
     // Identical envelopes join the call in flight: one execution.
     let first = tokio::spawn({
@@ -126,7 +152,10 @@ async fn as_host_003_replay_joins_in_flight_freezes_results_and_refuses_changed_
     gate.cancel();
     let (a, b) = (first.await.unwrap(), second.await.unwrap());
     assert_eq!(a, b);
-    assert_eq!(output(&a), &json!({"path": "devices.list", "input": {"limit": 1}}));
+    assert_eq!(
+        output(&a),
+        &json!({"path": "devices.list", "input": {"limit": 1}})
+    );
     assert_eq!(s.fx.executor.count(), 1);
     assert_eq!(s.source.invokes(), 1);
 
@@ -220,11 +249,18 @@ async fn rejection_invalid_call_for_unparseable_json_echoes_readable_ids() {
     assert_eq!(r.rejection(), Some(RejectionReason::InvalidCall));
     assert_eq!(r.invocation_id, "");
     // Missing surfaceVersion in raw JSON: parsed, then refused; ids echoed.
-    let mut raw = serde_json::to_value(s.call("conn-1", "inv-9", "domain:devices.list", json!({}))).unwrap();
-    raw["invocation"].as_object_mut().unwrap().remove("surfaceVersion");
+    let mut raw =
+        serde_json::to_value(s.call("conn-1", "inv-9", "domain:devices.list", json!({}))).unwrap();
+    raw["invocation"]
+        .as_object_mut()
+        .unwrap()
+        .remove("surfaceVersion");
     let r = s.session.invoke_json(&raw.to_string()).await;
     assert_eq!(r.rejection(), Some(RejectionReason::InvalidCall));
-    assert_eq!((r.connection_id.as_str(), r.invocation_id.as_str()), ("conn-1", "inv-9"));
+    assert_eq!(
+        (r.connection_id.as_str(), r.invocation_id.as_str()),
+        ("conn-1", "inv-9")
+    );
     // Missing identity: not a call at all.
     raw.as_object_mut().unwrap().remove("identity");
     let r = s.session.invoke_json(&raw.to_string()).await;
@@ -237,7 +273,12 @@ async fn rejection_invalid_call_for_unparseable_json_echoes_readable_ids() {
 async fn rejection_wrong_session_for_unknown_connection_id() {
     let s = session();
     s.session.connect("conn-1").unwrap();
-    let call = s.call("conn-never-opened", "inv-1", "domain:devices.list", json!({}));
+    let call = s.call(
+        "conn-never-opened",
+        "inv-1",
+        "domain:devices.list",
+        json!({}),
+    );
     assert_eq!(
         s.session.invoke(call).await.rejection(),
         Some(RejectionReason::WrongSession)
@@ -274,7 +315,12 @@ async fn rejection_disconnected_when_not_connected_or_connection_closed() {
 async fn rejection_stale_surface_for_destructive_and_read_alike() {
     let s = session();
     s.session.connect("conn-1").unwrap();
-    let purge = s.call("conn-1", "inv-1", "domain:devices.purge", json!({"deviceIds": ["d1"]}));
+    let purge = s.call(
+        "conn-1",
+        "inv-1",
+        "domain:devices.purge",
+        json!({"deviceIds": ["d1"]}),
+    );
     let list = s.call("conn-1", "inv-2", "domain:devices.list", json!({}));
     s.fx.registry.notify_changed();
     for call in [purge, list] {
@@ -292,7 +338,12 @@ async fn rejection_invocation_conflict_for_reused_id_on_another_capability() {
     s.session.connect("conn-1").unwrap();
     let list = s.call("conn-1", "inv-1", "domain:devices.list", json!({}));
     s.session.invoke(list).await;
-    let other = s.call("conn-1", "inv-1", "view:devices.table.select", json!({"ids": ["a"]}));
+    let other = s.call(
+        "conn-1",
+        "inv-1",
+        "view:devices.table.select",
+        json!({"ids": ["a"]}),
+    );
     assert_eq!(
         s.session.invoke(other).await.rejection(),
         Some(RejectionReason::InvocationConflict)
@@ -304,12 +355,23 @@ async fn rejection_invocation_conflict_for_reused_id_on_another_capability() {
 async fn rejection_capacity_exceeded_never_evicts_accepted_calls() {
     let s = session_with(AgentConsumer::embedded("u1"), 2, Duration::from_secs(60));
     s.session.connect("conn-1").unwrap();
-    let first = s.session.invoke(s.call("conn-1", "inv-1", "domain:devices.list", json!({}))).await;
-    s.session.invoke(s.call("conn-1", "inv-2", "domain:devices.list", json!({}))).await;
-    let third = s.session.invoke(s.call("conn-1", "inv-3", "domain:devices.list", json!({}))).await;
+    let first = s
+        .session
+        .invoke(s.call("conn-1", "inv-1", "domain:devices.list", json!({})))
+        .await;
+    s.session
+        .invoke(s.call("conn-1", "inv-2", "domain:devices.list", json!({})))
+        .await;
+    let third = s
+        .session
+        .invoke(s.call("conn-1", "inv-3", "domain:devices.list", json!({})))
+        .await;
     assert_eq!(third.rejection(), Some(RejectionReason::CapacityExceeded));
     // The first accepted call is still answered from its frozen result.
-    let replay = s.session.invoke(s.call("conn-1", "inv-1", "domain:devices.list", json!({}))).await;
+    let replay = s
+        .session
+        .invoke(s.call("conn-1", "inv-1", "domain:devices.list", json!({})))
+        .await;
     assert_eq!(replay, first);
     assert_eq!(s.source.invokes(), 2);
 }
@@ -334,9 +396,17 @@ async fn undiscoverable_capability_is_answered_unknown_without_dispatch() {
     let s = session_with(AgentConsumer::headless("u1"), 10, Duration::from_secs(60));
     let announcement = s.session.connect("conn-1").unwrap();
     assert!(announcement.snapshot.components.is_empty());
-    let view = s.call("conn-1", "inv-1", "view:devices.table.select", json!({"ids": ["a"]}));
+    let view = s.call(
+        "conn-1",
+        "inv-1",
+        "view:devices.table.select",
+        json!({"ids": ["a"]}),
+    );
     let r = s.session.invoke(view).await;
-    let error = r.invocation_result().and_then(|r| r.error()).expect("an error result");
+    let error = r
+        .invocation_result()
+        .and_then(|r| r.error())
+        .expect("an error result");
     assert_eq!(error.code, ErrorCode::UnknownCapability);
     assert_eq!(error.retry, Retry::AfterRefresh);
     // A registration id that is not the capability's is not discoverable
@@ -345,7 +415,9 @@ async fn undiscoverable_capability_is_answered_unknown_without_dispatch() {
     wrong_reg.invocation.registration_id = Some(s.fx.registration("domain:devices.purge"));
     let r = s.session.invoke(wrong_reg).await;
     assert_eq!(
-        r.invocation_result().and_then(|r| r.error()).map(|e| e.code),
+        r.invocation_result()
+            .and_then(|r| r.error())
+            .map(|e| e.code),
         Some(ErrorCode::UnknownCapability)
     );
     assert_eq!(s.source.invokes(), 0);
@@ -356,11 +428,23 @@ async fn undiscoverable_capability_is_answered_unknown_without_dispatch() {
 
 /// A `devices.list` call whose serialized envelope is exactly `chars` long
 /// (padding an ASCII string in the input).
-fn call_of_length(s: &SessionFixture, id: &str, chars: usize) -> surface_runtime::host::BrowserSurfaceCall {
+fn call_of_length(
+    s: &SessionFixture,
+    id: &str,
+    chars: usize,
+) -> surface_runtime::host::BrowserSurfaceCall {
     let base = s.call("conn-1", id, "domain:devices.list", json!({"pad": ""}));
     let base_len = serialized_chars(&serde_json::to_string(&base).unwrap());
-    let call = s.call("conn-1", id, "domain:devices.list", json!({"pad": "x".repeat(chars - base_len)}));
-    assert_eq!(serialized_chars(&serde_json::to_string(&call).unwrap()), chars);
+    let call = s.call(
+        "conn-1",
+        id,
+        "domain:devices.list",
+        json!({"pad": "x".repeat(chars - base_len)}),
+    );
+    assert_eq!(
+        serialized_chars(&serde_json::to_string(&call).unwrap()),
+        chars
+    );
     call
 }
 
@@ -402,7 +486,12 @@ async fn limit_calls_1000th_accepted_1001st_rejected() {
     for i in 1..=1_000 {
         let r = s
             .session
-            .invoke(s.call("conn-1", &format!("inv-{i}"), "domain:devices.list", json!({})))
+            .invoke(s.call(
+                "conn-1",
+                &format!("inv-{i}"),
+                "domain:devices.list",
+                json!({}),
+            ))
             .await;
         assert_eq!(r.rejection(), None, "call {i}");
     }
@@ -420,7 +509,9 @@ async fn limit_calls_1000th_accepted_1001st_rejected() {
 async fn limit_connection_ids_1000th_accepted_1001st_rejected() {
     let s = session();
     for i in 1..=1_000 {
-        s.session.connect(format!("conn-{i}")).unwrap_or_else(|e| panic!("connect {i}: {e}"));
+        s.session
+            .connect(format!("conn-{i}"))
+            .unwrap_or_else(|e| panic!("connect {i}: {e}"));
     }
     assert_eq!(s.session.usage().connection_ids, 1_000);
     assert_eq!(
@@ -442,7 +533,11 @@ async fn limit_connection_ids_1000th_accepted_1001st_rejected() {
 fn limit_listeners_1000th_accepted_1001st_rejected() {
     let s = session();
     let mut subs: Vec<_> = (1..=1_000)
-        .map(|i| s.session.subscribe(|_| {}).unwrap_or_else(|e| panic!("listener {i}: {e}")))
+        .map(|i| {
+            s.session
+                .subscribe(|_| {})
+                .unwrap_or_else(|e| panic!("listener {i}: {e}"))
+        })
         .collect();
     assert_eq!(s.session.usage().listeners, 1_000);
     assert_eq!(
@@ -472,7 +567,10 @@ fn registry_changes_publish_refreshed_announcements_only_while_connected() {
         .unwrap();
     assert_eq!(s.session.announcement(), None, "not connected yet");
     s.fx.registry.notify_changed();
-    assert!(seen.lock().unwrap().is_empty(), "nothing published while disconnected");
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "nothing published while disconnected"
+    );
 
     s.session.connect("conn-1").unwrap();
     let v = s.fx.registry.notify_changed();
@@ -482,7 +580,10 @@ fn registry_changes_publish_refreshed_announcements_only_while_connected() {
         assert_eq!(seen[0].connection_id, "conn-1");
         assert_eq!(seen[0].snapshot.surface_version, v);
     }
-    assert_eq!(s.session.announcement().unwrap().snapshot.surface_version, v);
+    assert_eq!(
+        s.session.announcement().unwrap().snapshot.surface_version,
+        v
+    );
 
     s.session.disconnect();
     assert_eq!(s.session.announcement(), None);
@@ -492,7 +593,11 @@ fn registry_changes_publish_refreshed_announcements_only_while_connected() {
 
 #[test]
 fn expiry_boundary_and_clearing_with_injected_clock() {
-    let s = session_with(AgentConsumer::embedded("u1"), 10, Duration::from_millis(1_000));
+    let s = session_with(
+        AgentConsumer::embedded("u1"),
+        10,
+        Duration::from_millis(1_000),
+    );
     let calls = Arc::new(Mutex::new(0));
     let _sub = s
         .session
@@ -519,13 +624,23 @@ fn expiry_boundary_and_clearing_with_injected_clock() {
         }
     );
     assert_eq!(s.session.announcement(), None);
-    assert_eq!(s.session.connect("conn-2").unwrap_err(), SessionError::Expired);
-    assert_eq!(s.session.subscribe(|_| {}).unwrap_err(), SessionError::Expired);
+    assert_eq!(
+        s.session.connect("conn-2").unwrap_err(),
+        SessionError::Expired
+    );
+    assert_eq!(
+        s.session.subscribe(|_| {}).unwrap_err(),
+        SessionError::Expired
+    );
 }
 
 #[tokio::test]
 async fn expiry_aborts_a_call_in_flight() {
-    let s = session_with(AgentConsumer::embedded("u1"), 10, Duration::from_millis(1_000));
+    let s = session_with(
+        AgentConsumer::embedded("u1"),
+        10,
+        Duration::from_millis(1_000),
+    );
     s.session.connect("conn-1").unwrap();
     let _gate = s.fx.executor.close_gate();
     let pending = tokio::spawn({
@@ -562,13 +677,19 @@ async fn disconnect_during_a_call_aborts_it_and_answers_disconnected() {
     s.session.disconnect();
     let r = pending.await.unwrap();
     assert_eq!(r.rejection(), Some(RejectionReason::Disconnected));
-    assert_eq!((r.connection_id.as_str(), r.invocation_id.as_str()), ("conn-1", "inv-1"));
+    assert_eq!(
+        (r.connection_id.as_str(), r.invocation_id.as_str()),
+        ("conn-1", "inv-1")
+    );
     assert_eq!(s.session.usage().pending_calls, 0);
     // The executor saw the bound input; its future was dropped (it never
     // completed) — the action may have started: reconcile, do not replay.
     assert_eq!(
         s.fx.executor.calls.lock().unwrap()[0],
-        ("devices.disable".to_string(), json!({"deviceIds": ["d1", "d2"]}))
+        (
+            "devices.disable".to_string(),
+            json!({"deviceIds": ["d1", "d2"]})
+        )
     );
     // Reconnecting does not revive it: the same id on the new connection is
     // a changed envelope.
@@ -601,8 +722,14 @@ async fn dispose_clears_state_and_refuses_everything() {
         }
     );
     assert_eq!(s.session.announcement(), None);
-    assert_eq!(s.session.connect("conn-2").unwrap_err(), SessionError::Disposed);
-    assert_eq!(s.session.subscribe(|_| {}).unwrap_err(), SessionError::Disposed);
+    assert_eq!(
+        s.session.connect("conn-2").unwrap_err(),
+        SessionError::Disposed
+    );
+    assert_eq!(
+        s.session.subscribe(|_| {}).unwrap_err(),
+        SessionError::Disposed
+    );
     let r = s
         .session
         .invoke(s.call("conn-1", "inv-1", "domain:devices.list", json!({})))
@@ -654,7 +781,10 @@ async fn reload_with_new_identity_starts_clean_and_refuses_the_old_tab() {
 #[test]
 fn connect_refuses_empty_and_reused_ids() {
     let s = session();
-    assert_eq!(s.session.connect("").unwrap_err(), SessionError::EmptyConnectionId);
+    assert_eq!(
+        s.session.connect("").unwrap_err(),
+        SessionError::EmptyConnectionId
+    );
     s.session.connect("c").unwrap();
     s.session.disconnect();
     assert_eq!(

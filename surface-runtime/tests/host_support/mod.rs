@@ -127,7 +127,10 @@ impl Fixture {
             .expect("component registers");
         handles.push(
             registry
-                .register_procedure(ProcedureReference::new(procedure(&authority, "devices.list")))
+                .register_procedure(ProcedureReference::new(procedure(
+                    &authority,
+                    "devices.list",
+                )))
                 .expect("list registers"),
         );
         handles.push(
@@ -141,7 +144,10 @@ impl Fixture {
         );
         handles.push(
             registry
-                .register_procedure(ProcedureReference::new(procedure(&authority, "devices.purge")))
+                .register_procedure(ProcedureReference::new(procedure(
+                    &authority,
+                    "devices.purge",
+                )))
                 .expect("purge registers"),
         );
         handles.insert(0, table);
@@ -154,12 +160,20 @@ impl Fixture {
 
     pub fn registration(&self, capability_id: &str) -> String {
         let snap = self.registry.snapshot(&AgentConsumer::embedded("u1"));
-        if let Some(p) = snap.procedures.iter().find(|p| p.procedure_id == capability_id) {
+        if let Some(p) = snap
+            .procedures
+            .iter()
+            .find(|p| p.procedure_id == capability_id)
+        {
             return p.registration_id.clone();
         }
         snap.components
             .iter()
-            .find(|c| c.capabilities.iter().any(|v| v.capability_id == capability_id))
+            .find(|c| {
+                c.capabilities
+                    .iter()
+                    .any(|v| v.capability_id == capability_id)
+            })
             .map(|c| c.registration_id.clone())
             .expect("capability registered")
     }
@@ -246,7 +260,13 @@ pub fn session() -> SessionFixture {
 
 impl SessionFixture {
     /// A well-formed call for `capability_id` at the current version.
-    pub fn call(&self, connection_id: &str, invocation_id: &str, capability_id: &str, input: Value) -> BrowserSurfaceCall {
+    pub fn call(
+        &self,
+        connection_id: &str,
+        invocation_id: &str,
+        capability_id: &str,
+        input: Value,
+    ) -> BrowserSurfaceCall {
         let mut invocation = AgentInvocation::new(invocation_id, capability_id);
         invocation.registration_id = Some(self.fx.registration(capability_id));
         invocation.surface_version = Some(self.fx.registry.surface_version());
