@@ -13,6 +13,8 @@ pub mod executor;
 pub mod invocation;
 pub mod manifest;
 pub mod procedure;
+#[doc(hidden)]
+pub mod serde_helpers;
 pub mod sync;
 
 pub use authority::{Authority, AuthorityError, AuthorityProcedure};
@@ -30,6 +32,7 @@ pub use procedure::AgentProcedureRef;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::authority::GeneratedProcedure;
+    pub use crate::serde_helpers;
     pub use serde;
     pub use serde_json;
 }
