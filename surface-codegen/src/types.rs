@@ -39,6 +39,7 @@
 //! | other `anyOf`/`oneOf` | `#[serde(untagged)]` enum (first matching arm wins) |
 //! | `anyOf [T, {"type":"null"}]`, `type: [T, "null"]`, `nullable: true` | `Option<T>` |
 //! | `prefixItems` + `items: false` | tuple `(A, B, …)` (1 to 12 elements) |
+//! | `prefixItems` + `items: S` or no `items` (oRPC) | `serde_helpers::TupleWithRest<(A, B, …), S or Value>` |
 //! | `items: S` | `Vec<S>` |
 //! | `integer` / `number` / `boolean` / `string` | `i64` / `f64` / `bool` / `String` |
 //! | `$ref` (`#/$defs/…`, `#/definitions/…`, `#`, any local pointer) | named item; recursion boxed where needed |
@@ -49,8 +50,7 @@
 //! | `{}`, `true` | `serde_json::Value` |
 //!
 //! Not representable, so `serde_json::Value` with a doc note and an entry in
-//! [`ProcedureTypes::notes`]: `false` schemas, `not`, tuples whose further
-//! items are allowed (`prefixItems` without `items: false`), tuples of more
+//! [`ProcedureTypes::notes`]: `false` schemas, `not`, tuples of more
 //! than 12 elements, `const` arrays/objects, external or dangling `$ref`s,
 //! `allOf` of non-objects, nesting deeper than 64 levels, anything that is
 //! not a schema. Validation keywords (`minLength`, `minimum`, `pattern`,

@@ -29,6 +29,18 @@ mod handmade {
     include!("generated/handmade.rs");
 }
 
+#[allow(clippy::all, dead_code)]
+mod orpc {
+    use super::{roundtrip, Procedure};
+    include!("generated/orpc.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod zod {
+    use super::{roundtrip, Procedure};
+    include!("generated/zod.rs");
+}
+
 /// JSON equality as JSON Schema defines it: numbers compare by value
 /// (`1` equals `1.0`); everything else structurally.
 fn json_eq(a: &Value, b: &Value) -> bool {
@@ -145,4 +157,14 @@ fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
 #[test]
 fn handmade_samples_round_trip_and_invalid_variants_fail() {
     check("handmade", handmade::PROCEDURES);
+}
+
+#[test]
+fn orpc_fixture_samples_round_trip_and_invalid_variants_fail() {
+    check("orpc", orpc::PROCEDURES);
+}
+
+#[test]
+fn zod_fixture_samples_round_trip_and_invalid_variants_fail() {
+    check("zod", zod::PROCEDURES);
 }

@@ -15,10 +15,16 @@
 //! | optional, nullable      | `Option<Option<T>>` | [`optional`]          |
 //!
 //! The const helpers ([`serialize_const`], [`deserialize_const`]) back the
-//! unit structs generated for number, boolean and `null` `const` schemas.
+//! unit structs generated for number, boolean and `null` `const` schemas;
+//! [`TupleWithRest`] represents a `prefixItems` tuple whose further items
+//! are allowed (`items` absent or a schema).
 
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serializer};
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{Error as _, SeqAccess, Visitor};
+use serde::ser::SerializeSeq;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// `deserialize_with` helper for a *required* nullable property
 /// (`Option<T>`). Because the field names a `deserialize_with` function,
@@ -141,10 +147,117 @@ pub fn deserialize_const<'de, D: Deserializer<'de>>(
     }
 }
 
+/// A JSON array whose first elements have fixed types (`prefixItems`) and
+/// whose further elements all have one type (`items`): `["head", 1, 2]`
+/// for `prefixItems: [string]`, `items: integer` is
+/// `TupleWithRest { prefix: ("head".into(),), rest: vec![1, 2] }`.
+/// Every prefix element is required (zod tuples require them).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TupleWithRest<P, R> {
+    /// The `prefixItems` elements, as a Rust tuple.
+    pub prefix: P,
+    /// The further elements.
+    pub rest: Vec<R>,
+}
+
+/// Reads the elements of a tuple prefix from a sequence.
+pub trait TuplePrefixDe<'de>: Sized {
+    /// Reads the prefix, failing with `invalid length` when the sequence is
+    /// shorter.
+    ///
+    /// # Errors
+    /// A short sequence or an element of the wrong type.
+    fn from_seq<A: SeqAccess<'de>>(seq: &mut A) -> Result<Self, A::Error>;
+}
+
+/// Writes the elements of a tuple prefix into a sequence.
+pub trait TuplePrefixSer {
+    /// Number of elements.
+    const LEN: usize;
+    /// Writes the elements in order.
+    ///
+    /// # Errors
+    /// Only what the serializer reports.
+    fn serialize_into<S: SerializeSeq>(&self, seq: &mut S) -> Result<(), S::Error>;
+}
+
+macro_rules! tuple_prefix {
+    ($($len:literal => ($($name:ident $idx:tt),+);)*) => {$(
+        impl<'de, $($name: Deserialize<'de>),+> TuplePrefixDe<'de> for ($($name,)+) {
+            fn from_seq<Sq: SeqAccess<'de>>(seq: &mut Sq) -> Result<Self, Sq::Error> {
+                Ok(($(
+                    match seq.next_element::<$name>()? {
+                        Some(value) => value,
+                        None => {
+                            return Err(Sq::Error::invalid_length(
+                                $idx,
+                                &concat!("an array of at least ", $len, " elements"),
+                            ))
+                        }
+                    },
+                )+))
+            }
+        }
+        impl<$($name: Serialize),+> TuplePrefixSer for ($($name,)+) {
+            const LEN: usize = $len;
+            fn serialize_into<S: SerializeSeq>(&self, seq: &mut S) -> Result<(), S::Error> {
+                $(seq.serialize_element(&self.$idx)?;)+
+                Ok(())
+            }
+        }
+    )*};
+}
+
+tuple_prefix! {
+    1 => (A 0);
+    2 => (A 0, B 1);
+    3 => (A 0, B 1, C 2);
+    4 => (A 0, B 1, C 2, D 3);
+    5 => (A 0, B 1, C 2, D 3, E 4);
+    6 => (A 0, B 1, C 2, D 3, E 4, F 5);
+    7 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+    8 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+    9 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+    10 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+    11 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+    12 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+}
+
+impl<P: TuplePrefixSer, R: Serialize> Serialize for TupleWithRest<P, R> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(P::LEN + self.rest.len()))?;
+        self.prefix.serialize_into(&mut seq)?;
+        for element in &self.rest {
+            seq.serialize_element(element)?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de, P: TuplePrefixDe<'de>, R: Deserialize<'de>> Deserialize<'de> for TupleWithRest<P, R> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SeqVisitor<P, R>(PhantomData<(P, R)>);
+        impl<'de, P: TuplePrefixDe<'de>, R: Deserialize<'de>> Visitor<'de> for SeqVisitor<P, R> {
+            type Value = TupleWithRest<P, R>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array (a tuple with further items)")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let prefix = P::from_seq(&mut seq)?;
+                let mut rest = Vec::new();
+                while let Some(element) = seq.next_element()? {
+                    rest.push(element);
+                }
+                Ok(TupleWithRest { prefix, rest })
+            }
+        }
+        deserializer.deserialize_seq(SeqVisitor(PhantomData))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde::Serialize;
     use serde_json::json;
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -235,5 +348,19 @@ mod tests {
             serialize_const(&ConstValue::F64(1.5), serde_json::value::Serializer).unwrap(),
             json!(1.5)
         );
+    }
+
+    #[test]
+    fn tuple_with_rest_round_trips_and_requires_the_prefix() {
+        type Row = TupleWithRest<(String, bool), i64>;
+        let row: Row = serde_json::from_value(json!(["a", true, 1, 2])).unwrap();
+        assert_eq!(row, TupleWithRest { prefix: ("a".to_string(), true), rest: vec![1, 2] });
+        assert_eq!(serde_json::to_value(&row).unwrap(), json!(["a", true, 1, 2]));
+        let short: Row = serde_json::from_value(json!(["a", true])).unwrap();
+        assert_eq!(serde_json::to_value(&short).unwrap(), json!(["a", true]));
+        let err = serde_json::from_value::<Row>(json!(["a"])).unwrap_err().to_string();
+        assert_eq!(err, "invalid length 1, expected an array of at least 2 elements");
+        assert!(serde_json::from_value::<Row>(json!(["a", true, "x"])).is_err());
+        assert!(serde_json::from_value::<Row>(json!({})).is_err());
     }
 }

@@ -469,15 +469,6 @@ impl Converter {
                 self.note(ptr, &format!("`{prefix_kw}` is not an array"));
                 return Ty::Value;
             };
-            if rest != Some(&Value::Bool(false)) {
-                self.note(
-                    ptr,
-                    &format!(
-                        "a tuple (`{prefix_kw}`) whose further items are allowed (`{rest_kw}` is not `false`) has no exact Rust type"
-                    ),
-                );
-                return Ty::Value;
-            }
             if prefix.is_empty() || prefix.len() > MAX_TUPLE {
                 self.note(ptr, &format!("a tuple of {} elements", prefix.len()));
                 return Ty::Value;
@@ -485,8 +476,22 @@ impl Converter {
             let items = prefix
                 .iter()
                 .enumerate()
-                .map(|(i, item)| self.convert(root, item, &hint.child(&format!("{i}")), &format!("{ptr}/{prefix_kw}/{i}")))
+                .map(|(i, item)| {
+                    self.convert(root, item, &hint.child(&format!("{i}")), &format!("{ptr}/{prefix_kw}/{i}"))
+                })
                 .collect();
+            if rest != Some(&Value::Bool(false)) {
+                // Further items allowed: all of the `rest` schema (any JSON
+                // when absent).
+                let rest = match rest {
+                    None | Some(Value::Bool(true)) => Ty::Value,
+                    Some(rest) => {
+                        let rest = self.convert(root, rest, &hint.child("Rest"), &format!("{ptr}/{rest_kw}"));
+                        rest.unboxed()
+                    }
+                };
+                return Ty::TupleWithRest(items, Box::new(rest));
+            }
             return Ty::Tuple(items);
         }
         match s.get("items") {

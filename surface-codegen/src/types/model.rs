@@ -22,6 +22,8 @@ pub(crate) enum Ty {
     /// `BTreeMap<String, T>`.
     Map(Box<Ty>),
     Tuple(Vec<Ty>),
+    /// `serde_helpers::TupleWithRest<(prefix…), rest>`.
+    TupleWithRest(Vec<Ty>, Box<Ty>),
     Option(Box<Ty>),
     Boxed(Box<Ty>),
     /// A type item of the module.
@@ -40,7 +42,7 @@ impl Ty {
         Ty::Map(Box::new(value.unboxed()))
     }
 
-    fn unboxed(self) -> Ty {
+    pub(crate) fn unboxed(self) -> Ty {
         match self {
             Ty::Boxed(inner) => *inner,
             other => other,
@@ -72,6 +74,11 @@ impl Ty {
                 } else {
                     quote!((#(#items),*))
                 }
+            }
+            Ty::TupleWithRest(prefix, rest) => {
+                let prefix = Ty::Tuple(prefix.clone()).tokens(krate);
+                let rest = rest.tokens(krate);
+                quote!(#krate::__private::serde_helpers::TupleWithRest<#prefix, #rest>)
             }
             Ty::Option(t) => {
                 let t = t.tokens(krate);

@@ -570,15 +570,18 @@ pub mod p_orpc_tuples {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        /// Input schema at `#/properties/pair`: a tuple (`prefixItems`) whose further items are allowed (`items` is not `false`) has no exact Rust type; represented as `serde_json::Value`.
-        pub pair: ::surface_runtime::__private::serde_json::Value,
-        /// Input schema at `#/properties/rest`: a tuple (`prefixItems`) whose further items are allowed (`items` is not `false`) has no exact Rust type; represented as `serde_json::Value`.
+        pub pair: ::surface_runtime::__private::serde_helpers::TupleWithRest<
+            (String, i64),
+            ::surface_runtime::__private::serde_json::Value,
+        >,
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
-        pub rest: Option<::surface_runtime::__private::serde_json::Value>,
+        pub rest: Option<
+            ::surface_runtime::__private::serde_helpers::TupleWithRest<(String,), f64>,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
