@@ -52,7 +52,7 @@
 //! Not representable, so `serde_json::Value` with a doc note and an entry in
 //! [`ProcedureTypes::notes`]: `false` schemas, `not`, tuples of more
 //! than 12 elements, `const` arrays/objects, external or dangling `$ref`s,
-//! `allOf` of non-objects, nesting deeper than 64 levels, anything that is
+//! `allOf` of non-objects, nesting deeper than 32 levels, anything that is
 //! not a schema. Validation keywords (`minLength`, `minimum`, `pattern`,
 //! `format`, …) are not encoded in the types: the runtime validates every
 //! call against the full schema (SPEC §5.5). Typed formats (`uuid::Uuid`,
@@ -90,7 +90,9 @@ pub struct TypeOptions {
 
 impl Default for TypeOptions {
     fn default() -> Self {
-        TypeOptions { crate_path: quote!(::agent_surface) }
+        TypeOptions {
+            crate_path: quote!(::agent_surface),
+        }
     }
 }
 
@@ -176,6 +178,14 @@ pub fn generate_procedure_types(
     let input_object = converter.object_of("Input");
     let notes = converter.notes.clone();
     let paths = emit::Paths::new(krate);
-    let items = converter.into_items().iter().map(|item| emit::item_tokens(item, &paths)).collect();
-    ProcedureTypes { items, input_object, notes }
+    let items = converter
+        .into_items()
+        .iter()
+        .map(|item| emit::item_tokens(item, &paths))
+        .collect();
+    ProcedureTypes {
+        items,
+        input_object,
+        notes,
+    }
 }

@@ -10,7 +10,9 @@ use surface_codegen::types::{generate_procedure_types, TypeOptions};
 
 fn generate(fixture: &support::Fixture) -> String {
     let manifest = support::read_json(&fixture.manifest);
-    let options = TypeOptions { crate_path: quote!(::surface_runtime) };
+    let options = TypeOptions {
+        crate_path: quote!(::surface_runtime),
+    };
     let mut modules = Vec::new();
     let mut table = Vec::new();
     for (path, input, output) in support::tools(&manifest) {
@@ -62,5 +64,8 @@ fn generated_code_matches_the_committed_snapshots() {
             }
         }
     }
-    assert!(stale.is_empty(), "generated code differs (rerun with SURFACE_BLESS=1 and review the diff): {stale:?}");
+    assert!(
+        stale.is_empty(),
+        "generated code differs (rerun with SURFACE_BLESS=1 and review the diff): {stale:?}"
+    );
 }

@@ -6,9 +6,9 @@
 
 mod support;
 
-use surface_runtime::__private::serde::{de::DeserializeOwned, Serialize};
 use serde_json::Value;
 use surface_codegen::types::{generate_procedure_types, AdditionalProperties, TypeOptions};
+use surface_runtime::__private::serde::{de::DeserializeOwned, Serialize};
 
 /// One generated procedure: its path and round-trip functions.
 pub struct Procedure {
@@ -52,9 +52,13 @@ fn json_eq(a: &Value, b: &Value) -> bool {
                 x == y
             }
         }
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
+        }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
         }
         _ => a == b,
     }
@@ -65,26 +69,39 @@ fn json_eq(a: &Value, b: &Value) -> bool {
 /// optional non-nullable property, an extra property when
 /// `additionalProperties` is false.
 fn invalid_variants(schema: &Value, sample: &Value) -> Vec<(String, Value)> {
-    let Some(object) = sample.as_object() else { return Vec::new() };
+    let Some(object) = sample.as_object() else {
+        return Vec::new();
+    };
     let types = generate_procedure_types(schema, None, &TypeOptions::default());
-    let Some(shape) = types.input_object else { return Vec::new() };
+    let Some(shape) = types.input_object else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for field in &shape.fields {
         if field.required && object.contains_key(&field.json_name) {
             let mut v = object.clone();
             v.remove(&field.json_name);
-            out.push((format!("required property {:?} missing", field.json_name), Value::Object(v)));
+            out.push((
+                format!("required property {:?} missing", field.json_name),
+                Value::Object(v),
+            ));
         }
         if !field.required && !field.nullable {
             let mut v = object.clone();
             v.insert(field.json_name.clone(), Value::Null);
-            out.push((format!("null for optional non-nullable {:?}", field.json_name), Value::Object(v)));
+            out.push((
+                format!("null for optional non-nullable {:?}", field.json_name),
+                Value::Object(v),
+            ));
         }
     }
     if shape.additional_properties == AdditionalProperties::Forbidden {
         let mut v = object.clone();
         v.insert("__surface_unexpected__".into(), Value::Bool(true));
-        out.push(("extra property under additionalProperties false".into(), Value::Object(v)));
+        out.push((
+            "extra property under additionalProperties false".into(),
+            Value::Object(v),
+        ));
     }
     out
 }
@@ -96,7 +113,10 @@ struct Counts {
 }
 
 fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
-    let fixture = support::fixtures().into_iter().find(|f| f.name == fixture_name).expect("fixture listed");
+    let fixture = support::fixtures()
+        .into_iter()
+        .find(|f| f.name == fixture_name)
+        .expect("fixture listed");
     let manifest = support::read_json(&fixture.manifest);
     let samples = support::read_json(&fixture.samples);
     let tools = support::tools(&manifest);
@@ -114,7 +134,13 @@ fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
             failures.push(format!("{path}: no input samples"));
         }
         let sides = [
-            ("input", procedure.input, Some(input_schema), input_samples, "invalidInput"),
+            (
+                "input",
+                procedure.input,
+                Some(input_schema),
+                input_samples,
+                "invalidInput",
+            ),
             (
                 "output",
                 procedure.output,
@@ -128,14 +154,18 @@ fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
                 counts.valid += 1;
                 match f(sample) {
                     Ok(back) if json_eq(&back, sample) => {}
-                    Ok(back) => failures.push(format!("{path} {side}: {sample} came back as {back}")),
+                    Ok(back) => {
+                        failures.push(format!("{path} {side}: {sample} came back as {back}"))
+                    }
                     Err(e) => failures.push(format!("{path} {side}: {sample} rejected: {e}")),
                 }
                 if let Some(schema) = schema {
                     for (why, bad) in invalid_variants(schema, sample) {
                         counts.invalid += 1;
                         if let Ok(back) = f(&bad) {
-                            failures.push(format!("{path} {side}: accepted invalid ({why}) {bad} as {back}"));
+                            failures.push(format!(
+                                "{path} {side}: accepted invalid ({why}) {bad} as {back}"
+                            ));
                         }
                     }
                 }
@@ -148,9 +178,17 @@ fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
             }
         }
     }
-    assert!(failures.is_empty(), "{fixture_name}: {} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{fixture_name}: {} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert!(counts.valid > 0 && counts.invalid > 0);
-    eprintln!("{fixture_name}: {} valid samples round-tripped, {} invalid variants rejected", counts.valid, counts.invalid);
+    eprintln!(
+        "{fixture_name}: {} valid samples round-tripped, {} invalid variants rejected",
+        counts.valid, counts.invalid
+    );
     counts
 }
 

@@ -354,12 +354,26 @@ mod tests {
     fn tuple_with_rest_round_trips_and_requires_the_prefix() {
         type Row = TupleWithRest<(String, bool), i64>;
         let row: Row = serde_json::from_value(json!(["a", true, 1, 2])).unwrap();
-        assert_eq!(row, TupleWithRest { prefix: ("a".to_string(), true), rest: vec![1, 2] });
-        assert_eq!(serde_json::to_value(&row).unwrap(), json!(["a", true, 1, 2]));
+        assert_eq!(
+            row,
+            TupleWithRest {
+                prefix: ("a".to_string(), true),
+                rest: vec![1, 2]
+            }
+        );
+        assert_eq!(
+            serde_json::to_value(&row).unwrap(),
+            json!(["a", true, 1, 2])
+        );
         let short: Row = serde_json::from_value(json!(["a", true])).unwrap();
         assert_eq!(serde_json::to_value(&short).unwrap(), json!(["a", true]));
-        let err = serde_json::from_value::<Row>(json!(["a"])).unwrap_err().to_string();
-        assert_eq!(err, "invalid length 1, expected an array of at least 2 elements");
+        let err = serde_json::from_value::<Row>(json!(["a"]))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "invalid length 1, expected an array of at least 2 elements"
+        );
         assert!(serde_json::from_value::<Row>(json!(["a", true, "x"])).is_err());
         assert!(serde_json::from_value::<Row>(json!({})).is_err());
     }

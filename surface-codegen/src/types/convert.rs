@@ -9,7 +9,7 @@ use super::names::{pascal, NameSet};
 use super::{AdditionalProperties, FieldInfo, InputObject};
 
 /// Deepest schema nesting converted; deeper schemas become `Value`.
-const MAX_DEPTH: usize = 64;
+const MAX_DEPTH: usize = 32;
 
 /// Most elements of a tuple (std implements the derived traits up to 12).
 const MAX_TUPLE: usize = 12;
@@ -84,7 +84,9 @@ fn is_null_schema(s: &Value) -> bool {
     let Some(s) = s.as_object() else { return false };
     type_name(s) == Some("null")
         || s.get("const") == Some(&Value::Null)
-        || s.get("enum").and_then(Value::as_array).is_some_and(|e| e.len() == 1 && e[0].is_null())
+        || s.get("enum")
+            .and_then(Value::as_array)
+            .is_some_and(|e| e.len() == 1 && e[0].is_null())
 }
 
 /// The string a schema pins a value to: `{"const": "a"}` or
@@ -107,13 +109,19 @@ fn string_values(s: &Value) -> Option<Vec<String>> {
         return c.as_str().map(|v| vec![v.to_string()]);
     }
     let values = s.get("enum")?.as_array()?;
-    values.iter().map(|v| v.as_str().map(str::to_string)).collect()
+    values
+        .iter()
+        .map(|v| v.as_str().map(str::to_string))
+        .collect()
 }
 
 fn json_short(v: &Value) -> String {
     let text = v.to_string();
     if text.len() > 200 {
-        format!("{}…", &text[..text.char_indices().nth(200).map_or(text.len(), |(i, _)| i)])
+        format!(
+            "{}…",
+            &text[..text.char_indices().nth(200).map_or(text.len(), |(i, _)| i)]
+        )
     } else {
         text
     }
@@ -122,7 +130,12 @@ fn json_short(v: &Value) -> String {
 fn required_set(s: &Map<String, Value>) -> Vec<String> {
     s.get("required")
         .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -167,7 +180,10 @@ impl Converter {
         self.defs.clear();
         self.defs.insert(
             String::new(),
-            DefState::InProgress { name: role.to_string(), recursive: false },
+            DefState::InProgress {
+                name: role.to_string(),
+                recursive: false,
+            },
         );
         self.convert_def_body(root, root, role.to_string(), String::new(), "#");
     }
@@ -196,7 +212,10 @@ impl Converter {
     }
 
     fn note(&mut self, ptr: &str, msg: &str) -> String {
-        let text = format!("{} schema at `{ptr}`: {msg}; represented as `serde_json::Value`.", self.role);
+        let text = format!(
+            "{} schema at `{ptr}`: {msg}; represented as `serde_json::Value`.",
+            self.role
+        );
         self.notes.push(text.clone());
         text
     }
@@ -259,7 +278,9 @@ impl Converter {
 
     /// Doc paragraphs for a schema used as a type or property.
     fn schema_doc(s: &Value) -> Vec<String> {
-        let Some(s) = s.as_object() else { return Vec::new() };
+        let Some(s) = s.as_object() else {
+            return Vec::new();
+        };
         let mut doc = Vec::new();
         if let Some(d) = s.get("description").and_then(Value::as_str) {
             doc.push(d.to_string());
@@ -276,12 +297,22 @@ impl Converter {
     /// Converts a `$ref` target (or the root, pointer `""`) into an item
     /// named `name`, emitting an alias or newtype when the schema itself
     /// produced no item of that name.
-    fn convert_def_body(&mut self, root: &Value, target: &Value, name: String, pointer: String, ptr: &str) {
+    fn convert_def_body(
+        &mut self,
+        root: &Value,
+        target: &Value,
+        name: String,
+        pointer: String,
+        ptr: &str,
+    ) {
         let notes_before = self.notes.len();
         let ty = self.convert(root, target, &Hint::Exact(name.clone()), ptr);
         let recursive = matches!(
             self.defs.get(&pointer),
-            Some(DefState::InProgress { recursive: true, .. })
+            Some(DefState::InProgress {
+                recursive: true,
+                ..
+            })
         );
         if !self.item_index.contains_key(&name) {
             let mut doc = Self::schema_doc(target);
@@ -289,10 +320,18 @@ impl Converter {
             let admits_null = self.admits_null(&ty);
             if recursive || matches!(ty, Ty::Boxed(_)) {
                 // `type A = Vec<A>` is a cycle rustc rejects; a newtype is not.
-                self.push_item(ItemDef::Newtype { name: name.clone(), doc, ty });
+                self.push_item(ItemDef::Newtype {
+                    name: name.clone(),
+                    doc,
+                    ty,
+                });
             } else {
                 self.aliases.insert(name.clone(), ty.clone());
-                self.push_item(ItemDef::Alias { name: name.clone(), doc, ty });
+                self.push_item(ItemDef::Alias {
+                    name: name.clone(),
+                    doc,
+                    ty,
+                });
             }
             if admits_null {
                 self.null_admitting.insert(name.clone());
@@ -303,7 +342,10 @@ impl Converter {
 
     fn convert_ref(&mut self, root: &Value, reference: &str, ptr: &str) -> Ty {
         let Some(pointer) = reference.strip_prefix('#') else {
-            self.note(ptr, &format!("external `$ref` {reference:?} is not resolved"));
+            self.note(
+                ptr,
+                &format!("external `$ref` {reference:?} is not resolved"),
+            );
             return Ty::Value;
         };
         let pointer = percent_decode(pointer);
@@ -325,7 +367,10 @@ impl Converter {
         let name = self.names.unique(&base, false);
         self.defs.insert(
             pointer.clone(),
-            DefState::InProgress { name: name.clone(), recursive: false },
+            DefState::InProgress {
+                name: name.clone(),
+                recursive: false,
+            },
         );
         let target = target.clone();
         self.convert_def_body(root, &target, name.clone(), pointer, reference);
@@ -395,8 +440,11 @@ impl Converter {
         match s.get("type") {
             Some(Value::String(t)) => self.by_type(root, s, t, hint, ptr),
             Some(Value::Array(types)) => {
-                let non_null: Vec<&str> =
-                    types.iter().filter_map(Value::as_str).filter(|t| *t != "null").collect();
+                let non_null: Vec<&str> = types
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .filter(|t| *t != "null")
+                    .collect();
                 let nullable = non_null.len() < types.len();
                 let ty = match non_null.as_slice() {
                     [] => Ty::Unit,
@@ -422,7 +470,10 @@ impl Converter {
                 }
             }
             Some(other) => {
-                self.note(ptr, &format!("`type` {} is not understood", json_short(other)));
+                self.note(
+                    ptr,
+                    &format!("`type` {} is not understood", json_short(other)),
+                );
                 Ty::Value
             }
             None => {
@@ -440,7 +491,14 @@ impl Converter {
         }
     }
 
-    fn by_type(&mut self, root: &Value, s: &Map<String, Value>, t: &str, hint: &Hint, ptr: &str) -> Ty {
+    fn by_type(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        t: &str,
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
         match t {
             "string" => Ty::String,
             "integer" => Ty::I64,
@@ -459,9 +517,12 @@ impl Converter {
     fn array(&mut self, root: &Value, s: &Map<String, Value>, hint: &Hint, ptr: &str) -> Ty {
         let (prefix, rest, prefix_kw, rest_kw) = match (s.get("prefixItems"), s.get("items")) {
             (Some(prefix), rest) => (Some(prefix), rest, "prefixItems", "items"),
-            (None, Some(Value::Array(_))) => {
-                (s.get("items"), s.get("additionalItems"), "items", "additionalItems")
-            }
+            (None, Some(Value::Array(_))) => (
+                s.get("items"),
+                s.get("additionalItems"),
+                "items",
+                "additionalItems",
+            ),
             (None, _) => (None, None, "", ""),
         };
         if let Some(prefix) = prefix {
@@ -477,7 +538,12 @@ impl Converter {
                 .iter()
                 .enumerate()
                 .map(|(i, item)| {
-                    self.convert(root, item, &hint.child(&format!("{i}")), &format!("{ptr}/{prefix_kw}/{i}"))
+                    self.convert(
+                        root,
+                        item,
+                        &hint.child(&format!("{i}")),
+                        &format!("{ptr}/{prefix_kw}/{i}"),
+                    )
                 })
                 .collect();
             if rest != Some(&Value::Bool(false)) {
@@ -486,7 +552,12 @@ impl Converter {
                 let rest = match rest {
                     None | Some(Value::Bool(true)) => Ty::Value,
                     Some(rest) => {
-                        let rest = self.convert(root, rest, &hint.child("Rest"), &format!("{ptr}/{rest_kw}"));
+                        let rest = self.convert(
+                            root,
+                            rest,
+                            &hint.child("Rest"),
+                            &format!("{ptr}/{rest_kw}"),
+                        );
                         rest.unboxed()
                     }
                 };
@@ -514,7 +585,12 @@ impl Converter {
                 Some(Value::Bool(false)) => self.structure(root, s, &Map::new(), hint, ptr),
                 None | Some(Value::Bool(true)) => Ty::map(Ty::Value),
                 Some(value_schema) => {
-                    let value = self.convert(root, value_schema, &hint.child("Value"), &format!("{ptr}/additionalProperties"));
+                    let value = self.convert(
+                        root,
+                        value_schema,
+                        &hint.child("Value"),
+                        &format!("{ptr}/additionalProperties"),
+                    );
                     Ty::map(value)
                 }
             };
@@ -543,8 +619,16 @@ impl Converter {
         let mut infos = Vec::new();
         for (json_name, property) in properties {
             let field_notes = self.notes.len();
-            let prop_ptr = format!("{ptr}/properties/{}", json_name.replace('~', "~0").replace('/', "~1"));
-            let value_ty = self.convert(root, property, &Hint::Fresh(format!("{name}{}", pascal(json_name))), &prop_ptr);
+            let prop_ptr = format!(
+                "{ptr}/properties/{}",
+                json_name.replace('~', "~0").replace('/', "~1")
+            );
+            let value_ty = self.convert(
+                root,
+                property,
+                &Hint::Fresh(format!("{name}{}", pascal(json_name))),
+                &prop_ptr,
+            );
             let is_required = required.contains(json_name);
             let nullable = self.admits_null(&value_ty);
             let mode = if !is_required {
@@ -557,7 +641,13 @@ impl Converter {
             let mut doc = Self::schema_doc(property);
             doc.extend(self.notes[field_notes..].iter().cloned());
             let ident = idents.field(json_name);
-            let field = FieldDef { json_name: json_name.clone(), ident: ident.clone(), value_ty, mode, doc };
+            let field = FieldDef {
+                json_name: json_name.clone(),
+                ident: ident.clone(),
+                value_ty,
+                mode,
+                doc,
+            };
             infos.push(FieldInfo {
                 json_name: json_name.clone(),
                 ident,
@@ -565,7 +655,10 @@ impl Converter {
                 value_ty: field.value_ty.tokens(&self.krate_tokens),
                 required: is_required,
                 nullable,
-                description: property.get("description").and_then(Value::as_str).map(str::to_string),
+                description: property
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
             });
             fields.push(field);
         }
@@ -579,7 +672,12 @@ impl Converter {
                 (AdditionalProperties::Allowed, None)
             }
             Some(extra) => {
-                let ty = self.convert(root, extra, &Hint::Fresh(format!("{name}Additional")), &format!("{ptr}/additionalProperties"));
+                let ty = self.convert(
+                    root,
+                    extra,
+                    &Hint::Fresh(format!("{name}Additional")),
+                    &format!("{ptr}/additionalProperties"),
+                );
                 let field = idents.field("additional_properties");
                 (AdditionalProperties::Typed, Some((field, ty)))
             }
@@ -593,7 +691,10 @@ impl Converter {
         doc.extend(struct_notes);
         self.objects.insert(
             name.clone(),
-            InputObject { fields: infos, additional_properties: additional_properties.clone() },
+            InputObject {
+                fields: infos,
+                additional_properties: additional_properties.clone(),
+            },
         );
         self.items[slot] = Some(ItemDef::Struct {
             name: name.clone(),
@@ -622,14 +723,21 @@ impl Converter {
                 }
             }
             other => {
-                self.note(ptr, &format!("`const` {} (an array or object)", json_short(other)));
+                self.note(
+                    ptr,
+                    &format!("`const` {} (an array or object)", json_short(other)),
+                );
                 return Ty::Value;
             }
         };
         let name = self.take_name(hint, Some(s));
         let mut doc = Self::schema_doc(&Value::Object(s.clone()));
         doc.push(format!("Always `{value}`."));
-        self.push_item(ItemDef::Const { name: name.clone(), doc, value: lit });
+        self.push_item(ItemDef::Const {
+            name: name.clone(),
+            doc,
+            value: lit,
+        });
         Ty::Named(name)
     }
 
@@ -643,11 +751,22 @@ impl Converter {
             .map(|v| (variant_names.unique(&pascal(v), false), v.clone()))
             .collect();
         let doc = Self::schema_doc(&Value::Object(s.clone()));
-        self.push_item(ItemDef::StringEnum { name: name.clone(), doc, variants });
+        self.push_item(ItemDef::StringEnum {
+            name: name.clone(),
+            doc,
+            variants,
+        });
         Ty::Named(name)
     }
 
-    fn enumeration(&mut self, root: &Value, s: &Map<String, Value>, values: &Value, hint: &Hint, ptr: &str) -> Ty {
+    fn enumeration(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        values: &Value,
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
         let Some(values) = values.as_array() else {
             self.note(ptr, "`enum` is not an array");
             return Ty::Value;
@@ -660,15 +779,34 @@ impl Converter {
         let nullable = non_null.len() < values.len();
         let ty = if non_null.is_empty() {
             Ty::Unit
-        } else if let Some(strings) = non_null.iter().map(|v| v.as_str().map(str::to_string)).collect::<Option<Vec<_>>>() {
-            let hint = if nullable { hint.wrapped() } else { hint.clone() };
+        } else if let Some(strings) = non_null
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+        {
+            let hint = if nullable {
+                hint.wrapped()
+            } else {
+                hint.clone()
+            };
             self.string_enum(s, &strings, &hint)
         } else if let [single] = non_null.as_slice() {
-            let hint = if nullable { hint.wrapped() } else { hint.clone() };
+            let hint = if nullable {
+                hint.wrapped()
+            } else {
+                hint.clone()
+            };
             self.constant(s, single, &hint, ptr)
         } else {
-            let arms: Vec<Value> = non_null.iter().map(|v| serde_json::json!({ "const": v })).collect();
-            let hint = if nullable { hint.wrapped() } else { hint.clone() };
+            let arms: Vec<Value> = non_null
+                .iter()
+                .map(|v| serde_json::json!({ "const": v }))
+                .collect();
+            let hint = if nullable {
+                hint.wrapped()
+            } else {
+                hint.clone()
+            };
             self.union(root, s, &arms, &hint, &format!("{ptr}/enum"))
         };
         if nullable {
@@ -682,7 +820,11 @@ impl Converter {
     /// a union arm's shape without converting it).
     fn peek<'v>(&self, root: &'v Value, mut schema: &'v Value) -> &'v Value {
         for _ in 0..16 {
-            match schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
+            match schema
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix('#'))
+            {
                 Some(pointer) => match root.pointer(&percent_decode(pointer)) {
                     Some(target) => schema = target,
                     None => return schema,
@@ -693,11 +835,25 @@ impl Converter {
         schema
     }
 
-    fn union(&mut self, root: &Value, s: &Map<String, Value>, arms: &[Value], hint: &Hint, ptr: &str) -> Ty {
-        let non_null: Vec<(usize, &Value)> =
-            arms.iter().enumerate().filter(|(_, arm)| !is_null_schema(self.peek(root, arm))).collect();
+    fn union(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        arms: &[Value],
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
+        let non_null: Vec<(usize, &Value)> = arms
+            .iter()
+            .enumerate()
+            .filter(|(_, arm)| !is_null_schema(self.peek(root, arm)))
+            .collect();
         let nullable = non_null.len() < arms.len();
-        let inner_hint = if nullable { hint.wrapped() } else { hint.clone() };
+        let inner_hint = if nullable {
+            hint.wrapped()
+        } else {
+            hint.clone()
+        };
         let ty = match non_null.as_slice() {
             [] if nullable => Ty::Unit,
             [] => {
@@ -710,8 +866,13 @@ impl Converter {
                 self.convert(root, &arm, &inner_hint, &format!("{ptr}/{i}"))
             }
             many => {
-                let peeked: Vec<&Value> = many.iter().map(|(_, arm)| self.peek(root, arm)).collect();
-                let strings: Option<Vec<String>> = peeked.iter().map(|arm| string_values(arm)).collect::<Option<Vec<_>>>().map(|v| v.concat());
+                let peeked: Vec<&Value> =
+                    many.iter().map(|(_, arm)| self.peek(root, arm)).collect();
+                let strings: Option<Vec<String>> = peeked
+                    .iter()
+                    .map(|arm| string_values(arm))
+                    .collect::<Option<Vec<_>>>()
+                    .map(|v| v.concat());
                 if let Some(strings) = strings.filter(|v| !v.is_empty()) {
                     self.string_enum(s, &strings, &inner_hint)
                 } else if let Some(tag) = discriminator(&peeked) {
@@ -728,7 +889,15 @@ impl Converter {
         }
     }
 
-    fn tagged(&mut self, root: &Value, s: &Map<String, Value>, tag: &str, arms: &[&Value], hint: &Hint, ptr: &str) -> Ty {
+    fn tagged(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        tag: &str,
+        arms: &[&Value],
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
         let name = self.take_name(hint, Some(s));
         let slot = self.reserve_slot(&name);
         let mut variant_names = NameSet::default();
@@ -754,17 +923,39 @@ impl Converter {
             variants.push((variant, value, payload));
         }
         let doc = Self::schema_doc(&Value::Object(s.clone()));
-        self.items[slot] = Some(ItemDef::Tagged { name: name.clone(), doc, tag: tag.to_string(), variants });
+        self.items[slot] = Some(ItemDef::Tagged {
+            name: name.clone(),
+            doc,
+            tag: tag.to_string(),
+            variants,
+        });
         Ty::Named(name)
     }
 
-    fn structure_of_arm(&mut self, root: &Value, arm: &Map<String, Value>, hint: &Hint, ptr: &str) -> Ty {
+    fn structure_of_arm(
+        &mut self,
+        root: &Value,
+        arm: &Map<String, Value>,
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
         let empty = Map::new();
-        let properties = arm.get("properties").and_then(Value::as_object).unwrap_or(&empty).clone();
+        let properties = arm
+            .get("properties")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty)
+            .clone();
         self.structure(root, arm, &properties, hint, ptr)
     }
 
-    fn untagged(&mut self, root: &Value, s: &Map<String, Value>, arms: &[(usize, &Value)], hint: &Hint, ptr: &str) -> Ty {
+    fn untagged(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        arms: &[(usize, &Value)],
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
         let name = self.take_name(hint, Some(s));
         let slot = self.reserve_slot(&name);
         let mut variant_names = NameSet::default();
@@ -774,7 +965,12 @@ impl Converter {
             let peeked = self.peek(root, arm);
             let base = variant_base(peeked, *i);
             let variant = variant_names.unique(&base, false);
-            let ty = self.convert(root, arm, &Hint::Fresh(format!("{name}{variant}")), &format!("{ptr}/{i}"));
+            let ty = self.convert(
+                root,
+                arm,
+                &Hint::Fresh(format!("{name}{variant}")),
+                &format!("{ptr}/{i}"),
+            );
             admits_null |= self.admits_null(&ty);
             variants.push((variant, ty));
         }
@@ -783,11 +979,22 @@ impl Converter {
         }
         let mut doc = Self::schema_doc(&Value::Object(s.clone()));
         doc.push("Untagged: the first variant that accepts a value wins.".to_string());
-        self.items[slot] = Some(ItemDef::Untagged { name: name.clone(), doc, variants });
+        self.items[slot] = Some(ItemDef::Untagged {
+            name: name.clone(),
+            doc,
+            variants,
+        });
         Ty::Named(name)
     }
 
-    fn all_of(&mut self, root: &Value, s: &Map<String, Value>, all: &Value, hint: &Hint, ptr: &str) -> Ty {
+    fn all_of(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        all: &Value,
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
         let Some(parts) = all.as_array() else {
             self.note(ptr, "`allOf` is not an array");
             return Ty::Value;
@@ -795,16 +1002,26 @@ impl Converter {
         if let [single] = parts.as_slice() {
             let mut merged = s.clone();
             merged.remove("allOf");
-            if merged.keys().all(|k| matches!(k.as_str(), "description" | "title" | "$schema" | "default")) {
+            if merged
+                .keys()
+                .all(|k| matches!(k.as_str(), "description" | "title" | "$schema" | "default"))
+            {
                 return self.convert(root, single, hint, &format!("{ptr}/allOf/0"));
             }
         }
         // Merge object parts: properties and required are combined.
         let mut merged = s.clone();
         merged.remove("allOf");
-        let mut properties: Map<String, Value> =
-            merged.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
-        let mut required: Vec<Value> = merged.get("required").and_then(Value::as_array).cloned().unwrap_or_default();
+        let mut properties: Map<String, Value> = merged
+            .get("properties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let mut required: Vec<Value> = merged
+            .get("required")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         for part in parts {
             let part = self.peek(root, part);
             let Some(part) = part.as_object() else {
@@ -839,12 +1056,15 @@ fn discriminator(arms: &[&Value]) -> Option<String> {
     'candidates: for candidate in first.keys() {
         let mut seen = BTreeMap::new();
         for arm in arms {
-            let Some(arm) = arm.as_object() else { return None };
+            let arm = arm.as_object()?;
             if arm.contains_key("anyOf") || arm.contains_key("oneOf") || arm.contains_key("allOf") {
                 return None;
             }
             let required = required_set(arm);
-            let value = arm.get("properties").and_then(|p| p.get(candidate)).and_then(string_const);
+            let value = arm
+                .get("properties")
+                .and_then(|p| p.get(candidate))
+                .and_then(string_const);
             match value {
                 Some(value) if required.iter().any(|r| r == candidate) => {
                     if seen.insert(value.to_string(), ()).is_some() {
@@ -865,7 +1085,9 @@ fn variant_base(arm: &Value, index: usize) -> String {
         return pascal(title);
     }
     match arm.get("type").and_then(Value::as_str) {
-        Some("string") if arm.get("const").is_none() && arm.get("enum").is_none() => "String".into(),
+        Some("string") if arm.get("const").is_none() && arm.get("enum").is_none() => {
+            "String".into()
+        }
         Some("integer") => "Integer".into(),
         Some("number") => "Number".into(),
         Some("boolean") => "Boolean".into(),

@@ -17,7 +17,11 @@ pub(crate) struct Paths {
 
 impl Paths {
     pub(crate) fn new(krate: &TokenStream) -> Paths {
-        let text: String = krate.to_string().chars().filter(|c| !c.is_whitespace()).collect();
+        let text: String = krate
+            .to_string()
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
         Paths {
             krate: krate.clone(),
             serde_crate: format!("{text}::__private::serde"),
@@ -36,7 +40,11 @@ fn docs(doc: &[String]) -> TokenStream {
             out.extend(quote!(#[doc = ""]));
         }
         for line in paragraph.lines() {
-            let line = if line.is_empty() { String::new() } else { format!(" {line}") };
+            let line = if line.is_empty() {
+                String::new()
+            } else {
+                format!(" {line}")
+            };
             out.extend(quote!(#[doc = #line]));
         }
     }
@@ -65,7 +73,9 @@ fn field_tokens(field: &FieldDef, p: &Paths) -> TokenStream {
         }
         FieldMode::Optional => {
             let with = format!("{}::optional", p.helpers);
-            Some(quote!(#[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = #with)]))
+            Some(
+                quote!(#[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = #with)]),
+            )
         }
     };
     quote! {
@@ -102,7 +112,13 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
     let k = &p.krate;
     let sd = serde_derives(p);
     match item {
-        ItemDef::Struct { name, doc, fields, deny_unknown_fields, extras } => {
+        ItemDef::Struct {
+            name,
+            doc,
+            fields,
+            deny_unknown_fields,
+            extras,
+        } => {
             let doc = docs(doc);
             let name = ident(name);
             let deny = deny_unknown_fields.then(|| quote!(#[serde(deny_unknown_fields)]));
@@ -147,7 +163,11 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
                 pub type #name = #ty;
             }
         }
-        ItemDef::StringEnum { name, doc, variants } => {
+        ItemDef::StringEnum {
+            name,
+            doc,
+            variants,
+        } => {
             let doc = docs(doc);
             let name = ident(name);
             let variants = variants.iter().map(|(variant, json)| {
@@ -169,7 +189,11 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
                 }
             }
         }
-        ItemDef::Untagged { name, doc, variants } => {
+        ItemDef::Untagged {
+            name,
+            doc,
+            variants,
+        } => {
             let doc = docs(doc);
             let name = ident(name);
             let variants = variants.iter().map(|(variant, ty)| {
@@ -186,7 +210,12 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
                 }
             }
         }
-        ItemDef::Tagged { name, doc, tag, variants } => {
+        ItemDef::Tagged {
+            name,
+            doc,
+            tag,
+            variants,
+        } => {
             let doc = docs(doc);
             let name = ident(name);
             let variants = variants.iter().map(|(variant, value, ty)| {

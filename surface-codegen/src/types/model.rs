@@ -150,12 +150,37 @@ pub(crate) enum ItemDef {
         extras: Option<(String, Ty)>,
     },
     /// `#[serde(transparent)] struct Name(pub T)`, for recursive aliases.
-    Newtype { name: String, doc: Vec<String>, ty: Ty },
-    Alias { name: String, doc: Vec<String>, ty: Ty },
+    Newtype {
+        name: String,
+        doc: Vec<String>,
+        ty: Ty,
+    },
+    Alias {
+        name: String,
+        doc: Vec<String>,
+        ty: Ty,
+    },
     /// `(variant ident, JSON string, doc)`.
-    StringEnum { name: String, doc: Vec<String>, variants: Vec<(String, String)> },
-    Untagged { name: String, doc: Vec<String>, variants: Vec<(String, Ty)> },
+    StringEnum {
+        name: String,
+        doc: Vec<String>,
+        variants: Vec<(String, String)>,
+    },
+    Untagged {
+        name: String,
+        doc: Vec<String>,
+        variants: Vec<(String, Ty)>,
+    },
     /// `(variant ident, tag value, payload)`.
-    Tagged { name: String, doc: Vec<String>, tag: String, variants: Vec<(String, String, Ty)> },
-    Const { name: String, doc: Vec<String>, value: ConstLit },
+    Tagged {
+        name: String,
+        doc: Vec<String>,
+        tag: String,
+        variants: Vec<(String, String, Ty)>,
+    },
+    Const {
+        name: String,
+        doc: Vec<String>,
+        value: ConstLit,
+    },
 }

@@ -9,11 +9,11 @@ use proc_macro2::{Ident, Span};
 /// Words that are keywords in some edition (strict, reserved, 2018+ and
 /// 2024 `gen`); they become raw identifiers.
 const KEYWORDS: &[&str] = &[
-    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "do",
-    "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in",
-    "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
-    "return", "static", "struct", "trait", "true", "try", "type", "typeof", "unsafe", "unsized",
-    "use", "virtual", "where", "while", "yield",
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "do", "dyn",
+    "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in", "let",
+    "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return",
+    "static", "struct", "trait", "true", "try", "type", "typeof", "unsafe", "unsized", "use",
+    "virtual", "where", "while", "yield",
 ];
 
 /// Keywords that cannot be raw identifiers; they get a trailing `_`.
@@ -22,7 +22,13 @@ const NOT_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
 /// Keeps ASCII letters, digits and `_`; everything else becomes `_`.
 fn ascii_word(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -51,7 +57,10 @@ pub(crate) fn field_ident_text(json_name: &str) -> String {
 /// `Empty`, `Self` → `Self_`).
 pub(crate) fn pascal(text: &str) -> String {
     let camel = ascii_word(&text.to_upper_camel_case()).to_upper_camel_case();
-    let camel: String = camel.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let camel: String = camel
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
     if camel.is_empty() {
         "Empty".to_string()
     } else if camel.starts_with(|c: char| c.is_ascii_digit()) {
@@ -93,7 +102,13 @@ impl NameSet {
             return base.to_string();
         }
         (2..)
-            .map(|n| if snake { format!("{base}_{n}") } else { format!("{base}{n}") })
+            .map(|n| {
+                if snake {
+                    format!("{base}_{n}")
+                } else {
+                    format!("{base}{n}")
+                }
+            })
             .find(|candidate| self.reserve(candidate))
             .expect("an unbounded range always yields a free name")
     }

@@ -22,26 +22,27 @@ fn crate_dir() -> PathBuf {
 pub fn fixtures() -> Vec<Fixture> {
     let here = crate_dir().join("tests/fixtures");
     let shared = crate_dir().join("../tests/fixtures/codegen");
-    vec![
-        Fixture {
-            name: "handmade",
-            manifest: here.join("handmade.manifest.json"),
-            samples: here.join("handmade.samples.json"),
-        },
-    ]
+    vec![Fixture {
+        name: "handmade",
+        manifest: here.join("handmade.manifest.json"),
+        samples: here.join("handmade.samples.json"),
+    }]
     .into_iter()
     .chain(
-        [("orpc", "orpc.manifest.json"), ("zod", "zod.manifest.json")].map(|(name, file)| Fixture {
-            name,
-            manifest: shared.join(file),
-            samples: shared.join("samples.json"),
+        [("orpc", "orpc.manifest.json"), ("zod", "zod.manifest.json")].map(|(name, file)| {
+            Fixture {
+                name,
+                manifest: shared.join(file),
+                samples: shared.join("samples.json"),
+            }
         }),
     )
     .collect()
 }
 
 pub fn read_json(path: &PathBuf) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("parse {}: {e}", path.display()))
 }
 
@@ -50,7 +51,13 @@ pub fn tools(manifest: &Value) -> Vec<(String, Value, Option<Value>)> {
     let tools = manifest["tools"].as_object().expect("manifest has `tools`");
     tools
         .iter()
-        .map(|(path, tool)| (path.clone(), tool["inputSchema"].clone(), tool.get("outputSchema").cloned()))
+        .map(|(path, tool)| {
+            (
+                path.clone(),
+                tool["inputSchema"].clone(),
+                tool.get("outputSchema").cloned(),
+            )
+        })
         .collect()
 }
 
