@@ -42,6 +42,7 @@
 //! | `prefixItems` + `items: S` or no `items` (oRPC) | `serde_helpers::TupleWithRest<(A, B, …), S or Value>` |
 //! | `items: S` | `Vec<S>` |
 //! | `integer` / `number` / `boolean` / `string` | `i64` / `f64` / `bool` / `String` |
+//! | `integer` with `minimum` ≥ 0 and `maximum` > `i64::MAX` | `u64` |
 //! | `$ref` (`#/$defs/…`, `#/definitions/…`, `#`, any local pointer) | named item; recursion boxed where needed |
 //! | `allOf` of objects | merged struct |
 //! | `format` (`uuid`, `date-time`, `email`, …) | `String`, format named in the doc comment |

@@ -501,7 +501,7 @@ impl Converter {
     ) -> Ty {
         match t {
             "string" => Ty::String,
-            "integer" => Ty::I64,
+            "integer" => integer_type(s),
             "number" => Ty::F64,
             "boolean" => Ty::Bool,
             "null" => Ty::Unit,
@@ -1049,6 +1049,18 @@ impl Converter {
     }
 }
 
+/// `i64` (zod's ±2^53 bounds fit), or `u64` when the bounds need it
+/// (`minimum` ≥ 0 and `maximum` above `i64::MAX`).
+fn integer_type(s: &Map<String, Value>) -> Ty {
+    let bound = |k: &str| s.get(k).and_then(Value::as_f64);
+    let min = bound("minimum").or(bound("exclusiveMinimum"));
+    let max = bound("maximum").or(bound("exclusiveMaximum"));
+    match (min, max) {
+        (Some(min), Some(max)) if min >= 0.0 && max > i64::MAX as f64 => Ty::U64,
+        _ => Ty::I64,
+    }
+}
+
 /// The property that discriminates every arm: each arm is an object that
 /// requires it with a distinct string `const` (or one-value `enum`).
 fn discriminator(arms: &[&Value]) -> Option<String> {
@@ -1093,7 +1105,8 @@ fn variant_base(arm: &Value, index: usize) -> String {
         Some("boolean") => "Boolean".into(),
         Some("array") => "Array".into(),
         _ => match arm.get("const") {
-            Some(c) => format!("Const{}", pascal(&c.to_string())),
+            Some(Value::String(c)) => pascal(c),
+            Some(c) => pascal(&c.to_string()),
             None => format!("Variant{index}"),
         },
     }

@@ -16,6 +16,8 @@ pub(crate) enum Ty {
     Unit,
     Bool,
     I64,
+    /// Integers bounded below by 0 and above `i64::MAX`.
+    U64,
     F64,
     String,
     Vec(Box<Ty>),
@@ -56,6 +58,7 @@ impl Ty {
             Ty::Unit => quote!(()),
             Ty::Bool => quote!(bool),
             Ty::I64 => quote!(i64),
+            Ty::U64 => quote!(u64),
             Ty::F64 => quote!(f64),
             Ty::String => quote!(String),
             Ty::Vec(t) => {

@@ -389,8 +389,9 @@ fn arrays_scalars_and_nested_names() {
     let types = generate(
         json!({"type": "object", "properties": {
             "items": {"type": "array", "items": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer", "minimum": -9007199254740991i64, "maximum": 9007199254740991i64}}, "required": ["sku", "qty"]}},
-            "n": {"type": "number"}, "b": {"type": "boolean"}, "z": {"type": "null"}, "any": {}
-        }, "required": ["items", "n", "b", "z", "any"]}),
+            "n": {"type": "number"}, "b": {"type": "boolean"}, "z": {"type": "null"}, "any": {},
+            "big": {"type": "integer", "minimum": 0, "maximum": 18446744073709551615u64}
+        }, "required": ["items", "n", "b", "z", "any", "big"]}),
         None,
     );
     let (d, c, out) = (derive(), serde_crate(), opaque_output());
@@ -401,6 +402,7 @@ fn arrays_scalars_and_nested_names() {
             pub struct Input {
                 pub any: ::k::__private::serde_json::Value,
                 pub b: bool,
+                pub big: u64,
                 pub items: Vec<InputItemsItem>,
                 pub n: f64,
                 pub z: (),
@@ -416,7 +418,7 @@ fn arrays_scalars_and_nested_names() {
     let fields = types.input_object.unwrap().fields;
     assert_eq!(
         fields.iter().map(|f| f.nullable).collect::<Vec<_>>(),
-        [true, false, false, false, true]
+        [true, false, false, false, false, true]
     );
 }
 
