@@ -8,6 +8,7 @@
 
 pub mod authority;
 pub mod binding;
+pub mod bridge;
 pub mod cancellation;
 pub mod executor;
 pub mod invocation;
