@@ -19,7 +19,9 @@ pub struct TypeOptions {
 
 impl Default for TypeOptions {
     fn default() -> Self {
-        TypeOptions { crate_path: quote!(::agent_surface) }
+        TypeOptions {
+            crate_path: quote!(::agent_surface),
+        }
     }
 }
 

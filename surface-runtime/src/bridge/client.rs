@@ -629,7 +629,10 @@ mod tests {
 
     #[test]
     fn wire_path_is_one_url_segment_per_dotted_segment() {
-        assert_eq!(encode_rpc_path("devices.disable").unwrap(), "devices/disable");
+        assert_eq!(
+            encode_rpc_path("devices.disable").unwrap(),
+            "devices/disable"
+        );
         assert_eq!(
             rpc_url("http://h:1/rpc/", "devices.disable").unwrap(),
             "http://h:1/rpc/devices/disable"
@@ -641,7 +644,10 @@ mod tests {
         assert_eq!(encode_rpc_path("x-y_z.a~b").unwrap(), "x-y_z/a~b");
         for bad in ["", "a..b", ".a", "a."] {
             assert!(
-                matches!(encode_rpc_path(bad), Err(OrpcCallError::InvalidRequest { .. })),
+                matches!(
+                    encode_rpc_path(bad),
+                    Err(OrpcCallError::InvalidRequest { .. })
+                ),
                 "{bad:?}"
             );
         }
@@ -666,8 +672,12 @@ mod tests {
 
     #[test]
     fn wire_get_url_carries_percent_encoded_envelope() {
-        let url =
-            rpc_get_url("http://h/rpc", "devices.list", Some(&json!({"status": "active"}))).unwrap();
+        let url = rpc_get_url(
+            "http://h/rpc",
+            "devices.list",
+            Some(&json!({"status": "active"})),
+        )
+        .unwrap();
         assert_eq!(
             url,
             "http://h/rpc/devices/list?data=%7B%22json%22%3A%7B%22status%22%3A%22active%22%7D%7D"
@@ -688,7 +698,10 @@ mod tests {
         // A void output is `{}` → null.
         assert_eq!(decode_response(200, None, b"{}").unwrap(), Value::Null);
         // An explicit null output.
-        assert_eq!(decode_response(200, None, br#"{"json":null}"#).unwrap(), Value::Null);
+        assert_eq!(
+            decode_response(200, None, br#"{"json":null}"#).unwrap(),
+            Value::Null
+        );
     }
 
     #[test]
@@ -715,7 +728,8 @@ mod tests {
     #[test]
     fn wire_meta_paths_nest_and_tolerate_unresolvable_entries() {
         let mut value = json!({"a": [{"b": null, "c": 1}]});
-        let meta = parse_meta(&json!([[3, "a", 0, "b"], [3, "x", "y"], [3, "a", 5], [42]])).unwrap();
+        let meta =
+            parse_meta(&json!([[3, "a", 0, "b"], [3, "x", "y"], [3, "a", 5], [42]])).unwrap();
         assert_eq!(meta.len(), 3, "unknown code 42 skipped");
         assert_eq!(
             meta[0].path,
@@ -767,7 +781,9 @@ mod tests {
                 code: "BAD_REQUEST".into(),
                 status: 400,
                 message: "Input validation failed".into(),
-                data: Some(json!({"issues": [{"code": "too_small", "path": ["deviceIds"], "message": "Too small: expected array to have >=1 items", "minimum": 1}]})),
+                data: Some(
+                    json!({"issues": [{"code": "too_small", "path": ["deviceIds"], "message": "Too small: expected array to have >=1 items", "minimum": 1}]})
+                ),
             })
         );
         assert_eq!(err.orpc_code(), Some("BAD_REQUEST"));
@@ -776,7 +792,9 @@ mod tests {
 
     #[test]
     fn wire_error_kinds_parse_by_code() {
-        let cases: [(u16, &[u8], bool, &str, u16, &str); 5] = [
+        /// (HTTP status, body, defined, code, body status, message)
+        type Case = (u16, &'static [u8], bool, &'static str, u16, &'static str);
+        let cases: [Case; 5] = [
             (401, br#"{"json":{"defined":false,"code":"UNAUTHORIZED","status":401,"message":"Unauthorized"}}"#, false, "UNAUTHORIZED", 401, "Unauthorized"),
             (403, br#"{"json":{"defined":false,"code":"FORBIDDEN","status":403,"message":"Forbidden"}}"#, false, "FORBIDDEN", 403, "Forbidden"),
             (500, br#"{"json":{"defined":false,"code":"INTERNAL_SERVER_ERROR","status":500,"message":"Internal server error"}}"#, false, "INTERNAL_SERVER_ERROR", 500, "Internal server error"),
@@ -787,7 +805,13 @@ mod tests {
             match decode_response(http, Some("application/json"), body).unwrap_err() {
                 OrpcCallError::Orpc(e) => {
                     assert_eq!(
-                        (e.defined, e.code.as_str(), e.status, e.message.as_str(), e.data),
+                        (
+                            e.defined,
+                            e.code.as_str(),
+                            e.status,
+                            e.message.as_str(),
+                            e.data
+                        ),
                         (defined, code, status, message, None)
                     );
                 }
@@ -796,7 +820,9 @@ mod tests {
         }
         let defined = br#"{"json":{"defined":true,"code":"NOT_FOUND","status":404,"message":"Device not found","data":{"deviceId":"nope"}}}"#;
         let err = decode_response(404, Some("application/json"), defined).unwrap_err();
-        let OrpcCallError::Orpc(e) = err else { panic!() };
+        let OrpcCallError::Orpc(e) = err else {
+            panic!()
+        };
         assert!(e.defined);
         assert_eq!(e.data, Some(json!({"deviceId": "nope"})));
         // Missing `defined` / `status`: defaults.
@@ -838,7 +864,10 @@ mod tests {
         // JSON, but not an error envelope.
         let err = decode_response(502, Some("application/json"), br#"{"error":"bad gateway"}"#)
             .unwrap_err();
-        assert!(matches!(err, OrpcCallError::UnexpectedResponse { status: 502, .. }));
+        assert!(matches!(
+            err,
+            OrpcCallError::UnexpectedResponse { status: 502, .. }
+        ));
         assert!(err.may_have_executed());
         let err = decode_response(500, None, b"[1]").unwrap_err();
         assert!(matches!(err, OrpcCallError::UnexpectedResponse { .. }));
@@ -869,7 +898,10 @@ mod tests {
             json!({"kind": "orpc", "defined": true, "code": "APPROVAL_REQUIRED", "status": 409, "message": "needs approval", "data": {"approvalId": "appr-1"}})
         );
         assert_eq!(
-            OrpcCallError::Transport { message: "reset".into() }.to_internal(),
+            OrpcCallError::Transport {
+                message: "reset".into()
+            }
+            .to_internal(),
             json!({"kind": "transport", "message": "reset"})
         );
     }

@@ -71,7 +71,11 @@ pub struct DomainFailure {
 /// discriminated by `status` (wire names camelCase:
 /// `{"status": "completed", "invocationId", "executionId", "output"}`, …).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "kebab-case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "status",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
 pub enum DomainReceipt {
     /// The effect happened; `output` is the model output (`null` if none).
     Completed {
@@ -628,7 +632,9 @@ struct GovernedInner {
 }
 
 /// Creates the governed bridge (SPEC §8 "Governed").
-pub fn create_governed_orpc_agent_bridge(options: GovernedBridgeOptions) -> GovernedOrpcAgentBridge {
+pub fn create_governed_orpc_agent_bridge(
+    options: GovernedBridgeOptions,
+) -> GovernedOrpcAgentBridge {
     let refs = BridgeRefs::new(&options.manifest);
     let inner = Arc::new(GovernedInner {
         client: options.client,
@@ -660,8 +666,10 @@ impl GovernedOrpcAgentBridge {
             .get_invocation(invocation_id, CallOptions::default())
             .await?;
         let outcome = GovernedOutcome::classify(invocation_id, Ok(receipt));
-        self.inner
-            .observe(&outcome, &phase_info(invocation_id, OutcomePhase::Reconcile));
+        self.inner.observe(
+            &outcome,
+            &phase_info(invocation_id, OutcomePhase::Reconcile),
+        );
         Ok(outcome)
     }
 

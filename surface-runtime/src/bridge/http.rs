@@ -156,3 +156,223 @@ impl OrpcClient for HttpOrpcClient {
         Box::pin(self.send(path, input, options))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cancellation::Cancellation;
+    use serde_json::json;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    /// Accepts one connection, reads one request (head + content-length
+    /// body), then answers `response` (or closes the socket when `None`).
+    /// Returns the base URL and a handle yielding the raw request text.
+    async fn responder(
+        response: Option<&'static str>,
+    ) -> (String, tokio::task::JoinHandle<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/rpc", listener.local_addr().unwrap());
+        let handle = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut raw = Vec::new();
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = socket.read(&mut buf).await.unwrap();
+                raw.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&raw).to_string();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let length = text[..end]
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse::<usize>().unwrap())
+                        })
+                        .unwrap_or(0);
+                    if raw.len() >= end + 4 + length {
+                        break;
+                    }
+                }
+                if n == 0 {
+                    break;
+                }
+            }
+            if let Some(response) = response {
+                socket.write_all(response.as_bytes()).await.unwrap();
+                socket.shutdown().await.unwrap();
+            }
+            String::from_utf8(raw).unwrap()
+        });
+        (base, handle)
+    }
+
+    fn http_response(status: &str, content_type: &str, body: &str) -> &'static str {
+        Box::leak(
+            format!(
+                "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .into_boxed_str(),
+        )
+    }
+
+    #[tokio::test]
+    async fn wire_post_request_line_headers_and_body() {
+        let (base, server) = responder(Some(http_response(
+            "200 OK",
+            "application/json",
+            r#"{"json":{"disabled":["dev-1"]}}"#,
+        )))
+        .await;
+        let client = HttpOrpcClient::new(base).with_header("authorization", "Bearer user-token");
+        let out = client
+            .call(
+                "devices.disable",
+                Some(json!({"deviceIds": ["dev-1"]})),
+                CallOptions {
+                    headers: vec![("x-agent-invocation-id".into(), "inv-1".into())],
+                    ..CallOptions::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(out, json!({"disabled": ["dev-1"]}));
+        let raw = server.await.unwrap();
+        let lower = raw.to_ascii_lowercase();
+        assert!(
+            raw.starts_with("POST /rpc/devices/disable HTTP/1.1\r\n"),
+            "{raw}"
+        );
+        assert!(
+            lower.contains("\r\ncontent-type: application/json\r\n"),
+            "{raw}"
+        );
+        assert!(
+            lower.contains("\r\nauthorization: bearer user-token\r\n"),
+            "{raw}"
+        );
+        assert!(
+            lower.contains("\r\nx-agent-invocation-id: inv-1\r\n"),
+            "{raw}"
+        );
+        assert!(
+            raw.ends_with("\r\n\r\n{\"json\":{\"deviceIds\":[\"dev-1\"]}}"),
+            "{raw}"
+        );
+    }
+
+    #[tokio::test]
+    async fn wire_get_carries_data_query_and_long_input_falls_back_to_post() {
+        let (base, server) =
+            responder(Some(http_response("200 OK", "application/json", "{}"))).await;
+        let client = HttpOrpcClient::new(base);
+        let get = CallOptions {
+            method: CallMethod::Get,
+            ..CallOptions::default()
+        };
+        let out = client
+            .call("devices.list", Some(json!({"limit": 2})), get.clone())
+            .await
+            .unwrap();
+        assert_eq!(out, Value::Null);
+        let raw = server.await.unwrap();
+        assert!(
+            raw.starts_with(
+                "GET /rpc/devices/list?data=%7B%22json%22%3A%7B%22limit%22%3A2%7D%7D HTTP/1.1\r\n"
+            ),
+            "{raw}"
+        );
+        let (base, server) =
+            responder(Some(http_response("200 OK", "application/json", "{}"))).await;
+        let long = "x".repeat(MAX_GET_URL_LENGTH);
+        HttpOrpcClient::new(base)
+            .call("devices.list", Some(json!({ "q": long })), get)
+            .await
+            .unwrap();
+        assert!(server.await.unwrap().starts_with("POST /rpc/devices/list "));
+    }
+
+    #[tokio::test]
+    async fn wire_404_text_plain_is_unexpected_response() {
+        let (base, _server) = responder(Some(http_response(
+            "404 Not Found",
+            "text/plain",
+            "Not found",
+        )))
+        .await;
+        let err = HttpOrpcClient::new(base)
+            .call("nope.nothing", Some(json!({})), CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, OrpcCallError::UnexpectedResponse { status: 404, content_type: Some(ct), body, .. } if ct == "text/plain" && body == "Not found"),
+            "{err:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn transport_lost_response_and_refused_connection_are_distinguished() {
+        let (base, server) = responder(None).await;
+        let err = HttpOrpcClient::new(base)
+            .call("devices.disable", Some(json!({})), CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, OrpcCallError::Transport { .. }), "{err:?}");
+        assert!(err.may_have_executed());
+        server.await.unwrap();
+        // A port nobody listens on.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        let err = HttpOrpcClient::new(format!("http://{addr}/rpc"))
+            .call("devices.disable", Some(json!({})), CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, OrpcCallError::Connect { .. }), "{err:?}");
+        assert!(!err.may_have_executed());
+    }
+
+    #[tokio::test]
+    async fn cancellation_stops_waiting() {
+        // A server that reads the request and never answers.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/rpc", listener.local_addr().unwrap());
+        let _server = tokio::spawn(async move {
+            let (socket, _) = listener.accept().await.unwrap();
+            tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+            drop(socket);
+        });
+        let cancellation = Cancellation::new();
+        let trigger = cancellation.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            trigger.cancel();
+        });
+        let err = HttpOrpcClient::new(base)
+            .call(
+                "devices.disable",
+                Some(json!({})),
+                CallOptions {
+                    cancellation: Some(cancellation.clone()),
+                    ..CallOptions::default()
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err, OrpcCallError::Cancelled);
+        // Already cancelled: nothing is sent.
+        let err = HttpOrpcClient::new("http://127.0.0.1:9/rpc")
+            .call(
+                "a.b",
+                None,
+                CallOptions {
+                    cancellation: Some(cancellation),
+                    ..CallOptions::default()
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err, OrpcCallError::Cancelled);
+    }
+}

@@ -21,14 +21,14 @@ pub mod http;
 pub mod ordinary;
 
 pub use client::{
-    CallMethod, CallOptions, Headers, MetaEntry, MetaPathItem, MetaType, OrpcCallError,
-    OrpcClient, OrpcError,
+    CallMethod, CallOptions, Headers, MetaEntry, MetaPathItem, MetaType, OrpcCallError, OrpcClient,
+    OrpcError,
 };
 pub use governed::{
     create_governed_orpc_agent_bridge, CapabilityClient, CapabilityInvokeRequest, CapabilityPaths,
-    DomainFailure, DomainReceipt, GovernedBridgeOptions, GovernedOrpcAgentBridge,
-    GovernedOutcome, ObserverResult, OrpcCapabilityClient, OutcomeInfo, OutcomeObserver,
-    OutcomePhase, UnknownReason,
+    DomainFailure, DomainReceipt, GovernedBridgeOptions, GovernedOrpcAgentBridge, GovernedOutcome,
+    ObserverResult, OrpcCapabilityClient, OutcomeInfo, OutcomeObserver, OutcomePhase,
+    UnknownReason,
 };
 #[cfg(feature = "http")]
 pub use http::HttpOrpcClient;
@@ -36,3 +36,6 @@ pub use ordinary::{
     create_orpc_agent_bridge, invocation_id_header, map_orpc_error, BridgeRefs, CallContext,
     OrpcAgentBridge, OrpcAgentBridgeOptions, INVOCATION_ID_HEADER,
 };
+
+#[cfg(test)]
+mod tests;
