@@ -9,6 +9,7 @@
 pub mod audit;
 pub mod authority;
 pub mod binding;
+pub mod bridge;
 pub mod cancellation;
 pub mod clock;
 pub mod component;
