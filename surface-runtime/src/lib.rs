@@ -9,6 +9,7 @@
 pub mod audit;
 pub mod authority;
 pub mod binding;
+pub mod bridge;
 pub mod cancellation;
 pub mod clock;
 pub mod component;
@@ -23,6 +24,8 @@ pub mod procedure;
 pub mod reference;
 pub mod registry;
 pub mod snapshot;
+#[doc(hidden)]
+pub mod serde_helpers;
 pub mod sync;
 
 pub use authority::{Authority, AuthorityError, AuthorityProcedure};
@@ -61,6 +64,7 @@ pub use snapshot::{
 #[doc(hidden)]
 pub mod __private {
     pub use crate::authority::GeneratedProcedure;
+    pub use crate::serde_helpers;
     pub use serde;
     pub use serde_json;
 }
