@@ -37,9 +37,7 @@ use crate::confirmation::{
     ConfirmationError, ConfirmationLevel, ConfirmationStore, PendingConfirmation, Signer,
 };
 use crate::executor::AgentProcedureExecutor;
-use crate::invocation::{
-    AgentConsumer, AgentInvocation, AgentInvocationResult, ConfirmationEvidence, ConsumerKind,
-};
+use crate::invocation::{AgentConsumer, AgentInvocationResult, ConfirmationEvidence, ConsumerKind};
 use crate::manifest::ManifestTool;
 use crate::policy::AgentPolicy;
 use crate::reference::{BindFn, BoundFieldSpec, ProcedureReference, Reason, TextFn, WhenFn};
@@ -246,7 +244,8 @@ pub(crate) enum RecordState {
 }
 
 pub(crate) struct InvocationRecord {
-    pub(crate) envelope: Option<Arc<(AgentInvocation, AgentConsumer)>>,
+    /// Keyed hash of the envelope (invocation + consumer).
+    pub(crate) fingerprint: u64,
     pub(crate) state: RecordState,
 }
 
@@ -258,8 +257,8 @@ pub(crate) struct State {
     /// Last observed `when()` per (registration, capability index);
     /// `usize::MAX` for procedures.
     pub(crate) availability: HashMap<(u64, usize), bool>,
-    pub(crate) invocations: HashMap<String, InvocationRecord>,
-    pub(crate) completed: VecDeque<String>,
+    pub(crate) invocations: HashMap<Arc<str>, InvocationRecord>,
+    pub(crate) completed: VecDeque<Arc<str>>,
     pub(crate) confirmations: ConfirmationStore,
 }
 
@@ -286,6 +285,7 @@ pub(crate) struct Inner {
     pub(crate) signer: Signer,
     pub(crate) state: Mutex<State>,
     pub(crate) executor: Mutex<Option<Arc<dyn AgentProcedureExecutor>>>,
+    pub(crate) hasher: std::collections::hash_map::RandomState,
     listeners: Mutex<Listeners>,
     validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
 }
@@ -427,6 +427,7 @@ impl SurfaceRegistryBuilder {
                     confirmations: ConfirmationStore::default(),
                 }),
                 executor: Mutex::new(None),
+                hasher: std::collections::hash_map::RandomState::new(),
                 listeners: Mutex::new(Listeners::default()),
                 validators: Mutex::new(HashMap::new()),
             }),
@@ -1246,4 +1247,56 @@ fn observe(procs: &[Arc<ProcEntry>], comps: &[Arc<ComponentEntry>]) -> Vec<((u64
         }
     }
     observed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn d7_reduction_removes_locked_fields_from_properties_and_required() {
+        let full = json!({"type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "integer"}, "c": true},
+            "required": ["a", "b", "c"], "$defs": {"x": {}}});
+        assert_eq!(
+            agent_input_schema(&full, &["a"], &[]),
+            json!({"type": "object",
+                "properties": {"b": {"type": "integer"}, "c": true},
+                "required": ["b", "c"], "$defs": {"x": {}}})
+        );
+        // Overridable: stays, leaves `required`, annotated.
+        assert_eq!(
+            agent_input_schema(&full, &["a"], &["b", "c"]),
+            json!({"type": "object",
+                "properties": {"b": {"type": "integer", "description": OVERRIDABLE_NOTE},
+                               "c": {"description": OVERRIDABLE_NOTE}},
+                "$defs": {"x": {}}})
+        );
+        // All locked.
+        assert_eq!(
+            agent_input_schema(&full, &["a", "b", "c"], &[]),
+            json!({"type": "object", "properties": {}, "additionalProperties": false})
+        );
+        // Nothing bound: unchanged.
+        assert_eq!(agent_input_schema(&full, &[], &[]), full);
+        // Not an object schema: unchanged.
+        assert_eq!(agent_input_schema(&json!(true), &["a"], &[]), json!(true));
+    }
+
+    #[test]
+    fn registration_ids_round_trip() {
+        assert_eq!(parse_registration_id(&registration_id(17)), Some(17));
+        assert_eq!(parse_registration_id("x17"), None);
+        assert_eq!(parse_registration_id("r"), None);
+    }
+
+    #[test]
+    fn description_joins_manifest_and_describe() {
+        let describe: Arc<TextFn> = Arc::new(|| "two".to_string());
+        let empty: Arc<TextFn> = Arc::new(String::new);
+        assert_eq!(join_description("one", Some(&*describe)), "one\n\ntwo");
+        assert_eq!(join_description("", Some(&*describe)), "two");
+        assert_eq!(join_description("one", Some(&*empty)), "one");
+        assert_eq!(join_description("one", None), "one");
+    }
 }
