@@ -34,7 +34,7 @@ const MANIFEST: &str = r#"{"tools": {
   }
 }}"#;
 
-const CHUNK: u64 = 20_000;
+const CHUNK: u64 = 5_000;
 
 struct RenameBinding;
 

@@ -46,8 +46,7 @@ use crate::invocation::{
 use crate::manifest::AgentEffect;
 use crate::policy::{AgentPolicy, PolicyContext, PolicyDecision};
 use crate::registry::{
-    lock, parse_registration_id, ComponentEntry, InvocationRecord, ProcEntry, RecordState,
-    SurfaceRegistry,
+    lock, parse_registration_id, ComponentEntry, InvocationRecord, ProcEntry, SurfaceRegistry,
 };
 use crate::snapshot::ComponentContext;
 use crate::sync::BoxFuture;
@@ -244,20 +243,17 @@ impl SurfaceRegistry {
                         Arc::from(id.as_str()),
                         InvocationRecord {
                             fingerprint,
-                            state: RecordState::InFlight,
+                            done: false,
                         },
                     );
                     return None;
                 }
-                Some(record) => {
-                    let same = record.fingerprint == fingerprint;
-                    match (&record.state, same) {
-                        (RecordState::Done(result), true) => return Some(result.clone()),
-                        (RecordState::InFlight, true) => "invocation-in-flight",
-                        (RecordState::Evicted, _) => "duplicate-invocation",
-                        (_, false) => "invocation-id-reused",
-                    }
-                }
+                Some(record) if record.fingerprint != fingerprint => "invocation-id-reused",
+                Some(record) if !record.done => "invocation-in-flight",
+                Some(_) => match state.results.get(id.as_str()) {
+                    Some(result) => return Some(result.clone()),
+                    None => "duplicate-invocation",
+                },
             }
         };
         let message = match answer {
@@ -290,14 +286,13 @@ impl SurfaceRegistry {
             None => Arc::from(invocation_id),
         };
         if let Some(record) = state.invocations.get_mut(&key) {
-            record.state = RecordState::Done(result.clone());
+            record.done = true;
         }
+        state.results.insert(key.clone(), result.clone());
         state.completed.push_back(key);
         while state.completed.len() > self.inner.config.recorded_results {
             if let Some(old) = state.completed.pop_front() {
-                if let Some(record) = state.invocations.get_mut(&old) {
-                    record.state = RecordState::Evicted;
-                }
+                state.results.remove(&old);
             }
         }
     }

@@ -237,16 +237,13 @@ pub(crate) struct ComponentEntry {
     pub(crate) views: Vec<ViewEntry>,
 }
 
-pub(crate) enum RecordState {
-    InFlight,
-    Done(AgentInvocationResult),
-    Evicted,
-}
-
+/// What the registry remembers of every admitted invocation id, for its
+/// whole lifetime (a few dozen bytes each): the keyed hash of the envelope
+/// and whether it completed. Results live in `State::results`, bounded.
 pub(crate) struct InvocationRecord {
     /// Keyed hash of the envelope (invocation + consumer).
     pub(crate) fingerprint: u64,
-    pub(crate) state: RecordState,
+    pub(crate) done: bool,
 }
 
 pub(crate) struct State {
@@ -258,6 +255,8 @@ pub(crate) struct State {
     /// `usize::MAX` for procedures.
     pub(crate) availability: HashMap<(u64, usize), bool>,
     pub(crate) invocations: HashMap<Arc<str>, InvocationRecord>,
+    /// The last `recorded_results` results, for replays.
+    pub(crate) results: HashMap<Arc<str>, AgentInvocationResult>,
     pub(crate) completed: VecDeque<Arc<str>>,
     pub(crate) confirmations: ConfirmationStore,
 }
@@ -286,6 +285,8 @@ pub(crate) struct Inner {
     pub(crate) state: Mutex<State>,
     pub(crate) executor: Mutex<Option<Arc<dyn AgentProcedureExecutor>>>,
     pub(crate) hasher: std::collections::hash_map::RandomState,
+    /// Number of audit listeners (lets `audit` skip the lock when zero).
+    audit_listeners: std::sync::atomic::AtomicUsize,
     listeners: Mutex<Listeners>,
     validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
 }
@@ -423,11 +424,13 @@ impl SurfaceRegistryBuilder {
                     components: BTreeMap::new(),
                     availability: HashMap::new(),
                     invocations: HashMap::new(),
+                    results: HashMap::new(),
                     completed: VecDeque::new(),
                     confirmations: ConfirmationStore::default(),
                 }),
                 executor: Mutex::new(None),
                 hasher: std::collections::hash_map::RandomState::new(),
+                audit_listeners: std::sync::atomic::AtomicUsize::new(0),
                 listeners: Mutex::new(Listeners::default()),
                 validators: Mutex::new(HashMap::new()),
             }),
@@ -500,6 +503,9 @@ impl Drop for Subscription {
             let mut l = lock(&inner.listeners);
             l.changes.retain(|(id, _)| *id != self.id);
             l.audit.retain(|(id, _)| *id != self.id);
+            inner
+                .audit_listeners
+                .store(l.audit.len(), std::sync::atomic::Ordering::SeqCst);
         }
     }
 }
@@ -649,6 +655,9 @@ impl SurfaceRegistry {
         l.next += 1;
         let id = l.next;
         l.audit.push((id, Arc::new(listener)));
+        self.inner
+            .audit_listeners
+            .store(l.audit.len(), std::sync::atomic::Ordering::SeqCst);
         Subscription {
             inner: Arc::downgrade(&self.inner),
             id,
@@ -657,9 +666,16 @@ impl SurfaceRegistry {
 
     /// Emits an audit event built by `make`, only when someone listens.
     pub(crate) fn audit(&self, make: impl FnOnce() -> AuditEvent) {
-        let listeners: Vec<Arc<AuditFn>> = {
+        let any = self
+            .inner
+            .audit_listeners
+            .load(std::sync::atomic::Ordering::SeqCst)
+            > 0;
+        let listeners: Vec<Arc<AuditFn>> = if any {
             let l = lock(&self.inner.listeners);
             l.audit.iter().map(|(_, f)| f.clone()).collect()
+        } else {
+            Vec::new()
         };
         let traced = tracing::enabled!(target: "agent_surface::audit", tracing::Level::ERROR);
         if listeners.is_empty() && !traced {
