@@ -24,7 +24,7 @@
 //! `CONFIRMATION_REQUIRED`: the confirmed retry must use a fresh id.
 
 use std::future::Future;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
@@ -206,7 +206,7 @@ impl SurfaceRegistry {
     /// A keyed 64-bit hash of the whole envelope (invocation and consumer),
     /// compared when an invocation id repeats.
     fn fingerprint(&self, inv: &AgentInvocation, consumer: &AgentConsumer) -> u64 {
-        let mut h = self.inner.hasher.build_hasher();
+        let mut h = FoldHasher(self.inner.fingerprint_seed);
         inv.invocation_id.hash(&mut h);
         inv.capability_id.hash(&mut h);
         inv.registration_id.hash(&mut h);
@@ -550,32 +550,27 @@ impl SurfaceRegistry {
             )
         };
         let wanted = inv.registration_id.as_deref();
-        let mut candidates: Vec<Target> = Vec::new();
-        if cap.starts_with("view:") {
-            if consumer.kind == ConsumerKind::Headless {
-                return Err(unknown());
-            }
-            for c in state.components.values() {
-                if let Some(i) = c.views.iter().position(|v| v.capability_id == cap) {
-                    candidates.push(Target::View(c.clone(), i));
-                }
-            }
-        } else {
-            for p in state.procedures.values() {
-                if p.procedure_id == cap || p.capability_id == cap {
-                    candidates.push(Target::Procedure(p.clone()));
-                }
-            }
+        let is_view = cap.starts_with("view:");
+        if is_view && consumer.kind == ConsumerKind::Headless {
+            return Err(unknown());
         }
+        let numbers: &[u64] = state.index.get(cap).map_or(&[], Vec::as_slice);
+        let target_of = |n: u64| -> Option<Target> {
+            if is_view {
+                let c = state.components.get(&n)?;
+                let i = c.views.iter().position(|v| v.capability_id == cap)?;
+                Some(Target::View(c.clone(), i))
+            } else {
+                state.procedures.get(&n).cloned().map(Target::Procedure)
+            }
+        };
         if let Some(wanted) = wanted {
-            if let Some(t) = candidates
-                .into_iter()
-                .find(|t| t.registration_id() == wanted)
-            {
+            let number = parse_registration_id(wanted);
+            if let Some(t) = number.filter(|n| numbers.contains(n)).and_then(target_of) {
                 return Ok(t);
             }
-            let issued = parse_registration_id(wanted).is_some_and(|n| n < state.next_number);
-            let live = parse_registration_id(wanted).is_some_and(|n| {
+            let issued = number.is_some_and(|n| n < state.next_number);
+            let live = number.is_some_and(|n| {
                 state.procedures.contains_key(&n) || state.components.contains_key(&n)
             });
             if issued && !live {
@@ -588,6 +583,10 @@ impl SurfaceRegistry {
             }
             return Err(unknown());
         }
+        if numbers.len() == 1 && inv.instance.is_none() {
+            return target_of(numbers[0]).ok_or_else(unknown);
+        }
+        let mut candidates: Vec<Target> = numbers.iter().filter_map(|n| target_of(*n)).collect();
         if let Some(instance) = inv.instance.as_deref() {
             candidates.retain(|t| t.context().is_some_and(|c| c.instance_id == instance));
         }
@@ -874,6 +873,46 @@ fn validation_errors(
             (field, detail)
         })
         .collect()
+}
+
+/// A fast multiply-rotate hasher (FxHash-style) seeded per registry, for
+/// envelope fingerprints. It is not collision-resistant against an
+/// adversary; a collision could only make a *reused* invocation id replay
+/// its own earlier result instead of answering `invocation-id-reused` — it
+/// can never make an id execute twice.
+struct FoldHasher(u64);
+
+impl Hasher for FoldHasher {
+    fn finish(&self) -> u64 {
+        // Final avalanche (splitmix64).
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.write_u64(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 56));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
 }
 
 /// Races the execution against the timeout and the caller's cancellation,

@@ -251,6 +251,9 @@ pub(crate) struct State {
     pub(crate) next_number: u64,
     pub(crate) procedures: BTreeMap<u64, Arc<ProcEntry>>,
     pub(crate) components: BTreeMap<u64, Arc<ComponentEntry>>,
+    /// Live registration numbers by capability id (`procedureId`, the
+    /// canonical capability id when it differs, and view capability ids).
+    pub(crate) index: HashMap<String, Vec<u64>>,
     /// Last observed `when()` per (registration, capability index);
     /// `usize::MAX` for procedures.
     pub(crate) availability: HashMap<(u64, usize), bool>,
@@ -284,7 +287,8 @@ pub(crate) struct Inner {
     pub(crate) signer: Signer,
     pub(crate) state: Mutex<State>,
     pub(crate) executor: Mutex<Option<Arc<dyn AgentProcedureExecutor>>>,
-    pub(crate) hasher: std::collections::hash_map::RandomState,
+    /// Per-registry seed of envelope fingerprints.
+    pub(crate) fingerprint_seed: u64,
     /// Number of audit listeners (lets `audit` skip the lock when zero).
     audit_listeners: std::sync::atomic::AtomicUsize,
     listeners: Mutex<Listeners>,
@@ -422,6 +426,7 @@ impl SurfaceRegistryBuilder {
                     next_number: 1,
                     procedures: BTreeMap::new(),
                     components: BTreeMap::new(),
+                    index: HashMap::new(),
                     availability: HashMap::new(),
                     invocations: HashMap::new(),
                     results: HashMap::new(),
@@ -429,7 +434,10 @@ impl SurfaceRegistryBuilder {
                     confirmations: ConfirmationStore::default(),
                 }),
                 executor: Mutex::new(None),
-                hasher: std::collections::hash_map::RandomState::new(),
+                fingerprint_seed: u64::from_le_bytes([
+                    secret[0], secret[1], secret[2], secret[3], secret[4], secret[5], secret[6],
+                    secret[7],
+                ]) ^ 0x9e37_79b9_7f4a_7c15,
                 audit_listeners: std::sync::atomic::AtomicUsize::new(0),
                 listeners: Mutex::new(Listeners::default()),
                 validators: Mutex::new(HashMap::new()),
@@ -880,6 +888,18 @@ impl SurfaceRegistry {
                 confirmation,
                 policies: reference.policies.clone(),
             };
+            state
+                .index
+                .entry(entry.procedure_id.clone())
+                .or_default()
+                .push(number);
+            if entry.capability_id != entry.procedure_id {
+                state
+                    .index
+                    .entry(entry.capability_id.clone())
+                    .or_default()
+                    .push(number);
+            }
             state.procedures.insert(number, Arc::new(entry));
             let handle = RegistrationHandle {
                 inner: Arc::downgrade(&self.inner),
@@ -973,6 +993,13 @@ impl SurfaceRegistry {
                 let number = state.next_number;
                 state.next_number += 1;
                 state.version += 1;
+                for view in &views {
+                    state
+                        .index
+                        .entry(view.capability_id.clone())
+                        .or_default()
+                        .push(number);
+                }
                 state.components.insert(
                     number,
                     Arc::new(ComponentEntry {
@@ -1011,10 +1038,20 @@ impl SurfaceRegistry {
     fn unregister(&self, number: u64, registration_id: &str) {
         let change = {
             let mut state = lock(&self.inner.state);
-            let removed = state.procedures.remove(&number).is_some()
-                || state.components.remove(&number).is_some();
-            if !removed {
+            let keys: Vec<String> = if let Some(p) = state.procedures.remove(&number) {
+                vec![p.procedure_id.clone(), p.capability_id.clone()]
+            } else if let Some(c) = state.components.remove(&number) {
+                c.views.iter().map(|v| v.capability_id.clone()).collect()
+            } else {
                 return;
+            };
+            for key in keys {
+                if let Some(numbers) = state.index.get_mut(&key) {
+                    numbers.retain(|n| *n != number);
+                    if numbers.is_empty() {
+                        state.index.remove(&key);
+                    }
+                }
             }
             state.availability.retain(|(n, _), _| *n != number);
             state.version += 1;
