@@ -9,6 +9,7 @@
 pub mod audit;
 pub mod authority;
 pub mod binding;
+pub mod bridge;
 pub mod cancellation;
 pub mod clock;
 pub mod component;
@@ -22,6 +23,8 @@ pub mod procedure;
 pub mod reference;
 pub mod registry;
 pub mod snapshot;
+#[doc(hidden)]
+pub mod serde_helpers;
 pub mod sync;
 
 pub use authority::{Authority, AuthorityError, AuthorityProcedure};
@@ -60,6 +63,7 @@ pub use snapshot::{
 #[doc(hidden)]
 pub mod __private {
     pub use crate::authority::GeneratedProcedure;
+    pub use crate::serde_helpers;
     pub use serde;
     pub use serde_json;
 }
