@@ -78,12 +78,6 @@ impl Errors {
     fn add(&mut self, span: Span, message: impl std::fmt::Display) {
         self.push(syn::Error::new(span, message));
     }
-    fn into_result(self) -> syn::Result<()> {
-        match self.0 {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
 }
 
 /// The role the attributed struct plays.
@@ -415,10 +409,11 @@ impl Parse for ImplInput {
 /// against the forwarded facts and emits `BoundInput` or `ProcedureInput`.
 pub fn expand_procedure_impl(input: TokenStream) -> TokenStream {
     match syn::parse2::<ImplInput>(input) {
-        Ok(input) => match check_and_expand(&input) {
-            Ok(tokens) => tokens,
-            Err(e) => e.to_compile_error(),
-        },
+        Ok(input) => {
+            let (tokens, errors) = check_and_expand(&input);
+            let errors = errors.map(|e| e.to_compile_error());
+            quote!(#tokens #errors)
+        }
         Err(e) => e.to_compile_error(),
     }
 }
@@ -604,10 +599,15 @@ fn own_rename(field: &syn::Field, errors: &mut Errors) -> Option<LitStr> {
     rename
 }
 
-fn check_and_expand(input: &ImplInput) -> syn::Result<TokenStream> {
+/// Checks the user's struct against the facts. Returns the impl (emitted
+/// even when some checks fail, with the fields that did match, so one
+/// mistake does not cascade into every use of the trait) and the collected
+/// errors.
+fn check_and_expand(input: &ImplInput) -> (TokenStream, Option<syn::Error>) {
     let mut errors = Errors::default();
-    let Some(fields) = struct_fields(&input.item, &mut errors) else {
-        return Err(errors.0.unwrap_or_else(|| syn::Error::new(Span::call_site(), "invalid struct")));
+    let fields = struct_fields(&input.item, &mut errors);
+    let Some(fields) = fields.filter(|_| input.item.generics.params.is_empty()) else {
+        return (TokenStream::new(), errors.0);
     };
     let path = input.path.value();
     if !input.object {
@@ -615,7 +615,7 @@ fn check_and_expand(input: &ImplInput) -> syn::Result<TokenStream> {
             input.user_path.span(),
             format!("the input of `{path}` is not a JSON object schema with `properties`, so `#[agent_procedure]` cannot map struct fields to it; use the generated `Input` type instead"),
         );
-        return Err(errors.0.unwrap_or_else(|| syn::Error::new(Span::call_site(), "")));
+        return (expand(input, &[], &[]), errors.0);
     }
     let matched = match input.role {
         Role::Bound => match_bound(input, &fields, &mut errors),
@@ -654,8 +654,7 @@ fn check_and_expand(input: &ImplInput) -> syn::Result<TokenStream> {
             );
         }
     }
-    errors.into_result()?;
-    Ok(expand(input, &matched, &unlocked))
+    (expand(input, &matched, &unlocked), errors.0)
 }
 
 fn choose_wrap(prop: &FactField, ty: &syn::Type) -> bool {
@@ -1097,9 +1096,9 @@ mod tests {
 
     fn errors_of(tokens: TokenStream) -> Vec<String> {
         let input: ImplInput = syn::parse2(tokens).unwrap();
-        match check_and_expand(&input) {
-            Ok(_) => vec![],
-            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+        match check_and_expand(&input).1 {
+            None => vec![],
+            Some(e) => e.into_iter().map(|e| e.to_string()).collect(),
         }
     }
 
@@ -1136,7 +1135,9 @@ mod tests {
             quote!(why),
         ))
         .unwrap();
-        let out = check_and_expand(&input).unwrap().to_string();
+        let (out, errors) = check_and_expand(&input);
+        assert!(errors.is_none());
+        let out = out.to_string();
         let a = out.find("name : \"reason\" , locked : false").unwrap();
         let b = out.find("name : \"deviceIds\" , locked : true").unwrap();
         assert!(a < b, "{out}");
