@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+// The oRPC test peer (PEER-CONTRACT.md).
+//
+//   node tests/orpc-peer/server.mjs --port 0
+//
+// Listens on 127.0.0.1 (port 0 = ephemeral) and prints exactly one line to
+// stdout when ready: {"port":<n>}. Exits when stdin closes or on SIGTERM /
+// SIGINT. State is in memory, fresh per process.
+//
+// /rpc/...      domain router (+ the constructs echo procedures), RPCHandler
+// /gateway/...  governed gateway, a second RPCHandler
+// anything else 404 text/plain "Not found"
+
+import { realpathSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { RPCHandler } from '@orpc/server/node';
+import { requester } from './src/auth.mjs';
+import { constructsRouter } from './src/constructs.mjs';
+import { createDomainRouter } from './src/domain.mjs';
+import { createGatewayRouter } from './src/governed.mjs';
+import { createState } from './src/state.mjs';
+
+/**
+ * Starts a peer; resolves to `{ server, port, state, close() }`.
+ * `host` defaults to 127.0.0.1 and `port` to 0.
+ */
+export async function startPeer({ port = 0, host = '127.0.0.1' } = {}) {
+  const state = createState();
+  const rpc = new RPCHandler({ ...createDomainRouter(state), constructs: constructsRouter(requester) });
+  const gateway = new RPCHandler(createGatewayRouter(state));
+
+  const server = createServer(async (req, res) => {
+    const context = {
+      headers: req.headers,
+      dropConnection: () => req.socket.destroy(),
+    };
+    try {
+      for (const [handler, prefix] of [
+        [rpc, '/rpc'],
+        [gateway, '/gateway'],
+      ]) {
+        const { matched } = await handler.handle(req, res, { prefix, context });
+        if (matched) return;
+      }
+      if (!res.headersSent && !res.destroyed) {
+        res.writeHead(404, { 'content-type': 'text/plain' });
+        res.end('Not found');
+      }
+    } catch (err) {
+      console.error('peer: request failed:', err);
+      if (!res.headersSent && !res.destroyed) {
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end('Internal server error');
+      } else {
+        res.destroy();
+      }
+    }
+  });
+
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  return {
+    server,
+    state,
+    port: server.address().port,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: { port: { type: 'string', default: '0' }, host: { type: 'string', default: '127.0.0.1' } },
+  });
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error(`peer: --port must be an integer 0..65535, got ${JSON.stringify(values.port)}`);
+    process.exit(2);
+  }
+  const peer = await startPeer({ port, host: values.host });
+  const stop = () => {
+    peer.close().then(() => process.exit(0));
+    setTimeout(() => process.exit(0), 1000).unref();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.stdin.on('end', stop);
+  process.stdin.on('close', stop);
+  process.stdin.on('error', stop);
+  process.stdin.resume();
+  process.stdout.write(`${JSON.stringify({ port: peer.port })}\n`);
+}
+
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((err) => {
+    console.error('peer: failed to start:', err);
+    process.exit(1);
+  });
+}
