@@ -463,10 +463,14 @@ pub fn expand_unknown_procedure(input: TokenStream) -> TokenStream {
 /// The "unknown procedure path" message (SPEC §4 item 2).
 pub fn unknown_message(wanted: &str, all: &[String]) -> String {
     let near = nearest_paths(wanted, all.iter().map(String::as_str), 3);
-    if !near.is_empty() {
+    if let Some((best, others)) = near.split_first() {
+        let others = if others.is_empty() {
+            String::new()
+        } else {
+            format!(" (other close paths: {})", list_and(others))
+        };
         return format!(
-            "no procedure `{wanted}` in the agent manifest; did you mean {}?",
-            list_or(&near)
+            "no procedure `{wanted}` in the agent manifest; did you mean `{best}`?{others}"
         );
     }
     if all.is_empty() {
@@ -486,10 +490,6 @@ pub fn unknown_message(wanted: &str, all: &[String]) -> String {
 
 fn quoted(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| format!("`{s}`")).collect()
-}
-
-fn list_or(items: &[&str]) -> String {
-    join_with(&quoted(items), "or")
 }
 
 fn list_and(items: &[&str]) -> String {
@@ -1194,7 +1194,7 @@ mod tests {
         let all = vec!["devices.disable".to_string(), "devices.list".to_string()];
         assert_eq!(
             unknown_message("devices.disabel", &all),
-            "no procedure `devices.disabel` in the agent manifest; did you mean `devices.disable` or `devices.list`?"
+            "no procedure `devices.disabel` in the agent manifest; did you mean `devices.disable`? (other close paths: `devices.list`)"
         );
         assert_eq!(
             unknown_message("zzz", &all),

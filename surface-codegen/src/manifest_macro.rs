@@ -357,9 +357,9 @@ impl<'m> Generator<'m> {
         });
         let shown = &self.options.display_path;
         let count = self.manifest.tools.len();
-        let json_doc = format!(
+        let json_doc = doc_lines(&format!(
             " The agent manifest `{shown}` ({count} procedures), embedded at compile time.\n\n Including it also makes rustc rebuild this crate when the file changes."
-        );
+        ));
         let authority_panic = format!(
             "the manifest `{shown}` embedded by `manifest!` does not match the digests computed at compile time; rebuild with matching agent-surface crate versions"
         );
@@ -367,7 +367,7 @@ impl<'m> Generator<'m> {
         let span = self.span;
         let include = quote_spanned!(span=> include_str!(#include_path));
         quote! {
-            #[doc = #json_doc]
+            #json_doc
             pub const MANIFEST_JSON: &str = #include;
 
             /// Hex SHA-256 of the whole manifest in canonical JSON, computed at
@@ -485,13 +485,15 @@ impl<'m> Generator<'m> {
             &format!("`{}authority()`", "super::".repeat(ups)),
         );
         let missing = format!("`{path}` is missing from the generated authority");
+        let mod_doc = doc_lines(&mod_doc);
+        let fn_doc = doc_lines(&fn_doc);
         entries.push(ProcedureEntry {
             path: path.to_string(),
             module: module.to_vec(),
             input_object: types.input_object.clone(),
         });
         quote! {
-            #[doc = #mod_doc]
+            #mod_doc
             pub mod #ident {
                 #items
 
@@ -503,7 +505,7 @@ impl<'m> Generator<'m> {
                 #field_aliases
             }
 
-            #[doc = #fn_doc]
+            #fn_doc
             pub fn #ident() -> #krate::AgentProcedureRef<#ident::Input, #ident::Output> {
                 match #krate::AgentProcedureRef::from_authority(&#authority_path(), #path) {
                     ::core::option::Option::Some(procedure) => procedure,
@@ -546,6 +548,19 @@ impl<'m> Generator<'m> {
             pub(crate) use #name;
         }
     }
+}
+
+/// One `#[doc = "…"]` per line, so rustdoc and prettyplease render `///`
+/// comments rather than one block comment.
+fn doc_lines(text: &str) -> TokenStream {
+    let lines = text.split('\n').map(|l| {
+        if l.is_empty() || l.starts_with(' ') {
+            l.to_string()
+        } else {
+            format!(" {l}")
+        }
+    });
+    quote!(#(#[doc = #lines])*)
 }
 
 fn prefix_path(node: &Node<'_>) -> String {
