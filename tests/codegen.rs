@@ -59,7 +59,9 @@ fn s2_refs_carry_canonical_identity_and_effect() {
     assert_eq!(disable.contract_digest(), None);
     assert_eq!(
         disable.output_schema(),
-        Some(&json!({"type": "object", "properties": {"disabled": {"type": "array", "items": {"type": "string"}}}, "required": ["disabled"]}))
+        Some(
+            &json!({"type": "object", "properties": {"disabled": {"type": "array", "items": {"type": "string"}}}, "required": ["disabled"]})
+        )
     );
 
     let rename = api::devices::rename();
@@ -209,7 +211,10 @@ fn full_input_type_round_trips_through_the_generated_type() {
         RenameDevice::typed_ref(api::devices::rename());
     assert_eq!(typed.path(), "devices.rename");
     assert_eq!(typed.capability_id(), "devices.rename@v1");
-    assert_eq!(<RenameDevice as ProcedureInput>::PROCEDURE, "devices.rename");
+    assert_eq!(
+        <RenameDevice as ProcedureInput>::PROCEDURE,
+        "devices.rename"
+    );
 
     let mine = RenameDevice {
         device_id: "dev-1".into(),
@@ -220,7 +225,8 @@ fn full_input_type_round_trips_through_the_generated_type() {
     // The generated type reads what the app's own type writes, and back.
     let generated: api::devices::rename::Input = serde_json::from_value(value.clone()).unwrap();
     assert_eq!(serde_json::to_value(&generated).unwrap(), value);
-    let back: RenameDevice = serde_json::from_value(serde_json::to_value(&generated).unwrap()).unwrap();
+    let back: RenameDevice =
+        serde_json::from_value(serde_json::to_value(&generated).unwrap()).unwrap();
     assert_eq!(back, mine);
 
     let mail = SendMail {

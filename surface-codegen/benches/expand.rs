@@ -46,7 +46,12 @@ fn synthetic_manifest(n: usize) -> String {
             "properties": {"changed": {"type": "array", "items": {"type": "string"}}},
             "required": ["changed"]
         });
-        let effect = ["server-query", "server-mutation", "destructive", "external-side-effect"][i % 4];
+        let effect = [
+            "server-query",
+            "server-mutation",
+            "destructive",
+            "external-side-effect",
+        ][i % 4];
         tools.insert(
             format!("ns{}.procedure{i}", i / 10),
             json!({"description": format!("Procedure {i}"), "inputSchema": input, "outputSchema": output, "effect": effect}),
@@ -65,9 +70,11 @@ fn bench_expand(c: &mut Criterion) {
     group.sample_size(10);
     for n in [10usize, 100, 500] {
         let text = synthetic_manifest(n);
-        group.bench_with_input(BenchmarkId::new("parse_validate_baseline", n), &text, |b, text| {
-            b.iter(|| AgentManifest::from_json_str(text).unwrap())
-        });
+        group.bench_with_input(
+            BenchmarkId::new("parse_validate_baseline", n),
+            &text,
+            |b, text| b.iter(|| AgentManifest::from_json_str(text).unwrap()),
+        );
         group.bench_with_input(BenchmarkId::new("expand", n), &text, |b, text| {
             b.iter(|| expand_manifest_text(text, &options, Span::call_site()).unwrap())
         });

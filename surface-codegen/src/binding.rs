@@ -158,7 +158,10 @@ impl Parse for AgentProcedureArgs {
                 ov.span(),
                 "`overridable(...)` applies to a bound subset; a full `input` struct binds nothing",
             );
-            e.combine(syn::Error::new(kw.span(), "the struct is declared the full input here"));
+            e.combine(syn::Error::new(
+                kw.span(),
+                "the struct is declared the full input here",
+            ));
             return Err(e);
         }
         Ok(AgentProcedureArgs {
@@ -442,7 +445,8 @@ impl Parse for UnknownInput {
         input.parse::<Token![,]>()?;
         let content;
         syn::bracketed!(content in input);
-        let list: Punctuated<LitStr, Token![,]> = content.parse_terminated(<LitStr as Parse>::parse, Token![,])?;
+        let list: Punctuated<LitStr, Token![,]> =
+            content.parse_terminated(<LitStr as Parse>::parse, Token![,])?;
         Ok(UnknownInput {
             path,
             all: list.into_iter().map(|l| l.value()).collect(),
@@ -626,12 +630,18 @@ fn check_and_expand(input: &ImplInput) -> (TokenStream, Option<syn::Error>) {
     for ov in &input.overridable {
         let name = ov.unraw().to_string();
         if unlocked.contains(&name) {
-            errors.add(ov.span(), format!("`{name}` is listed twice in `overridable(...)`"));
+            errors.add(
+                ov.span(),
+                format!("`{name}` is listed twice in `overridable(...)`"),
+            );
             continue;
         }
         if matched.iter().any(|m| m.ident.unraw() == name) {
             unlocked.push(name);
-        } else if fields.iter().any(|f| f.ident.as_ref().is_some_and(|i| i.unraw() == name)) {
+        } else if fields
+            .iter()
+            .any(|f| f.ident.as_ref().is_some_and(|i| i.unraw() == name))
+        {
             // A field that failed to match; its own error is already reported.
             unlocked.push(name);
         } else if let Some(prop) = find_by_name(&input.fields, &name) {
@@ -669,7 +679,9 @@ fn match_bound<'a>(
     let path = input.path.value();
     let mut out: Vec<Matched<'a>> = Vec::new();
     for field in fields {
-        let Some(ident) = field.ident.as_ref() else { continue };
+        let Some(ident) = field.ident.as_ref() else {
+            continue;
+        };
         let rename = own_rename(field, errors);
         let name = ident.unraw().to_string();
         let prop = match &rename {
@@ -856,7 +868,9 @@ fn match_full<'a>(
     }
     let mut out: Vec<Matched<'a>> = Vec::new();
     for field in fields {
-        let Some(ident) = field.ident.as_ref() else { continue };
+        let Some(ident) = field.ident.as_ref() else {
+            continue;
+        };
         for attr in field.attrs.iter().filter(|a| is_own_attr(a)) {
             errors.add(
                 attr.span(),
@@ -894,7 +908,9 @@ fn match_full<'a>(
             };
             let why = match input.additional {
                 Additional::Forbidden => "the schema forbids it (`additionalProperties: false`)",
-                _ => "it is not among the schema's `properties` (the server would drop or reject it)",
+                _ => {
+                    "it is not among the schema's `properties` (the server would drop or reject it)"
+                }
             };
             errors.add(
                 ident.span(),
@@ -1106,7 +1122,11 @@ mod tests {
     fn s4_3_bound_field_not_in_input_lists_properties() {
         let errs = errors_of(facts(
             "bound",
-            quote!(struct B { device_id: Vec<String> }),
+            quote!(
+                struct B {
+                    device_id: Vec<String>,
+                }
+            ),
             quote!(),
         ));
         assert_eq!(
@@ -1119,7 +1139,11 @@ mod tests {
     fn s4_5_overridable_not_bound_and_not_existing() {
         let errs = errors_of(facts(
             "bound",
-            quote!(struct B { device_ids: Vec<String> }),
+            quote!(
+                struct B {
+                    device_ids: Vec<String>,
+                }
+            ),
             quote!(reason, nope),
         ));
         assert_eq!(errs.len(), 2, "{errs:?}");
@@ -1131,7 +1155,13 @@ mod tests {
     fn s5_bound_fields_keep_declaration_order_and_lock_flags() {
         let input: ImplInput = syn::parse2(facts(
             "bound",
-            quote!(struct B { #[agent_procedure(rename = "reason")] why: Option<String>, device_ids: Vec<String> }),
+            quote!(
+                struct B {
+                    #[agent_procedure(rename = "reason")]
+                    why: Option<String>,
+                    device_ids: Vec<String>,
+                }
+            ),
             quote!(why),
         ))
         .unwrap();
@@ -1150,11 +1180,18 @@ mod tests {
     fn s4_6_full_input_missing_required_and_forbidden() {
         let errs = errors_of(facts(
             "input",
-            quote!(#[derive(Serialize)] struct Full { reason: Option<String>, extra: u8 }),
+            quote!(
+                #[derive(Serialize)]
+                struct Full {
+                    reason: Option<String>,
+                    extra: u8,
+                }
+            ),
             quote!(),
         ));
         assert_eq!(errs.len(), 3, "{errs:?}");
-        assert!(errs[0].starts_with("optional property `reason` of `devices.disable` does not admit `null`"));
+        assert!(errs[0]
+            .starts_with("optional property `reason` of `devices.disable` does not admit `null`"));
         assert!(errs[1].starts_with("`Full` has a property `extra` that `devices.disable`'s input does not allow: the schema forbids it (`additionalProperties: false`)"));
         assert_eq!(errs[2], "`Full` lacks the required property `deviceIds` of `devices.disable`'s input: add a field `device_ids: Vec<String>` with `#[serde(rename = \"deviceIds\")]`");
     }
@@ -1181,12 +1218,21 @@ mod tests {
         assert!(errs.is_empty(), "{errs:?}");
         let errs = errors_of(facts(
             "input",
-            quote!(struct Full { device_ids: Vec<String> }),
+            quote!(
+                struct Full {
+                    device_ids: Vec<String>,
+                }
+            ),
             quote!(),
         ));
         assert_eq!(errs.len(), 2);
         assert!(errs[1].starts_with("`Full` lacks the required property `deviceIds`"));
-        assert!(errs[0].contains("serde names this field `device_ids`, but the schema's property is `deviceIds`"), "{errs:?}");
+        assert!(
+            errs[0].contains(
+                "serde names this field `device_ids`, but the schema's property is `deviceIds`"
+            ),
+            "{errs:?}"
+        );
     }
 
     #[test]
@@ -1206,22 +1252,51 @@ mod tests {
     fn attribute_reemits_struct_on_bad_args() {
         let out = expand_attribute(
             quote!(api),
-            quote!(struct S { #[agent_procedure(rename = "x")] a: u8 }),
+            quote!(
+                struct S {
+                    #[agent_procedure(rename = "x")]
+                    a: u8,
+                }
+            ),
         )
         .to_string();
         assert!(out.starts_with("struct S { a : u8 }"), "{out}");
         assert!(out.contains("compile_error"));
-        let out = expand_attribute(quote!(crate::api, "a.b", overridable(a)), quote!(struct S { a: u8 }))
-            .to_string();
-        assert!(out.contains("crate :: api :: __agent_surface_procedures ! { \"a.b\" user_path = \"a.b\""), "{out}");
+        let out = expand_attribute(
+            quote!(crate::api, "a.b", overridable(a)),
+            quote!(
+                struct S {
+                    a: u8,
+                }
+            ),
+        )
+        .to_string();
+        assert!(
+            out.contains(
+                "crate :: api :: __agent_surface_procedures ! { \"a.b\" user_path = \"a.b\""
+            ),
+            "{out}"
+        );
     }
 
     #[test]
     fn rename_all_rules() {
-        assert_eq!(apply_rename_all("camelCase", "device_ids").unwrap(), "deviceIds");
-        assert_eq!(apply_rename_all("PascalCase", "device_ids").unwrap(), "DeviceIds");
-        assert_eq!(apply_rename_all("kebab-case", "device_ids").unwrap(), "device-ids");
-        assert_eq!(apply_rename_all("SCREAMING_SNAKE_CASE", "a_b").unwrap(), "A_B");
+        assert_eq!(
+            apply_rename_all("camelCase", "device_ids").unwrap(),
+            "deviceIds"
+        );
+        assert_eq!(
+            apply_rename_all("PascalCase", "device_ids").unwrap(),
+            "DeviceIds"
+        );
+        assert_eq!(
+            apply_rename_all("kebab-case", "device_ids").unwrap(),
+            "device-ids"
+        );
+        assert_eq!(
+            apply_rename_all("SCREAMING_SNAKE_CASE", "a_b").unwrap(),
+            "A_B"
+        );
         assert!(apply_rename_all("Title", "a").is_none());
     }
 }

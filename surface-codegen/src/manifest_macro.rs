@@ -232,7 +232,8 @@ pub fn expand_manifest_text(
     span: Span,
 ) -> syn::Result<TokenStream> {
     let shown = &options.display_path;
-    let manifest = AgentManifest::from_json_str(text).map_err(|e| manifest_error(e, shown, span))?;
+    let manifest =
+        AgentManifest::from_json_str(text).map_err(|e| manifest_error(e, shown, span))?;
     check_reserved(&manifest, shown, span)?;
     Ok(Generator::new(&manifest, options, span).generate())
 }
@@ -269,7 +270,9 @@ fn issue_message(issue: &ManifestIssue, shown: &str) -> String {
 fn check_reserved(manifest: &AgentManifest, shown: &str, span: Span) -> syn::Result<()> {
     let mut error: Option<syn::Error> = None;
     for path in manifest.tools.keys() {
-        let Ok(rust) = path_to_rust(path) else { continue };
+        let Ok(rust) = path_to_rust(path) else {
+            continue;
+        };
         if rust.len() == 1 && RESERVED_ROOT_NAMES.contains(&rust[0].as_str()) {
             let e = syn::Error::new(
                 span,
@@ -831,7 +834,8 @@ mod tests {
         let errs = err_text("{\n  \"tools\": {,}\n}");
         assert_eq!(errs.len(), 1);
         assert!(
-            errs[0].starts_with("invalid agent manifest `test.manifest.json` at line 2, column 13: "),
+            errs[0]
+                .starts_with("invalid agent manifest `test.manifest.json` at line 2, column 13: "),
             "{}",
             errs[0]
         );
@@ -850,7 +854,8 @@ mod tests {
 
     #[test]
     fn s3_root_authority_procedure_is_reserved() {
-        let errs = err_text(r#"{"tools":{"authority":{"effect":"server-query","inputSchema":{}}}}"#);
+        let errs =
+            err_text(r#"{"tools":{"authority":{"effect":"server-query","inputSchema":{}}}}"#);
         assert_eq!(errs.len(), 1);
         assert!(errs[0].contains("clashes with the generated `authority()`"));
         // Nested `authority` segments are fine (different scope).
@@ -864,11 +869,18 @@ mod tests {
 
     #[test]
     fn s4_1_absolute_paths_are_rejected() {
-        let e = resolve_manifest_path("/etc/agent.json", Some(Path::new("/crate")), Span::call_site())
-            .unwrap_err();
-        assert!(e.to_string().starts_with("absolute manifest paths only work"));
+        let e = resolve_manifest_path(
+            "/etc/agent.json",
+            Some(Path::new("/crate")),
+            Span::call_site(),
+        )
+        .unwrap_err();
+        assert!(e
+            .to_string()
+            .starts_with("absolute manifest paths only work"));
         assert_eq!(
-            resolve_manifest_path("../x/./a.json", Some(Path::new("/c/d")), Span::call_site()).unwrap(),
+            resolve_manifest_path("../x/./a.json", Some(Path::new("/c/d")), Span::call_site())
+                .unwrap(),
             PathBuf::from("/c/x/a.json")
         );
     }
@@ -889,8 +901,12 @@ mod tests {
         let args: ManifestArgs = syn::parse2(quote!("a.json", crate = ::my::facade)).unwrap();
         let p = args.crate_path.unwrap();
         assert_eq!(quote!(#p).to_string(), ":: my :: facade");
-        let err = syn::parse2::<ManifestArgs>(quote!("a.json", krate = x)).err().unwrap();
-        assert!(err.to_string().starts_with("unknown `manifest!` argument `krate`"));
+        let err = syn::parse2::<ManifestArgs>(quote!("a.json", krate = x))
+            .err()
+            .unwrap();
+        assert!(err
+            .to_string()
+            .starts_with("unknown `manifest!` argument `krate`"));
         assert!(syn::parse2::<ManifestArgs>(quote!(a_json)).is_err());
     }
 
@@ -929,7 +945,10 @@ mod tests {
         let m = AgentManifest::from_json_str(text).unwrap();
         let s = quote!(#file).to_string();
         assert!(s.contains(&format!("\"{}\"", m.digest())));
-        assert!(s.contains(&format!("\"{}\"", m.procedure_digest("devices.listAll").unwrap())));
+        assert!(s.contains(&format!(
+            "\"{}\"",
+            m.procedure_digest("devices.listAll").unwrap()
+        )));
         assert!(s.contains("pub mod list_all"));
         assert!(s.contains("include_str ! (\"/fixtures/test.manifest.json\")"));
     }
@@ -948,6 +967,9 @@ mod tests {
         assert_eq!(option_depth(&t), 2);
         let t: syn::Type = syn::parse_quote!(Vec<Option<u8>>);
         assert_eq!(option_depth(&t), 0);
-        assert_eq!(type_text(&quote!(Vec<Option<String>>)), "Vec<Option<String>>");
+        assert_eq!(
+            type_text(&quote!(Vec<Option<String>>)),
+            "Vec<Option<String>>"
+        );
     }
 }

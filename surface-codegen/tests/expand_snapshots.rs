@@ -8,7 +8,10 @@ use quote::quote;
 use surface_codegen::manifest_macro::{expand_manifest_text, ExpandOptions};
 
 fn expand_fixture(relative: &str) -> String {
-    let path = format!("{}/../tests/fixtures/{relative}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../tests/fixtures/{relative}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let text = std::fs::read_to_string(&path).unwrap();
     let options = ExpandOptions {
         crate_path: quote!(::agent_surface),
