@@ -306,14 +306,21 @@ impl Converter {
         ptr: &str,
     ) {
         let notes_before = self.notes.len();
-        let ty = self.convert(root, target, &Hint::Exact(name.clone()), ptr);
-        let recursive = matches!(
-            self.defs.get(&pointer),
-            Some(DefState::InProgress {
-                recursive: true,
-                ..
-            })
-        );
+        let mut ty = self.convert(root, target, &Hint::Exact(name.clone()), ptr);
+        if matches!(&ty, Ty::Boxed(inner) if matches!(**inner, Ty::Named(_))) {
+            // `A = B`, `B = A`: a cycle of plain references admits no finite
+            // value; a newtype chain would be uninhabitable.
+            self.note(ptr, "a `$ref` cycle without any structure");
+            ty = Ty::Value;
+        }
+        let recursive = ty != Ty::Value
+            && matches!(
+                self.defs.get(&pointer),
+                Some(DefState::InProgress {
+                    recursive: true,
+                    ..
+                })
+            );
         if !self.item_index.contains_key(&name) {
             let mut doc = Self::schema_doc(target);
             doc.extend(self.notes[notes_before..].iter().cloned());
