@@ -278,9 +278,11 @@ impl Converter {
 
     /// Doc paragraphs for a schema used as a type or property.
     fn schema_doc(s: &Value) -> Vec<String> {
-        let Some(s) = s.as_object() else {
-            return Vec::new();
-        };
+        s.as_object().map(Self::map_doc).unwrap_or_default()
+    }
+
+    /// Doc paragraphs for a schema object.
+    fn map_doc(s: &Map<String, Value>) -> Vec<String> {
         let mut doc = Vec::new();
         if let Some(d) = s.get("description").and_then(Value::as_str) {
             doc.push(d.to_string());
@@ -689,7 +691,7 @@ impl Converter {
                 (AdditionalProperties::Typed, Some((field, ty)))
             }
         };
-        let mut doc = Self::schema_doc(&Value::Object(s.clone()));
+        let mut doc = Self::map_doc(s);
         let struct_notes: Vec<String> = self.notes[notes_before..]
             .iter()
             .filter(|n| !fields.iter().any(|f: &FieldDef| f.doc.contains(n)))
@@ -738,7 +740,7 @@ impl Converter {
             }
         };
         let name = self.take_name(hint, Some(s));
-        let mut doc = Self::schema_doc(&Value::Object(s.clone()));
+        let mut doc = Self::map_doc(s);
         doc.push(format!("Always `{value}`."));
         self.push_item(ItemDef::Const {
             name: name.clone(),
@@ -757,7 +759,7 @@ impl Converter {
             .filter(|v| seen.insert(v.as_str()))
             .map(|v| (variant_names.unique(&pascal(v), false), v.clone()))
             .collect();
-        let doc = Self::schema_doc(&Value::Object(s.clone()));
+        let doc = Self::map_doc(s);
         self.push_item(ItemDef::StringEnum {
             name: name.clone(),
             doc,
@@ -929,7 +931,7 @@ impl Converter {
             let payload = self.structure_of_arm(root, &arm, &payload_hint, &format!("{ptr}/{i}"));
             variants.push((variant, value, payload));
         }
-        let doc = Self::schema_doc(&Value::Object(s.clone()));
+        let doc = Self::map_doc(s);
         self.items[slot] = Some(ItemDef::Tagged {
             name: name.clone(),
             doc,
@@ -984,7 +986,7 @@ impl Converter {
         if admits_null {
             self.null_admitting.insert(name.clone());
         }
-        let mut doc = Self::schema_doc(&Value::Object(s.clone()));
+        let mut doc = Self::map_doc(s);
         doc.push("Untagged: the first variant that accepts a value wins.".to_string());
         self.items[slot] = Some(ItemDef::Untagged {
             name: name.clone(),
