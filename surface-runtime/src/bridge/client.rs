@@ -1,0 +1,908 @@
+//! The oRPC client seam and the RPC wire codec (SPEC §8, `ORPC-WIRE.md`).
+//!
+//! [`OrpcClient`] is what both bridges call: one oRPC procedure by dotted
+//! router path, with optional input and per-call [`CallOptions`]. Any
+//! transport can implement it (the `http` feature ships
+//! [`crate::bridge::http::HttpOrpcClient`]; a browser app can wrap `fetch`);
+//! the functions of this module do the transport-independent part of oRPC's
+//! RPC protocol so every transport speaks it the same way:
+//!
+//! * [`rpc_url`] / [`rpc_get_url`] — `devices.disable` →
+//!   `{base}/devices/disable` (each segment percent-encoded like
+//!   `encodeURIComponent`), GET input as `?data=<{"json":…}>`;
+//! * [`encode_request_body`] — `{"json": input}`, or `{}` when the input is
+//!   absent;
+//! * [`decode_response`] — a success envelope `{"json", "meta"}` into plain
+//!   JSON, an error envelope into [`OrpcError`], anything else into
+//!   [`OrpcCallError::UnexpectedResponse`].
+//!
+//! # Absent optional fields
+//!
+//! The codec sends the input JSON exactly as given and never adds or strips
+//! `null`s: an absent optional field is a missing key (oRPC rejects `null`
+//! for a zod `.optional()` field with 400), while `null` stays `null` for
+//! nullable fields. Generated input types skip `None` fields when
+//! serializing; agent JSON is validated against the manifest schema (which
+//! rejects `null` for a non-nullable optional field) before it gets here.
+//!
+//! # `meta` decoding
+//!
+//! oRPC writes values JSON cannot carry as a stand-in in `json` plus a
+//! `meta` entry `[typeCode, ...path]`. [`decode_payload`] turns them into
+//! the following plain JSON, chosen so a decoded value is valid against the
+//! JSON Schema oRPC's converter publishes for the same zod type (BigInt as a
+//! numeric string, Date as a `date-time` string, Set and Map as arrays):
+//!
+//! | code | JS type | decoded JSON |
+//! |---|---|---|
+//! | 0 | BigInt | decimal string, unchanged (`"12345678901234567890"`): lossless, no `f64` rounding |
+//! | 1 | Date | ISO-8601 string, unchanged (`"2026-01-02T03:04:05.000Z"`); `null` for an invalid date |
+//! | 2 | NaN | `null` |
+//! | 3 | undefined | object property: the key is **removed** (undefined = absent); array item: `null` |
+//! | 4 | URL | the URL string, unchanged |
+//! | 5 | RegExp | `"/pattern/flags"`, unchanged |
+//! | 6 | Set | array of the items, unchanged |
+//! | 7 | Map | array of `[key, value]` pairs, unchanged (keys may be any JSON value, so never an object) |
+//!
+//! Unknown codes and paths that do not resolve are ignored (as oRPC's own
+//! deserializer does); the typed list is available from [`parse_meta`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::cancellation::Cancellation;
+use crate::sync::{BoxFuture, MaybeSend, MaybeSync};
+
+/// HTTP header pairs `(name, value)`, in sending order. Names are
+/// case-insensitive on the wire.
+pub type Headers = Vec<(String, String)>;
+
+/// HTTP method of one call. oRPC routes every RPC procedure on POST; GET is
+/// accepted only for procedures declared `route({ method: 'GET' })` and
+/// carries the input in `?data=` (ORPC-WIRE.md "Requests").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CallMethod {
+    /// `POST {base}/{segments}` with a JSON body (always works).
+    #[default]
+    Post,
+    /// `GET {base}/{segments}?data=…`; transports fall back to POST when the
+    /// URL would exceed [`MAX_GET_URL_LENGTH`], as oRPC's `RPCLink` does.
+    Get,
+}
+
+/// Longest GET URL, in bytes, before a transport falls back to POST (the
+/// `maxUrlLength` default of oRPC's `RPCLink`).
+pub const MAX_GET_URL_LENGTH: usize = 2083;
+
+/// Per-call options of [`OrpcClient::call`].
+#[derive(Clone, Debug, Default)]
+pub struct CallOptions {
+    /// Extra request headers (for example `x-agent-invocation-id` from the
+    /// bridge's `call_context`), sent after the client's own headers.
+    pub headers: Headers,
+    /// HTTP method; POST unless the procedure is declared GET.
+    pub method: CallMethod,
+    /// When fired, the transport stops waiting and returns
+    /// [`OrpcCallError::Cancelled`]; a request already sent may still take
+    /// effect on the server.
+    pub cancellation: Option<Cancellation>,
+}
+
+/// An oRPC client: calls one procedure of a router by its dotted path
+/// (`"devices.disable"`) and returns the decoded output (`null` for a void
+/// output).
+///
+/// The future is `Send` on native targets and not on `wasm32`
+/// ([`crate::sync`]), so browser transports can implement it.
+pub trait OrpcClient: MaybeSend + MaybeSync {
+    /// Calls the procedure at `path` with `input` (`None` sends no `json`
+    /// field, oRPC's `undefined` input).
+    ///
+    /// # Errors
+    /// [`OrpcCallError`]: an oRPC error body, a non-oRPC response, a
+    /// transport failure before or after sending, or cancellation.
+    fn call<'a>(
+        &'a self,
+        path: &'a str,
+        input: Option<Value>,
+        options: CallOptions,
+    ) -> BoxFuture<'a, Result<Value, OrpcCallError>>;
+}
+
+impl<T: OrpcClient + ?Sized> OrpcClient for Arc<T> {
+    fn call<'a>(
+        &'a self,
+        path: &'a str,
+        input: Option<Value>,
+        options: CallOptions,
+    ) -> BoxFuture<'a, Result<Value, OrpcCallError>> {
+        (**self).call(path, input, options)
+    }
+}
+
+impl<T: OrpcClient + ?Sized> OrpcClient for Box<T> {
+    fn call<'a>(
+        &'a self,
+        path: &'a str,
+        input: Option<Value>,
+        options: CallOptions,
+    ) -> BoxFuture<'a, Result<Value, OrpcCallError>> {
+        (**self).call(path, input, options)
+    }
+}
+
+/// An error an oRPC server returned: the body
+/// `{"json": {"defined", "code", "status", "message", "data"?}}`
+/// (ORPC-WIRE.md "Responses"). Classify by [`OrpcError::code`], not by the
+/// status alone.
+///
+/// `message` is server text: it goes to logs and audit, never to the agent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("oRPC error {code} (HTTP {status}): {message}")]
+pub struct OrpcError {
+    /// `true` only for errors the procedure declared with `.errors({...})`.
+    pub defined: bool,
+    /// The error code (`UNAUTHORIZED`, `BAD_REQUEST`, `NOT_FOUND`, a custom
+    /// code such as `APPROVAL_REQUIRED`).
+    pub code: String,
+    /// The HTTP status the server chose for it (400–599).
+    pub status: u16,
+    /// The server's message (validation: `Input validation failed`; a plain
+    /// thrown `Error`: `Internal server error`).
+    pub message: String,
+    /// Structured data (`issues[]` for validation, `approvalId`, …), with
+    /// `meta` stand-ins decoded like a success payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// Why [`OrpcClient::call`] failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum OrpcCallError {
+    /// The server answered with an oRPC error body.
+    #[error(transparent)]
+    Orpc(OrpcError),
+    /// The server answered, but not in oRPC's format: an unmatched path
+    /// (the host server's `404 text/plain`), a proxy's HTML page, or a
+    /// malformed envelope. `body` holds at most [`BODY_EXCERPT_CHARS`]
+    /// characters of the body.
+    #[error("unexpected response (HTTP {status}): {reason}")]
+    UnexpectedResponse {
+        /// HTTP status.
+        status: u16,
+        /// The `content-type` header, if any.
+        content_type: Option<String>,
+        /// Beginning of the body (lossy UTF-8).
+        body: String,
+        /// What was wrong with it.
+        reason: String,
+    },
+    /// The connection could not be established; the request was **not**
+    /// sent, so the procedure did not run.
+    #[error("could not connect to the oRPC server: {message}")]
+    Connect {
+        /// Transport description (audit only).
+        message: String,
+    },
+    /// The request may have been sent but no complete response arrived
+    /// (connection reset, timeout, truncated body): the procedure may have
+    /// run.
+    #[error("the oRPC response was lost after the request was sent: {message}")]
+    Transport {
+        /// Transport description (audit only).
+        message: String,
+    },
+    /// [`CallOptions::cancellation`] fired; a request already sent may
+    /// still take effect.
+    #[error("the oRPC call was cancelled")]
+    Cancelled,
+    /// The request could not be built (an empty path segment, an invalid
+    /// header); nothing was sent.
+    #[error("invalid oRPC request: {message}")]
+    InvalidRequest {
+        /// What was wrong.
+        message: String,
+    },
+}
+
+/// How many characters of a non-oRPC body [`OrpcCallError::UnexpectedResponse`]
+/// keeps.
+pub const BODY_EXCERPT_CHARS: usize = 2048;
+
+impl OrpcCallError {
+    /// The oRPC error code, when the server answered with an oRPC error.
+    pub fn orpc_code(&self) -> Option<&str> {
+        match self {
+            OrpcCallError::Orpc(e) => Some(&e.code),
+            _ => None,
+        }
+    }
+
+    /// Whether the server may have run the procedure although no usable
+    /// answer came back: a transport failure after sending, a cancellation,
+    /// a 5xx error (an oRPC body or not), or a 2xx body that is not an oRPC
+    /// envelope. `false` for definitive refusals (4xx) and for failures
+    /// before sending.
+    pub fn may_have_executed(&self) -> bool {
+        match self {
+            OrpcCallError::Transport { .. } | OrpcCallError::Cancelled => true,
+            OrpcCallError::Orpc(e) => e.status >= 500,
+            OrpcCallError::UnexpectedResponse { status, .. } => *status >= 500 || *status < 400,
+            OrpcCallError::Connect { .. } | OrpcCallError::InvalidRequest { .. } => false,
+        }
+    }
+
+    /// The full error as JSON, for audit records and logs only (it contains
+    /// server and transport text): `{"kind": "orpc", "defined", "code",
+    /// "status", "message", "data"?}`, `{"kind": "unexpected-response",
+    /// "status", "contentType", "body", "reason"}`, `{"kind": "connect" |
+    /// "transport" | "invalid-request", "message"}` or `{"kind":
+    /// "cancelled"}`.
+    pub fn to_internal(&self) -> Value {
+        match self {
+            OrpcCallError::Orpc(e) => {
+                let mut v = json!({
+                    "kind": "orpc",
+                    "defined": e.defined,
+                    "code": e.code,
+                    "status": e.status,
+                    "message": e.message,
+                });
+                if let Some(data) = &e.data {
+                    v["data"] = data.clone();
+                }
+                v
+            }
+            OrpcCallError::UnexpectedResponse {
+                status,
+                content_type,
+                body,
+                reason,
+            } => json!({
+                "kind": "unexpected-response",
+                "status": status,
+                "contentType": content_type,
+                "body": body,
+                "reason": reason,
+            }),
+            OrpcCallError::Connect { message } => json!({"kind": "connect", "message": message}),
+            OrpcCallError::Transport { message } => {
+                json!({"kind": "transport", "message": message})
+            }
+            OrpcCallError::Cancelled => json!({"kind": "cancelled"}),
+            OrpcCallError::InvalidRequest { message } => {
+                json!({"kind": "invalid-request", "message": message})
+            }
+        }
+    }
+}
+
+/// `encodeURIComponent`'s set: everything but `A–Z a–z 0–9 - _ . ! ~ * ' ( )`.
+const URI_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'!')
+    .remove(b'~')
+    .remove(b'*')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')');
+
+/// The URL path of a procedure relative to the handler prefix:
+/// `"devices.disable"` → `"devices/disable"`, each segment percent-encoded
+/// like `encodeURIComponent` (ORPC-WIRE.md: `/rpc/devices.disable` does not
+/// match).
+///
+/// # Errors
+/// [`OrpcCallError::InvalidRequest`] when the path is empty or has an empty
+/// segment.
+pub fn encode_rpc_path(path: &str) -> Result<String, OrpcCallError> {
+    let mut out = String::with_capacity(path.len());
+    for (i, segment) in path.split('.').enumerate() {
+        if segment.is_empty() {
+            return Err(OrpcCallError::InvalidRequest {
+                message: format!("procedure path `{path}` has an empty segment"),
+            });
+        }
+        if i > 0 {
+            out.push('/');
+        }
+        out.extend(utf8_percent_encode(segment, URI_COMPONENT));
+    }
+    Ok(out)
+}
+
+/// The POST URL of a procedure: `base` (the handler's prefix, e.g.
+/// `http://127.0.0.1:3000/rpc`, trailing `/` ignored) + `/` +
+/// [`encode_rpc_path`].
+///
+/// # Errors
+/// As [`encode_rpc_path`].
+pub fn rpc_url(base: &str, path: &str) -> Result<String, OrpcCallError> {
+    Ok(format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        encode_rpc_path(path)?
+    ))
+}
+
+/// The GET URL of a procedure: [`rpc_url`] + `?data=` + the percent-encoded
+/// envelope `{"json": input}` (`{}` for no input).
+///
+/// # Errors
+/// As [`encode_rpc_path`].
+pub fn rpc_get_url(base: &str, path: &str, input: Option<&Value>) -> Result<String, OrpcCallError> {
+    let url = rpc_url(base, path)?;
+    let data = encode_request_body(input);
+    Ok(format!(
+        "{url}?data={}",
+        utf8_percent_encode(&data, URI_COMPONENT)
+    ))
+}
+
+/// The request body of a POST call: `{"json": input}`, or `{}` when `input`
+/// is `None` (oRPC's `undefined`). No `meta` is sent: plain JSON has no
+/// special values. The input is written as given (see the module docs on
+/// absent optional fields).
+pub fn encode_request_body(input: Option<&Value>) -> String {
+    match input {
+        Some(value) => {
+            let mut envelope = Map::with_capacity(1);
+            envelope.insert("json".into(), value.clone());
+            Value::Object(envelope).to_string()
+        }
+        None => "{}".to_string(),
+    }
+}
+
+/// One type code of oRPC's `meta` (ORPC-WIRE.md "`meta`").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MetaType {
+    /// 0 — BigInt (decimal string).
+    BigInt,
+    /// 1 — Date (ISO-8601 string or `null`).
+    Date,
+    /// 2 — NaN (`null`).
+    NaN,
+    /// 3 — undefined (`null`).
+    Undefined,
+    /// 4 — URL (string).
+    Url,
+    /// 5 — RegExp (`"/pattern/flags"`).
+    RegExp,
+    /// 6 — Set (array).
+    Set,
+    /// 7 — Map (array of `[key, value]`).
+    Map,
+}
+
+impl MetaType {
+    /// The type for a wire code, `None` for codes this version does not know.
+    pub fn from_code(code: u64) -> Option<Self> {
+        Some(match code {
+            0 => MetaType::BigInt,
+            1 => MetaType::Date,
+            2 => MetaType::NaN,
+            3 => MetaType::Undefined,
+            4 => MetaType::Url,
+            5 => MetaType::RegExp,
+            6 => MetaType::Set,
+            7 => MetaType::Map,
+            _ => return None,
+        })
+    }
+}
+
+/// One step of a `meta` path: an object key or an array index.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MetaPathItem {
+    /// Object property name.
+    Key(String),
+    /// Array index.
+    Index(usize),
+}
+
+impl fmt::Display for MetaPathItem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MetaPathItem::Key(k) => write!(f, ".{k}"),
+            MetaPathItem::Index(i) => write!(f, "[{i}]"),
+        }
+    }
+}
+
+/// One `meta` entry: the special type of the value at `path` inside `json`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetaEntry {
+    /// The type.
+    pub kind: MetaType,
+    /// Where the stand-in is (empty: the whole payload).
+    pub path: Vec<MetaPathItem>,
+}
+
+/// Parses a `meta` array. Entries with unknown type codes are skipped (oRPC
+/// ignores them too).
+///
+/// # Errors
+/// A description of the first malformed entry: `meta` not an array, an
+/// entry that is not a non-empty array, a code that is not a non-negative
+/// integer, or a path item that is neither a string nor a non-negative
+/// integer.
+pub fn parse_meta(meta: &Value) -> Result<Vec<MetaEntry>, String> {
+    let entries = meta
+        .as_array()
+        .ok_or_else(|| format!("`meta` must be an array, found {}", json_type(meta)))?;
+    let mut out = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.iter().enumerate() {
+        let items = entry
+            .as_array()
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| format!("`meta[{i}]` must be a non-empty array"))?;
+        let code = items[0]
+            .as_u64()
+            .ok_or_else(|| format!("`meta[{i}][0]` must be a type code (integer)"))?;
+        let mut path = Vec::with_capacity(items.len() - 1);
+        for (j, item) in items[1..].iter().enumerate() {
+            path.push(match item {
+                Value::String(s) => MetaPathItem::Key(s.clone()),
+                Value::Number(n) => match n.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                    Some(index) => MetaPathItem::Index(index),
+                    None => return Err(format!("`meta[{i}][{}]` is not an array index", j + 1)),
+                },
+                other => {
+                    return Err(format!(
+                        "`meta[{i}][{}]` must be a key or an index, found {}",
+                        j + 1,
+                        json_type(other)
+                    ))
+                }
+            });
+        }
+        if let Some(kind) = MetaType::from_code(code) {
+            out.push(MetaEntry { kind, path });
+        }
+    }
+    Ok(out)
+}
+
+/// Applies `meta` to `json` per the table in the module docs: only
+/// `undefined` changes the value (removed from objects, `null` in arrays);
+/// every other stand-in already is the decoded JSON.
+pub fn apply_meta(json: &mut Value, meta: &[MetaEntry]) {
+    for entry in meta {
+        if entry.kind != MetaType::Undefined {
+            continue;
+        }
+        let Some((last, parents)) = entry.path.split_last() else {
+            *json = Value::Null;
+            continue;
+        };
+        let Some(target) = resolve_mut(json, parents) else {
+            continue;
+        };
+        match (last, target) {
+            (MetaPathItem::Key(k), Value::Object(map)) => {
+                map.remove(k);
+            }
+            (MetaPathItem::Index(i), Value::Array(items)) => {
+                if let Some(slot) = items.get_mut(*i) {
+                    *slot = Value::Null;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn resolve_mut<'v>(mut value: &'v mut Value, path: &[MetaPathItem]) -> Option<&'v mut Value> {
+    for item in path {
+        value = match (item, value) {
+            (MetaPathItem::Key(k), Value::Object(map)) => map.get_mut(k)?,
+            (MetaPathItem::Index(i), Value::Array(items)) => items.get_mut(*i)?,
+            _ => return None,
+        };
+    }
+    Some(value)
+}
+
+/// Decodes one oRPC envelope `{"json"?: …, "meta"?: [...]}` into plain
+/// JSON: `json` (absent → `null`, oRPC's `undefined`) with `meta` applied.
+///
+/// # Errors
+/// A description when `envelope` is not an object or `meta` is malformed.
+pub fn decode_payload(envelope: Value) -> Result<Value, String> {
+    let Value::Object(mut map) = envelope else {
+        return Err(format!(
+            "an oRPC envelope must be an object, found {}",
+            json_type(&envelope)
+        ));
+    };
+    let mut json = map.remove("json").unwrap_or(Value::Null);
+    if let Some(meta) = map.get("meta") {
+        let entries = parse_meta(meta)?;
+        apply_meta(&mut json, &entries);
+    }
+    Ok(json)
+}
+
+/// Decodes an HTTP response of an oRPC RPC handler.
+///
+/// * 2xx with an envelope → `Ok` with the decoded output ([`decode_payload`];
+///   a void output `{}` → `null`).
+/// * any status with an error envelope
+///   `{"json": {"code": str, "status": int, "message": str, …}}` →
+///   [`OrpcCallError::Orpc`] (`defined` defaults to `false`, `status` to
+///   the HTTP status when missing).
+/// * anything else (not JSON, not an envelope, a 404 `text/plain`) →
+///   [`OrpcCallError::UnexpectedResponse`] with a body excerpt.
+///
+/// # Errors
+/// As above.
+pub fn decode_response(
+    status: u16,
+    content_type: Option<&str>,
+    body: &[u8],
+) -> Result<Value, OrpcCallError> {
+    let unexpected = |reason: String| OrpcCallError::UnexpectedResponse {
+        status,
+        content_type: content_type.map(str::to_string),
+        body: excerpt(body),
+        reason,
+    };
+    let parsed: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => return Err(unexpected(format!("the body is not JSON: {e}"))),
+    };
+    if (200..300).contains(&status) {
+        return decode_payload(parsed).map_err(unexpected);
+    }
+    let Value::Object(_) = &parsed else {
+        return Err(unexpected(format!(
+            "HTTP {status} with a JSON {} body, not an oRPC error envelope",
+            json_type(&parsed)
+        )));
+    };
+    let payload = decode_payload(parsed).map_err(&unexpected)?;
+    match parse_error_payload(payload, status) {
+        Some(error) => Err(OrpcCallError::Orpc(error)),
+        None => Err(unexpected(format!(
+            "HTTP {status} without an oRPC error envelope (`json.code`, `json.message`)"
+        ))),
+    }
+}
+
+fn parse_error_payload(payload: Value, http_status: u16) -> Option<OrpcError> {
+    let Value::Object(mut map) = payload else {
+        return None;
+    };
+    let code = match map.remove("code") {
+        Some(Value::String(code)) => code,
+        _ => return None,
+    };
+    let message = match map.remove("message") {
+        Some(Value::String(message)) => message,
+        _ => return None,
+    };
+    let status = map
+        .get("status")
+        .and_then(Value::as_u64)
+        .and_then(|s| u16::try_from(s).ok())
+        .unwrap_or(http_status);
+    let defined = map.get("defined").and_then(Value::as_bool).unwrap_or(false);
+    let data = map.remove("data");
+    Some(OrpcError {
+        defined,
+        code,
+        status,
+        message,
+        data,
+    })
+}
+
+fn excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    match text.char_indices().nth(BODY_EXCERPT_CHARS) {
+        Some((idx, _)) => format!("{}…", &text[..idx]),
+        None => text.into_owned(),
+    }
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_path_is_one_url_segment_per_dotted_segment() {
+        assert_eq!(
+            encode_rpc_path("devices.disable").unwrap(),
+            "devices/disable"
+        );
+        assert_eq!(
+            rpc_url("http://h:1/rpc/", "devices.disable").unwrap(),
+            "http://h:1/rpc/devices/disable"
+        );
+        assert_eq!(
+            rpc_url("http://h:1/rpc", "a b.c/d.é").unwrap(),
+            "http://h:1/rpc/a%20b/c%2Fd/%C3%A9"
+        );
+        assert_eq!(encode_rpc_path("x-y_z.a~b").unwrap(), "x-y_z/a~b");
+        for bad in ["", "a..b", ".a", "a."] {
+            assert!(
+                matches!(
+                    encode_rpc_path(bad),
+                    Err(OrpcCallError::InvalidRequest { .. })
+                ),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn wire_request_body_wraps_json_and_omits_absent_input() {
+        let input = json!({"deviceIds": ["dev-1"]});
+        assert_eq!(
+            encode_request_body(Some(&input)),
+            r#"{"json":{"deviceIds":["dev-1"]}}"#
+        );
+        assert_eq!(encode_request_body(None), "{}");
+        // All-optional objects still need `{"json": {}}`.
+        assert_eq!(encode_request_body(Some(&json!({}))), r#"{"json":{}}"#);
+        // Absent optional fields stay absent; a nullable field's null stays.
+        let input = json!({"deviceIds": ["d"], "note": null});
+        let body: Value = serde_json::from_str(&encode_request_body(Some(&input))).unwrap();
+        assert_eq!(body, json!({"json": {"deviceIds": ["d"], "note": null}}));
+        assert!(!encode_request_body(Some(&json!({"deviceIds": ["d"]}))).contains("reason"));
+    }
+
+    #[test]
+    fn wire_get_url_carries_percent_encoded_envelope() {
+        let url = rpc_get_url(
+            "http://h/rpc",
+            "devices.list",
+            Some(&json!({"status": "active"})),
+        )
+        .unwrap();
+        assert_eq!(
+            url,
+            "http://h/rpc/devices/list?data=%7B%22json%22%3A%7B%22status%22%3A%22active%22%7D%7D"
+        );
+        assert_eq!(
+            rpc_get_url("http://h/rpc", "devices.list", None).unwrap(),
+            "http://h/rpc/devices/list?data=%7B%7D"
+        );
+    }
+
+    #[test]
+    fn wire_success_body_decodes_plain_output() {
+        let body = br#"{"json":{"disabled":["dev-1"]}}"#;
+        assert_eq!(
+            decode_response(200, Some("application/json"), body).unwrap(),
+            json!({"disabled": ["dev-1"]})
+        );
+        // A void output is `{}` → null.
+        assert_eq!(decode_response(200, None, b"{}").unwrap(), Value::Null);
+        // An explicit null output.
+        assert_eq!(
+            decode_response(200, None, br#"{"json":null}"#).unwrap(),
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn wire_meta_codes_0_to_7_decode_per_table() {
+        let body = br#"{"json":{"bytes":"12345678901234567890","lastSeen":"2026-01-02T03:04:05.000Z","bad":null,"ratio":null,"gone":null,"home":"https://example.com/x","re":"/ab+c/gi","tags":["a","b"],"ports":[["eth0",1],["eth1",2]],"list":[1,null,3]},"meta":[[0,"bytes"],[1,"lastSeen"],[1,"bad"],[2,"ratio"],[3,"gone"],[4,"home"],[5,"re"],[6,"tags"],[7,"ports"],[3,"list",1],[99,"tags"]]}"#;
+        let out = decode_response(200, Some("application/json"), body).unwrap();
+        assert_eq!(
+            out,
+            json!({
+                "bytes": "12345678901234567890",
+                "lastSeen": "2026-01-02T03:04:05.000Z",
+                "bad": null,
+                "ratio": null,
+                "home": "https://example.com/x",
+                "re": "/ab+c/gi",
+                "tags": ["a", "b"],
+                "ports": [["eth0", 1], ["eth1", 2]],
+                "list": [1, null, 3]
+            })
+        );
+        assert!(out.get("gone").is_none(), "undefined property is absent");
+    }
+
+    #[test]
+    fn wire_meta_paths_nest_and_tolerate_unresolvable_entries() {
+        let mut value = json!({"a": [{"b": null, "c": 1}]});
+        let meta =
+            parse_meta(&json!([[3, "a", 0, "b"], [3, "x", "y"], [3, "a", 5], [42]])).unwrap();
+        assert_eq!(meta.len(), 3, "unknown code 42 skipped");
+        assert_eq!(
+            meta[0].path,
+            vec![
+                MetaPathItem::Key("a".into()),
+                MetaPathItem::Index(0),
+                MetaPathItem::Key("b".into())
+            ]
+        );
+        apply_meta(&mut value, &meta);
+        assert_eq!(value, json!({"a": [{"c": 1}]}));
+        // A top-level special value (BigInt output).
+        assert_eq!(
+            decode_response(200, None, br#"{"json":"42","meta":[[0]]}"#).unwrap(),
+            json!("42")
+        );
+        // Top-level undefined → null.
+        assert_eq!(
+            decode_response(200, None, br#"{"json":null,"meta":[[3]]}"#).unwrap(),
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn wire_malformed_meta_is_an_unexpected_response() {
+        for body in [
+            &br#"{"json":1,"meta":{}}"#[..],
+            br#"{"json":1,"meta":[[]]}"#,
+            br#"{"json":1,"meta":[["x"]]}"#,
+            br#"{"json":1,"meta":[[0,true]]}"#,
+            br#"{"json":1,"meta":[[0,-1]]}"#,
+        ] {
+            let err = decode_response(200, None, body).unwrap_err();
+            assert!(
+                matches!(err, OrpcCallError::UnexpectedResponse { status: 200, .. }),
+                "{err:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn wire_validation_error_body_parses() {
+        let body = br#"{"json":{"defined":false,"code":"BAD_REQUEST","status":400,"message":"Input validation failed","data":{"issues":[{"code":"too_small","path":["deviceIds"],"message":"Too small: expected array to have >=1 items","minimum":1}]}}}"#;
+        let err = decode_response(400, Some("application/json"), body).unwrap_err();
+        assert_eq!(
+            err,
+            OrpcCallError::Orpc(OrpcError {
+                defined: false,
+                code: "BAD_REQUEST".into(),
+                status: 400,
+                message: "Input validation failed".into(),
+                data: Some(
+                    json!({"issues": [{"code": "too_small", "path": ["deviceIds"], "message": "Too small: expected array to have >=1 items", "minimum": 1}]})
+                ),
+            })
+        );
+        assert_eq!(err.orpc_code(), Some("BAD_REQUEST"));
+        assert!(!err.may_have_executed());
+    }
+
+    #[test]
+    fn wire_error_kinds_parse_by_code() {
+        /// (HTTP status, body, defined, code, body status, message)
+        type Case = (u16, &'static [u8], bool, &'static str, u16, &'static str);
+        let cases: [Case; 5] = [
+            (401, br#"{"json":{"defined":false,"code":"UNAUTHORIZED","status":401,"message":"Unauthorized"}}"#, false, "UNAUTHORIZED", 401, "Unauthorized"),
+            (403, br#"{"json":{"defined":false,"code":"FORBIDDEN","status":403,"message":"Forbidden"}}"#, false, "FORBIDDEN", 403, "Forbidden"),
+            (500, br#"{"json":{"defined":false,"code":"INTERNAL_SERVER_ERROR","status":500,"message":"Internal server error"}}"#, false, "INTERNAL_SERVER_ERROR", 500, "Internal server error"),
+            (429, br#"{"json":{"defined":false,"code":"RATE_LIMITED","status":429,"message":"Slow down"}}"#, false, "RATE_LIMITED", 429, "Slow down"),
+            (500, br#"{"json":{"defined":false,"code":"TEAPOT","status":500,"message":"TEAPOT"}}"#, false, "TEAPOT", 500, "TEAPOT"),
+        ];
+        for (http, body, defined, code, status, message) in cases {
+            match decode_response(http, Some("application/json"), body).unwrap_err() {
+                OrpcCallError::Orpc(e) => {
+                    assert_eq!(
+                        (
+                            e.defined,
+                            e.code.as_str(),
+                            e.status,
+                            e.message.as_str(),
+                            e.data
+                        ),
+                        (defined, code, status, message, None)
+                    );
+                }
+                other => panic!("{code}: {other:?}"),
+            }
+        }
+        let defined = br#"{"json":{"defined":true,"code":"NOT_FOUND","status":404,"message":"Device not found","data":{"deviceId":"nope"}}}"#;
+        let err = decode_response(404, Some("application/json"), defined).unwrap_err();
+        let OrpcCallError::Orpc(e) = err else {
+            panic!()
+        };
+        assert!(e.defined);
+        assert_eq!(e.data, Some(json!({"deviceId": "nope"})));
+        // Missing `defined` / `status`: defaults.
+        let sparse = br#"{"json":{"code":"X","message":"m"}}"#;
+        let OrpcCallError::Orpc(e) = decode_response(418, None, sparse).unwrap_err() else {
+            panic!()
+        };
+        assert_eq!((e.defined, e.status), (false, 418));
+    }
+
+    #[test]
+    fn wire_error_data_meta_is_decoded() {
+        let body = br#"{"json":{"defined":true,"code":"X","status":409,"message":"m","data":{"at":"2026-01-01T00:00:00.000Z","u":null}},"meta":[[1,"data","at"],[3,"data","u"]]}"#;
+        let OrpcCallError::Orpc(e) = decode_response(409, None, body).unwrap_err() else {
+            panic!()
+        };
+        assert_eq!(e.data, Some(json!({"at": "2026-01-01T00:00:00.000Z"})));
+    }
+
+    #[test]
+    fn wire_non_orpc_bodies_are_unexpected_responses() {
+        let err = decode_response(404, Some("text/plain"), b"Not found").unwrap_err();
+        match &err {
+            OrpcCallError::UnexpectedResponse {
+                status,
+                content_type,
+                body,
+                reason,
+            } => {
+                assert_eq!(*status, 404);
+                assert_eq!(content_type.as_deref(), Some("text/plain"));
+                assert_eq!(body, "Not found");
+                assert!(reason.starts_with("the body is not JSON"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!err.may_have_executed());
+        assert_eq!(err.to_internal()["kind"], "unexpected-response");
+        // JSON, but not an error envelope.
+        let err = decode_response(502, Some("application/json"), br#"{"error":"bad gateway"}"#)
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            OrpcCallError::UnexpectedResponse { status: 502, .. }
+        ));
+        assert!(err.may_have_executed());
+        let err = decode_response(500, None, b"[1]").unwrap_err();
+        assert!(matches!(err, OrpcCallError::UnexpectedResponse { .. }));
+        // A 200 that is not an envelope.
+        let err = decode_response(200, Some("text/html"), b"<html>").unwrap_err();
+        assert!(err.may_have_executed());
+        // Long bodies are cut.
+        let long = vec![b'x'; BODY_EXCERPT_CHARS + 10];
+        let OrpcCallError::UnexpectedResponse { body, .. } =
+            decode_response(404, None, &long).unwrap_err()
+        else {
+            panic!()
+        };
+        assert_eq!(body.chars().count(), BODY_EXCERPT_CHARS + 1);
+    }
+
+    #[test]
+    fn internal_record_keeps_full_server_error() {
+        let err = OrpcCallError::Orpc(OrpcError {
+            defined: true,
+            code: "APPROVAL_REQUIRED".into(),
+            status: 409,
+            message: "needs approval".into(),
+            data: Some(json!({"approvalId": "appr-1"})),
+        });
+        assert_eq!(
+            err.to_internal(),
+            json!({"kind": "orpc", "defined": true, "code": "APPROVAL_REQUIRED", "status": 409, "message": "needs approval", "data": {"approvalId": "appr-1"}})
+        );
+        assert_eq!(
+            OrpcCallError::Transport {
+                message: "reset".into()
+            }
+            .to_internal(),
+            json!({"kind": "transport", "message": "reset"})
+        );
+    }
+}

@@ -1,0 +1,378 @@
+//! [`HttpOrpcClient`]: an [`OrpcClient`] over HTTP with reqwest (cargo
+//! feature `http`; `http-rustls` adds TLS). It speaks oRPC's RPC protocol
+//! as `ORPC-WIRE.md` describes it, against an unmodified `@orpc/server`
+//! `RPCHandler`:
+//!
+//! * `POST {base}/{segment}/{segment}` with `content-type:
+//!   application/json` and the body of [`encode_request_body`];
+//! * with [`CallMethod::Get`], `GET …?data=<envelope>`
+//!   ([`rpc_get_url`]), falling back to POST above [`MAX_GET_URL_LENGTH`];
+//! * the client's own headers (the app's authentication), then the call's
+//!   [`CallOptions::headers`];
+//! * the response through [`decode_response`];
+//! * [`CallOptions::cancellation`] drops the request (the server may still
+//!   finish it) and returns [`OrpcCallError::Cancelled`].
+//!
+//! Transport errors are split by whether the request could have reached
+//! the server: a failed connect is [`OrpcCallError::Connect`] (nothing
+//! sent), every later failure [`OrpcCallError::Transport`]. Needs a tokio
+//! runtime on native targets (reqwest's requirement).
+
+use futures_util::future::{select, Either};
+use serde_json::Value;
+
+use crate::bridge::client::{
+    decode_response, encode_request_body, rpc_get_url, rpc_url, CallMethod, CallOptions, Headers,
+    OrpcCallError, OrpcClient, MAX_GET_URL_LENGTH,
+};
+use crate::sync::BoxFuture;
+
+/// An oRPC client over HTTP.
+///
+/// ```no_run
+/// # use surface_runtime::bridge::http::HttpOrpcClient;
+/// let client = HttpOrpcClient::new("http://127.0.0.1:3000/rpc")
+///     .with_header("authorization", "Bearer user-token");
+/// ```
+#[derive(Clone, Debug)]
+pub struct HttpOrpcClient {
+    http: reqwest::Client,
+    base: String,
+    headers: Headers,
+}
+
+impl HttpOrpcClient {
+    /// A client for the RPC handler at `base` (the handler's URL prefix,
+    /// e.g. `http://127.0.0.1:3000/rpc`), with a default reqwest client.
+    pub fn new(base: impl Into<String>) -> Self {
+        Self::with_client(reqwest::Client::new(), base)
+    }
+
+    /// A client using a configured reqwest client (timeouts, TLS roots,
+    /// cookie store, proxies).
+    pub fn with_client(http: reqwest::Client, base: impl Into<String>) -> Self {
+        Self {
+            http,
+            base: base.into(),
+            headers: Vec::new(),
+        }
+    }
+
+    /// Adds a header sent with every call (the user's normal authenticated
+    /// transport, e.g. `authorization`).
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The handler URL prefix.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    async fn send(
+        &self,
+        path: &str,
+        input: Option<Value>,
+        options: CallOptions,
+    ) -> Result<Value, OrpcCallError> {
+        let get_url = match options.method {
+            CallMethod::Get => {
+                let url = rpc_get_url(&self.base, path, input.as_ref())?;
+                (url.len() <= MAX_GET_URL_LENGTH).then_some(url)
+            }
+            CallMethod::Post => None,
+        };
+        let mut request = match get_url {
+            Some(url) => self.http.get(url),
+            None => self
+                .http
+                .post(rpc_url(&self.base, path)?)
+                .header("content-type", "application/json")
+                .body(encode_request_body(input.as_ref())),
+        };
+        for (name, value) in self.headers.iter().chain(options.headers.iter()) {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        let request = request.build().map_err(|e| OrpcCallError::InvalidRequest {
+            message: e.to_string(),
+        })?;
+        let exchange = async {
+            let response = self.http.execute(request).await.map_err(transport_error)?;
+            let status = response.status().as_u16();
+            let content_type = response
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let body = response.bytes().await.map_err(transport_error)?;
+            decode_response(status, content_type.as_deref(), &body)
+        };
+        match options.cancellation {
+            None => exchange.await,
+            Some(cancellation) => {
+                if cancellation.is_cancelled() {
+                    return Err(OrpcCallError::Cancelled);
+                }
+                let exchange = std::pin::pin!(exchange);
+                match select(exchange, cancellation.cancelled()).await {
+                    Either::Left((result, _)) => result,
+                    Either::Right(((), _)) => Err(OrpcCallError::Cancelled),
+                }
+            }
+        }
+    }
+}
+
+fn transport_error(error: reqwest::Error) -> OrpcCallError {
+    let message = error_chain(&error);
+    if error.is_connect() {
+        OrpcCallError::Connect { message }
+    } else if error.is_builder() {
+        OrpcCallError::InvalidRequest { message }
+    } else {
+        OrpcCallError::Transport { message }
+    }
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}
+
+impl OrpcClient for HttpOrpcClient {
+    fn call<'a>(
+        &'a self,
+        path: &'a str,
+        input: Option<Value>,
+        options: CallOptions,
+    ) -> BoxFuture<'a, Result<Value, OrpcCallError>> {
+        Box::pin(self.send(path, input, options))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cancellation::Cancellation;
+    use serde_json::json;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    /// Accepts one connection, reads one request (head + content-length
+    /// body), then answers `response` (or closes the socket when `None`).
+    /// Returns the base URL and a handle yielding the raw request text.
+    async fn responder(
+        response: Option<&'static str>,
+    ) -> (String, tokio::task::JoinHandle<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/rpc", listener.local_addr().unwrap());
+        let handle = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut raw = Vec::new();
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = socket.read(&mut buf).await.unwrap();
+                raw.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&raw).to_string();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let length = text[..end]
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse::<usize>().unwrap())
+                        })
+                        .unwrap_or(0);
+                    if raw.len() >= end + 4 + length {
+                        break;
+                    }
+                }
+                if n == 0 {
+                    break;
+                }
+            }
+            if let Some(response) = response {
+                socket.write_all(response.as_bytes()).await.unwrap();
+                socket.shutdown().await.unwrap();
+            }
+            String::from_utf8(raw).unwrap()
+        });
+        (base, handle)
+    }
+
+    fn http_response(status: &str, content_type: &str, body: &str) -> &'static str {
+        Box::leak(
+            format!(
+                "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .into_boxed_str(),
+        )
+    }
+
+    #[tokio::test]
+    async fn wire_post_request_line_headers_and_body() {
+        let (base, server) = responder(Some(http_response(
+            "200 OK",
+            "application/json",
+            r#"{"json":{"disabled":["dev-1"]}}"#,
+        )))
+        .await;
+        let client = HttpOrpcClient::new(base).with_header("authorization", "Bearer user-token");
+        let out = client
+            .call(
+                "devices.disable",
+                Some(json!({"deviceIds": ["dev-1"]})),
+                CallOptions {
+                    headers: vec![("x-agent-invocation-id".into(), "inv-1".into())],
+                    ..CallOptions::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(out, json!({"disabled": ["dev-1"]}));
+        let raw = server.await.unwrap();
+        let lower = raw.to_ascii_lowercase();
+        assert!(
+            raw.starts_with("POST /rpc/devices/disable HTTP/1.1\r\n"),
+            "{raw}"
+        );
+        assert!(
+            lower.contains("\r\ncontent-type: application/json\r\n"),
+            "{raw}"
+        );
+        assert!(
+            lower.contains("\r\nauthorization: bearer user-token\r\n"),
+            "{raw}"
+        );
+        assert!(
+            lower.contains("\r\nx-agent-invocation-id: inv-1\r\n"),
+            "{raw}"
+        );
+        assert!(
+            raw.ends_with("\r\n\r\n{\"json\":{\"deviceIds\":[\"dev-1\"]}}"),
+            "{raw}"
+        );
+    }
+
+    #[tokio::test]
+    async fn wire_get_carries_data_query_and_long_input_falls_back_to_post() {
+        let (base, server) =
+            responder(Some(http_response("200 OK", "application/json", "{}"))).await;
+        let client = HttpOrpcClient::new(base);
+        let get = CallOptions {
+            method: CallMethod::Get,
+            ..CallOptions::default()
+        };
+        let out = client
+            .call("devices.list", Some(json!({"limit": 2})), get.clone())
+            .await
+            .unwrap();
+        assert_eq!(out, Value::Null);
+        let raw = server.await.unwrap();
+        assert!(
+            raw.starts_with(
+                "GET /rpc/devices/list?data=%7B%22json%22%3A%7B%22limit%22%3A2%7D%7D HTTP/1.1\r\n"
+            ),
+            "{raw}"
+        );
+        let (base, server) =
+            responder(Some(http_response("200 OK", "application/json", "{}"))).await;
+        let long = "x".repeat(MAX_GET_URL_LENGTH);
+        HttpOrpcClient::new(base)
+            .call("devices.list", Some(json!({ "q": long })), get)
+            .await
+            .unwrap();
+        assert!(server.await.unwrap().starts_with("POST /rpc/devices/list "));
+    }
+
+    #[tokio::test]
+    async fn wire_404_text_plain_is_unexpected_response() {
+        let (base, _server) = responder(Some(http_response(
+            "404 Not Found",
+            "text/plain",
+            "Not found",
+        )))
+        .await;
+        let err = HttpOrpcClient::new(base)
+            .call("nope.nothing", Some(json!({})), CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, OrpcCallError::UnexpectedResponse { status: 404, content_type: Some(ct), body, .. } if ct == "text/plain" && body == "Not found"),
+            "{err:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn transport_lost_response_and_refused_connection_are_distinguished() {
+        let (base, server) = responder(None).await;
+        let err = HttpOrpcClient::new(base)
+            .call("devices.disable", Some(json!({})), CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, OrpcCallError::Transport { .. }), "{err:?}");
+        assert!(err.may_have_executed());
+        server.await.unwrap();
+        // A port nobody listens on.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        let err = HttpOrpcClient::new(format!("http://{addr}/rpc"))
+            .call("devices.disable", Some(json!({})), CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, OrpcCallError::Connect { .. }), "{err:?}");
+        assert!(!err.may_have_executed());
+    }
+
+    #[tokio::test]
+    async fn cancellation_stops_waiting() {
+        // A server that reads the request and never answers.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/rpc", listener.local_addr().unwrap());
+        let _server = tokio::spawn(async move {
+            let (socket, _) = listener.accept().await.unwrap();
+            tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+            drop(socket);
+        });
+        let cancellation = Cancellation::new();
+        let trigger = cancellation.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            trigger.cancel();
+        });
+        let err = HttpOrpcClient::new(base)
+            .call(
+                "devices.disable",
+                Some(json!({})),
+                CallOptions {
+                    cancellation: Some(cancellation.clone()),
+                    ..CallOptions::default()
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err, OrpcCallError::Cancelled);
+        // Already cancelled: nothing is sent.
+        let err = HttpOrpcClient::new("http://127.0.0.1:9/rpc")
+            .call(
+                "a.b",
+                None,
+                CallOptions {
+                    cancellation: Some(cancellation),
+                    ..CallOptions::default()
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err, OrpcCallError::Cancelled);
+    }
+}

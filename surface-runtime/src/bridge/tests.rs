@@ -1,0 +1,764 @@
+//! Unit tests of both bridges against scripted clients (the interop tests
+//! against a real `@orpc/server` live in the facade's `tests/`).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::cancellation::Cancellation;
+use crate::executor::{ExecuteRequest, ExecutionError, ProcedureCallInfo};
+use crate::invocation::{AgentConsumer, ErrorCode, Retry};
+use crate::manifest::AgentManifest;
+use crate::sync::BoxFuture;
+
+fn manifest() -> AgentManifest {
+    AgentManifest::from_json_str(
+        r#"{"tools": {
+            "devices.disable": {"description": "Disable", "inputSchema": {"type": "object"}, "effect": "server-mutation", "capabilityId": "devices.disable@v1", "contractDigest": "sha256:abc"},
+            "devices.list": {"description": "List", "inputSchema": {"type": "object"}, "effect": "server-query"},
+            "devices.purge": {"description": "Purge", "inputSchema": {"type": "object"}, "effect": "destructive", "requiresApproval": true, "capabilityId": "devices.purge@v1", "contractDigest": "sha256:def"}
+        }}"#,
+    )
+    .unwrap()
+}
+
+fn request(path: &str, invocation_id: &str, input: Value) -> ExecuteRequest {
+    ExecuteRequest {
+        path: path.into(),
+        capability_id: format!("domain:{path}"),
+        contract_digest: None,
+        input,
+        info: ProcedureCallInfo {
+            invocation_id: invocation_id.into(),
+            consumer: AgentConsumer::embedded("user-1"),
+            cancellation: Cancellation::new(),
+            confirmation: None,
+        },
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Recorded {
+    path: String,
+    input: Option<Value>,
+    headers: Headers,
+    method: CallMethod,
+    had_cancellation: bool,
+}
+
+#[derive(Default)]
+struct ScriptedClient {
+    calls: Mutex<Vec<Recorded>>,
+    answers: Mutex<VecDeque<Result<Value, OrpcCallError>>>,
+}
+
+impl ScriptedClient {
+    fn answering(answers: impl IntoIterator<Item = Result<Value, OrpcCallError>>) -> Arc<Self> {
+        Arc::new(Self {
+            calls: Mutex::default(),
+            answers: Mutex::new(answers.into_iter().collect()),
+        })
+    }
+    fn calls(&self) -> Vec<Recorded> {
+        self.calls.lock().unwrap().clone()
+    }
+}
+
+impl OrpcClient for ScriptedClient {
+    fn call<'a>(
+        &'a self,
+        path: &'a str,
+        input: Option<Value>,
+        options: CallOptions,
+    ) -> BoxFuture<'a, Result<Value, OrpcCallError>> {
+        self.calls.lock().unwrap().push(Recorded {
+            path: path.into(),
+            input,
+            headers: options.headers,
+            method: options.method,
+            had_cancellation: options.cancellation.is_some(),
+        });
+        let answer = self
+            .answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .expect("scripted answer");
+        Box::pin(async move { answer })
+    }
+}
+
+fn orpc(code: &str, status: u16, defined: bool, data: Option<Value>) -> OrpcCallError {
+    OrpcCallError::Orpc(OrpcError {
+        defined,
+        code: code.into(),
+        status,
+        message: format!("server text for {code}: secret db password"),
+        data,
+    })
+}
+
+fn ordinary(client: Arc<ScriptedClient>) -> OrpcAgentBridge {
+    create_orpc_agent_bridge(
+        OrpcAgentBridgeOptions::new(client, manifest())
+            .call_context(invocation_id_header)
+            .get("devices.list"),
+    )
+}
+
+async fn run_ordinary(answer: Result<Value, OrpcCallError>) -> Result<Value, ExecutionError> {
+    let client = ScriptedClient::answering([answer]);
+    ordinary(client)
+        .executor
+        .execute(request(
+            "devices.disable",
+            "inv-1",
+            json!({"deviceIds": ["d"]}),
+        ))
+        .await
+}
+
+#[test]
+fn s8_ordinary_refs_only_for_manifest_paths() {
+    let bridge = ordinary(ScriptedClient::answering([]));
+    assert_eq!(
+        bridge.refs.paths().collect::<Vec<_>>(),
+        ["devices.disable", "devices.list", "devices.purge"]
+    );
+    assert!(bridge.refs.get("devices.rename").is_none());
+    let disable = bridge.refs.get("devices.disable").unwrap();
+    assert_eq!(disable.id(), "domain:devices.disable");
+    assert_eq!(disable.capability_id(), "devices.disable@v1");
+    assert_eq!(
+        bridge.refs.get("devices.list").unwrap().capability_id(),
+        "domain:devices.list"
+    );
+    assert_eq!(
+        disable.digest(),
+        manifest().procedure_digest("devices.disable").unwrap()
+    );
+    assert_eq!(bridge.refs.len(), 3);
+}
+
+#[tokio::test]
+async fn s8_ordinary_forwards_input_headers_method_and_cancellation() {
+    let client =
+        ScriptedClient::answering([Ok(json!({"disabled": ["d"]})), Ok(json!({"devices": []}))]);
+    let bridge = ordinary(client.clone());
+    let out = bridge
+        .executor
+        .execute(request(
+            "devices.disable",
+            "inv-1",
+            json!({"deviceIds": ["d"]}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(out, json!({"disabled": ["d"]}));
+    bridge
+        .executor
+        .execute(request("devices.list", "inv-2", json!({})))
+        .await
+        .unwrap();
+    let calls = client.calls();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0].path, "devices.disable");
+    assert_eq!(calls[0].input, Some(json!({"deviceIds": ["d"]})));
+    assert_eq!(
+        calls[0].headers,
+        vec![("x-agent-invocation-id".to_string(), "inv-1".to_string())]
+    );
+    assert_eq!(calls[0].method, CallMethod::Post);
+    assert!(calls[0].had_cancellation);
+    assert_eq!(calls[1].method, CallMethod::Get);
+    assert_eq!(calls[1].headers[0].1, "inv-2");
+}
+
+#[tokio::test]
+async fn s8_ordinary_unknown_path_and_cancelled_never_call_client() {
+    let client = ScriptedClient::answering([]);
+    let bridge = ordinary(client.clone());
+    let err = bridge
+        .executor
+        .execute(request("devices.rename", "i", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (err.code, err.retry),
+        (ErrorCode::ExecutionFailed, Retry::No)
+    );
+    let req = request("devices.disable", "i", json!({}));
+    req.info.cancellation.cancel();
+    let err = bridge.executor.execute(req).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::Cancelled);
+    assert!(client.calls().is_empty());
+}
+
+#[tokio::test]
+async fn s8_ordinary_unauthorized_and_forbidden_map_to_not_authorized() {
+    for code in ["UNAUTHORIZED", "FORBIDDEN"] {
+        let err = run_ordinary(Err(orpc(code, 401, false, None)))
+            .await
+            .unwrap_err();
+        assert_eq!((err.code, err.retry), (ErrorCode::NotAuthorized, Retry::No));
+        assert_eq!(err.message, "The server refused to authorize this call.");
+        assert!(err.details.is_empty());
+        assert_eq!(err.internal.as_ref().unwrap()["code"], code);
+    }
+}
+
+#[tokio::test]
+async fn s8_ordinary_approval_required_maps_to_domain_approval_with_approval_id() {
+    let err = run_ordinary(Err(orpc(
+        "APPROVAL_REQUIRED",
+        409,
+        false,
+        Some(json!({"approvalId": "appr-7"})),
+    )))
+    .await
+    .unwrap_err();
+    assert_eq!(
+        (err.code, err.retry),
+        (ErrorCode::DomainApprovalRequired, Retry::No)
+    );
+    assert_eq!(
+        err.details,
+        json!({"approvalId": "appr-7"})
+            .as_object()
+            .cloned()
+            .unwrap()
+    );
+    // Never a local confirmation.
+    assert!(!err.details.contains_key("confirmationId"));
+}
+
+#[tokio::test]
+async fn s8_ordinary_other_errors_are_sanitized_execution_failed() {
+    let cases = [
+        (
+            orpc("INTERNAL_SERVER_ERROR", 500, false, None),
+            "The server failed to execute the call.",
+            None,
+            Retry::No,
+        ),
+        (
+            orpc("NOT_FOUND", 404, true, Some(json!({"deviceId": "x"}))),
+            "The server rejected the call.",
+            Some("NOT_FOUND"),
+            Retry::No,
+        ),
+        (
+            orpc("BAD_REQUEST", 400, false, Some(json!({"issues": []}))),
+            "The server rejected the call.",
+            None,
+            Retry::No,
+        ),
+        (
+            OrpcCallError::UnexpectedResponse {
+                status: 404,
+                content_type: Some("text/plain".into()),
+                body: "Not found".into(),
+                reason: "r".into(),
+            },
+            "The server did not answer as an oRPC server.",
+            None,
+            Retry::No,
+        ),
+        (
+            OrpcCallError::Connect {
+                message: "refused".into(),
+            },
+            "The server could not be reached; the call was not sent.",
+            None,
+            Retry::Yes,
+        ),
+        (
+            OrpcCallError::Transport {
+                message: "reset".into(),
+            },
+            "The connection failed before the server answered; the call may have taken effect.",
+            None,
+            Retry::No,
+        ),
+    ];
+    for (error, message, orpc_code, retry) in cases {
+        let internal = error.to_internal();
+        let err = run_ordinary(Err(error)).await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::ExecutionFailed);
+        assert_eq!(err.message, message);
+        assert_eq!(err.retry, retry);
+        assert_eq!(
+            err.details.get("orpcCode").and_then(Value::as_str),
+            orpc_code
+        );
+        assert_eq!(err.internal, Some(internal));
+        let agent = serde_json::to_string(&err.to_agent_error()).unwrap();
+        assert!(!agent.contains("secret"), "{agent}");
+    }
+    let err = run_ordinary(Err(OrpcCallError::Cancelled))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::Cancelled);
+}
+
+// ---------------------------------------------------------------- governed
+
+#[derive(Default)]
+struct ScriptedGateway {
+    invokes: Mutex<Vec<(CapabilityInvokeRequest, Headers)>>,
+    other: Mutex<Vec<(&'static str, String)>>,
+    answers: Mutex<VecDeque<Result<DomainReceipt, OrpcCallError>>>,
+}
+
+impl ScriptedGateway {
+    fn answering(
+        answers: impl IntoIterator<Item = Result<DomainReceipt, OrpcCallError>>,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            answers: Mutex::new(answers.into_iter().collect()),
+            ..Self::default()
+        })
+    }
+    fn next(&self) -> Result<DomainReceipt, OrpcCallError> {
+        self.answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .expect("scripted answer")
+    }
+}
+
+impl CapabilityClient for ScriptedGateway {
+    fn describe(
+        &self,
+        _options: CallOptions,
+    ) -> BoxFuture<'_, Result<Vec<crate::manifest::PortableDescriptor>, OrpcCallError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+    fn invoke(
+        &self,
+        request: CapabilityInvokeRequest,
+        options: CallOptions,
+    ) -> BoxFuture<'_, Result<DomainReceipt, OrpcCallError>> {
+        self.invokes
+            .lock()
+            .unwrap()
+            .push((request, options.headers));
+        let answer = self.next();
+        Box::pin(async move { answer })
+    }
+    fn get_invocation<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        _options: CallOptions,
+    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
+        self.other
+            .lock()
+            .unwrap()
+            .push(("getInvocation", invocation_id.into()));
+        let answer = self.next();
+        Box::pin(async move { answer })
+    }
+    fn resume<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        _options: CallOptions,
+    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
+        self.other
+            .lock()
+            .unwrap()
+            .push(("resume", invocation_id.into()));
+        let answer = self.next();
+        Box::pin(async move { answer })
+    }
+}
+
+type Seen = Arc<Mutex<Vec<(GovernedOutcome, OutcomeInfo)>>>;
+
+fn governed(gateway: Arc<ScriptedGateway>) -> (GovernedOrpcAgentBridge, Seen) {
+    let seen: Seen = Arc::default();
+    let sink = seen.clone();
+    let bridge = create_governed_orpc_agent_bridge(
+        GovernedBridgeOptions::new(gateway, manifest()).on_outcome(
+            move |o: &GovernedOutcome, i: &OutcomeInfo| -> ObserverResult {
+                sink.lock().unwrap().push((o.clone(), i.clone()));
+                Ok(())
+            },
+        ),
+    );
+    (bridge, seen)
+}
+
+fn completed(id: &str, output: Value) -> DomainReceipt {
+    DomainReceipt::Completed {
+        invocation_id: id.into(),
+        execution_id: Some("exec-1".into()),
+        output,
+    }
+}
+
+async fn run_governed(
+    answer: Result<DomainReceipt, OrpcCallError>,
+) -> Result<Value, ExecutionError> {
+    let (bridge, _) = governed(ScriptedGateway::answering([answer]));
+    bridge
+        .executor
+        .execute(request(
+            "devices.purge",
+            "inv-9",
+            json!({"deviceIds": ["d"]}),
+        ))
+        .await
+}
+
+fn details(err: &ExecutionError) -> Value {
+    Value::Object(err.details.clone())
+}
+
+#[tokio::test]
+async fn s8_governed_sends_canonical_id_stable_invocation_id_and_digest() {
+    let gateway = ScriptedGateway::answering([
+        Ok(completed("inv-1", json!({"disabled": ["d"]}))),
+        Ok(completed("inv-2", json!({"devices": []}))),
+    ]);
+    let (bridge, seen) = governed(gateway.clone());
+    let out = bridge
+        .executor
+        .execute(request(
+            "devices.disable",
+            "inv-1",
+            json!({"deviceIds": ["d"]}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(out, json!({"disabled": ["d"]}));
+    bridge
+        .executor
+        .execute(request("devices.list", "inv-2", json!({})))
+        .await
+        .unwrap();
+    let invokes = gateway.invokes.lock().unwrap().clone();
+    assert_eq!(
+        serde_json::to_value(&invokes[0].0).unwrap(),
+        json!({"capabilityId": "devices.disable@v1", "invocationId": "inv-1", "contractDigest": "sha256:abc", "input": {"deviceIds": ["d"]}})
+    );
+    // No override, no digest: `domain:` id and the digest omitted.
+    assert_eq!(
+        serde_json::to_value(&invokes[1].0).unwrap(),
+        json!({"capabilityId": "domain:devices.list", "invocationId": "inv-2", "input": {}})
+    );
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0].1.phase, OutcomePhase::Invoke);
+    assert_eq!(
+        seen[0].1.capability_id.as_deref(),
+        Some("devices.disable@v1")
+    );
+    assert_eq!(seen[0].1.path.as_deref(), Some("devices.disable"));
+}
+
+#[tokio::test]
+async fn s8_governed_approval_required_row() {
+    let err = run_governed(Ok(DomainReceipt::ApprovalRequired {
+        invocation_id: "inv-9".into(),
+        execution_id: Some("exec-4".into()),
+        approval_id: "appr-1".into(),
+    }))
+    .await
+    .unwrap_err();
+    assert_eq!(
+        (err.code, err.retry),
+        (ErrorCode::DomainApprovalRequired, Retry::No)
+    );
+    assert_eq!(
+        details(&err),
+        json!({"invocationId": "inv-9", "executionId": "exec-4", "approvalId": "appr-1"})
+    );
+}
+
+#[tokio::test]
+async fn s8_governed_outcome_unknown_rows() {
+    let answers = [
+        Ok(DomainReceipt::OutcomeUnknown {
+            invocation_id: "inv-9".into(),
+            execution_id: Some("e".into()),
+        }),
+        Err(OrpcCallError::Transport {
+            message: "socket hang up".into(),
+        }),
+        Err(OrpcCallError::Cancelled),
+        Err(orpc("INTERNAL_SERVER_ERROR", 500, false, None)),
+        Err(OrpcCallError::UnexpectedResponse {
+            status: 200,
+            content_type: None,
+            body: "{}".into(),
+            reason: "not a receipt".into(),
+        }),
+        Ok(completed("other-inv-9", json!({"purged": ["d"]}))),
+    ];
+    for answer in answers {
+        let label = format!("{answer:?}");
+        let err = run_governed(answer).await.unwrap_err();
+        assert_eq!(
+            (err.code, err.retry),
+            (ErrorCode::DomainOutcomeUnknown, Retry::No),
+            "{label}"
+        );
+        assert_eq!(details(&err), json!({"invocationId": "inv-9"}), "{label}");
+        assert!(err.internal.is_some());
+    }
+}
+
+#[tokio::test]
+async fn s8_governed_mismatched_receipt_is_unknown_not_success() {
+    let (bridge, seen) = governed(ScriptedGateway::answering([Ok(completed(
+        "other-inv-9",
+        json!({"purged": ["d"]}),
+    ))]));
+    let err = bridge
+        .executor
+        .execute(request("devices.purge", "inv-9", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::DomainOutcomeUnknown);
+    let seen = seen.lock().unwrap();
+    assert_eq!(
+        seen[0].0,
+        GovernedOutcome::Unknown {
+            invocation_id: "inv-9".into(),
+            reason: UnknownReason::MismatchedInvocation {
+                received: "other-inv-9".into()
+            },
+            internal: json!({"kind": "mismatched-invocation", "receipt": {"status": "completed", "invocationId": "other-inv-9", "executionId": "exec-1", "output": {"purged": ["d"]}}}),
+        }
+    );
+    assert_eq!(seen[0].0.completed_output(), None);
+}
+
+#[tokio::test]
+async fn s8_governed_failed_and_cancelled_rows() {
+    let failed = |code: &str| {
+        Ok(DomainReceipt::Failed {
+            invocation_id: "inv-9".into(),
+            execution_id: Some("e".into()),
+            error: DomainFailure {
+                code: code.into(),
+                message: "secret provider detail".into(),
+            },
+        })
+    };
+    for (answer, code) in [
+        (failed("FORBIDDEN"), ErrorCode::NotAuthorized),
+        (failed("UNAUTHORIZED"), ErrorCode::NotAuthorized),
+        (failed("PROVIDER_DOWN"), ErrorCode::ExecutionFailed),
+        (
+            Ok(DomainReceipt::Cancelled {
+                invocation_id: "inv-9".into(),
+                execution_id: None,
+            }),
+            ErrorCode::ExecutionFailed,
+        ),
+    ] {
+        let receipt = serde_json::to_value(answer.as_ref().unwrap()).unwrap();
+        let err = run_governed(answer).await.unwrap_err();
+        assert_eq!((err.code, err.retry), (code, Retry::No));
+        assert_eq!(details(&err), json!({"invocationId": "inv-9"}));
+        assert!(!err.message.contains("secret"));
+        // The full receipt, backend text included, is kept for audit only.
+        assert_eq!(
+            err.internal,
+            Some(json!({"kind": "receipt", "receipt": receipt}))
+        );
+    }
+}
+
+#[tokio::test]
+async fn s8_governed_gateway_refusals_map_like_ordinary_errors() {
+    let err = run_governed(Err(orpc("CONTRACT_MISMATCH", 409, true, None)))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (err.code, err.retry),
+        (ErrorCode::ExecutionFailed, Retry::No)
+    );
+    assert_eq!(
+        details(&err),
+        json!({"orpcCode": "CONTRACT_MISMATCH", "invocationId": "inv-9"})
+    );
+    let err = run_governed(Err(orpc("UNAUTHORIZED", 401, false, None)))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotAuthorized);
+    let err = run_governed(Err(OrpcCallError::Connect {
+        message: "refused".into(),
+    }))
+    .await
+    .unwrap_err();
+    assert_eq!(
+        (err.code, err.retry),
+        (ErrorCode::ExecutionFailed, Retry::Yes)
+    );
+}
+
+#[tokio::test]
+async fn s8_governed_observer_error_or_panic_never_erases_completed_receipt() {
+    let observers: Vec<Arc<dyn OutcomeObserver>> = vec![
+        Arc::new(|_: &GovernedOutcome, _: &OutcomeInfo| -> ObserverResult {
+            Err("observer storage down".into())
+        }),
+        Arc::new(|_: &GovernedOutcome, _: &OutcomeInfo| -> ObserverResult {
+            panic!("observer bug")
+        }),
+    ];
+    for observer in observers {
+        let gateway = ScriptedGateway::answering([
+            Ok(completed("inv-1", json!({"ok": true}))),
+            Ok(completed("inv-1", json!({"ok": true}))),
+            Ok(completed("inv-1", json!({"ok": true}))),
+        ]);
+        let mut options = GovernedBridgeOptions::new(gateway, manifest());
+        options.on_outcome = Some(observer);
+        let bridge = create_governed_orpc_agent_bridge(options);
+        let out = bridge
+            .executor
+            .execute(request("devices.disable", "inv-1", json!({})))
+            .await;
+        assert_eq!(out, Ok(json!({"ok": true})));
+        let outcome = bridge.reconcile("inv-1").await.unwrap();
+        assert_eq!(outcome.to_result(), Ok(json!({"ok": true})));
+        let outcome = bridge.resume("inv-1").await;
+        assert_eq!(outcome.completed_output(), Some(&json!({"ok": true})));
+    }
+}
+
+#[tokio::test]
+async fn s8_governed_reconcile_and_resume_go_to_the_backend_only() {
+    let gateway = ScriptedGateway::answering([
+        Ok(completed("inv-3", json!({"sent": true}))),
+        Err(orpc("NOT_FOUND", 404, true, None)),
+        Ok(completed("inv-4", json!({"purged": ["d"]}))),
+        Ok(completed("other", json!(1))),
+    ]);
+    let (bridge, seen) = governed(gateway.clone());
+    let outcome = bridge.reconcile("inv-3").await.unwrap();
+    assert_eq!(
+        outcome.to_invocation_result(),
+        crate::invocation::AgentInvocationResult::Success {
+            invocation_id: "inv-3".into(),
+            output: json!({"sent": true})
+        }
+    );
+    let err = bridge.reconcile("inv-x").await.unwrap_err();
+    assert_eq!(err.orpc_code(), Some("NOT_FOUND"));
+    let outcome = bridge.resume("inv-4").await;
+    assert_eq!(outcome.completed_output(), Some(&json!({"purged": ["d"]})));
+    // A reconciled receipt for another id is still unknown.
+    let outcome = bridge.reconcile("inv-5").await.unwrap();
+    assert_eq!(
+        outcome.to_result().unwrap_err().code,
+        ErrorCode::DomainOutcomeUnknown
+    );
+    assert!(
+        gateway.invokes.lock().unwrap().is_empty(),
+        "never re-dispatched"
+    );
+    assert_eq!(
+        *gateway.other.lock().unwrap(),
+        vec![
+            ("getInvocation", "inv-3".to_string()),
+            ("getInvocation", "inv-x".to_string()),
+            ("resume", "inv-4".to_string()),
+            ("getInvocation", "inv-5".to_string()),
+        ]
+    );
+    let phases: Vec<_> = seen.lock().unwrap().iter().map(|(_, i)| i.phase).collect();
+    assert_eq!(
+        phases,
+        [
+            OutcomePhase::Reconcile,
+            OutcomePhase::Resume,
+            OutcomePhase::Reconcile
+        ]
+    );
+}
+
+#[tokio::test]
+async fn s8_orpc_capability_client_speaks_gateway_paths_and_parses_receipts() {
+    let orpc_client = ScriptedClient::answering([
+        Ok(
+            json!({"status": "approval-required", "invocationId": "i", "executionId": "e", "approvalId": "a"}),
+        ),
+        Ok(json!({"status": "weird", "invocationId": "i"})),
+        Ok(
+            json!([{"path": "devices.purge", "description": "P", "inputSchema": {"type": "object"}, "effect": "destructive", "requiresApproval": true, "capabilityId": "devices.purge@v1", "contractDigest": "sha256:x"}]),
+        ),
+        Ok(json!({"status": "cancelled", "invocationId": "i", "executionId": "e"})),
+        Ok(
+            json!({"status": "failed", "invocationId": "i", "executionId": "e", "error": {"code": "APPROVAL_REJECTED", "message": "no"}}),
+        ),
+    ]);
+    let client = OrpcCapabilityClient::new(orpc_client.clone());
+    let request = CapabilityInvokeRequest {
+        capability_id: "c".into(),
+        invocation_id: "i".into(),
+        contract_digest: Some("d".into()),
+        input: json!({}),
+    };
+    let receipt = client
+        .invoke(request.clone(), CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        receipt,
+        DomainReceipt::ApprovalRequired {
+            invocation_id: "i".into(),
+            execution_id: Some("e".into()),
+            approval_id: "a".into()
+        }
+    );
+    let err = client
+        .invoke(request, CallOptions::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        OrpcCallError::UnexpectedResponse { status: 200, .. }
+    ));
+    assert!(err.may_have_executed());
+    let descriptors = client.describe(CallOptions::default()).await.unwrap();
+    assert_eq!(
+        descriptors[0].capability_id.as_deref(),
+        Some("devices.purge@v1")
+    );
+    assert!(matches!(
+        client
+            .get_invocation("i", CallOptions::default())
+            .await
+            .unwrap(),
+        DomainReceipt::Cancelled { .. }
+    ));
+    assert!(matches!(
+        client.resume("i", CallOptions::default()).await.unwrap(),
+        DomainReceipt::Failed { .. }
+    ));
+    let calls = orpc_client.calls();
+    let paths: Vec<_> = calls.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "capabilities.invoke",
+            "capabilities.invoke",
+            "capabilities.describe",
+            "capabilities.getInvocation",
+            "capabilities.resume"
+        ]
+    );
+    assert_eq!(
+        calls[0].input,
+        Some(json!({"capabilityId": "c", "invocationId": "i", "contractDigest": "d", "input": {}}))
+    );
+    assert_eq!(calls[2].input, Some(json!({})));
+    assert_eq!(calls[3].input, Some(json!({"invocationId": "i"})));
+}

@@ -1,0 +1,189 @@
+//! Starts the real oRPC test peer (`tests/orpc-peer`, PEER-CONTRACT.md) for
+//! interop tests: `node tests/orpc-peer/server.mjs --port 0`, reads its
+//! `{"port":N}` line, and kills it on drop.
+//!
+//! `npm ci` runs once per test process when `node_modules` is absent. When
+//! Node.js is missing, [`Peer::start`] panics if `CI=true` and otherwise
+//! prints a loud skip notice and returns `None`.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Mutex;
+
+use surface_runtime::bridge::HttpOrpcClient;
+
+/// A running peer; killed when dropped.
+pub struct Peer {
+    child: Child,
+    // Kept open: the peer exits when its stdin closes.
+    _stdin: Option<ChildStdin>,
+    /// Its loopback port.
+    pub port: u16,
+}
+
+/// The requester's credential (PEER-CONTRACT.md "Auth").
+pub const USER_TOKEN: &str = "Bearer user-token";
+/// The application approver's credential, only for `approvals.decide`.
+pub const APPROVER_TOKEN: &str = "Bearer approver-token";
+
+/// Repository root (the facade crate's manifest dir).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `tests/orpc-peer`.
+pub fn peer_dir() -> PathBuf {
+    repo_root().join("tests").join("orpc-peer")
+}
+
+fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Whether `node` runs. With `CI=true` a missing Node.js panics; otherwise
+/// a skip notice is printed and `false` returned.
+pub fn node_available(test: &str) -> bool {
+    let ok = Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        if ci() {
+            panic!(
+                "Node.js is required for the oRPC interop tests (CI=true): install Node.js >= 20"
+            );
+        }
+        eprintln!(
+            "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
+             !!! SKIPPED {test}: Node.js (`node`) is not installed, so the real\n\
+             !!! oRPC peer cannot start. Install Node.js >= 20 to run this test;\n\
+             !!! with CI=true this is a failure instead of a skip.\n\
+             !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
+        );
+    }
+    ok
+}
+
+static NPM_CI: Mutex<Option<Result<(), String>>> = Mutex::new(None);
+
+/// Runs `npm ci` in the peer directory when its `node_modules` is absent,
+/// once per process.
+///
+/// # Panics
+/// When `npm ci` fails.
+pub fn ensure_node_modules() {
+    let mut done = NPM_CI.lock().unwrap_or_else(|p| p.into_inner());
+    if done.is_none() {
+        let dir = peer_dir();
+        // npm writes node_modules/.package-lock.json last: a complete install.
+        let result = if dir.join("node_modules").join(".package-lock.json").exists() {
+            Ok(())
+        } else {
+            eprintln!("oRPC peer: running `npm ci` in {}", dir.display());
+            match Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund"])
+                .current_dir(&dir)
+                .stdout(Stdio::inherit())
+                .stderr(Stdio::inherit())
+                .status()
+            {
+                Ok(s) if s.success() => Ok(()),
+                Ok(s) => Err(format!("`npm ci` in {} exited with {s}", dir.display())),
+                Err(e) => Err(format!("could not run `npm ci` in {}: {e}", dir.display())),
+            }
+        };
+        *done = Some(result);
+    }
+    if let Some(Err(e)) = &*done {
+        panic!("{e}");
+    }
+}
+
+impl Peer {
+    /// Starts a fresh peer (its state is per process), or `None` when Node
+    /// is missing outside CI (see the module docs).
+    ///
+    /// # Panics
+    /// When the peer cannot be installed or started.
+    pub fn start(test: &str) -> Option<Peer> {
+        if !node_available(test) {
+            return None;
+        }
+        ensure_node_modules();
+        Some(Self::spawn(&peer_dir()))
+    }
+
+    fn spawn(dir: &Path) -> Peer {
+        let mut child = Command::new("node")
+            .arg(dir.join("server.mjs"))
+            .args(["--port", "0"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn `node tests/orpc-peer/server.mjs --port 0`");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("peer stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the peer's ready line");
+        let ready: serde_json::Value = match serde_json::from_str(line.trim()) {
+            Ok(v) => v,
+            Err(e) => {
+                let _ = child.kill();
+                panic!("the peer's first stdout line is not `{{\"port\":N}}` ({e}): {line:?}");
+            }
+        };
+        let port = ready["port"]
+            .as_u64()
+            .and_then(|p| u16::try_from(p).ok())
+            .unwrap_or_else(|| panic!("no port in the peer's ready line: {line:?}"));
+        Peer {
+            child,
+            _stdin: stdin,
+            port,
+        }
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn origin(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The domain router's URL prefix (`…/rpc`).
+    pub fn rpc_url(&self) -> String {
+        format!("{}/rpc", self.origin())
+    }
+
+    /// The governed gateway's URL prefix (`…/gateway`).
+    pub fn gateway_url(&self) -> String {
+        format!("{}/gateway", self.origin())
+    }
+
+    /// An HTTP oRPC client for the domain router, authenticated as the user.
+    pub fn rpc_client(&self) -> HttpOrpcClient {
+        HttpOrpcClient::new(self.rpc_url()).with_header("authorization", USER_TOKEN)
+    }
+
+    /// An HTTP oRPC client for the gateway, authenticated as the user.
+    pub fn gateway_client(&self) -> HttpOrpcClient {
+        HttpOrpcClient::new(self.gateway_url()).with_header("authorization", USER_TOKEN)
+    }
+
+    /// The application's approver client for the gateway (`approvals.decide`).
+    pub fn approver_client(&self) -> HttpOrpcClient {
+        HttpOrpcClient::new(self.gateway_url()).with_header("authorization", APPROVER_TOKEN)
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
