@@ -601,14 +601,25 @@ impl GovernedBridgeOptions {
         }
     }
 
-    /// Sets the observer.
-    pub fn on_outcome(mut self, observer: impl OutcomeObserver + 'static) -> Self {
+    /// Sets the observer (a closure `(&GovernedOutcome, &OutcomeInfo) ->
+    /// ObserverResult`).
+    pub fn on_outcome<F>(mut self, observer: F) -> Self
+    where
+        F: Fn(&GovernedOutcome, &OutcomeInfo) -> ObserverResult + MaybeSend + MaybeSync + 'static,
+    {
         self.on_outcome = Some(Arc::new(observer));
         self
     }
 
-    /// Sets the call context.
-    pub fn call_context(mut self, call_context: impl CallContext + 'static) -> Self {
+    /// Sets the call context (a closure or fn `(&ProcedureCallInfo) ->
+    /// Headers`).
+    pub fn call_context<F>(mut self, call_context: F) -> Self
+    where
+        F: Fn(&crate::executor::ProcedureCallInfo) -> crate::bridge::client::Headers
+            + MaybeSend
+            + MaybeSync
+            + 'static,
+    {
         self.call_context = Some(Arc::new(call_context));
         self
     }

@@ -762,3 +762,17 @@ async fn s8_orpc_capability_client_speaks_gateway_paths_and_parses_receipts() {
     assert_eq!(calls[2].input, Some(json!({})));
     assert_eq!(calls[3].input, Some(json!({"invocationId": "i"})));
 }
+
+#[test]
+fn builders_accept_unannotated_closures() {
+    let options = OrpcAgentBridgeOptions::new(ScriptedClient::answering([]), manifest())
+        .call_context(|info| vec![("x-run".to_string(), info.invocation_id.clone())]);
+    assert!(options.call_context.is_some());
+    let options = GovernedBridgeOptions::new(ScriptedGateway::answering([]), manifest())
+        .on_outcome(|outcome, _info| {
+            let _ = outcome.invocation_id();
+            Ok(())
+        })
+        .call_context(invocation_id_header);
+    assert!(options.on_outcome.is_some() && options.call_context.is_some());
+}
