@@ -1,8 +1,80 @@
 //! JSON Schema → Rust types (SPEC §4; issue "codegen" item 4).
 //!
-//! INTERFACE STUB written by the lead: the types helper replaces the body
-//! with the real converter; callers (the `manifest!` expansion) rely only on
-//! the items below.
+//! [`generate_procedure_types`] turns a procedure's `inputSchema` and
+//! `outputSchema` (as emitted by zod 4's `z.toJSONSchema` and by oRPC's
+//! `@orpc/zod` converter) into items for the procedure's module: `Input`,
+//! `Output` and the helper types they need. Generated types round-trip:
+//! serde names equal the schema's property names, and a valid instance
+//! deserializes and serializes back to equal JSON.
+//!
+//! # Why not typify
+//! This is our own converter rather than `typify-impl` 0.8 (the latest
+//! stable release), because typify-impl: lacks `prefixItems` tuples (zod's
+//! `items: false` turns into an uninhabitable type) and `const`; collides
+//! zod's `$defs` names (`__schema0`) when schemas share one type space;
+//! panics on some zod inputs (a `$ref: "#"` root recursion without a
+//! title); emits `::uuid`, `::chrono` and `::regress` paths the user's crate
+//! would have to depend on; and pulls in schemars 0.8. Here every path goes
+//! through the facade (`<crate_path>::__private::…`), so the user's crate
+//! needs no serde dependency, and nothing panics.
+//!
+//! # Mapping
+//! | schema | Rust |
+//! |---|---|
+//! | `{"type":"object","properties":…}` | `struct` with `pub` fields |
+//! | required property, not nullable | `T` |
+//! | required property, nullable | `Option<T>`, must be present (`required_nullable` helper) |
+//! | optional property, not nullable | `Option<T>`, absent ⇒ `None`, `null` rejected (`optional` helper) |
+//! | optional property, nullable | `Option<Option<T>>`: absent ⇒ `None`, `null` ⇒ `Some(None)` |
+//! | `additionalProperties: false` | `#[serde(deny_unknown_fields)]` |
+//! | `additionalProperties: S` without `properties` (record) | `BTreeMap<String, S>` |
+//! | `properties` + `additionalProperties: S` | struct + `#[serde(flatten)]` map field |
+//! | `{"type":"object"}` alone | `BTreeMap<String, Value>` |
+//! | string `enum` | enum with `#[serde(rename = "…")]` unit variants |
+//! | `const` string | single-variant enum |
+//! | `const` number / boolean | unit struct writing and accepting exactly that value |
+//! | `const: null`, `{"type":"null"}` | `()` |
+//! | `anyOf`/`oneOf` of string literals | one string enum |
+//! | `anyOf`/`oneOf` of objects sharing a required string-`const` property | `#[serde(tag = "…")]` enum of structs |
+//! | other `anyOf`/`oneOf` | `#[serde(untagged)]` enum (first matching arm wins) |
+//! | `anyOf [T, {"type":"null"}]`, `type: [T, "null"]`, `nullable: true` | `Option<T>` |
+//! | `prefixItems` + `items: false` | tuple `(A, B, …)` (1 to 12 elements) |
+//! | `prefixItems` + `items: S` or no `items` (oRPC) | `serde_helpers::TupleWithRest<(A, B, …), S or Value>` |
+//! | `items: S` | `Vec<S>` |
+//! | `integer` / `number` / `boolean` / `string` | `i64` / `f64` / `bool` / `String` |
+//! | `integer` with `minimum` ≥ 0 and `maximum` > `i64::MAX` | `u64` |
+//! | `$ref` (`#/$defs/…`, `#/definitions/…`, `#`, any local pointer) | named item; recursion boxed where needed |
+//! | `allOf` of objects | merged struct |
+//! | `format` (`uuid`, `date-time`, `email`, …) | `String`, format named in the doc comment |
+//! | `default` | property stays optional; default in the doc comment |
+//! | `description` / `title` | doc comment / type name |
+//! | `{}`, `true` | `serde_json::Value` |
+//!
+//! Not representable, so `serde_json::Value` with a doc note and an entry in
+//! [`ProcedureTypes::notes`]: `false` schemas, `not`, tuples of more
+//! than 12 elements, `const` arrays/objects, external or dangling `$ref`s,
+//! `allOf` of non-objects, nesting deeper than 32 levels, anything that is
+//! not a schema. Validation keywords (`minLength`, `minimum`, `pattern`,
+//! `format`, …) are not encoded in the types: the runtime validates every
+//! call against the full schema (SPEC §5.5). Typed formats (`uuid::Uuid`,
+//! chrono) are not implemented.
+//!
+//! # Names
+//! Every generated type name starts with `Input` or `Output` (`Input`,
+//! `InputDevicesItem`, `OutputSchema0`), so it never shadows a prelude name
+//! and input and output definitions never collide. Property names become
+//! snake_case field identifiers with `#[serde(rename = "<property>")]` when
+//! they differ; keywords become raw identifiers (`r#type`), `self`/`super`/
+//! `crate`/`Self` get a trailing `_`, non-identifier characters become `_`,
+//! and collisions (`aB` and `a_b`) get a numeric suffix (`a_b_2`). Fields
+//! appear in the order of serde_json's map (sorted by property name).
+
+mod convert;
+mod emit;
+mod model;
+mod names;
+#[cfg(test)]
+mod tests;
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -85,21 +157,36 @@ pub struct ProcedureTypes {
 
 /// Generates the input and output types of one procedure. Never panics:
 /// what cannot be represented becomes `serde_json::Value` with a note.
+///
+/// `items` always defines `Input` and `Output` (an alias of
+/// `serde_json::Value` when `output_schema` is `None`); the types named in
+/// [`FieldInfo::ty`] are relative to the module holding `items`.
 pub fn generate_procedure_types(
     input_schema: &Value,
     output_schema: Option<&Value>,
     options: &TypeOptions,
 ) -> ProcedureTypes {
-    let _ = (input_schema, output_schema);
     let krate = &options.crate_path;
+    let mut converter = convert::Converter::new(krate);
+    converter.convert_document(input_schema, "Input");
+    match output_schema {
+        Some(output) => converter.convert_document(output, "Output"),
+        None => converter.value_alias(
+            "Output",
+            "Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.",
+        ),
+    }
+    let input_object = converter.object_of("Input");
+    let notes = converter.notes.clone();
+    let paths = emit::Paths::new(krate);
+    let items = converter
+        .into_items()
+        .iter()
+        .map(|item| emit::item_tokens(item, &paths))
+        .collect();
     ProcedureTypes {
-        items: quote! {
-            /// Procedure input (placeholder until the converter lands).
-            pub type Input = #krate::__private::serde_json::Value;
-            /// Procedure output.
-            pub type Output = #krate::__private::serde_json::Value;
-        },
-        input_object: None,
-        notes: vec!["placeholder converter".into()],
+        items,
+        input_object,
+        notes,
     }
 }

@@ -1,0 +1,1145 @@
+//! Schema → [`Ty`] / [`ItemDef`] conversion.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::model::{ConstLit, FieldDef, FieldMode, ItemDef, Ty};
+use super::names::{pascal, NameSet};
+use super::{AdditionalProperties, FieldInfo, InputObject};
+
+/// Deepest schema nesting converted; deeper schemas become `Value`.
+const MAX_DEPTH: usize = 32;
+
+/// Most elements of a tuple (std implements the derived traits up to 12).
+const MAX_TUPLE: usize = 12;
+
+/// How the next named item is to be called.
+#[derive(Clone, Debug)]
+enum Hint {
+    /// Allocate a fresh unique name from this base.
+    Fresh(String),
+    /// Already allocated (a `$ref` target or the root).
+    Exact(String),
+}
+
+impl Hint {
+    fn base(&self) -> &str {
+        match self {
+            Hint::Fresh(s) | Hint::Exact(s) => s,
+        }
+    }
+
+    /// The hint for a child named `suffix` under this one.
+    fn child(&self, suffix: &str) -> Hint {
+        Hint::Fresh(format!("{}{}", self.base(), suffix))
+    }
+
+    /// The hint for a type that gets wrapped (e.g. in `Option`): an exact
+    /// name cannot be used by the wrapped type itself.
+    fn wrapped(&self) -> Hint {
+        match self {
+            Hint::Exact(name) => Hint::Fresh(format!("{name}Value")),
+            fresh => fresh.clone(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum DefState {
+    InProgress { name: String, recursive: bool },
+    Done(Ty),
+}
+
+/// Converts the schemas of one procedure; input and output share the
+/// module's type names.
+pub(crate) struct Converter {
+    /// Type names used in the module.
+    names: NameSet,
+    /// Items in creation order; `None` while a slot is reserved.
+    items: Vec<Option<ItemDef>>,
+    /// Indexes into `items` by name.
+    item_index: HashMap<String, usize>,
+    pub(crate) notes: Vec<String>,
+    /// Field lists of generated structs, by type name.
+    objects: HashMap<String, InputObject>,
+    /// Type aliases by name (to see through them).
+    aliases: HashMap<String, Ty>,
+    /// Named types whose values include `null`.
+    null_admitting: HashSet<String>,
+    /// `$ref` targets of the current document by JSON pointer.
+    defs: HashMap<String, DefState>,
+    /// "Input" or "Output".
+    role: &'static str,
+    depth: usize,
+    krate_tokens: proc_macro2::TokenStream,
+}
+
+fn type_name(s: &Map<String, Value>) -> Option<&str> {
+    s.get("type").and_then(Value::as_str)
+}
+
+/// `{"type": "null"}` or `{"const": null}` or `{"enum": [null]}`.
+fn is_null_schema(s: &Value) -> bool {
+    let Some(s) = s.as_object() else { return false };
+    type_name(s) == Some("null")
+        || s.get("const") == Some(&Value::Null)
+        || s.get("enum")
+            .and_then(Value::as_array)
+            .is_some_and(|e| e.len() == 1 && e[0].is_null())
+}
+
+/// The string a schema pins a value to: `{"const": "a"}` or
+/// `{"enum": ["a"]}`.
+fn string_const(s: &Value) -> Option<&str> {
+    let s = s.as_object()?;
+    if let Some(c) = s.get("const") {
+        return c.as_str();
+    }
+    match s.get("enum")?.as_array()?.as_slice() {
+        [Value::String(v)] => Some(v),
+        _ => None,
+    }
+}
+
+/// The strings of a string-only `enum`/`const` schema.
+fn string_values(s: &Value) -> Option<Vec<String>> {
+    let s = s.as_object()?;
+    if let Some(c) = s.get("const") {
+        return c.as_str().map(|v| vec![v.to_string()]);
+    }
+    let values = s.get("enum")?.as_array()?;
+    values
+        .iter()
+        .map(|v| v.as_str().map(str::to_string))
+        .collect()
+}
+
+fn json_short(v: &Value) -> String {
+    let text = v.to_string();
+    if text.len() > 200 {
+        format!(
+            "{}…",
+            &text[..text.char_indices().nth(200).map_or(text.len(), |(i, _)| i)]
+        )
+    } else {
+        text
+    }
+}
+
+fn required_set(s: &Map<String, Value>) -> Vec<String> {
+    s.get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl Converter {
+    pub(crate) fn new(krate: &proc_macro2::TokenStream) -> Converter {
+        let mut names = NameSet::default();
+        names.reserve("Input");
+        names.reserve("Output");
+        Converter {
+            names,
+            items: Vec::new(),
+            item_index: HashMap::new(),
+            notes: Vec::new(),
+            objects: HashMap::new(),
+            aliases: HashMap::new(),
+            null_admitting: HashSet::new(),
+            defs: HashMap::new(),
+            role: "Input",
+            depth: 0,
+            krate_tokens: krate.clone(),
+        }
+    }
+
+    /// The generated items, in creation order.
+    pub(crate) fn into_items(self) -> Vec<ItemDef> {
+        self.items.into_iter().flatten().collect()
+    }
+
+    /// The field list of the struct that `name` (possibly via aliases)
+    /// denotes.
+    pub(crate) fn object_of(&self, name: &str) -> Option<InputObject> {
+        match self.resolve(&Ty::Named(name.to_string())) {
+            Ty::Named(n) => self.objects.get(&n).cloned(),
+            _ => None,
+        }
+    }
+
+    /// Converts one whole schema document (the input or output schema) into
+    /// an item named `role`.
+    pub(crate) fn convert_document(&mut self, root: &Value, role: &'static str) {
+        self.role = role;
+        self.defs.clear();
+        self.defs.insert(
+            String::new(),
+            DefState::InProgress {
+                name: role.to_string(),
+                recursive: false,
+            },
+        );
+        self.convert_def_body(root, root, role.to_string(), String::new(), "#");
+    }
+
+    /// Emits a plain alias `role = Value` with a doc line.
+    pub(crate) fn value_alias(&mut self, role: &str, doc: &str) {
+        self.push_item(ItemDef::Alias {
+            name: role.to_string(),
+            doc: vec![doc.to_string()],
+            ty: Ty::Value,
+        });
+        self.null_admitting.insert(role.to_string());
+    }
+
+    fn push_item(&mut self, item: ItemDef) {
+        let name = item_name(&item).to_string();
+        self.item_index.insert(name, self.items.len());
+        self.items.push(Some(item));
+    }
+
+    fn reserve_slot(&mut self, name: &str) -> usize {
+        let slot = self.items.len();
+        self.items.push(None);
+        self.item_index.insert(name.to_string(), slot);
+        slot
+    }
+
+    fn note(&mut self, ptr: &str, msg: &str) -> String {
+        let text = format!(
+            "{} schema at `{ptr}`: {msg}; represented as `serde_json::Value`.",
+            self.role
+        );
+        self.notes.push(text.clone());
+        text
+    }
+
+    /// Follows aliases.
+    fn resolve(&self, ty: &Ty) -> Ty {
+        let mut ty = ty.clone();
+        for _ in 0..32 {
+            match &ty {
+                Ty::Named(n) => match self.aliases.get(n) {
+                    Some(target) => ty = target.clone(),
+                    None => return ty,
+                },
+                _ => return ty,
+            }
+        }
+        ty
+    }
+
+    fn admits_null(&self, ty: &Ty) -> bool {
+        match self.resolve(ty) {
+            Ty::Value | Ty::Unit | Ty::Option(_) => true,
+            Ty::Boxed(inner) => self.admits_null(&inner),
+            Ty::Named(n) => self.null_admitting.contains(&n),
+            _ => false,
+        }
+    }
+
+    fn nullable(&self, ty: Ty) -> Ty {
+        if self.admits_null(&ty) {
+            ty
+        } else {
+            Ty::Option(Box::new(ty))
+        }
+    }
+
+    /// Picks the name for a type item: the exact name, or a fresh one from
+    /// the schema's `title` or the hint.
+    fn take_name(&mut self, hint: &Hint, s: Option<&Map<String, Value>>) -> String {
+        match hint {
+            Hint::Exact(name) => name.clone(),
+            Hint::Fresh(base) => {
+                let title = s.and_then(|s| s.get("title")).and_then(Value::as_str);
+                let base = match title {
+                    Some(title) => self.role_prefixed(&pascal(title)),
+                    None => base.clone(),
+                };
+                self.names.unique(&base, false)
+            }
+        }
+    }
+
+    fn role_prefixed(&self, name: &str) -> String {
+        if name.starts_with(self.role) {
+            name.to_string()
+        } else {
+            format!("{}{}", self.role, name)
+        }
+    }
+
+    /// Doc paragraphs for a schema used as a type or property.
+    fn schema_doc(s: &Value) -> Vec<String> {
+        let Some(s) = s.as_object() else {
+            return Vec::new();
+        };
+        let mut doc = Vec::new();
+        if let Some(d) = s.get("description").and_then(Value::as_str) {
+            doc.push(d.to_string());
+        }
+        if let Some(f) = s.get("format").and_then(Value::as_str) {
+            doc.push(format!("Format: `{f}` (not checked by this type)."));
+        }
+        if let Some(d) = s.get("default") {
+            doc.push(format!("Default: `{}`.", json_short(d)));
+        }
+        doc
+    }
+
+    /// Converts a `$ref` target (or the root, pointer `""`) into an item
+    /// named `name`, emitting an alias or newtype when the schema itself
+    /// produced no item of that name.
+    fn convert_def_body(
+        &mut self,
+        root: &Value,
+        target: &Value,
+        name: String,
+        pointer: String,
+        ptr: &str,
+    ) {
+        let notes_before = self.notes.len();
+        let ty = self.convert(root, target, &Hint::Exact(name.clone()), ptr);
+        let recursive = matches!(
+            self.defs.get(&pointer),
+            Some(DefState::InProgress {
+                recursive: true,
+                ..
+            })
+        );
+        if !self.item_index.contains_key(&name) {
+            let mut doc = Self::schema_doc(target);
+            doc.extend(self.notes[notes_before..].iter().cloned());
+            let admits_null = self.admits_null(&ty);
+            if recursive || matches!(ty, Ty::Boxed(_)) {
+                // `type A = Vec<A>` is a cycle rustc rejects; a newtype is not.
+                self.push_item(ItemDef::Newtype {
+                    name: name.clone(),
+                    doc,
+                    ty,
+                });
+            } else {
+                self.aliases.insert(name.clone(), ty.clone());
+                self.push_item(ItemDef::Alias {
+                    name: name.clone(),
+                    doc,
+                    ty,
+                });
+            }
+            if admits_null {
+                self.null_admitting.insert(name.clone());
+            }
+        }
+        self.defs.insert(pointer, DefState::Done(Ty::Named(name)));
+    }
+
+    fn convert_ref(&mut self, root: &Value, reference: &str, ptr: &str) -> Ty {
+        let Some(pointer) = reference.strip_prefix('#') else {
+            self.note(
+                ptr,
+                &format!("external `$ref` {reference:?} is not resolved"),
+            );
+            return Ty::Value;
+        };
+        let pointer = percent_decode(pointer);
+        match self.defs.get_mut(&pointer) {
+            Some(DefState::InProgress { name, recursive }) => {
+                *recursive = true;
+                return Ty::Boxed(Box::new(Ty::Named(name.clone())));
+            }
+            Some(DefState::Done(ty)) => return ty.clone(),
+            None => {}
+        }
+        let Some(target) = root.pointer(&pointer) else {
+            self.note(ptr, &format!("`$ref` {reference:?} points to nothing"));
+            return Ty::Value;
+        };
+        let segment = pointer.rsplit('/').next().unwrap_or_default();
+        let title = target.get("title").and_then(Value::as_str);
+        let base = self.role_prefixed(&pascal(title.unwrap_or(segment)));
+        let name = self.names.unique(&base, false);
+        self.defs.insert(
+            pointer.clone(),
+            DefState::InProgress {
+                name: name.clone(),
+                recursive: false,
+            },
+        );
+        let target = target.clone();
+        self.convert_def_body(root, &target, name.clone(), pointer, reference);
+        Ty::Named(name)
+    }
+
+    /// Converts a schema into a type, creating items as needed.
+    fn convert(&mut self, root: &Value, schema: &Value, hint: &Hint, ptr: &str) -> Ty {
+        if self.depth >= MAX_DEPTH {
+            self.note(ptr, &format!("nesting deeper than {MAX_DEPTH} levels"));
+            return Ty::Value;
+        }
+        self.depth += 1;
+        let ty = self.convert_inner(root, schema, hint, ptr);
+        self.depth -= 1;
+        ty
+    }
+
+    fn convert_inner(&mut self, root: &Value, schema: &Value, hint: &Hint, ptr: &str) -> Ty {
+        let s = match schema {
+            Value::Bool(true) => return Ty::Value,
+            Value::Bool(false) => {
+                self.note(ptr, "schema `false` admits no value");
+                return Ty::Value;
+            }
+            Value::Object(s) => s,
+            other => {
+                self.note(ptr, &format!("{} is not a schema", json_short(other)));
+                return Ty::Value;
+            }
+        };
+        if let Some(reference) = s.get("$ref") {
+            let Some(reference) = reference.as_str() else {
+                self.note(ptr, "`$ref` is not a string");
+                return Ty::Value;
+            };
+            return self.convert_ref(root, reference, ptr);
+        }
+        if s.get("nullable") == Some(&Value::Bool(true)) {
+            let mut inner = s.clone();
+            inner.remove("nullable");
+            let ty = self.convert(root, &Value::Object(inner), &hint.wrapped(), ptr);
+            return self.nullable(ty);
+        }
+        for keyword in ["anyOf", "oneOf"] {
+            if let Some(arms) = s.get(keyword) {
+                let Some(arms) = arms.as_array() else {
+                    self.note(ptr, &format!("`{keyword}` is not an array"));
+                    return Ty::Value;
+                };
+                return self.union(root, s, arms, hint, &format!("{ptr}/{keyword}"));
+            }
+        }
+        if let Some(all) = s.get("allOf") {
+            return self.all_of(root, s, all, hint, ptr);
+        }
+        if let Some(value) = s.get("const") {
+            return self.constant(s, value, hint, ptr);
+        }
+        if let Some(values) = s.get("enum") {
+            return self.enumeration(root, s, values, hint, ptr);
+        }
+        if s.contains_key("not") {
+            self.note(ptr, "`not` is not representable");
+            return Ty::Value;
+        }
+        match s.get("type") {
+            Some(Value::String(t)) => self.by_type(root, s, t, hint, ptr),
+            Some(Value::Array(types)) => {
+                let non_null: Vec<&str> = types
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .filter(|t| *t != "null")
+                    .collect();
+                let nullable = non_null.len() < types.len();
+                let ty = match non_null.as_slice() {
+                    [] => Ty::Unit,
+                    [one] => self.by_type(root, s, one, &hint.wrapped(), ptr),
+                    many => {
+                        let arms: Vec<Value> = many
+                            .iter()
+                            .map(|t| {
+                                let mut arm = s.clone();
+                                arm.insert("type".into(), Value::String(t.to_string()));
+                                arm.remove("description");
+                                arm.remove("title");
+                                Value::Object(arm)
+                            })
+                            .collect();
+                        self.union(root, s, &arms, &hint.wrapped(), &format!("{ptr}/type"))
+                    }
+                };
+                if nullable {
+                    self.nullable(ty)
+                } else {
+                    ty
+                }
+            }
+            Some(other) => {
+                self.note(
+                    ptr,
+                    &format!("`type` {} is not understood", json_short(other)),
+                );
+                Ty::Value
+            }
+            None => {
+                if s.contains_key("properties")
+                    || s.contains_key("additionalProperties")
+                    || s.contains_key("required")
+                {
+                    self.object(root, s, hint, ptr)
+                } else if s.contains_key("items") || s.contains_key("prefixItems") {
+                    self.array(root, s, hint, ptr)
+                } else {
+                    Ty::Value
+                }
+            }
+        }
+    }
+
+    fn by_type(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        t: &str,
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
+        match t {
+            "string" => Ty::String,
+            "integer" => integer_type(s),
+            "number" => Ty::F64,
+            "boolean" => Ty::Bool,
+            "null" => Ty::Unit,
+            "array" => self.array(root, s, hint, ptr),
+            "object" => self.object(root, s, hint, ptr),
+            other => {
+                self.note(ptr, &format!("unknown `type` {other:?}"));
+                Ty::Value
+            }
+        }
+    }
+
+    fn array(&mut self, root: &Value, s: &Map<String, Value>, hint: &Hint, ptr: &str) -> Ty {
+        let (prefix, rest, prefix_kw, rest_kw) = match (s.get("prefixItems"), s.get("items")) {
+            (Some(prefix), rest) => (Some(prefix), rest, "prefixItems", "items"),
+            (None, Some(Value::Array(_))) => (
+                s.get("items"),
+                s.get("additionalItems"),
+                "items",
+                "additionalItems",
+            ),
+            (None, _) => (None, None, "", ""),
+        };
+        if let Some(prefix) = prefix {
+            let Some(prefix) = prefix.as_array() else {
+                self.note(ptr, &format!("`{prefix_kw}` is not an array"));
+                return Ty::Value;
+            };
+            if prefix.is_empty() || prefix.len() > MAX_TUPLE {
+                self.note(ptr, &format!("a tuple of {} elements", prefix.len()));
+                return Ty::Value;
+            }
+            let items = prefix
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    self.convert(
+                        root,
+                        item,
+                        &hint.child(&format!("{i}")),
+                        &format!("{ptr}/{prefix_kw}/{i}"),
+                    )
+                })
+                .collect();
+            if rest != Some(&Value::Bool(false)) {
+                // Further items allowed: all of the `rest` schema (any JSON
+                // when absent).
+                let rest = match rest {
+                    None | Some(Value::Bool(true)) => Ty::Value,
+                    Some(rest) => {
+                        let rest = self.convert(
+                            root,
+                            rest,
+                            &hint.child("Rest"),
+                            &format!("{ptr}/{rest_kw}"),
+                        );
+                        rest.unboxed()
+                    }
+                };
+                return Ty::TupleWithRest(items, Box::new(rest));
+            }
+            return Ty::Tuple(items);
+        }
+        match s.get("items") {
+            None | Some(Value::Bool(true)) => Ty::vec(Ty::Value),
+            Some(Value::Bool(false)) => {
+                self.note(ptr, "`items: false` admits only the empty array");
+                Ty::Value
+            }
+            Some(items) => {
+                let item = self.convert(root, items, &hint.child("Item"), &format!("{ptr}/items"));
+                Ty::vec(item)
+            }
+        }
+    }
+
+    fn object(&mut self, root: &Value, s: &Map<String, Value>, hint: &Hint, ptr: &str) -> Ty {
+        let additional = s.get("additionalProperties");
+        let Some(properties) = s.get("properties") else {
+            return match additional {
+                Some(Value::Bool(false)) => self.structure(root, s, &Map::new(), hint, ptr),
+                None | Some(Value::Bool(true)) => Ty::map(Ty::Value),
+                Some(value_schema) => {
+                    let value = self.convert(
+                        root,
+                        value_schema,
+                        &hint.child("Value"),
+                        &format!("{ptr}/additionalProperties"),
+                    );
+                    Ty::map(value)
+                }
+            };
+        };
+        let Some(properties) = properties.as_object() else {
+            self.note(ptr, "`properties` is not an object");
+            return Ty::Value;
+        };
+        self.structure(root, s, properties, hint, ptr)
+    }
+
+    fn structure(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        properties: &Map<String, Value>,
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
+        let name = self.take_name(hint, Some(s));
+        let slot = self.reserve_slot(&name);
+        let notes_before = self.notes.len();
+        let required = required_set(s);
+        let mut idents = NameSet::default();
+        let mut fields = Vec::new();
+        let mut infos = Vec::new();
+        for (json_name, property) in properties {
+            let field_notes = self.notes.len();
+            let prop_ptr = format!(
+                "{ptr}/properties/{}",
+                json_name.replace('~', "~0").replace('/', "~1")
+            );
+            let value_ty = self.convert(
+                root,
+                property,
+                &Hint::Fresh(format!("{name}{}", pascal(json_name))),
+                &prop_ptr,
+            );
+            let is_required = required.contains(json_name);
+            let nullable = self.admits_null(&value_ty);
+            let mode = if !is_required {
+                FieldMode::Optional
+            } else if matches!(self.resolve(&value_ty), Ty::Option(_)) {
+                FieldMode::RequiredNullable
+            } else {
+                FieldMode::Required
+            };
+            let mut doc = Self::schema_doc(property);
+            doc.extend(self.notes[field_notes..].iter().cloned());
+            let ident = idents.field(json_name);
+            let field = FieldDef {
+                json_name: json_name.clone(),
+                ident: ident.clone(),
+                value_ty,
+                mode,
+                doc,
+            };
+            infos.push(FieldInfo {
+                json_name: json_name.clone(),
+                ident,
+                ty: field.full_ty().tokens(&self.krate_tokens),
+                value_ty: field.value_ty.tokens(&self.krate_tokens),
+                required: is_required,
+                nullable,
+                description: property
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            });
+            fields.push(field);
+        }
+        for missing in required.iter().filter(|r| !properties.contains_key(*r)) {
+            self.note(ptr, &format!("required property {missing:?} has no schema in `properties` and is not checked"));
+        }
+        let (additional_properties, extras) = match s.get("additionalProperties") {
+            Some(Value::Bool(false)) => (AdditionalProperties::Forbidden, None),
+            None | Some(Value::Bool(true)) => (AdditionalProperties::Allowed, None),
+            Some(extra) if extra.as_object().is_some_and(Map::is_empty) => {
+                (AdditionalProperties::Allowed, None)
+            }
+            Some(extra) => {
+                let ty = self.convert(
+                    root,
+                    extra,
+                    &Hint::Fresh(format!("{name}Additional")),
+                    &format!("{ptr}/additionalProperties"),
+                );
+                let field = idents.field("additional_properties");
+                (AdditionalProperties::Typed, Some((field, ty)))
+            }
+        };
+        let mut doc = Self::schema_doc(&Value::Object(s.clone()));
+        let struct_notes: Vec<String> = self.notes[notes_before..]
+            .iter()
+            .filter(|n| !fields.iter().any(|f: &FieldDef| f.doc.contains(n)))
+            .cloned()
+            .collect();
+        doc.extend(struct_notes);
+        self.objects.insert(
+            name.clone(),
+            InputObject {
+                fields: infos,
+                additional_properties: additional_properties.clone(),
+            },
+        );
+        self.items[slot] = Some(ItemDef::Struct {
+            name: name.clone(),
+            doc,
+            fields,
+            deny_unknown_fields: additional_properties == AdditionalProperties::Forbidden,
+            extras,
+        });
+        Ty::Named(name)
+    }
+
+    fn constant(&mut self, s: &Map<String, Value>, value: &Value, hint: &Hint, ptr: &str) -> Ty {
+        let lit = match value {
+            Value::Null => return Ty::Unit,
+            Value::String(v) => {
+                return self.string_enum(s, std::slice::from_ref(v), hint);
+            }
+            Value::Bool(b) => ConstLit::Bool(*b),
+            Value::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    ConstLit::I64(i)
+                } else if let Some(u) = n.as_u64() {
+                    ConstLit::U64(u)
+                } else {
+                    ConstLit::F64(n.as_f64().unwrap_or_default())
+                }
+            }
+            other => {
+                self.note(
+                    ptr,
+                    &format!("`const` {} (an array or object)", json_short(other)),
+                );
+                return Ty::Value;
+            }
+        };
+        let name = self.take_name(hint, Some(s));
+        let mut doc = Self::schema_doc(&Value::Object(s.clone()));
+        doc.push(format!("Always `{value}`."));
+        self.push_item(ItemDef::Const {
+            name: name.clone(),
+            doc,
+            value: lit,
+        });
+        Ty::Named(name)
+    }
+
+    fn string_enum(&mut self, s: &Map<String, Value>, values: &[String], hint: &Hint) -> Ty {
+        let name = self.take_name(hint, Some(s));
+        let mut variant_names = NameSet::default();
+        let mut seen = HashSet::new();
+        let variants = values
+            .iter()
+            .filter(|v| seen.insert(v.as_str()))
+            .map(|v| (variant_names.unique(&pascal(v), false), v.clone()))
+            .collect();
+        let doc = Self::schema_doc(&Value::Object(s.clone()));
+        self.push_item(ItemDef::StringEnum {
+            name: name.clone(),
+            doc,
+            variants,
+        });
+        Ty::Named(name)
+    }
+
+    fn enumeration(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        values: &Value,
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
+        let Some(values) = values.as_array() else {
+            self.note(ptr, "`enum` is not an array");
+            return Ty::Value;
+        };
+        if values.is_empty() {
+            self.note(ptr, "an empty `enum` admits no value");
+            return Ty::Value;
+        }
+        let non_null: Vec<&Value> = values.iter().filter(|v| !v.is_null()).collect();
+        let nullable = non_null.len() < values.len();
+        let ty = if non_null.is_empty() {
+            Ty::Unit
+        } else if let Some(strings) = non_null
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+        {
+            let hint = if nullable {
+                hint.wrapped()
+            } else {
+                hint.clone()
+            };
+            self.string_enum(s, &strings, &hint)
+        } else if let [single] = non_null.as_slice() {
+            let hint = if nullable {
+                hint.wrapped()
+            } else {
+                hint.clone()
+            };
+            self.constant(s, single, &hint, ptr)
+        } else {
+            let arms: Vec<Value> = non_null
+                .iter()
+                .map(|v| serde_json::json!({ "const": v }))
+                .collect();
+            let hint = if nullable {
+                hint.wrapped()
+            } else {
+                hint.clone()
+            };
+            self.union(root, s, &arms, &hint, &format!("{ptr}/enum"))
+        };
+        if nullable {
+            self.nullable(ty)
+        } else {
+            ty
+        }
+    }
+
+    /// Resolves a local `$ref` chain to the schema it names (for looking at
+    /// a union arm's shape without converting it).
+    fn peek<'v>(&self, root: &'v Value, mut schema: &'v Value) -> &'v Value {
+        for _ in 0..16 {
+            match schema
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix('#'))
+            {
+                Some(pointer) => match root.pointer(&percent_decode(pointer)) {
+                    Some(target) => schema = target,
+                    None => return schema,
+                },
+                None => return schema,
+            }
+        }
+        schema
+    }
+
+    fn union(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        arms: &[Value],
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
+        let non_null: Vec<(usize, &Value)> = arms
+            .iter()
+            .enumerate()
+            .filter(|(_, arm)| !is_null_schema(self.peek(root, arm)))
+            .collect();
+        let nullable = non_null.len() < arms.len();
+        let inner_hint = if nullable {
+            hint.wrapped()
+        } else {
+            hint.clone()
+        };
+        let ty = match non_null.as_slice() {
+            [] if nullable => Ty::Unit,
+            [] => {
+                self.note(ptr, "a union without arms admits no value");
+                return Ty::Value;
+            }
+            [(i, arm)] => {
+                // A lone arm: keep the union's description on it.
+                let arm = (*arm).clone();
+                self.convert(root, &arm, &inner_hint, &format!("{ptr}/{i}"))
+            }
+            many => {
+                let peeked: Vec<&Value> =
+                    many.iter().map(|(_, arm)| self.peek(root, arm)).collect();
+                let strings: Option<Vec<String>> = peeked
+                    .iter()
+                    .map(|arm| string_values(arm))
+                    .collect::<Option<Vec<_>>>()
+                    .map(|v| v.concat());
+                if let Some(strings) = strings.filter(|v| !v.is_empty()) {
+                    self.string_enum(s, &strings, &inner_hint)
+                } else if let Some(tag) = discriminator(&peeked) {
+                    self.tagged(root, s, &tag, &peeked, &inner_hint, ptr)
+                } else {
+                    self.untagged(root, s, many, &inner_hint, ptr)
+                }
+            }
+        };
+        if nullable {
+            self.nullable(ty)
+        } else {
+            ty
+        }
+    }
+
+    fn tagged(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        tag: &str,
+        arms: &[&Value],
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
+        let name = self.take_name(hint, Some(s));
+        let slot = self.reserve_slot(&name);
+        let mut variant_names = NameSet::default();
+        let mut variants = Vec::new();
+        for (i, arm) in arms.iter().enumerate() {
+            let mut arm = arm.as_object().cloned().unwrap_or_default();
+            let value = arm
+                .get("properties")
+                .and_then(|p| p.get(tag))
+                .and_then(string_const)
+                .unwrap_or_default()
+                .to_string();
+            if let Some(Value::Object(props)) = arm.get_mut("properties") {
+                props.remove(tag);
+            }
+            if let Some(Value::Array(required)) = arm.get_mut("required") {
+                required.retain(|r| r.as_str() != Some(tag));
+            }
+            arm.remove("title");
+            let variant = variant_names.unique(&pascal(&value), false);
+            let payload_hint = Hint::Fresh(format!("{name}{variant}"));
+            let payload = self.structure_of_arm(root, &arm, &payload_hint, &format!("{ptr}/{i}"));
+            variants.push((variant, value, payload));
+        }
+        let doc = Self::schema_doc(&Value::Object(s.clone()));
+        self.items[slot] = Some(ItemDef::Tagged {
+            name: name.clone(),
+            doc,
+            tag: tag.to_string(),
+            variants,
+        });
+        Ty::Named(name)
+    }
+
+    fn structure_of_arm(
+        &mut self,
+        root: &Value,
+        arm: &Map<String, Value>,
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
+        let empty = Map::new();
+        let properties = arm
+            .get("properties")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty)
+            .clone();
+        self.structure(root, arm, &properties, hint, ptr)
+    }
+
+    fn untagged(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        arms: &[(usize, &Value)],
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
+        let name = self.take_name(hint, Some(s));
+        let slot = self.reserve_slot(&name);
+        let mut variant_names = NameSet::default();
+        let mut variants = Vec::new();
+        let mut admits_null = false;
+        for (i, arm) in arms {
+            let peeked = self.peek(root, arm);
+            let base = variant_base(peeked, *i);
+            let variant = variant_names.unique(&base, false);
+            let ty = self.convert(
+                root,
+                arm,
+                &Hint::Fresh(format!("{name}{variant}")),
+                &format!("{ptr}/{i}"),
+            );
+            admits_null |= self.admits_null(&ty);
+            variants.push((variant, ty));
+        }
+        if admits_null {
+            self.null_admitting.insert(name.clone());
+        }
+        let mut doc = Self::schema_doc(&Value::Object(s.clone()));
+        doc.push("Untagged: the first variant that accepts a value wins.".to_string());
+        self.items[slot] = Some(ItemDef::Untagged {
+            name: name.clone(),
+            doc,
+            variants,
+        });
+        Ty::Named(name)
+    }
+
+    fn all_of(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        all: &Value,
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
+        let Some(parts) = all.as_array() else {
+            self.note(ptr, "`allOf` is not an array");
+            return Ty::Value;
+        };
+        if let [single] = parts.as_slice() {
+            let mut merged = s.clone();
+            merged.remove("allOf");
+            if merged
+                .keys()
+                .all(|k| matches!(k.as_str(), "description" | "title" | "$schema" | "default"))
+            {
+                return self.convert(root, single, hint, &format!("{ptr}/allOf/0"));
+            }
+        }
+        // Merge object parts: properties and required are combined.
+        let mut merged = s.clone();
+        merged.remove("allOf");
+        let mut properties: Map<String, Value> = merged
+            .get("properties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let mut required: Vec<Value> = merged
+            .get("required")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for part in parts {
+            let part = self.peek(root, part);
+            let Some(part) = part.as_object() else {
+                self.note(ptr, "an `allOf` part is not an object schema");
+                return Ty::Value;
+            };
+            let is_object = type_name(part) == Some("object") || part.contains_key("properties");
+            if !is_object {
+                self.note(ptr, "`allOf` of non-object schemas is not representable");
+                return Ty::Value;
+            }
+            if let Some(p) = part.get("properties").and_then(Value::as_object) {
+                for (k, v) in p {
+                    properties.insert(k.clone(), v.clone());
+                }
+            }
+            if let Some(r) = part.get("required").and_then(Value::as_array) {
+                required.extend(r.iter().cloned());
+            }
+        }
+        merged.insert("type".into(), "object".into());
+        merged.insert("properties".into(), Value::Object(properties));
+        merged.insert("required".into(), Value::Array(required));
+        self.convert(root, &Value::Object(merged), hint, ptr)
+    }
+}
+
+/// `i64` (zod's ±2^53 bounds fit), or `u64` when the bounds need it
+/// (`minimum` ≥ 0 and `maximum` above `i64::MAX`).
+fn integer_type(s: &Map<String, Value>) -> Ty {
+    let bound = |k: &str| s.get(k).and_then(Value::as_f64);
+    let min = bound("minimum").or(bound("exclusiveMinimum"));
+    let max = bound("maximum").or(bound("exclusiveMaximum"));
+    match (min, max) {
+        (Some(min), Some(max)) if min >= 0.0 && max > i64::MAX as f64 => Ty::U64,
+        _ => Ty::I64,
+    }
+}
+
+/// The property that discriminates every arm: each arm is an object that
+/// requires it with a distinct string `const` (or one-value `enum`).
+fn discriminator(arms: &[&Value]) -> Option<String> {
+    let first = arms.first()?.get("properties")?.as_object()?;
+    'candidates: for candidate in first.keys() {
+        let mut seen = BTreeMap::new();
+        for arm in arms {
+            let arm = arm.as_object()?;
+            if arm.contains_key("anyOf") || arm.contains_key("oneOf") || arm.contains_key("allOf") {
+                return None;
+            }
+            let required = required_set(arm);
+            let value = arm
+                .get("properties")
+                .and_then(|p| p.get(candidate))
+                .and_then(string_const);
+            match value {
+                Some(value) if required.iter().any(|r| r == candidate) => {
+                    if seen.insert(value.to_string(), ()).is_some() {
+                        continue 'candidates;
+                    }
+                }
+                _ => continue 'candidates,
+            }
+        }
+        return Some(candidate.clone());
+    }
+    None
+}
+
+/// A variant name for an untagged union arm from its shape.
+fn variant_base(arm: &Value, index: usize) -> String {
+    if let Some(title) = arm.get("title").and_then(Value::as_str) {
+        return pascal(title);
+    }
+    match arm.get("type").and_then(Value::as_str) {
+        Some("string") if arm.get("const").is_none() && arm.get("enum").is_none() => {
+            "String".into()
+        }
+        Some("integer") => "Integer".into(),
+        Some("number") => "Number".into(),
+        Some("boolean") => "Boolean".into(),
+        Some("array") => "Array".into(),
+        _ => match arm.get("const") {
+            Some(Value::String(c)) => pascal(c),
+            Some(c) => pascal(&c.to_string()),
+            None => format!("Variant{index}"),
+        },
+    }
+}
+
+fn item_name(item: &ItemDef) -> &str {
+    match item {
+        ItemDef::Struct { name, .. }
+        | ItemDef::Newtype { name, .. }
+        | ItemDef::Alias { name, .. }
+        | ItemDef::StringEnum { name, .. }
+        | ItemDef::Untagged { name, .. }
+        | ItemDef::Tagged { name, .. }
+        | ItemDef::Const { name, .. } => name,
+    }
+}
+
+/// Decodes `%XX` escapes in a URI fragment (JSON pointer in a `$ref`).
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = |b: u8| (b as char).to_digit(16);
+            if let (Some(hi), Some(lo)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}

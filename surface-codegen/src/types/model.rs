@@ -1,0 +1,189 @@
+//! The intermediate model between a schema and tokens: a Rust type
+//! expression ([`Ty`]) and the items a procedure module defines
+//! ([`ItemDef`]).
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::names::ident;
+
+/// A Rust type expression.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Ty {
+    /// `serde_json::Value`: any JSON, or the fallback.
+    Value,
+    /// `()`: JSON `null`.
+    Unit,
+    Bool,
+    I64,
+    /// Integers bounded below by 0 and above `i64::MAX`.
+    U64,
+    F64,
+    String,
+    Vec(Box<Ty>),
+    /// `BTreeMap<String, T>`.
+    Map(Box<Ty>),
+    Tuple(Vec<Ty>),
+    /// `serde_helpers::TupleWithRest<(prefix…), rest>`.
+    TupleWithRest(Vec<Ty>, Box<Ty>),
+    Option(Box<Ty>),
+    Boxed(Box<Ty>),
+    /// A type item of the module.
+    Named(String),
+}
+
+impl Ty {
+    /// `Vec<T>`; the vector already gives indirection, so a `Box` around a
+    /// recursive reference is dropped.
+    pub(crate) fn vec(item: Ty) -> Ty {
+        Ty::Vec(Box::new(item.unboxed()))
+    }
+
+    /// `BTreeMap<String, T>`, dropping a `Box` as [`Ty::vec`] does.
+    pub(crate) fn map(value: Ty) -> Ty {
+        Ty::Map(Box::new(value.unboxed()))
+    }
+
+    pub(crate) fn unboxed(self) -> Ty {
+        match self {
+            Ty::Boxed(inner) => *inner,
+            other => other,
+        }
+    }
+
+    /// Tokens naming this type inside the procedure module.
+    pub(crate) fn tokens(&self, krate: &TokenStream) -> TokenStream {
+        match self {
+            Ty::Value => quote!(#krate::__private::serde_json::Value),
+            Ty::Unit => quote!(()),
+            Ty::Bool => quote!(bool),
+            Ty::I64 => quote!(i64),
+            Ty::U64 => quote!(u64),
+            Ty::F64 => quote!(f64),
+            Ty::String => quote!(String),
+            Ty::Vec(t) => {
+                let t = t.tokens(krate);
+                quote!(Vec<#t>)
+            }
+            Ty::Map(t) => {
+                let t = t.tokens(krate);
+                quote!(::std::collections::BTreeMap<String, #t>)
+            }
+            Ty::Tuple(items) => {
+                let items: Vec<_> = items.iter().map(|t| t.tokens(krate)).collect();
+                if items.len() == 1 {
+                    let t = &items[0];
+                    quote!((#t,))
+                } else {
+                    quote!((#(#items),*))
+                }
+            }
+            Ty::TupleWithRest(prefix, rest) => {
+                let prefix = Ty::Tuple(prefix.clone()).tokens(krate);
+                let rest = rest.tokens(krate);
+                quote!(#krate::__private::serde_helpers::TupleWithRest<#prefix, #rest>)
+            }
+            Ty::Option(t) => {
+                let t = t.tokens(krate);
+                quote!(Option<#t>)
+            }
+            Ty::Boxed(t) => {
+                let t = t.tokens(krate);
+                quote!(Box<#t>)
+            }
+            Ty::Named(name) => {
+                let name = ident(name);
+                quote!(#name)
+            }
+        }
+    }
+}
+
+/// How an optional or nullable field is (de)serialized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FieldMode {
+    /// Required; the type carries nullability if any.
+    Required,
+    /// Required and the type is an `Option`: must be present, `null` ⇒ None.
+    RequiredNullable,
+    /// Not required: `Option<value type>`, absent ⇒ None.
+    Optional,
+}
+
+/// One struct field.
+#[derive(Clone, Debug)]
+pub(crate) struct FieldDef {
+    pub(crate) json_name: String,
+    pub(crate) ident: String,
+    /// Type of a present value.
+    pub(crate) value_ty: Ty,
+    pub(crate) mode: FieldMode,
+    pub(crate) doc: Vec<String>,
+}
+
+impl FieldDef {
+    /// The field's declared type.
+    pub(crate) fn full_ty(&self) -> Ty {
+        match self.mode {
+            FieldMode::Optional => Ty::Option(Box::new(self.value_ty.clone())),
+            _ => self.value_ty.clone(),
+        }
+    }
+}
+
+/// The value of a number/boolean `const`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum ConstLit {
+    Bool(bool),
+    I64(i64),
+    U64(u64),
+    F64(f64),
+}
+
+/// One item of the procedure module.
+#[derive(Clone, Debug)]
+pub(crate) enum ItemDef {
+    Struct {
+        name: String,
+        doc: Vec<String>,
+        fields: Vec<FieldDef>,
+        deny_unknown_fields: bool,
+        /// `(field ident, value type)` of a flattened map of extra
+        /// properties.
+        extras: Option<(String, Ty)>,
+    },
+    /// `#[serde(transparent)] struct Name(pub T)`, for recursive aliases.
+    Newtype {
+        name: String,
+        doc: Vec<String>,
+        ty: Ty,
+    },
+    Alias {
+        name: String,
+        doc: Vec<String>,
+        ty: Ty,
+    },
+    /// `(variant ident, JSON string, doc)`.
+    StringEnum {
+        name: String,
+        doc: Vec<String>,
+        variants: Vec<(String, String)>,
+    },
+    Untagged {
+        name: String,
+        doc: Vec<String>,
+        variants: Vec<(String, Ty)>,
+    },
+    /// `(variant ident, tag value, payload)`.
+    Tagged {
+        name: String,
+        doc: Vec<String>,
+        tag: String,
+        variants: Vec<(String, String, Ty)>,
+    },
+    Const {
+        name: String,
+        doc: Vec<String>,
+        value: ConstLit,
+    },
+}

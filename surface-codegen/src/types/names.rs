@@ -1,0 +1,170 @@
+//! Rust names for schema things: field identifiers from property names,
+//! type and variant names, each unique within its scope.
+
+use std::collections::BTreeSet;
+
+use heck::{ToSnakeCase, ToUpperCamelCase};
+use proc_macro2::{Ident, Span};
+
+/// Words that are keywords in some edition (strict, reserved, 2018+ and
+/// 2024 `gen`); they become raw identifiers.
+const KEYWORDS: &[&str] = &[
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "do", "dyn",
+    "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in", "let",
+    "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return",
+    "static", "struct", "trait", "true", "try", "type", "typeof", "unsafe", "unsized", "use",
+    "virtual", "where", "while", "yield",
+];
+
+/// Keywords that cannot be raw identifiers; they get a trailing `_`.
+const NOT_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
+
+/// Keeps ASCII letters, digits and `_`; everything else becomes `_`.
+fn ascii_word(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The snake_case identifier text for a property name (`deviceIds` →
+/// `device_ids`, `type` → `r#type`, `self` → `self_`, `1st` → `field_1st`,
+/// `ü` → `field`). Not yet unique.
+pub(crate) fn field_ident_text(json_name: &str) -> String {
+    let snake = ascii_word(&json_name.to_snake_case()).to_snake_case();
+    let snake = snake.trim_matches('_').to_string();
+    let base = if snake.is_empty() {
+        "field".to_string()
+    } else if snake.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("field_{snake}")
+    } else {
+        snake
+    };
+    if NOT_RAW.contains(&base.as_str()) {
+        format!("{base}_")
+    } else {
+        base
+    }
+}
+
+/// A PascalCase type or variant name for arbitrary text, ASCII only
+/// (`active` → `Active`, `in-progress` → `InProgress`, `1` → `V1`, `` →
+/// `Empty`, `Self` → `Self_`).
+pub(crate) fn pascal(text: &str) -> String {
+    let camel = ascii_word(&text.to_upper_camel_case()).to_upper_camel_case();
+    let camel: String = camel
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    if camel.is_empty() {
+        "Empty".to_string()
+    } else if camel.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("V{camel}")
+    } else if camel == "Self" {
+        "Self_".to_string()
+    } else {
+        camel
+    }
+}
+
+/// Builds an identifier from text produced by this module (raw when it is a
+/// keyword).
+pub(crate) fn ident(text: &str) -> Ident {
+    if let Some(raw) = text.strip_prefix("r#") {
+        Ident::new_raw(raw, Span::call_site())
+    } else {
+        Ident::new(text, Span::call_site())
+    }
+}
+
+/// A set of names in one scope (a module's types, a struct's fields, an
+/// enum's variants) handing out unique names.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NameSet {
+    used: BTreeSet<String>,
+}
+
+impl NameSet {
+    /// Marks `name` as taken. Returns false when it already was.
+    pub(crate) fn reserve(&mut self, name: &str) -> bool {
+        self.used.insert(name.to_string())
+    }
+
+    /// `base`, or `base2`, `base3`, … (for snake_case `base_2`, …) — the
+    /// first one not yet taken, now taken.
+    pub(crate) fn unique(&mut self, base: &str, snake: bool) -> String {
+        if self.reserve(base) {
+            return base.to_string();
+        }
+        (2..)
+            .map(|n| {
+                if snake {
+                    format!("{base}_{n}")
+                } else {
+                    format!("{base}{n}")
+                }
+            })
+            .find(|candidate| self.reserve(candidate))
+            .expect("an unbounded range always yields a free name")
+    }
+
+    /// A unique field identifier text for `json_name`, raw (`r#type`) when
+    /// it is a keyword. Uniqueness is checked on the unraw text.
+    pub(crate) fn field(&mut self, json_name: &str) -> String {
+        let text = self.unique(&field_ident_text(json_name), true);
+        if KEYWORDS.contains(&text.as_str()) {
+            format!("r#{text}")
+        } else {
+            text
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_names_become_snake_case_idents() {
+        assert_eq!(field_ident_text("deviceIds"), "device_ids");
+        assert_eq!(field_ident_text("already_snake"), "already_snake");
+        assert_eq!(field_ident_text("self"), "self_");
+        assert_eq!(field_ident_text("Self"), "self_");
+        assert_eq!(field_ident_text("1st"), "field_1st");
+        assert_eq!(field_ident_text("ü"), "field");
+        assert_eq!(field_ident_text(""), "field");
+        assert_eq!(field_ident_text("$ref"), "ref");
+        assert_eq!(field_ident_text("x-y z"), "x_y_z");
+        assert_eq!(field_ident_text("_"), "field");
+    }
+
+    #[test]
+    fn keywords_become_raw_and_collisions_get_suffixes() {
+        let mut set = NameSet::default();
+        assert_eq!(set.field("type"), "r#type");
+        assert_eq!(set.field("aB"), "a_b");
+        assert_eq!(set.field("a_b"), "a_b_2");
+        assert_eq!(set.field("$ref"), "r#ref");
+        assert_eq!(set.field("ref"), "ref_2");
+        assert_eq!(ident("r#type").to_string(), "r#type");
+    }
+
+    #[test]
+    fn pascal_names_are_ascii_idents() {
+        assert_eq!(pascal("active"), "Active");
+        assert_eq!(pascal("in-progress"), "InProgress");
+        assert_eq!(pascal("1"), "V1");
+        assert_eq!(pascal(""), "Empty");
+        assert_eq!(pascal("__schema0"), "Schema0");
+        assert_eq!(pascal("Self"), "Self_");
+        assert_eq!(pascal("größe"), "GrE");
+        let mut set = NameSet::default();
+        assert_eq!(set.unique("Input", false), "Input");
+        assert_eq!(set.unique("Input", false), "Input2");
+    }
+}

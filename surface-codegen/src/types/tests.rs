@@ -1,0 +1,692 @@
+//! Unit tests: one per construct, asserting the exact generated tokens.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use serde_json::{json, Value};
+
+use super::*;
+
+fn options() -> TypeOptions {
+    TypeOptions {
+        crate_path: quote!(::k),
+    }
+}
+
+fn generate(input: Value, output: Option<Value>) -> ProcedureTypes {
+    let types = generate_procedure_types(&input, output.as_ref(), &options());
+    // Every expansion must at least be valid Rust items.
+    syn::parse2::<syn::File>(types.items.clone()).expect("generated items parse");
+    types
+}
+
+/// The derive list of structs and non-string enums.
+fn derive() -> TokenStream {
+    quote!(#[derive(Debug, Clone, PartialEq, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)])
+}
+
+fn serde_crate() -> TokenStream {
+    quote!(#[serde(crate = "::k::__private::serde")])
+}
+
+fn opaque_output() -> TokenStream {
+    quote! {
+        /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
+        pub type Output = ::k::__private::serde_json::Value;
+    }
+}
+
+fn optional_attr() -> TokenStream {
+    quote!(#[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "::k::__private::serde_helpers::optional")])
+}
+
+fn assert_items(types: &ProcedureTypes, expected: TokenStream) {
+    let pretty = |t: &TokenStream| prettyplease::unparse(&syn::parse2(t.clone()).expect("parses"));
+    assert_eq!(pretty(&types.items), pretty(&expected));
+}
+
+#[test]
+fn object_keeps_optional_and_nullable_distinct() {
+    let types = generate(
+        json!({"type": "object", "properties": {
+            "name": {"type": "string"},
+            "note": {"type": "string"},
+            "tag": {"type": ["string", "null"]},
+            "alias": {"anyOf": [{"type": "string"}, {"type": "null"}]}
+        }, "required": ["name", "tag"]}),
+        None,
+    );
+    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            pub struct Input {
+                #o
+                pub alias: Option<Option<String>>,
+                pub name: String,
+                #o
+                pub note: Option<String>,
+                #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
+                pub tag: Option<String>,
+            }
+            #out
+        },
+    );
+    assert!(types.notes.is_empty());
+    let object = types.input_object.expect("object input");
+    assert_eq!(object.additional_properties, AdditionalProperties::Allowed);
+    let summary: Vec<_> = object
+        .fields
+        .iter()
+        .map(|f| {
+            (
+                f.json_name.as_str(),
+                f.ident.as_str(),
+                f.ty.to_string(),
+                f.value_ty.to_string(),
+                f.required,
+                f.nullable,
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            (
+                "alias",
+                "alias",
+                "Option < Option < String > >".into(),
+                "Option < String >".into(),
+                false,
+                true
+            ),
+            (
+                "name",
+                "name",
+                "String".into(),
+                "String".into(),
+                true,
+                false
+            ),
+            (
+                "note",
+                "note",
+                "Option < String >".into(),
+                "String".into(),
+                false,
+                false
+            ),
+            (
+                "tag",
+                "tag",
+                "Option < String >".into(),
+                "Option < String >".into(),
+                true,
+                true
+            ),
+        ]
+    );
+}
+
+#[test]
+fn additional_properties_false_denies_unknown_fields() {
+    let types = generate(
+        json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"], "additionalProperties": false}),
+        None,
+    );
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            #[serde(deny_unknown_fields)]
+            pub struct Input {
+                pub id: String,
+            }
+            #out
+        },
+    );
+    assert_eq!(
+        types.input_object.unwrap().additional_properties,
+        AdditionalProperties::Forbidden
+    );
+}
+
+#[test]
+fn records_become_maps_and_typed_extras_a_flattened_map() {
+    let types = generate(
+        json!({"type": "object", "properties": {
+            "counts": {"type": "object", "propertyNames": {"type": "string"}, "additionalProperties": {"type": "integer"}},
+            "free": {"type": "object"},
+            "mixed": {"type": "object", "properties": {"known": {"type": "boolean"}}, "required": ["known"], "additionalProperties": {"type": "string"}}
+        }, "required": ["counts", "free", "mixed"]}),
+        None,
+    );
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            pub struct Input {
+                pub counts: ::std::collections::BTreeMap<String, i64>,
+                pub free: ::std::collections::BTreeMap<String, ::k::__private::serde_json::Value>,
+                pub mixed: InputMixed,
+            }
+            #d #c
+            pub struct InputMixed {
+                pub known: bool,
+                /// Properties not listed in `properties` (`additionalProperties`).
+                #[serde(flatten)]
+                pub additional_properties: ::std::collections::BTreeMap<String, String>,
+            }
+            #out
+        },
+    );
+}
+
+#[test]
+fn string_enums_rename_their_variants() {
+    let types = generate(
+        json!({"type": "string", "enum": ["active", "in-progress", "Done", "1"]}),
+        None,
+    );
+    let out = opaque_output();
+    assert_items(
+        &types,
+        quote! {
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
+            #[serde(crate = "::k::__private::serde")]
+            pub enum Input {
+                /// `"active"`
+                #[serde(rename = "active")]
+                Active,
+                /// `"in-progress"`
+                #[serde(rename = "in-progress")]
+                InProgress,
+                /// `"Done"`
+                Done,
+                /// `"1"`
+                #[serde(rename = "1")]
+                V1,
+            }
+            #out
+        },
+    );
+    assert!(types.input_object.is_none());
+}
+
+#[test]
+fn const_literals_accept_exactly_their_value() {
+    let types = generate(
+        json!({"type": "object", "properties": {
+            "kind": {"type": "string", "const": "fixed"},
+            "version": {"type": "number", "const": 2},
+            "on": {"const": true}
+        }, "required": ["kind", "version", "on"]}),
+        None,
+    );
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let const_impls = |name: TokenStream, value: TokenStream, doc: &str| {
+        quote! {
+            #[doc = #doc]
+            #[derive(Debug, Clone, Copy, PartialEq, Default)]
+            pub struct #name;
+            impl ::k::__private::serde::Serialize for #name {
+                fn serialize<S: ::k::__private::serde::Serializer>(&self, serializer: S) -> ::core::result::Result<S::Ok, S::Error> {
+                    ::k::__private::serde_helpers::serialize_const(&::k::__private::serde_helpers::ConstValue::#value, serializer)
+                }
+            }
+            impl<'de> ::k::__private::serde::Deserialize<'de> for #name {
+                fn deserialize<D: ::k::__private::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                    ::k::__private::serde_helpers::deserialize_const(deserializer, &::k::__private::serde_helpers::ConstValue::#value).map(|()| #name)
+                }
+            }
+        }
+    };
+    let on = const_impls(quote!(InputOn), quote!(Bool(true)), " Always `true`.");
+    let version = const_impls(quote!(InputVersion), quote!(I64(2)), " Always `2`.");
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            pub struct Input {
+                pub kind: InputKind,
+                pub on: InputOn,
+                pub version: InputVersion,
+            }
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
+            #[serde(crate = "::k::__private::serde")]
+            pub enum InputKind {
+                /// `"fixed"`
+                #[serde(rename = "fixed")]
+                Fixed,
+            }
+            #on
+            #version
+            #out
+        },
+    );
+}
+
+#[test]
+fn discriminated_union_becomes_an_internally_tagged_enum() {
+    let types = generate(
+        json!({"oneOf": [
+            {"type": "object", "properties": {"kind": {"type": "string", "const": "circle"}, "radius": {"type": "number"}}, "required": ["kind", "radius"], "additionalProperties": false},
+            {"type": "object", "properties": {"kind": {"enum": ["point"]}}, "required": ["kind"]}
+        ]}),
+        None,
+    );
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d
+            #[serde(crate = "::k::__private::serde", tag = "kind")]
+            pub enum Input {
+                /// `kind: "circle"`
+                #[serde(rename = "circle")]
+                Circle(InputCircle),
+                /// `kind: "point"`
+                #[serde(rename = "point")]
+                Point(InputPoint),
+            }
+            #d #c
+            #[serde(deny_unknown_fields)]
+            pub struct InputCircle {
+                pub radius: f64,
+            }
+            #d #c
+            pub struct InputPoint {}
+            #out
+        },
+    );
+}
+
+#[test]
+fn other_unions_are_untagged_and_null_arms_make_them_nullable() {
+    let types = generate(
+        json!({"type": "object", "properties": {
+            "value": {"type": ["string", "number", "boolean", "null"]},
+            "either": {"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}, {"type": "integer"}]},
+            "letter": {"anyOf": [{"const": "x"}, {"const": "y"}, {"type": "null"}]}
+        }, "required": ["value", "either", "letter"]}),
+        None,
+    );
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            pub struct Input {
+                pub either: InputEither,
+                #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
+                pub letter: Option<InputLetter>,
+                #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
+                pub value: Option<InputValue>,
+            }
+            /// Untagged: the first variant that accepts a value wins.
+            #d
+            #[serde(crate = "::k::__private::serde", untagged)]
+            pub enum InputEither {
+                Variant0(InputEitherVariant0),
+                Integer(i64),
+            }
+            #d #c
+            pub struct InputEitherVariant0 {
+                pub a: String,
+            }
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
+            #[serde(crate = "::k::__private::serde")]
+            pub enum InputLetter {
+                /// `"x"`
+                #[serde(rename = "x")]
+                X,
+                /// `"y"`
+                #[serde(rename = "y")]
+                Y,
+            }
+            /// Untagged: the first variant that accepts a value wins.
+            #d
+            #[serde(crate = "::k::__private::serde", untagged)]
+            pub enum InputValue {
+                String(String),
+                Number(f64),
+                Boolean(bool),
+            }
+            #out
+        },
+    );
+}
+
+#[test]
+fn tuples_from_prefix_items() {
+    let types = generate(
+        json!({"type": "object", "properties": {
+            "exact": {"type": "array", "prefixItems": [{"type": "number"}, {"type": ["string", "null"]}], "items": false},
+            "open": {"type": "array", "prefixItems": [{"type": "string"}]},
+            "rest": {"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}}
+        }, "required": ["exact", "open", "rest"]}),
+        None,
+    );
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            pub struct Input {
+                pub exact: (f64, Option<String>),
+                pub open: ::k::__private::serde_helpers::TupleWithRest<(String,), ::k::__private::serde_json::Value>,
+                pub rest: ::k::__private::serde_helpers::TupleWithRest<(String,), i64>,
+            }
+            #out
+        },
+    );
+}
+
+#[test]
+fn arrays_scalars_and_nested_names() {
+    let types = generate(
+        json!({"type": "object", "properties": {
+            "items": {"type": "array", "items": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer", "minimum": -9007199254740991i64, "maximum": 9007199254740991i64}}, "required": ["sku", "qty"]}},
+            "n": {"type": "number"}, "b": {"type": "boolean"}, "z": {"type": "null"}, "any": {},
+            "big": {"type": "integer", "minimum": 0, "maximum": 18446744073709551615u64}
+        }, "required": ["items", "n", "b", "z", "any", "big"]}),
+        None,
+    );
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            pub struct Input {
+                pub any: ::k::__private::serde_json::Value,
+                pub b: bool,
+                pub big: u64,
+                pub items: Vec<InputItemsItem>,
+                pub n: f64,
+                pub z: (),
+            }
+            #d #c
+            pub struct InputItemsItem {
+                pub qty: i64,
+                pub sku: String,
+            }
+            #out
+        },
+    );
+    let fields = types.input_object.unwrap().fields;
+    assert_eq!(
+        fields.iter().map(|f| f.nullable).collect::<Vec<_>>(),
+        [true, false, false, false, false, true]
+    );
+}
+
+#[test]
+fn defs_recursion_is_boxed_and_input_output_names_do_not_collide() {
+    let tree = json!({
+        "type": "object", "properties": {"root": {"$ref": "#/$defs/__schema0"}}, "required": ["root"],
+        "$defs": {"__schema0": {"type": "object", "properties": {
+            "children": {"type": "array", "items": {"$ref": "#/$defs/__schema0"}},
+            "parent": {"anyOf": [{"$ref": "#/$defs/__schema0"}, {"type": "null"}]}
+        }, "required": ["children", "parent"]}}
+    });
+    let types = generate(tree.clone(), Some(tree));
+    let (d, c) = (derive(), serde_crate());
+    let side = |name: TokenStream, def: TokenStream| {
+        quote! {
+            #d #c
+            pub struct #name {
+                pub root: #def,
+            }
+            #d #c
+            pub struct #def {
+                pub children: Vec<#def>,
+                #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
+                pub parent: Option<Box<#def>>,
+            }
+        }
+    };
+    let input = side(quote!(Input), quote!(InputSchema0));
+    let output = side(quote!(Output), quote!(OutputSchema0));
+    assert_items(&types, quote!(#input #output));
+}
+
+#[test]
+fn root_recursion_ref_hash_names_the_input_itself() {
+    let types = generate(
+        json!({"type": "object", "properties": {"sub": {"type": "array", "items": {"$ref": "#"}}, "next": {"$ref": "#"}}}),
+        None,
+    );
+    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            pub struct Input {
+                #o
+                pub next: Option<Box<Input>>,
+                #o
+                pub sub: Option<Vec<Input>>,
+            }
+            #out
+        },
+    );
+}
+
+#[test]
+fn root_ref_aliases_input_and_recursive_alias_becomes_newtype() {
+    let types = generate(
+        json!({"$ref": "#/$defs/list", "$defs": {"list": {"type": "array", "items": {"$ref": "#/$defs/list"}}}}),
+        None,
+    );
+    let (d, out) = (derive(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d
+            #[serde(crate = "::k::__private::serde", transparent)]
+            pub struct InputList(pub Vec<InputList>);
+            pub type Input = InputList;
+            #out
+        },
+    );
+}
+
+#[test]
+fn descriptions_formats_and_defaults_become_escaped_docs() {
+    let types = generate(
+        json!({"type": "object", "description": "Search \"params\"\nsecond line", "properties": {
+            "id": {"type": "string", "format": "uuid", "description": "The */ id"},
+            "page": {"type": "integer", "default": 1}
+        }, "required": ["id"]}),
+        None,
+    );
+    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #[doc = " Search \"params\""]
+            #[doc = " second line"]
+            #d #c
+            pub struct Input {
+                #[doc = " The */ id"]
+                #[doc = ""]
+                #[doc = " Format: `uuid` (not checked by this type)."]
+                pub id: String,
+                #[doc = " Default: `1`."]
+                #o
+                pub page: Option<i64>,
+            }
+            #out
+        },
+    );
+    assert_eq!(
+        types.input_object.unwrap().fields[0].description.as_deref(),
+        Some("The */ id")
+    );
+}
+
+#[test]
+fn property_names_become_unique_snake_case_idents() {
+    let types = generate(
+        json!({"type": "object", "properties": {
+            "type": {"type": "string"}, "aB": {"type": "string"}, "a_b": {"type": "string"},
+            "self": {"type": "string"}, "1st": {"type": "string"}, "x-y": {"type": "string"}
+        }, "required": ["type", "aB", "a_b", "self", "1st", "x-y"]}),
+        None,
+    );
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            pub struct Input {
+                #[serde(rename = "1st")]
+                pub field_1st: String,
+                #[serde(rename = "aB")]
+                pub a_b: String,
+                #[serde(rename = "a_b")]
+                pub a_b_2: String,
+                #[serde(rename = "self")]
+                pub self_: String,
+                pub r#type: String,
+                #[serde(rename = "x-y")]
+                pub x_y: String,
+            }
+            #out
+        },
+    );
+    let idents: Vec<_> = types
+        .input_object
+        .unwrap()
+        .fields
+        .into_iter()
+        .map(|f| f.ident)
+        .collect();
+    assert_eq!(
+        idents,
+        ["field_1st", "a_b", "a_b_2", "self_", "r#type", "x_y"]
+    );
+}
+
+#[test]
+fn titles_name_types() {
+    let types = generate(
+        json!({"type": "object", "properties": {"addr": {"title": "Postal address", "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}, "required": ["addr"]}),
+        None,
+    );
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            pub struct Input {
+                pub addr: InputPostalAddress,
+            }
+            #d #c
+            pub struct InputPostalAddress {
+                pub city: String,
+            }
+            #out
+        },
+    );
+}
+
+#[test]
+fn all_of_objects_merge() {
+    let types = generate(
+        json!({"allOf": [
+            {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+            {"type": "object", "properties": {"b": {"type": "boolean"}}}
+        ]}),
+        None,
+    );
+    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            pub struct Input {
+                pub a: String,
+                #o
+                pub b: Option<bool>,
+            }
+            #out
+        },
+    );
+}
+
+#[test]
+fn unrepresentable_schemas_fall_back_to_value_with_notes() {
+    let types = generate(
+        json!({"type": "object", "properties": {
+            "never": false,
+            "dangling": {"$ref": "#/$defs/missing"},
+            "external": {"$ref": "https://example.com/s.json"},
+            "weird": {"type": "color"},
+            "five": 5,
+            "neg": {"not": {"type": "string"}},
+            "empty": {"enum": []}
+        }, "required": ["never"]}),
+        None,
+    );
+    assert_eq!(
+        types.notes,
+        [
+            "Input schema at `#/properties/dangling`: `$ref` \"#/$defs/missing\" points to nothing; represented as `serde_json::Value`.",
+            "Input schema at `#/properties/empty`: an empty `enum` admits no value; represented as `serde_json::Value`.",
+            "Input schema at `#/properties/external`: external `$ref` \"https://example.com/s.json\" is not resolved; represented as `serde_json::Value`.",
+            "Input schema at `#/properties/five`: 5 is not a schema; represented as `serde_json::Value`.",
+            "Input schema at `#/properties/neg`: `not` is not representable; represented as `serde_json::Value`.",
+            "Input schema at `#/properties/never`: schema `false` admits no value; represented as `serde_json::Value`.",
+            "Input schema at `#/properties/weird`: unknown `type` \"color\"; represented as `serde_json::Value`.",
+        ]
+    );
+    let fields = types.input_object.unwrap().fields;
+    assert!(fields
+        .iter()
+        .all(|f| f.value_ty.to_string() == ":: k :: __private :: serde_json :: Value"));
+    // The note is also the field's doc comment.
+    let code = types.items.to_string();
+    assert!(code.contains("# [doc = \" Input schema at `#/properties/never`: schema `false` admits no value; represented as `serde_json::Value`.\"] pub never"), "{code}");
+}
+
+#[test]
+fn hostile_inputs_never_panic() {
+    let mut deep = json!({"type": "string"});
+    for _ in 0..200 {
+        deep = json!({"type": "array", "items": deep});
+    }
+    let cases = [
+        json!(null),
+        json!(5),
+        json!("object"),
+        json!([]),
+        json!(false),
+        json!({"$ref": "#"}),
+        json!({"$ref": 7}),
+        json!({"$ref": "#/%zz/%E2%82"}),
+        json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}),
+        json!({"anyOf": "x"}),
+        json!({"anyOf": []}),
+        json!({"oneOf": [{"type": "null"}]}),
+        json!({"allOf": [{"type": "string"}, {"type": "integer"}]}),
+        json!({"type": ["null"]}),
+        json!({"type": 5}),
+        json!({"properties": []}),
+        json!({"type": "array", "prefixItems": vec![json!({}); 13], "items": false}),
+        json!({"type": "array", "prefixItems": [], "items": false}),
+        json!({"type": "array", "items": false}),
+        json!({"const": [1]}),
+        json!({"enum": [1, "a", null, true]}),
+        json!({"enum": "a"}),
+        json!({"type": "object", "properties": {"": {}, "_": {}, "__": {}, "ü": {}, "Self": {}, "crate": {}}}),
+        deep,
+    ];
+    for case in cases {
+        let types = generate(case.clone(), Some(case));
+        let code = types.items.to_string();
+        assert!(code.contains("Input") && code.contains("Output"), "{code}");
+    }
+}

@@ -1,0 +1,208 @@
+//! Compiled round-trip tests (typify style): the committed generated code
+//! of every fixture is compiled here, and every sample instance must
+//! deserialize into the generated type and serialize back to equal JSON;
+//! every invalid variant must fail to deserialize (SPEC §4: generated types
+//! round-trip the schema's JSON).
+
+mod support;
+
+use serde_json::Value;
+use surface_codegen::types::{generate_procedure_types, AdditionalProperties, TypeOptions};
+use surface_runtime::__private::serde::{de::DeserializeOwned, Serialize};
+
+/// One generated procedure: its path and round-trip functions.
+pub struct Procedure {
+    pub path: &'static str,
+    pub input: fn(&Value) -> Result<Value, String>,
+    pub output: fn(&Value) -> Result<Value, String>,
+}
+
+/// Deserializes `value` into `T` and serializes it back.
+fn roundtrip<T: DeserializeOwned + Serialize>(value: &Value) -> Result<Value, String> {
+    let typed: T = serde_json::from_value(value.clone()).map_err(|e| e.to_string())?;
+    serde_json::to_value(&typed).map_err(|e| e.to_string())
+}
+
+#[allow(clippy::all, dead_code)]
+mod handmade {
+    use super::{roundtrip, Procedure};
+    include!("generated/handmade.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod orpc {
+    use super::{roundtrip, Procedure};
+    include!("generated/orpc.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod zod {
+    use super::{roundtrip, Procedure};
+    include!("generated/zod.rs");
+}
+
+/// JSON equality as JSON Schema defines it: numbers compare by value
+/// (`1` equals `1.0`); everything else structurally.
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            if x.is_f64() || y.is_f64() {
+                x.as_f64() == y.as_f64()
+            } else {
+                x == y
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Invalid variants derived from a valid object sample and the schema's
+/// top-level shape: each required property removed, `null` for each
+/// optional non-nullable property, an extra property when
+/// `additionalProperties` is false.
+fn invalid_variants(schema: &Value, sample: &Value) -> Vec<(String, Value)> {
+    let Some(object) = sample.as_object() else {
+        return Vec::new();
+    };
+    let types = generate_procedure_types(schema, None, &TypeOptions::default());
+    let Some(shape) = types.input_object else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for field in &shape.fields {
+        if field.required && object.contains_key(&field.json_name) {
+            let mut v = object.clone();
+            v.remove(&field.json_name);
+            out.push((
+                format!("required property {:?} missing", field.json_name),
+                Value::Object(v),
+            ));
+        }
+        if !field.required && !field.nullable {
+            let mut v = object.clone();
+            v.insert(field.json_name.clone(), Value::Null);
+            out.push((
+                format!("null for optional non-nullable {:?}", field.json_name),
+                Value::Object(v),
+            ));
+        }
+    }
+    if shape.additional_properties == AdditionalProperties::Forbidden {
+        let mut v = object.clone();
+        v.insert("__surface_unexpected__".into(), Value::Bool(true));
+        out.push((
+            "extra property under additionalProperties false".into(),
+            Value::Object(v),
+        ));
+    }
+    out
+}
+
+#[derive(Default)]
+struct Counts {
+    valid: usize,
+    invalid: usize,
+}
+
+fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
+    let fixture = support::fixtures()
+        .into_iter()
+        .find(|f| f.name == fixture_name)
+        .expect("fixture listed");
+    let manifest = support::read_json(&fixture.manifest);
+    let samples = support::read_json(&fixture.samples);
+    let tools = support::tools(&manifest);
+    assert_eq!(
+        procedures.iter().map(|p| p.path).collect::<Vec<_>>(),
+        tools.iter().map(|(p, ..)| p.as_str()).collect::<Vec<_>>(),
+        "{fixture_name}: generated code is stale (run the generated_code test with SURFACE_BLESS=1)"
+    );
+    let mut counts = Counts::default();
+    let mut failures = Vec::new();
+    for (procedure, (path, input_schema, output_schema)) in procedures.iter().zip(&tools) {
+        let entry = &samples[path.as_str()];
+        let input_samples = entry["input"].as_array().cloned().unwrap_or_default();
+        if input_samples.is_empty() {
+            failures.push(format!("{path}: no input samples"));
+        }
+        let sides = [
+            (
+                "input",
+                procedure.input,
+                Some(input_schema),
+                input_samples,
+                "invalidInput",
+            ),
+            (
+                "output",
+                procedure.output,
+                output_schema.as_ref(),
+                entry["output"].as_array().cloned().unwrap_or_default(),
+                "invalidOutput",
+            ),
+        ];
+        for (side, f, schema, valid, invalid_key) in sides {
+            for sample in &valid {
+                counts.valid += 1;
+                match f(sample) {
+                    Ok(back) if json_eq(&back, sample) => {}
+                    Ok(back) => {
+                        failures.push(format!("{path} {side}: {sample} came back as {back}"))
+                    }
+                    Err(e) => failures.push(format!("{path} {side}: {sample} rejected: {e}")),
+                }
+                if let Some(schema) = schema {
+                    for (why, bad) in invalid_variants(schema, sample) {
+                        counts.invalid += 1;
+                        if let Ok(back) = f(&bad) {
+                            failures.push(format!(
+                                "{path} {side}: accepted invalid ({why}) {bad} as {back}"
+                            ));
+                        }
+                    }
+                }
+            }
+            for bad in entry[invalid_key].as_array().into_iter().flatten() {
+                counts.invalid += 1;
+                if let Ok(back) = f(bad) {
+                    failures.push(format!("{path} {side}: accepted invalid {bad} as {back}"));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{fixture_name}: {} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(counts.valid > 0 && counts.invalid > 0);
+    eprintln!(
+        "{fixture_name}: {} valid samples round-tripped, {} invalid variants rejected",
+        counts.valid, counts.invalid
+    );
+    counts
+}
+
+#[test]
+fn handmade_samples_round_trip_and_invalid_variants_fail() {
+    check("handmade", handmade::PROCEDURES);
+}
+
+#[test]
+fn orpc_fixture_samples_round_trip_and_invalid_variants_fail() {
+    check("orpc", orpc::PROCEDURES);
+}
+
+#[test]
+fn zod_fixture_samples_round_trip_and_invalid_variants_fail() {
+    check("zod", zod::PROCEDURES);
+}

@@ -1,0 +1,84 @@
+//! Shared by the generated-code snapshot test and the round-trip test.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+/// A fixture: a manifest (SPEC §3 shape) and its sample instances
+/// (`{ "<path>": { "input": [..], "output": [..] } }`).
+pub struct Fixture {
+    /// Name of the generated file (`tests/generated/<name>.rs`).
+    pub name: &'static str,
+    pub manifest: PathBuf,
+    pub samples: PathBuf,
+}
+
+fn crate_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every fixture the round-trip suite covers.
+pub fn fixtures() -> Vec<Fixture> {
+    let here = crate_dir().join("tests/fixtures");
+    let shared = crate_dir().join("../tests/fixtures/codegen");
+    vec![Fixture {
+        name: "handmade",
+        manifest: here.join("handmade.manifest.json"),
+        samples: here.join("handmade.samples.json"),
+    }]
+    .into_iter()
+    .chain(
+        [("orpc", "orpc.manifest.json"), ("zod", "zod.manifest.json")].map(|(name, file)| {
+            Fixture {
+                name,
+                manifest: shared.join(file),
+                samples: shared.join("samples.json"),
+            }
+        }),
+    )
+    .collect()
+}
+
+pub fn read_json(path: &PathBuf) -> Value {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("parse {}: {e}", path.display()))
+}
+
+/// `(path, inputSchema, outputSchema)` of every tool, sorted by path.
+pub fn tools(manifest: &Value) -> Vec<(String, Value, Option<Value>)> {
+    let tools = manifest["tools"].as_object().expect("manifest has `tools`");
+    tools
+        .iter()
+        .map(|(path, tool)| {
+            (
+                path.clone(),
+                tool["inputSchema"].clone(),
+                tool.get("outputSchema").cloned(),
+            )
+        })
+        .collect()
+}
+
+/// The Rust module name of a procedure path in the generated file.
+pub fn module_name(path: &str) -> String {
+    let mut out = String::new();
+    let mut prev_lower = false;
+    for c in path.chars() {
+        if c.is_ascii_uppercase() {
+            if prev_lower {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+            prev_lower = false;
+        } else if c.is_ascii_alphanumeric() {
+            out.push(c);
+            prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        } else {
+            out.push('_');
+            prev_lower = false;
+        }
+    }
+    format!("p_{out}")
+}

@@ -1,0 +1,494 @@
+//! Local confirmation (SPEC §7 "Local confirmation protocol", §11): levels,
+//! pending confirmations the application approves or rejects, and the
+//! HMAC-signed [`ConfirmationEvidence`] the registry issues.
+//!
+//! Protocol:
+//! 1. A call whose confirmation level demands it and carries no evidence
+//!    ends with `CONFIRMATION_REQUIRED`, `details.confirmationId` and
+//!    `details.summary` (capability, registration, effect and the
+//!    **effective input**, bound values included: what the server will
+//!    receive). The registry records a [`PendingConfirmation`].
+//! 2. The application (never the model) shows the summary and calls
+//!    `SurfaceRegistry::confirm(id)` — which returns the signed evidence —
+//!    or `SurfaceRegistry::reject(id)`.
+//! 3. The agent retries with a **fresh** invocation id and the evidence.
+//!    The registry recomputes the effective input (bindings run again) and
+//!    accepts the evidence only if its signature verifies with the
+//!    registry's secret, it has not expired, it was approved and not yet
+//!    used, and it names the same capability, registration and digest of
+//!    the effective input. It is consumed by that call (single use), even
+//!    when execution then fails.
+
+use std::collections::HashMap;
+
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::invocation::ConfirmationEvidence;
+use crate::manifest::{canonical_json, AgentEffect};
+
+/// How much confirmation a call needs, ordered `Never < Optional <
+/// Required`; the effective level is the maximum of every source (SPEC §7
+/// phase 6). Serialized `"never"`, `"optional"`, `"required"`.
+///
+/// `Optional` means *the application may ask*: the registry runs the call
+/// without a prompt unless a policy asks for confirmation
+/// ([`crate::policy::PolicyDecision::RequireConfirmation`]) or the registry
+/// was built with `SurfaceRegistryBuilder::confirm_optional(true)`, which
+/// treats it like `Required`. The snapshot reports it so agents and UIs
+/// know a prompt is possible.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum ConfirmationLevel {
+    /// No local confirmation.
+    #[default]
+    Never,
+    /// The application may ask (see the type docs).
+    Optional,
+    /// Evidence is required before execution.
+    Required,
+}
+
+impl ConfirmationLevel {
+    /// The floor an effect sets (SPEC §7 phase 6): destructive and
+    /// external-side-effect ⇒ `Required`, server-mutation ⇒ `Optional`,
+    /// server-query ⇒ `Never`. `requiresApproval` plays no part (seed 003).
+    pub fn floor(effect: AgentEffect) -> Self {
+        match effect {
+            AgentEffect::ServerQuery => ConfirmationLevel::Never,
+            AgentEffect::ServerMutation => ConfirmationLevel::Optional,
+            AgentEffect::ExternalSideEffect | AgentEffect::Destructive => {
+                ConfirmationLevel::Required
+            }
+        }
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfirmationLevel::Never => "never",
+            ConfirmationLevel::Optional => "optional",
+            ConfirmationLevel::Required => "required",
+        }
+    }
+}
+
+/// Where a pending confirmation stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConfirmationState {
+    /// Waiting for the application's decision.
+    Pending,
+    /// Approved; evidence issued and not yet used.
+    Approved,
+}
+
+/// What the application shows the user before approving (camelCase JSON):
+/// the capability, the registration and the effective input the server
+/// will receive, bound values included.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingConfirmation {
+    /// Id to pass to `confirm` / `reject`.
+    pub confirmation_id: String,
+    /// The invocation that asked for it (the retry uses a fresh id).
+    pub invocation_id: String,
+    /// Capability id the agent called (`domain:…` or `view:…`).
+    pub capability_id: String,
+    /// Registration the confirmation is bound to.
+    pub registration_id: String,
+    /// Effect of the procedure; `None` for view capabilities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<AgentEffect>,
+    /// Description of the capability as the snapshot showed it.
+    pub description: String,
+    /// The effective input (agent input merged with bound values, validated).
+    pub input: Value,
+    /// Hex SHA-256 of the canonical effective input ([`input_digest`]).
+    pub input_digest: String,
+    /// When it was requested, ms since the Unix epoch.
+    pub requested_at_ms: u64,
+    /// After this instant (ms since the epoch) it can no longer be approved.
+    pub expires_at_ms: u64,
+    /// Pending or approved.
+    pub state: ConfirmationState,
+}
+
+impl PendingConfirmation {
+    /// The `details.summary` object of `CONFIRMATION_REQUIRED`.
+    pub fn summary(&self) -> Value {
+        let mut summary = json!({
+            "capabilityId": self.capability_id,
+            "registrationId": self.registration_id,
+            "description": self.description,
+            "input": self.input,
+        });
+        if let Some(effect) = self.effect {
+            summary["effect"] = json!(effect);
+        }
+        summary
+    }
+}
+
+/// Why `confirm` / `reject` failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfirmationError {
+    /// No pending confirmation has this id (never issued, rejected, or
+    /// already used).
+    #[error("no pending confirmation `{0}`")]
+    Unknown(String),
+    /// The confirmation expired before the decision.
+    #[error("confirmation `{0}` expired")]
+    Expired(String),
+    /// The confirmation was already approved.
+    #[error("confirmation `{0}` was already approved")]
+    AlreadyApproved(String),
+}
+
+/// Hex SHA-256 of `canonical_json(input)`: the digest evidence is bound to.
+pub fn input_digest(input: &Value) -> String {
+    hex::encode(Sha256::digest(canonical_json(input).as_bytes()))
+}
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// Signs and verifies evidence with the per-registry secret.
+pub(crate) struct Signer {
+    secret: [u8; 32],
+}
+
+impl Signer {
+    pub(crate) fn new(secret: [u8; 32]) -> Self {
+        Self { secret }
+    }
+
+    fn mac(&self) -> HmacSha256 {
+        // HMAC accepts keys of any length; 32 bytes never fails.
+        <HmacSha256 as Mac>::new_from_slice(&self.secret).expect("HMAC takes any key length")
+    }
+
+    fn message(ev: &ConfirmationEvidence) -> String {
+        canonical_json(&json!({
+            "confirmationId": ev.confirmation_id,
+            "capabilityId": ev.capability_id,
+            "registrationId": ev.registration_id,
+            "inputDigest": ev.input_digest,
+            "approvedAtMs": ev.approved_at_ms,
+            "expiresAtMs": ev.expires_at_ms,
+        }))
+    }
+
+    /// Hex HMAC-SHA-256 of the evidence's fields (everything but the
+    /// signature).
+    pub(crate) fn sign(&self, ev: &ConfirmationEvidence) -> String {
+        let mut mac = self.mac();
+        mac.update(Self::message(ev).as_bytes());
+        hex::encode(mac.finalize().into_bytes())
+    }
+
+    /// Constant-time check of the signature.
+    pub(crate) fn verify(&self, ev: &ConfirmationEvidence) -> bool {
+        let Ok(sig) = hex::decode(&ev.signature) else {
+            return false;
+        };
+        let mut mac = self.mac();
+        mac.update(Self::message(ev).as_bytes());
+        mac.verify_slice(&sig).is_ok()
+    }
+
+    /// An unpredictable id (HMAC of a counter): ids cannot be guessed
+    /// without the secret.
+    pub(crate) fn id(&self, prefix: &str, counter: u64) -> String {
+        let mut mac = self.mac();
+        mac.update(format!("{prefix}:{counter}").as_bytes());
+        let bytes = mac.finalize().into_bytes();
+        format!("{prefix}_{}", hex::encode(&bytes[..12]))
+    }
+}
+
+/// Why evidence did not apply (audit only; the agent sees
+/// `CONFIRMATION_INVALID` with `details.reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EvidenceProblem {
+    Signature,
+    Expired,
+    NotApproved,
+    Mismatch,
+}
+
+impl EvidenceProblem {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            EvidenceProblem::Signature => "bad-signature",
+            EvidenceProblem::Expired => "expired",
+            EvidenceProblem::NotApproved => "not-approved-or-used",
+            EvidenceProblem::Mismatch => "different-call",
+        }
+    }
+}
+
+/// The registry's confirmations, keyed by id. Entries leave on rejection,
+/// on use and (lazily) on expiry.
+#[derive(Default)]
+pub(crate) struct ConfirmationStore {
+    entries: HashMap<String, PendingConfirmation>,
+    counter: u64,
+}
+
+impl ConfirmationStore {
+    fn purge(&mut self, now: u64) {
+        self.entries.retain(|_, p| p.expires_at_ms >= now);
+    }
+
+    pub(crate) fn next_counter(&mut self) -> u64 {
+        self.counter += 1;
+        self.counter
+    }
+
+    pub(crate) fn insert(&mut self, pending: PendingConfirmation, now: u64) {
+        self.purge(now);
+        self.entries
+            .insert(pending.confirmation_id.clone(), pending);
+    }
+
+    pub(crate) fn get(&self, id: &str, now: u64) -> Option<PendingConfirmation> {
+        self.entries
+            .get(id)
+            .filter(|p| p.expires_at_ms >= now)
+            .cloned()
+    }
+
+    pub(crate) fn list(&self, now: u64) -> Vec<PendingConfirmation> {
+        let mut all: Vec<_> = self
+            .entries
+            .values()
+            .filter(|p| p.expires_at_ms >= now)
+            .cloned()
+            .collect();
+        all.sort_by(|a, b| a.requested_at_ms.cmp(&b.requested_at_ms));
+        all
+    }
+
+    /// Approves: the evidence expires `ttl_ms` after approval.
+    pub(crate) fn approve(
+        &mut self,
+        id: &str,
+        now: u64,
+        ttl_ms: u64,
+        signer: &Signer,
+    ) -> Result<ConfirmationEvidence, ConfirmationError> {
+        let entry = self
+            .entries
+            .get_mut(id)
+            .ok_or_else(|| ConfirmationError::Unknown(id.to_string()))?;
+        if entry.expires_at_ms < now {
+            self.entries.remove(id);
+            return Err(ConfirmationError::Expired(id.to_string()));
+        }
+        if entry.state == ConfirmationState::Approved {
+            return Err(ConfirmationError::AlreadyApproved(id.to_string()));
+        }
+        entry.state = ConfirmationState::Approved;
+        entry.expires_at_ms = now.saturating_add(ttl_ms);
+        let mut ev = ConfirmationEvidence {
+            confirmation_id: entry.confirmation_id.clone(),
+            capability_id: entry.capability_id.clone(),
+            registration_id: entry.registration_id.clone(),
+            input_digest: entry.input_digest.clone(),
+            approved_at_ms: now,
+            expires_at_ms: entry.expires_at_ms,
+            signature: String::new(),
+        };
+        ev.signature = signer.sign(&ev);
+        Ok(ev)
+    }
+
+    pub(crate) fn reject(
+        &mut self,
+        id: &str,
+        now: u64,
+    ) -> Result<PendingConfirmation, ConfirmationError> {
+        let entry = self
+            .entries
+            .remove(id)
+            .ok_or_else(|| ConfirmationError::Unknown(id.to_string()))?;
+        if entry.expires_at_ms < now {
+            return Err(ConfirmationError::Expired(id.to_string()));
+        }
+        Ok(entry)
+    }
+
+    /// Checks `ev` for a call to `capability_id` / `registration_id` with
+    /// effective-input digest `digest`, and consumes it when it applies.
+    pub(crate) fn consume(
+        &mut self,
+        ev: &ConfirmationEvidence,
+        capability_id: &str,
+        registration_id: &str,
+        digest: &str,
+        now: u64,
+        signer: &Signer,
+    ) -> Result<(), EvidenceProblem> {
+        if !signer.verify(ev) {
+            return Err(EvidenceProblem::Signature);
+        }
+        if ev.expires_at_ms < now {
+            self.entries.remove(&ev.confirmation_id);
+            return Err(EvidenceProblem::Expired);
+        }
+        let Some(entry) = self.entries.get(&ev.confirmation_id) else {
+            return Err(EvidenceProblem::NotApproved);
+        };
+        if entry.state != ConfirmationState::Approved {
+            return Err(EvidenceProblem::NotApproved);
+        }
+        if ev.capability_id != capability_id
+            || ev.registration_id != registration_id
+            || ev.input_digest != digest
+            || entry.capability_id != capability_id
+            || entry.registration_id != registration_id
+            || entry.input_digest != digest
+        {
+            return Err(EvidenceProblem::Mismatch);
+        }
+        self.entries.remove(&ev.confirmation_id);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pending(id: &str, now: u64) -> PendingConfirmation {
+        PendingConfirmation {
+            confirmation_id: id.into(),
+            invocation_id: "i1".into(),
+            capability_id: "domain:a.b".into(),
+            registration_id: "r1".into(),
+            effect: Some(AgentEffect::Destructive),
+            description: "d".into(),
+            input: json!({"x": 1}),
+            input_digest: input_digest(&json!({"x": 1})),
+            requested_at_ms: now,
+            expires_at_ms: now + 100,
+            state: ConfirmationState::Pending,
+        }
+    }
+
+    #[test]
+    fn levels_order_and_floors() {
+        assert!(ConfirmationLevel::Never < ConfirmationLevel::Optional);
+        assert!(ConfirmationLevel::Optional < ConfirmationLevel::Required);
+        assert_eq!(
+            ConfirmationLevel::floor(AgentEffect::ServerQuery),
+            ConfirmationLevel::Never
+        );
+        assert_eq!(
+            ConfirmationLevel::floor(AgentEffect::ServerMutation),
+            ConfirmationLevel::Optional
+        );
+        assert_eq!(
+            ConfirmationLevel::floor(AgentEffect::ExternalSideEffect),
+            ConfirmationLevel::Required
+        );
+        assert_eq!(
+            ConfirmationLevel::floor(AgentEffect::Destructive),
+            ConfirmationLevel::Required
+        );
+        assert_eq!(
+            serde_json::to_value(ConfirmationLevel::Optional).unwrap(),
+            json!("optional")
+        );
+    }
+
+    #[test]
+    fn input_digest_ignores_key_order() {
+        let a: Value = serde_json::from_str(r#"{"a":1,"b":[1,2]}"#).unwrap();
+        let b: Value = serde_json::from_str(r#"{"b":[1,2],"a":1}"#).unwrap();
+        assert_eq!(input_digest(&a), input_digest(&b));
+        assert_ne!(
+            input_digest(&a),
+            input_digest(&json!({"a": 2, "b": [1, 2]}))
+        );
+    }
+
+    #[test]
+    fn evidence_is_single_use_and_signed() {
+        let signer = Signer::new([7; 32]);
+        let mut store = ConfirmationStore::default();
+        store.insert(pending("c1", 10), 10);
+        let ev = store.approve("c1", 20, 50, &signer).unwrap();
+        assert_eq!(ev.expires_at_ms, 70);
+        assert_eq!(
+            store.approve("c1", 21, 50, &signer),
+            Err(ConfirmationError::AlreadyApproved("c1".into()))
+        );
+        let digest = input_digest(&json!({"x": 1}));
+        let mut forged = ev.clone();
+        forged.input_digest = input_digest(&json!({"x": 2}));
+        assert_eq!(
+            store.consume(
+                &forged,
+                "domain:a.b",
+                "r1",
+                &forged.input_digest,
+                30,
+                &signer
+            ),
+            Err(EvidenceProblem::Signature)
+        );
+        let other = Signer::new([8; 32]);
+        assert_eq!(
+            store.consume(&ev, "domain:a.b", "r1", &digest, 30, &other),
+            Err(EvidenceProblem::Signature)
+        );
+        assert_eq!(
+            store.consume(&ev, "domain:a.b", "r2", &digest, 30, &signer),
+            Err(EvidenceProblem::Mismatch)
+        );
+        assert_eq!(
+            store.consume(&ev, "domain:a.b", "r1", &digest, 30, &signer),
+            Ok(())
+        );
+        assert_eq!(
+            store.consume(&ev, "domain:a.b", "r1", &digest, 31, &signer),
+            Err(EvidenceProblem::NotApproved)
+        );
+    }
+
+    #[test]
+    fn expired_confirmations_cannot_be_approved_or_used() {
+        let signer = Signer::new([1; 32]);
+        let mut store = ConfirmationStore::default();
+        store.insert(pending("c1", 10), 10);
+        assert_eq!(
+            store.approve("c1", 111, 50, &signer),
+            Err(ConfirmationError::Expired("c1".into()))
+        );
+        store.insert(pending("c2", 10), 10);
+        let ev = store.approve("c2", 20, 5, &signer).unwrap();
+        let digest = ev.input_digest.clone();
+        assert_eq!(
+            store.consume(&ev, "domain:a.b", "r1", &digest, 26, &signer),
+            Err(EvidenceProblem::Expired)
+        );
+        assert_eq!(
+            store.reject("c9", 0),
+            Err(ConfirmationError::Unknown("c9".into()))
+        );
+    }
+
+    #[test]
+    fn ids_are_distinct_per_counter_and_secret() {
+        let a = Signer::new([1; 32]);
+        let b = Signer::new([2; 32]);
+        assert_ne!(a.id("c", 1), a.id("c", 2));
+        assert_ne!(a.id("c", 1), b.id("c", 1));
+        assert!(a.id("c", 1).starts_with("c_"));
+    }
+}

@@ -1,0 +1,380 @@
+//! Serde helpers named by the types that `manifest!` generates from JSON
+//! Schema (SPEC §4: generated types round-trip the schema's JSON). Not
+//! public API: generated code reaches them as
+//! `<crate>::__private::serde_helpers::…`.
+//!
+//! zod keeps *optional* (the property may be absent) and *nullable* (the
+//! value may be `null`) apart, while serde's derive treats a missing
+//! `Option` field as `None` and `null` as `None`. The field helpers below
+//! restore the distinction:
+//!
+//! | property                | Rust field          | helper                |
+//! |-------------------------|---------------------|-----------------------|
+//! | required, nullable      | `Option<T>`         | [`required_nullable`] |
+//! | optional, not nullable  | `Option<T>`         | [`optional`]          |
+//! | optional, nullable      | `Option<Option<T>>` | [`optional`]          |
+//!
+//! The const helpers ([`serialize_const`], [`deserialize_const`]) back the
+//! unit structs generated for number, boolean and `null` `const` schemas;
+//! [`TupleWithRest`] represents a `prefixItems` tuple whose further items
+//! are allowed (`items` absent or a schema).
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{Error as _, SeqAccess, Visitor};
+use serde::ser::SerializeSeq;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// `deserialize_with` helper for a *required* nullable property
+/// (`Option<T>`). Because the field names a `deserialize_with` function,
+/// serde reports a missing property as `missing field` instead of silently
+/// producing `None`; a present `null` becomes `None`.
+///
+/// # Errors
+/// Whatever `Option<T>` reports for the value (wrong type).
+pub fn required_nullable<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer)
+}
+
+/// `deserialize_with` helper for an *optional* property, used together with
+/// `#[serde(default, skip_serializing_if = "Option::is_none")]`: an absent
+/// property is `None` (via `default`), a present value is `Some(value)`.
+///
+/// For an optional non-nullable property (`Option<T>` where `T` rejects
+/// `null`) a present `null` is therefore an error, as in zod. For an
+/// optional nullable property the field is `Option<Option<T>>` and `T` here
+/// is `Option<U>`: absent is `None`, `null` is `Some(None)`, a value is
+/// `Some(Some(v))` — the double-option pattern.
+///
+/// # Errors
+/// Whatever `T` reports for the value, e.g. `invalid type: null, expected a
+/// string` for `null` sent to an optional string property.
+pub fn optional<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
+}
+
+/// The value of a `const` schema that is not a string (strings become
+/// single-variant enums instead).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ConstValue {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// An integer that fits `i64`.
+    I64(i64),
+    /// A non-negative integer above `i64::MAX`.
+    U64(u64),
+    /// Any other number.
+    F64(f64),
+}
+
+impl ConstValue {
+    /// Whether `value` is this constant. Numbers compare by value as JSON
+    /// Schema does (`1` equals `1.0`).
+    pub fn matches(&self, value: &serde_json::Value) -> bool {
+        use serde_json::Value;
+        match (self, value) {
+            (ConstValue::Null, Value::Null) => true,
+            (ConstValue::Bool(b), Value::Bool(v)) => b == v,
+            (ConstValue::I64(n), Value::Number(v)) => {
+                v.as_i64() == Some(*n) || (v.is_f64() && v.as_f64() == Some(*n as f64))
+            }
+            (ConstValue::U64(n), Value::Number(v)) => {
+                v.as_u64() == Some(*n) || (v.is_f64() && v.as_f64() == Some(*n as f64))
+            }
+            (ConstValue::F64(x), Value::Number(v)) => v.as_f64() == Some(*x),
+            _ => false,
+        }
+    }
+
+    fn to_json(self) -> serde_json::Value {
+        match self {
+            ConstValue::Null => serde_json::Value::Null,
+            ConstValue::Bool(b) => b.into(),
+            ConstValue::I64(n) => n.into(),
+            ConstValue::U64(n) => n.into(),
+            ConstValue::F64(x) => serde_json::Number::from_f64(x)
+                .map(serde_json::Value::Number)
+                .unwrap_or(serde_json::Value::Null),
+        }
+    }
+}
+
+/// Writes the constant `value`.
+///
+/// # Errors
+/// Only what the serializer reports.
+pub fn serialize_const<S: Serializer>(
+    value: &ConstValue,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match *value {
+        ConstValue::Null => serializer.serialize_unit(),
+        ConstValue::Bool(b) => serializer.serialize_bool(b),
+        ConstValue::I64(n) => serializer.serialize_i64(n),
+        ConstValue::U64(n) => serializer.serialize_u64(n),
+        ConstValue::F64(x) => serializer.serialize_f64(x),
+    }
+}
+
+/// Reads one value and accepts it only when it equals `expected`.
+///
+/// # Errors
+/// `expected the constant <expected>, found <value>` for any other value.
+pub fn deserialize_const<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    expected: &ConstValue,
+) -> Result<(), D::Error> {
+    let found = serde_json::Value::deserialize(deserializer)?;
+    if expected.matches(&found) {
+        Ok(())
+    } else {
+        Err(D::Error::custom(format_args!(
+            "expected the constant {}, found {}",
+            expected.to_json(),
+            found
+        )))
+    }
+}
+
+/// A JSON array whose first elements have fixed types (`prefixItems`) and
+/// whose further elements all have one type (`items`): `["head", 1, 2]`
+/// for `prefixItems: [string]`, `items: integer` is
+/// `TupleWithRest { prefix: ("head".into(),), rest: vec![1, 2] }`.
+/// Every prefix element is required (zod tuples require them).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TupleWithRest<P, R> {
+    /// The `prefixItems` elements, as a Rust tuple.
+    pub prefix: P,
+    /// The further elements.
+    pub rest: Vec<R>,
+}
+
+/// Reads the elements of a tuple prefix from a sequence.
+pub trait TuplePrefixDe<'de>: Sized {
+    /// Reads the prefix, failing with `invalid length` when the sequence is
+    /// shorter.
+    ///
+    /// # Errors
+    /// A short sequence or an element of the wrong type.
+    fn from_seq<A: SeqAccess<'de>>(seq: &mut A) -> Result<Self, A::Error>;
+}
+
+/// Writes the elements of a tuple prefix into a sequence.
+pub trait TuplePrefixSer {
+    /// Number of elements.
+    const LEN: usize;
+    /// Writes the elements in order.
+    ///
+    /// # Errors
+    /// Only what the serializer reports.
+    fn serialize_into<S: SerializeSeq>(&self, seq: &mut S) -> Result<(), S::Error>;
+}
+
+macro_rules! tuple_prefix {
+    ($($len:literal => ($($name:ident $idx:tt),+);)*) => {$(
+        impl<'de, $($name: Deserialize<'de>),+> TuplePrefixDe<'de> for ($($name,)+) {
+            fn from_seq<Sq: SeqAccess<'de>>(seq: &mut Sq) -> Result<Self, Sq::Error> {
+                Ok(($(
+                    match seq.next_element::<$name>()? {
+                        Some(value) => value,
+                        None => {
+                            return Err(Sq::Error::invalid_length(
+                                $idx,
+                                &concat!("an array of at least ", $len, " elements"),
+                            ))
+                        }
+                    },
+                )+))
+            }
+        }
+        impl<$($name: Serialize),+> TuplePrefixSer for ($($name,)+) {
+            const LEN: usize = $len;
+            fn serialize_into<S: SerializeSeq>(&self, seq: &mut S) -> Result<(), S::Error> {
+                $(seq.serialize_element(&self.$idx)?;)+
+                Ok(())
+            }
+        }
+    )*};
+}
+
+tuple_prefix! {
+    1 => (A 0);
+    2 => (A 0, B 1);
+    3 => (A 0, B 1, C 2);
+    4 => (A 0, B 1, C 2, D 3);
+    5 => (A 0, B 1, C 2, D 3, E 4);
+    6 => (A 0, B 1, C 2, D 3, E 4, F 5);
+    7 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+    8 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+    9 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+    10 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+    11 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+    12 => (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+}
+
+impl<P: TuplePrefixSer, R: Serialize> Serialize for TupleWithRest<P, R> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(P::LEN + self.rest.len()))?;
+        self.prefix.serialize_into(&mut seq)?;
+        for element in &self.rest {
+            seq.serialize_element(element)?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de, P: TuplePrefixDe<'de>, R: Deserialize<'de>> Deserialize<'de> for TupleWithRest<P, R> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SeqVisitor<P, R>(PhantomData<(P, R)>);
+        impl<'de, P: TuplePrefixDe<'de>, R: Deserialize<'de>> Visitor<'de> for SeqVisitor<P, R> {
+            type Value = TupleWithRest<P, R>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array (a tuple with further items)")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let prefix = P::from_seq(&mut seq)?;
+                let mut rest = Vec::new();
+                while let Some(element) = seq.next_element()? {
+                    rest.push(element);
+                }
+                Ok(TupleWithRest { prefix, rest })
+            }
+        }
+        deserializer.deserialize_seq(SeqVisitor(PhantomData))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Fields {
+        #[serde(deserialize_with = "required_nullable")]
+        required_nullable: Option<String>,
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "optional"
+        )]
+        optional: Option<String>,
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "optional"
+        )]
+        optional_nullable: Option<Option<String>>,
+    }
+
+    fn parse(v: serde_json::Value) -> Result<Fields, serde_json::Error> {
+        serde_json::from_value(v)
+    }
+
+    #[test]
+    fn required_nullable_must_be_present() {
+        let err = parse(json!({})).unwrap_err().to_string();
+        assert_eq!(err, "missing field `required_nullable`");
+        let f = parse(json!({"required_nullable": null})).unwrap();
+        assert_eq!(f.required_nullable, None);
+        assert_eq!(
+            serde_json::to_value(&f).unwrap(),
+            json!({"required_nullable": null})
+        );
+    }
+
+    #[test]
+    fn optional_rejects_null_and_keeps_absent_absent() {
+        let err = parse(json!({"required_nullable": "a", "optional": null})).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("invalid type: null, expected a string"),
+            "{err}"
+        );
+        let f = parse(json!({"required_nullable": "a", "optional": "b"})).unwrap();
+        assert_eq!(f.optional.as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn optional_nullable_is_a_double_option() {
+        let absent = parse(json!({"required_nullable": "a"})).unwrap();
+        assert_eq!(absent.optional_nullable, None);
+        let null = parse(json!({"required_nullable": "a", "optional_nullable": null})).unwrap();
+        assert_eq!(null.optional_nullable, Some(None));
+        let value = parse(json!({"required_nullable": "a", "optional_nullable": "x"})).unwrap();
+        assert_eq!(value.optional_nullable, Some(Some("x".into())));
+        for f in [absent, null, value] {
+            let back = serde_json::to_value(&f).unwrap();
+            assert_eq!(parse(back).unwrap(), f);
+        }
+        let back = serde_json::to_value(
+            parse(json!({"required_nullable": "a", "optional_nullable": null})).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            back,
+            json!({"required_nullable": "a", "optional_nullable": null})
+        );
+    }
+
+    #[test]
+    fn const_accepts_only_its_value() {
+        let c = ConstValue::I64(42);
+        assert!(deserialize_const(json!(42), &c).is_ok());
+        assert!(deserialize_const(json!(42.0), &c).is_ok());
+        let err = deserialize_const(json!(41), &c).unwrap_err().to_string();
+        assert_eq!(err, "expected the constant 42, found 41");
+        assert!(deserialize_const(json!("42"), &c).is_err());
+        assert!(deserialize_const(json!(true), &ConstValue::Bool(true)).is_ok());
+        assert!(deserialize_const(json!(false), &ConstValue::Bool(true)).is_err());
+        assert!(deserialize_const(json!(1.5), &ConstValue::F64(1.5)).is_ok());
+        assert!(deserialize_const(json!(null), &ConstValue::Null).is_ok());
+        assert_eq!(
+            serialize_const(&c, serde_json::value::Serializer).unwrap(),
+            json!(42)
+        );
+        assert_eq!(
+            serialize_const(&ConstValue::F64(1.5), serde_json::value::Serializer).unwrap(),
+            json!(1.5)
+        );
+    }
+
+    #[test]
+    fn tuple_with_rest_round_trips_and_requires_the_prefix() {
+        type Row = TupleWithRest<(String, bool), i64>;
+        let row: Row = serde_json::from_value(json!(["a", true, 1, 2])).unwrap();
+        assert_eq!(
+            row,
+            TupleWithRest {
+                prefix: ("a".to_string(), true),
+                rest: vec![1, 2]
+            }
+        );
+        assert_eq!(
+            serde_json::to_value(&row).unwrap(),
+            json!(["a", true, 1, 2])
+        );
+        let short: Row = serde_json::from_value(json!(["a", true])).unwrap();
+        assert_eq!(serde_json::to_value(&short).unwrap(), json!(["a", true]));
+        let err = serde_json::from_value::<Row>(json!(["a"]))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "invalid length 1, expected an array of at least 2 elements"
+        );
+        assert!(serde_json::from_value::<Row>(json!(["a", true, "x"])).is_err());
+        assert!(serde_json::from_value::<Row>(json!({})).is_err());
+    }
+}

@@ -1,0 +1,492 @@
+//! Registration, snapshot and surface version (SPEC §2, §6).
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use serde_json::{json, Value};
+use surface_runtime::{
+    AgentManifest, AgentProcedureRef, AuditEvent, Authority, ChangeReason, ComponentDefinition,
+    ProcedureReference, RegistrationError, RegistrationKind, SurfaceChange, ViewCapability,
+};
+
+fn noop_view(name: &str) -> ViewCapability {
+    ViewCapability::with_schema(name, "noop", json!({"type": "object"}), |_v: Value| async {
+        Ok(Value::Null)
+    })
+}
+
+fn rejected(f: &Fixture) -> Vec<(RegistrationKind, String, String)> {
+    f.audit
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            AuditEvent::ComponentRejected { kind, name, reason } => {
+                Some((*kind, name.clone(), reason.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn reference_outside_the_authority_registers_nothing_and_is_audited() {
+    let f = fixture();
+    // A ref built from a wider manifest the app was not compiled against.
+    let wider = Authority::from_manifest(
+        AgentManifest::from_json_str(
+            r#"{"tools":{"admin.wipe":{"description":"Wipe","inputSchema":{"type":"object"},"effect":"destructive"}}}"#,
+        )
+        .unwrap(),
+    );
+    let foreign: AgentProcedureRef<Value, Value> =
+        AgentProcedureRef::from_authority(&wider, "admin.wipe").unwrap();
+    let v = f.registry.surface_version();
+    let err = f
+        .registry
+        .register_procedure(ProcedureReference::new(foreign))
+        .unwrap_err();
+    assert_eq!(
+        err,
+        RegistrationError::OutsideAuthority {
+            path: "admin.wipe".into()
+        }
+    );
+    assert_eq!(f.registry.surface_version(), v);
+    assert!(f.registry.snapshot(&consumer()).procedures.is_empty());
+    assert_eq!(
+        rejected(&f),
+        vec![(
+            RegistrationKind::Procedure,
+            "admin.wipe".to_string(),
+            err.to_string()
+        )]
+    );
+
+    // Same path, different manifest entry (e.g. a changed schema): also outside.
+    let changed = Authority::from_manifest(
+        AgentManifest::from_json_str(
+            r#"{"tools":{"devices.list":{"description":"List devices","inputSchema":{"type":"object"},"effect":"server-query"}}}"#,
+        )
+        .unwrap(),
+    );
+    let stale_ref: AgentProcedureRef<Value, Value> =
+        AgentProcedureRef::from_authority(&changed, "devices.list").unwrap();
+    assert!(matches!(
+        f.registry
+            .register_procedure(ProcedureReference::new(stale_ref)),
+        Err(RegistrationError::OutsideAuthority { .. })
+    ));
+}
+
+#[test]
+fn narrowed_authority_rejects_procedures_it_dropped() {
+    let full = authority();
+    let fetched = AgentManifest::from_json_str(
+        r#"{"tools":{"devices.list":{"description":"List devices","inputSchema":{"type":"object","properties":{"query":{"type":"string"}},"additionalProperties":false},"outputSchema":{"type":"array"},"effect":"server-query"}}}"#,
+    )
+    .unwrap();
+    let (narrow, dropped) = full.narrow_to(&fetched);
+    assert!(dropped.is_empty());
+    let registry = surface_runtime::SurfaceRegistry::new(narrow);
+    assert!(registry
+        .register_procedure(ProcedureReference::new(procedure(&full, "devices.list")))
+        .is_ok());
+    assert!(matches!(
+        registry.register_procedure(ProcedureReference::new(procedure(&full, "devices.disable"))),
+        Err(RegistrationError::OutsideAuthority { .. })
+    ));
+}
+
+#[test]
+fn binding_errors_are_registration_errors() {
+    let f = fixture();
+    let auth = f.registry.authority().clone();
+    let err = f
+        .registry
+        .register_procedure(
+            ProcedureReference::new(procedure(&auth, "devices.disable")).bind(|| BogusBinding),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err,
+        RegistrationError::UnknownBoundField {
+            path: "devices.disable".into(),
+            field: "tenant".into()
+        }
+    );
+    // A binding type declared for another procedure.
+    let err = f
+        .registry
+        .register_procedure(
+            ProcedureReference::new(procedure(&auth, "devices.list"))
+                .bind(|| DisableBinding { device_ids: vec![] }),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err,
+        RegistrationError::BindingMismatch {
+            path: "devices.list".into(),
+            binding: "devices.disable".into()
+        }
+    );
+    let err = f
+        .registry
+        .register_procedure(
+            ProcedureReference::new(procedure(&auth, "devices.disable"))
+                .bind(|| DisableBinding { device_ids: vec![] })
+                .overridable(["reason"]),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err,
+        RegistrationError::OverridableNotBound {
+            path: "devices.disable".into(),
+            field: "reason".into()
+        }
+    );
+    assert_eq!(rejected(&f).len(), 3);
+    assert_eq!(f.registry.surface_version(), 0);
+}
+
+#[test]
+fn view_capability_named_like_a_manifest_path_is_the_collision_diagnostic() {
+    let f = fixture();
+    let err = f
+        .registry
+        .register_component(
+            ComponentDefinition::new("devices", "main").capability(noop_view("list")),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err,
+        RegistrationError::ViewCollision {
+            capability_id: "view:devices.list".into(),
+            path: "devices.list".into()
+        }
+    );
+    let err = f
+        .registry
+        .register_component(
+            ComponentDefinition::new("panel", "main").capability(noop_view("devices.disable")),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(err, RegistrationError::ViewCollision { path, .. } if path == "devices.disable")
+    );
+    assert_eq!(rejected(&f).len(), 2);
+    assert!(rejected(&f)[0]
+        .2
+        .contains("collides with manifest procedure `devices.list`"));
+}
+
+#[test]
+fn component_registration_errors() {
+    let f = fixture();
+    let _a = f
+        .registry
+        .register_component(ComponentDefinition::new("devices.table", "main"))
+        .unwrap();
+    assert_eq!(
+        f.registry
+            .register_component(ComponentDefinition::new("devices.table", "main"))
+            .unwrap_err(),
+        RegistrationError::DuplicateComponent {
+            component_type: "devices.table".into(),
+            instance_id: "main".into()
+        }
+    );
+    assert_eq!(
+        f.registry
+            .register_component(
+                ComponentDefinition::new("t", "x")
+                    .capability(noop_view("a"))
+                    .capability(noop_view("a"))
+            )
+            .unwrap_err(),
+        RegistrationError::DuplicateCapability {
+            component_type: "t".into(),
+            name: "a".into()
+        }
+    );
+    assert!(matches!(
+        f.registry
+            .register_component(ComponentDefinition::new("t", "x").capability(
+                ViewCapability::with_schema("bad", "d", json!({"type": 5}), |_v: Value| async {
+                    Ok(Value::Null)
+                })
+            )),
+        Err(RegistrationError::InvalidSchema { name, .. }) if name == "view:t.bad"
+    ));
+    assert!(matches!(
+        f.registry
+            .register_component(ComponentDefinition::new("", "x")),
+        Err(RegistrationError::InvalidComponent { .. })
+    ));
+}
+
+#[test]
+fn context_must_be_a_live_component() {
+    let f = fixture();
+    let auth = f.registry.authority().clone();
+    let table = f
+        .registry
+        .register_component(ComponentDefinition::new("devices.table", "main"))
+        .unwrap();
+    let list = f
+        .registry
+        .register_procedure(ProcedureReference::new(procedure(&auth, "devices.list")))
+        .unwrap();
+    // A procedure handle is not a component.
+    assert!(matches!(
+        f.registry.register_procedure(
+            ProcedureReference::new(procedure(&auth, "devices.list")).context(&list)
+        ),
+        Err(RegistrationError::ContextNotLive { .. })
+    ));
+    let reference = ProcedureReference::new(procedure(&auth, "devices.list")).context(&table);
+    drop(table);
+    assert_eq!(
+        f.registry.register_procedure(reference).unwrap_err(),
+        RegistrationError::ContextNotLive {
+            registration_id: "r1".into()
+        }
+    );
+}
+
+#[test]
+fn snapshot_descriptor_has_the_seed_shape_and_never_bound_values() {
+    let f = fixture();
+    let auth = f.registry.authority().clone();
+    let table = f
+        .registry
+        .register_component(
+            ComponentDefinition::new("devices.table", "main")
+                .description("The devices table")
+                .capability(noop_view("select")),
+        )
+        .unwrap();
+    let sel = Arc::new(Mutex::new(vec!["secret-device-7".to_string()]));
+    let s1 = sel.clone();
+    let s2 = sel.clone();
+    let h = f
+        .registry
+        .register_procedure(
+            ProcedureReference::new(procedure(&auth, "devices.disable"))
+                .bind(move || DisableBinding {
+                    device_ids: s1.lock().unwrap().clone(),
+                })
+                .describe(move || {
+                    format!(
+                        "Bound to the {} selected device(s)",
+                        s2.lock().unwrap().len()
+                    )
+                })
+                .meta(json!({"icon": "power"}))
+                .context(&table),
+        )
+        .unwrap();
+    let snap = f.registry.snapshot(&consumer());
+    let value = serde_json::to_value(&snap).unwrap();
+    assert_eq!(
+        value,
+        json!({
+            "surfaceVersion": 2,
+            "components": [{
+                "type": "devices.table", "instanceId": "main", "registrationId": table.registration_id(),
+                "description": "The devices table",
+                "capabilities": [{"capabilityId": "view:devices.table.select", "name": "select",
+                    "description": "noop", "inputSchema": {"type": "object"}, "available": true}]
+            }],
+            "procedures": [{
+                "procedureId": "domain:devices.disable",
+                "description": "Disable devices\n\nBound to the 1 selected device(s)",
+                "inputSchema": {"type": "object",
+                    "properties": {"reason": {"type": "string", "description": "Why", "maxLength": 40}},
+                    "additionalProperties": false},
+                "effect": "destructive",
+                "confirmation": "required",
+                "available": true,
+                "boundFields": [{"path": "deviceIds", "locked": true, "source": "ui-state"}],
+                "registrationId": h.registration_id(),
+                "context": {"type": "devices.table", "instanceId": "main"},
+                "meta": {"icon": "power"}
+            }]
+        })
+    );
+    assert!(!value.to_string().contains("secret-device-7"));
+    // Round-trips (hosts deserialize announced snapshots).
+    let back: surface_runtime::SurfaceSnapshot = serde_json::from_value(value).unwrap();
+    assert_eq!(back, snap);
+}
+
+#[test]
+fn snapshot_reports_canonical_capability_override_and_output_schema() {
+    let f = fixture();
+    let auth = f.registry.authority().clone();
+    let _m = f
+        .registry
+        .register_procedure(ProcedureReference::new(procedure(&auth, "mail.send")))
+        .unwrap();
+    let _l = f
+        .registry
+        .register_procedure(ProcedureReference::new(procedure(&auth, "devices.list")))
+        .unwrap();
+    let snap = f.registry.snapshot(&consumer());
+    let mail = snap.procedures_for("domain:mail.send").next().unwrap();
+    assert_eq!(mail.capability_id.as_deref(), Some("cap:mail.send"));
+    assert_eq!(
+        mail.confirmation,
+        surface_runtime::ConfirmationLevel::Required
+    );
+    let list = snap.procedures_for("domain:devices.list").next().unwrap();
+    assert_eq!(list.capability_id, None);
+    assert_eq!(
+        list.output_schema.as_deref(),
+        Some(&json!({"type": "array"}))
+    );
+    assert_eq!(list.confirmation, surface_runtime::ConfirmationLevel::Never);
+}
+
+#[test]
+fn surface_version_increases_on_registration_unregistration_and_availability() {
+    let f = fixture();
+    let auth = f.registry.authority().clone();
+    let changes: Arc<Mutex<Vec<SurfaceChange>>> = Arc::default();
+    let sink = changes.clone();
+    let sub = f
+        .registry
+        .subscribe(move |c| sink.lock().unwrap().push(c.clone()));
+
+    let available = Arc::new(AtomicBool::new(true));
+    let a = available.clone();
+    let h = f
+        .registry
+        .register_procedure(
+            ProcedureReference::new(procedure(&auth, "devices.list"))
+                .when(move || a.load(Ordering::SeqCst))
+                .unavailable_reason_with(|| "Open the devices page".to_string()),
+        )
+        .unwrap();
+    assert_eq!(f.registry.surface_version(), 1);
+    let s1 = f.registry.snapshot(&consumer());
+    assert_eq!(s1.surface_version, 1, "first observation does not bump");
+    assert!(s1.procedures[0].available);
+
+    available.store(false, Ordering::SeqCst);
+    let s2 = f.registry.snapshot(&consumer());
+    assert_eq!(s2.surface_version, 2);
+    assert!(!s2.procedures[0].available);
+    assert_eq!(
+        s2.procedures[0].unavailable_reason.as_deref(),
+        Some("Open the devices page")
+    );
+    assert_eq!(
+        f.registry.snapshot(&consumer()).surface_version,
+        2,
+        "no change, no bump"
+    );
+
+    available.store(true, Ordering::SeqCst);
+    assert!(f.registry.refresh_availability());
+    assert!(!f.registry.refresh_availability());
+    assert_eq!(f.registry.surface_version(), 3);
+    assert_eq!(f.registry.notify_changed(), 4);
+    drop(h);
+    assert_eq!(f.registry.surface_version(), 5);
+
+    let rid = "r1".to_string();
+    assert_eq!(
+        *changes.lock().unwrap(),
+        vec![
+            SurfaceChange {
+                surface_version: 1,
+                reason: ChangeReason::Registered {
+                    registration_id: rid.clone()
+                }
+            },
+            SurfaceChange {
+                surface_version: 2,
+                reason: ChangeReason::Availability
+            },
+            SurfaceChange {
+                surface_version: 3,
+                reason: ChangeReason::Availability
+            },
+            SurfaceChange {
+                surface_version: 4,
+                reason: ChangeReason::Notified
+            },
+            SurfaceChange {
+                surface_version: 5,
+                reason: ChangeReason::Unregistered {
+                    registration_id: rid
+                }
+            },
+        ]
+    );
+    drop(sub);
+    let _again = f
+        .registry
+        .register_procedure(ProcedureReference::new(procedure(&auth, "devices.list")))
+        .unwrap();
+    assert_eq!(
+        changes.lock().unwrap().len(),
+        5,
+        "dropped subscription hears nothing"
+    );
+}
+
+#[test]
+fn registration_ids_are_never_reused() {
+    let f = fixture();
+    let auth = f.registry.authority().clone();
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..20 {
+        let h = f
+            .registry
+            .register_procedure(ProcedureReference::new(procedure(&auth, "devices.list")))
+            .unwrap();
+        assert!(seen.insert(h.registration_id().to_string()));
+    }
+}
+
+#[test]
+fn closures_may_use_the_registry_without_deadlock() {
+    let f = fixture();
+    let auth = f.registry.authority().clone();
+    let r2 = f.registry.clone();
+    let _h = f
+        .registry
+        .register_procedure(
+            ProcedureReference::new(procedure(&auth, "devices.list"))
+                .when(move || r2.surface_version() < 1_000)
+                .describe({
+                    let r3 = f.registry.clone();
+                    move || format!("v{}", r3.surface_version())
+                }),
+        )
+        .unwrap();
+    let snap = f.registry.snapshot(&consumer());
+    assert!(snap.procedures[0].available);
+    assert_eq!(snap.procedures[0].description, "List devices\n\nv1");
+    assert!(call(&f.registry, "i1", "domain:devices.list", json!({}))
+        .error()
+        .is_none());
+}
+
+#[test]
+fn dropping_the_registry_leaves_handles_harmless() {
+    let f = fixture();
+    let auth = f.registry.authority().clone();
+    let h = f
+        .registry
+        .register_procedure(ProcedureReference::new(procedure(&auth, "devices.list")))
+        .unwrap();
+    let Fixture { registry, .. } = f;
+    drop(registry);
+    drop(h);
+}
