@@ -1,5 +1,10 @@
 //! [`HttpOrpcClient`]: an [`OrpcClient`] over HTTP with reqwest (cargo
-//! feature `http`; `http-rustls` adds TLS). It speaks oRPC's RPC protocol
+//! feature `http`). reqwest is built without default features (plain
+//! HTTP/1.1, no TLS, no proxy detection) to keep the tree lean; for `https`
+//! enable a reqwest TLS feature in the application's own `Cargo.toml`
+//! (`reqwest = { version = "0.13", features = ["rustls"] }`: cargo unifies
+//! the features) and pass a configured client to
+//! [`HttpOrpcClient::with_client`]. It speaks oRPC's RPC protocol
 //! as `ORPC-WIRE.md` describes it, against an unmodified `@orpc/server`
 //! `RPCHandler`:
 //!
