@@ -671,10 +671,23 @@ impl GovernedOrpcAgentBridge {
     /// The failed `getInvocation` call itself; `NOT_FOUND` from the gateway
     /// means it has no record of the id.
     pub async fn reconcile(&self, invocation_id: &str) -> Result<GovernedOutcome, OrpcCallError> {
+        self.reconcile_with(invocation_id, CallOptions::default())
+            .await
+    }
+
+    /// [`Self::reconcile`] with per-call options (headers, cancellation).
+    ///
+    /// # Errors
+    /// As [`Self::reconcile`].
+    pub async fn reconcile_with(
+        &self,
+        invocation_id: &str,
+        options: CallOptions,
+    ) -> Result<GovernedOutcome, OrpcCallError> {
         let receipt = self
             .inner
             .client
-            .get_invocation(invocation_id, CallOptions::default())
+            .get_invocation(invocation_id, options)
             .await?;
         let outcome = GovernedOutcome::classify(invocation_id, Ok(receipt));
         self.inner.observe(
@@ -692,11 +705,17 @@ impl GovernedOrpcAgentBridge {
     /// Classified like an `invoke` answer (a still-pending approval is
     /// `approval-required` again).
     pub async fn resume(&self, invocation_id: &str) -> GovernedOutcome {
-        let answer = self
-            .inner
-            .client
-            .resume(invocation_id, CallOptions::default())
-            .await;
+        self.resume_with(invocation_id, CallOptions::default())
+            .await
+    }
+
+    /// [`Self::resume`] with per-call options: pass the requester's current
+    /// credentials in `options.headers` (e.g. a freshly issued
+    /// `authorization`; `HttpOrpcClient` lets it replace the transport's
+    /// header of the same name) when the capability client's own
+    /// credentials may be stale.
+    pub async fn resume_with(&self, invocation_id: &str, options: CallOptions) -> GovernedOutcome {
+        let answer = self.inner.client.resume(invocation_id, options).await;
         let outcome = GovernedOutcome::classify(invocation_id, answer);
         self.inner
             .observe(&outcome, &phase_info(invocation_id, OutcomePhase::Resume));

@@ -13,7 +13,8 @@
 //! * with [`CallMethod::Get`], `GET …?data=<envelope>`
 //!   ([`rpc_get_url`]), falling back to POST above [`MAX_GET_URL_LENGTH`];
 //! * the client's own headers (the app's authentication), then the call's
-//!   [`CallOptions::headers`];
+//!   [`CallOptions::headers`], which replace client headers of the same
+//!   name;
 //! * the response through [`decode_response`];
 //! * [`CallOptions::cancellation`] drops the request (the server may still
 //!   finish it) and returns [`OrpcCallError::Cancelled`].
@@ -96,7 +97,16 @@ impl HttpOrpcClient {
                 .header("content-type", "application/json")
                 .body(encode_request_body(input.as_ref())),
         };
-        for (name, value) in self.headers.iter().chain(options.headers.iter()) {
+        // A call header replaces the client's headers of the same name (a
+        // fresh `authorization` for a resume, for example).
+        let overridden = |name: &str| {
+            options
+                .headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(name))
+        };
+        let client_headers = self.headers.iter().filter(|(n, _)| !overridden(n));
+        for (name, value) in client_headers.chain(options.headers.iter()) {
             request = request.header(name.as_str(), value.as_str());
         }
         let request = request.build().map_err(|e| OrpcCallError::InvalidRequest {
@@ -265,6 +275,33 @@ mod tests {
             raw.ends_with("\r\n\r\n{\"json\":{\"deviceIds\":[\"dev-1\"]}}"),
             "{raw}"
         );
+    }
+
+    #[tokio::test]
+    async fn call_headers_replace_client_headers_of_the_same_name() {
+        let (base, server) =
+            responder(Some(http_response("200 OK", "application/json", "{}"))).await;
+        let client = HttpOrpcClient::new(base)
+            .with_header("Authorization", "Bearer stale")
+            .with_header("x-app", "console");
+        client
+            .call(
+                "capabilities.resume",
+                Some(json!({"invocationId": "i"})),
+                CallOptions {
+                    headers: vec![("authorization".into(), "Bearer fresh".into())],
+                    ..CallOptions::default()
+                },
+            )
+            .await
+            .unwrap();
+        let lower = server.await.unwrap().to_ascii_lowercase();
+        assert!(
+            lower.contains("\r\nauthorization: bearer fresh\r\n"),
+            "{lower}"
+        );
+        assert!(!lower.contains("stale"), "{lower}");
+        assert!(lower.contains("\r\nx-app: console\r\n"), "{lower}");
     }
 
     #[tokio::test]
