@@ -701,7 +701,11 @@ async fn s8_governed_resume_carries_fresh_requester_authority() {
     let (bridge, _) = bridge_over(peer.gateway_client(), governed_manifest());
     let err = bridge
         .executor
-        .execute(request("devices.purge", "inv-fresh", json!({"deviceIds": ["dev-2"]})))
+        .execute(request(
+            "devices.purge",
+            "inv-fresh",
+            json!({"deviceIds": ["dev-2"]}),
+        ))
         .await
         .unwrap_err();
     let approval_id = err.details["approvalId"].as_str().unwrap().to_string();
