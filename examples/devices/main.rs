@@ -260,7 +260,11 @@ impl Agent {
     }
 }
 
+/// The step under way, named by the failure message.
+static CURRENT_STEP: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
 fn step(n: u32, title: &str) {
+    *CURRENT_STEP.lock().unwrap_or_else(|p| p.into_inner()) = format!("step {n} ({title})");
     println!("\n=== Step {n}: {title} ===");
 }
 
@@ -296,8 +300,17 @@ async fn run(backend: Backend) -> StepResult {
         backend,
         rendered_revision: std::sync::atomic::AtomicU64::new(0),
     };
-    let _registrations = app::register(&registry, &app.view)
+    let registrations = app::register(&registry, &app.view)
         .map_err(|e| format!("registration was refused: {e}"))?;
+    println!(
+        "[app] registers devices.table ({}: view:devices.table.select, view:devices.table.filter), \
+         devices.list ({}, unbound), devices.disable ({}, bound to the selection, confirmation required), \
+         devices.purge ({}, bound to the selection)",
+        registrations.table.registration_id(),
+        registrations.list.registration_id(),
+        registrations.disable.registration_id(),
+        registrations.purge.registration_id(),
+    );
     println!("[app] loads the devices table");
     app.reload().await?;
 
@@ -352,10 +365,19 @@ async fn run(backend: Backend) -> StepResult {
     let call = agent.invocation("domain:devices.list", json!({}))?;
     let listed = devices_of(&expect_success(&agent.call(call).await)?)?;
     ensure(
-        ids(&listed) == ["dev-1", "dev-2", "dev-3", "dev-locked"]
-            && listed[0].name == "Lobby camera"
-            && listed[2].status == "disabled",
-        || format!("devices.list should return the four seed devices: {listed:?}"),
+        listed
+            .iter()
+            .map(|d| (d.id.as_str(), d.name.as_str(), d.status.as_str()))
+            .eq([
+                ("dev-1", "Lobby camera", "active"),
+                ("dev-2", "Door sensor", "active"),
+                ("dev-3", "Old router", "disabled"),
+                ("dev-locked", "Core switch", "active"),
+            ]),
+        || format!(
+            "devices.list should return the four seed devices with their seed statuses: {listed:?} \
+             (the peer keeps its state in memory: start a fresh one for every run)"
+        ),
     )?;
     passed(1, "catalog lists 3 procedures + 2 view capabilities; disable's schema hides the bound deviceIds; devices.list returned the 4 seed devices");
 
@@ -548,7 +570,9 @@ async fn main() -> ExitCode {
     match run(backend).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("\nFAILED: {message}");
+            let at = CURRENT_STEP.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let at = if at.is_empty() { "setup".to_string() } else { at };
+            eprintln!("\nFAILED at {at}: {message}");
             ExitCode::FAILURE
         }
     }
