@@ -8,7 +8,7 @@
 //!
 //! 1. expired ⇒ `session-expired` (state cleared first); disposed ⇒
 //!    `disconnected`;
-//! 2. envelope longer than [`MAX_ENVELOPE_CHARS`], `protocolVersion ≠ 1`,
+//! 2. envelope longer than [`MAX_ENVELOPE_CHARS`](super::MAX_ENVELOPE_CHARS), `protocolVersion ≠ 1`,
 //!    an empty id, or a missing `registrationId`/`surfaceVersion` ⇒
 //!    `invalid-call`;
 //! 3. identity (app, build, session, tab) ≠ the session's ⇒ `wrong-session`;
@@ -38,9 +38,9 @@ use sha2::{Digest, Sha256};
 
 use super::source::{SourceListener, SourceSubscription, SurfaceSource};
 use super::wire::{
-    echo_ids, serialized_chars, BrowserSurfaceAnnouncement, BrowserSurfaceCall,
+    echo_ids, within_envelope_limit, BrowserSurfaceAnnouncement, BrowserSurfaceCall,
     BrowserSurfaceIdentity, BrowserSurfaceOutcome, BrowserSurfaceResult, RejectionReason,
-    MAX_ENVELOPE_CHARS, PROTOCOL_VERSION,
+    PROTOCOL_VERSION,
 };
 use crate::cancellation::Cancellation;
 use crate::clock::{Clock, SystemClock};
@@ -635,7 +635,7 @@ impl BrowserSurfaceSession {
     }
 
     /// Parses a call envelope from its JSON text and answers it like
-    /// [`Self::invoke`]. Text longer than [`MAX_ENVELOPE_CHARS`], not JSON,
+    /// [`Self::invoke`]. Text longer than [`MAX_ENVELOPE_CHARS`](super::MAX_ENVELOPE_CHARS), not JSON,
     /// or not of the call's shape is `invalid-call`; the answer then echoes
     /// whichever ids could be read (empty strings otherwise).
     pub async fn invoke_json(&self, text: &str) -> BrowserSurfaceResult {
@@ -655,7 +655,7 @@ impl BrowserSurfaceSession {
             let value = serde_json::from_str::<Value>(text).ok();
             return rejected(value.as_ref(), reason);
         }
-        if serialized_chars(text) > MAX_ENVELOPE_CHARS {
+        if !within_envelope_limit(text) {
             return rejected(None, RejectionReason::InvalidCall);
         }
         let value: Value = match serde_json::from_str(text) {
@@ -704,7 +704,7 @@ impl BrowserSurfaceSession {
             return O::rejected(RejectionReason::InvalidCall);
         }
         let digest = match serde_json::to_string(call) {
-            Ok(text) if serialized_chars(&text) <= MAX_ENVELOPE_CHARS => envelope_digest(&text),
+            Ok(text) if within_envelope_limit(&text) => envelope_digest(&text),
             _ => return O::rejected(RejectionReason::InvalidCall),
         };
         // 3. identity.
