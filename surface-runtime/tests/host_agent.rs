@@ -721,3 +721,38 @@ fn ambiguous_references_need_a_registration_id() {
         other => panic!("expected ambiguity, got {other:?}"),
     }
 }
+
+#[test]
+fn a_run_of_another_session_gets_no_browser_tools_from_this_tab() {
+    let s = session();
+    let host = host();
+    host.accept_announcement(&auth("conn-1"), &s.session.connect("conn-1").unwrap())
+        .unwrap();
+    host.start_run(AgentRun {
+        run_id: "other".into(),
+        session_id: "sess-2".into(),
+        tab_id: Some("tab-1".into()),
+        kind: ConsumerKind::Embedded,
+    })
+    .unwrap();
+    assert!(host
+        .tools_for_run("other")
+        .iter()
+        .all(|t| matches!(t, HostTool::Server(_))));
+    assert_eq!(
+        host.dispatch(ToolCallRequest::new(
+            "other",
+            "tc",
+            "inv",
+            "domain:devices.disable",
+            json!({})
+        ))
+        .unwrap_err(),
+        HostError::NoLiveSession("other".into())
+    );
+    assert_eq!(
+        host.start_run(run("other", None, ConsumerKind::Embedded))
+            .unwrap_err(),
+        HostError::RunExists("other".into())
+    );
+}
