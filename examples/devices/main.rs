@@ -17,8 +17,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agent_surface::bridge::{
-    create_orpc_agent_bridge, invocation_id_header, CallOptions, HttpOrpcClient, OrpcClient,
-    OrpcAgentBridgeOptions,
+    create_orpc_agent_bridge, invocation_id_header, CallOptions, HttpOrpcClient,
+    OrpcAgentBridgeOptions, OrpcClient,
 };
 use agent_surface::{
     AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult, AgentManifest,
@@ -83,7 +83,10 @@ fn expect_success(result: &AgentInvocationResult) -> StepResult<Value> {
 /// Where the procedures run.
 enum Backend {
     Embedded(Arc<EmbeddedDevices>),
-    Orpc { url: String, client: Arc<HttpOrpcClient> },
+    Orpc {
+        url: String,
+        client: Arc<HttpOrpcClient>,
+    },
 }
 
 impl Backend {
@@ -94,7 +97,9 @@ impl Backend {
                     .into()
             }
             Backend::Orpc { url, .. } => {
-                format!("real oRPC server at {url} (through create_orpc_agent_bridge + HttpOrpcClient)")
+                format!(
+                    "real oRPC server at {url} (through create_orpc_agent_bridge + HttpOrpcClient)"
+                )
             }
         }
     }
@@ -190,7 +195,10 @@ impl App {
             .registry
             .confirm(confirmation_id)
             .map_err(|e| format!("confirm failed: {e}"))?;
-        println!("[app] hands the evidence to the agent:\n{}", pretty(&evidence));
+        println!(
+            "[app] hands the evidence to the agent:\n{}",
+            pretty(&evidence)
+        );
         Ok(evidence)
     }
 }
@@ -233,7 +241,11 @@ impl Agent {
             self.snapshot
                 .components
                 .iter()
-                .find(|c| c.capabilities.iter().any(|v| v.capability_id == capability_id))
+                .find(|c| {
+                    c.capabilities
+                        .iter()
+                        .any(|v| v.capability_id == capability_id)
+                })
                 .map(|c| c.registration_id.clone())
         } else {
             self.snapshot
@@ -328,20 +340,37 @@ async fn run(backend: Backend) -> StepResult {
         .map(|p| p.procedure_id.as_str())
         .collect();
     ensure(
-        procedure_ids == ["domain:devices.list", "domain:devices.disable", "domain:devices.purge"],
-        || format!("the catalog should list devices.list, .disable, .purge; it lists {procedure_ids:?}"),
+        procedure_ids
+            == [
+                "domain:devices.list",
+                "domain:devices.disable",
+                "domain:devices.purge",
+            ],
+        || {
+            format!("the catalog should list devices.list, .disable, .purge; it lists {procedure_ids:?}")
+        },
     )?;
     let disable = &catalog["procedures"][1];
     ensure(
         disable["inputSchema"]["properties"] == json!({"reason": {"type": "string"}})
-            && disable["inputSchema"].get("required").is_none_or(|r| r == &json!([])),
-        || format!("devices.disable's agent schema should only have `reason`: {}", disable["inputSchema"]),
+            && disable["inputSchema"]
+                .get("required")
+                .is_none_or(|r| r == &json!([])),
+        || {
+            format!(
+                "devices.disable's agent schema should only have `reason`: {}",
+                disable["inputSchema"]
+            )
+        },
     )?;
     ensure(
-        disable["boundFields"] == json!([{"path": "deviceIds", "locked": true, "source": "ui-state"}])
+        disable["boundFields"]
+            == json!([{"path": "deviceIds", "locked": true, "source": "ui-state"}])
             && disable["confirmation"] == "required"
             && disable["available"] == true,
-        || format!("devices.disable should be available, bound (locked deviceIds), confirmation required: {disable}"),
+        || {
+            format!("devices.disable should be available, bound (locked deviceIds), confirmation required: {disable}")
+        },
     )?;
     ensure(
         catalog["procedures"][2]["confirmation"] == "required"
@@ -374,10 +403,12 @@ async fn run(backend: Backend) -> StepResult {
                 ("dev-3", "Old router", "disabled"),
                 ("dev-locked", "Core switch", "active"),
             ]),
-        || format!(
+        || {
+            format!(
             "devices.list should return the four seed devices with their seed statuses: {listed:?} \
              (the peer keeps its state in memory: start a fresh one for every run)"
-        ),
+        )
+        },
     )?;
     passed(1, "catalog lists 3 procedures + 2 view capabilities; disable's schema hides the bound deviceIds; devices.list returned the 4 seed devices");
 
@@ -388,10 +419,19 @@ async fn run(backend: Backend) -> StepResult {
         json!({"deviceIds": ["dev-locked"], "reason": "cleanup"}),
     )?;
     let error = expect_error(&agent.call(call).await, ErrorCode::InvalidInput)?;
-    ensure(error.details.get("lockedFields") == Some(&json!(["deviceIds"])), || {
-        format!("INVALID_INPUT should name lockedFields [\"deviceIds\"]: {:?}", error.details)
-    })?;
-    passed(2, "INVALID_INPUT with lockedFields [\"deviceIds\"]; nothing reached the backend");
+    ensure(
+        error.details.get("lockedFields") == Some(&json!(["deviceIds"])),
+        || {
+            format!(
+                "INVALID_INPUT should name lockedFields [\"deviceIds\"]: {:?}",
+                error.details
+            )
+        },
+    )?;
+    passed(
+        2,
+        "INVALID_INPUT with lockedFields [\"deviceIds\"]; nothing reached the backend",
+    );
 
     // ---------------------------------------------------------------- 3
     step(3, "a call that needs the user's confirmation");
@@ -407,10 +447,16 @@ async fn run(backend: Backend) -> StepResult {
             && error.retry == Retry::AfterConfirmation,
         || format!("the summary should show the selected ids dev-1, dev-2: {summary_input}"),
     )?;
-    passed(3, "CONFIRMATION_REQUIRED; the summary shows the selected ids [\"dev-1\",\"dev-2\"]");
+    passed(
+        3,
+        "CONFIRMATION_REQUIRED; the summary shows the selected ids [\"dev-1\",\"dev-2\"]",
+    );
 
     // ---------------------------------------------------------------- 4
-    step(4, "the user approves; the agent retries with a fresh invocation id and the evidence");
+    step(
+        4,
+        "the user approves; the agent retries with a fresh invocation id and the evidence",
+    );
     let evidence = app.user_approves(&confirmation_id)?;
     let mut call = agent.invocation("domain:devices.disable", json!({"reason": "maintenance"}))?;
     call.confirmation = Some(evidence);
@@ -435,7 +481,10 @@ async fn run(backend: Backend) -> StepResult {
     passed(4, "success: the backend disabled [\"dev-1\",\"dev-2\"]");
 
     // ---------------------------------------------------------------- 5
-    step(5, "the selection changes after approval: the old evidence no longer applies");
+    step(
+        5,
+        "the selection changes after approval: the old evidence no longer applies",
+    );
     app.user_selects(&["dev-locked"])?;
     agent.discover();
     let call = agent.invocation("domain:devices.disable", json!({}))?;
@@ -446,7 +495,12 @@ async fn run(backend: Backend) -> StepResult {
         .to_string();
     ensure(
         error.details["summary"]["input"] == json!({"deviceIds": ["dev-locked"]}),
-        || format!("the summary should show [\"dev-locked\"]: {}", error.details["summary"]),
+        || {
+            format!(
+                "the summary should show [\"dev-locked\"]: {}",
+                error.details["summary"]
+            )
+        },
     )?;
     let stale_evidence = app.user_approves(&confirmation_id)?;
     println!("[agent] changes the selection through the view capability before retrying");
@@ -463,13 +517,23 @@ async fn run(backend: Backend) -> StepResult {
     let error = expect_error(&agent.call(call).await, ErrorCode::ConfirmationInvalid)?;
     ensure(
         error.details.get("reason") == Some(&json!("different-call")),
-        || format!("CONFIRMATION_INVALID should say different-call: {:?}", error.details),
+        || {
+            format!(
+                "CONFIRMATION_INVALID should say different-call: {:?}",
+                error.details
+            )
+        },
     )?;
     let call = agent.invocation("domain:devices.disable", json!({}))?;
     let error = expect_error(&agent.call(call).await, ErrorCode::ConfirmationRequired)?;
     ensure(
         error.details["summary"]["input"] == json!({"deviceIds": ["dev-3"]}),
-        || format!("the new confirmation should show [\"dev-3\"]: {}", error.details["summary"]),
+        || {
+            format!(
+                "the new confirmation should show [\"dev-3\"]: {}",
+                error.details["summary"]
+            )
+        },
     )?;
     let fresh_id = error.details["confirmationId"].as_str().unwrap_or_default();
     println!("[user] declines -> registry.reject({fresh_id:?})");
@@ -489,21 +553,34 @@ async fn run(backend: Backend) -> StepResult {
         error.retry == Retry::AfterRefresh
             && error.details.get("currentSurfaceVersion") == Some(&json!(current))
             && current > seen,
-        || format!("STALE_CAPABILITY should be after-refresh with currentSurfaceVersion {current}: {error:?}"),
+        || {
+            format!("STALE_CAPABILITY should be after-refresh with currentSurfaceVersion {current}: {error:?}")
+        },
     )?;
     passed(6, &format!("STALE_CAPABILITY (after-refresh): the agent acted on surfaceVersion {seen}, the surface is at {current}"));
 
     // ---------------------------------------------------------------- 7
-    step(7, "after a refresh: local confirmation, then the server's own approval");
+    step(
+        7,
+        "after a refresh: local confirmation, then the server's own approval",
+    );
     agent.discover();
     let call = agent.invocation("domain:devices.purge", json!({}))?;
     let error = expect_error(&agent.call(call).await, ErrorCode::ConfirmationRequired)?;
     ensure(
         error.details["summary"]["input"] == json!({"deviceIds": ["dev-1"]})
             && error.details["summary"]["effect"] == "destructive",
-        || format!("the purge confirmation should show [\"dev-1\"]: {}", error.details["summary"]),
+        || {
+            format!(
+                "the purge confirmation should show [\"dev-1\"]: {}",
+                error.details["summary"]
+            )
+        },
     )?;
-    let confirmation_id = error.details["confirmationId"].as_str().unwrap_or_default().to_string();
+    let confirmation_id = error.details["confirmationId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let evidence = app.user_approves(&confirmation_id)?;
     let mut call = agent.invocation("domain:devices.purge", json!({}))?;
     call.confirmation = Some(evidence);
@@ -514,9 +591,10 @@ async fn run(backend: Backend) -> StepResult {
     )?;
     let call = agent.invocation("domain:devices.list", json!({}))?;
     let listed = devices_of(&expect_success(&agent.call(call).await)?)?;
-    ensure(ids(&listed) == ["dev-1", "dev-2", "dev-3", "dev-locked"], || {
-        format!("nothing may be purged before the server's approval: {listed:?}")
-    })?;
+    ensure(
+        ids(&listed) == ["dev-1", "dev-2", "dev-3", "dev-locked"],
+        || format!("nothing may be purged before the server's approval: {listed:?}"),
+    )?;
     passed(7, "the local confirmation passed, the server still answered DOMAIN_APPROVAL_REQUIRED (appr-1); nothing was purged");
 
     println!("\nAll 7 steps passed.");
@@ -570,8 +648,15 @@ async fn main() -> ExitCode {
     match run(backend).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            let at = CURRENT_STEP.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            let at = if at.is_empty() { "setup".to_string() } else { at };
+            let at = CURRENT_STEP
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            let at = if at.is_empty() {
+                "setup".to_string()
+            } else {
+                at
+            };
             eprintln!("\nFAILED at {at}: {message}");
             ExitCode::FAILURE
         }
