@@ -10,6 +10,28 @@
 //! 1 with a message naming the step when anything deviates. See
 //! `docs/example.md`.
 
+/// `println!` that stops quietly, with the shell's SIGPIPE status 141,
+/// when stdout is closed early (`cargo run --example devices | head`)
+/// instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if writeln!(std::io::stdout().lock(), $($arg)*).is_err() {
+            std::process::exit(141);
+        }
+    }};
+}
+
+/// `print!` with the behaviour of [`say!`].
+macro_rules! say_raw {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if write!(std::io::stdout().lock(), $($arg)*).is_err() {
+            std::process::exit(141);
+        }
+    }};
+}
+
 mod app;
 mod embedded;
 
@@ -156,7 +178,7 @@ impl App {
             .swap(revision, std::sync::atomic::Ordering::SeqCst);
         if previous != revision {
             let version = self.registry.notify_changed();
-            println!("[app] selection/filter changed -> surfaceVersion {version}");
+            say!("[app] selection/filter changed -> surfaceVersion {version}");
         }
     }
 
@@ -164,18 +186,18 @@ impl App {
         let rows = self.backend.load_devices().await?;
         self.view.set_rows(rows);
         self.render();
-        print!("{}", self.view.render());
+        say_raw!("{}", self.view.render());
         Ok(())
     }
 
     /// A click in the table.
     fn user_selects(&self, ids: &[&str]) -> StepResult {
-        println!("[user] selects {ids:?} in the table");
+        say!("[user] selects {ids:?} in the table");
         self.view
             .select(ids.iter().map(|s| s.to_string()).collect())
             .map_err(|unknown| format!("the table has no rows {unknown:?}"))?;
         self.render();
-        print!("{}", self.view.render());
+        say_raw!("{}", self.view.render());
         Ok(())
     }
 
@@ -185,17 +207,17 @@ impl App {
             .registry
             .pending_confirmation(confirmation_id)
             .ok_or_else(|| format!("no pending confirmation {confirmation_id}"))?;
-        println!(
+        say!(
             "[app] confirmation dialog: {} with {}",
             pending.capability_id,
             serde_json::to_string(&pending.input).unwrap_or_default()
         );
-        println!("[user] approves -> registry.confirm({confirmation_id:?})");
+        say!("[user] approves -> registry.confirm({confirmation_id:?})");
         let evidence = self
             .registry
             .confirm(confirmation_id)
             .map_err(|e| format!("confirm failed: {e}"))?;
-        println!(
+        say!(
             "[app] hands the evidence to the agent:\n{}",
             pretty(&evidence)
         );
@@ -227,7 +249,7 @@ impl Agent {
     /// Takes a fresh snapshot (the agent's tool list).
     fn discover(&mut self) -> &SurfaceSnapshot {
         self.snapshot = self.registry.snapshot(&self.consumer);
-        println!(
+        say!(
             "[agent] takes a snapshot: surfaceVersion {}",
             self.snapshot.surface_version
         );
@@ -265,9 +287,9 @@ impl Agent {
     }
 
     async fn call(&self, invocation: AgentInvocation) -> AgentInvocationResult {
-        println!("-> agent call:\n{}", pretty(&invocation));
+        say!("-> agent call:\n{}", pretty(&invocation));
         let result = self.registry.invoke(invocation, &self.consumer).await;
-        println!("<- result:\n{}", pretty(&result));
+        say!("<- result:\n{}", pretty(&result));
         result
     }
 }
@@ -277,11 +299,11 @@ static CURRENT_STEP: std::sync::Mutex<String> = std::sync::Mutex::new(String::ne
 
 fn step(n: u32, title: &str) {
     *CURRENT_STEP.lock().unwrap_or_else(|p| p.into_inner()) = format!("step {n} ({title})");
-    println!("\n=== Step {n}: {title} ===");
+    say!("\n=== Step {n}: {title} ===");
 }
 
 fn passed(n: u32, what: &str) {
-    println!("[ok] step {n}: {what}");
+    say!("[ok] step {n}: {what}");
 }
 
 fn devices_of(output: &Value) -> StepResult<Vec<Device>> {
@@ -296,9 +318,9 @@ fn ids(devices: &[Device]) -> Vec<&str> {
 async fn run(backend: Backend) -> StepResult {
     let manifest = AgentManifest::from_json_str(api::MANIFEST_JSON)
         .map_err(|e| format!("the compiled-in manifest does not parse: {e}"))?;
-    println!("agent-surface example: devices console");
-    println!("backend:  {}", backend.describe());
-    println!(
+    say!("agent-surface example: devices console");
+    say!("backend:  {}", backend.describe());
+    say!(
         "manifest: tests/fixtures/devices.manifest.json ({} procedures, digest {})",
         manifest.tools.len(),
         &api::MANIFEST_DIGEST[..16]
@@ -314,7 +336,7 @@ async fn run(backend: Backend) -> StepResult {
     };
     let registrations = app::register(&registry, &app.view)
         .map_err(|e| format!("registration was refused: {e}"))?;
-    println!(
+    say!(
         "[app] registers devices.table ({}: view:devices.table.select, view:devices.table.filter), \
          devices.list ({}, unbound), devices.disable ({}, bound to the selection, confirmation required), \
          devices.purge ({}, bound to the selection)",
@@ -323,7 +345,7 @@ async fn run(backend: Backend) -> StepResult {
         registrations.disable.registration_id(),
         registrations.purge.registration_id(),
     );
-    println!("[app] loads the devices table");
+    say!("[app] loads the devices table");
     app.reload().await?;
 
     let mut agent = Agent::new(registry.clone(), app::consumer());
@@ -333,7 +355,7 @@ async fn run(backend: Backend) -> StepResult {
     app.user_selects(&["dev-1", "dev-2"])?;
     let snapshot = agent.discover().clone();
     let catalog = serde_json::to_value(&snapshot).map_err(|e| e.to_string())?;
-    println!("agent-facing catalog:\n{}", pretty(&catalog));
+    say!("agent-facing catalog:\n{}", pretty(&catalog));
     let procedure_ids: Vec<&str> = snapshot
         .procedures
         .iter()
@@ -464,7 +486,7 @@ async fn run(backend: Backend) -> StepResult {
     ensure(output == json!({"disabled": ["dev-1", "dev-2"]}), || {
         format!("the backend should report dev-1 and dev-2 disabled: {output}")
     })?;
-    println!("[app] reloads the table");
+    say!("[app] reloads the table");
     app.reload().await?;
     let statuses: Vec<(String, String)> = app
         .view
@@ -503,14 +525,14 @@ async fn run(backend: Backend) -> StepResult {
         },
     )?;
     let stale_evidence = app.user_approves(&confirmation_id)?;
-    println!("[agent] changes the selection through the view capability before retrying");
+    say!("[agent] changes the selection through the view capability before retrying");
     let call = agent.invocation("view:devices.table.select", json!({"deviceIds": ["dev-3"]}))?;
     let output = expect_success(&agent.call(call).await)?;
     ensure(output == json!({"selected": ["dev-3"]}), || {
         format!("view:devices.table.select should select dev-3: {output}")
     })?;
     app.render();
-    print!("{}", app.view.render());
+    say_raw!("{}", app.view.render());
     agent.discover();
     let mut call = agent.invocation("domain:devices.disable", json!({}))?;
     call.confirmation = Some(stale_evidence);
@@ -536,7 +558,7 @@ async fn run(backend: Backend) -> StepResult {
         },
     )?;
     let fresh_id = error.details["confirmationId"].as_str().unwrap_or_default();
-    println!("[user] declines -> registry.reject({fresh_id:?})");
+    say!("[user] declines -> registry.reject({fresh_id:?})");
     registry
         .reject(fresh_id)
         .map_err(|e| format!("reject failed: {e}"))?;
@@ -597,7 +619,7 @@ async fn run(backend: Backend) -> StepResult {
     )?;
     passed(7, "the local confirmation passed, the server still answered DOMAIN_APPROVAL_REQUIRED (appr-1); nothing was purged");
 
-    println!("\nAll 7 steps passed.");
+    say!("\nAll 7 steps passed.");
     Ok(())
 }
 
@@ -627,7 +649,7 @@ async fn main() -> ExitCode {
     let url = match parse_args() {
         Ok(url) => url,
         Err(message) if message.is_empty() => {
-            println!("{USAGE}");
+            say!("{USAGE}");
             return ExitCode::SUCCESS;
         }
         Err(message) => {
