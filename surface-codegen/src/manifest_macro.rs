@@ -744,7 +744,8 @@ fn emit_field_enum(object: Option<&InputObject>, path: &str) -> TokenStream {
         }
 
         impl Field {
-            /// Every property, in schema order.
+            /// Every property, in the order of the generated `Input` fields
+            /// (sorted by property name).
             pub const ALL: &'static [Field] = &[#(Field::#variants),*];
 
             /// The JSON property name (`"deviceIds"`).
