@@ -67,33 +67,6 @@ fn doc_line(line: &str, in_fence: &mut bool) -> String {
     format!(" {line}")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn schema_text_never_becomes_a_doctest() {
-        let doc =
-            vec!["Example:\n```\npanic!()\n```\n\n    indented();\n```rust\nopen".to_string()];
-        let tokens = docs(&doc).to_string();
-        assert_eq!(
-            tokens,
-            quote! {
-                #[doc = " Example:"]
-                #[doc = " ```text"]
-                #[doc = " panic!()"]
-                #[doc = " ```"]
-                #[doc = ""]
-                #[doc = " indented();"]
-                #[doc = " ```text"]
-                #[doc = " open"]
-                #[doc = " ```"]
-            }
-            .to_string()
-        );
-    }
-}
-
 fn serde_derives(p: &Paths) -> TokenStream {
     let k = &p.krate;
     quote!(#k::__private::serde::Serialize, #k::__private::serde::Deserialize)
@@ -303,5 +276,32 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_text_never_becomes_a_doctest() {
+        let doc =
+            vec!["Example:\n```\npanic!()\n```\n\n    indented();\n```rust\nopen".to_string()];
+        let tokens = docs(&doc).to_string();
+        assert_eq!(
+            tokens,
+            quote! {
+                #[doc = " Example:"]
+                #[doc = " ```text"]
+                #[doc = " panic!()"]
+                #[doc = " ```"]
+                #[doc = ""]
+                #[doc = " indented();"]
+                #[doc = " ```text"]
+                #[doc = " open"]
+                #[doc = " ```"]
+            }
+            .to_string()
+        );
     }
 }
