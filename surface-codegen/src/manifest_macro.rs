@@ -470,11 +470,6 @@ impl<'m> Generator<'m> {
         for note in &types.notes {
             mod_doc.push_str(&format!("\n\n Note: {note}"));
         }
-        let fn_doc = format!(
-            " The typed reference to `{path}` (id `domain:{path}`, effect `{}`), from [`authority()`](authority).\n\n {}",
-            tool.effect,
-            one_line(&tool.description)
-        );
         // From the module holding `fn ident` up to the invoking module.
         let ups = module.len() - 1;
         let supers = (0..ups).map(|_| quote!(super::));
@@ -483,9 +478,11 @@ impl<'m> Generator<'m> {
         } else {
             quote!(#(#supers)* authority)
         };
-        let fn_doc = fn_doc.replace(
-            "[`authority()`](authority)",
-            &format!("`{}authority()`", "super::".repeat(ups)),
+        let fn_doc = format!(
+            " The typed reference to `{path}` (id `domain:{path}`, effect `{}`), from `{}authority()`.\n\n {}",
+            tool.effect,
+            "super::".repeat(ups),
+            one_line(&tool.description)
         );
         let missing = format!("`{path}` is missing from the generated authority");
         let mod_doc = doc_lines(&mod_doc);
@@ -895,6 +892,20 @@ mod tests {
             msg.starts_with("cannot read the agent manifest `nope/missing.json` (looked for `/no/such/crate/nope/missing.json`): "),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn s4_rebuild_include_str_names_the_canonical_absolute_path() {
+        let args: ManifestArgs =
+            syn::parse2(quote!("../tests/./fixtures/handwritten.manifest.json")).unwrap();
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let tokens = expand_manifest_args(&args, Some(dir)).unwrap().to_string();
+        let canonical =
+            std::fs::canonicalize(dir.join("../tests/fixtures/handwritten.manifest.json")).unwrap();
+        assert!(canonical.is_absolute());
+        let expected = format!("include_str ! ({:?})", canonical.to_string_lossy());
+        assert!(tokens.contains(&expected), "{expected} not in expansion");
+        assert!(!canonical.to_string_lossy().contains(".."));
     }
 
     #[test]
