@@ -15,6 +15,7 @@ pub mod clock;
 pub mod component;
 pub mod confirmation;
 pub mod executor;
+pub mod host;
 pub mod invocation;
 pub mod manifest;
 pub mod pipeline;
@@ -22,9 +23,9 @@ pub mod policy;
 pub mod procedure;
 pub mod reference;
 pub mod registry;
-pub mod snapshot;
 #[doc(hidden)]
 pub mod serde_helpers;
+pub mod snapshot;
 pub mod sync;
 
 pub use authority::{Authority, AuthorityError, AuthorityProcedure};
