@@ -1287,7 +1287,7 @@ mod tests {
             ),
         )
         .to_string();
-        assert!(out.starts_with("struct S { a : u8 }"), "{out}");
+        assert!(out.starts_with("struct S { a : u8 , }"), "{out}");
         assert!(out.contains("compile_error"));
         let out = expand_attribute(
             quote!(crate::api, "a.b", overridable(a)),
