@@ -22,9 +22,9 @@ pub mod policy;
 pub mod procedure;
 pub mod reference;
 pub mod registry;
-pub mod snapshot;
 #[doc(hidden)]
 pub mod serde_helpers;
+pub mod snapshot;
 pub mod sync;
 
 pub use authority::{Authority, AuthorityError, AuthorityProcedure};

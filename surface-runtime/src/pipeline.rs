@@ -944,3 +944,45 @@ async fn race(
     })
     .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_errors_name_the_field_and_never_echo_values() {
+        let validator = jsonschema::validator_for(&json!({
+            "type": "object",
+            "properties": {"name": {"type": "string", "maxLength": 3}, "id": {}},
+            "required": ["id"],
+            "additionalProperties": false
+        }))
+        .unwrap();
+        let mut errors = validation_errors(&validator, &json!({"name": "secret-value", "zz": 1}));
+        errors.sort_by(|a, b| a.1["keyword"].as_str().cmp(&b.1["keyword"].as_str()));
+        let fields: Vec<Option<String>> = errors.iter().map(|e| e.0.clone()).collect();
+        assert_eq!(
+            fields,
+            vec![None, Some("name".to_string()), Some("id".to_string())]
+        );
+        assert_eq!(errors[1].1["instancePath"], json!("/name"));
+        assert!(!Value::Array(errors.into_iter().map(|e| e.1).collect())
+            .to_string()
+            .contains("secret-value"));
+        assert!(validation_errors(&validator, &json!({"id": 1})).is_empty());
+    }
+
+    #[test]
+    fn fold_hasher_distinguishes_inputs_and_seeds() {
+        let hash = |seed: u64, v: &Value| {
+            let mut h = FoldHasher(seed);
+            v.hash(&mut h);
+            h.finish()
+        };
+        let a = json!({"ids": ["a", "b"]});
+        let b = json!({"ids": ["b", "a"]});
+        assert_ne!(hash(1, &a), hash(1, &b));
+        assert_ne!(hash(1, &a), hash(2, &a));
+        assert_eq!(hash(1, &a), hash(1, &a.clone()));
+    }
+}
