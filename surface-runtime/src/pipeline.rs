@@ -21,7 +21,13 @@
 //! `duplicate-invocation`); a repeat while the first is running answers
 //! `invocation-in-flight`; a repeat with a different envelope answers
 //! `invocation-id-reused`. Every outcome is recorded, including
-//! `CONFIRMATION_REQUIRED`: the confirmed retry must use a fresh id.
+//! `CONFIRMATION_REQUIRED`: the confirmed retry must use a fresh id. Each
+//! remembered id costs its string plus ~24 bytes; a registry lives as long
+//! as its page/session, so this is bounded by the calls of one session.
+//!
+//! **Evidence on calls that need none** (level `never`, or `optional` not
+//! enforced) is ignored: it is neither checked nor consumed, and the
+//! executor's `ProcedureCallInfo::confirmation` is `None`.
 
 use std::future::Future;
 use std::hash::{Hash, Hasher};
