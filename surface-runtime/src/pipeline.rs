@@ -200,12 +200,12 @@ impl SurfaceRegistry {
         cancellation: Option<&Cancellation>,
     ) -> AgentInvocationResult {
         let fingerprint = self.fingerprint(&invocation, consumer);
-        if let Some(result) = self.admit(&invocation, fingerprint) {
-            return result;
-        }
-        let invocation_id = invocation.invocation_id.clone();
+        let key = match self.admit(&invocation, fingerprint) {
+            Ok(key) => key,
+            Err(answer) => return answer,
+        };
         let result = self.run(invocation, consumer, cancellation).await;
-        self.record(invocation_id, &result);
+        self.record(key, &result);
         result
     }
 
@@ -237,29 +237,38 @@ impl SurfaceRegistry {
         h.finish()
     }
 
-    /// Admission: `None` when the id is new (now recorded as in flight),
-    /// else the answer for the repeat.
-    fn admit(&self, inv: &AgentInvocation, fingerprint: u64) -> Option<AgentInvocationResult> {
+    /// Admission: `Ok(key)` when the id is new (now recorded as in
+    /// flight), else the answer for the repeat.
+    fn admit(
+        &self,
+        inv: &AgentInvocation,
+        fingerprint: u64,
+    ) -> Result<Arc<str>, AgentInvocationResult> {
         let id = &inv.invocation_id;
         let answer = {
             let mut state = lock(&self.inner.state);
-            match state.invocations.get(id.as_str()) {
-                None => {
-                    state.invocations.insert(
-                        Arc::from(id.as_str()),
-                        InvocationRecord {
-                            fingerprint,
-                            done: false,
-                        },
-                    );
-                    return None;
+            let key: Arc<str> = Arc::from(id.as_str());
+            match state.invocations.entry(key.clone()) {
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(InvocationRecord {
+                        fingerprint,
+                        done: false,
+                        result: None,
+                    });
+                    return Ok(key);
                 }
-                Some(record) if record.fingerprint != fingerprint => "invocation-id-reused",
-                Some(record) if !record.done => "invocation-in-flight",
-                Some(_) => match state.results.get(id.as_str()) {
-                    Some(result) => return Some(result.clone()),
-                    None => "duplicate-invocation",
-                },
+                std::collections::hash_map::Entry::Occupied(record) => {
+                    let record = record.get();
+                    if record.fingerprint != fingerprint {
+                        "invocation-id-reused"
+                    } else if !record.done {
+                        "invocation-in-flight"
+                    } else if let Some(result) = &record.result {
+                        return Err(AgentInvocationResult::clone(result));
+                    } else {
+                        "duplicate-invocation"
+                    }
+                }
             }
         };
         let message = match answer {
@@ -279,26 +288,24 @@ impl SurfaceRegistry {
             code: ErrorCode::PreconditionFailed,
             internal: None,
         });
-        Some(AgentInvocationResult::Error {
+        Err(AgentInvocationResult::Error {
             invocation_id: id.clone(),
             error,
         })
     }
 
-    fn record(&self, invocation_id: String, result: &AgentInvocationResult) {
+    fn record(&self, key: Arc<str>, result: &AgentInvocationResult) {
         let mut state = lock(&self.inner.state);
-        let key: Arc<str> = match state.invocations.get_key_value(invocation_id.as_str()) {
-            Some((key, _)) => key.clone(),
-            None => Arc::from(invocation_id),
-        };
         if let Some(record) = state.invocations.get_mut(&key) {
             record.done = true;
+            record.result = Some(Box::new(result.clone()));
         }
-        state.results.insert(key.clone(), result.clone());
         state.completed.push_back(key);
         while state.completed.len() > self.inner.config.recorded_results {
             if let Some(old) = state.completed.pop_front() {
-                state.results.remove(&old);
+                if let Some(record) = state.invocations.get_mut(&old) {
+                    record.result = None;
+                }
             }
         }
     }

@@ -261,6 +261,8 @@ pub(crate) struct InvocationRecord {
     /// Keyed hash of the envelope (invocation + consumer).
     pub(crate) fingerprint: u64,
     pub(crate) done: bool,
+    /// The result while it is among the last `recorded_results`.
+    pub(crate) result: Option<Box<AgentInvocationResult>>,
 }
 
 pub(crate) struct State {
@@ -272,8 +274,6 @@ pub(crate) struct State {
     /// canonical capability id when it differs, and view capability ids).
     pub(crate) index: HashMap<String, Vec<u64>>,
     pub(crate) invocations: HashMap<Arc<str>, InvocationRecord>,
-    /// The last `recorded_results` results, for replays.
-    pub(crate) results: HashMap<Arc<str>, AgentInvocationResult>,
     pub(crate) completed: VecDeque<Arc<str>>,
     pub(crate) confirmations: ConfirmationStore,
 }
@@ -442,7 +442,6 @@ impl SurfaceRegistryBuilder {
                     components: BTreeMap::new(),
                     index: HashMap::new(),
                     invocations: HashMap::new(),
-                    results: HashMap::new(),
                     completed: VecDeque::new(),
                     confirmations: ConfirmationStore::default(),
                 }),
