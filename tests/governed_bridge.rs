@@ -692,3 +692,54 @@ async fn s8_governed_connection_refused_is_retryable_execution_failure() {
     let err = bridge.reconcile("inv-down").await.unwrap_err();
     assert!(matches!(err, OrpcCallError::Connect { .. }));
 }
+
+#[tokio::test]
+async fn s8_governed_resume_carries_fresh_requester_authority() {
+    let Some(peer) = Peer::start("s8_governed_resume_carries_fresh_requester_authority") else {
+        return;
+    };
+    let (bridge, _) = bridge_over(peer.gateway_client(), governed_manifest());
+    let err = bridge
+        .executor
+        .execute(request(
+            "devices.purge",
+            "inv-fresh",
+            json!({"deviceIds": ["dev-2"]}),
+        ))
+        .await
+        .unwrap_err();
+    let approval_id = err.details["approvalId"].as_str().unwrap().to_string();
+    decide(&peer, &approval_id, "approve").await;
+    let with_auth = |token: &str| CallOptions {
+        headers: vec![("authorization".into(), token.into())],
+        ..CallOptions::default()
+    };
+    // An expired requester credential: the backend refuses, nothing runs.
+    let refused = bridge
+        .resume_with("inv-fresh", with_auth("Bearer expired-token"))
+        .await;
+    let err = refused.to_result().unwrap_err();
+    assert_eq!(
+        (err.code, err.retry, details(&err)),
+        (
+            ErrorCode::NotAuthorized,
+            Retry::No,
+            json!({"invocationId": "inv-fresh"})
+        )
+    );
+    assert!(matches!(refused, GovernedOutcome::Rejected { .. }));
+    assert!(device_ids(&peer, None).await.contains(&"dev-2".to_string()));
+    // The approver's credential is not the requester's authority either.
+    let err = bridge
+        .resume_with("inv-fresh", with_auth(support::peer::APPROVER_TOKEN))
+        .await
+        .to_result()
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotAuthorized);
+    // The requester's fresh credential resumes it.
+    let outcome = bridge
+        .resume_with("inv-fresh", with_auth(support::peer::USER_TOKEN))
+        .await;
+    assert_eq!(outcome.to_result(), Ok(json!({"purged": ["dev-2"]})));
+    assert!(!device_ids(&peer, None).await.contains(&"dev-2".to_string()));
+}

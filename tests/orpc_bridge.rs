@@ -326,6 +326,22 @@ async fn wire_every_error_kind_of_the_real_server() {
         }
         other => panic!("{other:?}"),
     }
+    // The dotted path as one URL segment does not match (why the codec
+    // splits segments).
+    let response = reqwest::Client::new()
+        .post(format!("{}/devices.disable", peer.rpc_url()))
+        .header("content-type", "application/json")
+        .header("authorization", support::peer::USER_TOKEN)
+        .body(r#"{"json":{"deviceIds":["dev-1"]}}"#)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let body = response.bytes().await.unwrap();
+    assert!(matches!(
+        decode_response(status, Some("text/plain"), &body),
+        Err(OrpcCallError::UnexpectedResponse { status: 404, .. })
+    ));
     // Malformed JSON (no client of ours sends it; the codec still reads the
     // real answer).
     let response = reqwest::Client::new()

@@ -7,7 +7,7 @@
 //! prints a loud skip notice and returns `None`.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Mutex;
@@ -57,7 +57,10 @@ pub fn node_available(test: &str) -> bool {
                 "Node.js is required for the oRPC interop tests (CI=true): install Node.js >= 20"
             );
         }
-        eprintln!(
+        // Written to the process's stderr directly: libtest captures
+        // `eprintln!`, and a skip must be visible in a passing run.
+        let _ = writeln!(
+            std::io::stderr(),
             "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
              !!! SKIPPED {test}: Node.js (`node`) is not installed, so the real\n\
              !!! oRPC peer cannot start. Install Node.js >= 20 to run this test;\n\

@@ -601,14 +601,25 @@ impl GovernedBridgeOptions {
         }
     }
 
-    /// Sets the observer.
-    pub fn on_outcome(mut self, observer: impl OutcomeObserver + 'static) -> Self {
+    /// Sets the observer (a closure `(&GovernedOutcome, &OutcomeInfo) ->
+    /// ObserverResult`).
+    pub fn on_outcome<F>(mut self, observer: F) -> Self
+    where
+        F: Fn(&GovernedOutcome, &OutcomeInfo) -> ObserverResult + MaybeSend + MaybeSync + 'static,
+    {
         self.on_outcome = Some(Arc::new(observer));
         self
     }
 
-    /// Sets the call context.
-    pub fn call_context(mut self, call_context: impl CallContext + 'static) -> Self {
+    /// Sets the call context (a closure or fn `(&ProcedureCallInfo) ->
+    /// Headers`).
+    pub fn call_context<F>(mut self, call_context: F) -> Self
+    where
+        F: Fn(&crate::executor::ProcedureCallInfo) -> crate::bridge::client::Headers
+            + MaybeSend
+            + MaybeSync
+            + 'static,
+    {
         self.call_context = Some(Arc::new(call_context));
         self
     }
@@ -660,10 +671,23 @@ impl GovernedOrpcAgentBridge {
     /// The failed `getInvocation` call itself; `NOT_FOUND` from the gateway
     /// means it has no record of the id.
     pub async fn reconcile(&self, invocation_id: &str) -> Result<GovernedOutcome, OrpcCallError> {
+        self.reconcile_with(invocation_id, CallOptions::default())
+            .await
+    }
+
+    /// [`Self::reconcile`] with per-call options (headers, cancellation).
+    ///
+    /// # Errors
+    /// As [`Self::reconcile`].
+    pub async fn reconcile_with(
+        &self,
+        invocation_id: &str,
+        options: CallOptions,
+    ) -> Result<GovernedOutcome, OrpcCallError> {
         let receipt = self
             .inner
             .client
-            .get_invocation(invocation_id, CallOptions::default())
+            .get_invocation(invocation_id, options)
             .await?;
         let outcome = GovernedOutcome::classify(invocation_id, Ok(receipt));
         self.inner.observe(
@@ -681,11 +705,17 @@ impl GovernedOrpcAgentBridge {
     /// Classified like an `invoke` answer (a still-pending approval is
     /// `approval-required` again).
     pub async fn resume(&self, invocation_id: &str) -> GovernedOutcome {
-        let answer = self
-            .inner
-            .client
-            .resume(invocation_id, CallOptions::default())
-            .await;
+        self.resume_with(invocation_id, CallOptions::default())
+            .await
+    }
+
+    /// [`Self::resume`] with per-call options: pass the requester's current
+    /// credentials in `options.headers` (e.g. a freshly issued
+    /// `authorization`; `HttpOrpcClient` lets it replace the transport's
+    /// header of the same name) when the capability client's own
+    /// credentials may be stale.
+    pub async fn resume_with(&self, invocation_id: &str, options: CallOptions) -> GovernedOutcome {
+        let answer = self.inner.client.resume(invocation_id, options).await;
         let outcome = GovernedOutcome::classify(invocation_id, answer);
         self.inner
             .observe(&outcome, &phase_info(invocation_id, OutcomePhase::Resume));

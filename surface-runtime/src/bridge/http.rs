@@ -1,5 +1,10 @@
 //! [`HttpOrpcClient`]: an [`OrpcClient`] over HTTP with reqwest (cargo
-//! feature `http`; `http-rustls` adds TLS). It speaks oRPC's RPC protocol
+//! feature `http`). reqwest is built without default features (plain
+//! HTTP/1.1, no TLS, no proxy detection) to keep the tree lean; for `https`
+//! enable a reqwest TLS feature in the application's own `Cargo.toml`
+//! (`reqwest = { version = "0.13", features = ["rustls"] }`: cargo unifies
+//! the features) and pass a configured client to
+//! [`HttpOrpcClient::with_client`]. It speaks oRPC's RPC protocol
 //! as `ORPC-WIRE.md` describes it, against an unmodified `@orpc/server`
 //! `RPCHandler`:
 //!
@@ -8,7 +13,8 @@
 //! * with [`CallMethod::Get`], `GET …?data=<envelope>`
 //!   ([`rpc_get_url`]), falling back to POST above [`MAX_GET_URL_LENGTH`];
 //! * the client's own headers (the app's authentication), then the call's
-//!   [`CallOptions::headers`];
+//!   [`CallOptions::headers`], which replace client headers of the same
+//!   name;
 //! * the response through [`decode_response`];
 //! * [`CallOptions::cancellation`] drops the request (the server may still
 //!   finish it) and returns [`OrpcCallError::Cancelled`].
@@ -91,7 +97,16 @@ impl HttpOrpcClient {
                 .header("content-type", "application/json")
                 .body(encode_request_body(input.as_ref())),
         };
-        for (name, value) in self.headers.iter().chain(options.headers.iter()) {
+        // A call header replaces the client's headers of the same name (a
+        // fresh `authorization` for a resume, for example).
+        let overridden = |name: &str| {
+            options
+                .headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(name))
+        };
+        let client_headers = self.headers.iter().filter(|(n, _)| !overridden(n));
+        for (name, value) in client_headers.chain(options.headers.iter()) {
             request = request.header(name.as_str(), value.as_str());
         }
         let request = request.build().map_err(|e| OrpcCallError::InvalidRequest {
@@ -260,6 +275,33 @@ mod tests {
             raw.ends_with("\r\n\r\n{\"json\":{\"deviceIds\":[\"dev-1\"]}}"),
             "{raw}"
         );
+    }
+
+    #[tokio::test]
+    async fn call_headers_replace_client_headers_of_the_same_name() {
+        let (base, server) =
+            responder(Some(http_response("200 OK", "application/json", "{}"))).await;
+        let client = HttpOrpcClient::new(base)
+            .with_header("Authorization", "Bearer stale")
+            .with_header("x-app", "console");
+        client
+            .call(
+                "capabilities.resume",
+                Some(json!({"invocationId": "i"})),
+                CallOptions {
+                    headers: vec![("authorization".into(), "Bearer fresh".into())],
+                    ..CallOptions::default()
+                },
+            )
+            .await
+            .unwrap();
+        let lower = server.await.unwrap().to_ascii_lowercase();
+        assert!(
+            lower.contains("\r\nauthorization: bearer fresh\r\n"),
+            "{lower}"
+        );
+        assert!(!lower.contains("stale"), "{lower}");
+        assert!(lower.contains("\r\nx-app: console\r\n"), "{lower}");
     }
 
     #[tokio::test]

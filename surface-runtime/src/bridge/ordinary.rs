@@ -138,8 +138,12 @@ impl OrpcAgentBridgeOptions {
         }
     }
 
-    /// Sets the call context.
-    pub fn call_context(mut self, call_context: impl CallContext + 'static) -> Self {
+    /// Sets the call context (a closure or fn `(&ProcedureCallInfo) ->
+    /// Headers`, e.g. [`invocation_id_header`]).
+    pub fn call_context<F>(mut self, call_context: F) -> Self
+    where
+        F: Fn(&ProcedureCallInfo) -> Headers + MaybeSend + MaybeSync + 'static,
+    {
         self.call_context = Some(Arc::new(call_context));
         self
     }

@@ -762,3 +762,100 @@ async fn s8_orpc_capability_client_speaks_gateway_paths_and_parses_receipts() {
     assert_eq!(calls[2].input, Some(json!({})));
     assert_eq!(calls[3].input, Some(json!({"invocationId": "i"})));
 }
+
+#[test]
+fn builders_accept_unannotated_closures() {
+    let options = OrpcAgentBridgeOptions::new(ScriptedClient::answering([]), manifest())
+        .call_context(|info| vec![("x-run".to_string(), info.invocation_id.clone())]);
+    assert!(options.call_context.is_some());
+    let options = GovernedBridgeOptions::new(ScriptedGateway::answering([]), manifest())
+        .on_outcome(|outcome, _info| {
+            let _ = outcome.invocation_id();
+            Ok(())
+        })
+        .call_context(invocation_id_header);
+    assert!(options.on_outcome.is_some() && options.call_context.is_some());
+}
+
+// ------------------------------------------------------------- properties
+
+mod properties {
+    use super::super::client::{
+        apply_meta, decode_response, encode_request_body, encode_rpc_path, parse_meta, MetaPathItem,
+    };
+    use proptest::prelude::*;
+    use serde_json::{json, Map, Value};
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            "[ -~é\u{1F600}]{0,8}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z]{0,3}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect::<Map<_, _>>())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// A success envelope without meta decodes to exactly its `json`.
+        #[test]
+        fn wire_success_envelope_roundtrips(value in json_value()) {
+            let body = encode_request_body(Some(&value));
+            prop_assert_eq!(decode_response(200, None, body.as_bytes()).unwrap(), value);
+        }
+
+        /// Arbitrary bytes and statuses never panic the decoder.
+        #[test]
+        fn wire_decoder_never_panics(status in 100u16..600, body in prop::collection::vec(any::<u8>(), 0..64)) {
+            let _ = decode_response(status, Some("application/json"), &body);
+        }
+
+        /// Arbitrary meta over arbitrary values never panics, and only
+        /// `undefined` entries change the value.
+        #[test]
+        fn wire_meta_application_is_total(value in json_value(), entries in prop::collection::vec(
+            (0u64..10, prop::collection::vec(prop_oneof![
+                "[a-z]{0,3}".prop_map(Value::String),
+                (0u64..4).prop_map(|n| json!(n)),
+            ], 0..4)), 0..6)) {
+            let meta = Value::Array(entries.iter().map(|(code, path)| {
+                let mut e = vec![json!(code)];
+                e.extend(path.iter().cloned());
+                Value::Array(e)
+            }).collect());
+            let parsed = parse_meta(&meta).unwrap();
+            let mut decoded = value.clone();
+            apply_meta(&mut decoded, &parsed);
+            if !entries.iter().any(|(code, _)| *code == 3) {
+                prop_assert_eq!(decoded, value);
+            }
+        }
+
+        /// Each dotted segment becomes one URL segment that percent-decodes
+        /// back to itself.
+        #[test]
+        fn wire_path_segments_roundtrip(segments in prop::collection::vec("[^.]{1,6}", 1..4)) {
+            let path = segments.join(".");
+            let encoded = encode_rpc_path(&path).unwrap();
+            let decoded: Vec<String> = encoded
+                .split('/')
+                .map(|s| percent_encoding::percent_decode_str(s).decode_utf8().unwrap().into_owned())
+                .collect();
+            prop_assert_eq!(decoded, segments);
+        }
+    }
+
+    #[test]
+    fn meta_index_path_items_parse() {
+        assert_eq!(
+            parse_meta(&json!([[3, 0, "a"]])).unwrap()[0].path,
+            vec![MetaPathItem::Index(0), MetaPathItem::Key("a".into())]
+        );
+    }
+}
