@@ -62,9 +62,9 @@ enum Frame {
         token: String,
         connection_id: String,
     },
-    Announcement(BrowserSurfaceAnnouncement),
-    Call(BrowserSurfaceCall),
-    Result(BrowserSurfaceResult),
+    Announcement(Box<BrowserSurfaceAnnouncement>),
+    Call(Box<BrowserSurfaceCall>),
+    Result(Box<BrowserSurfaceResult>),
     /// The host is done.
     Bye,
 }
@@ -200,11 +200,12 @@ async fn browser(url: String) -> Result<(), AnyError> {
             announcement.snapshot.surface_version,
             announcement.snapshot.procedures.len()
         );
-        sink.send(text(&Frame::Announcement(announcement))?).await?;
+        sink.send(text(&Frame::Announcement(Box::new(announcement)))?)
+            .await?;
         let _subscription = session.subscribe({
             let out_tx = out_tx.clone();
             move |a| {
-                let _ = out_tx.send(Frame::Announcement(a.clone()));
+                let _ = out_tx.send(Frame::Announcement(Box::new(a.clone())));
             }
         })?;
 
@@ -223,8 +224,8 @@ async fn browser(url: String) -> Result<(), AnyError> {
                             let worker = session.clone();
                             let out_tx = out_tx.clone();
                             pending.push(tokio::spawn(async move {
-                                let result = worker.invoke(call).await;
-                                let _ = out_tx.send(Frame::Result(result.clone()));
+                                let result = worker.invoke(*call).await;
+                                let _ = out_tx.send(Frame::Result(Box::new(result.clone())));
                                 result
                             }));
                             if round == 0 && calls_seen == 2 {
@@ -430,7 +431,7 @@ async fn run_host(listener: TcpListener) -> Result<(), AnyError> {
         "[host] dispatching inv-1 on {conn_a} at surface version {:?}",
         call.invocation.surface_version
     );
-    send(&writers, &conn_a, Frame::Call(call))?;
+    send(&writers, &conn_a, Frame::Call(Box::new(call)))?;
     match next_event(&mut events).await? {
         HostEvent::Result(Ok(ResultDisposition::Completed(done))) => match &done.result {
             agent_surface::host::BrowserSurfaceOutcome::Invocation(
@@ -455,7 +456,7 @@ async fn run_host(listener: TcpListener) -> Result<(), AnyError> {
         json!({"reason": "slow"}),
     ))?;
     println!("[host] dispatching inv-2 on {conn_a}");
-    send(&writers, &conn_a, Frame::Call(slow.clone()))?;
+    send(&writers, &conn_a, Frame::Call(Box::new(slow.clone())))?;
     match next_event(&mut events).await? {
         HostEvent::Closed(conn, interrupted) if conn == conn_a => {
             let ids: Vec<_> = interrupted
@@ -484,7 +485,7 @@ async fn run_host(listener: TcpListener) -> Result<(), AnyError> {
         return Err("the reconnect must use a new connection id".into());
     }
     println!("[host] a misbehaving re-send of inv-2 over {conn_b}:");
-    send(&writers, &conn_b, Frame::Call(slow))?;
+    send(&writers, &conn_b, Frame::Call(Box::new(slow)))?;
     match next_event(&mut events).await? {
         HostEvent::Result(Err(e)) => {
             println!("[host]   browser answered, host refused the result: {e}")
@@ -499,7 +500,7 @@ async fn run_host(listener: TcpListener) -> Result<(), AnyError> {
         json!({}),
     ))?;
     println!("[host] dispatching inv-3 on {}", fresh.connection_id);
-    send(&writers, &conn_b, Frame::Call(fresh))?;
+    send(&writers, &conn_b, Frame::Call(Box::new(fresh)))?;
     match next_event(&mut events).await? {
         HostEvent::Result(Ok(ResultDisposition::Completed(done))) => {
             println!(

@@ -330,7 +330,7 @@ pub struct AnnouncementAccepted {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ResultDisposition {
     /// The result completes an outstanding call.
-    Completed(CompletedCall),
+    Completed(Box<CompletedCall>),
     /// An identical copy of a result already accepted; ignore it.
     Duplicate,
 }
@@ -939,7 +939,7 @@ impl AgentHost {
             state.completed_order.push_back(id.clone());
             state.completed.insert(id.clone(), completed.clone());
         }
-        Ok(ResultDisposition::Completed(completed))
+        Ok(ResultDisposition::Completed(Box::new(completed)))
     }
 
     /// The calls currently outstanding, sorted by invocation id.

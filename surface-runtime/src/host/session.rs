@@ -8,7 +8,7 @@
 //!
 //! 1. expired ⇒ `session-expired` (state cleared first); disposed ⇒
 //!    `disconnected`;
-//! 2. envelope longer than [`MAX_ENVELOPE_CHARS`], `protocolVersion ≠ 1`,
+//! 2. envelope longer than [`MAX_ENVELOPE_CHARS`](super::MAX_ENVELOPE_CHARS), `protocolVersion ≠ 1`,
 //!    an empty id, or a missing `registrationId`/`surfaceVersion` ⇒
 //!    `invalid-call`;
 //! 3. identity (app, build, session, tab) ≠ the session's ⇒ `wrong-session`;
@@ -34,12 +34,13 @@ use std::time::Duration;
 
 use futures_util::future::{AbortHandle, Abortable, FutureExt, Shared};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use super::source::{SourceListener, SourceSubscription, SurfaceSource};
 use super::wire::{
-    echo_ids, serialized_chars, BrowserSurfaceAnnouncement, BrowserSurfaceCall,
+    echo_ids, within_envelope_limit, BrowserSurfaceAnnouncement, BrowserSurfaceCall,
     BrowserSurfaceIdentity, BrowserSurfaceOutcome, BrowserSurfaceResult, RejectionReason,
-    MAX_ENVELOPE_CHARS, PROTOCOL_VERSION,
+    PROTOCOL_VERSION,
 };
 use crate::cancellation::Cancellation;
 use crate::clock::{Clock, SystemClock};
@@ -158,10 +159,22 @@ enum CallState {
     Done(BrowserSurfaceOutcome),
 }
 
+/// A recorded call: the SHA-256 of its compact JSON envelope instead of the
+/// envelope itself, which keeps a full table small (see `benches/host.rs`).
+/// Identical envelopes serialize identically (objects are key-sorted
+/// maps). If an application enables serde_json's `preserve_order`, key
+/// order becomes significant: a reordered input then counts as a changed
+/// envelope (`invocation-conflict`) — never as a second execution.
 struct CallEntry {
-    call: BrowserSurfaceCall,
+    digest: EnvelopeDigest,
     seq: u64,
     state: CallState,
+}
+
+type EnvelopeDigest = [u8; 32];
+
+fn envelope_digest(text: &str) -> EnvelopeDigest {
+    Sha256::digest(text.as_bytes()).into()
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -186,31 +199,42 @@ struct State {
     source_subscription: Option<Box<dyn SourceSubscription>>,
 }
 
-/// The discoverable (capability id, registration id) pairs of one
-/// snapshot.
+/// The discoverable registrations of each capability id in one snapshot.
 struct SnapshotIndex {
     version: u64,
-    pairs: HashSet<(String, String)>,
+    registrations: HashMap<String, Vec<String>>,
 }
 
 impl SnapshotIndex {
     fn build(snapshot: &SurfaceSnapshot) -> Self {
-        let mut pairs = HashSet::new();
+        let mut registrations: HashMap<String, Vec<String>> = HashMap::new();
+        let mut add = |cap: &str, registration: &str| {
+            registrations
+                .entry(cap.to_string())
+                .or_default()
+                .push(registration.to_string());
+        };
         for p in &snapshot.procedures {
-            pairs.insert((p.procedure_id.clone(), p.registration_id.clone()));
+            add(&p.procedure_id, &p.registration_id);
             if let Some(cap) = &p.capability_id {
-                pairs.insert((cap.clone(), p.registration_id.clone()));
+                add(cap, &p.registration_id);
             }
         }
         for c in &snapshot.components {
             for cap in &c.capabilities {
-                pairs.insert((cap.capability_id.clone(), c.registration_id.clone()));
+                add(&cap.capability_id, &c.registration_id);
             }
         }
         SnapshotIndex {
             version: snapshot.surface_version,
-            pairs,
+            registrations,
         }
+    }
+
+    fn discoverable(&self, capability_id: &str, registration_id: &str) -> bool {
+        self.registrations
+            .get(capability_id)
+            .is_some_and(|regs| regs.iter().any(|r| r == registration_id))
     }
 }
 
@@ -611,7 +635,7 @@ impl BrowserSurfaceSession {
     }
 
     /// Parses a call envelope from its JSON text and answers it like
-    /// [`Self::invoke`]. Text longer than [`MAX_ENVELOPE_CHARS`], not JSON,
+    /// [`Self::invoke`]. Text longer than [`MAX_ENVELOPE_CHARS`](super::MAX_ENVELOPE_CHARS), not JSON,
     /// or not of the call's shape is `invalid-call`; the answer then echoes
     /// whichever ids could be read (empty strings otherwise).
     pub async fn invoke_json(&self, text: &str) -> BrowserSurfaceResult {
@@ -631,7 +655,7 @@ impl BrowserSurfaceSession {
             let value = serde_json::from_str::<Value>(text).ok();
             return rejected(value.as_ref(), reason);
         }
-        if serialized_chars(text) > MAX_ENVELOPE_CHARS {
+        if !within_envelope_limit(text) {
             return rejected(None, RejectionReason::InvalidCall);
         }
         let value: Value = match serde_json::from_str(text) {
@@ -679,16 +703,16 @@ impl BrowserSurfaceSession {
         if !shape_ok(call) {
             return O::rejected(RejectionReason::InvalidCall);
         }
-        match serde_json::to_string(call) {
-            Ok(text) if serialized_chars(&text) <= MAX_ENVELOPE_CHARS => {}
+        let digest = match serde_json::to_string(call) {
+            Ok(text) if within_envelope_limit(&text) => envelope_digest(&text),
             _ => return O::rejected(RejectionReason::InvalidCall),
-        }
+        };
         // 3. identity.
         if call.identity != self.inner.identity {
             return O::rejected(RejectionReason::WrongSession);
         }
         // 4–5. connection and replay table.
-        if let Some(answer) = self.connection_and_replay(call) {
+        if let Some(answer) = self.connection_and_replay(call, &digest) {
             return answer.await;
         }
         // 6. staleness (version), 7. discoverability — outside the lock:
@@ -704,11 +728,12 @@ impl BrowserSurfaceSession {
         if index.version != expected {
             return O::rejected(RejectionReason::StaleSurface);
         }
-        let registration = call.invocation.registration_id.clone().unwrap_or_default();
-        if !index
-            .pairs
-            .contains(&(call.invocation.capability_id.clone(), registration))
-        {
+        let registration = call
+            .invocation
+            .registration_id
+            .as_deref()
+            .unwrap_or_default();
+        if !index.discoverable(&call.invocation.capability_id, registration) {
             return O::Invocation(AgentInvocationResult::Error {
                 invocation_id: call.invocation.invocation_id.clone(),
                 error: AgentError::new(
@@ -720,7 +745,7 @@ impl BrowserSurfaceSession {
         }
         // 8–9. record and dispatch (re-checking under the lock: the state
         // may have changed while the snapshot was computed).
-        self.dispatch(call).await
+        self.dispatch(call, digest).await
     }
 
     /// Steps 4–5 under the lock. `Some` answers the call (a rejection, a
@@ -728,6 +753,7 @@ impl BrowserSurfaceSession {
     fn connection_and_replay(
         &self,
         call: &BrowserSurfaceCall,
+        digest: &EnvelopeDigest,
     ) -> Option<BoxFuture<'static, BrowserSurfaceOutcome>> {
         let ready = |o: BrowserSurfaceOutcome| -> BoxFuture<'static, BrowserSurfaceOutcome> {
             Box::pin(std::future::ready(o))
@@ -737,7 +763,7 @@ impl BrowserSurfaceSession {
             return Some(ready(BrowserSurfaceOutcome::rejected(reason)));
         }
         let entry = state.calls.get(&call.invocation.invocation_id)?;
-        if entry.call != *call {
+        if entry.digest != *digest {
             return Some(ready(BrowserSurfaceOutcome::rejected(
                 RejectionReason::InvocationConflict,
             )));
@@ -755,7 +781,11 @@ impl BrowserSurfaceSession {
         })
     }
 
-    fn dispatch(&self, call: &BrowserSurfaceCall) -> BoxFuture<'static, BrowserSurfaceOutcome> {
+    fn dispatch(
+        &self,
+        call: &BrowserSurfaceCall,
+        digest: EnvelopeDigest,
+    ) -> BoxFuture<'static, BrowserSurfaceOutcome> {
         let ready = |o: BrowserSurfaceOutcome| -> BoxFuture<'static, BrowserSurfaceOutcome> {
             Box::pin(std::future::ready(o))
         };
@@ -771,7 +801,7 @@ impl BrowserSurfaceSession {
         }
         if let Some(entry) = state.calls.get(&call.invocation.invocation_id) {
             // A duplicate raced us between the two locked sections.
-            if entry.call != *call {
+            if entry.digest != digest {
                 return ready(BrowserSurfaceOutcome::rejected(
                     RejectionReason::InvocationConflict,
                 ));
@@ -808,7 +838,7 @@ impl BrowserSurfaceSession {
         state.calls.insert(
             call.invocation.invocation_id.clone(),
             CallEntry {
-                call: call.clone(),
+                digest,
                 seq,
                 state: CallState::Pending {
                     future: future.clone(),

@@ -281,6 +281,12 @@ pub fn serialized_chars(text: &str) -> usize {
     text.encode_utf16().count()
 }
 
+/// Whether `text` is within [`MAX_ENVELOPE_CHARS`]. A UTF-16 length never
+/// exceeds the UTF-8 byte length, so short texts skip the count.
+pub(crate) fn within_envelope_limit(text: &str) -> bool {
+    text.len() <= MAX_ENVELOPE_CHARS || serialized_chars(text) <= MAX_ENVELOPE_CHARS
+}
+
 /// Best-effort echo ids of an envelope that did not parse as a
 /// [`BrowserSurfaceCall`]: each id is copied when it is a string at its
 /// usual place, else left empty.
@@ -389,5 +395,22 @@ mod tests {
         assert_eq!(serialized_chars("abc"), 3);
         assert_eq!(serialized_chars("é"), 1);
         assert_eq!(serialized_chars("😀"), 2);
+    }
+
+    #[test]
+    fn envelope_limit_boundary_with_multibyte_text() {
+        // 131,072 × "é" is 262,144 bytes and 131,072 UTF-16 units.
+        assert!(within_envelope_limit(&"é".repeat(131_072)));
+        // 262,144 × "é" is 524,288 bytes but exactly 262,144 units: allowed.
+        assert!(within_envelope_limit(&"é".repeat(262_144)));
+        assert!(!within_envelope_limit(&"é".repeat(262_145)));
+        // Astral characters count twice: 131,072 × "😀" = 262,144 units.
+        assert!(within_envelope_limit(&"😀".repeat(131_072)));
+        assert!(!within_envelope_limit(&format!(
+            "{}a",
+            "😀".repeat(131_072)
+        )));
+        assert!(within_envelope_limit(&"a".repeat(262_144)));
+        assert!(!within_envelope_limit(&"a".repeat(262_145)));
     }
 }
