@@ -1,6 +1,7 @@
 #![forbid(unsafe_code)]
 #![doc = include_str!("../README.md")]
 
+pub use surface_macros::{agent_procedure, manifest};
 pub use surface_runtime::*;
 
 /// Items the generated code names. Not public API: may change in any release.
@@ -9,4 +10,8 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
     pub use surface_runtime::__private::*;
+
+    // The hidden proc macros the `manifest!` lookup macro expands through.
+    pub use surface_macros::__agent_procedure_impl as agent_procedure_impl;
+    pub use surface_macros::__agent_procedure_unknown as agent_procedure_unknown;
 }

@@ -1,5 +1,14 @@
 //! Code generation behind `surface-macros`: plain, unit-testable functions
 //! that the proc-macro entry points call.
+//!
+//! * [`types`] — JSON Schema → Rust types (one procedure at a time);
+//! * [`manifest_macro`] — the `manifest!` expansion: module tree, refs,
+//!   authority, lookup macro;
+//! * [`binding`] — `#[agent_procedure]`: the attribute, its compile-time
+//!   checks against the manifest facts, and the `BoundInput` /
+//!   `ProcedureInput` impls.
 #![forbid(unsafe_code)]
 
+pub mod binding;
+pub mod manifest_macro;
 pub mod types;

@@ -50,6 +50,11 @@
 //! | `description` / `title` | doc comment / type name |
 //! | `{}`, `true` | `serde_json::Value` |
 //!
+//! Properties beyond `properties` when `additionalProperties` is absent or
+//! `true` are accepted and dropped on deserialization, as zod objects strip
+//! unknown keys. Numbers (`f64`) serialize integral values as `1.0`, equal
+//! to `1` by JSON Schema's value equality.
+//!
 //! Not representable, so `serde_json::Value` with a doc note and an entry in
 //! [`ProcedureTypes::notes`]: `false` schemas, `not`, tuples of more
 //! than 12 elements, `const` arrays/objects, external or dangling `$ref`s,

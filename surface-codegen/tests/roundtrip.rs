@@ -130,7 +130,9 @@ fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
     for (procedure, (path, input_schema, output_schema)) in procedures.iter().zip(&tools) {
         let entry = &samples[path.as_str()];
         let input_samples = entry["input"].as_array().cloned().unwrap_or_default();
-        if input_samples.is_empty() {
+        // Every real procedure has samples; hand-made `hostile.*` ones only
+        // need to compile.
+        if input_samples.is_empty() && !path.starts_with("hostile.") {
             failures.push(format!("{path}: no input samples"));
         }
         let sides = [

@@ -8,6 +8,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::procedure::AgentProcedureRef;
+
 /// One bound top-level input field, as the snapshot reports it (never its
 /// value).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,4 +53,14 @@ pub trait ProcedureInput: serde::Serialize + serde::de::DeserializeOwned {
     type Output;
     /// Dotted router path of the procedure.
     const PROCEDURE: &'static str;
+
+    /// The procedure's reference typed with this struct as its input:
+    /// `MyInput::typed_ref(api::devices::rename())`. Only the reference of
+    /// the procedure this type was declared for type-checks (its input type
+    /// must be [`Self::Generated`]).
+    fn typed_ref(
+        generated: AgentProcedureRef<Self::Generated, Self::Output>,
+    ) -> AgentProcedureRef<Self, Self::Output> {
+        generated.retype()
+    }
 }

@@ -269,7 +269,7 @@ impl ConfirmationStore {
             .filter(|p| p.expires_at_ms >= now)
             .cloned()
             .collect();
-        all.sort_by(|a, b| a.requested_at_ms.cmp(&b.requested_at_ms));
+        all.sort_by_key(|p| p.requested_at_ms);
         all
     }
 

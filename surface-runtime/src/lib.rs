@@ -15,6 +15,7 @@ pub mod clock;
 pub mod component;
 pub mod confirmation;
 pub mod executor;
+pub mod host;
 pub mod invocation;
 pub mod manifest;
 pub mod pipeline;

@@ -24,6 +24,7 @@
 //! `CONFIRMATION_REQUIRED`: the confirmed retry must use a fresh id.
 
 use std::future::Future;
+use std::hash::{Hash, Hasher};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
@@ -45,8 +46,7 @@ use crate::invocation::{
 use crate::manifest::AgentEffect;
 use crate::policy::{AgentPolicy, PolicyContext, PolicyDecision};
 use crate::registry::{
-    lock, parse_registration_id, ComponentEntry, InvocationRecord, ProcEntry, RecordState,
-    SurfaceRegistry,
+    lock, parse_registration_id, ComponentEntry, InvocationRecord, ProcEntry, SurfaceRegistry,
 };
 use crate::snapshot::ComponentContext;
 use crate::sync::BoxFuture;
@@ -171,8 +171,7 @@ impl SurfaceRegistry {
         invocation: AgentInvocation,
         consumer: &AgentConsumer,
     ) -> AgentInvocationResult {
-        self.invoke_with_cancellation(invocation, consumer, &Cancellation::new())
-            .await
+        self.invoke_inner(invocation, consumer, None).await
     }
 
     /// [`Self::invoke`] with a caller cancellation signal: cancelling it
@@ -184,48 +183,77 @@ impl SurfaceRegistry {
         consumer: &AgentConsumer,
         cancellation: &Cancellation,
     ) -> AgentInvocationResult {
-        let envelope = Arc::new((invocation, consumer.clone()));
-        let invocation_id = envelope.0.invocation_id.clone();
-        if let Some(result) = self.admit(&envelope) {
+        self.invoke_inner(invocation, consumer, Some(cancellation))
+            .await
+    }
+
+    async fn invoke_inner(
+        &self,
+        invocation: AgentInvocation,
+        consumer: &AgentConsumer,
+        cancellation: Option<&Cancellation>,
+    ) -> AgentInvocationResult {
+        let fingerprint = self.fingerprint(&invocation, consumer);
+        if let Some(result) = self.admit(&invocation, fingerprint) {
             return result;
         }
-        let result = self.run(&envelope.0, consumer, cancellation).await;
-        self.record(&invocation_id, &result);
+        let invocation_id = invocation.invocation_id.clone();
+        let result = self.run(invocation, consumer, cancellation).await;
+        self.record(invocation_id, &result);
         result
+    }
+
+    /// A keyed 64-bit hash of the whole envelope (invocation and consumer),
+    /// compared when an invocation id repeats.
+    fn fingerprint(&self, inv: &AgentInvocation, consumer: &AgentConsumer) -> u64 {
+        let mut h = FoldHasher(self.inner.fingerprint_seed);
+        inv.invocation_id.hash(&mut h);
+        inv.capability_id.hash(&mut h);
+        inv.registration_id.hash(&mut h);
+        inv.surface_version.hash(&mut h);
+        inv.input.hash(&mut h);
+        inv.instance.hash(&mut h);
+        inv.confirmation
+            .as_ref()
+            .map(|c| {
+                (
+                    &c.confirmation_id,
+                    &c.capability_id,
+                    &c.registration_id,
+                    &c.input_digest,
+                    c.approved_at_ms,
+                    c.expires_at_ms,
+                    &c.signature,
+                )
+            })
+            .hash(&mut h);
+        consumer.hash(&mut h);
+        h.finish()
     }
 
     /// Admission: `None` when the id is new (now recorded as in flight),
     /// else the answer for the repeat.
-    fn admit(
-        &self,
-        envelope: &Arc<(AgentInvocation, AgentConsumer)>,
-    ) -> Option<AgentInvocationResult> {
-        let id = &envelope.0.invocation_id;
+    fn admit(&self, inv: &AgentInvocation, fingerprint: u64) -> Option<AgentInvocationResult> {
+        let id = &inv.invocation_id;
         let answer = {
             let mut state = lock(&self.inner.state);
-            match state.invocations.get(id) {
+            match state.invocations.get(id.as_str()) {
                 None => {
                     state.invocations.insert(
-                        id.clone(),
+                        Arc::from(id.as_str()),
                         InvocationRecord {
-                            envelope: Some(envelope.clone()),
-                            state: RecordState::InFlight,
+                            fingerprint,
+                            done: false,
                         },
                     );
                     return None;
                 }
-                Some(record) => {
-                    let same = record
-                        .envelope
-                        .as_ref()
-                        .is_some_and(|e| e.as_ref() == envelope.as_ref());
-                    match (&record.state, same) {
-                        (RecordState::Done(result), true) => return Some(result.clone()),
-                        (RecordState::InFlight, true) => "invocation-in-flight",
-                        (RecordState::Evicted, _) => "duplicate-invocation",
-                        (_, false) => "invocation-id-reused",
-                    }
-                }
+                Some(record) if record.fingerprint != fingerprint => "invocation-id-reused",
+                Some(record) if !record.done => "invocation-in-flight",
+                Some(_) => match state.results.get(id.as_str()) {
+                    Some(result) => return Some(result.clone()),
+                    None => "duplicate-invocation",
+                },
             }
         };
         let message = match answer {
@@ -239,7 +267,7 @@ impl SurfaceRegistry {
             .with_detail("reason", answer);
         self.audit(|| AuditEvent::InvocationRejected {
             invocation_id: id.clone(),
-            capability_id: envelope.0.capability_id.clone(),
+            capability_id: inv.capability_id.clone(),
             registration_id: None,
             phase: Phase::Admission,
             code: ErrorCode::PreconditionFailed,
@@ -251,27 +279,29 @@ impl SurfaceRegistry {
         })
     }
 
-    fn record(&self, invocation_id: &str, result: &AgentInvocationResult) {
+    fn record(&self, invocation_id: String, result: &AgentInvocationResult) {
         let mut state = lock(&self.inner.state);
-        if let Some(record) = state.invocations.get_mut(invocation_id) {
-            record.state = RecordState::Done(result.clone());
+        let key: Arc<str> = match state.invocations.get_key_value(invocation_id.as_str()) {
+            Some((key, _)) => key.clone(),
+            None => Arc::from(invocation_id),
+        };
+        if let Some(record) = state.invocations.get_mut(&key) {
+            record.done = true;
         }
-        state.completed.push_back(invocation_id.to_string());
+        state.results.insert(key.clone(), result.clone());
+        state.completed.push_back(key);
         while state.completed.len() > self.inner.config.recorded_results {
             if let Some(old) = state.completed.pop_front() {
-                if let Some(record) = state.invocations.get_mut(&old) {
-                    record.state = RecordState::Evicted;
-                    record.envelope = None;
-                }
+                state.results.remove(&old);
             }
         }
     }
 
     async fn run(
         &self,
-        inv: &AgentInvocation,
+        mut inv: AgentInvocation,
         consumer: &AgentConsumer,
-        cancellation: &Cancellation,
+        cancellation: Option<&Cancellation>,
     ) -> AgentInvocationResult {
         self.audit(|| AuditEvent::InvocationStarted {
             invocation_id: inv.invocation_id.clone(),
@@ -279,7 +309,8 @@ impl SurfaceRegistry {
             registration_id: inv.registration_id.clone(),
             consumer: consumer.clone(),
         });
-        let prepared = self.prepare(inv, consumer);
+        let input = std::mem::take(&mut inv.input);
+        let prepared = self.prepare(&inv, input, consumer);
         let (target, input, confirmation) = match prepared {
             Ok(ok) => ok,
             Err((failure, registration_id)) => {
@@ -297,7 +328,7 @@ impl SurfaceRegistry {
                     });
                 }
                 return AgentInvocationResult::Error {
-                    invocation_id: inv.invocation_id.clone(),
+                    invocation_id: inv.invocation_id,
                     error: failure.error,
                 };
             }
@@ -312,6 +343,7 @@ impl SurfaceRegistry {
     fn prepare(
         &self,
         inv: &AgentInvocation,
+        agent_input: Value,
         consumer: &AgentConsumer,
     ) -> Result<(Target, Value, Option<ConfirmationInfo>), (Failure, Option<String>)> {
         // Phases 1 and 2 under one lock: a consistent view of the surface.
@@ -399,7 +431,7 @@ impl SurfaceRegistry {
 
         // Phase 5: effective input.
         let input = self
-            .effective_input(&target, &inv.input)
+            .effective_input(&target, agent_input)
             .map_err(with_rid)?;
 
         // Phase 6: post-input policies, then confirmation.
@@ -518,32 +550,27 @@ impl SurfaceRegistry {
             )
         };
         let wanted = inv.registration_id.as_deref();
-        let mut candidates: Vec<Target> = Vec::new();
-        if cap.starts_with("view:") {
-            if consumer.kind == ConsumerKind::Headless {
-                return Err(unknown());
-            }
-            for c in state.components.values() {
-                if let Some(i) = c.views.iter().position(|v| v.capability_id == cap) {
-                    candidates.push(Target::View(c.clone(), i));
-                }
-            }
-        } else {
-            for p in state.procedures.values() {
-                if p.procedure_id == cap || p.capability_id == cap {
-                    candidates.push(Target::Procedure(p.clone()));
-                }
-            }
+        let is_view = cap.starts_with("view:");
+        if is_view && consumer.kind == ConsumerKind::Headless {
+            return Err(unknown());
         }
+        let numbers: &[u64] = state.index.get(cap).map_or(&[], Vec::as_slice);
+        let target_of = |n: u64| -> Option<Target> {
+            if is_view {
+                let c = state.components.get(&n)?;
+                let i = c.views.iter().position(|v| v.capability_id == cap)?;
+                Some(Target::View(c.clone(), i))
+            } else {
+                state.procedures.get(&n).cloned().map(Target::Procedure)
+            }
+        };
         if let Some(wanted) = wanted {
-            if let Some(t) = candidates
-                .into_iter()
-                .find(|t| t.registration_id() == wanted)
-            {
+            let number = parse_registration_id(wanted);
+            if let Some(t) = number.filter(|n| numbers.contains(n)).and_then(target_of) {
                 return Ok(t);
             }
-            let issued = parse_registration_id(wanted).is_some_and(|n| n < state.next_number);
-            let live = parse_registration_id(wanted).is_some_and(|n| {
+            let issued = number.is_some_and(|n| n < state.next_number);
+            let live = number.is_some_and(|n| {
                 state.procedures.contains_key(&n) || state.components.contains_key(&n)
             });
             if issued && !live {
@@ -556,6 +583,10 @@ impl SurfaceRegistry {
             }
             return Err(unknown());
         }
+        if numbers.len() == 1 && inv.instance.is_none() {
+            return target_of(numbers[0]).ok_or_else(unknown);
+        }
+        let mut candidates: Vec<Target> = numbers.iter().filter_map(|n| target_of(*n)).collect();
         if let Some(instance) = inv.instance.as_deref() {
             candidates.retain(|t| t.context().is_some_and(|c| c.instance_id == instance));
         }
@@ -579,10 +610,10 @@ impl SurfaceRegistry {
     /// Phase 5 (SPEC §5): locked fields rejected before merge, `bind()` on
     /// live state, merge (agent wins for overridable fields), one
     /// validation of the effective input against the full schema.
-    fn effective_input(&self, target: &Target, agent: &Value) -> Result<Value, Failure> {
-        let agent = match agent {
+    fn effective_input(&self, target: &Target, agent: Value) -> Result<Value, Failure> {
+        let mut agent = match agent {
             Value::Object(map) => map,
-            Value::Null => &Map::new(),
+            Value::Null => Map::new(),
             _ => {
                 return Err(fail(
                     Phase::Input,
@@ -592,13 +623,13 @@ impl SurfaceRegistry {
                 )
                 .detail(
                     "errors",
-                    json!([{"instancePath": "", "message": "input must be a JSON object"}]),
+                    json!([{"instancePath": "", "keyword": "type", "message": "input must be a JSON object"}]),
                 ))
             }
         };
         match target {
             Target::View(c, i) => {
-                let value = Value::Object(agent.clone());
+                let value = Value::Object(agent);
                 let errors = validation_errors(&c.views[*i].validator, &value);
                 if errors.is_empty() {
                     Ok(value)
@@ -622,45 +653,49 @@ impl SurfaceRegistry {
                     )
                     .detail("lockedFields", locked));
                 }
-                let mut effective = match &p.bind {
-                    None => Map::new(),
-                    Some(bind) => match bind() {
-                        Ok(map) => map,
-                        Err(err) => {
-                            return Err(binding_failed().internal(json!({"bindError": err})));
+                // Bound fields the agent overrode (overridable ones only).
+                let overridden: Vec<usize> = p
+                    .bound
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| agent.contains_key(&f.name))
+                    .map(|(i, _)| i)
+                    .collect();
+                if let Some(bind) = &p.bind {
+                    let bound = bind()
+                        .map_err(|err| binding_failed().internal(json!({"bindError": err})))?;
+                    for (key, value) in bound {
+                        if !p.bound.iter().any(|f| f.name == key) {
+                            return Err(
+                                binding_failed().internal(json!({"undeclaredBoundField": key}))
+                            );
                         }
-                    },
-                };
-                if let Some(extra) = effective
-                    .keys()
-                    .find(|k| !p.bound.iter().any(|f| &f.name == *k))
-                {
-                    return Err(binding_failed().internal(json!({"undeclaredBoundField": extra})));
+                        // The agent's value wins for overridable fields.
+                        agent.entry(key).or_insert(value);
+                    }
                 }
-                let bound_keys: Vec<String> = effective.keys().cloned().collect();
-                for (k, v) in agent {
-                    effective.insert(k.clone(), v.clone());
-                }
-                let effective = Value::Object(effective);
+                let effective = Value::Object(agent);
                 let errors = validation_errors(&p.validator, &effective);
                 if errors.is_empty() {
                     return Ok(effective);
                 }
                 // Attribute each error: to the binding when it concerns a
-                // field whose value came from bind() (not overridden by the
-                // agent), else to the agent.
+                // bound field whose value came from bind() (not overridden
+                // by the agent), else to the agent.
                 let from_binding = |field: &str| {
-                    bound_keys.iter().any(|k| k == field) && !agent.contains_key(field)
-                        || p.bound.iter().any(|f| f.name == field) && !agent.contains_key(field)
+                    p.bound
+                        .iter()
+                        .enumerate()
+                        .any(|(i, f)| f.name == field && !overridden.contains(&i))
                 };
                 let binding_fault = errors
                     .iter()
                     .any(|(field, _)| field.as_deref().is_some_and(from_binding));
+                let errors: Vec<Value> = errors.into_iter().map(|e| e.1).collect();
                 if binding_fault {
-                    let paths: Vec<Value> = errors.into_iter().map(|e| e.1).collect();
-                    Err(binding_failed().internal(json!({"errors": paths})))
+                    Err(binding_failed().internal(json!({"errors": errors})))
                 } else {
-                    Err(invalid_input(errors.into_iter().map(|e| e.1).collect()))
+                    Err(invalid_input(errors))
                 }
             }
         }
@@ -669,52 +704,50 @@ impl SurfaceRegistry {
     /// Phase 7 and 8.
     async fn execute(
         &self,
-        inv: &AgentInvocation,
+        inv: AgentInvocation,
         consumer: &AgentConsumer,
-        caller: &Cancellation,
+        caller: Option<&Cancellation>,
         target: Target,
         input: Value,
         confirmation: Option<ConfirmationInfo>,
     ) -> AgentInvocationResult {
         let exec_cancel = Cancellation::new();
         let confirmation_id = confirmation.as_ref().map(|c| c.id.clone());
-        let future: BoxFuture<'_, Result<Value, ExecutionError>> = match &target {
-            Target::Procedure(p) => {
-                let executor = lock(&self.inner.executor).clone();
-                match executor {
-                    None => Box::pin(std::future::ready(Err(ExecutionError::new(
-                        ErrorCode::ExecutionFailed,
-                        "The application cannot run procedures right now.",
-                        Retry::No,
-                    )
-                    .with_internal("no procedure executor installed")))),
-                    Some(executor) => {
-                        let request = ExecuteRequest {
-                            path: p.path.clone(),
-                            capability_id: p.capability_id.clone(),
-                            contract_digest: p.tool.contract_digest.clone(),
-                            input,
-                            info: ProcedureCallInfo {
-                                invocation_id: inv.invocation_id.clone(),
-                                consumer: consumer.clone(),
-                                cancellation: exec_cancel.clone(),
-                                confirmation,
-                            },
-                        };
-                        Box::pin(async move { executor.execute(request).await })
-                    }
-                }
-            }
-            Target::View(c, i) => {
-                let handler: Arc<HandlerFn> = c.views[*i].handler.clone();
-                handler(input)
-            }
-        };
         let timeout = match (&self.inner.config.timer, self.inner.config.timeout) {
             (Some(timer), Some(t)) => Some(timer.sleep(t)),
             _ => None,
         };
-        let raced = race(future, timeout, caller).await;
+        let executor = match &target {
+            Target::Procedure(_) => lock(&self.inner.executor).clone(),
+            Target::View(..) => None,
+        };
+        let raced = match (&target, &executor) {
+            (Target::Procedure(_), None) => Raced::Done(Err(ExecutionError::new(
+                ErrorCode::ExecutionFailed,
+                "The application cannot run procedures right now.",
+                Retry::No,
+            )
+            .with_internal("no procedure executor installed"))),
+            (Target::Procedure(p), Some(executor)) => {
+                let request = ExecuteRequest {
+                    path: p.path.clone(),
+                    capability_id: p.capability_id.clone(),
+                    contract_digest: p.tool.contract_digest.clone(),
+                    input,
+                    info: ProcedureCallInfo {
+                        invocation_id: inv.invocation_id.clone(),
+                        consumer: consumer.clone(),
+                        cancellation: exec_cancel.clone(),
+                        confirmation,
+                    },
+                };
+                race(executor.execute(request), timeout, caller).await
+            }
+            (Target::View(c, i), _) => {
+                let handler: Arc<HandlerFn> = c.views[*i].handler.clone();
+                race(handler(input), timeout, caller).await
+            }
+        };
         let is_view = matches!(target, Target::View(..));
         let outcome: Result<Value, ExecutionError> = match raced {
             Raced::Done(Ok(v)) => Ok(v),
@@ -744,7 +777,7 @@ impl SurfaceRegistry {
                     .inner
                     .config
                     .timeout
-                    .map_or(0, |t| t.as_millis() as u64);
+                    .map_or(0, |t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
                 Err(ExecutionError::new(
                     ErrorCode::Timeout,
                     "The call timed out; it may still have taken effect.",
@@ -770,7 +803,7 @@ impl SurfaceRegistry {
                     confirmation_id,
                 });
                 AgentInvocationResult::Success {
-                    invocation_id: inv.invocation_id.clone(),
+                    invocation_id: inv.invocation_id,
                     output,
                 }
             }
@@ -783,7 +816,7 @@ impl SurfaceRegistry {
                     internal: err.internal.clone(),
                 });
                 AgentInvocationResult::Error {
-                    invocation_id: inv.invocation_id.clone(),
+                    invocation_id: inv.invocation_id,
                     error: err.to_agent_error(),
                 }
             }
@@ -842,17 +875,57 @@ fn validation_errors(
         .collect()
 }
 
+/// A fast multiply-rotate hasher (FxHash-style) seeded per registry, for
+/// envelope fingerprints. It is not collision-resistant against an
+/// adversary; a collision could only make a *reused* invocation id replay
+/// its own earlier result instead of answering `invocation-id-reused` — it
+/// can never make an id execute twice.
+struct FoldHasher(u64);
+
+impl Hasher for FoldHasher {
+    fn finish(&self) -> u64 {
+        // Final avalanche (splitmix64).
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.write_u64(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 56));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+}
+
 /// Races the execution against the timeout and the caller's cancellation,
 /// with no async runtime.
 async fn race(
     mut work: BoxFuture<'_, Result<Value, ExecutionError>>,
     mut timeout: Option<BoxFuture<'static, ()>>,
-    caller: &Cancellation,
+    caller: Option<&Cancellation>,
 ) -> Raced {
-    if caller.is_cancelled() {
+    if caller.is_some_and(Cancellation::is_cancelled) {
         return Raced::Cancelled;
     }
-    let mut cancelled = caller.cancelled();
+    let mut cancelled = caller.map(Cancellation::cancelled);
     std::future::poll_fn(move |cx| {
         if let Poll::Ready(result) = work.as_mut().poll(cx) {
             return Poll::Ready(Raced::Done(result));
@@ -862,8 +935,10 @@ async fn race(
                 return Poll::Ready(Raced::Timeout);
             }
         }
-        if Pin::new(&mut cancelled).poll(cx).is_ready() {
-            return Poll::Ready(Raced::Cancelled);
+        if let Some(c) = cancelled.as_mut() {
+            if Pin::new(c).poll(cx).is_ready() {
+                return Poll::Ready(Raced::Cancelled);
+            }
         }
         Poll::Pending
     })

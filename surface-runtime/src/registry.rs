@@ -37,9 +37,7 @@ use crate::confirmation::{
     ConfirmationError, ConfirmationLevel, ConfirmationStore, PendingConfirmation, Signer,
 };
 use crate::executor::AgentProcedureExecutor;
-use crate::invocation::{
-    AgentConsumer, AgentInvocation, AgentInvocationResult, ConfirmationEvidence, ConsumerKind,
-};
+use crate::invocation::{AgentConsumer, AgentInvocationResult, ConfirmationEvidence, ConsumerKind};
 use crate::manifest::ManifestTool;
 use crate::policy::AgentPolicy;
 use crate::reference::{BindFn, BoundFieldSpec, ProcedureReference, Reason, TextFn, WhenFn};
@@ -239,15 +237,13 @@ pub(crate) struct ComponentEntry {
     pub(crate) views: Vec<ViewEntry>,
 }
 
-pub(crate) enum RecordState {
-    InFlight,
-    Done(AgentInvocationResult),
-    Evicted,
-}
-
+/// What the registry remembers of every admitted invocation id, for its
+/// whole lifetime (a few dozen bytes each): the keyed hash of the envelope
+/// and whether it completed. Results live in `State::results`, bounded.
 pub(crate) struct InvocationRecord {
-    pub(crate) envelope: Option<Arc<(AgentInvocation, AgentConsumer)>>,
-    pub(crate) state: RecordState,
+    /// Keyed hash of the envelope (invocation + consumer).
+    pub(crate) fingerprint: u64,
+    pub(crate) done: bool,
 }
 
 pub(crate) struct State {
@@ -255,11 +251,16 @@ pub(crate) struct State {
     pub(crate) next_number: u64,
     pub(crate) procedures: BTreeMap<u64, Arc<ProcEntry>>,
     pub(crate) components: BTreeMap<u64, Arc<ComponentEntry>>,
+    /// Live registration numbers by capability id (`procedureId`, the
+    /// canonical capability id when it differs, and view capability ids).
+    pub(crate) index: HashMap<String, Vec<u64>>,
     /// Last observed `when()` per (registration, capability index);
     /// `usize::MAX` for procedures.
     pub(crate) availability: HashMap<(u64, usize), bool>,
-    pub(crate) invocations: HashMap<String, InvocationRecord>,
-    pub(crate) completed: VecDeque<String>,
+    pub(crate) invocations: HashMap<Arc<str>, InvocationRecord>,
+    /// The last `recorded_results` results, for replays.
+    pub(crate) results: HashMap<Arc<str>, AgentInvocationResult>,
+    pub(crate) completed: VecDeque<Arc<str>>,
     pub(crate) confirmations: ConfirmationStore,
 }
 
@@ -286,6 +287,10 @@ pub(crate) struct Inner {
     pub(crate) signer: Signer,
     pub(crate) state: Mutex<State>,
     pub(crate) executor: Mutex<Option<Arc<dyn AgentProcedureExecutor>>>,
+    /// Per-registry seed of envelope fingerprints.
+    pub(crate) fingerprint_seed: u64,
+    /// Number of audit listeners (lets `audit` skip the lock when zero).
+    audit_listeners: std::sync::atomic::AtomicUsize,
     listeners: Mutex<Listeners>,
     validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
 }
@@ -421,12 +426,19 @@ impl SurfaceRegistryBuilder {
                     next_number: 1,
                     procedures: BTreeMap::new(),
                     components: BTreeMap::new(),
+                    index: HashMap::new(),
                     availability: HashMap::new(),
                     invocations: HashMap::new(),
+                    results: HashMap::new(),
                     completed: VecDeque::new(),
                     confirmations: ConfirmationStore::default(),
                 }),
                 executor: Mutex::new(None),
+                fingerprint_seed: u64::from_le_bytes([
+                    secret[0], secret[1], secret[2], secret[3], secret[4], secret[5], secret[6],
+                    secret[7],
+                ]) ^ 0x9e37_79b9_7f4a_7c15,
+                audit_listeners: std::sync::atomic::AtomicUsize::new(0),
                 listeners: Mutex::new(Listeners::default()),
                 validators: Mutex::new(HashMap::new()),
             }),
@@ -499,6 +511,9 @@ impl Drop for Subscription {
             let mut l = lock(&inner.listeners);
             l.changes.retain(|(id, _)| *id != self.id);
             l.audit.retain(|(id, _)| *id != self.id);
+            inner
+                .audit_listeners
+                .store(l.audit.len(), std::sync::atomic::Ordering::SeqCst);
         }
     }
 }
@@ -648,6 +663,9 @@ impl SurfaceRegistry {
         l.next += 1;
         let id = l.next;
         l.audit.push((id, Arc::new(listener)));
+        self.inner
+            .audit_listeners
+            .store(l.audit.len(), std::sync::atomic::Ordering::SeqCst);
         Subscription {
             inner: Arc::downgrade(&self.inner),
             id,
@@ -656,9 +674,16 @@ impl SurfaceRegistry {
 
     /// Emits an audit event built by `make`, only when someone listens.
     pub(crate) fn audit(&self, make: impl FnOnce() -> AuditEvent) {
-        let listeners: Vec<Arc<AuditFn>> = {
+        let any = self
+            .inner
+            .audit_listeners
+            .load(std::sync::atomic::Ordering::SeqCst)
+            > 0;
+        let listeners: Vec<Arc<AuditFn>> = if any {
             let l = lock(&self.inner.listeners);
             l.audit.iter().map(|(_, f)| f.clone()).collect()
+        } else {
+            Vec::new()
         };
         let traced = tracing::enabled!(target: "agent_surface::audit", tracing::Level::ERROR);
         if listeners.is_empty() && !traced {
@@ -863,6 +888,18 @@ impl SurfaceRegistry {
                 confirmation,
                 policies: reference.policies.clone(),
             };
+            state
+                .index
+                .entry(entry.procedure_id.clone())
+                .or_default()
+                .push(number);
+            if entry.capability_id != entry.procedure_id {
+                state
+                    .index
+                    .entry(entry.capability_id.clone())
+                    .or_default()
+                    .push(number);
+            }
             state.procedures.insert(number, Arc::new(entry));
             let handle = RegistrationHandle {
                 inner: Arc::downgrade(&self.inner),
@@ -956,6 +993,13 @@ impl SurfaceRegistry {
                 let number = state.next_number;
                 state.next_number += 1;
                 state.version += 1;
+                for view in &views {
+                    state
+                        .index
+                        .entry(view.capability_id.clone())
+                        .or_default()
+                        .push(number);
+                }
                 state.components.insert(
                     number,
                     Arc::new(ComponentEntry {
@@ -994,10 +1038,20 @@ impl SurfaceRegistry {
     fn unregister(&self, number: u64, registration_id: &str) {
         let change = {
             let mut state = lock(&self.inner.state);
-            let removed = state.procedures.remove(&number).is_some()
-                || state.components.remove(&number).is_some();
-            if !removed {
+            let keys: Vec<String> = if let Some(p) = state.procedures.remove(&number) {
+                vec![p.procedure_id.clone(), p.capability_id.clone()]
+            } else if let Some(c) = state.components.remove(&number) {
+                c.views.iter().map(|v| v.capability_id.clone()).collect()
+            } else {
                 return;
+            };
+            for key in keys {
+                if let Some(numbers) = state.index.get_mut(&key) {
+                    numbers.retain(|n| *n != number);
+                    if numbers.is_empty() {
+                        state.index.remove(&key);
+                    }
+                }
             }
             state.availability.retain(|(n, _), _| *n != number);
             state.version += 1;
@@ -1246,4 +1300,56 @@ fn observe(procs: &[Arc<ProcEntry>], comps: &[Arc<ComponentEntry>]) -> Vec<((u64
         }
     }
     observed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn d7_reduction_removes_locked_fields_from_properties_and_required() {
+        let full = json!({"type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "integer"}, "c": true},
+            "required": ["a", "b", "c"], "$defs": {"x": {}}});
+        assert_eq!(
+            agent_input_schema(&full, &["a"], &[]),
+            json!({"type": "object",
+                "properties": {"b": {"type": "integer"}, "c": true},
+                "required": ["b", "c"], "$defs": {"x": {}}})
+        );
+        // Overridable: stays, leaves `required`, annotated.
+        assert_eq!(
+            agent_input_schema(&full, &["a"], &["b", "c"]),
+            json!({"type": "object",
+                "properties": {"b": {"type": "integer", "description": OVERRIDABLE_NOTE},
+                               "c": {"description": OVERRIDABLE_NOTE}},
+                "$defs": {"x": {}}})
+        );
+        // All locked.
+        assert_eq!(
+            agent_input_schema(&full, &["a", "b", "c"], &[]),
+            json!({"type": "object", "properties": {}, "additionalProperties": false})
+        );
+        // Nothing bound: unchanged.
+        assert_eq!(agent_input_schema(&full, &[], &[]), full);
+        // Not an object schema: unchanged.
+        assert_eq!(agent_input_schema(&json!(true), &["a"], &[]), json!(true));
+    }
+
+    #[test]
+    fn registration_ids_round_trip() {
+        assert_eq!(parse_registration_id(&registration_id(17)), Some(17));
+        assert_eq!(parse_registration_id("x17"), None);
+        assert_eq!(parse_registration_id("r"), None);
+    }
+
+    #[test]
+    fn description_joins_manifest_and_describe() {
+        let describe: Arc<TextFn> = Arc::new(|| "two".to_string());
+        let empty: Arc<TextFn> = Arc::new(String::new);
+        assert_eq!(join_description("one", Some(&*describe)), "one\n\ntwo");
+        assert_eq!(join_description("", Some(&*describe)), "two");
+        assert_eq!(join_description("one", Some(&*empty)), "one");
+        assert_eq!(join_description("one", None), "one");
+    }
 }

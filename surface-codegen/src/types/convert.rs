@@ -278,9 +278,11 @@ impl Converter {
 
     /// Doc paragraphs for a schema used as a type or property.
     fn schema_doc(s: &Value) -> Vec<String> {
-        let Some(s) = s.as_object() else {
-            return Vec::new();
-        };
+        s.as_object().map(Self::map_doc).unwrap_or_default()
+    }
+
+    /// Doc paragraphs for a schema object.
+    fn map_doc(s: &Map<String, Value>) -> Vec<String> {
         let mut doc = Vec::new();
         if let Some(d) = s.get("description").and_then(Value::as_str) {
             doc.push(d.to_string());
@@ -306,14 +308,21 @@ impl Converter {
         ptr: &str,
     ) {
         let notes_before = self.notes.len();
-        let ty = self.convert(root, target, &Hint::Exact(name.clone()), ptr);
-        let recursive = matches!(
-            self.defs.get(&pointer),
-            Some(DefState::InProgress {
-                recursive: true,
-                ..
-            })
-        );
+        let mut ty = self.convert(root, target, &Hint::Exact(name.clone()), ptr);
+        if matches!(&ty, Ty::Boxed(inner) if matches!(**inner, Ty::Named(_))) {
+            // `A = B`, `B = A`: a cycle of plain references admits no finite
+            // value; a newtype chain would be uninhabitable.
+            self.note(ptr, "a `$ref` cycle without any structure");
+            ty = Ty::Value;
+        }
+        let recursive = ty != Ty::Value
+            && matches!(
+                self.defs.get(&pointer),
+                Some(DefState::InProgress {
+                    recursive: true,
+                    ..
+                })
+            );
         if !self.item_index.contains_key(&name) {
             let mut doc = Self::schema_doc(target);
             doc.extend(self.notes[notes_before..].iter().cloned());
@@ -682,7 +691,7 @@ impl Converter {
                 (AdditionalProperties::Typed, Some((field, ty)))
             }
         };
-        let mut doc = Self::schema_doc(&Value::Object(s.clone()));
+        let mut doc = Self::map_doc(s);
         let struct_notes: Vec<String> = self.notes[notes_before..]
             .iter()
             .filter(|n| !fields.iter().any(|f: &FieldDef| f.doc.contains(n)))
@@ -731,7 +740,7 @@ impl Converter {
             }
         };
         let name = self.take_name(hint, Some(s));
-        let mut doc = Self::schema_doc(&Value::Object(s.clone()));
+        let mut doc = Self::map_doc(s);
         doc.push(format!("Always `{value}`."));
         self.push_item(ItemDef::Const {
             name: name.clone(),
@@ -750,7 +759,7 @@ impl Converter {
             .filter(|v| seen.insert(v.as_str()))
             .map(|v| (variant_names.unique(&pascal(v), false), v.clone()))
             .collect();
-        let doc = Self::schema_doc(&Value::Object(s.clone()));
+        let doc = Self::map_doc(s);
         self.push_item(ItemDef::StringEnum {
             name: name.clone(),
             doc,
@@ -922,7 +931,7 @@ impl Converter {
             let payload = self.structure_of_arm(root, &arm, &payload_hint, &format!("{ptr}/{i}"));
             variants.push((variant, value, payload));
         }
-        let doc = Self::schema_doc(&Value::Object(s.clone()));
+        let doc = Self::map_doc(s);
         self.items[slot] = Some(ItemDef::Tagged {
             name: name.clone(),
             doc,
@@ -977,7 +986,7 @@ impl Converter {
         if admits_null {
             self.null_admitting.insert(name.clone());
         }
-        let mut doc = Self::schema_doc(&Value::Object(s.clone()));
+        let mut doc = Self::map_doc(s);
         doc.push("Untagged: the first variant that accepts a value wins.".to_string());
         self.items[slot] = Some(ItemDef::Untagged {
             name: name.clone(),

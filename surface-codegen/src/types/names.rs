@@ -101,16 +101,21 @@ impl NameSet {
         if self.reserve(base) {
             return base.to_string();
         }
-        (2..)
-            .map(|n| {
-                if snake {
-                    format!("{base}_{n}")
-                } else {
-                    format!("{base}{n}")
-                }
-            })
-            .find(|candidate| self.reserve(candidate))
-            .expect("an unbounded range always yields a free name")
+        // `self_` → `self_2`, `Self_` → `Self2`: no `__`, no `_2` in
+        // PascalCase (both would trip rustc's style lints).
+        let stem = base.trim_end_matches('_');
+        let mut n = 2u64;
+        loop {
+            let candidate = if snake {
+                format!("{stem}_{n}")
+            } else {
+                format!("{stem}{n}")
+            };
+            if self.reserve(&candidate) {
+                return candidate;
+            }
+            n += 1;
+        }
     }
 
     /// A unique field identifier text for `json_name`, raw (`r#type`) when
@@ -166,5 +171,10 @@ mod tests {
         let mut set = NameSet::default();
         assert_eq!(set.unique("Input", false), "Input");
         assert_eq!(set.unique("Input", false), "Input2");
+        assert_eq!(set.unique("Self_", false), "Self_");
+        assert_eq!(set.unique("Self_", false), "Self2");
+        let mut fields = NameSet::default();
+        assert_eq!(fields.field("self"), "self_");
+        assert_eq!(fields.field("Self"), "self_2");
     }
 }

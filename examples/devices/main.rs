@@ -1,0 +1,579 @@
+//! A devices console with an embedded agent, on the real generated manifest.
+//!
+//! ```text
+//! cargo run --example devices                                   # embedded backend
+//! cargo run --example devices -- --orpc-url http://127.0.0.1:PORT/rpc   # a real oRPC server
+//! ```
+//!
+//! It prints the agent-facing catalog and runs a scripted agent turn by
+//! turn, printing every call and result, and checks each outcome: it exits
+//! 1 with a message naming the step when anything deviates. See
+//! `docs/example.md`.
+
+mod app;
+mod embedded;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use agent_surface::bridge::{
+    create_orpc_agent_bridge, invocation_id_header, CallOptions, HttpOrpcClient, OrpcClient,
+    OrpcAgentBridgeOptions,
+};
+use agent_surface::{
+    AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult, AgentManifest,
+    AgentProcedureExecutor, ConfirmationEvidence, ErrorCode, Retry, SurfaceRegistry,
+    SurfaceSnapshot,
+};
+use serde_json::{json, Value};
+
+use app::{api, Device, DevicesView};
+use embedded::EmbeddedDevices;
+
+const USAGE: &str = "usage: devices [--orpc-url URL]
+
+Runs the scripted devices-console agent and checks every step.
+
+  (no flags)        use the embedded in-process devices backend
+  --orpc-url URL    call a real oRPC server instead, e.g.
+                    http://127.0.0.1:PORT/rpc (the peer in tests/orpc-peer:
+                    `node tests/orpc-peer/server.mjs --port 0`), with
+                    `authorization: Bearer user-token`";
+
+/// The requester's credential the real peer accepts.
+const USER_TOKEN: &str = "Bearer user-token";
+
+/// A step that did not go as scripted.
+type StepResult<T = ()> = Result<T, String>;
+
+fn ensure(condition: bool, message: impl FnOnce() -> String) -> StepResult {
+    if condition {
+        Ok(())
+    } else {
+        Err(message())
+    }
+}
+
+fn pretty(value: &impl serde::Serialize) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("<unserializable: {e}>"))
+}
+
+/// The error of `result`, which must have `code`.
+fn expect_error(result: &AgentInvocationResult, code: ErrorCode) -> StepResult<AgentError> {
+    match result {
+        AgentInvocationResult::Error { error, .. } if error.code == code => Ok(error.clone()),
+        other => Err(format!(
+            "expected {code}, got {}",
+            serde_json::to_string(other).unwrap_or_default()
+        )),
+    }
+}
+
+/// The output of `result`, which must be a success.
+fn expect_success(result: &AgentInvocationResult) -> StepResult<Value> {
+    match result {
+        AgentInvocationResult::Success { output, .. } => Ok(output.clone()),
+        other => Err(format!(
+            "expected success, got {}",
+            serde_json::to_string(other).unwrap_or_default()
+        )),
+    }
+}
+
+/// Where the procedures run.
+enum Backend {
+    Embedded(Arc<EmbeddedDevices>),
+    Orpc { url: String, client: Arc<HttpOrpcClient> },
+}
+
+impl Backend {
+    fn describe(&self) -> String {
+        match self {
+            Backend::Embedded(_) => {
+                "embedded in-process devices backend (--orpc-url URL to use a real oRPC server)"
+                    .into()
+            }
+            Backend::Orpc { url, .. } => {
+                format!("real oRPC server at {url} (through create_orpc_agent_bridge + HttpOrpcClient)")
+            }
+        }
+    }
+
+    /// The executor the registry runs procedures through.
+    fn executor(&self, manifest: AgentManifest) -> Arc<dyn AgentProcedureExecutor> {
+        match self {
+            Backend::Embedded(backend) => backend.clone(),
+            Backend::Orpc { client, .. } => {
+                let client: Arc<dyn OrpcClient> = client.clone();
+                create_orpc_agent_bridge(
+                    OrpcAgentBridgeOptions::new(client, manifest)
+                        // x-agent-invocation-id: <invocationId> on every call.
+                        .call_context(invocation_id_header)
+                        .get("devices.list"),
+                )
+                .executor
+            }
+        }
+    }
+
+    /// The table's rows, loaded by the app itself (not by the agent).
+    async fn load_devices(&self) -> StepResult<Vec<Device>> {
+        let output = match self {
+            Backend::Embedded(backend) => backend
+                .handle("devices.list", &json!({}), "app-load")
+                .map_err(|e| format!("the embedded backend failed to list devices: {e}"))?,
+            Backend::Orpc { url, client } => client
+                .call("devices.list", Some(json!({})), CallOptions::default())
+                .await
+                .map_err(|e| format!("could not list devices from {url}: {e}"))?,
+        };
+        serde_json::from_value::<Vec<Device>>(output["devices"].clone())
+            .map_err(|e| format!("devices.list returned an unexpected shape ({e}): {output}"))
+    }
+}
+
+/// The application: its registry, its devices table and its backend.
+struct App {
+    registry: SurfaceRegistry,
+    view: DevicesView,
+    backend: Backend,
+    rendered_revision: std::sync::atomic::AtomicU64,
+}
+
+impl App {
+    /// What a UI framework does after state changed: the selection feeds
+    /// `describe()` and `when()`, so the app tells the registry the surface
+    /// changed (a new `surfaceVersion`).
+    fn render(&self) {
+        let revision = self.view.revision();
+        let previous = self
+            .rendered_revision
+            .swap(revision, std::sync::atomic::Ordering::SeqCst);
+        if previous != revision {
+            let version = self.registry.notify_changed();
+            println!("[app] selection/filter changed -> surfaceVersion {version}");
+        }
+    }
+
+    async fn reload(&self) -> StepResult {
+        let rows = self.backend.load_devices().await?;
+        self.view.set_rows(rows);
+        self.render();
+        print!("{}", self.view.render());
+        Ok(())
+    }
+
+    /// A click in the table.
+    fn user_selects(&self, ids: &[&str]) -> StepResult {
+        println!("[user] selects {ids:?} in the table");
+        self.view
+            .select(ids.iter().map(|s| s.to_string()).collect())
+            .map_err(|unknown| format!("the table has no rows {unknown:?}"))?;
+        self.render();
+        print!("{}", self.view.render());
+        Ok(())
+    }
+
+    /// The user approves in the app's own dialog; never a model tool.
+    fn user_approves(&self, confirmation_id: &str) -> StepResult<ConfirmationEvidence> {
+        let pending = self
+            .registry
+            .pending_confirmation(confirmation_id)
+            .ok_or_else(|| format!("no pending confirmation {confirmation_id}"))?;
+        println!(
+            "[app] confirmation dialog: {} with {}",
+            pending.capability_id,
+            serde_json::to_string(&pending.input).unwrap_or_default()
+        );
+        println!("[user] approves -> registry.confirm({confirmation_id:?})");
+        let evidence = self
+            .registry
+            .confirm(confirmation_id)
+            .map_err(|e| format!("confirm failed: {e}"))?;
+        println!("[app] hands the evidence to the agent:\n{}", pretty(&evidence));
+        Ok(evidence)
+    }
+}
+
+/// The scripted agent: it only knows the snapshot it last took and calls
+/// through `registry.invoke`, always naming the registration and the
+/// surface version it acted on.
+struct Agent {
+    registry: SurfaceRegistry,
+    consumer: AgentConsumer,
+    calls: u32,
+    snapshot: SurfaceSnapshot,
+}
+
+impl Agent {
+    fn new(registry: SurfaceRegistry, consumer: AgentConsumer) -> Self {
+        let snapshot = registry.snapshot(&consumer);
+        Self {
+            registry,
+            consumer,
+            calls: 0,
+            snapshot,
+        }
+    }
+
+    /// Takes a fresh snapshot (the agent's tool list).
+    fn discover(&mut self) -> &SurfaceSnapshot {
+        self.snapshot = self.registry.snapshot(&self.consumer);
+        println!(
+            "[agent] takes a snapshot: surfaceVersion {}",
+            self.snapshot.surface_version
+        );
+        &self.snapshot
+    }
+
+    /// A call to `capability_id` built from the last snapshot, with a fresh
+    /// invocation id.
+    fn invocation(&mut self, capability_id: &str, input: Value) -> StepResult<AgentInvocation> {
+        let registration_id = if capability_id.starts_with("view:") {
+            self.snapshot
+                .components
+                .iter()
+                .find(|c| c.capabilities.iter().any(|v| v.capability_id == capability_id))
+                .map(|c| c.registration_id.clone())
+        } else {
+            self.snapshot
+                .procedures
+                .iter()
+                .find(|p| p.procedure_id == capability_id)
+                .map(|p| p.registration_id.clone())
+        }
+        .ok_or_else(|| format!("{capability_id} is not in the agent's snapshot"))?;
+        self.calls += 1;
+        let mut invocation =
+            AgentInvocation::new(format!("inv-{:02}", self.calls), capability_id.to_string());
+        invocation.registration_id = Some(registration_id);
+        invocation.surface_version = Some(self.snapshot.surface_version);
+        invocation.input = input;
+        Ok(invocation)
+    }
+
+    async fn call(&self, invocation: AgentInvocation) -> AgentInvocationResult {
+        println!("-> agent call:\n{}", pretty(&invocation));
+        let result = self.registry.invoke(invocation, &self.consumer).await;
+        println!("<- result:\n{}", pretty(&result));
+        result
+    }
+}
+
+/// The step under way, named by the failure message.
+static CURRENT_STEP: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+fn step(n: u32, title: &str) {
+    *CURRENT_STEP.lock().unwrap_or_else(|p| p.into_inner()) = format!("step {n} ({title})");
+    println!("\n=== Step {n}: {title} ===");
+}
+
+fn passed(n: u32, what: &str) {
+    println!("[ok] step {n}: {what}");
+}
+
+fn devices_of(output: &Value) -> StepResult<Vec<Device>> {
+    serde_json::from_value(output["devices"].clone())
+        .map_err(|e| format!("devices.list output has an unexpected shape ({e}): {output}"))
+}
+
+fn ids(devices: &[Device]) -> Vec<&str> {
+    devices.iter().map(|d| d.id.as_str()).collect()
+}
+
+async fn run(backend: Backend) -> StepResult {
+    let manifest = AgentManifest::from_json_str(api::MANIFEST_JSON)
+        .map_err(|e| format!("the compiled-in manifest does not parse: {e}"))?;
+    println!("agent-surface example: devices console");
+    println!("backend:  {}", backend.describe());
+    println!(
+        "manifest: tests/fixtures/devices.manifest.json ({} procedures, digest {})",
+        manifest.tools.len(),
+        &api::MANIFEST_DIGEST[..16]
+    );
+
+    let registry = SurfaceRegistry::new(api::authority());
+    registry.set_procedure_executor(backend.executor(manifest));
+    let app = App {
+        registry: registry.clone(),
+        view: DevicesView::default(),
+        backend,
+        rendered_revision: std::sync::atomic::AtomicU64::new(0),
+    };
+    let registrations = app::register(&registry, &app.view)
+        .map_err(|e| format!("registration was refused: {e}"))?;
+    println!(
+        "[app] registers devices.table ({}: view:devices.table.select, view:devices.table.filter), \
+         devices.list ({}, unbound), devices.disable ({}, bound to the selection, confirmation required), \
+         devices.purge ({}, bound to the selection)",
+        registrations.table.registration_id(),
+        registrations.list.registration_id(),
+        registrations.disable.registration_id(),
+        registrations.purge.registration_id(),
+    );
+    println!("[app] loads the devices table");
+    app.reload().await?;
+
+    let mut agent = Agent::new(registry.clone(), app::consumer());
+
+    // ---------------------------------------------------------------- 1
+    step(1, "discovery");
+    app.user_selects(&["dev-1", "dev-2"])?;
+    let snapshot = agent.discover().clone();
+    let catalog = serde_json::to_value(&snapshot).map_err(|e| e.to_string())?;
+    println!("agent-facing catalog:\n{}", pretty(&catalog));
+    let procedure_ids: Vec<&str> = snapshot
+        .procedures
+        .iter()
+        .map(|p| p.procedure_id.as_str())
+        .collect();
+    ensure(
+        procedure_ids == ["domain:devices.list", "domain:devices.disable", "domain:devices.purge"],
+        || format!("the catalog should list devices.list, .disable, .purge; it lists {procedure_ids:?}"),
+    )?;
+    let disable = &catalog["procedures"][1];
+    ensure(
+        disable["inputSchema"]["properties"] == json!({"reason": {"type": "string"}})
+            && disable["inputSchema"].get("required").is_none_or(|r| r == &json!([])),
+        || format!("devices.disable's agent schema should only have `reason`: {}", disable["inputSchema"]),
+    )?;
+    ensure(
+        disable["boundFields"] == json!([{"path": "deviceIds", "locked": true, "source": "ui-state"}])
+            && disable["confirmation"] == "required"
+            && disable["available"] == true,
+        || format!("devices.disable should be available, bound (locked deviceIds), confirmation required: {disable}"),
+    )?;
+    ensure(
+        catalog["procedures"][2]["confirmation"] == "required"
+            && catalog["procedures"][2]["effect"] == "destructive"
+            && catalog["procedures"][0]["confirmation"] == "never",
+        || "devices.purge should need confirmation (destructive floor), devices.list never".into(),
+    )?;
+    let views: Vec<&str> = snapshot
+        .components
+        .iter()
+        .flat_map(|c| c.capabilities.iter().map(|v| v.capability_id.as_str()))
+        .collect();
+    ensure(
+        views == ["view:devices.table.select", "view:devices.table.filter"],
+        || format!("the table's view capabilities should be select and filter: {views:?}"),
+    )?;
+    let catalog_text = catalog.to_string();
+    ensure(!catalog_text.contains("dev-1"), || {
+        "the catalog leaks a bound value (dev-1): bindings must stay out of snapshots".into()
+    })?;
+    let call = agent.invocation("domain:devices.list", json!({}))?;
+    let listed = devices_of(&expect_success(&agent.call(call).await)?)?;
+    ensure(
+        listed
+            .iter()
+            .map(|d| (d.id.as_str(), d.name.as_str(), d.status.as_str()))
+            .eq([
+                ("dev-1", "Lobby camera", "active"),
+                ("dev-2", "Door sensor", "active"),
+                ("dev-3", "Old router", "disabled"),
+                ("dev-locked", "Core switch", "active"),
+            ]),
+        || format!(
+            "devices.list should return the four seed devices with their seed statuses: {listed:?} \
+             (the peer keeps its state in memory: start a fresh one for every run)"
+        ),
+    )?;
+    passed(1, "catalog lists 3 procedures + 2 view capabilities; disable's schema hides the bound deviceIds; devices.list returned the 4 seed devices");
+
+    // ---------------------------------------------------------------- 2
+    step(2, "the agent tries to set the locked deviceIds");
+    let call = agent.invocation(
+        "domain:devices.disable",
+        json!({"deviceIds": ["dev-locked"], "reason": "cleanup"}),
+    )?;
+    let error = expect_error(&agent.call(call).await, ErrorCode::InvalidInput)?;
+    ensure(error.details.get("lockedFields") == Some(&json!(["deviceIds"])), || {
+        format!("INVALID_INPUT should name lockedFields [\"deviceIds\"]: {:?}", error.details)
+    })?;
+    passed(2, "INVALID_INPUT with lockedFields [\"deviceIds\"]; nothing reached the backend");
+
+    // ---------------------------------------------------------------- 3
+    step(3, "a call that needs the user's confirmation");
+    let call = agent.invocation("domain:devices.disable", json!({"reason": "maintenance"}))?;
+    let error = expect_error(&agent.call(call).await, ErrorCode::ConfirmationRequired)?;
+    let confirmation_id = error.details["confirmationId"]
+        .as_str()
+        .ok_or("CONFIRMATION_REQUIRED without details.confirmationId")?
+        .to_string();
+    let summary_input = &error.details["summary"]["input"];
+    ensure(
+        summary_input == &json!({"deviceIds": ["dev-1", "dev-2"], "reason": "maintenance"})
+            && error.retry == Retry::AfterConfirmation,
+        || format!("the summary should show the selected ids dev-1, dev-2: {summary_input}"),
+    )?;
+    passed(3, "CONFIRMATION_REQUIRED; the summary shows the selected ids [\"dev-1\",\"dev-2\"]");
+
+    // ---------------------------------------------------------------- 4
+    step(4, "the user approves; the agent retries with a fresh invocation id and the evidence");
+    let evidence = app.user_approves(&confirmation_id)?;
+    let mut call = agent.invocation("domain:devices.disable", json!({"reason": "maintenance"}))?;
+    call.confirmation = Some(evidence);
+    let output = expect_success(&agent.call(call).await)?;
+    ensure(output == json!({"disabled": ["dev-1", "dev-2"]}), || {
+        format!("the backend should report dev-1 and dev-2 disabled: {output}")
+    })?;
+    println!("[app] reloads the table");
+    app.reload().await?;
+    let statuses: Vec<(String, String)> = app
+        .view
+        .visible_rows()
+        .into_iter()
+        .map(|d| (d.id, d.status))
+        .collect();
+    ensure(
+        statuses
+            .iter()
+            .all(|(id, s)| (s == "disabled") == (id != "dev-locked")),
+        || format!("after disabling, only dev-locked should be active: {statuses:?}"),
+    )?;
+    passed(4, "success: the backend disabled [\"dev-1\",\"dev-2\"]");
+
+    // ---------------------------------------------------------------- 5
+    step(5, "the selection changes after approval: the old evidence no longer applies");
+    app.user_selects(&["dev-locked"])?;
+    agent.discover();
+    let call = agent.invocation("domain:devices.disable", json!({}))?;
+    let error = expect_error(&agent.call(call).await, ErrorCode::ConfirmationRequired)?;
+    let confirmation_id = error.details["confirmationId"]
+        .as_str()
+        .ok_or("CONFIRMATION_REQUIRED without details.confirmationId")?
+        .to_string();
+    ensure(
+        error.details["summary"]["input"] == json!({"deviceIds": ["dev-locked"]}),
+        || format!("the summary should show [\"dev-locked\"]: {}", error.details["summary"]),
+    )?;
+    let stale_evidence = app.user_approves(&confirmation_id)?;
+    println!("[agent] changes the selection through the view capability before retrying");
+    let call = agent.invocation("view:devices.table.select", json!({"deviceIds": ["dev-3"]}))?;
+    let output = expect_success(&agent.call(call).await)?;
+    ensure(output == json!({"selected": ["dev-3"]}), || {
+        format!("view:devices.table.select should select dev-3: {output}")
+    })?;
+    app.render();
+    print!("{}", app.view.render());
+    agent.discover();
+    let mut call = agent.invocation("domain:devices.disable", json!({}))?;
+    call.confirmation = Some(stale_evidence);
+    let error = expect_error(&agent.call(call).await, ErrorCode::ConfirmationInvalid)?;
+    ensure(
+        error.details.get("reason") == Some(&json!("different-call")),
+        || format!("CONFIRMATION_INVALID should say different-call: {:?}", error.details),
+    )?;
+    let call = agent.invocation("domain:devices.disable", json!({}))?;
+    let error = expect_error(&agent.call(call).await, ErrorCode::ConfirmationRequired)?;
+    ensure(
+        error.details["summary"]["input"] == json!({"deviceIds": ["dev-3"]}),
+        || format!("the new confirmation should show [\"dev-3\"]: {}", error.details["summary"]),
+    )?;
+    let fresh_id = error.details["confirmationId"].as_str().unwrap_or_default();
+    println!("[user] declines -> registry.reject({fresh_id:?})");
+    registry
+        .reject(fresh_id)
+        .map_err(|e| format!("reject failed: {e}"))?;
+    passed(5, "evidence approved for [\"dev-locked\"] is CONFIRMATION_INVALID (different-call) once the selection is [\"dev-3\"]; a fresh call asks again with [\"dev-3\"]");
+
+    // ---------------------------------------------------------------- 6
+    step(6, "a stale surface version on a destructive procedure");
+    let seen = agent.discover().surface_version;
+    let purge = agent.invocation("domain:devices.purge", json!({}))?;
+    app.user_selects(&["dev-1"])?;
+    let current = registry.surface_version();
+    let error = expect_error(&agent.call(purge).await, ErrorCode::StaleCapability)?;
+    ensure(
+        error.retry == Retry::AfterRefresh
+            && error.details.get("currentSurfaceVersion") == Some(&json!(current))
+            && current > seen,
+        || format!("STALE_CAPABILITY should be after-refresh with currentSurfaceVersion {current}: {error:?}"),
+    )?;
+    passed(6, &format!("STALE_CAPABILITY (after-refresh): the agent acted on surfaceVersion {seen}, the surface is at {current}"));
+
+    // ---------------------------------------------------------------- 7
+    step(7, "after a refresh: local confirmation, then the server's own approval");
+    agent.discover();
+    let call = agent.invocation("domain:devices.purge", json!({}))?;
+    let error = expect_error(&agent.call(call).await, ErrorCode::ConfirmationRequired)?;
+    ensure(
+        error.details["summary"]["input"] == json!({"deviceIds": ["dev-1"]})
+            && error.details["summary"]["effect"] == "destructive",
+        || format!("the purge confirmation should show [\"dev-1\"]: {}", error.details["summary"]),
+    )?;
+    let confirmation_id = error.details["confirmationId"].as_str().unwrap_or_default().to_string();
+    let evidence = app.user_approves(&confirmation_id)?;
+    let mut call = agent.invocation("domain:devices.purge", json!({}))?;
+    call.confirmation = Some(evidence);
+    let error = expect_error(&agent.call(call).await, ErrorCode::DomainApprovalRequired)?;
+    ensure(
+        error.details.get("approvalId") == Some(&json!("appr-1")) && error.retry == Retry::No,
+        || format!("DOMAIN_APPROVAL_REQUIRED should carry approvalId appr-1, retry no: {error:?}"),
+    )?;
+    let call = agent.invocation("domain:devices.list", json!({}))?;
+    let listed = devices_of(&expect_success(&agent.call(call).await)?)?;
+    ensure(ids(&listed) == ["dev-1", "dev-2", "dev-3", "dev-locked"], || {
+        format!("nothing may be purged before the server's approval: {listed:?}")
+    })?;
+    passed(7, "the local confirmation passed, the server still answered DOMAIN_APPROVAL_REQUIRED (appr-1); nothing was purged");
+
+    println!("\nAll 7 steps passed.");
+    Ok(())
+}
+
+fn parse_args() -> Result<Option<String>, String> {
+    let mut args = std::env::args().skip(1);
+    let mut url = None;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--orpc-url" => {
+                url = Some(args.next().ok_or("--orpc-url needs a URL")?);
+            }
+            "-h" | "--help" => return Err(String::new()),
+            other => {
+                if let Some(value) = other.strip_prefix("--orpc-url=") {
+                    url = Some(value.to_string());
+                } else {
+                    return Err(format!("unknown argument `{other}`"));
+                }
+            }
+        }
+    }
+    Ok(url)
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let url = match parse_args() {
+        Ok(url) => url,
+        Err(message) if message.is_empty() => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => {
+            eprintln!("error: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let backend = match url {
+        None => Backend::Embedded(Arc::new(EmbeddedDevices::seeded())),
+        Some(url) => {
+            let client = HttpOrpcClient::new(url.clone()).with_header("authorization", USER_TOKEN);
+            Backend::Orpc {
+                url,
+                client: Arc::new(client),
+            }
+        }
+    };
+    match run(backend).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            let at = CURRENT_STEP.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let at = if at.is_empty() { "setup".to_string() } else { at };
+            eprintln!("\nFAILED at {at}: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

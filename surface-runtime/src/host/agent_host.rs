@@ -1,0 +1,1171 @@
+//! The agent-host side of the session protocol (SPEC §9, seed 003 "The
+//! host MUST …", seed 000 "Topologies"): [`AgentHost`] accepts
+//! announcements only on connections the application authenticated and
+//! only for build artifacts it knows, composes each run's tools from the
+//! live browser surface and its own server-side domain tools, and binds
+//! every outstanding call to its connection, session, tab, run, tool call
+//! and invocation.
+//!
+//! `AgentHost` is bookkeeping only: it never touches the network. The
+//! application sends the [`BrowserSurfaceCall`]s it returns and hands back
+//! what arrives.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::{Mutex, MutexGuard};
+
+use serde_json::Value;
+
+use super::wire::{
+    BrowserSurfaceAnnouncement, BrowserSurfaceCall, BrowserSurfaceIdentity, BrowserSurfaceOutcome,
+    BrowserSurfaceResult, PROTOCOL_VERSION,
+};
+use crate::authority::Authority;
+use crate::confirmation::ConfirmationLevel;
+use crate::invocation::{AgentInvocation, ConfirmationEvidence, ConsumerKind};
+use crate::manifest::{canonical_capability_id, AgentEffect};
+use crate::registry::agent_input_schema;
+use crate::snapshot::{
+    AgentProcedureDescriptor, ComponentDescriptor, SurfaceSnapshot, ViewCapabilityDescriptor,
+};
+
+/// Default bound of outstanding calls and of remembered completed calls
+/// per host.
+pub const DEFAULT_HOST_MAX_OUTSTANDING: usize = 1_000;
+/// Default number of completed calls remembered to recognise duplicate
+/// results (oldest forgotten first; a forgotten call's late result is
+/// `Unsolicited`).
+pub const DEFAULT_HOST_COMPLETED_MEMORY: usize = 10_000;
+
+/// A build artifact the host trusts (seed 003: "compare announcements with
+/// known build artifacts"): the app and build ids it was published under
+/// and the compiler-generated [`Authority`] of that build (its manifest and
+/// [`Authority::digest`]). Announcements naming an unknown `(appId,
+/// buildId)` are refused, and every announced procedure is checked against
+/// this authority's manifest — a browser-supplied build id, schema or hash
+/// grants nothing.
+#[derive(Clone, Debug)]
+pub struct KnownBuild {
+    /// Application id.
+    pub app_id: String,
+    /// Build id.
+    pub build_id: String,
+    /// The authority the build was compiled with.
+    pub authority: Authority,
+    /// When `Some`, the only view capability ids this build may announce.
+    pub view_capabilities: Option<BTreeSet<String>>,
+}
+
+impl KnownBuild {
+    /// A known build that may announce any `view:` capability.
+    pub fn new(
+        app_id: impl Into<String>,
+        build_id: impl Into<String>,
+        authority: Authority,
+    ) -> Self {
+        Self {
+            app_id: app_id.into(),
+            build_id: build_id.into(),
+            authority,
+            view_capabilities: None,
+        }
+    }
+
+    /// Restricts the view capabilities the build may announce.
+    pub fn with_view_capabilities<I, S>(mut self, ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.view_capabilities = Some(ids.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The build artifact identity: the authority's manifest digest.
+    pub fn digest(&self) -> &str {
+        self.authority.digest()
+    }
+}
+
+/// Evidence that the application authenticated a transport connection
+/// (SPEC §10: authentication is the application's job). Construct it only
+/// after your own authentication of the connection succeeded; the host
+/// accepts announcements and results only together with one.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AuthenticatedConnection {
+    /// The connection id the browser announced on (the session's
+    /// `connect(connection_id)`).
+    pub connection_id: String,
+    /// The authenticated session binding (must equal the announced
+    /// `identity.sessionId`).
+    pub session_id: String,
+    /// The authenticated principal (user id), for the application's audit.
+    pub principal: String,
+}
+
+impl AuthenticatedConnection {
+    /// Evidence for one authenticated connection.
+    pub fn new(
+        connection_id: impl Into<String>,
+        session_id: impl Into<String>,
+        principal: impl Into<String>,
+    ) -> Self {
+        Self {
+            connection_id: connection_id.into(),
+            session_id: session_id.into(),
+            principal: principal.into(),
+        }
+    }
+}
+
+/// A tool the host runs itself on the server (for example through the
+/// governed oRPC bridge), offered to runs unless the browser surface owns
+/// the operation (see [`AgentHost::tools_for_run`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerTool {
+    /// Canonical capability id (SPEC §2; the manifest's `capabilityId`
+    /// override or `"domain:" + path`).
+    pub capability_id: String,
+    /// Model-facing description.
+    pub description: String,
+    /// Input JSON Schema.
+    pub input_schema: Value,
+    /// Effect class.
+    pub effect: AgentEffect,
+    /// `true` for an operation the user must contextually control: it is
+    /// never offered as a direct server tool (the counterpart of
+    /// orpc-agent's `expose.aiSdk: false`, seed 000 "Topologies").
+    pub surface_only: bool,
+}
+
+impl ServerTool {
+    /// The server tool for manifest entry `path` of `authority`, if present.
+    pub fn from_authority(authority: &Authority, path: &str) -> Option<Self> {
+        let tool = authority.manifest().tools.get(path)?;
+        Some(Self {
+            capability_id: canonical_capability_id(path, tool),
+            description: tool.description.clone(),
+            input_schema: tool.input_schema.clone(),
+            effect: tool.effect,
+            surface_only: false,
+        })
+    }
+
+    /// Marks the tool surface-only.
+    pub fn surface_only(mut self) -> Self {
+        self.surface_only = true;
+        self
+    }
+}
+
+/// An agent run as the host tracks it: which authenticated session and
+/// which tab its browser tools come from, and its consumer kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentRun {
+    /// Run id (unique per host).
+    pub run_id: String,
+    /// The authenticated session the run acts for.
+    pub session_id: String,
+    /// The tab whose surface the run uses; `None` for runs without a page
+    /// (they get server tools only).
+    pub tab_id: Option<String>,
+    /// `Headless` runs get no view tools.
+    pub kind: ConsumerKind,
+}
+
+/// One canonical operation offered to a run: exactly one presentation per
+/// capability id.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostTool {
+    /// Served by the run's live browser surface (dispatch with
+    /// [`AgentHost::dispatch`]).
+    Browser(BrowserTool),
+    /// Run by the host itself.
+    Server(ServerTool),
+}
+
+impl HostTool {
+    /// The canonical capability id.
+    pub fn capability_id(&self) -> &str {
+        match self {
+            HostTool::Browser(b) => &b.capability_id,
+            HostTool::Server(s) => &s.capability_id,
+        }
+    }
+}
+
+/// A capability of a live browser surface, with every live reference to it
+/// (two tables may reference one procedure; the call must then name a
+/// registration).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BrowserTool {
+    /// Canonical capability id.
+    pub capability_id: String,
+    /// The tab serving it.
+    pub tab_id: String,
+    /// The surface version of the announcement it comes from.
+    pub surface_version: u64,
+    /// The live references.
+    pub references: Vec<BrowserReference>,
+}
+
+impl BrowserTool {
+    /// Whether any reference binds inputs or asks for confirmation (the
+    /// user controls it contextually).
+    pub fn is_contextual(&self) -> bool {
+        self.references.iter().any(BrowserReference::is_contextual)
+    }
+}
+
+/// One live reference of a [`BrowserTool`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum BrowserReference {
+    /// A procedure reference.
+    Procedure(AgentProcedureDescriptor),
+    /// A view capability of a component instance.
+    View {
+        /// The component (its `capabilities` trimmed to this one).
+        component: ComponentDescriptor,
+        /// The capability.
+        capability: ViewCapabilityDescriptor,
+    },
+}
+
+impl BrowserReference {
+    /// The registration id calls must carry.
+    pub fn registration_id(&self) -> &str {
+        match self {
+            BrowserReference::Procedure(p) => &p.registration_id,
+            BrowserReference::View { component, .. } => &component.registration_id,
+        }
+    }
+    /// The effect (view capabilities have none: they act locally).
+    pub fn effect(&self) -> Option<AgentEffect> {
+        match self {
+            BrowserReference::Procedure(p) => Some(p.effect),
+            BrowserReference::View { .. } => None,
+        }
+    }
+    /// Binds inputs or asks for confirmation.
+    pub fn is_contextual(&self) -> bool {
+        match self {
+            BrowserReference::Procedure(p) => {
+                !p.bound_fields.is_empty() || p.confirmation != ConfirmationLevel::Never
+            }
+            BrowserReference::View { .. } => true,
+        }
+    }
+}
+
+/// A model tool call the host wants to run on a browser surface.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCallRequest {
+    /// The run.
+    pub run_id: String,
+    /// The model's tool call id.
+    pub tool_call_id: String,
+    /// A fresh invocation id (persist it before sending; seed 003).
+    pub invocation_id: String,
+    /// Canonical capability id of the tool.
+    pub capability_id: String,
+    /// Required when the tool has more than one live reference.
+    pub registration_id: Option<String>,
+    /// Agent input (unlocked fields only).
+    pub input: Value,
+    /// Component instance, for view capabilities.
+    pub instance: Option<String>,
+    /// Confirmation evidence, for a retry after local confirmation.
+    pub confirmation: Option<ConfirmationEvidence>,
+}
+
+impl ToolCallRequest {
+    /// A request with no registration, instance or evidence.
+    pub fn new(
+        run_id: impl Into<String>,
+        tool_call_id: impl Into<String>,
+        invocation_id: impl Into<String>,
+        capability_id: impl Into<String>,
+        input: Value,
+    ) -> Self {
+        Self {
+            run_id: run_id.into(),
+            tool_call_id: tool_call_id.into(),
+            invocation_id: invocation_id.into(),
+            capability_id: capability_id.into(),
+            registration_id: None,
+            input,
+            instance: None,
+            confirmation: None,
+        }
+    }
+    /// Names the registration.
+    pub fn registration(mut self, registration_id: impl Into<String>) -> Self {
+        self.registration_id = Some(registration_id.into());
+        self
+    }
+}
+
+/// A call that was outstanding on a connection that closed (or was
+/// replaced by a reconnect). Its outcome is unknown: a mutation may have
+/// taken effect. Reconcile (for governed procedures through the backend's
+/// `getInvocation`); never re-dispatch it, and never to another tab.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InterruptedCall {
+    /// The call as dispatched.
+    pub call: BrowserSurfaceCall,
+    /// The effect of the procedure (`None` for view capabilities).
+    pub effect: Option<AgentEffect>,
+}
+
+/// What [`AgentHost::accept_announcement`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnnouncementAccepted {
+    /// The tab's surface version now in force.
+    pub surface_version: u64,
+    /// Calls interrupted because this announcement opened a new connection
+    /// for the tab (the browser aborted them when it reconnected).
+    pub interrupted: Vec<InterruptedCall>,
+}
+
+/// What [`AgentHost::accept_result`] did with a result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResultDisposition {
+    /// The result completes an outstanding call.
+    Completed(CompletedCall),
+    /// An identical copy of a result already accepted; ignore it.
+    Duplicate,
+}
+
+/// A completed browser call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompletedCall {
+    /// The call as dispatched.
+    pub call: BrowserSurfaceCall,
+    /// Its result.
+    pub result: BrowserSurfaceOutcome,
+}
+
+/// Why the host refused an announcement, a dispatch or a result. Each
+/// message names what was wrong.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HostError {
+    /// `protocolVersion` is not 1.
+    #[error("unsupported protocol version {0}; this host speaks version 1")]
+    ProtocolVersion(u32),
+    /// The message's connection id is not the authenticated connection.
+    #[error(
+        "message for connection `{message}` arrived on authenticated connection `{authenticated}`"
+    )]
+    ConnectionMismatch {
+        /// The id in the message.
+        message: String,
+        /// The authenticated connection id.
+        authenticated: String,
+    },
+    /// The announced session is not the authenticated session.
+    #[error("announcement for session `{announced}` arrived on a connection authenticated for session `{authenticated}`")]
+    SessionMismatch {
+        /// The announced session id.
+        announced: String,
+        /// The authenticated session id.
+        authenticated: String,
+    },
+    /// No known build artifact has this app and build id.
+    #[error("unknown build artifact: app `{app_id}`, build `{build_id}`; register it with AgentHost::add_known_build")]
+    UnknownBuild {
+        /// App id.
+        app_id: String,
+        /// Build id.
+        build_id: String,
+    },
+    /// The announced surface does not match the known artifact.
+    #[error(
+        "announced capability `{capability_id}` does not match the known build artifact: {reason}"
+    )]
+    ArtifactMismatch {
+        /// The offending capability (procedure or view) id.
+        capability_id: String,
+        /// What differs.
+        reason: String,
+    },
+    /// The tab already announced a different app, build or session, or the
+    /// connection already carries another tab.
+    #[error("identity change refused for tab `{tab_id}`: {reason}")]
+    IdentityChanged {
+        /// The tab.
+        tab_id: String,
+        /// What changed.
+        reason: String,
+    },
+    /// The announcement is older than one already accepted for the tab.
+    #[error("announcement for tab `{tab_id}` at surface version {announced} is older than the accepted version {current}")]
+    OutdatedAnnouncement {
+        /// The tab.
+        tab_id: String,
+        /// Its version.
+        announced: u64,
+        /// The version in force.
+        current: u64,
+    },
+    /// The run id is unknown.
+    #[error("unknown run `{0}`; start it with AgentHost::start_run")]
+    UnknownRun(String),
+    /// A run with this id already exists.
+    #[error("run `{0}` already exists")]
+    RunExists(String),
+    /// The run has no live browser surface (no tab, or the tab's session is
+    /// gone). Calls are never sent to another tab.
+    #[error("run `{0}` has no live browser session; browser tools are unavailable")]
+    NoLiveSession(String),
+    /// The capability is not offered to the run as a browser tool.
+    #[error("`{capability_id}` is not offered to run `{run_id}` as a browser tool")]
+    NotOffered {
+        /// The run.
+        run_id: String,
+        /// The capability.
+        capability_id: String,
+    },
+    /// More than one live reference and no registration id.
+    #[error("`{capability_id}` has several live references; name one of {registration_ids:?}")]
+    AmbiguousReference {
+        /// The capability.
+        capability_id: String,
+        /// The candidates.
+        registration_ids: Vec<String>,
+    },
+    /// The invocation id was dispatched before with a different envelope,
+    /// or has already completed.
+    #[error("invocation id `{0}` was already used; use a fresh invocation id per call")]
+    InvocationConflict(String),
+    /// `max_outstanding` calls are outstanding.
+    #[error("{0} calls are outstanding; wait for results before dispatching more")]
+    CapacityExceeded(usize),
+    /// The run still has outstanding calls on its current tab.
+    #[error("run `{run_id}` has {count} outstanding call(s) on tab `{tab_id}`; a pending call never moves to another tab")]
+    PendingCallsOnTab {
+        /// The run.
+        run_id: String,
+        /// Its current tab.
+        tab_id: String,
+        /// How many calls are outstanding.
+        count: usize,
+    },
+    /// No outstanding (or remembered) call has this invocation id.
+    #[error("unsolicited result for invocation `{0}`")]
+    Unsolicited(String),
+    /// A second result for a completed call that differs from the first.
+    #[error("a different result for already completed invocation `{0}` was refused")]
+    ChangedDuplicate(String),
+    /// The result does not echo the dispatch it answers.
+    #[error(
+        "result for invocation `{invocation_id}` does not match its dispatch: {field} differs"
+    )]
+    ResultMismatch {
+        /// The invocation.
+        invocation_id: String,
+        /// The first field that differs (`connectionId`, `runId`, …).
+        field: &'static str,
+    },
+}
+
+/// The host's view of one live tab.
+#[derive(Clone, Debug)]
+struct LiveSurface {
+    identity: BrowserSurfaceIdentity,
+    connection_id: String,
+    snapshot: SurfaceSnapshot,
+}
+
+struct Outstanding {
+    call: BrowserSurfaceCall,
+    effect: Option<AgentEffect>,
+}
+
+struct HostState {
+    /// By tab id.
+    surfaces: HashMap<String, LiveSurface>,
+    runs: HashMap<String, AgentRun>,
+    outstanding: HashMap<String, Outstanding>,
+    completed: HashMap<String, CompletedCall>,
+    completed_order: VecDeque<String>,
+    /// Capability ids some accepted announcement bound or confirmed: never
+    /// offered as direct server tools afterwards, even with no live tab.
+    contextual_seen: BTreeSet<String>,
+}
+
+/// The agent-host side of SPEC §9. Thread-safe; all methods take `&self`.
+///
+/// * [`Self::accept_announcement`] — only with an
+///   [`AuthenticatedConnection`], only for a [`KnownBuild`], after
+///   verifying every procedure against the build's manifest.
+/// * [`Self::tools_for_run`] — one presentation per canonical capability id.
+/// * [`Self::dispatch`] / [`Self::accept_result`] — each call bound to
+///   connection, session, tab, run, tool call and invocation.
+/// * [`Self::connection_closed`] — removes the tab's browser tools and
+///   returns the interrupted calls for reconciliation.
+pub struct AgentHost {
+    builds: BTreeMap<(String, String), KnownBuild>,
+    server_tools: Vec<ServerTool>,
+    max_outstanding: usize,
+    completed_memory: usize,
+    state: Mutex<HostState>,
+}
+
+impl std::fmt::Debug for AgentHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentHost")
+            .field("builds", &self.builds.keys().collect::<Vec<_>>())
+            .field("server_tools", &self.server_tools.len())
+            .finish()
+    }
+}
+
+impl Default for AgentHost {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AgentHost {
+    /// A host with no known builds and no server tools.
+    pub fn new() -> Self {
+        Self {
+            builds: BTreeMap::new(),
+            server_tools: Vec::new(),
+            max_outstanding: DEFAULT_HOST_MAX_OUTSTANDING,
+            completed_memory: DEFAULT_HOST_COMPLETED_MEMORY,
+            state: Mutex::new(HostState {
+                surfaces: HashMap::new(),
+                runs: HashMap::new(),
+                outstanding: HashMap::new(),
+                completed: HashMap::new(),
+                completed_order: VecDeque::new(),
+                contextual_seen: BTreeSet::new(),
+            }),
+        }
+    }
+
+    /// Adds a trusted build artifact.
+    pub fn with_known_build(mut self, build: KnownBuild) -> Self {
+        self.builds
+            .insert((build.app_id.clone(), build.build_id.clone()), build);
+        self
+    }
+
+    /// Adds a server-side tool.
+    pub fn with_server_tool(mut self, tool: ServerTool) -> Self {
+        self.server_tools.push(tool);
+        self
+    }
+
+    /// Sets the bound of outstanding calls (default
+    /// [`DEFAULT_HOST_MAX_OUTSTANDING`]).
+    pub fn with_max_outstanding(mut self, max: usize) -> Self {
+        self.max_outstanding = max;
+        self
+    }
+
+    /// Sets how many completed calls are remembered (default
+    /// [`DEFAULT_HOST_COMPLETED_MEMORY`]).
+    pub fn with_completed_memory(mut self, count: usize) -> Self {
+        self.completed_memory = count;
+        self
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HostState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Accepts a browser's announcement on an authenticated connection
+    /// (seed 003: the host MUST authenticate announcements and compare them
+    /// with known build artifacts).
+    ///
+    /// Checks, in order: protocol version; the announcement's connection
+    /// and session equal the authenticated ones; `(appId, buildId)` is a
+    /// [`KnownBuild`]; every procedure descriptor exists in that build's
+    /// manifest with the same canonical id, effect and output schema, a
+    /// confirmation level no lower than the effect floor, a description
+    /// that starts with the manifest's, and an input schema equal to the
+    /// manifest schema reduced by the announced bindings (SPEC §5 rule 1);
+    /// every view capability is a well-formed `view:` id that does not name
+    /// a manifest path (and is listed, if the build restricts them); the
+    /// tab keeps its app, build and session, a connection carries one tab,
+    /// and versions never go back.
+    ///
+    /// A first announcement on a new connection for a known tab replaces
+    /// the old connection (a reconnect): calls outstanding on the old one
+    /// are returned as interrupted — the browser aborted them — and are
+    /// never moved to the new connection.
+    ///
+    /// # Errors
+    /// The [`HostError`] of the first failed check; nothing changes then.
+    pub fn accept_announcement(
+        &self,
+        connection: &AuthenticatedConnection,
+        announcement: &BrowserSurfaceAnnouncement,
+    ) -> Result<AnnouncementAccepted, HostError> {
+        if announcement.protocol_version != PROTOCOL_VERSION {
+            return Err(HostError::ProtocolVersion(announcement.protocol_version));
+        }
+        if announcement.connection_id != connection.connection_id {
+            return Err(HostError::ConnectionMismatch {
+                message: announcement.connection_id.clone(),
+                authenticated: connection.connection_id.clone(),
+            });
+        }
+        let identity = &announcement.identity;
+        if identity.session_id != connection.session_id {
+            return Err(HostError::SessionMismatch {
+                announced: identity.session_id.clone(),
+                authenticated: connection.session_id.clone(),
+            });
+        }
+        let build = self
+            .builds
+            .get(&(identity.app_id.clone(), identity.build_id.clone()))
+            .ok_or_else(|| HostError::UnknownBuild {
+                app_id: identity.app_id.clone(),
+                build_id: identity.build_id.clone(),
+            })?;
+        verify_snapshot(build, &announcement.snapshot)?;
+
+        let mut state = self.lock();
+        if let Some(other) = state.surfaces.values().find(|s| {
+            s.connection_id == connection.connection_id && s.identity.tab_id != identity.tab_id
+        }) {
+            return Err(HostError::IdentityChanged {
+                tab_id: identity.tab_id.clone(),
+                reason: format!(
+                    "connection `{}` already carries tab `{}`",
+                    connection.connection_id, other.identity.tab_id
+                ),
+            });
+        }
+        let mut interrupted = Vec::new();
+        if let Some(existing) = state.surfaces.get(&identity.tab_id) {
+            if existing.identity != *identity {
+                return Err(HostError::IdentityChanged {
+                    tab_id: identity.tab_id.clone(),
+                    reason: "the tab was announced with a different app, build or session".into(),
+                });
+            }
+            if announcement.snapshot.surface_version < existing.snapshot.surface_version {
+                return Err(HostError::OutdatedAnnouncement {
+                    tab_id: identity.tab_id.clone(),
+                    announced: announcement.snapshot.surface_version,
+                    current: existing.snapshot.surface_version,
+                });
+            }
+            if existing.connection_id != connection.connection_id {
+                let old = existing.connection_id.clone();
+                interrupted = take_outstanding_on(&mut state, &old);
+            }
+        }
+        for p in &announcement.snapshot.procedures {
+            if BrowserReference::Procedure(p.clone()).is_contextual() {
+                let cap = p
+                    .capability_id
+                    .clone()
+                    .unwrap_or_else(|| p.procedure_id.clone());
+                state.contextual_seen.insert(cap);
+            }
+        }
+        state.surfaces.insert(
+            identity.tab_id.clone(),
+            LiveSurface {
+                identity: identity.clone(),
+                connection_id: connection.connection_id.clone(),
+                snapshot: announcement.snapshot.clone(),
+            },
+        );
+        Ok(AnnouncementAccepted {
+            surface_version: announcement.snapshot.surface_version,
+            interrupted,
+        })
+    }
+
+    /// The connection closed: the tab's browser tools disappear and its
+    /// outstanding calls are returned for reconciliation (never
+    /// re-dispatched).
+    pub fn connection_closed(&self, connection_id: &str) -> Vec<InterruptedCall> {
+        let mut state = self.lock();
+        state
+            .surfaces
+            .retain(|_, s| s.connection_id != connection_id);
+        take_outstanding_on(&mut state, connection_id)
+    }
+
+    /// Whether `tab_id` has a live surface.
+    pub fn has_live_surface(&self, tab_id: &str) -> bool {
+        self.lock().surfaces.contains_key(tab_id)
+    }
+
+    /// Starts tracking a run.
+    ///
+    /// # Errors
+    /// [`HostError::RunExists`].
+    pub fn start_run(&self, run: AgentRun) -> Result<(), HostError> {
+        let mut state = self.lock();
+        if state.runs.contains_key(&run.run_id) {
+            return Err(HostError::RunExists(run.run_id));
+        }
+        state.runs.insert(run.run_id.clone(), run);
+        Ok(())
+    }
+
+    /// Points a run at another tab (for example the new tab after a
+    /// reload). Refused while the run has calls outstanding on its current
+    /// tab: a pending call never moves to another tab.
+    ///
+    /// # Errors
+    /// [`HostError::UnknownRun`], [`HostError::PendingCallsOnTab`].
+    pub fn attach_run_to_tab(&self, run_id: &str, tab_id: Option<String>) -> Result<(), HostError> {
+        let mut state = self.lock();
+        let run = state
+            .runs
+            .get(run_id)
+            .ok_or_else(|| HostError::UnknownRun(run_id.to_string()))?;
+        if let Some(current) = &run.tab_id {
+            let count = state
+                .outstanding
+                .values()
+                .filter(|o| o.call.run_id == run_id && o.call.identity.tab_id == *current)
+                .count();
+            if count > 0 && run.tab_id != tab_id {
+                return Err(HostError::PendingCallsOnTab {
+                    run_id: run_id.to_string(),
+                    tab_id: current.clone(),
+                    count,
+                });
+            }
+        }
+        if let Some(run) = state.runs.get_mut(run_id) {
+            run.tab_id = tab_id;
+        }
+        Ok(())
+    }
+
+    /// Stops tracking a run (its outstanding calls stay bound and can still
+    /// complete).
+    pub fn end_run(&self, run_id: &str) {
+        self.lock().runs.remove(run_id);
+    }
+
+    /// The tools of one run, sorted by capability id, exactly one per
+    /// canonical capability id (seed 000 "Topologies"):
+    ///
+    /// * browser tools come only from the live surface of the run's own tab
+    ///   and session — none when it has no live session; headless runs get
+    ///   no view tools;
+    /// * a server tool is dropped when its capability is *surface-owned*:
+    ///   marked [`ServerTool::surface_only`], or bound/confirmed by a live
+    ///   reference, or bound/confirmed by any reference ever accepted by
+    ///   this host (so a contextual operation does not turn into a direct
+    ///   server tool when the tab closes);
+    /// * otherwise, when both sides offer a capability, the server
+    ///   presentation is kept and the (non-contextual) browser one dropped
+    ///   — partition each operation to exactly one path.
+    ///
+    /// An unknown run gets no tools.
+    pub fn tools_for_run(&self, run_id: &str) -> Vec<HostTool> {
+        let state = self.lock();
+        match state.runs.get(run_id) {
+            Some(run) => self.tools_for_locked(&state, run),
+            None => Vec::new(),
+        }
+    }
+
+    /// Builds the [`BrowserSurfaceCall`] for a tool call and records it as
+    /// outstanding, bound to the run's tab, its current connection and
+    /// surface version, the run, the tool call and the invocation.
+    /// Re-dispatching an identical request returns the same call (safe to
+    /// re-send; the browser joins or replays it).
+    ///
+    /// # Errors
+    /// [`HostError::UnknownRun`]; [`HostError::NoLiveSession`] when the
+    /// run's tab has no live surface (never another tab);
+    /// [`HostError::NotOffered`] when the capability is not a browser tool
+    /// of the run (headless runs: no view tools);
+    /// [`HostError::AmbiguousReference`]; [`HostError::InvocationConflict`]
+    /// when the invocation id was used for something else or completed;
+    /// [`HostError::CapacityExceeded`].
+    pub fn dispatch(&self, request: ToolCallRequest) -> Result<BrowserSurfaceCall, HostError> {
+        let mut state = self.lock();
+        let run = state
+            .runs
+            .get(&request.run_id)
+            .ok_or_else(|| HostError::UnknownRun(request.run_id.clone()))?;
+        let surface = run
+            .tab_id
+            .as_ref()
+            .and_then(|t| state.surfaces.get(t))
+            .filter(|s| s.identity.session_id == run.session_id)
+            .ok_or_else(|| HostError::NoLiveSession(request.run_id.clone()))?;
+        let not_offered = || HostError::NotOffered {
+            run_id: request.run_id.clone(),
+            capability_id: request.capability_id.clone(),
+        };
+        let tool = self
+            .tools_for_locked(&state, run)
+            .into_iter()
+            .find_map(|t| match t {
+                HostTool::Browser(b) if b.capability_id == request.capability_id => Some(b),
+                _ => None,
+            })
+            .ok_or_else(not_offered)?;
+        let reference = match &request.registration_id {
+            Some(id) => tool
+                .references
+                .iter()
+                .find(|r| r.registration_id() == id)
+                .ok_or_else(not_offered)?,
+            None if tool.references.len() == 1 => &tool.references[0],
+            None => {
+                return Err(HostError::AmbiguousReference {
+                    capability_id: request.capability_id.clone(),
+                    registration_ids: tool
+                        .references
+                        .iter()
+                        .map(|r| r.registration_id().to_string())
+                        .collect(),
+                })
+            }
+        };
+        let call = BrowserSurfaceCall {
+            protocol_version: PROTOCOL_VERSION,
+            identity: surface.identity.clone(),
+            connection_id: surface.connection_id.clone(),
+            run_id: request.run_id.clone(),
+            tool_call_id: request.tool_call_id.clone(),
+            invocation: AgentInvocation {
+                invocation_id: request.invocation_id.clone(),
+                capability_id: request.capability_id.clone(),
+                registration_id: Some(reference.registration_id().to_string()),
+                surface_version: Some(surface.snapshot.surface_version),
+                input: request.input.clone(),
+                instance: request.instance.clone(),
+                confirmation: request.confirmation.clone(),
+            },
+        };
+        let effect = reference.effect();
+        if let Some(existing) = state.outstanding.get(&request.invocation_id) {
+            return if existing.call == call {
+                Ok(call)
+            } else {
+                Err(HostError::InvocationConflict(request.invocation_id))
+            };
+        }
+        if state.completed.contains_key(&request.invocation_id) {
+            return Err(HostError::InvocationConflict(request.invocation_id));
+        }
+        if state.outstanding.len() >= self.max_outstanding {
+            return Err(HostError::CapacityExceeded(self.max_outstanding));
+        }
+        state.outstanding.insert(
+            request.invocation_id.clone(),
+            Outstanding {
+                call: call.clone(),
+                effect,
+            },
+        );
+        Ok(call)
+    }
+
+    fn tools_for_locked(&self, state: &HostState, run: &AgentRun) -> Vec<HostTool> {
+        // Same composition as `tools_for_run`, on an already locked state.
+        let mut tools: BTreeMap<String, HostTool> = browser_tools(state, run)
+            .into_iter()
+            .map(|b| (b.capability_id.clone(), HostTool::Browser(b)))
+            .collect();
+        for server in &self.server_tools {
+            let cap = &server.capability_id;
+            let browser_contextual =
+                matches!(tools.get(cap), Some(HostTool::Browser(b)) if b.is_contextual());
+            if server.surface_only || browser_contextual || state.contextual_seen.contains(cap) {
+                continue;
+            }
+            tools.insert(cap.clone(), HostTool::Server(server.clone()));
+        }
+        tools.into_values().collect()
+    }
+
+    /// Accepts a browser's result on an authenticated connection. It must
+    /// answer an outstanding call and echo its dispatch exactly: the
+    /// authenticated connection and session are the call's, and the
+    /// result's connection, run, tool call and invocation ids (and the
+    /// inner result's invocation id) are the call's.
+    ///
+    /// # Errors
+    /// [`HostError::ProtocolVersion`]; [`HostError::Unsolicited`] for an
+    /// invocation id with no outstanding or remembered call;
+    /// [`HostError::ChangedDuplicate`] for a second, different result of a
+    /// completed call (an identical one is [`ResultDisposition::Duplicate`]);
+    /// [`HostError::ResultMismatch`] naming the first differing field.
+    pub fn accept_result(
+        &self,
+        connection: &AuthenticatedConnection,
+        result: &BrowserSurfaceResult,
+    ) -> Result<ResultDisposition, HostError> {
+        if result.protocol_version != PROTOCOL_VERSION {
+            return Err(HostError::ProtocolVersion(result.protocol_version));
+        }
+        let mut state = self.lock();
+        let id = &result.invocation_id;
+        let Some(outstanding) = state.outstanding.remove(id) else {
+            return match state.completed.get(id) {
+                Some(done)
+                    if done.result == result.result
+                        && echoes(&done.call, connection, result).is_ok() =>
+                {
+                    Ok(ResultDisposition::Duplicate)
+                }
+                Some(_) => Err(HostError::ChangedDuplicate(id.clone())),
+                None => Err(HostError::Unsolicited(id.clone())),
+            };
+        };
+        if let Err(e) = echoes(&outstanding.call, connection, result) {
+            state.outstanding.insert(id.clone(), outstanding);
+            return Err(e);
+        }
+        let completed = CompletedCall {
+            call: outstanding.call,
+            result: result.result.clone(),
+        };
+        if self.completed_memory > 0 {
+            while state.completed_order.len() >= self.completed_memory {
+                if let Some(old) = state.completed_order.pop_front() {
+                    state.completed.remove(&old);
+                }
+            }
+            state.completed_order.push_back(id.clone());
+            state.completed.insert(id.clone(), completed.clone());
+        }
+        Ok(ResultDisposition::Completed(completed))
+    }
+
+    /// The calls currently outstanding, sorted by invocation id.
+    pub fn outstanding(&self) -> Vec<BrowserSurfaceCall> {
+        let state = self.lock();
+        let mut calls: Vec<_> = state.outstanding.values().map(|o| o.call.clone()).collect();
+        calls.sort_by(|a, b| a.invocation.invocation_id.cmp(&b.invocation.invocation_id));
+        calls
+    }
+}
+
+fn echoes(
+    call: &BrowserSurfaceCall,
+    connection: &AuthenticatedConnection,
+    result: &BrowserSurfaceResult,
+) -> Result<(), HostError> {
+    let mismatch = |field| HostError::ResultMismatch {
+        invocation_id: call.invocation.invocation_id.clone(),
+        field,
+    };
+    if connection.connection_id != call.connection_id {
+        return Err(mismatch("authenticated connection"));
+    }
+    if connection.session_id != call.identity.session_id {
+        return Err(mismatch("authenticated session"));
+    }
+    if result.connection_id != call.connection_id {
+        return Err(mismatch("connectionId"));
+    }
+    if result.run_id != call.run_id {
+        return Err(mismatch("runId"));
+    }
+    if result.tool_call_id != call.tool_call_id {
+        return Err(mismatch("toolCallId"));
+    }
+    if let BrowserSurfaceOutcome::Invocation(r) = &result.result {
+        if r.invocation_id() != call.invocation.invocation_id {
+            return Err(mismatch("result.invocationId"));
+        }
+    }
+    Ok(())
+}
+
+fn take_outstanding_on(state: &mut HostState, connection_id: &str) -> Vec<InterruptedCall> {
+    let ids: Vec<String> = state
+        .outstanding
+        .iter()
+        .filter(|(_, o)| o.call.connection_id == connection_id)
+        .map(|(id, _)| id.clone())
+        .collect();
+    let mut interrupted: Vec<InterruptedCall> = ids
+        .iter()
+        .filter_map(|id| state.outstanding.remove(id))
+        .map(|o| InterruptedCall {
+            call: o.call,
+            effect: o.effect,
+        })
+        .collect();
+    interrupted.sort_by(|a, b| {
+        a.call
+            .invocation
+            .invocation_id
+            .cmp(&b.call.invocation.invocation_id)
+    });
+    interrupted
+}
+
+/// The browser tools of `run`'s tab, by capability id.
+fn browser_tools(state: &HostState, run: &AgentRun) -> Vec<BrowserTool> {
+    let Some(surface) = run
+        .tab_id
+        .as_ref()
+        .and_then(|t| state.surfaces.get(t))
+        .filter(|s| s.identity.session_id == run.session_id)
+    else {
+        return Vec::new();
+    };
+    let mut by_cap: BTreeMap<String, BrowserTool> = BTreeMap::new();
+    let mut add = |cap: String, reference: BrowserReference| {
+        by_cap
+            .entry(cap.clone())
+            .or_insert_with(|| BrowserTool {
+                capability_id: cap,
+                tab_id: surface.identity.tab_id.clone(),
+                surface_version: surface.snapshot.surface_version,
+                references: Vec::new(),
+            })
+            .references
+            .push(reference);
+    };
+    for p in &surface.snapshot.procedures {
+        let cap = p
+            .capability_id
+            .clone()
+            .unwrap_or_else(|| p.procedure_id.clone());
+        add(cap, BrowserReference::Procedure(p.clone()));
+    }
+    if run.kind != ConsumerKind::Headless {
+        for c in &surface.snapshot.components {
+            for cap in &c.capabilities {
+                let component = ComponentDescriptor {
+                    capabilities: Vec::new(),
+                    ..c.clone()
+                };
+                add(
+                    cap.capability_id.clone(),
+                    BrowserReference::View {
+                        component,
+                        capability: cap.clone(),
+                    },
+                );
+            }
+        }
+    }
+    by_cap.into_values().collect()
+}
+
+/// Verifies an announced snapshot against a known build artifact.
+fn verify_snapshot(build: &KnownBuild, snapshot: &SurfaceSnapshot) -> Result<(), HostError> {
+    let manifest = build.authority.manifest();
+    for p in &snapshot.procedures {
+        let fail = |reason: String| HostError::ArtifactMismatch {
+            capability_id: p.procedure_id.clone(),
+            reason,
+        };
+        let path = p
+            .procedure_id
+            .strip_prefix("domain:")
+            .ok_or_else(|| fail("a procedure id must be `domain:<path>`".into()))?;
+        let tool = manifest
+            .tools
+            .get(path)
+            .ok_or_else(|| fail(format!("`{path}` is not in the build's manifest")))?;
+        let canonical = canonical_capability_id(path, tool);
+        let announced = p.capability_id.as_deref().unwrap_or(&p.procedure_id);
+        if announced != canonical {
+            return Err(fail(format!(
+                "canonical capability id `{announced}` differs from the manifest's `{canonical}`"
+            )));
+        }
+        if p.effect != tool.effect {
+            return Err(fail(format!(
+                "effect `{}` differs from the manifest's `{}`",
+                p.effect, tool.effect
+            )));
+        }
+        if p.output_schema.as_deref() != tool.output_schema.as_ref() {
+            return Err(fail("outputSchema differs from the manifest's".into()));
+        }
+        if p.confirmation < ConfirmationLevel::floor(tool.effect) {
+            return Err(fail(format!(
+                "confirmation `{}` is below the `{}` floor of effect `{}`",
+                p.confirmation.as_str(),
+                ConfirmationLevel::floor(tool.effect).as_str(),
+                tool.effect
+            )));
+        }
+        if !tool.description.is_empty()
+            && p.description != tool.description
+            && !p
+                .description
+                .starts_with(&format!("{}\n\n", tool.description))
+        {
+            return Err(fail(
+                "description does not start with the manifest's description".into(),
+            ));
+        }
+        let properties = tool
+            .input_schema
+            .get("properties")
+            .and_then(Value::as_object);
+        for field in &p.bound_fields {
+            if !properties.is_some_and(|props| props.contains_key(&field.path)) {
+                return Err(fail(format!(
+                    "bound field `{}` is not a property of the manifest input schema",
+                    field.path
+                )));
+            }
+        }
+        let locked: Vec<&str> = p
+            .bound_fields
+            .iter()
+            .filter(|f| f.locked)
+            .map(|f| f.path.as_str())
+            .collect();
+        let overridable: Vec<&str> = p
+            .bound_fields
+            .iter()
+            .filter(|f| !f.locked)
+            .map(|f| f.path.as_str())
+            .collect();
+        let expected = agent_input_schema(&tool.input_schema, &locked, &overridable);
+        if *p.input_schema != expected {
+            return Err(fail(
+                "inputSchema is not the manifest input schema reduced by the announced bindings"
+                    .into(),
+            ));
+        }
+    }
+    for c in &snapshot.components {
+        for cap in &c.capabilities {
+            let fail = |reason: String| HostError::ArtifactMismatch {
+                capability_id: cap.capability_id.clone(),
+                reason,
+            };
+            let expected = format!("view:{}.{}", c.component_type, cap.name);
+            if cap.capability_id != expected {
+                return Err(fail(format!("a view capability id must be `{expected}`")));
+            }
+            if manifest.tools.contains_key(&cap.name)
+                || manifest
+                    .tools
+                    .contains_key(&format!("{}.{}", c.component_type, cap.name))
+            {
+                return Err(fail(
+                    "the view capability collides with a manifest path".into(),
+                ));
+            }
+            if let Some(allowed) = &build.view_capabilities {
+                if !allowed.contains(&cap.capability_id) {
+                    return Err(fail(
+                        "the build does not declare this view capability".into(),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}

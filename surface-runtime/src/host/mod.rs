@@ -1,0 +1,30 @@
+//! Remote browser sessions (SPEC §9, seed 003): the browser side
+//! ([`BrowserSurfaceSession`]) announces a registry's live surface to a
+//! long-running agent host and answers its correlated calls; the host side
+//! ([`AgentHost`]) verifies announcements against known build artifacts,
+//! composes each run's tools and binds every outstanding call to its
+//! connection, session, tab, run, tool call and invocation.
+//!
+//! Both sides are transport-free: the application moves the JSON messages
+//! ([`BrowserSurfaceAnnouncement`], [`BrowserSurfaceCall`],
+//! [`BrowserSurfaceResult`]) over its own authenticated transport
+//! (WebSocket, SSE + POST, …). Neither side needs an async runtime, so the
+//! module builds for `wasm32-unknown-unknown`. See `docs/host.md` for the
+//! protocol and what stays the application's responsibility (SPEC §10).
+
+mod agent_host;
+mod session;
+mod source;
+mod wire;
+
+pub use agent_host::*;
+pub use session::{
+    AnnouncementListener, AnnouncementSubscription, BrowserSurfaceSession,
+    BrowserSurfaceSessionOptions, SessionError, SessionUsage, DEFAULT_MAX_ENTRIES, DEFAULT_TTL,
+};
+pub use source::{SourceListener, SourceSubscription, SurfaceSource};
+pub use wire::{
+    serialized_chars, BrowserSurfaceAnnouncement, BrowserSurfaceCall, BrowserSurfaceIdentity,
+    BrowserSurfaceOutcome, BrowserSurfaceResult, Rejected, RejectedStatus, RejectionReason,
+    MAX_ENVELOPE_CHARS, PROTOCOL_VERSION,
+};

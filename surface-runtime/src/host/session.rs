@@ -1,0 +1,871 @@
+//! The browser side of the session protocol (SPEC §9, seed 003 "Browser
+//! session" and "Bounded replay protection"): [`BrowserSurfaceSession`]
+//! announces a registry's live surface to a remote agent host and answers
+//! its correlated calls.
+//!
+//! Order of checks in [`BrowserSurfaceSession::invoke`] (the first failure
+//! answers; only the last step reaches the registry):
+//!
+//! 1. expired ⇒ `session-expired` (state cleared first); disposed ⇒
+//!    `disconnected`;
+//! 2. envelope longer than [`MAX_ENVELOPE_CHARS`], `protocolVersion ≠ 1`,
+//!    an empty id, or a missing `registrationId`/`surfaceVersion` ⇒
+//!    `invalid-call`;
+//! 3. identity (app, build, session, tab) ≠ the session's ⇒ `wrong-session`;
+//! 4. not connected, or a connection id this session has closed ⇒
+//!    `disconnected`; a connection id it never opened ⇒ `wrong-session`;
+//! 5. invocation id already recorded: identical envelope ⇒ joins the call
+//!    in flight or returns the frozen result (even if the surface changed
+//!    since); different envelope ⇒ `invocation-conflict`;
+//! 6. `surfaceVersion` ≠ the registry's current version ⇒ `stale-surface`;
+//! 7. the capability/registration pair is not in the consumer's snapshot ⇒
+//!    an ordinary `UNKNOWN_CAPABILITY` error with `retry: after-refresh`,
+//!    without dispatch (seed 003: only discoverable capabilities are
+//!    dispatched);
+//! 8. `maxEntries` calls retained ⇒ `capacity-exceeded` (nothing evicted);
+//! 9. dispatch to the registry; the call is recorded and its result frozen.
+//!
+//! Only dispatched calls are recorded: rejections are stateless, so
+//! garbage cannot fill the table.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use futures_util::future::{AbortHandle, Abortable, FutureExt, Shared};
+use serde_json::Value;
+
+use super::source::{SourceListener, SourceSubscription, SurfaceSource};
+use super::wire::{
+    echo_ids, serialized_chars, BrowserSurfaceAnnouncement, BrowserSurfaceCall,
+    BrowserSurfaceIdentity, BrowserSurfaceOutcome, BrowserSurfaceResult, RejectionReason,
+    MAX_ENVELOPE_CHARS, PROTOCOL_VERSION,
+};
+use crate::cancellation::Cancellation;
+use crate::clock::{Clock, SystemClock};
+use crate::invocation::{AgentConsumer, AgentError, AgentInvocationResult, ErrorCode, Retry};
+use crate::snapshot::SurfaceSnapshot;
+use crate::sync::BoxFuture;
+
+/// Default bound of each retained collection (calls, connection ids,
+/// listeners): 1,000 (seed 003).
+pub const DEFAULT_MAX_ENTRIES: usize = 1_000;
+
+/// Default adapter lifetime: 30 minutes (seed 003).
+pub const DEFAULT_TTL: Duration = Duration::from_secs(30 * 60);
+
+/// Receives every refreshed announcement. `Send + Sync` on native targets,
+/// plain on `wasm32` (browser closures capture `Rc` signals).
+#[cfg(not(target_arch = "wasm32"))]
+pub type AnnouncementListener = dyn Fn(&BrowserSurfaceAnnouncement) + Send + Sync;
+/// Receives every refreshed announcement. `Send + Sync` on native targets,
+/// plain on `wasm32` (browser closures capture `Rc` signals).
+#[cfg(target_arch = "wasm32")]
+pub type AnnouncementListener = dyn Fn(&BrowserSurfaceAnnouncement);
+
+/// Configuration of [`BrowserSurfaceSession::new`] (SPEC §9).
+pub struct BrowserSurfaceSessionOptions {
+    /// The registry to expose (already created with the compiler-generated
+    /// authority).
+    pub registry: Arc<dyn SurfaceSource>,
+    /// This tab's identity; `tab_id` must be fresh for every document
+    /// lifetime and never reused.
+    pub identity: BrowserSurfaceIdentity,
+    /// The consumer snapshots are computed for and calls run as.
+    pub consumer: AgentConsumer,
+    /// Bound of each retained collection: calls, connection ids, listeners
+    /// (default [`DEFAULT_MAX_ENTRIES`]).
+    pub max_entries: usize,
+    /// Lifetime of the whole adapter from creation (default
+    /// [`DEFAULT_TTL`]).
+    pub ttl: Duration,
+    /// Time source for expiry (default [`SystemClock`]).
+    pub clock: Arc<dyn Clock>,
+}
+
+impl BrowserSurfaceSessionOptions {
+    /// Options with the defaults: 1,000 entries, 30 minutes, system clock.
+    /// `registry` is usually a `SurfaceRegistry` clone (clones share one
+    /// registry).
+    pub fn new(
+        registry: impl SurfaceSource,
+        identity: BrowserSurfaceIdentity,
+        consumer: AgentConsumer,
+    ) -> Self {
+        Self {
+            registry: Arc::new(registry),
+            identity,
+            consumer,
+            max_entries: DEFAULT_MAX_ENTRIES,
+            ttl: DEFAULT_TTL,
+            clock: Arc::new(SystemClock),
+        }
+    }
+    /// Sets `max_entries`.
+    pub fn max_entries(mut self, max_entries: usize) -> Self {
+        self.max_entries = max_entries;
+        self
+    }
+    /// Sets `ttl`.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+    /// Sets the clock.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+}
+
+/// Why [`BrowserSurfaceSession::connect`] or
+/// [`BrowserSurfaceSession::subscribe`] refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    /// The adapter outlived its ttl; dispose it and create a session with a
+    /// fresh identity.
+    #[error("the browser surface session expired; dispose it and create a new session with a fresh tab identity")]
+    Expired,
+    /// The adapter was disposed.
+    #[error("the browser surface session was disposed; create a new session")]
+    Disposed,
+    /// The connection id is empty.
+    #[error("connection ids must be non-empty")]
+    EmptyConnectionId,
+    /// The connection id was used before in this session; ids are never
+    /// reused.
+    #[error("connection id `{0}` was already used by this session; generate a fresh id for every connection")]
+    ConnectionIdReused(String),
+    /// `max_entries` items of `collection` are retained.
+    #[error("the session already holds {max} {collection}; nothing is evicted — dispose the session and create a new one")]
+    CapacityExceeded {
+        /// `"connection ids"` or `"listeners"`.
+        collection: &'static str,
+        /// The bound.
+        max: usize,
+    },
+}
+
+/// Shared output of a dispatched call.
+type CallFuture = Shared<BoxFuture<'static, BrowserSurfaceOutcome>>;
+
+enum CallState {
+    Pending {
+        future: CallFuture,
+        abort: AbortHandle,
+        cancellation: Cancellation,
+    },
+    Done(BrowserSurfaceOutcome),
+}
+
+struct CallEntry {
+    call: BrowserSurfaceCall,
+    seq: u64,
+    state: CallState,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Phase {
+    Active,
+    Expired,
+    Disposed,
+}
+
+struct ListenerEntry {
+    id: u64,
+    listener: Arc<AnnouncementListener>,
+}
+
+struct State {
+    phase: Phase,
+    connection: Option<String>,
+    used_connections: HashSet<String>,
+    listeners: Vec<ListenerEntry>,
+    next_id: u64,
+    calls: HashMap<String, CallEntry>,
+    source_subscription: Option<Box<dyn SourceSubscription>>,
+}
+
+/// The discoverable (capability id, registration id) pairs of one
+/// snapshot.
+struct SnapshotIndex {
+    version: u64,
+    pairs: HashSet<(String, String)>,
+}
+
+impl SnapshotIndex {
+    fn build(snapshot: &SurfaceSnapshot) -> Self {
+        let mut pairs = HashSet::new();
+        for p in &snapshot.procedures {
+            pairs.insert((p.procedure_id.clone(), p.registration_id.clone()));
+            if let Some(cap) = &p.capability_id {
+                pairs.insert((cap.clone(), p.registration_id.clone()));
+            }
+        }
+        for c in &snapshot.components {
+            for cap in &c.capabilities {
+                pairs.insert((cap.capability_id.clone(), c.registration_id.clone()));
+            }
+        }
+        SnapshotIndex {
+            version: snapshot.surface_version,
+            pairs,
+        }
+    }
+}
+
+struct Inner {
+    source: Arc<dyn SurfaceSource>,
+    identity: BrowserSurfaceIdentity,
+    consumer: AgentConsumer,
+    max_entries: usize,
+    expires_at_ms: u64,
+    clock: Arc<dyn Clock>,
+    state: Mutex<State>,
+    index: Mutex<Option<Arc<SnapshotIndex>>>,
+}
+
+/// The browser side of a remote agent session (SPEC §9): announces the
+/// registry's surface for one consumer over one connection at a time and
+/// answers the host's correlated calls, with bounded replay protection.
+///
+/// Cheap to clone (all clones share one adapter). Every method first
+/// checks expiry: once `ttl` has elapsed since creation, the first API call
+/// (or registry event) clears every retained call, connection id and
+/// listener, aborts pending calls, and from then on `announcement()` is
+/// `None`, `connect`/`subscribe` fail with [`SessionError::Expired`] and
+/// `invoke` answers `session-expired`.
+///
+/// ```ignore
+/// let session = BrowserSurfaceSession::new(BrowserSurfaceSessionOptions::new(
+///     Arc::new(registry), identity, AgentConsumer::embedded(user_id)));
+/// transport.send(&session.connect(uuid())?);
+/// let _sub = session.subscribe(move |a| transport.send(a))?;
+/// // per call: transport.send(&session.invoke(call).await);
+/// // on disconnect: session.disconnect(); on reconnect: session.connect(new_uuid())
+/// ```
+#[derive(Clone)]
+pub struct BrowserSurfaceSession {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for BrowserSurfaceSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.inner.lock();
+        f.debug_struct("BrowserSurfaceSession")
+            .field("identity", &self.inner.identity)
+            .field("phase", &state.phase)
+            .field("connection", &state.connection)
+            .field("calls", &state.calls.len())
+            .finish()
+    }
+}
+
+/// A listener registration from [`BrowserSurfaceSession::subscribe`];
+/// dropping it (or calling [`AnnouncementSubscription::unsubscribe`])
+/// removes the listener.
+#[must_use = "dropping the subscription unsubscribes the listener"]
+pub struct AnnouncementSubscription {
+    inner: Weak<Inner>,
+    id: u64,
+}
+
+impl AnnouncementSubscription {
+    /// Removes the listener now.
+    pub fn unsubscribe(self) {}
+}
+
+impl Drop for AnnouncementSubscription {
+    fn drop(&mut self) {
+        if let Some(inner) = self.inner.upgrade() {
+            inner.lock().listeners.retain(|l| l.id != self.id);
+        }
+    }
+}
+
+impl std::fmt::Debug for AnnouncementSubscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnnouncementSubscription")
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+/// How many entries each collection of a session retains, for monitoring
+/// (and the "when full, rotate the session" decision of seed 003).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionUsage {
+    /// Recorded calls (pending and frozen).
+    pub calls: usize,
+    /// Calls still in flight.
+    pub pending_calls: usize,
+    /// Connection ids used so far.
+    pub connection_ids: usize,
+    /// Live listeners.
+    pub listeners: usize,
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Checks expiry; on the first call after the deadline clears the state
+    /// and returns the subscription guard to drop outside the lock.
+    fn expire_if_due(&self, state: &mut State) -> Option<Box<dyn SourceSubscription>> {
+        if state.phase == Phase::Active && self.clock.now_ms() >= self.expires_at_ms {
+            state.phase = Phase::Expired;
+            return clear(state, RejectionReason::SessionExpired);
+        }
+        None
+    }
+
+    fn index(&self, version: u64) -> Arc<SnapshotIndex> {
+        {
+            let cached = self.index.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(idx) = cached.as_ref().filter(|i| i.version == version) {
+                return idx.clone();
+            }
+        }
+        let snapshot = self.source.snapshot(&self.consumer);
+        let idx = Arc::new(SnapshotIndex::build(&snapshot));
+        *self.index.lock().unwrap_or_else(|p| p.into_inner()) = Some(idx.clone());
+        idx
+    }
+
+    fn on_source_change(self: &Arc<Self>) {
+        let (connection, listeners, guard) = {
+            let mut state = self.lock();
+            let guard = self.expire_if_due(&mut state);
+            let connection = match (state.phase, &state.connection) {
+                (Phase::Active, Some(c)) => Some(c.clone()),
+                _ => None,
+            };
+            let listeners: Vec<_> = state.listeners.iter().map(|l| l.listener.clone()).collect();
+            (connection, listeners, guard)
+        };
+        drop(guard);
+        let Some(connection_id) = connection else {
+            return;
+        };
+        if listeners.is_empty() {
+            return;
+        }
+        let announcement = self.announce(connection_id);
+        for listener in listeners {
+            listener(&announcement);
+        }
+    }
+
+    fn announce(&self, connection_id: String) -> BrowserSurfaceAnnouncement {
+        BrowserSurfaceAnnouncement {
+            protocol_version: PROTOCOL_VERSION,
+            identity: self.identity.clone(),
+            connection_id,
+            snapshot: self.source.snapshot(&self.consumer),
+        }
+    }
+}
+
+/// Aborts pending calls (freezing `reason` as their result), and clears
+/// everything; returns the source subscription to drop outside the lock.
+fn clear(state: &mut State, reason: RejectionReason) -> Option<Box<dyn SourceSubscription>> {
+    abort_pending(state, reason);
+    state.calls.clear();
+    state.listeners.clear();
+    state.used_connections.clear();
+    state.connection = None;
+    state.source_subscription.take()
+}
+
+fn abort_pending(state: &mut State, reason: RejectionReason) {
+    for entry in state.calls.values_mut() {
+        if let CallState::Pending {
+            abort,
+            cancellation,
+            ..
+        } = &entry.state
+        {
+            cancellation.cancel();
+            abort.abort();
+            entry.state = CallState::Done(BrowserSurfaceOutcome::rejected(reason));
+        }
+    }
+}
+
+/// Shape checks of step 2 (size is checked separately).
+fn shape_ok(call: &BrowserSurfaceCall) -> bool {
+    call.protocol_version == PROTOCOL_VERSION
+        && !call.connection_id.is_empty()
+        && !call.run_id.is_empty()
+        && !call.tool_call_id.is_empty()
+        && !call.invocation.invocation_id.is_empty()
+        && !call.invocation.capability_id.is_empty()
+        && call
+            .invocation
+            .registration_id
+            .as_deref()
+            .is_some_and(|r| !r.is_empty())
+        && call.invocation.surface_version.is_some()
+}
+
+impl BrowserSurfaceSession {
+    /// Creates the adapter (SPEC §9) and subscribes to the registry's
+    /// changes. Its ttl starts now (per `options.clock`).
+    pub fn new(options: BrowserSurfaceSessionOptions) -> Self {
+        let ttl_ms = u64::try_from(options.ttl.as_millis()).unwrap_or(u64::MAX);
+        let inner = Arc::new(Inner {
+            source: options.registry,
+            identity: options.identity,
+            consumer: options.consumer,
+            max_entries: options.max_entries,
+            expires_at_ms: options.clock.now_ms().saturating_add(ttl_ms),
+            clock: options.clock,
+            state: Mutex::new(State {
+                phase: Phase::Active,
+                connection: None,
+                used_connections: HashSet::new(),
+                listeners: Vec::new(),
+                next_id: 0,
+                calls: HashMap::new(),
+                source_subscription: None,
+            }),
+            index: Mutex::new(None),
+        });
+        let weak = Arc::downgrade(&inner);
+        let listener: Arc<SourceListener> = Arc::new(move |_version| {
+            if let Some(inner) = weak.upgrade() {
+                inner.on_source_change();
+            }
+        });
+        let subscription = inner.source.subscribe(listener);
+        inner.lock().source_subscription = Some(subscription);
+        BrowserSurfaceSession { inner }
+    }
+
+    /// This tab's identity.
+    pub fn identity(&self) -> &BrowserSurfaceIdentity {
+        &self.inner.identity
+    }
+
+    /// The consumer calls run as.
+    pub fn consumer(&self) -> &AgentConsumer {
+        &self.inner.consumer
+    }
+
+    /// Opens `connection_id` (closing the previous connection, whose pending
+    /// calls are aborted as by [`Self::disconnect`]) and returns the
+    /// announcement to send on it.
+    ///
+    /// # Errors
+    /// [`SessionError::Expired`], [`SessionError::Disposed`],
+    /// [`SessionError::EmptyConnectionId`],
+    /// [`SessionError::ConnectionIdReused`] (ids are never reused within a
+    /// session), [`SessionError::CapacityExceeded`] when `max_entries`
+    /// connection ids were used.
+    pub fn connect(
+        &self,
+        connection_id: impl Into<String>,
+    ) -> Result<BrowserSurfaceAnnouncement, SessionError> {
+        let connection_id = connection_id.into();
+        let guard;
+        {
+            let mut state = self.inner.lock();
+            guard = self.inner.expire_if_due(&mut state);
+            match state.phase {
+                Phase::Expired => return Err(SessionError::Expired),
+                Phase::Disposed => return Err(SessionError::Disposed),
+                Phase::Active => {}
+            }
+            if connection_id.is_empty() {
+                return Err(SessionError::EmptyConnectionId);
+            }
+            if state.used_connections.contains(&connection_id) {
+                return Err(SessionError::ConnectionIdReused(connection_id));
+            }
+            if state.used_connections.len() >= self.inner.max_entries {
+                return Err(SessionError::CapacityExceeded {
+                    collection: "connection ids",
+                    max: self.inner.max_entries,
+                });
+            }
+            abort_pending(&mut state, RejectionReason::Disconnected);
+            state.used_connections.insert(connection_id.clone());
+            state.connection = Some(connection_id.clone());
+        }
+        drop(guard);
+        Ok(self.inner.announce(connection_id))
+    }
+
+    /// Registers `listener` for the announcements published after every
+    /// registry change while connected.
+    ///
+    /// # Errors
+    /// [`SessionError::Expired`], [`SessionError::Disposed`],
+    /// [`SessionError::CapacityExceeded`] when `max_entries` listeners are
+    /// live.
+    pub fn subscribe(
+        &self,
+        listener: impl Fn(&BrowserSurfaceAnnouncement)
+            + crate::sync::MaybeSend
+            + crate::sync::MaybeSync
+            + 'static,
+    ) -> Result<AnnouncementSubscription, SessionError> {
+        let guard;
+        let id;
+        {
+            let mut state = self.inner.lock();
+            guard = self.inner.expire_if_due(&mut state);
+            match state.phase {
+                Phase::Expired => return Err(SessionError::Expired),
+                Phase::Disposed => return Err(SessionError::Disposed),
+                Phase::Active => {}
+            }
+            if state.listeners.len() >= self.inner.max_entries {
+                return Err(SessionError::CapacityExceeded {
+                    collection: "listeners",
+                    max: self.inner.max_entries,
+                });
+            }
+            id = state.next_id;
+            state.next_id += 1;
+            state.listeners.push(ListenerEntry {
+                id,
+                listener: Arc::new(listener),
+            });
+        }
+        drop(guard);
+        Ok(AnnouncementSubscription {
+            inner: Arc::downgrade(&self.inner),
+            id,
+        })
+    }
+
+    /// A fresh announcement (a new snapshot) on the current connection;
+    /// `None` while disconnected, expired or disposed.
+    pub fn announcement(&self) -> Option<BrowserSurfaceAnnouncement> {
+        let (connection, guard) = {
+            let mut state = self.inner.lock();
+            let guard = self.inner.expire_if_due(&mut state);
+            let c = match state.phase {
+                Phase::Active => state.connection.clone(),
+                _ => None,
+            };
+            (c, guard)
+        };
+        drop(guard);
+        connection.map(|c| self.inner.announce(c))
+    }
+
+    /// Closes the current connection: calls pending on it are aborted (their
+    /// futures dropped) and answered `disconnected`. An action already
+    /// started may have taken effect; reconcile, do not replay. Recorded
+    /// results and used connection ids are kept.
+    pub fn disconnect(&self) {
+        let guard = {
+            let mut state = self.inner.lock();
+            let guard = self.inner.expire_if_due(&mut state);
+            abort_pending(&mut state, RejectionReason::Disconnected);
+            state.connection = None;
+            guard
+        };
+        drop(guard);
+    }
+
+    /// Aborts pending calls (answered `disconnected`), clears every retained
+    /// call, connection id and listener immediately and unsubscribes from
+    /// the registry. Afterwards `announcement()` is `None`, `connect` and
+    /// `subscribe` fail with [`SessionError::Disposed`] and `invoke` answers
+    /// `disconnected`.
+    pub fn dispose(&self) {
+        let guard = {
+            let mut state = self.inner.lock();
+            let mut guard = self.inner.expire_if_due(&mut state);
+            if state.phase == Phase::Active {
+                state.phase = Phase::Disposed;
+                guard = clear(&mut state, RejectionReason::Disconnected);
+            } else {
+                // Expired (or already disposed): still drop everything now.
+                guard = guard.or_else(|| clear(&mut state, RejectionReason::Disconnected));
+                state.phase = Phase::Disposed;
+            }
+            guard
+        };
+        drop(guard);
+        *self.inner.index.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// Retained entries per collection.
+    pub fn usage(&self) -> SessionUsage {
+        let state = self.inner.lock();
+        SessionUsage {
+            calls: state.calls.len(),
+            pending_calls: state
+                .calls
+                .values()
+                .filter(|c| matches!(c.state, CallState::Pending { .. }))
+                .count(),
+            connection_ids: state.used_connections.len(),
+            listeners: state.listeners.len(),
+        }
+    }
+
+    /// Parses a call envelope from its JSON text and answers it like
+    /// [`Self::invoke`]. Text longer than [`MAX_ENVELOPE_CHARS`], not JSON,
+    /// or not of the call's shape is `invalid-call`; the answer then echoes
+    /// whichever ids could be read (empty strings otherwise).
+    pub async fn invoke_json(&self, text: &str) -> BrowserSurfaceResult {
+        let rejected = |value: Option<&Value>, reason| {
+            let [connection_id, run_id, tool_call_id, invocation_id] =
+                value.map(echo_ids).unwrap_or_default();
+            BrowserSurfaceResult {
+                protocol_version: PROTOCOL_VERSION,
+                connection_id,
+                run_id,
+                tool_call_id,
+                invocation_id,
+                result: BrowserSurfaceOutcome::rejected(reason),
+            }
+        };
+        if let Some(reason) = self.refusal_before_parse() {
+            let value = serde_json::from_str::<Value>(text).ok();
+            return rejected(value.as_ref(), reason);
+        }
+        if serialized_chars(text) > MAX_ENVELOPE_CHARS {
+            return rejected(None, RejectionReason::InvalidCall);
+        }
+        let value: Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            Err(_) => return rejected(None, RejectionReason::InvalidCall),
+        };
+        match serde_json::from_value::<BrowserSurfaceCall>(value.clone()) {
+            Ok(call) => self.invoke(call).await,
+            Err(_) => rejected(Some(&value), RejectionReason::InvalidCall),
+        }
+    }
+
+    /// Expired/disposed refusals that precede every other check.
+    fn refusal_before_parse(&self) -> Option<RejectionReason> {
+        let (reason, guard) = {
+            let mut state = self.inner.lock();
+            let guard = self.inner.expire_if_due(&mut state);
+            let reason = match state.phase {
+                Phase::Active => None,
+                Phase::Expired => Some(RejectionReason::SessionExpired),
+                Phase::Disposed => Some(RejectionReason::Disconnected),
+            };
+            (reason, guard)
+        };
+        drop(guard);
+        reason
+    }
+
+    /// Answers one host call (SPEC §9); see the module docs for the order
+    /// of checks. Never panics; every refusal is a `rejected` result echoing
+    /// the call's ids. Dropping the returned future does not cancel the
+    /// dispatched call (other duplicates may be joined to it); `disconnect`
+    /// and `dispose` do.
+    pub async fn invoke(&self, call: BrowserSurfaceCall) -> BrowserSurfaceResult {
+        let outcome = self.outcome(&call).await;
+        BrowserSurfaceResult::for_call(&call, outcome)
+    }
+
+    async fn outcome(&self, call: &BrowserSurfaceCall) -> BrowserSurfaceOutcome {
+        use BrowserSurfaceOutcome as O;
+        if let Some(reason) = self.refusal_before_parse() {
+            return O::rejected(reason);
+        }
+        // 2. shape and size (outside the lock: serialization is O(size)).
+        if !shape_ok(call) {
+            return O::rejected(RejectionReason::InvalidCall);
+        }
+        match serde_json::to_string(call) {
+            Ok(text) if serialized_chars(&text) <= MAX_ENVELOPE_CHARS => {}
+            _ => return O::rejected(RejectionReason::InvalidCall),
+        }
+        // 3. identity.
+        if call.identity != self.inner.identity {
+            return O::rejected(RejectionReason::WrongSession);
+        }
+        // 4–5. connection and replay table.
+        if let Some(answer) = self.connection_and_replay(call) {
+            return answer.await;
+        }
+        // 6. staleness (version), 7. discoverability — outside the lock:
+        // the registry may run availability closures.
+        let Some(expected) = call.invocation.surface_version else {
+            return O::rejected(RejectionReason::InvalidCall);
+        };
+        let current = self.inner.source.surface_version();
+        if expected != current {
+            return O::rejected(RejectionReason::StaleSurface);
+        }
+        let index = self.inner.index(current);
+        if index.version != expected {
+            return O::rejected(RejectionReason::StaleSurface);
+        }
+        let registration = call.invocation.registration_id.clone().unwrap_or_default();
+        if !index
+            .pairs
+            .contains(&(call.invocation.capability_id.clone(), registration))
+        {
+            return O::Invocation(AgentInvocationResult::Error {
+                invocation_id: call.invocation.invocation_id.clone(),
+                error: AgentError::new(
+                    ErrorCode::UnknownCapability,
+                    "This capability and registration are not offered to this agent in the current surface; refresh the tool list.",
+                    Retry::AfterRefresh,
+                ),
+            });
+        }
+        // 8–9. record and dispatch (re-checking under the lock: the state
+        // may have changed while the snapshot was computed).
+        self.dispatch(call).await
+    }
+
+    /// Steps 4–5 under the lock. `Some` answers the call (a rejection, a
+    /// frozen result, or a join of the call in flight).
+    fn connection_and_replay(
+        &self,
+        call: &BrowserSurfaceCall,
+    ) -> Option<BoxFuture<'static, BrowserSurfaceOutcome>> {
+        let ready = |o: BrowserSurfaceOutcome| -> BoxFuture<'static, BrowserSurfaceOutcome> {
+            Box::pin(std::future::ready(o))
+        };
+        let state = self.inner.lock();
+        if let Some(reason) = connection_refusal(&state, call) {
+            return Some(ready(BrowserSurfaceOutcome::rejected(reason)));
+        }
+        let entry = state.calls.get(&call.invocation.invocation_id)?;
+        if entry.call != *call {
+            return Some(ready(BrowserSurfaceOutcome::rejected(
+                RejectionReason::InvocationConflict,
+            )));
+        }
+        Some(match &entry.state {
+            CallState::Done(outcome) => ready(outcome.clone()),
+            CallState::Pending { future, .. } => {
+                let join = self.await_entry(
+                    call.invocation.invocation_id.clone(),
+                    entry.seq,
+                    future.clone(),
+                );
+                Box::pin(join)
+            }
+        })
+    }
+
+    fn dispatch(&self, call: &BrowserSurfaceCall) -> BoxFuture<'static, BrowserSurfaceOutcome> {
+        let ready = |o: BrowserSurfaceOutcome| -> BoxFuture<'static, BrowserSurfaceOutcome> {
+            Box::pin(std::future::ready(o))
+        };
+        let mut state = self.inner.lock();
+        if state.phase != Phase::Active {
+            return ready(BrowserSurfaceOutcome::rejected(match state.phase {
+                Phase::Expired => RejectionReason::SessionExpired,
+                _ => RejectionReason::Disconnected,
+            }));
+        }
+        if let Some(reason) = connection_refusal(&state, call) {
+            return ready(BrowserSurfaceOutcome::rejected(reason));
+        }
+        if let Some(entry) = state.calls.get(&call.invocation.invocation_id) {
+            // A duplicate raced us between the two locked sections.
+            if entry.call != *call {
+                return ready(BrowserSurfaceOutcome::rejected(
+                    RejectionReason::InvocationConflict,
+                ));
+            }
+            return match &entry.state {
+                CallState::Done(o) => ready(o.clone()),
+                CallState::Pending { future, .. } => Box::pin(self.await_entry(
+                    call.invocation.invocation_id.clone(),
+                    entry.seq,
+                    future.clone(),
+                )),
+            };
+        }
+        if state.calls.len() >= self.inner.max_entries {
+            return ready(BrowserSurfaceOutcome::rejected(
+                RejectionReason::CapacityExceeded,
+            ));
+        }
+        let (abort, registration) = AbortHandle::new_pair();
+        let cancellation = Cancellation::new();
+        let invoke = self.inner.source.invoke(
+            call.invocation.clone(),
+            self.inner.consumer.clone(),
+            cancellation.clone(),
+        );
+        let future: BoxFuture<'static, BrowserSurfaceOutcome> =
+            Box::pin(Abortable::new(invoke, registration).map(|r| match r {
+                Ok(result) => BrowserSurfaceOutcome::Invocation(result),
+                Err(_aborted) => BrowserSurfaceOutcome::rejected(RejectionReason::Disconnected),
+            }));
+        let future = future.shared();
+        let seq = state.next_id;
+        state.next_id += 1;
+        state.calls.insert(
+            call.invocation.invocation_id.clone(),
+            CallEntry {
+                call: call.clone(),
+                seq,
+                state: CallState::Pending {
+                    future: future.clone(),
+                    abort,
+                    cancellation,
+                },
+            },
+        );
+        drop(state);
+        Box::pin(self.await_entry(call.invocation.invocation_id.clone(), seq, future))
+    }
+
+    /// Awaits a recorded call and freezes its outcome. If the entry was
+    /// settled meanwhile (aborted at disconnect), the frozen outcome wins so
+    /// every observer sees the same answer.
+    fn await_entry(
+        &self,
+        invocation_id: String,
+        seq: u64,
+        future: CallFuture,
+    ) -> impl std::future::Future<Output = BrowserSurfaceOutcome> + 'static {
+        let inner = Arc::downgrade(&self.inner);
+        async move {
+            let outcome = future.await;
+            let Some(inner) = inner.upgrade() else {
+                return outcome;
+            };
+            let mut state = inner.lock();
+            match state.calls.get_mut(&invocation_id) {
+                Some(entry) if entry.seq == seq => match &entry.state {
+                    CallState::Done(frozen) => frozen.clone(),
+                    CallState::Pending { .. } => {
+                        entry.state = CallState::Done(outcome.clone());
+                        outcome
+                    }
+                },
+                // Cleared by expiry or dispose while in flight.
+                _ => match state.phase {
+                    Phase::Expired => {
+                        BrowserSurfaceOutcome::rejected(RejectionReason::SessionExpired)
+                    }
+                    _ if matches!(outcome, BrowserSurfaceOutcome::Rejected(_)) => outcome,
+                    _ => BrowserSurfaceOutcome::rejected(RejectionReason::Disconnected),
+                },
+            }
+        }
+    }
+}
+
+/// Step 4: `None` when `call` travels on the current connection.
+fn connection_refusal(state: &State, call: &BrowserSurfaceCall) -> Option<RejectionReason> {
+    if state.connection.as_deref() == Some(call.connection_id.as_str()) {
+        return None;
+    }
+    if state.connection.is_none() || state.used_connections.contains(&call.connection_id) {
+        Some(RejectionReason::Disconnected)
+    } else {
+        Some(RejectionReason::WrongSession)
+    }
+}

@@ -1,0 +1,79 @@
+//! The seam between a browser session and the registry it exposes: the
+//! four registry operations the session needs (SPEC §6, §7), as a small
+//! object-safe trait so a session can hold any registry behind an `Arc`.
+//! `SurfaceRegistry` implements it; tests may implement it to observe
+//! exactly which calls reach the registry.
+
+use std::sync::Arc;
+
+use crate::cancellation::Cancellation;
+use crate::invocation::{AgentConsumer, AgentInvocation, AgentInvocationResult};
+use crate::registry::SurfaceRegistry;
+use crate::snapshot::SurfaceSnapshot;
+use crate::sync::{BoxFuture, MaybeSend, MaybeSync};
+
+/// Called by a [`SurfaceSource`] after every registration or availability
+/// change (its argument is the new surface version). `Send + Sync` on native
+/// targets, plain on `wasm32`.
+#[cfg(not(target_arch = "wasm32"))]
+pub type SourceListener = dyn Fn(u64) + Send + Sync;
+/// Called by a [`SurfaceSource`] after every registration or availability
+/// change (its argument is the new surface version). `Send + Sync` on native
+/// targets, plain on `wasm32`.
+#[cfg(target_arch = "wasm32")]
+pub type SourceListener = dyn Fn(u64);
+
+/// A live source subscription; dropping it unsubscribes.
+pub trait SourceSubscription: MaybeSend + MaybeSync {}
+impl<T: MaybeSend + MaybeSync> SourceSubscription for T {}
+
+/// What a [`crate::host::BrowserSurfaceSession`] needs from the registry it
+/// exposes.
+pub trait SurfaceSource: MaybeSend + MaybeSync + 'static {
+    /// The current `surfaceVersion` (cheap; checked on every call).
+    fn surface_version(&self) -> u64;
+    /// The snapshot `consumer` sees (SPEC §6), a consistent cut.
+    fn snapshot(&self, consumer: &AgentConsumer) -> SurfaceSnapshot;
+    /// Runs the full pipeline (SPEC §7). Cancelling `cancellation` ends the
+    /// call with `CANCELLED` and fires the executor's signal; dropping the
+    /// future drops the executor's future with it.
+    fn invoke(
+        &self,
+        invocation: AgentInvocation,
+        consumer: AgentConsumer,
+        cancellation: Cancellation,
+    ) -> BoxFuture<'static, AgentInvocationResult>;
+    /// Calls `listener` after every change until the returned guard is
+    /// dropped.
+    fn subscribe(&self, listener: Arc<SourceListener>) -> Box<dyn SourceSubscription>;
+}
+
+impl SurfaceSource for SurfaceRegistry {
+    fn surface_version(&self) -> u64 {
+        SurfaceRegistry::surface_version(self)
+    }
+
+    fn snapshot(&self, consumer: &AgentConsumer) -> SurfaceSnapshot {
+        SurfaceRegistry::snapshot(self, consumer)
+    }
+
+    fn invoke(
+        &self,
+        invocation: AgentInvocation,
+        consumer: AgentConsumer,
+        cancellation: Cancellation,
+    ) -> BoxFuture<'static, AgentInvocationResult> {
+        let registry = self.clone();
+        Box::pin(async move {
+            registry
+                .invoke_with_cancellation(invocation, &consumer, &cancellation)
+                .await
+        })
+    }
+
+    fn subscribe(&self, listener: Arc<SourceListener>) -> Box<dyn SourceSubscription> {
+        Box::new(SurfaceRegistry::subscribe(self, move |change| {
+            listener(change.surface_version)
+        }))
+    }
+}

@@ -1,0 +1,393 @@
+//! The browser-session wire types (SPEC §9, seed 003 "Browser session").
+//!
+//! Every message is JSON with camelCase names and carries
+//! `"protocolVersion": 1`:
+//!
+//! ```json
+//! // browser → host
+//! {"protocolVersion":1,
+//!  "identity":{"appId":"console","buildId":"2026.11.29","sessionId":"s-1","tabId":"t-1"},
+//!  "connectionId":"c-1",
+//!  "snapshot":{"surfaceVersion":4,"components":[…],"procedures":[…]}}
+//! // host → browser
+//! {"protocolVersion":1,"identity":{…},"connectionId":"c-1","runId":"r-1","toolCallId":"tc-1",
+//!  "invocation":{"invocationId":"i-1","capabilityId":"domain:devices.list",
+//!                "registrationId":"reg-3","surfaceVersion":4,"input":{}}}
+//! // browser → host
+//! {"protocolVersion":1,"connectionId":"c-1","runId":"r-1","toolCallId":"tc-1","invocationId":"i-1",
+//!  "result":{"status":"success","invocationId":"i-1","output":{…}}}
+//! {"protocolVersion":1,…,"result":{"status":"rejected","reason":"stale-surface"}}
+//! ```
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::invocation::{AgentInvocation, AgentInvocationResult};
+use crate::snapshot::SurfaceSnapshot;
+
+/// The protocol version every message of this module carries (`1`).
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Envelopes longer than this many serialized characters are refused with
+/// [`RejectionReason::InvalidCall`] (seed 003 "Call envelopes are capped at
+/// 262,144 serialized characters"). Characters are counted as UTF-16 code
+/// units of the compact JSON text — the same count as JavaScript's
+/// `JSON.stringify(call).length`, so a Rust host and a TypeScript browser
+/// agree on the boundary; for ASCII text it equals the byte length.
+pub const MAX_ENVELOPE_CHARS: usize = 262_144;
+
+fn protocol_version() -> u32 {
+    PROTOCOL_VERSION
+}
+
+/// Who announces and who is called (SPEC §9): wire
+/// `{"appId","buildId","sessionId","tabId"}`.
+///
+/// * `app_id` / `build_id` name the build artifact; the host verifies them
+///   against the artifacts it knows (a browser-supplied id grants nothing).
+/// * `session_id` is the opaque binding of the authenticated session (not a
+///   credential).
+/// * `tab_id` is new for every document lifetime (a reload is a new tab).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserSurfaceIdentity {
+    /// Application id (`"console"`).
+    pub app_id: String,
+    /// Build id of the browser bundle.
+    pub build_id: String,
+    /// Opaque authenticated-session binding.
+    pub session_id: String,
+    /// Document-lifetime id, fresh on every load.
+    pub tab_id: String,
+}
+
+impl BrowserSurfaceIdentity {
+    /// An identity from its four parts.
+    pub fn new(
+        app_id: impl Into<String>,
+        build_id: impl Into<String>,
+        session_id: impl Into<String>,
+        tab_id: impl Into<String>,
+    ) -> Self {
+        Self {
+            app_id: app_id.into(),
+            build_id: build_id.into(),
+            session_id: session_id.into(),
+            tab_id: tab_id.into(),
+        }
+    }
+}
+
+/// What a browser tells the host about its live surface (SPEC §9): sent by
+/// `BrowserSurfaceSession::connect` and republished on every registry
+/// change. Wire: `{"protocolVersion":1,"identity":{…},"connectionId",
+/// "snapshot"}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserSurfaceAnnouncement {
+    /// Always [`PROTOCOL_VERSION`].
+    #[serde(default = "protocol_version")]
+    pub protocol_version: u32,
+    /// The announcing tab.
+    pub identity: BrowserSurfaceIdentity,
+    /// The connection this announcement travels on.
+    pub connection_id: String,
+    /// The snapshot for the session's consumer (a consistent cut).
+    pub snapshot: SurfaceSnapshot,
+}
+
+/// A host's call into a browser surface (SPEC §9). Wire:
+/// `{"protocolVersion":1,"identity":{…},"connectionId","runId","toolCallId",
+/// "invocation":{…}}`.
+///
+/// `invocation.registrationId` and `invocation.surfaceVersion` are optional
+/// in [`AgentInvocation`] but **required here, even for reads**: a call
+/// without them is [`RejectionReason::InvalidCall`]. Input, instance and
+/// confirmation evidence keep their ordinary meaning.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserSurfaceCall {
+    /// [`PROTOCOL_VERSION`]; absent means `1`, any other value is
+    /// `invalid-call`.
+    #[serde(default = "protocol_version")]
+    pub protocol_version: u32,
+    /// The tab the host means to call; must equal the session's identity.
+    pub identity: BrowserSurfaceIdentity,
+    /// The connection the host dispatched on.
+    pub connection_id: String,
+    /// The agent run the call belongs to.
+    pub run_id: String,
+    /// The model's tool call id.
+    pub tool_call_id: String,
+    /// The invocation itself.
+    pub invocation: AgentInvocation,
+}
+
+/// The browser's answer to a [`BrowserSurfaceCall`] (SPEC §9): echoes the
+/// dispatch ids. Wire: `{"protocolVersion":1,"connectionId","runId",
+/// "toolCallId","invocationId","result":{…}}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserSurfaceResult {
+    /// Always [`PROTOCOL_VERSION`].
+    #[serde(default = "protocol_version")]
+    pub protocol_version: u32,
+    /// Echo of the call's connection id.
+    pub connection_id: String,
+    /// Echo of the call's run id.
+    pub run_id: String,
+    /// Echo of the call's tool call id.
+    pub tool_call_id: String,
+    /// Echo of the call's invocation id.
+    pub invocation_id: String,
+    /// What happened.
+    pub result: BrowserSurfaceOutcome,
+}
+
+impl BrowserSurfaceResult {
+    /// A result echoing `call`'s ids.
+    pub fn for_call(call: &BrowserSurfaceCall, result: BrowserSurfaceOutcome) -> Self {
+        Self {
+            protocol_version: PROTOCOL_VERSION,
+            connection_id: call.connection_id.clone(),
+            run_id: call.run_id.clone(),
+            tool_call_id: call.tool_call_id.clone(),
+            invocation_id: call.invocation.invocation_id.clone(),
+            result,
+        }
+    }
+
+    /// The rejection reason, when the adapter refused the call.
+    pub fn rejection(&self) -> Option<RejectionReason> {
+        match &self.result {
+            BrowserSurfaceOutcome::Rejected(r) => Some(r.reason),
+            BrowserSurfaceOutcome::Invocation(_) => None,
+        }
+    }
+
+    /// The registry's result, when the call was dispatched (or answered as
+    /// an ordinary invocation error without dispatch).
+    pub fn invocation_result(&self) -> Option<&AgentInvocationResult> {
+        match &self.result {
+            BrowserSurfaceOutcome::Invocation(r) => Some(r),
+            BrowserSurfaceOutcome::Rejected(_) => None,
+        }
+    }
+}
+
+/// The `result` of a [`BrowserSurfaceResult`]: an ordinary
+/// [`AgentInvocationResult`] (`{"status":"success"|"error",…}`) or
+/// `{"status":"rejected","reason":…}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum BrowserSurfaceOutcome {
+    /// The registry's result.
+    Invocation(AgentInvocationResult),
+    /// The adapter refused the call; the registry was not reached.
+    Rejected(Rejected),
+}
+
+impl BrowserSurfaceOutcome {
+    /// A rejection with `reason`.
+    pub fn rejected(reason: RejectionReason) -> Self {
+        BrowserSurfaceOutcome::Rejected(Rejected {
+            status: RejectedStatus::Rejected,
+            reason,
+        })
+    }
+}
+
+/// `{"status":"rejected","reason":…}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejected {
+    /// Always `"rejected"`.
+    pub status: RejectedStatus,
+    /// Why.
+    pub reason: RejectionReason,
+}
+
+/// The `"rejected"` status tag (a one-value enum so that deserializing
+/// refuses any other status).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RejectedStatus {
+    /// `"rejected"`.
+    Rejected,
+}
+
+/// Why a browser session refused a call without reaching the registry
+/// (SPEC §9), serialized kebab-case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RejectionReason {
+    /// Malformed envelope: missing `registrationId`/`surfaceVersion`, empty
+    /// ids, unknown protocol version, unparseable JSON, or longer than
+    /// [`MAX_ENVELOPE_CHARS`].
+    InvalidCall,
+    /// The call names another app, build, session or tab, or a connection
+    /// this session never opened.
+    WrongSession,
+    /// The session is not connected, the call names a connection that has
+    /// since been closed, or the call was pending when the connection
+    /// closed (it may still have taken effect: reconcile, do not replay).
+    Disconnected,
+    /// `invocation.surfaceVersion` is not the registry's current version.
+    StaleSurface,
+    /// The invocation id was already used with a different envelope.
+    InvocationConflict,
+    /// `maxEntries` calls are retained; nothing is evicted to make room.
+    CapacityExceeded,
+    /// The adapter outlived its `ttl`; establish a fresh session identity.
+    SessionExpired,
+}
+
+impl RejectionReason {
+    /// All seven reasons, in SPEC order.
+    pub const ALL: [RejectionReason; 7] = [
+        RejectionReason::InvalidCall,
+        RejectionReason::WrongSession,
+        RejectionReason::Disconnected,
+        RejectionReason::StaleSurface,
+        RejectionReason::InvocationConflict,
+        RejectionReason::CapacityExceeded,
+        RejectionReason::SessionExpired,
+    ];
+
+    /// The wire name (`"invalid-call"`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectionReason::InvalidCall => "invalid-call",
+            RejectionReason::WrongSession => "wrong-session",
+            RejectionReason::Disconnected => "disconnected",
+            RejectionReason::StaleSurface => "stale-surface",
+            RejectionReason::InvocationConflict => "invocation-conflict",
+            RejectionReason::CapacityExceeded => "capacity-exceeded",
+            RejectionReason::SessionExpired => "session-expired",
+        }
+    }
+}
+
+impl fmt::Display for RejectionReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Length of `text` in UTF-16 code units (JavaScript's `string.length`),
+/// the unit of [`MAX_ENVELOPE_CHARS`].
+pub fn serialized_chars(text: &str) -> usize {
+    text.encode_utf16().count()
+}
+
+/// Best-effort echo ids of an envelope that did not parse as a
+/// [`BrowserSurfaceCall`]: each id is copied when it is a string at its
+/// usual place, else left empty.
+pub(crate) fn echo_ids(value: &Value) -> [String; 4] {
+    let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
+    [
+        s(value.get("connectionId")),
+        s(value.get("runId")),
+        s(value.get("toolCallId")),
+        s(value.get("invocation").and_then(|i| i.get("invocationId"))),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::invocation::{AgentError, ErrorCode, Retry};
+    use serde_json::json;
+
+    #[test]
+    fn rejection_reasons_serialize_kebab_case() {
+        let names: Vec<Value> = RejectionReason::ALL
+            .iter()
+            .map(|r| serde_json::to_value(r).unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                json!("invalid-call"),
+                json!("wrong-session"),
+                json!("disconnected"),
+                json!("stale-surface"),
+                json!("invocation-conflict"),
+                json!("capacity-exceeded"),
+                json!("session-expired"),
+            ]
+        );
+        for r in RejectionReason::ALL {
+            assert_eq!(serde_json::to_value(r).unwrap(), json!(r.as_str()));
+        }
+    }
+
+    #[test]
+    fn result_wire_shapes_round_trip() {
+        let rejected = BrowserSurfaceResult {
+            protocol_version: 1,
+            connection_id: "c".into(),
+            run_id: "r".into(),
+            tool_call_id: "t".into(),
+            invocation_id: "i".into(),
+            result: BrowserSurfaceOutcome::rejected(RejectionReason::StaleSurface),
+        };
+        let v = serde_json::to_value(&rejected).unwrap();
+        assert_eq!(
+            v,
+            json!({"protocolVersion":1,"connectionId":"c","runId":"r","toolCallId":"t","invocationId":"i",
+                   "result":{"status":"rejected","reason":"stale-surface"}})
+        );
+        assert_eq!(
+            serde_json::from_value::<BrowserSurfaceResult>(v).unwrap(),
+            rejected
+        );
+
+        let err = BrowserSurfaceResult {
+            result: BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Error {
+                invocation_id: "i".into(),
+                error: AgentError::new(ErrorCode::Unavailable, "no", Retry::AfterRefresh),
+            }),
+            ..rejected.clone()
+        };
+        let v = serde_json::to_value(&err).unwrap();
+        assert_eq!(v["result"]["status"], json!("error"));
+        assert_eq!(
+            serde_json::from_value::<BrowserSurfaceResult>(v).unwrap(),
+            err
+        );
+
+        // An unknown status is refused, not read as a rejection.
+        let bad = json!({"protocolVersion":1,"connectionId":"c","runId":"r","toolCallId":"t","invocationId":"i",
+                         "result":{"status":"maybe","reason":"stale-surface"}});
+        assert!(serde_json::from_value::<BrowserSurfaceResult>(bad).is_err());
+    }
+
+    #[test]
+    fn call_wire_shape() {
+        let call: BrowserSurfaceCall = serde_json::from_value(json!({
+            "identity": {"appId":"a","buildId":"b","sessionId":"s","tabId":"t"},
+            "connectionId":"c","runId":"r","toolCallId":"tc",
+            "invocation":{"invocationId":"i","capabilityId":"domain:x.y","registrationId":"g","surfaceVersion":3}
+        }))
+        .unwrap();
+        assert_eq!(call.protocol_version, 1);
+        assert_eq!(
+            call.identity,
+            BrowserSurfaceIdentity::new("a", "b", "s", "t")
+        );
+        assert_eq!(call.invocation.surface_version, Some(3));
+        let back = serde_json::to_value(&call).unwrap();
+        assert_eq!(back["protocolVersion"], json!(1));
+        assert_eq!(back["identity"]["tabId"], json!("t"));
+        assert_eq!(back["invocation"]["registrationId"], json!("g"));
+    }
+
+    #[test]
+    fn serialized_chars_counts_utf16_units() {
+        assert_eq!(serialized_chars("abc"), 3);
+        assert_eq!(serialized_chars("é"), 1);
+        assert_eq!(serialized_chars("😀"), 2);
+    }
+}

@@ -1,0 +1,242 @@
+//! `manifest!` and `#[agent_procedure]` end to end (SPEC §2–§5): the refs,
+//! the authority, the `Field` enums, and both binding roles, on the
+//! hand-written fixture `tests/fixtures/handwritten.manifest.json`.
+
+use agent_surface::{
+    agent_procedure, AgentEffect, AgentManifest, AgentProcedureRef, BoundField, BoundInput,
+    ProcedureInput,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+mod api {
+    agent_surface::manifest!("tests/fixtures/handwritten.manifest.json");
+}
+
+/// The UI-bound subset of `devices.disable`: the selection is locked, the
+/// reason is a default the agent may override.
+#[agent_procedure(api, "devices.disable", overridable(reason))]
+struct DisableSelection {
+    device_ids: Vec<String>,
+    reason: Option<String>,
+}
+
+/// The bound subset with an explicit property name.
+#[agent_procedure(crate::api, "devices.purge")]
+struct PurgeSelection {
+    #[agent_procedure(rename = "deviceIds")]
+    selected: Vec<String>,
+}
+
+/// The app's own full input type of `devices.rename`.
+#[agent_procedure(api, "devices.rename", input)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RenameDevice {
+    device_id: String,
+    name: String,
+}
+
+/// A full input with an optional property that is not nullable.
+#[agent_procedure(api, "mail.send", input)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct SendMail {
+    to: String,
+    subject: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cc: Option<String>,
+}
+
+#[test]
+fn s2_refs_carry_canonical_identity_and_effect() {
+    let disable = api::devices::disable();
+    assert_eq!(disable.id(), "domain:devices.disable");
+    assert_eq!(disable.path(), "devices.disable");
+    assert_eq!(disable.capability_id(), "domain:devices.disable");
+    assert_eq!(disable.effect(), AgentEffect::ServerMutation);
+    assert_eq!(disable.description(), "Disable devices");
+    assert!(!disable.requires_approval());
+    assert_eq!(disable.contract_digest(), None);
+    assert_eq!(
+        disable.output_schema(),
+        Some(
+            &json!({"type": "object", "properties": {"disabled": {"type": "array", "items": {"type": "string"}}}, "required": ["disabled"]})
+        )
+    );
+
+    let rename = api::devices::rename();
+    assert_eq!(rename.id(), "domain:devices.rename");
+    assert_eq!(rename.capability_id(), "devices.rename@v1");
+    assert_eq!(rename.contract_digest(), Some("sha256:0d1f"));
+
+    let purge = api::devices::purge();
+    assert_eq!(purge.effect(), AgentEffect::Destructive);
+    assert!(purge.requires_approval());
+
+    assert_eq!(api::mail::send().effect(), AgentEffect::ExternalSideEffect);
+    // Segment mapping: `listAll` → `list_all`, `type` → `r#type`, root level.
+    assert_eq!(api::admin::users::list_all().path(), "admin.users.listAll");
+    assert_eq!(api::catalog::r#type().path(), "catalog.type");
+    assert_eq!(api::ping().id(), "domain:ping");
+    assert_eq!(api::devices::disable::PATH, "devices.disable");
+}
+
+#[test]
+fn s6_authority_is_the_whole_manifest_with_compile_time_digests() {
+    let authority = api::authority();
+    let manifest = AgentManifest::from_json_str(api::MANIFEST_JSON).unwrap();
+    assert_eq!(authority.digest(), manifest.digest());
+    assert_eq!(api::MANIFEST_DIGEST, manifest.digest());
+    let paths: Vec<&str> = authority.procedures().map(|p| p.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        vec![
+            "admin.users.listAll",
+            "catalog.type",
+            "devices.disable",
+            "devices.list",
+            "devices.purge",
+            "devices.rename",
+            "mail.send",
+            "ping"
+        ]
+    );
+    let rename = authority.procedure("devices.rename").unwrap();
+    assert_eq!(rename.capability_id, "devices.rename@v1");
+    assert_eq!(
+        rename.digest,
+        manifest.procedure_digest("devices.rename").unwrap()
+    );
+    assert_eq!(api::devices::rename().digest(), rename.digest);
+}
+
+#[test]
+fn s4_rebuild_manifest_json_is_the_file_on_disk() {
+    // `MANIFEST_JSON` is `include_str!` of the file's canonical path, so
+    // rustc tracks the file: editing it rebuilds this crate.
+    let on_disk = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/handwritten.manifest.json"
+    ))
+    .unwrap();
+    assert_eq!(api::MANIFEST_JSON, on_disk);
+}
+
+#[test]
+fn field_enum_gives_json_names_in_schema_order() {
+    use api::devices::disable::Field;
+    assert_eq!(Field::DeviceIds.as_str(), "deviceIds");
+    assert_eq!(Field::Reason.as_str(), "reason");
+    assert_eq!(Field::ALL, &[Field::DeviceIds, Field::Reason]);
+    assert_eq!(Field::DeviceIds.to_string(), "deviceIds");
+    assert_eq!(api::catalog::r#type::Field::Type.as_str(), "type");
+    assert!(api::ping::Field::ALL.is_empty());
+}
+
+#[test]
+fn d8_bound_fields_locked_unless_overridable_in_declaration_order() {
+    assert_eq!(
+        DisableSelection::bound_fields(),
+        &[
+            BoundField {
+                name: "deviceIds",
+                locked: true
+            },
+            BoundField {
+                name: "reason",
+                locked: false
+            },
+        ]
+    );
+    assert_eq!(DisableSelection::PROCEDURE, "devices.disable");
+    assert_eq!(
+        PurgeSelection::bound_fields(),
+        &[BoundField {
+            name: "deviceIds",
+            locked: true
+        }]
+    );
+}
+
+#[test]
+fn d7_to_bound_json_uses_schema_names_and_omits_none() {
+    let without = DisableSelection {
+        device_ids: vec!["dev-1".into(), "dev-2".into()],
+        reason: None,
+    };
+    assert_eq!(
+        serde_json::Value::Object(without.to_bound_json().unwrap()),
+        json!({"deviceIds": ["dev-1", "dev-2"]})
+    );
+    let with = DisableSelection {
+        device_ids: vec!["dev-1".into()],
+        reason: Some("maintenance".into()),
+    };
+    assert_eq!(
+        serde_json::Value::Object(with.to_bound_json().unwrap()),
+        json!({"deviceIds": ["dev-1"], "reason": "maintenance"})
+    );
+    let purge = PurgeSelection {
+        selected: vec!["dev-3".into()],
+    };
+    assert_eq!(
+        serde_json::Value::Object(purge.to_bound_json().unwrap()),
+        json!({"deviceIds": ["dev-3"]})
+    );
+}
+
+/// The bound subset is tied to the generated input of its procedure.
+fn input_of<B: BoundInput>(_: &B) -> std::any::TypeId
+where
+    B::Input: 'static,
+{
+    std::any::TypeId::of::<B::Input>()
+}
+
+#[test]
+fn bound_input_is_tied_to_the_generated_input_type() {
+    let b = DisableSelection {
+        device_ids: vec![],
+        reason: None,
+    };
+    assert_eq!(
+        input_of(&b),
+        std::any::TypeId::of::<api::devices::disable::Input>()
+    );
+}
+
+#[test]
+fn full_input_type_round_trips_through_the_generated_type() {
+    let typed: AgentProcedureRef<RenameDevice, api::devices::rename::Output> =
+        RenameDevice::typed_ref(api::devices::rename());
+    assert_eq!(typed.path(), "devices.rename");
+    assert_eq!(typed.capability_id(), "devices.rename@v1");
+    assert_eq!(
+        <RenameDevice as ProcedureInput>::PROCEDURE,
+        "devices.rename"
+    );
+
+    let mine = RenameDevice {
+        device_id: "dev-1".into(),
+        name: "Lobby".into(),
+    };
+    let value = serde_json::to_value(&mine).unwrap();
+    assert_eq!(value, json!({"deviceId": "dev-1", "name": "Lobby"}));
+    // The generated type reads what the app's own type writes, and back.
+    let generated: api::devices::rename::Input = serde_json::from_value(value.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&generated).unwrap(), value);
+    let back: RenameDevice =
+        serde_json::from_value(serde_json::to_value(&generated).unwrap()).unwrap();
+    assert_eq!(back, mine);
+
+    let mail = SendMail {
+        to: "a@example.com".into(),
+        subject: "Hi".into(),
+        cc: None,
+    };
+    assert_eq!(
+        serde_json::to_value(&mail).unwrap(),
+        json!({"to": "a@example.com", "subject": "Hi"})
+    );
+    assert_eq!(SendMail::typed_ref(api::mail::send()).path(), "mail.send");
+}

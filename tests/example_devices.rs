@@ -1,0 +1,195 @@
+//! Runs the `devices` example binary (issue 6 item 1, `docs/example.md`):
+//! the scripted agent on the embedded backend and against the real oRPC
+//! peer, asserting the exit status and the key lines of every step.
+//!
+//! The binary is the one `cargo test` builds next to this test
+//! (`target/<profile>/examples/devices`); when it is missing or older than
+//! the example's sources (e.g. `cargo test --test example_devices`), it is
+//! built with `cargo build --example devices` first.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::SystemTime;
+
+use support::peer::{repo_root, Peer};
+
+fn newest_source_mtime(dir: &Path) -> SystemTime {
+    let mut newest = SystemTime::UNIX_EPOCH;
+    let sources = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .chain([repo_root().join("tests/fixtures/devices.manifest.json")]);
+    for path in sources {
+        if let Ok(modified) = std::fs::metadata(&path).and_then(|m| m.modified()) {
+            newest = newest.max(modified);
+        }
+    }
+    newest
+}
+
+/// `target/<profile>/examples/devices`, built if missing or stale.
+fn example_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("current test executable");
+    // target/<profile>/deps/example_devices-<hash>
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test binary lives in target/<profile>/deps");
+    let binary = profile_dir
+        .join("examples")
+        .join(format!("devices{}", std::env::consts::EXE_SUFFIX));
+    let sources = newest_source_mtime(&repo_root().join("examples/devices"));
+    let fresh = std::fs::metadata(&binary)
+        .and_then(|m| m.modified())
+        .is_ok_and(|built| built >= sources);
+    if !fresh {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut build = Command::new(cargo);
+        build
+            .current_dir(repo_root())
+            .args(["build", "--example", "devices"]);
+        match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => {}
+            Some(profile) => {
+                build.args(["--profile", profile]);
+            }
+        }
+        let status = build.status().expect("run `cargo build --example devices`");
+        assert!(status.success(), "`cargo build --example devices` failed");
+    }
+    assert!(
+        binary.exists(),
+        "the example binary is not at {}; run `cargo build --example devices`",
+        binary.display()
+    );
+    binary
+}
+
+fn run_example(args: &[&str]) -> Output {
+    Command::new(example_binary())
+        .args(args)
+        .output()
+        .expect("run the devices example")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The lines every successful scripted run prints, in order.
+const STEP_LINES: [&str; 8] = [
+    "[ok] step 1: catalog lists 3 procedures + 2 view capabilities",
+    "[ok] step 2: INVALID_INPUT with lockedFields [\"deviceIds\"]",
+    "[ok] step 3: CONFIRMATION_REQUIRED; the summary shows the selected ids [\"dev-1\",\"dev-2\"]",
+    "[ok] step 4: success: the backend disabled [\"dev-1\",\"dev-2\"]",
+    "[ok] step 5: evidence approved for [\"dev-locked\"] is CONFIRMATION_INVALID (different-call)",
+    "[ok] step 6: STALE_CAPABILITY (after-refresh)",
+    "[ok] step 7: the local confirmation passed, the server still answered DOMAIN_APPROVAL_REQUIRED (appr-1)",
+    "All 7 steps passed.",
+];
+
+/// Asserts a successful run: exit 0, every step line in order, and the
+/// JSON the agent saw for each outcome.
+fn assert_full_run(output: &Output, backend_line: &str) {
+    let stdout = text(&output.stdout);
+    let stderr = text(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the example failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        output.status
+    );
+    assert!(
+        stdout.contains(backend_line),
+        "missing `{backend_line}`:\n{stdout}"
+    );
+    let mut from = 0;
+    for line in STEP_LINES {
+        let at = stdout[from..]
+            .find(line)
+            .unwrap_or_else(|| panic!("missing (or out of order) `{line}`:\n{stdout}"));
+        from += at + line.len();
+    }
+    for key in [
+        // The catalog: the reduced schema and binding metadata of disable.
+        "\"procedureId\": \"domain:devices.disable\"",
+        "\"path\": \"deviceIds\"",
+        "\"capabilityId\": \"view:devices.table.select\"",
+        // Every outcome, as the agent received it.
+        "\"code\": \"INVALID_INPUT\"",
+        "\"lockedFields\": [\n        \"deviceIds\"\n      ]",
+        "\"code\": \"CONFIRMATION_REQUIRED\"",
+        "\"code\": \"CONFIRMATION_INVALID\"",
+        "\"reason\": \"different-call\"",
+        "\"code\": \"STALE_CAPABILITY\"",
+        "\"code\": \"DOMAIN_APPROVAL_REQUIRED\"",
+        "\"approvalId\": \"appr-1\"",
+        "\"disabled\": [\n      \"dev-1\",\n      \"dev-2\"\n    ]",
+        "[user] approves -> registry.confirm(",
+    ] {
+        assert!(stdout.contains(key), "missing `{key}` in:\n{stdout}");
+    }
+    assert!(stderr.is_empty(), "unexpected stderr: {stderr}");
+}
+
+#[test]
+fn example_devices_embedded_default_runs_every_step_and_exits_0() {
+    let output = run_example(&[]);
+    assert_full_run(&output, "backend:  embedded in-process devices backend");
+}
+
+#[test]
+fn example_devices_against_the_real_orpc_peer_exits_0() {
+    let Some(peer) = Peer::start("example_devices_against_the_real_orpc_peer_exits_0") else {
+        return;
+    };
+    let url = peer.rpc_url();
+    let output = run_example(&["--orpc-url", &url]);
+    assert_full_run(
+        &output,
+        &format!("backend:  real oRPC server at {url} (through create_orpc_agent_bridge + HttpOrpcClient)"),
+    );
+
+    // The run changed the peer's state (dev-1, dev-2 disabled): the checks
+    // are real, so a second run against the same peer fails at step 1 and
+    // says why.
+    let again = run_example(&["--orpc-url", &url]);
+    let stderr = text(&again.stderr);
+    assert_eq!(again.status.code(), Some(1), "stderr: {stderr}");
+    assert!(
+        stderr.contains("FAILED at step 1 (discovery): devices.list should return the four seed devices")
+            && stderr.contains("start a fresh one for every run"),
+        "stderr: {stderr}"
+    );
+}
+
+#[test]
+fn example_devices_unreachable_server_fails_at_setup_with_exit_1() {
+    // Bind then drop a listener: nothing listens on that port afterwards.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("an ephemeral port");
+    let url = format!("http://127.0.0.1:{port}/rpc");
+    let output = run_example(&["--orpc-url", &url]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "stderr: {stderr}");
+    assert!(
+        stderr.contains(&format!("FAILED at setup: could not list devices from {url}")),
+        "stderr: {stderr}"
+    );
+}
+
+#[test]
+fn example_devices_rejects_unknown_arguments_with_usage() {
+    let output = run_example(&["--orpc"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("error: unknown argument `--orpc`")
+            && stderr.contains("usage: devices [--orpc-url URL]"),
+        "stderr: {stderr}"
+    );
+}

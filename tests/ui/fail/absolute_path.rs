@@ -1,0 +1,5 @@
+mod api {
+    agent_surface::manifest!("/etc/agent.manifest.json");
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+mod api {
+    agent_surface::manifest!("../../../../tests/ui/fixtures/bind.manifest.json");
+}
+
+#[agent_surface::agent_procedure(api, "devices.rename", input)]
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RenameDevice {
+    device_id: String,
+    name: String,
+    color: String,
+}
+
+fn main() {}

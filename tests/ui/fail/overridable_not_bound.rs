@@ -1,0 +1,10 @@
+mod api {
+    agent_surface::manifest!("../../../../tests/ui/fixtures/bind.manifest.json");
+}
+
+#[agent_surface::agent_procedure(api, "devices.disable", overridable(reason))]
+struct DisableSelection {
+    device_ids: Vec<String>,
+}
+
+fn main() {}
