@@ -15,3 +15,9 @@ pub mod __private {
     pub use surface_macros::__agent_procedure_impl as agent_procedure_impl;
     pub use surface_macros::__agent_procedure_unknown as agent_procedure_unknown;
 }
+
+/// The code-generation guide, compiled as doctests so its example stays
+/// true.
+#[doc = include_str!("../docs/codegen.md")]
+#[cfg(doctest)]
+pub struct CodegenGuideDoctests;

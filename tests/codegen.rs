@@ -240,3 +240,57 @@ fn full_input_type_round_trips_through_the_generated_type() {
     );
     assert_eq!(SendMail::typed_ref(api::mail::send()).path(), "mail.send");
 }
+
+/// The manifest generated from the real oRPC router of `tests/orpc-peer`.
+mod devices_api {
+    agent_surface::manifest!("tests/fixtures/devices.manifest.json");
+}
+
+/// The construct-coverage manifests (oRPC's and zod's converters): they
+/// must expand to code that compiles (the snapshots' code is this code).
+mod orpc_constructs {
+    agent_surface::manifest!("tests/fixtures/codegen/orpc.manifest.json");
+}
+mod zod_constructs {
+    agent_surface::manifest!("tests/fixtures/codegen/zod.manifest.json");
+}
+
+#[agent_procedure(devices_api, "devices.disable")]
+struct OrpcDisableSelection {
+    device_ids: Vec<String>,
+}
+
+#[test]
+fn real_orpc_manifest_expands_and_binds() {
+    assert_eq!(
+        devices_api::devices::disable().id(),
+        "domain:devices.disable"
+    );
+    assert_eq!(
+        devices_api::devices::purge().effect(),
+        AgentEffect::Destructive
+    );
+    assert_eq!(
+        devices_api::agent::echo_invocation().path(),
+        "agent.echoInvocation"
+    );
+    assert_eq!(
+        devices_api::devices::list::Field::ALL
+            .iter()
+            .map(|f| f.as_str())
+            .collect::<Vec<_>>(),
+        vec!["limit", "status"]
+    );
+    let b = OrpcDisableSelection {
+        device_ids: vec!["dev-1".into()],
+    };
+    assert_eq!(
+        serde_json::Value::Object(b.to_bound_json().unwrap()),
+        json!({"deviceIds": ["dev-1"]})
+    );
+    assert_eq!(orpc_constructs::authority().procedures().count(), 19);
+    assert_eq!(
+        zod_constructs::authority().procedures().count(),
+        orpc_constructs::authority().procedures().count()
+    );
+}

@@ -159,8 +159,9 @@ fn example_devices_against_the_real_orpc_peer_exits_0() {
     let stderr = text(&again.stderr);
     assert_eq!(again.status.code(), Some(1), "stderr: {stderr}");
     assert!(
-        stderr.contains("FAILED at step 1 (discovery): devices.list should return the four seed devices")
-            && stderr.contains("start a fresh one for every run"),
+        stderr.contains(
+            "FAILED at step 1 (discovery): devices.list should return the four seed devices"
+        ) && stderr.contains("start a fresh one for every run"),
         "stderr: {stderr}"
     );
 }
@@ -177,7 +178,9 @@ fn example_devices_unreachable_server_fails_at_setup_with_exit_1() {
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "stderr: {stderr}");
     assert!(
-        stderr.contains(&format!("FAILED at setup: could not list devices from {url}")),
+        stderr.contains(&format!(
+            "FAILED at setup: could not list devices from {url}"
+        )),
         "stderr: {stderr}"
     );
 }

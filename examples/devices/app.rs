@@ -239,8 +239,11 @@ pub fn register(
                 "Filter the devices table by status; hidden rows leave the selection",
                 move |input: FilterRows| {
                     filter_view.set_filter(input.status);
-                    let visible: Vec<String> =
-                        filter_view.visible_rows().into_iter().map(|d| d.id).collect();
+                    let visible: Vec<String> = filter_view
+                        .visible_rows()
+                        .into_iter()
+                        .map(|d| d.id)
+                        .collect();
                     let selected = filter_view.selection();
                     async move { Ok(json!({ "visible": visible, "selected": selected })) }
                 },

@@ -261,13 +261,8 @@ impl EmbeddedDevices {
 impl AgentProcedureExecutor for EmbeddedDevices {
     fn execute(&self, request: ExecuteRequest) -> BoxFuture<'_, Result<Value, ExecutionError>> {
         let result = self
-            .handle(
-                &request.path,
-                &request.input,
-                &request.info.invocation_id,
-            )
+            .handle(&request.path, &request.input, &request.info.invocation_id)
             .map_err(|e| map_orpc_error(&e));
         Box::pin(std::future::ready(result))
     }
 }
-

@@ -10,6 +10,28 @@
 //! 1 with a message naming the step when anything deviates. See
 //! `docs/example.md`.
 
+/// `println!` that stops quietly, with the shell's SIGPIPE status 141,
+/// when stdout is closed early (`cargo run --example devices | head`)
+/// instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if writeln!(std::io::stdout().lock(), $($arg)*).is_err() {
+            std::process::exit(141);
+        }
+    }};
+}
+
+/// `print!` with the behaviour of [`say!`].
+macro_rules! say_raw {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if write!(std::io::stdout().lock(), $($arg)*).is_err() {
+            std::process::exit(141);
+        }
+    }};
+}
+
 mod app;
 mod embedded;
 
@@ -17,8 +39,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agent_surface::bridge::{
-    create_orpc_agent_bridge, invocation_id_header, CallOptions, HttpOrpcClient, OrpcClient,
-    OrpcAgentBridgeOptions,
+    create_orpc_agent_bridge, invocation_id_header, CallOptions, HttpOrpcClient,
+    OrpcAgentBridgeOptions, OrpcClient,
 };
 use agent_surface::{
     AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult, AgentManifest,
@@ -83,7 +105,10 @@ fn expect_success(result: &AgentInvocationResult) -> StepResult<Value> {
 /// Where the procedures run.
 enum Backend {
     Embedded(Arc<EmbeddedDevices>),
-    Orpc { url: String, client: Arc<HttpOrpcClient> },
+    Orpc {
+        url: String,
+        client: Arc<HttpOrpcClient>,
+    },
 }
 
 impl Backend {
@@ -94,7 +119,9 @@ impl Backend {
                     .into()
             }
             Backend::Orpc { url, .. } => {
-                format!("real oRPC server at {url} (through create_orpc_agent_bridge + HttpOrpcClient)")
+                format!(
+                    "real oRPC server at {url} (through create_orpc_agent_bridge + HttpOrpcClient)"
+                )
             }
         }
     }
@@ -151,7 +178,7 @@ impl App {
             .swap(revision, std::sync::atomic::Ordering::SeqCst);
         if previous != revision {
             let version = self.registry.notify_changed();
-            println!("[app] selection/filter changed -> surfaceVersion {version}");
+            say!("[app] selection/filter changed -> surfaceVersion {version}");
         }
     }
 
@@ -159,18 +186,18 @@ impl App {
         let rows = self.backend.load_devices().await?;
         self.view.set_rows(rows);
         self.render();
-        print!("{}", self.view.render());
+        say_raw!("{}", self.view.render());
         Ok(())
     }
 
     /// A click in the table.
     fn user_selects(&self, ids: &[&str]) -> StepResult {
-        println!("[user] selects {ids:?} in the table");
+        say!("[user] selects {ids:?} in the table");
         self.view
             .select(ids.iter().map(|s| s.to_string()).collect())
             .map_err(|unknown| format!("the table has no rows {unknown:?}"))?;
         self.render();
-        print!("{}", self.view.render());
+        say_raw!("{}", self.view.render());
         Ok(())
     }
 
@@ -180,17 +207,20 @@ impl App {
             .registry
             .pending_confirmation(confirmation_id)
             .ok_or_else(|| format!("no pending confirmation {confirmation_id}"))?;
-        println!(
+        say!(
             "[app] confirmation dialog: {} with {}",
             pending.capability_id,
             serde_json::to_string(&pending.input).unwrap_or_default()
         );
-        println!("[user] approves -> registry.confirm({confirmation_id:?})");
+        say!("[user] approves -> registry.confirm({confirmation_id:?})");
         let evidence = self
             .registry
             .confirm(confirmation_id)
             .map_err(|e| format!("confirm failed: {e}"))?;
-        println!("[app] hands the evidence to the agent:\n{}", pretty(&evidence));
+        say!(
+            "[app] hands the evidence to the agent:\n{}",
+            pretty(&evidence)
+        );
         Ok(evidence)
     }
 }
@@ -219,7 +249,7 @@ impl Agent {
     /// Takes a fresh snapshot (the agent's tool list).
     fn discover(&mut self) -> &SurfaceSnapshot {
         self.snapshot = self.registry.snapshot(&self.consumer);
-        println!(
+        say!(
             "[agent] takes a snapshot: surfaceVersion {}",
             self.snapshot.surface_version
         );
@@ -233,7 +263,11 @@ impl Agent {
             self.snapshot
                 .components
                 .iter()
-                .find(|c| c.capabilities.iter().any(|v| v.capability_id == capability_id))
+                .find(|c| {
+                    c.capabilities
+                        .iter()
+                        .any(|v| v.capability_id == capability_id)
+                })
                 .map(|c| c.registration_id.clone())
         } else {
             self.snapshot
@@ -253,9 +287,9 @@ impl Agent {
     }
 
     async fn call(&self, invocation: AgentInvocation) -> AgentInvocationResult {
-        println!("-> agent call:\n{}", pretty(&invocation));
+        say!("-> agent call:\n{}", pretty(&invocation));
         let result = self.registry.invoke(invocation, &self.consumer).await;
-        println!("<- result:\n{}", pretty(&result));
+        say!("<- result:\n{}", pretty(&result));
         result
     }
 }
@@ -265,11 +299,11 @@ static CURRENT_STEP: std::sync::Mutex<String> = std::sync::Mutex::new(String::ne
 
 fn step(n: u32, title: &str) {
     *CURRENT_STEP.lock().unwrap_or_else(|p| p.into_inner()) = format!("step {n} ({title})");
-    println!("\n=== Step {n}: {title} ===");
+    say!("\n=== Step {n}: {title} ===");
 }
 
 fn passed(n: u32, what: &str) {
-    println!("[ok] step {n}: {what}");
+    say!("[ok] step {n}: {what}");
 }
 
 fn devices_of(output: &Value) -> StepResult<Vec<Device>> {
@@ -284,9 +318,9 @@ fn ids(devices: &[Device]) -> Vec<&str> {
 async fn run(backend: Backend) -> StepResult {
     let manifest = AgentManifest::from_json_str(api::MANIFEST_JSON)
         .map_err(|e| format!("the compiled-in manifest does not parse: {e}"))?;
-    println!("agent-surface example: devices console");
-    println!("backend:  {}", backend.describe());
-    println!(
+    say!("agent-surface example: devices console");
+    say!("backend:  {}", backend.describe());
+    say!(
         "manifest: tests/fixtures/devices.manifest.json ({} procedures, digest {})",
         manifest.tools.len(),
         &api::MANIFEST_DIGEST[..16]
@@ -302,7 +336,7 @@ async fn run(backend: Backend) -> StepResult {
     };
     let registrations = app::register(&registry, &app.view)
         .map_err(|e| format!("registration was refused: {e}"))?;
-    println!(
+    say!(
         "[app] registers devices.table ({}: view:devices.table.select, view:devices.table.filter), \
          devices.list ({}, unbound), devices.disable ({}, bound to the selection, confirmation required), \
          devices.purge ({}, bound to the selection)",
@@ -311,7 +345,7 @@ async fn run(backend: Backend) -> StepResult {
         registrations.disable.registration_id(),
         registrations.purge.registration_id(),
     );
-    println!("[app] loads the devices table");
+    say!("[app] loads the devices table");
     app.reload().await?;
 
     let mut agent = Agent::new(registry.clone(), app::consumer());
@@ -321,27 +355,44 @@ async fn run(backend: Backend) -> StepResult {
     app.user_selects(&["dev-1", "dev-2"])?;
     let snapshot = agent.discover().clone();
     let catalog = serde_json::to_value(&snapshot).map_err(|e| e.to_string())?;
-    println!("agent-facing catalog:\n{}", pretty(&catalog));
+    say!("agent-facing catalog:\n{}", pretty(&catalog));
     let procedure_ids: Vec<&str> = snapshot
         .procedures
         .iter()
         .map(|p| p.procedure_id.as_str())
         .collect();
     ensure(
-        procedure_ids == ["domain:devices.list", "domain:devices.disable", "domain:devices.purge"],
-        || format!("the catalog should list devices.list, .disable, .purge; it lists {procedure_ids:?}"),
+        procedure_ids
+            == [
+                "domain:devices.list",
+                "domain:devices.disable",
+                "domain:devices.purge",
+            ],
+        || {
+            format!("the catalog should list devices.list, .disable, .purge; it lists {procedure_ids:?}")
+        },
     )?;
     let disable = &catalog["procedures"][1];
     ensure(
         disable["inputSchema"]["properties"] == json!({"reason": {"type": "string"}})
-            && disable["inputSchema"].get("required").is_none_or(|r| r == &json!([])),
-        || format!("devices.disable's agent schema should only have `reason`: {}", disable["inputSchema"]),
+            && disable["inputSchema"]
+                .get("required")
+                .is_none_or(|r| r == &json!([])),
+        || {
+            format!(
+                "devices.disable's agent schema should only have `reason`: {}",
+                disable["inputSchema"]
+            )
+        },
     )?;
     ensure(
-        disable["boundFields"] == json!([{"path": "deviceIds", "locked": true, "source": "ui-state"}])
+        disable["boundFields"]
+            == json!([{"path": "deviceIds", "locked": true, "source": "ui-state"}])
             && disable["confirmation"] == "required"
             && disable["available"] == true,
-        || format!("devices.disable should be available, bound (locked deviceIds), confirmation required: {disable}"),
+        || {
+            format!("devices.disable should be available, bound (locked deviceIds), confirmation required: {disable}")
+        },
     )?;
     ensure(
         catalog["procedures"][2]["confirmation"] == "required"
@@ -374,10 +425,12 @@ async fn run(backend: Backend) -> StepResult {
                 ("dev-3", "Old router", "disabled"),
                 ("dev-locked", "Core switch", "active"),
             ]),
-        || format!(
+        || {
+            format!(
             "devices.list should return the four seed devices with their seed statuses: {listed:?} \
              (the peer keeps its state in memory: start a fresh one for every run)"
-        ),
+        )
+        },
     )?;
     passed(1, "catalog lists 3 procedures + 2 view capabilities; disable's schema hides the bound deviceIds; devices.list returned the 4 seed devices");
 
@@ -388,10 +441,19 @@ async fn run(backend: Backend) -> StepResult {
         json!({"deviceIds": ["dev-locked"], "reason": "cleanup"}),
     )?;
     let error = expect_error(&agent.call(call).await, ErrorCode::InvalidInput)?;
-    ensure(error.details.get("lockedFields") == Some(&json!(["deviceIds"])), || {
-        format!("INVALID_INPUT should name lockedFields [\"deviceIds\"]: {:?}", error.details)
-    })?;
-    passed(2, "INVALID_INPUT with lockedFields [\"deviceIds\"]; nothing reached the backend");
+    ensure(
+        error.details.get("lockedFields") == Some(&json!(["deviceIds"])),
+        || {
+            format!(
+                "INVALID_INPUT should name lockedFields [\"deviceIds\"]: {:?}",
+                error.details
+            )
+        },
+    )?;
+    passed(
+        2,
+        "INVALID_INPUT with lockedFields [\"deviceIds\"]; nothing reached the backend",
+    );
 
     // ---------------------------------------------------------------- 3
     step(3, "a call that needs the user's confirmation");
@@ -407,10 +469,16 @@ async fn run(backend: Backend) -> StepResult {
             && error.retry == Retry::AfterConfirmation,
         || format!("the summary should show the selected ids dev-1, dev-2: {summary_input}"),
     )?;
-    passed(3, "CONFIRMATION_REQUIRED; the summary shows the selected ids [\"dev-1\",\"dev-2\"]");
+    passed(
+        3,
+        "CONFIRMATION_REQUIRED; the summary shows the selected ids [\"dev-1\",\"dev-2\"]",
+    );
 
     // ---------------------------------------------------------------- 4
-    step(4, "the user approves; the agent retries with a fresh invocation id and the evidence");
+    step(
+        4,
+        "the user approves; the agent retries with a fresh invocation id and the evidence",
+    );
     let evidence = app.user_approves(&confirmation_id)?;
     let mut call = agent.invocation("domain:devices.disable", json!({"reason": "maintenance"}))?;
     call.confirmation = Some(evidence);
@@ -418,7 +486,7 @@ async fn run(backend: Backend) -> StepResult {
     ensure(output == json!({"disabled": ["dev-1", "dev-2"]}), || {
         format!("the backend should report dev-1 and dev-2 disabled: {output}")
     })?;
-    println!("[app] reloads the table");
+    say!("[app] reloads the table");
     app.reload().await?;
     let statuses: Vec<(String, String)> = app
         .view
@@ -435,7 +503,10 @@ async fn run(backend: Backend) -> StepResult {
     passed(4, "success: the backend disabled [\"dev-1\",\"dev-2\"]");
 
     // ---------------------------------------------------------------- 5
-    step(5, "the selection changes after approval: the old evidence no longer applies");
+    step(
+        5,
+        "the selection changes after approval: the old evidence no longer applies",
+    );
     app.user_selects(&["dev-locked"])?;
     agent.discover();
     let call = agent.invocation("domain:devices.disable", json!({}))?;
@@ -446,33 +517,48 @@ async fn run(backend: Backend) -> StepResult {
         .to_string();
     ensure(
         error.details["summary"]["input"] == json!({"deviceIds": ["dev-locked"]}),
-        || format!("the summary should show [\"dev-locked\"]: {}", error.details["summary"]),
+        || {
+            format!(
+                "the summary should show [\"dev-locked\"]: {}",
+                error.details["summary"]
+            )
+        },
     )?;
     let stale_evidence = app.user_approves(&confirmation_id)?;
-    println!("[agent] changes the selection through the view capability before retrying");
+    say!("[agent] changes the selection through the view capability before retrying");
     let call = agent.invocation("view:devices.table.select", json!({"deviceIds": ["dev-3"]}))?;
     let output = expect_success(&agent.call(call).await)?;
     ensure(output == json!({"selected": ["dev-3"]}), || {
         format!("view:devices.table.select should select dev-3: {output}")
     })?;
     app.render();
-    print!("{}", app.view.render());
+    say_raw!("{}", app.view.render());
     agent.discover();
     let mut call = agent.invocation("domain:devices.disable", json!({}))?;
     call.confirmation = Some(stale_evidence);
     let error = expect_error(&agent.call(call).await, ErrorCode::ConfirmationInvalid)?;
     ensure(
         error.details.get("reason") == Some(&json!("different-call")),
-        || format!("CONFIRMATION_INVALID should say different-call: {:?}", error.details),
+        || {
+            format!(
+                "CONFIRMATION_INVALID should say different-call: {:?}",
+                error.details
+            )
+        },
     )?;
     let call = agent.invocation("domain:devices.disable", json!({}))?;
     let error = expect_error(&agent.call(call).await, ErrorCode::ConfirmationRequired)?;
     ensure(
         error.details["summary"]["input"] == json!({"deviceIds": ["dev-3"]}),
-        || format!("the new confirmation should show [\"dev-3\"]: {}", error.details["summary"]),
+        || {
+            format!(
+                "the new confirmation should show [\"dev-3\"]: {}",
+                error.details["summary"]
+            )
+        },
     )?;
     let fresh_id = error.details["confirmationId"].as_str().unwrap_or_default();
-    println!("[user] declines -> registry.reject({fresh_id:?})");
+    say!("[user] declines -> registry.reject({fresh_id:?})");
     registry
         .reject(fresh_id)
         .map_err(|e| format!("reject failed: {e}"))?;
@@ -489,21 +575,34 @@ async fn run(backend: Backend) -> StepResult {
         error.retry == Retry::AfterRefresh
             && error.details.get("currentSurfaceVersion") == Some(&json!(current))
             && current > seen,
-        || format!("STALE_CAPABILITY should be after-refresh with currentSurfaceVersion {current}: {error:?}"),
+        || {
+            format!("STALE_CAPABILITY should be after-refresh with currentSurfaceVersion {current}: {error:?}")
+        },
     )?;
     passed(6, &format!("STALE_CAPABILITY (after-refresh): the agent acted on surfaceVersion {seen}, the surface is at {current}"));
 
     // ---------------------------------------------------------------- 7
-    step(7, "after a refresh: local confirmation, then the server's own approval");
+    step(
+        7,
+        "after a refresh: local confirmation, then the server's own approval",
+    );
     agent.discover();
     let call = agent.invocation("domain:devices.purge", json!({}))?;
     let error = expect_error(&agent.call(call).await, ErrorCode::ConfirmationRequired)?;
     ensure(
         error.details["summary"]["input"] == json!({"deviceIds": ["dev-1"]})
             && error.details["summary"]["effect"] == "destructive",
-        || format!("the purge confirmation should show [\"dev-1\"]: {}", error.details["summary"]),
+        || {
+            format!(
+                "the purge confirmation should show [\"dev-1\"]: {}",
+                error.details["summary"]
+            )
+        },
     )?;
-    let confirmation_id = error.details["confirmationId"].as_str().unwrap_or_default().to_string();
+    let confirmation_id = error.details["confirmationId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let evidence = app.user_approves(&confirmation_id)?;
     let mut call = agent.invocation("domain:devices.purge", json!({}))?;
     call.confirmation = Some(evidence);
@@ -514,12 +613,13 @@ async fn run(backend: Backend) -> StepResult {
     )?;
     let call = agent.invocation("domain:devices.list", json!({}))?;
     let listed = devices_of(&expect_success(&agent.call(call).await)?)?;
-    ensure(ids(&listed) == ["dev-1", "dev-2", "dev-3", "dev-locked"], || {
-        format!("nothing may be purged before the server's approval: {listed:?}")
-    })?;
+    ensure(
+        ids(&listed) == ["dev-1", "dev-2", "dev-3", "dev-locked"],
+        || format!("nothing may be purged before the server's approval: {listed:?}"),
+    )?;
     passed(7, "the local confirmation passed, the server still answered DOMAIN_APPROVAL_REQUIRED (appr-1); nothing was purged");
 
-    println!("\nAll 7 steps passed.");
+    say!("\nAll 7 steps passed.");
     Ok(())
 }
 
@@ -549,7 +649,7 @@ async fn main() -> ExitCode {
     let url = match parse_args() {
         Ok(url) => url,
         Err(message) if message.is_empty() => {
-            println!("{USAGE}");
+            say!("{USAGE}");
             return ExitCode::SUCCESS;
         }
         Err(message) => {
@@ -570,8 +670,15 @@ async fn main() -> ExitCode {
     match run(backend).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            let at = CURRENT_STEP.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            let at = if at.is_empty() { "setup".to_string() } else { at };
+            let at = CURRENT_STEP
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            let at = if at.is_empty() {
+                "setup".to_string()
+            } else {
+                at
+            };
             eprintln!("\nFAILED at {at}: {message}");
             ExitCode::FAILURE
         }

@@ -5,12 +5,15 @@
 //!
 //! Baseline in the same run: `AgentManifest::from_json_str` (parse and
 //! validate only) of the same text; report expansion as a ratio of it.
+//! `types_only` runs just the JSON Schema → Rust converter over the same
+//! procedures, to show its share of the expansion.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use proc_macro2::Span;
 use quote::quote;
 use serde_json::json;
 use surface_codegen::manifest_macro::{expand_manifest_text, ExpandOptions};
+use surface_codegen::types::{generate_procedure_types, TypeOptions};
 use surface_runtime::AgentManifest;
 
 /// A manifest of `n` procedures spread over `n / 10 + 1` router namespaces.
@@ -74,6 +77,23 @@ fn bench_expand(c: &mut Criterion) {
             BenchmarkId::new("parse_validate_baseline", n),
             &text,
             |b, text| b.iter(|| AgentManifest::from_json_str(text).unwrap()),
+        );
+        let manifest = AgentManifest::from_json_str(&text).unwrap();
+        let type_options = TypeOptions::default();
+        group.bench_with_input(
+            BenchmarkId::new("types_only", n),
+            &manifest,
+            |b, manifest| {
+                b.iter(|| {
+                    for tool in manifest.tools.values() {
+                        generate_procedure_types(
+                            &tool.input_schema,
+                            tool.output_schema.as_ref(),
+                            &type_options,
+                        );
+                    }
+                })
+            },
         );
         group.bench_with_input(BenchmarkId::new("expand", n), &text, |b, text| {
             b.iter(|| expand_manifest_text(text, &options, Span::call_site()).unwrap())

@@ -656,7 +656,7 @@ fn check_and_expand(input: &ImplInput) -> (TokenStream, Option<syn::Error>) {
             errors.add(
                 ov.span(),
                 format!(
-                    "overridable field `{name}` does not exist: it is neither a field of `{}` nor a property of `{path}`'s input ({}){}",
+                    "overridable field `{name}` does not exist: it is neither a field of `{}` nor a property of `{path}`'s input; {}{}",
                     input.item.ident,
                     properties_list(&input.fields),
                     suggestion(&input.fields, &name)
@@ -983,11 +983,14 @@ fn expand(input: &ImplInput, matched: &[Matched<'_>], unlocked: &[String]) -> To
     let checks = matched.iter().enumerate().map(|(i, m)| {
         let ty = &m.field.ty;
         let span = ty.span();
-        let alias = &m.prop.ident;
+        // Every token of the expected type carries the user's span, so rustc
+        // reports both "expected" and "found" at the user's field.
+        let alias = respan(quote!(#api::#module::__fields::), span);
+        let prop = ident_with_span(&m.prop.ident, span);
         let expected = if m.wraps_option {
-            quote_spanned!(span=> ::core::option::Option<#api::#module::__fields::#alias>)
+            quote_spanned!(span=> ::core::option::Option<#alias #prop>)
         } else {
-            quote_spanned!(span=> #api::#module::__fields::#alias)
+            quote_spanned!(span=> #alias #prop)
         };
         let check = format_ident!("__agent_surface_check_{}", i);
         quote_spanned! {span=>
@@ -1074,6 +1077,30 @@ fn expand(input: &ImplInput, matched: &[Matched<'_>], unlocked: &[String]) -> To
             }
         }
     }
+}
+
+/// `tokens` with every span replaced by `span` (groups included).
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|tt| match tt {
+            proc_macro2::TokenTree::Group(g) => {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                proc_macro2::TokenTree::Group(group)
+            }
+            mut other => {
+                other.set_span(span);
+                other
+            }
+        })
+        .collect()
+}
+
+fn ident_with_span(ident: &Ident, span: Span) -> Ident {
+    let mut ident = ident.clone();
+    ident.set_span(span);
+    ident
 }
 
 impl ToTokens for Role {
@@ -1260,7 +1287,7 @@ mod tests {
             ),
         )
         .to_string();
-        assert!(out.starts_with("struct S { a : u8 }"), "{out}");
+        assert!(out.starts_with("struct S { a : u8 , }"), "{out}");
         assert!(out.contains("compile_error"));
         let out = expand_attribute(
             quote!(crate::api, "a.b", overridable(a)),

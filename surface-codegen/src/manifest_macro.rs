@@ -322,7 +322,8 @@ struct Generator<'m> {
 struct ProcedureEntry {
     path: String,
     module: Vec<Ident>,
-    input_object: Option<InputObject>,
+    /// The facts `procedure_facts` computed for the lookup arm.
+    facts: TokenStream,
 }
 
 impl<'m> Generator<'m> {
@@ -369,7 +370,7 @@ impl<'m> Generator<'m> {
         let lookup = self.emit_lookup(&entries);
         let span = self.span;
         let include = quote_spanned!(span=> include_str!(#include_path));
-        quote! {
+        let mut tokens = quote! {
             #json_doc
             pub const MANIFEST_JSON: &str = #include;
 
@@ -402,11 +403,11 @@ impl<'m> Generator<'m> {
                     })
                     .clone()
             }
-
-            #tree
-
-            #lookup
-        }
+        };
+        // Moved, not interpolated: `quote!` would copy the whole tree.
+        tokens.extend(tree);
+        tokens.extend(lookup);
+        tokens
     }
 
     fn emit_children(
@@ -429,10 +430,12 @@ impl<'m> Generator<'m> {
                 );
                 out.extend(quote! {
                     #[doc = #doc]
-                    pub mod #ident {
-                        #inner
-                    }
+                    pub mod #ident
                 });
+                // Moved, not interpolated: `quote!` would copy the subtree.
+                out.extend(std::iter::once(proc_macro2::TokenTree::Group(
+                    proc_macro2::Group::new(proc_macro2::Delimiter::Brace, inner),
+                )));
             }
             prefix.pop();
         }
@@ -453,7 +456,6 @@ impl<'m> Generator<'m> {
             tool.output_schema.as_ref(),
             &self.type_options,
         );
-        let items = &types.items;
         let field_enum = emit_field_enum(types.input_object.as_ref(), path);
         let field_aliases = emit_field_aliases(types.input_object.as_ref());
         let capability_id = canonical_capability_id(path, tool);
@@ -470,11 +472,6 @@ impl<'m> Generator<'m> {
         for note in &types.notes {
             mod_doc.push_str(&format!("\n\n Note: {note}"));
         }
-        let fn_doc = format!(
-            " The typed reference to `{path}` (id `domain:{path}`, effect `{}`), from [`authority()`](authority).\n\n {}",
-            tool.effect,
-            one_line(&tool.description)
-        );
         // From the module holding `fn ident` up to the invoking module.
         let ups = module.len() - 1;
         let supers = (0..ups).map(|_| quote!(super::));
@@ -483,9 +480,11 @@ impl<'m> Generator<'m> {
         } else {
             quote!(#(#supers)* authority)
         };
-        let fn_doc = fn_doc.replace(
-            "[`authority()`](authority)",
-            &format!("`{}authority()`", "super::".repeat(ups)),
+        let fn_doc = format!(
+            " The typed reference to `{path}` (id `domain:{path}`, effect `{}`), from `{}authority()`.\n\n {}",
+            tool.effect,
+            "super::".repeat(ups),
+            one_line(&tool.description)
         );
         let missing = format!("`{path}` is missing from the generated authority");
         let mod_doc = doc_lines(&mod_doc);
@@ -493,21 +492,25 @@ impl<'m> Generator<'m> {
         entries.push(ProcedureEntry {
             path: path.to_string(),
             module: module.to_vec(),
-            input_object: types.input_object.clone(),
+            facts: procedure_facts(types.input_object.as_ref()),
         });
-        quote! {
+        // The module body is assembled by moving the pieces, not by
+        // interpolating them (`quote!` would copy each).
+        let mut body = types.items;
+        body.extend(field_enum);
+        body.extend(quote! {
+            /// Dotted router path of this procedure.
+            pub const PATH: &str = #path;
+        });
+        body.extend(field_aliases);
+        let mut out = quote! {
             #mod_doc
-            pub mod #ident {
-                #items
-
-                #field_enum
-
-                /// Dotted router path of this procedure.
-                pub const PATH: &str = #path;
-
-                #field_aliases
-            }
-
+            pub mod #ident
+        };
+        out.extend(std::iter::once(proc_macro2::TokenTree::Group(
+            proc_macro2::Group::new(proc_macro2::Delimiter::Brace, body),
+        )));
+        out.extend(quote! {
             #fn_doc
             pub fn #ident() -> #krate::AgentProcedureRef<#ident::Input, #ident::Output> {
                 match #krate::AgentProcedureRef::from_authority(&#authority_path(), #path) {
@@ -515,7 +518,8 @@ impl<'m> Generator<'m> {
                     ::core::option::Option::None => ::core::panic!(#missing),
                 }
             }
-        }
+        });
+        out
     }
 
     fn emit_lookup(&self, entries: &[ProcedureEntry]) -> TokenStream {
@@ -524,7 +528,7 @@ impl<'m> Generator<'m> {
         let arms = entries.iter().map(|entry| {
             let path = &entry.path;
             let module = &entry.module;
-            let facts = procedure_facts(entry.input_object.as_ref());
+            let facts = &entry.facts;
             quote! {
                 (#path $($rest:tt)*) => {
                     #krate::__private::agent_procedure_impl! {
@@ -744,7 +748,8 @@ fn emit_field_enum(object: Option<&InputObject>, path: &str) -> TokenStream {
         }
 
         impl Field {
-            /// Every property, in schema order.
+            /// Every property, in the order of the generated `Input` fields
+            /// (sorted by property name).
             pub const ALL: &'static [Field] = &[#(Field::#variants),*];
 
             /// The JSON property name (`"deviceIds"`).
@@ -894,6 +899,20 @@ mod tests {
             msg.starts_with("cannot read the agent manifest `nope/missing.json` (looked for `/no/such/crate/nope/missing.json`): "),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn s4_rebuild_include_str_names_the_canonical_absolute_path() {
+        let args: ManifestArgs =
+            syn::parse2(quote!("../tests/./fixtures/handwritten.manifest.json")).unwrap();
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let tokens = expand_manifest_args(&args, Some(dir)).unwrap().to_string();
+        let canonical =
+            std::fs::canonicalize(dir.join("../tests/fixtures/handwritten.manifest.json")).unwrap();
+        assert!(canonical.is_absolute());
+        let expected = format!("include_str ! ({:?})", canonical.to_string_lossy());
+        assert!(tokens.contains(&expected), "{expected} not in expansion");
+        assert!(!canonical.to_string_lossy().contains(".."));
     }
 
     #[test]

@@ -3,6 +3,36 @@
 //! pipeline, the oRPC bridges and the browser-session protocol.
 //!
 //! The contract is `SPEC.md`; section numbers in docstrings refer to it.
+//!
+//! # The registry in one page
+//!
+//! ```
+//! use std::sync::Arc;
+//! use serde_json::{json, Value};
+//! use surface_runtime::*;
+//!
+//! let authority = Authority::from_manifest(AgentManifest::from_json_str(r#"{"tools":{
+//!   "devices.list":{"description":"List devices","inputSchema":{"type":"object"},"effect":"server-query"}}}"#).unwrap());
+//! let registry = SurfaceRegistry::new(authority.clone());
+//! // registry.set_procedure_executor(bridge.executor());
+//! let list: AgentProcedureRef<Value, Value> =
+//!     AgentProcedureRef::from_authority(&authority, "devices.list").unwrap();
+//! let handle = registry
+//!     .register_procedure(ProcedureReference::new(list).when(|| true))
+//!     .unwrap();
+//! let snapshot = registry.snapshot(&AgentConsumer::embedded("user-1"));
+//! assert_eq!(snapshot.procedures[0].procedure_id, "domain:devices.list");
+//! drop(handle); // unregisters; surfaceVersion increases
+//! assert!(registry.snapshot(&AgentConsumer::embedded("user-1")).procedures.is_empty());
+//! ```
+//!
+//! * [`registry`] — [`SurfaceRegistry`], registration, snapshot, surface
+//!   version, subscriptions, confirmation approval.
+//! * [`pipeline`] — `invoke`: the phases and every error code of SPEC §7.
+//! * [`confirmation`] — levels and the evidence protocol.
+//! * [`policy`], [`audit`], [`component`] (view capabilities),
+//!   [`reference`] (procedure references), [`snapshot`], [`clock`]
+//!   (clock and timer seams; no async runtime is required).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -148,12 +148,15 @@ impl<'de> Deserialize<'de> for RawTools {
                 let mut duplicates = Vec::new();
                 while let Some(key) = map.next_key::<String>()? {
                     let tool: ManifestTool = map.next_value()?;
-                    if tools.contains_key(&key) {
-                        if !duplicates.contains(&key) {
-                            duplicates.push(key);
+                    match tools.entry(key) {
+                        std::collections::btree_map::Entry::Occupied(entry) => {
+                            if !duplicates.contains(entry.key()) {
+                                duplicates.push(entry.key().clone());
+                            }
                         }
-                    } else {
-                        tools.insert(key, tool);
+                        std::collections::btree_map::Entry::Vacant(entry) => {
+                            entry.insert(tool);
+                        }
                     }
                 }
                 Ok(RawTools { tools, duplicates })

@@ -21,7 +21,13 @@
 //! `duplicate-invocation`); a repeat while the first is running answers
 //! `invocation-in-flight`; a repeat with a different envelope answers
 //! `invocation-id-reused`. Every outcome is recorded, including
-//! `CONFIRMATION_REQUIRED`: the confirmed retry must use a fresh id.
+//! `CONFIRMATION_REQUIRED`: the confirmed retry must use a fresh id. Each
+//! remembered id costs its string plus ~24 bytes; a registry lives as long
+//! as its page/session, so this is bounded by the calls of one session.
+//!
+//! **Evidence on calls that need none** (level `never`, or `optional` not
+//! enforced) is ignored: it is neither checked nor consumed, and the
+//! executor's `ProcedureCallInfo::confirmation` is `None`.
 
 use std::future::Future;
 use std::hash::{Hash, Hasher};
@@ -194,12 +200,12 @@ impl SurfaceRegistry {
         cancellation: Option<&Cancellation>,
     ) -> AgentInvocationResult {
         let fingerprint = self.fingerprint(&invocation, consumer);
-        if let Some(result) = self.admit(&invocation, fingerprint) {
-            return result;
-        }
-        let invocation_id = invocation.invocation_id.clone();
+        let key = match self.admit(&invocation, fingerprint) {
+            Ok(key) => key,
+            Err(answer) => return answer,
+        };
         let result = self.run(invocation, consumer, cancellation).await;
-        self.record(invocation_id, &result);
+        self.record(key, &result);
         result
     }
 
@@ -231,29 +237,38 @@ impl SurfaceRegistry {
         h.finish()
     }
 
-    /// Admission: `None` when the id is new (now recorded as in flight),
-    /// else the answer for the repeat.
-    fn admit(&self, inv: &AgentInvocation, fingerprint: u64) -> Option<AgentInvocationResult> {
+    /// Admission: `Ok(key)` when the id is new (now recorded as in
+    /// flight), else the answer for the repeat.
+    fn admit(
+        &self,
+        inv: &AgentInvocation,
+        fingerprint: u64,
+    ) -> Result<Arc<str>, AgentInvocationResult> {
         let id = &inv.invocation_id;
         let answer = {
             let mut state = lock(&self.inner.state);
-            match state.invocations.get(id.as_str()) {
-                None => {
-                    state.invocations.insert(
-                        Arc::from(id.as_str()),
-                        InvocationRecord {
-                            fingerprint,
-                            done: false,
-                        },
-                    );
-                    return None;
+            let key: Arc<str> = Arc::from(id.as_str());
+            match state.invocations.entry(key.clone()) {
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(InvocationRecord {
+                        fingerprint,
+                        done: false,
+                        result: None,
+                    });
+                    return Ok(key);
                 }
-                Some(record) if record.fingerprint != fingerprint => "invocation-id-reused",
-                Some(record) if !record.done => "invocation-in-flight",
-                Some(_) => match state.results.get(id.as_str()) {
-                    Some(result) => return Some(result.clone()),
-                    None => "duplicate-invocation",
-                },
+                std::collections::hash_map::Entry::Occupied(record) => {
+                    let record = record.get();
+                    if record.fingerprint != fingerprint {
+                        "invocation-id-reused"
+                    } else if !record.done {
+                        "invocation-in-flight"
+                    } else if let Some(result) = &record.result {
+                        return Err(AgentInvocationResult::clone(result));
+                    } else {
+                        "duplicate-invocation"
+                    }
+                }
             }
         };
         let message = match answer {
@@ -273,26 +288,24 @@ impl SurfaceRegistry {
             code: ErrorCode::PreconditionFailed,
             internal: None,
         });
-        Some(AgentInvocationResult::Error {
+        Err(AgentInvocationResult::Error {
             invocation_id: id.clone(),
             error,
         })
     }
 
-    fn record(&self, invocation_id: String, result: &AgentInvocationResult) {
+    fn record(&self, key: Arc<str>, result: &AgentInvocationResult) {
         let mut state = lock(&self.inner.state);
-        let key: Arc<str> = match state.invocations.get_key_value(invocation_id.as_str()) {
-            Some((key, _)) => key.clone(),
-            None => Arc::from(invocation_id),
-        };
         if let Some(record) = state.invocations.get_mut(&key) {
             record.done = true;
+            record.result = Some(Box::new(result.clone()));
         }
-        state.results.insert(key.clone(), result.clone());
         state.completed.push_back(key);
         while state.completed.len() > self.inner.config.recorded_results {
             if let Some(old) = state.completed.pop_front() {
-                state.results.remove(&old);
+                if let Some(record) = state.invocations.get_mut(&old) {
+                    record.result = None;
+                }
             }
         }
     }
@@ -943,4 +956,46 @@ async fn race(
         Poll::Pending
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_errors_name_the_field_and_never_echo_values() {
+        let validator = jsonschema::validator_for(&json!({
+            "type": "object",
+            "properties": {"name": {"type": "string", "maxLength": 3}, "id": {}},
+            "required": ["id"],
+            "additionalProperties": false
+        }))
+        .unwrap();
+        let mut errors = validation_errors(&validator, &json!({"name": "secret-value", "zz": 1}));
+        errors.sort_by(|a, b| a.1["keyword"].as_str().cmp(&b.1["keyword"].as_str()));
+        let fields: Vec<Option<String>> = errors.iter().map(|e| e.0.clone()).collect();
+        assert_eq!(
+            fields,
+            vec![None, Some("name".to_string()), Some("id".to_string())]
+        );
+        assert_eq!(errors[1].1["instancePath"], json!("/name"));
+        assert!(!Value::Array(errors.into_iter().map(|e| e.1).collect())
+            .to_string()
+            .contains("secret-value"));
+        assert!(validation_errors(&validator, &json!({"id": 1})).is_empty());
+    }
+
+    #[test]
+    fn fold_hasher_distinguishes_inputs_and_seeds() {
+        let hash = |seed: u64, v: &Value| {
+            let mut h = FoldHasher(seed);
+            v.hash(&mut h);
+            h.finish()
+        };
+        let a = json!({"ids": ["a", "b"]});
+        let b = json!({"ids": ["b", "a"]});
+        assert_ne!(hash(1, &a), hash(1, &b));
+        assert_ne!(hash(1, &a), hash(2, &a));
+        assert_eq!(hash(1, &a), hash(1, &a.clone()));
+    }
 }

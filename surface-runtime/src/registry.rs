@@ -191,7 +191,6 @@ pub enum ChangeReason {
 }
 
 pub(crate) struct ProcEntry {
-    pub(crate) number: u64,
     pub(crate) registration_id: String,
     pub(crate) path: String,
     pub(crate) procedure_id: String,
@@ -210,6 +209,8 @@ pub(crate) struct ProcEntry {
     pub(crate) context: Option<ComponentContext>,
     pub(crate) confirmation: ConfirmationLevel,
     pub(crate) policies: Vec<Arc<dyn AgentPolicy>>,
+    /// Last observed `when()` ([`Observed`]).
+    pub(crate) observed: Observed,
 }
 
 impl ProcEntry {
@@ -227,10 +228,26 @@ pub(crate) struct ViewEntry {
     pub(crate) handler: Arc<HandlerFn>,
     pub(crate) when: Option<Arc<WhenFn>>,
     pub(crate) unavailable_reason: Option<Reason>,
+    /// Last observed `when()`.
+    pub(crate) observed: Observed,
+}
+
+/// The last observed availability of one capability: unknown until the
+/// first snapshot / refresh, then available or not. Lock-free so a
+/// snapshot of many references does not take the registry lock per entry.
+#[derive(Default)]
+pub(crate) struct Observed(std::sync::atomic::AtomicU8);
+
+impl Observed {
+    /// Records `available`; `true` when a previous observation differed.
+    pub(crate) fn record(&self, available: bool) -> bool {
+        let new = if available { 1 } else { 2 };
+        let previous = self.0.swap(new, std::sync::atomic::Ordering::SeqCst);
+        previous != 0 && previous != new
+    }
 }
 
 pub(crate) struct ComponentEntry {
-    pub(crate) number: u64,
     pub(crate) registration_id: String,
     pub(crate) context: ComponentContext,
     pub(crate) description: Option<String>,
@@ -244,6 +261,8 @@ pub(crate) struct InvocationRecord {
     /// Keyed hash of the envelope (invocation + consumer).
     pub(crate) fingerprint: u64,
     pub(crate) done: bool,
+    /// The result while it is among the last `recorded_results`.
+    pub(crate) result: Option<Box<AgentInvocationResult>>,
 }
 
 pub(crate) struct State {
@@ -254,12 +273,7 @@ pub(crate) struct State {
     /// Live registration numbers by capability id (`procedureId`, the
     /// canonical capability id when it differs, and view capability ids).
     pub(crate) index: HashMap<String, Vec<u64>>,
-    /// Last observed `when()` per (registration, capability index);
-    /// `usize::MAX` for procedures.
-    pub(crate) availability: HashMap<(u64, usize), bool>,
     pub(crate) invocations: HashMap<Arc<str>, InvocationRecord>,
-    /// The last `recorded_results` results, for replays.
-    pub(crate) results: HashMap<Arc<str>, AgentInvocationResult>,
     pub(crate) completed: VecDeque<Arc<str>>,
     pub(crate) confirmations: ConfirmationStore,
 }
@@ -427,9 +441,7 @@ impl SurfaceRegistryBuilder {
                     procedures: BTreeMap::new(),
                     components: BTreeMap::new(),
                     index: HashMap::new(),
-                    availability: HashMap::new(),
                     invocations: HashMap::new(),
-                    results: HashMap::new(),
                     completed: VecDeque::new(),
                     confirmations: ConfirmationStore::default(),
                 }),
@@ -868,7 +880,6 @@ impl SurfaceRegistry {
             state.next_number += 1;
             state.version += 1;
             let entry = ProcEntry {
-                number,
                 registration_id: registration_id(number),
                 procedure_id: format!("domain:{path}"),
                 capability_id,
@@ -887,6 +898,7 @@ impl SurfaceRegistry {
                 context,
                 confirmation,
                 policies: reference.policies.clone(),
+                observed: Observed::default(),
             };
             state
                 .index
@@ -976,6 +988,7 @@ impl SurfaceRegistry {
                 handler: cap.handler,
                 when: cap.when,
                 unavailable_reason: cap.unavailable_reason,
+                observed: Observed::default(),
             });
         }
         let context = ComponentContext {
@@ -1003,7 +1016,6 @@ impl SurfaceRegistry {
                 state.components.insert(
                     number,
                     Arc::new(ComponentEntry {
-                        number,
                         registration_id: registration_id(number),
                         context: context.clone(),
                         description: definition.description,
@@ -1053,7 +1065,6 @@ impl SurfaceRegistry {
                     }
                 }
             }
-            state.availability.retain(|(n, _), _| *n != number);
             state.version += 1;
             SurfaceChange {
                 surface_version: state.version,
@@ -1090,8 +1101,16 @@ impl SurfaceRegistry {
     /// whether the version was bumped.
     pub fn refresh_availability(&self) -> bool {
         let (procs, comps) = self.live_entries();
-        let observed = observe(&procs, &comps);
-        self.record_availability(observed).is_some()
+        let mut changed = false;
+        for p in &procs {
+            changed |= p.observed.record(p.when.as_ref().is_none_or(|w| w()));
+        }
+        for c in &comps {
+            for v in &c.views {
+                changed |= v.observed.record(v.when.as_ref().is_none_or(|w| w()));
+            }
+        }
+        changed && self.bump_availability().is_some()
     }
 
     fn live_entries(&self) -> (Vec<Arc<ProcEntry>>, Vec<Arc<ComponentEntry>>) {
@@ -1102,29 +1121,10 @@ impl SurfaceRegistry {
         )
     }
 
-    /// Records `observed` availability; bumps when a previously observed
-    /// value changed. Returns the new version when bumped.
-    fn record_availability(&self, observed: Vec<((u64, usize), bool)>) -> Option<u64> {
+    /// Bumps the version for an observed availability change and notifies.
+    fn bump_availability(&self) -> Option<u64> {
         let change = {
             let mut state = lock(&self.inner.state);
-            let mut changed = false;
-            for (key, available) in observed {
-                // Only keys of live registrations are recorded.
-                let live = if key.1 == usize::MAX {
-                    state.procedures.contains_key(&key.0)
-                } else {
-                    state.components.contains_key(&key.0)
-                };
-                if !live {
-                    continue;
-                }
-                if let Some(previous) = state.availability.insert(key, available) {
-                    changed |= previous != available;
-                }
-            }
-            if !changed {
-                return None;
-            }
             state.version += 1;
             SurfaceChange {
                 surface_version: state.version,
@@ -1146,6 +1146,9 @@ impl SurfaceRegistry {
     pub fn snapshot(&self, consumer: &AgentConsumer) -> SurfaceSnapshot {
         let with_views = consumer.kind != ConsumerKind::Headless;
         let mut attempts = 0;
+        // Observations are recorded as they are made, so a change seen in a
+        // discarded attempt must still bump the version.
+        let mut changed = false;
         loop {
             attempts += 1;
             let (version, procs, comps) = {
@@ -1156,12 +1159,11 @@ impl SurfaceRegistry {
                     state.components.values().cloned().collect::<Vec<_>>(),
                 )
             };
-            let mut observed = Vec::with_capacity(procs.len());
             let procedures: Vec<AgentProcedureDescriptor> = procs
                 .iter()
                 .map(|p| {
                     let available = p.when.as_ref().is_none_or(|w| w());
-                    observed.push(((p.number, usize::MAX), available));
+                    changed |= p.observed.record(available);
                     AgentProcedureDescriptor {
                         procedure_id: p.procedure_id.clone(),
                         capability_id: (p.capability_id != p.procedure_id)
@@ -1185,9 +1187,9 @@ impl SurfaceRegistry {
             let mut components = Vec::new();
             for c in &comps {
                 let mut capabilities = Vec::with_capacity(c.views.len());
-                for (i, v) in c.views.iter().enumerate() {
+                for v in &c.views {
                     let available = v.when.as_ref().is_none_or(|w| w());
-                    observed.push(((c.number, i), available));
+                    changed |= v.observed.record(available);
                     if with_views {
                         capabilities.push(ViewCapabilityDescriptor {
                             capability_id: v.capability_id.clone(),
@@ -1216,7 +1218,11 @@ impl SurfaceRegistry {
             if self.surface_version() != version && attempts < 8 {
                 continue;
             }
-            let surface_version = self.record_availability(observed).unwrap_or(version);
+            let surface_version = if changed {
+                self.bump_availability().unwrap_or(version)
+            } else {
+                version
+            };
             return SurfaceSnapshot {
                 surface_version,
                 components,
@@ -1287,19 +1293,6 @@ impl SurfaceRegistry {
         let now = self.now_ms();
         lock(&self.inner.state).confirmations.list(now)
     }
-}
-
-fn observe(procs: &[Arc<ProcEntry>], comps: &[Arc<ComponentEntry>]) -> Vec<((u64, usize), bool)> {
-    let mut observed = Vec::with_capacity(procs.len());
-    for p in procs {
-        observed.push(((p.number, usize::MAX), p.when.as_ref().is_none_or(|w| w())));
-    }
-    for c in comps {
-        for (i, v) in c.views.iter().enumerate() {
-            observed.push(((c.number, i), v.when.as_ref().is_none_or(|w| w())));
-        }
-    }
-    observed
 }
 
 #[cfg(test)]

@@ -1170,10 +1170,31 @@ fn phase7_timeout_through_the_injected_timer() {
     assert_eq!(slept.load(Ordering::SeqCst), 250);
 }
 
+/// Waits for its cancellation token and keeps it for inspection.
+#[derive(Default)]
+struct Waiting(Mutex<Option<Cancellation>>);
+impl surface_runtime::AgentProcedureExecutor for Waiting {
+    fn execute(
+        &self,
+        req: surface_runtime::ExecuteRequest,
+    ) -> surface_runtime::sync::BoxFuture<'_, Result<Value, ExecutionError>> {
+        *self.0.lock().unwrap() = Some(req.info.cancellation.clone());
+        Box::pin(async move {
+            req.info.cancellation.cancelled().await;
+            Err(ExecutionError::new(
+                ErrorCode::Cancelled,
+                "stopped",
+                Retry::No,
+            ))
+        })
+    }
+}
+
 #[test]
 fn phase7_caller_cancellation_reaches_the_executor() {
     let f = fixture();
-    f.registry.set_procedure_executor(Arc::new(Never));
+    let executor = Arc::new(Waiting::default());
+    f.registry.set_procedure_executor(executor.clone());
     let _h = f
         .registry
         .register_procedure(ProcedureReference::new(procedure(
@@ -1192,9 +1213,40 @@ fn phase7_caller_cancellation_reaches_the_executor() {
         futures_util::FutureExt::now_or_never(fut.as_mut()).is_none(),
         "pending while the executor waits"
     );
+    let token = executor.0.lock().unwrap().clone().expect("executor called");
+    assert!(!token.is_cancelled());
     cancel.cancel();
     let r = now(fut);
     assert_eq!(error_code(&r), Some("CANCELLED"));
+    assert!(token.is_cancelled(), "the executor's signal fired");
+}
+
+#[test]
+fn phase7_timeout_fires_the_executor_cancellation() {
+    let f = fixture_with(|b| b.timer(Arc::new(Immediate(Arc::default()))));
+    let executor = Arc::new(Waiting::default());
+    f.registry.set_procedure_executor(executor.clone());
+    let _h = f
+        .registry
+        .register_procedure(
+            ProcedureReference::new(procedure(f.registry.authority(), "devices.rename")).bind(
+                || RenameBinding {
+                    device_id: "d1".into(),
+                },
+            ),
+        )
+        .unwrap();
+    let r = call(
+        &f.registry,
+        "i1",
+        "domain:devices.rename",
+        json!({"name": "n"}),
+    );
+    assert_eq!(error_code(&r), Some("TIMEOUT"));
+    // A mutation may have taken effect: do not retry blindly.
+    assert_eq!(retry(&r), Retry::No);
+    assert_eq!(details(&r)["timeoutMs"], json!(30_000));
+    assert!(executor.0.lock().unwrap().as_ref().unwrap().is_cancelled());
 }
 
 #[tokio::test]

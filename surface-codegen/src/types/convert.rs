@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::model::{ConstLit, FieldDef, FieldMode, ItemDef, Ty};
-use super::names::{pascal, NameSet};
+use super::names::{pascal, variant, NameSet};
 use super::{AdditionalProperties, FieldInfo, InputObject};
 
 /// Deepest schema nesting converted; deeper schemas become `Value`.
@@ -757,7 +757,7 @@ impl Converter {
         let variants = values
             .iter()
             .filter(|v| seen.insert(v.as_str()))
-            .map(|v| (variant_names.unique(&pascal(v), false), v.clone()))
+            .map(|v| (variant_names.unique(&variant(v), false), v.clone()))
             .collect();
         let doc = Self::map_doc(s);
         self.push_item(ItemDef::StringEnum {
@@ -926,8 +926,8 @@ impl Converter {
                 required.retain(|r| r.as_str() != Some(tag));
             }
             arm.remove("title");
-            let variant = variant_names.unique(&pascal(&value), false);
-            let payload_hint = Hint::Fresh(format!("{name}{variant}"));
+            let variant = variant_names.unique(&variant(&value), false);
+            let payload_hint = Hint::Fresh(format!("{name}{}", variant.trim_end_matches('_')));
             let payload = self.structure_of_arm(root, &arm, &payload_hint, &format!("{ptr}/{i}"));
             variants.push((variant, value, payload));
         }
@@ -977,7 +977,7 @@ impl Converter {
             let ty = self.convert(
                 root,
                 arm,
-                &Hint::Fresh(format!("{name}{variant}")),
+                &Hint::Fresh(format!("{name}{}", variant.trim_end_matches('_'))),
                 &format!("{ptr}/{i}"),
             );
             admits_null |= self.admits_null(&ty);
@@ -1103,7 +1103,7 @@ fn discriminator(arms: &[&Value]) -> Option<String> {
 /// A variant name for an untagged union arm from its shape.
 fn variant_base(arm: &Value, index: usize) -> String {
     if let Some(title) = arm.get("title").and_then(Value::as_str) {
-        return pascal(title);
+        return variant(title);
     }
     match arm.get("type").and_then(Value::as_str) {
         Some("string") if arm.get("const").is_none() && arm.get("enum").is_none() => {
@@ -1114,8 +1114,8 @@ fn variant_base(arm: &Value, index: usize) -> String {
         Some("boolean") => "Boolean".into(),
         Some("array") => "Array".into(),
         _ => match arm.get("const") {
-            Some(Value::String(c)) => pascal(c),
-            Some(c) => pascal(&c.to_string()),
+            Some(Value::String(c)) => variant(c),
+            Some(c) => variant(&c.to_string()),
             None => format!("Variant{index}"),
         },
     }

@@ -32,23 +32,39 @@ impl Paths {
 
 /// `#[doc = "…"]` lines; paragraphs are separated by an empty doc line.
 /// String literals are escaped by `proc_macro2`, so any description text
-/// is safe.
+/// is safe as a token. Schema text must also not become a doctest in the
+/// user's crate: leading indentation (an indented code block) is removed and
+/// code fences are marked `text`.
 fn docs(doc: &[String]) -> TokenStream {
     let mut out = TokenStream::new();
+    let mut in_fence = false;
     for (i, paragraph) in doc.iter().enumerate() {
         if i > 0 {
             out.extend(quote!(#[doc = ""]));
         }
         for line in paragraph.lines() {
-            let line = if line.is_empty() {
-                String::new()
-            } else {
-                format!(" {line}")
-            };
+            let line = doc_line(line, &mut in_fence);
             out.extend(quote!(#[doc = #line]));
         }
     }
+    if in_fence {
+        out.extend(quote!(#[doc = " ```"]));
+    }
     out
+}
+
+/// One doc line with a leading space, made inert for rustdoc (see
+/// [`docs`]).
+fn doc_line(line: &str, in_fence: &mut bool) -> String {
+    let line = line.trim_start();
+    if line.is_empty() {
+        return String::new();
+    }
+    if line.starts_with("```") || line.starts_with("~~~") {
+        *in_fence = !*in_fence;
+        return if *in_fence { " ```text" } else { " ```" }.to_string();
+    }
+    format!(" {line}")
 }
 
 fn serde_derives(p: &Paths) -> TokenStream {
@@ -260,5 +276,32 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_text_never_becomes_a_doctest() {
+        let doc =
+            vec!["Example:\n```\npanic!()\n```\n\n    indented();\n```rust\nopen".to_string()];
+        let tokens = docs(&doc).to_string();
+        assert_eq!(
+            tokens,
+            quote! {
+                #[doc = " Example:"]
+                #[doc = " ```text"]
+                #[doc = " panic!()"]
+                #[doc = " ```"]
+                #[doc = ""]
+                #[doc = " indented();"]
+                #[doc = " ```text"]
+                #[doc = " open"]
+                #[doc = " ```"]
+            }
+            .to_string()
+        );
     }
 }

@@ -52,9 +52,10 @@ pub(crate) fn field_ident_text(json_name: &str) -> String {
     }
 }
 
-/// A PascalCase type or variant name for arbitrary text, ASCII only
-/// (`active` → `Active`, `in-progress` → `InProgress`, `1` → `V1`, `` →
-/// `Empty`, `Self` → `Self_`).
+/// A PascalCase name part for arbitrary text, ASCII only (`active` →
+/// `Active`, `in-progress` → `InProgress`, `1` → `V1`, `` → `Empty`). Type
+/// names always carry an `Input`/`Output` prefix; a standalone enum variant
+/// name goes through [`variant`].
 pub(crate) fn pascal(text: &str) -> String {
     let camel = ascii_word(&text.to_upper_camel_case()).to_upper_camel_case();
     let camel: String = camel
@@ -65,10 +66,17 @@ pub(crate) fn pascal(text: &str) -> String {
         "Empty".to_string()
     } else if camel.starts_with(|c: char| c.is_ascii_digit()) {
         format!("V{camel}")
-    } else if camel == "Self" {
-        "Self_".to_string()
     } else {
         camel
+    }
+}
+
+/// A standalone enum variant name: [`pascal`], with `Self` (a keyword that
+/// cannot be raw) as `Self_`.
+pub(crate) fn variant(text: &str) -> String {
+    match pascal(text) {
+        name if name == "Self" => "Self_".to_string(),
+        name => name,
     }
 }
 
@@ -166,7 +174,9 @@ mod tests {
         assert_eq!(pascal("1"), "V1");
         assert_eq!(pascal(""), "Empty");
         assert_eq!(pascal("__schema0"), "Schema0");
-        assert_eq!(pascal("Self"), "Self_");
+        assert_eq!(pascal("Self"), "Self");
+        assert_eq!(variant("Self"), "Self_");
+        assert_eq!(variant("self"), "Self_");
         assert_eq!(pascal("größe"), "GrE");
         let mut set = NameSet::default();
         assert_eq!(set.unique("Input", false), "Input");
