@@ -27,12 +27,27 @@ fn main() {
     assert_eq!(
         DisableSelection::bound_fields(),
         &[
-            BoundField { name: "deviceIds", locked: true },
-            BoundField { name: "reason", locked: false },
+            BoundField {
+                name: "deviceIds",
+                locked: true
+            },
+            BoundField {
+                name: "reason",
+                locked: false
+            },
         ]
     );
-    let r = DisableRenamed { selected: vec![], reason: String::new() };
+    let r = DisableRenamed {
+        selected: vec![],
+        reason: String::new(),
+    };
     assert_eq!(r.to_bound_json().unwrap().len(), 2);
-    assert!(ListLimit { limit: None }.to_bound_json().unwrap().is_empty());
-    let _ = DisableSelection { device_ids: vec![], reason: None };
+    assert!(ListLimit { limit: None }
+        .to_bound_json()
+        .unwrap()
+        .is_empty());
+    let _ = DisableSelection {
+        device_ids: vec![],
+        reason: None,
+    };
 }

@@ -1,7 +1,10 @@
 extern crate agent_surface as facade;
 
 mod api {
-    facade::manifest!("../../../../tests/ui/fixtures/bind.manifest.json", crate = ::facade);
+    facade::manifest!(
+        "../../../../tests/ui/fixtures/bind.manifest.json",
+        crate = ::facade
+    );
 }
 
 #[facade::agent_procedure(api, "devices.list")]

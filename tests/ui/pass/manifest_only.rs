@@ -12,5 +12,8 @@ fn main() {
     let authority: agent_surface::Authority = api::authority();
     assert_eq!(authority.procedures().count(), 3);
     assert_eq!(nested::deeper::devices::rename().path(), "devices.rename");
-    assert_eq!(api::devices::disable::Field::DeviceIds.as_str(), "deviceIds");
+    assert_eq!(
+        api::devices::disable::Field::DeviceIds.as_str(),
+        "deviceIds"
+    );
 }
