@@ -8,6 +8,7 @@
 //!   checks against the manifest facts, and the `BoundInput` /
 //!   `ProcedureInput` impls.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod binding;
 pub mod manifest_macro;
