@@ -83,7 +83,7 @@ struct DeviceExecutor {
 impl AgentProcedureExecutor for DeviceExecutor {
     fn execute(&self, request: ExecuteRequest) -> BoxFuture<'_, Result<Value, ExecutionError>> {
         Box::pin(async move {
-            match request.path.as_str() {
+            match &*request.path {
                 "devices.list" => {
                     let devices = self.devices.lock().map_err(|_| failed())?;
                     Ok(

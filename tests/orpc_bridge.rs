@@ -43,7 +43,7 @@ fn test_manifest() -> AgentManifest {
 fn request(path: &str, invocation_id: &str, input: Value) -> ExecuteRequest {
     ExecuteRequest {
         path: path.into(),
-        capability_id: format!("domain:{path}"),
+        capability_id: format!("domain:{path}").into(),
         contract_digest: None,
         input,
         info: ProcedureCallInfo {

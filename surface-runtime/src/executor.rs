@@ -2,6 +2,8 @@
 //! calls the installed [`AgentProcedureExecutor`] with the validated
 //! effective input; the oRPC bridges implement it.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use crate::cancellation::Cancellation;
@@ -9,10 +11,11 @@ use crate::invocation::{AgentConsumer, AgentError, ErrorCode, Retry};
 use crate::sync::{BoxFuture, MaybeSend, MaybeSync};
 
 /// Call context handed to the executor (seed 000 `ProcedureCallInfo`).
+/// Cheap to clone: the strings are shared (`Arc<str>`).
 #[derive(Clone, Debug)]
 pub struct ProcedureCallInfo {
     /// The invocation id of the agent call.
-    pub invocation_id: String,
+    pub invocation_id: Arc<str>,
     /// Who invoked.
     pub consumer: AgentConsumer,
     /// Fires on registry timeout or caller cancellation; executors should
@@ -31,15 +34,16 @@ pub struct ConfirmationInfo {
     pub approved_at_ms: u64,
 }
 
-/// One execution request.
+/// One execution request. The strings are shared with the registration
+/// (`Arc<str>`), so building a request allocates nothing but the input.
 #[derive(Clone, Debug)]
 pub struct ExecuteRequest {
     /// Dotted router path (`devices.disable`).
-    pub path: String,
+    pub path: Arc<str>,
     /// Canonical capability id (manifest override or `"domain:" + path`).
-    pub capability_id: String,
+    pub capability_id: Arc<str>,
     /// The manifest's contract digest, if any (governed calls send it).
-    pub contract_digest: Option<String>,
+    pub contract_digest: Option<Arc<str>>,
     /// The effective input, already validated against the full manifest
     /// schema (SPEC §5 rule 5).
     pub input: Value,

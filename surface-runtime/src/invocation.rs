@@ -1,28 +1,31 @@
 //! The invocation wire types (SPEC §7): what an agent sends
 //! ([`AgentInvocation`]) and what it gets back ([`AgentInvocationResult`]).
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Who a snapshot is computed for and who invokes (SPEC §6): `{id, kind}`.
+/// Cheap to clone (the id is shared).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct AgentConsumer {
     /// Application-chosen id (for example the authenticated user id).
-    pub id: String,
+    pub id: Arc<str>,
     /// Kind of agent.
     pub kind: ConsumerKind,
 }
 
 impl AgentConsumer {
     /// An embedded consumer (sees view capabilities).
-    pub fn embedded(id: impl Into<String>) -> Self {
+    pub fn embedded(id: impl Into<Arc<str>>) -> Self {
         Self {
             id: id.into(),
             kind: ConsumerKind::Embedded,
         }
     }
     /// A headless consumer (sees no view capabilities).
-    pub fn headless(id: impl Into<String>) -> Self {
+    pub fn headless(id: impl Into<Arc<str>>) -> Self {
         Self {
             id: id.into(),
             kind: ConsumerKind::Headless,

@@ -38,6 +38,7 @@ use std::task::Poll;
 use jsonschema::paths::LocationSegment;
 use serde_json::{json, Map, Value};
 
+use crate::admission::{IdKey, Refusal};
 use crate::audit::{AuditEvent, Phase};
 use crate::cancellation::Cancellation;
 use crate::component::HandlerFn;
@@ -51,9 +52,7 @@ use crate::invocation::{
 };
 use crate::manifest::AgentEffect;
 use crate::policy::{AgentPolicy, PolicyContext, PolicyDecision};
-use crate::registry::{
-    lock, parse_registration_id, ComponentEntry, InvocationRecord, ProcEntry, SurfaceRegistry,
-};
+use crate::registry::{lock, parse_registration_id, ComponentEntry, ProcEntry, SurfaceRegistry};
 use crate::snapshot::ComponentContext;
 use crate::sync::BoxFuture;
 
@@ -168,6 +167,55 @@ enum Raced {
     Cancelled,
 }
 
+/// What the synchronous part of `invoke` ends with.
+enum Start {
+    /// A repeat of a known invocation id: answered, not recorded again.
+    Answered(AgentInvocationResult),
+    /// Ended in phases 1–6; recorded under the key.
+    Finished(IdKey, AgentInvocationResult),
+    /// Passed phases 1–6; execution follows.
+    Ready(Ready),
+}
+
+/// A call that passed phases 1–6.
+struct Ready {
+    /// The admitted invocation id.
+    key: IdKey,
+    invocation_id: String,
+    target: Target,
+    input: Value,
+    confirmation: Option<ConfirmationInfo>,
+}
+
+/// Phase 2 (SPEC §7): a destructive or external-side-effect procedure
+/// acted on from an older `surfaceVersion` is stale.
+#[allow(clippy::result_large_err)]
+fn check_staleness(
+    state: &crate::registry::State,
+    inv: &AgentInvocation,
+    target: Target,
+) -> Result<Target, (Failure, Option<String>)> {
+    if let Target::Procedure(p) = &target {
+        if p.tool.effect.requires_current_surface() {
+            if let Some(v) = inv.surface_version {
+                if v != state.version {
+                    return Err((
+                        fail(
+                            Phase::Staleness,
+                            ErrorCode::StaleCapability,
+                            "The surface changed since this capability was listed; take a fresh snapshot.",
+                            Retry::AfterRefresh,
+                        )
+                        .detail("currentSurfaceVersion", state.version),
+                        Some(p.registration_id.clone()),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(target)
+}
+
 impl SurfaceRegistry {
     /// Runs one invocation through the pipeline (SPEC §7; phases and codes
     /// in the [module docs](crate::pipeline)). Never panics on bad input;
@@ -199,14 +247,89 @@ impl SurfaceRegistry {
         consumer: &AgentConsumer,
         cancellation: Option<&Cancellation>,
     ) -> AgentInvocationResult {
-        let fingerprint = self.fingerprint(&invocation, consumer);
-        let key = match self.admit(&invocation, fingerprint) {
-            Ok(key) => key,
-            Err(answer) => return answer,
+        // Everything up to execution is synchronous, so the future carries
+        // only what execution needs.
+        match self.start(invocation, consumer) {
+            Start::Answered(result) => result,
+            Start::Finished(key, result) => {
+                self.record(key, &result);
+                result
+            }
+            Start::Ready(ready) => {
+                let key = ready.key.clone();
+                let result = self.execute(ready, consumer, cancellation).await;
+                self.record(key, &result);
+                result
+            }
+        }
+    }
+
+    /// Admission and phases 1–6.
+    fn start(&self, mut inv: AgentInvocation, consumer: &AgentConsumer) -> Start {
+        let fingerprint = self.fingerprint(&inv, consumer);
+        // Admission and phases 1–2 under one lock: a consistent view of the
+        // surface, and one lock round trip.
+        let (key, resolved) = {
+            let mut state = lock(&self.inner.state);
+            let key = match state.invocations.admit(&inv.invocation_id, fingerprint) {
+                Ok(key) => key,
+                Err(Refusal::Replay(result)) => return Start::Answered(*result),
+                Err(Refusal::Reason(reason)) => {
+                    drop(state);
+                    return Start::Answered(self.refuse(inv, reason));
+                }
+            };
+            let resolved = self
+                .resolve(&state, &inv, consumer)
+                .map_err(|f| (f, None))
+                .and_then(|target| check_staleness(&state, &inv, target));
+            (key, resolved)
         };
-        let result = self.run(invocation, consumer, cancellation).await;
-        self.record(key, &result);
-        result
+        self.audit(|| AuditEvent::InvocationStarted {
+            invocation_id: inv.invocation_id.clone(),
+            capability_id: inv.capability_id.clone(),
+            registration_id: inv.registration_id.clone(),
+            consumer: consumer.clone(),
+        });
+        let input = std::mem::take(&mut inv.input);
+        let prepared =
+            resolved.and_then(
+                |target| match self.prepare(&inv, &target, input, consumer) {
+                    Ok((input, confirmation)) => Ok((target, input, confirmation)),
+                    Err(failure) => Err((failure, Some(target.registration_id().to_string()))),
+                },
+            );
+        match prepared {
+            Ok((target, input, confirmation)) => Start::Ready(Ready {
+                key,
+                invocation_id: inv.invocation_id,
+                target,
+                input,
+                confirmation,
+            }),
+            Err((failure, registration_id)) => {
+                if failure.error.code != ErrorCode::ConfirmationRequired {
+                    let Failure {
+                        phase, internal, ..
+                    } = &failure;
+                    self.audit(|| AuditEvent::InvocationRejected {
+                        invocation_id: inv.invocation_id.clone(),
+                        capability_id: inv.capability_id.clone(),
+                        registration_id,
+                        phase: *phase,
+                        code: failure.error.code,
+                        internal: internal.clone(),
+                    });
+                }
+                Start::Finished(
+                    key,
+                    AgentInvocationResult::Error {
+                        invocation_id: inv.invocation_id,
+                        error: failure.error,
+                    },
+                )
+            }
+        }
     }
 
     /// A keyed 64-bit hash of the whole envelope (invocation and consumer),
@@ -237,41 +360,9 @@ impl SurfaceRegistry {
         h.finish()
     }
 
-    /// Admission: `Ok(key)` when the id is new (now recorded as in
-    /// flight), else the answer for the repeat.
-    fn admit(
-        &self,
-        inv: &AgentInvocation,
-        fingerprint: u64,
-    ) -> Result<Arc<str>, AgentInvocationResult> {
-        let id = &inv.invocation_id;
-        let answer = {
-            let mut state = lock(&self.inner.state);
-            let key: Arc<str> = Arc::from(id.as_str());
-            match state.invocations.entry(key.clone()) {
-                std::collections::hash_map::Entry::Vacant(slot) => {
-                    slot.insert(InvocationRecord {
-                        fingerprint,
-                        done: false,
-                        result: None,
-                    });
-                    return Ok(key);
-                }
-                std::collections::hash_map::Entry::Occupied(record) => {
-                    let record = record.get();
-                    if record.fingerprint != fingerprint {
-                        "invocation-id-reused"
-                    } else if !record.done {
-                        "invocation-in-flight"
-                    } else if let Some(result) = &record.result {
-                        return Err(AgentInvocationResult::clone(result));
-                    } else {
-                        "duplicate-invocation"
-                    }
-                }
-            }
-        };
-        let message = match answer {
+    /// The `PRECONDITION_FAILED` answer to a refused repeat of an id.
+    fn refuse(&self, inv: AgentInvocation, reason: &'static str) -> AgentInvocationResult {
+        let message = match reason {
             "invocation-in-flight" => "This invocation id is already running; wait for its result.",
             "invocation-id-reused" => {
                 "This invocation id was already used for a different call; use a fresh invocation id."
@@ -279,113 +370,37 @@ impl SurfaceRegistry {
             _ => "This invocation id was already used; use a fresh invocation id.",
         };
         let error = AgentError::new(ErrorCode::PreconditionFailed, message, Retry::No)
-            .with_detail("reason", answer);
+            .with_detail("reason", reason);
         self.audit(|| AuditEvent::InvocationRejected {
-            invocation_id: id.clone(),
+            invocation_id: inv.invocation_id.clone(),
             capability_id: inv.capability_id.clone(),
             registration_id: None,
             phase: Phase::Admission,
             code: ErrorCode::PreconditionFailed,
             internal: None,
         });
-        Err(AgentInvocationResult::Error {
-            invocation_id: id.clone(),
+        AgentInvocationResult::Error {
+            invocation_id: inv.invocation_id,
             error,
-        })
-    }
-
-    fn record(&self, key: Arc<str>, result: &AgentInvocationResult) {
-        let mut state = lock(&self.inner.state);
-        if let Some(record) = state.invocations.get_mut(&key) {
-            record.done = true;
-            record.result = Some(Box::new(result.clone()));
-        }
-        state.completed.push_back(key);
-        while state.completed.len() > self.inner.config.recorded_results {
-            if let Some(old) = state.completed.pop_front() {
-                if let Some(record) = state.invocations.get_mut(&old) {
-                    record.result = None;
-                }
-            }
         }
     }
 
-    async fn run(
-        &self,
-        mut inv: AgentInvocation,
-        consumer: &AgentConsumer,
-        cancellation: Option<&Cancellation>,
-    ) -> AgentInvocationResult {
-        self.audit(|| AuditEvent::InvocationStarted {
-            invocation_id: inv.invocation_id.clone(),
-            capability_id: inv.capability_id.clone(),
-            registration_id: inv.registration_id.clone(),
-            consumer: consumer.clone(),
-        });
-        let input = std::mem::take(&mut inv.input);
-        let prepared = self.prepare(&inv, input, consumer);
-        let (target, input, confirmation) = match prepared {
-            Ok(ok) => ok,
-            Err((failure, registration_id)) => {
-                if failure.error.code != ErrorCode::ConfirmationRequired {
-                    let Failure {
-                        phase, internal, ..
-                    } = &failure;
-                    self.audit(|| AuditEvent::InvocationRejected {
-                        invocation_id: inv.invocation_id.clone(),
-                        capability_id: inv.capability_id.clone(),
-                        registration_id,
-                        phase: *phase,
-                        code: failure.error.code,
-                        internal: internal.clone(),
-                    });
-                }
-                return AgentInvocationResult::Error {
-                    invocation_id: inv.invocation_id,
-                    error: failure.error,
-                };
-            }
-        };
-        self.execute(inv, consumer, cancellation, target, input, confirmation)
-            .await
+    fn record(&self, key: IdKey, result: &AgentInvocationResult) {
+        let keep = self.inner.config.recorded_results;
+        lock(&self.inner.state)
+            .invocations
+            .complete(key, result, keep);
     }
 
-    /// Phases 1–6. On failure returns the failure and the resolved
-    /// registration id (when resolution succeeded).
-    #[allow(clippy::type_complexity)]
+    /// Phases 3–6 for a resolved target: `Ok((effective input,
+    /// confirmation))` or the failure.
     fn prepare(
         &self,
         inv: &AgentInvocation,
+        target: &Target,
         agent_input: Value,
         consumer: &AgentConsumer,
-    ) -> Result<(Target, Value, Option<ConfirmationInfo>), (Failure, Option<String>)> {
-        // Phases 1 and 2 under one lock: a consistent view of the surface.
-        let target = {
-            let state = lock(&self.inner.state);
-            let target = self.resolve(&state, inv, consumer).map_err(|f| (f, None))?;
-            if let Target::Procedure(p) = &target {
-                if p.tool.effect.requires_current_surface() {
-                    if let Some(v) = inv.surface_version {
-                        if v != state.version {
-                            return Err((
-                                fail(
-                                    Phase::Staleness,
-                                    ErrorCode::StaleCapability,
-                                    "The surface changed since this capability was listed; take a fresh snapshot.",
-                                    Retry::AfterRefresh,
-                                )
-                                .detail("currentSurfaceVersion", state.version),
-                                Some(p.registration_id.clone()),
-                            ));
-                        }
-                    }
-                }
-            }
-            target
-        };
-        let rid = Some(target.registration_id().to_string());
-        let with_rid = |f: Failure| (f, rid.clone());
-
+    ) -> Result<(Value, Option<ConfirmationInfo>), Failure> {
         // Phase 3: availability.
         if let Err(reason) = target.available() {
             let mut f = fail(
@@ -399,12 +414,12 @@ impl SurfaceRegistry {
             if let Some(reason) = reason {
                 f = f.detail("unavailableReason", reason);
             }
-            return Err(with_rid(f));
+            return Err(f);
         }
 
         // Phase 4: pre-input policies.
-        let (path, effect) = match &target {
-            Target::Procedure(p) => (Some(p.path.as_str()), Some(p.tool.effect)),
+        let (path, effect) = match target {
+            Target::Procedure(p) => (Some(&*p.path), Some(p.tool.effect)),
             Target::View(..) => (None, None),
         };
         let ctx = PolicyContext {
@@ -416,15 +431,15 @@ impl SurfaceRegistry {
             consumer,
             context: target.context(),
         };
-        let policies: Vec<&Arc<dyn AgentPolicy>> = self
-            .inner
-            .config
-            .policies
-            .iter()
-            .chain(target.policies().iter())
-            .collect();
+        let policies = || {
+            self.inner
+                .config
+                .policies
+                .iter()
+                .chain(target.policies().iter())
+        };
         let mut level = target.static_level();
-        for p in &policies {
+        for p in policies() {
             level = level.max(p.confirmation());
             match p.authorize(&ctx) {
                 PolicyDecision::Allow => {}
@@ -437,18 +452,16 @@ impl SurfaceRegistry {
                         Retry::No,
                     );
                     f = f.internal(json!({"policy": p.name(), "internal": internal}));
-                    return Err(with_rid(f));
+                    return Err(f);
                 }
             }
         }
 
         // Phase 5: effective input.
-        let input = self
-            .effective_input(&target, agent_input)
-            .map_err(with_rid)?;
+        let input = self.effective_input(target, agent_input)?;
 
         // Phase 6: post-input policies, then confirmation.
-        for p in &policies {
+        for p in policies() {
             match p.check_input(&ctx, &input) {
                 PolicyDecision::Allow => {}
                 PolicyDecision::RequireConfirmation => level = ConfirmationLevel::Required,
@@ -460,14 +473,14 @@ impl SurfaceRegistry {
                         Retry::No,
                     )
                     .internal(json!({"policy": p.name(), "internal": internal}));
-                    return Err(with_rid(f));
+                    return Err(f);
                 }
             }
         }
         let needs = level == ConfirmationLevel::Required
             || (level == ConfirmationLevel::Optional && self.inner.config.confirm_optional);
         if !needs {
-            return Ok((target, input, None));
+            return Ok((input, None));
         }
         let digest = input_digest(&input);
         let now = self.now_ms();
@@ -510,7 +523,7 @@ impl SurfaceRegistry {
                 .detail("confirmationId", pending.confirmation_id.clone())
                 .detail("summary", pending.summary())
                 .detail("expiresAtMs", pending.expires_at_ms);
-                Err(with_rid(f))
+                Err(f)
             }
             Some(evidence) => {
                 let consumed = lock(&self.inner.state).confirmations.consume(
@@ -523,7 +536,6 @@ impl SurfaceRegistry {
                 );
                 match consumed {
                     Ok(()) => Ok((
-                        target,
                         input,
                         Some(ConfirmationInfo {
                             id: evidence.confirmation_id.clone(),
@@ -539,7 +551,7 @@ impl SurfaceRegistry {
                         )
                         .detail("reason", problem.as_str())
                         .internal(json!({"confirmationId": evidence.confirmation_id}));
-                        Err(with_rid(f))
+                        Err(f)
                     }
                 }
             }
@@ -651,13 +663,26 @@ impl SurfaceRegistry {
                 }
             }
             Target::Procedure(p) => {
-                let locked: Vec<&str> = p
-                    .bound
-                    .iter()
-                    .filter(|f| f.locked && agent.contains_key(&f.name))
-                    .map(|f| f.name.as_str())
-                    .collect();
-                if !locked.is_empty() {
+                // One pass: locked fields the agent set (an error), and bound
+                // fields the agent overrode (overridable ones).
+                let mut sets_locked = false;
+                let mut overridden: Vec<usize> = Vec::new();
+                for (i, f) in p.bound.iter().enumerate() {
+                    if agent.contains_key(&f.name) {
+                        if f.locked {
+                            sets_locked = true;
+                        } else {
+                            overridden.push(i);
+                        }
+                    }
+                }
+                if sets_locked {
+                    let locked: Vec<&str> = p
+                        .bound
+                        .iter()
+                        .filter(|f| f.locked && agent.contains_key(&f.name))
+                        .map(|f| f.name.as_str())
+                        .collect();
                     return Err(fail(
                         Phase::Input,
                         ErrorCode::InvalidInput,
@@ -666,14 +691,6 @@ impl SurfaceRegistry {
                     )
                     .detail("lockedFields", locked));
                 }
-                // Bound fields the agent overrode (overridable ones only).
-                let overridden: Vec<usize> = p
-                    .bound
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, f)| agent.contains_key(&f.name))
-                    .map(|(i, _)| i)
-                    .collect();
                 if let Some(bind) = &p.bind {
                     let bound = bind()
                         .map_err(|err| binding_failed().internal(json!({"bindError": err})))?;
@@ -717,13 +734,17 @@ impl SurfaceRegistry {
     /// Phase 7 and 8.
     async fn execute(
         &self,
-        inv: AgentInvocation,
+        ready: Ready,
         consumer: &AgentConsumer,
         caller: Option<&Cancellation>,
-        target: Target,
-        input: Value,
-        confirmation: Option<ConfirmationInfo>,
     ) -> AgentInvocationResult {
+        let Ready {
+            key,
+            invocation_id,
+            target,
+            input,
+            confirmation,
+        } = ready;
         let exec_cancel = Cancellation::new();
         let confirmation_id = confirmation.as_ref().map(|c| c.id.clone());
         let timeout = match (&self.inner.config.timer, self.inner.config.timeout) {
@@ -745,10 +766,10 @@ impl SurfaceRegistry {
                 let request = ExecuteRequest {
                     path: p.path.clone(),
                     capability_id: p.capability_id.clone(),
-                    contract_digest: p.tool.contract_digest.clone(),
+                    contract_digest: p.contract_digest.clone(),
                     input,
                     info: ProcedureCallInfo {
-                        invocation_id: inv.invocation_id.clone(),
+                        invocation_id: key.id().clone(),
                         consumer: consumer.clone(),
                         cancellation: exec_cancel.clone(),
                         confirmation,
@@ -810,26 +831,26 @@ impl SurfaceRegistry {
         match outcome {
             Ok(output) => {
                 self.audit(|| AuditEvent::Executed {
-                    invocation_id: inv.invocation_id.clone(),
+                    invocation_id: invocation_id.clone(),
                     capability_id: target.capability_id().to_string(),
                     registration_id: target.registration_id().to_string(),
                     confirmation_id,
                 });
                 AgentInvocationResult::Success {
-                    invocation_id: inv.invocation_id,
+                    invocation_id,
                     output,
                 }
             }
             Err(err) => {
                 self.audit(|| AuditEvent::ExecutionFailed {
-                    invocation_id: inv.invocation_id.clone(),
+                    invocation_id: invocation_id.clone(),
                     capability_id: target.capability_id().to_string(),
                     registration_id: target.registration_id().to_string(),
                     code: err.code,
                     internal: err.internal.clone(),
                 });
                 AgentInvocationResult::Error {
-                    invocation_id: inv.invocation_id,
+                    invocation_id,
                     error: err.to_agent_error(),
                 }
             }
@@ -937,6 +958,9 @@ async fn race(
 ) -> Raced {
     if caller.is_some_and(Cancellation::is_cancelled) {
         return Raced::Cancelled;
+    }
+    if timeout.is_none() && caller.is_none() {
+        return Raced::Done(work.await);
     }
     let mut cancelled = caller.map(Cancellation::cancelled);
     std::future::poll_fn(move |cx| {

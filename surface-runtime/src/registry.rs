@@ -21,7 +21,7 @@
 //! but the snapshot under construction then retries to stay a consistent
 //! cut.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
@@ -29,6 +29,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use crate::admission::InvocationIds;
 use crate::audit::{AuditEvent, RegistrationKind};
 use crate::authority::Authority;
 use crate::clock::{Clock, SystemClock, Timer};
@@ -37,7 +38,7 @@ use crate::confirmation::{
     ConfirmationError, ConfirmationLevel, ConfirmationStore, PendingConfirmation, Signer,
 };
 use crate::executor::AgentProcedureExecutor;
-use crate::invocation::{AgentConsumer, AgentInvocationResult, ConfirmationEvidence, ConsumerKind};
+use crate::invocation::{AgentConsumer, ConfirmationEvidence, ConsumerKind};
 use crate::manifest::ManifestTool;
 use crate::policy::AgentPolicy;
 use crate::reference::{BindFn, BoundFieldSpec, ProcedureReference, Reason, TextFn, WhenFn};
@@ -192,9 +193,11 @@ pub enum ChangeReason {
 
 pub(crate) struct ProcEntry {
     pub(crate) registration_id: String,
-    pub(crate) path: String,
+    pub(crate) path: Arc<str>,
     pub(crate) procedure_id: String,
-    pub(crate) capability_id: String,
+    pub(crate) capability_id: Arc<str>,
+    /// `tool.contract_digest`, shared with every `ExecuteRequest`.
+    pub(crate) contract_digest: Option<Arc<str>>,
     pub(crate) tool: ManifestTool,
     pub(crate) agent_schema: Arc<Value>,
     pub(crate) output_schema: Option<Arc<Value>>,
@@ -254,17 +257,6 @@ pub(crate) struct ComponentEntry {
     pub(crate) views: Vec<ViewEntry>,
 }
 
-/// What the registry remembers of every admitted invocation id, for its
-/// whole lifetime (a few dozen bytes each): the keyed hash of the envelope
-/// and whether it completed. Results live in `State::results`, bounded.
-pub(crate) struct InvocationRecord {
-    /// Keyed hash of the envelope (invocation + consumer).
-    pub(crate) fingerprint: u64,
-    pub(crate) done: bool,
-    /// The result while it is among the last `recorded_results`.
-    pub(crate) result: Option<Box<AgentInvocationResult>>,
-}
-
 pub(crate) struct State {
     pub(crate) version: u64,
     pub(crate) next_number: u64,
@@ -272,9 +264,9 @@ pub(crate) struct State {
     pub(crate) components: BTreeMap<u64, Arc<ComponentEntry>>,
     /// Live registration numbers by capability id (`procedureId`, the
     /// canonical capability id when it differs, and view capability ids).
-    pub(crate) index: HashMap<String, Vec<u64>>,
-    pub(crate) invocations: HashMap<Arc<str>, InvocationRecord>,
-    pub(crate) completed: VecDeque<Arc<str>>,
+    pub(crate) index: HashMap<String, Vec<u64>, FastHash>,
+    /// Every admitted invocation id ([`crate::admission`]).
+    pub(crate) invocations: InvocationIds,
     pub(crate) confirmations: ConfirmationStore,
 }
 
@@ -308,6 +300,11 @@ pub(crate) struct Inner {
     listeners: Mutex<Listeners>,
     validators: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
 }
+
+/// The hasher of the registry's hot maps (capability index, invocation
+/// ids): foldhash with a per-map random seed, several times faster than
+/// SipHash on short ids.
+pub(crate) type FastHash = foldhash::fast::RandomState;
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -440,9 +437,8 @@ impl SurfaceRegistryBuilder {
                     next_number: 1,
                     procedures: BTreeMap::new(),
                     components: BTreeMap::new(),
-                    index: HashMap::new(),
-                    invocations: HashMap::new(),
-                    completed: VecDeque::new(),
+                    index: HashMap::default(),
+                    invocations: InvocationIds::new(),
                     confirmations: ConfirmationStore::default(),
                 }),
                 executor: Mutex::new(None),
@@ -882,8 +878,9 @@ impl SurfaceRegistry {
             let entry = ProcEntry {
                 registration_id: registration_id(number),
                 procedure_id: format!("domain:{path}"),
-                capability_id,
-                path: path.clone(),
+                capability_id: capability_id.into(),
+                path: path.as_str().into(),
+                contract_digest: tool.contract_digest.as_deref().map(Arc::from),
                 output_schema: tool.output_schema.clone().map(Arc::new),
                 tool,
                 agent_schema,
@@ -905,10 +902,10 @@ impl SurfaceRegistry {
                 .entry(entry.procedure_id.clone())
                 .or_default()
                 .push(number);
-            if entry.capability_id != entry.procedure_id {
+            if *entry.capability_id != *entry.procedure_id {
                 state
                     .index
-                    .entry(entry.capability_id.clone())
+                    .entry(entry.capability_id.to_string())
                     .or_default()
                     .push(number);
             }
@@ -1051,7 +1048,7 @@ impl SurfaceRegistry {
         let change = {
             let mut state = lock(&self.inner.state);
             let keys: Vec<String> = if let Some(p) = state.procedures.remove(&number) {
-                vec![p.procedure_id.clone(), p.capability_id.clone()]
+                vec![p.procedure_id.clone(), p.capability_id.to_string()]
             } else if let Some(c) = state.components.remove(&number) {
                 c.views.iter().map(|v| v.capability_id.clone()).collect()
             } else {
@@ -1166,8 +1163,8 @@ impl SurfaceRegistry {
                     changed |= p.observed.record(available);
                     AgentProcedureDescriptor {
                         procedure_id: p.procedure_id.clone(),
-                        capability_id: (p.capability_id != p.procedure_id)
-                            .then(|| p.capability_id.clone()),
+                        capability_id: (*p.capability_id != *p.procedure_id)
+                            .then(|| p.capability_id.to_string()),
                         description: p.description(),
                         input_schema: p.agent_schema.clone(),
                         output_schema: p.output_schema.clone(),

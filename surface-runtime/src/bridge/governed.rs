@@ -768,7 +768,7 @@ impl AgentProcedureExecutor for GovernedExecutor {
                 return Err(cancelled());
             }
             let capability_id = canonical_capability_id(&request.path, tool);
-            let invocation_id = request.info.invocation_id.clone();
+            let invocation_id = request.info.invocation_id.to_string();
             let invoke = CapabilityInvokeRequest {
                 capability_id: capability_id.clone(),
                 invocation_id: invocation_id.clone(),
@@ -790,7 +790,7 @@ impl AgentProcedureExecutor for GovernedExecutor {
             let info = OutcomeInfo {
                 invocation_id,
                 phase: OutcomePhase::Invoke,
-                path: Some(request.path),
+                path: Some(request.path.to_string()),
                 capability_id: Some(capability_id),
                 consumer: Some(request.info.consumer),
             };

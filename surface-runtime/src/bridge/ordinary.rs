@@ -53,7 +53,10 @@ where
 
 /// A ready-made [`CallContext`]: `x-agent-invocation-id: <invocationId>`.
 pub fn invocation_id_header(info: &ProcedureCallInfo) -> Headers {
-    vec![(INVOCATION_ID_HEADER.to_string(), info.invocation_id.clone())]
+    vec![(
+        INVOCATION_ID_HEADER.to_string(),
+        info.invocation_id.to_string(),
+    )]
 }
 
 /// The procedure references a bridge offers: one untyped
@@ -207,7 +210,7 @@ impl AgentProcedureExecutor for OrdinaryExecutor {
                 .as_ref()
                 .map(|c| c.headers(&request.info))
                 .unwrap_or_default();
-            let method = if self.get_paths.contains(&request.path) {
+            let method = if self.get_paths.contains(&*request.path) {
                 CallMethod::Get
             } else {
                 CallMethod::Post

@@ -27,7 +27,7 @@ fn manifest() -> AgentManifest {
 fn request(path: &str, invocation_id: &str, input: Value) -> ExecuteRequest {
     ExecuteRequest {
         path: path.into(),
-        capability_id: format!("domain:{path}"),
+        capability_id: format!("domain:{path}").into(),
         contract_digest: None,
         input,
         info: ProcedureCallInfo {
@@ -766,7 +766,7 @@ async fn s8_orpc_capability_client_speaks_gateway_paths_and_parses_receipts() {
 #[test]
 fn builders_accept_unannotated_closures() {
     let options = OrpcAgentBridgeOptions::new(ScriptedClient::answering([]), manifest())
-        .call_context(|info| vec![("x-run".to_string(), info.invocation_id.clone())]);
+        .call_context(|info| vec![("x-run".to_string(), info.invocation_id.to_string())]);
     assert!(options.call_context.is_some());
     let options = GovernedBridgeOptions::new(ScriptedGateway::answering([]), manifest())
         .on_outcome(|outcome, _info| {

@@ -177,10 +177,10 @@ impl AgentProcedureExecutor for RecordingExecutor {
         request: ExecuteRequest,
     ) -> surface_runtime::sync::BoxFuture<'_, Result<Value, ExecutionError>> {
         self.calls.lock().unwrap().push(Call {
-            path: request.path.clone(),
-            capability_id: request.capability_id.clone(),
+            path: request.path.to_string(),
+            capability_id: request.capability_id.to_string(),
             input: request.input.clone(),
-            invocation_id: request.info.invocation_id.clone(),
+            invocation_id: request.info.invocation_id.to_string(),
             confirmation: request.info.confirmation.clone(),
         });
         let failure = self.fail_with.lock().unwrap().clone();

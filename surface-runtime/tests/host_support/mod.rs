@@ -55,7 +55,7 @@ impl AgentProcedureExecutor for CountingExecutor {
         self.calls
             .lock()
             .unwrap()
-            .push((request.path.clone(), request.input.clone()));
+            .push((request.path.to_string(), request.input.clone()));
         let gate = self.gate.lock().unwrap().clone();
         Box::pin(async move {
             if let Some(gate) = gate {
