@@ -1,21 +1,30 @@
 //! Criterion benchmarks (issue 3 item 9).
 //!
-//! * `invoke_overhead/bare_validation` — `jsonschema` validation of the
-//!   effective input alone (the baseline);
-//!   `invoke_overhead/invoke_noop_executor` — a full `invoke` of a bound
-//!   reference producing that same effective input, with a no-op executor.
-//!   Target: invoke ≤ 3× the baseline.
+//! * `invoke_overhead/<case>/…` — per case, measured in the same run:
+//!   - `bare_validation`: `jsonschema` validation of the effective input
+//!     alone, borrowed and warm (the issue's baseline);
+//!   - `validation_and_input_drop`: the same validation plus dropping an
+//!     owned copy of that input — the floor of any pipeline that takes the
+//!     call's input by value and hands it on (someone must free it);
+//!   - `invoke_noop_executor`: a full `invoke` of a bound reference that
+//!     produces that same effective input, with a no-op executor.
+//!
+//!   Cases: `plain` (a small schema with no `pattern`: validation is as
+//!   cheap as it gets) and `zod_formats` (the real zod 4 output for
+//!   `z.uuid()`, `z.iso.datetime()` and `z.email()` fields, from
+//!   `tests/fixtures/codegen/zod.manifest.json`; the uuid is bound from the
+//!   UI and locked, the rest comes from the agent).
 //! * `snapshot/{10,100,1000}` — a snapshot of N live references (binding,
 //!   `when`, `describe`). Target: 1,000 under 2 ms, growing linearly.
 //!
-//! The registry is recreated every `REGISTRY_CALLS` invocations outside the timed
-//! region, because it remembers every invocation id for its lifetime.
+//! The registry is recreated every `REGISTRY_CALLS` invocations outside the
+//! timed region, because it remembers every invocation id for its lifetime.
 
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use serde_json::{json, Map, Value};
 use surface_runtime::{
     AgentConsumer, AgentInvocation, AgentManifest, AgentProcedureExecutor, AgentProcedureRef,
@@ -34,6 +43,8 @@ const MANIFEST: &str = r#"{"tools": {
   }
 }}"#;
 
+const ZOD_MANIFEST: &str = include_str!("../../tests/fixtures/codegen/zod.manifest.json");
+
 /// Calls per registry before a fresh one is made (outside the timed
 /// region): a registry remembers every invocation id for its lifetime, and
 /// a long browser session makes a few thousand calls.
@@ -41,6 +52,7 @@ const REGISTRY_CALLS: u64 = 5_000;
 /// Invocations built (untimed) and then invoked (timed) at a time.
 const BATCH: u64 = 32;
 
+/// `devices.rename`: `deviceId` bound from the selected row, locked.
 struct RenameBinding;
 
 impl BoundInput for RenameBinding {
@@ -59,6 +71,28 @@ impl BoundInput for RenameBinding {
     }
 }
 
+/// `constructs.formats`: the open record's uuid `id`, locked.
+struct FormatsBinding;
+
+impl BoundInput for FormatsBinding {
+    type Input = Value;
+    const PROCEDURE: &'static str = "constructs.formats";
+    fn bound_fields() -> &'static [BoundField] {
+        &[BoundField {
+            name: "id",
+            locked: true,
+        }]
+    }
+    fn to_bound_json(&self) -> Result<Map<String, Value>, serde_json::Error> {
+        let mut m = Map::new();
+        m.insert(
+            "id".into(),
+            Value::String("6f1c2a9e-4b7d-4c1a-9e3f-2d8b7a6c5e4f".into()),
+        );
+        Ok(m)
+    }
+}
+
 struct Noop;
 
 impl AgentProcedureExecutor for Noop {
@@ -70,91 +104,162 @@ impl AgentProcedureExecutor for Noop {
     }
 }
 
+/// `constructs.formats` exactly as zod emitted it, with its effect set to
+/// `server-mutation` so no local confirmation is involved (the fixture
+/// marks it `external-side-effect`).
+fn zod_formats_authority() -> Authority {
+    let zod: Value = serde_json::from_str(ZOD_MANIFEST).unwrap();
+    let mut tool = zod["tools"]["constructs.formats"].clone();
+    tool["effect"] = json!("server-mutation");
+    let manifest = json!({"tools": {"constructs.formats": tool}});
+    Authority::from_manifest(AgentManifest::from_json_str(&manifest.to_string()).unwrap())
+}
+
 fn authority() -> Authority {
     Authority::from_manifest(AgentManifest::from_json_str(MANIFEST).unwrap())
 }
 
-fn registry(authority: &Authority) -> (SurfaceRegistry, surface_runtime::RegistrationHandle) {
-    let registry = SurfaceRegistry::builder(authority.clone())
+/// One benchmark case: a procedure, its binding, and the agent's part.
+struct Case {
+    name: &'static str,
+    authority: Authority,
+    path: &'static str,
+    register: fn(&SurfaceRegistry, AgentProcedureRef<Value, Value>) -> RegistrationHandle,
+    agent_input: fn() -> Value,
+    effective: Value,
+}
+
+use surface_runtime::RegistrationHandle;
+
+fn registry(case: &Case) -> (SurfaceRegistry, RegistrationHandle) {
+    let registry = SurfaceRegistry::builder(case.authority.clone())
         .secret([3; 32])
         .build();
     registry.set_procedure_executor(Arc::new(Noop));
     let r: AgentProcedureRef<Value, Value> =
-        AgentProcedureRef::from_authority(authority, "devices.rename").unwrap();
-    let h = registry
-        .register_procedure(
-            ProcedureReference::new(r)
-                .bind(|| RenameBinding)
-                .when(|| true),
-        )
-        .unwrap();
+        AgentProcedureRef::from_authority(&case.authority, case.path).unwrap();
+    let h = (case.register)(&registry, r);
     (registry, h)
 }
 
-fn agent_input() -> Value {
-    json!({"name": "Edge router", "tags": ["a", "b", "c"]})
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "plain",
+            authority: authority(),
+            path: "devices.rename",
+            register: |registry, r| {
+                registry
+                    .register_procedure(
+                        ProcedureReference::new(r)
+                            .bind(|| RenameBinding)
+                            .when(|| true),
+                    )
+                    .unwrap()
+            },
+            agent_input: || json!({"name": "Edge router", "tags": ["a", "b", "c"]}),
+            effective: json!({"deviceId": "device-42", "name": "Edge router", "tags": ["a", "b", "c"]}),
+        },
+        Case {
+            name: "zod_formats",
+            authority: zod_formats_authority(),
+            path: "constructs.formats",
+            register: |registry, r| {
+                registry
+                    .register_procedure(
+                        ProcedureReference::new(r)
+                            .bind(|| FormatsBinding)
+                            .when(|| true),
+                    )
+                    .unwrap()
+            },
+            agent_input: || json!({"at": "2026-11-29T21:43:01Z", "email": "ops@example.com", "replyTo": "noc.team@example.org"}),
+            effective: json!({"id": "6f1c2a9e-4b7d-4c1a-9e3f-2d8b7a6c5e4f", "at": "2026-11-29T21:43:01Z", "email": "ops@example.com", "replyTo": "noc.team@example.org"}),
+        },
+    ]
 }
 
 fn bench_invoke(c: &mut Criterion) {
-    let authority = authority();
-    let schema = authority
-        .manifest()
-        .tool("devices.rename")
-        .unwrap()
-        .input_schema
-        .clone();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let effective =
-        json!({"deviceId": "device-42", "name": "Edge router", "tags": ["a", "b", "c"]});
-    assert!(validator.is_valid(&effective));
     let consumer = AgentConsumer::embedded("bench");
+    for case in cases() {
+        let schema = case
+            .authority
+            .manifest()
+            .tool(case.path)
+            .unwrap()
+            .input_schema
+            .clone();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let effective = case.effective.clone();
+        assert!(validator.is_valid(&effective));
+        // The pipeline really produces `effective`: check once, untimed.
+        {
+            let (registry, _h) = registry(&case);
+            let mut inv = AgentInvocation::new("check", format!("domain:{}", case.path));
+            inv.input = (case.agent_input)();
+            let result =
+                futures_util::FutureExt::now_or_never(registry.invoke(inv, &consumer)).unwrap();
+            assert!(result.error().is_none(), "{result:?}");
+        }
 
-    let mut group = c.benchmark_group("invoke_overhead");
-    group.measurement_time(Duration::from_secs(4));
-    group.bench_function("bare_validation", |b| {
-        b.iter(|| black_box(validator.is_valid(black_box(&effective))))
-    });
-    group.bench_function("invoke_noop_executor", |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            let mut done = 0u64;
-            let mut counter = 0u64;
-            let (mut registry, mut handle) = self::registry(&authority);
-            while done < iters {
-                if counter >= REGISTRY_CALLS {
-                    drop(handle);
-                    (registry, handle) = self::registry(&authority);
-                    counter = 0;
+        let mut group = c.benchmark_group(format!("invoke_overhead/{}", case.name));
+        group.measurement_time(Duration::from_secs(4));
+        group.bench_function("bare_validation", |b| {
+            b.iter(|| black_box(validator.is_valid(black_box(&effective))))
+        });
+        group.bench_function("validation_and_input_drop", |b| {
+            b.iter_batched(
+                || effective.clone(),
+                |input| {
+                    let valid = validator.is_valid(&input);
+                    drop(input);
+                    black_box(valid)
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        group.bench_function("invoke_noop_executor", |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                let mut done = 0u64;
+                let mut counter = 0u64;
+                let (mut registry, mut handle) = self::registry(&case);
+                while done < iters {
+                    if counter >= REGISTRY_CALLS {
+                        drop(handle);
+                        (registry, handle) = self::registry(&case);
+                        counter = 0;
+                    }
+                    // A small batch, built untimed just before it runs, so
+                    // its inputs are as warm as a just-deserialized call's
+                    // (and as the baseline's input).
+                    let n = (iters - done).min(BATCH).min(REGISTRY_CALLS - counter);
+                    let capability = format!("domain:{}", case.path);
+                    let invocations: Vec<AgentInvocation> = (counter..counter + n)
+                        .map(|i| {
+                            let mut inv = AgentInvocation::new(format!("inv-{i}"), &*capability);
+                            inv.input = (case.agent_input)();
+                            inv
+                        })
+                        .collect();
+                    let start = Instant::now();
+                    for inv in invocations {
+                        let result =
+                            futures_util::FutureExt::now_or_never(registry.invoke(inv, &consumer))
+                                .expect("immediate");
+                        debug_assert!(result.error().is_none());
+                        black_box(result);
+                    }
+                    total += start.elapsed();
+                    done += n;
+                    counter += n;
                 }
-                // A small batch, built untimed just before it runs, so its
-                // inputs are as warm as a just-deserialized call's (and as
-                // the baseline's input).
-                let n = (iters - done).min(BATCH).min(REGISTRY_CALLS - counter);
-                let invocations: Vec<AgentInvocation> = (counter..counter + n)
-                    .map(|i| {
-                        let mut inv =
-                            AgentInvocation::new(format!("inv-{i}"), "domain:devices.rename");
-                        inv.input = agent_input();
-                        inv
-                    })
-                    .collect();
-                let start = Instant::now();
-                for inv in invocations {
-                    let result =
-                        futures_util::FutureExt::now_or_never(registry.invoke(inv, &consumer))
-                            .expect("immediate");
-                    debug_assert!(result.error().is_none());
-                    black_box(result);
-                }
-                total += start.elapsed();
-                done += n;
-                counter += n;
-            }
-            drop(handle);
-            total
-        })
-    });
-    group.finish();
+                drop(handle);
+                total
+            })
+        });
+        group.finish();
+    }
 }
 
 fn bench_snapshot(c: &mut Criterion) {

@@ -219,26 +219,26 @@ fn check_staleness(
 impl SurfaceRegistry {
     /// Runs one invocation through the pipeline (SPEC §7; phases and codes
     /// in the [module docs](crate::pipeline)). Never panics on bad input;
-    /// never runs one invocation id twice.
-    pub async fn invoke(
-        &self,
+    /// never runs one invocation id twice. Lazy like any future: nothing
+    /// runs (and `bind()` is not called) until it is polled.
+    pub fn invoke<'a>(
+        &'a self,
         invocation: AgentInvocation,
-        consumer: &AgentConsumer,
-    ) -> AgentInvocationResult {
-        self.invoke_inner(invocation, consumer, None).await
+        consumer: &'a AgentConsumer,
+    ) -> impl Future<Output = AgentInvocationResult> + 'a {
+        self.invoke_inner(invocation, consumer, None)
     }
 
     /// [`Self::invoke`] with a caller cancellation signal: cancelling it
     /// before or during execution ends the call with `CANCELLED` and fires
     /// the executor's `ProcedureCallInfo::cancellation`.
-    pub async fn invoke_with_cancellation(
-        &self,
+    pub fn invoke_with_cancellation<'a>(
+        &'a self,
         invocation: AgentInvocation,
-        consumer: &AgentConsumer,
-        cancellation: &Cancellation,
-    ) -> AgentInvocationResult {
+        consumer: &'a AgentConsumer,
+        cancellation: &'a Cancellation,
+    ) -> impl Future<Output = AgentInvocationResult> + 'a {
         self.invoke_inner(invocation, consumer, Some(cancellation))
-            .await
     }
 
     async fn invoke_inner(
