@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use hashbrown::HashTable;
 
-use crate::invocation::AgentInvocationResult;
+use crate::invocation::{AgentError, AgentInvocationResult};
 use crate::registry::FastHash;
 
 /// An admitted invocation id with its table hash.
@@ -39,14 +39,45 @@ struct InvocationRecord {
     /// Keyed hash of the envelope (invocation + consumer).
     fingerprint: u64,
     done: bool,
-    /// The result while it is among the last `recorded_results`.
-    result: Option<Box<AgentInvocationResult>>,
+    /// The outcome while it is among the last `recorded_results` (the
+    /// invocation id is the key's).
+    result: Option<Box<Outcome>>,
+}
+
+/// A recorded result without its invocation id.
+#[derive(Clone)]
+enum Outcome {
+    Success(serde_json::Value),
+    Error(AgentError),
+}
+
+impl Outcome {
+    fn of(result: &AgentInvocationResult) -> Self {
+        match result {
+            AgentInvocationResult::Success { output, .. } => Outcome::Success(output.clone()),
+            AgentInvocationResult::Error { error, .. } => Outcome::Error(error.clone()),
+        }
+    }
+
+    fn to_result(&self, invocation_id: &str) -> AgentInvocationResult {
+        let invocation_id = invocation_id.to_string();
+        match self {
+            Outcome::Success(output) => AgentInvocationResult::Success {
+                invocation_id,
+                output: output.clone(),
+            },
+            Outcome::Error(error) => AgentInvocationResult::Error {
+                invocation_id,
+                error: error.clone(),
+            },
+        }
+    }
 }
 
 /// Why admission did not admit an invocation id.
 pub(crate) enum Refusal {
     /// The identical envelope completed before: its recorded result.
-    Replay(Box<AgentInvocationResult>),
+    Replay(AgentInvocationResult),
     /// `details.reason` of the `PRECONDITION_FAILED` answer:
     /// `invocation-id-reused`, `invocation-in-flight` or
     /// `duplicate-invocation`.
@@ -79,8 +110,8 @@ impl InvocationIds {
                 Refusal::Reason("invocation-id-reused")
             } else if !record.done {
                 Refusal::Reason("invocation-in-flight")
-            } else if let Some(result) = &record.result {
-                Refusal::Replay(result.clone())
+            } else if let Some(outcome) = &record.result {
+                Refusal::Replay(outcome.to_result(id))
             } else {
                 Refusal::Reason("duplicate-invocation")
             });
@@ -107,7 +138,7 @@ impl InvocationIds {
     pub(crate) fn complete(&mut self, key: IdKey, result: &AgentInvocationResult, keep: usize) {
         if let Some(record) = self.find_mut(&key) {
             record.done = true;
-            record.result = Some(Box::new(result.clone()));
+            record.result = Some(Box::new(Outcome::of(result)));
         }
         self.completed.push_back(key);
         while self.completed.len() > keep {
@@ -128,7 +159,6 @@ impl InvocationIds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::invocation::AgentInvocationResult;
     use serde_json::json;
 
     fn ok(id: &str) -> AgentInvocationResult {
@@ -160,7 +190,7 @@ mod tests {
         // Only the last two results are kept; every id stays known.
         assert_eq!(reason(ids.admit("inv-17", 17)), "duplicate-invocation");
         match ids.admit("inv-4999", 4_999) {
-            Err(Refusal::Replay(result)) => assert_eq!(*result, ok("inv-4999")),
+            Err(Refusal::Replay(result)) => assert_eq!(result, ok("inv-4999")),
             _ => panic!("expected the recorded result"),
         }
         assert_eq!(reason(ids.admit("inv-5000", 1)), "admitted");

@@ -273,7 +273,7 @@ impl SurfaceRegistry {
             let mut state = lock(&self.inner.state);
             let key = match state.invocations.admit(&inv.invocation_id, fingerprint) {
                 Ok(key) => key,
-                Err(Refusal::Replay(result)) => return Start::Answered(*result),
+                Err(Refusal::Replay(result)) => return Start::Answered(result),
                 Err(Refusal::Reason(reason)) => {
                     drop(state);
                     return Start::Answered(self.refuse(inv, reason));
