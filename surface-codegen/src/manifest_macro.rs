@@ -152,7 +152,7 @@ pub fn expand_manifest_args(
             span,
             format!(
                 "cannot read the agent manifest `{written}` (looked for `{}`): {e}; relative paths are resolved against the including crate's root (CARGO_MANIFEST_DIR)",
-                file.display()
+                real_location(&file).display()
             ),
         )
     })?;
@@ -167,6 +167,17 @@ pub fn expand_manifest_args(
         display_path: written,
     };
     expand_manifest_text(&text, &options, span)
+}
+
+/// Where `file` really is: its directory with symbolic links resolved when
+/// that directory exists (the file itself may be missing), else `file`.
+fn real_location(file: &Path) -> PathBuf {
+    match (file.parent(), file.file_name()) {
+        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+            .map(|dir| dir.join(name))
+            .unwrap_or_else(|_| file.to_path_buf()),
+        _ => file.to_path_buf(),
+    }
 }
 
 /// Resolves the path written in `manifest!` against the crate root.
@@ -888,6 +899,26 @@ mod tests {
                 .unwrap(),
             PathBuf::from("/c/x/a.json")
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn s4_1_missing_file_is_reported_at_its_real_location() {
+        let root =
+            std::env::temp_dir().join(format!("surface-real-location-{}", std::process::id()));
+        let real = root.join("real");
+        std::fs::create_dir_all(&real).unwrap();
+        let link = root.join("link");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let expected = std::fs::canonicalize(&real).unwrap().join("missing.json");
+        assert_eq!(real_location(&link.join("missing.json")), expected);
+        // A directory that does not exist: the path as resolved.
+        assert_eq!(
+            real_location(Path::new("/no/such/dir/missing.json")),
+            PathBuf::from("/no/such/dir/missing.json")
+        );
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

@@ -1,5 +1,5 @@
 mod api {
-    agent_surface::manifest!("../../../../tests/ui/fixtures/duplicate.manifest.json");
+    agent_surface::manifest!("../fixtures/duplicate.manifest.json");
 }
 
 fn main() {}

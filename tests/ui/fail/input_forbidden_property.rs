@@ -1,5 +1,5 @@
 mod api {
-    agent_surface::manifest!("../../../../tests/ui/fixtures/bind.manifest.json");
+    agent_surface::manifest!("../fixtures/bind.manifest.json");
 }
 
 #[agent_surface::agent_procedure(api, "devices.rename", input)]

@@ -1,5 +1,5 @@
 mod api {
-    agent_surface::manifest!("../../../../tests/ui/fixtures/invalid.json");
+    agent_surface::manifest!("../fixtures/invalid.json");
 }
 
 fn main() {}

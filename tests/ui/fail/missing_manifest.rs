@@ -1,5 +1,5 @@
 mod api {
-    agent_surface::manifest!("../../../../tests/ui/fixtures/no-such.manifest.json");
+    agent_surface::manifest!("../fixtures/no-such.manifest.json");
 }
 
 fn main() {}

@@ -1,5 +1,5 @@
 mod api {
-    agent_surface::manifest!("../../../../tests/ui/fixtures/prefix.manifest.json");
+    agent_surface::manifest!("../fixtures/prefix.manifest.json");
 }
 
 fn main() {}

@@ -1,5 +1,5 @@
 mod api {
-    agent_surface::manifest!("../../../../tests/ui/fixtures/reserved.manifest.json");
+    agent_surface::manifest!("../fixtures/reserved.manifest.json");
 }
 
 fn main() {}

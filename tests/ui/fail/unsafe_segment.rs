@@ -1,5 +1,5 @@
 mod api {
-    agent_surface::manifest!("../../../../tests/ui/fixtures/unsafe.manifest.json");
+    agent_surface::manifest!("../fixtures/unsafe.manifest.json");
 }
 
 fn main() {}

@@ -2,7 +2,7 @@ extern crate agent_surface as facade;
 
 mod api {
     facade::manifest!(
-        "../../../../tests/ui/fixtures/bind.manifest.json",
+        "../fixtures/bind.manifest.json",
         crate = ::facade
     );
 }

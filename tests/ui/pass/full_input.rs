@@ -1,7 +1,7 @@
 use agent_surface::{AgentProcedureRef, ProcedureInput};
 
 mod api {
-    agent_surface::manifest!("../../../../tests/ui/fixtures/bind.manifest.json");
+    agent_surface::manifest!("../fixtures/bind.manifest.json");
 }
 
 #[agent_surface::agent_procedure(api, "devices.rename", input)]

@@ -1,10 +1,10 @@
 mod api {
-    agent_surface::manifest!("../../../../tests/ui/fixtures/bind.manifest.json");
+    agent_surface::manifest!("../fixtures/bind.manifest.json");
 }
 
 mod nested {
     pub mod deeper {
-        agent_surface::manifest!("../../../../tests/ui/fixtures/bind.manifest.json",);
+        agent_surface::manifest!("../fixtures/bind.manifest.json",);
     }
 }
 
