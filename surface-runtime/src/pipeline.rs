@@ -22,7 +22,7 @@
 //! `invocation-in-flight`; a repeat with a different envelope answers
 //! `invocation-id-reused`. Every outcome is recorded, including
 //! `CONFIRMATION_REQUIRED`: the confirmed retry must use a fresh id. Each
-//! remembered id costs its string plus ~24 bytes; a registry lives as long
+//! remembered id costs its string plus ~64 bytes; a registry lives as long
 //! as its page/session, so this is bounded by the calls of one session.
 //!
 //! **Evidence on calls that need none** (level `never`, or `optional` not
