@@ -59,13 +59,7 @@ fn phase1_unknown_capability() {
 #[test]
 fn phase1_stale_capability_when_registration_is_gone() {
     let f = fixture();
-    let h = f
-        .registry
-        .register_procedure(ProcedureReference::new(procedure(
-            f.registry.authority(),
-            "devices.list",
-        )))
-        .unwrap();
+    let h = register_plain(&f.registry, "devices.list");
     let rid = h.registration_id().to_string();
     drop(h);
     let mut inv = invocation("i1", "domain:devices.list", json!({}));
@@ -147,13 +141,7 @@ fn phase2_destructive_call_with_old_surface_version_is_stale() {
         .register_procedure(disable_ref(&f, &sel))
         .unwrap();
     let seen = f.registry.snapshot(&consumer()).surface_version;
-    let _other = f
-        .registry
-        .register_procedure(ProcedureReference::new(procedure(
-            f.registry.authority(),
-            "devices.list",
-        )))
-        .unwrap();
+    let _other = register_plain(&f.registry, "devices.list");
     let mut inv = invocation("i1", "domain:devices.disable", json!({}));
     inv.surface_version = Some(seen);
     let r = now(f.registry.invoke(inv, &consumer()));
@@ -167,13 +155,7 @@ fn phase2_destructive_call_with_old_surface_version_is_stale() {
     assert!(now(f.registry.invoke(inv, &consumer())).error().is_none());
 
     // External side effects are stale too.
-    let _mail = f
-        .registry
-        .register_procedure(ProcedureReference::new(procedure(
-            f.registry.authority(),
-            "mail.send",
-        )))
-        .unwrap();
+    let _mail = register_plain(&f.registry, "mail.send");
     let mut inv = invocation("i3", "cap:mail.send", json!({"to": "a@b"}));
     inv.surface_version = Some(seen);
     assert_eq!(
@@ -266,13 +248,7 @@ fn phase4_pre_input_policy_denies_with_not_authorized() {
 #[test]
 fn phase5_non_object_input_is_invalid() {
     let f = fixture();
-    let _h = f
-        .registry
-        .register_procedure(ProcedureReference::new(procedure(
-            f.registry.authority(),
-            "devices.list",
-        )))
-        .unwrap();
+    let _h = register_plain(&f.registry, "devices.list");
     let r = call(&f.registry, "i1", "domain:devices.list", json!([1]));
     assert_eq!(error_code(&r), Some("INVALID_INPUT"));
     assert_eq!(retry(&r), Retry::WithChanges);
@@ -281,13 +257,7 @@ fn phase5_non_object_input_is_invalid() {
 #[test]
 fn phase5_schema_errors_report_instance_paths() {
     let f = fixture();
-    let _h = f
-        .registry
-        .register_procedure(ProcedureReference::new(procedure(
-            f.registry.authority(),
-            "devices.list",
-        )))
-        .unwrap();
+    let _h = register_plain(&f.registry, "devices.list");
     let r = call(
         &f.registry,
         "i1",
@@ -988,13 +958,7 @@ fn evidence_is_bound_to_its_registration() {
 #[test]
 fn registry_never_executes_one_invocation_id_twice() {
     let f = fixture();
-    let _h = f
-        .registry
-        .register_procedure(ProcedureReference::new(procedure(
-            f.registry.authority(),
-            "devices.list",
-        )))
-        .unwrap();
+    let _h = register_plain(&f.registry, "devices.list");
     let first = call(
         &f.registry,
         "i1",
@@ -1023,13 +987,7 @@ fn registry_never_executes_one_invocation_id_twice() {
 #[test]
 fn evicted_results_still_never_execute_twice() {
     let f = fixture_with(|b| b.recorded_results(1));
-    let _h = f
-        .registry
-        .register_procedure(ProcedureReference::new(procedure(
-            f.registry.authority(),
-            "devices.list",
-        )))
-        .unwrap();
+    let _h = register_plain(&f.registry, "devices.list");
     call(&f.registry, "i1", "domain:devices.list", json!({}));
     call(&f.registry, "i2", "domain:devices.list", json!({}));
     let again = call(&f.registry, "i1", "domain:devices.list", json!({}));
@@ -1072,13 +1030,7 @@ fn phase7_executor_receives_path_capability_and_effective_input() {
 #[test]
 fn phase7_executor_errors_are_sanitized() {
     let f = fixture();
-    let _h = f
-        .registry
-        .register_procedure(ProcedureReference::new(procedure(
-            f.registry.authority(),
-            "devices.list",
-        )))
-        .unwrap();
+    let _h = register_plain(&f.registry, "devices.list");
     *f.executor.fail_with.lock().unwrap() = Some(
         ExecutionError::new(
             ErrorCode::DomainApprovalRequired,
@@ -1113,12 +1065,7 @@ fn phase7_executor_errors_are_sanitized() {
 #[test]
 fn phase7_without_executor_is_execution_failed() {
     let registry = surface_runtime::SurfaceRegistry::new(authority());
-    let _h = registry
-        .register_procedure(ProcedureReference::new(procedure(
-            registry.authority(),
-            "devices.list",
-        )))
-        .unwrap();
+    let _h = register_plain(&registry, "devices.list");
     let r = call(&registry, "i1", "domain:devices.list", json!({}));
     assert_eq!(error_code(&r), Some("EXECUTION_FAILED"));
 }
@@ -1156,13 +1103,7 @@ fn phase7_timeout_through_the_injected_timer() {
             .timeout(Duration::from_millis(250))
     });
     f.registry.set_procedure_executor(Arc::new(Never));
-    let _h = f
-        .registry
-        .register_procedure(ProcedureReference::new(procedure(
-            f.registry.authority(),
-            "devices.list",
-        )))
-        .unwrap();
+    let _h = register_plain(&f.registry, "devices.list");
     let r = call(&f.registry, "i1", "domain:devices.list", json!({}));
     assert_eq!(error_code(&r), Some("TIMEOUT"));
     assert_eq!(retry(&r), Retry::Yes);
@@ -1195,13 +1136,7 @@ fn phase7_caller_cancellation_reaches_the_executor() {
     let f = fixture();
     let executor = Arc::new(Waiting::default());
     f.registry.set_procedure_executor(executor.clone());
-    let _h = f
-        .registry
-        .register_procedure(ProcedureReference::new(procedure(
-            f.registry.authority(),
-            "devices.list",
-        )))
-        .unwrap();
+    let _h = register_plain(&f.registry, "devices.list");
     let cancel = Cancellation::new();
     let consumer = consumer();
     let mut fut = Box::pin(f.registry.invoke_with_cancellation(
@@ -1262,13 +1197,7 @@ async fn invoke_runs_under_tokio_with_a_real_timer() {
             .timeout(Duration::from_millis(20))
     });
     f.registry.set_procedure_executor(Arc::new(Never));
-    let _h = f
-        .registry
-        .register_procedure(ProcedureReference::new(procedure(
-            f.registry.authority(),
-            "devices.list",
-        )))
-        .unwrap();
+    let _h = register_plain(&f.registry, "devices.list");
     let registry = f.registry.clone();
     // The invoke future is Send: it can be spawned.
     let r = tokio::spawn(async move {

@@ -9,7 +9,8 @@ use serde_json::{json, Map, Value};
 use surface_runtime::{
     AgentConsumer, AgentInvocation, AgentInvocationResult, AgentManifest, AgentProcedureExecutor,
     AgentProcedureRef, AuditEvent, Authority, BoundField, BoundInput, ConfirmationInfo,
-    ExecuteRequest, ExecutionError, ManualClock, Subscription, SurfaceRegistry,
+    ExecuteRequest, ExecutionError, ManualClock, ProcedureReference, RegistrationHandle,
+    Subscription, SurfaceRegistry,
 };
 
 pub const MANIFEST: &str = r#"{"tools": {
@@ -199,6 +200,17 @@ pub struct Fixture {
     pub clock: Arc<ManualClock>,
     pub audit: Arc<Mutex<Vec<AuditEvent>>>,
     pub _audit_sub: Subscription,
+}
+
+/// Registers a plain reference to `path` (no binding, no `when`) and
+/// returns its handle.
+pub fn register_plain(registry: &SurfaceRegistry, path: &str) -> RegistrationHandle {
+    registry
+        .register_procedure(ProcedureReference::new(procedure(
+            registry.authority(),
+            path,
+        )))
+        .unwrap()
 }
 
 pub fn fixture() -> Fixture {
