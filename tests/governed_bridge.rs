@@ -51,6 +51,26 @@ fn request(path: &str, invocation_id: &str, input: Value) -> ExecuteRequest {
 
 /// A governed bridge over `gateway` (an HTTP client of `/gateway`) with a
 /// recording observer.
+/// Starts a governed `devices.purge` of one device, which the gateway holds
+/// for approval; returns the approval id.
+async fn purge_awaiting_approval(
+    bridge: &GovernedOrpcAgentBridge,
+    invocation_id: &str,
+    device_id: &str,
+) -> String {
+    let err = bridge
+        .executor
+        .execute(request(
+            "devices.purge",
+            invocation_id,
+            json!({"deviceIds": [device_id]}),
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::DomainApprovalRequired, "{err:?}");
+    err.details["approvalId"].as_str().unwrap().to_string()
+}
+
 fn bridge_over(
     gateway: HttpOrpcClient,
     manifest: AgentManifest,
@@ -543,16 +563,7 @@ async fn s8_governed_rejected_approval_resumes_as_failed() {
         return;
     };
     let (bridge, _) = bridge_over(peer.gateway_client(), governed_manifest());
-    let err = bridge
-        .executor
-        .execute(request(
-            "devices.purge",
-            "inv-rej",
-            json!({"deviceIds": ["dev-1"]}),
-        ))
-        .await
-        .unwrap_err();
-    let approval_id = err.details["approvalId"].as_str().unwrap().to_string();
+    let approval_id = purge_awaiting_approval(&bridge, "inv-rej", "dev-1").await;
     decide(&peer, &approval_id, "reject").await;
     let outcome = bridge.resume("inv-rej").await;
     let err = outcome.to_result().unwrap_err();
@@ -699,16 +710,7 @@ async fn s8_governed_resume_carries_fresh_requester_authority() {
         return;
     };
     let (bridge, _) = bridge_over(peer.gateway_client(), governed_manifest());
-    let err = bridge
-        .executor
-        .execute(request(
-            "devices.purge",
-            "inv-fresh",
-            json!({"deviceIds": ["dev-2"]}),
-        ))
-        .await
-        .unwrap_err();
-    let approval_id = err.details["approvalId"].as_str().unwrap().to_string();
+    let approval_id = purge_awaiting_approval(&bridge, "inv-fresh", "dev-2").await;
     decide(&peer, &approval_id, "approve").await;
     let with_auth = |token: &str| CallOptions {
         headers: vec![("authorization".into(), token.into())],
