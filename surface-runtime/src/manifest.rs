@@ -406,7 +406,11 @@ fn strip_position(message: &str) -> String {
 /// JavaScript prototype names that are never valid segments (SPEC §3).
 pub const PROTOTYPE_SEGMENTS: [&str; 3] = ["__proto__", "prototype", "constructor"];
 
-const RUST_KEYWORDS: &[&str] = &[
+/// Every Rust keyword of any edition (strict, reserved, 2018+ and 2024
+/// `gen`): a path segment or schema property equal to one becomes a raw
+/// identifier (`type` → `r#type`). Shared by the runtime's segment mapping
+/// and the code generator's field names.
+pub const RUST_KEYWORDS: &[&str] = &[
     "as", "break", "const", "continue", "else", "enum", "extern", "false", "fn", "for", "if",
     "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "static",
     "struct", "trait", "true", "type", "unsafe", "use", "where", "while", "async", "await", "dyn",
@@ -414,7 +418,9 @@ const RUST_KEYWORDS: &[&str] = &[
     "virtual", "yield", "try", "gen",
 ];
 
-const NON_RAW_KEYWORDS: &[&str] = &["self", "super", "crate", "Self"];
+/// Keywords that cannot be raw identifiers: they get a trailing `_`
+/// (`self` → `self_`).
+pub const NON_RAW_KEYWORDS: &[&str] = &["self", "super", "crate", "Self"];
 
 /// Why a segment cannot be mapped, see [`segment_to_ident`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

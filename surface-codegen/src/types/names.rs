@@ -5,19 +5,7 @@ use std::collections::BTreeSet;
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
 use proc_macro2::{Ident, Span};
-
-/// Words that are keywords in some edition (strict, reserved, 2018+ and
-/// 2024 `gen`); they become raw identifiers.
-const KEYWORDS: &[&str] = &[
-    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "do", "dyn",
-    "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in", "let",
-    "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return",
-    "static", "struct", "trait", "true", "try", "type", "typeof", "unsafe", "unsized", "use",
-    "virtual", "where", "while", "yield",
-];
-
-/// Keywords that cannot be raw identifiers; they get a trailing `_`.
-const NOT_RAW: &[&str] = &["self", "Self", "super", "crate", "_"];
+use surface_runtime::manifest::{NON_RAW_KEYWORDS, RUST_KEYWORDS};
 
 /// Keeps ASCII letters, digits and `_`; everything else becomes `_`.
 fn ascii_word(s: &str) -> String {
@@ -45,7 +33,7 @@ pub(crate) fn field_ident_text(json_name: &str) -> String {
     } else {
         snake
     };
-    if NOT_RAW.contains(&base.as_str()) {
+    if NON_RAW_KEYWORDS.contains(&base.as_str()) {
         format!("{base}_")
     } else {
         base
@@ -130,7 +118,7 @@ impl NameSet {
     /// it is a keyword. Uniqueness is checked on the unraw text.
     pub(crate) fn field(&mut self, json_name: &str) -> String {
         let text = self.unique(&field_ident_text(json_name), true);
-        if KEYWORDS.contains(&text.as_str()) {
+        if RUST_KEYWORDS.contains(&text.as_str()) {
             format!("r#{text}")
         } else {
             text
