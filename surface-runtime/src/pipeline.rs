@@ -4,17 +4,21 @@
 //!
 //! | phase | failure | `retry` |
 //! |---|---|---|
+//! | admission: invocation id breaks the id rule ([`check_invocation_id`]: 1–256 visible ASCII characters) | `INVALID_INPUT` (`details.reason: "invalid-invocation-id"`; nothing recorded) | `with-changes` |
 //! | admission: invocation id already seen | replay of the recorded result, or `PRECONDITION_FAILED` (`details.reason`: `invocation-in-flight`, `invocation-id-reused`, `duplicate-invocation`) | `no` |
+//! | admission: a new id while `max_invocation_ids` are remembered | `PRECONDITION_FAILED` (`details.reason: "invocation-ids-exhausted"`) | `no` |
 //! | 1 resolve | `UNKNOWN_CAPABILITY` (no live registration, registration of another capability, view capability for a headless consumer); `STALE_CAPABILITY` (registration id issued but gone); `AMBIGUOUS_INSTANCE` (>1 live, no `registrationId`; `details.instances`) | `after-refresh`, `after-refresh`, `with-changes` |
-//! | 2 staleness | `STALE_CAPABILITY` (destructive / external-side-effect and `surfaceVersion` ≠ current; `details.currentSurfaceVersion`) | `after-refresh` |
+//! | 2 staleness | `STALE_CAPABILITY` (destructive / external-side-effect and `surfaceVersion` ≠ current, or absent with `details.reason: "surface-version-required"`; `details.currentSurfaceVersion`) | `after-refresh` |
 //! | 3 availability | `UNAVAILABLE` (`when()` false; `details.unavailableReason`) | `after-refresh` |
 //! | 4 authorize | `NOT_AUTHORIZED` (pre-input policy) | `no` |
 //! | 5 effective input | `INVALID_INPUT` (not an object; `details.lockedFields`; `details.errors` with `instancePath`); `PRECONDITION_FAILED` `binding-failed` | `with-changes`, `no` |
 //! | 6 policies + confirmation | `POLICY_DENIED`; `CONFIRMATION_REQUIRED` (`details.confirmationId`, `details.summary`, `details.expiresAtMs`); `CONFIRMATION_INVALID` (`details.reason`) | `no`, `after-confirmation`, `yes` |
 //! | 7 execute | executor / handler errors (sanitized), `TIMEOUT`, `CANCELLED`, `EXECUTION_FAILED` when no executor | per error; `TIMEOUT`: `yes` for queries and view capabilities, else `no` |
 //!
-//! **Invocation ids.** The registry remembers every invocation id it has
-//! admitted for its whole lifetime and never runs one twice. A repeat with
+//! **Invocation ids.** An id must follow the one invocation-id rule
+//! ([`check_invocation_id`]); the registry remembers every invocation id it
+//! has admitted for its whole lifetime (as a keyed 128-bit digest, see
+//! `crate::admission`) and never runs one twice. A repeat with
 //! the identical envelope (same invocation and consumer) returns the
 //! recorded result (the last `SurfaceRegistryBuilder::recorded_results`
 //! results are kept; older ones answer `PRECONDITION_FAILED`
@@ -22,8 +26,10 @@
 //! `invocation-in-flight`; a repeat with a different envelope answers
 //! `invocation-id-reused`. Every outcome is recorded, including
 //! `CONFIRMATION_REQUIRED`: the confirmed retry must use a fresh id. Each
-//! remembered id costs its string plus ~64 bytes; a registry lives as long
-//! as its page/session, so this is bounded by the calls of one session.
+//! remembered id costs 40 bytes whatever its length, and at most
+//! `SurfaceRegistryBuilder::max_invocation_ids` (default 100,000) are
+//! remembered: beyond that new ids are refused (`invocation-ids-exhausted`),
+//! never forgotten.
 //!
 //! **Evidence on calls that need none** (level `never`, or `optional` not
 //! enforced) is ignored: it is neither checked nor consumed, and the
@@ -38,7 +44,7 @@ use std::task::Poll;
 use jsonschema::paths::LocationSegment;
 use serde_json::{json, Map, Value};
 
-use crate::admission::{IdKey, Refusal};
+use crate::admission::{IdDigest, Refusal};
 use crate::audit::{AuditEvent, Phase};
 use crate::cancellation::Cancellation;
 use crate::component::HandlerFn;
@@ -47,8 +53,8 @@ use crate::confirmation::{
 };
 use crate::executor::{ConfirmationInfo, ExecuteRequest, ExecutionError, ProcedureCallInfo};
 use crate::invocation::{
-    AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult, ConsumerKind, ErrorCode,
-    Retry,
+    check_invocation_id, AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult,
+    ConsumerKind, ErrorCode, InvalidInvocationId, Retry,
 };
 use crate::manifest::AgentEffect;
 use crate::policy::{AgentPolicy, PolicyContext, PolicyDecision};
@@ -171,16 +177,16 @@ enum Raced {
 enum Start {
     /// A repeat of a known invocation id: answered, not recorded again.
     Answered(AgentInvocationResult),
-    /// Ended in phases 1–6; recorded under the key.
-    Finished(IdKey, AgentInvocationResult),
+    /// Ended in phases 1–6; recorded under the id's digest.
+    Finished(IdDigest, AgentInvocationResult),
     /// Passed phases 1–6; execution follows.
     Ready(Ready),
 }
 
 /// A call that passed phases 1–6.
 struct Ready {
-    /// The admitted invocation id.
-    key: IdKey,
+    /// The admitted invocation id's digest.
+    key: IdDigest,
     invocation_id: String,
     target: Target,
     input: Value,
@@ -188,32 +194,42 @@ struct Ready {
 }
 
 /// Phase 2 (SPEC §7): a destructive or external-side-effect procedure
-/// acted on from an older `surfaceVersion` is stale.
+/// acted on from an older `surfaceVersion` is stale — and so is such a call
+/// that names no `surfaceVersion` at all (`details.reason:
+/// "surface-version-required"`): the registry cannot tell which surface the
+/// agent saw, so it never asks for confirmation on its behalf.
 #[allow(clippy::result_large_err)]
 fn check_staleness(
     state: &crate::registry::State,
     inv: &AgentInvocation,
     target: Target,
 ) -> Result<Target, (Failure, Option<String>)> {
-    if let Target::Procedure(p) = &target {
-        if p.tool.effect.requires_current_surface() {
-            if let Some(v) = inv.surface_version {
-                if v != state.version {
-                    return Err((
-                        fail(
-                            Phase::Staleness,
-                            ErrorCode::StaleCapability,
-                            "The surface changed since this capability was listed; take a fresh snapshot.",
-                            Retry::AfterRefresh,
-                        )
-                        .detail("currentSurfaceVersion", state.version),
-                        Some(p.registration_id.clone()),
-                    ));
-                }
-            }
-        }
+    let Target::Procedure(p) = &target else {
+        return Ok(target);
+    };
+    if !p.tool.effect.requires_current_surface() {
+        return Ok(target);
     }
-    Ok(target)
+    let failure = match inv.surface_version {
+        Some(v) if v == state.version => return Ok(target),
+        Some(_) => fail(
+            Phase::Staleness,
+            ErrorCode::StaleCapability,
+            "The surface changed since this capability was listed; take a fresh snapshot.",
+            Retry::AfterRefresh,
+        ),
+        None => fail(
+            Phase::Staleness,
+            ErrorCode::StaleCapability,
+            "This capability has a destructive or external effect: send the surfaceVersion of the snapshot it was listed in.",
+            Retry::AfterRefresh,
+        )
+        .detail("reason", "surface-version-required"),
+    };
+    Err((
+        failure.detail("currentSurfaceVersion", state.version),
+        Some(p.registration_id.clone()),
+    ))
 }
 
 impl SurfaceRegistry {
@@ -256,7 +272,7 @@ impl SurfaceRegistry {
                 result
             }
             Start::Ready(ready) => {
-                let key = ready.key.clone();
+                let key = ready.key;
                 let result = self.execute(ready, consumer, cancellation).await;
                 self.record(key, &result);
                 result
@@ -266,6 +282,9 @@ impl SurfaceRegistry {
 
     /// Admission and phases 1–6.
     fn start(&self, mut inv: AgentInvocation, consumer: &AgentConsumer) -> Start {
+        if let Err(problem) = check_invocation_id(&inv.invocation_id) {
+            return Start::Answered(self.refuse_invalid_id(inv, problem));
+        }
         let fingerprint = self.fingerprint(&inv, consumer);
         // Admission and phases 1–2 under one lock: a consistent view of the
         // surface, and one lock round trip.
@@ -360,12 +379,44 @@ impl SurfaceRegistry {
         h.finish()
     }
 
-    /// The `PRECONDITION_FAILED` answer to a refused repeat of an id.
+    /// The `INVALID_INPUT` answer to an invocation id that breaks the
+    /// invocation-id rule; nothing is recorded. The audit event carries an
+    /// escaped prefix of the id, never raw control characters.
+    fn refuse_invalid_id(
+        &self,
+        inv: AgentInvocation,
+        problem: InvalidInvocationId,
+    ) -> AgentInvocationResult {
+        let error = AgentError::new(
+            ErrorCode::InvalidInput,
+            "The invocationId must be 1 to 256 visible ASCII characters (0x21-0x7E, no spaces or control characters); send a fresh id such as a UUID.",
+            Retry::WithChanges,
+        )
+        .with_detail("reason", "invalid-invocation-id");
+        self.audit(|| AuditEvent::InvocationRejected {
+            invocation_id: escaped_prefix(&inv.invocation_id),
+            capability_id: escaped_prefix(&inv.capability_id),
+            registration_id: None,
+            phase: Phase::Admission,
+            code: ErrorCode::InvalidInput,
+            internal: Some(json!({"invocationId": problem.to_string()})),
+        });
+        AgentInvocationResult::Error {
+            invocation_id: inv.invocation_id,
+            error,
+        }
+    }
+
+    /// The `PRECONDITION_FAILED` answer to a refused repeat of an id (or a
+    /// new id once the registry's id table is full).
     fn refuse(&self, inv: AgentInvocation, reason: &'static str) -> AgentInvocationResult {
         let message = match reason {
             "invocation-in-flight" => "This invocation id is already running; wait for its result.",
             "invocation-id-reused" => {
                 "This invocation id was already used for a different call; use a fresh invocation id."
+            }
+            "invocation-ids-exhausted" => {
+                "This application session has reached its limit of invocations; the application must start a new session."
             }
             _ => "This invocation id was already used; use a fresh invocation id.",
         };
@@ -385,7 +436,7 @@ impl SurfaceRegistry {
         }
     }
 
-    fn record(&self, key: IdKey, result: &AgentInvocationResult) {
+    fn record(&self, key: IdDigest, result: &AgentInvocationResult) {
         let keep = self.inner.config.recorded_results;
         lock(&self.inner.state)
             .invocations
@@ -488,7 +539,7 @@ impl SurfaceRegistry {
             None => {
                 let ttl = u64::try_from(self.inner.config.confirmation_ttl.as_millis())
                     .unwrap_or(u64::MAX);
-                let pending = {
+                let (pending, evicted) = {
                     let mut state = lock(&self.inner.state);
                     let counter = state.confirmations.next_counter();
                     let pending = PendingConfirmation {
@@ -504,9 +555,17 @@ impl SurfaceRegistry {
                         expires_at_ms: now.saturating_add(ttl),
                         state: ConfirmationState::Pending,
                     };
-                    state.confirmations.insert(pending.clone(), now);
-                    pending
+                    let evicted = state.confirmations.insert(pending.clone(), now);
+                    (pending, evicted)
                 };
+                if let Some(old) = evicted {
+                    self.audit(|| AuditEvent::ConfirmationEvicted {
+                        confirmation_id: old.confirmation_id.clone(),
+                        capability_id: old.capability_id.clone(),
+                        registration_id: old.registration_id.clone(),
+                        approved: old.state == ConfirmationState::Approved,
+                    });
+                }
                 self.audit(|| AuditEvent::ConfirmationRequested {
                     invocation_id: inv.invocation_id.clone(),
                     confirmation_id: pending.confirmation_id.clone(),
@@ -739,7 +798,7 @@ impl SurfaceRegistry {
         caller: Option<&Cancellation>,
     ) -> AgentInvocationResult {
         let Ready {
-            key,
+            key: _,
             invocation_id,
             target,
             input,
@@ -769,7 +828,7 @@ impl SurfaceRegistry {
                     contract_digest: p.contract_digest.clone(),
                     input,
                     info: ProcedureCallInfo {
-                        invocation_id: key.id().clone(),
+                        invocation_id: Arc::from(invocation_id.as_str()),
                         consumer: consumer.clone(),
                         cancellation: exec_cancel.clone(),
                         confirmation,
@@ -856,6 +915,23 @@ impl SurfaceRegistry {
             }
         }
     }
+}
+
+/// At most 64 characters of agent-supplied `text`, with control and
+/// non-ASCII characters escaped, and the full length when it was cut: safe
+/// for any log line.
+fn escaped_prefix(text: &str) -> String {
+    const KEEP: usize = 64;
+    let mut out: String = text
+        .chars()
+        .take(KEEP)
+        .flat_map(char::escape_default)
+        .collect();
+    let total = text.chars().count();
+    if total > KEEP {
+        out.push_str(&format!("… ({total} characters)"));
+    }
+    out
 }
 
 fn binding_failed() -> Failure {

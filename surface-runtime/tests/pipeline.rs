@@ -64,14 +64,18 @@ fn phase1_stale_capability_when_registration_is_gone() {
     drop(h);
     let mut inv = invocation("i1", "domain:devices.list", json!({}));
     inv.registration_id = Some(rid);
-    let r = now(f.registry.invoke(inv, &consumer()));
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()));
     assert_eq!(error_code(&r), Some("STALE_CAPABILITY"));
     assert_eq!(retry(&r), Retry::AfterRefresh);
     // A registration id that was never issued is unknown, not stale.
     let mut inv = invocation("i2", "domain:devices.list", json!({}));
     inv.registration_id = Some("r999".into());
     assert_eq!(
-        error_code(&now(f.registry.invoke(inv, &consumer()))),
+        error_code(&now(f
+            .registry
+            .invoke(at_current_version(&f.registry, inv), &consumer()))),
         Some("UNKNOWN_CAPABILITY")
     );
 }
@@ -114,7 +118,9 @@ fn two_references_to_one_procedure_are_ambiguous_until_registration_id_given() {
     let consumer = consumer();
     let mut inv = invocation("i2", "domain:devices.disable", json!({}));
     inv.registration_id = Some(hb.registration_id().to_string());
-    let r = now(f2.registry.invoke(inv, &consumer));
+    let r = now(f2
+        .registry
+        .invoke(at_current_version(&f2.registry, inv), &consumer));
     assert_eq!(error_code(&r), Some("CONFIRMATION_REQUIRED"));
     let summary = &details(&r)["summary"];
     assert_eq!(summary["input"], json!({"deviceIds": ["d2", "d3"]}));
@@ -123,7 +129,9 @@ fn two_references_to_one_procedure_are_ambiguous_until_registration_id_given() {
     // Also resolved by `instance`.
     let mut inv = invocation("i3", "domain:devices.disable", json!({}));
     inv.instance = Some("a".into());
-    let r = now(f.registry.invoke(inv, &consumer));
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer));
     assert_eq!(
         details(&r)["summary"]["input"],
         json!({"deviceIds": ["d1"]})
@@ -144,7 +152,9 @@ fn phase2_destructive_call_with_old_surface_version_is_stale() {
     let _other = register_plain(&f.registry, "devices.list");
     let mut inv = invocation("i1", "domain:devices.disable", json!({}));
     inv.surface_version = Some(seen);
-    let r = now(f.registry.invoke(inv, &consumer()));
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()));
     assert_eq!(error_code(&r), Some("STALE_CAPABILITY"));
     assert_eq!(retry(&r), Retry::AfterRefresh);
     assert_eq!(details(&r)["currentSurfaceVersion"], json!(seen + 1));
@@ -152,14 +162,20 @@ fn phase2_destructive_call_with_old_surface_version_is_stale() {
     // A query with the same old version is not stale.
     let mut inv = invocation("i2", "domain:devices.list", json!({}));
     inv.surface_version = Some(seen);
-    assert!(now(f.registry.invoke(inv, &consumer())).error().is_none());
+    assert!(now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()))
+    .error()
+    .is_none());
 
     // External side effects are stale too.
     let _mail = register_plain(&f.registry, "mail.send");
     let mut inv = invocation("i3", "cap:mail.send", json!({"to": "a@b"}));
     inv.surface_version = Some(seen);
     assert_eq!(
-        error_code(&now(f.registry.invoke(inv, &consumer()))),
+        error_code(&now(f
+            .registry
+            .invoke(at_current_version(&f.registry, inv), &consumer()))),
         Some("STALE_CAPABILITY")
     );
 }
@@ -470,7 +486,9 @@ fn d21_binding_runs_at_execution_time_not_discovery() {
     let mut inv = invocation("i2", "domain:devices.disable", json!({}));
     inv.registration_id = Some(h.registration_id().into());
     inv.confirmation = Some(evidence);
-    let r = now(f.registry.invoke(inv, &consumer()));
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()));
     assert!(r.error().is_none(), "{r:?}");
     let calls = f.executor.calls();
     assert_eq!(calls.len(), 1);
@@ -494,7 +512,9 @@ fn d21_binding_change_after_confirmation_invalidates_the_evidence() {
     *sel.lock().unwrap() = vec!["d2".into()];
     let mut inv = invocation("i2", "domain:devices.disable", json!({}));
     inv.confirmation = Some(evidence.clone());
-    let r = now(f.registry.invoke(inv, &consumer()));
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()));
     assert_eq!(error_code(&r), Some("CONFIRMATION_INVALID"));
     assert_eq!(details(&r)["reason"], json!("different-call"));
     assert!(f.executor.calls().is_empty());
@@ -780,7 +800,9 @@ fn retry_with(
 ) -> AgentInvocationResult {
     let mut inv = invocation(id, "domain:devices.disable", json!({"reason": reason}));
     inv.confirmation = Some(ev);
-    now(f.registry.invoke(inv, &consumer()))
+    now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()))
 }
 
 #[test]
@@ -939,7 +961,9 @@ fn evidence_is_bound_to_its_registration() {
     let mut inv = invocation("i2", "domain:devices.disable", json!({}));
     inv.registration_id = Some(h2.registration_id().into());
     inv.confirmation = Some(ev.clone());
-    let r = now(f.registry.invoke(inv, &consumer()));
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()));
     assert_eq!(details(&r)["reason"], json!("different-call"));
     // The original registration, re-registered under a new id, is stale.
     drop(h1);
@@ -947,7 +971,9 @@ fn evidence_is_bound_to_its_registration() {
     inv.registration_id = Some(ev.registration_id.clone());
     inv.confirmation = Some(ev);
     assert_eq!(
-        error_code(&now(f.registry.invoke(inv, &consumer()))),
+        error_code(&now(f
+            .registry
+            .invoke(at_current_version(&f.registry, inv), &consumer()))),
         Some("STALE_CAPABILITY")
     );
     assert!(f.executor.calls().is_empty());
@@ -1015,7 +1041,11 @@ fn phase7_executor_receives_path_capability_and_effective_input() {
     assert_eq!(ev.capability_id, "cap:mail.send");
     let mut inv = invocation("i2", "domain:mail.send", json!({"to": "a@b"}));
     inv.confirmation = Some(ev);
-    assert!(now(f.registry.invoke(inv, &consumer())).error().is_none());
+    assert!(now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()))
+    .error()
+    .is_none());
     let c = &f.executor.calls()[0];
     assert_eq!(
         (
