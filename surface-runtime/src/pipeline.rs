@@ -11,7 +11,7 @@
 //! | 2 staleness | `STALE_CAPABILITY` (destructive / external-side-effect and `surfaceVersion` ≠ current, or absent with `details.reason: "surface-version-required"`; `details.currentSurfaceVersion`) | `after-refresh` |
 //! | 3 availability | `UNAVAILABLE` (`when()` false; `details.unavailableReason`) | `after-refresh` |
 //! | 4 authorize | `NOT_AUTHORIZED` (pre-input policy) | `no` |
-//! | 5 effective input | `INVALID_INPUT` (not an object; `details.lockedFields`; `details.errors` with `instancePath`); `PRECONDITION_FAILED` `binding-failed` | `with-changes`, `no` |
+//! | 5 effective input | `INVALID_INPUT` (not an object; `details.lockedFields`; `details.errors` with `instancePath`, at most [`MAX_REPORTED_VALIDATION_ERRORS`], `details.errorsTruncated: true` when more); `PRECONDITION_FAILED` `binding-failed` | `with-changes`, `no` |
 //! | 6 policies + confirmation | `POLICY_DENIED`; `CONFIRMATION_REQUIRED` (`details.confirmationId`, `details.summary`, `details.expiresAtMs`); `CONFIRMATION_INVALID` (`details.reason`) | `no`, `after-confirmation`, `yes` |
 //! | 7 execute | executor / handler errors (sanitized), `TIMEOUT`, `CANCELLED`, `EXECUTION_FAILED` when no executor | per error; `TIMEOUT`: `yes` for queries and view capabilities, else `no` |
 //!
@@ -714,11 +714,9 @@ impl SurfaceRegistry {
         match target {
             Target::View(c, i) => {
                 let value = Value::Object(agent);
-                let errors = validation_errors(&c.views[*i].validator, &value);
-                if errors.is_empty() {
-                    Ok(value)
-                } else {
-                    Err(invalid_input(errors.into_iter().map(|e| e.1).collect()))
+                match validation_errors(&c.views[*i].validator, &value, &|_| false) {
+                    None => Ok(value),
+                    Some(invalid) => Err(invalid.into_failure()),
                 }
             }
             Target::Procedure(p) => {
@@ -764,10 +762,6 @@ impl SurfaceRegistry {
                     }
                 }
                 let effective = Value::Object(agent);
-                let errors = validation_errors(&p.validator, &effective);
-                if errors.is_empty() {
-                    return Ok(effective);
-                }
                 // Attribute each error: to the binding when it concerns a
                 // bound field whose value came from bind() (not overridden
                 // by the agent), else to the agent.
@@ -777,14 +771,12 @@ impl SurfaceRegistry {
                         .enumerate()
                         .any(|(i, f)| f.name == field && !overridden.contains(&i))
                 };
-                let binding_fault = errors
-                    .iter()
-                    .any(|(field, _)| field.as_deref().is_some_and(from_binding));
-                let errors: Vec<Value> = errors.into_iter().map(|e| e.1).collect();
-                if binding_fault {
-                    Err(binding_failed().internal(json!({"errors": errors})))
-                } else {
-                    Err(invalid_input(errors))
+                match validation_errors(&p.validator, &effective, &from_binding) {
+                    None => Ok(effective),
+                    Some(invalid) if invalid.binding_fault => Err(binding_failed().internal(
+                        json!({"errors": invalid.errors, "errorsTruncated": invalid.truncated}),
+                    )),
+                    Some(invalid) => Err(invalid.into_failure()),
                 }
             }
         }
@@ -954,18 +946,54 @@ fn invalid_input(errors: Vec<Value>) -> Failure {
     .detail("errors", errors)
 }
 
-/// Validation errors as (top-level field, `{"instancePath","keyword","message"}`).
-/// Messages are masked: they never echo instance values.
+/// The most validation errors one `INVALID_INPUT` lists in
+/// `details.errors` (the first ones the validator reports); when there are
+/// more, `details.errorsTruncated` is `true`. Without the cap a 262,144-
+/// character array of wrong-typed items would turn into an error list a
+/// hundred times its size, recorded for replay.
+pub const MAX_REPORTED_VALIDATION_ERRORS: usize = 32;
+
+/// Why an input failed its schema: the first
+/// [`MAX_REPORTED_VALIDATION_ERRORS`] errors as
+/// `{"instancePath","keyword","message"}`, whether more were left out, and
+/// whether any error (listed or not) concerns a top-level field for which
+/// `from_binding` is true.
+struct Invalid {
+    errors: Vec<Value>,
+    truncated: bool,
+    binding_fault: bool,
+}
+
+impl Invalid {
+    fn into_failure(self) -> Failure {
+        let truncated = self.truncated;
+        let failure = invalid_input(self.errors);
+        if truncated {
+            failure.detail("errorsTruncated", true)
+        } else {
+            failure
+        }
+    }
+}
+
+/// Validates `instance`; `None` when valid. Messages are masked: they never
+/// echo instance values. Memory stays bounded by the cap whatever the
+/// number of errors (they are visited once, lazily).
 fn validation_errors(
     validator: &jsonschema::Validator,
     instance: &Value,
-) -> Vec<(Option<String>, Value)> {
+    from_binding: &dyn Fn(&str) -> bool,
+) -> Option<Invalid> {
     if validator.is_valid(instance) {
-        return Vec::new();
+        return None;
     }
-    validator
-        .iter_errors(instance)
-        .map(|e| {
+    let mut invalid = Invalid {
+        errors: Vec::new(),
+        truncated: false,
+        binding_fault: false,
+    };
+    for e in validator.iter_errors(instance) {
+        if !invalid.binding_fault {
             let field = match e.instance_path().iter().next() {
                 Some(LocationSegment::Property(p)) => Some(p.to_string()),
                 _ => match e.kind() {
@@ -975,14 +1003,22 @@ fn validation_errors(
                     _ => None,
                 },
             };
-            let detail = json!({
+            invalid.binding_fault = field.as_deref().is_some_and(from_binding);
+        }
+        if invalid.errors.len() < MAX_REPORTED_VALIDATION_ERRORS {
+            invalid.errors.push(json!({
                 "instancePath": e.instance_path().as_str(),
                 "keyword": e.kind().keyword(),
                 "message": e.masked().to_string(),
-            });
-            (field, detail)
-        })
-        .collect()
+            }));
+        } else {
+            invalid.truncated = true;
+            if invalid.binding_fault {
+                break;
+            }
+        }
+    }
+    Some(invalid)
 }
 
 /// A fast multiply-rotate hasher (FxHash-style) seeded per registry, for
@@ -1071,18 +1107,53 @@ mod tests {
             "additionalProperties": false
         }))
         .unwrap();
-        let mut errors = validation_errors(&validator, &json!({"name": "secret-value", "zz": 1}));
-        errors.sort_by(|a, b| a.1["keyword"].as_str().cmp(&b.1["keyword"].as_str()));
-        let fields: Vec<Option<String>> = errors.iter().map(|e| e.0.clone()).collect();
-        assert_eq!(
-            fields,
-            vec![None, Some("name".to_string()), Some("id".to_string())]
-        );
-        assert_eq!(errors[1].1["instancePath"], json!("/name"));
-        assert!(!Value::Array(errors.into_iter().map(|e| e.1).collect())
+        let instance = json!({"name": "secret-value", "zz": 1});
+        let invalid = validation_errors(&validator, &instance, &|_| false).unwrap();
+        let mut keywords: Vec<&str> = invalid
+            .errors
+            .iter()
+            .map(|e| e["keyword"].as_str().unwrap())
+            .collect();
+        keywords.sort_unstable();
+        assert_eq!(keywords, ["additionalProperties", "maxLength", "required"]);
+        assert!(!invalid.truncated && !invalid.binding_fault);
+        let name_error = invalid
+            .errors
+            .iter()
+            .find(|e| e["keyword"] == "maxLength")
+            .unwrap();
+        assert_eq!(name_error["instancePath"], json!("/name"));
+        assert!(!Value::Array(invalid.errors)
             .to_string()
             .contains("secret-value"));
-        assert!(validation_errors(&validator, &json!({"id": 1})).is_empty());
+        // Errors are attributed to their top-level field (`required` to the
+        // missing property).
+        for field in ["name", "id"] {
+            let blamed = validation_errors(&validator, &instance, &|f| f == field).unwrap();
+            assert!(blamed.binding_fault, "{field}");
+        }
+        assert!(validation_errors(&validator, &json!({"id": 1}), &|_| true).is_none());
+    }
+
+    #[test]
+    fn validation_errors_list_at_most_the_cap_and_say_so() {
+        let validator = jsonschema::validator_for(&json!({
+            "type": "object",
+            "properties": {"ids": {"type": "array", "items": {"type": "string"}}, "bound": {"type": "string"}}
+        }))
+        .unwrap();
+        let many = json!({"ids": vec![1; 10_000], "bound": 7});
+        let invalid = validation_errors(&validator, &many, &|_| false).unwrap();
+        assert_eq!(invalid.errors.len(), MAX_REPORTED_VALIDATION_ERRORS);
+        assert!(invalid.truncated);
+        assert!(!invalid.binding_fault);
+        // An error beyond the cap still counts for attribution.
+        let invalid = validation_errors(&validator, &many, &|f| f == "bound").unwrap();
+        assert!(invalid.binding_fault);
+        let exactly = json!({"ids": vec![1; MAX_REPORTED_VALIDATION_ERRORS]});
+        let invalid = validation_errors(&validator, &exactly, &|_| false).unwrap();
+        assert_eq!(invalid.errors.len(), MAX_REPORTED_VALIDATION_ERRORS);
+        assert!(!invalid.truncated);
     }
 
     #[test]
