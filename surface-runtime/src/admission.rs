@@ -257,4 +257,35 @@ mod tests {
         }
         assert_eq!(reason(ids.admit("inv-5000", 1)), "admitted");
     }
+
+    #[test]
+    fn new_ids_beyond_the_bound_are_refused_known_ones_still_answered() {
+        let mut ids = InvocationIds::new(&[1; 32], 2);
+        let a = ids.admit("a", 1).ok().unwrap();
+        let b = ids.admit("b", 2).ok().unwrap();
+        assert_eq!(reason(ids.admit("c", 3)), "invocation-ids-exhausted");
+        assert_eq!(ids.len(), 2, "a refused id is not remembered");
+        assert_eq!(reason(ids.admit("a", 1)), "invocation-in-flight");
+        ids.complete(a, &ok("a"), 1);
+        ids.complete(b, &ok("b"), 1);
+        assert_eq!(reason(ids.admit("a", 1)), "duplicate-invocation");
+        assert!(matches!(ids.admit("b", 2), Err(Refusal::Replay(r)) if r == ok("b")));
+        assert_eq!(reason(ids.admit("c", 3)), "invocation-ids-exhausted");
+    }
+
+    #[test]
+    fn digests_depend_on_the_id_and_the_key() {
+        let one = IdDigester::new(&[1; 32]);
+        let two = IdDigester::new(&[2; 32]);
+        assert_eq!(one.digest("inv-1"), one.digest("inv-1"));
+        assert_ne!(one.digest("inv-1"), one.digest("inv-2"));
+        assert_ne!(one.digest("inv-1"), two.digest("inv-1"));
+        // Long ids cost the same 16 bytes.
+        assert_eq!(std::mem::size_of::<IdDigest>(), 16);
+        assert_eq!(std::mem::size_of::<InvocationRecord>(), 40);
+        assert_ne!(
+            one.digest(&"x".repeat(10_000)),
+            one.digest(&"x".repeat(10_001))
+        );
+    }
 }

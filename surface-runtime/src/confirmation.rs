@@ -554,4 +554,40 @@ mod tests {
         assert_ne!(a.id("c", 1), b.id("c", 1));
         assert!(a.id("c", 1).starts_with("c_"));
     }
+
+    #[test]
+    fn at_the_bound_the_oldest_pending_confirmation_is_evicted_first() {
+        let signer = Signer::new([3; 32]);
+        let mut store = ConfirmationStore::new(3);
+        assert_eq!(store.insert(pending("c1", 10), 10), None);
+        assert_eq!(store.insert(pending("c2", 10), 10), None);
+        assert_eq!(store.insert(pending("c3", 10), 10), None);
+        // c1 approved: the oldest *pending* one, c2, goes first.
+        store.approve("c1", 11, 50, &signer).unwrap();
+        let evicted = store.insert(pending("c4", 12), 12).unwrap();
+        assert_eq!(evicted.confirmation_id, "c2");
+        assert_eq!(store.len(), 3);
+        let live: Vec<String> = store
+            .list(12)
+            .into_iter()
+            .map(|p| p.confirmation_id)
+            .collect();
+        assert_eq!(live, ["c1", "c3", "c4"]);
+        // With every live one approved, the oldest approved one goes.
+        store.approve("c3", 13, 50, &signer).unwrap();
+        store.approve("c4", 13, 50, &signer).unwrap();
+        let evicted = store.insert(pending("c5", 14), 14).unwrap();
+        assert_eq!(
+            (evicted.confirmation_id.as_str(), evicted.state),
+            ("c1", ConfirmationState::Approved)
+        );
+        assert_eq!(
+            store.approve("c2", 15, 50, &signer),
+            Err(ConfirmationError::Unknown("c2".into()))
+        );
+        // Expired entries make room before anything is evicted.
+        let mut store = ConfirmationStore::new(1);
+        store.insert(pending("old", 0), 0);
+        assert_eq!(store.insert(pending("new", 500), 500), None);
+    }
 }

@@ -374,6 +374,66 @@ mod tests {
     }
 
     #[test]
+    fn invocation_id_rule_accepts_the_ids_real_agents_use() {
+        for id in [
+            "0b5a5f2e-5c1d-4b8e-9b57-3f1f1f0c2a11", // UUID
+            "call_Vt8bq3nG0dOaMZ6h1kJp2xQe",        // OpenAI tool call
+            "toolu_01A09q90qw90lq917835lq9",        // Anthropic tool use
+            "42",                                   // MCP JSON-RPC numeric id
+            "req-7|tools/call#3",                   // MCP string id
+            "V1StGXR8_Z5jdHi6B-myT",                // nanoid
+            "01HZY3J8W6K4N2Q9R5T7V1X3Z5",           // ULID
+            "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~",   // every ASCII punctuation
+            &"~".repeat(MAX_INVOCATION_ID_CHARS),   // the longest
+        ] {
+            assert_eq!(check_invocation_id(id), Ok(()), "{id}");
+        }
+    }
+
+    #[test]
+    fn invocation_id_rule_names_the_first_problem() {
+        use InvalidInvocationId::*;
+        assert_eq!(check_invocation_id(""), Err(Empty));
+        assert_eq!(
+            check_invocation_id(&"a".repeat(257)),
+            Err(TooLong { bytes: 257 })
+        );
+        for (id, index, code_point) in [
+            ("a\r\nb", 1, 0x0d),
+            ("ab\n", 2, 0x0a),
+            ("a\u{7f}", 1, 0x7f),
+            ("\u{0}", 0, 0),
+            ("a b", 1, 0x20),
+            ("a\tb", 1, 0x09),
+            ("id-é", 3, 0xe9),
+            ("id-😀", 3, 0x1f600),
+        ] {
+            assert_eq!(
+                check_invocation_id(id),
+                Err(ForbiddenCharacter { index, code_point }),
+                "{id:?}"
+            );
+        }
+        // A forbidden character within the first 256 bytes is named even in
+        // a longer id; past them the length is.
+        assert_eq!(
+            check_invocation_id(&format!("a\n{}", "b".repeat(300))),
+            Err(ForbiddenCharacter {
+                index: 1,
+                code_point: 0x0a
+            })
+        );
+        assert_eq!(
+            check_invocation_id(&format!("{}\n", "b".repeat(256))),
+            Err(TooLong { bytes: 257 })
+        );
+        assert_eq!(
+            ForbiddenCharacter { index: 4, code_point: 0x0a }.to_string(),
+            "the invocation id has U+000A at position 4; only visible ASCII characters 0x21-0x7E are accepted (no spaces, control characters or non-ASCII)"
+        );
+    }
+
+    #[test]
     fn invocation_defaults() {
         let inv: AgentInvocation =
             serde_json::from_value(json!({"invocationId": "a", "capabilityId": "domain:x.y"}))

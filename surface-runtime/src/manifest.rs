@@ -771,6 +771,68 @@ mod tests {
             .contains("`a.b` appears more than once"));
     }
 
+    /// `n` distinct paths, each written twice.
+    fn repeated_paths(n: usize) -> String {
+        let t = tool("server-query");
+        let entries: Vec<String> = (0..2)
+            .flat_map(|_| (0..n).map(|i| format!(r#""p.a{i}":{t}"#)))
+            .collect();
+        format!(r#"{{"tools":{{{}}}}}"#, entries.join(","))
+    }
+
+    #[test]
+    fn duplicate_path_detection_is_linear_not_quadratic() {
+        // Issue 10: 80,000 repeated paths took 13.4 s (a list scan per
+        // repetition, n²/2 = 3.2·10⁹ comparisons). The duplicate set makes
+        // O(log n) comparisons per repetition.
+        let n = 80_000;
+        probe::take();
+        let err = AgentManifest::from_json_str(&repeated_paths(n)).unwrap_err();
+        let comparisons = probe::take();
+        let ManifestError::Invalid(issues) = err else {
+            panic!("expected path issues, got {err:?}")
+        };
+        assert_eq!(issues.len(), n);
+        assert_eq!(
+            issues[0],
+            ManifestIssue::DuplicatePath {
+                path: "p.a0".into()
+            }
+        );
+        assert_eq!(
+            issues[n - 1],
+            ManifestIssue::DuplicatePath {
+                path: format!("p.a{}", n - 1)
+            }
+        );
+        // A B-tree lookup compares with at most 11 keys per level and has
+        // ⌈log₆ 80,000⌉ + 1 = 8 levels: fewer than 100 per repetition.
+        assert!(
+            comparisons < 100 * n as u64,
+            "{comparisons} comparisons for {n} repeated paths"
+        );
+        // Doubling the input roughly doubles the work (n log n).
+        AgentManifest::from_json_str(&repeated_paths(2 * n)).unwrap_err();
+        let doubled = probe::take();
+        assert!(
+            doubled < 3 * comparisons,
+            "{comparisons} comparisons for {n}, {doubled} for {}",
+            2 * n
+        );
+    }
+
+    #[test]
+    fn the_same_path_repeated_is_reported_once() {
+        let t = tool("server-query");
+        let entries = vec![format!(r#""a.b":{t}"#); 1_000].join(",");
+        let err =
+            AgentManifest::from_json_str(&format!(r#"{{"tools":{{{entries}}}}}"#)).unwrap_err();
+        assert_eq!(
+            err,
+            ManifestError::Invalid(vec![ManifestIssue::DuplicatePath { path: "a.b".into() }])
+        );
+    }
+
     #[test]
     fn invalid_json_reports_line_and_column() {
         let err = AgentManifest::from_json_str("{\n  \"tools\": {,}\n}").unwrap_err();

@@ -1327,3 +1327,106 @@ fn headless_consumers_neither_see_nor_invoke_view_capabilities() {
     assert_eq!(error_code(&r), Some("UNKNOWN_CAPABILITY"));
     assert!(selected.lock().unwrap().is_empty());
 }
+
+// ----- bounds of what agent traffic can make the registry keep -------------
+
+#[test]
+fn max_invocation_ids_bounds_the_lifetime_id_table() {
+    let f = fixture_with(|b| b.max_invocation_ids(3).recorded_results(1));
+    let _h = register_plain(&f.registry, "devices.list");
+    for id in ["i1", "i2", "i3"] {
+        assert!(call(&f.registry, id, "domain:devices.list", json!({}))
+            .error()
+            .is_none());
+    }
+    assert_eq!(f.registry.remembered_invocation_ids(), 3);
+    let r = call(&f.registry, "i4", "domain:devices.list", json!({}));
+    assert_eq!(error_code(&r), Some("PRECONDITION_FAILED"));
+    assert_eq!(retry(&r), Retry::No);
+    assert_eq!(details(&r)["reason"], json!("invocation-ids-exhausted"));
+    assert_eq!(f.registry.remembered_invocation_ids(), 3);
+    // Known ids are still answered, never run again.
+    assert!(call(&f.registry, "i3", "domain:devices.list", json!({}))
+        .error()
+        .is_none());
+    assert_eq!(
+        details(&call(&f.registry, "i1", "domain:devices.list", json!({})))["reason"],
+        json!("duplicate-invocation")
+    );
+    assert_eq!(f.executor.calls().len(), 3);
+    assert!(f.audit.lock().unwrap().iter().any(|e| matches!(
+        e,
+        AuditEvent::InvocationRejected { invocation_id, phase: Phase::Admission, code: ErrorCode::PreconditionFailed, .. }
+            if invocation_id == "i4"
+    )));
+}
+
+#[test]
+fn max_pending_confirmations_expires_the_oldest_pending_one_and_audits_it() {
+    assert_eq!(
+        surface_runtime::registry::DEFAULT_MAX_PENDING_CONFIRMATIONS,
+        100
+    );
+    let f = fixture_with(|b| b.max_pending_confirmations(2));
+    let _h = register_plain(&f.registry, "mail.send");
+    let ask = |id: &str| {
+        let r = call(&f.registry, id, "cap:mail.send", json!({"to": id}));
+        details(&r)["confirmationId"].as_str().unwrap().to_string()
+    };
+    let (c1, c2) = (ask("i1"), ask("i2"));
+    let evidence = f.registry.confirm(&c1).unwrap();
+    // c1 is approved, so the oldest *pending* one, c2, makes room for c3.
+    let c3 = ask("i3");
+    let live: Vec<String> = f
+        .registry
+        .pending_confirmations()
+        .into_iter()
+        .map(|p| p.confirmation_id)
+        .collect();
+    assert_eq!(live, [c1.clone(), c3.clone()]);
+    assert_eq!(
+        f.registry.confirm(&c2),
+        Err(surface_runtime::ConfirmationError::Unknown(c2.clone()))
+    );
+    assert!(f.audit.lock().unwrap().iter().any(|e| matches!(
+        e,
+        AuditEvent::ConfirmationEvicted { confirmation_id, approved: false, .. } if *confirmation_id == c2
+    )));
+    // The approved one still authorizes its retry.
+    let mut retry_inv = invocation("i4", "cap:mail.send", json!({"to": "i1"}));
+    retry_inv.confirmation = Some(evidence);
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, retry_inv), &consumer()));
+    assert!(r.error().is_none(), "{r:?}");
+}
+
+#[test]
+fn invalid_input_lists_at_most_32_validation_errors() {
+    let f = fixture();
+    let _h = register_plain(&f.registry, "devices.disable");
+    // 40 items of the wrong type: 40 validation errors.
+    let r = call(
+        &f.registry,
+        "i1",
+        "domain:devices.disable",
+        json!({"deviceIds": vec![1; 40]}),
+    );
+    assert_eq!(error_code(&r), Some("INVALID_INPUT"));
+    let d = details(&r);
+    let errors = d["errors"].as_array().unwrap();
+    assert_eq!(
+        errors.len(),
+        surface_runtime::pipeline::MAX_REPORTED_VALIDATION_ERRORS
+    );
+    assert_eq!(errors[0]["instancePath"], json!("/deviceIds/0"));
+    assert_eq!(d["errorsTruncated"], json!(true));
+    let r = call(
+        &f.registry,
+        "i2",
+        "domain:devices.disable",
+        json!({"deviceIds": vec![1; 32]}),
+    );
+    assert_eq!(details(&r)["errors"].as_array().unwrap().len(), 32);
+    assert_eq!(details(&r).get("errorsTruncated"), None);
+}
