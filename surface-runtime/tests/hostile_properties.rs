@@ -393,6 +393,7 @@ fn agent_input() -> impl Strategy<Value = Input> {
 
 /// One agent step against the registry.
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)] // test data, built once per step
 enum Step {
     Invoke {
         id: IdChoice,
