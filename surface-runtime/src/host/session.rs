@@ -29,7 +29,10 @@
 //! 9. dispatch to the registry; the call is recorded and its result frozen.
 //!
 //! Only dispatched calls are recorded: rejections are stateless, so
-//! garbage cannot fill the table.
+//! garbage cannot fill the table. Per recorded call the session keeps the
+//! invocation id (at most 256 bytes), the 32-byte SHA-256 of the envelope
+//! — never the envelope — and, once settled, the frozen outcome; every
+//! bound is listed in `docs/limits.md`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
