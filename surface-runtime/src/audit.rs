@@ -110,6 +110,20 @@ pub enum AuditEvent {
         /// Registration.
         registration_id: String,
     },
+    /// A live confirmation was expired early because a newer one was
+    /// requested while `max_pending_confirmations` were live
+    /// (`SurfaceRegistryBuilder::max_pending_confirmations`).
+    #[serde(rename_all = "camelCase")]
+    ConfirmationEvicted {
+        /// The expired confirmation.
+        confirmation_id: String,
+        /// Capability.
+        capability_id: String,
+        /// Registration.
+        registration_id: String,
+        /// Whether it had been approved (its evidence no longer applies).
+        approved: bool,
+    },
     /// The executor or handler returned output.
     #[serde(rename_all = "camelCase")]
     Executed {

@@ -137,8 +137,9 @@ impl PendingConfirmation {
 /// Why `confirm` / `reject` failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ConfirmationError {
-    /// No pending confirmation has this id (never issued, rejected, or
-    /// already used).
+    /// No pending confirmation has this id (never issued, rejected, already
+    /// used, or expired early to make room for newer ones at the
+    /// registry's `max_pending_confirmations` bound).
     #[error("no pending confirmation `{0}`")]
     Unknown(String),
     /// The confirmation expired before the decision.
@@ -200,6 +201,15 @@ impl Signer {
         mac.verify_slice(&sig).is_ok()
     }
 
+    /// A 32-byte key for another purpose, derived from the secret
+    /// (HMAC of `label`), so one secret keys several independent MACs.
+    pub(crate) fn derived_key(&self, label: &str) -> [u8; 32] {
+        let mut mac = self.mac();
+        mac.update(b"agent-surface derived key:");
+        mac.update(label.as_bytes());
+        mac.finalize().into_bytes().into()
+    }
+
     /// An unpredictable id (HMAC of a counter): ids cannot be guessed
     /// without the secret.
     pub(crate) fn id(&self, prefix: &str, counter: u64) -> String {
@@ -232,16 +242,36 @@ impl EvidenceProblem {
 }
 
 /// The registry's confirmations, keyed by id. Entries leave on rejection,
-/// on use and (lazily) on expiry.
-#[derive(Default)]
+/// on use, (lazily) on expiry, and — when `max` are live and a new one is
+/// requested — the oldest pending one (the oldest approved one if none is
+/// pending) is expired to make room.
 pub(crate) struct ConfirmationStore {
-    entries: HashMap<String, PendingConfirmation>,
+    entries: HashMap<String, StoredConfirmation>,
     counter: u64,
+    /// Insertion counter (ordering for eviction and listing).
+    inserted: u64,
+    max: usize,
+}
+
+struct StoredConfirmation {
+    /// Insertion order.
+    seq: u64,
+    pending: PendingConfirmation,
 }
 
 impl ConfirmationStore {
+    /// An empty store holding at most `max` live confirmations.
+    pub(crate) fn new(max: usize) -> Self {
+        Self {
+            entries: HashMap::new(),
+            counter: 0,
+            inserted: 0,
+            max: max.max(1),
+        }
+    }
+
     fn purge(&mut self, now: u64) {
-        self.entries.retain(|_, p| p.expires_at_ms >= now);
+        self.entries.retain(|_, p| p.pending.expires_at_ms >= now);
     }
 
     pub(crate) fn next_counter(&mut self) -> u64 {
@@ -249,28 +279,59 @@ impl ConfirmationStore {
         self.counter
     }
 
-    pub(crate) fn insert(&mut self, pending: PendingConfirmation, now: u64) {
+    /// Records `pending`. Returns the confirmation expired to stay within
+    /// the bound, if any.
+    pub(crate) fn insert(
+        &mut self,
+        pending: PendingConfirmation,
+        now: u64,
+    ) -> Option<PendingConfirmation> {
         self.purge(now);
-        self.entries
-            .insert(pending.confirmation_id.clone(), pending);
+        let mut evicted = None;
+        if self.entries.len() >= self.max {
+            // At most `max` entries: a linear scan for the oldest.
+            let oldest = |state: Option<ConfirmationState>| {
+                self.entries
+                    .iter()
+                    .filter(|(_, e)| state.is_none_or(|s| e.pending.state == s))
+                    .min_by_key(|(_, e)| e.seq)
+                    .map(|(id, _)| id.clone())
+            };
+            let victim = oldest(Some(ConfirmationState::Pending)).or_else(|| oldest(None));
+            evicted = victim.and_then(|id| self.entries.remove(&id).map(|e| e.pending));
+        }
+        self.inserted += 1;
+        let seq = self.inserted;
+        self.entries.insert(
+            pending.confirmation_id.clone(),
+            StoredConfirmation { seq, pending },
+        );
+        evicted
+    }
+
+    /// How many confirmations are stored (expired ones not yet purged
+    /// included).
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
     }
 
     pub(crate) fn get(&self, id: &str, now: u64) -> Option<PendingConfirmation> {
         self.entries
             .get(id)
+            .map(|e| &e.pending)
             .filter(|p| p.expires_at_ms >= now)
             .cloned()
     }
 
     pub(crate) fn list(&self, now: u64) -> Vec<PendingConfirmation> {
-        let mut all: Vec<_> = self
+        let mut all: Vec<&StoredConfirmation> = self
             .entries
             .values()
-            .filter(|p| p.expires_at_ms >= now)
-            .cloned()
+            .filter(|e| e.pending.expires_at_ms >= now)
             .collect();
-        all.sort_by_key(|p| p.requested_at_ms);
-        all
+        all.sort_by_key(|e| e.seq);
+        all.into_iter().map(|e| e.pending.clone()).collect()
     }
 
     /// Approves: the evidence expires `ttl_ms` after approval.
@@ -284,6 +345,7 @@ impl ConfirmationStore {
         let entry = self
             .entries
             .get_mut(id)
+            .map(|e| &mut e.pending)
             .ok_or_else(|| ConfirmationError::Unknown(id.to_string()))?;
         if entry.expires_at_ms < now {
             self.entries.remove(id);
@@ -315,6 +377,7 @@ impl ConfirmationStore {
         let entry = self
             .entries
             .remove(id)
+            .map(|e| e.pending)
             .ok_or_else(|| ConfirmationError::Unknown(id.to_string()))?;
         if entry.expires_at_ms < now {
             return Err(ConfirmationError::Expired(id.to_string()));
@@ -340,7 +403,7 @@ impl ConfirmationStore {
             self.entries.remove(&ev.confirmation_id);
             return Err(EvidenceProblem::Expired);
         }
-        let Some(entry) = self.entries.get(&ev.confirmation_id) else {
+        let Some(entry) = self.entries.get(&ev.confirmation_id).map(|e| &e.pending) else {
             return Err(EvidenceProblem::NotApproved);
         };
         if entry.state != ConfirmationState::Approved {
@@ -420,7 +483,7 @@ mod tests {
     #[test]
     fn evidence_is_single_use_and_signed() {
         let signer = Signer::new([7; 32]);
-        let mut store = ConfirmationStore::default();
+        let mut store = ConfirmationStore::new(10);
         store.insert(pending("c1", 10), 10);
         let ev = store.approve("c1", 20, 50, &signer).unwrap();
         assert_eq!(ev.expires_at_ms, 70);
@@ -464,7 +527,7 @@ mod tests {
     #[test]
     fn expired_confirmations_cannot_be_approved_or_used() {
         let signer = Signer::new([1; 32]);
-        let mut store = ConfirmationStore::default();
+        let mut store = ConfirmationStore::new(10);
         store.insert(pending("c1", 10), 10);
         assert_eq!(
             store.approve("c1", 111, 50, &signer),
@@ -490,5 +553,41 @@ mod tests {
         assert_ne!(a.id("c", 1), a.id("c", 2));
         assert_ne!(a.id("c", 1), b.id("c", 1));
         assert!(a.id("c", 1).starts_with("c_"));
+    }
+
+    #[test]
+    fn at_the_bound_the_oldest_pending_confirmation_is_evicted_first() {
+        let signer = Signer::new([3; 32]);
+        let mut store = ConfirmationStore::new(3);
+        assert_eq!(store.insert(pending("c1", 10), 10), None);
+        assert_eq!(store.insert(pending("c2", 10), 10), None);
+        assert_eq!(store.insert(pending("c3", 10), 10), None);
+        // c1 approved: the oldest *pending* one, c2, goes first.
+        store.approve("c1", 11, 50, &signer).unwrap();
+        let evicted = store.insert(pending("c4", 12), 12).unwrap();
+        assert_eq!(evicted.confirmation_id, "c2");
+        assert_eq!(store.len(), 3);
+        let live: Vec<String> = store
+            .list(12)
+            .into_iter()
+            .map(|p| p.confirmation_id)
+            .collect();
+        assert_eq!(live, ["c1", "c3", "c4"]);
+        // With every live one approved, the oldest approved one goes.
+        store.approve("c3", 13, 50, &signer).unwrap();
+        store.approve("c4", 13, 50, &signer).unwrap();
+        let evicted = store.insert(pending("c5", 14), 14).unwrap();
+        assert_eq!(
+            (evicted.confirmation_id.as_str(), evicted.state),
+            ("c1", ConfirmationState::Approved)
+        );
+        assert_eq!(
+            store.approve("c2", 15, 50, &signer),
+            Err(ConfirmationError::Unknown("c2".into()))
+        );
+        // Expired entries make room before anything is evicted.
+        let mut store = ConfirmationStore::new(1);
+        store.insert(pending("old", 0), 0);
+        assert_eq!(store.insert(pending("new", 500), 500), None);
     }
 }

@@ -49,7 +49,8 @@ pub enum ConsumerKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentInvocation {
-    /// Unique per call; the registry never executes one id twice.
+    /// Unique per call; the registry never executes one id twice. Must
+    /// follow [`check_invocation_id`] (1–256 visible ASCII characters).
     pub invocation_id: String,
     /// `"domain:<path>"` (or the manifest's override) or
     /// `"view:<componentType>.<name>"`.
@@ -91,6 +92,74 @@ impl AgentInvocation {
             confirmation: None,
         }
     }
+}
+
+/// The longest invocation id accepted anywhere in the runtime: 256
+/// characters (= bytes, as the id is ASCII). See [`check_invocation_id`].
+pub const MAX_INVOCATION_ID_CHARS: usize = 256;
+
+/// The one invocation-id rule of the runtime (docs/limits.md), applied by
+/// the registry's admission (`INVALID_INPUT`, `details.reason:
+/// "invalid-invocation-id"`), the browser session (`invalid-call`) and
+/// `AgentHost::dispatch` (`HostError::InvalidInvocationId`) before an id is
+/// recorded or sent anywhere:
+///
+/// **1 to [`MAX_INVOCATION_ID_CHARS`] (256) visible ASCII characters,
+/// `0x21`–`0x7E`** — no space, no control character (CR, LF, TAB, DEL …),
+/// nothing outside ASCII.
+///
+/// Such an id is always a valid HTTP header value (it travels as
+/// `x-agent-invocation-id`), needs no escaping in JSON, logs or URLs'
+/// query strings once percent-encoded, and is compared byte for byte
+/// everywhere. The ids agents and hosts actually use pass: UUIDs
+/// (`0b5a…-…`), OpenAI tool call ids (`call_…`), Anthropic ones
+/// (`toolu_…`), nanoids (`A-Za-z0-9_-`), MCP JSON-RPC ids (strings, or
+/// numbers written as decimal text).
+///
+/// # Errors
+/// [`InvalidInvocationId`] naming the first problem.
+pub fn check_invocation_id(id: &str) -> Result<(), InvalidInvocationId> {
+    if id.is_empty() {
+        return Err(InvalidInvocationId::Empty);
+    }
+    for (index, byte) in id.bytes().enumerate() {
+        if index == MAX_INVOCATION_ID_CHARS {
+            return Err(InvalidInvocationId::TooLong { bytes: id.len() });
+        }
+        if !(0x21..=0x7e).contains(&byte) {
+            // `index` is a char boundary: every byte before it is ASCII.
+            let character = id[index..].chars().next().unwrap_or('\u{fffd}');
+            return Err(InvalidInvocationId::ForbiddenCharacter {
+                index,
+                code_point: u32::from(character),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Why an invocation id breaks the rule of [`check_invocation_id`]. The
+/// message describes the problem without repeating the id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum InvalidInvocationId {
+    /// The id is the empty string.
+    #[error("the invocation id is empty; send 1 to 256 visible ASCII characters (0x21-0x7E), for example a UUID")]
+    Empty,
+    /// The id is longer than [`MAX_INVOCATION_ID_CHARS`].
+    #[error("the invocation id is {bytes} bytes long; at most 256 visible ASCII characters (0x21-0x7E) are accepted")]
+    TooLong {
+        /// Its length in UTF-8 bytes.
+        bytes: usize,
+    },
+    /// The id has a character outside `0x21`–`0x7E` (a space, a control
+    /// character such as CR or LF, DEL, or anything non-ASCII).
+    #[error("the invocation id has U+{code_point:04X} at position {index}; only visible ASCII characters 0x21-0x7E are accepted (no spaces, control characters or non-ASCII)")]
+    ForbiddenCharacter {
+        /// Byte offset (= character index: everything before it is ASCII).
+        index: usize,
+        /// The offending character's Unicode code point.
+        code_point: u32,
+    },
 }
 
 /// Registry-issued, HMAC-signed proof that the application approved one
@@ -302,6 +371,66 @@ mod tests {
         let back: AgentInvocationResult =
             serde_json::from_value(serde_json::to_value(&err).unwrap()).unwrap();
         assert_eq!(back, err);
+    }
+
+    #[test]
+    fn invocation_id_rule_accepts_the_ids_real_agents_use() {
+        for id in [
+            "0b5a5f2e-5c1d-4b8e-9b57-3f1f1f0c2a11", // UUID
+            "call_Vt8bq3nG0dOaMZ6h1kJp2xQe",        // OpenAI tool call
+            "toolu_01A09q90qw90lq917835lq9",        // Anthropic tool use
+            "42",                                   // MCP JSON-RPC numeric id
+            "req-7|tools/call#3",                   // MCP string id
+            "V1StGXR8_Z5jdHi6B-myT",                // nanoid
+            "01HZY3J8W6K4N2Q9R5T7V1X3Z5",           // ULID
+            "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~",   // every ASCII punctuation
+            &"~".repeat(MAX_INVOCATION_ID_CHARS),   // the longest
+        ] {
+            assert_eq!(check_invocation_id(id), Ok(()), "{id}");
+        }
+    }
+
+    #[test]
+    fn invocation_id_rule_names_the_first_problem() {
+        use InvalidInvocationId::*;
+        assert_eq!(check_invocation_id(""), Err(Empty));
+        assert_eq!(
+            check_invocation_id(&"a".repeat(257)),
+            Err(TooLong { bytes: 257 })
+        );
+        for (id, index, code_point) in [
+            ("a\r\nb", 1, 0x0d),
+            ("ab\n", 2, 0x0a),
+            ("a\u{7f}", 1, 0x7f),
+            ("\u{0}", 0, 0),
+            ("a b", 1, 0x20),
+            ("a\tb", 1, 0x09),
+            ("id-é", 3, 0xe9),
+            ("id-😀", 3, 0x1f600),
+        ] {
+            assert_eq!(
+                check_invocation_id(id),
+                Err(ForbiddenCharacter { index, code_point }),
+                "{id:?}"
+            );
+        }
+        // A forbidden character within the first 256 bytes is named even in
+        // a longer id; past them the length is.
+        assert_eq!(
+            check_invocation_id(&format!("a\n{}", "b".repeat(300))),
+            Err(ForbiddenCharacter {
+                index: 1,
+                code_point: 0x0a
+            })
+        );
+        assert_eq!(
+            check_invocation_id(&format!("{}\n", "b".repeat(256))),
+            Err(TooLong { bytes: 257 })
+        );
+        assert_eq!(
+            ForbiddenCharacter { index: 4, code_point: 0x0a }.to_string(),
+            "the invocation id has U+000A at position 4; only visible ASCII characters 0x21-0x7E are accepted (no spaces, control characters or non-ASCII)"
+        );
     }
 
     #[test]

@@ -64,8 +64,8 @@ pub use binding::{BoundField, BoundInput, ProcedureInput};
 pub use cancellation::Cancellation;
 pub use executor::{AgentProcedureExecutor, ExecuteRequest, ExecutionError, ProcedureCallInfo};
 pub use invocation::{
-    AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult, ConsumerKind, ErrorCode,
-    Retry,
+    check_invocation_id, AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult,
+    ConsumerKind, ErrorCode, InvalidInvocationId, Retry, MAX_INVOCATION_ID_CHARS,
 };
 pub use manifest::{AgentEffect, AgentManifest, ManifestError, ManifestIssue, ManifestTool};
 pub use procedure::AgentProcedureRef;

@@ -145,24 +145,80 @@ impl<'de> Deserialize<'de> for RawTools {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawTools, A::Error> {
                 let mut tools = BTreeMap::new();
-                let mut duplicates = Vec::new();
+                let mut duplicates = Duplicates::default();
                 while let Some(key) = map.next_key::<String>()? {
                     let tool: ManifestTool = map.next_value()?;
                     match tools.entry(key) {
                         std::collections::btree_map::Entry::Occupied(entry) => {
-                            if !duplicates.contains(entry.key()) {
-                                duplicates.push(entry.key().clone());
-                            }
+                            duplicates.record(entry.key());
                         }
                         std::collections::btree_map::Entry::Vacant(entry) => {
                             entry.insert(tool);
                         }
                     }
                 }
-                Ok(RawTools { tools, duplicates })
+                Ok(RawTools {
+                    tools,
+                    duplicates: duplicates.in_order,
+                })
             }
         }
         deserializer.deserialize_map(ToolsVisitor)
+    }
+}
+
+/// The paths seen more than once, each listed once in the order of its
+/// first repetition. Membership is a set lookup, so `n` repeated paths cost
+/// O(n log n) comparisons, not the O(n²) of scanning the list.
+#[derive(Default)]
+struct Duplicates {
+    in_order: Vec<String>,
+    seen: std::collections::BTreeSet<CountedPath>,
+}
+
+impl Duplicates {
+    fn record(&mut self, path: &str) {
+        if self.seen.insert(CountedPath(path.to_string())) {
+            self.in_order.push(path.to_string());
+        }
+    }
+}
+
+/// A path in the duplicate set; its comparisons are counted in tests
+/// (`probe`), which is how the linear-time rule is checked without timing.
+#[derive(PartialEq, Eq)]
+struct CountedPath(String);
+
+impl Ord for CountedPath {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        #[cfg(test)]
+        probe::count_comparison();
+        self.0.cmp(&other.0)
+    }
+}
+
+impl PartialOrd for CountedPath {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Test-only counter of the comparisons duplicate detection makes.
+#[cfg(test)]
+pub(crate) mod probe {
+    use std::cell::Cell;
+
+    thread_local! {
+        static COMPARISONS: Cell<u64> = const { Cell::new(0) };
+    }
+
+    pub(crate) fn count_comparison() {
+        COMPARISONS.with(|c| c.set(c.get() + 1));
+    }
+
+    /// Resets the counter and returns its previous value.
+    pub(crate) fn take() -> u64 {
+        COMPARISONS.with(|c| c.replace(0))
     }
 }
 
@@ -517,9 +573,7 @@ pub fn path_to_rust(path: &str) -> Result<Vec<String>, ManifestIssue> {
 pub fn validate_paths<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<ManifestIssue> {
     let mut issues = Vec::new();
     let mut mapped: BTreeMap<Vec<String>, &'a str> = BTreeMap::new();
-    let mut all: Vec<&'a str> = Vec::new();
     for path in paths {
-        all.push(path);
         match path_to_rust(path) {
             Ok(rust) => {
                 if let Some(other) = mapped.get(&rust) {
@@ -536,23 +590,17 @@ pub fn validate_paths<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<Manif
         }
     }
     // Prefix conflicts, on the mapped Rust paths (so `a.b` vs `a.b.c` and
-    // `a.B` vs `a.b.c` are both caught). `mapped` is sorted, so a prefix
-    // comes right before the paths it prefixes.
+    // `a.B` vs `a.b.c` are both caught). `mapped` is sorted, so the paths a
+    // path prefixes come right after it: comparing each path with its
+    // successor alone finds every conflict, in linear time after the sort.
     let entries: Vec<(&Vec<String>, &&str)> = mapped.iter().collect();
-    for (i, (rust, path)) in entries.iter().enumerate() {
-        for (other_rust, other) in entries.iter().skip(i + 1) {
-            if other_rust.len() > rust.len() && other_rust[..rust.len()] == rust[..] {
-                issues.push(ManifestIssue::PrefixConflict {
-                    path: (**path).to_string(),
-                    other: (**other).to_string(),
-                });
-                break;
-            }
-            if other_rust[..rust.len().min(other_rust.len())]
-                != rust[..rust.len().min(other_rust.len())]
-            {
-                break;
-            }
+    for pair in entries.windows(2) {
+        let ((rust, path), (other_rust, other)) = (pair[0], pair[1]);
+        if other_rust.len() > rust.len() && other_rust[..rust.len()] == rust[..] {
+            issues.push(ManifestIssue::PrefixConflict {
+                path: (*path).to_string(),
+                other: (*other).to_string(),
+            });
         }
     }
     issues
@@ -721,6 +769,68 @@ mod tests {
         assert!(via_serde
             .to_string()
             .contains("`a.b` appears more than once"));
+    }
+
+    /// `n` distinct paths, each written twice.
+    fn repeated_paths(n: usize) -> String {
+        let t = tool("server-query");
+        let entries: Vec<String> = (0..2)
+            .flat_map(|_| (0..n).map(|i| format!(r#""p.a{i}":{t}"#)))
+            .collect();
+        format!(r#"{{"tools":{{{}}}}}"#, entries.join(","))
+    }
+
+    #[test]
+    fn duplicate_path_detection_is_linear_not_quadratic() {
+        // Issue 10: 80,000 repeated paths took 13.4 s (a list scan per
+        // repetition, n²/2 = 3.2·10⁹ comparisons). The duplicate set makes
+        // O(log n) comparisons per repetition.
+        let n = 80_000;
+        probe::take();
+        let err = AgentManifest::from_json_str(&repeated_paths(n)).unwrap_err();
+        let comparisons = probe::take();
+        let ManifestError::Invalid(issues) = err else {
+            panic!("expected path issues, got {err:?}")
+        };
+        assert_eq!(issues.len(), n);
+        assert_eq!(
+            issues[0],
+            ManifestIssue::DuplicatePath {
+                path: "p.a0".into()
+            }
+        );
+        assert_eq!(
+            issues[n - 1],
+            ManifestIssue::DuplicatePath {
+                path: format!("p.a{}", n - 1)
+            }
+        );
+        // A B-tree lookup compares with at most 11 keys per level and has
+        // ⌈log₆ 80,000⌉ + 1 = 8 levels: fewer than 100 per repetition.
+        assert!(
+            comparisons < 100 * n as u64,
+            "{comparisons} comparisons for {n} repeated paths"
+        );
+        // Doubling the input roughly doubles the work (n log n).
+        AgentManifest::from_json_str(&repeated_paths(2 * n)).unwrap_err();
+        let doubled = probe::take();
+        assert!(
+            doubled < 3 * comparisons,
+            "{comparisons} comparisons for {n}, {doubled} for {}",
+            2 * n
+        );
+    }
+
+    #[test]
+    fn the_same_path_repeated_is_reported_once() {
+        let t = tool("server-query");
+        let entries = vec![format!(r#""a.b":{t}"#); 1_000].join(",");
+        let err =
+            AgentManifest::from_json_str(&format!(r#"{{"tools":{{{entries}}}}}"#)).unwrap_err();
+        assert_eq!(
+            err,
+            ManifestError::Invalid(vec![ManifestIssue::DuplicatePath { path: "a.b".into() }])
+        );
     }
 
     #[test]

@@ -4,17 +4,21 @@
 //!
 //! | phase | failure | `retry` |
 //! |---|---|---|
+//! | admission: invocation id breaks the id rule ([`check_invocation_id`]: 1–256 visible ASCII characters) | `INVALID_INPUT` (`details.reason: "invalid-invocation-id"`; nothing recorded) | `with-changes` |
 //! | admission: invocation id already seen | replay of the recorded result, or `PRECONDITION_FAILED` (`details.reason`: `invocation-in-flight`, `invocation-id-reused`, `duplicate-invocation`) | `no` |
+//! | admission: a new id while `max_invocation_ids` are remembered | `PRECONDITION_FAILED` (`details.reason: "invocation-ids-exhausted"`) | `no` |
 //! | 1 resolve | `UNKNOWN_CAPABILITY` (no live registration, registration of another capability, view capability for a headless consumer); `STALE_CAPABILITY` (registration id issued but gone); `AMBIGUOUS_INSTANCE` (>1 live, no `registrationId`; `details.instances`) | `after-refresh`, `after-refresh`, `with-changes` |
-//! | 2 staleness | `STALE_CAPABILITY` (destructive / external-side-effect and `surfaceVersion` ≠ current; `details.currentSurfaceVersion`) | `after-refresh` |
+//! | 2 staleness | `STALE_CAPABILITY` (destructive / external-side-effect and `surfaceVersion` ≠ current, or absent with `details.reason: "surface-version-required"`; `details.currentSurfaceVersion`) | `after-refresh` |
 //! | 3 availability | `UNAVAILABLE` (`when()` false; `details.unavailableReason`) | `after-refresh` |
 //! | 4 authorize | `NOT_AUTHORIZED` (pre-input policy) | `no` |
-//! | 5 effective input | `INVALID_INPUT` (not an object; `details.lockedFields`; `details.errors` with `instancePath`); `PRECONDITION_FAILED` `binding-failed` | `with-changes`, `no` |
+//! | 5 effective input | `INVALID_INPUT` (not an object; `details.lockedFields`; `details.errors` with `instancePath`, at most [`MAX_REPORTED_VALIDATION_ERRORS`], `details.errorsTruncated: true` when more); `PRECONDITION_FAILED` `binding-failed` | `with-changes`, `no` |
 //! | 6 policies + confirmation | `POLICY_DENIED`; `CONFIRMATION_REQUIRED` (`details.confirmationId`, `details.summary`, `details.expiresAtMs`); `CONFIRMATION_INVALID` (`details.reason`) | `no`, `after-confirmation`, `yes` |
 //! | 7 execute | executor / handler errors (sanitized), `TIMEOUT`, `CANCELLED`, `EXECUTION_FAILED` when no executor | per error; `TIMEOUT`: `yes` for queries and view capabilities, else `no` |
 //!
-//! **Invocation ids.** The registry remembers every invocation id it has
-//! admitted for its whole lifetime and never runs one twice. A repeat with
+//! **Invocation ids.** An id must follow the one invocation-id rule
+//! ([`check_invocation_id`]); the registry remembers every invocation id it
+//! has admitted for its whole lifetime (as a keyed 128-bit digest, see
+//! `crate::admission`) and never runs one twice. A repeat with
 //! the identical envelope (same invocation and consumer) returns the
 //! recorded result (the last `SurfaceRegistryBuilder::recorded_results`
 //! results are kept; older ones answer `PRECONDITION_FAILED`
@@ -22,8 +26,10 @@
 //! `invocation-in-flight`; a repeat with a different envelope answers
 //! `invocation-id-reused`. Every outcome is recorded, including
 //! `CONFIRMATION_REQUIRED`: the confirmed retry must use a fresh id. Each
-//! remembered id costs its string plus ~64 bytes; a registry lives as long
-//! as its page/session, so this is bounded by the calls of one session.
+//! remembered id costs 40 bytes whatever its length, and at most
+//! `SurfaceRegistryBuilder::max_invocation_ids` (default 100,000) are
+//! remembered: beyond that new ids are refused (`invocation-ids-exhausted`),
+//! never forgotten.
 //!
 //! **Evidence on calls that need none** (level `never`, or `optional` not
 //! enforced) is ignored: it is neither checked nor consumed, and the
@@ -38,7 +44,7 @@ use std::task::Poll;
 use jsonschema::paths::LocationSegment;
 use serde_json::{json, Map, Value};
 
-use crate::admission::{IdKey, Refusal};
+use crate::admission::{IdDigest, Refusal};
 use crate::audit::{AuditEvent, Phase};
 use crate::cancellation::Cancellation;
 use crate::component::HandlerFn;
@@ -47,8 +53,8 @@ use crate::confirmation::{
 };
 use crate::executor::{ConfirmationInfo, ExecuteRequest, ExecutionError, ProcedureCallInfo};
 use crate::invocation::{
-    AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult, ConsumerKind, ErrorCode,
-    Retry,
+    check_invocation_id, AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult,
+    ConsumerKind, ErrorCode, InvalidInvocationId, Retry,
 };
 use crate::manifest::AgentEffect;
 use crate::policy::{AgentPolicy, PolicyContext, PolicyDecision};
@@ -171,16 +177,16 @@ enum Raced {
 enum Start {
     /// A repeat of a known invocation id: answered, not recorded again.
     Answered(AgentInvocationResult),
-    /// Ended in phases 1–6; recorded under the key.
-    Finished(IdKey, AgentInvocationResult),
+    /// Ended in phases 1–6; recorded under the id's digest.
+    Finished(IdDigest, AgentInvocationResult),
     /// Passed phases 1–6; execution follows.
     Ready(Ready),
 }
 
 /// A call that passed phases 1–6.
 struct Ready {
-    /// The admitted invocation id.
-    key: IdKey,
+    /// The admitted invocation id's digest.
+    key: IdDigest,
     invocation_id: String,
     target: Target,
     input: Value,
@@ -188,32 +194,42 @@ struct Ready {
 }
 
 /// Phase 2 (SPEC §7): a destructive or external-side-effect procedure
-/// acted on from an older `surfaceVersion` is stale.
+/// acted on from an older `surfaceVersion` is stale — and so is such a call
+/// that names no `surfaceVersion` at all (`details.reason:
+/// "surface-version-required"`): the registry cannot tell which surface the
+/// agent saw, so it never asks for confirmation on its behalf.
 #[allow(clippy::result_large_err)]
 fn check_staleness(
     state: &crate::registry::State,
     inv: &AgentInvocation,
     target: Target,
 ) -> Result<Target, (Failure, Option<String>)> {
-    if let Target::Procedure(p) = &target {
-        if p.tool.effect.requires_current_surface() {
-            if let Some(v) = inv.surface_version {
-                if v != state.version {
-                    return Err((
-                        fail(
-                            Phase::Staleness,
-                            ErrorCode::StaleCapability,
-                            "The surface changed since this capability was listed; take a fresh snapshot.",
-                            Retry::AfterRefresh,
-                        )
-                        .detail("currentSurfaceVersion", state.version),
-                        Some(p.registration_id.clone()),
-                    ));
-                }
-            }
-        }
+    let Target::Procedure(p) = &target else {
+        return Ok(target);
+    };
+    if !p.tool.effect.requires_current_surface() {
+        return Ok(target);
     }
-    Ok(target)
+    let failure = match inv.surface_version {
+        Some(v) if v == state.version => return Ok(target),
+        Some(_) => fail(
+            Phase::Staleness,
+            ErrorCode::StaleCapability,
+            "The surface changed since this capability was listed; take a fresh snapshot.",
+            Retry::AfterRefresh,
+        ),
+        None => fail(
+            Phase::Staleness,
+            ErrorCode::StaleCapability,
+            "This capability has a destructive or external effect: send the surfaceVersion of the snapshot it was listed in.",
+            Retry::AfterRefresh,
+        )
+        .detail("reason", "surface-version-required"),
+    };
+    Err((
+        failure.detail("currentSurfaceVersion", state.version),
+        Some(p.registration_id.clone()),
+    ))
 }
 
 impl SurfaceRegistry {
@@ -256,7 +272,7 @@ impl SurfaceRegistry {
                 result
             }
             Start::Ready(ready) => {
-                let key = ready.key.clone();
+                let key = ready.key;
                 let result = self.execute(ready, consumer, cancellation).await;
                 self.record(key, &result);
                 result
@@ -266,6 +282,9 @@ impl SurfaceRegistry {
 
     /// Admission and phases 1–6.
     fn start(&self, mut inv: AgentInvocation, consumer: &AgentConsumer) -> Start {
+        if let Err(problem) = check_invocation_id(&inv.invocation_id) {
+            return Start::Answered(self.refuse_invalid_id(inv, problem));
+        }
         let fingerprint = self.fingerprint(&inv, consumer);
         // Admission and phases 1–2 under one lock: a consistent view of the
         // surface, and one lock round trip.
@@ -360,12 +379,44 @@ impl SurfaceRegistry {
         h.finish()
     }
 
-    /// The `PRECONDITION_FAILED` answer to a refused repeat of an id.
+    /// The `INVALID_INPUT` answer to an invocation id that breaks the
+    /// invocation-id rule; nothing is recorded. The audit event carries an
+    /// escaped prefix of the id, never raw control characters.
+    fn refuse_invalid_id(
+        &self,
+        inv: AgentInvocation,
+        problem: InvalidInvocationId,
+    ) -> AgentInvocationResult {
+        let error = AgentError::new(
+            ErrorCode::InvalidInput,
+            "The invocationId must be 1 to 256 visible ASCII characters (0x21-0x7E, no spaces or control characters); send a fresh id such as a UUID.",
+            Retry::WithChanges,
+        )
+        .with_detail("reason", "invalid-invocation-id");
+        self.audit(|| AuditEvent::InvocationRejected {
+            invocation_id: escaped_prefix(&inv.invocation_id),
+            capability_id: escaped_prefix(&inv.capability_id),
+            registration_id: None,
+            phase: Phase::Admission,
+            code: ErrorCode::InvalidInput,
+            internal: Some(json!({"invocationId": problem.to_string()})),
+        });
+        AgentInvocationResult::Error {
+            invocation_id: inv.invocation_id,
+            error,
+        }
+    }
+
+    /// The `PRECONDITION_FAILED` answer to a refused repeat of an id (or a
+    /// new id once the registry's id table is full).
     fn refuse(&self, inv: AgentInvocation, reason: &'static str) -> AgentInvocationResult {
         let message = match reason {
             "invocation-in-flight" => "This invocation id is already running; wait for its result.",
             "invocation-id-reused" => {
                 "This invocation id was already used for a different call; use a fresh invocation id."
+            }
+            "invocation-ids-exhausted" => {
+                "This application session has reached its limit of invocations; the application must start a new session."
             }
             _ => "This invocation id was already used; use a fresh invocation id.",
         };
@@ -385,7 +436,7 @@ impl SurfaceRegistry {
         }
     }
 
-    fn record(&self, key: IdKey, result: &AgentInvocationResult) {
+    fn record(&self, key: IdDigest, result: &AgentInvocationResult) {
         let keep = self.inner.config.recorded_results;
         lock(&self.inner.state)
             .invocations
@@ -488,7 +539,7 @@ impl SurfaceRegistry {
             None => {
                 let ttl = u64::try_from(self.inner.config.confirmation_ttl.as_millis())
                     .unwrap_or(u64::MAX);
-                let pending = {
+                let (pending, evicted) = {
                     let mut state = lock(&self.inner.state);
                     let counter = state.confirmations.next_counter();
                     let pending = PendingConfirmation {
@@ -504,9 +555,17 @@ impl SurfaceRegistry {
                         expires_at_ms: now.saturating_add(ttl),
                         state: ConfirmationState::Pending,
                     };
-                    state.confirmations.insert(pending.clone(), now);
-                    pending
+                    let evicted = state.confirmations.insert(pending.clone(), now);
+                    (pending, evicted)
                 };
+                if let Some(old) = evicted {
+                    self.audit(|| AuditEvent::ConfirmationEvicted {
+                        confirmation_id: old.confirmation_id.clone(),
+                        capability_id: old.capability_id.clone(),
+                        registration_id: old.registration_id.clone(),
+                        approved: old.state == ConfirmationState::Approved,
+                    });
+                }
                 self.audit(|| AuditEvent::ConfirmationRequested {
                     invocation_id: inv.invocation_id.clone(),
                     confirmation_id: pending.confirmation_id.clone(),
@@ -655,11 +714,9 @@ impl SurfaceRegistry {
         match target {
             Target::View(c, i) => {
                 let value = Value::Object(agent);
-                let errors = validation_errors(&c.views[*i].validator, &value);
-                if errors.is_empty() {
-                    Ok(value)
-                } else {
-                    Err(invalid_input(errors.into_iter().map(|e| e.1).collect()))
+                match validation_errors(&c.views[*i].validator, &value, &|_| false) {
+                    None => Ok(value),
+                    Some(invalid) => Err(invalid.into_failure()),
                 }
             }
             Target::Procedure(p) => {
@@ -705,10 +762,6 @@ impl SurfaceRegistry {
                     }
                 }
                 let effective = Value::Object(agent);
-                let errors = validation_errors(&p.validator, &effective);
-                if errors.is_empty() {
-                    return Ok(effective);
-                }
                 // Attribute each error: to the binding when it concerns a
                 // bound field whose value came from bind() (not overridden
                 // by the agent), else to the agent.
@@ -718,14 +771,12 @@ impl SurfaceRegistry {
                         .enumerate()
                         .any(|(i, f)| f.name == field && !overridden.contains(&i))
                 };
-                let binding_fault = errors
-                    .iter()
-                    .any(|(field, _)| field.as_deref().is_some_and(from_binding));
-                let errors: Vec<Value> = errors.into_iter().map(|e| e.1).collect();
-                if binding_fault {
-                    Err(binding_failed().internal(json!({"errors": errors})))
-                } else {
-                    Err(invalid_input(errors))
+                match validation_errors(&p.validator, &effective, &from_binding) {
+                    None => Ok(effective),
+                    Some(invalid) if invalid.binding_fault => Err(binding_failed().internal(
+                        json!({"errors": invalid.errors, "errorsTruncated": invalid.truncated}),
+                    )),
+                    Some(invalid) => Err(invalid.into_failure()),
                 }
             }
         }
@@ -739,7 +790,7 @@ impl SurfaceRegistry {
         caller: Option<&Cancellation>,
     ) -> AgentInvocationResult {
         let Ready {
-            key,
+            key: _,
             invocation_id,
             target,
             input,
@@ -769,7 +820,7 @@ impl SurfaceRegistry {
                     contract_digest: p.contract_digest.clone(),
                     input,
                     info: ProcedureCallInfo {
-                        invocation_id: key.id().clone(),
+                        invocation_id: Arc::from(invocation_id.as_str()),
                         consumer: consumer.clone(),
                         cancellation: exec_cancel.clone(),
                         confirmation,
@@ -858,6 +909,23 @@ impl SurfaceRegistry {
     }
 }
 
+/// At most 64 characters of agent-supplied `text`, with control and
+/// non-ASCII characters escaped, and the full length when it was cut: safe
+/// for any log line.
+fn escaped_prefix(text: &str) -> String {
+    const KEEP: usize = 64;
+    let mut out: String = text
+        .chars()
+        .take(KEEP)
+        .flat_map(char::escape_default)
+        .collect();
+    let total = text.chars().count();
+    if total > KEEP {
+        out.push_str(&format!("… ({total} characters)"));
+    }
+    out
+}
+
 fn binding_failed() -> Failure {
     fail(
         Phase::Input,
@@ -878,18 +946,54 @@ fn invalid_input(errors: Vec<Value>) -> Failure {
     .detail("errors", errors)
 }
 
-/// Validation errors as (top-level field, `{"instancePath","keyword","message"}`).
-/// Messages are masked: they never echo instance values.
+/// The most validation errors one `INVALID_INPUT` lists in
+/// `details.errors` (the first ones the validator reports); when there are
+/// more, `details.errorsTruncated` is `true`. Without the cap a 262,144-
+/// character array of wrong-typed items would turn into an error list a
+/// hundred times its size, recorded for replay.
+pub const MAX_REPORTED_VALIDATION_ERRORS: usize = 32;
+
+/// Why an input failed its schema: the first
+/// [`MAX_REPORTED_VALIDATION_ERRORS`] errors as
+/// `{"instancePath","keyword","message"}`, whether more were left out, and
+/// whether any error (listed or not) concerns a top-level field for which
+/// `from_binding` is true.
+struct Invalid {
+    errors: Vec<Value>,
+    truncated: bool,
+    binding_fault: bool,
+}
+
+impl Invalid {
+    fn into_failure(self) -> Failure {
+        let truncated = self.truncated;
+        let failure = invalid_input(self.errors);
+        if truncated {
+            failure.detail("errorsTruncated", true)
+        } else {
+            failure
+        }
+    }
+}
+
+/// Validates `instance`; `None` when valid. Messages are masked: they never
+/// echo instance values. Memory stays bounded by the cap whatever the
+/// number of errors (they are visited once, lazily).
 fn validation_errors(
     validator: &jsonschema::Validator,
     instance: &Value,
-) -> Vec<(Option<String>, Value)> {
+    from_binding: &dyn Fn(&str) -> bool,
+) -> Option<Invalid> {
     if validator.is_valid(instance) {
-        return Vec::new();
+        return None;
     }
-    validator
-        .iter_errors(instance)
-        .map(|e| {
+    let mut invalid = Invalid {
+        errors: Vec::new(),
+        truncated: false,
+        binding_fault: false,
+    };
+    for e in validator.iter_errors(instance) {
+        if !invalid.binding_fault {
             let field = match e.instance_path().iter().next() {
                 Some(LocationSegment::Property(p)) => Some(p.to_string()),
                 _ => match e.kind() {
@@ -899,14 +1003,22 @@ fn validation_errors(
                     _ => None,
                 },
             };
-            let detail = json!({
+            invalid.binding_fault = field.as_deref().is_some_and(from_binding);
+        }
+        if invalid.errors.len() < MAX_REPORTED_VALIDATION_ERRORS {
+            invalid.errors.push(json!({
                 "instancePath": e.instance_path().as_str(),
                 "keyword": e.kind().keyword(),
                 "message": e.masked().to_string(),
-            });
-            (field, detail)
-        })
-        .collect()
+            }));
+        } else {
+            invalid.truncated = true;
+            if invalid.binding_fault {
+                break;
+            }
+        }
+    }
+    Some(invalid)
 }
 
 /// A fast multiply-rotate hasher (FxHash-style) seeded per registry, for
@@ -995,18 +1107,53 @@ mod tests {
             "additionalProperties": false
         }))
         .unwrap();
-        let mut errors = validation_errors(&validator, &json!({"name": "secret-value", "zz": 1}));
-        errors.sort_by(|a, b| a.1["keyword"].as_str().cmp(&b.1["keyword"].as_str()));
-        let fields: Vec<Option<String>> = errors.iter().map(|e| e.0.clone()).collect();
-        assert_eq!(
-            fields,
-            vec![None, Some("name".to_string()), Some("id".to_string())]
-        );
-        assert_eq!(errors[1].1["instancePath"], json!("/name"));
-        assert!(!Value::Array(errors.into_iter().map(|e| e.1).collect())
+        let instance = json!({"name": "secret-value", "zz": 1});
+        let invalid = validation_errors(&validator, &instance, &|_| false).unwrap();
+        let mut keywords: Vec<&str> = invalid
+            .errors
+            .iter()
+            .map(|e| e["keyword"].as_str().unwrap())
+            .collect();
+        keywords.sort_unstable();
+        assert_eq!(keywords, ["additionalProperties", "maxLength", "required"]);
+        assert!(!invalid.truncated && !invalid.binding_fault);
+        let name_error = invalid
+            .errors
+            .iter()
+            .find(|e| e["keyword"] == "maxLength")
+            .unwrap();
+        assert_eq!(name_error["instancePath"], json!("/name"));
+        assert!(!Value::Array(invalid.errors)
             .to_string()
             .contains("secret-value"));
-        assert!(validation_errors(&validator, &json!({"id": 1})).is_empty());
+        // Errors are attributed to their top-level field (`required` to the
+        // missing property).
+        for field in ["name", "id"] {
+            let blamed = validation_errors(&validator, &instance, &|f| f == field).unwrap();
+            assert!(blamed.binding_fault, "{field}");
+        }
+        assert!(validation_errors(&validator, &json!({"id": 1}), &|_| true).is_none());
+    }
+
+    #[test]
+    fn validation_errors_list_at_most_the_cap_and_say_so() {
+        let validator = jsonschema::validator_for(&json!({
+            "type": "object",
+            "properties": {"ids": {"type": "array", "items": {"type": "string"}}, "bound": {"type": "string"}}
+        }))
+        .unwrap();
+        let many = json!({"ids": vec![1; 10_000], "bound": 7});
+        let invalid = validation_errors(&validator, &many, &|_| false).unwrap();
+        assert_eq!(invalid.errors.len(), MAX_REPORTED_VALIDATION_ERRORS);
+        assert!(invalid.truncated);
+        assert!(!invalid.binding_fault);
+        // An error beyond the cap still counts for attribution.
+        let invalid = validation_errors(&validator, &many, &|f| f == "bound").unwrap();
+        assert!(invalid.binding_fault);
+        let exactly = json!({"ids": vec![1; MAX_REPORTED_VALIDATION_ERRORS]});
+        let invalid = validation_errors(&validator, &exactly, &|_| false).unwrap();
+        assert_eq!(invalid.errors.len(), MAX_REPORTED_VALIDATION_ERRORS);
+        assert!(!invalid.truncated);
     }
 
     #[test]

@@ -63,6 +63,18 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default number of completed invocation results kept for replay.
 pub const DEFAULT_RECORDED_RESULTS: usize = 1_000;
 
+/// Default bound of the invocation ids a registry remembers for its
+/// lifetime (40 bytes each, ≈ 5.4 MB at the bound with the hash table).
+/// At the bound new ids are refused (`PRECONDITION_FAILED`,
+/// `details.reason: "invocation-ids-exhausted"`); see
+/// [`SurfaceRegistryBuilder::max_invocation_ids`].
+pub const DEFAULT_MAX_INVOCATION_IDS: usize = 100_000;
+
+/// Default bound of live confirmations (pending, or approved and not yet
+/// used). At the bound a new `CONFIRMATION_REQUIRED` expires the oldest
+/// pending one; see [`SurfaceRegistryBuilder::max_pending_confirmations`].
+pub const DEFAULT_MAX_PENDING_CONFIRMATIONS: usize = 100;
+
 #[cfg(not(target_arch = "wasm32"))]
 type ChangeFn = dyn Fn(&SurfaceChange) + Send + Sync;
 #[cfg(target_arch = "wasm32")]
@@ -337,6 +349,8 @@ pub struct SurfaceRegistryBuilder {
     confirm_optional: bool,
     policies: Vec<Arc<dyn AgentPolicy>>,
     recorded_results: usize,
+    max_invocation_ids: usize,
+    max_pending_confirmations: usize,
 }
 
 impl SurfaceRegistryBuilder {
@@ -386,6 +400,30 @@ impl SurfaceRegistryBuilder {
     /// twice.
     pub fn recorded_results(mut self, count: usize) -> Self {
         self.recorded_results = count.max(1);
+        self
+    }
+    /// How many invocation ids the registry remembers for its lifetime
+    /// (default [`DEFAULT_MAX_INVOCATION_IDS`], at least 1). Each costs 40
+    /// bytes (a keyed 128-bit digest, the envelope hash and a state),
+    /// whatever the id's length. At the bound a **new** id is refused with
+    /// `PRECONDITION_FAILED`, `details.reason: "invocation-ids-exhausted"`
+    /// (and an audit event), while repeats of remembered ids are still
+    /// answered: ids are never forgotten, so one never executes twice.
+    /// Replace the registry (a new page session) before it fills up.
+    pub fn max_invocation_ids(mut self, count: usize) -> Self {
+        self.max_invocation_ids = count.max(1);
+        self
+    }
+    /// How many confirmations may be live at once — pending, or approved
+    /// and not yet used (default [`DEFAULT_MAX_PENDING_CONFIRMATIONS`], at
+    /// least 1). At the bound, a call that needs a new confirmation expires
+    /// the **oldest pending** one first (the oldest approved one when none
+    /// is pending): the newest request, the one the user is looking at,
+    /// always gets its confirmation id. An expired id then fails `confirm`
+    /// with [`ConfirmationError::Unknown`] and its evidence with
+    /// `CONFIRMATION_INVALID`; a `confirmation-expired` audit event names it.
+    pub fn max_pending_confirmations(mut self, count: usize) -> Self {
+        self.max_pending_confirmations = count.max(1);
         self
     }
 
@@ -438,8 +476,11 @@ impl SurfaceRegistryBuilder {
                     procedures: BTreeMap::new(),
                     components: BTreeMap::new(),
                     index: HashMap::default(),
-                    invocations: InvocationIds::new(),
-                    confirmations: ConfirmationStore::default(),
+                    invocations: InvocationIds::new(
+                        &Signer::new(secret).derived_key("invocation-ids"),
+                        self.max_invocation_ids,
+                    ),
+                    confirmations: ConfirmationStore::new(self.max_pending_confirmations),
                 }),
                 executor: Mutex::new(None),
                 fingerprint_seed: u64::from_le_bytes([
@@ -530,8 +571,17 @@ fn registration_id(number: u64) -> String {
     format!("r{number}")
 }
 
+/// The number of a registration id, accepting only the canonical spelling
+/// `registration_id` produces: `r` and the decimal number without sign or
+/// leading zeros (`r4`, never `r04`, `r+4`, `r00004`).
 pub(crate) fn parse_registration_id(id: &str) -> Option<u64> {
-    id.strip_prefix('r')?.parse().ok()
+    let digits = id.strip_prefix('r')?;
+    let canonical =
+        digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'));
+    if !canonical {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 pub(crate) fn join_description(base: &str, describe: Option<&TextFn>) -> String {
@@ -622,6 +672,8 @@ impl SurfaceRegistry {
             confirm_optional: false,
             policies: Vec::new(),
             recorded_results: DEFAULT_RECORDED_RESULTS,
+            max_invocation_ids: DEFAULT_MAX_INVOCATION_IDS,
+            max_pending_confirmations: DEFAULT_MAX_PENDING_CONFIRMATIONS,
         }
     }
 
@@ -633,6 +685,14 @@ impl SurfaceRegistry {
     /// The current surface version.
     pub fn surface_version(&self) -> u64 {
         lock(&self.inner.state).version
+    }
+
+    /// How many invocation ids the registry remembers (every id it admitted
+    /// so far); new ids are refused once this reaches
+    /// [`SurfaceRegistryBuilder::max_invocation_ids`]. Replace the registry
+    /// before that.
+    pub fn remembered_invocation_ids(&self) -> usize {
+        lock(&self.inner.state).invocations.len()
     }
 
     /// Installs the executor for procedure calls (replaces any previous).
@@ -1331,6 +1391,13 @@ mod tests {
         assert_eq!(parse_registration_id(&registration_id(17)), Some(17));
         assert_eq!(parse_registration_id("x17"), None);
         assert_eq!(parse_registration_id("r"), None);
+        assert_eq!(parse_registration_id("r0"), Some(0));
+        for alias in [
+            "r017", "r+17", "r00017", "r 17", "r17 ", "r-0", "R17", "r١٧",
+        ] {
+            assert_eq!(parse_registration_id(alias), None, "{alias}");
+        }
+        assert_eq!(parse_registration_id("r99999999999999999999999"), None);
     }
 
     #[test]

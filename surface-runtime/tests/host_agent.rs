@@ -756,3 +756,77 @@ fn a_run_of_another_session_gets_no_browser_tools_from_this_tab() {
         HostError::RunExists("other".into())
     );
 }
+
+#[tokio::test]
+async fn host_remembers_every_dispatched_id_up_to_its_bound() {
+    let s = session();
+    let host = host().with_max_invocation_ids(2).with_completed_memory(0);
+    host.accept_announcement(&auth("conn-1"), &s.session.connect("conn-1").unwrap())
+        .unwrap();
+    host.start_run(run("run-1", Some("tab-1"), ConsumerKind::Embedded))
+        .unwrap();
+    let request = |tc: &str, id: &str| {
+        ToolCallRequest::new(
+            "run-1",
+            tc,
+            id,
+            "domain:devices.purge",
+            json!({"deviceIds": ["d1"]}),
+        )
+    };
+    let first = host.dispatch(request("tc-1", "inv-1")).unwrap();
+    let result = s.session.invoke(first).await;
+    host.accept_result(&auth("conn-1"), &result).unwrap();
+    host.dispatch(request("tc-2", "inv-2")).unwrap();
+    assert_eq!(
+        host.usage(),
+        surface_runtime::host::HostUsage {
+            outstanding: 1,
+            remembered_results: 0,
+            invocation_ids: 2
+        }
+    );
+    // At the bound: a new id is refused, an outstanding one is still
+    // re-dispatchable, a completed one still conflicts.
+    assert_eq!(
+        host.dispatch(request("tc-3", "inv-3")).unwrap_err(),
+        HostError::InvocationIdsExhausted(2)
+    );
+    assert!(host.dispatch(request("tc-2", "inv-2")).is_ok());
+    assert_eq!(
+        host.dispatch(request("tc-1", "inv-1")).unwrap_err(),
+        HostError::InvocationConflict("inv-1".into())
+    );
+    // With no result memory, a late duplicate result is unsolicited.
+    assert_eq!(
+        host.accept_result(&auth("conn-1"), &result).unwrap_err(),
+        HostError::Unsolicited("inv-1".into())
+    );
+}
+
+#[test]
+fn invalid_invocation_ids_are_refused_with_the_problem_named() {
+    let s = session();
+    let host = host();
+    host.accept_announcement(&auth("conn-1"), &s.session.connect("conn-1").unwrap())
+        .unwrap();
+    host.start_run(run("run-1", Some("tab-1"), ConsumerKind::Embedded))
+        .unwrap();
+    let err = host
+        .dispatch(ToolCallRequest::new(
+            "run-1",
+            "tc-1",
+            "inv\r\n1",
+            "domain:devices.list",
+            json!({}),
+        ))
+        .unwrap_err();
+    assert_eq!(
+        err,
+        HostError::InvalidInvocationId(surface_runtime::InvalidInvocationId::ForbiddenCharacter {
+            index: 3,
+            code_point: 0x0d
+        })
+    );
+    assert_eq!(host.usage().invocation_ids, 0, "nothing was recorded");
+}

@@ -64,14 +64,18 @@ fn phase1_stale_capability_when_registration_is_gone() {
     drop(h);
     let mut inv = invocation("i1", "domain:devices.list", json!({}));
     inv.registration_id = Some(rid);
-    let r = now(f.registry.invoke(inv, &consumer()));
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()));
     assert_eq!(error_code(&r), Some("STALE_CAPABILITY"));
     assert_eq!(retry(&r), Retry::AfterRefresh);
     // A registration id that was never issued is unknown, not stale.
     let mut inv = invocation("i2", "domain:devices.list", json!({}));
     inv.registration_id = Some("r999".into());
     assert_eq!(
-        error_code(&now(f.registry.invoke(inv, &consumer()))),
+        error_code(&now(f
+            .registry
+            .invoke(at_current_version(&f.registry, inv), &consumer()))),
         Some("UNKNOWN_CAPABILITY")
     );
 }
@@ -114,7 +118,9 @@ fn two_references_to_one_procedure_are_ambiguous_until_registration_id_given() {
     let consumer = consumer();
     let mut inv = invocation("i2", "domain:devices.disable", json!({}));
     inv.registration_id = Some(hb.registration_id().to_string());
-    let r = now(f2.registry.invoke(inv, &consumer));
+    let r = now(f2
+        .registry
+        .invoke(at_current_version(&f2.registry, inv), &consumer));
     assert_eq!(error_code(&r), Some("CONFIRMATION_REQUIRED"));
     let summary = &details(&r)["summary"];
     assert_eq!(summary["input"], json!({"deviceIds": ["d2", "d3"]}));
@@ -123,7 +129,9 @@ fn two_references_to_one_procedure_are_ambiguous_until_registration_id_given() {
     // Also resolved by `instance`.
     let mut inv = invocation("i3", "domain:devices.disable", json!({}));
     inv.instance = Some("a".into());
-    let r = now(f.registry.invoke(inv, &consumer));
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer));
     assert_eq!(
         details(&r)["summary"]["input"],
         json!({"deviceIds": ["d1"]})
@@ -144,7 +152,9 @@ fn phase2_destructive_call_with_old_surface_version_is_stale() {
     let _other = register_plain(&f.registry, "devices.list");
     let mut inv = invocation("i1", "domain:devices.disable", json!({}));
     inv.surface_version = Some(seen);
-    let r = now(f.registry.invoke(inv, &consumer()));
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()));
     assert_eq!(error_code(&r), Some("STALE_CAPABILITY"));
     assert_eq!(retry(&r), Retry::AfterRefresh);
     assert_eq!(details(&r)["currentSurfaceVersion"], json!(seen + 1));
@@ -152,14 +162,20 @@ fn phase2_destructive_call_with_old_surface_version_is_stale() {
     // A query with the same old version is not stale.
     let mut inv = invocation("i2", "domain:devices.list", json!({}));
     inv.surface_version = Some(seen);
-    assert!(now(f.registry.invoke(inv, &consumer())).error().is_none());
+    assert!(now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()))
+    .error()
+    .is_none());
 
     // External side effects are stale too.
     let _mail = register_plain(&f.registry, "mail.send");
     let mut inv = invocation("i3", "cap:mail.send", json!({"to": "a@b"}));
     inv.surface_version = Some(seen);
     assert_eq!(
-        error_code(&now(f.registry.invoke(inv, &consumer()))),
+        error_code(&now(f
+            .registry
+            .invoke(at_current_version(&f.registry, inv), &consumer()))),
         Some("STALE_CAPABILITY")
     );
 }
@@ -470,7 +486,9 @@ fn d21_binding_runs_at_execution_time_not_discovery() {
     let mut inv = invocation("i2", "domain:devices.disable", json!({}));
     inv.registration_id = Some(h.registration_id().into());
     inv.confirmation = Some(evidence);
-    let r = now(f.registry.invoke(inv, &consumer()));
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()));
     assert!(r.error().is_none(), "{r:?}");
     let calls = f.executor.calls();
     assert_eq!(calls.len(), 1);
@@ -494,7 +512,9 @@ fn d21_binding_change_after_confirmation_invalidates_the_evidence() {
     *sel.lock().unwrap() = vec!["d2".into()];
     let mut inv = invocation("i2", "domain:devices.disable", json!({}));
     inv.confirmation = Some(evidence.clone());
-    let r = now(f.registry.invoke(inv, &consumer()));
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()));
     assert_eq!(error_code(&r), Some("CONFIRMATION_INVALID"));
     assert_eq!(details(&r)["reason"], json!("different-call"));
     assert!(f.executor.calls().is_empty());
@@ -780,7 +800,9 @@ fn retry_with(
 ) -> AgentInvocationResult {
     let mut inv = invocation(id, "domain:devices.disable", json!({"reason": reason}));
     inv.confirmation = Some(ev);
-    now(f.registry.invoke(inv, &consumer()))
+    now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()))
 }
 
 #[test]
@@ -939,7 +961,9 @@ fn evidence_is_bound_to_its_registration() {
     let mut inv = invocation("i2", "domain:devices.disable", json!({}));
     inv.registration_id = Some(h2.registration_id().into());
     inv.confirmation = Some(ev.clone());
-    let r = now(f.registry.invoke(inv, &consumer()));
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()));
     assert_eq!(details(&r)["reason"], json!("different-call"));
     // The original registration, re-registered under a new id, is stale.
     drop(h1);
@@ -947,7 +971,9 @@ fn evidence_is_bound_to_its_registration() {
     inv.registration_id = Some(ev.registration_id.clone());
     inv.confirmation = Some(ev);
     assert_eq!(
-        error_code(&now(f.registry.invoke(inv, &consumer()))),
+        error_code(&now(f
+            .registry
+            .invoke(at_current_version(&f.registry, inv), &consumer()))),
         Some("STALE_CAPABILITY")
     );
     assert!(f.executor.calls().is_empty());
@@ -1015,7 +1041,11 @@ fn phase7_executor_receives_path_capability_and_effective_input() {
     assert_eq!(ev.capability_id, "cap:mail.send");
     let mut inv = invocation("i2", "domain:mail.send", json!({"to": "a@b"}));
     inv.confirmation = Some(ev);
-    assert!(now(f.registry.invoke(inv, &consumer())).error().is_none());
+    assert!(now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()))
+    .error()
+    .is_none());
     let c = &f.executor.calls()[0];
     assert_eq!(
         (
@@ -1296,4 +1326,107 @@ fn headless_consumers_neither_see_nor_invoke_view_capabilities() {
     ));
     assert_eq!(error_code(&r), Some("UNKNOWN_CAPABILITY"));
     assert!(selected.lock().unwrap().is_empty());
+}
+
+// ----- bounds of what agent traffic can make the registry keep -------------
+
+#[test]
+fn max_invocation_ids_bounds_the_lifetime_id_table() {
+    let f = fixture_with(|b| b.max_invocation_ids(3).recorded_results(1));
+    let _h = register_plain(&f.registry, "devices.list");
+    for id in ["i1", "i2", "i3"] {
+        assert!(call(&f.registry, id, "domain:devices.list", json!({}))
+            .error()
+            .is_none());
+    }
+    assert_eq!(f.registry.remembered_invocation_ids(), 3);
+    let r = call(&f.registry, "i4", "domain:devices.list", json!({}));
+    assert_eq!(error_code(&r), Some("PRECONDITION_FAILED"));
+    assert_eq!(retry(&r), Retry::No);
+    assert_eq!(details(&r)["reason"], json!("invocation-ids-exhausted"));
+    assert_eq!(f.registry.remembered_invocation_ids(), 3);
+    // Known ids are still answered, never run again.
+    assert!(call(&f.registry, "i3", "domain:devices.list", json!({}))
+        .error()
+        .is_none());
+    assert_eq!(
+        details(&call(&f.registry, "i1", "domain:devices.list", json!({})))["reason"],
+        json!("duplicate-invocation")
+    );
+    assert_eq!(f.executor.calls().len(), 3);
+    assert!(f.audit.lock().unwrap().iter().any(|e| matches!(
+        e,
+        AuditEvent::InvocationRejected { invocation_id, phase: Phase::Admission, code: ErrorCode::PreconditionFailed, .. }
+            if invocation_id == "i4"
+    )));
+}
+
+#[test]
+fn max_pending_confirmations_expires_the_oldest_pending_one_and_audits_it() {
+    assert_eq!(
+        surface_runtime::registry::DEFAULT_MAX_PENDING_CONFIRMATIONS,
+        100
+    );
+    let f = fixture_with(|b| b.max_pending_confirmations(2));
+    let _h = register_plain(&f.registry, "mail.send");
+    let ask = |id: &str| {
+        let r = call(&f.registry, id, "cap:mail.send", json!({"to": id}));
+        details(&r)["confirmationId"].as_str().unwrap().to_string()
+    };
+    let (c1, c2) = (ask("i1"), ask("i2"));
+    let evidence = f.registry.confirm(&c1).unwrap();
+    // c1 is approved, so the oldest *pending* one, c2, makes room for c3.
+    let c3 = ask("i3");
+    let live: Vec<String> = f
+        .registry
+        .pending_confirmations()
+        .into_iter()
+        .map(|p| p.confirmation_id)
+        .collect();
+    assert_eq!(live, [c1.clone(), c3.clone()]);
+    assert_eq!(
+        f.registry.confirm(&c2),
+        Err(surface_runtime::ConfirmationError::Unknown(c2.clone()))
+    );
+    assert!(f.audit.lock().unwrap().iter().any(|e| matches!(
+        e,
+        AuditEvent::ConfirmationEvicted { confirmation_id, approved: false, .. } if *confirmation_id == c2
+    )));
+    // The approved one still authorizes its retry.
+    let mut retry_inv = invocation("i4", "cap:mail.send", json!({"to": "i1"}));
+    retry_inv.confirmation = Some(evidence);
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, retry_inv), &consumer()));
+    assert!(r.error().is_none(), "{r:?}");
+}
+
+#[test]
+fn invalid_input_lists_at_most_32_validation_errors() {
+    let f = fixture();
+    let _h = register_plain(&f.registry, "devices.disable");
+    // 40 items of the wrong type: 40 validation errors.
+    let r = call(
+        &f.registry,
+        "i1",
+        "domain:devices.disable",
+        json!({"deviceIds": vec![1; 40]}),
+    );
+    assert_eq!(error_code(&r), Some("INVALID_INPUT"));
+    let d = details(&r);
+    let errors = d["errors"].as_array().unwrap();
+    assert_eq!(
+        errors.len(),
+        surface_runtime::pipeline::MAX_REPORTED_VALIDATION_ERRORS
+    );
+    assert_eq!(errors[0]["instancePath"], json!("/deviceIds/0"));
+    assert_eq!(d["errorsTruncated"], json!(true));
+    let r = call(
+        &f.registry,
+        "i2",
+        "domain:devices.disable",
+        json!({"deviceIds": vec![1; 32]}),
+    );
+    assert_eq!(details(&r)["errors"].as_array().unwrap().len(), 32);
+    assert_eq!(details(&r).get("errorsTruncated"), None);
 }

@@ -62,7 +62,9 @@ fn invoke_confirming(f: &Fixture, n: &mut u32, input: &Value) -> AgentInvocation
     *n += 1;
     let mut inv = AgentInvocation::new(format!("i{n}"), "domain:devices.disable");
     inv.input = input.clone();
-    let r = now(f.registry.invoke(inv.clone(), &consumer()));
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv.clone()), &consumer()));
     let Some(err) = r.error() else { return r };
     if err.code != ErrorCode::ConfirmationRequired {
         return r;
@@ -74,7 +76,9 @@ fn invoke_confirming(f: &Fixture, n: &mut u32, input: &Value) -> AgentInvocation
     *n += 1;
     inv.invocation_id = format!("i{n}");
     inv.confirmation = Some(ev);
-    now(f.registry.invoke(inv, &consumer()))
+    now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()))
 }
 
 proptest! {
@@ -146,7 +150,7 @@ proptest! {
         ).unwrap();
         let mut inv = AgentInvocation::new("ask", "domain:devices.disable");
         inv.input = json!({"reason": reason_a});
-        let r = now(f.registry.invoke(inv, &consumer()));
+        let r = now(f.registry.invoke(at_current_version(&f.registry, inv), &consumer()));
         let cid = r.error().unwrap().details["confirmationId"].as_str().unwrap().to_string();
         let approved = f.registry.pending_confirmation(&cid).unwrap().input;
         let ev = f.registry.confirm(&cid).unwrap();
@@ -155,7 +159,7 @@ proptest! {
         let mut retry = AgentInvocation::new("retry", "domain:devices.disable");
         retry.input = json!({"reason": reason_b});
         retry.confirmation = Some(ev);
-        let r = now(f.registry.invoke(retry, &consumer()));
+        let r = now(f.registry.invoke(at_current_version(&f.registry, retry), &consumer()));
         let effective = json!({"deviceIds": ids_b, "reason": reason_b});
         let calls = f.executor.calls();
         if effective == approved {

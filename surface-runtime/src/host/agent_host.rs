@@ -13,15 +13,20 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 
+use hashbrown::HashTable;
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use super::wire::{
     BrowserSurfaceAnnouncement, BrowserSurfaceCall, BrowserSurfaceIdentity, BrowserSurfaceOutcome,
     BrowserSurfaceResult, PROTOCOL_VERSION,
 };
+use crate::admission::{IdDigest, IdDigester};
 use crate::authority::Authority;
 use crate::confirmation::ConfirmationLevel;
-use crate::invocation::{AgentInvocation, ConfirmationEvidence, ConsumerKind};
+use crate::invocation::{
+    check_invocation_id, AgentInvocation, ConfirmationEvidence, ConsumerKind, InvalidInvocationId,
+};
 use crate::manifest::{canonical_capability_id, AgentEffect};
 use crate::registry::agent_input_schema;
 use crate::snapshot::{
@@ -31,10 +36,17 @@ use crate::snapshot::{
 /// Default bound of outstanding calls and of remembered completed calls
 /// per host.
 pub const DEFAULT_HOST_MAX_OUTSTANDING: usize = 1_000;
-/// Default number of completed calls remembered to recognise duplicate
-/// results (oldest forgotten first; a forgotten call's late result is
-/// `Unsolicited`).
+/// Default number of completed calls whose result is remembered to
+/// recognise duplicate results (oldest forgotten first; a forgotten call's
+/// late result is `Unsolicited`). Each costs a 16-byte id digest and a
+/// 32-byte result digest.
 pub const DEFAULT_HOST_COMPLETED_MEMORY: usize = 10_000;
+/// Default bound of the invocation ids a host remembers for its lifetime
+/// (every id it ever dispatched, as a 16-byte digest: ≈ 36 MB with the
+/// hash table at the bound). At the bound `dispatch` refuses new ids with
+/// [`HostError::InvocationIdsExhausted`]; an id is never forgotten, so a
+/// completed or interrupted call is never dispatched again.
+pub const DEFAULT_HOST_MAX_INVOCATION_IDS: usize = 1_000_000;
 
 /// A build artifact the host trusts (seed 003: "compare announcements with
 /// known build artifacts"): the app and build ids it was published under
@@ -433,9 +445,19 @@ pub enum HostError {
         registration_ids: Vec<String>,
     },
     /// The invocation id was dispatched before with a different envelope,
-    /// or has already completed.
+    /// or its call has completed or been interrupted: an id is dispatched
+    /// at most once in the host's lifetime.
     #[error("invocation id `{0}` was already used; use a fresh invocation id per call")]
     InvocationConflict(String),
+    /// The invocation id breaks the one invocation-id rule
+    /// ([`crate::invocation::check_invocation_id`]: 1–256 visible ASCII
+    /// characters); nothing was recorded or sent.
+    #[error("invalid invocation id: {0}")]
+    InvalidInvocationId(InvalidInvocationId),
+    /// The host already remembers `max_invocation_ids` dispatched ids and
+    /// never forgets one; start a new `AgentHost` for new runs.
+    #[error("this host has dispatched {0} invocation ids, the most it remembers (ids are never forgotten, so none is ever dispatched twice); start a new AgentHost for new runs or raise with_max_invocation_ids")]
+    InvocationIdsExhausted(usize),
     /// `max_outstanding` calls are outstanding.
     #[error("{0} calls are outstanding; wait for results before dispatching more")]
     CapacityExceeded(usize),
@@ -480,13 +502,24 @@ struct Outstanding {
     effect: Option<AgentEffect>,
 }
 
+/// SHA-256 over a completed call's echo ids (authenticated connection and
+/// session, connection, run, tool call and invocation ids) and its result:
+/// what the host keeps to tell an identical duplicate result from a changed
+/// one.
+type ResultDigest = [u8; 32];
+
 struct HostState {
     /// By tab id.
     surfaces: HashMap<String, LiveSurface>,
     runs: HashMap<String, AgentRun>,
     outstanding: HashMap<String, Outstanding>,
-    completed: HashMap<String, CompletedCall>,
-    completed_order: VecDeque<String>,
+    /// Every invocation id ever dispatched (outstanding, completed or
+    /// interrupted), as keyed digests; at most `max_invocation_ids`.
+    dispatched: HashTable<IdDigest>,
+    digester: IdDigester,
+    /// The result digests of the last `completed_memory` completed calls.
+    completed: HashMap<IdDigest, ResultDigest>,
+    completed_order: VecDeque<IdDigest>,
     /// Capability ids some accepted announcement bound or confirmed: never
     /// offered as direct server tools afterwards, even with no live tab.
     contextual_seen: BTreeSet<String>,
@@ -507,7 +540,21 @@ pub struct AgentHost {
     server_tools: Vec<ServerTool>,
     max_outstanding: usize,
     completed_memory: usize,
+    max_invocation_ids: usize,
     state: Mutex<HostState>,
+}
+
+/// How full each bounded collection of an [`AgentHost`] is, for monitoring
+/// (rotate the host before `invocation_ids` reaches its bound).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostUsage {
+    /// Calls outstanding (bound: `max_outstanding`).
+    pub outstanding: usize,
+    /// Completed calls whose result digest is remembered (bound:
+    /// `completed_memory`).
+    pub remembered_results: usize,
+    /// Invocation ids ever dispatched (bound: `max_invocation_ids`).
+    pub invocation_ids: usize,
 }
 
 impl std::fmt::Debug for AgentHost {
@@ -533,10 +580,13 @@ impl AgentHost {
             server_tools: Vec::new(),
             max_outstanding: DEFAULT_HOST_MAX_OUTSTANDING,
             completed_memory: DEFAULT_HOST_COMPLETED_MEMORY,
+            max_invocation_ids: DEFAULT_HOST_MAX_INVOCATION_IDS,
             state: Mutex::new(HostState {
                 surfaces: HashMap::new(),
                 runs: HashMap::new(),
                 outstanding: HashMap::new(),
+                dispatched: HashTable::new(),
+                digester: IdDigester::random(),
                 completed: HashMap::new(),
                 completed_order: VecDeque::new(),
                 contextual_seen: BTreeSet::new(),
@@ -564,11 +614,35 @@ impl AgentHost {
         self
     }
 
-    /// Sets how many completed calls are remembered (default
-    /// [`DEFAULT_HOST_COMPLETED_MEMORY`]).
+    /// Sets how many completed calls' result digests are remembered to
+    /// recognise duplicate results (default
+    /// [`DEFAULT_HOST_COMPLETED_MEMORY`]). It does not affect which ids may
+    /// be dispatched: that record is separate and kept for the host's
+    /// lifetime.
     pub fn with_completed_memory(mut self, count: usize) -> Self {
         self.completed_memory = count;
         self
+    }
+
+    /// Sets how many dispatched invocation ids the host remembers (default
+    /// [`DEFAULT_HOST_MAX_INVOCATION_IDS`], at least 1). Every dispatched id
+    /// is remembered for the host's lifetime as a 16-byte keyed digest, so
+    /// a completed or interrupted call is never dispatched again; at the
+    /// bound `dispatch` refuses new ids with
+    /// [`HostError::InvocationIdsExhausted`].
+    pub fn with_max_invocation_ids(mut self, count: usize) -> Self {
+        self.max_invocation_ids = count.max(1);
+        self
+    }
+
+    /// How full the host's bounded collections are.
+    pub fn usage(&self) -> HostUsage {
+        let state = self.lock();
+        HostUsage {
+            outstanding: state.outstanding.len(),
+            remembered_results: state.completed.len(),
+            invocation_ids: state.dispatched.len(),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, HostState> {
@@ -785,10 +859,16 @@ impl AgentHost {
     /// run's tab has no live surface (never another tab);
     /// [`HostError::NotOffered`] when the capability is not a browser tool
     /// of the run (headless runs: no view tools);
-    /// [`HostError::AmbiguousReference`]; [`HostError::InvocationConflict`]
-    /// when the invocation id was used for something else or completed;
-    /// [`HostError::CapacityExceeded`].
+    /// [`HostError::InvalidInvocationId`] when the id breaks the one
+    /// invocation-id rule (checked first: such an id would fail on any
+    /// transport); [`HostError::AmbiguousReference`];
+    /// [`HostError::InvocationConflict`] when the invocation id was used for
+    /// something else, or its call completed or was interrupted — an id is
+    /// dispatched at most once in the host's lifetime, however long ago;
+    /// [`HostError::CapacityExceeded`];
+    /// [`HostError::InvocationIdsExhausted`].
     pub fn dispatch(&self, request: ToolCallRequest) -> Result<BrowserSurfaceCall, HostError> {
+        check_invocation_id(&request.invocation_id).map_err(HostError::InvalidInvocationId)?;
         let mut state = self.lock();
         let run = state
             .runs
@@ -854,12 +934,23 @@ impl AgentHost {
                 Err(HostError::InvocationConflict(request.invocation_id))
             };
         }
-        if state.completed.contains_key(&request.invocation_id) {
+        let id = state.digester.digest(&request.invocation_id);
+        if state
+            .dispatched
+            .find(id.table_hash(), |known| *known == id)
+            .is_some()
+        {
             return Err(HostError::InvocationConflict(request.invocation_id));
         }
         if state.outstanding.len() >= self.max_outstanding {
             return Err(HostError::CapacityExceeded(self.max_outstanding));
         }
+        if state.dispatched.len() >= self.max_invocation_ids {
+            return Err(HostError::InvocationIdsExhausted(self.max_invocation_ids));
+        }
+        state
+            .dispatched
+            .insert_unique(id.table_hash(), id, |known| known.table_hash());
         state.outstanding.insert(
             request.invocation_id.clone(),
             Outstanding {
@@ -911,11 +1002,9 @@ impl AgentHost {
         let mut state = self.lock();
         let id = &result.invocation_id;
         let Some(outstanding) = state.outstanding.remove(id) else {
-            return match state.completed.get(id) {
-                Some(done)
-                    if done.result == result.result
-                        && echoes(&done.call, connection, result).is_ok() =>
-                {
+            let digest = state.digester.digest(id);
+            return match state.completed.get(&digest) {
+                Some(done) if *done == result_digest(connection, result) => {
                     Ok(ResultDisposition::Duplicate)
                 }
                 Some(_) => Err(HostError::ChangedDuplicate(id.clone())),
@@ -926,20 +1015,22 @@ impl AgentHost {
             state.outstanding.insert(id.clone(), outstanding);
             return Err(e);
         }
-        let completed = CompletedCall {
-            call: outstanding.call,
-            result: result.result.clone(),
-        };
         if self.completed_memory > 0 {
+            let digest = state.digester.digest(id);
             while state.completed_order.len() >= self.completed_memory {
                 if let Some(old) = state.completed_order.pop_front() {
                     state.completed.remove(&old);
                 }
             }
-            state.completed_order.push_back(id.clone());
-            state.completed.insert(id.clone(), completed.clone());
+            state.completed_order.push_back(digest);
+            state
+                .completed
+                .insert(digest, result_digest(connection, result));
         }
-        Ok(ResultDisposition::Completed(Box::new(completed)))
+        Ok(ResultDisposition::Completed(Box::new(CompletedCall {
+            call: outstanding.call,
+            result: result.result.clone(),
+        })))
     }
 
     /// The calls currently outstanding, sorted by invocation id.
@@ -949,6 +1040,41 @@ impl AgentHost {
         calls.sort_by(|a, b| a.invocation.invocation_id.cmp(&b.invocation.invocation_id));
         calls
     }
+}
+
+/// The [`ResultDigest`] of `result` received on `connection`: equal for
+/// two results exactly when both arrive on the same authenticated
+/// connection and session, echo the same ids and carry the same outcome.
+fn result_digest(
+    connection: &AuthenticatedConnection,
+    result: &BrowserSurfaceResult,
+) -> ResultDigest {
+    struct Hashing<'a>(&'a mut Sha256);
+    impl std::io::Write for Hashing<'_> {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.update(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut hasher = Sha256::new();
+    for field in [
+        &connection.connection_id,
+        &connection.session_id,
+        &result.connection_id,
+        &result.run_id,
+        &result.tool_call_id,
+        &result.invocation_id,
+    ] {
+        hasher.update((field.len() as u64).to_le_bytes());
+        hasher.update(field.as_bytes());
+    }
+    // Writing into a hasher cannot fail; a serialization error (never for
+    // these types) would only make a duplicate count as changed.
+    let _ = serde_json::to_writer(Hashing(&mut hasher), &result.result);
+    hasher.finalize().into()
 }
 
 fn echoes(

@@ -8,9 +8,12 @@
 //!
 //! 1. expired ⇒ `session-expired` (state cleared first); disposed ⇒
 //!    `disconnected`;
-//! 2. envelope longer than [`MAX_ENVELOPE_CHARS`](super::MAX_ENVELOPE_CHARS), `protocolVersion ≠ 1`,
-//!    an empty id, or a missing `registrationId`/`surfaceVersion` ⇒
-//!    `invalid-call`;
+//! 2. envelope longer than [`MAX_ENVELOPE_CHARS`](super::MAX_ENVELOPE_CHARS)
+//!    (the text received by `invoke_json`; the compact serialization for
+//!    an already parsed call), `protocolVersion ≠ 1`, an empty id, an
+//!    invocation id that breaks the invocation-id rule
+//!    ([`check_invocation_id`]: 1–256 visible ASCII characters), or a
+//!    missing `registrationId`/`surfaceVersion` ⇒ `invalid-call`;
 //! 3. identity (app, build, session, tab) ≠ the session's ⇒ `wrong-session`;
 //! 4. not connected, or a connection id this session has closed ⇒
 //!    `disconnected`; a connection id it never opened ⇒ `wrong-session`;
@@ -26,7 +29,10 @@
 //! 9. dispatch to the registry; the call is recorded and its result frozen.
 //!
 //! Only dispatched calls are recorded: rejections are stateless, so
-//! garbage cannot fill the table.
+//! garbage cannot fill the table. Per recorded call the session keeps the
+//! invocation id (at most 256 bytes), the 32-byte SHA-256 of the envelope
+//! — never the envelope — and, once settled, the frozen outcome; every
+//! bound is listed in `docs/limits.md`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -44,7 +50,9 @@ use super::wire::{
 };
 use crate::cancellation::Cancellation;
 use crate::clock::{Clock, SystemClock};
-use crate::invocation::{AgentConsumer, AgentError, AgentInvocationResult, ErrorCode, Retry};
+use crate::invocation::{
+    check_invocation_id, AgentConsumer, AgentError, AgentInvocationResult, ErrorCode, Retry,
+};
 use crate::snapshot::SurfaceSnapshot;
 use crate::sync::BoxFuture;
 
@@ -175,6 +183,15 @@ type EnvelopeDigest = [u8; 32];
 
 fn envelope_digest(text: &str) -> EnvelopeDigest {
     Sha256::digest(text.as_bytes()).into()
+}
+
+/// Whether the envelope's size was already checked on the text received.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Size {
+    /// `invoke_json`: the received text was within the limit.
+    Checked,
+    /// `invoke`: measure the compact serialization.
+    Unchecked,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -417,13 +434,14 @@ fn abort_pending(state: &mut State, reason: RejectionReason) {
     }
 }
 
-/// Shape checks of step 2 (size is checked separately).
+/// Shape checks of step 2 (size is checked separately): the invocation id
+/// follows the one invocation-id rule ([`check_invocation_id`]).
 fn shape_ok(call: &BrowserSurfaceCall) -> bool {
     call.protocol_version == PROTOCOL_VERSION
         && !call.connection_id.is_empty()
         && !call.run_id.is_empty()
         && !call.tool_call_id.is_empty()
-        && !call.invocation.invocation_id.is_empty()
+        && check_invocation_id(&call.invocation.invocation_id).is_ok()
         && !call.invocation.capability_id.is_empty()
         && call
             .invocation
@@ -635,9 +653,13 @@ impl BrowserSurfaceSession {
     }
 
     /// Parses a call envelope from its JSON text and answers it like
-    /// [`Self::invoke`]. Text longer than [`MAX_ENVELOPE_CHARS`](super::MAX_ENVELOPE_CHARS), not JSON,
-    /// or not of the call's shape is `invalid-call`; the answer then echoes
-    /// whichever ids could be read (empty strings otherwise).
+    /// [`Self::invoke`]. The size limit applies to `text` **as received**:
+    /// text longer than [`MAX_ENVELOPE_CHARS`](super::MAX_ENVELOPE_CHARS)
+    /// UTF-16 code units is `invalid-call`, text within it passes the size
+    /// check whatever a re-serialization would add (`1e2` written back as
+    /// `100.0`, defaulted fields). Text that is not JSON or not of the
+    /// call's shape is `invalid-call`; the answer then echoes whichever ids
+    /// could be read (empty strings otherwise).
     pub async fn invoke_json(&self, text: &str) -> BrowserSurfaceResult {
         let rejected = |value: Option<&Value>, reason| {
             let [connection_id, run_id, tool_call_id, invocation_id] =
@@ -663,7 +685,10 @@ impl BrowserSurfaceSession {
             Err(_) => return rejected(None, RejectionReason::InvalidCall),
         };
         match serde_json::from_value::<BrowserSurfaceCall>(value.clone()) {
-            Ok(call) => self.invoke(call).await,
+            Ok(call) => {
+                let outcome = self.outcome(&call, Size::Checked).await;
+                BrowserSurfaceResult::for_call(&call, outcome)
+            }
             Err(_) => rejected(Some(&value), RejectionReason::InvalidCall),
         }
     }
@@ -685,16 +710,19 @@ impl BrowserSurfaceSession {
     }
 
     /// Answers one host call (SPEC §9); see the module docs for the order
-    /// of checks. Never panics; every refusal is a `rejected` result echoing
-    /// the call's ids. Dropping the returned future does not cancel the
-    /// dispatched call (other duplicates may be joined to it); `disconnect`
-    /// and `dispose` do.
+    /// of checks. A call that arrives already parsed has no received text,
+    /// so the size limit applies to its compact serialization (prefer
+    /// [`Self::invoke_json`], which measures the text received). Never
+    /// panics; every refusal is a `rejected` result echoing the call's ids.
+    /// Dropping the returned future does not cancel the dispatched call
+    /// (other duplicates may be joined to it); `disconnect` and `dispose`
+    /// do.
     pub async fn invoke(&self, call: BrowserSurfaceCall) -> BrowserSurfaceResult {
-        let outcome = self.outcome(&call).await;
+        let outcome = self.outcome(&call, Size::Unchecked).await;
         BrowserSurfaceResult::for_call(&call, outcome)
     }
 
-    async fn outcome(&self, call: &BrowserSurfaceCall) -> BrowserSurfaceOutcome {
+    async fn outcome(&self, call: &BrowserSurfaceCall, size: Size) -> BrowserSurfaceOutcome {
         use BrowserSurfaceOutcome as O;
         if let Some(reason) = self.refusal_before_parse() {
             return O::rejected(reason);
@@ -703,8 +731,13 @@ impl BrowserSurfaceSession {
         if !shape_ok(call) {
             return O::rejected(RejectionReason::InvalidCall);
         }
+        // The compact serialization is canonical (objects are key-sorted
+        // maps), so its digest identifies the envelope however it was
+        // formatted on the wire.
         let digest = match serde_json::to_string(call) {
-            Ok(text) if within_envelope_limit(&text) => envelope_digest(&text),
+            Ok(text) if size == Size::Checked || within_envelope_limit(&text) => {
+                envelope_digest(&text)
+            }
             _ => return O::rejected(RejectionReason::InvalidCall),
         };
         // 3. identity.

@@ -249,6 +249,9 @@ pub fn now<F: Future>(fut: F) -> F::Output {
     futures_util::FutureExt::now_or_never(fut).expect("the future completes immediately")
 }
 
+/// Invokes `capability` like a well-behaved agent: with the
+/// `surfaceVersion` of the current surface (destructive and
+/// external-side-effect calls need one).
 pub fn call(
     registry: &SurfaceRegistry,
     id: &str,
@@ -257,7 +260,16 @@ pub fn call(
 ) -> AgentInvocationResult {
     let mut inv = AgentInvocation::new(id, capability);
     inv.input = input;
+    inv.surface_version = Some(registry.surface_version());
     now(registry.invoke(inv, &consumer()))
+}
+
+/// `inv` with the current `surfaceVersion` of `registry` unless it names
+/// one already.
+pub fn at_current_version(registry: &SurfaceRegistry, mut inv: AgentInvocation) -> AgentInvocation {
+    inv.surface_version
+        .get_or_insert(registry.surface_version());
+    inv
 }
 
 pub fn error_code(result: &AgentInvocationResult) -> Option<&'static str> {
