@@ -3,10 +3,10 @@
 //! HTTP/1.1, no TLS, no proxy detection) to keep the tree lean; for `https`
 //! enable a reqwest TLS feature in the application's own `Cargo.toml`
 //! (`reqwest = { version = "0.13", features = ["rustls"] }`: cargo unifies
-//! the features) and pass a configured client to
-//! [`HttpOrpcClient::with_client`]. It speaks oRPC's RPC protocol
-//! as `ORPC-WIRE.md` describes it, against an unmodified `@orpc/server`
-//! `RPCHandler`:
+//! the features) and pass a client built from
+//! [`HttpOrpcClient::client_builder`] to [`HttpOrpcClient::with_client`].
+//! It speaks oRPC's RPC protocol (`docs/bridges.md`), against an
+//! unmodified `@orpc/server` `RPCHandler`:
 //!
 //! * `POST {base}/{segment}/{segment}` with `content-type:
 //!   application/json` and the body of [`encode_request_body`];
@@ -19,48 +19,111 @@
 //! * [`CallOptions::cancellation`] drops the request (the server may still
 //!   finish it) and returns [`OrpcCallError::Cancelled`].
 //!
+//! Every call is bounded by [`ClientLimits`] (defaults: 8 MiB of response
+//! body, 10 s to connect, 30 s in total):
+//!
+//! * redirects are never followed: a 3xx answer is
+//!   [`OrpcCallError::Redirect`], its `location` kept for audit only, and
+//!   the body is not read;
+//! * the body is read chunk by chunk through a [`LimitedBody`]: a
+//!   `Content-Length` over the cap is refused before reading, a streamed
+//!   body at the chunk that crosses it ([`OrpcCallError::ResponseTooLarge`]);
+//! * [`ClientLimits::timeout`] covers connecting, sending, the head and the
+//!   whole body, so a silent or trickling server ends in
+//!   [`OrpcCallError::Timeout`]; [`ClientLimits::connect_timeout`] ends a
+//!   connect that hangs in [`OrpcCallError::Connect`] (nothing sent);
+//! * the response head is bounded by hyper's defaults (100 headers,
+//!   about 400 KiB); over them the call is [`OrpcCallError::Transport`].
+//!
 //! Transport errors are split by whether the request could have reached
 //! the server: a failed connect is [`OrpcCallError::Connect`] (nothing
-//! sent), every later failure [`OrpcCallError::Transport`]. Needs a tokio
-//! runtime on native targets (reqwest's requirement).
+//! sent), every later failure [`OrpcCallError::Transport`] or
+//! [`OrpcCallError::Timeout`]. Needs a tokio runtime with timers on native
+//! targets (reqwest's requirement).
 
 use futures_util::future::{select, Either};
 use serde_json::Value;
 
 use crate::bridge::client::{
-    decode_response, encode_request_body, rpc_get_url, rpc_url, CallMethod, CallOptions, Headers,
-    OrpcCallError, OrpcClient, MAX_GET_URL_LENGTH,
+    decode_response, encode_request_body, excerpt, rpc_get_url, rpc_url, CallMethod, CallOptions,
+    Headers, OrpcCallError, OrpcClient, MAX_GET_URL_LENGTH,
 };
+use crate::bridge::limits::{ClientLimits, LimitedBody};
 use crate::sync::BoxFuture;
 
-/// An oRPC client over HTTP.
+/// An oRPC client over HTTP, bounded by [`ClientLimits`].
 ///
 /// ```no_run
-/// # use surface_runtime::bridge::http::HttpOrpcClient;
+/// # use std::time::Duration;
+/// # use surface_runtime::bridge::{http::HttpOrpcClient, ClientLimits};
 /// let client = HttpOrpcClient::new("http://127.0.0.1:3000/rpc")
 ///     .with_header("authorization", "Bearer user-token");
+/// let patient = HttpOrpcClient::with_limits(
+///     "http://127.0.0.1:3000/rpc",
+///     ClientLimits::default().with_timeout(Duration::from_secs(120)),
+/// );
 /// ```
 #[derive(Clone, Debug)]
 pub struct HttpOrpcClient {
     http: reqwest::Client,
     base: String,
     headers: Headers,
+    limits: ClientLimits,
 }
 
 impl HttpOrpcClient {
     /// A client for the RPC handler at `base` (the handler's URL prefix,
-    /// e.g. `http://127.0.0.1:3000/rpc`), with a default reqwest client.
+    /// e.g. `http://127.0.0.1:3000/rpc`) with the default [`ClientLimits`]
+    /// (8 MiB, 10 s connect, 30 s total) and no redirect following.
+    ///
+    /// # Panics
+    /// Like `reqwest::Client::new`, when a TLS backend enabled in the
+    /// application cannot be initialized.
     pub fn new(base: impl Into<String>) -> Self {
-        Self::with_client(reqwest::Client::new(), base)
+        Self::with_limits(base, ClientLimits::default())
     }
 
-    /// A client using a configured reqwest client (timeouts, TLS roots,
-    /// cookie store, proxies).
-    pub fn with_client(http: reqwest::Client, base: impl Into<String>) -> Self {
+    /// A client for the RPC handler at `base` with other limits.
+    ///
+    /// # Panics
+    /// As [`Self::new`].
+    pub fn with_limits(base: impl Into<String>, limits: ClientLimits) -> Self {
+        let http = match Self::client_builder(&limits).build() {
+            Ok(http) => http,
+            Err(error) => panic!("the HTTP client could not be built: {error}"),
+        };
+        Self::with_client(http, base, limits)
+    }
+
+    /// A reqwest client builder with the safe settings of [`Self::new`]:
+    /// redirects never followed, `limits.connect_timeout`, and
+    /// `limits.timeout` as the client's total timeout. Add TLS roots,
+    /// cookies or proxies to it, then pass the client to
+    /// [`Self::with_client`].
+    pub fn client_builder(limits: &ClientLimits) -> reqwest::ClientBuilder {
+        reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(limits.connect_timeout)
+            .timeout(limits.timeout)
+    }
+
+    /// A client using a configured reqwest client. `limits.timeout` and
+    /// `limits.max_response_bytes` are applied to every request whatever
+    /// the client's settings; the connect timeout and the redirect policy
+    /// are the client's own, so build it from [`Self::client_builder`]. If
+    /// the client follows a redirect anyway, the answer is refused as
+    /// [`OrpcCallError::Redirect`] (the request already went to the other
+    /// URL).
+    pub fn with_client(
+        http: reqwest::Client,
+        base: impl Into<String>,
+        limits: ClientLimits,
+    ) -> Self {
         Self {
             http,
             base: base.into(),
             headers: Vec::new(),
+            limits,
         }
     }
 
@@ -74,6 +137,11 @@ impl HttpOrpcClient {
     /// The handler URL prefix.
     pub fn base(&self) -> &str {
         &self.base
+    }
+
+    /// The limits applied to every call.
+    pub fn limits(&self) -> &ClientLimits {
+        &self.limits
     }
 
     async fn send(
@@ -109,20 +177,14 @@ impl HttpOrpcClient {
         for (name, value) in client_headers.chain(options.headers.iter()) {
             request = request.header(name.as_str(), value.as_str());
         }
-        let request = request.build().map_err(|e| OrpcCallError::InvalidRequest {
-            message: e.to_string(),
+        // Covers connect, send, head and body (reqwest carries the deadline
+        // into the body stream); overrides a custom client's own timeout.
+        let request = request.timeout(self.limits.timeout).build().map_err(|e| {
+            OrpcCallError::InvalidRequest {
+                message: e.to_string(),
+            }
         })?;
-        let exchange = async {
-            let response = self.http.execute(request).await.map_err(transport_error)?;
-            let status = response.status().as_u16();
-            let content_type = response
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string);
-            let body = response.bytes().await.map_err(transport_error)?;
-            decode_response(status, content_type.as_deref(), &body)
-        };
+        let exchange = self.exchange(request);
         match options.cancellation {
             None => exchange.await,
             Some(cancellation) => {
@@ -137,16 +199,56 @@ impl HttpOrpcClient {
             }
         }
     }
-}
 
-fn transport_error(error: reqwest::Error) -> OrpcCallError {
-    let message = error_chain(&error);
-    if error.is_connect() {
-        OrpcCallError::Connect { message }
-    } else if error.is_builder() {
-        OrpcCallError::InvalidRequest { message }
-    } else {
-        OrpcCallError::Transport { message }
+    /// Sends `request` and reads the answer within the limits.
+    async fn exchange(&self, request: reqwest::Request) -> Result<Value, OrpcCallError> {
+        let sent_to = request.url().clone();
+        let transport = |e| self.transport_error(e);
+        let mut response = self.http.execute(request).await.map_err(transport)?;
+        let status = response.status().as_u16();
+        if (300..400).contains(&status) {
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .map(|v| excerpt(v.as_bytes()));
+            return Err(OrpcCallError::Redirect { status, location });
+        }
+        if response.url() != &sent_to {
+            // A custom client followed a redirect: refuse what came back.
+            return Err(OrpcCallError::Redirect {
+                status,
+                location: Some(excerpt(response.url().as_str().as_bytes())),
+            });
+        }
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let mut body = LimitedBody::new(
+            self.limits.max_response_bytes,
+            status,
+            response.content_length(),
+        )?;
+        while let Some(chunk) = response.chunk().await.map_err(transport)? {
+            body.push(&chunk)?;
+        }
+        decode_response(status, content_type.as_deref(), &body.into_bytes())
+    }
+
+    fn transport_error(&self, error: reqwest::Error) -> OrpcCallError {
+        let message = error_chain(&error);
+        if error.is_connect() {
+            OrpcCallError::Connect { message }
+        } else if error.is_builder() {
+            OrpcCallError::InvalidRequest { message }
+        } else if error.is_timeout() {
+            OrpcCallError::Timeout {
+                timeout: self.limits.timeout,
+            }
+        } else {
+            OrpcCallError::Transport { message }
+        }
     }
 }
 
