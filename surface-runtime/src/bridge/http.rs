@@ -519,4 +519,186 @@ mod tests {
             .unwrap_err();
         assert_eq!(err, OrpcCallError::Cancelled);
     }
+
+    #[test]
+    fn new_applies_the_default_limits() {
+        assert_eq!(
+            HttpOrpcClient::new("http://h/rpc").limits(),
+            &ClientLimits::default()
+        );
+        let limits = ClientLimits::default().with_max_response_bytes(1);
+        assert_eq!(
+            HttpOrpcClient::with_limits("http://h/rpc", limits).limits(),
+            &limits
+        );
+    }
+
+    #[tokio::test]
+    async fn response_cap_is_configurable_and_exact() {
+        let limits = ClientLimits::default().with_max_response_bytes(1024);
+        // Exactly at the cap: accepted.
+        let body = format!(r#"{{"json":"{}"}}"#, "a".repeat(1024 - 11));
+        assert_eq!(body.len(), 1024);
+        let (base, _server) =
+            responder(Some(http_response("200 OK", "application/json", &body))).await;
+        let out = HttpOrpcClient::with_limits(base, limits)
+            .call("a.b", None, CallOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(out.as_str().map(str::len), Some(1024 - 11));
+        // One byte over, declared: refused at the head.
+        let body = format!(r#"{{"json":"{}"}}"#, "a".repeat(1024 - 10));
+        let (base, _server) =
+            responder(Some(http_response("200 OK", "application/json", &body))).await;
+        let err = HttpOrpcClient::with_limits(base, limits)
+            .call("a.b", None, CallOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            OrpcCallError::ResponseTooLarge {
+                status: 200,
+                limit: 1024,
+                declared_length: Some(1025)
+            }
+        );
+        // One byte over, chunked (no length): refused while streaming.
+        let chunked = Box::leak(
+            format!(
+                "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+                body.len()
+            )
+            .into_boxed_str(),
+        );
+        let (base, _server) = responder(Some(chunked)).await;
+        let err = HttpOrpcClient::with_limits(base, limits)
+            .call("a.b", None, CallOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            OrpcCallError::ResponseTooLarge {
+                status: 200,
+                limit: 1024,
+                declared_length: None
+            }
+        );
+        assert!(err.may_have_executed());
+    }
+
+    #[tokio::test]
+    async fn total_timeout_is_configurable_and_covers_a_trickling_body() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/rpc", listener.local_addr().unwrap());
+        let server = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = socket.read(&mut buf).await.unwrap();
+            socket
+                .write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+                .await
+                .unwrap();
+            let mut sent = 0u32;
+            // Every read succeeds; only a total deadline ends this.
+            while socket.write_all(b"1\r\n \r\n").await.is_ok() && sent < 2000 {
+                sent += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            sent
+        });
+        let timeout = std::time::Duration::from_millis(500);
+        let start = std::time::Instant::now();
+        let err = HttpOrpcClient::with_limits(base, ClientLimits::default().with_timeout(timeout))
+            .call("a.b", None, CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(start.elapsed() >= timeout, "{:?}", start.elapsed());
+        assert_eq!(err, OrpcCallError::Timeout { timeout });
+        assert!(err.may_have_executed());
+        let sent = server.await.unwrap();
+        assert!(sent > 1 && sent < 2000, "{sent} chunks");
+    }
+
+    /// A listener whose accept queue is full: the kernel drops further
+    /// SYNs, so a connect hangs (Linux).
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn connect_timeout_ends_a_connect_that_hangs_and_nothing_is_sent() {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let listener = socket.listen(0).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut fillers = Vec::new();
+        let mut full = false;
+        for _ in 0..16 {
+            match std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_millis(300))
+            {
+                Ok(stream) => fillers.push(stream),
+                Err(_) => {
+                    full = true;
+                    break;
+                }
+            }
+        }
+        assert!(full, "the accept queue never filled");
+        let limits = ClientLimits::default()
+            .with_connect_timeout(std::time::Duration::from_millis(300))
+            .with_timeout(std::time::Duration::from_secs(60));
+        let start = std::time::Instant::now();
+        let err = HttpOrpcClient::with_limits(format!("http://{addr}/rpc"), limits)
+            .call("a.b", None, CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, OrpcCallError::Connect { .. }),
+            "{err:?} after {:?}",
+            start.elapsed()
+        );
+        assert!(!err.may_have_executed());
+        assert!(start.elapsed() < std::time::Duration::from_secs(30));
+        drop(listener);
+    }
+
+    #[tokio::test]
+    async fn a_custom_client_that_follows_redirects_is_refused() {
+        let (elsewhere, _other) = responder(Some(http_response(
+            "200 OK",
+            "application/json",
+            r#"{"json":{"stolen":true}}"#,
+        )))
+        .await;
+        let location = format!("{elsewhere}/x");
+        let redirect = Box::leak(
+            format!("HTTP/1.1 307 Temporary Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                .into_boxed_str(),
+        );
+        let (base, _server) = responder(Some(redirect)).await;
+        // reqwest's default policy follows up to 10 redirects.
+        let client =
+            HttpOrpcClient::with_client(reqwest::Client::new(), base, ClientLimits::default());
+        let err = client
+            .call("a.b", Some(json!({})), CallOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            OrpcCallError::Redirect {
+                status: 200,
+                location: Some(location)
+            }
+        );
+        // The builder of the safe settings does not follow.
+        let (base, _server) = responder(Some(redirect)).await;
+        let http = HttpOrpcClient::client_builder(&ClientLimits::default())
+            .build()
+            .unwrap();
+        let err = HttpOrpcClient::with_client(http, base, ClientLimits::default())
+            .call("a.b", Some(json!({})), CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, OrpcCallError::Redirect { status: 307, location: Some(l) } if l.ends_with("/x")),
+            "{err:?}"
+        );
+    }
 }
