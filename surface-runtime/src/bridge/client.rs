@@ -519,10 +519,7 @@ pub fn parse_meta(meta: &Value) -> Result<Vec<MetaEntry>, String> {
 fn meta_path_item(item: &Value) -> Option<MetaPathItem> {
     match item {
         Value::String(key) => Some(MetaPathItem::Key(key.clone())),
-        Value::Number(n) => n
-            .as_u64()
-            .and_then(|n| usize::try_from(n).ok())
-            .map(MetaPathItem::Index),
+        Value::Number(n) => meta_index(n).map(MetaPathItem::Index),
         _ => None,
     }
 }
@@ -581,10 +578,65 @@ pub fn decode_payload(envelope: Value) -> Result<Value, String> {
     };
     let mut json = map.remove("json").unwrap_or(Value::Null);
     if let Some(meta) = map.get("meta") {
-        let entries = parse_meta(meta)?;
-        apply_meta(&mut json, &entries);
+        apply_meta_entries(&mut json, meta)?;
     }
     Ok(json)
+}
+
+/// [`parse_meta`] + [`apply_meta`] in one pass over the borrowed entries:
+/// the same errors and the same result, without copying paths (only
+/// `undefined` entries are walked).
+fn apply_meta_entries(json: &mut Value, meta: &Value) -> Result<(), String> {
+    let entries = meta
+        .as_array()
+        .ok_or_else(|| format!("`meta` must be an array, found {}", json_type(meta)))?;
+    for (i, entry) in entries.iter().enumerate() {
+        let Some((code, path)) = entry.as_array().and_then(|items| items.split_first()) else {
+            return Err(format!("`meta[{i}]` must be a non-empty array"));
+        };
+        if code.as_u64().and_then(MetaType::from_code) == Some(MetaType::Undefined) {
+            remove_undefined(json, path);
+        }
+    }
+    Ok(())
+}
+
+/// Applies one `undefined` entry: removes the property or nulls the array
+/// slot at `path`; does nothing when the path does not resolve.
+fn remove_undefined(json: &mut Value, path: &[Value]) {
+    let Some((last, parents)) = path.split_last() else {
+        *json = Value::Null;
+        return;
+    };
+    let mut target = json;
+    for item in parents {
+        let next = match (item, target) {
+            (Value::String(key), Value::Object(map)) => map.get_mut(key),
+            (Value::Number(n), Value::Array(items)) => meta_index(n).and_then(|i| items.get_mut(i)),
+            _ => None,
+        };
+        let Some(next) = next else {
+            return;
+        };
+        target = next;
+    }
+    match (last, target) {
+        (Value::String(key), Value::Object(map)) => {
+            map.remove(key);
+        }
+        (Value::Number(n), Value::Array(items)) => {
+            if let Some(slot) = meta_index(n).and_then(|i| items.get_mut(i)) {
+                *slot = Value::Null;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// An array index of a `meta` path, `None` for negative, fractional or
+/// too large numbers.
+fn meta_index(n: &serde_json::Number) -> Option<usize> {
+    n.as_u64().and_then(|n| usize::try_from(n).ok())
 }
 
 /// Decodes an HTTP response of an oRPC RPC handler.

@@ -1004,7 +1004,7 @@ mod properties {
 /// the documented shapes, and nothing of the server in the agent-facing
 /// error but identifiers that pass `safe_identifier`.
 mod response_properties {
-    use super::super::client::{decode_response, BODY_EXCERPT_CHARS};
+    use super::super::client::{apply_meta, decode_response, parse_meta, BODY_EXCERPT_CHARS};
     use super::super::governed::{parse_receipt, DomainReceipt, GovernedOutcome};
     use super::super::ordinary::map_orpc_error;
     use super::super::sanitize::safe_identifier;
@@ -1317,6 +1317,32 @@ mod response_properties {
             if !entries.iter().any(|(code, _)| code == &json!(3)) {
                 prop_assert_eq!(decoded.unwrap(), value);
             }
+        }
+
+        /// `decode_response` applies `meta` exactly as `parse_meta` +
+        /// `apply_meta` do (it walks the borrowed entries in one pass).
+        #[test]
+        fn decoding_applies_meta_like_parse_meta_and_apply_meta(
+            value in json_value(),
+            entries in prop::collection::vec(
+                (prop_oneof![3 => Just(json!(3)), 1 => meta_item()], prop::collection::vec(meta_item(), 0..6)),
+                0..8,
+            ),
+        ) {
+            let meta = Value::Array(
+                entries
+                    .iter()
+                    .map(|(code, path)| {
+                        let mut entry = vec![code.clone()];
+                        entry.extend(path.iter().cloned());
+                        Value::Array(entry)
+                    })
+                    .collect(),
+            );
+            let mut expected = value.clone();
+            apply_meta(&mut expected, &parse_meta(&meta).unwrap());
+            let body = json!({"json": value, "meta": meta}).to_string();
+            prop_assert_eq!(decode_response(200, None, body.as_bytes()).unwrap(), expected);
         }
 
         /// Governed bridge: an answer to `invoke` becomes success only for
