@@ -447,8 +447,9 @@ impl GovernedOutcome {
     /// message, details, full record in `internal`). `invocationId` is the
     /// id this outcome is about (a receipt naming another id is classified
     /// [`GovernedOutcome::Unknown`]); the backend's `executionId` and
-    /// `approvalId` reach `details` only through [`safe_identifier`](crate::bridge::safe_identifier) and
-    /// are otherwise withheld (named in `internal.withheldDetails`).
+    /// `approvalId` reach `details` only through
+    /// [`safe_identifier`](crate::bridge::safe_identifier) and are otherwise
+    /// withheld (named in `internal.withheldDetails`).
     pub fn to_result(&self) -> Result<Value, ExecutionError> {
         let invocation_id = self.invocation_id().to_string();
         match self {

@@ -263,8 +263,9 @@ pub fn is_authorization_code(code: &str) -> bool {
 /// Maps a failed oRPC call to the surface error (the table in the module
 /// docs). The message is a fixed safe text; `internal` holds
 /// [`OrpcCallError::to_internal`]. The server-supplied `approvalId` and
-/// `orpcCode` reach `details` only through [`safe_identifier`](crate::bridge::safe_identifier); a value
-/// that fails it is withheld (named in `internal.withheldDetails`).
+/// `orpcCode` reach `details` only through
+/// [`safe_identifier`](crate::bridge::safe_identifier); a value that fails
+/// it is withheld (named in `internal.withheldDetails`).
 pub fn map_orpc_error(error: &OrpcCallError) -> ExecutionError {
     let internal = error.to_internal();
     let mapped = |code, message: &str, retry| {
