@@ -9,7 +9,8 @@
 //!
 //! The time-bound tests run on tokio's paused clock: the runtime jumps to
 //! the next timer whenever every task waits, so the default 30 s total
-//! timeout is checked to the millisecond without waiting 30 s.
+//! timeout is checked (the call ends between 30 s and 31 s of virtual
+//! time) without waiting 30 s.
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
