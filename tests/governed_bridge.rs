@@ -1,6 +1,6 @@
-//! Interop tests of the governed bridge (SPEC §8 "Governed", seed 003)
-//! against the real gateway of the oRPC peer (`/gateway`,
-//! PEER-CONTRACT.md): every row of the outcome table, reconciliation,
+//! Interop tests of the governed bridge (`docs/bridges.md`, "Governed
+//! bridge") against the real gateway of the oRPC peer (`/gateway`, see
+//! `tests/orpc-peer/README.md`): every row of the outcome table, reconciliation,
 //! approval → decide → resume, and AS-GOVERNED-001/002.
 
 mod support;

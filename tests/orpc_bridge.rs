@@ -1,6 +1,7 @@
 //! Interop tests of the oRPC wire codec, `HttpOrpcClient` and the ordinary
-//! bridge (SPEC §8 "Ordinary") against the real `@orpc/server` peer in
-//! `tests/orpc-peer` (PEER-CONTRACT.md). Each test starts its own peer.
+//! bridge (`docs/bridges.md`, "Ordinary bridge") against the real
+//! `@orpc/server` peer in `tests/orpc-peer` (its README describes it). Each
+//! test starts its own peer.
 
 mod support;
 

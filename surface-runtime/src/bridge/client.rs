@@ -1,4 +1,4 @@
-//! The oRPC client seam and the RPC wire codec (SPEC §8, `ORPC-WIRE.md`).
+//! The oRPC client seam and the RPC wire codec (`docs/bridges.md`).
 //!
 //! [`OrpcClient`] is what both bridges call: one oRPC procedure by dotted
 //! router path, with optional input and per-call [`CallOptions`]. Any
@@ -63,7 +63,7 @@ pub type Headers = Vec<(String, String)>;
 
 /// HTTP method of one call. oRPC routes every RPC procedure on POST; GET is
 /// accepted only for procedures declared `route({ method: 'GET' })` and
-/// carries the input in `?data=` (ORPC-WIRE.md "Requests").
+/// carries the input in `?data=`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CallMethod {
     /// `POST {base}/{segments}` with a JSON body (always works).
@@ -137,7 +137,7 @@ impl<T: OrpcClient + ?Sized> OrpcClient for Box<T> {
 
 /// An error an oRPC server returned: the body
 /// `{"json": {"defined", "code", "status", "message", "data"?}}`
-/// (ORPC-WIRE.md "Responses"). Classify by [`OrpcError::code`], not by the
+/// Classify by [`OrpcError::code`], not by the
 /// status alone.
 ///
 /// `message` is server text: it goes to logs and audit, never to the agent.
@@ -196,6 +196,41 @@ pub enum OrpcCallError {
         /// Transport description (audit only).
         message: String,
     },
+    /// The server answered with a redirect (any 3xx status), which is never
+    /// followed: following one would hand the request body and the
+    /// credentials to another URL and repeat a mutation. The request was
+    /// sent, so the procedure may have run (a 303 after a POST says it
+    /// did).
+    #[error("the oRPC server answered HTTP {status} (a redirect), which is never followed")]
+    Redirect {
+        /// HTTP status (300–399).
+        status: u16,
+        /// The `location` header (at most [`BODY_EXCERPT_CHARS`]
+        /// characters), or the URL a custom client already followed the
+        /// redirect to; audit only.
+        location: Option<String>,
+    },
+    /// The response body is larger than the transport's
+    /// [`crate::bridge::ClientLimits::max_response_bytes`]; reading stopped
+    /// at the cap (or before the first byte, for a `Content-Length` over
+    /// it).
+    #[error("the oRPC response (HTTP {status}) exceeds the limit of {limit} bytes")]
+    ResponseTooLarge {
+        /// HTTP status.
+        status: u16,
+        /// The cap, in bytes.
+        limit: usize,
+        /// The `Content-Length` the server declared, if any.
+        declared_length: Option<u64>,
+    },
+    /// No complete response within the transport's total timeout
+    /// ([`crate::bridge::ClientLimits::timeout`]: connect, send, head and
+    /// body): the request may have been sent and may have taken effect.
+    #[error("no complete oRPC response within {timeout:?}")]
+    Timeout {
+        /// The timeout that elapsed.
+        timeout: std::time::Duration,
+    },
     /// [`CallOptions::cancellation`] fired; a request already sent may
     /// still take effect.
     #[error("the oRPC call was cancelled")]
@@ -223,15 +258,19 @@ impl OrpcCallError {
     }
 
     /// Whether the server may have run the procedure although no usable
-    /// answer came back: a transport failure after sending, a cancellation,
-    /// a 5xx error (an oRPC body or not), or a 2xx body that is not an oRPC
-    /// envelope. `false` for definitive refusals (4xx) and for failures
-    /// before sending.
+    /// answer came back: a transport failure or timeout after sending, a
+    /// cancellation, a redirect, a 5xx error (an oRPC body or not), or a 2xx
+    /// body that is not an oRPC envelope or is over the size limit. `false`
+    /// for definitive refusals (4xx) and for failures before sending.
     pub fn may_have_executed(&self) -> bool {
         match self {
-            OrpcCallError::Transport { .. } | OrpcCallError::Cancelled => true,
+            OrpcCallError::Transport { .. }
+            | OrpcCallError::Timeout { .. }
+            | OrpcCallError::Redirect { .. }
+            | OrpcCallError::Cancelled => true,
             OrpcCallError::Orpc(e) => e.status >= 500,
-            OrpcCallError::UnexpectedResponse { status, .. } => *status >= 500 || *status < 400,
+            OrpcCallError::UnexpectedResponse { status, .. }
+            | OrpcCallError::ResponseTooLarge { status, .. } => *status >= 500 || *status < 400,
             OrpcCallError::Connect { .. } | OrpcCallError::InvalidRequest { .. } => false,
         }
     }
@@ -239,9 +278,11 @@ impl OrpcCallError {
     /// The full error as JSON, for audit records and logs only (it contains
     /// server and transport text): `{"kind": "orpc", "defined", "code",
     /// "status", "message", "data"?}`, `{"kind": "unexpected-response",
-    /// "status", "contentType", "body", "reason"}`, `{"kind": "connect" |
-    /// "transport" | "invalid-request", "message"}` or `{"kind":
-    /// "cancelled"}`.
+    /// "status", "contentType", "body", "reason"}`, `{"kind": "redirect",
+    /// "status", "location"}`, `{"kind": "response-too-large", "status",
+    /// "limitBytes", "declaredLength"}`, `{"kind": "timeout", "timeoutMs"}`,
+    /// `{"kind": "connect" | "transport" | "invalid-request", "message"}` or
+    /// `{"kind": "cancelled"}`.
     pub fn to_internal(&self) -> Value {
         match self {
             OrpcCallError::Orpc(e) => {
@@ -273,6 +314,22 @@ impl OrpcCallError {
             OrpcCallError::Transport { message } => {
                 json!({"kind": "transport", "message": message})
             }
+            OrpcCallError::Redirect { status, location } => {
+                json!({"kind": "redirect", "status": status, "location": location})
+            }
+            OrpcCallError::ResponseTooLarge {
+                status,
+                limit,
+                declared_length,
+            } => json!({
+                "kind": "response-too-large",
+                "status": status,
+                "limitBytes": limit,
+                "declaredLength": declared_length,
+            }),
+            OrpcCallError::Timeout { timeout } => {
+                json!({"kind": "timeout", "timeoutMs": duration_ms(*timeout)})
+            }
             OrpcCallError::Cancelled => json!({"kind": "cancelled"}),
             OrpcCallError::InvalidRequest { message } => {
                 json!({"kind": "invalid-request", "message": message})
@@ -295,8 +352,7 @@ const URI_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
 
 /// The URL path of a procedure relative to the handler prefix:
 /// `"devices.disable"` → `"devices/disable"`, each segment percent-encoded
-/// like `encodeURIComponent` (ORPC-WIRE.md: `/rpc/devices.disable` does not
-/// match).
+/// like `encodeURIComponent` (oRPC does not match `/rpc/devices.disable`).
 ///
 /// # Errors
 /// [`OrpcCallError::InvalidRequest`] when the path is empty or has an empty
@@ -360,7 +416,7 @@ pub fn encode_request_body(input: Option<&Value>) -> String {
     }
 }
 
-/// One type code of oRPC's `meta` (ORPC-WIRE.md "`meta`").
+/// One type code of oRPC's `meta`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MetaType {
     /// 0 — BigInt (decimal string).
@@ -425,49 +481,47 @@ pub struct MetaEntry {
     pub path: Vec<MetaPathItem>,
 }
 
-/// Parses a `meta` array. Entries with unknown type codes are skipped (oRPC
-/// ignores them too).
+/// Parses a `meta` array into the entries that can apply.
+///
+/// Entries oRPC's own deserializer would not apply are skipped, never an
+/// error: an unknown or non-integer type code, and a path that cannot
+/// resolve because an item is neither a string key nor an array index
+/// that fits `usize` (a negative, fractional, `1e30` or non-numeric
+/// index). Paths that are well-formed but do not match the payload (an
+/// index past the end, a key on an array, a path through a scalar) are
+/// skipped later by [`apply_meta`]. The work is linear in the size of
+/// `meta`.
 ///
 /// # Errors
-/// A description of the first malformed entry: `meta` not an array, an
-/// entry that is not a non-empty array, a code that is not a non-negative
-/// integer, or a path item that is neither a string nor a non-negative
-/// integer.
+/// A description when the structure is not oRPC's: `meta` not an array,
+/// or an entry that is not a non-empty array `[code, ...path]`.
 pub fn parse_meta(meta: &Value) -> Result<Vec<MetaEntry>, String> {
     let entries = meta
         .as_array()
         .ok_or_else(|| format!("`meta` must be an array, found {}", json_type(meta)))?;
     let mut out = Vec::with_capacity(entries.len());
     for (i, entry) in entries.iter().enumerate() {
-        let items = entry
-            .as_array()
-            .filter(|a| !a.is_empty())
-            .ok_or_else(|| format!("`meta[{i}]` must be a non-empty array"))?;
-        let code = items[0]
-            .as_u64()
-            .ok_or_else(|| format!("`meta[{i}][0]` must be a type code (integer)"))?;
-        let mut path = Vec::with_capacity(items.len() - 1);
-        for (j, item) in items[1..].iter().enumerate() {
-            path.push(match item {
-                Value::String(s) => MetaPathItem::Key(s.clone()),
-                Value::Number(n) => match n.as_u64().and_then(|n| usize::try_from(n).ok()) {
-                    Some(index) => MetaPathItem::Index(index),
-                    None => return Err(format!("`meta[{i}][{}]` is not an array index", j + 1)),
-                },
-                other => {
-                    return Err(format!(
-                        "`meta[{i}][{}]` must be a key or an index, found {}",
-                        j + 1,
-                        json_type(other)
-                    ))
-                }
-            });
-        }
-        if let Some(kind) = MetaType::from_code(code) {
-            out.push(MetaEntry { kind, path });
-        }
+        let Some((code, path)) = entry.as_array().and_then(|items| items.split_first()) else {
+            return Err(format!("`meta[{i}]` must be a non-empty array"));
+        };
+        let Some(kind) = code.as_u64().and_then(MetaType::from_code) else {
+            continue;
+        };
+        let Some(path) = path.iter().map(meta_path_item).collect::<Option<Vec<_>>>() else {
+            continue;
+        };
+        out.push(MetaEntry { kind, path });
     }
     Ok(out)
+}
+
+/// One path item, `None` when it cannot name a property or an array slot.
+fn meta_path_item(item: &Value) -> Option<MetaPathItem> {
+    match item {
+        Value::String(key) => Some(MetaPathItem::Key(key.clone())),
+        Value::Number(n) => meta_index(n).map(MetaPathItem::Index),
+        _ => None,
+    }
 }
 
 /// Applies `meta` to `json` per the table in the module docs: only
@@ -524,10 +578,65 @@ pub fn decode_payload(envelope: Value) -> Result<Value, String> {
     };
     let mut json = map.remove("json").unwrap_or(Value::Null);
     if let Some(meta) = map.get("meta") {
-        let entries = parse_meta(meta)?;
-        apply_meta(&mut json, &entries);
+        apply_meta_entries(&mut json, meta)?;
     }
     Ok(json)
+}
+
+/// [`parse_meta`] + [`apply_meta`] in one pass over the borrowed entries:
+/// the same errors and the same result, without copying paths (only
+/// `undefined` entries are walked).
+fn apply_meta_entries(json: &mut Value, meta: &Value) -> Result<(), String> {
+    let entries = meta
+        .as_array()
+        .ok_or_else(|| format!("`meta` must be an array, found {}", json_type(meta)))?;
+    for (i, entry) in entries.iter().enumerate() {
+        let Some((code, path)) = entry.as_array().and_then(|items| items.split_first()) else {
+            return Err(format!("`meta[{i}]` must be a non-empty array"));
+        };
+        if code.as_u64().and_then(MetaType::from_code) == Some(MetaType::Undefined) {
+            remove_undefined(json, path);
+        }
+    }
+    Ok(())
+}
+
+/// Applies one `undefined` entry: removes the property or nulls the array
+/// slot at `path`; does nothing when the path does not resolve.
+fn remove_undefined(json: &mut Value, path: &[Value]) {
+    let Some((last, parents)) = path.split_last() else {
+        *json = Value::Null;
+        return;
+    };
+    let mut target = json;
+    for item in parents {
+        let next = match (item, target) {
+            (Value::String(key), Value::Object(map)) => map.get_mut(key),
+            (Value::Number(n), Value::Array(items)) => meta_index(n).and_then(|i| items.get_mut(i)),
+            _ => None,
+        };
+        let Some(next) = next else {
+            return;
+        };
+        target = next;
+    }
+    match (last, target) {
+        (Value::String(key), Value::Object(map)) => {
+            map.remove(key);
+        }
+        (Value::Number(n), Value::Array(items)) => {
+            if let Some(slot) = meta_index(n).and_then(|i| items.get_mut(i)) {
+                *slot = Value::Null;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// An array index of a `meta` path, `None` for negative, fractional or
+/// too large numbers.
+fn meta_index(n: &serde_json::Number) -> Option<usize> {
+    n.as_u64().and_then(|n| usize::try_from(n).ok())
 }
 
 /// Decodes an HTTP response of an oRPC RPC handler.
@@ -538,8 +647,14 @@ pub fn decode_payload(envelope: Value) -> Result<Value, String> {
 ///   `{"json": {"code": str, "status": int, "message": str, …}}` →
 ///   [`OrpcCallError::Orpc`] (`defined` defaults to `false`, `status` to
 ///   the HTTP status when missing).
-/// * anything else (not JSON, not an envelope, a 404 `text/plain`) →
+/// * a 3xx status → [`OrpcCallError::Redirect`]: redirects are never
+///   followed (a transport that sees the `location` header fills it in).
+/// * anything else (not JSON, JSON nested deeper than serde_json's
+///   recursion limit of 128, not an envelope, a 404 `text/plain`) →
 ///   [`OrpcCallError::UnexpectedResponse`] with a body excerpt.
+///
+/// The work is linear in the size of `body`, and the body is expected to
+/// be bounded already ([`crate::bridge::LimitedBody`]).
 ///
 /// # Errors
 /// As above.
@@ -548,6 +663,12 @@ pub fn decode_response(
     content_type: Option<&str>,
     body: &[u8],
 ) -> Result<Value, OrpcCallError> {
+    if (300..400).contains(&status) {
+        return Err(OrpcCallError::Redirect {
+            status,
+            location: None,
+        });
+    }
     let unexpected = |reason: String| OrpcCallError::UnexpectedResponse {
         status,
         content_type: content_type.map(str::to_string),
@@ -604,12 +725,46 @@ fn parse_error_payload(payload: Value, http_status: u16) -> Option<OrpcError> {
     })
 }
 
-fn excerpt(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
+/// At most [`BODY_EXCERPT_CHARS`] characters of `body` (lossy UTF-8), with
+/// `…` when cut; looks only at the beginning of the body.
+pub(crate) fn excerpt(body: &[u8]) -> String {
+    // A character takes at most 4 bytes: this prefix holds enough of them.
+    let prefix = &body[..body.len().min(BODY_EXCERPT_CHARS * 4 + 4)];
+    let text = String::from_utf8_lossy(prefix);
     match text.char_indices().nth(BODY_EXCERPT_CHARS) {
         Some((idx, _)) => format!("{}…", &text[..idx]),
+        None if prefix.len() < body.len() => format!("{text}…"),
         None => text.into_owned(),
     }
+}
+
+/// [`excerpt`] of a JSON value's serialization, without serializing more
+/// than the excerpt needs.
+pub(crate) fn json_excerpt(value: &Value) -> String {
+    struct Capped(Vec<u8>);
+    impl std::io::Write for Capped {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = (BODY_EXCERPT_CHARS * 4 + 8).saturating_sub(self.0.len());
+            if room == 0 {
+                return Err(std::io::Error::other("excerpt full"));
+            }
+            let n = buf.len().min(room);
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut out = Capped(Vec::new());
+    // A full buffer ends serialization early; what was written is kept.
+    let _ = serde_json::to_writer(&mut out, value);
+    excerpt(&out.0)
+}
+
+/// Milliseconds of a duration, saturating.
+pub(crate) fn duration_ms(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn json_type(value: &Value) -> &'static str {
@@ -754,13 +909,13 @@ mod tests {
     }
 
     #[test]
-    fn wire_malformed_meta_is_an_unexpected_response() {
+    fn wire_malformed_meta_structure_is_an_unexpected_response() {
         for body in [
             &br#"{"json":1,"meta":{}}"#[..],
+            br#"{"json":1,"meta":"x"}"#,
             br#"{"json":1,"meta":[[]]}"#,
-            br#"{"json":1,"meta":[["x"]]}"#,
-            br#"{"json":1,"meta":[[0,true]]}"#,
-            br#"{"json":1,"meta":[[0,-1]]}"#,
+            br#"{"json":1,"meta":[3]}"#,
+            br#"{"json":1,"meta":[{"0":3}]}"#,
         ] {
             let err = decode_response(200, None, body).unwrap_err();
             assert!(
@@ -768,6 +923,107 @@ mod tests {
                 "{err:?}"
             );
         }
+    }
+
+    /// Defect: `[3, "a", 1e30]` failed the whole response although
+    /// unresolvable paths are documented as ignored.
+    #[test]
+    fn meta_index_1e30_and_other_unresolvable_paths_are_ignored() {
+        let payload = r#"{"a":[1,2],"o":{"k":1},"s":"x","n":null}"#;
+        for entry in [
+            r#"[3,"a",1e30]"#,
+            r#"[3,"a",-1]"#,
+            r#"[3,"a",1.5]"#,
+            r#"[3,"a",1.0]"#,
+            r#"[3,"a",18446744073709551615]"#,
+            r#"[3,"a",18446744073709551616]"#,
+            r#"[3,"a",2]"#,
+            r#"[3,"a",true]"#,
+            r#"[3,"a",null]"#,
+            r#"[3,"a",[0]]"#,
+            r#"[3,"a",{"i":0}]"#,
+            r#"[3,"a","0"]"#,
+            r#"[3,"o",0]"#,
+            r#"[3,"s","k"]"#,
+            r#"[3,"s",0]"#,
+            r#"[3,"n","k"]"#,
+            r#"[3,"missing","k"]"#,
+            r#"[3,"a",0,"deeper"]"#,
+            r#"[-3,"a",0]"#,
+            r#"[3.5,"a",0]"#,
+            r#"["3","a",0]"#,
+            r#"[null,"a",0]"#,
+            r#"[1e30,"a",0]"#,
+            r#"[99,"a",0]"#,
+        ] {
+            let body = format!(r#"{{"json":{payload},"meta":[{entry}]}}"#);
+            let out = decode_response(200, None, body.as_bytes())
+                .unwrap_or_else(|e| panic!("{entry}: {e:?}"));
+            assert_eq!(
+                out,
+                serde_json::from_str::<Value>(payload).unwrap(),
+                "{entry}"
+            );
+        }
+        // A path far deeper than any payload (serde_json nests at most 128).
+        let deep = format!(r#"[3{}]"#, r#","a""#.repeat(100_000));
+        let body = format!(r#"{{"json":{payload},"meta":[{deep},[3,"o","k"]]}}"#);
+        assert_eq!(
+            decode_response(200, None, body.as_bytes()).unwrap(),
+            json!({"a": [1, 2], "o": {}, "s": "x", "n": null})
+        );
+        // An ignored entry does not hide the valid ones next to it.
+        let body = format!(r#"{{"json":{payload},"meta":[[3,"a",1e30],[3,"a",0]]}}"#);
+        assert_eq!(
+            decode_response(200, None, body.as_bytes()).unwrap()["a"],
+            json!([null, 2])
+        );
+    }
+
+    #[test]
+    fn json_nested_past_the_recursion_limit_is_an_unexpected_response() {
+        for depth in [129, 10_000, 1_000_000] {
+            let body = format!(r#"{{"json":{}{}}}"#, "[".repeat(depth), "]".repeat(depth));
+            match decode_response(200, None, body.as_bytes()).unwrap_err() {
+                OrpcCallError::UnexpectedResponse { reason, body, .. } => {
+                    assert!(reason.contains("recursion limit exceeded"), "{reason}");
+                    assert!(body.chars().count() <= BODY_EXCERPT_CHARS + 1);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        // Within the limit it decodes (126 arrays inside `{"json": …}`).
+        let body = format!(r#"{{"json":{}{}}}"#, "[".repeat(126), "]".repeat(126));
+        assert!(decode_response(200, None, body.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn redirect_status_is_a_redirect_error_whatever_the_body() {
+        for status in [300, 301, 302, 303, 304, 307, 308, 399] {
+            let err = decode_response(status, None, br#"{"json":{"ok":true}}"#).unwrap_err();
+            assert_eq!(
+                err,
+                OrpcCallError::Redirect {
+                    status,
+                    location: None
+                }
+            );
+            assert!(err.may_have_executed());
+        }
+    }
+
+    #[test]
+    fn excerpts_look_only_at_the_beginning() {
+        let big = vec![b'y'; 50 * 1024 * 1024];
+        let cut = excerpt(&big);
+        assert_eq!(cut.chars().count(), BODY_EXCERPT_CHARS + 1);
+        assert!(cut.ends_with('…'));
+        assert_eq!(excerpt(b"short"), "short");
+        let value = json!({"s": "z".repeat(1_000_000)});
+        let cut = json_excerpt(&value);
+        assert!(cut.starts_with(r#"{"s":"zzz"#), "{cut}");
+        assert_eq!(cut.chars().count(), BODY_EXCERPT_CHARS + 1);
+        assert_eq!(json_excerpt(&json!([1])), "[1]");
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! The governed oRPC bridge (SPEC §8 "Governed", seed 003 "Governed
-//! contextual procedures" and "Approval and reconciliation").
+//! The governed oRPC bridge (`docs/bridges.md`, "Governed bridge"):
+//! governed contextual procedures, approval and reconciliation.
 //!
 //! The executor does not call the domain procedure itself: it asks the
 //! backend's capability gateway to `invoke` the canonical capability id with
@@ -11,7 +11,7 @@
 //! |---|---|---|
 //! | `completed` | success with `output` | — |
 //! | `approval-required` | `DOMAIN_APPROVAL_REQUIRED`, retry `no`, details `invocationId`, `executionId`, `approvalId` | persist; decide via the app's authenticated endpoint; [`GovernedOrpcAgentBridge::resume`] |
-//! | `outcome-unknown`, a lost response (transport failure or cancellation after sending, a 5xx, an unreadable 2xx), a receipt for another invocation id | `DOMAIN_OUTCOME_UNKNOWN`, retry `no`, details `invocationId` | [`GovernedOrpcAgentBridge::reconcile`]; never assume failure |
+//! | `outcome-unknown`, a lost response (transport failure, timeout or cancellation after sending, a 5xx, a redirect, an unreadable or oversized 2xx), a receipt for another invocation id | `DOMAIN_OUTCOME_UNKNOWN`, retry `no`, details `invocationId` | [`GovernedOrpcAgentBridge::reconcile`]; never assume failure |
 //! | `failed` with code `UNAUTHORIZED`/`FORBIDDEN` | `NOT_AUTHORIZED`, retry `no`, details `invocationId` | app failure handling |
 //! | `failed` (other codes), `cancelled` | `EXECUTION_FAILED`, retry `no`, details `invocationId` | app failure handling |
 //! | the gateway refused the call with a 4xx error (digest mismatch, validation, auth) | as the ordinary bridge ([`map_orpc_error`]) plus `invocationId`: nothing ran | fix and retry with a fresh id |
@@ -29,10 +29,11 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::bridge::client::{CallOptions, OrpcCallError, OrpcClient};
+use crate::bridge::client::{json_excerpt, CallOptions, OrpcCallError, OrpcClient};
 use crate::bridge::ordinary::{
     cancelled, is_authorization_code, map_orpc_error, not_in_manifest, BridgeRefs, CallContext,
 };
+use crate::bridge::sanitize::with_server_identifier;
 use crate::executor::{AgentProcedureExecutor, ExecuteRequest, ExecutionError};
 use crate::invocation::{AgentConsumer, AgentInvocationResult, ErrorCode, Retry};
 use crate::manifest::{canonical_capability_id, AgentManifest, PortableDescriptor};
@@ -150,7 +151,7 @@ impl DomainReceipt {
     }
 }
 
-/// The backend's capability client (seed 003): `describe`, `invoke`,
+/// The backend's capability client: `describe`, `invoke`,
 /// `getInvocation` and `resume`, themselves oRPC procedures of the gateway
 /// ([`OrpcCapabilityClient`]). Each call carries [`CallOptions`] (headers,
 /// cancellation); the implementation's own transport carries the
@@ -269,14 +270,18 @@ impl<C: OrpcClient> OrpcCapabilityClient<C> {
 /// # Errors
 /// As above.
 pub fn parse_receipt(value: Value) -> Result<DomainReceipt, OrpcCallError> {
-    serde_json::from_value::<DomainReceipt>(value.clone()).map_err(|e| {
-        OrpcCallError::UnexpectedResponse {
-            status: 200,
-            content_type: Some("application/json".into()),
-            body: value.to_string(),
-            reason: format!("not a capability receipt: {e}"),
-        }
-    })
+    DomainReceipt::deserialize(&value).map_err(|e| not_shaped(&value, "a capability receipt", &e))
+}
+
+/// A 2xx answer that does not have the expected shape; the body kept for
+/// audit is an excerpt.
+fn not_shaped(value: &Value, what: &str, error: &serde_json::Error) -> OrpcCallError {
+    OrpcCallError::UnexpectedResponse {
+        status: 200,
+        content_type: Some("application/json".into()),
+        body: json_excerpt(value),
+        reason: format!("not {what}: {error}"),
+    }
 }
 
 impl<C: OrpcClient> CapabilityClient for OrpcCapabilityClient<C> {
@@ -289,12 +294,8 @@ impl<C: OrpcClient> CapabilityClient for OrpcCapabilityClient<C> {
                 .client
                 .call(&self.paths.describe, Some(json!({})), options)
                 .await?;
-            serde_json::from_value(value.clone()).map_err(|e| OrpcCallError::UnexpectedResponse {
-                status: 200,
-                content_type: Some("application/json".into()),
-                body: value.to_string(),
-                reason: format!("not a list of portable descriptors: {e}"),
-            })
+            Vec::<PortableDescriptor>::deserialize(&value)
+                .map_err(|e| not_shaped(&value, "a list of portable descriptors", &e))
         })
     }
 
@@ -337,13 +338,15 @@ impl<C: OrpcClient> CapabilityClient for OrpcCapabilityClient<C> {
 /// Why an outcome is unknown although the backend did not say so itself.
 #[derive(Clone, Debug, PartialEq)]
 pub enum UnknownReason {
-    /// The request was sent but no complete response came back.
+    /// The request was sent but no complete response came back (also the
+    /// transport's total timeout).
     LostResponse,
     /// The call was cancelled after it was sent.
     Cancelled,
     /// The gateway answered 5xx: it may have failed after committing.
     ServerError,
-    /// A 2xx answer that is not a receipt.
+    /// A 2xx answer that is not a receipt or is over the size limit, or a
+    /// redirect (never followed).
     InvalidResponse,
     /// A receipt for another invocation id.
     MismatchedInvocation {
@@ -396,8 +399,14 @@ impl GovernedOutcome {
             Err(error) if error.may_have_executed() => {
                 let reason = match &error {
                     OrpcCallError::Cancelled => UnknownReason::Cancelled,
-                    OrpcCallError::Transport { .. } => UnknownReason::LostResponse,
-                    OrpcCallError::UnexpectedResponse { status, .. } if *status < 400 => {
+                    OrpcCallError::Transport { .. } | OrpcCallError::Timeout { .. } => {
+                        UnknownReason::LostResponse
+                    }
+                    OrpcCallError::Redirect { .. } => UnknownReason::InvalidResponse,
+                    OrpcCallError::UnexpectedResponse { status, .. }
+                    | OrpcCallError::ResponseTooLarge { status, .. }
+                        if *status < 400 =>
+                    {
                         UnknownReason::InvalidResponse
                     }
                     _ => UnknownReason::ServerError,
@@ -433,9 +442,14 @@ impl GovernedOutcome {
         }
     }
 
-    /// The surface result (SPEC §8 table): `Ok(output)` for a completed
-    /// receipt, else the mapped [`ExecutionError`] (safe message, details,
-    /// full record in `internal`).
+    /// The surface result (the table in the module docs): `Ok(output)` for
+    /// a completed receipt, else the mapped [`ExecutionError`] (safe
+    /// message, details, full record in `internal`). `invocationId` is the
+    /// id this outcome is about (a receipt naming another id is classified
+    /// [`GovernedOutcome::Unknown`]); the backend's `executionId` and
+    /// `approvalId` reach `details` only through
+    /// [`safe_identifier`](crate::bridge::safe_identifier) and are otherwise
+    /// withheld (named in `internal.withheldDetails`).
     pub fn to_result(&self) -> Result<Value, ExecutionError> {
         let invocation_id = self.invocation_id().to_string();
         match self {
@@ -453,13 +467,12 @@ impl GovernedOutcome {
                             "The backend requires an approval for this call. It is decided in the application, then the call is resumed through the backend.",
                             Retry::No,
                         )
-                        .with_detail("invocationId", invocation_id);
+                        .with_detail("invocationId", invocation_id)
+                        .with_internal(internal);
                         if let Some(execution_id) = execution_id {
-                            err = err.with_detail("executionId", execution_id.clone());
+                            err = with_server_identifier(err, "executionId", execution_id);
                         }
-                        Err(err
-                            .with_detail("approvalId", approval_id.clone())
-                            .with_internal(internal))
+                        Err(with_server_identifier(err, "approvalId", approval_id))
                     }
                     DomainReceipt::OutcomeUnknown { .. } => {
                         Err(outcome_unknown(invocation_id).with_internal(internal))
@@ -554,7 +567,7 @@ pub struct OutcomeInfo {
 /// What an observer may return: an error is logged and otherwise ignored.
 pub type ObserverResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
-/// The synchronous `on_outcome` observer (seed 003): correlate approvals,
+/// The synchronous `on_outcome` observer: correlate approvals,
 /// invalidate caches after completed receipts. Not durable storage and not
 /// an acknowledgment barrier; its errors and panics never change the
 /// result. Implemented for closures `Fn(&GovernedOutcome, &OutcomeInfo) ->
@@ -642,7 +655,7 @@ struct GovernedInner {
     call_context: Option<Arc<dyn CallContext>>,
 }
 
-/// Creates the governed bridge (SPEC §8 "Governed").
+/// Creates the governed bridge (`docs/bridges.md`, "Governed bridge").
 pub fn create_governed_orpc_agent_bridge(
     options: GovernedBridgeOptions,
 ) -> GovernedOrpcAgentBridge {

@@ -3,10 +3,10 @@
 //! HTTP/1.1, no TLS, no proxy detection) to keep the tree lean; for `https`
 //! enable a reqwest TLS feature in the application's own `Cargo.toml`
 //! (`reqwest = { version = "0.13", features = ["rustls"] }`: cargo unifies
-//! the features) and pass a configured client to
-//! [`HttpOrpcClient::with_client`]. It speaks oRPC's RPC protocol
-//! as `ORPC-WIRE.md` describes it, against an unmodified `@orpc/server`
-//! `RPCHandler`:
+//! the features) and pass a client built from
+//! [`HttpOrpcClient::client_builder`] to [`HttpOrpcClient::with_client`].
+//! It speaks oRPC's RPC protocol (`docs/bridges.md`), against an
+//! unmodified `@orpc/server` `RPCHandler`:
 //!
 //! * `POST {base}/{segment}/{segment}` with `content-type:
 //!   application/json` and the body of [`encode_request_body`];
@@ -19,48 +19,111 @@
 //! * [`CallOptions::cancellation`] drops the request (the server may still
 //!   finish it) and returns [`OrpcCallError::Cancelled`].
 //!
+//! Every call is bounded by [`ClientLimits`] (defaults: 8 MiB of response
+//! body, 10 s to connect, 30 s in total):
+//!
+//! * redirects are never followed: a 3xx answer is
+//!   [`OrpcCallError::Redirect`], its `location` kept for audit only, and
+//!   the body is not read;
+//! * the body is read chunk by chunk through a [`LimitedBody`]: a
+//!   `Content-Length` over the cap is refused before reading, a streamed
+//!   body at the chunk that crosses it ([`OrpcCallError::ResponseTooLarge`]);
+//! * [`ClientLimits::timeout`] covers connecting, sending, the head and the
+//!   whole body, so a silent or trickling server ends in
+//!   [`OrpcCallError::Timeout`]; [`ClientLimits::connect_timeout`] ends a
+//!   connect that hangs in [`OrpcCallError::Connect`] (nothing sent);
+//! * the response head is bounded by hyper's defaults (100 headers,
+//!   about 400 KiB); over them the call is [`OrpcCallError::Transport`].
+//!
 //! Transport errors are split by whether the request could have reached
 //! the server: a failed connect is [`OrpcCallError::Connect`] (nothing
-//! sent), every later failure [`OrpcCallError::Transport`]. Needs a tokio
-//! runtime on native targets (reqwest's requirement).
+//! sent), every later failure [`OrpcCallError::Transport`] or
+//! [`OrpcCallError::Timeout`]. Needs a tokio runtime with timers on native
+//! targets (reqwest's requirement).
 
 use futures_util::future::{select, Either};
 use serde_json::Value;
 
 use crate::bridge::client::{
-    decode_response, encode_request_body, rpc_get_url, rpc_url, CallMethod, CallOptions, Headers,
-    OrpcCallError, OrpcClient, MAX_GET_URL_LENGTH,
+    decode_response, encode_request_body, excerpt, rpc_get_url, rpc_url, CallMethod, CallOptions,
+    Headers, OrpcCallError, OrpcClient, MAX_GET_URL_LENGTH,
 };
+use crate::bridge::limits::{ClientLimits, LimitedBody};
 use crate::sync::BoxFuture;
 
-/// An oRPC client over HTTP.
+/// An oRPC client over HTTP, bounded by [`ClientLimits`].
 ///
 /// ```no_run
-/// # use surface_runtime::bridge::http::HttpOrpcClient;
+/// # use std::time::Duration;
+/// # use surface_runtime::bridge::{http::HttpOrpcClient, ClientLimits};
 /// let client = HttpOrpcClient::new("http://127.0.0.1:3000/rpc")
 ///     .with_header("authorization", "Bearer user-token");
+/// let patient = HttpOrpcClient::with_limits(
+///     "http://127.0.0.1:3000/rpc",
+///     ClientLimits::default().with_timeout(Duration::from_secs(120)),
+/// );
 /// ```
 #[derive(Clone, Debug)]
 pub struct HttpOrpcClient {
     http: reqwest::Client,
     base: String,
     headers: Headers,
+    limits: ClientLimits,
 }
 
 impl HttpOrpcClient {
     /// A client for the RPC handler at `base` (the handler's URL prefix,
-    /// e.g. `http://127.0.0.1:3000/rpc`), with a default reqwest client.
+    /// e.g. `http://127.0.0.1:3000/rpc`) with the default [`ClientLimits`]
+    /// (8 MiB, 10 s connect, 30 s total) and no redirect following.
+    ///
+    /// # Panics
+    /// Like `reqwest::Client::new`, when a TLS backend enabled in the
+    /// application cannot be initialized.
     pub fn new(base: impl Into<String>) -> Self {
-        Self::with_client(reqwest::Client::new(), base)
+        Self::with_limits(base, ClientLimits::default())
     }
 
-    /// A client using a configured reqwest client (timeouts, TLS roots,
-    /// cookie store, proxies).
-    pub fn with_client(http: reqwest::Client, base: impl Into<String>) -> Self {
+    /// A client for the RPC handler at `base` with other limits.
+    ///
+    /// # Panics
+    /// As [`Self::new`].
+    pub fn with_limits(base: impl Into<String>, limits: ClientLimits) -> Self {
+        let http = match Self::client_builder(&limits).build() {
+            Ok(http) => http,
+            Err(error) => panic!("the HTTP client could not be built: {error}"),
+        };
+        Self::with_client(http, base, limits)
+    }
+
+    /// A reqwest client builder with the safe settings of [`Self::new`]:
+    /// redirects never followed, `limits.connect_timeout`, and
+    /// `limits.timeout` as the client's total timeout. Add TLS roots,
+    /// cookies or proxies to it, then pass the client to
+    /// [`Self::with_client`].
+    pub fn client_builder(limits: &ClientLimits) -> reqwest::ClientBuilder {
+        reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(limits.connect_timeout)
+            .timeout(limits.timeout)
+    }
+
+    /// A client using a configured reqwest client. `limits.timeout` and
+    /// `limits.max_response_bytes` are applied to every request whatever
+    /// the client's settings; the connect timeout and the redirect policy
+    /// are the client's own, so build it from [`Self::client_builder`]. If
+    /// the client follows a redirect anyway, the answer is refused as
+    /// [`OrpcCallError::Redirect`] (the request already went to the other
+    /// URL).
+    pub fn with_client(
+        http: reqwest::Client,
+        base: impl Into<String>,
+        limits: ClientLimits,
+    ) -> Self {
         Self {
             http,
             base: base.into(),
             headers: Vec::new(),
+            limits,
         }
     }
 
@@ -74,6 +137,11 @@ impl HttpOrpcClient {
     /// The handler URL prefix.
     pub fn base(&self) -> &str {
         &self.base
+    }
+
+    /// The limits applied to every call.
+    pub fn limits(&self) -> &ClientLimits {
+        &self.limits
     }
 
     async fn send(
@@ -109,20 +177,14 @@ impl HttpOrpcClient {
         for (name, value) in client_headers.chain(options.headers.iter()) {
             request = request.header(name.as_str(), value.as_str());
         }
-        let request = request.build().map_err(|e| OrpcCallError::InvalidRequest {
-            message: e.to_string(),
+        // Covers connect, send, head and body (reqwest carries the deadline
+        // into the body stream); overrides a custom client's own timeout.
+        let request = request.timeout(self.limits.timeout).build().map_err(|e| {
+            OrpcCallError::InvalidRequest {
+                message: e.to_string(),
+            }
         })?;
-        let exchange = async {
-            let response = self.http.execute(request).await.map_err(transport_error)?;
-            let status = response.status().as_u16();
-            let content_type = response
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string);
-            let body = response.bytes().await.map_err(transport_error)?;
-            decode_response(status, content_type.as_deref(), &body)
-        };
+        let exchange = self.exchange(request);
         match options.cancellation {
             None => exchange.await,
             Some(cancellation) => {
@@ -137,16 +199,56 @@ impl HttpOrpcClient {
             }
         }
     }
-}
 
-fn transport_error(error: reqwest::Error) -> OrpcCallError {
-    let message = error_chain(&error);
-    if error.is_connect() {
-        OrpcCallError::Connect { message }
-    } else if error.is_builder() {
-        OrpcCallError::InvalidRequest { message }
-    } else {
-        OrpcCallError::Transport { message }
+    /// Sends `request` and reads the answer within the limits.
+    async fn exchange(&self, request: reqwest::Request) -> Result<Value, OrpcCallError> {
+        let sent_to = request.url().clone();
+        let transport = |e| self.transport_error(e);
+        let mut response = self.http.execute(request).await.map_err(transport)?;
+        let status = response.status().as_u16();
+        if (300..400).contains(&status) {
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .map(|v| excerpt(v.as_bytes()));
+            return Err(OrpcCallError::Redirect { status, location });
+        }
+        if response.url() != &sent_to {
+            // A custom client followed a redirect: refuse what came back.
+            return Err(OrpcCallError::Redirect {
+                status,
+                location: Some(excerpt(response.url().as_str().as_bytes())),
+            });
+        }
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let mut body = LimitedBody::new(
+            self.limits.max_response_bytes,
+            status,
+            response.content_length(),
+        )?;
+        while let Some(chunk) = response.chunk().await.map_err(transport)? {
+            body.push(&chunk)?;
+        }
+        decode_response(status, content_type.as_deref(), &body.into_bytes())
+    }
+
+    fn transport_error(&self, error: reqwest::Error) -> OrpcCallError {
+        let message = error_chain(&error);
+        if error.is_connect() {
+            OrpcCallError::Connect { message }
+        } else if error.is_builder() {
+            OrpcCallError::InvalidRequest { message }
+        } else if error.is_timeout() {
+            OrpcCallError::Timeout {
+                timeout: self.limits.timeout,
+            }
+        } else {
+            OrpcCallError::Transport { message }
+        }
     }
 }
 
@@ -416,5 +518,187 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(err, OrpcCallError::Cancelled);
+    }
+
+    #[test]
+    fn new_applies_the_default_limits() {
+        assert_eq!(
+            HttpOrpcClient::new("http://h/rpc").limits(),
+            &ClientLimits::default()
+        );
+        let limits = ClientLimits::default().with_max_response_bytes(1);
+        assert_eq!(
+            HttpOrpcClient::with_limits("http://h/rpc", limits).limits(),
+            &limits
+        );
+    }
+
+    #[tokio::test]
+    async fn response_cap_is_configurable_and_exact() {
+        let limits = ClientLimits::default().with_max_response_bytes(1024);
+        // Exactly at the cap: accepted.
+        let body = format!(r#"{{"json":"{}"}}"#, "a".repeat(1024 - 11));
+        assert_eq!(body.len(), 1024);
+        let (base, _server) =
+            responder(Some(http_response("200 OK", "application/json", &body))).await;
+        let out = HttpOrpcClient::with_limits(base, limits)
+            .call("a.b", None, CallOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(out.as_str().map(str::len), Some(1024 - 11));
+        // One byte over, declared: refused at the head.
+        let body = format!(r#"{{"json":"{}"}}"#, "a".repeat(1024 - 10));
+        let (base, _server) =
+            responder(Some(http_response("200 OK", "application/json", &body))).await;
+        let err = HttpOrpcClient::with_limits(base, limits)
+            .call("a.b", None, CallOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            OrpcCallError::ResponseTooLarge {
+                status: 200,
+                limit: 1024,
+                declared_length: Some(1025)
+            }
+        );
+        // One byte over, chunked (no length): refused while streaming.
+        let chunked = Box::leak(
+            format!(
+                "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+                body.len()
+            )
+            .into_boxed_str(),
+        );
+        let (base, _server) = responder(Some(chunked)).await;
+        let err = HttpOrpcClient::with_limits(base, limits)
+            .call("a.b", None, CallOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            OrpcCallError::ResponseTooLarge {
+                status: 200,
+                limit: 1024,
+                declared_length: None
+            }
+        );
+        assert!(err.may_have_executed());
+    }
+
+    #[tokio::test]
+    async fn total_timeout_is_configurable_and_covers_a_trickling_body() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/rpc", listener.local_addr().unwrap());
+        let server = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = socket.read(&mut buf).await.unwrap();
+            socket
+                .write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+                .await
+                .unwrap();
+            let mut sent = 0u32;
+            // Every read succeeds; only a total deadline ends this.
+            while socket.write_all(b"1\r\n \r\n").await.is_ok() && sent < 2000 {
+                sent += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            sent
+        });
+        let timeout = std::time::Duration::from_millis(500);
+        let start = std::time::Instant::now();
+        let err = HttpOrpcClient::with_limits(base, ClientLimits::default().with_timeout(timeout))
+            .call("a.b", None, CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(start.elapsed() >= timeout, "{:?}", start.elapsed());
+        assert_eq!(err, OrpcCallError::Timeout { timeout });
+        assert!(err.may_have_executed());
+        let sent = server.await.unwrap();
+        assert!(sent > 1 && sent < 2000, "{sent} chunks");
+    }
+
+    /// A listener whose accept queue is full: the kernel drops further
+    /// SYNs, so a connect hangs (Linux).
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn connect_timeout_ends_a_connect_that_hangs_and_nothing_is_sent() {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let listener = socket.listen(0).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut fillers = Vec::new();
+        let mut full = false;
+        for _ in 0..16 {
+            match std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_millis(300))
+            {
+                Ok(stream) => fillers.push(stream),
+                Err(_) => {
+                    full = true;
+                    break;
+                }
+            }
+        }
+        assert!(full, "the accept queue never filled");
+        let limits = ClientLimits::default()
+            .with_connect_timeout(std::time::Duration::from_millis(300))
+            .with_timeout(std::time::Duration::from_secs(60));
+        let start = std::time::Instant::now();
+        let err = HttpOrpcClient::with_limits(format!("http://{addr}/rpc"), limits)
+            .call("a.b", None, CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, OrpcCallError::Connect { .. }),
+            "{err:?} after {:?}",
+            start.elapsed()
+        );
+        assert!(!err.may_have_executed());
+        assert!(start.elapsed() < std::time::Duration::from_secs(30));
+        drop(listener);
+    }
+
+    #[tokio::test]
+    async fn a_custom_client_that_follows_redirects_is_refused() {
+        let (elsewhere, _other) = responder(Some(http_response(
+            "200 OK",
+            "application/json",
+            r#"{"json":{"stolen":true}}"#,
+        )))
+        .await;
+        let location = format!("{elsewhere}/x");
+        let redirect = Box::leak(
+            format!("HTTP/1.1 307 Temporary Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                .into_boxed_str(),
+        );
+        let (base, _server) = responder(Some(redirect)).await;
+        // reqwest's default policy follows up to 10 redirects.
+        let client =
+            HttpOrpcClient::with_client(reqwest::Client::new(), base, ClientLimits::default());
+        let err = client
+            .call("a.b", Some(json!({})), CallOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            OrpcCallError::Redirect {
+                status: 200,
+                location: Some(location)
+            }
+        );
+        // The builder of the safe settings does not follow.
+        let (base, _server) = responder(Some(redirect)).await;
+        let http = HttpOrpcClient::client_builder(&ClientLimits::default())
+            .build()
+            .unwrap();
+        let err = HttpOrpcClient::with_client(http, base, ClientLimits::default())
+            .call("a.b", Some(json!({})), CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, OrpcCallError::Redirect { status: 307, location: Some(l) } if l.ends_with("/x")),
+            "{err:?}"
+        );
     }
 }

@@ -1,4 +1,4 @@
-//! oRPC bridges (SPEC §8): how procedure references reach a real oRPC
+//! oRPC bridges (`docs/bridges.md`): how procedure references reach a real oRPC
 //! backend.
 //!
 //! * [`client`] — the [`OrpcClient`] seam every transport implements and
@@ -6,11 +6,16 @@
 //!   decoding, `meta` codes 0–7); wasm-compatible.
 //! * [`ordinary`] — [`create_orpc_agent_bridge`]: refs for the manifest's
 //!   paths and an executor calling the app's oRPC client, with the error
-//!   mapping of SPEC §8.
+//!   mapping of `docs/bridges.md`.
 //! * [`governed`] — [`create_governed_orpc_agent_bridge`]: an executor that
 //!   dispatches through the backend's capability gateway with the canonical
 //!   capability id, a stable invocation id and the contract digest, the
-//!   outcome table of SPEC §8, reconciliation and approval resumption.
+//!   outcome table of `docs/bridges.md`, reconciliation and approval resumption.
+//! * [`limits`] — [`ClientLimits`] (response size, connect and total
+//!   timeouts, with defaults) and [`LimitedBody`], the incremental size cap
+//!   every transport reads through; wasm-compatible.
+//! * [`sanitize`] — [`safe_identifier`], the one gate every server-derived
+//!   value passes before it reaches an agent-facing result.
 //! * `http` (cargo feature `http`) — [`http::HttpOrpcClient`], the reqwest
 //!   transport.
 
@@ -18,7 +23,9 @@ pub mod client;
 pub mod governed;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod limits;
 pub mod ordinary;
+pub mod sanitize;
 
 pub use client::{
     CallMethod, CallOptions, Headers, MetaEntry, MetaPathItem, MetaType, OrpcCallError, OrpcClient,
@@ -32,10 +39,12 @@ pub use governed::{
 };
 #[cfg(feature = "http")]
 pub use http::HttpOrpcClient;
+pub use limits::{ClientLimits, LimitedBody};
 pub use ordinary::{
     create_orpc_agent_bridge, invocation_id_header, map_orpc_error, BridgeRefs, CallContext,
     OrpcAgentBridge, OrpcAgentBridgeOptions, INVOCATION_ID_HEADER,
 };
+pub use sanitize::{safe_identifier, MAX_IDENTIFIER_CHARS};
 
 #[cfg(test)]
 mod tests;

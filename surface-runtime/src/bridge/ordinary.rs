@@ -1,5 +1,4 @@
-//! The ordinary oRPC bridge (SPEC §8 "Ordinary", seed 000 "Execution
-//! flow"): procedure references for the manifest's paths and an executor
+//! The ordinary oRPC bridge (`docs/bridges.md`, "Ordinary bridge"): procedure references for the manifest's paths and an executor
 //! that forwards the registry's validated effective input to the app's own
 //! oRPC client.
 //!
@@ -9,13 +8,18 @@
 //! APPROVAL_REQUIRED                DOMAIN_APPROVAL_REQUIRED   no   details.approvalId = data.approvalId
 //! any other oRPC error             EXECUTION_FAILED           no   details.orpcCode for defined errors
 //! non-oRPC response (404 text…)    EXECUTION_FAILED           no
+//! redirect (3xx, never followed)   EXECUTION_FAILED           no   (the call may have taken effect)
+//! body over the size limit         EXECUTION_FAILED           no   (the call may have taken effect)
+//! client timeout elapsed           TIMEOUT                    yes for server-query, else no; details.timeoutMs
 //! connection refused (not sent)    EXECUTION_FAILED           yes
 //! response lost after sending      EXECUTION_FAILED           no   (the call may have taken effect)
 //! cancelled                        CANCELLED                  no
 //! ```
 //!
 //! Messages are fixed, safe texts; the full server or transport error is
-//! kept in [`ExecutionError::internal`] for audit only.
+//! kept in [`ExecutionError::internal`] for audit only. `approvalId` and
+//! `orpcCode` come from the server and reach `details` only if they pass
+//! [`safe_identifier`](crate::bridge::safe_identifier).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -23,18 +27,20 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::authority::Authority;
-use crate::bridge::client::{CallMethod, CallOptions, Headers, OrpcCallError, OrpcClient};
+use crate::bridge::client::{
+    duration_ms, CallMethod, CallOptions, Headers, OrpcCallError, OrpcClient,
+};
+use crate::bridge::sanitize::with_server_identifier;
 use crate::executor::{AgentProcedureExecutor, ExecuteRequest, ExecutionError, ProcedureCallInfo};
 use crate::invocation::{ErrorCode, Retry};
-use crate::manifest::AgentManifest;
+use crate::manifest::{AgentEffect, AgentManifest};
 use crate::procedure::AgentProcedureRef;
 use crate::sync::{BoxFuture, MaybeSend, MaybeSync};
 
 /// The header the bridges' [`invocation_id_header`] sets.
 pub const INVOCATION_ID_HEADER: &str = "x-agent-invocation-id";
 
-/// Builds per-call request headers from the call context (seed 000
-/// `callContext(info)`): a closure `Fn(&ProcedureCallInfo) -> Headers`.
+/// Builds per-call request headers from the call context: a closure `Fn(&ProcedureCallInfo) -> Headers`.
 /// Implemented for every such closure that is `Send + Sync` on native
 /// targets.
 pub trait CallContext: MaybeSend + MaybeSync {
@@ -60,8 +66,8 @@ pub fn invocation_id_header(info: &ProcedureCallInfo) -> Headers {
 }
 
 /// The procedure references a bridge offers: one untyped
-/// `AgentProcedureRef<Value, Value>` per manifest path, never more (SPEC
-/// §8: a frontend can narrow exposure, never widen it). Typed code uses the
+/// `AgentProcedureRef<Value, Value>` per manifest path, never more (a
+/// frontend can narrow exposure, never widen it). Typed code uses the
 /// refs `manifest!` generates; these are for runtime manifests.
 #[derive(Clone, Debug)]
 pub struct BridgeRefs {
@@ -113,8 +119,7 @@ impl BridgeRefs {
     }
 }
 
-/// Options of [`create_orpc_agent_bridge`] (seed 000
-/// `OrpcAgentBridgeOptions`).
+/// Options of [`create_orpc_agent_bridge`].
 #[derive(Clone)]
 pub struct OrpcAgentBridgeOptions {
     /// The app's oRPC client, with the user's normal authenticated
@@ -168,7 +173,7 @@ pub struct OrpcAgentBridge {
     pub executor: Arc<dyn AgentProcedureExecutor>,
 }
 
-/// Creates the ordinary bridge (SPEC §8 "Ordinary").
+/// Creates the ordinary bridge (`docs/bridges.md`, "Ordinary bridge").
 ///
 /// The executor calls `client` at the request's path with the effective
 /// input, the headers of `call_context(info)`, the method from
@@ -199,9 +204,9 @@ struct OrdinaryExecutor {
 impl AgentProcedureExecutor for OrdinaryExecutor {
     fn execute(&self, request: ExecuteRequest) -> BoxFuture<'_, Result<Value, ExecutionError>> {
         Box::pin(async move {
-            if self.manifest.tool(&request.path).is_none() {
+            let Some(tool) = self.manifest.tool(&request.path) else {
                 return Err(not_in_manifest(&request.path));
-            }
+            };
             if request.info.cancellation.is_cancelled() {
                 return Err(cancelled());
             }
@@ -220,10 +225,18 @@ impl AgentProcedureExecutor for OrdinaryExecutor {
                 method,
                 cancellation: Some(request.info.cancellation.clone()),
             };
+            let query = tool.effect == AgentEffect::ServerQuery;
             self.client
                 .call(&request.path, Some(request.input), options)
                 .await
-                .map_err(|e| map_orpc_error(&e))
+                .map_err(|e| {
+                    let mut err = map_orpc_error(&e);
+                    // Like the registry's own timeout: a query may be retried.
+                    if err.code == ErrorCode::Timeout && query {
+                        err.retry = Retry::Yes;
+                    }
+                    err
+                })
         })
     }
 }
@@ -247,32 +260,38 @@ pub fn is_authorization_code(code: &str) -> bool {
     matches!(code, "UNAUTHORIZED" | "FORBIDDEN")
 }
 
-/// Maps a failed oRPC call to the surface error (SPEC §8, the table in the
-/// module docs). The message is a fixed safe text; `internal` holds
-/// [`OrpcCallError::to_internal`].
+/// Maps a failed oRPC call to the surface error (the table in the module
+/// docs). The message is a fixed safe text; `internal` holds
+/// [`OrpcCallError::to_internal`]. The server-supplied `approvalId` and
+/// `orpcCode` reach `details` only through
+/// [`safe_identifier`](crate::bridge::safe_identifier); a value that fails
+/// it is withheld (named in `internal.withheldDetails`).
 pub fn map_orpc_error(error: &OrpcCallError) -> ExecutionError {
     let internal = error.to_internal();
-    let mapped = match error {
-        OrpcCallError::Orpc(e) if is_authorization_code(&e.code) => ExecutionError::new(
+    let mapped = |code, message: &str, retry| {
+        ExecutionError::new(code, message, retry).with_internal(internal.clone())
+    };
+    match error {
+        OrpcCallError::Orpc(e) if is_authorization_code(&e.code) => mapped(
             ErrorCode::NotAuthorized,
             "The server refused to authorize this call.",
             Retry::No,
         ),
         OrpcCallError::Orpc(e) if e.code == "APPROVAL_REQUIRED" => {
-            let mut err = ExecutionError::new(
+            let err = mapped(
                 ErrorCode::DomainApprovalRequired,
                 "The server requires its own approval before this call can run; it is decided in the application, not by the agent.",
                 Retry::No,
             );
-            if let Some(id) = e
+            match e
                 .data
                 .as_ref()
                 .and_then(|d| d.get("approvalId"))
                 .and_then(Value::as_str)
             {
-                err = err.with_detail("approvalId", id);
+                Some(id) => with_server_identifier(err, "approvalId", id),
+                None => err,
             }
-            err
         }
         OrpcCallError::Orpc(e) => {
             let message = if e.status >= 500 {
@@ -280,33 +299,49 @@ pub fn map_orpc_error(error: &OrpcCallError) -> ExecutionError {
             } else {
                 "The server rejected the call."
             };
-            let mut err = ExecutionError::new(ErrorCode::ExecutionFailed, message, Retry::No);
+            let err = mapped(ErrorCode::ExecutionFailed, message, Retry::No);
             if e.defined {
-                err = err.with_detail("orpcCode", e.code.clone());
+                with_server_identifier(err, "orpcCode", &e.code)
+            } else {
+                err
             }
-            err
         }
-        OrpcCallError::UnexpectedResponse { .. } => ExecutionError::new(
+        OrpcCallError::UnexpectedResponse { .. } => mapped(
             ErrorCode::ExecutionFailed,
             "The server did not answer as an oRPC server.",
             Retry::No,
         ),
-        OrpcCallError::Connect { .. } => ExecutionError::new(
+        OrpcCallError::Redirect { .. } => mapped(
+            ErrorCode::ExecutionFailed,
+            "The server answered with a redirect, which is not followed; the call may have taken effect.",
+            Retry::No,
+        ),
+        OrpcCallError::ResponseTooLarge { .. } => mapped(
+            ErrorCode::ExecutionFailed,
+            "The server's answer exceeded the response size limit; the call may have taken effect.",
+            Retry::No,
+        ),
+        OrpcCallError::Timeout { timeout } => mapped(
+            ErrorCode::Timeout,
+            "The server did not answer within the client's time limit; the call may have taken effect.",
+            Retry::No,
+        )
+        .with_detail("timeoutMs", duration_ms(*timeout)),
+        OrpcCallError::Connect { .. } => mapped(
             ErrorCode::ExecutionFailed,
             "The server could not be reached; the call was not sent.",
             Retry::Yes,
         ),
-        OrpcCallError::Transport { .. } => ExecutionError::new(
+        OrpcCallError::Transport { .. } => mapped(
             ErrorCode::ExecutionFailed,
             "The connection failed before the server answered; the call may have taken effect.",
             Retry::No,
         ),
-        OrpcCallError::Cancelled => cancelled(),
-        OrpcCallError::InvalidRequest { .. } => ExecutionError::new(
+        OrpcCallError::Cancelled => cancelled().with_internal(internal),
+        OrpcCallError::InvalidRequest { .. } => mapped(
             ErrorCode::ExecutionFailed,
             "The call could not be sent.",
             Retry::No,
         ),
-    };
-    mapped.with_internal(internal)
+    }
 }
