@@ -266,7 +266,9 @@ async function main() {
         if (!licenseFile || !existsSync(join(CORPUS, 'LICENSES', licenseFile))) throw new Error(`${server.pkg} ships no licence file and has no fallback`);
       }
     } else {
-      raw = readJson(join(CORPUS, rawFile));
+      const rawText = readFileSync(join(CORPUS, rawFile), 'utf8');
+      files.set(rawFile, rawText);
+      raw = JSON.parse(rawText);
       if (raw.version !== server.version) throw new Error(`${rawFile} is ${raw.version}, pinned ${server.version}: run without --offline`);
       licenseFile = existsSync(join(CORPUS, 'LICENSES', `${server.source}.txt`)) ? `${server.source}.txt` : fallbackLicenseFile(server);
       notes.push(`${server.source}: from committed ${rawFile}`);

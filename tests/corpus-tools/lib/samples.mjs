@@ -76,6 +76,74 @@ function compile(schema, fallbackDialect) {
   return { validate: null, dialect, discriminator: false, error: firstError };
 }
 
+// ------------------------------------------------------------ validation copy
+
+const MAP_KEYWORDS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
+const ONE_KEYWORDS = ['additionalProperties', 'items', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems'];
+const LIST_KEYWORDS = ['anyOf', 'oneOf', 'allOf', 'prefixItems', 'items'];
+
+/**
+ * The copy of `schema` that Ajv compiles and the generator reads (the
+ * committed schema is never changed). Three things of the OpenAPI
+ * descriptions are expressed in JSON Schema terms, each listed in the
+ * returned `adjustments`:
+ * - `nullable` is removed: JSON Schema 2020-12 does not know it (OpenAPI 3.1
+ *   dropped it) while OpenAPI 3.0 reads it as "null allowed"; without it the
+ *   generator makes no null for it, so every kept instance is valid under
+ *   either reading;
+ * - `$recursiveRef: "#"` inside `$defs/X` (a 2019-09 keyword; in the source
+ *   description `#` meant the whole OpenAPI document) becomes
+ *   `$ref: "#/$defs/X"`, the self-reference it stands for; `$recursiveAnchor`
+ *   is removed;
+ * - a draft-04 boolean `exclusiveMinimum`/`exclusiveMaximum` becomes the
+ *   numeric form (`minimum: 0, exclusiveMinimum: true` → `exclusiveMinimum: 0`).
+ */
+export function validationCopy(schema) {
+  const adjustments = new Set();
+  const fix = (node, defName) => {
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return node;
+    const out = {};
+    for (const [k, v] of Object.entries(node)) {
+      if (k === 'nullable') {
+        adjustments.add('nullable removed');
+        continue;
+      }
+      if (k === '$recursiveAnchor') {
+        adjustments.add('$recursiveAnchor removed');
+        continue;
+      }
+      if (k === '$recursiveRef') {
+        if (v === '#' && defName) {
+          out.$ref = `#/$defs/${defName.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+          adjustments.add('$recursiveRef "#" as a self-reference');
+        } else {
+          out[k] = v;
+        }
+        continue;
+      }
+      if ((k === 'exclusiveMinimum' || k === 'exclusiveMaximum') && typeof v === 'boolean') {
+        adjustments.add('boolean exclusiveMinimum/exclusiveMaximum as numbers');
+        const bound = k === 'exclusiveMinimum' ? 'minimum' : 'maximum';
+        if (v && typeof node[bound] === 'number') out[k] = node[bound];
+        continue;
+      }
+      if ((k === 'minimum' || k === 'maximum') && node[k === 'minimum' ? 'exclusiveMinimum' : 'exclusiveMaximum'] === true) continue;
+      if (MAP_KEYWORDS.includes(k) && v && typeof v === 'object' && !Array.isArray(v)) {
+        out[k] = Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, fix(sub, node === schema && k === '$defs' ? name : defName)]));
+      } else if (LIST_KEYWORDS.includes(k) && Array.isArray(v)) {
+        out[k] = v.map((sub) => fix(sub, defName));
+      } else if (ONE_KEYWORDS.includes(k)) {
+        out[k] = fix(v, defName);
+      } else {
+        out[k] = v;
+      }
+    }
+    return out;
+  };
+  const copy = fix(schema, null);
+  return { copy, adjustments: [...adjustments].sort() };
+}
+
 // ------------------------------------------------------------------ PRNG
 
 function seedOf(text) {
@@ -461,9 +529,11 @@ function invalidCandidates(schema, valid) {
 
 const MODES = ['min', 'full', 'extras', 'random'];
 
-function samplesForSchema(seedKey, schema, fallbackDialect) {
+function samplesForSchema(seedKey, original, fallbackDialect) {
+  const { copy: schema, adjustments } = validationCopy(original);
   const { validate, dialect, discriminator, error } = compile(schema, fallbackDialect);
   const meta = { dialect };
+  if (adjustments.length) meta.adjustments = adjustments;
   if (!discriminator && error) meta.ajvNote = error;
   if (!validate) return { valid: [], invalid: [], meta: { ...meta, ajvError: error } };
   const rng = mulberry32(seedOf(seedKey));
@@ -525,6 +595,7 @@ export function samplesFor(manifest, { fallbackDialect = '2020-12' } = {}) {
       const { valid, invalid, meta } = samplesForSchema(`${path}#${io}`, schema, fallbackDialect);
       dialects[meta.dialect] = (dialects[meta.dialect] ?? 0) + 1;
       entry[io] = { valid, invalid };
+      if (meta.adjustments) entry[io].checkedWith = meta.adjustments;
       if (meta.ajvNote) entry[io].ajvNote = meta.ajvNote;
       validCount += valid.length;
       invalidCount += invalid.length;
