@@ -3,10 +3,11 @@
 // Each server package is installed (pinned version, `--ignore-scripts`, so no
 // browser or binary download runs) into its own folder under a temporary
 // directory outside the repository, started over stdio with the MCP SDK's
-// `StdioClientTransport`, and asked for its tools with `Client.listTools`
-// (following `nextCursor`). The raw JSON-RPC `result` objects are kept as the
-// server sent them (the SDK client's own parsing is not trusted to keep every
-// field).
+// `StdioClientTransport` and the SDK's `Client` (which runs the initialize
+// handshake), then asked for its tools with `tools/list` requests sent on the
+// transport (following `nextCursor`). The raw JSON-RPC `result` objects are
+// kept as the server sent them: the SDK's `listTools` result schema refuses
+// some real servers' output (gitlab's inputSchema without `type`).
 //
 // Servers run inside a fresh network namespace (`unshare --net`, only the
 // loopback interface up), with a throw-away HOME and dummy credentials, so a

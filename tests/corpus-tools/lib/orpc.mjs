@@ -89,11 +89,10 @@ export const CONVERTERS = {
 
 /**
  * The procedures of `contract` as corpus tools through `converter`:
- * `[{ name, description, inputSchema, outputSchema?, effect, notes }]`.
- * A procedure without an input schema takes no input: its `inputSchema` is
- * `{ "type": "object", "properties": {} }`... no: oRPC passes `undefined`;
- * the converter is not asked, and the tool records `{}` (anything) with a
- * note. An output that is not a zod schema (an `eventIterator`) gets no
+ * `[{ name, description, inputSchema, outputSchema?, effect, method, notes }]`.
+ * A procedure without an input schema takes no input (oRPC passes
+ * `undefined`): the converter is not asked, `inputSchema` is `{}` and a note
+ * says so. An output that is not a zod schema (an `eventIterator`) gets no
  * `outputSchema` and a note.
  */
 export function playgroundTools(contract, converter) {
