@@ -1,0 +1,952 @@
+//! Schema normalization for tool providers (docs/agents.md, "Schema
+//! normalization").
+//!
+//! [`normalize`] rewrites a JSON Schema so that providers which reject
+//! `$ref`/`$defs`, `type` arrays or dialect keywords accept it. Every rewrite
+//! keeps the schema's meaning or only loosens it (the result accepts at
+//! least what the input accepts); each loosening is reported as a
+//! [`Loosening`]. Loosening is safe here because the invocation pipeline
+//! still validates every call against the full manifest schema.
+//!
+//! What it does:
+//!
+//! * drops `$schema`, `$id`, `$anchor`, `$dynamicAnchor`, `$comment`,
+//!   `$vocabulary` and the original `$defs` / `definitions`;
+//! * resolves local `$ref`s (`#`, `#/json/pointer`, or the root `$id`
+//!   followed by a fragment) and inlines them; a recursive reference is kept
+//!   under the root `$defs` ([`RefMode::InlineKeepRecursive`]) or unrolled a
+//!   bounded number of times and then replaced by `{}`
+//!   ([`RefMode::Unroll`]);
+//! * merges a `$ref`'s siblings and single `allOf` members into the
+//!   surrounding schema when that is exact, otherwise keeps them as `allOf`;
+//! * rewrites `type: [a, b]` into `anyOf: [{type: a, …}, {type: b, …}]`,
+//!   each branch carrying only the keywords that apply to its type (enum
+//!   values filtered by type), so every node has a single `type`;
+//! * converts draft-07/draft-04 spellings into 2020-12 ones: array `items`
+//!   → `prefixItems` (+ `additionalItems` → `items`), `dependencies` →
+//!   `dependentRequired`/`dependentSchemas`, boolean
+//!   `exclusiveMinimum`/`exclusiveMaximum` → numeric.
+//!
+//! Limits (another party writes the schema): at most
+//! [`NormalizeOptions::max_nodes`] schema nodes are produced by inlining
+//! (beyond it references are kept under `$defs`, or become `{}` in
+//! [`RefMode::Unroll`]), and nesting deeper than
+//! [`NormalizeOptions::max_depth`] schema levels becomes `{}`. The work is
+//! linear in the input plus the node budget.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+/// Default of [`NormalizeOptions::max_nodes`].
+pub const DEFAULT_MAX_NODES: usize = 20_000;
+/// Default of [`NormalizeOptions::max_depth`].
+pub const DEFAULT_MAX_DEPTH: usize = 128;
+
+/// How [`normalize`] treats `$ref`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefMode {
+    /// Inline every non-recursive local reference; a reference that would
+    /// recurse (or exceed the node budget or depth) is kept as
+    /// `{"$ref": "#/$defs/<name>"}` with its target under the root `$defs`.
+    /// Exact. The default, used for MCP, Anthropic and OpenAI.
+    InlineKeepRecursive,
+    /// Inline every reference; one reference is expanded at most `depth`
+    /// times along a path, and then replaced by `{}` (accepts anything: a
+    /// loosening). The output has no `$ref` and no `$defs`, for providers
+    /// that reject both.
+    Unroll {
+        /// Expansions of one reference along one path (0 = never expand a
+        /// reference that is already being expanded).
+        depth: u8,
+    },
+}
+
+/// Options of [`normalize`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NormalizeOptions {
+    /// Reference handling; default [`RefMode::InlineKeepRecursive`].
+    pub refs: RefMode,
+    /// Schema nodes inlining may produce; default [`DEFAULT_MAX_NODES`]
+    /// (20,000).
+    pub max_nodes: usize,
+    /// Deepest schema nesting produced; default [`DEFAULT_MAX_DEPTH`] (128).
+    pub max_depth: usize,
+}
+
+impl Default for NormalizeOptions {
+    fn default() -> Self {
+        Self {
+            refs: RefMode::InlineKeepRecursive,
+            max_nodes: DEFAULT_MAX_NODES,
+            max_depth: DEFAULT_MAX_DEPTH,
+        }
+    }
+}
+
+/// The result of [`normalize`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct NormalizedSchema {
+    /// The rewritten schema.
+    pub schema: Value,
+    /// Where the rewritten schema accepts more than the input (empty when
+    /// the rewrite is exact).
+    pub loosened: Vec<Loosening>,
+}
+
+/// One place where [`normalize`] loosened the schema.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loosening {
+    /// JSON pointer (RFC 6901) into the *input* schema of the node that was
+    /// replaced by `{}` or relaxed.
+    pub path: String,
+    /// Why.
+    pub reason: LooseningReason,
+}
+
+/// Why a [`Loosening`] happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LooseningReason {
+    /// A `$ref`, `$dynamicRef` or `$recursiveRef` that does not resolve
+    /// inside this document (remote, anchor, bad pointer, or into/inside an
+    /// embedded `$id` resource) was dropped.
+    UnresolvableRef,
+    /// [`RefMode::Unroll`]: a recursive reference reached the unroll depth
+    /// and became `{}`.
+    RecursionCut,
+    /// [`RefMode::Unroll`]: the node budget was exhausted and a reference
+    /// became `{}`.
+    Budget,
+    /// The schema nests deeper than [`NormalizeOptions::max_depth`]; the
+    /// deeper part became `{}`.
+    TooDeep,
+    /// A value in a schema position that is neither an object nor a
+    /// boolean (not a JSON Schema) became `{}`.
+    InvalidSchema,
+}
+
+impl LooseningReason {
+    /// A stable kebab-case code (`"unresolvable-ref"`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LooseningReason::UnresolvableRef => "unresolvable-ref",
+            LooseningReason::RecursionCut => "recursion-cut",
+            LooseningReason::Budget => "budget",
+            LooseningReason::TooDeep => "too-deep",
+            LooseningReason::InvalidSchema => "invalid-schema",
+        }
+    }
+}
+
+// ----- keyword tables ---------------------------------------------------------
+
+/// Annotations: no effect on validation.
+pub(crate) const ANNOTATIONS: &[&str] = &[
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+];
+const STRING_KEYWORDS: &[&str] = &[
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+];
+const NUMBER_KEYWORDS: &[&str] = &[
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+];
+const OBJECT_KEYWORDS: &[&str] = &[
+    "properties",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "unevaluatedProperties",
+];
+const ARRAY_KEYWORDS: &[&str] = &[
+    "items",
+    "prefixItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "unevaluatedItems",
+];
+/// Assertions that apply to every instance type.
+const GENERIC_KEYWORDS: &[&str] = &[
+    "enum", "const", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "$ref",
+];
+/// Keywords that read each other inside one schema object: splitting one
+/// group across two merged objects changes the meaning.
+const GROUPS: &[&[&str]] = &[
+    &[
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "unevaluatedProperties",
+    ],
+    &["prefixItems", "items", "unevaluatedItems"],
+    &["if", "then", "else"],
+    &["contains", "minContains", "maxContains"],
+];
+
+fn keyword_applies(keyword: &str, ty: &str) -> bool {
+    if STRING_KEYWORDS.contains(&keyword) {
+        ty == "string"
+    } else if NUMBER_KEYWORDS.contains(&keyword) {
+        ty == "number" || ty == "integer"
+    } else if OBJECT_KEYWORDS.contains(&keyword) {
+        ty == "object"
+    } else if ARRAY_KEYWORDS.contains(&keyword) {
+        ty == "array"
+    } else {
+        true
+    }
+}
+
+fn is_assertion(keyword: &str) -> bool {
+    STRING_KEYWORDS.contains(&keyword)
+        || NUMBER_KEYWORDS.contains(&keyword)
+        || OBJECT_KEYWORDS.contains(&keyword)
+        || ARRAY_KEYWORDS.contains(&keyword)
+        || GENERIC_KEYWORDS.contains(&keyword)
+}
+
+/// Whether a JSON value is an instance of the JSON Schema type `ty`
+/// (unknown type names match everything).
+pub(crate) fn value_has_type(value: &Value, ty: &str) -> bool {
+    match ty {
+        "null" => value.is_null(),
+        "boolean" => value.is_boolean(),
+        "string" => value.is_string(),
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "number" => value.is_number(),
+        "integer" => is_integral(value),
+        _ => true,
+    }
+}
+
+pub(crate) fn is_integral(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => {
+            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        _ => false,
+    }
+}
+
+// ----- exact merge --------------------------------------------------------------
+
+/// `inner ∧ outer` as one schema object when that is exact, `outer`'s
+/// annotations winning; `None` when the two must stay separate (`allOf`).
+pub(crate) fn merge_exact(
+    inner: &Map<String, Value>,
+    outer: &Map<String, Value>,
+) -> Option<Map<String, Value>> {
+    for side in [inner, outer] {
+        if side.contains_key("unevaluatedProperties") || side.contains_key("unevaluatedItems") {
+            return None;
+        }
+    }
+    for group in GROUPS {
+        let a: Vec<&str> = group
+            .iter()
+            .copied()
+            .filter(|k| inner.contains_key(*k))
+            .collect();
+        let b: Vec<&str> = group
+            .iter()
+            .copied()
+            .filter(|k| outer.contains_key(*k))
+            .collect();
+        if !a.is_empty() && !b.is_empty() && !(a == ["properties"] && b == ["properties"]) {
+            return None;
+        }
+    }
+    let mut merged = inner.clone();
+    for (key, value) in outer {
+        if ANNOTATIONS.contains(&key.as_str()) {
+            merged.insert(key.clone(), value.clone());
+            continue;
+        }
+        match inner.get(key) {
+            None => {
+                merged.insert(key.clone(), value.clone());
+            }
+            Some(existing) if existing == value => {}
+            Some(existing) => match (key.as_str(), existing, value) {
+                ("required", Value::Array(a), Value::Array(b)) => {
+                    let mut all = a.clone();
+                    for name in b {
+                        if !all.contains(name) {
+                            all.push(name.clone());
+                        }
+                    }
+                    merged.insert(key.clone(), Value::Array(all));
+                }
+                ("properties", Value::Object(a), Value::Object(b)) => {
+                    if b.keys().any(|k| a.contains_key(k)) {
+                        return None;
+                    }
+                    let mut all = a.clone();
+                    all.extend(b.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    merged.insert(key.clone(), Value::Object(all));
+                }
+                _ => return None,
+            },
+        }
+    }
+    Some(merged)
+}
+
+// ----- type arrays ------------------------------------------------------------------
+
+/// Rewrites `{"type": [a, b, …], …}` into an `anyOf` of single-type
+/// branches (exact: `(a ∨ b) ∧ R ≡ (a ∧ R) ∨ (b ∧ R)`, and keywords that do
+/// not apply to a type are vacuous for it).
+pub(crate) fn distribute_types(mut node: Map<String, Value>) -> Value {
+    let Some(Value::Array(types)) = node.get("type") else {
+        return Value::Object(node);
+    };
+    let mut names: Vec<String> = Vec::with_capacity(types.len());
+    for t in types {
+        match t.as_str() {
+            Some(t) if !names.iter().any(|n| n == t) => names.push(t.to_string()),
+            Some(_) => {}
+            // Not a JSON Schema type array: leave it alone.
+            None => return Value::Object(node),
+        }
+    }
+    match names.len() {
+        0 => return Value::Object(node),
+        1 => {
+            node.insert("type".into(), Value::String(names.remove(0)));
+            return Value::Object(node);
+        }
+        _ => {}
+    }
+    node.remove("type");
+    let mut outer = Map::new();
+    let mut shared = Map::new();
+    for (key, value) in node {
+        if is_assertion(&key) {
+            shared.insert(key, value);
+        } else {
+            outer.insert(key, value);
+        }
+    }
+    let mut branches: Vec<Value> = Vec::with_capacity(names.len());
+    'types: for ty in &names {
+        let mut branch = Map::new();
+        branch.insert("type".into(), Value::String(ty.clone()));
+        for (key, value) in &shared {
+            if !keyword_applies(key, ty) {
+                continue;
+            }
+            match (key.as_str(), value) {
+                ("enum", Value::Array(values)) => {
+                    let kept: Vec<Value> = values
+                        .iter()
+                        .filter(|v| value_has_type(v, ty))
+                        .cloned()
+                        .collect();
+                    if kept.is_empty() {
+                        continue 'types;
+                    }
+                    branch.insert(key.clone(), Value::Array(kept));
+                }
+                ("const", v) if !value_has_type(v, ty) => continue 'types,
+                _ => {
+                    branch.insert(key.clone(), value.clone());
+                }
+            }
+        }
+        branches.push(Value::Object(branch));
+    }
+    match branches.len() {
+        0 => Value::Bool(false),
+        1 => {
+            let Some(Value::Object(mut only)) = branches.pop() else {
+                return Value::Bool(false);
+            };
+            only.extend(outer);
+            Value::Object(only)
+        }
+        _ => {
+            outer.insert("anyOf".into(), Value::Array(branches));
+            Value::Object(outer)
+        }
+    }
+}
+
+// ----- object roots -----------------------------------------------------------------
+
+fn admits_object(schema: &Value) -> bool {
+    match schema {
+        Value::Bool(b) => *b,
+        Value::Object(m) => match m.get("type") {
+            None => true,
+            Some(Value::String(t)) => t == "object",
+            Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+            Some(_) => true,
+        },
+        _ => true,
+    }
+}
+
+/// The schema restricted to JSON objects, with `"type": "object"` at the
+/// root (MCP requires it; the pipeline refuses non-object input anyway, so
+/// the restriction is exact for callers). Union branches that cannot be an
+/// object are dropped; a single remaining branch is merged into the root
+/// when exact. `None` when no object can match.
+pub(crate) fn object_root(schema: Value) -> Option<Value> {
+    let mut root = match schema {
+        Value::Bool(true) => {
+            let mut m = Map::new();
+            m.insert("type".into(), Value::String("object".into()));
+            return Some(Value::Object(m));
+        }
+        Value::Object(m) => m,
+        _ => return None,
+    };
+    match root.get("type") {
+        None => {
+            root.insert("type".into(), Value::String("object".into()));
+        }
+        Some(Value::String(t)) if t == "object" => {}
+        Some(Value::Array(ts)) if ts.iter().any(|t| t == "object") => {
+            root.insert("type".into(), Value::String("object".into()));
+        }
+        Some(_) => return None,
+    }
+    for keyword in ["anyOf", "oneOf"] {
+        let Some(Value::Array(branches)) = root.get_mut(keyword) else {
+            continue;
+        };
+        branches.retain(admits_object);
+        if branches.is_empty() {
+            return None;
+        }
+        if branches.len() == 1 {
+            if let Some(Value::Object(only)) = branches.first().cloned() {
+                let mut rest = root.clone();
+                rest.remove(keyword);
+                if let Some(merged) = merge_exact(&only, &rest) {
+                    root = merged;
+                }
+            }
+        }
+    }
+    Some(Value::Object(root))
+}
+
+// ----- normalize ----------------------------------------------------------------------
+
+/// Normalizes `schema` (see the module docs). Never fails: what cannot be
+/// represented is loosened and reported.
+pub fn normalize(schema: &Value, options: &NormalizeOptions) -> NormalizedSchema {
+    let mut n = Normalizer {
+        doc: schema,
+        options,
+        nodes: 0,
+        kept: HashMap::new(),
+        used_names: HashSet::new(),
+        pending: Vec::new(),
+        defs: Map::new(),
+        heights: HashMap::new(),
+        loosened: Vec::new(),
+        path: String::new(),
+        nested_resource: 0,
+    };
+    let mut stack = vec![String::new()];
+    let mut root = n.node(schema, &mut stack, 0);
+    while let Some((pointer, name, target)) = n.pending.pop() {
+        n.path = pointer.clone();
+        let mut stack = vec![pointer];
+        let body = n.node(target, &mut stack, 0);
+        n.defs.insert(name, body);
+    }
+    if !n.defs.is_empty() {
+        let defs = std::mem::take(&mut n.defs);
+        root = match root {
+            Value::Object(mut m) => {
+                m.insert("$defs".into(), Value::Object(defs));
+                Value::Object(m)
+            }
+            Value::Bool(true) => {
+                let mut m = Map::new();
+                m.insert("$defs".into(), Value::Object(defs));
+                Value::Object(m)
+            }
+            other => other,
+        };
+    }
+    NormalizedSchema {
+        schema: root,
+        loosened: n.loosened,
+    }
+}
+
+struct Normalizer<'a> {
+    doc: &'a Value,
+    options: &'a NormalizeOptions,
+    nodes: usize,
+    /// Target pointer → name under the output `$defs`.
+    kept: HashMap<String, String>,
+    used_names: HashSet<String>,
+    pending: Vec<(String, String, &'a Value)>,
+    defs: Map<String, Value>,
+    heights: HashMap<String, usize>,
+    loosened: Vec<Loosening>,
+    /// Pointer of the input node being walked.
+    path: String,
+    /// > 0 while inside an embedded `$id` resource.
+    nested_resource: usize,
+}
+
+fn push_token(path: &mut String, token: &str) {
+    path.push('/');
+    for c in token.chars() {
+        match c {
+            '~' => path.push_str("~0"),
+            '/' => path.push_str("~1"),
+            c => path.push(c),
+        }
+    }
+}
+
+fn empty() -> Value {
+    Value::Object(Map::new())
+}
+
+impl<'a> Normalizer<'a> {
+    fn loosen(&mut self, reason: LooseningReason) {
+        self.loosened.push(Loosening {
+            path: self.path.clone(),
+            reason,
+        });
+    }
+
+    fn child(
+        &mut self,
+        tokens: &[&str],
+        v: &'a Value,
+        stack: &mut Vec<String>,
+        depth: usize,
+    ) -> Value {
+        let len = self.path.len();
+        for t in tokens {
+            push_token(&mut self.path, t);
+        }
+        let out = self.node(v, stack, depth + 1);
+        self.path.truncate(len);
+        out
+    }
+
+    fn node(&mut self, v: &'a Value, stack: &mut Vec<String>, depth: usize) -> Value {
+        self.nodes += 1;
+        if depth > self.options.max_depth {
+            self.loosen(LooseningReason::TooDeep);
+            return empty();
+        }
+        let m = match v {
+            Value::Object(m) => m,
+            Value::Bool(_) => return v.clone(),
+            _ => {
+                self.loosen(LooseningReason::InvalidSchema);
+                return empty();
+            }
+        };
+        let nested = !self.path.is_empty() && m.contains_key("$id");
+        if nested {
+            self.nested_resource += 1;
+        }
+        let out = self.keywords(m, stack, depth);
+        if nested {
+            self.nested_resource -= 1;
+        }
+        out
+    }
+
+    fn keywords(
+        &mut self,
+        m: &'a Map<String, Value>,
+        stack: &mut Vec<String>,
+        depth: usize,
+    ) -> Value {
+        let mut out = Map::new();
+        let mut target: Option<Value> = None;
+        let tuple = matches!(m.get("items"), Some(Value::Array(_)));
+        for (key, sub) in m {
+            match key.as_str() {
+                "$schema" | "$id" | "$anchor" | "$dynamicAnchor" | "$comment" | "$vocabulary"
+                | "$defs" | "definitions" => {}
+                "$ref" => target = Some(self.reference(sub, stack, depth)),
+                "$dynamicRef" | "$recursiveRef" => {
+                    let len = self.path.len();
+                    push_token(&mut self.path, key);
+                    self.loosen(LooseningReason::UnresolvableRef);
+                    self.path.truncate(len);
+                }
+                "properties" | "patternProperties" | "dependentSchemas" => match sub {
+                    Value::Object(map) => {
+                        let mut walked = Map::new();
+                        for (name, s) in map {
+                            walked.insert(name.clone(), self.child(&[key, name], s, stack, depth));
+                        }
+                        out.insert(key.clone(), Value::Object(walked));
+                    }
+                    _ => {
+                        out.insert(key.clone(), sub.clone());
+                    }
+                },
+                "dependencies" => {
+                    if let Value::Object(map) = sub {
+                        for (name, dep) in map {
+                            let (slot, value) = if dep.is_array() {
+                                ("dependentRequired", dep.clone())
+                            } else {
+                                (
+                                    "dependentSchemas",
+                                    self.child(&[key, name], dep, stack, depth),
+                                )
+                            };
+                            let entry =
+                                out.entry(slot).or_insert_with(|| Value::Object(Map::new()));
+                            if let Value::Object(e) = entry {
+                                e.insert(name.clone(), value);
+                            }
+                        }
+                    }
+                }
+                "items" if tuple => {
+                    if let Value::Array(list) = sub {
+                        let walked = self.list(key, list, stack, depth);
+                        out.insert("prefixItems".into(), walked);
+                    }
+                }
+                "additionalItems" => {
+                    if tuple {
+                        let walked = self.child(&[key], sub, stack, depth);
+                        out.insert("items".into(), walked);
+                    }
+                }
+                "items"
+                | "additionalProperties"
+                | "propertyNames"
+                | "unevaluatedItems"
+                | "unevaluatedProperties"
+                | "contains"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "contentSchema" => {
+                    let walked = self.child(&[key], sub, stack, depth);
+                    out.insert(key.clone(), walked);
+                }
+                "allOf" | "anyOf" | "oneOf" | "prefixItems" => match sub {
+                    Value::Array(list) => {
+                        let walked = self.list(key, list, stack, depth);
+                        out.insert(key.clone(), walked);
+                    }
+                    _ => {
+                        out.insert(key.clone(), sub.clone());
+                    }
+                },
+                _ => {
+                    out.insert(key.clone(), sub.clone());
+                }
+            }
+        }
+        bounds_to_2020(&mut out, "exclusiveMinimum", "minimum");
+        bounds_to_2020(&mut out, "exclusiveMaximum", "maximum");
+        let out = match target {
+            None | Some(Value::Bool(true)) => out,
+            Some(Value::Bool(false)) => return Value::Bool(false),
+            Some(Value::Object(resolved)) => {
+                if out.is_empty() {
+                    resolved
+                } else if let Some(merged) = merge_exact(&resolved, &out) {
+                    merged
+                } else {
+                    let mut out = out;
+                    match out.get_mut("allOf") {
+                        Some(Value::Array(all)) => all.insert(0, Value::Object(resolved)),
+                        _ => {
+                            out.insert("allOf".into(), Value::Array(vec![Value::Object(resolved)]));
+                        }
+                    }
+                    out
+                }
+            }
+            Some(_) => out,
+        };
+        match simplify_all_of(out) {
+            Value::Object(m) => distribute_types(m),
+            other => other,
+        }
+    }
+
+    fn list(
+        &mut self,
+        key: &str,
+        list: &'a [Value],
+        stack: &mut Vec<String>,
+        depth: usize,
+    ) -> Value {
+        let mut walked = Vec::with_capacity(list.len());
+        for (i, s) in list.iter().enumerate() {
+            walked.push(self.child(&[key, &i.to_string()], s, stack, depth));
+        }
+        Value::Array(walked)
+    }
+
+    /// A `$ref`'s replacement: the inlined target, a kept `{"$ref"}`, or
+    /// `true` (no constraint) when it was dropped.
+    fn reference(&mut self, sub: &'a Value, stack: &mut Vec<String>, depth: usize) -> Value {
+        let resolved = match sub.as_str() {
+            Some(r) if self.nested_resource == 0 => self.resolve(r),
+            _ => None,
+        };
+        let Some((pointer, target)) = resolved else {
+            let len = self.path.len();
+            push_token(&mut self.path, "$ref");
+            self.loosen(LooseningReason::UnresolvableRef);
+            self.path.truncate(len);
+            return Value::Bool(true);
+        };
+        let fits = depth + self.height(&pointer, target) <= self.options.max_depth;
+        let budget = self.nodes < self.options.max_nodes;
+        match self.options.refs {
+            RefMode::InlineKeepRecursive => {
+                if !fits || !budget || stack.contains(&pointer) {
+                    return self.keep(pointer, target);
+                }
+            }
+            RefMode::Unroll { depth: limit } => {
+                let seen = stack.iter().filter(|p| **p == pointer).count();
+                let reason = if seen > usize::from(limit) {
+                    Some(LooseningReason::RecursionCut)
+                } else if !budget {
+                    Some(LooseningReason::Budget)
+                } else if !fits {
+                    Some(LooseningReason::TooDeep)
+                } else {
+                    None
+                };
+                if let Some(reason) = reason {
+                    let len = self.path.len();
+                    push_token(&mut self.path, "$ref");
+                    self.loosen(reason);
+                    self.path.truncate(len);
+                    return Value::Bool(true);
+                }
+            }
+        }
+        let saved = std::mem::replace(&mut self.path, pointer.clone());
+        stack.push(pointer);
+        let out = self.node(target, stack, depth);
+        stack.pop();
+        self.path = saved;
+        out
+    }
+
+    fn keep(&mut self, pointer: String, target: &'a Value) -> Value {
+        let name = match self.kept.get(&pointer) {
+            Some(name) => name.clone(),
+            None => {
+                let name = self.def_name(&pointer);
+                self.kept.insert(pointer.clone(), name.clone());
+                self.pending.push((pointer, name.clone(), target));
+                name
+            }
+        };
+        let mut m = Map::new();
+        m.insert("$ref".into(), Value::String(format!("#/$defs/{name}")));
+        Value::Object(m)
+    }
+
+    fn def_name(&mut self, pointer: &str) -> String {
+        let last = pointer
+            .rsplit('/')
+            .next()
+            .unwrap_or("")
+            .replace("~1", "/")
+            .replace("~0", "~");
+        let mut base: String = last
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(48)
+            .collect();
+        if pointer.is_empty() {
+            base = "root".into();
+        } else if base.is_empty() {
+            base = "def".into();
+        }
+        let mut name = base.clone();
+        let mut n = 2;
+        while !self.used_names.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        name
+    }
+
+    /// Resolves a local reference to (decoded pointer, target).
+    fn resolve(&self, r: &str) -> Option<(String, &'a Value)> {
+        let fragment = match r.strip_prefix('#') {
+            Some(f) => f,
+            None => {
+                let (uri, f) = r.split_once('#').unwrap_or((r, ""));
+                let root_id = self.doc.get("$id")?.as_str()?;
+                if uri.is_empty() || uri != root_id.trim_end_matches('#') {
+                    return None;
+                }
+                f
+            }
+        };
+        if !fragment.is_empty() && !fragment.starts_with('/') {
+            return None;
+        }
+        let decoded = percent_encoding::percent_decode_str(fragment)
+            .decode_utf8()
+            .ok()?
+            .into_owned();
+        let mut current = self.doc;
+        for token in decoded.split('/').skip(1) {
+            let token = token.replace("~1", "/").replace("~0", "~");
+            current = match current {
+                Value::Object(m) => m.get(&token)?,
+                Value::Array(a) => a.get(token.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+            if current.get("$id").is_some() {
+                return None;
+            }
+        }
+        Some((decoded, current))
+    }
+
+    /// Schema nesting height of a target, not following references (capped
+    /// just above `max_depth`).
+    fn height(&mut self, pointer: &str, target: &Value) -> usize {
+        if let Some(h) = self.heights.get(pointer) {
+            return *h;
+        }
+        let h = height_of(target, self.options.max_depth + 1);
+        self.heights.insert(pointer.to_string(), h);
+        h
+    }
+}
+
+fn height_of(v: &Value, cap: usize) -> usize {
+    if cap == 0 {
+        return 1;
+    }
+    let mut max = 0;
+    for_each_subschema(v, &mut |s| {
+        max = max.max(height_of(s, cap - 1));
+    });
+    (max + 1).min(cap + 1)
+}
+
+/// Calls `f` on every direct subschema of a schema object.
+pub(crate) fn for_each_subschema<'v>(v: &'v Value, f: &mut dyn FnMut(&'v Value)) {
+    let Value::Object(m) = v else {
+        return;
+    };
+    for (key, sub) in m {
+        match key.as_str() {
+            "properties" | "patternProperties" | "dependentSchemas" | "$defs" | "definitions" => {
+                if let Value::Object(map) = sub {
+                    map.values().for_each(&mut *f);
+                }
+            }
+            "dependencies" => {
+                if let Value::Object(map) = sub {
+                    map.values().filter(|d| !d.is_array()).for_each(&mut *f);
+                }
+            }
+            "items" | "allOf" | "anyOf" | "oneOf" | "prefixItems" => match sub {
+                Value::Array(list) => list.iter().for_each(&mut *f),
+                other => f(other),
+            },
+            "additionalItems"
+            | "additionalProperties"
+            | "propertyNames"
+            | "unevaluatedItems"
+            | "unevaluatedProperties"
+            | "contains"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "contentSchema" => f(sub),
+            _ => {}
+        }
+    }
+}
+
+/// Draft-04 boolean `exclusiveMinimum` / `exclusiveMaximum` → 2020-12.
+fn bounds_to_2020(out: &mut Map<String, Value>, exclusive: &str, inclusive: &str) {
+    if let Some(Value::Bool(flag)) = out.get(exclusive) {
+        let flag = *flag;
+        out.remove(exclusive);
+        if flag {
+            if let Some(bound) = out.remove(inclusive) {
+                out.insert(exclusive.into(), bound);
+            }
+        }
+    }
+}
+
+/// Merges `allOf` members into the schema where exact; `true` members are
+/// dropped, a `false` member makes the schema `false`.
+fn simplify_all_of(mut out: Map<String, Value>) -> Value {
+    let Some(Value::Array(members)) = out.remove("allOf") else {
+        return Value::Object(out);
+    };
+    let mut rest: Vec<Value> = Vec::new();
+    for member in members {
+        match member {
+            Value::Bool(true) => {}
+            Value::Bool(false) => return Value::Bool(false),
+            Value::Object(inner) => match merge_exact(&inner, &out) {
+                Some(merged) => out = merged,
+                None => rest.push(Value::Object(inner)),
+            },
+            other => rest.push(other),
+        }
+    }
+    if !rest.is_empty() {
+        out.insert("allOf".into(), Value::Array(rest));
+    }
+    Value::Object(out)
+}
