@@ -22,6 +22,12 @@
 //! * rewrites `type: [a, b]` into `anyOf: [{type: a, …}, {type: b, …}]`,
 //!   each branch carrying only the keywords that apply to its type (enum
 //!   values filtered by type), so every node has a single `type`;
+//! * loosens tuples: `prefixItems: [A, B], items: R` becomes
+//!   `items: {anyOf: [A, B, R]}` with the same `minItems`/`maxItems`
+//!   (`items: false` caps `maxItems` at the tuple length), because draft-07
+//!   validators (the MCP TypeScript SDK checks results with one) read
+//!   `items` after `prefixItems` differently and several providers reject
+//!   `prefixItems`;
 //! * converts draft-07/draft-04 spellings into 2020-12 ones: array `items`
 //!   → `prefixItems` (+ `additionalItems` → `items`), `dependencies` →
 //!   `dependentRequired`/`dependentSchemas`, boolean
@@ -124,6 +130,11 @@ pub enum LooseningReason {
     /// A value in a schema position that is neither an object nor a
     /// boolean (not a JSON Schema) became `{}`.
     InvalidSchema,
+    /// A tuple (`prefixItems`) became an array whose items match any of the
+    /// tuple's item schemas (with the same length bounds): `prefixItems`
+    /// is read differently by draft-07 validators (the MCP TypeScript SDK
+    /// validates output with one) and unknown to several providers.
+    Tuple,
 }
 
 impl LooseningReason {
@@ -135,6 +146,7 @@ impl LooseningReason {
             LooseningReason::Budget => "budget",
             LooseningReason::TooDeep => "too-deep",
             LooseningReason::InvalidSchema => "invalid-schema",
+            LooseningReason::Tuple => "tuple",
         }
     }
 }
@@ -474,6 +486,7 @@ pub fn normalize(schema: &Value, options: &NormalizeOptions) -> NormalizedSchema
         pending: Vec::new(),
         defs: Map::new(),
         heights: HashMap::new(),
+        recursive: HashSet::new(),
         loosened: Vec::new(),
         path: String::new(),
         nested_resource: 0,
@@ -517,6 +530,8 @@ struct Normalizer<'a> {
     pending: Vec<(String, String, &'a Value)>,
     defs: Map<String, Value>,
     heights: HashMap<String, usize>,
+    /// Targets found to reference themselves (kept instead of inlined).
+    recursive: HashSet<String>,
     loosened: Vec<Loosening>,
     /// Pointer of the input node being walked.
     path: String,
@@ -679,6 +694,9 @@ impl<'a> Normalizer<'a> {
                 }
             }
         }
+        if flatten_tuple(&mut out) {
+            self.loosen(LooseningReason::Tuple);
+        }
         bounds_to_2020(&mut out, "exclusiveMinimum", "minimum");
         bounds_to_2020(&mut out, "exclusiveMaximum", "maximum");
         let out = match target {
@@ -740,7 +758,11 @@ impl<'a> Normalizer<'a> {
         let budget = self.nodes < self.options.max_nodes;
         match self.options.refs {
             RefMode::InlineKeepRecursive => {
-                if !fits || !budget || stack.contains(&pointer) {
+                if stack.contains(&pointer) {
+                    self.recursive.insert(pointer.clone());
+                    return self.keep(pointer, target);
+                }
+                if !fits || !budget {
                     return self.keep(pointer, target);
                 }
             }
@@ -765,10 +787,15 @@ impl<'a> Normalizer<'a> {
             }
         }
         let saved = std::mem::replace(&mut self.path, pointer.clone());
-        stack.push(pointer);
+        stack.push(pointer.clone());
         let out = self.node(target, stack, depth);
         stack.pop();
         self.path = saved;
+        if self.options.refs == RefMode::InlineKeepRecursive && self.recursive.contains(&pointer) {
+            // A recursive target is referenced from everywhere, never also
+            // inlined once.
+            return self.keep(pointer, target);
+        }
         out
     }
 
@@ -912,6 +939,55 @@ pub(crate) fn for_each_subschema<'v>(v: &'v Value, f: &mut dyn FnMut(&'v Value))
             _ => {}
         }
     }
+}
+
+/// `prefixItems: [A, B], items: R` → `items: anyOf[A, B, R]`, the length
+/// bounds kept (`items: false` caps `maxItems` at the tuple length; absent
+/// `items` leaves items unconstrained). A loosening; true when applied.
+fn flatten_tuple(out: &mut Map<String, Value>) -> bool {
+    let Some(Value::Array(prefix)) = out.remove("prefixItems") else {
+        return false;
+    };
+    let tuple_len = prefix.len() as u64;
+    let rest = out
+        .remove("items")
+        .or_else(|| out.remove("unevaluatedItems"));
+    out.remove("unevaluatedItems");
+    if matches!(rest, Some(Value::Bool(false))) {
+        let max = out
+            .get("maxItems")
+            .and_then(Value::as_u64)
+            .map_or(tuple_len, |m| m.min(tuple_len));
+        out.insert("maxItems".into(), Value::from(max));
+    }
+    // Absent `items` leaves the items after the tuple unconstrained.
+    let mut any = rest.is_none();
+    let mut branches: Vec<Value> = Vec::with_capacity(prefix.len() + 1);
+    for b in prefix.into_iter().chain(rest) {
+        match b {
+            Value::Bool(false) => {}
+            Value::Bool(true) => any = true,
+            Value::Object(m) if m.is_empty() => any = true,
+            b => {
+                if !branches.contains(&b) {
+                    branches.push(b);
+                }
+            }
+        }
+    }
+    if !any {
+        let items = match branches.len() {
+            0 => Value::Bool(false),
+            1 => branches.remove(0),
+            _ => {
+                let mut u = Map::new();
+                u.insert("anyOf".into(), Value::Array(branches));
+                Value::Object(u)
+            }
+        };
+        out.insert("items".into(), items);
+    }
+    true
 }
 
 /// Draft-04 boolean `exclusiveMinimum` / `exclusiveMaximum` → 2020-12.

@@ -656,6 +656,11 @@ impl Strictifier<'_> {
             Value::Bool(false) => return Err(self.fail(NotStrictReason::NeverValid)),
             _ => return Err(self.fail(NotStrictReason::Unconstrained)),
         };
+        if m.keys()
+            .all(|k| super::schema::ANNOTATIONS.contains(&k.as_str()))
+        {
+            return Err(self.fail(NotStrictReason::Unconstrained));
+        }
         if let Some(r) = m.get("$ref") {
             let known = r
                 .as_str()
