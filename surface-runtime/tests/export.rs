@@ -13,15 +13,15 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Map, Value};
 use surface_runtime::export::strict::check_strict_schema;
 use surface_runtime::export::{
-    ExportError, ExportOptions, NotStrictReason, OpenAiMode, StrictLimits, ToolCall, ToolCallError,
-    ToolCatalog, ToolResultText,
+    ExportError, ExportOptions, OpenAiMode, StrictLimits, ToolCall, ToolCallError, ToolCatalog,
+    ToolResultText,
 };
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
     AgentConsumer, AgentError, AgentInvocationResult, AgentManifest, AgentProcedureExecutor,
     AgentProcedureRef, Authority, BoundField, BoundInput, ComponentDefinition, ConfirmationLevel,
     ErrorCode, ExecuteRequest, ExecutionError, ProcedureReference, RegistrationHandle, Retry,
-    SurfaceRegistry, SurfaceSnapshot, ViewCapability,
+    SurfaceRegistry, ViewCapability,
 };
 
 fn repo() -> PathBuf {
@@ -435,4 +435,534 @@ fn strict_calls_of_the_zod_samples_map_back_to_the_samples() {
 #[test]
 fn strict_calls_of_the_orpc_samples_map_back_to_the_samples() {
     assert!(check_samples("tests/fixtures/codegen/orpc.manifest.json") >= 15);
+}
+
+// ----- calls and results through a registry -----------------------------------------------------
+
+fn error_of(result: &AgentInvocationResult) -> &AgentError {
+    result
+        .error()
+        .unwrap_or_else(|| panic!("expected an error, got {result:?}"))
+}
+
+#[tokio::test]
+async fn a_locked_field_sent_by_the_model_is_refused_with_invalid_input() {
+    let d = devices();
+    let consumer = embedded();
+    let catalog = ToolCatalog::new(&d.registry.snapshot(&consumer)).unwrap();
+    let schema = catalog.tool("devices__disable").unwrap().input_schema();
+    assert!(schema["properties"].get("deviceIds").is_none());
+    let call = ToolCall::new(
+        "devices__disable",
+        "c-1",
+        Some(json!({"deviceIds": ["dev-3"]})),
+    );
+    let result = d
+        .registry
+        .invoke(catalog.invocation(call).unwrap(), &consumer)
+        .await;
+    let error = error_of(&result);
+    assert_eq!(error.code, ErrorCode::InvalidInput);
+    assert_eq!(error.details["lockedFields"], json!(["deviceIds"]));
+    assert!(d.executor.0.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_confirmed_call_runs_with_the_bound_selection() {
+    let d = devices();
+    let consumer = embedded();
+    let catalog = ToolCatalog::new(&d.registry.snapshot(&consumer)).unwrap();
+    let call = ToolCall::new("devices__disable", "c-1", Some(json!({"reason": "lost"})));
+    let first = d
+        .registry
+        .invoke(catalog.invocation(call).unwrap(), &consumer)
+        .await;
+    let error = error_of(&first);
+    assert_eq!(error.code, ErrorCode::ConfirmationRequired);
+    let mcp = catalog.mcp_result("devices__disable", &first);
+    assert!(mcp.is_error);
+    let text = serde_json::to_value(&mcp).unwrap();
+    assert!(text["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("CONFIRMATION_REQUIRED: "));
+    assert!(text["content"][0]["text"].as_str().unwrap().ends_with(
+        "you cannot confirm it yourself. Once the user has confirmed, make the same call again."
+    ));
+    // No output schema: the error is also structuredContent.
+    assert_eq!(text["structuredContent"]["code"], "CONFIRMATION_REQUIRED");
+    assert_eq!(text["structuredContent"]["retry"], "after-confirmation");
+    // The application approves; the host retries with a fresh id.
+    let id = error.details["confirmationId"].as_str().unwrap();
+    let evidence = d.registry.confirm(id).unwrap();
+    let retry = ToolCall::new("devices__disable", "c-2", Some(json!({"reason": "lost"})));
+    let mut invocation = catalog.invocation(retry).unwrap();
+    invocation.confirmation = Some(evidence);
+    let second = d.registry.invoke(invocation, &consumer).await;
+    assert!(second.error().is_none(), "{second:?}");
+    assert_eq!(
+        d.executor.0.lock().unwrap().as_slice(),
+        [json!({"deviceIds": ["dev-1", "dev-2"], "reason": "lost"})]
+    );
+}
+
+#[tokio::test]
+async fn a_strict_call_has_its_absent_nulls_removed_and_a_plain_one_does_not() {
+    let d = devices();
+    let consumer = embedded();
+    let catalog = ToolCatalog::new(&d.registry.snapshot(&consumer)).unwrap();
+    let args = json!({"limit": null, "status": "active"});
+    let plain = catalog
+        .invocation(ToolCall::new("devices__list", "c-1", Some(args.clone())))
+        .unwrap();
+    assert_eq!(plain.input, args);
+    let refused = d.registry.invoke(plain, &consumer).await;
+    assert_eq!(error_of(&refused).code, ErrorCode::InvalidInput);
+    let strict = catalog
+        .strict_invocation(ToolCall::new("devices__list", "c-2", Some(args)))
+        .unwrap();
+    assert_eq!(strict.input, json!({"status": "active"}));
+    let ok = d.registry.invoke(strict, &consumer).await;
+    assert!(ok.error().is_none(), "{ok:?}");
+    // A view capability: `extend: null` (an absent Option) is removed too.
+    let select = catalog
+        .strict_invocation(ToolCall::new(
+            "view__devices__table__select",
+            "c-3",
+            Some(json!({"ids": ["dev-3"], "extend": null})),
+        ))
+        .unwrap();
+    assert_eq!(select.input, json!({"ids": ["dev-3"]}));
+    let selected = d.registry.invoke(select, &consumer).await;
+    assert_eq!(
+        selected,
+        AgentInvocationResult::Success {
+            invocation_id: "c-3".into(),
+            output: json!({"selected": 1})
+        }
+    );
+}
+
+#[test]
+fn an_invocation_carries_the_catalog_identity_and_the_call_id() {
+    let d = devices();
+    let snapshot = d.registry.snapshot(&embedded());
+    let catalog = ToolCatalog::new(&snapshot).unwrap();
+    let purge = catalog
+        .invocation(ToolCall::new("devices__purge", "call_abc", None))
+        .unwrap();
+    let descriptor = snapshot
+        .procedures_for("domain:devices.purge")
+        .next()
+        .unwrap();
+    assert_eq!(purge.invocation_id, "call_abc");
+    assert_eq!(purge.capability_id, "domain:devices.purge");
+    assert_eq!(
+        purge.registration_id.as_deref(),
+        Some(descriptor.registration_id.as_str())
+    );
+    assert_eq!(purge.surface_version, Some(snapshot.surface_version));
+    assert_eq!(purge.input, json!({}));
+    let select = catalog
+        .invocation(ToolCall::new("view__devices__table__select", "c", None))
+        .unwrap();
+    assert_eq!(select.capability_id, "view:devices.table.select");
+    assert_eq!(
+        select.registration_id.as_deref(),
+        Some(snapshot.components[0].registration_id.as_str())
+    );
+}
+
+#[tokio::test]
+async fn a_call_from_an_older_catalog_is_stale_for_a_destructive_tool() {
+    let d = devices();
+    let consumer = embedded();
+    let old = ToolCatalog::new(&d.registry.snapshot(&consumer)).unwrap();
+    let authority = d.registry.authority().clone();
+    let _stats = d
+        .registry
+        .register_procedure(ProcedureReference::new(procedure(
+            &authority,
+            "devices.stats",
+        )))
+        .unwrap();
+    let call = ToolCall::new(
+        "devices__purge",
+        "c-1",
+        Some(json!({"deviceIds": ["dev-1"]})),
+    );
+    let result = d
+        .registry
+        .invoke(old.invocation(call).unwrap(), &consumer)
+        .await;
+    let error = error_of(&result);
+    assert_eq!(error.code, ErrorCode::StaleCapability);
+    assert_eq!(error.retry, Retry::AfterRefresh);
+    assert!(
+        serde_json::to_value(old.mcp_result("devices__purge", &result)).unwrap()["content"][0]
+            ["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("list the tools again, then use a current tool.")
+    );
+}
+
+#[tokio::test]
+async fn an_unavailable_tool_is_not_exported_but_a_call_naming_it_gets_unavailable() {
+    let d = devices();
+    let consumer = embedded();
+    let catalog = ToolCatalog::new(&d.registry.snapshot(&consumer)).unwrap();
+    assert!(catalog
+        .mcp_tools()
+        .iter()
+        .all(|t| t.name != "devices__rename"));
+    assert!(catalog
+        .anthropic_tools()
+        .iter()
+        .all(|t| t.name != "devices__rename"));
+    let rename = catalog.tool("devices__rename").unwrap();
+    assert!(!rename.is_exported() && !rename.available());
+    let call = ToolCall::new(
+        "devices__rename",
+        "c-1",
+        Some(json!({"deviceId": "d", "name": "n"})),
+    );
+    let result = d
+        .registry
+        .invoke(catalog.invocation(call).unwrap(), &consumer)
+        .await;
+    let error = error_of(&result);
+    assert_eq!(error.code, ErrorCode::Unavailable);
+    assert!(
+        error.message.contains("Select exactly one device"),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn include_unavailable_exports_the_tool_with_its_reason() {
+    let d = devices();
+    let options = ExportOptions {
+        include_unavailable: true,
+        ..ExportOptions::default()
+    };
+    let catalog = ToolCatalog::with_options(&d.registry.snapshot(&embedded()), &options).unwrap();
+    let rename = catalog
+        .mcp_tools()
+        .into_iter()
+        .find(|t| t.name == "devices__rename")
+        .unwrap();
+    assert_eq!(
+        rename.description.as_deref(),
+        Some("Rename a device\n\nCurrently unavailable: Select exactly one device")
+    );
+}
+
+#[test]
+fn a_headless_consumer_gets_no_view_tools() {
+    let d = devices();
+    let catalog = ToolCatalog::new(&d.registry.snapshot(&AgentConsumer::headless("h"))).unwrap();
+    let names: Vec<String> = catalog.mcp_tools().into_iter().map(|t| t.name).collect();
+    assert_eq!(
+        names,
+        ["devices__list", "devices__disable", "devices__purge"]
+    );
+}
+
+#[test]
+fn tool_call_errors_are_typed_and_map_to_agent_errors() {
+    let d = devices();
+    let catalog = ToolCatalog::new(&d.registry.snapshot(&embedded())).unwrap();
+    let version = catalog.surface_version();
+    let unknown = catalog
+        .invocation(ToolCall::new("devices__explode", "c", None))
+        .unwrap_err();
+    assert_eq!(
+        unknown,
+        ToolCallError::UnknownTool {
+            name: "devices__explode".into(),
+            surface_version: version
+        }
+    );
+    assert_eq!(unknown.agent_error().code, ErrorCode::UnknownCapability);
+    assert_eq!(unknown.agent_error().retry, Retry::AfterRefresh);
+    let long = "x".repeat(1000);
+    match catalog.invocation(ToolCall::new(long, "c", None)) {
+        Err(ToolCallError::UnknownTool { name, .. }) => assert_eq!(name.len(), 128),
+        other => panic!("{other:?}"),
+    }
+    for (args, found) in [
+        (json!([1]), "an array"),
+        (json!(null), "null"),
+        (json!("x"), "a string"),
+    ] {
+        let err = catalog
+            .invocation(ToolCall::new("devices__list", "c", Some(args)))
+            .unwrap_err();
+        assert_eq!(
+            err,
+            ToolCallError::ArgumentsNotObject {
+                name: "devices__list".into(),
+                found
+            }
+        );
+        let agent = err.agent_error();
+        assert_eq!(
+            (agent.code, agent.retry),
+            (ErrorCode::InvalidInput, Retry::WithChanges)
+        );
+        assert_eq!(agent.details["reason"], "arguments-not-object");
+    }
+    assert_eq!(
+        catalog
+            .invocation(ToolCall::new("devices__list", "", None))
+            .unwrap_err(),
+        ToolCallError::EmptyCallId
+    );
+    assert_eq!(
+        catalog
+            .invocation(ToolCall::new("devices__list", "i".repeat(257), None))
+            .unwrap_err(),
+        ToolCallError::CallIdTooLong {
+            size: 257,
+            limit: 256
+        }
+    );
+    let result = unknown.to_result("c-9");
+    assert_eq!(result.invocation_id(), "c-9");
+    assert_eq!(result.error().unwrap().code, ErrorCode::UnknownCapability);
+}
+
+#[test]
+fn json_argument_text_is_parsed_with_limits() {
+    let call = ToolCall::from_json_arguments("devices__list", "c", r#"{"limit": 5}"#).unwrap();
+    assert_eq!(call.arguments, Some(json!({"limit": 5})));
+    let empty = ToolCall::from_json_arguments("devices__list", "c", "  ").unwrap();
+    assert_eq!(empty.arguments, None);
+    assert_eq!(
+        ToolCall::from_json_arguments("devices__list", "c", "{\n \"limit\": }").unwrap_err(),
+        ToolCallError::ArgumentsNotJson {
+            name: "devices__list".into(),
+            line: 2,
+            column: 11
+        }
+    );
+    let big = format!("{{\"a\":\"{}\"}}", "x".repeat(262_144));
+    assert_eq!(
+        ToolCall::from_json_arguments("t", "c", &big).unwrap_err(),
+        ToolCallError::ArgumentsTooLarge {
+            name: "t".into(),
+            size: big.len(),
+            limit: 262_144
+        }
+    );
+}
+
+#[test]
+fn results_map_to_mcp_and_provider_shapes() {
+    let d = devices();
+    let catalog = ToolCatalog::new(&d.registry.snapshot(&embedded())).unwrap();
+    let ok = AgentInvocationResult::Success {
+        invocation_id: "c".into(),
+        output: json!({"devices": []}),
+    };
+    assert_eq!(
+        serde_json::to_value(catalog.mcp_result("devices__list", &ok)).unwrap(),
+        json!({"content": [{"type": "text", "text": "{\"devices\":[]}"}],
+               "structuredContent": {"devices": []}, "isError": false})
+    );
+    // Declared output schema: an error carries no structuredContent.
+    let err = AgentInvocationResult::Error {
+        invocation_id: "c".into(),
+        error: AgentError::new(ErrorCode::Timeout, "The call timed out.", Retry::Yes),
+    };
+    assert_eq!(
+        serde_json::to_value(catalog.mcp_result("devices__list", &err)).unwrap(),
+        json!({"content": [
+            {"type": "text", "text": "TIMEOUT: The call timed out. The same call may succeed if you make it again later."},
+            {"type": "text", "text": "{\"code\":\"TIMEOUT\",\"details\":{},\"message\":\"The call timed out.\",\"retry\":\"yes\"}"}],
+          "isError": true})
+    );
+    // No output schema and a non-object output: text only.
+    let null = AgentInvocationResult::Success {
+        invocation_id: "c".into(),
+        output: Value::Null,
+    };
+    assert_eq!(
+        serde_json::to_value(catalog.mcp_result("devices__purge", &null)).unwrap(),
+        json!({"content": [{"type": "text", "text": "null"}], "isError": false})
+    );
+    let text = ToolResultText::new(&err);
+    assert!(text.is_error);
+    assert_eq!(
+        text.text,
+        "TIMEOUT: The call timed out. The same call may succeed if you make it again later.\n{\"code\":\"TIMEOUT\",\"details\":{},\"message\":\"The call timed out.\",\"retry\":\"yes\"}"
+    );
+    assert_eq!(
+        text.anthropic_tool_result("toolu_1"),
+        json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": text.text, "is_error": true})
+    );
+    assert_eq!(
+        ToolResultText::new(&ok).openai_function_call_output("call_1"),
+        json!({"type": "function_call_output", "call_id": "call_1", "output": "{\"devices\":[]}"})
+    );
+    assert_eq!(
+        ToolResultText::new(&ok).openai_tool_message("call_1"),
+        json!({"role": "tool", "tool_call_id": "call_1", "content": "{\"devices\":[]}"})
+    );
+}
+
+#[test]
+fn a_non_object_output_schema_is_wrapped_under_result() {
+    let m = AgentManifest::from_json_str(
+        r#"{"tools":{"devices.count":{"description":"Count","inputSchema":{"type":"object"},
+            "outputSchema":{"type":"integer","minimum":0},"effect":"server-query"}}}"#,
+    )
+    .unwrap();
+    let (registry, _h) = unbound(m);
+    let catalog = ToolCatalog::new(&registry.snapshot(&embedded())).unwrap();
+    let tool = catalog.tool("devices__count").unwrap();
+    let out = tool.output_schema().unwrap();
+    assert!(out.wrapped);
+    assert_eq!(
+        out.schema,
+        json!({"type": "object", "properties": {"result": {"type": "integer", "minimum": 0}}, "required": ["result"]})
+    );
+    let ok = AgentInvocationResult::Success {
+        invocation_id: "c".into(),
+        output: json!(3),
+    };
+    let result = serde_json::to_value(tool.mcp_result(&ok)).unwrap();
+    assert_eq!(result["structuredContent"], json!({"result": 3}));
+    assert_eq!(result["content"][0]["text"], "3");
+}
+
+// ----- naming through a registry -----------------------------------------------------------------
+
+fn two_tables(registry: &SurfaceRegistry, instances: [(&str, &str); 2]) -> Vec<RegistrationHandle> {
+    let authority = registry.authority().clone();
+    let mut handles = Vec::new();
+    for (ty, instance) in instances {
+        let table = registry
+            .register_component(ComponentDefinition::new(ty, instance))
+            .unwrap();
+        let disable = registry
+            .register_procedure(
+                ProcedureReference::new(procedure(&authority, "devices.disable"))
+                    .bind(|| Selection(vec!["dev-1".into()]))
+                    .context(&table),
+            )
+            .unwrap();
+        handles.extend([table, disable]);
+    }
+    handles
+}
+
+#[test]
+fn two_references_to_one_procedure_get_distinct_names_by_instance() {
+    let authority = Authority::from_manifest(manifest("tests/fixtures/devices.manifest.json"));
+    let registry = SurfaceRegistry::new(authority);
+    let _h = two_tables(
+        &registry,
+        [("devices.table", "main"), ("devices.table", "archive")],
+    );
+    let snapshot = registry.snapshot(&embedded());
+    let catalog = ToolCatalog::new(&snapshot).unwrap();
+    let names: Vec<&str> = catalog.tools().map(|t| t.name()).collect();
+    assert_eq!(
+        names,
+        ["devices__disable__main", "devices__disable__archive"]
+    );
+    let archive = catalog.tool("devices__disable__archive").unwrap();
+    assert_eq!(archive.title(), "devices.disable (archive)");
+    assert!(archive
+        .description()
+        .contains("Acts on the devices.table component \"archive\"."));
+    let invocation = catalog
+        .invocation(ToolCall::new("devices__disable__archive", "c", None))
+        .unwrap();
+    let expected = snapshot
+        .procedures
+        .iter()
+        .find(|p| p.context.as_ref().unwrap().instance_id == "archive")
+        .unwrap();
+    assert_eq!(
+        invocation.registration_id.as_deref(),
+        Some(expected.registration_id.as_str())
+    );
+    // Deterministic: the same snapshot gives the same catalog.
+    assert_eq!(ToolCatalog::new(&snapshot).unwrap(), catalog);
+}
+
+#[test]
+fn same_instance_ids_in_two_component_types_are_qualified_by_type() {
+    let authority = Authority::from_manifest(manifest("tests/fixtures/devices.manifest.json"));
+    let registry = SurfaceRegistry::new(authority);
+    let _h = two_tables(
+        &registry,
+        [("devices.table", "main"), ("devices.grid", "main")],
+    );
+    let catalog = ToolCatalog::new(&registry.snapshot(&embedded())).unwrap();
+    let names: Vec<&str> = catalog.tools().map(|t| t.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "devices__disable__devices__table__main",
+            "devices__disable__devices__grid__main"
+        ]
+    );
+}
+
+#[test]
+fn a_procedure_and_a_view_capability_with_one_name_are_a_collision_naming_both() {
+    let m = AgentManifest::from_json_str(
+        r#"{"tools":{"view.devices.table.select":{"description":"d","inputSchema":{"type":"object"},"effect":"server-query"}}}"#,
+    )
+    .unwrap();
+    let (registry, _h) = unbound(m);
+    let _table = registry
+        .register_component(
+            ComponentDefinition::new("devices.table", "main").capability(
+                ViewCapability::with_schema(
+                    "select",
+                    "Select",
+                    json!({"type": "object"}),
+                    |_v| async { Ok(Value::Null) },
+                ),
+            ),
+        )
+        .unwrap();
+    let err = ToolCatalog::new(&registry.snapshot(&embedded())).unwrap_err();
+    assert_eq!(
+        err,
+        ExportError::NameCollision {
+            name: "view__devices__table__select".into(),
+            first: "domain:view.devices.table.select".into(),
+            second: "view:devices.table.select".into(),
+        }
+    );
+    assert!(err
+        .to_string()
+        .contains("`domain:view.devices.table.select` and `view:devices.table.select`"));
+}
+
+#[test]
+fn a_capability_id_override_is_what_the_invocation_names() {
+    let m = AgentManifest::from_json_str(
+        r#"{"tools":{"mail.send":{"description":"Send","inputSchema":{"type":"object"},
+            "effect":"external-side-effect","capabilityId":"cap:mail.send@2"}}}"#,
+    )
+    .unwrap();
+    let (registry, _h) = unbound(m);
+    let catalog = ToolCatalog::new(&registry.snapshot(&embedded())).unwrap();
+    let tool = &catalog.mcp_tools()[0];
+    assert_eq!(tool.name, "mail__send");
+    assert_eq!(
+        serde_json::to_value(&tool.annotations).unwrap(),
+        json!({"readOnlyHint": false, "openWorldHint": true})
+    );
+    let invocation = catalog
+        .invocation(ToolCall::new("mail__send", "c", None))
+        .unwrap();
+    assert_eq!(invocation.capability_id, "cap:mail.send@2");
 }

@@ -404,12 +404,17 @@ impl ToolCatalog {
         options: &ExportOptions,
     ) -> Result<Self, ExportError> {
         let entries = entries(snapshot);
-        let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        // Registrations of one capability share a key and are qualified;
+        // two capabilities with one key are a collision below.
+        let mut groups: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
         for (i, e) in entries.iter().enumerate() {
-            groups.entry(e.key.as_str()).or_default().push(i);
+            groups
+                .entry((e.key.as_str(), e.capability_id.as_str()))
+                .or_default()
+                .push(i);
         }
         let mut names: Vec<(String, Option<String>)> = vec![(String::new(), None); entries.len()];
-        for (key, members) in &groups {
+        for ((key, _), members) in &groups {
             let described: Vec<naming::Member<'_>> = members
                 .iter()
                 .map(|&i| naming::Member {
