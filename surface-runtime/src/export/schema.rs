@@ -1026,3 +1026,499 @@ fn simplify_all_of(mut out: Map<String, Value>) -> Value {
     }
     Value::Object(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn norm(schema: Value) -> NormalizedSchema {
+        normalize(&schema, &NormalizeOptions::default())
+    }
+
+    /// Both schemas give the same verdict on every instance.
+    fn same_verdicts(a: &Value, b: &Value, instances: &[Value]) {
+        let va = jsonschema::validator_for(a).unwrap();
+        let vb = jsonschema::validator_for(b).unwrap();
+        for i in instances {
+            assert_eq!(va.is_valid(i), vb.is_valid(i), "{i} under {a} vs {b}");
+        }
+    }
+
+    /// Everything `a` accepts, `b` accepts.
+    fn loosens(a: &Value, b: &Value, instances: &[Value]) {
+        let va = jsonschema::validator_for(a).unwrap();
+        let vb = jsonschema::validator_for(b).unwrap();
+        for i in instances {
+            assert!(
+                !va.is_valid(i) || vb.is_valid(i),
+                "{i} accepted by {a} but not {b}"
+            );
+        }
+    }
+
+    fn scalars() -> Vec<Value> {
+        vec![
+            json!("a"),
+            json!("b"),
+            json!(""),
+            json!("c"),
+            json!(null),
+            json!(3),
+            json!(4),
+            json!(-1),
+            json!(1.5),
+            json!(true),
+            json!([]),
+            json!({}),
+        ]
+    }
+
+    #[test]
+    fn type_arrays_become_single_type_branches_with_their_keywords() {
+        let input = json!({"type": ["string", "null", "integer"], "minLength": 1, "minimum": 0,
+            "enum": ["a", null, 3, "b", ""], "description": "d"});
+        let out = norm(input.clone());
+        assert_eq!(
+            out.schema,
+            json!({"description": "d", "anyOf": [
+                {"type": "string", "minLength": 1, "enum": ["a", "b", ""]},
+                {"type": "null", "enum": [null]},
+                {"type": "integer", "minimum": 0, "enum": [3]}]})
+        );
+        assert!(out.loosened.is_empty());
+        same_verdicts(&input, &out.schema, &scalars());
+    }
+
+    #[test]
+    fn a_one_type_array_is_a_plain_type_and_a_mismatched_const_drops_its_branch() {
+        assert_eq!(
+            norm(json!({"type": ["string"]})).schema,
+            json!({"type": "string"})
+        );
+        let input = json!({"type": ["string", "number"], "const": "x", "title": "t"});
+        let out = norm(input.clone()).schema;
+        assert_eq!(out, json!({"type": "string", "const": "x", "title": "t"}));
+        same_verdicts(&input, &out, &[json!("x"), json!("y"), json!(1)]);
+        let impossible = json!({"type": ["string", "number"], "enum": [true]});
+        assert_eq!(norm(impossible).schema, json!(false));
+    }
+
+    #[test]
+    fn type_arrays_nested_in_properties_and_items_are_rewritten() {
+        let input = json!({"type": "object", "properties": {"tags": {"type": "array",
+            "items": {"type": ["string", "null"], "maxLength": 2}}}});
+        let out = norm(input.clone()).schema;
+        assert_eq!(
+            out,
+            json!({"type": "object", "properties": {"tags": {"type": "array", "items": {"anyOf": [
+                {"type": "string", "maxLength": 2}, {"type": "null"}]}}}})
+        );
+        same_verdicts(
+            &input,
+            &out,
+            &[
+                json!({"tags": ["ab", null]}),
+                json!({"tags": ["abc"]}),
+                json!({"tags": [1]}),
+            ],
+        );
+    }
+
+    #[test]
+    fn local_refs_are_inlined_and_dialect_keywords_dropped() {
+        let input = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://x.test/s",
+            "type": "object",
+            "properties": {
+                "a": {"$ref": "#/$defs/Name"},
+                "b": {"$ref": "#/$defs/Name", "description": "B's name"},
+                "c": {"$ref": "https://x.test/s#/definitions/Count"}
+            },
+            "$defs": {"Name": {"type": "string", "minLength": 1, "description": "A name"}},
+            "definitions": {"Count": {"type": "integer"}}
+        });
+        let out = norm(input.clone());
+        assert_eq!(
+            out.schema,
+            json!({"type": "object", "properties": {
+                "a": {"type": "string", "minLength": 1, "description": "A name"},
+                "b": {"type": "string", "minLength": 1, "description": "B's name"},
+                "c": {"type": "integer"}}})
+        );
+        assert!(out.loosened.is_empty());
+        same_verdicts(
+            &input,
+            &out.schema,
+            &[
+                json!({"a": "x"}),
+                json!({"a": ""}),
+                json!({"c": 1.5}),
+                json!({"b": 2}),
+                json!({}),
+            ],
+        );
+    }
+
+    #[test]
+    fn a_ref_whose_siblings_read_its_keywords_stays_a_conjunction() {
+        let input = json!({"$defs": {"Closed": {"type": "object", "properties": {"a": {}},
+                "additionalProperties": false}},
+            "type": "object",
+            "properties": {"x": {"$ref": "#/$defs/Closed", "properties": {"b": {}}}}});
+        let out = norm(input.clone()).schema;
+        assert_eq!(
+            out["properties"]["x"],
+            json!({"properties": {"b": {}}, "allOf": [{"type": "object", "properties": {"a": {}},
+                "additionalProperties": false}]})
+        );
+        same_verdicts(
+            &input,
+            &out,
+            &[
+                json!({"x": {"a": 1}}),
+                json!({"x": {"b": 1}}),
+                json!({"x": {}}),
+                json!({"x": 1}),
+            ],
+        );
+    }
+
+    #[test]
+    fn single_all_of_members_merge_into_the_schema() {
+        let input = json!({"$defs": {"Id": {"type": "string", "pattern": "^d-"}},
+            "allOf": [{"$ref": "#/$defs/Id"}], "description": "Device id"});
+        assert_eq!(
+            norm(input).schema,
+            json!({"type": "string", "pattern": "^d-", "description": "Device id"})
+        );
+        let two = json!({"allOf": [{"required": ["a"]}, {"required": ["b"], "type": "object"}]});
+        assert_eq!(
+            norm(two).schema,
+            json!({"required": ["b", "a"], "type": "object"})
+        );
+    }
+
+    #[test]
+    fn recursive_refs_are_kept_under_defs_and_referenced_only() {
+        let input = json!({"type": "object", "properties": {"root": {"$ref": "#/$defs/Node"}},
+            "$defs": {"Node": {"type": "object", "properties": {
+                "name": {"type": "string"},
+                "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+                "meta": {"$ref": "#/$defs/Meta"}}},
+              "Meta": {"type": "object", "properties": {"n": {"type": "integer"}}}}});
+        let out = norm(input.clone());
+        assert_eq!(
+            out.schema,
+            json!({"type": "object", "properties": {"root": {"$ref": "#/$defs/Node"}},
+                "$defs": {"Node": {"type": "object", "properties": {
+                    "name": {"type": "string"},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+                    "meta": {"type": "object", "properties": {"n": {"type": "integer"}}}}}}})
+        );
+        assert!(out.loosened.is_empty());
+        same_verdicts(
+            &input,
+            &out.schema,
+            &[
+                json!({"root": {"name": "a", "children": [{"name": "b", "children": [{"name": 1}]}]}}),
+                json!({"root": {"children": [{"meta": {"n": 1}}]}}),
+                json!({"root": {"children": [{"meta": {"n": "x"}}]}}),
+            ],
+        );
+    }
+
+    #[test]
+    fn mutual_and_root_recursion_are_kept() {
+        let mutual = json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}},
+            "$defs": {"A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}},
+                      "B": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}, "x": {"type": "integer"}}}}});
+        let out = norm(mutual.clone()).schema;
+        assert_eq!(
+            out,
+            json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}},
+                "$defs": {"A": {"type": "object", "properties": {"b": {"type": "object",
+                    "properties": {"a": {"$ref": "#/$defs/A"}, "x": {"type": "integer"}}}}}}})
+        );
+        same_verdicts(
+            &mutual,
+            &out,
+            &[
+                json!({"a": {"b": {"a": {"b": {"x": 1}}}}}),
+                json!({"a": {"b": {"a": {"b": {"x": "no"}}}}}),
+            ],
+        );
+        let root = json!({"type": "object", "properties": {"next": {"$ref": "#"}, "v": {"type": "string"}}});
+        let out = norm(root.clone()).schema;
+        assert_eq!(
+            out,
+            json!({"type": "object", "properties": {"next": {"$ref": "#/$defs/root"}, "v": {"type": "string"}},
+                "$defs": {"root": {"type": "object", "properties": {"next": {"$ref": "#/$defs/root"},
+                    "v": {"type": "string"}}}}})
+        );
+        same_verdicts(
+            &root,
+            &out,
+            &[
+                json!({"next": {"next": {"v": "x"}}}),
+                json!({"next": {"next": {"v": 1}}}),
+            ],
+        );
+    }
+
+    #[test]
+    fn unroll_mode_expands_recursion_and_ends_in_an_empty_schema() {
+        let input = json!({"type": "object", "properties": {"root": {"$ref": "#/$defs/Node"}},
+            "$defs": {"Node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"},
+                "v": {"type": "integer"}}}}});
+        let options = NormalizeOptions {
+            refs: RefMode::Unroll { depth: 1 },
+            ..NormalizeOptions::default()
+        };
+        let out = normalize(&input, &options);
+        assert_eq!(
+            out.schema,
+            json!({"type": "object", "properties": {"root": {"type": "object", "properties": {
+                "child": {"type": "object", "properties": {"child": {}, "v": {"type": "integer"}}},
+                "v": {"type": "integer"}}}}})
+        );
+        assert_eq!(
+            out.loosened,
+            [Loosening {
+                path: "/$defs/Node/properties/child/$ref".into(),
+                reason: LooseningReason::RecursionCut
+            }]
+        );
+        loosens(
+            &input,
+            &out.schema,
+            &[
+                json!({"root": {"child": {"child": {"child": {"v": 1}}}}}),
+                json!({"root": {"v": 2}}),
+            ],
+        );
+    }
+
+    #[test]
+    fn unresolvable_refs_are_dropped_and_reported() {
+        let input = json!({"type": "object", "properties": {
+            "remote": {"$ref": "https://other.test/s.json", "type": "string"},
+            "anchor": {"$ref": "#thing"},
+            "missing": {"$ref": "#/$defs/Nope"},
+            "inner": {"$id": "inner", "$defs": {"X": {"type": "string"}},
+                      "type": "object", "properties": {"x": {"$ref": "#/$defs/X"}}}}});
+        let out = norm(input.clone());
+        assert_eq!(
+            out.schema,
+            json!({"type": "object", "properties": {"remote": {"type": "string"}, "anchor": {},
+                "missing": {}, "inner": {"type": "object", "properties": {"x": {}}}}})
+        );
+        let mut paths: Vec<&str> = out.loosened.iter().map(|l| l.path.as_str()).collect();
+        paths.sort();
+        assert_eq!(
+            paths,
+            [
+                "/properties/anchor/$ref",
+                "/properties/inner/properties/x/$ref",
+                "/properties/missing/$ref",
+                "/properties/remote/$ref"
+            ]
+        );
+        assert!(out
+            .loosened
+            .iter()
+            .all(|l| l.reason == LooseningReason::UnresolvableRef));
+    }
+
+    #[test]
+    fn pointer_escapes_and_percent_encoding_resolve() {
+        let input = json!({"type": "object", "properties": {
+            "a": {"$ref": "#/$defs/a~1b"}, "b": {"$ref": "#/%24defs/t~0x"}, "c": {"$ref": "#/properties/a"}},
+            "$defs": {"a/b": {"type": "integer"}, "t~x": {"type": "boolean"}}});
+        assert_eq!(
+            norm(input).schema,
+            json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "boolean"},
+                "c": {"type": "integer"}}})
+        );
+    }
+
+    #[test]
+    fn exponential_ref_fan_out_is_bounded_by_the_node_budget() {
+        let mut defs = Map::new();
+        for i in 0..40 {
+            let next = if i == 39 {
+                json!({"type": "integer"})
+            } else {
+                json!({"$ref": format!("#/$defs/D{}", i + 1)})
+            };
+            defs.insert(
+                format!("D{i}"),
+                json!({"type": "object", "properties": {"a": next, "b": next}}),
+            );
+        }
+        let input = json!({"$ref": "#/$defs/D0", "$defs": defs});
+        let options = NormalizeOptions {
+            max_nodes: 500,
+            ..NormalizeOptions::default()
+        };
+        let out = normalize(&input, &options);
+        let size = out.schema.to_string().len();
+        assert!(size < 40_000, "output of {size} bytes");
+        assert!(out.loosened.is_empty(), "kept references are exact");
+        assert!(out.schema["$defs"]
+            .as_object()
+            .is_some_and(|d| !d.is_empty()));
+        // Properties are optional: one path down the fan-out is an instance.
+        let mut deep = json!(1);
+        for _ in 0..40 {
+            deep = json!({"a": deep});
+        }
+        same_verdicts(
+            &input,
+            &out.schema,
+            &[deep.clone(), json!({"a": {"b": "x"}})],
+        );
+        // Unroll mode: the budget turns references into `{}`.
+        let unroll = NormalizeOptions {
+            refs: RefMode::Unroll { depth: 1 },
+            max_nodes: 500,
+            ..NormalizeOptions::default()
+        };
+        let out = normalize(&input, &unroll);
+        assert!(out.schema.to_string().len() < 40_000);
+        assert!(out.schema.get("$defs").is_none());
+        assert!(out
+            .loosened
+            .iter()
+            .all(|l| l.reason == LooseningReason::Budget));
+        loosens(&input, &out.schema, &[deep]);
+    }
+
+    #[test]
+    fn nesting_beyond_max_depth_becomes_empty_without_overflowing_the_stack() {
+        let mut schema = json!({"type": "string"});
+        for _ in 0..300 {
+            schema = json!({"type": "object", "properties": {"x": schema}});
+        }
+        let out = norm(schema);
+        assert_eq!(out.loosened.len(), 1);
+        assert_eq!(out.loosened[0].reason, LooseningReason::TooDeep);
+        assert_eq!(
+            out.loosened[0].path.matches("/properties/x").count(),
+            DEFAULT_MAX_DEPTH + 1
+        );
+    }
+
+    #[test]
+    fn draft_07_and_04_spellings_become_2020_12() {
+        let input = json!({"type": "object", "dependencies": {"a": ["b"], "c": {"required": ["d"]}},
+            "properties": {"n": {"type": "number", "minimum": 3, "exclusiveMinimum": true,
+                "maximum": 9, "exclusiveMaximum": false}}});
+        assert_eq!(
+            norm(input).schema,
+            json!({"type": "object", "dependentRequired": {"a": ["b"]},
+                "dependentSchemas": {"c": {"required": ["d"]}},
+                "properties": {"n": {"type": "number", "exclusiveMinimum": 3, "maximum": 9}}})
+        );
+        let tuple07 = json!({"type": "array", "items": [{"type": "string"}, {"type": "integer"}],
+            "additionalItems": false});
+        let out = norm(tuple07);
+        assert_eq!(
+            out.schema,
+            json!({"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}, "maxItems": 2})
+        );
+        assert_eq!(out.loosened[0].reason, LooseningReason::Tuple);
+    }
+
+    #[test]
+    fn tuples_are_loosened_to_items_of_any_member_type() {
+        let closed = json!({"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}],
+            "items": false, "minItems": 2});
+        let out = norm(closed.clone()).schema;
+        assert_eq!(
+            out,
+            json!({"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2})
+        );
+        let rest = json!({"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}});
+        let out_rest = norm(rest.clone()).schema;
+        assert_eq!(
+            out_rest,
+            json!({"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}})
+        );
+        let open = json!({"type": "array", "prefixItems": [{"type": "string"}]});
+        assert_eq!(norm(open.clone()).schema, json!({"type": "array"}));
+        let samples = [
+            json!([1, 2]),
+            json!([1]),
+            json!(["a", 1, 2]),
+            json!([1, 2, 3]),
+            json!(["a"]),
+            json!([true]),
+        ];
+        loosens(&closed, &out, &samples);
+        loosens(&rest, &out_rest, &samples);
+    }
+
+    #[test]
+    fn object_roots_admit_objects_only() {
+        assert_eq!(object_root(json!(true)), Some(json!({"type": "object"})));
+        assert_eq!(object_root(json!({})), Some(json!({"type": "object"})));
+        assert_eq!(object_root(json!(false)), None);
+        assert_eq!(object_root(json!({"type": "string"})), None);
+        assert_eq!(
+            object_root(
+                json!({"anyOf": [{"type": "string"}, {"type": "object", "required": ["a"]}], "description": "d"})
+            ),
+            Some(json!({"type": "object", "required": ["a"], "description": "d"}))
+        );
+        assert_eq!(
+            object_root(
+                json!({"anyOf": [{"type": "object", "required": ["a"]}, {"type": "object", "required": ["b"]}, {"type": "null"}]})
+            ),
+            Some(
+                json!({"type": "object", "anyOf": [{"type": "object", "required": ["a"]}, {"type": "object", "required": ["b"]}]})
+            )
+        );
+        assert_eq!(object_root(json!({"anyOf": [{"type": "string"}]})), None);
+    }
+
+    #[test]
+    fn merging_never_splits_keywords_that_read_each_other() {
+        let a = json!({"properties": {"a": {}}, "additionalProperties": false});
+        let b = json!({"properties": {"b": {}}});
+        assert_eq!(
+            merge_exact(a.as_object().unwrap(), b.as_object().unwrap()),
+            None
+        );
+        let c = json!({"properties": {"a": {"type": "string"}}, "required": ["a"]});
+        let d = json!({"properties": {"b": {}}, "required": ["b", "a"], "description": "x"});
+        assert_eq!(
+            merge_exact(c.as_object().unwrap(), d.as_object().unwrap()),
+            json!({"properties": {"a": {"type": "string"}, "b": {}}, "required": ["a", "b"], "description": "x"})
+                .as_object()
+                .cloned()
+        );
+        let e = json!({"properties": {"a": {}}});
+        let f = json!({"properties": {"a": {"type": "string"}}});
+        assert_eq!(
+            merge_exact(e.as_object().unwrap(), f.as_object().unwrap()),
+            None
+        );
+    }
+
+    #[test]
+    fn invalid_schema_values_become_empty_and_are_reported() {
+        let out = norm(json!({"type": "object", "properties": {"a": 5}}));
+        assert_eq!(
+            out.schema,
+            json!({"type": "object", "properties": {"a": {}}})
+        );
+        assert_eq!(
+            out.loosened,
+            [Loosening {
+                path: "/properties/a".into(),
+                reason: LooseningReason::InvalidSchema
+            }]
+        );
+    }
+}
