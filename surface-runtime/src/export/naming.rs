@@ -89,13 +89,16 @@ pub(crate) struct Member<'a> {
     pub(crate) registration_id: &'a str,
 }
 
+/// One way of qualifying a member (`None`: not applicable to it).
+type Qualifier = &'static dyn Fn(&Member<'_>) -> Option<String>;
+
 /// Names (and the qualifier used, if any) for one group of registrations
 /// sharing `key` (rule step 2), in the members' order.
 pub(crate) fn group_names(key: &str, members: &[Member<'_>]) -> Vec<(String, Option<String>)> {
     if members.len() == 1 {
         return vec![(tool_name(key), None)];
     }
-    let tiers: [&dyn Fn(&Member<'_>) -> Option<String>; 3] = [
+    let tiers: [Qualifier; 3] = [
         &|m| m.component.map(|(_, instance)| instance.to_string()),
         &|m| m.component.map(|(ty, instance)| format!("{ty}.{instance}")),
         &|m| Some(m.registration_id.to_string()),

@@ -291,7 +291,8 @@ pub(crate) fn merge_exact(
             .copied()
             .filter(|k| outer.contains_key(*k))
             .collect();
-        if !a.is_empty() && !b.is_empty() && !(a == ["properties"] && b == ["properties"]) {
+        let both_properties_only = a == ["properties"] && b == ["properties"];
+        if !(a.is_empty() || b.is_empty() || both_properties_only) {
             return None;
         }
     }
