@@ -625,12 +625,26 @@ struct Strictifier<'a> {
 }
 
 /// A union branch that only adds constraints (`{"required": ["a"]}`), no
-/// type or structure of its own.
+/// type, value set or declared structure of its own: dropping a union of
+/// such branches only loosens.
 fn constraints_only(branch: &Value) -> bool {
     branch.as_object().is_some_and(|b| {
-        !["type", "enum", "const", "$ref", "anyOf", "oneOf", "allOf"]
-            .iter()
-            .any(|k| b.contains_key(*k))
+        ![
+            "type",
+            "enum",
+            "const",
+            "$ref",
+            "anyOf",
+            "oneOf",
+            "allOf",
+            "properties",
+            "additionalProperties",
+            "patternProperties",
+            "items",
+            "prefixItems",
+        ]
+        .iter()
+        .any(|k| b.contains_key(*k))
     })
 }
 
@@ -708,7 +722,10 @@ impl Strictifier<'_> {
             // "one of these properties is required") is dropped: a
             // loosening. Any other union beside structure is refused.
             if !branches.iter().all(constraints_only) {
-                return Err(self.fail(NotStrictReason::UnionWithSiblings));
+                // `{"type": "object", "oneOf": [{…}, {…}]}`: the siblings
+                // go into every branch when that is exact.
+                let merged = self.distribute(keyword, m, branches)?;
+                return self.union(keyword, &merged, annotations(m), depth);
             }
         }
         match m.get("type") {
@@ -716,6 +733,34 @@ impl Strictifier<'_> {
             Some(_) => Err(self.fail(NotStrictReason::UnsupportedType)),
             None => self.untyped(m, depth),
         }
+    }
+
+    /// `siblings ∧ (b1 ∨ b2 …)` as `(siblings ∧ b1) ∨ …`, each conjunction
+    /// merged into one schema; refused when a merge would not be exact.
+    fn distribute(
+        &self,
+        keyword: &str,
+        m: &Map<String, Value>,
+        branches: &[Value],
+    ) -> Result<Vec<Value>, NotStrict> {
+        let siblings: Map<String, Value> = m
+            .iter()
+            .filter(|(k, _)| *k != keyword && !super::schema::ANNOTATIONS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut merged = Vec::with_capacity(branches.len());
+        for b in branches {
+            match b {
+                Value::Bool(true) => merged.push(Value::Object(siblings.clone())),
+                Value::Bool(false) => {}
+                Value::Object(b) => match super::schema::merge_exact(b, &siblings) {
+                    Some(one) => merged.push(Value::Object(one)),
+                    None => return Err(self.fail(NotStrictReason::UnionWithSiblings)),
+                },
+                _ => return Err(self.fail(NotStrictReason::UnionWithSiblings)),
+            }
+        }
+        Ok(merged)
     }
 
     fn union(
@@ -1738,7 +1783,7 @@ mod tests {
             ),
             (
                 json!({"type": "object", "properties": {"u": {"type": "object", "properties": {"a": {"type": "string"}},
-                "anyOf": [{"type": "object"}, {"type": "string"}]}}}),
+                "anyOf": [{"type": "object", "properties": {"b": {}}, "additionalProperties": false}, {"type": "string"}]}}}),
                 "/properties/u",
                 R::UnionWithSiblings,
             ),
@@ -1750,6 +1795,23 @@ mod tests {
                 "{schema}"
             );
         }
+    }
+
+    #[test]
+    fn a_union_beside_a_type_gets_the_type_in_every_branch() {
+        let s = strict(
+            json!({"type": "object", "required": ["u"], "properties": {"u": {
+            "type": "object", "description": "U", "oneOf": [
+                {"properties": {"a": {"type": "string"}}, "required": ["a"]},
+                {"properties": {"b": {"type": "integer"}}, "required": ["b"]}]}}}),
+        )
+        .unwrap();
+        assert_eq!(
+            s.parameters()["properties"]["u"],
+            json!({"description": "U", "anyOf": [
+                {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false},
+                {"type": "object", "properties": {"b": {"type": "integer"}}, "required": ["b"], "additionalProperties": false}]})
+        );
     }
 
     #[test]
