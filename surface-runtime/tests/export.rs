@@ -312,8 +312,31 @@ fn every_strict_schema_of_the_corpus_passes_the_strict_rules() {
     for (label, m) in corpus_manifests() {
         let (registry, _h, refused) = register_all(m);
         refused_total += refused;
-        let catalog = ToolCatalog::new(&registry.snapshot(&embedded()))
-            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        let snapshot = registry.snapshot(&embedded());
+        let catalog = ToolCatalog::new(&snapshot).unwrap_or_else(|e| panic!("{label}: {e}"));
+        // Reversible and deterministic: every live reference has one name,
+        // and the name maps back to it.
+        assert_eq!(
+            catalog.all_tools().len(),
+            snapshot.procedures.len(),
+            "{label}"
+        );
+        for p in &snapshot.procedures {
+            let id = p.capability_id.as_deref().unwrap_or(&p.procedure_id);
+            let tool = catalog
+                .tool_for(id, &p.registration_id)
+                .expect("every reference named");
+            let back = catalog
+                .invocation(ToolCall::new(tool.name(), "c", None))
+                .unwrap();
+            assert_eq!(back.capability_id, id, "{label}");
+            assert_eq!(
+                back.registration_id.as_deref(),
+                Some(p.registration_id.as_str())
+            );
+            assert_eq!(back.surface_version, Some(snapshot.surface_version));
+        }
+        assert_eq!(ToolCatalog::new(&snapshot).unwrap(), catalog, "{label}");
         for tool in catalog.openai_responses_tools(OpenAiMode::Strict) {
             assert!(
                 surface_runtime::export::naming::is_valid_tool_name(&tool.name),
@@ -358,30 +381,44 @@ fn samples() -> Map<String, Value> {
     serde_json::from_str(&text).unwrap()
 }
 
+/// Why a value has no strict form.
+#[derive(Debug, PartialEq)]
+enum Miss {
+    /// An object has a property the schema does not declare: strict mode
+    /// closes objects, so such a call cannot be made strictly.
+    Undeclared,
+    /// The value does not fit the schema's structure.
+    Shape,
+}
+
 /// What a strict model sends for `value`: every property the strict
-/// schema requires and `value` leaves out is `null`. `None` when `value`
-/// does not fit the schema's structure.
-fn strictify(v: &Value, s: &Value, root: &Value) -> Option<Value> {
+/// schema requires and `value` leaves out is `null`.
+fn strictify(v: &Value, s: &Value, root: &Value) -> Result<Value, Miss> {
     if let Some(r) = s.get("$ref").and_then(Value::as_str) {
-        let name = r.strip_prefix("#/$defs/")?;
+        let name = r.strip_prefix("#/$defs/").ok_or(Miss::Shape)?;
         return strictify(v, &root["$defs"][name], root);
     }
     if let Some(branches) = s.get("anyOf").and_then(Value::as_array) {
-        return branches.iter().find_map(|b| {
-            let c = strictify(v, b, root)?;
-            let check =
-                json!({"$defs": root.get("$defs").cloned().unwrap_or(json!({})), "allOf": [b]});
-            jsonschema::validator_for(&check)
-                .unwrap()
-                .is_valid(&c)
-                .then_some(c)
-        });
+        let mut miss = Miss::Shape;
+        for b in branches {
+            match strictify(v, b, root) {
+                Ok(c) => {
+                    let check = json!({"$defs": root.get("$defs").cloned().unwrap_or(json!({})), "allOf": [b]});
+                    if jsonschema::validator_for(&check).unwrap().is_valid(&c) {
+                        return Ok(c);
+                    }
+                }
+                Err(Miss::Undeclared) => miss = Miss::Undeclared,
+                Err(Miss::Shape) => {}
+            }
+        }
+        return Err(miss);
     }
     match (s.get("type").and_then(Value::as_str), v) {
         (Some("object"), Value::Object(map)) => {
-            let props = s["properties"].as_object()?;
+            let props = s["properties"].as_object().ok_or(Miss::Shape)?;
             if map.keys().any(|k| !props.contains_key(k)) {
-                return None;
+                return Err(Miss::Undeclared);
             }
             let mut out = Map::new();
             for (k, ps) in props {
@@ -391,15 +428,80 @@ fn strictify(v: &Value, s: &Value, root: &Value) -> Option<Value> {
                 };
                 out.insert(k.clone(), child);
             }
-            Some(Value::Object(out))
+            Ok(Value::Object(out))
         }
         (Some("array"), Value::Array(items)) => items
             .iter()
             .map(|i| strictify(i, &s["items"], root))
-            .collect::<Option<Vec<_>>>()
+            .collect::<Result<Vec<_>, _>>()
             .map(Value::Array),
-        _ => Some(v.clone()),
+        _ => Ok(v.clone()),
     }
+}
+
+/// For each valid input sample of a tool: the normalized schema accepts
+/// it, and, when the tool is strict, its strict form (absent optional
+/// properties as `null`) passes the strict schema and maps back to exactly
+/// the sample. Output samples pass the declared output schema. Returns the
+/// number of strict round trips.
+fn check_tool_samples(
+    label: &str,
+    catalog: &ToolCatalog,
+    path: &str,
+    inputs: &[Value],
+    outputs: &[Value],
+) -> usize {
+    let name = surface_runtime::export::naming::tool_name(path);
+    let Some(tool) = catalog.tool(&name) else {
+        // Not registered (the registry refused its schema).
+        return 0;
+    };
+    let input = jsonschema::validator_for(tool.input_schema()).unwrap();
+    let mut round_trips = 0;
+    for sample in inputs {
+        if !sample.is_object() {
+            // The pipeline refuses non-object input whatever the schema
+            // says; the exported root is `"type": "object"` for that reason.
+            continue;
+        }
+        assert!(
+            input.is_valid(sample),
+            "{label}/{name}: normalized schema refuses {sample}"
+        );
+        let Ok(strict) = tool.strict() else { continue };
+        let params = strict.parameters();
+        let sent = match strictify(sample, params, params) {
+            Ok(sent) => sent,
+            // Undeclared properties (open objects): strict mode closes
+            // objects, so this call can only be made without strict mode.
+            Err(Miss::Undeclared) => continue,
+            Err(Miss::Shape) => panic!("{label}/{name}: {sample} has no strict form"),
+        };
+        assert!(
+            jsonschema::validator_for(params).unwrap().is_valid(&sent),
+            "{label}/{name}: strict schema refuses {sent}"
+        );
+        let invocation = catalog
+            .strict_invocation(ToolCall::new(&name, "call-1", Some(sent.clone())))
+            .unwrap();
+        assert_eq!(&invocation.input, sample, "{label}/{name}: sent {sent}");
+        round_trips += 1;
+    }
+    if let Some(out) = tool.output_schema() {
+        let validator = jsonschema::validator_for(&out.schema).unwrap();
+        for sample in outputs {
+            let wrapped = if out.wrapped {
+                json!({"result": sample})
+            } else {
+                sample.clone()
+            };
+            assert!(
+                validator.is_valid(&wrapped),
+                "{label}/{name}: output schema refuses {sample}"
+            );
+        }
+    }
+    round_trips
 }
 
 fn check_samples(fixture: &str) -> usize {
@@ -407,44 +509,15 @@ fn check_samples(fixture: &str) -> usize {
     let catalog = ToolCatalog::new(&registry.snapshot(&embedded())).unwrap();
     let mut round_trips = 0;
     for (path, cases) in samples() {
-        let name = surface_runtime::export::naming::tool_name(&path);
-        let tool = catalog
-            .tool(&name)
-            .unwrap_or_else(|| panic!("{fixture}: no tool {name}"));
-        let input = jsonschema::validator_for(tool.input_schema()).unwrap();
-        for sample in cases["input"].as_array().unwrap() {
-            assert!(
-                input.is_valid(sample),
-                "{fixture}/{name}: normalized schema refuses {sample}"
-            );
-            let Ok(strict) = tool.strict() else { continue };
-            let params = strict.parameters();
-            let sent = strictify(sample, params, params)
-                .unwrap_or_else(|| panic!("{fixture}/{name}: {sample} has no strict form"));
-            assert!(
-                jsonschema::validator_for(params).unwrap().is_valid(&sent),
-                "{fixture}/{name}: strict schema refuses {sent}"
-            );
-            let invocation = catalog
-                .strict_invocation(ToolCall::new(&name, "call-1", Some(sent.clone())))
-                .unwrap();
-            assert_eq!(&invocation.input, sample, "{fixture}/{name}: sent {sent}");
-            round_trips += 1;
-        }
-        if let (Some(out), Some(outputs)) = (tool.output_schema(), cases.get("output")) {
-            let validator = jsonschema::validator_for(&out.schema).unwrap();
-            for sample in outputs.as_array().unwrap() {
-                let wrapped = if out.wrapped {
-                    json!({"result": sample})
-                } else {
-                    sample.clone()
-                };
-                assert!(
-                    validator.is_valid(&wrapped),
-                    "{fixture}/{name}: output schema refuses {sample}"
-                );
-            }
-        }
+        assert!(catalog
+            .tool(&surface_runtime::export::naming::tool_name(&path))
+            .is_some());
+        let inputs = cases["input"].as_array().unwrap();
+        let outputs = cases
+            .get("output")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        round_trips += check_tool_samples(fixture, &catalog, &path, inputs, outputs);
     }
     round_trips
 }
@@ -987,4 +1060,61 @@ fn a_capability_id_override_is_what_the_invocation_names() {
         .invocation(ToolCall::new("mail__send", "c", None))
         .unwrap();
     assert_eq!(invocation.capability_id, "cap:mail.send@2");
+}
+
+/// An exact normalization (nothing loosened) keeps every refusal: each
+/// invalid object sample is refused by the normalized schema too.
+fn check_exact_refusals(
+    label: &str,
+    catalog: &ToolCatalog,
+    path: &str,
+    invalid: &[Value],
+) -> usize {
+    let name = surface_runtime::export::naming::tool_name(path);
+    let Some(tool) = catalog.tool(&name) else {
+        return 0;
+    };
+    if !tool.input_loosened().is_empty() {
+        return 0;
+    }
+    let validator = jsonschema::validator_for(tool.input_schema()).unwrap();
+    let mut checked = 0;
+    for sample in invalid.iter().filter(|s| s.is_object()) {
+        assert!(
+            !validator.is_valid(sample),
+            "{label}/{name}: the exact normalized schema accepts the invalid {sample}"
+        );
+        checked += 1;
+    }
+    checked
+}
+
+#[test]
+fn strict_calls_of_the_corpus_samples_map_back_to_the_samples() {
+    let dir = repo().join("tests/fixtures/corpus");
+    let mut round_trips = 0;
+    let mut refusals = 0;
+    for (label, m) in corpus_manifests() {
+        let Some(source) = label.strip_suffix(".manifest.json") else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(dir.join(format!("{source}.samples.json"))) else {
+            continue;
+        };
+        let samples: Map<String, Value> = serde_json::from_str(&text).expect("samples JSON");
+        let (registry, _h, _refused) = register_all(m);
+        let catalog = ToolCatalog::new(&registry.snapshot(&embedded())).unwrap();
+        for (path, cases) in &samples {
+            let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
+            let inputs = list(cases.pointer("/input/valid"));
+            let invalid: Vec<Value> = list(cases.pointer("/input/invalid"))
+                .into_iter()
+                .filter_map(|case| case.get("value").cloned())
+                .collect();
+            refusals += check_exact_refusals(&label, &catalog, path, &invalid);
+            let outputs = list(cases.pointer("/output/valid"));
+            round_trips += check_tool_samples(&label, &catalog, path, &inputs, &outputs);
+        }
+    }
+    eprintln!("corpus samples: {round_trips} strict round trips, {refusals} refusals kept");
 }
