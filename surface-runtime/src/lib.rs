@@ -46,6 +46,7 @@ pub mod clock;
 pub mod component;
 pub mod confirmation;
 pub mod executor;
+pub mod export;
 pub mod host;
 pub mod invocation;
 pub mod manifest;

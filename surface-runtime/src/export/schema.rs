@@ -1,0 +1,1525 @@
+//! Schema normalization for tool providers (docs/agents.md, "Schema
+//! normalization").
+//!
+//! [`normalize`] rewrites a JSON Schema so that providers which reject
+//! `$ref`/`$defs`, `type` arrays or dialect keywords accept it. Every rewrite
+//! keeps the schema's meaning or only loosens it (the result accepts at
+//! least what the input accepts); each loosening is reported as a
+//! [`Loosening`]. Loosening is safe here because the invocation pipeline
+//! still validates every call against the full manifest schema.
+//!
+//! What it does:
+//!
+//! * drops `$schema`, `$id`, `$anchor`, `$dynamicAnchor`, `$comment`,
+//!   `$vocabulary` and the original `$defs` / `definitions`;
+//! * resolves local `$ref`s (`#`, `#/json/pointer`, or the root `$id`
+//!   followed by a fragment) and inlines them; a recursive reference is kept
+//!   under the root `$defs` ([`RefMode::InlineKeepRecursive`]) or unrolled a
+//!   bounded number of times and then replaced by `{}`
+//!   ([`RefMode::Unroll`]);
+//! * merges a `$ref`'s siblings and single `allOf` members into the
+//!   surrounding schema when that is exact, otherwise keeps them as `allOf`;
+//! * rewrites `type: [a, b]` into `anyOf: [{type: a, …}, {type: b, …}]`,
+//!   each branch carrying only the keywords that apply to its type (enum
+//!   values filtered by type), so every node has a single `type`;
+//! * loosens tuples: `prefixItems: [A, B], items: R` becomes
+//!   `items: {anyOf: [A, B, R]}` with the same `minItems`/`maxItems`
+//!   (`items: false` caps `maxItems` at the tuple length), because draft-07
+//!   validators (the MCP TypeScript SDK checks results with one) read
+//!   `items` after `prefixItems` differently and several providers reject
+//!   `prefixItems`;
+//! * converts draft-07/draft-04 spellings into 2020-12 ones: array `items`
+//!   → `prefixItems` (+ `additionalItems` → `items`), `dependencies` →
+//!   `dependentRequired`/`dependentSchemas`, boolean
+//!   `exclusiveMinimum`/`exclusiveMaximum` → numeric.
+//!
+//! Limits (another party writes the schema): at most
+//! [`NormalizeOptions::max_nodes`] schema nodes are produced by inlining
+//! (beyond it references are kept under `$defs`, or become `{}` in
+//! [`RefMode::Unroll`]), and nesting deeper than
+//! [`NormalizeOptions::max_depth`] schema levels becomes `{}`. The work is
+//! linear in the input plus the node budget.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+/// Default of [`NormalizeOptions::max_nodes`].
+pub const DEFAULT_MAX_NODES: usize = 20_000;
+/// Default of [`NormalizeOptions::max_depth`].
+pub const DEFAULT_MAX_DEPTH: usize = 128;
+
+/// How [`normalize`] treats `$ref`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefMode {
+    /// Inline every non-recursive local reference; a reference that would
+    /// recurse (or exceed the node budget or depth) is kept as
+    /// `{"$ref": "#/$defs/<name>"}` with its target under the root `$defs`.
+    /// Exact. The default, used for MCP, Anthropic and OpenAI.
+    InlineKeepRecursive,
+    /// Inline every reference; one reference is expanded at most `depth`
+    /// times along a path, and then replaced by `{}` (accepts anything: a
+    /// loosening). The output has no `$ref` and no `$defs`, for providers
+    /// that reject both.
+    Unroll {
+        /// Expansions of one reference along one path (0 = never expand a
+        /// reference that is already being expanded).
+        depth: u8,
+    },
+}
+
+/// Options of [`normalize`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NormalizeOptions {
+    /// Reference handling; default [`RefMode::InlineKeepRecursive`].
+    pub refs: RefMode,
+    /// Schema nodes inlining may produce; default [`DEFAULT_MAX_NODES`]
+    /// (20,000).
+    pub max_nodes: usize,
+    /// Deepest schema nesting produced; default [`DEFAULT_MAX_DEPTH`] (128).
+    pub max_depth: usize,
+}
+
+impl Default for NormalizeOptions {
+    fn default() -> Self {
+        Self {
+            refs: RefMode::InlineKeepRecursive,
+            max_nodes: DEFAULT_MAX_NODES,
+            max_depth: DEFAULT_MAX_DEPTH,
+        }
+    }
+}
+
+/// The result of [`normalize`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct NormalizedSchema {
+    /// The rewritten schema.
+    pub schema: Value,
+    /// Where the rewritten schema accepts more than the input (empty when
+    /// the rewrite is exact).
+    pub loosened: Vec<Loosening>,
+}
+
+/// One place where [`normalize`] loosened the schema.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loosening {
+    /// JSON pointer (RFC 6901) into the *input* schema of the node that was
+    /// replaced by `{}` or relaxed.
+    pub path: String,
+    /// Why.
+    pub reason: LooseningReason,
+}
+
+/// Why a [`Loosening`] happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LooseningReason {
+    /// A `$ref`, `$dynamicRef` or `$recursiveRef` that does not resolve
+    /// inside this document (remote, anchor, bad pointer, or into/inside an
+    /// embedded `$id` resource) was dropped.
+    UnresolvableRef,
+    /// [`RefMode::Unroll`]: a recursive reference reached the unroll depth
+    /// and became `{}`.
+    RecursionCut,
+    /// [`RefMode::Unroll`]: the node budget was exhausted and a reference
+    /// became `{}`.
+    Budget,
+    /// The schema nests deeper than [`NormalizeOptions::max_depth`]; the
+    /// deeper part became `{}`.
+    TooDeep,
+    /// A value in a schema position that is neither an object nor a
+    /// boolean (not a JSON Schema) became `{}`.
+    InvalidSchema,
+    /// A tuple (`prefixItems`) became an array whose items match any of the
+    /// tuple's item schemas (with the same length bounds): `prefixItems`
+    /// is read differently by draft-07 validators (the MCP TypeScript SDK
+    /// validates output with one) and unknown to several providers.
+    Tuple,
+}
+
+impl LooseningReason {
+    /// A stable kebab-case code (`"unresolvable-ref"`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LooseningReason::UnresolvableRef => "unresolvable-ref",
+            LooseningReason::RecursionCut => "recursion-cut",
+            LooseningReason::Budget => "budget",
+            LooseningReason::TooDeep => "too-deep",
+            LooseningReason::InvalidSchema => "invalid-schema",
+            LooseningReason::Tuple => "tuple",
+        }
+    }
+}
+
+// ----- keyword tables ---------------------------------------------------------
+
+/// Annotations: no effect on validation.
+pub(crate) const ANNOTATIONS: &[&str] = &[
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+];
+const STRING_KEYWORDS: &[&str] = &[
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+];
+const NUMBER_KEYWORDS: &[&str] = &[
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+];
+const OBJECT_KEYWORDS: &[&str] = &[
+    "properties",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "unevaluatedProperties",
+];
+const ARRAY_KEYWORDS: &[&str] = &[
+    "items",
+    "prefixItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "unevaluatedItems",
+];
+/// Assertions that apply to every instance type.
+const GENERIC_KEYWORDS: &[&str] = &[
+    "enum", "const", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "$ref",
+];
+/// Keywords that read each other inside one schema object: splitting one
+/// group across two merged objects changes the meaning.
+const GROUPS: &[&[&str]] = &[
+    &[
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "unevaluatedProperties",
+    ],
+    &["prefixItems", "items", "unevaluatedItems"],
+    &["if", "then", "else"],
+    &["contains", "minContains", "maxContains"],
+];
+
+fn keyword_applies(keyword: &str, ty: &str) -> bool {
+    if STRING_KEYWORDS.contains(&keyword) {
+        ty == "string"
+    } else if NUMBER_KEYWORDS.contains(&keyword) {
+        ty == "number" || ty == "integer"
+    } else if OBJECT_KEYWORDS.contains(&keyword) {
+        ty == "object"
+    } else if ARRAY_KEYWORDS.contains(&keyword) {
+        ty == "array"
+    } else {
+        true
+    }
+}
+
+fn is_assertion(keyword: &str) -> bool {
+    STRING_KEYWORDS.contains(&keyword)
+        || NUMBER_KEYWORDS.contains(&keyword)
+        || OBJECT_KEYWORDS.contains(&keyword)
+        || ARRAY_KEYWORDS.contains(&keyword)
+        || GENERIC_KEYWORDS.contains(&keyword)
+}
+
+/// Whether a JSON value is an instance of the JSON Schema type `ty`
+/// (unknown type names match everything).
+pub(crate) fn value_has_type(value: &Value, ty: &str) -> bool {
+    match ty {
+        "null" => value.is_null(),
+        "boolean" => value.is_boolean(),
+        "string" => value.is_string(),
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "number" => value.is_number(),
+        "integer" => is_integral(value),
+        _ => true,
+    }
+}
+
+pub(crate) fn is_integral(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => {
+            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        _ => false,
+    }
+}
+
+// ----- exact merge --------------------------------------------------------------
+
+/// `inner ∧ outer` as one schema object when that is exact, `outer`'s
+/// annotations winning; `None` when the two must stay separate (`allOf`).
+pub(crate) fn merge_exact(
+    inner: &Map<String, Value>,
+    outer: &Map<String, Value>,
+) -> Option<Map<String, Value>> {
+    for side in [inner, outer] {
+        if side.contains_key("unevaluatedProperties") || side.contains_key("unevaluatedItems") {
+            return None;
+        }
+    }
+    for group in GROUPS {
+        let a: Vec<&str> = group
+            .iter()
+            .copied()
+            .filter(|k| inner.contains_key(*k))
+            .collect();
+        let b: Vec<&str> = group
+            .iter()
+            .copied()
+            .filter(|k| outer.contains_key(*k))
+            .collect();
+        let both_properties_only = a == ["properties"] && b == ["properties"];
+        if !(a.is_empty() || b.is_empty() || both_properties_only) {
+            return None;
+        }
+    }
+    let mut merged = inner.clone();
+    for (key, value) in outer {
+        if ANNOTATIONS.contains(&key.as_str()) {
+            merged.insert(key.clone(), value.clone());
+            continue;
+        }
+        match inner.get(key) {
+            None => {
+                merged.insert(key.clone(), value.clone());
+            }
+            Some(existing) if existing == value => {}
+            Some(existing) => match (key.as_str(), existing, value) {
+                ("required", Value::Array(a), Value::Array(b)) => {
+                    let mut all = a.clone();
+                    for name in b {
+                        if !all.contains(name) {
+                            all.push(name.clone());
+                        }
+                    }
+                    merged.insert(key.clone(), Value::Array(all));
+                }
+                ("properties", Value::Object(a), Value::Object(b)) => {
+                    if b.keys().any(|k| a.contains_key(k)) {
+                        return None;
+                    }
+                    let mut all = a.clone();
+                    all.extend(b.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    merged.insert(key.clone(), Value::Object(all));
+                }
+                _ => return None,
+            },
+        }
+    }
+    Some(merged)
+}
+
+// ----- type arrays ------------------------------------------------------------------
+
+/// Rewrites `{"type": [a, b, …], …}` into an `anyOf` of single-type
+/// branches (exact: `(a ∨ b) ∧ R ≡ (a ∧ R) ∨ (b ∧ R)`, and keywords that do
+/// not apply to a type are vacuous for it).
+pub(crate) fn distribute_types(mut node: Map<String, Value>) -> Value {
+    let Some(Value::Array(types)) = node.get("type") else {
+        return Value::Object(node);
+    };
+    let mut names: Vec<String> = Vec::with_capacity(types.len());
+    for t in types {
+        match t.as_str() {
+            Some(t) if !names.iter().any(|n| n == t) => names.push(t.to_string()),
+            Some(_) => {}
+            // Not a JSON Schema type array: leave it alone.
+            None => return Value::Object(node),
+        }
+    }
+    match names.len() {
+        0 => return Value::Object(node),
+        1 => {
+            node.insert("type".into(), Value::String(names.remove(0)));
+            return Value::Object(node);
+        }
+        _ => {}
+    }
+    node.remove("type");
+    let mut outer = Map::new();
+    let mut shared = Map::new();
+    for (key, value) in node {
+        if is_assertion(&key) {
+            shared.insert(key, value);
+        } else {
+            outer.insert(key, value);
+        }
+    }
+    let mut branches: Vec<Value> = Vec::with_capacity(names.len());
+    'types: for ty in &names {
+        let mut branch = Map::new();
+        branch.insert("type".into(), Value::String(ty.clone()));
+        for (key, value) in &shared {
+            if !keyword_applies(key, ty) {
+                continue;
+            }
+            match (key.as_str(), value) {
+                ("enum", Value::Array(values)) => {
+                    let kept: Vec<Value> = values
+                        .iter()
+                        .filter(|v| value_has_type(v, ty))
+                        .cloned()
+                        .collect();
+                    if kept.is_empty() {
+                        continue 'types;
+                    }
+                    branch.insert(key.clone(), Value::Array(kept));
+                }
+                ("const", v) if !value_has_type(v, ty) => continue 'types,
+                _ => {
+                    branch.insert(key.clone(), value.clone());
+                }
+            }
+        }
+        branches.push(Value::Object(branch));
+    }
+    match branches.len() {
+        0 => Value::Bool(false),
+        1 => {
+            let Some(Value::Object(mut only)) = branches.pop() else {
+                return Value::Bool(false);
+            };
+            only.extend(outer);
+            Value::Object(only)
+        }
+        _ => {
+            outer.insert("anyOf".into(), Value::Array(branches));
+            Value::Object(outer)
+        }
+    }
+}
+
+// ----- object roots -----------------------------------------------------------------
+
+fn admits_object(schema: &Value) -> bool {
+    match schema {
+        Value::Bool(b) => *b,
+        Value::Object(m) => match m.get("type") {
+            None => true,
+            Some(Value::String(t)) => t == "object",
+            Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+            Some(_) => true,
+        },
+        _ => true,
+    }
+}
+
+/// The schema restricted to JSON objects, with `"type": "object"` at the
+/// root (MCP requires it; the pipeline refuses non-object input anyway, so
+/// the restriction is exact for callers). Union branches that cannot be an
+/// object are dropped; a single remaining branch is merged into the root
+/// when exact. `None` when no object can match.
+pub(crate) fn object_root(schema: Value) -> Option<Value> {
+    let mut root = match schema {
+        Value::Bool(true) => {
+            let mut m = Map::new();
+            m.insert("type".into(), Value::String("object".into()));
+            return Some(Value::Object(m));
+        }
+        Value::Object(m) => m,
+        _ => return None,
+    };
+    match root.get("type") {
+        None => {
+            root.insert("type".into(), Value::String("object".into()));
+        }
+        Some(Value::String(t)) if t == "object" => {}
+        Some(Value::Array(ts)) if ts.iter().any(|t| t == "object") => {
+            root.insert("type".into(), Value::String("object".into()));
+        }
+        Some(_) => return None,
+    }
+    for keyword in ["anyOf", "oneOf"] {
+        let Some(Value::Array(branches)) = root.get_mut(keyword) else {
+            continue;
+        };
+        branches.retain(admits_object);
+        if branches.is_empty() {
+            return None;
+        }
+        if branches.len() == 1 {
+            if let Some(Value::Object(only)) = branches.first().cloned() {
+                let mut rest = root.clone();
+                rest.remove(keyword);
+                if let Some(merged) = merge_exact(&only, &rest) {
+                    root = merged;
+                }
+            }
+        }
+    }
+    Some(Value::Object(root))
+}
+
+// ----- normalize ----------------------------------------------------------------------
+
+/// Normalizes `schema` (see the module docs). Never fails: what cannot be
+/// represented is loosened and reported.
+pub fn normalize(schema: &Value, options: &NormalizeOptions) -> NormalizedSchema {
+    let mut n = Normalizer {
+        doc: schema,
+        options,
+        nodes: 0,
+        kept: HashMap::new(),
+        used_names: HashSet::new(),
+        pending: Vec::new(),
+        defs: Map::new(),
+        heights: HashMap::new(),
+        recursive: HashSet::new(),
+        loosened: Vec::new(),
+        path: String::new(),
+        nested_resource: 0,
+    };
+    let mut stack = vec![String::new()];
+    let mut root = n.node(schema, &mut stack, 0);
+    while let Some((pointer, name, target)) = n.pending.pop() {
+        n.path = pointer.clone();
+        let mut stack = vec![pointer];
+        let body = n.node(target, &mut stack, 0);
+        n.defs.insert(name, body);
+    }
+    if !n.defs.is_empty() {
+        let defs = std::mem::take(&mut n.defs);
+        root = match root {
+            Value::Object(mut m) => {
+                m.insert("$defs".into(), Value::Object(defs));
+                Value::Object(m)
+            }
+            Value::Bool(true) => {
+                let mut m = Map::new();
+                m.insert("$defs".into(), Value::Object(defs));
+                Value::Object(m)
+            }
+            other => other,
+        };
+    }
+    NormalizedSchema {
+        schema: root,
+        loosened: n.loosened,
+    }
+}
+
+struct Normalizer<'a> {
+    doc: &'a Value,
+    options: &'a NormalizeOptions,
+    nodes: usize,
+    /// Target pointer → name under the output `$defs`.
+    kept: HashMap<String, String>,
+    used_names: HashSet<String>,
+    pending: Vec<(String, String, &'a Value)>,
+    defs: Map<String, Value>,
+    heights: HashMap<String, usize>,
+    /// Targets found to reference themselves (kept instead of inlined).
+    recursive: HashSet<String>,
+    loosened: Vec<Loosening>,
+    /// Pointer of the input node being walked.
+    path: String,
+    /// > 0 while inside an embedded `$id` resource.
+    nested_resource: usize,
+}
+
+fn push_token(path: &mut String, token: &str) {
+    path.push('/');
+    for c in token.chars() {
+        match c {
+            '~' => path.push_str("~0"),
+            '/' => path.push_str("~1"),
+            c => path.push(c),
+        }
+    }
+}
+
+fn empty() -> Value {
+    Value::Object(Map::new())
+}
+
+impl<'a> Normalizer<'a> {
+    fn loosen(&mut self, reason: LooseningReason) {
+        self.loosened.push(Loosening {
+            path: self.path.clone(),
+            reason,
+        });
+    }
+
+    fn child(
+        &mut self,
+        tokens: &[&str],
+        v: &'a Value,
+        stack: &mut Vec<String>,
+        depth: usize,
+    ) -> Value {
+        let len = self.path.len();
+        for t in tokens {
+            push_token(&mut self.path, t);
+        }
+        let out = self.node(v, stack, depth + 1);
+        self.path.truncate(len);
+        out
+    }
+
+    fn node(&mut self, v: &'a Value, stack: &mut Vec<String>, depth: usize) -> Value {
+        self.nodes += 1;
+        if depth > self.options.max_depth {
+            self.loosen(LooseningReason::TooDeep);
+            return empty();
+        }
+        let m = match v {
+            Value::Object(m) => m,
+            Value::Bool(_) => return v.clone(),
+            _ => {
+                self.loosen(LooseningReason::InvalidSchema);
+                return empty();
+            }
+        };
+        let nested = !self.path.is_empty() && m.contains_key("$id");
+        if nested {
+            self.nested_resource += 1;
+        }
+        let out = self.keywords(m, stack, depth);
+        if nested {
+            self.nested_resource -= 1;
+        }
+        out
+    }
+
+    fn keywords(
+        &mut self,
+        m: &'a Map<String, Value>,
+        stack: &mut Vec<String>,
+        depth: usize,
+    ) -> Value {
+        let mut out = Map::new();
+        let mut target: Option<Value> = None;
+        let tuple = matches!(m.get("items"), Some(Value::Array(_)));
+        for (key, sub) in m {
+            match key.as_str() {
+                "$schema" | "$id" | "$anchor" | "$dynamicAnchor" | "$comment" | "$vocabulary"
+                | "$defs" | "definitions" => {}
+                "$ref" => target = Some(self.reference(sub, stack, depth)),
+                "$dynamicRef" | "$recursiveRef" => {
+                    let len = self.path.len();
+                    push_token(&mut self.path, key);
+                    self.loosen(LooseningReason::UnresolvableRef);
+                    self.path.truncate(len);
+                }
+                "properties" | "patternProperties" | "dependentSchemas" => match sub {
+                    Value::Object(map) => {
+                        let mut walked = Map::new();
+                        for (name, s) in map {
+                            walked.insert(name.clone(), self.child(&[key, name], s, stack, depth));
+                        }
+                        out.insert(key.clone(), Value::Object(walked));
+                    }
+                    _ => {
+                        out.insert(key.clone(), sub.clone());
+                    }
+                },
+                "dependencies" => {
+                    if let Value::Object(map) = sub {
+                        for (name, dep) in map {
+                            let (slot, value) = if dep.is_array() {
+                                ("dependentRequired", dep.clone())
+                            } else {
+                                (
+                                    "dependentSchemas",
+                                    self.child(&[key, name], dep, stack, depth),
+                                )
+                            };
+                            let entry =
+                                out.entry(slot).or_insert_with(|| Value::Object(Map::new()));
+                            if let Value::Object(e) = entry {
+                                e.insert(name.clone(), value);
+                            }
+                        }
+                    }
+                }
+                "items" if tuple => {
+                    if let Value::Array(list) = sub {
+                        let walked = self.list(key, list, stack, depth);
+                        out.insert("prefixItems".into(), walked);
+                    }
+                }
+                "additionalItems" => {
+                    if tuple {
+                        let walked = self.child(&[key], sub, stack, depth);
+                        out.insert("items".into(), walked);
+                    }
+                }
+                "items"
+                | "additionalProperties"
+                | "propertyNames"
+                | "unevaluatedItems"
+                | "unevaluatedProperties"
+                | "contains"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "contentSchema" => {
+                    let walked = self.child(&[key], sub, stack, depth);
+                    out.insert(key.clone(), walked);
+                }
+                "allOf" | "anyOf" | "oneOf" | "prefixItems" => match sub {
+                    Value::Array(list) => {
+                        let walked = self.list(key, list, stack, depth);
+                        out.insert(key.clone(), walked);
+                    }
+                    _ => {
+                        out.insert(key.clone(), sub.clone());
+                    }
+                },
+                _ => {
+                    out.insert(key.clone(), sub.clone());
+                }
+            }
+        }
+        if flatten_tuple(&mut out) {
+            self.loosen(LooseningReason::Tuple);
+        }
+        bounds_to_2020(&mut out, "exclusiveMinimum", "minimum");
+        bounds_to_2020(&mut out, "exclusiveMaximum", "maximum");
+        let out = match target {
+            None | Some(Value::Bool(true)) => out,
+            Some(Value::Bool(false)) => return Value::Bool(false),
+            Some(Value::Object(resolved)) => {
+                if out.is_empty() {
+                    resolved
+                } else if let Some(merged) = merge_exact(&resolved, &out) {
+                    merged
+                } else {
+                    let mut out = out;
+                    match out.get_mut("allOf") {
+                        Some(Value::Array(all)) => all.insert(0, Value::Object(resolved)),
+                        _ => {
+                            out.insert("allOf".into(), Value::Array(vec![Value::Object(resolved)]));
+                        }
+                    }
+                    out
+                }
+            }
+            Some(_) => out,
+        };
+        match simplify_all_of(out) {
+            Value::Object(m) => distribute_types(m),
+            other => other,
+        }
+    }
+
+    fn list(
+        &mut self,
+        key: &str,
+        list: &'a [Value],
+        stack: &mut Vec<String>,
+        depth: usize,
+    ) -> Value {
+        let mut walked = Vec::with_capacity(list.len());
+        for (i, s) in list.iter().enumerate() {
+            walked.push(self.child(&[key, &i.to_string()], s, stack, depth));
+        }
+        Value::Array(walked)
+    }
+
+    /// A `$ref`'s replacement: the inlined target, a kept `{"$ref"}`, or
+    /// `true` (no constraint) when it was dropped.
+    fn reference(&mut self, sub: &'a Value, stack: &mut Vec<String>, depth: usize) -> Value {
+        let resolved = match sub.as_str() {
+            Some(r) if self.nested_resource == 0 => self.resolve(r),
+            _ => None,
+        };
+        let Some((pointer, target)) = resolved else {
+            let len = self.path.len();
+            push_token(&mut self.path, "$ref");
+            self.loosen(LooseningReason::UnresolvableRef);
+            self.path.truncate(len);
+            return Value::Bool(true);
+        };
+        let fits = depth + self.height(&pointer, target) <= self.options.max_depth;
+        let budget = self.nodes < self.options.max_nodes;
+        match self.options.refs {
+            RefMode::InlineKeepRecursive => {
+                if stack.contains(&pointer) {
+                    self.recursive.insert(pointer.clone());
+                    return self.keep(pointer, target);
+                }
+                if !fits || !budget {
+                    return self.keep(pointer, target);
+                }
+            }
+            RefMode::Unroll { depth: limit } => {
+                let seen = stack.iter().filter(|p| **p == pointer).count();
+                let reason = if seen > usize::from(limit) {
+                    Some(LooseningReason::RecursionCut)
+                } else if !budget {
+                    Some(LooseningReason::Budget)
+                } else if !fits {
+                    Some(LooseningReason::TooDeep)
+                } else {
+                    None
+                };
+                if let Some(reason) = reason {
+                    let len = self.path.len();
+                    push_token(&mut self.path, "$ref");
+                    self.loosen(reason);
+                    self.path.truncate(len);
+                    return Value::Bool(true);
+                }
+            }
+        }
+        let saved = std::mem::replace(&mut self.path, pointer.clone());
+        stack.push(pointer.clone());
+        let out = self.node(target, stack, depth);
+        stack.pop();
+        self.path = saved;
+        if self.options.refs == RefMode::InlineKeepRecursive && self.recursive.contains(&pointer) {
+            // A recursive target is referenced from everywhere, never also
+            // inlined once.
+            return self.keep(pointer, target);
+        }
+        out
+    }
+
+    fn keep(&mut self, pointer: String, target: &'a Value) -> Value {
+        let name = match self.kept.get(&pointer) {
+            Some(name) => name.clone(),
+            None => {
+                let name = self.def_name(&pointer);
+                self.kept.insert(pointer.clone(), name.clone());
+                self.pending.push((pointer, name.clone(), target));
+                name
+            }
+        };
+        let mut m = Map::new();
+        m.insert("$ref".into(), Value::String(format!("#/$defs/{name}")));
+        Value::Object(m)
+    }
+
+    fn def_name(&mut self, pointer: &str) -> String {
+        let last = pointer
+            .rsplit('/')
+            .next()
+            .unwrap_or("")
+            .replace("~1", "/")
+            .replace("~0", "~");
+        let mut base: String = last
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(48)
+            .collect();
+        if pointer.is_empty() {
+            base = "root".into();
+        } else if base.is_empty() {
+            base = "def".into();
+        }
+        let mut name = base.clone();
+        let mut n = 2;
+        while !self.used_names.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        name
+    }
+
+    /// Resolves a local reference to (decoded pointer, target).
+    fn resolve(&self, r: &str) -> Option<(String, &'a Value)> {
+        let fragment = match r.strip_prefix('#') {
+            Some(f) => f,
+            None => {
+                let (uri, f) = r.split_once('#').unwrap_or((r, ""));
+                let root_id = self.doc.get("$id")?.as_str()?;
+                if uri.is_empty() || uri != root_id.trim_end_matches('#') {
+                    return None;
+                }
+                f
+            }
+        };
+        if !fragment.is_empty() && !fragment.starts_with('/') {
+            return None;
+        }
+        let decoded = percent_encoding::percent_decode_str(fragment)
+            .decode_utf8()
+            .ok()?
+            .into_owned();
+        let mut current = self.doc;
+        for token in decoded.split('/').skip(1) {
+            let token = token.replace("~1", "/").replace("~0", "~");
+            current = match current {
+                Value::Object(m) => m.get(&token)?,
+                Value::Array(a) => a.get(token.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+            if current.get("$id").is_some() {
+                return None;
+            }
+        }
+        Some((decoded, current))
+    }
+
+    /// Schema nesting height of a target, not following references (capped
+    /// just above `max_depth`).
+    fn height(&mut self, pointer: &str, target: &Value) -> usize {
+        if let Some(h) = self.heights.get(pointer) {
+            return *h;
+        }
+        let h = height_of(target, self.options.max_depth + 1);
+        self.heights.insert(pointer.to_string(), h);
+        h
+    }
+}
+
+fn height_of(v: &Value, cap: usize) -> usize {
+    if cap == 0 {
+        return 1;
+    }
+    let mut max = 0;
+    for_each_subschema(v, &mut |s| {
+        max = max.max(height_of(s, cap - 1));
+    });
+    (max + 1).min(cap + 1)
+}
+
+/// Calls `f` on every direct subschema of a schema object.
+pub(crate) fn for_each_subschema<'v>(v: &'v Value, f: &mut dyn FnMut(&'v Value)) {
+    let Value::Object(m) = v else {
+        return;
+    };
+    for (key, sub) in m {
+        match key.as_str() {
+            "properties" | "patternProperties" | "dependentSchemas" | "$defs" | "definitions" => {
+                if let Value::Object(map) = sub {
+                    map.values().for_each(&mut *f);
+                }
+            }
+            "dependencies" => {
+                if let Value::Object(map) = sub {
+                    map.values().filter(|d| !d.is_array()).for_each(&mut *f);
+                }
+            }
+            "items" | "allOf" | "anyOf" | "oneOf" | "prefixItems" => match sub {
+                Value::Array(list) => list.iter().for_each(&mut *f),
+                other => f(other),
+            },
+            "additionalItems"
+            | "additionalProperties"
+            | "propertyNames"
+            | "unevaluatedItems"
+            | "unevaluatedProperties"
+            | "contains"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "contentSchema" => f(sub),
+            _ => {}
+        }
+    }
+}
+
+/// `prefixItems: [A, B], items: R` → `items: anyOf[A, B, R]`, the length
+/// bounds kept (`items: false` caps `maxItems` at the tuple length; absent
+/// `items` leaves items unconstrained). A loosening; true when applied.
+fn flatten_tuple(out: &mut Map<String, Value>) -> bool {
+    let Some(Value::Array(prefix)) = out.remove("prefixItems") else {
+        return false;
+    };
+    let tuple_len = prefix.len() as u64;
+    let rest = out
+        .remove("items")
+        .or_else(|| out.remove("unevaluatedItems"));
+    out.remove("unevaluatedItems");
+    if matches!(rest, Some(Value::Bool(false))) {
+        let max = out
+            .get("maxItems")
+            .and_then(Value::as_u64)
+            .map_or(tuple_len, |m| m.min(tuple_len));
+        out.insert("maxItems".into(), Value::from(max));
+    }
+    // Absent `items` leaves the items after the tuple unconstrained.
+    let mut any = rest.is_none();
+    let mut branches: Vec<Value> = Vec::with_capacity(prefix.len() + 1);
+    for b in prefix.into_iter().chain(rest) {
+        match b {
+            Value::Bool(false) => {}
+            Value::Bool(true) => any = true,
+            Value::Object(m) if m.is_empty() => any = true,
+            b => {
+                if !branches.contains(&b) {
+                    branches.push(b);
+                }
+            }
+        }
+    }
+    if !any {
+        let items = match branches.len() {
+            0 => Value::Bool(false),
+            1 => branches.remove(0),
+            _ => {
+                let mut u = Map::new();
+                u.insert("anyOf".into(), Value::Array(branches));
+                Value::Object(u)
+            }
+        };
+        out.insert("items".into(), items);
+    }
+    true
+}
+
+/// Draft-04 boolean `exclusiveMinimum` / `exclusiveMaximum` → 2020-12.
+fn bounds_to_2020(out: &mut Map<String, Value>, exclusive: &str, inclusive: &str) {
+    if let Some(Value::Bool(flag)) = out.get(exclusive) {
+        let flag = *flag;
+        out.remove(exclusive);
+        if flag {
+            if let Some(bound) = out.remove(inclusive) {
+                out.insert(exclusive.into(), bound);
+            }
+        }
+    }
+}
+
+/// Merges `allOf` members into the schema where exact; `true` members are
+/// dropped, a `false` member makes the schema `false`.
+fn simplify_all_of(mut out: Map<String, Value>) -> Value {
+    let Some(Value::Array(members)) = out.remove("allOf") else {
+        return Value::Object(out);
+    };
+    let mut rest: Vec<Value> = Vec::new();
+    for member in members {
+        match member {
+            Value::Bool(true) => {}
+            Value::Bool(false) => return Value::Bool(false),
+            Value::Object(inner) => match merge_exact(&inner, &out) {
+                Some(merged) => out = merged,
+                None => rest.push(Value::Object(inner)),
+            },
+            other => rest.push(other),
+        }
+    }
+    if !rest.is_empty() {
+        out.insert("allOf".into(), Value::Array(rest));
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn norm(schema: Value) -> NormalizedSchema {
+        normalize(&schema, &NormalizeOptions::default())
+    }
+
+    /// Both schemas give the same verdict on every instance.
+    fn same_verdicts(a: &Value, b: &Value, instances: &[Value]) {
+        let va = jsonschema::validator_for(a).unwrap();
+        let vb = jsonschema::validator_for(b).unwrap();
+        for i in instances {
+            assert_eq!(va.is_valid(i), vb.is_valid(i), "{i} under {a} vs {b}");
+        }
+    }
+
+    /// Everything `a` accepts, `b` accepts.
+    fn loosens(a: &Value, b: &Value, instances: &[Value]) {
+        let va = jsonschema::validator_for(a).unwrap();
+        let vb = jsonschema::validator_for(b).unwrap();
+        for i in instances {
+            assert!(
+                !va.is_valid(i) || vb.is_valid(i),
+                "{i} accepted by {a} but not {b}"
+            );
+        }
+    }
+
+    fn scalars() -> Vec<Value> {
+        vec![
+            json!("a"),
+            json!("b"),
+            json!(""),
+            json!("c"),
+            json!(null),
+            json!(3),
+            json!(4),
+            json!(-1),
+            json!(1.5),
+            json!(true),
+            json!([]),
+            json!({}),
+        ]
+    }
+
+    #[test]
+    fn type_arrays_become_single_type_branches_with_their_keywords() {
+        let input = json!({"type": ["string", "null", "integer"], "minLength": 1, "minimum": 0,
+            "enum": ["a", null, 3, "b", ""], "description": "d"});
+        let out = norm(input.clone());
+        assert_eq!(
+            out.schema,
+            json!({"description": "d", "anyOf": [
+                {"type": "string", "minLength": 1, "enum": ["a", "b", ""]},
+                {"type": "null", "enum": [null]},
+                {"type": "integer", "minimum": 0, "enum": [3]}]})
+        );
+        assert!(out.loosened.is_empty());
+        same_verdicts(&input, &out.schema, &scalars());
+    }
+
+    #[test]
+    fn a_one_type_array_is_a_plain_type_and_a_mismatched_const_drops_its_branch() {
+        assert_eq!(
+            norm(json!({"type": ["string"]})).schema,
+            json!({"type": "string"})
+        );
+        let input = json!({"type": ["string", "number"], "const": "x", "title": "t"});
+        let out = norm(input.clone()).schema;
+        assert_eq!(out, json!({"type": "string", "const": "x", "title": "t"}));
+        same_verdicts(&input, &out, &[json!("x"), json!("y"), json!(1)]);
+        let impossible = json!({"type": ["string", "number"], "enum": [true]});
+        assert_eq!(norm(impossible).schema, json!(false));
+    }
+
+    #[test]
+    fn type_arrays_nested_in_properties_and_items_are_rewritten() {
+        let input = json!({"type": "object", "properties": {"tags": {"type": "array",
+            "items": {"type": ["string", "null"], "maxLength": 2}}}});
+        let out = norm(input.clone()).schema;
+        assert_eq!(
+            out,
+            json!({"type": "object", "properties": {"tags": {"type": "array", "items": {"anyOf": [
+                {"type": "string", "maxLength": 2}, {"type": "null"}]}}}})
+        );
+        same_verdicts(
+            &input,
+            &out,
+            &[
+                json!({"tags": ["ab", null]}),
+                json!({"tags": ["abc"]}),
+                json!({"tags": [1]}),
+            ],
+        );
+    }
+
+    #[test]
+    fn local_refs_are_inlined_and_dialect_keywords_dropped() {
+        let input = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://x.test/s",
+            "type": "object",
+            "properties": {
+                "a": {"$ref": "#/$defs/Name"},
+                "b": {"$ref": "#/$defs/Name", "description": "B's name"},
+                "c": {"$ref": "https://x.test/s#/definitions/Count"}
+            },
+            "$defs": {"Name": {"type": "string", "minLength": 1, "description": "A name"}},
+            "definitions": {"Count": {"type": "integer"}}
+        });
+        let out = norm(input.clone());
+        assert_eq!(
+            out.schema,
+            json!({"type": "object", "properties": {
+                "a": {"type": "string", "minLength": 1, "description": "A name"},
+                "b": {"type": "string", "minLength": 1, "description": "B's name"},
+                "c": {"type": "integer"}}})
+        );
+        assert!(out.loosened.is_empty());
+        same_verdicts(
+            &input,
+            &out.schema,
+            &[
+                json!({"a": "x"}),
+                json!({"a": ""}),
+                json!({"c": 1.5}),
+                json!({"b": 2}),
+                json!({}),
+            ],
+        );
+    }
+
+    #[test]
+    fn a_ref_whose_siblings_read_its_keywords_stays_a_conjunction() {
+        let input = json!({"$defs": {"Closed": {"type": "object", "properties": {"a": {}},
+                "additionalProperties": false}},
+            "type": "object",
+            "properties": {"x": {"$ref": "#/$defs/Closed", "properties": {"b": {}}}}});
+        let out = norm(input.clone()).schema;
+        assert_eq!(
+            out["properties"]["x"],
+            json!({"properties": {"b": {}}, "allOf": [{"type": "object", "properties": {"a": {}},
+                "additionalProperties": false}]})
+        );
+        same_verdicts(
+            &input,
+            &out,
+            &[
+                json!({"x": {"a": 1}}),
+                json!({"x": {"b": 1}}),
+                json!({"x": {}}),
+                json!({"x": 1}),
+            ],
+        );
+    }
+
+    #[test]
+    fn single_all_of_members_merge_into_the_schema() {
+        let input = json!({"$defs": {"Id": {"type": "string", "pattern": "^d-"}},
+            "allOf": [{"$ref": "#/$defs/Id"}], "description": "Device id"});
+        assert_eq!(
+            norm(input).schema,
+            json!({"type": "string", "pattern": "^d-", "description": "Device id"})
+        );
+        let two = json!({"allOf": [{"required": ["a"]}, {"required": ["b"], "type": "object"}]});
+        assert_eq!(
+            norm(two).schema,
+            json!({"required": ["b", "a"], "type": "object"})
+        );
+    }
+
+    #[test]
+    fn recursive_refs_are_kept_under_defs_and_referenced_only() {
+        let input = json!({"type": "object", "properties": {"root": {"$ref": "#/$defs/Node"}},
+            "$defs": {"Node": {"type": "object", "properties": {
+                "name": {"type": "string"},
+                "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+                "meta": {"$ref": "#/$defs/Meta"}}},
+              "Meta": {"type": "object", "properties": {"n": {"type": "integer"}}}}});
+        let out = norm(input.clone());
+        assert_eq!(
+            out.schema,
+            json!({"type": "object", "properties": {"root": {"$ref": "#/$defs/Node"}},
+                "$defs": {"Node": {"type": "object", "properties": {
+                    "name": {"type": "string"},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+                    "meta": {"type": "object", "properties": {"n": {"type": "integer"}}}}}}})
+        );
+        assert!(out.loosened.is_empty());
+        same_verdicts(
+            &input,
+            &out.schema,
+            &[
+                json!({"root": {"name": "a", "children": [{"name": "b", "children": [{"name": 1}]}]}}),
+                json!({"root": {"children": [{"meta": {"n": 1}}]}}),
+                json!({"root": {"children": [{"meta": {"n": "x"}}]}}),
+            ],
+        );
+    }
+
+    #[test]
+    fn mutual_and_root_recursion_are_kept() {
+        let mutual = json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}},
+            "$defs": {"A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}},
+                      "B": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}, "x": {"type": "integer"}}}}});
+        let out = norm(mutual.clone()).schema;
+        assert_eq!(
+            out,
+            json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}},
+                "$defs": {"A": {"type": "object", "properties": {"b": {"type": "object",
+                    "properties": {"a": {"$ref": "#/$defs/A"}, "x": {"type": "integer"}}}}}}})
+        );
+        same_verdicts(
+            &mutual,
+            &out,
+            &[
+                json!({"a": {"b": {"a": {"b": {"x": 1}}}}}),
+                json!({"a": {"b": {"a": {"b": {"x": "no"}}}}}),
+            ],
+        );
+        let root = json!({"type": "object", "properties": {"next": {"$ref": "#"}, "v": {"type": "string"}}});
+        let out = norm(root.clone()).schema;
+        assert_eq!(
+            out,
+            json!({"type": "object", "properties": {"next": {"$ref": "#/$defs/root"}, "v": {"type": "string"}},
+                "$defs": {"root": {"type": "object", "properties": {"next": {"$ref": "#/$defs/root"},
+                    "v": {"type": "string"}}}}})
+        );
+        same_verdicts(
+            &root,
+            &out,
+            &[
+                json!({"next": {"next": {"v": "x"}}}),
+                json!({"next": {"next": {"v": 1}}}),
+            ],
+        );
+    }
+
+    #[test]
+    fn unroll_mode_expands_recursion_and_ends_in_an_empty_schema() {
+        let input = json!({"type": "object", "properties": {"root": {"$ref": "#/$defs/Node"}},
+            "$defs": {"Node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"},
+                "v": {"type": "integer"}}}}});
+        let options = NormalizeOptions {
+            refs: RefMode::Unroll { depth: 1 },
+            ..NormalizeOptions::default()
+        };
+        let out = normalize(&input, &options);
+        assert_eq!(
+            out.schema,
+            json!({"type": "object", "properties": {"root": {"type": "object", "properties": {
+                "child": {"type": "object", "properties": {"child": {}, "v": {"type": "integer"}}},
+                "v": {"type": "integer"}}}}})
+        );
+        assert_eq!(
+            out.loosened,
+            [Loosening {
+                path: "/$defs/Node/properties/child/$ref".into(),
+                reason: LooseningReason::RecursionCut
+            }]
+        );
+        loosens(
+            &input,
+            &out.schema,
+            &[
+                json!({"root": {"child": {"child": {"child": {"v": 1}}}}}),
+                json!({"root": {"v": 2}}),
+            ],
+        );
+    }
+
+    #[test]
+    fn unresolvable_refs_are_dropped_and_reported() {
+        let input = json!({"type": "object", "properties": {
+            "remote": {"$ref": "https://other.test/s.json", "type": "string"},
+            "anchor": {"$ref": "#thing"},
+            "missing": {"$ref": "#/$defs/Nope"},
+            "inner": {"$id": "inner", "$defs": {"X": {"type": "string"}},
+                      "type": "object", "properties": {"x": {"$ref": "#/$defs/X"}}}}});
+        let out = norm(input.clone());
+        assert_eq!(
+            out.schema,
+            json!({"type": "object", "properties": {"remote": {"type": "string"}, "anchor": {},
+                "missing": {}, "inner": {"type": "object", "properties": {"x": {}}}}})
+        );
+        let mut paths: Vec<&str> = out.loosened.iter().map(|l| l.path.as_str()).collect();
+        paths.sort();
+        assert_eq!(
+            paths,
+            [
+                "/properties/anchor/$ref",
+                "/properties/inner/properties/x/$ref",
+                "/properties/missing/$ref",
+                "/properties/remote/$ref"
+            ]
+        );
+        assert!(out
+            .loosened
+            .iter()
+            .all(|l| l.reason == LooseningReason::UnresolvableRef));
+    }
+
+    #[test]
+    fn pointer_escapes_and_percent_encoding_resolve() {
+        let input = json!({"type": "object", "properties": {
+            "a": {"$ref": "#/$defs/a~1b"}, "b": {"$ref": "#/%24defs/t~0x"}, "c": {"$ref": "#/properties/a"}},
+            "$defs": {"a/b": {"type": "integer"}, "t~x": {"type": "boolean"}}});
+        assert_eq!(
+            norm(input).schema,
+            json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "boolean"},
+                "c": {"type": "integer"}}})
+        );
+    }
+
+    #[test]
+    fn exponential_ref_fan_out_is_bounded_by_the_node_budget() {
+        let mut defs = Map::new();
+        for i in 0..40 {
+            let next = if i == 39 {
+                json!({"type": "integer"})
+            } else {
+                json!({"$ref": format!("#/$defs/D{}", i + 1)})
+            };
+            defs.insert(
+                format!("D{i}"),
+                json!({"type": "object", "properties": {"a": next, "b": next}}),
+            );
+        }
+        let input = json!({"$ref": "#/$defs/D0", "$defs": defs});
+        let options = NormalizeOptions {
+            max_nodes: 500,
+            ..NormalizeOptions::default()
+        };
+        let out = normalize(&input, &options);
+        let size = out.schema.to_string().len();
+        assert!(size < 40_000, "output of {size} bytes");
+        assert!(out.loosened.is_empty(), "kept references are exact");
+        assert!(out.schema["$defs"]
+            .as_object()
+            .is_some_and(|d| !d.is_empty()));
+        // Properties are optional: one path down the fan-out is an instance.
+        let mut deep = json!(1);
+        for _ in 0..40 {
+            deep = json!({"a": deep});
+        }
+        same_verdicts(
+            &input,
+            &out.schema,
+            &[deep.clone(), json!({"a": {"b": "x"}})],
+        );
+        // Unroll mode: the budget turns references into `{}`.
+        let unroll = NormalizeOptions {
+            refs: RefMode::Unroll { depth: 1 },
+            max_nodes: 500,
+            ..NormalizeOptions::default()
+        };
+        let out = normalize(&input, &unroll);
+        assert!(out.schema.to_string().len() < 40_000);
+        assert!(out.schema.get("$defs").is_none());
+        assert!(out
+            .loosened
+            .iter()
+            .all(|l| l.reason == LooseningReason::Budget));
+        loosens(&input, &out.schema, &[deep]);
+    }
+
+    #[test]
+    fn nesting_beyond_max_depth_becomes_empty_without_overflowing_the_stack() {
+        let mut schema = json!({"type": "string"});
+        for _ in 0..300 {
+            schema = json!({"type": "object", "properties": {"x": schema}});
+        }
+        let out = norm(schema);
+        assert_eq!(out.loosened.len(), 1);
+        assert_eq!(out.loosened[0].reason, LooseningReason::TooDeep);
+        assert_eq!(
+            out.loosened[0].path.matches("/properties/x").count(),
+            DEFAULT_MAX_DEPTH + 1
+        );
+    }
+
+    #[test]
+    fn draft_07_and_04_spellings_become_2020_12() {
+        let input = json!({"type": "object", "dependencies": {"a": ["b"], "c": {"required": ["d"]}},
+            "properties": {"n": {"type": "number", "minimum": 3, "exclusiveMinimum": true,
+                "maximum": 9, "exclusiveMaximum": false}}});
+        assert_eq!(
+            norm(input).schema,
+            json!({"type": "object", "dependentRequired": {"a": ["b"]},
+                "dependentSchemas": {"c": {"required": ["d"]}},
+                "properties": {"n": {"type": "number", "exclusiveMinimum": 3, "maximum": 9}}})
+        );
+        let tuple07 = json!({"type": "array", "items": [{"type": "string"}, {"type": "integer"}],
+            "additionalItems": false});
+        let out = norm(tuple07);
+        assert_eq!(
+            out.schema,
+            json!({"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}, "maxItems": 2})
+        );
+        assert_eq!(out.loosened[0].reason, LooseningReason::Tuple);
+    }
+
+    #[test]
+    fn tuples_are_loosened_to_items_of_any_member_type() {
+        let closed = json!({"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}],
+            "items": false, "minItems": 2});
+        let out = norm(closed.clone()).schema;
+        assert_eq!(
+            out,
+            json!({"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2})
+        );
+        let rest = json!({"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}});
+        let out_rest = norm(rest.clone()).schema;
+        assert_eq!(
+            out_rest,
+            json!({"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}})
+        );
+        let open = json!({"type": "array", "prefixItems": [{"type": "string"}]});
+        assert_eq!(norm(open.clone()).schema, json!({"type": "array"}));
+        let samples = [
+            json!([1, 2]),
+            json!([1]),
+            json!(["a", 1, 2]),
+            json!([1, 2, 3]),
+            json!(["a"]),
+            json!([true]),
+        ];
+        loosens(&closed, &out, &samples);
+        loosens(&rest, &out_rest, &samples);
+    }
+
+    #[test]
+    fn object_roots_admit_objects_only() {
+        assert_eq!(object_root(json!(true)), Some(json!({"type": "object"})));
+        assert_eq!(object_root(json!({})), Some(json!({"type": "object"})));
+        assert_eq!(object_root(json!(false)), None);
+        assert_eq!(object_root(json!({"type": "string"})), None);
+        assert_eq!(
+            object_root(
+                json!({"anyOf": [{"type": "string"}, {"type": "object", "required": ["a"]}], "description": "d"})
+            ),
+            Some(json!({"type": "object", "required": ["a"], "description": "d"}))
+        );
+        assert_eq!(
+            object_root(
+                json!({"anyOf": [{"type": "object", "required": ["a"]}, {"type": "object", "required": ["b"]}, {"type": "null"}]})
+            ),
+            Some(
+                json!({"type": "object", "anyOf": [{"type": "object", "required": ["a"]}, {"type": "object", "required": ["b"]}]})
+            )
+        );
+        assert_eq!(object_root(json!({"anyOf": [{"type": "string"}]})), None);
+    }
+
+    #[test]
+    fn merging_never_splits_keywords_that_read_each_other() {
+        let a = json!({"properties": {"a": {}}, "additionalProperties": false});
+        let b = json!({"properties": {"b": {}}});
+        assert_eq!(
+            merge_exact(a.as_object().unwrap(), b.as_object().unwrap()),
+            None
+        );
+        let c = json!({"properties": {"a": {"type": "string"}}, "required": ["a"]});
+        let d = json!({"properties": {"b": {}}, "required": ["b", "a"], "description": "x"});
+        assert_eq!(
+            merge_exact(c.as_object().unwrap(), d.as_object().unwrap()),
+            json!({"properties": {"a": {"type": "string"}, "b": {}}, "required": ["a", "b"], "description": "x"})
+                .as_object()
+                .cloned()
+        );
+        let e = json!({"properties": {"a": {}}});
+        let f = json!({"properties": {"a": {"type": "string"}}});
+        assert_eq!(
+            merge_exact(e.as_object().unwrap(), f.as_object().unwrap()),
+            None
+        );
+    }
+
+    #[test]
+    fn invalid_schema_values_become_empty_and_are_reported() {
+        let out = norm(json!({"type": "object", "properties": {"a": 5}}));
+        assert_eq!(
+            out.schema,
+            json!({"type": "object", "properties": {"a": {}}})
+        );
+        assert_eq!(
+            out.loosened,
+            [Loosening {
+                path: "/properties/a".into(),
+                reason: LooseningReason::InvalidSchema
+            }]
+        );
+    }
+}
