@@ -265,13 +265,8 @@ fn corpus_manifests() -> Vec<(String, AgentManifest)> {
         ),
     ];
     let dir = repo().join("tests/fixtures/corpus");
-    // TODO(lead): the corpus lands from another branch; once it is merged,
-    // replace this early return with `.expect("corpus directory")` so a
-    // missing corpus fails the test instead of skipping it.
-    let Ok(read) = std::fs::read_dir(&dir) else {
-        eprintln!("tests/fixtures/corpus is absent: corpus checks cover the fixtures only");
-        return out;
-    };
+    let read =
+        std::fs::read_dir(&dir).expect("tests/fixtures/corpus (the public tool-schema corpus)");
     let mut files: Vec<PathBuf> = read
         .map(|e| e.expect("corpus entry").path())
         .filter(|p| p.to_string_lossy().ends_with(".manifest.json"))
