@@ -13,6 +13,11 @@
 //   emitted       every `format` name either converter emits there
 //
 // Digit i of each string is the verdict on values[i] ("1" = accepted).
+// Run it with `node --jitless`: Node 20's JIT-optimized `URL.canParse`
+// (which `z.url()` calls) refuses URLs with Latin-1 characters such as
+// "http://bücher.example/" once it is hot, so without it the verdicts would
+// depend on evaluation order.
+//
 // With --labels it instead checks the valid/invalid labels of cases.json
 // against the format references and exits 1 naming every wrong label.
 
