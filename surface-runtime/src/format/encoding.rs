@@ -14,7 +14,7 @@ pub fn is_base64(value: &str) -> bool {
         .strip_suffix(b"==")
         .or_else(|| b.strip_suffix(b"="))
         .unwrap_or(b);
-    b.len() % 4 == 0 && body.iter().all(|&c| is_base64_char(c))
+    b.len().is_multiple_of(4) && body.iter().all(|&c| is_base64_char(c))
 }
 
 /// Unpadded base64url (`A-Z a-z 0-9 _ -`, a length that is not 1 more than a
@@ -52,7 +52,7 @@ fn atob(input: &str) -> Option<Vec<u8>> {
         .bytes()
         .filter(|c| !matches!(c, b'\t' | b'\n' | b'\x0c' | b'\r' | b' '))
         .collect();
-    if data.len() % 4 == 0 {
+    if data.len().is_multiple_of(4) {
         for _ in 0..2 {
             if data.last() == Some(&b'=') {
                 data.pop();

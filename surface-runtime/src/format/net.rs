@@ -250,7 +250,7 @@ pub fn is_mac(value: &str) -> bool {
     let Some(extra) = b.len().checked_sub(12) else {
         return false;
     };
-    if extra % 5 != 0 {
+    if !extra.is_multiple_of(5) {
         return false;
     }
     let width = extra / 5;
