@@ -792,7 +792,7 @@ impl SurfaceRegistry {
         if let Some(v) = lock(&self.inner.validators).get(&key) {
             return Ok(v.clone());
         }
-        let compiled = Arc::new(jsonschema::validator_for(schema).map_err(|e| e.to_string())?);
+        let compiled = Arc::new(crate::format::validator_for(schema).map_err(|e| e.to_string())?);
         lock(&self.inner.validators).insert(key, compiled.clone());
         Ok(compiled)
     }
@@ -1030,7 +1030,7 @@ impl SurfaceRegistry {
                     }));
                 }
             }
-            let validator = jsonschema::validator_for(&cap.input_schema).map_err(|e| {
+            let validator = crate::format::validator_for(&cap.input_schema).map_err(|e| {
                 reject(RegistrationError::InvalidSchema {
                     name: capability_id.clone(),
                     message: e.to_string(),
