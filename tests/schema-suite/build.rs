@@ -20,6 +20,12 @@ use quote::quote;
 use serde_json::Value;
 use surface_codegen::validator::{validator_tokens, ValidatorOptions};
 
+/// `devices.rename`'s input schema in surface-runtime/benches/runtime.rs.
+const PLAIN_SCHEMA: &str = r#"{"type": "object",
+  "properties": {"deviceId": {"type": "string", "minLength": 1}, "name": {"type": "string", "minLength": 1, "maxLength": 64},
+                 "tags": {"type": "array", "items": {"type": "string"}}},
+  "required": ["deviceId", "name"], "additionalProperties": false}"#;
+
 fn main() {
     let here = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let root = here.join("../..").canonicalize().unwrap();
@@ -95,6 +101,10 @@ fn main() {
         }
     }
 
+    // The `plain` schema of surface-runtime's `invoke_overhead` bench.
+    let plain: Value = serde_json::from_str(PLAIN_SCHEMA).unwrap();
+    let plain = validator_tokens(&plain, &options).expect("the bench schema is supported");
+
     let corpus_dir = if corpus_present {
         let dir = corpus.display().to_string();
         quote!(Some(#dir))
@@ -112,6 +122,11 @@ fn main() {
         pub const CORPUS_DIR: Option<&str> = #corpus_dir;
         /// Every test group, with its generated validator.
         pub static SUITE: &[crate::SuiteGroup] = &[#(#suite_entries),*];
+        /// The `plain` bench schema (`devices.rename` of surface-runtime's
+        /// `runtime` bench) and its validator.
+        pub const PLAIN_SCHEMA: &str = #PLAIN_SCHEMA;
+        /// The validator of [`PLAIN_SCHEMA`].
+        pub const PLAIN: surface_runtime::validation::Validator = #plain;
         /// Every fixture schema, with its generated validator.
         pub static FIXTURES: &[crate::Fixture] = &[#(#fixture_entries),*];
     };

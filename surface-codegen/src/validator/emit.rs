@@ -526,7 +526,7 @@ impl<'a, 's> Emitter<'a, 's> {
                 cx,
                 quote!(#id.is_match(s)),
                 "pattern",
-                &format!("value does not match {}", Value::from(source)),
+                &format!("value does not match \"{source}\""),
             ));
         }
         if let Some(name) = m.get("format").and_then(Value::as_str) {
@@ -758,6 +758,20 @@ impl<'a, 's> Emitter<'a, 's> {
         let patterns = m.get("patternProperties").and_then(Value::as_object);
         let additional = m.get("additionalProperties");
         let additional = additional.filter(|a| **a != Value::Bool(true));
+        // `additionalProperties: false` alone: one `falseSchema` error at
+        // the object, as the runtime validator reports it.
+        let lone_false = additional == Some(&Value::Bool(false))
+            && !m.contains_key("properties")
+            && !m.contains_key("patternProperties");
+        if lone_false {
+            out.push(Self::leaf(
+                cx,
+                quote!(o.is_empty()),
+                "falseSchema",
+                "False schema does not allow value",
+            ));
+        }
+        let additional = additional.filter(|_| !lone_false);
         if patterns.is_some_and(|p| !p.is_empty()) || additional.is_some() {
             let mut body = Vec::new();
             let track = additional.is_some();

@@ -129,7 +129,11 @@ impl Draft {
             "dependentRequired" | "dependentSchemas" | "minContains" | "maxContains" => {
                 self >= Draft::D2019
             }
-            "prefixItems" => self >= Draft::D2020,
+            "prefixItems" | "$dynamicRef" => self >= Draft::D2020,
+            "unevaluatedProperties" | "unevaluatedItems" => self >= Draft::D2019,
+            // Replaced by `$dynamicRef` in 2020-12, where it means nothing
+            // (the runtime validator ignores it too).
+            "$recursiveRef" => self == Draft::D2019,
             _ => true,
         }
     }
@@ -168,6 +172,10 @@ pub(crate) struct Analysis<'s> {
     errors: Vec<Unsupported>,
     seen: HashSet<(String, String)>,
 }
+
+/// `walk`'s target for subschemas only checked against the meta-schema
+/// (unreferenced `$defs`): no `$ref` edges, no "unsupported" errors.
+const SHAPE_ONLY: usize = usize::MAX;
 
 const TYPES: [&str; 7] = [
     "null", "boolean", "integer", "number", "string", "array", "object",
@@ -313,6 +321,7 @@ impl<'s> Analysis<'s> {
                 return;
             }
         }
+        let shape_only = target == SHAPE_ONLY;
         for (keyword, value) in map {
             let at = child(ptr, keyword);
             if !self.draft.knows(keyword) {
@@ -320,6 +329,49 @@ impl<'s> Analysis<'s> {
             }
             match keyword.as_str() {
                 "$ref" => {}
+                // Checked against the meta-schema only: a definition is
+                // validated where a `$ref` uses it.
+                "$defs" | "definitions" => {
+                    let Some(defs) = value.as_object() else {
+                        self.unsupported(keyword, &at, META);
+                        continue;
+                    };
+                    for (name, sub) in defs {
+                        self.walk(sub, &child(&at, name), SHAPE_ONLY, false, in_resource);
+                    }
+                }
+                "contentSchema" => self.walk(value, &at, SHAPE_ONLY, false, in_resource),
+                "$anchor" | "$dynamicAnchor" => {
+                    if !value.as_str().is_some_and(is_anchor) {
+                        self.unsupported(keyword, &at, META);
+                    }
+                }
+                "$recursiveAnchor" => {
+                    let ok = if self.draft == Draft::D2019 {
+                        value.is_boolean()
+                    } else {
+                        value.as_str().is_some_and(is_anchor)
+                    };
+                    if !ok {
+                        self.unsupported(keyword, &at, META);
+                    }
+                }
+                "$id" | "$comment" | "title" | "description" | "contentEncoding"
+                | "contentMediaType" => {
+                    if !value.is_string() {
+                        self.unsupported(keyword, &at, META);
+                    }
+                }
+                "deprecated" | "readOnly" | "writeOnly" => {
+                    if !value.is_boolean() {
+                        self.unsupported(keyword, &at, META);
+                    }
+                }
+                "examples" => {
+                    if !value.is_array() {
+                        self.unsupported(keyword, &at, META);
+                    }
+                }
                 "properties" | "patternProperties" | "dependentSchemas" => {
                     let Some(props) = value.as_object() else {
                         self.unsupported(keyword, &at, "must be an object of schemas");
@@ -327,7 +379,7 @@ impl<'s> Analysis<'s> {
                     };
                     let descends = keyword != "dependentSchemas";
                     for (name, sub) in props {
-                        if keyword == "patternProperties" {
+                        if keyword == "patternProperties" && !shape_only {
                             self.check_pattern(name, &at, keyword);
                         }
                         self.walk(
@@ -437,6 +489,7 @@ impl<'s> Analysis<'s> {
                     }
                 }
                 "pattern" => match value.as_str() {
+                    Some(_) if shape_only => {}
                     Some(source) => self.check_pattern(source, &at, keyword),
                     None => self.unsupported(keyword, &at, "must be a string"),
                 },
@@ -451,11 +504,15 @@ impl<'s> Analysis<'s> {
                     }
                 }
                 "unevaluatedProperties" | "unevaluatedItems" | "$dynamicRef"
-                | "$recursiveRef" => self.unsupported(
+                | "$recursiveRef"
+                    if !shape_only =>
+                {
+                    self.unsupported(
                     keyword,
                     &at,
                     "is not supported by the generated validator",
-                ),
+                    );
+                }
                 // Annotations, identifiers, containers of definitions and
                 // unknown keywords: nothing to check.
                 _ => {}
@@ -499,6 +556,9 @@ impl<'s> Analysis<'s> {
             self.unsupported("$ref", at, "must be a string");
             return;
         };
+        if from == SHAPE_ONLY {
+            return;
+        }
         if in_resource {
             self.unsupported(
                 "$ref",
@@ -617,6 +677,19 @@ impl<'s> Analysis<'s> {
     pub(crate) fn target_index(&self, ref_pointer: &str) -> Option<usize> {
         self.refs.get(ref_pointer).copied()
     }
+}
+
+/// The reason for a keyword value the draft's meta-schema rejects (the
+/// runtime validator rejects such a schema too).
+const META: &str = "has a value the draft's meta-schema does not allow";
+
+/// `^[A-Za-z_][-A-Za-z0-9._]*$`, the meta-schema's anchor names.
+fn is_anchor(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
 }
 
 /// A non-negative integer size (integer-valued floats accepted, as the
