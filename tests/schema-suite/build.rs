@@ -101,6 +101,22 @@ fn main() {
         }
     }
 
+    // Disagreements with jsonschema found along the way, pinned.
+    let regressions_path = here.join("regressions.json");
+    println!("cargo:rerun-if-changed={}", regressions_path.display());
+    let regressions: Value =
+        serde_json::from_str(&fs::read_to_string(&regressions_path).unwrap()).unwrap();
+    let regression_entries: Vec<TokenStream> = regressions
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, case)| {
+            let validator = generate(&case["schema"], &options).0;
+            quote!(crate::Regression { name: #name, validator: #validator })
+        })
+        .collect();
+    let regressions_file = regressions_path.display().to_string();
+
     // The `plain` schema of surface-runtime's `invoke_overhead` bench.
     let plain: Value = serde_json::from_str(PLAIN_SCHEMA).unwrap();
     let plain = validator_tokens(&plain, &options).expect("the bench schema is supported");
@@ -127,6 +143,10 @@ fn main() {
         pub const PLAIN_SCHEMA: &str = #PLAIN_SCHEMA;
         /// The validator of [`PLAIN_SCHEMA`].
         pub const PLAIN: surface_runtime::validation::Validator = #plain;
+        /// `regressions.json`.
+        pub const REGRESSIONS_FILE: &str = #regressions_file;
+        /// Every regression schema, with its generated validator.
+        pub static REGRESSIONS: &[crate::Regression] = &[#(#regression_entries),*];
         /// Every fixture schema, with its generated validator.
         pub static FIXTURES: &[crate::Fixture] = &[#(#fixture_entries),*];
     };

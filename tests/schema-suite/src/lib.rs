@@ -29,6 +29,15 @@ pub struct Fixture {
     pub validator: Result<Validator, &'static [&'static str]>,
 }
 
+/// A schema of `regressions.json` (a disagreement with jsonschema found
+/// while building the generator) and its generated validator.
+pub struct Regression {
+    /// The case's name, also the name of its test.
+    pub name: &'static str,
+    /// The validator, or the generator's reasons.
+    pub validator: Result<Validator, &'static [&'static str]>,
+}
+
 include!(concat!(env!("OUT_DIR"), "/generated.rs"));
 
 /// Generated size per fixture schema: `source tool schema tokens bytes`

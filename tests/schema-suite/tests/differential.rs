@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
-use schema_suite::{Fixture, CODEGEN_DIR, CORPUS_DIR, FIXTURES};
+use schema_suite::{Fixture, CODEGEN_DIR, CORPUS_DIR, FIXTURES, REGRESSIONS, REGRESSIONS_FILE};
 use serde_json::{json, Map, Value};
 use surface_runtime::validation::Validator;
 
@@ -431,4 +431,72 @@ fn generated_validators_agree_with_jsonschema_on_public_corpus() {
         .flat_map(|f| run_fixture(f, CASES_CORPUS))
         .collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Runs the regression `name` of `regressions.json`: the generated validator
+/// agrees with jsonschema on each instance (or both reject the schema).
+fn regression(name: &str) {
+    let all = read(REGRESSIONS_FILE).unwrap();
+    let case = &all[name];
+    let entry = REGRESSIONS.iter().find(|r| r.name == name).unwrap();
+    let reference = reference(&case["schema"]);
+    if case["rejected"] == Value::Bool(true) {
+        assert!(entry.validator.is_err(), "the generator accepts {name}");
+        assert!(reference.is_err(), "jsonschema accepts {name}");
+        return;
+    }
+    let generated = entry.validator.unwrap();
+    let reference = reference.unwrap();
+    let instances = case["instances"].as_array().unwrap();
+    assert!(!instances.is_empty());
+    for instance in instances {
+        compare(&generated, &reference, instance).unwrap();
+    }
+}
+
+#[test]
+fn regression_pattern_message_quotes_the_source_unescaped() {
+    regression("pattern_message_quotes_the_source_unescaped");
+}
+
+#[test]
+fn regression_lone_additional_properties_false_reports_false_schema_at_the_object() {
+    regression("lone_additional_properties_false_reports_false_schema_at_the_object");
+}
+
+#[test]
+fn regression_additional_properties_false_with_empty_properties_lists_the_keys() {
+    regression("additional_properties_false_with_empty_properties_lists_the_keys");
+}
+
+#[test]
+fn regression_additional_properties_false_with_pattern_properties_lists_the_keys() {
+    regression("additional_properties_false_with_pattern_properties_lists_the_keys");
+}
+
+#[test]
+fn regression_recursive_ref_is_an_unknown_keyword_in_2020_12() {
+    regression("recursive_ref_is_an_unknown_keyword_in_2020_12");
+}
+
+#[test]
+fn regression_recursive_anchor_true_is_rejected_by_the_2020_12_meta_schema() {
+    regression("recursive_anchor_true_is_rejected_by_the_2020_12_meta_schema");
+}
+
+#[test]
+fn regression_draft_07_format_is_not_asserted_with_formats_off() {
+    regression("draft_07_format_is_not_asserted_with_formats_off");
+}
+
+#[test]
+fn every_regression_case_has_a_test() {
+    let all = read(REGRESSIONS_FILE).unwrap();
+    let source = include_str!("differential.rs");
+    for name in all.as_object().unwrap().keys() {
+        assert!(
+            source.contains(&format!("fn regression_{name}()")),
+            "regressions.json case {name} has no named test"
+        );
+    }
 }
