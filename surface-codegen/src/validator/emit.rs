@@ -586,7 +586,8 @@ impl<'a, 's> Emitter<'a, 's> {
             }
             let at = child(ptr, keyword);
             for (n, sub) in list.iter().enumerate() {
-                let check = self.apply_child(cx, sub, &child(&at, &n.to_string()), quote!(index(#n)));
+                let check =
+                    self.apply_child(cx, sub, &child(&at, &n.to_string()), quote!(index(#n)));
                 if !check.is_empty() {
                     out.push(quote!(if let Some(i) = a.get(#n) { #check }));
                 }
@@ -658,7 +659,11 @@ impl<'a, 's> Emitter<'a, 's> {
                     Some(max) => quote!(if c > #max { break #label false; }),
                     None => quote!(if c >= #min { break #label true; }),
                 };
-                let enough = if min == 0 { quote!(true) } else { quote!(c >= #min) };
+                let enough = if min == 0 {
+                    quote!(true)
+                } else {
+                    quote!(c >= #min)
+                };
                 out.push(quote! {
                     let ok = #label: {
                         let mut c = 0u64;
@@ -693,7 +698,9 @@ impl<'a, 's> Emitter<'a, 's> {
                 &format!("value has more than {max} propert{}", plural_y(max)),
             ));
         }
-        let required_checks = |out: &mut Vec<TokenStream>, names: &[Value], trigger: Option<&str>| {
+        let required_checks = |out: &mut Vec<TokenStream>,
+                               names: &[Value],
+                               trigger: Option<&str>| {
             let names: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
             if names.is_empty() {
                 return;
@@ -780,7 +787,11 @@ impl<'a, 's> Emitter<'a, 's> {
                 for (source, sub) in patterns {
                     let id = self.pattern(source);
                     let check = self.apply_child(cx, sub, &child(&at, source), quote!(key(k)));
-                    let mark = if track { quote!(matched = true;) } else { quote!() };
+                    let mark = if track {
+                        quote!(matched = true;)
+                    } else {
+                        quote!()
+                    };
                     if !check.is_empty() || track {
                         body.push(quote!(if #id.is_match(k) { #mark #check }));
                     }
@@ -807,7 +818,9 @@ impl<'a, 's> Emitter<'a, 's> {
                         quote!(if !matched { #fail; })
                     }
                     (Value::Bool(false), Mode::Errors) => {
-                        quote!(if !matched { unexpected.push(k.as_str()); })
+                        quote!(if !matched {
+                            unexpected.push(k.as_str());
+                        })
                     }
                     _ => {
                         let check = self.apply_child(
@@ -884,7 +897,11 @@ impl<'a, 's> Emitter<'a, 's> {
         if draft.knows("dependentSchemas") {
             if let Some(Value::Object(deps)) = m.get("dependentSchemas") {
                 for (trigger, sub) in deps {
-                    dependent.push((trigger, sub, child(&child(ptr, "dependentSchemas"), trigger)));
+                    dependent.push((
+                        trigger,
+                        sub,
+                        child(&child(ptr, "dependentSchemas"), trigger),
+                    ));
                 }
             }
         }
@@ -1041,7 +1058,9 @@ fn enum_expr(options: &[Value]) -> TokenStream {
         .collect();
     let mut arms = Vec::new();
     if !strings.is_empty() {
-        arms.push(quote!(matches!(i, Value::String(s) if matches!(s.as_str(), #(#strings)|*))));
+        arms.push(quote!(
+            matches!(i, Value::String(s) if matches!(s.as_str(), #(#strings)|*))
+        ));
     }
     for o in options.iter().filter(|o| !o.is_string()) {
         arms.push(eq_expr(o, quote!(i)));

@@ -460,7 +460,11 @@ impl<'s> Analysis<'s> {
                         _ => false,
                     };
                     if !ok {
-                        self.unsupported(keyword, &at, "must be a JSON type name or an array of them");
+                        self.unsupported(
+                            keyword,
+                            &at,
+                            "must be a JSON type name or an array of them",
+                        );
                     }
                 }
                 "enum" => {
@@ -503,15 +507,10 @@ impl<'s> Analysis<'s> {
                         self.unsupported(keyword, &at, "must be a boolean");
                     }
                 }
-                "unevaluatedProperties" | "unevaluatedItems" | "$dynamicRef"
-                | "$recursiveRef"
+                "unevaluatedProperties" | "unevaluatedItems" | "$dynamicRef" | "$recursiveRef"
                     if !shape_only =>
                 {
-                    self.unsupported(
-                    keyword,
-                    &at,
-                    "is not supported by the generated validator",
-                    );
+                    self.unsupported(keyword, &at, "is not supported by the generated validator");
                 }
                 // Annotations, identifiers, containers of definitions and
                 // unknown keywords: nothing to check.
@@ -581,7 +580,11 @@ impl<'s> Analysis<'s> {
             }
         };
         let Some(fragment) = percent_decode(fragment) else {
-            self.unsupported("$ref", at, "the fragment is not valid percent-encoded UTF-8");
+            self.unsupported(
+                "$ref",
+                at,
+                "the fragment is not valid percent-encoded UTF-8",
+            );
             return;
         };
         if !fragment.is_empty() && !fragment.starts_with('/') {

@@ -43,18 +43,27 @@ fn every_unsupported_part_is_reported_at_once() {
     assert_eq!(
         found,
         vec![
-            ("minLength".to_string(), "/properties/b/minLength".to_string()),
+            (
+                "minLength".to_string(),
+                "/properties/b/minLength".to_string()
+            ),
             ("pattern".to_string(), "/properties/a/pattern".to_string()),
-            ("patternProperties".to_string(), "/patternProperties/[".to_string()),
-            ("unevaluatedItems".to_string(), "/unevaluatedItems".to_string()),
+            (
+                "patternProperties".to_string(),
+                "/patternProperties/[".to_string()
+            ),
+            (
+                "unevaluatedItems".to_string(),
+                "/unevaluatedItems".to_string()
+            ),
         ]
     );
 }
 
 #[test]
 fn invalid_pattern_reason_names_the_regex_error() {
-    let errors = validator_tokens(&json!({"pattern": "a{2,1}"}), &ValidatorOptions::default())
-        .unwrap_err();
+    let errors =
+        validator_tokens(&json!({"pattern": "a{2,1}"}), &ValidatorOptions::default()).unwrap_err();
     assert_eq!(errors.len(), 1);
     assert!(errors[0]
         .to_string()
@@ -93,7 +102,9 @@ fn ref_with_root_id_base_and_escaped_pointer_resolves() {
 #[test]
 fn ref_cycle_on_the_same_instance_is_rejected() {
     assert_eq!(
-        unsupported(json!({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"})),
+        unsupported(
+            json!({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"})
+        ),
         vec![("$ref".to_string(), "/$defs/a/allOf/0/$ref".to_string())]
     );
     // Recursion that moves into the instance terminates: accepted.
@@ -112,7 +123,10 @@ fn draft_04_and_unknown_dialects_are_unsupported() {
     );
     assert_eq!(
         unsupported(json!({"exclusiveMinimum": true})),
-        vec![("exclusiveMinimum".to_string(), "/exclusiveMinimum".to_string())]
+        vec![(
+            "exclusiveMinimum".to_string(),
+            "/exclusiveMinimum".to_string()
+        )]
     );
 }
 
@@ -140,14 +154,20 @@ fn recursive_ref_is_ignored_in_2020_12_and_recursive_anchor_must_be_a_name() {
     .is_ok());
     assert_eq!(
         unsupported(json!({"$defs": {"f": {"$recursiveAnchor": true}}})),
-        vec![("$recursiveAnchor".to_string(), "/$defs/f/$recursiveAnchor".to_string())]
+        vec![(
+            "$recursiveAnchor".to_string(),
+            "/$defs/f/$recursiveAnchor".to_string()
+        )]
     );
     assert_eq!(
         unsupported(json!({
             "$schema": "https://json-schema.org/draft/2019-09/schema",
             "items": {"$recursiveRef": "#"}
         })),
-        vec![("$recursiveRef".to_string(), "/items/$recursiveRef".to_string())]
+        vec![(
+            "$recursiveRef".to_string(),
+            "/items/$recursiveRef".to_string()
+        )]
     );
 }
 

@@ -46,7 +46,10 @@ fn compare_is_exact_across_integer_and_float_forms() {
         _ => unreachable!(),
     };
     // 2^53 + 1 is above 2^53 as a float, though it rounds to it.
-    assert!(rt::gt(&n(json!(9_007_199_254_740_993u64)), Limit::F(9_007_199_254_740_992.0)));
+    assert!(rt::gt(
+        &n(json!(9_007_199_254_740_993u64)),
+        Limit::F(9_007_199_254_740_992.0)
+    ));
     assert!(rt::ge(&n(json!(1.0)), Limit::U(1)));
     assert!(!rt::gt(&n(json!(1.0)), Limit::U(1)));
     assert!(rt::lt(&n(json!(-1)), Limit::F(-0.5)));
@@ -88,7 +91,10 @@ fn lengths_count_code_points() {
 
 #[test]
 fn json_equality_is_numeric_and_order_free() {
-    assert!(rt::json_eq(&json!({"a": [1, {"b": 2.0}]}), &json!({"a": [1.0, {"b": 2}]})));
+    assert!(rt::json_eq(
+        &json!({"a": [1, {"b": 2.0}]}),
+        &json!({"a": [1.0, {"b": 2}]})
+    ));
     assert!(!rt::json_eq(&json!([1, 2]), &json!([2, 1])));
     assert!(!rt::json_eq(&json!(0), &json!(false)));
 }

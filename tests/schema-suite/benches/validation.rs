@@ -74,7 +74,12 @@ fn bench(c: &mut Criterion) {
                 }
                 reference
                     .iter_errors(i)
-                    .map(|e| (e.instance_path().as_str().to_string(), e.masked().to_string()))
+                    .map(|e| {
+                        (
+                            e.instance_path().as_str().to_string(),
+                            e.masked().to_string(),
+                        )
+                    })
                     .collect::<Vec<_>>()
             })
         });

@@ -146,7 +146,8 @@ fn harvest(schema: &Value, names: &mut BTreeSet<String>, strings: &mut Vec<Value
         Value::Object(m) => {
             for (k, v) in m {
                 match k.as_str() {
-                    "properties" | "patternProperties" | "dependentRequired" | "dependentSchemas" => {
+                    "properties" | "patternProperties" | "dependentRequired"
+                    | "dependentSchemas" => {
                         if let Value::Object(props) = v {
                             names.extend(props.keys().cloned());
                         }
@@ -253,7 +254,13 @@ fn mutate(instance: &mut Value, (sel, op, k): (u32, u8, u32), pools: &Pools, sam
         }
         2 => *node = numbers(k),
         3 => *node = Value::Bool(k % 2 == 0),
-        4 => *node = if k % 2 == 0 { json!([]) } else { json!([node.clone()]) },
+        4 => {
+            *node = if k % 2 == 0 {
+                json!([])
+            } else {
+                json!([node.clone()])
+            }
+        }
         5 => *node = json!({}),
         6 => match node {
             Value::Object(o) if !o.is_empty() => {

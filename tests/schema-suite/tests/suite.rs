@@ -22,37 +22,133 @@ const UNEVALUATED: &str = "`unevaluatedProperties` is not supported";
 /// Groups of claimed files that the generator rejects, by file and group
 /// description, and why. Each must really be rejected.
 const SKIPPED: &[(&str, &str, &str)] = &[
-    ("draft2020-12/defs.json", "validate definition against metaschema", URI_REF),
-    ("draft2020-12/not.json", "collect annotations inside a 'not', even if collection is disabled", UNEVALUATED),
-    ("draft2020-12/ref.json", "remote ref, containing refs itself", URI_REF),
-    ("draft2020-12/ref.json", "Recursive references between schemas", URI_REF),
-    ("draft2020-12/ref.json", "ref creates new scope when adjacent to keywords", UNEVALUATED),
-    ("draft2020-12/ref.json", "refs with relative uris and defs", URI_REF),
-    ("draft2020-12/ref.json", "relative refs with absolute uris and defs", URI_REF),
-    ("draft2020-12/ref.json", "$id must be resolved against nearest parent, not just immediate parent", URI_REF),
-    ("draft2020-12/ref.json", "order of evaluation: $id and $ref", URI_REF),
-    ("draft2020-12/ref.json", "order of evaluation: $id and $anchor and $ref", ANCHOR),
-    ("draft2020-12/ref.json", "order of evaluation: $id and $ref on nested schema", URI_REF),
-    ("draft2020-12/ref.json", "URN base URI with URN and anchor ref", ANCHOR),
-    ("draft2020-12/ref.json", "URN ref with nested pointer ref", URI_REF),
+    (
+        "draft2020-12/defs.json",
+        "validate definition against metaschema",
+        URI_REF,
+    ),
+    (
+        "draft2020-12/not.json",
+        "collect annotations inside a 'not', even if collection is disabled",
+        UNEVALUATED,
+    ),
+    (
+        "draft2020-12/ref.json",
+        "remote ref, containing refs itself",
+        URI_REF,
+    ),
+    (
+        "draft2020-12/ref.json",
+        "Recursive references between schemas",
+        URI_REF,
+    ),
+    (
+        "draft2020-12/ref.json",
+        "ref creates new scope when adjacent to keywords",
+        UNEVALUATED,
+    ),
+    (
+        "draft2020-12/ref.json",
+        "refs with relative uris and defs",
+        URI_REF,
+    ),
+    (
+        "draft2020-12/ref.json",
+        "relative refs with absolute uris and defs",
+        URI_REF,
+    ),
+    (
+        "draft2020-12/ref.json",
+        "$id must be resolved against nearest parent, not just immediate parent",
+        URI_REF,
+    ),
+    (
+        "draft2020-12/ref.json",
+        "order of evaluation: $id and $ref",
+        URI_REF,
+    ),
+    (
+        "draft2020-12/ref.json",
+        "order of evaluation: $id and $anchor and $ref",
+        ANCHOR,
+    ),
+    (
+        "draft2020-12/ref.json",
+        "order of evaluation: $id and $ref on nested schema",
+        URI_REF,
+    ),
+    (
+        "draft2020-12/ref.json",
+        "URN base URI with URN and anchor ref",
+        ANCHOR,
+    ),
+    (
+        "draft2020-12/ref.json",
+        "URN ref with nested pointer ref",
+        URI_REF,
+    ),
     ("draft2020-12/ref.json", "ref to if", URI_REF),
     ("draft2020-12/ref.json", "ref to then", URI_REF),
     ("draft2020-12/ref.json", "ref to else", URI_REF),
-    ("draft2020-12/ref.json", "ref with absolute-path-reference", URI_REF),
-    ("draft7/ref.json", "$ref prevents a sibling $id from changing the base uri", NESTED_ID),
-    ("draft7/ref.json", "remote ref, containing refs itself", URI_REF),
-    ("draft7/ref.json", "Recursive references between schemas", URI_REF),
+    (
+        "draft2020-12/ref.json",
+        "ref with absolute-path-reference",
+        URI_REF,
+    ),
+    (
+        "draft7/ref.json",
+        "$ref prevents a sibling $id from changing the base uri",
+        NESTED_ID,
+    ),
+    (
+        "draft7/ref.json",
+        "remote ref, containing refs itself",
+        URI_REF,
+    ),
+    (
+        "draft7/ref.json",
+        "Recursive references between schemas",
+        URI_REF,
+    ),
     ("draft7/ref.json", "Location-independent identifier", ANCHOR),
-    ("draft7/ref.json", "Reference an anchor with a non-relative URI", ANCHOR),
-    ("draft7/ref.json", "Location-independent identifier with base URI change in subschema", URI_REF),
-    ("draft7/ref.json", "refs with relative uris and defs", URI_REF),
-    ("draft7/ref.json", "relative refs with absolute uris and defs", URI_REF),
-    ("draft7/ref.json", "$id must be resolved against nearest parent, not just immediate parent", URI_REF),
-    ("draft7/ref.json", "URN base URI with URN and anchor ref", ANCHOR),
+    (
+        "draft7/ref.json",
+        "Reference an anchor with a non-relative URI",
+        ANCHOR,
+    ),
+    (
+        "draft7/ref.json",
+        "Location-independent identifier with base URI change in subschema",
+        URI_REF,
+    ),
+    (
+        "draft7/ref.json",
+        "refs with relative uris and defs",
+        URI_REF,
+    ),
+    (
+        "draft7/ref.json",
+        "relative refs with absolute uris and defs",
+        URI_REF,
+    ),
+    (
+        "draft7/ref.json",
+        "$id must be resolved against nearest parent, not just immediate parent",
+        URI_REF,
+    ),
+    (
+        "draft7/ref.json",
+        "URN base URI with URN and anchor ref",
+        ANCHOR,
+    ),
     ("draft7/ref.json", "ref to if", URI_REF),
     ("draft7/ref.json", "ref to then", URI_REF),
     ("draft7/ref.json", "ref to else", URI_REF),
-    ("draft7/ref.json", "ref with absolute-path-reference", URI_REF),
+    (
+        "draft7/ref.json",
+        "ref with absolute-path-reference",
+        URI_REF,
+    ),
 ];
 
 /// Files whose keyword the generator does not support: their groups are
