@@ -342,9 +342,7 @@ impl<'s> Analysis<'s> {
                 }
                 "contentSchema" => self.walk(value, &at, SHAPE_ONLY, false, in_resource),
                 "$anchor" | "$dynamicAnchor" => {
-                    if !value.as_str().is_some_and(is_anchor) {
-                        self.unsupported(keyword, &at, META);
-                    }
+                    self.require(value.as_str().is_some_and(is_anchor), keyword, &at, META)
                 }
                 "$recursiveAnchor" => {
                     let ok = if self.draft == Draft::D2019 {
@@ -357,21 +355,11 @@ impl<'s> Analysis<'s> {
                     }
                 }
                 "$id" | "$comment" | "title" | "description" | "contentEncoding"
-                | "contentMediaType" => {
-                    if !value.is_string() {
-                        self.unsupported(keyword, &at, META);
-                    }
-                }
+                | "contentMediaType" => self.require(value.is_string(), keyword, &at, META),
                 "deprecated" | "readOnly" | "writeOnly" => {
-                    if !value.is_boolean() {
-                        self.unsupported(keyword, &at, META);
-                    }
+                    self.require(value.is_boolean(), keyword, &at, META)
                 }
-                "examples" => {
-                    if !value.is_array() {
-                        self.unsupported(keyword, &at, META);
-                    }
-                }
+                "examples" => self.require(value.is_array(), keyword, &at, META),
                 "properties" | "patternProperties" | "dependentSchemas" => {
                     let Some(props) = value.as_object() else {
                         self.unsupported(keyword, &at, "must be an object of schemas");
@@ -467,45 +455,34 @@ impl<'s> Analysis<'s> {
                         );
                     }
                 }
-                "enum" => {
-                    if !value.is_array() {
-                        self.unsupported(keyword, &at, "must be an array");
-                    }
-                }
+                "enum" => self.require(value.is_array(), keyword, &at, "must be an array"),
                 "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
-                | "maxProperties" | "minContains" | "maxContains" => {
-                    if size_limit(value).is_none() {
-                        self.unsupported(keyword, &at, "must be a non-negative integer");
-                    }
-                }
-                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
-                    if !value.is_number() {
-                        self.unsupported(
-                            keyword,
-                            &at,
-                            "must be a number (draft-04's boolean form is not supported)",
-                        );
-                    }
-                }
-                "multipleOf" => {
-                    if !value.as_f64().is_some_and(|m| m > 0.0 && m.is_finite()) {
-                        self.unsupported(keyword, &at, "must be a number greater than 0");
-                    }
-                }
+                | "maxProperties" | "minContains" | "maxContains" => self.require(
+                    size_limit(value).is_some(),
+                    keyword,
+                    &at,
+                    "must be a non-negative integer",
+                ),
+                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => self.require(
+                    value.is_number(),
+                    keyword,
+                    &at,
+                    "must be a number (draft-04's boolean form is not supported)",
+                ),
+                "multipleOf" => self.require(
+                    value.as_f64().is_some_and(|m| m > 0.0 && m.is_finite()),
+                    keyword,
+                    &at,
+                    "must be a number greater than 0",
+                ),
                 "pattern" => match value.as_str() {
                     Some(_) if shape_only => {}
                     Some(source) => self.check_pattern(source, &at, keyword),
                     None => self.unsupported(keyword, &at, "must be a string"),
                 },
-                "format" => {
-                    if !value.is_string() {
-                        self.unsupported(keyword, &at, "must be a string");
-                    }
-                }
+                "format" => self.require(value.is_string(), keyword, &at, "must be a string"),
                 "uniqueItems" => {
-                    if !value.is_boolean() {
-                        self.unsupported(keyword, &at, "must be a boolean");
-                    }
+                    self.require(value.is_boolean(), keyword, &at, "must be a boolean")
                 }
                 "unevaluatedProperties" | "unevaluatedItems" | "$dynamicRef" | "$recursiveRef"
                     if !shape_only =>
@@ -516,6 +493,12 @@ impl<'s> Analysis<'s> {
                 // unknown keywords: nothing to check.
                 _ => {}
             }
+        }
+    }
+
+    fn require(&mut self, ok: bool, keyword: &str, at: &str, reason: &str) {
+        if !ok {
+            self.unsupported(keyword, at, reason);
         }
     }
 
