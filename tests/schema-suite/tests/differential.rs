@@ -240,7 +240,7 @@ fn mutate(instance: &mut Value, (sel, op, k): (u32, u8, u32), pools: &Pools, sam
     let total = count_nodes(instance);
     let node = node_mut(instance, sel as usize % total);
     let pick_name = |k: u32| -> String {
-        if pools.names.is_empty() || k % 4 == 0 {
+        if pools.names.is_empty() || k.is_multiple_of(4) {
             format!("k{}", k % 3)
         } else {
             pools.names[k as usize % pools.names.len()].clone()
@@ -249,13 +249,13 @@ fn mutate(instance: &mut Value, (sel, op, k): (u32, u8, u32), pools: &Pools, sam
     match op % 12 {
         0 => *node = Value::Null,
         1 => {
-            let unit = if k % 5 == 0 { "é" } else { "x" };
+            let unit = if k.is_multiple_of(5) { "é" } else { "x" };
             *node = Value::String(unit.repeat((k % 70) as usize));
         }
         2 => *node = numbers(k),
-        3 => *node = Value::Bool(k % 2 == 0),
+        3 => *node = Value::Bool(k.is_multiple_of(2)),
         4 => {
-            *node = if k % 2 == 0 {
+            *node = if k.is_multiple_of(2) {
                 json!([])
             } else {
                 json!([node.clone()])
@@ -273,7 +273,7 @@ fn mutate(instance: &mut Value, (sel, op, k): (u32, u8, u32), pools: &Pools, sam
             _ => *node = Value::Null,
         },
         7 => {
-            let value = if pools.values.is_empty() || k % 3 == 0 {
+            let value = if pools.values.is_empty() || k.is_multiple_of(3) {
                 numbers(k)
             } else {
                 pools.values[k as usize % pools.values.len()].clone()
@@ -288,7 +288,7 @@ fn mutate(instance: &mut Value, (sel, op, k): (u32, u8, u32), pools: &Pools, sam
         }
         8 => match node {
             Value::String(s) => {
-                if k % 2 == 0 {
+                if k.is_multiple_of(2) {
                     s.truncate(s.len() / 2);
                 } else {
                     s.push_str(&"y".repeat((k % 9) as usize));
