@@ -4,6 +4,7 @@
 //! * [`types`] — JSON Schema → Rust types (one procedure at a time);
 //! * [`manifest_macro`] — the `manifest!` expansion: module tree, refs,
 //!   authority, lookup macro;
+//! * [`validator`] — JSON Schema → a validator in plain Rust;
 //! * [`binding`] — `#[agent_procedure]`: the attribute, its compile-time
 //!   checks against the manifest facts, and the `BoundInput` /
 //!   `ProcedureInput` impls.
@@ -13,3 +14,4 @@
 pub mod binding;
 pub mod manifest_macro;
 pub mod types;
+pub mod validator;

@@ -61,6 +61,7 @@ pub mod registry;
 pub mod serde_helpers;
 pub mod snapshot;
 pub mod sync;
+pub mod validation;
 
 pub use authority::{Authority, AuthorityError, AuthorityProcedure};
 pub use binding::{BoundField, BoundInput, ProcedureInput};
@@ -99,6 +100,9 @@ pub use snapshot::{
 pub mod __private {
     pub use crate::authority::GeneratedProcedure;
     pub use crate::serde_helpers;
+    pub use crate::validation;
+    // SHIM: replaced by the formats branch (`crate::format`, `crate::pattern`).
+    pub use crate::validation::{format, pattern};
     pub use serde;
     pub use serde_json;
 }

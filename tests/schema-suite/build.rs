@@ -1,0 +1,198 @@
+//! Runs the validator generator over every schema this crate tests, into
+//! `$OUT_DIR/generated.rs`:
+//! * every test group of the vendored JSON-Schema-Test-Suite files
+//!   (`tests/fixtures/JSON-Schema-Test-Suite/tests/{draft2020-12,draft7}`;
+//!   draft-07 groups get the draft-07 `$schema` they leave implicit);
+//! * every input and output schema of `tests/fixtures/codegen/*.manifest.json`
+//!   and, when present, of `tests/fixtures/corpus/*.manifest.json`
+//!   (`SCHEMA_SUITE_CORPUS` names another corpus directory).
+//!
+//! A schema the generator rejects is recorded with its reasons, so the tests
+//! can tell a skipped group from a passing one. `$OUT_DIR/sizes.tsv` holds
+//! the generated size of each fixture schema.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use serde_json::Value;
+use surface_codegen::validator::{validator_tokens, ValidatorOptions};
+
+/// `devices.rename`'s input schema in surface-runtime/benches/runtime.rs.
+const PLAIN_SCHEMA: &str = r#"{"type": "object",
+  "properties": {"deviceId": {"type": "string", "minLength": 1}, "name": {"type": "string", "minLength": 1, "maxLength": 64},
+                 "tags": {"type": "array", "items": {"type": "string"}}},
+  "required": ["deviceId", "name"], "additionalProperties": false}"#;
+
+fn main() {
+    let here = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let root = here.join("../..").canonicalize().unwrap();
+    let suite = root.join("tests/fixtures/JSON-Schema-Test-Suite/tests");
+    let codegen = root.join("tests/fixtures/codegen");
+    let corpus = std::env::var("SCHEMA_SUITE_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root.join("tests/fixtures/corpus"));
+    println!("cargo:rerun-if-changed={}", suite.display());
+    println!("cargo:rerun-if-changed={}", codegen.display());
+    println!("cargo:rerun-if-changed={}", corpus.display());
+    println!("cargo:rerun-if-env-changed=SCHEMA_SUITE_CORPUS");
+    let options = ValidatorOptions::default();
+
+    let mut suite_entries = Vec::new();
+    for dir in ["draft2020-12", "draft2020-12/optional", "draft7"] {
+        for path in json_files(&suite.join(dir)) {
+            println!("cargo:rerun-if-changed={}", path.display());
+            let name = format!("{dir}/{}", path.file_name().unwrap().to_string_lossy());
+            let groups: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+            for (g, group) in groups.as_array().unwrap().iter().enumerate() {
+                let mut schema = group["schema"].clone();
+                if dir == "draft7" {
+                    if let Value::Object(map) = &mut schema {
+                        map.entry("$schema")
+                            .or_insert_with(|| "http://json-schema.org/draft-07/schema#".into());
+                    }
+                }
+                let validator = generate(&schema, &options).0;
+                suite_entries.push(quote! {
+                    crate::SuiteGroup { file: #name, group: #g, validator: #validator }
+                });
+            }
+        }
+    }
+
+    let mut fixture_entries = Vec::new();
+    let mut sizes = String::from("source\ttool\tschema\ttokens\tbytes\n");
+    let mut sources = Vec::new();
+    for path in json_files(&codegen) {
+        sources.push((format!("codegen/{}", file_name(&path)), path));
+    }
+    let corpus_present = corpus.is_dir();
+    if corpus_present {
+        for path in json_files(&corpus) {
+            let name = file_name(&path);
+            // `all.manifest.json` repeats every other manifest.
+            if name.ends_with(".manifest.json") && name != "all.manifest.json" {
+                sources.push((format!("corpus/{name}"), path));
+            }
+        }
+    }
+    for (source, path) in &sources {
+        if !source.ends_with(".manifest.json") {
+            continue;
+        }
+        println!("cargo:rerun-if-changed={}", path.display());
+        let manifest: Value = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
+        let Some(tools) = manifest["tools"].as_object() else {
+            continue;
+        };
+        for (tool, def) in tools {
+            for (which, key) in [("input", "inputSchema"), ("output", "outputSchema")] {
+                let Some(schema) = def.get(key) else { continue };
+                let (validator, size) = generate(schema, &options);
+                if let Some((tokens, bytes)) = size {
+                    let _ = writeln!(sizes, "{source}\t{tool}\t{which}\t{tokens}\t{bytes}");
+                }
+                fixture_entries.push(quote! {
+                    crate::Fixture { source: #source, tool: #tool, schema: #which, validator: #validator }
+                });
+            }
+        }
+    }
+
+    // Disagreements with jsonschema found along the way, pinned.
+    let regressions_path = here.join("regressions.json");
+    println!("cargo:rerun-if-changed={}", regressions_path.display());
+    let regressions: Value =
+        serde_json::from_str(&fs::read_to_string(&regressions_path).unwrap()).unwrap();
+    let regression_entries: Vec<TokenStream> = regressions
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, case)| {
+            let validator = generate(&case["schema"], &options).0;
+            quote!(crate::Regression { name: #name, validator: #validator })
+        })
+        .collect();
+    let regressions_file = regressions_path.display().to_string();
+
+    // The `plain` schema of surface-runtime's `invoke_overhead` bench.
+    let plain: Value = serde_json::from_str(PLAIN_SCHEMA).unwrap();
+    let plain = validator_tokens(&plain, &options).expect("the bench schema is supported");
+
+    let corpus_dir = if corpus_present {
+        let dir = corpus.display().to_string();
+        quote!(Some(#dir))
+    } else {
+        quote!(None)
+    };
+    let suite_dir = suite.display().to_string();
+    let codegen_dir = codegen.display().to_string();
+    let out = quote! {
+        /// Directory of the vendored test-suite files.
+        pub const SUITE_DIR: &str = #suite_dir;
+        /// Directory of the codegen fixtures.
+        pub const CODEGEN_DIR: &str = #codegen_dir;
+        /// Directory of the public corpus, when it was present at build time.
+        pub const CORPUS_DIR: Option<&str> = #corpus_dir;
+        /// Every test group, with its generated validator.
+        pub static SUITE: &[crate::SuiteGroup] = &[#(#suite_entries),*];
+        /// The `plain` bench schema (`devices.rename` of surface-runtime's
+        /// `runtime` bench) and its validator.
+        pub const PLAIN_SCHEMA: &str = #PLAIN_SCHEMA;
+        /// The validator of [`PLAIN_SCHEMA`].
+        pub const PLAIN: surface_runtime::validation::Validator = #plain;
+        /// `regressions.json`.
+        pub const REGRESSIONS_FILE: &str = #regressions_file;
+        /// Every regression schema, with its generated validator.
+        pub static REGRESSIONS: &[crate::Regression] = &[#(#regression_entries),*];
+        /// Every fixture schema, with its generated validator.
+        pub static FIXTURES: &[crate::Fixture] = &[#(#fixture_entries),*];
+    };
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    fs::write(out_dir.join("generated.rs"), out.to_string()).unwrap();
+    fs::write(out_dir.join("sizes.tsv"), sizes).unwrap();
+}
+
+/// `Ok(validator)` or `Err(&[reasons])`, and the generated size (tokens,
+/// bytes of token text).
+fn generate(schema: &Value, options: &ValidatorOptions) -> (TokenStream, Option<(usize, usize)>) {
+    match validator_tokens(schema, options) {
+        Ok(tokens) => {
+            let size = (token_len(&tokens), tokens.to_string().len());
+            (quote!(Ok(#tokens)), Some(size))
+        }
+        Err(unsupported) => {
+            let reasons: Vec<String> = unsupported.iter().map(ToString::to_string).collect();
+            (quote!(Err(&[#(#reasons),*])), None)
+        }
+    }
+}
+
+fn token_len(ts: &TokenStream) -> usize {
+    ts.clone()
+        .into_iter()
+        .map(|t| match t {
+            proc_macro2::TokenTree::Group(g) => 1 + token_len(&g.stream()),
+            _ => 1,
+        })
+        .sum()
+}
+
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().unwrap().to_string_lossy().into_owned()
+}

@@ -1,0 +1,509 @@
+//! Differential property test: the generated validator of every fixture
+//! schema (codegen fixtures and, when present, the public corpus) against
+//! `jsonschema` (formats off), on the fixtures' sample instances and on
+//! mutations of them. They must agree on validity and, for invalid
+//! instances, on the multiset of `(instancePath, keyword, message)` errors
+//! (`propertyNames`: path and keyword only, as the runtime validator's
+//! message there is the unmasked inner one).
+//!
+//! Disagreements found while building the generator are pinned as named
+//! tests at the end of this file.
+
+use std::collections::BTreeSet;
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
+use schema_suite::{Fixture, CODEGEN_DIR, CORPUS_DIR, FIXTURES, REGRESSIONS, REGRESSIONS_FILE};
+use serde_json::{json, Map, Value};
+use surface_runtime::validation::Validator;
+
+/// Mutated instances tried per fixture schema.
+const CASES_CODEGEN: u32 = 256;
+const CASES_CORPUS: u32 = 16;
+
+type ErrorKey = (String, String, String);
+
+fn generated_errors(v: &Validator, instance: &Value) -> Vec<ErrorKey> {
+    let mut out: Vec<ErrorKey> = v
+        .errors(instance)
+        .into_iter()
+        .map(|e| {
+            let message = if e.keyword == "propertyNames" {
+                String::new()
+            } else {
+                e.message.into_owned()
+            };
+            (e.instance_path, e.keyword.to_string(), message)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn reference_errors(v: &jsonschema::Validator, instance: &Value) -> Vec<ErrorKey> {
+    let mut out: Vec<ErrorKey> = v
+        .iter_errors(instance)
+        .map(|e| {
+            let keyword = e.kind().keyword().to_string();
+            let message = if keyword == "propertyNames" {
+                String::new()
+            } else {
+                e.masked().to_string()
+            };
+            (e.instance_path().as_str().to_string(), keyword, message)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// `Err` describing the first difference between the two validators on
+/// `instance`.
+fn compare(
+    generated: &Validator,
+    reference: &jsonschema::Validator,
+    instance: &Value,
+) -> Result<(), String> {
+    let (g, r) = (generated.is_valid(instance), reference.is_valid(instance));
+    if g != r {
+        return Err(format!(
+            "validity: generated {g}, jsonschema {r} for {instance}"
+        ));
+    }
+    let (ge, re) = (
+        generated_errors(generated, instance),
+        reference_errors(reference, instance),
+    );
+    if ge.is_empty() != g {
+        return Err(format!(
+            "generated is_valid {g} but errors {ge:?} for {instance}"
+        ));
+    }
+    if ge != re {
+        return Err(format!(
+            "errors differ for {instance}:\n  generated {ge:?}\n  jsonschema {re:?}"
+        ));
+    }
+    Ok(())
+}
+
+/// The runtime validator as the comparison runs it: formats off (their
+/// semantics are zod's, checked by `surface_runtime::format`).
+fn reference(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .should_validate_formats(false)
+        .build(schema)
+        .map_err(|e| e.to_string())
+}
+
+fn read(path: &str) -> Option<Value> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// The fixture's schema and its sample instances.
+fn schema_and_samples(f: &Fixture) -> (Value, Vec<Value>) {
+    let (kind, file) = f.source.split_once('/').unwrap();
+    let dir = match kind {
+        "codegen" => CODEGEN_DIR,
+        _ => CORPUS_DIR.unwrap(),
+    };
+    let manifest = read(&format!("{dir}/{file}")).unwrap();
+    let key = if f.schema == "input" {
+        "inputSchema"
+    } else {
+        "outputSchema"
+    };
+    let schema = manifest["tools"][f.tool][key].clone();
+    let mut samples = Vec::new();
+    if kind == "codegen" {
+        if let Some(all) = read(&format!("{dir}/samples.json")) {
+            if let Some(list) = all[f.tool][f.schema].as_array() {
+                samples.extend(list.iter().cloned());
+            }
+        }
+    } else {
+        let stem = file.trim_end_matches(".manifest.json");
+        if let Some(all) = read(&format!("{dir}/{stem}.samples.json")) {
+            let entry = &all[f.tool][f.schema];
+            if let Some(list) = entry["valid"].as_array() {
+                samples.extend(list.iter().cloned());
+            }
+            if let Some(list) = entry["invalid"].as_array() {
+                samples.extend(list.iter().map(|s| s["value"].clone()));
+            }
+        }
+    }
+    if samples.is_empty() {
+        samples.push(json!({}));
+    }
+    (schema, samples)
+}
+
+/// Strings and property names the schema mentions, so mutations hit
+/// `enum`, `const`, discriminators and named properties.
+fn harvest(schema: &Value, names: &mut BTreeSet<String>, strings: &mut Vec<Value>) {
+    match schema {
+        Value::Object(m) => {
+            for (k, v) in m {
+                match k.as_str() {
+                    "properties" | "patternProperties" | "dependentRequired"
+                    | "dependentSchemas" => {
+                        if let Value::Object(props) = v {
+                            names.extend(props.keys().cloned());
+                        }
+                    }
+                    "required" => {
+                        if let Value::Array(r) = v {
+                            names.extend(r.iter().filter_map(Value::as_str).map(String::from));
+                        }
+                    }
+                    "enum" => {
+                        if let Value::Array(e) = v {
+                            strings.extend(e.iter().cloned());
+                        }
+                    }
+                    "const" | "default" | "minimum" | "maximum" | "exclusiveMinimum"
+                    | "exclusiveMaximum" | "multipleOf" => strings.push(v.clone()),
+                    _ => {}
+                }
+                harvest(v, names, strings);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                harvest(item, names, strings);
+            }
+        }
+        _ => {}
+    }
+}
+
+struct Pools {
+    names: Vec<String>,
+    values: Vec<Value>,
+}
+
+fn count_nodes(v: &Value) -> usize {
+    1 + match v {
+        Value::Array(a) => a.iter().map(count_nodes).sum(),
+        Value::Object(o) => o.values().map(count_nodes).sum(),
+        _ => 0,
+    }
+}
+
+fn node_mut(v: &mut Value, mut n: usize) -> &mut Value {
+    let mut at = v;
+    loop {
+        if n == 0 {
+            return at;
+        }
+        n -= 1;
+        let sizes: Vec<usize> = match &*at {
+            Value::Array(a) => a.iter().map(count_nodes).collect(),
+            Value::Object(o) => o.values().map(count_nodes).collect(),
+            _ => return at,
+        };
+        let mut idx = 0;
+        while idx < sizes.len() && n >= sizes[idx] {
+            n -= sizes[idx];
+            idx += 1;
+        }
+        if idx == sizes.len() {
+            return at;
+        }
+        at = match at {
+            Value::Array(a) => &mut a[idx],
+            Value::Object(o) => o.values_mut().nth(idx).unwrap(),
+            _ => unreachable!(),
+        };
+    }
+}
+
+fn numbers(k: u32) -> Value {
+    match k % 12 {
+        0 => json!(0),
+        1 => json!(-1),
+        2 => json!(1.5),
+        3 => json!(9_007_199_254_740_993u64),
+        4 => json!(1e300),
+        5 => json!(f64::from(k % 200) - 100.0),
+        6 => json!(i64::from(k % 1000) - 500),
+        7 => json!(0.1 * f64::from(k % 50)),
+        8 => json!(2.0),
+        9 => json!(-9_007_199_254_740_991i64),
+        10 => json!(u64::from(k)),
+        _ => json!(-0.0001),
+    }
+}
+
+fn mutate(instance: &mut Value, (sel, op, k): (u32, u8, u32), pools: &Pools, samples: &[Value]) {
+    let total = count_nodes(instance);
+    let node = node_mut(instance, sel as usize % total);
+    let pick_name = |k: u32| -> String {
+        if pools.names.is_empty() || k.is_multiple_of(4) {
+            format!("k{}", k % 3)
+        } else {
+            pools.names[k as usize % pools.names.len()].clone()
+        }
+    };
+    match op % 12 {
+        0 => *node = Value::Null,
+        1 => {
+            let unit = if k.is_multiple_of(5) { "é" } else { "x" };
+            *node = Value::String(unit.repeat((k % 70) as usize));
+        }
+        2 => *node = numbers(k),
+        3 => *node = Value::Bool(k.is_multiple_of(2)),
+        4 => {
+            *node = if k.is_multiple_of(2) {
+                json!([])
+            } else {
+                json!([node.clone()])
+            }
+        }
+        5 => *node = json!({}),
+        6 => match node {
+            Value::Object(o) if !o.is_empty() => {
+                let key = o.keys().nth(k as usize % o.len()).unwrap().clone();
+                o.remove(&key);
+            }
+            Value::Array(a) if !a.is_empty() => {
+                a.remove(k as usize % a.len());
+            }
+            _ => *node = Value::Null,
+        },
+        7 => {
+            let value = if pools.values.is_empty() || k.is_multiple_of(3) {
+                numbers(k)
+            } else {
+                pools.values[k as usize % pools.values.len()].clone()
+            };
+            match node {
+                Value::Object(o) => {
+                    o.insert(pick_name(k), value);
+                }
+                Value::Array(a) => a.push(value),
+                _ => *node = value,
+            }
+        }
+        8 => match node {
+            Value::String(s) => {
+                if k.is_multiple_of(2) {
+                    s.truncate(s.len() / 2);
+                } else {
+                    s.push_str(&"y".repeat((k % 9) as usize));
+                }
+            }
+            Value::Number(n) => {
+                let f = n.as_f64().unwrap_or(0.0);
+                *node = match k % 4 {
+                    0 => json!(f + 1.0),
+                    1 => json!(f - 1.0),
+                    2 => json!(f * 10.0),
+                    _ => json!(f / 3.0),
+                };
+            }
+            Value::Array(a) if !a.is_empty() => {
+                let dup = a[k as usize % a.len()].clone();
+                a.push(dup);
+            }
+            Value::Object(o) => {
+                let name = pick_name(k);
+                o.insert(name, Value::String("z".into()));
+            }
+            _ => *node = Value::String(String::new()),
+        },
+        9 => {
+            let donor = &samples[k as usize % samples.len()];
+            let n = count_nodes(donor);
+            let mut donor = donor.clone();
+            *node = node_mut(&mut donor, (k as usize / 7) % n).clone();
+        }
+        10 => {
+            if !pools.values.is_empty() {
+                *node = pools.values[k as usize % pools.values.len()].clone();
+            }
+        }
+        _ => {
+            if let Value::Object(o) = node {
+                // Replace every member's value by a pool value.
+                let keys: Vec<String> = o.keys().cloned().collect();
+                for (n, key) in keys.iter().enumerate() {
+                    if !pools.values.is_empty() {
+                        o[key] = pools.values[(k as usize + n) % pools.values.len()].clone();
+                    }
+                }
+            } else {
+                let mut m = Map::new();
+                m.insert(pick_name(k), numbers(k));
+                *node = Value::Object(m);
+            }
+        }
+    }
+}
+
+/// Runs the differential test over one fixture; returns the disagreements.
+fn run_fixture(f: &Fixture, cases: u32) -> Vec<String> {
+    let Ok(generated) = &f.validator else {
+        return Vec::new();
+    };
+    let (schema, samples) = schema_and_samples(f);
+    let reference = reference(&schema).unwrap();
+    let mut names = BTreeSet::new();
+    let mut values = Vec::new();
+    harvest(&schema, &mut names, &mut values);
+    let pools = Pools {
+        names: names.into_iter().collect(),
+        values,
+    };
+    let mut problems = Vec::new();
+    for sample in &samples {
+        if let Err(e) = compare(generated, &reference, sample) {
+            problems.push(format!("{}/{}/{}: sample: {e}", f.source, f.tool, f.schema));
+        }
+    }
+    let config = Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]);
+    let mut runner = TestRunner::new_with_rng(config, rng);
+    let strategy = (
+        0..samples.len(),
+        prop::collection::vec((any::<u32>(), any::<u8>(), any::<u32>()), 1..4),
+    );
+    let result = runner.run(&strategy, |(s, mutations)| {
+        let mut instance = samples[s].clone();
+        for m in mutations {
+            mutate(&mut instance, m, &pools, &samples);
+        }
+        compare(generated, &reference, &instance).map_err(TestCaseError::fail)
+    });
+    if let Err(e) = result {
+        problems.push(format!("{}/{}/{}: {e}", f.source, f.tool, f.schema));
+    }
+    problems
+}
+
+#[test]
+fn generated_validators_agree_with_jsonschema_on_codegen_fixtures() {
+    let fixtures: Vec<&Fixture> = FIXTURES
+        .iter()
+        .filter(|f| f.source.starts_with("codegen/"))
+        .collect();
+    assert_eq!(fixtures.len(), 76, "19 + 19 tools, input and output each");
+    let rejected: Vec<String> = fixtures
+        .iter()
+        .filter_map(|f| f.validator.err().map(|r| format!("{}: {r:?}", f.tool)))
+        .collect();
+    assert!(rejected.is_empty(), "{rejected:#?}");
+    let problems: Vec<String> = fixtures
+        .iter()
+        .flat_map(|f| run_fixture(f, CASES_CODEGEN))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn generated_validators_agree_with_jsonschema_on_public_corpus() {
+    if CORPUS_DIR.is_none() {
+        eprintln!("tests/fixtures/corpus is absent: nothing to compare");
+        return;
+    }
+    let fixtures: Vec<&Fixture> = FIXTURES
+        .iter()
+        .filter(|f| f.source.starts_with("corpus/"))
+        .collect();
+    // A schema the generator rejects must be one jsonschema rejects too.
+    let mut both_reject = 0;
+    let mut rejected = Vec::new();
+    for f in &fixtures {
+        if let Err(reasons) = f.validator {
+            let (schema, _) = schema_and_samples(f);
+            if reference(&schema).is_err() {
+                both_reject += 1;
+            } else {
+                rejected.push(format!("{}/{}/{}: {reasons:?}", f.source, f.tool, f.schema));
+            }
+        }
+    }
+    eprintln!(
+        "corpus: {} schemas, {both_reject} rejected by both validators",
+        fixtures.len()
+    );
+    assert!(rejected.is_empty(), "{rejected:#?}");
+    let problems: Vec<String> = fixtures
+        .iter()
+        .flat_map(|f| run_fixture(f, CASES_CORPUS))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Runs the regression `name` of `regressions.json`: the generated validator
+/// agrees with jsonschema on each instance (or both reject the schema).
+fn regression(name: &str) {
+    let all = read(REGRESSIONS_FILE).unwrap();
+    let case = &all[name];
+    let entry = REGRESSIONS.iter().find(|r| r.name == name).unwrap();
+    let reference = reference(&case["schema"]);
+    if case["rejected"] == Value::Bool(true) {
+        assert!(entry.validator.is_err(), "the generator accepts {name}");
+        assert!(reference.is_err(), "jsonschema accepts {name}");
+        return;
+    }
+    let generated = entry.validator.unwrap();
+    let reference = reference.unwrap();
+    let instances = case["instances"].as_array().unwrap();
+    assert!(!instances.is_empty());
+    for instance in instances {
+        compare(&generated, &reference, instance).unwrap();
+    }
+}
+
+#[test]
+fn regression_pattern_message_quotes_the_source_unescaped() {
+    regression("pattern_message_quotes_the_source_unescaped");
+}
+
+#[test]
+fn regression_lone_additional_properties_false_reports_false_schema_at_the_object() {
+    regression("lone_additional_properties_false_reports_false_schema_at_the_object");
+}
+
+#[test]
+fn regression_additional_properties_false_with_empty_properties_lists_the_keys() {
+    regression("additional_properties_false_with_empty_properties_lists_the_keys");
+}
+
+#[test]
+fn regression_additional_properties_false_with_pattern_properties_lists_the_keys() {
+    regression("additional_properties_false_with_pattern_properties_lists_the_keys");
+}
+
+#[test]
+fn regression_recursive_ref_is_an_unknown_keyword_in_2020_12() {
+    regression("recursive_ref_is_an_unknown_keyword_in_2020_12");
+}
+
+#[test]
+fn regression_recursive_anchor_true_is_rejected_by_the_2020_12_meta_schema() {
+    regression("recursive_anchor_true_is_rejected_by_the_2020_12_meta_schema");
+}
+
+#[test]
+fn regression_draft_07_format_is_not_asserted_with_formats_off() {
+    regression("draft_07_format_is_not_asserted_with_formats_off");
+}
+
+#[test]
+fn every_regression_case_has_a_test() {
+    let all = read(REGRESSIONS_FILE).unwrap();
+    let source = include_str!("differential.rs");
+    for name in all.as_object().unwrap().keys() {
+        assert!(
+            source.contains(&format!("fn regression_{name}()")),
+            "regressions.json case {name} has no named test"
+        );
+    }
+}
