@@ -101,8 +101,7 @@ pub mod __private {
     pub use crate::authority::GeneratedProcedure;
     pub use crate::serde_helpers;
     pub use crate::validation;
-    // SHIM: replaced by the formats branch (`crate::format`, `crate::pattern`).
-    pub use crate::validation::{format, pattern};
+    pub use crate::{format, pattern};
     pub use serde;
     pub use serde_json;
 }

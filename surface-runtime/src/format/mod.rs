@@ -182,8 +182,12 @@ fn annotation(_: &str) -> bool {
 /// Compiles `schema` with jsonschema, asserting `format` with the checks of
 /// this module (overriding jsonschema's own, so the semantics are zod's)
 /// and leaving every other format an annotation. Errors keep jsonschema's
-/// shape (`keyword: "format"`).
-pub(crate) fn validator_for(
+/// shape (`keyword: "format"`). This is the runtime validator the registry
+/// compiles every schema with.
+///
+/// # Errors
+/// The schema is not a valid JSON Schema (jsonschema's error).
+pub fn validator_for(
     schema: &serde_json::Value,
 ) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
     let mut options = jsonschema::options().should_validate_formats(true);

@@ -19,8 +19,6 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-pub mod format;
-pub mod pattern;
 pub mod rt;
 
 #[cfg(test)]

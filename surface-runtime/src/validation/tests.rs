@@ -111,8 +111,8 @@ fn unique_items_small_and_hashed_paths_agree() {
 
 #[test]
 fn pattern_shim_searches_unanchored_in_unicode_mode() {
-    static P: pattern::Pattern = pattern::Pattern::new("^\\p{L}+$");
-    static Q: pattern::Pattern = pattern::Pattern::new("b");
+    static P: crate::pattern::Pattern = crate::pattern::Pattern::new("^\\p{L}+$");
+    static Q: crate::pattern::Pattern = crate::pattern::Pattern::new("b");
     assert!(P.is_match("été"));
     assert!(!P.is_match("a1"));
     assert!(Q.is_match("abc"));

@@ -87,13 +87,10 @@ fn compare(
     Ok(())
 }
 
-/// The runtime validator as the comparison runs it: formats off (their
-/// semantics are zod's, checked by `surface_runtime::format`).
+/// The runtime validator exactly as the registry compiles it: jsonschema
+/// with `surface_runtime::format`'s zod-exact checks as its formats.
 fn reference(schema: &Value) -> Result<jsonschema::Validator, String> {
-    jsonschema::options()
-        .should_validate_formats(false)
-        .build(schema)
-        .map_err(|e| e.to_string())
+    surface_runtime::format::validator_for(schema).map_err(|e| e.to_string())
 }
 
 fn read(path: &str) -> Option<Value> {
@@ -492,8 +489,8 @@ fn regression_recursive_anchor_true_is_rejected_by_the_2020_12_meta_schema() {
 }
 
 #[test]
-fn regression_draft_07_format_is_not_asserted_with_formats_off() {
-    regression("draft_07_format_is_not_asserted_with_formats_off");
+fn regression_draft_07_format_is_asserted_with_the_zod_checks() {
+    regression("draft_07_format_is_asserted_with_the_zod_checks");
 }
 
 #[test]
