@@ -4,6 +4,8 @@
 //! * [`types`] — JSON Schema → Rust types (one procedure at a time);
 //! * [`manifest_macro`] — the `manifest!` expansion: module tree, refs,
 //!   authority, lookup macro;
+//! * [`doc`] — doc comments of generated code; the one function through
+//!   which manifest text reaches them;
 //! * [`binding`] — `#[agent_procedure]`: the attribute, its compile-time
 //!   checks against the manifest facts, and the `BoundInput` /
 //!   `ProcedureInput` impls.
@@ -11,5 +13,6 @@
 #![warn(missing_docs)]
 
 pub mod binding;
+pub mod doc;
 pub mod manifest_macro;
 pub mod types;

@@ -50,6 +50,8 @@ use surface_runtime::manifest::{
 use syn::parse::{Parse, ParseStream};
 use syn::{LitStr, Token};
 
+use crate::doc::{doc_attrs, DocText};
+use crate::types::names::NameSet;
 use crate::types::{generate_procedure_types, AdditionalProperties, InputObject, TypeOptions};
 
 /// Names `manifest!` emits at the root of the invoking module; a root-level
@@ -372,9 +374,17 @@ impl<'m> Generator<'m> {
         });
         let shown = &self.options.display_path;
         let count = self.manifest.tools.len();
-        let json_doc = doc_lines(&format!(
-            " The agent manifest `{shown}` ({count} procedures), embedded at compile time.\n\n Including it also makes rustc rebuild this crate when the file changes."
-        ));
+        let json_doc = doc_attrs(&[
+            DocText::new()
+                .ours("The agent manifest ")
+                .code(shown.as_str())
+                .ours(" (")
+                .number(count)
+                .ours(" procedures), embedded at compile time."),
+            DocText::from(
+                "Including it also makes rustc rebuild this crate when the file changes.",
+            ),
+        ]);
         let authority_panic = format!(
             "the manifest `{shown}` embedded by `manifest!` does not match the digests computed at compile time; rebuild with matching agent-surface crate versions"
         );
@@ -389,7 +399,7 @@ impl<'m> Generator<'m> {
             /// compile time (`AgentManifest::digest`).
             pub const MANIFEST_DIGEST: &str = #manifest_digest;
 
-            /// The compiler-generated authority (SPEC §1, §6): the ceiling of
+            /// The compiler-generated authority: the ceiling of
             /// what this application may expose, with the per-procedure digests
             /// computed at compile time. Built once and cached; cheap to clone.
             ///
@@ -435,12 +445,12 @@ impl<'m> Generator<'m> {
                 out.extend(self.emit_procedure(&ident, path, tool, prefix, entries));
             } else {
                 let inner = self.emit_children(child, prefix, entries);
-                let doc = format!(
-                    " Procedures under `{}.` in the agent manifest.",
-                    prefix_path(child)
-                );
+                let doc = doc_attrs(&[DocText::new()
+                    .ours("Procedures under ")
+                    .code(format!("{}.", prefix_path(child)))
+                    .ours(" in the agent manifest.")]);
                 out.extend(quote! {
-                    #[doc = #doc]
+                    #doc
                     pub mod #ident
                 });
                 // Moved, not interpolated: `quote!` would copy the subtree.
@@ -470,19 +480,29 @@ impl<'m> Generator<'m> {
         let field_enum = emit_field_enum(types.input_object.as_ref(), path);
         let field_aliases = emit_field_aliases(types.input_object.as_ref());
         let capability_id = canonical_capability_id(path, tool);
-        let mut mod_doc = format!(" `{path}` — {}", one_line(&tool.description));
-        mod_doc.push_str(&format!(
-            "\n\n Effect `{}`; capability id `{capability_id}`{}.",
-            tool.effect,
-            if tool.requires_approval {
-                "; the server requires its own approval"
-            } else {
-                ""
-            }
-        ));
-        for note in &types.notes {
-            mod_doc.push_str(&format!("\n\n Note: {note}"));
-        }
+        let effect = tool.effect.as_str();
+        let mut mod_doc = vec![
+            DocText::new()
+                .code(path)
+                .ours(" — ")
+                .append(description_line(&tool.description)),
+            DocText::new()
+                .ours("Effect ")
+                .code(effect)
+                .ours("; capability id ")
+                .code(capability_id)
+                .ours(if tool.requires_approval {
+                    "; the server requires its own approval."
+                } else {
+                    "."
+                }),
+        ];
+        mod_doc.extend(
+            types
+                .note_docs
+                .iter()
+                .map(|note| DocText::new().ours("Note: ").append(note.clone())),
+        );
         // From the module holding `fn ident` up to the invoking module.
         let ups = module.len() - 1;
         let supers = (0..ups).map(|_| quote!(super::));
@@ -491,15 +511,22 @@ impl<'m> Generator<'m> {
         } else {
             quote!(#(#supers)* authority)
         };
-        let fn_doc = format!(
-            " The typed reference to `{path}` (id `domain:{path}`, effect `{}`), from `{}authority()`.\n\n {}",
-            tool.effect,
-            "super::".repeat(ups),
-            one_line(&tool.description)
-        );
+        let fn_doc = [
+            DocText::new()
+                .ours("The typed reference to ")
+                .code(path)
+                .ours(" (id ")
+                .code(format!("domain:{path}"))
+                .ours(", effect ")
+                .code(effect)
+                .ours("), from ")
+                .code(format!("{}authority()", "super::".repeat(ups)))
+                .ours("."),
+            description_line(&tool.description),
+        ];
         let missing = format!("`{path}` is missing from the generated authority");
-        let mod_doc = doc_lines(&mod_doc);
-        let fn_doc = doc_lines(&fn_doc);
+        let mod_doc = doc_attrs(&mod_doc);
+        let fn_doc = doc_attrs(&fn_doc);
         entries.push(ProcedureEntry {
             path: path.to_string(),
             module: module.to_vec(),
@@ -568,19 +595,6 @@ impl<'m> Generator<'m> {
     }
 }
 
-/// One `#[doc = "…"]` per line, so rustdoc and prettyplease render `///`
-/// comments rather than one block comment.
-fn doc_lines(text: &str) -> TokenStream {
-    let lines = text.split('\n').map(|l| {
-        if l.is_empty() || l.starts_with(' ') {
-            l.to_string()
-        } else {
-            format!(" {l}")
-        }
-    });
-    quote!(#(#[doc = #lines])*)
-}
-
 fn prefix_path(node: &Node<'_>) -> String {
     // The dotted namespace of a namespace node: the first procedure below it,
     // minus its trailing segments.
@@ -599,12 +613,12 @@ fn prefix_path(node: &Node<'_>) -> String {
     }
 }
 
-fn one_line(text: &str) -> String {
-    let t = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if t.is_empty() {
-        "(no description)".into()
+/// A tool description as one paragraph, `(no description)` when blank.
+fn description_line(description: &str) -> DocText {
+    if description.trim().is_empty() {
+        DocText::from("(no description)")
     } else {
-        t
+        DocText::new().text(description)
     }
 }
 
@@ -716,46 +730,44 @@ fn tidy_type_text(s: &str) -> String {
 /// property, `as_str()` giving the JSON name.
 fn emit_field_enum(object: Option<&InputObject>, path: &str) -> TokenStream {
     let fields: &[crate::types::FieldInfo] = object.map(|o| o.fields.as_slice()).unwrap_or(&[]);
-    let mut used: Vec<String> = Vec::new();
+    let mut used = NameSet::default();
     let variants: Vec<Ident> = fields
         .iter()
         .map(|f| {
-            let base = variant_name(&f.ident);
-            let mut name = base.clone();
-            let mut n = 2;
-            while used.contains(&name) {
-                name = format!("{base}{n}");
-                n += 1;
-            }
-            used.push(name.clone());
-            Ident::new(&name, Span::call_site())
+            Ident::new(
+                &used.unique(&variant_name(&f.ident), false),
+                Span::call_site(),
+            )
         })
         .collect();
     let docs = fields.iter().map(|f| {
-        let mut d = format!(
-            " `{}` ({}{})",
-            f.json_name,
-            if f.required { "required" } else { "optional" },
-            if f.nullable { ", nullable" } else { "" }
-        );
+        let mut d = DocText::new()
+            .code(f.json_name.as_str())
+            .ours(if f.required {
+                " (required"
+            } else {
+                " (optional"
+            })
+            .ours(if f.nullable { ", nullable)" } else { ")" });
         if let Some(desc) = &f.description {
-            d.push_str(&format!(": {}", one_line(desc)));
+            d = d.ours(": ").append(description_line(desc));
         }
-        d
+        doc_attrs(&[d])
     });
     let names = fields.iter().map(|f| f.json_name.as_str());
-    let enum_doc = format!(
-        " The top-level properties of `{path}`'s input, for naming bound fields. `as_str()` gives the JSON property name."
-    );
+    let enum_doc = doc_attrs(&[DocText::new()
+        .ours("The top-level properties of ")
+        .code(path)
+        .ours("'s input, for naming bound fields. `as_str()` gives the JSON property name.")]);
     let arms = variants
         .iter()
         .zip(names)
         .map(|(v, n)| quote!(Field::#v => #n));
     quote! {
-        #[doc = #enum_doc]
+        #enum_doc
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Field {
-            #(#[doc = #docs] #variants,)*
+            #(#docs #variants,)*
         }
 
         impl Field {

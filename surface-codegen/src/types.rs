@@ -77,13 +77,15 @@
 mod convert;
 mod emit;
 mod model;
-mod names;
+pub(crate) mod names;
 #[cfg(test)]
 mod tests;
 
 use proc_macro2::TokenStream;
 use quote::quote;
 use serde_json::Value;
+
+use crate::doc::DocText;
 
 /// Options for type generation.
 #[derive(Clone, Debug)]
@@ -156,8 +158,11 @@ pub struct ProcedureTypes {
     /// `Some` when the input schema is an object with `properties`.
     pub input_object: Option<InputObject>,
     /// Human-readable notes about constructs that fell back to
-    /// `serde_json::Value` (also emitted as doc comments).
+    /// `serde_json::Value` (plain text, manifest text unescaped).
     pub notes: Vec<String>,
+    /// The same notes as documentation paragraphs, manifest text escaped
+    /// (also emitted as doc comments of the affected items).
+    pub note_docs: Vec<DocText>,
 }
 
 /// Generates the input and output types of one procedure. Never panics:
@@ -182,7 +187,8 @@ pub fn generate_procedure_types(
         ),
     }
     let input_object = converter.object_of("Input");
-    let notes = converter.notes.clone();
+    let note_docs = converter.notes.clone();
+    let notes = note_docs.iter().map(DocText::to_string).collect();
     let paths = emit::Paths::new(krate);
     let items = converter
         .into_items()
@@ -193,5 +199,6 @@ pub fn generate_procedure_types(
         items,
         input_object,
         notes,
+        note_docs,
     }
 }

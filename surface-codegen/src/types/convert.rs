@@ -4,6 +4,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use crate::doc::{description_paragraphs, DocText};
+
 use super::model::{ConstLit, FieldDef, FieldMode, ItemDef, Ty};
 use super::names::{pascal, variant, NameSet};
 use super::{AdditionalProperties, FieldInfo, InputObject};
@@ -60,7 +62,7 @@ pub(crate) struct Converter {
     items: Vec<Option<ItemDef>>,
     /// Indexes into `items` by name.
     item_index: HashMap<String, usize>,
-    pub(crate) notes: Vec<String>,
+    pub(crate) notes: Vec<DocText>,
     /// Field lists of generated structs, by type name.
     objects: HashMap<String, InputObject>,
     /// Type aliases by name (to see through them).
@@ -189,10 +191,10 @@ impl Converter {
     }
 
     /// Emits a plain alias `role = Value` with a doc line.
-    pub(crate) fn value_alias(&mut self, role: &str, doc: &str) {
+    pub(crate) fn value_alias(&mut self, role: &str, doc: &'static str) {
         self.push_item(ItemDef::Alias {
             name: role.to_string(),
-            doc: vec![doc.to_string()],
+            doc: vec![DocText::from(doc)],
             ty: Ty::Value,
         });
         self.null_admitting.insert(role.to_string());
@@ -211,13 +213,17 @@ impl Converter {
         slot
     }
 
-    fn note(&mut self, ptr: &str, msg: &str) -> String {
-        let text = format!(
-            "{} schema at `{ptr}`: {msg}; represented as `serde_json::Value`.",
-            self.role
-        );
-        self.notes.push(text.clone());
-        text
+    /// Records that the schema at `ptr` became `serde_json::Value`, and
+    /// why (`msg`: our text, quoting manifest text through [`DocText`]).
+    fn note(&mut self, ptr: &str, msg: impl Into<DocText>) {
+        let text = DocText::new()
+            .ours(self.role)
+            .ours(" schema at ")
+            .code(ptr)
+            .ours(": ")
+            .append(msg.into())
+            .ours("; represented as `serde_json::Value`.");
+        self.notes.push(text);
     }
 
     /// Follows aliases.
@@ -277,21 +283,31 @@ impl Converter {
     }
 
     /// Doc paragraphs for a schema used as a type or property.
-    fn schema_doc(s: &Value) -> Vec<String> {
+    fn schema_doc(s: &Value) -> Vec<DocText> {
         s.as_object().map(Self::map_doc).unwrap_or_default()
     }
 
     /// Doc paragraphs for a schema object.
-    fn map_doc(s: &Map<String, Value>) -> Vec<String> {
+    fn map_doc(s: &Map<String, Value>) -> Vec<DocText> {
         let mut doc = Vec::new();
         if let Some(d) = s.get("description").and_then(Value::as_str) {
-            doc.push(d.to_string());
+            doc.extend(description_paragraphs(d));
         }
         if let Some(f) = s.get("format").and_then(Value::as_str) {
-            doc.push(format!("Format: `{f}` (not checked by this type)."));
+            doc.push(
+                DocText::new()
+                    .ours("Format: ")
+                    .code(f)
+                    .ours(" (not checked by this type)."),
+            );
         }
         if let Some(d) = s.get("default") {
-            doc.push(format!("Default: `{}`.", json_short(d)));
+            doc.push(
+                DocText::new()
+                    .ours("Default: ")
+                    .code(json_short(d))
+                    .ours("."),
+            );
         }
         doc
     }
@@ -353,7 +369,10 @@ impl Converter {
         let Some(pointer) = reference.strip_prefix('#') else {
             self.note(
                 ptr,
-                &format!("external `$ref` {reference:?} is not resolved"),
+                DocText::new()
+                    .ours("external `$ref` ")
+                    .text(format!("{reference:?}"))
+                    .ours(" is not resolved"),
             );
             return Ty::Value;
         };
@@ -367,7 +386,13 @@ impl Converter {
             None => {}
         }
         let Some(target) = root.pointer(&pointer) else {
-            self.note(ptr, &format!("`$ref` {reference:?} points to nothing"));
+            self.note(
+                ptr,
+                DocText::new()
+                    .ours("`$ref` ")
+                    .text(format!("{reference:?}"))
+                    .ours(" points to nothing"),
+            );
             return Ty::Value;
         };
         let segment = pointer.rsplit('/').next().unwrap_or_default();
@@ -389,7 +414,13 @@ impl Converter {
     /// Converts a schema into a type, creating items as needed.
     fn convert(&mut self, root: &Value, schema: &Value, hint: &Hint, ptr: &str) -> Ty {
         if self.depth >= MAX_DEPTH {
-            self.note(ptr, &format!("nesting deeper than {MAX_DEPTH} levels"));
+            self.note(
+                ptr,
+                DocText::new()
+                    .ours("nesting deeper than ")
+                    .number(MAX_DEPTH)
+                    .ours(" levels"),
+            );
             return Ty::Value;
         }
         self.depth += 1;
@@ -407,7 +438,12 @@ impl Converter {
             }
             Value::Object(s) => s,
             other => {
-                self.note(ptr, &format!("{} is not a schema", json_short(other)));
+                self.note(
+                    ptr,
+                    DocText::new()
+                        .text(json_short(other))
+                        .ours(" is not a schema"),
+                );
                 return Ty::Value;
             }
         };
@@ -427,7 +463,13 @@ impl Converter {
         for keyword in ["anyOf", "oneOf"] {
             if let Some(arms) = s.get(keyword) {
                 let Some(arms) = arms.as_array() else {
-                    self.note(ptr, &format!("`{keyword}` is not an array"));
+                    self.note(
+                        ptr,
+                        DocText::new()
+                            .ours("`")
+                            .ours(keyword)
+                            .ours("` is not an array"),
+                    );
                     return Ty::Value;
                 };
                 return self.union(root, s, arms, hint, &format!("{ptr}/{keyword}"));
@@ -481,7 +523,10 @@ impl Converter {
             Some(other) => {
                 self.note(
                     ptr,
-                    &format!("`type` {} is not understood", json_short(other)),
+                    DocText::new()
+                        .ours("`type` ")
+                        .text(json_short(other))
+                        .ours(" is not understood"),
                 );
                 Ty::Value
             }
@@ -517,7 +562,12 @@ impl Converter {
             "array" => self.array(root, s, hint, ptr),
             "object" => self.object(root, s, hint, ptr),
             other => {
-                self.note(ptr, &format!("unknown `type` {other:?}"));
+                self.note(
+                    ptr,
+                    DocText::new()
+                        .ours("unknown `type` ")
+                        .text(format!("{other:?}")),
+                );
                 Ty::Value
             }
         }
@@ -536,11 +586,23 @@ impl Converter {
         };
         if let Some(prefix) = prefix {
             let Some(prefix) = prefix.as_array() else {
-                self.note(ptr, &format!("`{prefix_kw}` is not an array"));
+                self.note(
+                    ptr,
+                    DocText::new()
+                        .ours("`")
+                        .ours(prefix_kw)
+                        .ours("` is not an array"),
+                );
                 return Ty::Value;
             };
             if prefix.is_empty() || prefix.len() > MAX_TUPLE {
-                self.note(ptr, &format!("a tuple of {} elements", prefix.len()));
+                self.note(
+                    ptr,
+                    DocText::new()
+                        .ours("a tuple of ")
+                        .number(prefix.len())
+                        .ours(" elements"),
+                );
                 return Ty::Value;
             }
             let items = prefix
@@ -623,6 +685,7 @@ impl Converter {
         let slot = self.reserve_slot(&name);
         let notes_before = self.notes.len();
         let required = required_set(s);
+        let required_names: HashSet<&str> = required.iter().map(String::as_str).collect();
         let mut idents = NameSet::default();
         let mut fields = Vec::new();
         let mut infos = Vec::new();
@@ -638,7 +701,7 @@ impl Converter {
                 &Hint::Fresh(format!("{name}{}", pascal(json_name))),
                 &prop_ptr,
             );
-            let is_required = required.contains(json_name);
+            let is_required = required_names.contains(json_name.as_str());
             let nullable = self.admits_null(&value_ty);
             let mode = if !is_required {
                 FieldMode::Optional
@@ -671,8 +734,15 @@ impl Converter {
             });
             fields.push(field);
         }
+        let fields_end = self.notes.len();
         for missing in required.iter().filter(|r| !properties.contains_key(*r)) {
-            self.note(ptr, &format!("required property {missing:?} has no schema in `properties` and is not checked"));
+            self.note(
+                ptr,
+                DocText::new()
+                    .ours("required property ")
+                    .text(format!("{missing:?}"))
+                    .ours(" has no schema in `properties` and is not checked"),
+            );
         }
         let (additional_properties, extras) = match s.get("additionalProperties") {
             Some(Value::Bool(false)) => (AdditionalProperties::Forbidden, None),
@@ -692,9 +762,12 @@ impl Converter {
             }
         };
         let mut doc = Self::map_doc(s);
-        let struct_notes: Vec<String> = self.notes[notes_before..]
+        // Notes of the properties are on their fields; the struct keeps the
+        // others (missing required properties, `additionalProperties`).
+        let field_notes: HashSet<&DocText> = self.notes[notes_before..fields_end].iter().collect();
+        let struct_notes: Vec<DocText> = self.notes[fields_end..]
             .iter()
-            .filter(|n| !fields.iter().any(|f: &FieldDef| f.doc.contains(n)))
+            .filter(|n| !field_notes.contains(n))
             .cloned()
             .collect();
         doc.extend(struct_notes);
@@ -734,14 +807,22 @@ impl Converter {
             other => {
                 self.note(
                     ptr,
-                    &format!("`const` {} (an array or object)", json_short(other)),
+                    DocText::new()
+                        .ours("`const` ")
+                        .text(json_short(other))
+                        .ours(" (an array or object)"),
                 );
                 return Ty::Value;
             }
         };
         let name = self.take_name(hint, Some(s));
         let mut doc = Self::map_doc(s);
-        doc.push(format!("Always `{value}`."));
+        doc.push(
+            DocText::new()
+                .ours("Always ")
+                .code(value.to_string())
+                .ours("."),
+        );
         self.push_item(ItemDef::Const {
             name: name.clone(),
             doc,
@@ -987,7 +1068,9 @@ impl Converter {
             self.null_admitting.insert(name.clone());
         }
         let mut doc = Self::map_doc(s);
-        doc.push("Untagged: the first variant that accepts a value wins.".to_string());
+        doc.push(DocText::from(
+            "Untagged: the first variant that accepts a value wins.",
+        ));
         self.items[slot] = Some(ItemDef::Untagged {
             name: name.clone(),
             doc,

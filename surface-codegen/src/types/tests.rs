@@ -506,11 +506,10 @@ fn descriptions_formats_and_defaults_become_escaped_docs() {
     assert_items(
         &types,
         quote! {
-            #[doc = " Search \"params\""]
-            #[doc = " second line"]
+            #[doc = " Search \"params\" second line"]
             #d #c
             pub struct Input {
-                #[doc = " The */ id"]
+                #[doc = " The \\*/ id"]
                 #[doc = ""]
                 #[doc = " Format: `uuid` (not checked by this type)."]
                 pub id: String,
