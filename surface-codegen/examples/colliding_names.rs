@@ -55,10 +55,16 @@ fn main() {
         .map(|name| (name, json!({"type": "string"})))
         .collect();
     let properties = manifest(json!({"type": "object", "properties": properties}));
-    for (case, text) in [("enum_values", &enum_values), ("property_names", &properties)] {
+    for (case, text) in [
+        ("enum_values", &enum_values),
+        ("property_names", &properties),
+    ] {
         let start = Instant::now();
         let tokens = expand_manifest_text(text, &options, Span::call_site()).expect("expands");
         let elapsed = start.elapsed().as_secs_f64();
-        println!("{case} n={n} {elapsed:.3} s ({} tokens)", tokens.into_iter().count());
+        println!(
+            "{case} n={n} {elapsed:.3} s ({} tokens)",
+            tokens.into_iter().count()
+        );
     }
 }

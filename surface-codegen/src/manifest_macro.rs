@@ -660,10 +660,22 @@ pub fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
     }
 }
 
-fn token_depth(tokens: &TokenStream) -> usize {
-    syn::parse2::<syn::Type>(tokens.clone())
-        .map(|t| option_depth(&t))
-        .unwrap_or(0)
+/// `(Option depth, readable text)` of a type written as tokens, parsed
+/// once per distinct type (a procedure's properties mostly share a few).
+fn type_facts(
+    tokens: &TokenStream,
+    cache: &mut std::collections::HashMap<String, (usize, String)>,
+) -> (usize, String) {
+    let key = tokens.to_string();
+    if let Some(facts) = cache.get(&key) {
+        return facts.clone();
+    }
+    let facts = match syn::parse2::<syn::Type>(tokens.clone()) {
+        Ok(ty) => (option_depth(&ty), tidy_type_text(&quote!(#ty).to_string())),
+        Err(_) => (0, tidy_type_text(&key)),
+    };
+    cache.insert(key, facts.clone());
+    facts
 }
 
 /// The facts the lookup macro forwards to `agent_procedure_impl!` for one
@@ -681,6 +693,7 @@ fn procedure_facts(object: Option<&InputObject>) -> TokenStream {
         AdditionalProperties::Allowed => quote!(allowed),
         AdditionalProperties::Typed => quote!(typed),
     };
+    let mut types = std::collections::HashMap::new();
     let fields = object.fields.iter().map(|f| {
         let json = &f.json_name;
         let ident = ident_from_source(&f.ident, Span::call_site());
@@ -694,8 +707,8 @@ fn procedure_facts(object: Option<&InputObject>) -> TokenStream {
         } else {
             quote!(not_nullable)
         };
-        let depth = Literal::usize_unsuffixed(token_depth(&f.value_ty));
-        let text = type_text(&f.value_ty);
+        let (depth, text) = type_facts(&f.value_ty, &mut types);
+        let depth = Literal::usize_unsuffixed(depth);
         quote! { (#json, #ident, #required, #nullable, #depth, #text) }
     });
     quote! {

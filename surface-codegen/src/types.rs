@@ -177,7 +177,9 @@ pub fn generate_procedure_types(
     options: &TypeOptions,
 ) -> ProcedureTypes {
     let krate = &options.crate_path;
-    let mut converter = convert::Converter::new(krate);
+    let weight = convert::Converter::weight_of(input_schema)
+        .saturating_add(output_schema.map_or(0, convert::Converter::weight_of));
+    let mut converter = convert::Converter::new(krate, weight);
     converter.convert_document(input_schema, "Input");
     match output_schema {
         Some(output) => converter.convert_document(output, "Output"),

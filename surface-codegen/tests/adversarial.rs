@@ -84,10 +84,14 @@ fn doc_comments(tokens: TokenStream) -> Vec<String> {
 fn doc_line(attr: TokenStream) -> Option<String> {
     let mut iter = attr.into_iter();
     match (iter.next(), iter.next(), iter.next(), iter.next()) {
-        (Some(TokenTree::Ident(i)), Some(TokenTree::Punct(eq)), Some(TokenTree::Literal(lit)), None)
-            if i == "doc" && eq.as_char() == '=' =>
-        {
-            let lit: syn::LitStr = syn::parse2(TokenTree::Literal(lit).into()).expect("doc is a string");
+        (
+            Some(TokenTree::Ident(i)),
+            Some(TokenTree::Punct(eq)),
+            Some(TokenTree::Literal(lit)),
+            None,
+        ) if i == "doc" && eq.as_char() == '=' => {
+            let lit: syn::LitStr =
+                syn::parse2(TokenTree::Literal(lit).into()).expect("doc is a string");
             Some(lit.value())
         }
         _ => None,
@@ -230,7 +234,10 @@ fn manifest_text_cannot_open_code_block_in_docs_of_any_text_position() {
         .iter()
         .filter(|pos| !rendered.contains(&format!("M_{pos}")))
         .collect();
-    assert!(missing.is_empty(), "positions not in any doc comment: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "positions not in any doc comment: {missing:?}"
+    );
     // (rustdoc's smart punctuation curls the quotes.)
     assert!(rendered.contains("``` fn main(){std::fs::write(“PWNED”,“”).unwrap();} ```"));
     assert!(rendered.contains("<script>alert(1)</script>"));
@@ -287,8 +294,14 @@ fn colliding_names_get_distinct_identifiers_and_keep_their_json_names() {
     assert_eq!(json_names, properties);
     assert!(idents.contains("additional_properties"));
     assert!(idents.contains("additional_properties_2"));
-    for expected in ["a_b", "a_b_2", "a_b_3", "r#type", "type_2", "self_", "self_2", "field", "field_2", "i64", "bool"] {
-        assert!(idents.contains(expected.trim_start_matches("r#")), "{expected} in {idents:?}");
+    for expected in [
+        "a_b", "a_b_2", "a_b_3", "r#type", "type_2", "self_", "self_2", "field", "field_2", "i64",
+        "bool",
+    ] {
+        assert!(
+            idents.contains(expected.trim_start_matches("r#")),
+            "{expected} in {idents:?}"
+        );
     }
 
     // Enum variants: unique, each renamed to its JSON value.
@@ -303,7 +316,10 @@ fn colliding_names_get_distinct_identifiers_and_keep_their_json_names() {
     for variant in &status.variants {
         let name = variant.ident.to_string();
         let json = serde_rename(&variant.attrs).unwrap_or_else(|| name.clone());
-        assert!(variants.insert(name.clone(), json).is_none(), "variant {name} twice");
+        assert!(
+            variants.insert(name.clone(), json).is_none(),
+            "variant {name} twice"
+        );
     }
     let mut seen: Vec<String> = variants.values().cloned().collect();
     seen.sort();
@@ -394,8 +410,10 @@ fn colliding_manifest(n: usize, enum_values: bool) -> String {
     let schema = if enum_values {
         json!({"type": "object", "properties": {"status": {"type": "string", "enum": names}}})
     } else {
-        let properties: serde_json::Map<String, Value> =
-            names.into_iter().map(|n| (n, json!({"type": "string"}))).collect();
+        let properties: serde_json::Map<String, Value> = names
+            .into_iter()
+            .map(|n| (n, json!({"type": "string"})))
+            .collect();
         json!({"type": "object", "properties": properties})
     };
     json!({"tools": {"big.one": {"effect": "server-query", "inputSchema": schema}}}).to_string()
@@ -409,7 +427,11 @@ fn quadratic_name_allocation_32k_colliding_names_expand_to_distinct_names() {
     let module = find_module(&file.items, &["big", "one"]).unwrap();
     let status = find_enum(module, "InputStatus").unwrap();
     assert_eq!(status.variants.len(), N);
-    let names: BTreeSet<String> = status.variants.iter().map(|v| v.ident.to_string()).collect();
+    let names: BTreeSet<String> = status
+        .variants
+        .iter()
+        .map(|v| v.ident.to_string())
+        .collect();
     assert_eq!(names.len(), N);
     assert!(names.contains("Empty") && names.contains(&format!("Empty{N}")));
 
