@@ -58,6 +58,10 @@ use crate::types::{generate_procedure_types, AdditionalProperties, InputObject, 
 /// procedure whose function would have one of these names is rejected.
 pub const RESERVED_ROOT_NAMES: [&str; 3] = ["authority", "MANIFEST_JSON", "MANIFEST_DIGEST"];
 
+/// Most segments a procedure path may have: each is a nested module, and
+/// the expansion (like rustc after it) recurses once per level.
+pub const MAX_PATH_SEGMENTS: usize = 32;
+
 /// Name of the hidden lookup macro `manifest!` emits.
 pub const LOOKUP_MACRO: &str = "__agent_surface_procedures";
 
@@ -237,8 +241,9 @@ fn normalize_lexically(path: &Path) -> PathBuf {
 ///
 /// # Errors
 /// One combined [`syn::Error`] spanned at `span` listing every problem:
-/// invalid JSON (line and column), every [`ManifestIssue`], and root-level
-/// procedures that clash with [`RESERVED_ROOT_NAMES`].
+/// invalid JSON (line and column), every [`ManifestIssue`], root-level
+/// procedures that clash with [`RESERVED_ROOT_NAMES`], and paths of more
+/// than [`MAX_PATH_SEGMENTS`] segments.
 pub fn expand_manifest_text(
     text: &str,
     options: &ExpandOptions,
@@ -286,6 +291,22 @@ fn check_reserved(manifest: &AgentManifest, shown: &str, span: Span) -> syn::Res
         let Ok(rust) = path_to_rust(path) else {
             continue;
         };
+        if rust.len() > MAX_PATH_SEGMENTS {
+            let shown_path: String = path.chars().take(120).collect();
+            let e = syn::Error::new(
+                span,
+                format!(
+                    "invalid agent manifest `{shown}`: the procedure path `{shown_path}{}` has {} segments; `manifest!` generates one nested module per segment and supports at most {MAX_PATH_SEGMENTS}",
+                    if shown_path.len() < path.len() { "…" } else { "" },
+                    rust.len()
+                ),
+            );
+            match &mut error {
+                Some(first) => first.combine(e),
+                None => error = Some(e),
+            }
+            continue;
+        }
         if rust.len() == 1 && RESERVED_ROOT_NAMES.contains(&rust[0].as_str()) {
             let e = syn::Error::new(
                 span,

@@ -451,3 +451,58 @@ fn quadratic_name_allocation_32k_colliding_names_expand_to_distinct_names() {
     assert_eq!(variants.len(), N);
     assert!(variants.contains("Field") && variants.contains(&format!("Field{N}")));
 }
+
+
+#[test]
+fn deep_paths_are_a_clear_compile_error_not_a_stack_overflow() {
+    let tool = json!({"effect": "server-query", "inputSchema": {}});
+    let limit = surface_codegen::manifest_macro::MAX_PATH_SEGMENTS;
+    let at_limit = vec!["a"; limit].join(".");
+    expand(&json!({"tools": {at_limit: tool}}).to_string(), "deep.json");
+    for segments in [limit + 1, 10_000] {
+        let path = vec!["a"; segments].join(".");
+        let text = json!({"tools": {path.clone(): tool}}).to_string();
+        let error = expand_manifest_text(&text, &options("deep.json"), Span::call_site())
+            .unwrap_err()
+            .to_string();
+        // The message quotes at most 120 characters of the path.
+        let shown: String = path.chars().take(120).collect();
+        let ellipsis = if path.len() > 120 { "…" } else { "" };
+        assert_eq!(
+            error,
+            format!(
+                "invalid agent manifest `deep.json`: the procedure path `{shown}{ellipsis}` has {segments} segments; `manifest!` generates one nested module per segment and supports at most {limit}"
+            )
+        );
+    }
+}
+
+#[test]
+fn deep_schemas_are_a_clear_compile_error_or_value_not_a_stack_overflow() {
+    // 10,000 nested arrays: serde_json's parser refuses nesting past 128.
+    let mut text = String::from(r#"{"tools":{"a.b":{"effect":"server-query","inputSchema":"#);
+    for _ in 0..10_000 {
+        text.push_str(r#"{"type":"array","items":"#);
+    }
+    text.push_str(r#"{"type":"string"}"#);
+    text.push_str(&"}".repeat(10_000 + 3));
+    let error = expand_manifest_text(&text, &options("deep.json"), Span::call_site())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("invalid agent manifest `deep.json` at line 1, column ")
+            && error.contains(": recursion limit exceeded;"),
+        "{error}"
+    );
+    // The deepest schema the parser accepts converts 32 levels and keeps
+    // the rest as JSON, with a note.
+    let mut schema = json!({"type": "string"});
+    for _ in 0..120 {
+        schema = json!({"type": "array", "items": schema});
+    }
+    let tokens = expand(
+        &json!({"tools": {"a.b": {"effect": "server-query", "inputSchema": schema}}}).to_string(),
+        "deep.json",
+    );
+    assert!(assert_docs_inert(&tokens).contains("nesting deeper than 32 levels"));
+}
