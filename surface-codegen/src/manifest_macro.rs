@@ -854,9 +854,13 @@ fn emit_field_aliases(object: Option<&InputObject>) -> TokenStream {
     let Some(object) = object else {
         return TokenStream::new();
     };
+    // An alias is named after its property, so a property called `i64`
+    // would shadow the primitive for every alias of this module (`pub type
+    // i64 = i64;` is a cycle, and `pub type count = i64;` would name the
+    // wrong type): primitives are written `::core::primitive::…` here.
     let aliases = object.fields.iter().map(|f| {
         let ident = ident_from_source(&f.ident, Span::call_site());
-        let ty = &f.value_ty;
+        let ty = qualify_primitives(f.value_ty.clone());
         quote!(pub type #ident = #ty;)
     });
     quote! {
@@ -871,9 +875,46 @@ fn emit_field_aliases(object: Option<&InputObject>) -> TokenStream {
     }
 }
 
+/// The primitive types generated code names.
+const PRIMITIVES: [&str; 4] = ["bool", "i64", "u64", "f64"];
+
+/// `tokens` with each primitive type that is not a path segment (not after
+/// `::`) written as `::core::primitive::…`.
+fn qualify_primitives(tokens: TokenStream) -> TokenStream {
+    use proc_macro2::TokenTree;
+    let mut out = TokenStream::new();
+    let mut after_colons = false;
+    for tree in tokens {
+        let next_after_colons = matches!(&tree, TokenTree::Punct(p) if p.as_char() == ':');
+        match tree {
+            TokenTree::Ident(ident) if !after_colons && PRIMITIVES.iter().any(|p| ident == p) => {
+                out.extend(quote!(::core::primitive::#ident));
+            }
+            TokenTree::Group(group) => {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), qualify_primitives(group.stream()));
+                inner.set_span(group.span());
+                out.extend(std::iter::once(TokenTree::Group(inner)));
+            }
+            other => out.extend(std::iter::once(other)),
+        }
+        after_colons = next_after_colons;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn field_aliases_name_primitives_by_their_full_path() {
+        assert_eq!(
+            qualify_primitives(quote!(Option<Vec<(i64, ::k::bool, bool)>>)).to_string(),
+            quote!(Option<Vec<(::core::primitive::i64, ::k::bool, ::core::primitive::bool)>>)
+                .to_string()
+        );
+    }
 
     fn opts() -> ExpandOptions {
         ExpandOptions {

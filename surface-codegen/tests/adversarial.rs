@@ -452,7 +452,6 @@ fn quadratic_name_allocation_32k_colliding_names_expand_to_distinct_names() {
     assert!(variants.contains("Field") && variants.contains(&format!("Field{N}")));
 }
 
-
 #[test]
 fn deep_paths_are_a_clear_compile_error_not_a_stack_overflow() {
     let tool = json!({"effect": "server-query", "inputSchema": {}});
