@@ -59,7 +59,12 @@
 //! [`ProcedureTypes::notes`]: `false` schemas, `not`, tuples of more
 //! than 12 elements, `const` arrays/objects, external or dangling `$ref`s,
 //! `allOf` of non-objects, nesting deeper than 32 levels, anything that is
-//! not a schema. Validation keywords (`minLength`, `minimum`, `pattern`,
+//! not a schema, and whatever remains once a procedure's conversion work
+//! budget is spent (4,096 + 16 steps per unit of its schemas' weight; it
+//! stops schemas that re-expand shared `allOf`/`$ref` parts at every level
+//! from growing exponentially). Descriptions, formats, defaults and notes
+//! become doc comments through [`crate::doc::manifest_text`], so no
+//! schema text is markdown in the user's crate. Validation keywords (`minLength`, `minimum`, `pattern`,
 //! `format`, …) are not encoded in the types: the runtime validates every
 //! call against the full schema (SPEC §5.5). Typed formats (`uuid::Uuid`,
 //! chrono) are not implemented.
