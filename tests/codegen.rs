@@ -294,3 +294,51 @@ fn real_orpc_manifest_expands_and_binds() {
         orpc_constructs::authority().procedures().count()
     );
 }
+
+/// The adversarial fixtures compile (their expansion is checked in
+/// `surface-codegen/tests/adversarial.rs`).
+mod adversarial_docs {
+    agent_surface::manifest!("tests/fixtures/codegen/adversarial/doc_injection.manifest.json");
+}
+
+mod adversarial_names {
+    agent_surface::manifest!("tests/fixtures/codegen/adversarial/colliding_names.manifest.json");
+}
+
+#[test]
+fn colliding_names_compile_and_keep_their_json_names() {
+    use adversarial_names::names::collide::{Field, Input};
+    let manifest: serde_json::Value =
+        serde_json::from_str(adversarial_names::MANIFEST_JSON).unwrap();
+    let properties = manifest["tools"]["names.collide"]["inputSchema"]["properties"]
+        .as_object()
+        .unwrap();
+    let names: Vec<&str> = Field::ALL.iter().map(|f| f.as_str()).collect();
+    let expected: Vec<&str> = properties.keys().map(String::as_str).collect();
+    assert_eq!(names, expected);
+    // Every property round-trips under its own name.
+    let mut value = serde_json::Map::new();
+    for (name, schema) in properties {
+        let v = match schema.get("type").and_then(|t| t.as_str()) {
+            Some("integer") => json!(7),
+            Some("number") => json!(1.5),
+            Some("boolean") => json!(true),
+            Some("string") if schema.get("enum").is_none() => json!(format!("v-{name}")),
+            _ => continue,
+        };
+        value.insert(name.clone(), v);
+    }
+    value.insert("status".into(), json!("Self"));
+    value.insert("extra".into(), json!(3));
+    let value = serde_json::Value::Object(value);
+    let input: Input = serde_json::from_value(value.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&input).unwrap(), value);
+    assert_eq!(adversarial_docs::adv::everywhere().path(), "adv.everywhere");
+    // A property named `i64` (a string) does not change what the alias of
+    // another `i64` property names.
+    use adversarial_names::names::collide::__fields;
+    let count: __fields::count = 7i64;
+    let named_i64: __fields::i64 = String::from("x");
+    let flag: __fields::flag = true;
+    assert_eq!((count, named_i64.as_str(), flag), (7, "x", true));
+}

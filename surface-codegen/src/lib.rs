@@ -5,6 +5,8 @@
 //! * [`manifest_macro`] — the `manifest!` expansion: module tree, refs,
 //!   authority, lookup macro;
 //! * [`validator`] — JSON Schema → a validator in plain Rust;
+//! * [`doc`] — doc comments of generated code; the one function through
+//!   which manifest text reaches them;
 //! * [`binding`] — `#[agent_procedure]`: the attribute, its compile-time
 //!   checks against the manifest facts, and the `BoundInput` /
 //!   `ProcedureInput` impls.
@@ -12,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod binding;
+pub mod doc;
 pub mod manifest_macro;
 pub mod types;
 pub mod validator;

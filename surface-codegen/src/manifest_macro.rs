@@ -50,11 +50,17 @@ use surface_runtime::manifest::{
 use syn::parse::{Parse, ParseStream};
 use syn::{LitStr, Token};
 
+use crate::doc::{doc_attrs, DocText};
+use crate::types::names::NameSet;
 use crate::types::{generate_procedure_types, AdditionalProperties, InputObject, TypeOptions};
 
 /// Names `manifest!` emits at the root of the invoking module; a root-level
 /// procedure whose function would have one of these names is rejected.
 pub const RESERVED_ROOT_NAMES: [&str; 3] = ["authority", "MANIFEST_JSON", "MANIFEST_DIGEST"];
+
+/// Most segments a procedure path may have: each is a nested module, and
+/// the expansion (like rustc after it) recurses once per level.
+pub const MAX_PATH_SEGMENTS: usize = 32;
 
 /// Name of the hidden lookup macro `manifest!` emits.
 pub const LOOKUP_MACRO: &str = "__agent_surface_procedures";
@@ -235,8 +241,9 @@ fn normalize_lexically(path: &Path) -> PathBuf {
 ///
 /// # Errors
 /// One combined [`syn::Error`] spanned at `span` listing every problem:
-/// invalid JSON (line and column), every [`ManifestIssue`], and root-level
-/// procedures that clash with [`RESERVED_ROOT_NAMES`].
+/// invalid JSON (line and column), every [`ManifestIssue`], root-level
+/// procedures that clash with [`RESERVED_ROOT_NAMES`], and paths of more
+/// than [`MAX_PATH_SEGMENTS`] segments.
 pub fn expand_manifest_text(
     text: &str,
     options: &ExpandOptions,
@@ -284,6 +291,22 @@ fn check_reserved(manifest: &AgentManifest, shown: &str, span: Span) -> syn::Res
         let Ok(rust) = path_to_rust(path) else {
             continue;
         };
+        if rust.len() > MAX_PATH_SEGMENTS {
+            let shown_path: String = path.chars().take(120).collect();
+            let e = syn::Error::new(
+                span,
+                format!(
+                    "invalid agent manifest `{shown}`: the procedure path `{shown_path}{}` has {} segments; `manifest!` generates one nested module per segment and supports at most {MAX_PATH_SEGMENTS}",
+                    if shown_path.len() < path.len() { "…" } else { "" },
+                    rust.len()
+                ),
+            );
+            match &mut error {
+                Some(first) => first.combine(e),
+                None => error = Some(e),
+            }
+            continue;
+        }
         if rust.len() == 1 && RESERVED_ROOT_NAMES.contains(&rust[0].as_str()) {
             let e = syn::Error::new(
                 span,
@@ -372,9 +395,17 @@ impl<'m> Generator<'m> {
         });
         let shown = &self.options.display_path;
         let count = self.manifest.tools.len();
-        let json_doc = doc_lines(&format!(
-            " The agent manifest `{shown}` ({count} procedures), embedded at compile time.\n\n Including it also makes rustc rebuild this crate when the file changes."
-        ));
+        let json_doc = doc_attrs(&[
+            DocText::new()
+                .ours("The agent manifest ")
+                .code(shown.as_str())
+                .ours(" (")
+                .number(count)
+                .ours(" procedures), embedded at compile time."),
+            DocText::from(
+                "Including it also makes rustc rebuild this crate when the file changes.",
+            ),
+        ]);
         let authority_panic = format!(
             "the manifest `{shown}` embedded by `manifest!` does not match the digests computed at compile time; rebuild with matching agent-surface crate versions"
         );
@@ -389,7 +420,7 @@ impl<'m> Generator<'m> {
             /// compile time (`AgentManifest::digest`).
             pub const MANIFEST_DIGEST: &str = #manifest_digest;
 
-            /// The compiler-generated authority (SPEC §1, §6): the ceiling of
+            /// The compiler-generated authority: the ceiling of
             /// what this application may expose, with the per-procedure digests
             /// computed at compile time. Built once and cached; cheap to clone.
             ///
@@ -435,12 +466,12 @@ impl<'m> Generator<'m> {
                 out.extend(self.emit_procedure(&ident, path, tool, prefix, entries));
             } else {
                 let inner = self.emit_children(child, prefix, entries);
-                let doc = format!(
-                    " Procedures under `{}.` in the agent manifest.",
-                    prefix_path(child)
-                );
+                let doc = doc_attrs(&[DocText::new()
+                    .ours("Procedures under ")
+                    .code(format!("{}.", prefix_path(child)))
+                    .ours(" in the agent manifest.")]);
                 out.extend(quote! {
-                    #[doc = #doc]
+                    #doc
                     pub mod #ident
                 });
                 // Moved, not interpolated: `quote!` would copy the subtree.
@@ -470,19 +501,29 @@ impl<'m> Generator<'m> {
         let field_enum = emit_field_enum(types.input_object.as_ref(), path);
         let field_aliases = emit_field_aliases(types.input_object.as_ref());
         let capability_id = canonical_capability_id(path, tool);
-        let mut mod_doc = format!(" `{path}` — {}", one_line(&tool.description));
-        mod_doc.push_str(&format!(
-            "\n\n Effect `{}`; capability id `{capability_id}`{}.",
-            tool.effect,
-            if tool.requires_approval {
-                "; the server requires its own approval"
-            } else {
-                ""
-            }
-        ));
-        for note in &types.notes {
-            mod_doc.push_str(&format!("\n\n Note: {note}"));
-        }
+        let effect = tool.effect.as_str();
+        let mut mod_doc = vec![
+            DocText::new()
+                .code(path)
+                .ours(" — ")
+                .append(description_line(&tool.description)),
+            DocText::new()
+                .ours("Effect ")
+                .code(effect)
+                .ours("; capability id ")
+                .code(capability_id)
+                .ours(if tool.requires_approval {
+                    "; the server requires its own approval."
+                } else {
+                    "."
+                }),
+        ];
+        mod_doc.extend(
+            types
+                .note_docs
+                .iter()
+                .map(|note| DocText::new().ours("Note: ").append(note.clone())),
+        );
         // From the module holding `fn ident` up to the invoking module.
         let ups = module.len() - 1;
         let supers = (0..ups).map(|_| quote!(super::));
@@ -491,15 +532,22 @@ impl<'m> Generator<'m> {
         } else {
             quote!(#(#supers)* authority)
         };
-        let fn_doc = format!(
-            " The typed reference to `{path}` (id `domain:{path}`, effect `{}`), from `{}authority()`.\n\n {}",
-            tool.effect,
-            "super::".repeat(ups),
-            one_line(&tool.description)
-        );
+        let fn_doc = [
+            DocText::new()
+                .ours("The typed reference to ")
+                .code(path)
+                .ours(" (id ")
+                .code(format!("domain:{path}"))
+                .ours(", effect ")
+                .code(effect)
+                .ours("), from ")
+                .code(format!("{}authority()", "super::".repeat(ups)))
+                .ours("."),
+            description_line(&tool.description),
+        ];
         let missing = format!("`{path}` is missing from the generated authority");
-        let mod_doc = doc_lines(&mod_doc);
-        let fn_doc = doc_lines(&fn_doc);
+        let mod_doc = doc_attrs(&mod_doc);
+        let fn_doc = doc_attrs(&fn_doc);
         entries.push(ProcedureEntry {
             path: path.to_string(),
             module: module.to_vec(),
@@ -568,19 +616,6 @@ impl<'m> Generator<'m> {
     }
 }
 
-/// One `#[doc = "…"]` per line, so rustdoc and prettyplease render `///`
-/// comments rather than one block comment.
-fn doc_lines(text: &str) -> TokenStream {
-    let lines = text.split('\n').map(|l| {
-        if l.is_empty() || l.starts_with(' ') {
-            l.to_string()
-        } else {
-            format!(" {l}")
-        }
-    });
-    quote!(#(#[doc = #lines])*)
-}
-
 fn prefix_path(node: &Node<'_>) -> String {
     // The dotted namespace of a namespace node: the first procedure below it,
     // minus its trailing segments.
@@ -599,12 +634,12 @@ fn prefix_path(node: &Node<'_>) -> String {
     }
 }
 
-fn one_line(text: &str) -> String {
-    let t = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if t.is_empty() {
-        "(no description)".into()
+/// A tool description as one paragraph, `(no description)` when blank.
+fn description_line(description: &str) -> DocText {
+    if description.trim().is_empty() {
+        DocText::from("(no description)")
     } else {
-        t
+        DocText::new().text(description)
     }
 }
 
@@ -646,10 +681,22 @@ pub fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
     }
 }
 
-fn token_depth(tokens: &TokenStream) -> usize {
-    syn::parse2::<syn::Type>(tokens.clone())
-        .map(|t| option_depth(&t))
-        .unwrap_or(0)
+/// `(Option depth, readable text)` of a type written as tokens, parsed
+/// once per distinct type (a procedure's properties mostly share a few).
+fn type_facts(
+    tokens: &TokenStream,
+    cache: &mut std::collections::HashMap<String, (usize, String)>,
+) -> (usize, String) {
+    let key = tokens.to_string();
+    if let Some(facts) = cache.get(&key) {
+        return facts.clone();
+    }
+    let facts = match syn::parse2::<syn::Type>(tokens.clone()) {
+        Ok(ty) => (option_depth(&ty), tidy_type_text(&quote!(#ty).to_string())),
+        Err(_) => (0, tidy_type_text(&key)),
+    };
+    cache.insert(key, facts.clone());
+    facts
 }
 
 /// The facts the lookup macro forwards to `agent_procedure_impl!` for one
@@ -667,6 +714,7 @@ fn procedure_facts(object: Option<&InputObject>) -> TokenStream {
         AdditionalProperties::Allowed => quote!(allowed),
         AdditionalProperties::Typed => quote!(typed),
     };
+    let mut types = std::collections::HashMap::new();
     let fields = object.fields.iter().map(|f| {
         let json = &f.json_name;
         let ident = ident_from_source(&f.ident, Span::call_site());
@@ -680,8 +728,8 @@ fn procedure_facts(object: Option<&InputObject>) -> TokenStream {
         } else {
             quote!(not_nullable)
         };
-        let depth = Literal::usize_unsuffixed(token_depth(&f.value_ty));
-        let text = type_text(&f.value_ty);
+        let (depth, text) = type_facts(&f.value_ty, &mut types);
+        let depth = Literal::usize_unsuffixed(depth);
         quote! { (#json, #ident, #required, #nullable, #depth, #text) }
     });
     quote! {
@@ -716,46 +764,44 @@ fn tidy_type_text(s: &str) -> String {
 /// property, `as_str()` giving the JSON name.
 fn emit_field_enum(object: Option<&InputObject>, path: &str) -> TokenStream {
     let fields: &[crate::types::FieldInfo] = object.map(|o| o.fields.as_slice()).unwrap_or(&[]);
-    let mut used: Vec<String> = Vec::new();
+    let mut used = NameSet::default();
     let variants: Vec<Ident> = fields
         .iter()
         .map(|f| {
-            let base = variant_name(&f.ident);
-            let mut name = base.clone();
-            let mut n = 2;
-            while used.contains(&name) {
-                name = format!("{base}{n}");
-                n += 1;
-            }
-            used.push(name.clone());
-            Ident::new(&name, Span::call_site())
+            Ident::new(
+                &used.unique(&variant_name(&f.ident), false),
+                Span::call_site(),
+            )
         })
         .collect();
     let docs = fields.iter().map(|f| {
-        let mut d = format!(
-            " `{}` ({}{})",
-            f.json_name,
-            if f.required { "required" } else { "optional" },
-            if f.nullable { ", nullable" } else { "" }
-        );
+        let mut d = DocText::new()
+            .code(f.json_name.as_str())
+            .ours(if f.required {
+                " (required"
+            } else {
+                " (optional"
+            })
+            .ours(if f.nullable { ", nullable)" } else { ")" });
         if let Some(desc) = &f.description {
-            d.push_str(&format!(": {}", one_line(desc)));
+            d = d.ours(": ").append(description_line(desc));
         }
-        d
+        doc_attrs(&[d])
     });
     let names = fields.iter().map(|f| f.json_name.as_str());
-    let enum_doc = format!(
-        " The top-level properties of `{path}`'s input, for naming bound fields. `as_str()` gives the JSON property name."
-    );
+    let enum_doc = doc_attrs(&[DocText::new()
+        .ours("The top-level properties of ")
+        .code(path)
+        .ours("'s input, for naming bound fields. `as_str()` gives the JSON property name.")]);
     let arms = variants
         .iter()
         .zip(names)
         .map(|(v, n)| quote!(Field::#v => #n));
     quote! {
-        #[doc = #enum_doc]
+        #enum_doc
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Field {
-            #(#[doc = #docs] #variants,)*
+            #(#docs #variants,)*
         }
 
         impl Field {
@@ -808,9 +854,13 @@ fn emit_field_aliases(object: Option<&InputObject>) -> TokenStream {
     let Some(object) = object else {
         return TokenStream::new();
     };
+    // An alias is named after its property, so a property called `i64`
+    // would shadow the primitive for every alias of this module (`pub type
+    // i64 = i64;` is a cycle, and `pub type count = i64;` would name the
+    // wrong type): primitives are written `::core::primitive::…` here.
     let aliases = object.fields.iter().map(|f| {
         let ident = ident_from_source(&f.ident, Span::call_site());
-        let ty = &f.value_ty;
+        let ty = qualify_primitives(f.value_ty.clone());
         quote!(pub type #ident = #ty;)
     });
     quote! {
@@ -825,9 +875,46 @@ fn emit_field_aliases(object: Option<&InputObject>) -> TokenStream {
     }
 }
 
+/// The primitive types generated code names.
+const PRIMITIVES: [&str; 4] = ["bool", "i64", "u64", "f64"];
+
+/// `tokens` with each primitive type that is not a path segment (not after
+/// `::`) written as `::core::primitive::…`.
+fn qualify_primitives(tokens: TokenStream) -> TokenStream {
+    use proc_macro2::TokenTree;
+    let mut out = TokenStream::new();
+    let mut after_colons = false;
+    for tree in tokens {
+        let next_after_colons = matches!(&tree, TokenTree::Punct(p) if p.as_char() == ':');
+        match tree {
+            TokenTree::Ident(ident) if !after_colons && PRIMITIVES.iter().any(|p| ident == p) => {
+                out.extend(quote!(::core::primitive::#ident));
+            }
+            TokenTree::Group(group) => {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), qualify_primitives(group.stream()));
+                inner.set_span(group.span());
+                out.extend(std::iter::once(TokenTree::Group(inner)));
+            }
+            other => out.extend(std::iter::once(other)),
+        }
+        after_colons = next_after_colons;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn field_aliases_name_primitives_by_their_full_path() {
+        assert_eq!(
+            qualify_primitives(quote!(Option<Vec<(i64, ::k::bool, bool)>>)).to_string(),
+            quote!(Option<Vec<(::core::primitive::i64, ::k::bool, ::core::primitive::bool)>>)
+                .to_string()
+        );
+    }
 
     fn opts() -> ExpandOptions {
         ExpandOptions {

@@ -59,7 +59,12 @@
 //! [`ProcedureTypes::notes`]: `false` schemas, `not`, tuples of more
 //! than 12 elements, `const` arrays/objects, external or dangling `$ref`s,
 //! `allOf` of non-objects, nesting deeper than 32 levels, anything that is
-//! not a schema. Validation keywords (`minLength`, `minimum`, `pattern`,
+//! not a schema, and whatever remains once a procedure's conversion work
+//! budget is spent (4,096 + 16 steps per unit of its schemas' weight; it
+//! stops schemas that re-expand shared `allOf`/`$ref` parts at every level
+//! from growing exponentially). Descriptions, formats, defaults and notes
+//! become doc comments through [`crate::doc::manifest_text`], so no
+//! schema text is markdown in the user's crate. Validation keywords (`minLength`, `minimum`, `pattern`,
 //! `format`, …) are not encoded in the types: the runtime validates every
 //! call against the full schema (SPEC §5.5). Typed formats (`uuid::Uuid`,
 //! chrono) are not implemented.
@@ -77,13 +82,15 @@
 mod convert;
 mod emit;
 mod model;
-mod names;
+pub(crate) mod names;
 #[cfg(test)]
 mod tests;
 
 use proc_macro2::TokenStream;
 use quote::quote;
 use serde_json::Value;
+
+use crate::doc::DocText;
 
 /// Options for type generation.
 #[derive(Clone, Debug)]
@@ -156,8 +163,11 @@ pub struct ProcedureTypes {
     /// `Some` when the input schema is an object with `properties`.
     pub input_object: Option<InputObject>,
     /// Human-readable notes about constructs that fell back to
-    /// `serde_json::Value` (also emitted as doc comments).
+    /// `serde_json::Value` (plain text, manifest text unescaped).
     pub notes: Vec<String>,
+    /// The same notes as documentation paragraphs, manifest text escaped
+    /// (also emitted as doc comments of the affected items).
+    pub note_docs: Vec<DocText>,
 }
 
 /// Generates the input and output types of one procedure. Never panics:
@@ -172,7 +182,9 @@ pub fn generate_procedure_types(
     options: &TypeOptions,
 ) -> ProcedureTypes {
     let krate = &options.crate_path;
-    let mut converter = convert::Converter::new(krate);
+    let weight = convert::Converter::weight_of(input_schema)
+        .saturating_add(output_schema.map_or(0, convert::Converter::weight_of));
+    let mut converter = convert::Converter::new(krate, weight);
     converter.convert_document(input_schema, "Input");
     match output_schema {
         Some(output) => converter.convert_document(output, "Output"),
@@ -182,7 +194,8 @@ pub fn generate_procedure_types(
         ),
     }
     let input_object = converter.object_of("Input");
-    let notes = converter.notes.clone();
+    let note_docs = converter.notes.clone();
+    let notes = note_docs.iter().map(DocText::to_string).collect();
     let paths = emit::Paths::new(krate);
     let items = converter
         .into_items()
@@ -193,5 +206,6 @@ pub fn generate_procedure_types(
         items,
         input_object,
         notes,
+        note_docs,
     }
 }

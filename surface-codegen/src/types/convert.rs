@@ -1,8 +1,10 @@
 //! Schema → [`Ty`] / [`ItemDef`] conversion.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
+
+use crate::doc::{description_paragraphs, DocText};
 
 use super::model::{ConstLit, FieldDef, FieldMode, ItemDef, Ty};
 use super::names::{pascal, variant, NameSet};
@@ -13,6 +15,22 @@ const MAX_DEPTH: usize = 32;
 
 /// Most elements of a tuple (std implements the derived traits up to 12).
 const MAX_TUPLE: usize = 12;
+
+/// Conversion work one procedure may do, in steps. The *weight* of JSON
+/// is one step per value plus one per 64 bytes of its strings and object
+/// keys; converting a sub-schema costs one step plus the weight of the
+/// text directly in it (keys, strings, arrays of strings), and copying JSON
+/// (`allOf` merges, `nullable`, `type` arrays, tagged-union arms, `enum`
+/// values) costs its weight. The budget is `WORK_BASE + WORK_PER_VALUE ×`
+/// the weight of the input and output schemas: converting a schema once
+/// costs about its weight, while schemas that repeat shared parts (an
+/// `allOf` of `$ref`s, `$ref`'d union arms, repeated `type` entries at
+/// every level) would otherwise expand exponentially. Past the budget the
+/// remaining sub-schemas become `serde_json::Value` with a note.
+pub(crate) const WORK_BASE: u64 = 4_096;
+
+/// See [`WORK_BASE`].
+pub(crate) const WORK_PER_VALUE: u64 = 16;
 
 /// How the next named item is to be called.
 #[derive(Clone, Debug)]
@@ -60,7 +78,7 @@ pub(crate) struct Converter {
     items: Vec<Option<ItemDef>>,
     /// Indexes into `items` by name.
     item_index: HashMap<String, usize>,
-    pub(crate) notes: Vec<String>,
+    pub(crate) notes: Vec<DocText>,
     /// Field lists of generated structs, by type name.
     objects: HashMap<String, InputObject>,
     /// Type aliases by name (to see through them).
@@ -73,6 +91,67 @@ pub(crate) struct Converter {
     role: &'static str,
     depth: usize,
     krate_tokens: proc_macro2::TokenStream,
+    /// Steps left of the work budget ([`WORK_BASE`]).
+    work_left: u64,
+    /// The budget ran out (noted once).
+    exhausted: bool,
+}
+
+/// Steps per byte of text: one per 64 bytes.
+fn text_steps(bytes: usize) -> u64 {
+    (bytes / 64) as u64
+}
+
+/// The weight of `v` (see [`WORK_BASE`]), counting only until it passes
+/// `limit`. Iterative, so any nesting is fine.
+fn weight(v: &Value, limit: u64) -> u64 {
+    let mut total: u64 = 0;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        total = total.saturating_add(1);
+        match v {
+            Value::String(s) => total = total.saturating_add(text_steps(s.len())),
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => {
+                for (k, child) in map {
+                    total = total.saturating_add(text_steps(k.len()));
+                    stack.push(child);
+                }
+            }
+            _ => {}
+        }
+        if total > limit {
+            break;
+        }
+    }
+    total
+}
+
+/// The cost of converting the schema object `s` itself: one step plus its
+/// own text (keys, string values, strings in arrays, keys of objects such
+/// as `properties`), not its sub-schemas.
+fn local_steps(s: &Map<String, Value>) -> u64 {
+    let mut bytes = 0usize;
+    for (k, v) in s {
+        bytes = bytes.saturating_add(k.len());
+        match v {
+            Value::String(t) => bytes = bytes.saturating_add(t.len()),
+            Value::Array(items) => {
+                for item in items {
+                    if let Value::String(t) = item {
+                        bytes = bytes.saturating_add(t.len());
+                    }
+                }
+            }
+            Value::Object(map) => {
+                for key in map.keys() {
+                    bytes = bytes.saturating_add(key.len());
+                }
+            }
+            _ => {}
+        }
+    }
+    1 + text_steps(bytes)
 }
 
 fn type_name(s: &Map<String, Value>) -> Option<&str> {
@@ -140,7 +219,9 @@ fn required_set(s: &Map<String, Value>) -> Vec<String> {
 }
 
 impl Converter {
-    pub(crate) fn new(krate: &proc_macro2::TokenStream) -> Converter {
+    /// A converter whose work budget is sized for schemas of weight
+    /// `weight` in all (see [`WORK_BASE`]).
+    pub(crate) fn new(krate: &proc_macro2::TokenStream, weight: u64) -> Converter {
         let mut names = NameSet::default();
         names.reserve("Input");
         names.reserve("Output");
@@ -156,7 +237,64 @@ impl Converter {
             role: "Input",
             depth: 0,
             krate_tokens: krate.clone(),
+            work_left: WORK_BASE.saturating_add(WORK_PER_VALUE.saturating_mul(weight)),
+            exhausted: false,
         }
+    }
+
+    /// The weight of `v`, for sizing the budget of [`Converter::new`].
+    pub(crate) fn weight_of(v: &Value) -> u64 {
+        weight(v, u64::MAX)
+    }
+
+    /// Steps of the budget not used yet.
+    #[cfg(test)]
+    pub(crate) fn work_left(&self) -> u64 {
+        self.work_left
+    }
+
+    /// Takes `steps` from the budget; false (and a note, the first time)
+    /// when not enough is left.
+    fn spend(&mut self, steps: u64, ptr: &str) -> bool {
+        if self.work_left >= steps {
+            self.work_left -= steps;
+            return true;
+        }
+        self.work_left = 0;
+        if !self.exhausted {
+            self.exhausted = true;
+            self.note(
+                ptr,
+                DocText::new()
+                    .ours("conversion stopped here, past the work limit for this procedure (")
+                    .number(WORK_BASE)
+                    .ours(" + ")
+                    .number(WORK_PER_VALUE)
+                    .ours(" × the size of its schemas; repeated `allOf`/`$ref` expansions count each time), so this and the sub-schemas not yet converted are"),
+            );
+        }
+        false
+    }
+
+    /// A copy of `s`, paid for from the budget (its weight).
+    fn copy_map(&mut self, s: &Map<String, Value>, ptr: &str) -> Option<Map<String, Value>> {
+        let limit = self.work_left;
+        let mut cost = 1u64;
+        for (k, v) in s {
+            cost = cost
+                .saturating_add(text_steps(k.len()))
+                .saturating_add(weight(v, limit));
+            if cost > limit {
+                break;
+            }
+        }
+        self.spend(cost, ptr).then(|| s.clone())
+    }
+
+    /// A copy of `v`, paid for from the budget (its weight).
+    fn copy_value(&mut self, v: &Value, ptr: &str) -> Option<Value> {
+        let cost = weight(v, self.work_left);
+        self.spend(cost, ptr).then(|| v.clone())
     }
 
     /// The generated items, in creation order.
@@ -189,10 +327,10 @@ impl Converter {
     }
 
     /// Emits a plain alias `role = Value` with a doc line.
-    pub(crate) fn value_alias(&mut self, role: &str, doc: &str) {
+    pub(crate) fn value_alias(&mut self, role: &str, doc: &'static str) {
         self.push_item(ItemDef::Alias {
             name: role.to_string(),
-            doc: vec![doc.to_string()],
+            doc: vec![DocText::from(doc)],
             ty: Ty::Value,
         });
         self.null_admitting.insert(role.to_string());
@@ -211,13 +349,17 @@ impl Converter {
         slot
     }
 
-    fn note(&mut self, ptr: &str, msg: &str) -> String {
-        let text = format!(
-            "{} schema at `{ptr}`: {msg}; represented as `serde_json::Value`.",
-            self.role
-        );
-        self.notes.push(text.clone());
-        text
+    /// Records that the schema at `ptr` became `serde_json::Value`, and
+    /// why (`msg`: our text, quoting manifest text through [`DocText`]).
+    fn note(&mut self, ptr: &str, msg: impl Into<DocText>) {
+        let text = DocText::new()
+            .ours(self.role)
+            .ours(" schema at ")
+            .code(ptr)
+            .ours(": ")
+            .append(msg.into())
+            .ours("; represented as `serde_json::Value`.");
+        self.notes.push(text);
     }
 
     /// Follows aliases.
@@ -277,21 +419,31 @@ impl Converter {
     }
 
     /// Doc paragraphs for a schema used as a type or property.
-    fn schema_doc(s: &Value) -> Vec<String> {
+    fn schema_doc(s: &Value) -> Vec<DocText> {
         s.as_object().map(Self::map_doc).unwrap_or_default()
     }
 
     /// Doc paragraphs for a schema object.
-    fn map_doc(s: &Map<String, Value>) -> Vec<String> {
+    fn map_doc(s: &Map<String, Value>) -> Vec<DocText> {
         let mut doc = Vec::new();
         if let Some(d) = s.get("description").and_then(Value::as_str) {
-            doc.push(d.to_string());
+            doc.extend(description_paragraphs(d));
         }
         if let Some(f) = s.get("format").and_then(Value::as_str) {
-            doc.push(format!("Format: `{f}` (not checked by this type)."));
+            doc.push(
+                DocText::new()
+                    .ours("Format: ")
+                    .code(f)
+                    .ours(" (not checked by this type)."),
+            );
         }
         if let Some(d) = s.get("default") {
-            doc.push(format!("Default: `{}`.", json_short(d)));
+            doc.push(
+                DocText::new()
+                    .ours("Default: ")
+                    .code(json_short(d))
+                    .ours("."),
+            );
         }
         doc
     }
@@ -353,7 +505,10 @@ impl Converter {
         let Some(pointer) = reference.strip_prefix('#') else {
             self.note(
                 ptr,
-                &format!("external `$ref` {reference:?} is not resolved"),
+                DocText::new()
+                    .ours("external `$ref` ")
+                    .text(format!("{reference:?}"))
+                    .ours(" is not resolved"),
             );
             return Ty::Value;
         };
@@ -367,7 +522,13 @@ impl Converter {
             None => {}
         }
         let Some(target) = root.pointer(&pointer) else {
-            self.note(ptr, &format!("`$ref` {reference:?} points to nothing"));
+            self.note(
+                ptr,
+                DocText::new()
+                    .ours("`$ref` ")
+                    .text(format!("{reference:?}"))
+                    .ours(" points to nothing"),
+            );
             return Ty::Value;
         };
         let segment = pointer.rsplit('/').next().unwrap_or_default();
@@ -381,15 +542,23 @@ impl Converter {
                 recursive: false,
             },
         );
-        let target = target.clone();
-        self.convert_def_body(root, &target, name.clone(), pointer, reference);
+        self.convert_def_body(root, target, name.clone(), pointer, reference);
         Ty::Named(name)
     }
 
     /// Converts a schema into a type, creating items as needed.
     fn convert(&mut self, root: &Value, schema: &Value, hint: &Hint, ptr: &str) -> Ty {
         if self.depth >= MAX_DEPTH {
-            self.note(ptr, &format!("nesting deeper than {MAX_DEPTH} levels"));
+            self.note(
+                ptr,
+                DocText::new()
+                    .ours("nesting deeper than ")
+                    .number(MAX_DEPTH)
+                    .ours(" levels"),
+            );
+            return Ty::Value;
+        }
+        if !self.spend(1, ptr) {
             return Ty::Value;
         }
         self.depth += 1;
@@ -405,9 +574,19 @@ impl Converter {
                 self.note(ptr, "schema `false` admits no value");
                 return Ty::Value;
             }
-            Value::Object(s) => s,
+            Value::Object(s) => {
+                if !self.spend(local_steps(s), ptr) {
+                    return Ty::Value;
+                }
+                s
+            }
             other => {
-                self.note(ptr, &format!("{} is not a schema", json_short(other)));
+                self.note(
+                    ptr,
+                    DocText::new()
+                        .text(json_short(other))
+                        .ours(" is not a schema"),
+                );
                 return Ty::Value;
             }
         };
@@ -419,7 +598,9 @@ impl Converter {
             return self.convert_ref(root, reference, ptr);
         }
         if s.get("nullable") == Some(&Value::Bool(true)) {
-            let mut inner = s.clone();
+            let Some(mut inner) = self.copy_map(s, ptr) else {
+                return Ty::Value;
+            };
             inner.remove("nullable");
             let ty = self.convert(root, &Value::Object(inner), &hint.wrapped(), ptr);
             return self.nullable(ty);
@@ -427,7 +608,13 @@ impl Converter {
         for keyword in ["anyOf", "oneOf"] {
             if let Some(arms) = s.get(keyword) {
                 let Some(arms) = arms.as_array() else {
-                    self.note(ptr, &format!("`{keyword}` is not an array"));
+                    self.note(
+                        ptr,
+                        DocText::new()
+                            .ours("`")
+                            .ours(keyword)
+                            .ours("` is not an array"),
+                    );
                     return Ty::Value;
                 };
                 return self.union(root, s, arms, hint, &format!("{ptr}/{keyword}"));
@@ -449,26 +636,27 @@ impl Converter {
         match s.get("type") {
             Some(Value::String(t)) => self.by_type(root, s, t, hint, ptr),
             Some(Value::Array(types)) => {
+                let mut seen = HashSet::new();
                 let non_null: Vec<&str> = types
                     .iter()
                     .filter_map(Value::as_str)
-                    .filter(|t| *t != "null")
+                    .filter(|t| *t != "null" && seen.insert(*t))
                     .collect();
                 let nullable = non_null.len() < types.len();
                 let ty = match non_null.as_slice() {
                     [] => Ty::Unit,
                     [one] => self.by_type(root, s, one, &hint.wrapped(), ptr),
                     many => {
-                        let arms: Vec<Value> = many
-                            .iter()
-                            .map(|t| {
-                                let mut arm = s.clone();
-                                arm.insert("type".into(), Value::String(t.to_string()));
-                                arm.remove("description");
-                                arm.remove("title");
-                                Value::Object(arm)
-                            })
-                            .collect();
+                        let mut arms: Vec<Value> = Vec::with_capacity(many.len());
+                        for t in many {
+                            let Some(mut arm) = self.copy_map(s, ptr) else {
+                                return Ty::Value;
+                            };
+                            arm.insert("type".into(), Value::String(t.to_string()));
+                            arm.remove("description");
+                            arm.remove("title");
+                            arms.push(Value::Object(arm));
+                        }
                         self.union(root, s, &arms, &hint.wrapped(), &format!("{ptr}/type"))
                     }
                 };
@@ -481,7 +669,10 @@ impl Converter {
             Some(other) => {
                 self.note(
                     ptr,
-                    &format!("`type` {} is not understood", json_short(other)),
+                    DocText::new()
+                        .ours("`type` ")
+                        .text(json_short(other))
+                        .ours(" is not understood"),
                 );
                 Ty::Value
             }
@@ -517,7 +708,12 @@ impl Converter {
             "array" => self.array(root, s, hint, ptr),
             "object" => self.object(root, s, hint, ptr),
             other => {
-                self.note(ptr, &format!("unknown `type` {other:?}"));
+                self.note(
+                    ptr,
+                    DocText::new()
+                        .ours("unknown `type` ")
+                        .text(format!("{other:?}")),
+                );
                 Ty::Value
             }
         }
@@ -536,11 +732,23 @@ impl Converter {
         };
         if let Some(prefix) = prefix {
             let Some(prefix) = prefix.as_array() else {
-                self.note(ptr, &format!("`{prefix_kw}` is not an array"));
+                self.note(
+                    ptr,
+                    DocText::new()
+                        .ours("`")
+                        .ours(prefix_kw)
+                        .ours("` is not an array"),
+                );
                 return Ty::Value;
             };
             if prefix.is_empty() || prefix.len() > MAX_TUPLE {
-                self.note(ptr, &format!("a tuple of {} elements", prefix.len()));
+                self.note(
+                    ptr,
+                    DocText::new()
+                        .ours("a tuple of ")
+                        .number(prefix.len())
+                        .ours(" elements"),
+                );
                 return Ty::Value;
             }
             let items = prefix
@@ -623,6 +831,7 @@ impl Converter {
         let slot = self.reserve_slot(&name);
         let notes_before = self.notes.len();
         let required = required_set(s);
+        let required_names: HashSet<&str> = required.iter().map(String::as_str).collect();
         let mut idents = NameSet::default();
         let mut fields = Vec::new();
         let mut infos = Vec::new();
@@ -638,7 +847,7 @@ impl Converter {
                 &Hint::Fresh(format!("{name}{}", pascal(json_name))),
                 &prop_ptr,
             );
-            let is_required = required.contains(json_name);
+            let is_required = required_names.contains(json_name.as_str());
             let nullable = self.admits_null(&value_ty);
             let mode = if !is_required {
                 FieldMode::Optional
@@ -671,8 +880,15 @@ impl Converter {
             });
             fields.push(field);
         }
+        let fields_end = self.notes.len();
         for missing in required.iter().filter(|r| !properties.contains_key(*r)) {
-            self.note(ptr, &format!("required property {missing:?} has no schema in `properties` and is not checked"));
+            self.note(
+                ptr,
+                DocText::new()
+                    .ours("required property ")
+                    .text(format!("{missing:?}"))
+                    .ours(" has no schema in `properties` and is not checked"),
+            );
         }
         let (additional_properties, extras) = match s.get("additionalProperties") {
             Some(Value::Bool(false)) => (AdditionalProperties::Forbidden, None),
@@ -692,9 +908,12 @@ impl Converter {
             }
         };
         let mut doc = Self::map_doc(s);
-        let struct_notes: Vec<String> = self.notes[notes_before..]
+        // Notes of the properties are on their fields; the struct keeps the
+        // others (missing required properties, `additionalProperties`).
+        let field_notes: HashSet<&DocText> = self.notes[notes_before..fields_end].iter().collect();
+        let struct_notes: Vec<DocText> = self.notes[fields_end..]
             .iter()
-            .filter(|n| !fields.iter().any(|f: &FieldDef| f.doc.contains(n)))
+            .filter(|n| !field_notes.contains(n))
             .cloned()
             .collect();
         doc.extend(struct_notes);
@@ -734,14 +953,22 @@ impl Converter {
             other => {
                 self.note(
                     ptr,
-                    &format!("`const` {} (an array or object)", json_short(other)),
+                    DocText::new()
+                        .ours("`const` ")
+                        .text(json_short(other))
+                        .ours(" (an array or object)"),
                 );
                 return Ty::Value;
             }
         };
         let name = self.take_name(hint, Some(s));
         let mut doc = Self::map_doc(s);
-        doc.push(format!("Always `{value}`."));
+        doc.push(
+            DocText::new()
+                .ours("Always ")
+                .code(value.to_string())
+                .ours("."),
+        );
         self.push_item(ItemDef::Const {
             name: name.clone(),
             doc,
@@ -807,10 +1034,13 @@ impl Converter {
             };
             self.constant(s, single, &hint, ptr)
         } else {
-            let arms: Vec<Value> = non_null
-                .iter()
-                .map(|v| serde_json::json!({ "const": v }))
-                .collect();
+            let mut arms: Vec<Value> = Vec::with_capacity(non_null.len());
+            for v in non_null {
+                let Some(v) = self.copy_value(v, ptr) else {
+                    return Ty::Value;
+                };
+                arms.push(serde_json::json!({ "const": v }));
+            }
             let hint = if nullable {
                 hint.wrapped()
             } else {
@@ -871,12 +1101,30 @@ impl Converter {
             }
             [(i, arm)] => {
                 // A lone arm: keep the union's description on it.
-                let arm = (*arm).clone();
-                self.convert(root, &arm, &inner_hint, &format!("{ptr}/{i}"))
+                self.convert(root, arm, &inner_hint, &format!("{ptr}/{i}"))
             }
             many => {
                 let peeked: Vec<&Value> =
                     many.iter().map(|(_, arm)| self.peek(root, arm)).collect();
+                // Looking at the arms' shapes (their strings, their
+                // `properties` for a discriminator) is paid for here; a
+                // union reached again through a shared `$ref` pays again.
+                let look: u64 = peeked
+                    .iter()
+                    .map(|arm| match arm.as_object() {
+                        Some(arm) => {
+                            let properties = arm
+                                .get("properties")
+                                .and_then(Value::as_object)
+                                .map_or(0, Map::len);
+                            local_steps(arm).saturating_add(properties as u64)
+                        }
+                        None => 1,
+                    })
+                    .fold(0, u64::saturating_add);
+                if !self.spend(look, ptr) {
+                    return Ty::Value;
+                }
                 let strings: Option<Vec<String>> = peeked
                     .iter()
                     .map(|arm| string_values(arm))
@@ -912,23 +1160,31 @@ impl Converter {
         let mut variant_names = NameSet::default();
         let mut variants = Vec::new();
         for (i, arm) in arms.iter().enumerate() {
-            let mut arm = arm.as_object().cloned().unwrap_or_default();
+            let arm_ptr = format!("{ptr}/{i}");
             let value = arm
                 .get("properties")
                 .and_then(|p| p.get(tag))
                 .and_then(string_const)
                 .unwrap_or_default()
                 .to_string();
-            if let Some(Value::Object(props)) = arm.get_mut("properties") {
-                props.remove(tag);
-            }
-            if let Some(Value::Array(required)) = arm.get_mut("required") {
-                required.retain(|r| r.as_str() != Some(tag));
-            }
-            arm.remove("title");
             let variant = variant_names.unique(&variant(&value), false);
-            let payload_hint = Hint::Fresh(format!("{name}{}", variant.trim_end_matches('_')));
-            let payload = self.structure_of_arm(root, &arm, &payload_hint, &format!("{ptr}/{i}"));
+            let empty = Map::new();
+            let payload = match self.copy_map(arm.as_object().unwrap_or(&empty), &arm_ptr) {
+                Some(mut arm) => {
+                    if let Some(Value::Object(props)) = arm.get_mut("properties") {
+                        props.remove(tag);
+                    }
+                    if let Some(Value::Array(required)) = arm.get_mut("required") {
+                        required.retain(|r| r.as_str() != Some(tag));
+                    }
+                    arm.remove("title");
+                    let payload_hint =
+                        Hint::Fresh(format!("{name}{}", variant.trim_end_matches('_')));
+                    self.structure_of_arm(root, &arm, &payload_hint, &arm_ptr)
+                }
+                // Out of budget (noted): any object under this tag.
+                None => Ty::map(Ty::Value),
+            };
             variants.push((variant, value, payload));
         }
         let doc = Self::map_doc(s);
@@ -952,9 +1208,8 @@ impl Converter {
         let properties = arm
             .get("properties")
             .and_then(Value::as_object)
-            .unwrap_or(&empty)
-            .clone();
-        self.structure(root, arm, &properties, hint, ptr)
+            .unwrap_or(&empty);
+        self.structure(root, arm, properties, hint, ptr)
     }
 
     fn untagged(
@@ -987,7 +1242,9 @@ impl Converter {
             self.null_admitting.insert(name.clone());
         }
         let mut doc = Self::map_doc(s);
-        doc.push("Untagged: the first variant that accepts a value wins.".to_string());
+        doc.push(DocText::from(
+            "Untagged: the first variant that accepts a value wins.",
+        ));
         self.items[slot] = Some(ItemDef::Untagged {
             name: name.clone(),
             doc,
@@ -1009,28 +1266,16 @@ impl Converter {
             return Ty::Value;
         };
         if let [single] = parts.as_slice() {
-            let mut merged = s.clone();
-            merged.remove("allOf");
-            if merged
-                .keys()
-                .all(|k| matches!(k.as_str(), "description" | "title" | "$schema" | "default"))
-            {
+            if s.keys().all(|k| {
+                matches!(
+                    k.as_str(),
+                    "allOf" | "description" | "title" | "$schema" | "default"
+                )
+            }) {
                 return self.convert(root, single, hint, &format!("{ptr}/allOf/0"));
             }
         }
-        // Merge object parts: properties and required are combined.
-        let mut merged = s.clone();
-        merged.remove("allOf");
-        let mut properties: Map<String, Value> = merged
-            .get("properties")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        let mut required: Vec<Value> = merged
-            .get("required")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let mut objects = Vec::with_capacity(parts.len());
         for part in parts {
             let part = self.peek(root, part);
             let Some(part) = part.as_object() else {
@@ -1042,13 +1287,36 @@ impl Converter {
                 self.note(ptr, "`allOf` of non-object schemas is not representable");
                 return Ty::Value;
             }
+            objects.push(part);
+        }
+        // Merge object parts: properties and required are combined. Every
+        // copied value is paid for from the work budget.
+        let Some(mut merged) = self.copy_map(s, ptr) else {
+            return Ty::Value;
+        };
+        merged.remove("allOf");
+        let mut properties = match merged.remove("properties") {
+            Some(Value::Object(p)) => p,
+            _ => Map::new(),
+        };
+        let mut required = match merged.remove("required") {
+            Some(Value::Array(r)) => r,
+            _ => Vec::new(),
+        };
+        for part in objects {
             if let Some(p) = part.get("properties").and_then(Value::as_object) {
                 for (k, v) in p {
-                    properties.insert(k.clone(), v.clone());
+                    let Some(v) = self.copy_value(v, ptr) else {
+                        return Ty::Value;
+                    };
+                    properties.insert(k.clone(), v);
                 }
             }
-            if let Some(r) = part.get("required").and_then(Value::as_array) {
-                required.extend(r.iter().cloned());
+            if let Some(r) = part.get("required") {
+                let Some(Value::Array(r)) = self.copy_value(r, ptr) else {
+                    continue;
+                };
+                required.extend(r);
             }
         }
         merged.insert("type".into(), "object".into());
@@ -1074,21 +1342,30 @@ fn integer_type(s: &Map<String, Value>) -> Ty {
 /// requires it with a distinct string `const` (or one-value `enum`).
 fn discriminator(arms: &[&Value]) -> Option<String> {
     let first = arms.first()?.get("properties")?.as_object()?;
+    // Each arm's `properties` and `required`, looked at once (not once per
+    // candidate: linear in the arms' size).
+    let mut shapes = Vec::with_capacity(arms.len());
+    for arm in arms {
+        let arm = arm.as_object()?;
+        if arm.contains_key("anyOf") || arm.contains_key("oneOf") || arm.contains_key("allOf") {
+            return None;
+        }
+        let required: HashSet<&str> = arm
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        shapes.push((arm.get("properties"), required));
+    }
     'candidates: for candidate in first.keys() {
-        let mut seen = BTreeMap::new();
-        for arm in arms {
-            let arm = arm.as_object()?;
-            if arm.contains_key("anyOf") || arm.contains_key("oneOf") || arm.contains_key("allOf") {
-                return None;
-            }
-            let required = required_set(arm);
-            let value = arm
-                .get("properties")
+        let mut seen = HashSet::new();
+        for (properties, required) in &shapes {
+            let value = properties
                 .and_then(|p| p.get(candidate))
                 .and_then(string_const);
             match value {
-                Some(value) if required.iter().any(|r| r == candidate) => {
-                    if seen.insert(value.to_string(), ()).is_some() {
+                Some(value) if required.contains(candidate.as_str()) => {
+                    if !seen.insert(value) {
                         continue 'candidates;
                     }
                 }

@@ -5,6 +5,7 @@ use quote::quote;
 
 use super::model::{ConstLit, FieldDef, FieldMode, ItemDef};
 use super::names::ident;
+use crate::doc::{doc_attrs, DocText};
 
 /// Paths generated code uses, derived from the facade crate path.
 pub(crate) struct Paths {
@@ -30,50 +31,13 @@ impl Paths {
     }
 }
 
-/// `#[doc = "…"]` lines; paragraphs are separated by an empty doc line.
-/// String literals are escaped by `proc_macro2`, so any description text
-/// is safe as a token. Schema text must also not become a doctest in the
-/// user's crate: leading indentation (an indented code block) is removed and
-/// code fences are marked `text`.
-fn docs(doc: &[String]) -> TokenStream {
-    let mut out = TokenStream::new();
-    let mut in_fence = false;
-    for (i, paragraph) in doc.iter().enumerate() {
-        if i > 0 {
-            out.extend(quote!(#[doc = ""]));
-        }
-        for line in paragraph.lines() {
-            let line = doc_line(line, &mut in_fence);
-            out.extend(quote!(#[doc = #line]));
-        }
-    }
-    if in_fence {
-        out.extend(quote!(#[doc = " ```"]));
-    }
-    out
-}
-
-/// One doc line with a leading space, made inert for rustdoc (see
-/// [`docs`]).
-fn doc_line(line: &str, in_fence: &mut bool) -> String {
-    let line = line.trim_start();
-    if line.is_empty() {
-        return String::new();
-    }
-    if line.starts_with("```") || line.starts_with("~~~") {
-        *in_fence = !*in_fence;
-        return if *in_fence { " ```text" } else { " ```" }.to_string();
-    }
-    format!(" {line}")
-}
-
 fn serde_derives(p: &Paths) -> TokenStream {
     let k = &p.krate;
     quote!(#k::__private::serde::Serialize, #k::__private::serde::Deserialize)
 }
 
 fn field_tokens(field: &FieldDef, p: &Paths) -> TokenStream {
-    let doc = docs(&field.doc);
+    let doc = doc_attrs(&field.doc);
     let name = ident(&field.ident);
     let ty = field.full_ty().tokens(&p.krate);
     let unraw = field.ident.trim_start_matches("r#");
@@ -135,7 +99,7 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             deny_unknown_fields,
             extras,
         } => {
-            let doc = docs(doc);
+            let doc = doc_attrs(doc);
             let name = ident(name);
             let deny = deny_unknown_fields.then(|| quote!(#[serde(deny_unknown_fields)]));
             let fields = fields.iter().map(|f| field_tokens(f, p));
@@ -160,7 +124,7 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             }
         }
         ItemDef::Newtype { name, doc, ty } => {
-            let doc = docs(doc);
+            let doc = doc_attrs(doc);
             let name = ident(name);
             let ty = ty.tokens(k);
             quote! {
@@ -171,7 +135,7 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             }
         }
         ItemDef::Alias { name, doc, ty } => {
-            let doc = docs(doc);
+            let doc = doc_attrs(doc);
             let name = ident(name);
             let ty = ty.tokens(k);
             quote! {
@@ -184,14 +148,14 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             doc,
             variants,
         } => {
-            let doc = docs(doc);
+            let doc = doc_attrs(doc);
             let name = ident(name);
             let variants = variants.iter().map(|(variant, json)| {
                 let variant_ident = ident(variant);
                 let rename = (variant != json).then(|| quote!(#[serde(rename = #json)]));
-                let vdoc = format!(" `{json:?}`");
+                let vdoc = doc_attrs(&[DocText::new().code(format!("{json:?}"))]);
                 quote! {
-                    #[doc = #vdoc]
+                    #vdoc
                     #rename
                     #variant_ident,
                 }
@@ -210,7 +174,7 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             doc,
             variants,
         } => {
-            let doc = docs(doc);
+            let doc = doc_attrs(doc);
             let name = ident(name);
             let variants = variants.iter().map(|(variant, ty)| {
                 let variant = ident(variant);
@@ -232,15 +196,15 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             tag,
             variants,
         } => {
-            let doc = docs(doc);
+            let doc = doc_attrs(doc);
             let name = ident(name);
             let variants = variants.iter().map(|(variant, value, ty)| {
                 let variant_ident = ident(variant);
                 let rename = (variant != value).then(|| quote!(#[serde(rename = #value)]));
                 let ty = ty.tokens(k);
-                let vdoc = format!(" `{tag}: {value:?}`");
+                let vdoc = doc_attrs(&[DocText::new().code(format!("{tag}: {value:?}"))]);
                 quote! {
-                    #[doc = #vdoc]
+                    #vdoc
                     #rename
                     #variant_ident(#ty),
                 }
@@ -255,7 +219,7 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             }
         }
         ItemDef::Const { name, doc, value } => {
-            let doc = docs(doc);
+            let doc = doc_attrs(doc);
             let name = ident(name);
             let value = const_value(*value, p);
             let serde = quote!(#k::__private::serde);
@@ -276,32 +240,5 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn schema_text_never_becomes_a_doctest() {
-        let doc =
-            vec!["Example:\n```\npanic!()\n```\n\n    indented();\n```rust\nopen".to_string()];
-        let tokens = docs(&doc).to_string();
-        assert_eq!(
-            tokens,
-            quote! {
-                #[doc = " Example:"]
-                #[doc = " ```text"]
-                #[doc = " panic!()"]
-                #[doc = " ```"]
-                #[doc = ""]
-                #[doc = " indented();"]
-                #[doc = " ```text"]
-                #[doc = " open"]
-                #[doc = " ```"]
-            }
-            .to_string()
-        );
     }
 }

@@ -6,6 +6,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::names::ident;
+use crate::doc::DocText;
 
 /// A Rust type expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -118,7 +119,7 @@ pub(crate) struct FieldDef {
     /// Type of a present value.
     pub(crate) value_ty: Ty,
     pub(crate) mode: FieldMode,
-    pub(crate) doc: Vec<String>,
+    pub(crate) doc: Vec<DocText>,
 }
 
 impl FieldDef {
@@ -145,7 +146,7 @@ pub(crate) enum ConstLit {
 pub(crate) enum ItemDef {
     Struct {
         name: String,
-        doc: Vec<String>,
+        doc: Vec<DocText>,
         fields: Vec<FieldDef>,
         deny_unknown_fields: bool,
         /// `(field ident, value type)` of a flattened map of extra
@@ -155,35 +156,35 @@ pub(crate) enum ItemDef {
     /// `#[serde(transparent)] struct Name(pub T)`, for recursive aliases.
     Newtype {
         name: String,
-        doc: Vec<String>,
+        doc: Vec<DocText>,
         ty: Ty,
     },
     Alias {
         name: String,
-        doc: Vec<String>,
+        doc: Vec<DocText>,
         ty: Ty,
     },
     /// `(variant ident, JSON string, doc)`.
     StringEnum {
         name: String,
-        doc: Vec<String>,
+        doc: Vec<DocText>,
         variants: Vec<(String, String)>,
     },
     Untagged {
         name: String,
-        doc: Vec<String>,
+        doc: Vec<DocText>,
         variants: Vec<(String, Ty)>,
     },
     /// `(variant ident, tag value, payload)`.
     Tagged {
         name: String,
-        doc: Vec<String>,
+        doc: Vec<DocText>,
         tag: String,
         variants: Vec<(String, String, Ty)>,
     },
     Const {
         name: String,
-        doc: Vec<String>,
+        doc: Vec<DocText>,
         value: ConstLit,
     },
 }

@@ -1,7 +1,7 @@
 //! Rust names for schema things: field identifiers from property names,
 //! type and variant names, each unique within its scope.
 
-use std::collections::BTreeSet;
+use std::collections::{HashMap, HashSet};
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
 use proc_macro2::{Ident, Span};
@@ -80,14 +80,32 @@ pub(crate) fn ident(text: &str) -> Ident {
 
 /// A set of names in one scope (a module's types, a struct's fields, an
 /// enum's variants) handing out unique names.
+///
+/// Linear in the number of names: for each suffix sequence (`stem_2`,
+/// `stem_3`, … or `stem2`, `stem3`, …) it remembers the next suffix to try,
+/// so `n` names that map to one base cost about `2n` probes, not `n²/2`.
+/// The names are the same as a search restarting at suffix 2 would give,
+/// because a name once taken stays taken.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct NameSet {
-    used: BTreeSet<String>,
+    used: HashSet<String>,
+    /// Next suffix to try, by `(stem, snake)`.
+    next_suffix: HashMap<(String, bool), u64>,
+    /// Candidate names looked up so far (the allocator's work).
+    #[cfg(test)]
+    pub(crate) probes: u64,
 }
 
 impl NameSet {
     /// Marks `name` as taken. Returns false when it already was.
     pub(crate) fn reserve(&mut self, name: &str) -> bool {
+        #[cfg(test)]
+        {
+            self.probes += 1;
+        }
+        if self.used.contains(name) {
+            return false;
+        }
         self.used.insert(name.to_string())
     }
 
@@ -100,17 +118,19 @@ impl NameSet {
         // `self_` → `self_2`, `Self_` → `Self2`: no `__`, no `_2` in
         // PascalCase (both would trip rustc's style lints).
         let stem = base.trim_end_matches('_');
-        let mut n = 2u64;
+        let key = (stem.to_string(), snake);
+        let mut n = self.next_suffix.get(&key).copied().unwrap_or(2);
         loop {
             let candidate = if snake {
                 format!("{stem}_{n}")
             } else {
                 format!("{stem}{n}")
             };
+            n += 1;
             if self.reserve(&candidate) {
+                self.next_suffix.insert(key, n);
                 return candidate;
             }
-            n += 1;
         }
     }
 
@@ -153,6 +173,57 @@ mod tests {
         assert_eq!(set.field("$ref"), "r#ref");
         assert_eq!(set.field("ref"), "ref_2");
         assert_eq!(ident("r#type").to_string(), "r#type");
+    }
+
+    #[test]
+    fn quadratic_name_allocation_is_linear_in_colliding_names() {
+        let n = 4096u64;
+        let mut fields = NameSet::default();
+        let names: Vec<String> = (0..n)
+            .map(|i| fields.field(&"_".repeat(i as usize + 1)))
+            .collect();
+        assert_eq!(names[0], "field");
+        assert_eq!(names[1], "field_2");
+        assert_eq!(names[4095], "field_4096");
+        assert!(
+            fields.probes <= 2 * n,
+            "{} probes for {n} names",
+            fields.probes
+        );
+        let mut variants = NameSet::default();
+        for i in 0..n {
+            let name = variants.unique(&variant(&"-".repeat(i as usize + 1)), false);
+            assert_eq!(
+                name,
+                if i == 0 {
+                    "Empty".to_string()
+                } else {
+                    format!("Empty{}", i + 1)
+                }
+            );
+        }
+        assert!(variants.probes <= 2 * n, "{} probes", variants.probes);
+    }
+
+    #[test]
+    fn name_allocation_resumes_past_names_taken_by_others() {
+        let mut set = NameSet::default();
+        assert!(set.reserve("a_2"));
+        assert!(set.reserve("a_4"));
+        assert_eq!(set.unique("a", true), "a");
+        assert_eq!(set.unique("a", true), "a_3");
+        assert_eq!(set.unique("a_", true), "a_");
+        assert_eq!(set.unique("a_", true), "a_5");
+        assert_eq!(set.unique("a", true), "a_6");
+        // The PascalCase sequence of the same stem is separate.
+        assert_eq!(set.unique("a", false), "a2");
+        // `a1` + `2` is `a12`, also on `a`'s sequence: skipped when reached.
+        assert_eq!(set.unique("a1", false), "a1");
+        assert_eq!(set.unique("a1", false), "a12");
+        for _ in 3..12 {
+            set.unique("a", false);
+        }
+        assert_eq!(set.unique("a", false), "a13");
     }
 
     #[test]

@@ -506,11 +506,10 @@ fn descriptions_formats_and_defaults_become_escaped_docs() {
     assert_items(
         &types,
         quote! {
-            #[doc = " Search \"params\""]
-            #[doc = " second line"]
+            #[doc = " Search \"params\" second line"]
             #d #c
             pub struct Input {
-                #[doc = " The */ id"]
+                #[doc = " The \\*/ id"]
                 #[doc = ""]
                 #[doc = " Format: `uuid` (not checked by this type)."]
                 pub id: String,
@@ -688,5 +687,120 @@ fn hostile_inputs_never_panic() {
         let types = generate(case.clone(), Some(case));
         let code = types.items.to_string();
         assert!(code.contains("Input") && code.contains("Output"), "{code}");
+    }
+}
+
+/// Steps of the work budget the conversion of `input`/`output` uses, and
+/// the schemas' weight.
+fn work_used(input: &Value, output: Option<&Value>) -> (u64, u64) {
+    let weight = convert::Converter::weight_of(input)
+        .saturating_add(output.map_or(0, convert::Converter::weight_of));
+    let mut converter = convert::Converter::new(&quote!(::k), weight);
+    let budget = converter.work_left();
+    converter.convert_document(input, "Input");
+    if let Some(output) = output {
+        converter.convert_document(output, "Output");
+    }
+    (budget - converter.work_left(), weight)
+}
+
+#[test]
+fn exponential_schema_expansion_real_schemas_use_a_fraction_of_the_budget() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut worst: f64 = 0.0;
+    for file in [
+        "tests/fixtures/handmade.manifest.json",
+        "../tests/fixtures/codegen/orpc.manifest.json",
+        "../tests/fixtures/codegen/zod.manifest.json",
+        "../tests/fixtures/handwritten.manifest.json",
+        "../tests/fixtures/devices.manifest.json",
+        "../tests/fixtures/codegen/adversarial/colliding_names.manifest.json",
+        "../tests/fixtures/codegen/adversarial/doc_injection.manifest.json",
+    ] {
+        let manifest: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(file)).unwrap()).unwrap();
+        for (path, tool) in manifest["tools"].as_object().unwrap() {
+            let (used, weight) = work_used(&tool["inputSchema"], tool.get("outputSchema"));
+            let ratio = used as f64 / weight as f64;
+            assert!(
+                ratio <= 4.0,
+                "{file} {path}: {used} steps for weight {weight}"
+            );
+            worst = worst.max(ratio);
+        }
+    }
+    eprintln!("worst ratio of steps to weight: {worst:.2}");
+}
+
+/// Schemas of `depth` levels that repeat shared parts at every level, so a
+/// converter without a work budget generates about `2^depth` types.
+fn exponential_schemas(depth: usize) -> Vec<(&'static str, Value)> {
+    let mut dup = json!({"type": "string"});
+    for _ in 0..depth {
+        dup = json!({"type": ["object", "object"], "properties": {"a": dup}});
+    }
+    let mut all_of = serde_json::Map::new();
+    for k in 0..depth {
+        let next = format!("#/$defs/d{}", k + 1);
+        all_of.insert(
+            format!("d{k}"),
+            json!({"type": "object", "properties": {
+                "a": {"allOf": [{"$ref": next}, {"type": "object"}]},
+                "b": {"allOf": [{"$ref": next}, {"type": "object"}]}}}),
+        );
+    }
+    all_of.insert(
+        format!("d{depth}"),
+        json!({"type": "object", "properties": {"z": {"type": "string"}}}),
+    );
+    let mut tagged = serde_json::Map::new();
+    for k in 0..=depth {
+        for (arm, kind) in [("a", "a"), ("b", "b")] {
+            let mut properties = json!({"kind": {"const": kind}});
+            if k < depth {
+                properties["x"] = json!({"anyOf": [{"$ref": format!("#/$defs/a{}", k + 1)}, {"$ref": format!("#/$defs/b{}", k + 1)}]});
+            }
+            tagged.insert(
+                format!("{arm}{k}"),
+                json!({"type": "object", "properties": properties, "required": ["kind"]}),
+            );
+        }
+    }
+    vec![
+        ("repeated type", dup),
+        (
+            "allOf of $ref",
+            json!({"$ref": "#/$defs/d0", "$defs": all_of}),
+        ),
+        (
+            "$ref'd tagged arms",
+            json!({"anyOf": [{"$ref": "#/$defs/a0"}, {"$ref": "#/$defs/b0"}], "$defs": tagged}),
+        ),
+    ]
+}
+
+#[test]
+fn exponential_schema_expansion_is_bounded_by_the_work_budget() {
+    for (case, schema) in exponential_schemas(14) {
+        let weight = convert::Converter::weight_of(&schema);
+        let budget = convert::WORK_BASE + convert::WORK_PER_VALUE * weight;
+        let types = generate(schema, None);
+        let file: syn::File = syn::parse2(types.items.clone()).unwrap();
+        // Every generated item costs at least one step.
+        assert!(
+            (file.items.len() as u64) <= budget,
+            "{case}: {} items for a budget of {budget}",
+            file.items.len()
+        );
+        if case != "repeated type" {
+            assert!(
+                types
+                    .notes
+                    .iter()
+                    .any(|n| n.contains("past the work limit")),
+                "{case}: {:?}",
+                types.notes
+            );
+        }
     }
 }

@@ -118,7 +118,7 @@ pub mod p_hostile_odd_enum {
         /// `"Input"`
         Input,
     }
-    /// Output schema at `#`: `const` [1,2] (an array or object); represented as `serde_json::Value`.
+    /// Output schema at `#`: `const` \[1,2\] (an array or object); represented as `serde_json::Value`.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `hostile.oddNames`
@@ -1027,8 +1027,7 @@ pub mod p_orpc_object {
     pub struct Input {
         #[serde(rename = "deviceIds")]
         pub device_ids: Vec<String>,
-        /// Why "now"?
-        /// Second line */ `x`
+        /// Why "now"? Second line \*/ \`x\`
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
