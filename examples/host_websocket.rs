@@ -37,9 +37,9 @@ use agent_surface::host::{
 };
 use agent_surface::sync::BoxFuture;
 use agent_surface::{
-    AgentConsumer, AgentInvocationResult, AgentManifest, AgentProcedureExecutor, AgentProcedureRef,
-    Authority, BoundField, BoundInput, ConsumerKind, ErrorCode, ExecuteRequest, ExecutionError,
-    ProcedureReference, Retry, SurfaceRegistry,
+    AgentConsumer, AgentInvocationResult, AgentManifest, AgentProcedureBinding,
+    AgentProcedureExecutor, AgentProcedureRef, Authority, BoundField, BoundInput, ConsumerKind,
+    ErrorCode, ExecuteRequest, ExecutionError, Retry, SurfaceRegistry,
 };
 use futures_util::{SinkExt, StreamExt};
 use serde::{Deserialize, Serialize};
@@ -169,9 +169,10 @@ async fn browser(url: String) -> Result<(), AnyError> {
         AgentProcedureRef::from_authority(&authority, path)
             .ok_or_else(|| format!("{path} not in manifest").into())
     };
-    let _list = registry.register_procedure(ProcedureReference::new(reference("devices.list")?))?;
+    let _list =
+        registry.register_procedure(AgentProcedureBinding::new(reference("devices.list")?))?;
     let _disable = registry.register_procedure(
-        ProcedureReference::new(reference("devices.disable")?)
+        AgentProcedureBinding::new(reference("devices.disable")?)
             .bind({
                 let selection = selection.clone();
                 move || Selection(selection.lock().map(|s| s.clone()).unwrap_or_default())

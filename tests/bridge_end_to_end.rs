@@ -15,8 +15,8 @@ use surface_runtime::bridge::{
 };
 use surface_runtime::manifest::{create_orpc_agent_manifest, PortableDescriptor};
 use surface_runtime::{
-    AgentConsumer, AgentInvocation, AgentInvocationResult, AgentManifest, Authority, BoundField,
-    BoundInput, ErrorCode, ProcedureReference, Retry, SurfaceRegistry,
+    AgentConsumer, AgentInvocation, AgentInvocationResult, AgentManifest, AgentProcedureBinding,
+    Authority, BoundField, BoundInput, ErrorCode, Retry, SurfaceRegistry,
 };
 
 fn consumer() -> AgentConsumer {
@@ -95,12 +95,12 @@ async fn e2e_ordinary_registry_binds_ui_input_and_bridge_reaches_server() {
     let sel = selected.clone();
     let _disable = registry
         .register_procedure(
-            ProcedureReference::new(bridge.refs.get("devices.disable").unwrap().clone())
+            AgentProcedureBinding::new(bridge.refs.get("devices.disable").unwrap().clone())
                 .bind(move || Selection::<false>(sel.clone())),
         )
         .unwrap();
     let _echo = registry
-        .register_procedure(ProcedureReference::new(
+        .register_procedure(AgentProcedureBinding::new(
             bridge.refs.get("agent.echoInvocation").unwrap().clone(),
         ))
         .unwrap();
@@ -196,7 +196,7 @@ async fn as_governed_001_local_confirmation_never_satisfies_backend_approval_end
     let sel = selected.clone();
     let _purge = registry
         .register_procedure(
-            ProcedureReference::new(bridge.refs.get("devices.purge").unwrap().clone())
+            AgentProcedureBinding::new(bridge.refs.get("devices.purge").unwrap().clone())
                 .bind(move || Selection::<true>(sel.clone())),
         )
         .unwrap();

@@ -23,8 +23,8 @@ use surface_runtime::bridge::{
     OrpcClient,
 };
 use surface_runtime::{
-    AgentConsumer, AgentInvocation, AgentManifest, Authority, Cancellation, ErrorCode,
-    ExecuteRequest, ExecutionError, ProcedureCallInfo, ProcedureReference, Retry, SurfaceRegistry,
+    AgentConsumer, AgentInvocation, AgentManifest, AgentProcedureBinding, Authority, Cancellation,
+    ErrorCode, ExecuteRequest, ExecutionError, ProcedureCallInfo, Retry, SurfaceRegistry,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -625,7 +625,7 @@ async fn registry_without_timer_is_bounded_by_the_client_timeout() {
     );
     registry.set_procedure_executor(bridge.executor.clone());
     let _list = registry
-        .register_procedure(ProcedureReference::new(
+        .register_procedure(AgentProcedureBinding::new(
             bridge.refs.get("devices.list").unwrap().clone(),
         ))
         .unwrap();

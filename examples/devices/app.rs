@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_surface::{
-    agent_procedure, AgentConsumer, ComponentDefinition, ConfirmationLevel, ErrorCode,
-    ExecutionError, ProcedureReference, RegistrationError, RegistrationHandle, Retry,
-    SurfaceRegistry, ViewCapability,
+    agent_procedure, AgentConsumer, AgentProcedureBinding, ComponentDefinition, ConfirmationLevel,
+    ErrorCode, ExecutionError, RegistrationError, RegistrationHandle, Retry, SurfaceRegistry,
+    ViewCapability,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -250,11 +250,11 @@ pub fn register(
             )),
     )?;
 
-    let list = registry.register_procedure(ProcedureReference::new(api::devices::list()))?;
+    let list = registry.register_procedure(AgentProcedureBinding::new(api::devices::list()))?;
 
     let (bind_view, when_view, describe_view) = (view.clone(), view.clone(), view.clone());
     let disable = registry.register_procedure(
-        ProcedureReference::new(api::devices::disable())
+        AgentProcedureBinding::new(api::devices::disable())
             .bind(move || DisableSelection {
                 device_ids: bind_view.selection(),
             })
@@ -272,7 +272,7 @@ pub fn register(
 
     let (bind_view, when_view, describe_view) = (view.clone(), view.clone(), view.clone());
     let purge = registry.register_procedure(
-        ProcedureReference::new(api::devices::purge())
+        AgentProcedureBinding::new(api::devices::purge())
             .bind(move || PurgeSelection {
                 device_ids: bind_view.selection(),
             })

@@ -27,8 +27,8 @@ use surface_runtime::host::{
 };
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
-    AgentConsumer, AgentInvocation, AgentManifest, AgentProcedureExecutor, AgentProcedureRef,
-    Authority, ExecuteRequest, ExecutionError, ProcedureReference, RegistrationHandle,
+    AgentConsumer, AgentInvocation, AgentManifest, AgentProcedureBinding, AgentProcedureExecutor,
+    AgentProcedureRef, Authority, ExecuteRequest, ExecutionError, RegistrationHandle,
     SurfaceRegistry,
 };
 
@@ -95,7 +95,7 @@ fn setup(max_entries: usize) -> Setup {
     let list: AgentProcedureRef<Value, Value> =
         AgentProcedureRef::from_authority(&authority, "devices.list").expect("list");
     let handle = registry
-        .register_procedure(ProcedureReference::new(list))
+        .register_procedure(AgentProcedureBinding::new(list))
         .expect("registers");
     let session = BrowserSurfaceSession::new(
         BrowserSurfaceSessionOptions::new(registry.clone(), identity(), consumer())

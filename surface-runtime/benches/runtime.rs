@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use serde_json::{json, Map, Value};
 use surface_runtime::{
-    AgentConsumer, AgentInvocation, AgentManifest, AgentProcedureExecutor, AgentProcedureRef,
-    Authority, BoundField, BoundInput, ExecuteRequest, ExecutionError, ProcedureReference,
+    AgentConsumer, AgentInvocation, AgentManifest, AgentProcedureBinding, AgentProcedureExecutor,
+    AgentProcedureRef, Authority, BoundField, BoundInput, ExecuteRequest, ExecutionError,
     SurfaceRegistry,
 };
 
@@ -151,7 +151,7 @@ fn cases() -> Vec<Case> {
             register: |registry, r| {
                 registry
                     .register_procedure(
-                        ProcedureReference::new(r)
+                        AgentProcedureBinding::new(r)
                             .bind(|| RenameBinding)
                             .when(|| true),
                     )
@@ -167,7 +167,7 @@ fn cases() -> Vec<Case> {
             register: |registry, r| {
                 registry
                     .register_procedure(
-                        ProcedureReference::new(r)
+                        AgentProcedureBinding::new(r)
                             .bind(|| FormatsBinding)
                             .when(|| true),
                     )
@@ -276,7 +276,7 @@ fn bench_snapshot(c: &mut Criterion) {
                     AgentProcedureRef::from_authority(&authority, "devices.rename").unwrap();
                 registry
                     .register_procedure(
-                        ProcedureReference::new(r)
+                        AgentProcedureBinding::new(r)
                             .bind(|| RenameBinding)
                             .when(move || i % 7 != 0)
                             .unavailable_reason("Select a device first")

@@ -28,64 +28,14 @@
 //! id execute twice.
 
 use std::collections::VecDeque;
+use std::hash::{Hash, Hasher};
 
 use hashbrown::HashTable;
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
 
-use crate::invocation::{AgentError, AgentInvocationResult};
-
-/// A fixed-size keyed digest of an invocation id (128 bits of
-/// HMAC-SHA-256): what the registry and the agent host remember of an id.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct IdDigest([u64; 2]);
-
-impl IdDigest {
-    /// The hash-table hash (the first 64 bits; the digest is already
-    /// uniformly distributed).
-    pub(crate) fn table_hash(self) -> u64 {
-        self.0[0]
-    }
-}
-
-/// Computes [`IdDigest`]s under one key.
-#[derive(Clone)]
-pub(crate) struct IdDigester {
-    /// HMAC state already keyed (cloned per digest).
-    keyed: Hmac<Sha256>,
-}
-
-impl IdDigester {
-    /// A digester keyed with `key` (any length).
-    pub(crate) fn new(key: &[u8]) -> Self {
-        // HMAC accepts keys of any length; this never fails.
-        let keyed = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key length");
-        Self { keyed }
-    }
-
-    /// A digester with a fresh random key; when the platform has no random
-    /// source the key is fixed, which keeps the digest's collision
-    /// resistance (that of truncated SHA-256) but lets ids be precomputed.
-    pub(crate) fn random() -> Self {
-        let mut key = [0u8; 32];
-        // A failure leaves the fixed all-zero key (see above).
-        let _ = getrandom::fill(&mut key);
-        Self::new(&key)
-    }
-
-    /// The digest of `id`.
-    pub(crate) fn digest(&self, id: &str) -> IdDigest {
-        let mut mac = self.keyed.clone();
-        mac.update(id.as_bytes());
-        let bytes = mac.finalize().into_bytes();
-        let word = |i: usize| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
-            u64::from_le_bytes(w)
-        };
-        IdDigest([word(0), word(1)])
-    }
-}
+use crate::hash::{FoldHasher, IdDigest, IdDigester};
+use crate::invocation::{
+    AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult, ErrorCode, Retry,
+};
 
 /// What is remembered of one admitted id: 40 bytes, whatever the id.
 struct InvocationRecord {
@@ -129,13 +79,93 @@ impl Outcome {
 }
 
 /// Why admission did not admit an invocation id.
+#[derive(Debug)]
 pub(crate) enum Refusal {
     /// The identical envelope completed before: its recorded result.
     Replay(AgentInvocationResult),
-    /// `details.reason` of the `PRECONDITION_FAILED` answer:
-    /// `invocation-id-reused`, `invocation-in-flight`,
-    /// `duplicate-invocation` or `invocation-ids-exhausted`.
-    Reason(&'static str),
+    /// A repeat with a different envelope (`invocation-id-reused`).
+    Reused,
+    /// A repeat while the first call still runs (`invocation-in-flight`).
+    InFlight,
+    /// An identical repeat whose result is no longer kept
+    /// (`duplicate-invocation`).
+    Duplicate,
+    /// A new id while `max_invocation_ids` ids are remembered
+    /// (`invocation-ids-exhausted`).
+    Exhausted,
+}
+
+impl Refusal {
+    /// `details.reason` of the `PRECONDITION_FAILED` answer (`None` for a
+    /// replay, which answers with the recorded result).
+    pub(crate) fn reason(&self) -> Option<&'static str> {
+        Some(match self {
+            Refusal::Replay(_) => return None,
+            Refusal::Reused => "invocation-id-reused",
+            Refusal::InFlight => "invocation-in-flight",
+            Refusal::Duplicate => "duplicate-invocation",
+            Refusal::Exhausted => "invocation-ids-exhausted",
+        })
+    }
+
+    /// The answer to the refused call: the recorded result of a replay, or
+    /// `PRECONDITION_FAILED` with `details.reason` and a message saying what
+    /// to do.
+    pub(crate) fn into_result(self, invocation_id: String) -> AgentInvocationResult {
+        let reason = self.reason();
+        let message = match self {
+            Refusal::Replay(result) => return result,
+            Refusal::InFlight => "This invocation id is already running; wait for its result.",
+            Refusal::Reused => {
+                "This invocation id was already used for a different call; use a fresh invocation id."
+            }
+            Refusal::Exhausted => {
+                "This application session has reached its limit of invocations; the application must start a new session."
+            }
+            Refusal::Duplicate => "This invocation id was already used; use a fresh invocation id.",
+        };
+        let mut error = AgentError::new(ErrorCode::PreconditionFailed, message, Retry::No);
+        if let Some(reason) = reason {
+            error = error.with_detail("reason", reason);
+        }
+        AgentInvocationResult::Error {
+            invocation_id,
+            error,
+        }
+    }
+}
+
+/// A keyed 64-bit hash of the whole envelope (invocation and consumer),
+/// compared when an invocation id repeats: equal envelopes hash equally
+/// under one `seed`.
+pub(crate) fn envelope_fingerprint(
+    seed: u64,
+    inv: &AgentInvocation,
+    consumer: &AgentConsumer,
+) -> u64 {
+    let mut h = FoldHasher::new(seed);
+    inv.invocation_id.hash(&mut h);
+    inv.capability_id.hash(&mut h);
+    inv.registration_id.hash(&mut h);
+    inv.surface_version.hash(&mut h);
+    inv.input.hash(&mut h);
+    inv.instance.hash(&mut h);
+    inv.confirmation
+        .as_ref()
+        .map(|c| {
+            (
+                &c.confirmation_id,
+                &c.capability_id,
+                &c.registration_id,
+                &c.input_digest,
+                c.approved_at_ms,
+                c.expires_at_ms,
+                &c.signature,
+            )
+        })
+        .hash(&mut h);
+    consumer.hash(&mut h);
+    h.finish()
 }
 
 /// Every invocation id a registry admitted (as digests), and the recent
@@ -171,17 +201,17 @@ impl InvocationIds {
         let digest = self.digester.digest(id);
         if let Some(record) = self.table.find(digest.table_hash(), |r| r.id == digest) {
             return Err(if record.fingerprint != fingerprint {
-                Refusal::Reason("invocation-id-reused")
+                Refusal::Reused
             } else if !record.done {
-                Refusal::Reason("invocation-in-flight")
+                Refusal::InFlight
             } else if let Some(outcome) = &record.result {
                 Refusal::Replay(outcome.to_result(id))
             } else {
-                Refusal::Reason("duplicate-invocation")
+                Refusal::Duplicate
             });
         }
         if self.table.len() >= self.max_ids {
-            return Err(Refusal::Reason("invocation-ids-exhausted"));
+            return Err(Refusal::Exhausted);
         }
         self.table.insert_unique(
             digest.table_hash(),
@@ -232,8 +262,7 @@ mod tests {
 
     fn reason(r: Result<IdDigest, Refusal>) -> &'static str {
         match r {
-            Err(Refusal::Reason(reason)) => reason,
-            Err(Refusal::Replay(_)) => "replay",
+            Err(refusal) => refusal.reason().unwrap_or("replay"),
             Ok(_) => "admitted",
         }
     }
@@ -274,18 +303,7 @@ mod tests {
     }
 
     #[test]
-    fn digests_depend_on_the_id_and_the_key() {
-        let one = IdDigester::new(&[1; 32]);
-        let two = IdDigester::new(&[2; 32]);
-        assert_eq!(one.digest("inv-1"), one.digest("inv-1"));
-        assert_ne!(one.digest("inv-1"), one.digest("inv-2"));
-        assert_ne!(one.digest("inv-1"), two.digest("inv-1"));
-        // Long ids cost the same 16 bytes.
-        assert_eq!(std::mem::size_of::<IdDigest>(), 16);
+    fn a_remembered_id_costs_40_bytes_whatever_its_length() {
         assert_eq!(std::mem::size_of::<InvocationRecord>(), 40);
-        assert_ne!(
-            one.digest(&"x".repeat(10_000)),
-            one.digest(&"x".repeat(10_001))
-        );
     }
 }

@@ -1,7 +1,16 @@
-//! Component instances and their view capabilities (SPEC §2, §6): local
-//! actions a UI component performs itself (selecting rows, opening a
-//! panel), with ids `"view:" + componentType + "." + name`, input schemas
-//! derived with `schemars`, and local async handlers.
+//! Component instances and their view capabilities (`docs/design.md`,
+//! "Identity"): local actions a UI component performs itself (selecting rows, opening a
+//! panel), with input schemas derived with `schemars` and local async
+//! handlers.
+//!
+//! The view-capability rules live here, once, for the registry (at
+//! registration) and the agent host (when it verifies an announcement):
+//!
+//! * a view capability's id is `"view:" + componentType + "." + name`
+//!   ([`view_capability_id`]);
+//! * it must not be named like a manifest procedure: neither its `name`
+//!   nor `componentType.name` may be a manifest path ([`colliding_path`]) —
+//!   a procedure is referenced, never re-declared.
 
 use std::fmt;
 use std::future::Future;
@@ -9,18 +18,49 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::callback::{availability_builders, Availability, HandlerFn};
 use crate::executor::ExecutionError;
 use crate::invocation::{ErrorCode, Retry};
-use crate::reference::{Reason, TextFn, WhenFn};
+use crate::manifest::AgentManifest;
 use crate::sync::{BoxFuture, MaybeSend, MaybeSync};
 
-#[cfg(not(target_arch = "wasm32"))]
-pub(crate) type HandlerFn =
-    dyn Fn(Value) -> BoxFuture<'static, Result<Value, ExecutionError>> + Send + Sync;
-#[cfg(target_arch = "wasm32")]
-pub(crate) type HandlerFn = dyn Fn(Value) -> BoxFuture<'static, Result<Value, ExecutionError>>;
+/// The component a registration belongs to: `{"type", "instanceId"}` in
+/// the snapshot (re-exported as `snapshot::ComponentContext`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ComponentContext {
+    /// Component type (`"devices.table"`).
+    #[serde(rename = "type")]
+    pub component_type: String,
+    /// Instance id chosen by the app (`"main"`).
+    pub instance_id: String,
+}
+
+/// The id of view capability `name` of components of `component_type`:
+/// `"view:" + componentType + "." + name`.
+pub fn view_capability_id(component_type: &str, name: &str) -> String {
+    format!("view:{component_type}.{name}")
+}
+
+/// The manifest path a view capability named `name` on a component of
+/// `component_type` collides with — `name` itself or
+/// `componentType.name` — or `None`. A colliding capability is refused by
+/// the registry ([`crate::RegistrationError::ViewCollision`]) and by the
+/// agent host.
+pub fn colliding_path(
+    manifest: &AgentManifest,
+    component_type: &str,
+    name: &str,
+) -> Option<String> {
+    if manifest.tools.contains_key(name) {
+        return Some(name.to_string());
+    }
+    let qualified = format!("{component_type}.{name}");
+    manifest.tools.contains_key(&qualified).then_some(qualified)
+}
 
 /// One view capability of a component.
 pub struct ViewCapability {
@@ -28,8 +68,7 @@ pub struct ViewCapability {
     pub(crate) description: String,
     pub(crate) input_schema: Value,
     pub(crate) handler: Arc<HandlerFn>,
-    pub(crate) when: Option<Arc<WhenFn>>,
-    pub(crate) unavailable_reason: Option<Reason>,
+    pub(crate) availability: Availability,
 }
 
 impl fmt::Debug for ViewCapability {
@@ -102,35 +141,11 @@ impl ViewCapability {
             handler: Arc::new(move |input: Value| -> BoxFuture<'static, _> {
                 Box::pin(handler(input))
             }),
-            when: None,
-            unavailable_reason: None,
+            availability: Availability::default(),
         }
     }
 
-    /// Contextual availability of the capability.
-    pub fn when<F>(mut self, when: F) -> Self
-    where
-        F: Fn() -> bool + MaybeSend + MaybeSync + 'static,
-    {
-        self.when = Some(Arc::new(when));
-        self
-    }
-
-    /// Reason shown while `when()` is false.
-    pub fn unavailable_reason(mut self, reason: impl Into<String>) -> Self {
-        self.unavailable_reason = Some(Reason::Static(Arc::from(reason.into())));
-        self
-    }
-
-    /// A reason computed while `when()` is false.
-    pub fn unavailable_reason_with<F>(mut self, reason: F) -> Self
-    where
-        F: Fn() -> String + MaybeSend + MaybeSync + 'static,
-    {
-        let reason: Arc<TextFn> = Arc::new(reason);
-        self.unavailable_reason = Some(Reason::Dynamic(reason));
-        self
-    }
+    availability_builders!("capability");
 
     /// The capability name.
     pub fn name(&self) -> &str {

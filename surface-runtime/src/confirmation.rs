@@ -1,6 +1,7 @@
-//! Local confirmation (SPEC §7 "Local confirmation protocol", §11): levels,
-//! pending confirmations the application approves or rejects, and the
-//! HMAC-signed [`ConfirmationEvidence`] the registry issues.
+//! Local confirmation (`docs/pipeline.md`, "Local confirmation"): levels,
+//! the issuance of pending confirmations, their approval or rejection by
+//! the application, and the HMAC-signed [`ConfirmationEvidence`] the
+//! registry issues and consumes.
 //!
 //! Protocol:
 //! 1. A call whose confirmation level demands it and carries no evidence
@@ -20,18 +21,24 @@
 //!    when execution then fails.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+use crate::clock::Clock;
+use crate::executor::ConfirmationInfo;
 use crate::invocation::ConfirmationEvidence;
 use crate::manifest::{canonical_json, AgentEffect};
+use crate::sync::lock;
 
 /// How much confirmation a call needs, ordered `Never < Optional <
-/// Required`; the effective level is the maximum of every source (SPEC §7
-/// phase 6). Serialized `"never"`, `"optional"`, `"required"`.
+/// Required`; the effective level is the maximum of every source (the
+/// effect floor, the binding, static policy levels and policy decisions).
+/// Serialized `"never"`, `"optional"`, `"required"`.
 ///
 /// `Optional` means *the application may ask*: the registry runs the call
 /// without a prompt unless a policy asks for confirmation
@@ -54,9 +61,11 @@ pub enum ConfirmationLevel {
 }
 
 impl ConfirmationLevel {
-    /// The floor an effect sets (SPEC §7 phase 6): destructive and
-    /// external-side-effect ⇒ `Required`, server-mutation ⇒ `Optional`,
-    /// server-query ⇒ `Never`. `requiresApproval` plays no part (seed 003).
+    /// The floor an effect sets: destructive and external-side-effect ⇒
+    /// `Required`, server-mutation ⇒ `Optional`, server-query ⇒ `Never`.
+    /// The manifest's `requiresApproval` plays no part: it is a hint about
+    /// the server's own approval, which a local confirmation never
+    /// satisfies.
     pub fn floor(effect: AgentEffect) -> Self {
         match effect {
             AgentEffect::ServerQuery => ConfirmationLevel::Never,
@@ -185,14 +194,14 @@ impl Signer {
 
     /// Hex HMAC-SHA-256 of the evidence's fields (everything but the
     /// signature).
-    pub(crate) fn sign(&self, ev: &ConfirmationEvidence) -> String {
+    fn sign(&self, ev: &ConfirmationEvidence) -> String {
         let mut mac = self.mac();
         mac.update(Self::message(ev).as_bytes());
         hex::encode(mac.finalize().into_bytes())
     }
 
     /// Constant-time check of the signature.
-    pub(crate) fn verify(&self, ev: &ConfirmationEvidence) -> bool {
+    fn verify(&self, ev: &ConfirmationEvidence) -> bool {
         let Ok(sig) = hex::decode(&ev.signature) else {
             return false;
         };
@@ -212,7 +221,7 @@ impl Signer {
 
     /// An unpredictable id (HMAC of a counter): ids cannot be guessed
     /// without the secret.
-    pub(crate) fn id(&self, prefix: &str, counter: u64) -> String {
+    fn id(&self, prefix: &str, counter: u64) -> String {
         let mut mac = self.mac();
         mac.update(format!("{prefix}:{counter}").as_bytes());
         let bytes = mac.finalize().into_bytes();
@@ -245,7 +254,7 @@ impl EvidenceProblem {
 /// on use, (lazily) on expiry, and — when `max` are live and a new one is
 /// requested — the oldest pending one (the oldest approved one if none is
 /// pending) is expired to make room.
-pub(crate) struct ConfirmationStore {
+struct ConfirmationStore {
     entries: HashMap<String, StoredConfirmation>,
     counter: u64,
     /// Insertion counter (ordering for eviction and listing).
@@ -261,7 +270,7 @@ struct StoredConfirmation {
 
 impl ConfirmationStore {
     /// An empty store holding at most `max` live confirmations.
-    pub(crate) fn new(max: usize) -> Self {
+    fn new(max: usize) -> Self {
         Self {
             entries: HashMap::new(),
             counter: 0,
@@ -274,18 +283,14 @@ impl ConfirmationStore {
         self.entries.retain(|_, p| p.pending.expires_at_ms >= now);
     }
 
-    pub(crate) fn next_counter(&mut self) -> u64 {
+    fn next_counter(&mut self) -> u64 {
         self.counter += 1;
         self.counter
     }
 
     /// Records `pending`. Returns the confirmation expired to stay within
     /// the bound, if any.
-    pub(crate) fn insert(
-        &mut self,
-        pending: PendingConfirmation,
-        now: u64,
-    ) -> Option<PendingConfirmation> {
+    fn insert(&mut self, pending: PendingConfirmation, now: u64) -> Option<PendingConfirmation> {
         self.purge(now);
         let mut evicted = None;
         if self.entries.len() >= self.max {
@@ -312,11 +317,11 @@ impl ConfirmationStore {
     /// How many confirmations are stored (expired ones not yet purged
     /// included).
     #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.entries.len()
     }
 
-    pub(crate) fn get(&self, id: &str, now: u64) -> Option<PendingConfirmation> {
+    fn get(&self, id: &str, now: u64) -> Option<PendingConfirmation> {
         self.entries
             .get(id)
             .map(|e| &e.pending)
@@ -324,7 +329,7 @@ impl ConfirmationStore {
             .cloned()
     }
 
-    pub(crate) fn list(&self, now: u64) -> Vec<PendingConfirmation> {
+    fn list(&self, now: u64) -> Vec<PendingConfirmation> {
         let mut all: Vec<&StoredConfirmation> = self
             .entries
             .values()
@@ -335,7 +340,7 @@ impl ConfirmationStore {
     }
 
     /// Approves: the evidence expires `ttl_ms` after approval.
-    pub(crate) fn approve(
+    fn approve(
         &mut self,
         id: &str,
         now: u64,
@@ -369,11 +374,7 @@ impl ConfirmationStore {
         Ok(ev)
     }
 
-    pub(crate) fn reject(
-        &mut self,
-        id: &str,
-        now: u64,
-    ) -> Result<PendingConfirmation, ConfirmationError> {
+    fn reject(&mut self, id: &str, now: u64) -> Result<PendingConfirmation, ConfirmationError> {
         let entry = self
             .entries
             .remove(id)
@@ -387,7 +388,7 @@ impl ConfirmationStore {
 
     /// Checks `ev` for a call to `capability_id` / `registration_id` with
     /// effective-input digest `digest`, and consumes it when it applies.
-    pub(crate) fn consume(
+    fn consume(
         &mut self,
         ev: &ConfirmationEvidence,
         capability_id: &str,
@@ -420,6 +421,134 @@ impl ConfirmationStore {
         }
         self.entries.remove(&ev.confirmation_id);
         Ok(())
+    }
+}
+
+/// What a call that needs confirmation asks the user to approve.
+pub(crate) struct ConfirmationRequest {
+    pub(crate) invocation_id: String,
+    pub(crate) capability_id: String,
+    pub(crate) registration_id: String,
+    pub(crate) effect: Option<AgentEffect>,
+    /// The capability's description as the snapshot shows it.
+    pub(crate) description: String,
+    /// The effective input.
+    pub(crate) input: Value,
+    /// [`input_digest`] of `input`.
+    pub(crate) input_digest: String,
+}
+
+/// A confirmation just issued, and the one expired to make room for it.
+pub(crate) struct Issued {
+    pub(crate) pending: PendingConfirmation,
+    pub(crate) evicted: Option<PendingConfirmation>,
+}
+
+/// A registry's confirmations: issuance, the application's decisions and
+/// the evidence a confirmed retry carries, under the registry's secret,
+/// clock and bounds.
+pub(crate) struct Confirmations {
+    store: Mutex<ConfirmationStore>,
+    signer: Signer,
+    clock: Arc<dyn Clock>,
+    ttl_ms: u64,
+    confirm_optional: bool,
+}
+
+impl Confirmations {
+    /// Confirmations signed by `signer`, expiring `ttl` after request (and
+    /// evidence `ttl` after approval), at most `max` live at once.
+    pub(crate) fn new(
+        signer: Signer,
+        clock: Arc<dyn Clock>,
+        ttl: Duration,
+        confirm_optional: bool,
+        max: usize,
+    ) -> Self {
+        Self {
+            store: Mutex::new(ConfirmationStore::new(max)),
+            signer,
+            clock,
+            ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
+            confirm_optional,
+        }
+    }
+
+    /// Whether a call at `level` needs evidence: `Required`, or
+    /// `Optional` when the registry enforces optional confirmations.
+    pub(crate) fn required(&self, level: ConfirmationLevel) -> bool {
+        level == ConfirmationLevel::Required
+            || (level == ConfirmationLevel::Optional && self.confirm_optional)
+    }
+
+    /// Issues a pending confirmation for `request`, with an unguessable id.
+    pub(crate) fn request(&self, request: ConfirmationRequest) -> Issued {
+        let now = self.clock.now_ms();
+        let mut store = lock(&self.store);
+        let counter = store.next_counter();
+        let pending = PendingConfirmation {
+            confirmation_id: self.signer.id("conf", counter),
+            invocation_id: request.invocation_id,
+            capability_id: request.capability_id,
+            registration_id: request.registration_id,
+            effect: request.effect,
+            description: request.description,
+            input: request.input,
+            input_digest: request.input_digest,
+            requested_at_ms: now,
+            expires_at_ms: now.saturating_add(self.ttl_ms),
+            state: ConfirmationState::Pending,
+        };
+        let evicted = store.insert(pending.clone(), now);
+        Issued { pending, evicted }
+    }
+
+    /// Consumes `evidence` for a call to `capability_id` /
+    /// `registration_id` with effective-input digest `digest`.
+    pub(crate) fn consume(
+        &self,
+        evidence: &ConfirmationEvidence,
+        capability_id: &str,
+        registration_id: &str,
+        digest: &str,
+    ) -> Result<ConfirmationInfo, EvidenceProblem> {
+        let now = self.clock.now_ms();
+        lock(&self.store).consume(
+            evidence,
+            capability_id,
+            registration_id,
+            digest,
+            now,
+            &self.signer,
+        )?;
+        Ok(ConfirmationInfo {
+            id: evidence.confirmation_id.clone(),
+            approved_at_ms: evidence.approved_at_ms,
+        })
+    }
+
+    /// The application approves: signed evidence, valid `ttl` from now.
+    pub(crate) fn approve(&self, id: &str) -> Result<ConfirmationEvidence, ConfirmationError> {
+        let now = self.clock.now_ms();
+        lock(&self.store).approve(id, now, self.ttl_ms, &self.signer)
+    }
+
+    /// The application rejects.
+    pub(crate) fn reject(&self, id: &str) -> Result<PendingConfirmation, ConfirmationError> {
+        let now = self.clock.now_ms();
+        lock(&self.store).reject(id, now)
+    }
+
+    /// A live confirmation.
+    pub(crate) fn get(&self, id: &str) -> Option<PendingConfirmation> {
+        let now = self.clock.now_ms();
+        lock(&self.store).get(id, now)
+    }
+
+    /// Every live confirmation, oldest first.
+    pub(crate) fn list(&self) -> Vec<PendingConfirmation> {
+        let now = self.clock.now_ms();
+        lock(&self.store).list(now)
     }
 }
 

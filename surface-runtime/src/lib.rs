@@ -1,8 +1,11 @@
 //! Runtime of agent-surface: the manifest model, the registry of live
-//! references, the snapshot (the agent's tool catalog), the invocation
-//! pipeline, the oRPC bridges and the browser-session protocol.
+//! procedure bindings and components, the snapshot (the agent's tool
+//! catalog), the invocation pipeline, the oRPC bridges and the
+//! browser-session protocol.
 //!
-//! The contract is `SPEC.md`; section numbers in docstrings refer to it.
+//! The repository's `docs/design.md` maps every concept to its module;
+//! `docs/pipeline.md`, `docs/bindings.md`, `docs/bridges.md` and
+//! `docs/host.md` describe the rules the modules implement.
 //!
 //! # The registry in one page
 //!
@@ -18,7 +21,7 @@
 //! let list: AgentProcedureRef<Value, Value> =
 //!     AgentProcedureRef::from_authority(&authority, "devices.list").unwrap();
 //! let handle = registry
-//!     .register_procedure(ProcedureReference::new(list).when(|| true))
+//!     .register_procedure(AgentProcedureBinding::new(list).when(|| true))
 //!     .unwrap();
 //! let snapshot = registry.snapshot(&AgentConsumer::embedded("user-1"));
 //! assert_eq!(snapshot.procedures[0].procedure_id, "domain:devices.list");
@@ -26,13 +29,22 @@
 //! assert!(registry.snapshot(&AgentConsumer::embedded("user-1")).procedures.is_empty());
 //! ```
 //!
-//! * [`registry`] — [`SurfaceRegistry`], registration, snapshot, surface
-//!   version, subscriptions, confirmation approval.
-//! * [`pipeline`] — `invoke`: the phases and every error code of SPEC §7.
-//! * [`confirmation`] — levels and the evidence protocol.
-//! * [`policy`], [`audit`], [`component`] (view capabilities),
-//!   [`reference`] (procedure references), [`snapshot`], [`clock`]
-//!   (clock and timer seams; no async runtime is required).
+//! Layers, each using only those below it (no module cycle):
+//!
+//! * [`pipeline`] — `invoke`, one function per phase; [`snapshot`] — the
+//!   catalog and how it is built; both above
+//! * [`registry`] — [`SurfaceRegistry`]: registration rules, the live
+//!   entries, surface version, subscriptions, confirmation approval;
+//!   above
+//! * [`binding`] ([`AgentProcedureBinding`], the binding rules),
+//!   [`component`] (view capabilities and their rules),
+//!   [`confirmation`] (levels, issuance, evidence), [`policy`], [`audit`],
+//!   [`executor`], [`authority`], [`procedure`] ([`AgentProcedureRef`]),
+//!   [`invocation`] (the wire types), [`clock`] and [`cancellation`]
+//!   (no async runtime is required), [`sync`].
+//!
+//! [`bridge`] (oRPC), [`host`] (browser sessions and the agent host) and
+//! [`export`] (MCP / OpenAI / Anthropic tools) sit on top.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -41,6 +53,7 @@ pub mod audit;
 pub mod authority;
 pub mod binding;
 pub mod bridge;
+mod callback;
 pub mod cancellation;
 pub mod clock;
 pub mod component;
@@ -48,6 +61,7 @@ pub mod confirmation;
 pub mod executor;
 pub mod export;
 pub mod format;
+mod hash;
 pub mod host;
 pub mod invocation;
 pub mod manifest;
@@ -55,7 +69,7 @@ pub mod pattern;
 pub mod pipeline;
 pub mod policy;
 pub mod procedure;
-pub mod reference;
+mod registration;
 pub mod registry;
 #[doc(hidden)]
 pub mod serde_helpers;
@@ -64,7 +78,7 @@ pub mod sync;
 pub mod validation;
 
 pub use authority::{Authority, AuthorityError, AuthorityProcedure};
-pub use binding::{BoundField, BoundInput, ProcedureInput};
+pub use binding::{AgentProcedureBinding, BoundField, BoundInput, ProcedureInput};
 pub use cancellation::Cancellation;
 pub use executor::{AgentProcedureExecutor, ExecuteRequest, ExecutionError, ProcedureCallInfo};
 pub use invocation::{
@@ -85,7 +99,6 @@ pub use confirmation::{
 pub use executor::ConfirmationInfo;
 pub use invocation::ConfirmationEvidence;
 pub use policy::{AgentPolicy, PolicyContext, PolicyDecision};
-pub use reference::ProcedureReference;
 pub use registry::{
     ChangeReason, RegistrationError, RegistrationHandle, Subscription, SurfaceChange,
     SurfaceRegistry, SurfaceRegistryBuilder,

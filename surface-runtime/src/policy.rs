@@ -16,10 +16,10 @@
 
 use serde_json::Value;
 
+use crate::component::ComponentContext;
 use crate::confirmation::ConfirmationLevel;
 use crate::invocation::AgentConsumer;
 use crate::manifest::AgentEffect;
-use crate::snapshot::ComponentContext;
 use crate::sync::{MaybeSend, MaybeSync};
 
 /// What a policy sees about the call (never the agent input).
@@ -68,7 +68,7 @@ impl PolicyDecision {
     }
 }
 
-/// A frontend policy on a reference ([`crate::ProcedureReference::policy`])
+/// A frontend policy on a reference ([`crate::AgentProcedureBinding::policy`])
 /// or on the whole registry (`SurfaceRegistryBuilder::policy`).
 pub trait AgentPolicy: MaybeSend + MaybeSync {
     /// Name for audit records.

@@ -33,3 +33,12 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// A boxed future that is `Send` on native targets and not on `wasm32`.
 #[cfg(target_arch = "wasm32")]
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// Locks `mutex`, recovering the data of a poisoned lock: every value the
+/// runtime keeps behind a mutex stays consistent between statements, so a
+/// panic in a listener on another thread never makes it unusable.
+pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -18,10 +18,10 @@ use surface_runtime::export::{
 };
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
-    AgentConsumer, AgentError, AgentInvocationResult, AgentManifest, AgentProcedureExecutor,
-    AgentProcedureRef, Authority, BoundField, BoundInput, ComponentDefinition, ConfirmationLevel,
-    ErrorCode, ExecuteRequest, ExecutionError, ProcedureReference, RegistrationHandle, Retry,
-    SurfaceRegistry, ViewCapability,
+    AgentConsumer, AgentError, AgentInvocationResult, AgentManifest, AgentProcedureBinding,
+    AgentProcedureExecutor, AgentProcedureRef, Authority, BoundField, BoundInput,
+    ComponentDefinition, ConfirmationLevel, ErrorCode, ExecuteRequest, ExecutionError,
+    RegistrationHandle, Retry, SurfaceRegistry, ViewCapability,
 };
 
 fn repo() -> PathBuf {
@@ -113,28 +113,28 @@ fn devices() -> Devices {
         )
         .expect("component registers");
     let list = registry
-        .register_procedure(ProcedureReference::new(procedure(
+        .register_procedure(AgentProcedureBinding::new(procedure(
             &authority,
             "devices.list",
         )))
         .expect("list registers");
     let disable = registry
         .register_procedure(
-            ProcedureReference::new(procedure(&authority, "devices.disable"))
+            AgentProcedureBinding::new(procedure(&authority, "devices.disable"))
                 .bind(|| Selection(vec!["dev-1".into(), "dev-2".into()]))
                 .confirmation(ConfirmationLevel::Required)
                 .context(&table),
         )
         .expect("disable registers");
     let purge = registry
-        .register_procedure(ProcedureReference::new(procedure(
+        .register_procedure(AgentProcedureBinding::new(procedure(
             &authority,
             "devices.purge",
         )))
         .expect("purge registers");
     let rename = registry
         .register_procedure(
-            ProcedureReference::new(procedure(&authority, "devices.rename"))
+            AgentProcedureBinding::new(procedure(&authority, "devices.rename"))
                 .when(|| false)
                 .unavailable_reason("Select exactly one device"),
         )
@@ -155,7 +155,7 @@ fn unbound(manifest: AgentManifest) -> (SurfaceRegistry, Vec<RegistrationHandle>
         .iter()
         .map(|p| {
             registry
-                .register_procedure(ProcedureReference::new(procedure(&authority, p)))
+                .register_procedure(AgentProcedureBinding::new(procedure(&authority, p)))
                 .expect("registers")
         })
         .collect();
@@ -290,7 +290,7 @@ fn register_all(manifest: AgentManifest) -> (SurfaceRegistry, Vec<RegistrationHa
     let mut handles = Vec::new();
     let mut refused = 0;
     for p in &paths {
-        match registry.register_procedure(ProcedureReference::new(procedure(&authority, p))) {
+        match registry.register_procedure(AgentProcedureBinding::new(procedure(&authority, p))) {
             Ok(h) => handles.push(h),
             Err(_) => refused += 1,
         }
@@ -671,7 +671,7 @@ async fn a_call_from_an_older_catalog_is_stale_for_a_destructive_tool() {
     let authority = d.registry.authority().clone();
     let _stats = d
         .registry
-        .register_procedure(ProcedureReference::new(procedure(
+        .register_procedure(AgentProcedureBinding::new(procedure(
             &authority,
             "devices.stats",
         )))
@@ -938,7 +938,7 @@ fn two_tables(registry: &SurfaceRegistry, instances: [(&str, &str); 2]) -> Vec<R
             .unwrap();
         let disable = registry
             .register_procedure(
-                ProcedureReference::new(procedure(&authority, "devices.disable"))
+                AgentProcedureBinding::new(procedure(&authority, "devices.disable"))
                     .bind(|| Selection(vec!["dev-1".into()]))
                     .context(&table),
             )

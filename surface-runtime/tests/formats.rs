@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use common::{consumer, now, RecordingExecutor};
 use serde_json::{json, Map, Value};
 use surface_runtime::{
-    AgentInvocation, AgentInvocationResult, AgentManifest, AgentProcedureRef, Authority,
-    BoundField, BoundInput, ManualClock, ProcedureReference, Retry, SurfaceRegistry,
+    AgentInvocation, AgentInvocationResult, AgentManifest, AgentProcedureBinding,
+    AgentProcedureRef, Authority, BoundField, BoundInput, ManualClock, Retry, SurfaceRegistry,
 };
 
 const MANIFEST: &str = r#"{"tools": {
@@ -73,7 +73,7 @@ fn setup(ticket_id: &str) -> Setup {
         AgentProcedureRef::from_authority(&authority, "tickets.schedule").expect("path");
     let handle = registry
         .register_procedure(
-            ProcedureReference::new(procedure).bind(move || TicketBinding {
+            AgentProcedureBinding::new(procedure).bind(move || TicketBinding {
                 ticket_id: sel.lock().unwrap().clone(),
             }),
         )

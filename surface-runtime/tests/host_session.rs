@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use surface_runtime::host::{
     serialized_chars, BrowserSurfaceAnnouncement, BrowserSurfaceIdentity, BrowserSurfaceOutcome,
     BrowserSurfaceResult, BrowserSurfaceSession, BrowserSurfaceSessionOptions, RejectionReason,
-    SessionError, SessionUsage, MAX_ENVELOPE_CHARS,
+    SessionCollection, SessionError, SessionUsage, MAX_ENVELOPE_CHARS,
 };
 use surface_runtime::{AgentConsumer, AgentInvocationResult, ErrorCode, Retry};
 
@@ -517,7 +517,7 @@ async fn limit_connection_ids_1000th_accepted_1001st_rejected() {
     assert_eq!(
         s.session.connect("conn-1001").unwrap_err(),
         SessionError::CapacityExceeded {
-            collection: "connection ids",
+            collection: SessionCollection::ConnectionIds,
             max: 1_000
         }
     );
@@ -543,7 +543,7 @@ fn limit_listeners_1000th_accepted_1001st_rejected() {
     assert_eq!(
         s.session.subscribe(|_| {}).unwrap_err(),
         SessionError::CapacityExceeded {
-            collection: "listeners",
+            collection: SessionCollection::Listeners,
             max: 1_000
         }
     );

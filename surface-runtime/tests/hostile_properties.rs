@@ -26,9 +26,9 @@ use surface_runtime::host::{
 use surface_runtime::manifest::validate_paths;
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
-    check_invocation_id, AgentInvocation, AgentManifest, AgentProcedureExecutor,
-    ComponentDefinition, ConfirmationEvidence, ErrorCode, ExecuteRequest, ExecutionError,
-    ManifestError, ManualClock, ProcedureReference, RegistrationHandle, Retry, SurfaceRegistry,
+    check_invocation_id, AgentInvocation, AgentManifest, AgentProcedureBinding,
+    AgentProcedureExecutor, ComponentDefinition, ConfirmationEvidence, ErrorCode, ExecuteRequest,
+    ExecutionError, ManifestError, ManualClock, RegistrationHandle, Retry, SurfaceRegistry,
     ViewCapability,
 };
 
@@ -318,7 +318,7 @@ fn hostile_registry(script: Vec<Behaviour>) -> Hostile {
         .unwrap();
     let mut handles = vec![registry
         .register_procedure(
-            ProcedureReference::new(common::procedure(&authority, "devices.disable"))
+            AgentProcedureBinding::new(common::procedure(&authority, "devices.disable"))
                 .bind(|| DisableBinding {
                     device_ids: BOUND_IDS.iter().map(|s| s.to_string()).collect(),
                 })

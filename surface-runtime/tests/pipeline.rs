@@ -11,22 +11,22 @@ use common::*;
 use serde_json::{json, Value};
 use surface_runtime::policy::{authorize_with, check_input_with, RequireConfirmation};
 use surface_runtime::{
-    AgentConsumer, AgentInvocation, AgentInvocationResult, AuditEvent, Cancellation,
-    ComponentDefinition, ConfirmationLevel, ErrorCode, ExecutionError, Phase, PolicyDecision,
-    ProcedureReference, Retry, Timer, ViewCapability,
+    AgentConsumer, AgentInvocation, AgentInvocationResult, AgentProcedureBinding, AuditEvent,
+    Cancellation, ComponentDefinition, ConfirmationLevel, ErrorCode, ExecutionError, Phase,
+    PolicyDecision, Retry, Timer, ViewCapability,
 };
 
 fn selection(ids: &[&str]) -> Arc<Mutex<Vec<String>>> {
     Arc::new(Mutex::new(ids.iter().map(|s| s.to_string()).collect()))
 }
 
-fn disable_ref(f: &Fixture, sel: &Arc<Mutex<Vec<String>>>) -> ProcedureReference<Value> {
+fn disable_ref(f: &Fixture, sel: &Arc<Mutex<Vec<String>>>) -> AgentProcedureBinding<Value> {
     let sel = sel.clone();
-    ProcedureReference::new(procedure(f.registry.authority(), "devices.disable")).bind(move || {
-        DisableBinding {
+    AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.disable")).bind(
+        move || DisableBinding {
             device_ids: sel.lock().unwrap().clone(),
-        }
-    })
+        },
+    )
 }
 
 fn invocation(id: &str, cap: &str, input: Value) -> AgentInvocation {
@@ -219,7 +219,7 @@ fn phase4_pre_input_policy_denies_with_not_authorized() {
     let _h = f
         .registry
         .register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "devices.rename"))
+            AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.rename"))
                 .bind(move || {
                     bc.fetch_add(1, Ordering::SeqCst);
                     RenameBinding {
@@ -330,7 +330,7 @@ fn d7_all_bound_schema_is_an_empty_closed_object() {
     let _h = f
         .registry
         .register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "devices.disable"))
+            AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.disable"))
                 .bind(|| DisableWithReason {
                     device_ids: vec!["d1".into()],
                     reason: "r".into(),
@@ -366,7 +366,7 @@ fn d7_all_bound_schema_is_an_empty_closed_object() {
     let h = f
         .registry
         .register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "devices.rename"))
+            AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.rename"))
                 .bind(|| AllLocked),
         )
         .unwrap();
@@ -388,19 +388,18 @@ fn d8_locked_field_rejected_before_merge() {
     let f = fixture();
     let bind_calls = Arc::new(AtomicUsize::new(0));
     let bc = bind_calls.clone();
-    let _h = f
-        .registry
-        .register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "devices.rename")).bind(
-                move || {
-                    bc.fetch_add(1, Ordering::SeqCst);
-                    RenameBinding {
-                        device_id: "d1".into(),
-                    }
-                },
-            ),
-        )
-        .unwrap();
+    let _h =
+        f.registry
+            .register_procedure(
+                AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.rename"))
+                    .bind(move || {
+                        bc.fetch_add(1, Ordering::SeqCst);
+                        RenameBinding {
+                            device_id: "d1".into(),
+                        }
+                    }),
+            )
+            .unwrap();
     let r = call(
         &f.registry,
         "i1",
@@ -421,17 +420,16 @@ fn d8_locked_field_rejected_before_merge() {
 #[test]
 fn d8_overridable_field_agent_value_wins_else_bound_value() {
     let f = fixture_with(|b| b.confirmation_ttl(Duration::from_secs(60)));
-    let h = f
-        .registry
-        .register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "devices.disable")).bind(
-                || DisableWithReason {
-                    device_ids: vec!["d1".into()],
-                    reason: "UI reason".into(),
-                },
-            ),
-        )
-        .unwrap();
+    let h =
+        f.registry
+            .register_procedure(
+                AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.disable"))
+                    .bind(|| DisableWithReason {
+                        device_ids: vec!["d1".into()],
+                        reason: "UI reason".into(),
+                    }),
+            )
+            .unwrap();
     let snap = f.registry.snapshot(&consumer());
     let d = snap.procedure(h.registration_id()).unwrap();
     assert_eq!(
@@ -533,7 +531,7 @@ fn binding_failed_when_bind_errors() {
     let _h = f
         .registry
         .register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "devices.disable"))
+            AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.disable"))
                 .try_bind(|| Err::<DisableBinding, _>("no selection model (secret-detail)")),
         )
         .unwrap();
@@ -587,7 +585,7 @@ fn phase6_post_input_policy_sees_effective_input_and_denies() {
     let _h = f
         .registry
         .register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "devices.rename"))
+            AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.rename"))
                 .bind(|| RenameBinding {
                     device_id: "d1".into(),
                 })
@@ -630,7 +628,7 @@ fn phase6_confirmation_level_is_the_max_of_floor_reference_and_policies() {
     let h1 = f
         .registry
         .register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "devices.list"))
+            AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.list"))
                 .confirmation(ConfirmationLevel::Required),
         )
         .unwrap();
@@ -644,7 +642,7 @@ fn phase6_confirmation_level_is_the_max_of_floor_reference_and_policies() {
     let h3 = f
         .registry
         .register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "devices.rename"))
+            AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.rename"))
                 .bind(|| RenameBinding {
                     device_id: "d1".into(),
                 })
@@ -677,16 +675,15 @@ fn optional_confirmation_runs_unless_a_policy_asks_or_the_registry_enforces_it()
     // requiresApproval is a server hint: devices.rename (mutation, hint set)
     // runs without a local prompt.
     let f = fixture();
-    let h = f
-        .registry
-        .register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "devices.rename")).bind(
-                || RenameBinding {
-                    device_id: "d1".into(),
-                },
-            ),
-        )
-        .unwrap();
+    let h =
+        f.registry
+            .register_procedure(
+                AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.rename"))
+                    .bind(|| RenameBinding {
+                        device_id: "d1".into(),
+                    }),
+            )
+            .unwrap();
     assert_eq!(
         f.registry
             .snapshot(&consumer())
@@ -709,7 +706,7 @@ fn optional_confirmation_runs_unless_a_policy_asks_or_the_registry_enforces_it()
     let _h = f
         .registry
         .register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "devices.rename"))
+            AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.rename"))
                 .bind(|| RenameBinding {
                     device_id: "d1".into(),
                 })
@@ -742,16 +739,15 @@ fn optional_confirmation_runs_unless_a_policy_asks_or_the_registry_enforces_it()
 
     // The registry enforces optional.
     let f = fixture_with(|b| b.confirm_optional(true));
-    let _h = f
-        .registry
-        .register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "devices.rename")).bind(
-                || RenameBinding {
-                    device_id: "d1".into(),
-                },
-            ),
-        )
-        .unwrap();
+    let _h =
+        f.registry
+            .register_procedure(
+                AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.rename"))
+                    .bind(|| RenameBinding {
+                        device_id: "d1".into(),
+                    }),
+            )
+            .unwrap();
     assert_eq!(
         error_code(&call(
             &f.registry,
@@ -1029,7 +1025,7 @@ fn phase7_executor_receives_path_capability_and_effective_input() {
     let _h = f
         .registry
         .register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "mail.send"))
+            AgentProcedureBinding::new(procedure(f.registry.authority(), "mail.send"))
                 .confirmation(ConfirmationLevel::Required),
         )
         .unwrap();
@@ -1191,16 +1187,15 @@ fn phase7_timeout_fires_the_executor_cancellation() {
     let f = fixture_with(|b| b.timer(Arc::new(Immediate(Arc::default()))));
     let executor = Arc::new(Waiting::default());
     f.registry.set_procedure_executor(executor.clone());
-    let _h = f
-        .registry
-        .register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "devices.rename")).bind(
-                || RenameBinding {
-                    device_id: "d1".into(),
-                },
-            ),
-        )
-        .unwrap();
+    let _h =
+        f.registry
+            .register_procedure(
+                AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.rename"))
+                    .bind(|| RenameBinding {
+                        device_id: "d1".into(),
+                    }),
+            )
+            .unwrap();
     let r = call(
         &f.registry,
         "i1",

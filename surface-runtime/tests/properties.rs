@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use common::*;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
-use surface_runtime::{AgentInvocation, AgentInvocationResult, ErrorCode, ProcedureReference};
+use surface_runtime::{AgentInvocation, AgentInvocationResult, AgentProcedureBinding, ErrorCode};
 
 fn json_leaf() -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -90,7 +90,7 @@ proptest! {
         let sel = Arc::new(Mutex::new(bound.clone()));
         let s = sel.clone();
         let _h = f.registry.register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "devices.disable"))
+            AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.disable"))
                 .bind(move || DisableBinding { device_ids: s.lock().unwrap().clone() }),
         ).unwrap();
         let mut n = 0;
@@ -117,7 +117,7 @@ proptest! {
         let f = fixture();
         let b = bound.clone();
         let _h = f.registry.register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "devices.disable"))
+            AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.disable"))
                 .bind(move || DisableWithReason { device_ids: b.clone(), reason: reason.clone() }),
         ).unwrap();
         let validator = full_validator();
@@ -145,7 +145,7 @@ proptest! {
         let sel = Arc::new(Mutex::new(ids_a.clone()));
         let s = sel.clone();
         let _h = f.registry.register_procedure(
-            ProcedureReference::new(procedure(f.registry.authority(), "devices.disable"))
+            AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.disable"))
                 .bind(move || DisableBinding { device_ids: s.lock().unwrap().clone() }),
         ).unwrap();
         let mut inv = AgentInvocation::new("ask", "domain:devices.disable");
@@ -187,7 +187,7 @@ proptest! {
                 0 => {
                     let fl = flag.clone();
                     handles.push(f.registry.register_procedure(
-                        ProcedureReference::new(procedure(f.registry.authority(), "devices.list"))
+                        AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.list"))
                             .when(move || fl.load(Ordering::SeqCst)),
                     ).unwrap());
                     true

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use common::*;
 use serde_json::{json, Value};
 use surface_runtime::{
-    AgentManifest, AgentProcedureRef, AuditEvent, Authority, ChangeReason, ComponentDefinition,
-    ProcedureReference, RegistrationError, RegistrationKind, SurfaceChange, ViewCapability,
+    AgentManifest, AgentProcedureBinding, AgentProcedureRef, AuditEvent, Authority, ChangeReason,
+    ComponentDefinition, RegistrationError, RegistrationKind, SurfaceChange, ViewCapability,
 };
 
 fn noop_view(name: &str) -> ViewCapability {
@@ -47,7 +47,7 @@ fn reference_outside_the_authority_registers_nothing_and_is_audited() {
     let v = f.registry.surface_version();
     let err = f
         .registry
-        .register_procedure(ProcedureReference::new(foreign))
+        .register_procedure(AgentProcedureBinding::new(foreign))
         .unwrap_err();
     assert_eq!(
         err,
@@ -77,7 +77,7 @@ fn reference_outside_the_authority_registers_nothing_and_is_audited() {
         AgentProcedureRef::from_authority(&changed, "devices.list").unwrap();
     assert!(matches!(
         f.registry
-            .register_procedure(ProcedureReference::new(stale_ref)),
+            .register_procedure(AgentProcedureBinding::new(stale_ref)),
         Err(RegistrationError::OutsideAuthority { .. })
     ));
 }
@@ -93,10 +93,13 @@ fn narrowed_authority_rejects_procedures_it_dropped() {
     assert!(dropped.is_empty());
     let registry = surface_runtime::SurfaceRegistry::new(narrow);
     assert!(registry
-        .register_procedure(ProcedureReference::new(procedure(&full, "devices.list")))
+        .register_procedure(AgentProcedureBinding::new(procedure(&full, "devices.list")))
         .is_ok());
     assert!(matches!(
-        registry.register_procedure(ProcedureReference::new(procedure(&full, "devices.disable"))),
+        registry.register_procedure(AgentProcedureBinding::new(procedure(
+            &full,
+            "devices.disable"
+        ))),
         Err(RegistrationError::OutsideAuthority { .. })
     ));
 }
@@ -108,7 +111,7 @@ fn binding_errors_are_registration_errors() {
     let err = f
         .registry
         .register_procedure(
-            ProcedureReference::new(procedure(&auth, "devices.disable")).bind(|| BogusBinding),
+            AgentProcedureBinding::new(procedure(&auth, "devices.disable")).bind(|| BogusBinding),
         )
         .unwrap_err();
     assert_eq!(
@@ -122,7 +125,7 @@ fn binding_errors_are_registration_errors() {
     let err = f
         .registry
         .register_procedure(
-            ProcedureReference::new(procedure(&auth, "devices.list"))
+            AgentProcedureBinding::new(procedure(&auth, "devices.list"))
                 .bind(|| DisableBinding { device_ids: vec![] }),
         )
         .unwrap_err();
@@ -136,7 +139,7 @@ fn binding_errors_are_registration_errors() {
     let err = f
         .registry
         .register_procedure(
-            ProcedureReference::new(procedure(&auth, "devices.disable"))
+            AgentProcedureBinding::new(procedure(&auth, "devices.disable"))
                 .bind(|| DisableBinding { device_ids: vec![] })
                 .overridable(["reason"]),
         )
@@ -221,11 +224,42 @@ fn component_registration_errors() {
             )),
         Err(RegistrationError::InvalidSchema { name, .. }) if name == "view:t.bad"
     ));
-    assert!(matches!(
+    assert_eq!(
         f.registry
-            .register_component(ComponentDefinition::new("", "x")),
-        Err(RegistrationError::InvalidComponent { .. })
-    ));
+            .register_component(ComponentDefinition::new("", "x"))
+            .unwrap_err(),
+        RegistrationError::EmptyComponentType {
+            instance_id: "x".into()
+        }
+    );
+}
+
+#[test]
+fn empty_component_names_are_refused_naming_what_is_empty() {
+    let f = fixture();
+    let refused = |definition| f.registry.register_component(definition).unwrap_err();
+    let err = refused(ComponentDefinition::new("devices.table", ""));
+    assert_eq!(
+        err,
+        RegistrationError::EmptyInstanceId {
+            component_type: "devices.table".into()
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "component `devices.table` has an empty instance id; give each instance a non-empty id, for example `main`"
+    );
+    assert_eq!(
+        refused(ComponentDefinition::new("devices.table", "main").capability(noop_view(""))),
+        RegistrationError::EmptyCapabilityName {
+            component_type: "devices.table".into()
+        }
+    );
+    assert!(f
+        .registry
+        .snapshot(&surface_runtime::AgentConsumer::embedded("u"))
+        .components
+        .is_empty());
 }
 
 #[test]
@@ -238,16 +272,16 @@ fn context_must_be_a_live_component() {
         .unwrap();
     let list = f
         .registry
-        .register_procedure(ProcedureReference::new(procedure(&auth, "devices.list")))
+        .register_procedure(AgentProcedureBinding::new(procedure(&auth, "devices.list")))
         .unwrap();
     // A procedure handle is not a component.
     assert!(matches!(
         f.registry.register_procedure(
-            ProcedureReference::new(procedure(&auth, "devices.list")).context(&list)
+            AgentProcedureBinding::new(procedure(&auth, "devices.list")).context(&list)
         ),
         Err(RegistrationError::ContextNotLive { .. })
     ));
-    let reference = ProcedureReference::new(procedure(&auth, "devices.list")).context(&table);
+    let reference = AgentProcedureBinding::new(procedure(&auth, "devices.list")).context(&table);
     drop(table);
     assert_eq!(
         f.registry.register_procedure(reference).unwrap_err(),
@@ -275,7 +309,7 @@ fn snapshot_descriptor_has_the_seed_shape_and_never_bound_values() {
     let h = f
         .registry
         .register_procedure(
-            ProcedureReference::new(procedure(&auth, "devices.disable"))
+            AgentProcedureBinding::new(procedure(&auth, "devices.disable"))
                 .bind(move || DisableBinding {
                     device_ids: s1.lock().unwrap().clone(),
                 })
@@ -329,11 +363,11 @@ fn snapshot_reports_canonical_capability_override_and_output_schema() {
     let auth = f.registry.authority().clone();
     let _m = f
         .registry
-        .register_procedure(ProcedureReference::new(procedure(&auth, "mail.send")))
+        .register_procedure(AgentProcedureBinding::new(procedure(&auth, "mail.send")))
         .unwrap();
     let _l = f
         .registry
-        .register_procedure(ProcedureReference::new(procedure(&auth, "devices.list")))
+        .register_procedure(AgentProcedureBinding::new(procedure(&auth, "devices.list")))
         .unwrap();
     let snap = f.registry.snapshot(&consumer());
     let mail = snap.procedures_for("domain:mail.send").next().unwrap();
@@ -366,7 +400,7 @@ fn surface_version_increases_on_registration_unregistration_and_availability() {
     let h = f
         .registry
         .register_procedure(
-            ProcedureReference::new(procedure(&auth, "devices.list"))
+            AgentProcedureBinding::new(procedure(&auth, "devices.list"))
                 .when(move || a.load(Ordering::SeqCst))
                 .unavailable_reason_with(|| "Open the devices page".to_string()),
         )
@@ -431,7 +465,7 @@ fn surface_version_increases_on_registration_unregistration_and_availability() {
     drop(sub);
     let _again = f
         .registry
-        .register_procedure(ProcedureReference::new(procedure(&auth, "devices.list")))
+        .register_procedure(AgentProcedureBinding::new(procedure(&auth, "devices.list")))
         .unwrap();
     assert_eq!(
         changes.lock().unwrap().len(),
@@ -448,7 +482,7 @@ fn registration_ids_are_never_reused() {
     for _ in 0..20 {
         let h = f
             .registry
-            .register_procedure(ProcedureReference::new(procedure(&auth, "devices.list")))
+            .register_procedure(AgentProcedureBinding::new(procedure(&auth, "devices.list")))
             .unwrap();
         assert!(seen.insert(h.registration_id().to_string()));
     }
@@ -462,7 +496,7 @@ fn closures_may_use_the_registry_without_deadlock() {
     let _h = f
         .registry
         .register_procedure(
-            ProcedureReference::new(procedure(&auth, "devices.list"))
+            AgentProcedureBinding::new(procedure(&auth, "devices.list"))
                 .when(move || r2.surface_version() < 1_000)
                 .describe({
                     let r3 = f.registry.clone();
@@ -484,7 +518,7 @@ fn dropping_the_registry_leaves_handles_harmless() {
     let auth = f.registry.authority().clone();
     let h = f
         .registry
-        .register_procedure(ProcedureReference::new(procedure(&auth, "devices.list")))
+        .register_procedure(AgentProcedureBinding::new(procedure(&auth, "devices.list")))
         .unwrap();
     let Fixture { registry, .. } = f;
     drop(registry);

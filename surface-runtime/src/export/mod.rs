@@ -19,7 +19,7 @@
 //! let registry = SurfaceRegistry::new(authority.clone());
 //! let list: AgentProcedureRef<serde_json::Value, serde_json::Value> =
 //!     AgentProcedureRef::from_authority(&authority, "devices.list").unwrap();
-//! let _handle = registry.register_procedure(ProcedureReference::new(list)).unwrap();
+//! let _handle = registry.register_procedure(AgentProcedureBinding::new(list)).unwrap();
 //!
 //! let catalog = ToolCatalog::new(&registry.snapshot(&AgentConsumer::headless("u1"))).unwrap();
 //! let tools = catalog.mcp_tools();

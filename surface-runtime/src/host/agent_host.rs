@@ -17,21 +17,21 @@ use hashbrown::HashTable;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::error::{EchoField, HostError, IdentityChange};
+use super::verify::verify_snapshot;
 use super::wire::{
     BrowserSurfaceAnnouncement, BrowserSurfaceCall, BrowserSurfaceIdentity, BrowserSurfaceOutcome,
     BrowserSurfaceResult, PROTOCOL_VERSION,
 };
-use crate::admission::{IdDigest, IdDigester};
 use crate::authority::Authority;
 use crate::confirmation::ConfirmationLevel;
-use crate::invocation::{
-    check_invocation_id, AgentInvocation, ConfirmationEvidence, ConsumerKind, InvalidInvocationId,
-};
+use crate::hash::{IdDigest, IdDigester};
+use crate::invocation::{check_invocation_id, AgentInvocation, ConfirmationEvidence, ConsumerKind};
 use crate::manifest::{canonical_capability_id, AgentEffect};
-use crate::registry::agent_input_schema;
 use crate::snapshot::{
     AgentProcedureDescriptor, ComponentDescriptor, SurfaceSnapshot, ViewCapabilityDescriptor,
 };
+use crate::sync::lock;
 
 /// Default bound of outstanding calls and of remembered completed calls
 /// per host.
@@ -356,139 +356,6 @@ pub struct CompletedCall {
     pub result: BrowserSurfaceOutcome,
 }
 
-/// Why the host refused an announcement, a dispatch or a result. Each
-/// message names what was wrong.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum HostError {
-    /// `protocolVersion` is not 1.
-    #[error("unsupported protocol version {0}; this host speaks version 1")]
-    ProtocolVersion(u32),
-    /// The message's connection id is not the authenticated connection.
-    #[error(
-        "message for connection `{message}` arrived on authenticated connection `{authenticated}`"
-    )]
-    ConnectionMismatch {
-        /// The id in the message.
-        message: String,
-        /// The authenticated connection id.
-        authenticated: String,
-    },
-    /// The announced session is not the authenticated session.
-    #[error("announcement for session `{announced}` arrived on a connection authenticated for session `{authenticated}`")]
-    SessionMismatch {
-        /// The announced session id.
-        announced: String,
-        /// The authenticated session id.
-        authenticated: String,
-    },
-    /// No known build artifact has this app and build id.
-    #[error("unknown build artifact: app `{app_id}`, build `{build_id}`; register it with AgentHost::add_known_build")]
-    UnknownBuild {
-        /// App id.
-        app_id: String,
-        /// Build id.
-        build_id: String,
-    },
-    /// The announced surface does not match the known artifact.
-    #[error(
-        "announced capability `{capability_id}` does not match the known build artifact: {reason}"
-    )]
-    ArtifactMismatch {
-        /// The offending capability (procedure or view) id.
-        capability_id: String,
-        /// What differs.
-        reason: String,
-    },
-    /// The tab already announced a different app, build or session, or the
-    /// connection already carries another tab.
-    #[error("identity change refused for tab `{tab_id}`: {reason}")]
-    IdentityChanged {
-        /// The tab.
-        tab_id: String,
-        /// What changed.
-        reason: String,
-    },
-    /// The announcement is older than one already accepted for the tab.
-    #[error("announcement for tab `{tab_id}` at surface version {announced} is older than the accepted version {current}")]
-    OutdatedAnnouncement {
-        /// The tab.
-        tab_id: String,
-        /// Its version.
-        announced: u64,
-        /// The version in force.
-        current: u64,
-    },
-    /// The run id is unknown.
-    #[error("unknown run `{0}`; start it with AgentHost::start_run")]
-    UnknownRun(String),
-    /// A run with this id already exists.
-    #[error("run `{0}` already exists")]
-    RunExists(String),
-    /// The run has no live browser surface (no tab, or the tab's session is
-    /// gone). Calls are never sent to another tab.
-    #[error("run `{0}` has no live browser session; browser tools are unavailable")]
-    NoLiveSession(String),
-    /// The capability is not offered to the run as a browser tool.
-    #[error("`{capability_id}` is not offered to run `{run_id}` as a browser tool")]
-    NotOffered {
-        /// The run.
-        run_id: String,
-        /// The capability.
-        capability_id: String,
-    },
-    /// More than one live reference and no registration id.
-    #[error("`{capability_id}` has several live references; name one of {registration_ids:?}")]
-    AmbiguousReference {
-        /// The capability.
-        capability_id: String,
-        /// The candidates.
-        registration_ids: Vec<String>,
-    },
-    /// The invocation id was dispatched before with a different envelope,
-    /// or its call has completed or been interrupted: an id is dispatched
-    /// at most once in the host's lifetime.
-    #[error("invocation id `{0}` was already used; use a fresh invocation id per call")]
-    InvocationConflict(String),
-    /// The invocation id breaks the one invocation-id rule
-    /// ([`crate::invocation::check_invocation_id`]: 1–256 visible ASCII
-    /// characters); nothing was recorded or sent.
-    #[error("invalid invocation id: {0}")]
-    InvalidInvocationId(InvalidInvocationId),
-    /// The host already remembers `max_invocation_ids` dispatched ids and
-    /// never forgets one; start a new `AgentHost` for new runs.
-    #[error("this host has dispatched {0} invocation ids, the most it remembers (ids are never forgotten, so none is ever dispatched twice); start a new AgentHost for new runs or raise with_max_invocation_ids")]
-    InvocationIdsExhausted(usize),
-    /// `max_outstanding` calls are outstanding.
-    #[error("{0} calls are outstanding; wait for results before dispatching more")]
-    CapacityExceeded(usize),
-    /// The run still has outstanding calls on its current tab.
-    #[error("run `{run_id}` has {count} outstanding call(s) on tab `{tab_id}`; a pending call never moves to another tab")]
-    PendingCallsOnTab {
-        /// The run.
-        run_id: String,
-        /// Its current tab.
-        tab_id: String,
-        /// How many calls are outstanding.
-        count: usize,
-    },
-    /// No outstanding (or remembered) call has this invocation id.
-    #[error("unsolicited result for invocation `{0}`")]
-    Unsolicited(String),
-    /// A second result for a completed call that differs from the first.
-    #[error("a different result for already completed invocation `{0}` was refused")]
-    ChangedDuplicate(String),
-    /// The result does not echo the dispatch it answers.
-    #[error(
-        "result for invocation `{invocation_id}` does not match its dispatch: {field} differs"
-    )]
-    ResultMismatch {
-        /// The invocation.
-        invocation_id: String,
-        /// The first field that differs (`connectionId`, `runId`, …).
-        field: &'static str,
-    },
-}
-
 /// The host's view of one live tab.
 #[derive(Clone, Debug)]
 struct LiveSurface {
@@ -646,12 +513,12 @@ impl AgentHost {
     }
 
     fn lock(&self) -> MutexGuard<'_, HostState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.state)
     }
 
-    /// Accepts a browser's announcement on an authenticated connection
-    /// (seed 003: the host MUST authenticate announcements and compare them
-    /// with known build artifacts).
+    /// Accepts a browser's announcement on an authenticated connection:
+    /// announcements are authenticated and compared with known build
+    /// artifacts (`docs/host.md`).
     ///
     /// Checks, in order: protocol version; the announcement's connection
     /// and session equal the authenticated ones; `(appId, buildId)` is a
@@ -659,7 +526,7 @@ impl AgentHost {
     /// manifest with the same canonical id, effect and output schema, a
     /// confirmation level no lower than the effect floor, a description
     /// that starts with the manifest's, and an input schema equal to the
-    /// manifest schema reduced by the announced bindings (SPEC §5 rule 1);
+    /// manifest schema reduced by the announced bindings (binding rule 1);
     /// every view capability is a well-formed `view:` id that does not name
     /// a manifest path (and is listed, if the build restricts them); the
     /// tab keeps its app, build and session, a connection carries one tab,
@@ -677,6 +544,38 @@ impl AgentHost {
         connection: &AuthenticatedConnection,
         announcement: &BrowserSurfaceAnnouncement,
     ) -> Result<AnnouncementAccepted, HostError> {
+        let build = self.known_build(connection, announcement)?;
+        verify_snapshot(build, &announcement.snapshot)?;
+        let identity = &announcement.identity;
+        let mut state = self.lock();
+        let interrupted = tab_takeover(&mut state, connection, announcement)?;
+        for p in &announcement.snapshot.procedures {
+            if BrowserReference::Procedure(p.clone()).is_contextual() {
+                let cap = p.canonical_capability_id().to_string();
+                state.contextual_seen.insert(cap);
+            }
+        }
+        state.surfaces.insert(
+            identity.tab_id.clone(),
+            LiveSurface {
+                identity: identity.clone(),
+                connection_id: connection.connection_id.clone(),
+                snapshot: announcement.snapshot.clone(),
+            },
+        );
+        Ok(AnnouncementAccepted {
+            surface_version: announcement.snapshot.surface_version,
+            interrupted,
+        })
+    }
+
+    /// The known build an announcement names, once its protocol version,
+    /// connection and session are the authenticated ones.
+    fn known_build(
+        &self,
+        connection: &AuthenticatedConnection,
+        announcement: &BrowserSurfaceAnnouncement,
+    ) -> Result<&KnownBuild, HostError> {
         if announcement.protocol_version != PROTOCOL_VERSION {
             return Err(HostError::ProtocolVersion(announcement.protocol_version));
         }
@@ -693,68 +592,12 @@ impl AgentHost {
                 authenticated: connection.session_id.clone(),
             });
         }
-        let build = self
-            .builds
+        self.builds
             .get(&(identity.app_id.clone(), identity.build_id.clone()))
             .ok_or_else(|| HostError::UnknownBuild {
                 app_id: identity.app_id.clone(),
                 build_id: identity.build_id.clone(),
-            })?;
-        verify_snapshot(build, &announcement.snapshot)?;
-
-        let mut state = self.lock();
-        if let Some(other) = state.surfaces.values().find(|s| {
-            s.connection_id == connection.connection_id && s.identity.tab_id != identity.tab_id
-        }) {
-            return Err(HostError::IdentityChanged {
-                tab_id: identity.tab_id.clone(),
-                reason: format!(
-                    "connection `{}` already carries tab `{}`",
-                    connection.connection_id, other.identity.tab_id
-                ),
-            });
-        }
-        let mut interrupted = Vec::new();
-        if let Some(existing) = state.surfaces.get(&identity.tab_id) {
-            if existing.identity != *identity {
-                return Err(HostError::IdentityChanged {
-                    tab_id: identity.tab_id.clone(),
-                    reason: "the tab was announced with a different app, build or session".into(),
-                });
-            }
-            if announcement.snapshot.surface_version < existing.snapshot.surface_version {
-                return Err(HostError::OutdatedAnnouncement {
-                    tab_id: identity.tab_id.clone(),
-                    announced: announcement.snapshot.surface_version,
-                    current: existing.snapshot.surface_version,
-                });
-            }
-            if existing.connection_id != connection.connection_id {
-                let old = existing.connection_id.clone();
-                interrupted = take_outstanding_on(&mut state, &old);
-            }
-        }
-        for p in &announcement.snapshot.procedures {
-            if BrowserReference::Procedure(p.clone()).is_contextual() {
-                let cap = p
-                    .capability_id
-                    .clone()
-                    .unwrap_or_else(|| p.procedure_id.clone());
-                state.contextual_seen.insert(cap);
-            }
-        }
-        state.surfaces.insert(
-            identity.tab_id.clone(),
-            LiveSurface {
-                identity: identity.clone(),
-                connection_id: connection.connection_id.clone(),
-                snapshot: announcement.snapshot.clone(),
-            },
-        );
-        Ok(AnnouncementAccepted {
-            surface_version: announcement.snapshot.surface_version,
-            interrupted,
-        })
+            })
     }
 
     /// The connection closed: the tab's browser tools disappear and its
@@ -870,22 +713,60 @@ impl AgentHost {
     pub fn dispatch(&self, request: ToolCallRequest) -> Result<BrowserSurfaceCall, HostError> {
         check_invocation_id(&request.invocation_id).map_err(HostError::InvalidInvocationId)?;
         let mut state = self.lock();
+        let (call, effect) = self.call_for(&state, &request)?;
+        if let Some(existing) = state.outstanding.get(&request.invocation_id) {
+            return if existing.call == call {
+                Ok(call)
+            } else {
+                Err(HostError::InvocationConflict(request.invocation_id))
+            };
+        }
+        let id = state.digester.digest(&request.invocation_id);
+        if state
+            .dispatched
+            .find(id.table_hash(), |known| *known == id)
+            .is_some()
+        {
+            return Err(HostError::InvocationConflict(request.invocation_id));
+        }
+        if state.outstanding.len() >= self.max_outstanding {
+            return Err(HostError::CapacityExceeded(self.max_outstanding));
+        }
+        if state.dispatched.len() >= self.max_invocation_ids {
+            return Err(HostError::InvocationIdsExhausted(self.max_invocation_ids));
+        }
+        state
+            .dispatched
+            .insert_unique(id.table_hash(), id, |known| known.table_hash());
+        state.outstanding.insert(
+            request.invocation_id,
+            Outstanding {
+                call: call.clone(),
+                effect,
+            },
+        );
+        Ok(call)
+    }
+
+    /// The call `request` makes on its run's live tab, and the effect of
+    /// the reference it targets.
+    fn call_for(
+        &self,
+        state: &HostState,
+        request: &ToolCallRequest,
+    ) -> Result<(BrowserSurfaceCall, Option<AgentEffect>), HostError> {
         let run = state
             .runs
             .get(&request.run_id)
             .ok_or_else(|| HostError::UnknownRun(request.run_id.clone()))?;
-        let surface = run
-            .tab_id
-            .as_ref()
-            .and_then(|t| state.surfaces.get(t))
-            .filter(|s| s.identity.session_id == run.session_id)
+        let surface = live_surface(state, run)
             .ok_or_else(|| HostError::NoLiveSession(request.run_id.clone()))?;
         let not_offered = || HostError::NotOffered {
             run_id: request.run_id.clone(),
             capability_id: request.capability_id.clone(),
         };
         let tool = self
-            .tools_for_locked(&state, run)
+            .tools_for_locked(state, run)
             .into_iter()
             .find_map(|t| match t {
                 HostTool::Browser(b) if b.capability_id == request.capability_id => Some(b),
@@ -926,39 +807,7 @@ impl AgentHost {
                 confirmation: request.confirmation.clone(),
             },
         };
-        let effect = reference.effect();
-        if let Some(existing) = state.outstanding.get(&request.invocation_id) {
-            return if existing.call == call {
-                Ok(call)
-            } else {
-                Err(HostError::InvocationConflict(request.invocation_id))
-            };
-        }
-        let id = state.digester.digest(&request.invocation_id);
-        if state
-            .dispatched
-            .find(id.table_hash(), |known| *known == id)
-            .is_some()
-        {
-            return Err(HostError::InvocationConflict(request.invocation_id));
-        }
-        if state.outstanding.len() >= self.max_outstanding {
-            return Err(HostError::CapacityExceeded(self.max_outstanding));
-        }
-        if state.dispatched.len() >= self.max_invocation_ids {
-            return Err(HostError::InvocationIdsExhausted(self.max_invocation_ids));
-        }
-        state
-            .dispatched
-            .insert_unique(id.table_hash(), id, |known| known.table_hash());
-        state.outstanding.insert(
-            request.invocation_id.clone(),
-            Outstanding {
-                call: call.clone(),
-                effect,
-            },
-        );
-        Ok(call)
+        Ok((call, reference.effect()))
     }
 
     fn tools_for_locked(&self, state: &HostState, run: &AgentRun) -> Vec<HostTool> {
@@ -1042,6 +891,70 @@ impl AgentHost {
     }
 }
 
+/// The identity rules of an announcement for a tab: a connection carries
+/// one tab, a tab keeps its app, build and session, and versions never go
+/// back. On a reconnect (a known tab on a new connection) the calls
+/// outstanding on the old connection are taken out and returned as
+/// interrupted.
+fn tab_takeover(
+    state: &mut HostState,
+    connection: &AuthenticatedConnection,
+    announcement: &BrowserSurfaceAnnouncement,
+) -> Result<Vec<InterruptedCall>, HostError> {
+    let identity = &announcement.identity;
+    let changed = |change| HostError::IdentityChanged {
+        tab_id: identity.tab_id.clone(),
+        change,
+    };
+    if let Some(other) = state.surfaces.values().find(|s| {
+        s.connection_id == connection.connection_id && s.identity.tab_id != identity.tab_id
+    }) {
+        return Err(changed(IdentityChange::ConnectionCarriesAnotherTab {
+            connection_id: connection.connection_id.clone(),
+            other_tab_id: other.identity.tab_id.clone(),
+        }));
+    }
+    let Some(existing) = state.surfaces.get(&identity.tab_id) else {
+        return Ok(Vec::new());
+    };
+    if let Some(change) = identity_change(&existing.identity, identity) {
+        return Err(changed(change));
+    }
+    if announcement.snapshot.surface_version < existing.snapshot.surface_version {
+        return Err(HostError::OutdatedAnnouncement {
+            tab_id: identity.tab_id.clone(),
+            announced: announcement.snapshot.surface_version,
+            current: existing.snapshot.surface_version,
+        });
+    }
+    if existing.connection_id == connection.connection_id {
+        return Ok(Vec::new());
+    }
+    let old = existing.connection_id.clone();
+    Ok(take_outstanding_on(state, &old))
+}
+
+/// What differs between the accepted identity of a tab and a new
+/// announcement's, first app, then build, then session.
+fn identity_change(
+    accepted: &BrowserSurfaceIdentity,
+    announced: &BrowserSurfaceIdentity,
+) -> Option<IdentityChange> {
+    if accepted.app_id != announced.app_id {
+        return Some(IdentityChange::AppId {
+            accepted: accepted.app_id.clone(),
+            announced: announced.app_id.clone(),
+        });
+    }
+    if accepted.build_id != announced.build_id {
+        return Some(IdentityChange::BuildId {
+            accepted: accepted.build_id.clone(),
+            announced: announced.build_id.clone(),
+        });
+    }
+    (accepted.session_id != announced.session_id).then_some(IdentityChange::SessionId)
+}
+
 /// The [`ResultDigest`] of `result` received on `connection`: equal for
 /// two results exactly when both arrive on the same authenticated
 /// connection and session, echo the same ids and carry the same outcome.
@@ -1082,31 +995,45 @@ fn echoes(
     connection: &AuthenticatedConnection,
     result: &BrowserSurfaceResult,
 ) -> Result<(), HostError> {
-    let mismatch = |field| HostError::ResultMismatch {
-        invocation_id: call.invocation.invocation_id.clone(),
-        field,
+    let inner_id = match &result.result {
+        BrowserSurfaceOutcome::Invocation(r) => r.invocation_id(),
+        BrowserSurfaceOutcome::Rejected(_) => &call.invocation.invocation_id,
     };
-    if connection.connection_id != call.connection_id {
-        return Err(mismatch("authenticated connection"));
+    let checks = [
+        (
+            &connection.connection_id,
+            &call.connection_id,
+            EchoField::AuthenticatedConnection,
+        ),
+        (
+            &connection.session_id,
+            &call.identity.session_id,
+            EchoField::AuthenticatedSession,
+        ),
+        (
+            &result.connection_id,
+            &call.connection_id,
+            EchoField::ConnectionId,
+        ),
+        (&result.run_id, &call.run_id, EchoField::RunId),
+        (
+            &result.tool_call_id,
+            &call.tool_call_id,
+            EchoField::ToolCallId,
+        ),
+    ];
+    let differs = checks
+        .into_iter()
+        .find(|(got, expected, _)| got != expected)
+        .map(|(_, _, field)| field)
+        .or((inner_id != call.invocation.invocation_id).then_some(EchoField::ResultInvocationId));
+    match differs {
+        Some(field) => Err(HostError::ResultMismatch {
+            invocation_id: call.invocation.invocation_id.clone(),
+            field,
+        }),
+        None => Ok(()),
     }
-    if connection.session_id != call.identity.session_id {
-        return Err(mismatch("authenticated session"));
-    }
-    if result.connection_id != call.connection_id {
-        return Err(mismatch("connectionId"));
-    }
-    if result.run_id != call.run_id {
-        return Err(mismatch("runId"));
-    }
-    if result.tool_call_id != call.tool_call_id {
-        return Err(mismatch("toolCallId"));
-    }
-    if let BrowserSurfaceOutcome::Invocation(r) = &result.result {
-        if r.invocation_id() != call.invocation.invocation_id {
-            return Err(mismatch("result.invocationId"));
-        }
-    }
-    Ok(())
 }
 
 fn take_outstanding_on(state: &mut HostState, connection_id: &str) -> Vec<InterruptedCall> {
@@ -1133,14 +1060,17 @@ fn take_outstanding_on(state: &mut HostState, connection_id: &str) -> Vec<Interr
     interrupted
 }
 
-/// The browser tools of `run`'s tab, by capability id.
-fn browser_tools(state: &HostState, run: &AgentRun) -> Vec<BrowserTool> {
-    let Some(surface) = run
-        .tab_id
+/// The live surface of `run`'s own tab and session, if any.
+fn live_surface<'s>(state: &'s HostState, run: &AgentRun) -> Option<&'s LiveSurface> {
+    run.tab_id
         .as_ref()
         .and_then(|t| state.surfaces.get(t))
         .filter(|s| s.identity.session_id == run.session_id)
-    else {
+}
+
+/// The browser tools of `run`'s tab, by capability id.
+fn browser_tools(state: &HostState, run: &AgentRun) -> Vec<BrowserTool> {
+    let Some(surface) = live_surface(state, run) else {
         return Vec::new();
     };
     let mut by_cap: BTreeMap<String, BrowserTool> = BTreeMap::new();
@@ -1157,10 +1087,7 @@ fn browser_tools(state: &HostState, run: &AgentRun) -> Vec<BrowserTool> {
             .push(reference);
     };
     for p in &surface.snapshot.procedures {
-        let cap = p
-            .capability_id
-            .clone()
-            .unwrap_or_else(|| p.procedure_id.clone());
+        let cap = p.canonical_capability_id().to_string();
         add(cap, BrowserReference::Procedure(p.clone()));
     }
     if run.kind != ConsumerKind::Headless {
@@ -1181,117 +1108,4 @@ fn browser_tools(state: &HostState, run: &AgentRun) -> Vec<BrowserTool> {
         }
     }
     by_cap.into_values().collect()
-}
-
-/// Verifies an announced snapshot against a known build artifact.
-fn verify_snapshot(build: &KnownBuild, snapshot: &SurfaceSnapshot) -> Result<(), HostError> {
-    let manifest = build.authority.manifest();
-    for p in &snapshot.procedures {
-        let fail = |reason: String| HostError::ArtifactMismatch {
-            capability_id: p.procedure_id.clone(),
-            reason,
-        };
-        let path = p
-            .procedure_id
-            .strip_prefix("domain:")
-            .ok_or_else(|| fail("a procedure id must be `domain:<path>`".into()))?;
-        let tool = manifest
-            .tools
-            .get(path)
-            .ok_or_else(|| fail(format!("`{path}` is not in the build's manifest")))?;
-        let canonical = canonical_capability_id(path, tool);
-        let announced = p.capability_id.as_deref().unwrap_or(&p.procedure_id);
-        if announced != canonical {
-            return Err(fail(format!(
-                "canonical capability id `{announced}` differs from the manifest's `{canonical}`"
-            )));
-        }
-        if p.effect != tool.effect {
-            return Err(fail(format!(
-                "effect `{}` differs from the manifest's `{}`",
-                p.effect, tool.effect
-            )));
-        }
-        if p.output_schema.as_deref() != tool.output_schema.as_ref() {
-            return Err(fail("outputSchema differs from the manifest's".into()));
-        }
-        if p.confirmation < ConfirmationLevel::floor(tool.effect) {
-            return Err(fail(format!(
-                "confirmation `{}` is below the `{}` floor of effect `{}`",
-                p.confirmation.as_str(),
-                ConfirmationLevel::floor(tool.effect).as_str(),
-                tool.effect
-            )));
-        }
-        if !tool.description.is_empty()
-            && p.description != tool.description
-            && !p
-                .description
-                .starts_with(&format!("{}\n\n", tool.description))
-        {
-            return Err(fail(
-                "description does not start with the manifest's description".into(),
-            ));
-        }
-        let properties = tool
-            .input_schema
-            .get("properties")
-            .and_then(Value::as_object);
-        for field in &p.bound_fields {
-            if !properties.is_some_and(|props| props.contains_key(&field.path)) {
-                return Err(fail(format!(
-                    "bound field `{}` is not a property of the manifest input schema",
-                    field.path
-                )));
-            }
-        }
-        let locked: Vec<&str> = p
-            .bound_fields
-            .iter()
-            .filter(|f| f.locked)
-            .map(|f| f.path.as_str())
-            .collect();
-        let overridable: Vec<&str> = p
-            .bound_fields
-            .iter()
-            .filter(|f| !f.locked)
-            .map(|f| f.path.as_str())
-            .collect();
-        let expected = agent_input_schema(&tool.input_schema, &locked, &overridable);
-        if *p.input_schema != expected {
-            return Err(fail(
-                "inputSchema is not the manifest input schema reduced by the announced bindings"
-                    .into(),
-            ));
-        }
-    }
-    for c in &snapshot.components {
-        for cap in &c.capabilities {
-            let fail = |reason: String| HostError::ArtifactMismatch {
-                capability_id: cap.capability_id.clone(),
-                reason,
-            };
-            let expected = format!("view:{}.{}", c.component_type, cap.name);
-            if cap.capability_id != expected {
-                return Err(fail(format!("a view capability id must be `{expected}`")));
-            }
-            if manifest.tools.contains_key(&cap.name)
-                || manifest
-                    .tools
-                    .contains_key(&format!("{}.{}", c.component_type, cap.name))
-            {
-                return Err(fail(
-                    "the view capability collides with a manifest path".into(),
-                ));
-            }
-            if let Some(allowed) = &build.view_capabilities {
-                if !allowed.contains(&cap.capability_id) {
-                    return Err(fail(
-                        "the build does not declare this view capability".into(),
-                    ));
-                }
-            }
-        }
-    }
-    Ok(())
 }

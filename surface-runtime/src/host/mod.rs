@@ -1,4 +1,4 @@
-//! Remote browser sessions (SPEC §9, seed 003): the browser side
+//! Remote browser sessions (`docs/host.md`): the browser side
 //! ([`BrowserSurfaceSession`]) announces a registry's live surface to a
 //! long-running agent host and answers its correlated calls; the host side
 //! ([`AgentHost`]) verifies announcements against known build artifacts,
@@ -10,17 +10,27 @@
 //! [`BrowserSurfaceResult`]) over its own authenticated transport
 //! (WebSocket, SSE + POST, …). Neither side needs an async runtime, so the
 //! module builds for `wasm32-unknown-unknown`. See `docs/host.md` for the
-//! protocol and what stays the application's responsibility (SPEC §10).
+//! protocol and what stays the application's responsibility.
+//!
+//! * `wire` — the JSON messages; `session` — [`BrowserSurfaceSession`];
+//!   `source` — [`SurfaceSource`], what a session needs of a registry;
+//! * `agent_host` — [`AgentHost`]; `verify` — how it checks an
+//!   announcement against a [`KnownBuild`] (with the registry's own rules);
+//!   `error` — [`HostError`].
 
 mod agent_host;
+mod error;
 mod session;
 mod source;
+mod verify;
 mod wire;
 
 pub use agent_host::*;
+pub use error::{ArtifactMismatch, EchoField, HostError, IdentityChange};
 pub use session::{
     AnnouncementListener, AnnouncementSubscription, BrowserSurfaceSession,
-    BrowserSurfaceSessionOptions, SessionError, SessionUsage, DEFAULT_MAX_ENTRIES, DEFAULT_TTL,
+    BrowserSurfaceSessionOptions, SessionCollection, SessionError, SessionUsage,
+    DEFAULT_MAX_ENTRIES, DEFAULT_TTL,
 };
 pub use source::{SourceListener, SourceSubscription, SurfaceSource};
 pub use wire::{

@@ -148,11 +148,30 @@ pub enum SessionError {
     /// `max_entries` items of `collection` are retained.
     #[error("the session already holds {max} {collection}; nothing is evicted — dispose the session and create a new one")]
     CapacityExceeded {
-        /// `"connection ids"` or `"listeners"`.
-        collection: &'static str,
+        /// The full collection.
+        collection: SessionCollection,
         /// The bound.
         max: usize,
     },
+}
+
+/// A bounded collection of a session that refuses new entries when full
+/// (`SessionError::CapacityExceeded`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SessionCollection {
+    /// The connection ids the session has opened.
+    ConnectionIds,
+    /// The announcement listeners.
+    Listeners,
+}
+
+impl std::fmt::Display for SessionCollection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SessionCollection::ConnectionIds => "connection ids",
+            SessionCollection::Listeners => "listeners",
+        })
+    }
 }
 
 /// Shared output of a dispatched call.
@@ -527,7 +546,7 @@ impl BrowserSurfaceSession {
             }
             if state.used_connections.len() >= self.inner.max_entries {
                 return Err(SessionError::CapacityExceeded {
-                    collection: "connection ids",
+                    collection: SessionCollection::ConnectionIds,
                     max: self.inner.max_entries,
                 });
             }
@@ -565,7 +584,7 @@ impl BrowserSurfaceSession {
             }
             if state.listeners.len() >= self.inner.max_entries {
                 return Err(SessionError::CapacityExceeded {
-                    collection: "listeners",
+                    collection: SessionCollection::Listeners,
                     max: self.inner.max_entries,
                 });
             }

@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
 use surface_runtime::{
-    AgentConsumer, AgentInvocation, AgentInvocationResult, AgentManifest, AgentProcedureExecutor,
-    AgentProcedureRef, AuditEvent, Authority, BoundField, BoundInput, ConfirmationInfo,
-    ExecuteRequest, ExecutionError, ManualClock, ProcedureReference, RegistrationHandle,
+    AgentConsumer, AgentInvocation, AgentInvocationResult, AgentManifest, AgentProcedureBinding,
+    AgentProcedureExecutor, AgentProcedureRef, AuditEvent, Authority, BoundField, BoundInput,
+    ConfirmationInfo, ExecuteRequest, ExecutionError, ManualClock, RegistrationHandle,
     Subscription, SurfaceRegistry,
 };
 
@@ -206,7 +206,7 @@ pub struct Fixture {
 /// returns its handle.
 pub fn register_plain(registry: &SurfaceRegistry, path: &str) -> RegistrationHandle {
     registry
-        .register_procedure(ProcedureReference::new(procedure(
+        .register_procedure(AgentProcedureBinding::new(procedure(
             registry.authority(),
             path,
         )))

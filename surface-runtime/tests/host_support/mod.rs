@@ -16,9 +16,9 @@ use surface_runtime::host::{
 };
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
-    AgentConsumer, AgentInvocation, AgentInvocationResult, AgentManifest, AgentProcedureExecutor,
-    AgentProcedureRef, Authority, BoundField, BoundInput, Cancellation, ComponentDefinition,
-    ExecuteRequest, ExecutionError, ManualClock, ProcedureReference, RegistrationHandle,
+    AgentConsumer, AgentInvocation, AgentInvocationResult, AgentManifest, AgentProcedureBinding,
+    AgentProcedureExecutor, AgentProcedureRef, Authority, BoundField, BoundInput, Cancellation,
+    ComponentDefinition, ExecuteRequest, ExecutionError, ManualClock, RegistrationHandle,
     SurfaceRegistry, SurfaceSnapshot, ViewCapability,
 };
 
@@ -127,7 +127,7 @@ impl Fixture {
             .expect("component registers");
         handles.push(
             registry
-                .register_procedure(ProcedureReference::new(procedure(
+                .register_procedure(AgentProcedureBinding::new(procedure(
                     &authority,
                     "devices.list",
                 )))
@@ -136,7 +136,7 @@ impl Fixture {
         handles.push(
             registry
                 .register_procedure(
-                    ProcedureReference::new(procedure(&authority, "devices.disable"))
+                    AgentProcedureBinding::new(procedure(&authority, "devices.disable"))
                         .bind(|| DisableSelection(vec!["d1".into(), "d2".into()]))
                         .context(&table),
                 )
@@ -144,7 +144,7 @@ impl Fixture {
         );
         handles.push(
             registry
-                .register_procedure(ProcedureReference::new(procedure(
+                .register_procedure(AgentProcedureBinding::new(procedure(
                     &authority,
                     "devices.purge",
                 )))

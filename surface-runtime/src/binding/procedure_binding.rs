@@ -1,88 +1,62 @@
-//! Procedure references (seed 000 "Declaring a reference"): what the app
-//! registers to say "this procedure is relevant here, with these inputs
-//! bound from UI state".
+//! [`AgentProcedureBinding`]: what the application registers to say "this
+//! procedure is relevant here, with these inputs bound from UI state".
 
 use std::fmt;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::binding::BoundInput;
+use super::{BindingSource, BoundFieldDescriptor, BoundInput};
+use crate::callback::{availability_builders, Availability, BindFailure, BindFn, TextFn};
+use crate::component::ComponentContext;
 use crate::confirmation::ConfirmationLevel;
 use crate::policy::AgentPolicy;
 use crate::procedure::AgentProcedureRef;
-use crate::registry::RegistrationHandle;
-use crate::snapshot::ComponentContext;
+use crate::registration::RegistrationHandle;
 use crate::sync::{MaybeSend, MaybeSync};
 
-// Stored closures are `Send + Sync` on native targets and plain on wasm32
-// (browser closures capture `Rc` signals), matching `crate::sync`.
-#[cfg(not(target_arch = "wasm32"))]
-pub(crate) type BindFn = dyn Fn() -> Result<Map<String, Value>, String> + Send + Sync;
-#[cfg(target_arch = "wasm32")]
-pub(crate) type BindFn = dyn Fn() -> Result<Map<String, Value>, String>;
-#[cfg(not(target_arch = "wasm32"))]
-pub(crate) type WhenFn = dyn Fn() -> bool + Send + Sync;
-#[cfg(target_arch = "wasm32")]
-pub(crate) type WhenFn = dyn Fn() -> bool;
-#[cfg(not(target_arch = "wasm32"))]
-pub(crate) type TextFn = dyn Fn() -> String + Send + Sync;
-#[cfg(target_arch = "wasm32")]
-pub(crate) type TextFn = dyn Fn() -> String;
-
-/// A bound field as the registry keeps it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct BoundFieldSpec {
-    pub(crate) name: String,
-    pub(crate) locked: bool,
-}
-
+/// The bound fields of a binding and the closure producing their values.
 #[derive(Clone)]
 pub(crate) struct BindingSpec {
+    /// `BoundInput::PROCEDURE`: the procedure the binding type is for.
     pub(crate) procedure: &'static str,
-    pub(crate) fields: Vec<BoundFieldSpec>,
+    pub(crate) fields: Vec<BoundFieldDescriptor>,
     pub(crate) bind: Arc<BindFn>,
 }
 
-/// A reason string or a closure producing one.
+/// The owning component a binding names: the handle's registration number
+/// and the component it stood for when the binding was built.
 #[derive(Clone)]
-pub(crate) enum Reason {
-    Static(Arc<str>),
-    Dynamic(Arc<TextFn>),
+pub(crate) struct ContextLink {
+    pub(crate) registration: u64,
+    pub(crate) context: ComponentContext,
 }
 
-impl Reason {
-    pub(crate) fn text(&self) -> String {
-        match self {
-            Reason::Static(s) => s.to_string(),
-            Reason::Dynamic(f) => f(),
-        }
-    }
-}
-
-/// A procedure reference under construction: the typed
-/// [`AgentProcedureRef`] plus the frontend-only knowledge (availability,
-/// bindings, confirmation, policies, description, metadata, owning
-/// component). Register it with `SurfaceRegistry::register_procedure`.
+/// A procedure binding under construction (`bindAgentProcedure` in the
+/// TypeScript library): the typed [`AgentProcedureRef`] plus what only the
+/// frontend knows — availability, inputs bound from UI state, confirmation,
+/// policies, a contextual description, metadata and the owning component.
+/// Register it with `SurfaceRegistry::register_procedure`; the snapshot
+/// then lists one `AgentProcedureDescriptor` for it.
 ///
 /// Closures are evaluated live: `when`/`describe`/`unavailable_reason` at
-/// snapshot and invocation time, `bind` only at invocation (phase 5), never
-/// cached from discovery (SPEC §5 rule 4).
+/// snapshot and invocation time, `bind` only at invocation (the
+/// effective-input phase), never cached from discovery (`docs/bindings.md`,
+/// rule 4).
 ///
 /// ```ignore
 /// registry.register_procedure(
-///     ProcedureReference::new(refs::devices::disable())
+///     AgentProcedureBinding::new(refs::devices::disable())
 ///         .bind(move || DisableBinding { device_ids: sel.get() })
 ///         .when(move || !sel2.get().is_empty())
 ///         .unavailable_reason("Select at least one device first")
 ///         .confirmation(ConfirmationLevel::Required),
 /// )?;
 /// ```
-pub struct ProcedureReference<I = Value> {
+pub struct AgentProcedureBinding<I = Value> {
     pub(crate) procedure: AgentProcedureRef<I, Value>,
     pub(crate) binding: Option<BindingSpec>,
-    pub(crate) when: Option<Arc<WhenFn>>,
-    pub(crate) unavailable_reason: Option<Reason>,
+    pub(crate) availability: Availability,
     pub(crate) confirmation: ConfirmationLevel,
     pub(crate) policies: Vec<Arc<dyn AgentPolicy>>,
     pub(crate) describe: Option<Arc<TextFn>>,
@@ -91,15 +65,9 @@ pub struct ProcedureReference<I = Value> {
     pub(crate) overridable: Vec<String>,
 }
 
-#[derive(Clone)]
-pub(crate) struct ContextLink {
-    pub(crate) registration: u64,
-    pub(crate) context: ComponentContext,
-}
-
-impl<I> fmt::Debug for ProcedureReference<I> {
+impl<I> fmt::Debug for AgentProcedureBinding<I> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ProcedureReference")
+        f.debug_struct("AgentProcedureBinding")
             .field("path", &self.procedure.path())
             .field(
                 "bound_fields",
@@ -110,15 +78,14 @@ impl<I> fmt::Debug for ProcedureReference<I> {
     }
 }
 
-impl<I> ProcedureReference<I> {
-    /// A reference to `procedure` with no binding, always available, at the
-    /// effect's confirmation floor.
+impl<I> AgentProcedureBinding<I> {
+    /// A binding of `procedure` with no bound inputs, always available, at
+    /// the effect's confirmation floor.
     pub fn new<O>(procedure: AgentProcedureRef<I, O>) -> Self {
         Self {
             procedure: procedure.retype(),
             binding: None,
-            when: None,
-            unavailable_reason: None,
+            availability: Availability::default(),
             confirmation: ConfirmationLevel::Never,
             policies: Vec::new(),
             describe: None,
@@ -152,17 +119,18 @@ impl<I> ProcedureReference<I> {
     {
         let fields = B::bound_fields()
             .iter()
-            .map(|f| BoundFieldSpec {
-                name: f.name.to_string(),
+            .map(|f| BoundFieldDescriptor {
+                path: f.name.to_string(),
                 locked: f.locked,
+                source: BindingSource::UiState,
             })
             .collect();
         self.binding = Some(BindingSpec {
             procedure: B::PROCEDURE,
             fields,
             bind: Arc::new(move || match bind() {
-                Ok(b) => b.to_bound_json().map_err(|e| e.to_string()),
-                Err(e) => Err(e.to_string()),
+                Ok(b) => b.to_bound_json().map_err(BindFailure::Serialize),
+                Err(e) => Err(BindFailure::Application(e.to_string())),
             }),
         });
         self
@@ -171,38 +139,16 @@ impl<I> ProcedureReference<I> {
     /// Marks bound fields overridable in addition to those the binding type
     /// declares: they stay in the agent schema and an agent value wins over
     /// the bound one. Naming a field that is not bound is a registration
-    /// error. Use sparingly (seed 000 D8).
+    /// error. Use sparingly: the server authorizes whatever values arrive.
     pub fn overridable<S: Into<String>>(mut self, fields: impl IntoIterator<Item = S>) -> Self {
         self.overridable.extend(fields.into_iter().map(Into::into));
         self
     }
 
-    /// Contextual availability; evaluated at snapshot and invocation time.
-    pub fn when<F>(mut self, when: F) -> Self
-    where
-        F: Fn() -> bool + MaybeSend + MaybeSync + 'static,
-    {
-        self.when = Some(Arc::new(when));
-        self
-    }
-
-    /// A fixed reason shown when `when()` is false.
-    pub fn unavailable_reason(mut self, reason: impl Into<String>) -> Self {
-        self.unavailable_reason = Some(Reason::Static(Arc::from(reason.into())));
-        self
-    }
-
-    /// A reason computed when `when()` is false.
-    pub fn unavailable_reason_with<F>(mut self, reason: F) -> Self
-    where
-        F: Fn() -> String + MaybeSend + MaybeSync + 'static,
-    {
-        self.unavailable_reason = Some(Reason::Dynamic(Arc::new(reason)));
-        self
-    }
+    availability_builders!("binding");
 
     /// Escalates the confirmation level; it can never go below the effect
-    /// floor (SPEC §5 rule 6).
+    /// floor (`ConfirmationLevel::floor`).
     pub fn confirmation(mut self, level: ConfirmationLevel) -> Self {
         self.confirmation = level;
         self
@@ -244,27 +190,25 @@ impl<I> ProcedureReference<I> {
     }
 
     /// Records the owning component (the handle `register_component`
-    /// returned). The component must be live when the reference registers.
+    /// returned). The component must be live when the binding registers.
     pub fn context(mut self, component: &RegistrationHandle) -> Self {
-        self.context = component.component_context().map(|context| ContextLink {
-            registration: component.number(),
-            context: context.clone(),
-        });
-        if self.context.is_none() {
-            // A procedure handle is not a component: remember it so
-            // registration fails with a clear error.
-            self.context = Some(ContextLink {
-                registration: component.number(),
-                context: ComponentContext {
-                    component_type: String::new(),
-                    instance_id: String::new(),
-                },
+        // A procedure handle is not a component: an empty context makes
+        // registration fail with `ContextNotLive`.
+        let context = component
+            .component_context()
+            .cloned()
+            .unwrap_or(ComponentContext {
+                component_type: String::new(),
+                instance_id: String::new(),
             });
-        }
+        self.context = Some(ContextLink {
+            registration: component.number(),
+            context,
+        });
         self
     }
 
-    /// The referenced procedure.
+    /// The bound procedure.
     pub fn procedure(&self) -> &AgentProcedureRef<I, Value> {
         &self.procedure
     }

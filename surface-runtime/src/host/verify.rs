@@ -1,0 +1,119 @@
+//! How the agent host verifies an announced snapshot against a known build
+//! artifact: every procedure descriptor must be what the build's manifest
+//! and the binding rules produce, every view capability well-formed and
+//! clear of manifest paths. The rules are the registry's own
+//! ([`crate::binding`], [`crate::component`], [`crate::snapshot`]), so the
+//! host accepts exactly what a registry of that build can announce.
+
+use super::agent_host::KnownBuild;
+use super::error::{ArtifactMismatch, HostError};
+use crate::binding::{reduced_input_schema, unknown_bound_field};
+use crate::component::{colliding_path, view_capability_id};
+use crate::confirmation::ConfirmationLevel;
+use crate::manifest::{canonical_capability_id, AgentManifest};
+use crate::snapshot::{
+    extends_description, AgentProcedureDescriptor, ComponentDescriptor, SurfaceSnapshot,
+    ViewCapabilityDescriptor,
+};
+
+/// Verifies an announced snapshot against a known build artifact; the
+/// first failed check.
+pub(super) fn verify_snapshot(
+    build: &KnownBuild,
+    snapshot: &SurfaceSnapshot,
+) -> Result<(), HostError> {
+    let manifest = build.authority.manifest();
+    for p in &snapshot.procedures {
+        verify_procedure(manifest, p).map_err(|mismatch| HostError::ArtifactMismatch {
+            capability_id: p.procedure_id.clone(),
+            mismatch,
+        })?;
+    }
+    for c in &snapshot.components {
+        for capability in &c.capabilities {
+            verify_view(build, manifest, c, capability).map_err(|mismatch| {
+                HostError::ArtifactMismatch {
+                    capability_id: capability.capability_id.clone(),
+                    mismatch,
+                }
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// A procedure descriptor is the manifest's entry under the binding rules.
+fn verify_procedure(
+    manifest: &AgentManifest,
+    p: &AgentProcedureDescriptor,
+) -> Result<(), ArtifactMismatch> {
+    let path = p
+        .procedure_id
+        .strip_prefix("domain:")
+        .ok_or(ArtifactMismatch::ProcedureIdShape)?;
+    let tool = manifest
+        .tools
+        .get(path)
+        .ok_or_else(|| ArtifactMismatch::NotInManifest { path: path.into() })?;
+    let canonical = canonical_capability_id(path, tool);
+    let announced = p.canonical_capability_id();
+    if announced != canonical {
+        return Err(ArtifactMismatch::CapabilityId {
+            announced: announced.into(),
+            manifest: canonical,
+        });
+    }
+    if p.effect != tool.effect {
+        return Err(ArtifactMismatch::Effect {
+            announced: p.effect,
+            manifest: tool.effect,
+        });
+    }
+    if p.output_schema.as_deref() != tool.output_schema.as_ref() {
+        return Err(ArtifactMismatch::OutputSchema);
+    }
+    let floor = ConfirmationLevel::floor(tool.effect);
+    if p.confirmation < floor {
+        return Err(ArtifactMismatch::ConfirmationBelowFloor {
+            announced: p.confirmation,
+            floor,
+            effect: tool.effect,
+        });
+    }
+    if !extends_description(&tool.description, &p.description) {
+        return Err(ArtifactMismatch::Description);
+    }
+    let bound = p.bound_fields.iter().map(|f| f.path.as_str());
+    if let Some(field) = unknown_bound_field(&tool.input_schema, bound) {
+        return Err(ArtifactMismatch::BoundField {
+            field: field.into(),
+        });
+    }
+    if *p.input_schema != reduced_input_schema(&tool.input_schema, &p.bound_fields) {
+        return Err(ArtifactMismatch::InputSchema);
+    }
+    Ok(())
+}
+
+/// A view capability has its `view:` id, names no manifest path, and is
+/// declared when the build restricts its view capabilities.
+fn verify_view(
+    build: &KnownBuild,
+    manifest: &AgentManifest,
+    component: &ComponentDescriptor,
+    capability: &ViewCapabilityDescriptor,
+) -> Result<(), ArtifactMismatch> {
+    let expected = view_capability_id(&component.component_type, &capability.name);
+    if capability.capability_id != expected {
+        return Err(ArtifactMismatch::ViewIdShape { expected });
+    }
+    if let Some(path) = colliding_path(manifest, &component.component_type, &capability.name) {
+        return Err(ArtifactMismatch::ViewCollision { path });
+    }
+    if let Some(allowed) = &build.view_capabilities {
+        if !allowed.contains(&capability.capability_id) {
+            return Err(ArtifactMismatch::ViewNotDeclared);
+        }
+    }
+    Ok(())
+}

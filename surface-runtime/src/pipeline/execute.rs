@@ -1,0 +1,224 @@
+//! Phases 7 (execute) and 8 (result) of the pipeline: the installed
+//! executor (procedures) or the local handler (view capabilities), raced
+//! against the registry timeout and the caller's cancellation with no async
+//! runtime; then the audit record and the agent's result.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::Poll;
+
+use serde_json::{json, Value};
+
+use super::Ready;
+use crate::audit::AuditEvent;
+use crate::cancellation::Cancellation;
+use crate::executor::{ExecuteRequest, ExecutionError, ProcedureCallInfo};
+use crate::invocation::{AgentConsumer, AgentInvocationResult, ErrorCode, Retry};
+use crate::manifest::AgentEffect;
+use crate::registry::{Registered, SurfaceRegistry};
+use crate::sync::BoxFuture;
+
+/// The codes an executor or handler may return as they are; any other
+/// becomes `EXECUTION_FAILED` (view handlers may also answer
+/// `INVALID_INPUT`).
+const EXECUTOR_CODES: [ErrorCode; 7] = [
+    ErrorCode::NotAuthorized,
+    ErrorCode::DomainApprovalRequired,
+    ErrorCode::DomainOutcomeUnknown,
+    ErrorCode::ExecutionFailed,
+    ErrorCode::Timeout,
+    ErrorCode::Cancelled,
+    ErrorCode::PreconditionFailed,
+];
+
+/// How the race of an execution ended.
+enum Raced {
+    Done(Result<Value, ExecutionError>),
+    Timeout,
+    Cancelled,
+}
+
+impl SurfaceRegistry {
+    /// Phases 7 and 8 for a call that passed phases 1–6.
+    pub(super) async fn execute(
+        &self,
+        ready: Ready,
+        consumer: &AgentConsumer,
+        caller: Option<&Cancellation>,
+    ) -> AgentInvocationResult {
+        let Ready {
+            key: _,
+            invocation_id,
+            target,
+            input,
+            confirmation,
+        } = ready;
+        let confirmation_id = confirmation.as_ref().map(|c| c.id.clone());
+        let cancellation = Cancellation::new();
+        let timeout = match (&self.settings().timer, self.settings().timeout) {
+            (Some(timer), Some(t)) => Some(timer.sleep(t)),
+            _ => None,
+        };
+        let raced = match &target {
+            Registered::Procedure(p) => {
+                let Some(executor) = self.executor() else {
+                    return self.result(
+                        invocation_id,
+                        &target,
+                        confirmation_id,
+                        Err(no_executor()),
+                    );
+                };
+                let request = ExecuteRequest {
+                    path: p.path.clone(),
+                    capability_id: p.capability_id.clone(),
+                    contract_digest: p.contract_digest.clone(),
+                    input,
+                    info: ProcedureCallInfo {
+                        invocation_id: Arc::from(invocation_id.as_str()),
+                        consumer: consumer.clone(),
+                        cancellation: cancellation.clone(),
+                        confirmation,
+                    },
+                };
+                race(executor.execute(request), timeout, caller).await
+            }
+            Registered::View(c, i) => {
+                let handler = c.views[*i].handler.clone();
+                race(handler(input), timeout, caller).await
+            }
+        };
+        let outcome = self.settle(&target, raced, &cancellation);
+        self.result(invocation_id, &target, confirmation_id, outcome)
+    }
+
+    /// The outcome of a race: the output, a sanitized executor error, or
+    /// `TIMEOUT` / `CANCELLED` (firing the executor's cancellation).
+    fn settle(
+        &self,
+        target: &Registered,
+        raced: Raced,
+        cancellation: &Cancellation,
+    ) -> Result<Value, ExecutionError> {
+        match raced {
+            Raced::Done(done) => done.map_err(|e| sanitize(target, e)),
+            Raced::Timeout => {
+                cancellation.cancel();
+                let retry = match target.effect() {
+                    None | Some(AgentEffect::ServerQuery) => Retry::Yes,
+                    Some(_) => Retry::No,
+                };
+                let ms = self
+                    .settings()
+                    .timeout
+                    .map_or(0, |t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+                Err(ExecutionError::new(
+                    ErrorCode::Timeout,
+                    "The call timed out; it may still have taken effect.",
+                    retry,
+                )
+                .with_detail("timeoutMs", ms))
+            }
+            Raced::Cancelled => {
+                cancellation.cancel();
+                Err(ExecutionError::new(
+                    ErrorCode::Cancelled,
+                    "The call was cancelled; it may still have taken effect.",
+                    Retry::No,
+                ))
+            }
+        }
+    }
+
+    /// Phase 8: the audit record of the execution and the agent's result.
+    pub(super) fn result(
+        &self,
+        invocation_id: String,
+        target: &Registered,
+        confirmation_id: Option<String>,
+        outcome: Result<Value, ExecutionError>,
+    ) -> AgentInvocationResult {
+        match outcome {
+            Ok(output) => {
+                self.audit(|| AuditEvent::Executed {
+                    invocation_id: invocation_id.clone(),
+                    capability_id: target.capability_id().to_string(),
+                    registration_id: target.registration_id().to_string(),
+                    confirmation_id,
+                });
+                AgentInvocationResult::Success {
+                    invocation_id,
+                    output,
+                }
+            }
+            Err(err) => {
+                self.audit(|| AuditEvent::ExecutionFailed {
+                    invocation_id: invocation_id.clone(),
+                    capability_id: target.capability_id().to_string(),
+                    registration_id: target.registration_id().to_string(),
+                    code: err.code,
+                    internal: err.internal.clone(),
+                });
+                AgentInvocationResult::Error {
+                    invocation_id,
+                    error: err.to_agent_error(),
+                }
+            }
+        }
+    }
+}
+
+fn no_executor() -> ExecutionError {
+    ExecutionError::new(
+        ErrorCode::ExecutionFailed,
+        "The application cannot run procedures right now.",
+        Retry::No,
+    )
+    .with_internal("no procedure executor installed")
+}
+
+/// An executor error as the agent may see it: an allowed code passes, any
+/// other becomes `EXECUTION_FAILED` with the original kept for audit.
+fn sanitize(target: &Registered, e: ExecutionError) -> ExecutionError {
+    let is_view = matches!(target, Registered::View(..));
+    if EXECUTOR_CODES.contains(&e.code) || (is_view && e.code == ErrorCode::InvalidInput) {
+        return e;
+    }
+    let internal = json!({"code": e.code, "message": e.message, "internal": e.internal});
+    ExecutionError::new(ErrorCode::ExecutionFailed, "The call failed.", Retry::No)
+        .with_internal(internal)
+}
+
+/// Races the execution against the timeout and the caller's cancellation,
+/// with no async runtime.
+async fn race(
+    mut work: BoxFuture<'_, Result<Value, ExecutionError>>,
+    mut timeout: Option<BoxFuture<'static, ()>>,
+    caller: Option<&Cancellation>,
+) -> Raced {
+    if caller.is_some_and(Cancellation::is_cancelled) {
+        return Raced::Cancelled;
+    }
+    if timeout.is_none() && caller.is_none() {
+        return Raced::Done(work.await);
+    }
+    let mut cancelled = caller.map(Cancellation::cancelled);
+    std::future::poll_fn(move |cx| {
+        if let Poll::Ready(result) = work.as_mut().poll(cx) {
+            return Poll::Ready(Raced::Done(result));
+        }
+        if let Some(t) = timeout.as_mut() {
+            if t.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Raced::Timeout);
+            }
+        }
+        if let Some(c) = cancelled.as_mut() {
+            if Pin::new(c).poll(cx).is_ready() {
+                return Poll::Ready(Raced::Cancelled);
+            }
+        }
+        Poll::Pending
+    })
+    .await
+}

@@ -1,0 +1,279 @@
+//! Phase 5 of the pipeline: the effective input (`docs/bindings.md`).
+//! Locked fields are rejected before the merge (rule 2), `bind()` runs on
+//! live state (rule 4), the agent's value wins for overridable fields
+//! (rule 3), and the merged object is validated once against the **full**
+//! input schema (rule 5); an error that concerns a value `bind()` produced
+//! is the binding's fault (`binding-failed`), not the agent's.
+
+use jsonschema::paths::LocationSegment;
+use serde_json::{json, Map, Value};
+
+use super::{fail, Failure};
+use crate::audit::Phase;
+use crate::invocation::{ErrorCode, Retry};
+use crate::registry::{ProcedureEntry, Registered};
+
+/// Phase 5: the effective input of a call resolved to `target`, validated.
+pub(super) fn effective_input(target: &Registered, agent: Value) -> Result<Value, Failure> {
+    let agent = agent_object(agent)?;
+    match target {
+        Registered::View(c, i) => {
+            let value = Value::Object(agent);
+            match validation_errors(&c.views[*i].validator, &value, &|_| false) {
+                None => Ok(value),
+                Some(invalid) => Err(invalid.into_failure()),
+            }
+        }
+        Registered::Procedure(p) => procedure_input(p, agent),
+    }
+}
+
+/// The agent's input as an object (`null` is `{}`).
+fn agent_object(agent: Value) -> Result<Map<String, Value>, Failure> {
+    match agent {
+        Value::Object(map) => Ok(map),
+        Value::Null => Ok(Map::new()),
+        _ => Err(fail(
+            Phase::Input,
+            ErrorCode::InvalidInput,
+            "The input must be a JSON object.",
+            Retry::WithChanges,
+        )
+        .detail(
+            "errors",
+            json!([{"instancePath": "", "keyword": "type", "message": "input must be a JSON object"}]),
+        )),
+    }
+}
+
+/// Rules 2–5 for a procedure binding.
+fn procedure_input(p: &ProcedureEntry, mut agent: Map<String, Value>) -> Result<Value, Failure> {
+    let overridden = reject_locked(p, &agent)?;
+    merge_bound(p, &mut agent)?;
+    let effective = Value::Object(agent);
+    // Attribute each error: to the binding when it concerns a bound field
+    // whose value came from bind() (not overridden by the agent), else to
+    // the agent.
+    let from_binding = |field: &str| {
+        p.bound
+            .iter()
+            .enumerate()
+            .any(|(i, f)| f.path == field && !overridden.contains(&i))
+    };
+    match validation_errors(&p.validator, &effective, &from_binding) {
+        None => Ok(effective),
+        Some(invalid) if invalid.binding_fault => Err(binding_failed()
+            .internal(json!({"errors": invalid.errors, "errorsTruncated": invalid.truncated}))),
+        Some(invalid) => Err(invalid.into_failure()),
+    }
+}
+
+/// Rule 2, before the merge: agent values for locked fields are
+/// `INVALID_INPUT` (`details.lockedFields`). Returns the indexes of the
+/// bound fields the agent overrode (overridable ones).
+fn reject_locked(p: &ProcedureEntry, agent: &Map<String, Value>) -> Result<Vec<usize>, Failure> {
+    let mut sets_locked = false;
+    let mut overridden: Vec<usize> = Vec::new();
+    for (i, f) in p.bound.iter().enumerate() {
+        if agent.contains_key(&f.path) {
+            if f.locked {
+                sets_locked = true;
+            } else {
+                overridden.push(i);
+            }
+        }
+    }
+    if !sets_locked {
+        return Ok(overridden);
+    }
+    let locked: Vec<&str> = p
+        .bound
+        .iter()
+        .filter(|f| f.locked && agent.contains_key(&f.path))
+        .map(|f| f.path.as_str())
+        .collect();
+    Err(fail(
+        Phase::Input,
+        ErrorCode::InvalidInput,
+        "The input sets fields the application binds from the UI; omit them.",
+        Retry::WithChanges,
+    )
+    .detail("lockedFields", locked))
+}
+
+/// Rules 3 and 4: `bind()` on live state, merged under the agent's values
+/// (which only overridable fields can carry by now). A failing `bind()` or
+/// a value for an undeclared field is `binding-failed`.
+fn merge_bound(p: &ProcedureEntry, agent: &mut Map<String, Value>) -> Result<(), Failure> {
+    let Some(bind) = &p.bind else {
+        return Ok(());
+    };
+    let bound =
+        bind().map_err(|err| binding_failed().internal(json!({"bindError": err.to_string()})))?;
+    for (key, value) in bound {
+        if !p.bound.iter().any(|f| f.path == key) {
+            return Err(binding_failed().internal(json!({"undeclaredBoundField": key})));
+        }
+        // The agent's value wins for overridable fields.
+        agent.entry(key).or_insert(value);
+    }
+    Ok(())
+}
+
+fn binding_failed() -> Failure {
+    fail(
+        Phase::Input,
+        ErrorCode::PreconditionFailed,
+        "The application could not bind this call's inputs from the current view.",
+        Retry::No,
+    )
+    .detail("reason", "binding-failed")
+}
+
+fn invalid_input(errors: Vec<Value>) -> Failure {
+    fail(
+        Phase::Input,
+        ErrorCode::InvalidInput,
+        "The input does not match the input schema.",
+        Retry::WithChanges,
+    )
+    .detail("errors", errors)
+}
+
+/// The most validation errors one `INVALID_INPUT` lists in
+/// `details.errors` (the first ones the validator reports); when there are
+/// more, `details.errorsTruncated` is `true`. Without the cap a 262,144-
+/// character array of wrong-typed items would turn into an error list a
+/// hundred times its size, recorded for replay.
+pub const MAX_REPORTED_VALIDATION_ERRORS: usize = 32;
+
+/// Why an input failed its schema: the first
+/// [`MAX_REPORTED_VALIDATION_ERRORS`] errors as
+/// `{"instancePath","keyword","message"}`, whether more were left out, and
+/// whether any error (listed or not) concerns a top-level field for which
+/// `from_binding` is true.
+struct Invalid {
+    errors: Vec<Value>,
+    truncated: bool,
+    binding_fault: bool,
+}
+
+impl Invalid {
+    fn into_failure(self) -> Failure {
+        let truncated = self.truncated;
+        let failure = invalid_input(self.errors);
+        if truncated {
+            failure.detail("errorsTruncated", true)
+        } else {
+            failure
+        }
+    }
+}
+
+/// Validates `instance`; `None` when valid. Messages are masked: they never
+/// echo instance values. Memory stays bounded by the cap whatever the
+/// number of errors (they are visited once, lazily).
+fn validation_errors(
+    validator: &jsonschema::Validator,
+    instance: &Value,
+    from_binding: &dyn Fn(&str) -> bool,
+) -> Option<Invalid> {
+    if validator.is_valid(instance) {
+        return None;
+    }
+    let mut invalid = Invalid {
+        errors: Vec::new(),
+        truncated: false,
+        binding_fault: false,
+    };
+    for e in validator.iter_errors(instance) {
+        if !invalid.binding_fault {
+            let field = match e.instance_path().iter().next() {
+                Some(LocationSegment::Property(p)) => Some(p.to_string()),
+                _ => match e.kind() {
+                    jsonschema::error::ValidationErrorKind::Required { property } => {
+                        property.as_str().map(str::to_string)
+                    }
+                    _ => None,
+                },
+            };
+            invalid.binding_fault = field.as_deref().is_some_and(from_binding);
+        }
+        if invalid.errors.len() < MAX_REPORTED_VALIDATION_ERRORS {
+            invalid.errors.push(json!({
+                "instancePath": e.instance_path().as_str(),
+                "keyword": e.kind().keyword(),
+                "message": e.masked().to_string(),
+            }));
+        } else {
+            invalid.truncated = true;
+            if invalid.binding_fault {
+                break;
+            }
+        }
+    }
+    Some(invalid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_errors_name_the_field_and_never_echo_values() {
+        let validator = jsonschema::validator_for(&json!({
+            "type": "object",
+            "properties": {"name": {"type": "string", "maxLength": 3}, "id": {}},
+            "required": ["id"],
+            "additionalProperties": false
+        }))
+        .unwrap();
+        let instance = json!({"name": "secret-value", "zz": 1});
+        let invalid = validation_errors(&validator, &instance, &|_| false).unwrap();
+        let mut keywords: Vec<&str> = invalid
+            .errors
+            .iter()
+            .map(|e| e["keyword"].as_str().unwrap())
+            .collect();
+        keywords.sort_unstable();
+        assert_eq!(keywords, ["additionalProperties", "maxLength", "required"]);
+        assert!(!invalid.truncated && !invalid.binding_fault);
+        let name_error = invalid
+            .errors
+            .iter()
+            .find(|e| e["keyword"] == "maxLength")
+            .unwrap();
+        assert_eq!(name_error["instancePath"], json!("/name"));
+        assert!(!Value::Array(invalid.errors)
+            .to_string()
+            .contains("secret-value"));
+        // Errors are attributed to their top-level field (`required` to the
+        // missing property).
+        for field in ["name", "id"] {
+            let blamed = validation_errors(&validator, &instance, &|f| f == field).unwrap();
+            assert!(blamed.binding_fault, "{field}");
+        }
+        assert!(validation_errors(&validator, &json!({"id": 1}), &|_| true).is_none());
+    }
+
+    #[test]
+    fn validation_errors_list_at_most_the_cap_and_say_so() {
+        let validator = jsonschema::validator_for(&json!({
+            "type": "object",
+            "properties": {"ids": {"type": "array", "items": {"type": "string"}}, "bound": {"type": "string"}}
+        }))
+        .unwrap();
+        let many = json!({"ids": vec![1; 10_000], "bound": 7});
+        let invalid = validation_errors(&validator, &many, &|_| false).unwrap();
+        assert_eq!(invalid.errors.len(), MAX_REPORTED_VALIDATION_ERRORS);
+        assert!(invalid.truncated);
+        assert!(!invalid.binding_fault);
+        // An error beyond the cap still counts for attribution.
+        let invalid = validation_errors(&validator, &many, &|f| f == "bound").unwrap();
+        assert!(invalid.binding_fault);
+        let exactly = json!({"ids": vec![1; MAX_REPORTED_VALIDATION_ERRORS]});
+        let invalid = validation_errors(&validator, &exactly, &|_| false).unwrap();
+        assert_eq!(invalid.errors.len(), MAX_REPORTED_VALIDATION_ERRORS);
+        assert!(!invalid.truncated);
+    }
+}

@@ -1,0 +1,324 @@
+//! The invocation pipeline: [`SurfaceRegistry::invoke`]. Every phase, its
+//! error codes and `retry` values are in `docs/pipeline.md`; each phase is
+//! one function here, in this order, and the first failure ends the call:
+//!
+//! | phase | function | failure |
+//! |---|---|---|
+//! | admission | `SurfaceRegistry::admission` | `INVALID_INPUT` (`invalid-invocation-id`, nothing recorded); a replay of the recorded result; `PRECONDITION_FAILED` (`invocation-in-flight`, `invocation-id-reused`, `duplicate-invocation`, `invocation-ids-exhausted`) |
+//! | 1 resolve | `phases::resolve` | `UNKNOWN_CAPABILITY`, `STALE_CAPABILITY`, `AMBIGUOUS_INSTANCE` (`details.instances`) |
+//! | 2 staleness | `phases::staleness` | `STALE_CAPABILITY` (`details.currentSurfaceVersion`; `surface-version-required`) |
+//! | 3 availability | `phases::availability` | `UNAVAILABLE` (`details.unavailableReason`) |
+//! | 4 authorize | `phases::authorize` | `NOT_AUTHORIZED` |
+//! | 5 effective input | `input::effective_input` | `INVALID_INPUT` (`details.lockedFields`, `details.errors`, at most [`MAX_REPORTED_VALIDATION_ERRORS`], `details.errorsTruncated`); `PRECONDITION_FAILED` (`binding-failed`) |
+//! | 6 policies + confirmation | `phases::check_input`, `SurfaceRegistry::confirmation` | `POLICY_DENIED`; `CONFIRMATION_REQUIRED` (`details.confirmationId`, `details.summary`, `details.expiresAtMs`); `CONFIRMATION_INVALID` (`details.reason`) |
+//! | 7 execute | `SurfaceRegistry::execute` | executor / handler errors (sanitized), `TIMEOUT`, `CANCELLED`, `EXECUTION_FAILED` when no executor |
+//! | 8 result | `SurfaceRegistry::result` | — (audit, then the result is recorded for replay) |
+//!
+//! Admission and phases 1–2 run under one registry lock (a consistent view
+//! of the surface, one lock round trip); phases 3–6 run without it, on the
+//! caller's task, with no await point before execution.
+//!
+//! **Evidence on calls that need none** (level `never`, or `optional` not
+//! enforced) is ignored: it is neither checked nor consumed, and the
+//! executor's `ProcedureCallInfo::confirmation` is `None`.
+
+mod execute;
+mod input;
+mod phases;
+
+use std::future::Future;
+
+use serde_json::{json, Value};
+
+use crate::admission::{envelope_fingerprint, Refusal};
+use crate::audit::{AuditEvent, Phase};
+use crate::cancellation::Cancellation;
+use crate::executor::ConfirmationInfo;
+use crate::hash::IdDigest;
+use crate::invocation::{
+    check_invocation_id, AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult,
+    ErrorCode, InvalidInvocationId, Retry,
+};
+use crate::policy::PolicyContext;
+use crate::registry::{Registered, SurfaceRegistry};
+
+pub use input::MAX_REPORTED_VALIDATION_ERRORS;
+
+/// A call that ended before execution: the agent error, the phase, the
+/// audit-only detail and the registration it had resolved to.
+struct Failure {
+    phase: Phase,
+    error: AgentError,
+    internal: Option<Value>,
+    registration_id: Option<String>,
+}
+
+fn fail(phase: Phase, code: ErrorCode, message: impl Into<String>, retry: Retry) -> Failure {
+    Failure {
+        phase,
+        error: AgentError::new(code, message, retry),
+        internal: None,
+        registration_id: None,
+    }
+}
+
+impl Failure {
+    fn detail(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.error.details.insert(key.to_string(), value.into());
+        self
+    }
+
+    fn internal(mut self, value: impl Into<Value>) -> Self {
+        self.internal = Some(value.into());
+        self
+    }
+
+    /// The failure of a call resolved to `target`.
+    fn at(mut self, target: &Registered) -> Self {
+        self.registration_id = Some(target.registration_id().to_string());
+        self
+    }
+}
+
+/// What the synchronous part of `invoke` ends with.
+enum Prepared {
+    /// Refused at admission: answered, not recorded (again).
+    Answered(AgentInvocationResult),
+    /// Ended in phases 1–6; recorded under the id's digest.
+    Ended(IdDigest, AgentInvocationResult),
+    /// Passed phases 1–6; execution follows.
+    Ready(Ready),
+}
+
+/// A call that passed phases 1–6.
+struct Ready {
+    /// The admitted invocation id's digest.
+    key: IdDigest,
+    invocation_id: String,
+    target: Registered,
+    /// The effective input.
+    input: Value,
+    /// The confirmation the call passed.
+    confirmation: Option<ConfirmationInfo>,
+}
+
+impl SurfaceRegistry {
+    /// Runs one invocation through the pipeline (phases and codes in
+    /// `docs/pipeline.md` and the [module docs](crate::pipeline)). Never
+    /// panics on bad input; never runs one invocation id twice. Lazy like
+    /// any future: nothing runs (and `bind()` is not called) until it is
+    /// polled.
+    pub fn invoke<'a>(
+        &'a self,
+        invocation: AgentInvocation,
+        consumer: &'a AgentConsumer,
+    ) -> impl Future<Output = AgentInvocationResult> + 'a {
+        self.run(invocation, consumer, None)
+    }
+
+    /// [`Self::invoke`] with a caller cancellation signal: cancelling it
+    /// before or during execution ends the call with `CANCELLED` and fires
+    /// the executor's `ProcedureCallInfo::cancellation`.
+    pub fn invoke_with_cancellation<'a>(
+        &'a self,
+        invocation: AgentInvocation,
+        consumer: &'a AgentConsumer,
+        cancellation: &'a Cancellation,
+    ) -> impl Future<Output = AgentInvocationResult> + 'a {
+        self.run(invocation, consumer, Some(cancellation))
+    }
+
+    async fn run(
+        &self,
+        invocation: AgentInvocation,
+        consumer: &AgentConsumer,
+        cancellation: Option<&Cancellation>,
+    ) -> AgentInvocationResult {
+        // Everything up to execution is synchronous, so the future carries
+        // only what execution needs.
+        match self.prepare(invocation, consumer) {
+            Prepared::Answered(result) => result,
+            Prepared::Ended(key, result) => {
+                self.record(key, &result);
+                result
+            }
+            Prepared::Ready(ready) => {
+                let key = ready.key;
+                let result = self.execute(ready, consumer, cancellation).await;
+                self.record(key, &result);
+                result
+            }
+        }
+    }
+
+    /// Admission and phases 1–6, in order.
+    fn prepare(&self, mut inv: AgentInvocation, consumer: &AgentConsumer) -> Prepared {
+        let (key, resolved) = match self.admission(&inv, consumer) {
+            Ok(admitted) => admitted,
+            Err(answer) => return Prepared::Answered(answer),
+        };
+        self.audit(|| AuditEvent::InvocationStarted {
+            invocation_id: inv.invocation_id.clone(),
+            capability_id: inv.capability_id.clone(),
+            registration_id: inv.registration_id.clone(),
+            consumer: consumer.clone(),
+        });
+        let agent_input = std::mem::take(&mut inv.input);
+        let checked =
+            resolved.and_then(
+                |target| match self.check(&inv, &target, agent_input, consumer) {
+                    Ok((input, confirmation)) => Ok((target, input, confirmation)),
+                    Err(failure) => Err(failure.at(&target)),
+                },
+            );
+        match checked {
+            Ok((target, input, confirmation)) => Prepared::Ready(Ready {
+                key,
+                invocation_id: inv.invocation_id,
+                target,
+                input,
+                confirmation,
+            }),
+            Err(failure) => Prepared::Ended(key, self.rejected(inv, failure)),
+        }
+    }
+
+    /// Admission: the invocation-id rule, then the registry's record of
+    /// ids. Phases 1 (resolve) and 2 (staleness) run under the same lock;
+    /// their outcome is the second half of the `Ok`.
+    #[allow(clippy::result_large_err)]
+    fn admission(
+        &self,
+        inv: &AgentInvocation,
+        consumer: &AgentConsumer,
+    ) -> Result<(IdDigest, Result<Registered, Failure>), AgentInvocationResult> {
+        if let Err(problem) = check_invocation_id(&inv.invocation_id) {
+            return Err(self.refuse_invalid_id(inv, problem));
+        }
+        let fingerprint = envelope_fingerprint(self.fingerprint_seed(), inv, consumer);
+        self.admit(&inv.invocation_id, fingerprint, |live| {
+            let target = phases::resolve(live, inv, consumer)?;
+            phases::staleness(live, inv, &target)?;
+            Ok(target)
+        })
+        .map_err(|refusal| self.refuse(inv, refusal))
+    }
+
+    /// Phases 3–6 for a resolved registration: the effective input and the
+    /// confirmation it passed.
+    fn check(
+        &self,
+        inv: &AgentInvocation,
+        target: &Registered,
+        agent_input: Value,
+        consumer: &AgentConsumer,
+    ) -> Result<(Value, Option<ConfirmationInfo>), Failure> {
+        phases::availability(target)?;
+        let ctx = policy_context(inv, target, consumer);
+        let policies = || self.settings().policies.iter().chain(target.policies());
+        let level = phases::authorize(policies(), &ctx, target.static_level())?;
+        let input = input::effective_input(target, agent_input)?;
+        let level = phases::check_input(policies(), &ctx, &input, level)?;
+        self.confirmation(inv, target, input, level)
+    }
+
+    /// The `INVALID_INPUT` answer to an invocation id that breaks the
+    /// invocation-id rule; nothing is recorded. The audit event carries an
+    /// escaped prefix of the id, never raw control characters.
+    fn refuse_invalid_id(
+        &self,
+        inv: &AgentInvocation,
+        problem: InvalidInvocationId,
+    ) -> AgentInvocationResult {
+        let error = AgentError::new(
+            ErrorCode::InvalidInput,
+            "The invocationId must be 1 to 256 visible ASCII characters (0x21-0x7E, no spaces or control characters); send a fresh id such as a UUID.",
+            Retry::WithChanges,
+        )
+        .with_detail("reason", "invalid-invocation-id");
+        self.audit(|| AuditEvent::InvocationRejected {
+            invocation_id: escaped_prefix(&inv.invocation_id),
+            capability_id: escaped_prefix(&inv.capability_id),
+            registration_id: None,
+            phase: Phase::Admission,
+            code: ErrorCode::InvalidInput,
+            internal: Some(json!({"invocationId": problem.to_string()})),
+        });
+        AgentInvocationResult::Error {
+            invocation_id: inv.invocation_id.clone(),
+            error,
+        }
+    }
+
+    /// The answer to a refused repeat of an id (or a new id once the
+    /// registry's id table is full): a replay, or `PRECONDITION_FAILED`.
+    fn refuse(&self, inv: &AgentInvocation, refusal: Refusal) -> AgentInvocationResult {
+        if refusal.reason().is_some() {
+            self.audit(|| AuditEvent::InvocationRejected {
+                invocation_id: inv.invocation_id.clone(),
+                capability_id: inv.capability_id.clone(),
+                registration_id: None,
+                phase: Phase::Admission,
+                code: ErrorCode::PreconditionFailed,
+                internal: None,
+            });
+        }
+        refusal.into_result(inv.invocation_id.clone())
+    }
+
+    /// The result of a call that ended in phases 1–6, audited (a
+    /// `CONFIRMATION_REQUIRED` is audited as a confirmation request).
+    fn rejected(&self, inv: AgentInvocation, failure: Failure) -> AgentInvocationResult {
+        if failure.error.code != ErrorCode::ConfirmationRequired {
+            self.audit(|| AuditEvent::InvocationRejected {
+                invocation_id: inv.invocation_id.clone(),
+                capability_id: inv.capability_id.clone(),
+                registration_id: failure.registration_id.clone(),
+                phase: failure.phase,
+                code: failure.error.code,
+                internal: failure.internal.clone(),
+            });
+        }
+        AgentInvocationResult::Error {
+            invocation_id: inv.invocation_id,
+            error: failure.error,
+        }
+    }
+}
+
+/// What policies see of a call resolved to `target` (never the input).
+fn policy_context<'a>(
+    inv: &'a AgentInvocation,
+    target: &'a Registered,
+    consumer: &'a AgentConsumer,
+) -> PolicyContext<'a> {
+    PolicyContext {
+        invocation_id: &inv.invocation_id,
+        capability_id: target.capability_id(),
+        path: match target {
+            Registered::Procedure(p) => Some(&p.path),
+            Registered::View(..) => None,
+        },
+        registration_id: target.registration_id(),
+        effect: target.effect(),
+        consumer,
+        context: target.context(),
+    }
+}
+
+/// At most 64 characters of agent-supplied `text`, with control and
+/// non-ASCII characters escaped, and the full length when it was cut: safe
+/// for any log line.
+fn escaped_prefix(text: &str) -> String {
+    const KEEP: usize = 64;
+    let mut out: String = text
+        .chars()
+        .take(KEEP)
+        .flat_map(char::escape_default)
+        .collect();
+    let total = text.chars().count();
+    if total > KEEP {
+        out.push_str(&format!("… ({total} characters)"));
+    }
+    out
+}

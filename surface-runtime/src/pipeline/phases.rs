@@ -1,0 +1,301 @@
+//! Phases 1–4 and 6 of the pipeline, one function each, in order (phase 5
+//! is [`super::input`], 7 and 8 are [`super::execute`]).
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::{fail, Failure};
+use crate::audit::{AuditEvent, Phase};
+use crate::confirmation::{input_digest, ConfirmationLevel, ConfirmationRequest, Issued};
+use crate::executor::ConfirmationInfo;
+use crate::invocation::{AgentConsumer, AgentInvocation, ConsumerKind, ErrorCode, Retry};
+use crate::policy::{AgentPolicy, PolicyContext, PolicyDecision};
+use crate::registry::{Live, Lookup, Registered, SurfaceRegistry};
+use crate::snapshot::join_description;
+
+/// Phase 1: the registration a call names. A `registrationId` must name a
+/// live registration of this capability (`STALE_CAPABILITY` when it was
+/// issued and is gone); without one, exactly one live registration (of the
+/// `instance`, when given) must serve it (`AMBIGUOUS_INSTANCE` otherwise).
+/// Headless consumers resolve no view capability.
+pub(super) fn resolve(
+    live: &Live<'_>,
+    inv: &AgentInvocation,
+    consumer: &AgentConsumer,
+) -> Result<Registered, Failure> {
+    let capability_id = inv.capability_id.as_str();
+    if capability_id.starts_with("view:") && consumer.kind == ConsumerKind::Headless {
+        return Err(unknown_capability());
+    }
+    if let Some(wanted) = inv.registration_id.as_deref() {
+        return match live.lookup(capability_id, wanted) {
+            Lookup::Serving(target) => Ok(target),
+            Lookup::Gone => Err(fail(
+                Phase::Resolve,
+                ErrorCode::StaleCapability,
+                "This registration is no longer live; take a fresh snapshot.",
+                Retry::AfterRefresh,
+            )),
+            Lookup::Unknown => Err(unknown_capability()),
+        };
+    }
+    let instance = inv.instance.as_deref();
+    let mut candidates = live.serving(capability_id).filter(|target| {
+        instance.is_none_or(|i| target.context().is_some_and(|c| c.instance_id == i))
+    });
+    let Some(first) = candidates.next() else {
+        return Err(unknown_capability());
+    };
+    let Some(second) = candidates.next() else {
+        return Ok(first);
+    };
+    let instances: Vec<Value> = [first, second]
+        .into_iter()
+        .chain(candidates)
+        .map(|target| instance_summary(&target))
+        .collect();
+    Err(fail(
+        Phase::Resolve,
+        ErrorCode::AmbiguousInstance,
+        "Several live references match; call again with the registrationId of the intended one.",
+        Retry::WithChanges,
+    )
+    .detail("instances", instances))
+}
+
+fn unknown_capability() -> Failure {
+    fail(
+        Phase::Resolve,
+        ErrorCode::UnknownCapability,
+        "No capability with this id is available; take a fresh snapshot.",
+        Retry::AfterRefresh,
+    )
+}
+
+/// One entry of `details.instances`: `{"registrationId", "context"?}`.
+fn instance_summary(target: &Registered) -> Value {
+    let mut v = json!({ "registrationId": target.registration_id() });
+    if let Some(ctx) = target.context() {
+        v["context"] = json!(ctx);
+    }
+    v
+}
+
+/// Phase 2: a destructive or external-side-effect procedure acted on from
+/// an older `surfaceVersion` is stale — and so is such a call that names
+/// no `surfaceVersion` at all (`details.reason:
+/// "surface-version-required"`): the registry cannot tell which surface
+/// the agent saw, so it never asks for confirmation on its behalf.
+pub(super) fn staleness(
+    live: &Live<'_>,
+    inv: &AgentInvocation,
+    target: &Registered,
+) -> Result<(), Failure> {
+    let Registered::Procedure(p) = target else {
+        return Ok(());
+    };
+    if !p.effect.requires_current_surface() {
+        return Ok(());
+    }
+    let current = live.surface_version();
+    let failure = match inv.surface_version {
+        Some(v) if v == current => return Ok(()),
+        Some(_) => fail(
+            Phase::Staleness,
+            ErrorCode::StaleCapability,
+            "The surface changed since this capability was listed; take a fresh snapshot.",
+            Retry::AfterRefresh,
+        ),
+        None => fail(
+            Phase::Staleness,
+            ErrorCode::StaleCapability,
+            "This capability has a destructive or external effect: send the surfaceVersion of the snapshot it was listed in.",
+            Retry::AfterRefresh,
+        )
+        .detail("reason", "surface-version-required"),
+    };
+    Err(failure.detail("currentSurfaceVersion", current).at(target))
+}
+
+/// Phase 3: `when()`, evaluated now.
+pub(super) fn availability(target: &Registered) -> Result<(), Failure> {
+    let availability = target.availability();
+    if availability.holds() {
+        return Ok(());
+    }
+    let reason = availability.reason_text();
+    let failure = fail(
+        Phase::Availability,
+        ErrorCode::Unavailable,
+        reason
+            .clone()
+            .unwrap_or_else(|| "This capability is not available right now.".into()),
+        Retry::AfterRefresh,
+    );
+    Err(match reason {
+        Some(reason) => failure.detail("unavailableReason", reason),
+        None => failure,
+    })
+}
+
+/// Phase 4: the pre-input policies (registry-wide ones first), which see
+/// who calls what but never the input. Returns the confirmation level
+/// raised by their static levels and `RequireConfirmation` decisions; a
+/// denial is `NOT_AUTHORIZED`.
+pub(super) fn authorize<'p>(
+    policies: impl Iterator<Item = &'p Arc<dyn AgentPolicy>>,
+    ctx: &PolicyContext<'_>,
+    mut level: ConfirmationLevel,
+) -> Result<ConfirmationLevel, Failure> {
+    for policy in policies {
+        level = level.max(policy.confirmation());
+        match policy.authorize(ctx) {
+            PolicyDecision::Allow => {}
+            PolicyDecision::RequireConfirmation => level = ConfirmationLevel::Required,
+            PolicyDecision::Deny { message, internal } => {
+                return Err(denied(
+                    Phase::Authorize,
+                    ErrorCode::NotAuthorized,
+                    &**policy,
+                    message,
+                    internal,
+                ))
+            }
+        }
+    }
+    Ok(level)
+}
+
+/// Phase 6, first half: the post-input policies over the effective input.
+/// Returns the level raised by `RequireConfirmation`; a denial is
+/// `POLICY_DENIED`.
+pub(super) fn check_input<'p>(
+    policies: impl Iterator<Item = &'p Arc<dyn AgentPolicy>>,
+    ctx: &PolicyContext<'_>,
+    input: &Value,
+    mut level: ConfirmationLevel,
+) -> Result<ConfirmationLevel, Failure> {
+    for policy in policies {
+        match policy.check_input(ctx, input) {
+            PolicyDecision::Allow => {}
+            PolicyDecision::RequireConfirmation => level = ConfirmationLevel::Required,
+            PolicyDecision::Deny { message, internal } => {
+                return Err(denied(
+                    Phase::Confirmation,
+                    ErrorCode::PolicyDenied,
+                    &**policy,
+                    message,
+                    internal,
+                ))
+            }
+        }
+    }
+    Ok(level)
+}
+
+fn denied(
+    phase: Phase,
+    code: ErrorCode,
+    policy: &dyn AgentPolicy,
+    message: String,
+    internal: Option<Value>,
+) -> Failure {
+    fail(phase, code, message, Retry::No)
+        .internal(json!({"policy": policy.name(), "internal": internal}))
+}
+
+impl SurfaceRegistry {
+    /// Phase 6, second half: the confirmation `level` demands. Without
+    /// evidence a pending confirmation is issued and the call ends with
+    /// `CONFIRMATION_REQUIRED`; evidence must apply to this capability,
+    /// registration and effective input (`CONFIRMATION_INVALID` otherwise)
+    /// and is consumed. Returns the effective input and the confirmation it
+    /// passed.
+    pub(super) fn confirmation(
+        &self,
+        inv: &AgentInvocation,
+        target: &Registered,
+        input: Value,
+        level: ConfirmationLevel,
+    ) -> Result<(Value, Option<ConfirmationInfo>), Failure> {
+        let confirmations = self.confirmations();
+        if !confirmations.required(level) {
+            return Ok((input, None));
+        }
+        let digest = input_digest(&input);
+        let Some(evidence) = &inv.confirmation else {
+            return Err(self.request_confirmation(inv, target, input, digest));
+        };
+        match confirmations.consume(
+            evidence,
+            target.capability_id(),
+            target.registration_id(),
+            &digest,
+        ) {
+            Ok(info) => Ok((input, Some(info))),
+            Err(problem) => Err(fail(
+                Phase::Confirmation,
+                ErrorCode::ConfirmationInvalid,
+                "The confirmation evidence does not apply to this call; call again without evidence to request a new confirmation.",
+                Retry::Yes,
+            )
+            .detail("reason", problem.as_str())
+            .internal(json!({"confirmationId": evidence.confirmation_id}))),
+        }
+    }
+
+    /// Issues the pending confirmation of a call without evidence and
+    /// returns its `CONFIRMATION_REQUIRED`.
+    fn request_confirmation(
+        &self,
+        inv: &AgentInvocation,
+        target: &Registered,
+        input: Value,
+        input_digest: String,
+    ) -> Failure {
+        let Issued { pending, evicted } = self.confirmations().request(ConfirmationRequest {
+            invocation_id: inv.invocation_id.clone(),
+            capability_id: target.capability_id().to_string(),
+            registration_id: target.registration_id().to_string(),
+            effect: target.effect(),
+            description: description(target),
+            input,
+            input_digest,
+        });
+        if let Some(old) = evicted {
+            self.audit(|| AuditEvent::ConfirmationEvicted {
+                confirmation_id: old.confirmation_id.clone(),
+                capability_id: old.capability_id.clone(),
+                registration_id: old.registration_id.clone(),
+                approved: old.state == crate::confirmation::ConfirmationState::Approved,
+            });
+        }
+        self.audit(|| AuditEvent::ConfirmationRequested {
+            invocation_id: inv.invocation_id.clone(),
+            confirmation_id: pending.confirmation_id.clone(),
+            capability_id: pending.capability_id.clone(),
+            registration_id: pending.registration_id.clone(),
+            input_digest: pending.input_digest.clone(),
+        });
+        fail(
+            Phase::Confirmation,
+            ErrorCode::ConfirmationRequired,
+            "The user must confirm this call. Retry with a fresh invocationId and the confirmation evidence once the application approves it.",
+            Retry::AfterConfirmation,
+        )
+        .detail("confirmationId", pending.confirmation_id.clone())
+        .detail("summary", pending.summary())
+        .detail("expiresAtMs", pending.expires_at_ms)
+    }
+}
+
+/// The capability's description as the snapshot shows it.
+fn description(target: &Registered) -> String {
+    match target {
+        Registered::Procedure(p) => {
+            join_description(&p.manifest_description, p.describe.as_deref())
+        }
+        Registered::View(c, i) => c.views[*i].description.clone(),
+    }
+}

@@ -1,0 +1,208 @@
+//! [`SurfaceRegistryBuilder`]: the registry's settings and bounds, with
+//! their defaults.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::{
+    Inner, Listeners, RegistryBuildError, Settings, State, SurfaceRegistry,
+    DEFAULT_CONFIRMATION_TTL, DEFAULT_MAX_INVOCATION_IDS, DEFAULT_MAX_PENDING_CONFIRMATIONS,
+    DEFAULT_RECORDED_RESULTS, DEFAULT_TIMEOUT,
+};
+use crate::admission::InvocationIds;
+use crate::authority::Authority;
+use crate::clock::{Clock, SystemClock, Timer};
+use crate::confirmation::{Confirmations, Signer};
+use crate::policy::AgentPolicy;
+
+/// Configures a [`SurfaceRegistry`].
+pub struct SurfaceRegistryBuilder {
+    authority: Authority,
+    timeout: Option<Duration>,
+    clock: Arc<dyn Clock>,
+    timer: Option<Arc<dyn Timer>>,
+    confirmation_ttl: Duration,
+    secret: Option<[u8; 32]>,
+    confirm_optional: bool,
+    policies: Vec<Arc<dyn AgentPolicy>>,
+    recorded_results: usize,
+    max_invocation_ids: usize,
+    max_pending_confirmations: usize,
+}
+
+impl SurfaceRegistryBuilder {
+    /// The defaults: system clock, no timer (so no timeout), a random
+    /// secret, [`DEFAULT_CONFIRMATION_TTL`], optional confirmations not
+    /// enforced, no registry-wide policy, and the default bounds.
+    pub(super) fn new(authority: Authority) -> Self {
+        Self {
+            authority,
+            timeout: None,
+            clock: Arc::new(SystemClock),
+            timer: None,
+            confirmation_ttl: DEFAULT_CONFIRMATION_TTL,
+            secret: None,
+            confirm_optional: false,
+            policies: Vec::new(),
+            recorded_results: DEFAULT_RECORDED_RESULTS,
+            max_invocation_ids: DEFAULT_MAX_INVOCATION_IDS,
+            max_pending_confirmations: DEFAULT_MAX_PENDING_CONFIRMATIONS,
+        }
+    }
+
+    /// Registry timeout for execution (phase 7). Only effective with a
+    /// [`Timer`]: **without a timer there is no timeout**. With a timer and
+    /// no explicit timeout, [`DEFAULT_TIMEOUT`] (30 s) applies.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+    /// The clock for confirmation expiry (default [`SystemClock`]).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+    /// The timer that enforces the timeout (default: none).
+    pub fn timer(mut self, timer: Arc<dyn Timer>) -> Self {
+        self.timer = Some(timer);
+        self
+    }
+    /// Lifetime of a pending confirmation and, from approval, of its
+    /// evidence (default [`DEFAULT_CONFIRMATION_TTL`], 5 min).
+    pub fn confirmation_ttl(mut self, ttl: Duration) -> Self {
+        self.confirmation_ttl = ttl;
+        self
+    }
+    /// The HMAC secret for confirmation evidence (default: 32 bytes from
+    /// `getrandom`, fresh per registry).
+    pub fn secret(mut self, secret: [u8; 32]) -> Self {
+        self.secret = Some(secret);
+        self
+    }
+    /// Treat confirmation level `optional` as `required` (default `false`:
+    /// optional calls run unless a policy asks for confirmation).
+    pub fn confirm_optional(mut self, yes: bool) -> Self {
+        self.confirm_optional = yes;
+        self
+    }
+    /// A policy applied to every call, procedures and view capabilities.
+    pub fn policy(mut self, policy: impl AgentPolicy + 'static) -> Self {
+        self.policies.push(Arc::new(policy));
+        self
+    }
+    /// How many completed results are kept to answer replays of an
+    /// invocation id (default [`DEFAULT_RECORDED_RESULTS`]). Ids are kept
+    /// for the registry's lifetime regardless, so an id never executes
+    /// twice.
+    pub fn recorded_results(mut self, count: usize) -> Self {
+        self.recorded_results = count.max(1);
+        self
+    }
+    /// How many invocation ids the registry remembers for its lifetime
+    /// (default [`DEFAULT_MAX_INVOCATION_IDS`], at least 1). Each costs 40
+    /// bytes (a keyed 128-bit digest, the envelope hash and a state),
+    /// whatever the id's length. At the bound a **new** id is refused with
+    /// `PRECONDITION_FAILED`, `details.reason: "invocation-ids-exhausted"`
+    /// (and an audit event), while repeats of remembered ids are still
+    /// answered: ids are never forgotten, so one never executes twice.
+    /// Replace the registry (a new page session) before it fills up.
+    pub fn max_invocation_ids(mut self, count: usize) -> Self {
+        self.max_invocation_ids = count.max(1);
+        self
+    }
+    /// How many confirmations may be live at once — pending, or approved
+    /// and not yet used (default [`DEFAULT_MAX_PENDING_CONFIRMATIONS`], at
+    /// least 1). At the bound, a call that needs a new confirmation expires
+    /// the **oldest pending** one first (the oldest approved one when none
+    /// is pending): the newest request, the one the user is looking at,
+    /// always gets its confirmation id. An expired id then fails `confirm`
+    /// with [`ConfirmationError::Unknown`] and its evidence with
+    /// `CONFIRMATION_INVALID`; a `confirmation-expired` audit event names it.
+    pub fn max_pending_confirmations(mut self, count: usize) -> Self {
+        self.max_pending_confirmations = count.max(1);
+        self
+    }
+
+    /// Builds the registry.
+    ///
+    /// # Panics
+    /// When no secret was given and the platform has no random source
+    /// (`getrandom` failed); use [`Self::try_build`] to handle that.
+    pub fn build(self) -> SurfaceRegistry {
+        match self.try_build() {
+            Ok(registry) => registry,
+            Err(err) => panic!("{err}"),
+        }
+    }
+
+    /// Builds the registry.
+    ///
+    /// # Errors
+    /// [`RegistryBuildError::NoRandomSource`] when no secret was given and
+    /// the platform's random source (`getrandom`) fails.
+    pub fn try_build(self) -> Result<SurfaceRegistry, RegistryBuildError> {
+        let secret = match self.secret {
+            Some(secret) => secret,
+            None => random_secret()?,
+        };
+        let timeout = match (self.timer.is_some(), self.timeout) {
+            (false, _) => None,
+            (true, Some(t)) => Some(t),
+            (true, None) => Some(DEFAULT_TIMEOUT),
+        };
+        let signer = Signer::new(secret);
+        let invocations = InvocationIds::new(
+            &signer.derived_key("invocation-ids"),
+            self.max_invocation_ids,
+        );
+        let confirmations = Confirmations::new(
+            signer,
+            self.clock,
+            self.confirmation_ttl,
+            self.confirm_optional,
+            self.max_pending_confirmations,
+        );
+        Ok(SurfaceRegistry {
+            inner: Arc::new(Inner {
+                authority: self.authority,
+                settings: Settings {
+                    timeout,
+                    timer: self.timer,
+                    policies: self.policies,
+                    recorded_results: self.recorded_results,
+                },
+                state: Mutex::new(State {
+                    version: 0,
+                    next_number: 1,
+                    procedures: BTreeMap::new(),
+                    components: BTreeMap::new(),
+                    index: HashMap::default(),
+                    invocations,
+                }),
+                confirmations,
+                executor: Mutex::new(None),
+                fingerprint_seed: fingerprint_seed(&secret),
+                audit_listeners: AtomicUsize::new(0),
+                listeners: Mutex::new(Listeners::default()),
+                validators: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+}
+
+fn random_secret() -> Result<[u8; 32], RegistryBuildError> {
+    let mut secret = [0u8; 32];
+    getrandom::fill(&mut secret).map_err(|e| RegistryBuildError::NoRandomSource {
+        cause: e.to_string(),
+    })?;
+    Ok(secret)
+}
+
+/// The envelope-fingerprint seed of a registry with `secret`.
+fn fingerprint_seed(secret: &[u8; 32]) -> u64 {
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&secret[..8]);
+    u64::from_le_bytes(first) ^ 0x9e37_79b9_7f4a_7c15
+}
