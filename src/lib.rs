@@ -1,15 +1,93 @@
 #![forbid(unsafe_code)]
 #![doc = include_str!("../README.md")]
 
+/// The macros: `manifest!` turns the agent manifest into typed
+/// references, `#[agent_procedure]` binds the app's own types to
+/// procedures (`docs/codegen.md`).
 pub use surface_macros::{agent_procedure, manifest};
-pub use surface_runtime::*;
+
+// The types an application names, at the root. Everything else is in the
+// modules below; `docs/design.md` maps each concept to its module.
+
+/// The manifest, the authority and typed procedure references.
+pub use surface_runtime::{
+    AgentEffect, AgentManifest, AgentProcedureRef, Authority, AuthorityError, AuthorityProcedure,
+    ManifestError, ManifestIssue, ManifestTool,
+};
+
+/// Bindings: what the application registers, and what `#[agent_procedure]`
+/// implements (`docs/bindings.md`).
+pub use surface_runtime::{AgentProcedureBinding, BoundField, BoundInput, ProcedureInput};
+
+/// The registry, components and view capabilities.
+pub use surface_runtime::{
+    ChangeReason, ComponentDefinition, RegistrationError, RegistrationHandle, Subscription,
+    SurfaceChange, SurfaceRegistry, SurfaceRegistryBuilder, ViewCapability,
+};
+
+/// The snapshot: the agent's catalog.
+pub use surface_runtime::{
+    AgentProcedureDescriptor, BindingSource, BoundFieldDescriptor, ComponentContext,
+    ComponentDescriptor, SurfaceSnapshot, ViewCapabilityDescriptor,
+};
+
+/// Invocations and their results (`docs/pipeline.md`).
+pub use surface_runtime::{
+    check_invocation_id, AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult,
+    ConsumerKind, ErrorCode, InvalidInvocationId, Retry, MAX_INVOCATION_ID_CHARS,
+};
+
+/// Local confirmation.
+pub use surface_runtime::{
+    ConfirmationError, ConfirmationEvidence, ConfirmationInfo, ConfirmationLevel,
+    ConfirmationState, PendingConfirmation,
+};
+
+/// Policies and audit.
+pub use surface_runtime::{
+    AgentPolicy, AuditEvent, Phase, PolicyContext, PolicyDecision, RegistrationKind,
+};
+
+/// Execution: the executor seam, cancellation and time.
+pub use surface_runtime::{
+    AgentProcedureExecutor, Cancellation, Clock, ExecuteRequest, ExecutionError, ManualClock,
+    ProcedureCallInfo, SystemClock, Timer,
+};
+
+/// A `Timer` backed by `tokio::time::sleep` (feature `tokio`).
+#[cfg(feature = "tokio")]
+pub use surface_runtime::TokioTimer;
+
+/// The runtime's modules, for everything not at the root: the oRPC
+/// bridges ([`bridge`]), browser sessions and the agent host ([`host`]),
+/// tool export for MCP, OpenAI and Anthropic ([`export`]), the format and
+/// `pattern` checks ([`format`], [`pattern`]), and the modules of the root
+/// types above.
+pub use surface_runtime::{
+    audit, authority, binding, bridge, cancellation, clock, component, confirmation, executor,
+    export, format, host, invocation, pattern, pipeline, policy, procedure, registry, snapshot,
+    sync,
+};
+
+/// The manifest model: parsing, validation, digests and
+/// `create_orpc_agent_manifest` (the `manifest!` macro shares the name in
+/// the macro namespace).
+pub use surface_runtime::manifest;
+
+/// Validators generated at compile time (`docs/validation.md`): the type
+/// the generated code returns. The helpers it calls are internal.
+pub mod validation {
+    pub use surface_runtime::validation::{ValidationError, Validator, MAX_REF_DEPTH};
+}
 
 /// Items the generated code names. Not public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
     pub use serde;
     pub use serde_json;
-    pub use surface_runtime::__private::*;
+    pub use surface_runtime::__private::{
+        format, pattern, serde_helpers, validation, GeneratedProcedure,
+    };
 
     // The hidden proc macros the `manifest!` lookup macro expands through.
     pub use surface_macros::__agent_procedure_impl as agent_procedure_impl;

@@ -493,17 +493,14 @@ pub struct MetaEntry {
 /// `meta`.
 ///
 /// # Errors
-/// A description when the structure is not oRPC's: `meta` not an array,
-/// or an entry that is not a non-empty array `[code, ...path]`.
-pub fn parse_meta(meta: &Value) -> Result<Vec<MetaEntry>, String> {
-    let entries = meta
-        .as_array()
-        .ok_or_else(|| format!("`meta` must be an array, found {}", json_type(meta)))?;
+/// [`PayloadError::MetaNotAnArray`] or [`PayloadError::MetaEntry`] when
+/// the structure is not oRPC's: `meta` not an array, or an entry that is
+/// not a non-empty array `[code, ...path]`.
+pub fn parse_meta(meta: &Value) -> Result<Vec<MetaEntry>, PayloadError> {
+    let entries = meta_entries(meta)?;
     let mut out = Vec::with_capacity(entries.len());
-    for (i, entry) in entries.iter().enumerate() {
-        let Some((code, path)) = entry.as_array().and_then(|items| items.split_first()) else {
-            return Err(format!("`meta[{i}]` must be a non-empty array"));
-        };
+    for (index, entry) in entries.iter().enumerate() {
+        let (code, path) = split_meta_entry(index, entry)?;
         let Some(kind) = code.as_u64().and_then(MetaType::from_code) else {
             continue;
         };
@@ -513,6 +510,46 @@ pub fn parse_meta(meta: &Value) -> Result<Vec<MetaEntry>, String> {
         out.push(MetaEntry { kind, path });
     }
     Ok(out)
+}
+
+/// Why an oRPC envelope is not in oRPC's format ([`decode_payload`],
+/// [`parse_meta`]). A transport reports it as
+/// [`OrpcCallError::UnexpectedResponse`]: the server (or something in
+/// front of it) does not speak oRPC's RPC protocol.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PayloadError {
+    /// The envelope is not a JSON object.
+    #[error("an oRPC envelope must be an object, found {found}")]
+    EnvelopeNotAnObject {
+        /// The JSON type found (`"array"`, `"string"`, …).
+        found: &'static str,
+    },
+    /// `meta` is not an array.
+    #[error("`meta` must be an array, found {found}")]
+    MetaNotAnArray {
+        /// The JSON type found.
+        found: &'static str,
+    },
+    /// An entry of `meta` is not a non-empty array `[code, ...path]`.
+    #[error("`meta[{index}]` must be a non-empty array")]
+    MetaEntry {
+        /// The entry's index in `meta`.
+        index: usize,
+    },
+}
+
+fn meta_entries(meta: &Value) -> Result<&Vec<Value>, PayloadError> {
+    meta.as_array().ok_or(PayloadError::MetaNotAnArray {
+        found: json_type(meta),
+    })
+}
+
+/// The type code and the path of entry `index` of `meta`.
+fn split_meta_entry(index: usize, entry: &Value) -> Result<(&Value, &[Value]), PayloadError> {
+    entry
+        .as_array()
+        .and_then(|items| items.split_first())
+        .ok_or(PayloadError::MetaEntry { index })
 }
 
 /// One path item, `None` when it cannot name a property or an array slot.
@@ -568,13 +605,13 @@ fn resolve_mut<'v>(mut value: &'v mut Value, path: &[MetaPathItem]) -> Option<&'
 /// JSON: `json` (absent → `null`, oRPC's `undefined`) with `meta` applied.
 ///
 /// # Errors
-/// A description when `envelope` is not an object or `meta` is malformed.
-pub fn decode_payload(envelope: Value) -> Result<Value, String> {
+/// A [`PayloadError`] when `envelope` is not an object or `meta` is
+/// malformed.
+pub fn decode_payload(envelope: Value) -> Result<Value, PayloadError> {
     let Value::Object(mut map) = envelope else {
-        return Err(format!(
-            "an oRPC envelope must be an object, found {}",
-            json_type(&envelope)
-        ));
+        return Err(PayloadError::EnvelopeNotAnObject {
+            found: json_type(&envelope),
+        });
     };
     let mut json = map.remove("json").unwrap_or(Value::Null);
     if let Some(meta) = map.get("meta") {
@@ -586,14 +623,9 @@ pub fn decode_payload(envelope: Value) -> Result<Value, String> {
 /// [`parse_meta`] + [`apply_meta`] in one pass over the borrowed entries:
 /// the same errors and the same result, without copying paths (only
 /// `undefined` entries are walked).
-fn apply_meta_entries(json: &mut Value, meta: &Value) -> Result<(), String> {
-    let entries = meta
-        .as_array()
-        .ok_or_else(|| format!("`meta` must be an array, found {}", json_type(meta)))?;
-    for (i, entry) in entries.iter().enumerate() {
-        let Some((code, path)) = entry.as_array().and_then(|items| items.split_first()) else {
-            return Err(format!("`meta[{i}]` must be a non-empty array"));
-        };
+fn apply_meta_entries(json: &mut Value, meta: &Value) -> Result<(), PayloadError> {
+    for (index, entry) in meta_entries(meta)?.iter().enumerate() {
+        let (code, path) = split_meta_entry(index, entry)?;
         if code.as_u64().and_then(MetaType::from_code) == Some(MetaType::Undefined) {
             remove_undefined(json, path);
         }
@@ -680,7 +712,7 @@ pub fn decode_response(
         Err(e) => return Err(unexpected(format!("the body is not JSON: {e}"))),
     };
     if (200..300).contains(&status) {
-        return decode_payload(parsed).map_err(unexpected);
+        return decode_payload(parsed).map_err(|e| unexpected(e.to_string()));
     }
     let Value::Object(_) = &parsed else {
         return Err(unexpected(format!(
@@ -688,7 +720,7 @@ pub fn decode_response(
             json_type(&parsed)
         )));
     };
-    let payload = decode_payload(parsed).map_err(&unexpected)?;
+    let payload = decode_payload(parsed).map_err(|e| unexpected(e.to_string()))?;
     match parse_error_payload(payload, status) {
         Some(error) => Err(OrpcCallError::Orpc(error)),
         None => Err(unexpected(format!(

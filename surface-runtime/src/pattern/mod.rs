@@ -70,7 +70,7 @@ pub const FLAGS: &str = "u";
 pub struct Pattern {
     source: &'static str,
     #[cfg(not(target_arch = "wasm32"))]
-    compiled: std::sync::OnceLock<Result<fancy_regex::Regex, String>>,
+    compiled: std::sync::OnceLock<Result<fancy_regex::Regex, Problem>>,
 }
 
 impl Pattern {
@@ -100,10 +100,8 @@ impl Pattern {
     /// (the same error on every call), or natively when this match exceeds
     /// [`BACKTRACK_LIMIT`].
     pub fn matches(&self, haystack: &str) -> Result<bool, PatternError> {
-        self.search(haystack).map_err(|message| PatternError {
-            source: self.source.to_string(),
-            message,
-        })
+        self.search(haystack)
+            .map_err(|problem| problem.for_pattern(self.source))
     }
 
     /// [`Pattern::matches`], with a pattern that does not compile counted
@@ -114,17 +112,18 @@ impl Pattern {
     }
 
     #[cfg(not(target_arch = "wasm32"))]
-    fn search(&self, haystack: &str) -> Result<bool, String> {
+    fn search(&self, haystack: &str) -> Result<bool, Problem> {
         match self.compiled.get_or_init(|| compile(self.source)) {
-            Ok(regex) => regex.is_match(haystack).map_err(|e| {
-                format!("the match stopped after {BACKTRACK_LIMIT} backtracking steps ({e})")
+            Ok(regex) => regex.is_match(haystack).map_err(|e| Problem {
+                kind: PatternErrorKind::StepLimit,
+                message: format!("{e}"),
             }),
-            Err(message) => Err(message.clone()),
+            Err(problem) => Err(problem.clone()),
         }
     }
 
     #[cfg(target_arch = "wasm32")]
-    fn search(&self, haystack: &str) -> Result<bool, String> {
+    fn search(&self, haystack: &str) -> Result<bool, Problem> {
         js::with_regexp(self.source, |regexp| regexp.test(haystack))
     }
 }
@@ -140,31 +139,67 @@ impl fmt::Debug for Pattern {
 /// for code generators that reject a bad `pattern` at build time.
 ///
 /// # Errors
-/// The engine's message when the pattern does not compile.
-pub fn check_syntax(source: &str) -> Result<(), String> {
+/// A [`PatternError`] ([`PatternErrorKind::Syntax`] or
+/// [`PatternErrorKind::Unsupported`]) when the pattern does not compile.
+pub fn check_syntax(source: &str) -> Result<(), PatternError> {
     #[cfg(not(target_arch = "wasm32"))]
-    {
-        compile(source).map(drop)
-    }
+    let compiled = compile(source).map(drop);
     #[cfg(target_arch = "wasm32")]
-    {
-        js::compile(source).map(drop)
-    }
+    let compiled = js::compile(source).map(drop);
+    compiled.map_err(|problem| problem.for_pattern(source))
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn compile(source: &str) -> Result<fancy_regex::Regex, String> {
-    regress::Regex::with_flags(source, FLAGS).map_err(|e| e.to_string())?;
+fn compile(source: &str) -> Result<fancy_regex::Regex, Problem> {
+    regress::Regex::with_flags(source, FLAGS).map_err(|e| Problem {
+        kind: PatternErrorKind::Syntax,
+        message: e.to_string(),
+    })?;
     fancy_regex::RegexBuilder::new(&translate::to_fancy(source))
         .backtrack_limit(BACKTRACK_LIMIT)
         .build()
-        .map_err(|e| format!("not supported by the native engine: {e}"))
+        .map_err(|e| Problem {
+            kind: PatternErrorKind::Unsupported,
+            message: e.to_string(),
+        })
 }
 
-/// A `pattern` that does not compile on this platform.
+/// A pattern's problem before it is tied to its source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Problem {
+    kind: PatternErrorKind,
+    message: String,
+}
+
+impl Problem {
+    fn for_pattern(self, source: &str) -> PatternError {
+        PatternError {
+            source: source.to_string(),
+            kind: self.kind,
+            message: self.message,
+        }
+    }
+}
+
+/// What went wrong with a `pattern` ([`PatternError::kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PatternErrorKind {
+    /// Not an ECMA-262 regular expression with the `u` flag (natively
+    /// `regress` refuses it; on wasm32 the JavaScript engine does).
+    Syntax,
+    /// Valid ECMA-262, but the native engine cannot run it.
+    Unsupported,
+    /// A native match needed more than [`BACKTRACK_LIMIT`] backtracking
+    /// steps and stopped (fail closed).
+    StepLimit,
+}
+
+/// A `pattern` that does not compile on this platform, or a native match
+/// that exceeded [`BACKTRACK_LIMIT`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatternError {
     source: String,
+    kind: PatternErrorKind,
     message: String,
 }
 
@@ -173,6 +208,12 @@ impl PatternError {
     #[must_use]
     pub fn pattern(&self) -> &str {
         &self.source
+    }
+
+    /// What went wrong.
+    #[must_use]
+    pub fn kind(&self) -> PatternErrorKind {
+        self.kind
     }
 
     /// The regular-expression engine's message.
@@ -184,11 +225,21 @@ impl PatternError {
 
 impl fmt::Display for PatternError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "the pattern {:?} does not compile as an ECMA-262 regular expression: {}",
-            self.source, self.message
-        )
+        let (source, message) = (&self.source, &self.message);
+        match self.kind {
+            PatternErrorKind::Syntax => write!(
+                f,
+                "the pattern {source:?} does not compile as an ECMA-262 regular expression: {message}; fix the schema's `pattern`"
+            ),
+            PatternErrorKind::Unsupported => write!(
+                f,
+                "the pattern {source:?} does not compile as an ECMA-262 regular expression: not supported by the native engine: {message}"
+            ),
+            PatternErrorKind::StepLimit => write!(
+                f,
+                "matching the pattern {source:?} stopped after {BACKTRACK_LIMIT} backtracking steps ({message}); the value is treated as not matching"
+            ),
+        }
     }
 }
 
@@ -207,7 +258,7 @@ pub(crate) mod js {
     use wasm_bindgen::{JsCast, JsValue};
 
     thread_local! {
-        static REGEXPS: RefCell<HashMap<&'static str, Result<RegExp, String>>> =
+        static REGEXPS: RefCell<HashMap<&'static str, Result<RegExp, super::Problem>>> =
             RefCell::new(HashMap::new());
         static URL: Option<Function> = constructor("URL");
         static REGEXP: Option<Function> = constructor("RegExp");
@@ -227,28 +278,32 @@ pub(crate) mod js {
             .unwrap_or_else(|| "the JavaScript engine refused it".to_string())
     }
 
-    pub(crate) fn compile(source: &str) -> Result<RegExp, String> {
+    pub(super) fn compile(source: &str) -> Result<RegExp, super::Problem> {
         let args = Array::of2(&JsValue::from_str(source), &JsValue::from_str(super::FLAGS));
+        let syntax = |message: String| super::Problem {
+            kind: super::PatternErrorKind::Syntax,
+            message,
+        };
         REGEXP.with(|ctor| {
             let ctor = ctor
                 .as_ref()
-                .ok_or_else(|| "this JavaScript host has no RegExp".to_string())?;
+                .ok_or_else(|| syntax("this JavaScript host has no RegExp".to_string()))?;
             Reflect::construct(ctor, &args)
                 .map(JsCast::unchecked_into::<RegExp>)
-                .map_err(|e| message(&e))
+                .map_err(|e| syntax(message(&e)))
         })
     }
 
-    pub(crate) fn with_regexp<T>(
+    pub(super) fn with_regexp<T>(
         source: &'static str,
         f: impl FnOnce(&RegExp) -> T,
-    ) -> Result<T, String> {
+    ) -> Result<T, super::Problem> {
         REGEXPS.with(|cache| {
             let mut cache = cache.borrow_mut();
             let entry = cache.entry(source).or_insert_with(|| compile(source));
             match entry {
                 Ok(regexp) => Ok(f(regexp)),
-                Err(message) => Err(message.clone()),
+                Err(problem) => Err(problem.clone()),
             }
         })
     }
@@ -310,6 +365,7 @@ mod tests {
         static BAD: Pattern = Pattern::new("(unclosed");
         let err = BAD.matches("anything").unwrap_err();
         assert_eq!(err.pattern(), "(unclosed");
+        assert_eq!(err.kind(), PatternErrorKind::Syntax);
         assert!(!err.message().is_empty());
         assert!(err
             .to_string()
@@ -322,7 +378,10 @@ mod tests {
     #[test]
     fn check_syntax_rejects_what_unicode_mode_rejects() {
         assert_eq!(check_syntax("^[a-z]+$"), Ok(()));
-        assert!(check_syntax("(").is_err());
+        assert_eq!(
+            check_syntax("(").map_err(|e| (e.pattern().to_string(), e.kind())),
+            Err(("(".to_string(), PatternErrorKind::Syntax))
+        );
         assert!(check_syntax("[z-a]").is_err());
         // An identity escape of a non-syntax character is an error with `u`.
         assert!(check_syntax("\\q").is_err());
