@@ -28,7 +28,7 @@ use serde_json::Value;
 
 use crate::authority::Authority;
 use crate::bridge::client::{
-    duration_ms, CallMethod, CallOptions, Headers, OrpcCallError, OrpcClient,
+    duration_ms, CallMethod, CallOptions, Headers, OrpcCallError, OrpcClient, OrpcError,
 };
 use crate::bridge::sanitize::with_server_identifier;
 use crate::executor::{AgentProcedureExecutor, ExecuteRequest, ExecutionError, ProcedureCallInfo};
@@ -254,6 +254,47 @@ pub(crate) fn cancelled() -> ExecutionError {
     ExecutionError::new(ErrorCode::Cancelled, "The call was cancelled.", Retry::No)
 }
 
+/// The row of an oRPC error body: authorization, the server's own approval
+/// (`approvalId` in details), or any other error (`orpcCode` for declared
+/// ones).
+fn map_server_error(e: &OrpcError, internal: Value) -> ExecutionError {
+    let mapped = |code, message: &str| {
+        ExecutionError::new(code, message, Retry::No).with_internal(internal.clone())
+    };
+    if is_authorization_code(&e.code) {
+        return mapped(
+            ErrorCode::NotAuthorized,
+            "The server refused to authorize this call.",
+        );
+    }
+    if e.code == "APPROVAL_REQUIRED" {
+        let err = mapped(
+            ErrorCode::DomainApprovalRequired,
+            "The server requires its own approval before this call can run; it is decided in the application, not by the agent.",
+        );
+        let approval_id = e
+            .data
+            .as_ref()
+            .and_then(|d| d.get("approvalId"))
+            .and_then(Value::as_str);
+        return match approval_id {
+            Some(id) => with_server_identifier(err, "approvalId", id),
+            None => err,
+        };
+    }
+    let message = if e.status >= 500 {
+        "The server failed to execute the call."
+    } else {
+        "The server rejected the call."
+    };
+    let err = mapped(ErrorCode::ExecutionFailed, message);
+    if e.defined {
+        with_server_identifier(err, "orpcCode", &e.code)
+    } else {
+        err
+    }
+}
+
 /// Whether an oRPC error code is an authorization refusal
 /// (`UNAUTHORIZED`/`FORBIDDEN`).
 pub fn is_authorization_code(code: &str) -> bool {
@@ -272,40 +313,7 @@ pub fn map_orpc_error(error: &OrpcCallError) -> ExecutionError {
         ExecutionError::new(code, message, retry).with_internal(internal.clone())
     };
     match error {
-        OrpcCallError::Orpc(e) if is_authorization_code(&e.code) => mapped(
-            ErrorCode::NotAuthorized,
-            "The server refused to authorize this call.",
-            Retry::No,
-        ),
-        OrpcCallError::Orpc(e) if e.code == "APPROVAL_REQUIRED" => {
-            let err = mapped(
-                ErrorCode::DomainApprovalRequired,
-                "The server requires its own approval before this call can run; it is decided in the application, not by the agent.",
-                Retry::No,
-            );
-            match e
-                .data
-                .as_ref()
-                .and_then(|d| d.get("approvalId"))
-                .and_then(Value::as_str)
-            {
-                Some(id) => with_server_identifier(err, "approvalId", id),
-                None => err,
-            }
-        }
-        OrpcCallError::Orpc(e) => {
-            let message = if e.status >= 500 {
-                "The server failed to execute the call."
-            } else {
-                "The server rejected the call."
-            };
-            let err = mapped(ErrorCode::ExecutionFailed, message, Retry::No);
-            if e.defined {
-                with_server_identifier(err, "orpcCode", &e.code)
-            } else {
-                err
-            }
-        }
+        OrpcCallError::Orpc(e) => map_server_error(e, internal),
         OrpcCallError::UnexpectedResponse { .. } => mapped(
             ErrorCode::ExecutionFailed,
             "The server did not answer as an oRPC server.",

@@ -624,37 +624,11 @@ impl<'a> Normalizer<'a> {
                     self.loosen(LooseningReason::UnresolvableRef);
                     self.path.truncate(len);
                 }
-                "properties" | "patternProperties" | "dependentSchemas" => match sub {
-                    Value::Object(map) => {
-                        let mut walked = Map::new();
-                        for (name, s) in map {
-                            walked.insert(name.clone(), self.child(&[key, name], s, stack, depth));
-                        }
-                        out.insert(key.clone(), Value::Object(walked));
-                    }
-                    _ => {
-                        out.insert(key.clone(), sub.clone());
-                    }
-                },
-                "dependencies" => {
-                    if let Value::Object(map) = sub {
-                        for (name, dep) in map {
-                            let (slot, value) = if dep.is_array() {
-                                ("dependentRequired", dep.clone())
-                            } else {
-                                (
-                                    "dependentSchemas",
-                                    self.child(&[key, name], dep, stack, depth),
-                                )
-                            };
-                            let entry =
-                                out.entry(slot).or_insert_with(|| Value::Object(Map::new()));
-                            if let Value::Object(e) = entry {
-                                e.insert(name.clone(), value);
-                            }
-                        }
-                    }
+                "properties" | "patternProperties" | "dependentSchemas" => {
+                    let walked = self.schema_map(key, sub, stack, depth);
+                    out.insert(key.clone(), walked);
                 }
+                "dependencies" => self.dependencies(key, sub, &mut out, stack, depth),
                 "items" if tuple => {
                     if let Value::Array(list) = sub {
                         let walked = self.list(key, list, stack, depth);
@@ -700,30 +674,60 @@ impl<'a> Normalizer<'a> {
         }
         bounds_to_2020(&mut out, "exclusiveMinimum", "minimum");
         bounds_to_2020(&mut out, "exclusiveMaximum", "maximum");
-        let out = match target {
-            None | Some(Value::Bool(true)) => out,
-            Some(Value::Bool(false)) => return Value::Bool(false),
-            Some(Value::Object(resolved)) => {
-                if out.is_empty() {
-                    resolved
-                } else if let Some(merged) = merge_exact(&resolved, &out) {
-                    merged
-                } else {
-                    let mut out = out;
-                    match out.get_mut("allOf") {
-                        Some(Value::Array(all)) => all.insert(0, Value::Object(resolved)),
-                        _ => {
-                            out.insert("allOf".into(), Value::Array(vec![Value::Object(resolved)]));
-                        }
-                    }
-                    out
-                }
-            }
-            Some(_) => out,
+        let Some(out) = with_reference(out, target) else {
+            return Value::Bool(false);
         };
         match simplify_all_of(out) {
             Value::Object(m) => distribute_types(m),
             other => other,
+        }
+    }
+
+    /// A keyword whose value maps names to subschemas (`properties`, …),
+    /// each walked; any other value is kept as it is.
+    fn schema_map(
+        &mut self,
+        key: &str,
+        sub: &'a Value,
+        stack: &mut Vec<String>,
+        depth: usize,
+    ) -> Value {
+        let Value::Object(map) = sub else {
+            return sub.clone();
+        };
+        let mut walked = Map::new();
+        for (name, s) in map {
+            walked.insert(name.clone(), self.child(&[key, name], s, stack, depth));
+        }
+        Value::Object(walked)
+    }
+
+    /// Draft-7 `dependencies`, split into 2020-12 `dependentRequired`
+    /// (arrays) and `dependentSchemas` (walked subschemas).
+    fn dependencies(
+        &mut self,
+        key: &str,
+        sub: &'a Value,
+        out: &mut Map<String, Value>,
+        stack: &mut Vec<String>,
+        depth: usize,
+    ) {
+        let Value::Object(map) = sub else {
+            return;
+        };
+        for (name, dep) in map {
+            let (slot, value) = if dep.is_array() {
+                ("dependentRequired", dep.clone())
+            } else {
+                (
+                    "dependentSchemas",
+                    self.child(&[key, name], dep, stack, depth),
+                )
+            };
+            let entry = out.entry(slot).or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(e) = entry {
+                e.insert(name.clone(), value);
+            }
         }
     }
 
@@ -1026,6 +1030,32 @@ fn simplify_all_of(mut out: Map<String, Value>) -> Value {
         out.insert("allOf".into(), Value::Array(rest));
     }
     Value::Object(out)
+}
+
+/// The node's own keywords `out` combined with the schema its `$ref`
+/// resolved to (`target`): merged when they agree exactly, else the target
+/// joins `allOf`. `None` when the target is `false` (nothing validates).
+fn with_reference(out: Map<String, Value>, target: Option<Value>) -> Option<Map<String, Value>> {
+    let resolved = match target {
+        None | Some(Value::Bool(true)) => return Some(out),
+        Some(Value::Bool(false)) => return None,
+        Some(Value::Object(resolved)) => resolved,
+        Some(_) => return Some(out),
+    };
+    if out.is_empty() {
+        return Some(resolved);
+    }
+    if let Some(merged) = merge_exact(&resolved, &out) {
+        return Some(merged);
+    }
+    let mut out = out;
+    match out.get_mut("allOf") {
+        Some(Value::Array(all)) => all.insert(0, Value::Object(resolved)),
+        _ => {
+            out.insert("allOf".into(), Value::Array(vec![Value::Object(resolved)]));
+        }
+    }
+    Some(out)
 }
 
 #[cfg(test)]

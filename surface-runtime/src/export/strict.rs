@@ -1292,33 +1292,10 @@ impl Checker<'_> {
             return Err(self.fail(StrictRule::NotAnObjectSchema));
         };
         if let Some(r) = m.get("$ref") {
-            if m.len() != 1 {
-                return Err(self.fail(StrictRule::RefWithSiblings));
-            }
-            let ok = r.as_str().is_some_and(|r| {
-                r == "#"
-                    || r.strip_prefix("#/$defs/")
-                        .is_some_and(|n| self.defs.is_some_and(|d| d.contains_key(n)))
-            });
-            return if ok {
-                Ok(())
-            } else {
-                Err(self.fail(StrictRule::UnresolvedRef))
-            };
+            return self.check_ref(m, r);
         }
         if let Some(any) = m.get("anyOf") {
-            if m.keys()
-                .any(|k| k != "anyOf" && k != "description" && k != "title")
-            {
-                return Err(self.fail(StrictRule::KeywordBesideAnyOf));
-            }
-            let Some(branches) = any.as_array().filter(|b| !b.is_empty()) else {
-                return Err(self.fail(StrictRule::EmptyAnyOf));
-            };
-            for (i, b) in branches.iter().enumerate() {
-                self.child(&["anyOf", &i.to_string()], b, depth, objects)?;
-            }
-            return Ok(());
+            return self.check_any_of(m, any, depth, objects);
         }
         if let Some(k) = m.keys().find(|k| !CHECK_KEYWORDS.contains(&k.as_str())) {
             return Err(self.fail(StrictRule::UnsupportedKeyword(k.clone())));
@@ -1338,6 +1315,61 @@ impl Checker<'_> {
         if let Some(k) = m.keys().find(|k| !keyword_fits(k, ty)) {
             return Err(self.fail(StrictRule::KeywordNotForType(k.clone())));
         }
+        self.check_values(m, ty)?;
+        match ty {
+            "object" => self.check_object(m, depth, objects + 1),
+            "array" => match m.get("items") {
+                Some(items) => self.child(&["items"], items, depth, objects),
+                None => Err(self.fail(StrictRule::MissingItems)),
+            },
+            _ => Ok(()),
+        }
+    }
+
+    /// A `$ref` node: alone, and pointing at the root or a `$defs` entry.
+    fn check_ref(&mut self, m: &Map<String, Value>, r: &Value) -> Result<(), StrictViolation> {
+        if m.len() != 1 {
+            return Err(self.fail(StrictRule::RefWithSiblings));
+        }
+        let ok = r.as_str().is_some_and(|r| {
+            r == "#"
+                || r.strip_prefix("#/$defs/")
+                    .is_some_and(|n| self.defs.is_some_and(|d| d.contains_key(n)))
+        });
+        if ok {
+            Ok(())
+        } else {
+            Err(self.fail(StrictRule::UnresolvedRef))
+        }
+    }
+
+    /// An `anyOf` node: only annotations beside it, non-empty, every
+    /// branch strict.
+    fn check_any_of(
+        &mut self,
+        m: &Map<String, Value>,
+        any: &Value,
+        depth: usize,
+        objects: usize,
+    ) -> Result<(), StrictViolation> {
+        if m.keys()
+            .any(|k| k != "anyOf" && k != "description" && k != "title")
+        {
+            return Err(self.fail(StrictRule::KeywordBesideAnyOf));
+        }
+        let Some(branches) = any.as_array().filter(|b| !b.is_empty()) else {
+            return Err(self.fail(StrictRule::EmptyAnyOf));
+        };
+        for (i, b) in branches.iter().enumerate() {
+            self.child(&["anyOf", &i.to_string()], b, depth, objects)?;
+        }
+        Ok(())
+    }
+
+    /// The values of a typed node's keywords: string annotations, a
+    /// supported `format`, a portable `pattern`, a typed `enum`, numeric
+    /// bounds that are numbers.
+    fn check_values(&mut self, m: &Map<String, Value>, ty: &str) -> Result<(), StrictViolation> {
         for key in ["description", "title"] {
             if m.get(key).is_some_and(|d| !d.is_string()) {
                 return Err(self.fail(StrictRule::UnsupportedKeyword(key.into())));
@@ -1371,14 +1403,7 @@ impl Checker<'_> {
                 return Err(self.fail(StrictRule::BadNumber(key.into())));
             }
         }
-        match ty {
-            "object" => self.check_object(m, depth, objects + 1),
-            "array" => match m.get("items") {
-                Some(items) => self.child(&["items"], items, depth, objects),
-                None => Err(self.fail(StrictRule::MissingItems)),
-            },
-            _ => Ok(()),
-        }
+        Ok(())
     }
 
     fn check_enum(&mut self, e: &Value, ty: &str) -> Result<(), StrictViolation> {

@@ -174,38 +174,8 @@ fn whatwg_ipv6(b: &[u8]) -> bool {
                 if length == 0 || piece > 6 {
                     return false;
                 }
-                i -= length;
-                let mut numbers = 0;
-                while i < b.len() {
-                    if numbers > 0 {
-                        if b[i] == b'.' && numbers < 4 {
-                            i += 1;
-                        } else {
-                            return false;
-                        }
-                    }
-                    if !at(i).is_some_and(|c| c.is_ascii_digit()) {
-                        return false;
-                    }
-                    let mut value: Option<u32> = None;
-                    while let Some(c) = at(i).filter(u8::is_ascii_digit) {
-                        let digit = u32::from(c - b'0');
-                        value = match value {
-                            None => Some(digit),
-                            Some(0) => return false,
-                            Some(v) => Some(v * 10 + digit),
-                        };
-                        if value > Some(255) {
-                            return false;
-                        }
-                        i += 1;
-                    }
-                    numbers += 1;
-                    if numbers == 2 || numbers == 4 {
-                        piece += 1;
-                    }
-                }
-                return numbers == 4 && (compress.is_some() || piece == 8);
+                return embedded_ipv4(b, i - length, piece)
+                    .is_some_and(|piece| compress.is_some() || piece == 8);
             }
             Some(b':') => {
                 i += 1;
@@ -219,6 +189,44 @@ fn whatwg_ipv6(b: &[u8]) -> bool {
         piece += 1;
     }
     compress.is_some() || piece == 8
+}
+
+/// The IPv4 part that ends an IPv6 address, from `b[i]` to the end, in
+/// the WHATWG parser's rules: four decimal numbers 0–255 without leading
+/// zeros. Returns the piece count after it (`piece` plus two), or `None`.
+fn embedded_ipv4(b: &[u8], mut i: usize, mut piece: usize) -> Option<usize> {
+    let at = |i: usize| b.get(i).copied();
+    let mut numbers = 0;
+    while i < b.len() {
+        if numbers > 0 {
+            if b[i] == b'.' && numbers < 4 {
+                i += 1;
+            } else {
+                return None;
+            }
+        }
+        if !at(i).is_some_and(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let mut value: Option<u32> = None;
+        while let Some(c) = at(i).filter(u8::is_ascii_digit) {
+            let digit = u32::from(c - b'0');
+            value = match value {
+                None => Some(digit),
+                Some(0) => return None,
+                Some(v) => Some(v * 10 + digit),
+            };
+            if value > Some(255) {
+                return None;
+            }
+            i += 1;
+        }
+        numbers += 1;
+        if numbers == 2 || numbers == 4 {
+            piece += 1;
+        }
+    }
+    (numbers == 4).then_some(piece)
 }
 
 /// Dotted-decimal IPv4 (as [`is_ipv4`]), `/`, and a prefix length 0–32 in

@@ -872,19 +872,7 @@ impl BrowserSurfaceSession {
                 RejectionReason::CapacityExceeded,
             ));
         }
-        let (abort, registration) = AbortHandle::new_pair();
-        let cancellation = Cancellation::new();
-        let invoke = self.inner.source.invoke(
-            call.invocation.clone(),
-            self.inner.consumer.clone(),
-            cancellation.clone(),
-        );
-        let future: BoxFuture<'static, BrowserSurfaceOutcome> =
-            Box::pin(Abortable::new(invoke, registration).map(|r| match r {
-                Ok(result) => BrowserSurfaceOutcome::Invocation(result),
-                Err(_aborted) => BrowserSurfaceOutcome::rejected(RejectionReason::Disconnected),
-            }));
-        let future = future.shared();
+        let (future, abort, cancellation) = self.start_call(call);
         let seq = state.next_id;
         state.next_id += 1;
         state.calls.insert(
@@ -901,6 +889,25 @@ impl BrowserSurfaceSession {
         );
         drop(state);
         Box::pin(self.await_entry(call.invocation.invocation_id.clone(), seq, future))
+    }
+
+    /// Starts the registry's pipeline for `call`: the shared outcome
+    /// (`disconnected` when aborted), its abort handle and the cancellation
+    /// the executor sees.
+    fn start_call(&self, call: &BrowserSurfaceCall) -> (CallFuture, AbortHandle, Cancellation) {
+        let (abort, registration) = AbortHandle::new_pair();
+        let cancellation = Cancellation::new();
+        let invoke = self.inner.source.invoke(
+            call.invocation.clone(),
+            self.inner.consumer.clone(),
+            cancellation.clone(),
+        );
+        let future: BoxFuture<'static, BrowserSurfaceOutcome> =
+            Box::pin(Abortable::new(invoke, registration).map(|r| match r {
+                Ok(result) => BrowserSurfaceOutcome::Invocation(result),
+                Err(_aborted) => BrowserSurfaceOutcome::rejected(RejectionReason::Disconnected),
+            }));
+        (future.shared(), abort, cancellation)
     }
 
     /// Awaits a recorded call and freezes its outcome. If the entry was
