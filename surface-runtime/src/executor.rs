@@ -76,11 +76,17 @@ pub struct ExecutionError {
 impl ExecutionError {
     /// An error with no details and no internal record.
     pub fn new(code: ErrorCode, message: impl Into<String>, retry: Retry) -> Self {
+        let AgentError {
+            code,
+            message,
+            retry,
+            details,
+        } = AgentError::new(code, message, retry);
         Self {
             code,
-            message: message.into(),
+            message,
             retry,
-            details: Map::new(),
+            details,
             internal: None,
         }
     }

@@ -64,6 +64,7 @@ pub mod format;
 mod hash;
 pub mod host;
 pub mod invocation;
+mod json;
 pub mod manifest;
 pub mod pattern;
 pub mod pipeline;

@@ -113,27 +113,23 @@ pub trait OrpcClient: MaybeSend + MaybeSync {
     ) -> BoxFuture<'a, Result<Value, OrpcCallError>>;
 }
 
-impl<T: OrpcClient + ?Sized> OrpcClient for Arc<T> {
-    fn call<'a>(
-        &'a self,
-        path: &'a str,
-        input: Option<Value>,
-        options: CallOptions,
-    ) -> BoxFuture<'a, Result<Value, OrpcCallError>> {
-        (**self).call(path, input, options)
-    }
+/// `Arc<C>` and `Box<C>` are clients when `C` is.
+macro_rules! forward_orpc_client {
+    ($($pointer:ident),*) => {$(
+        impl<T: OrpcClient + ?Sized> OrpcClient for $pointer<T> {
+            fn call<'a>(
+                &'a self,
+                path: &'a str,
+                input: Option<Value>,
+                options: CallOptions,
+            ) -> BoxFuture<'a, Result<Value, OrpcCallError>> {
+                (**self).call(path, input, options)
+            }
+        }
+    )*};
 }
 
-impl<T: OrpcClient + ?Sized> OrpcClient for Box<T> {
-    fn call<'a>(
-        &'a self,
-        path: &'a str,
-        input: Option<Value>,
-        options: CallOptions,
-    ) -> BoxFuture<'a, Result<Value, OrpcCallError>> {
-        (**self).call(path, input, options)
-    }
-}
+forward_orpc_client!(Arc, Box);
 
 /// An error an oRPC server returned: the body
 /// `{"json": {"defined", "code", "status", "message", "data"?}}`
@@ -540,7 +536,7 @@ pub enum PayloadError {
 
 fn meta_entries(meta: &Value) -> Result<&Vec<Value>, PayloadError> {
     meta.as_array().ok_or(PayloadError::MetaNotAnArray {
-        found: json_type(meta),
+        found: crate::json::type_name(meta),
     })
 }
 
@@ -610,7 +606,7 @@ fn resolve_mut<'v>(mut value: &'v mut Value, path: &[MetaPathItem]) -> Option<&'
 pub fn decode_payload(envelope: Value) -> Result<Value, PayloadError> {
     let Value::Object(mut map) = envelope else {
         return Err(PayloadError::EnvelopeNotAnObject {
-            found: json_type(&envelope),
+            found: crate::json::type_name(&envelope),
         });
     };
     let mut json = map.remove("json").unwrap_or(Value::Null);
@@ -717,7 +713,7 @@ pub fn decode_response(
     let Value::Object(_) = &parsed else {
         return Err(unexpected(format!(
             "HTTP {status} with a JSON {} body, not an oRPC error envelope",
-            json_type(&parsed)
+            crate::json::type_name(&parsed)
         )));
     };
     let payload = decode_payload(parsed).map_err(|e| unexpected(e.to_string()))?;
@@ -797,17 +793,6 @@ pub(crate) fn json_excerpt(value: &Value) -> String {
 /// Milliseconds of a duration, saturating.
 pub(crate) fn duration_ms(duration: std::time::Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 #[cfg(test)]

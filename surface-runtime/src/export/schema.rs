@@ -540,7 +540,8 @@ struct Normalizer<'a> {
     nested_resource: usize,
 }
 
-fn push_token(path: &mut String, token: &str) {
+/// Appends `/token` to a JSON Pointer, escaping `~` and `/`.
+pub(crate) fn push_token(path: &mut String, token: &str) {
     path.push('/');
     for c in token.chars() {
         match c {
@@ -641,17 +642,7 @@ impl<'a> Normalizer<'a> {
                         out.insert("items".into(), walked);
                     }
                 }
-                "items"
-                | "additionalProperties"
-                | "propertyNames"
-                | "unevaluatedItems"
-                | "unevaluatedProperties"
-                | "contains"
-                | "not"
-                | "if"
-                | "then"
-                | "else"
-                | "contentSchema" => {
+                k if k == "items" || ONE_SUBSCHEMA.contains(&k) => {
                     let walked = self.child(&[key], sub, stack, depth);
                     out.insert(key.clone(), walked);
                 }
@@ -909,6 +900,21 @@ fn height_of(v: &Value, cap: usize) -> usize {
     (max + 1).min(cap + 1)
 }
 
+/// The keywords whose value is one subschema (besides `items` and
+/// `additionalItems`, whose meaning depends on the draft).
+const ONE_SUBSCHEMA: &[&str] = &[
+    "additionalProperties",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contentSchema",
+];
+
 /// Calls `f` on every direct subschema of a schema object.
 pub(crate) fn for_each_subschema<'v>(v: &'v Value, f: &mut dyn FnMut(&'v Value)) {
     let Value::Object(m) = v else {
@@ -930,17 +936,7 @@ pub(crate) fn for_each_subschema<'v>(v: &'v Value, f: &mut dyn FnMut(&'v Value))
                 Value::Array(list) => list.iter().for_each(&mut *f),
                 other => f(other),
             },
-            "additionalItems"
-            | "additionalProperties"
-            | "propertyNames"
-            | "unevaluatedItems"
-            | "unevaluatedProperties"
-            | "contains"
-            | "not"
-            | "if"
-            | "then"
-            | "else"
-            | "contentSchema" => f(sub),
+            k if k == "additionalItems" || ONE_SUBSCHEMA.contains(&k) => f(sub),
             _ => {}
         }
     }

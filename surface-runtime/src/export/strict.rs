@@ -47,6 +47,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::schema::push_token;
+
 /// Internal keyword of the call plan: the optional properties of an object
 /// whose `null` means "absent". Never exported (every other keyword of the
 /// plan is whitelisted, so it cannot clash with a schema's own keyword).
@@ -419,17 +421,6 @@ impl fmt::Display for StrictRule {
 
 // ----- helpers ---------------------------------------------------------------------
 
-fn push_token(path: &mut String, token: &str) {
-    path.push('/');
-    for c in token.chars() {
-        match c {
-            '~' => path.push_str("~0"),
-            '/' => path.push_str("~1"),
-            c => path.push(c),
-        }
-    }
-}
-
 /// Whether a `pattern` uses only widely supported regex syntax: no
 /// lookaround, named groups or inline flags (`(?` other than `(?:`), no
 /// backreferences or exotic escapes, at most 1,000 characters.
@@ -526,17 +517,6 @@ fn strict_accepts_null(t: &Value) -> bool {
     match t.get("anyOf") {
         Some(Value::Array(branches)) => branches.iter().any(strict_accepts_null),
         _ => t.get("type").and_then(Value::as_str) == Some("null"),
-    }
-}
-
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 
@@ -804,7 +784,7 @@ impl Strictifier<'_> {
         };
         let mut groups: Vec<(&'static str, Vec<Value>)> = Vec::new();
         for v in values {
-            let ty = json_type(&v);
+            let ty = crate::json::type_name(&v);
             if ty == "object" || ty == "array" {
                 return Err(self.fail(NotStrictReason::CompoundEnum));
             }

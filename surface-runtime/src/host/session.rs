@@ -220,6 +220,18 @@ enum Phase {
     Disposed,
 }
 
+impl Phase {
+    /// `Ok` while active; the error a disposed or expired session answers
+    /// `connect` and `subscribe` with.
+    fn require_active(self) -> Result<(), SessionError> {
+        match self {
+            Phase::Active => Ok(()),
+            Phase::Expired => Err(SessionError::Expired),
+            Phase::Disposed => Err(SessionError::Disposed),
+        }
+    }
+}
+
 struct ListenerEntry {
     id: u64,
     listener: Arc<AnnouncementListener>,
@@ -533,11 +545,7 @@ impl BrowserSurfaceSession {
         {
             let mut state = self.inner.lock();
             guard = self.inner.expire_if_due(&mut state);
-            match state.phase {
-                Phase::Expired => return Err(SessionError::Expired),
-                Phase::Disposed => return Err(SessionError::Disposed),
-                Phase::Active => {}
-            }
+            state.phase.require_active()?;
             if connection_id.is_empty() {
                 return Err(SessionError::EmptyConnectionId);
             }
@@ -577,11 +585,7 @@ impl BrowserSurfaceSession {
         {
             let mut state = self.inner.lock();
             guard = self.inner.expire_if_due(&mut state);
-            match state.phase {
-                Phase::Expired => return Err(SessionError::Expired),
-                Phase::Disposed => return Err(SessionError::Disposed),
-                Phase::Active => {}
-            }
+            state.phase.require_active()?;
             if state.listeners.len() >= self.inner.max_entries {
                 return Err(SessionError::CapacityExceeded {
                     collection: SessionCollection::Listeners,

@@ -146,25 +146,13 @@ pub(super) fn availability(target: &Registered) -> Result<(), Failure> {
 pub(super) fn authorize<'p>(
     policies: impl Iterator<Item = &'p Arc<dyn AgentPolicy>>,
     ctx: &PolicyContext<'_>,
-    mut level: ConfirmationLevel,
+    level: ConfirmationLevel,
 ) -> Result<ConfirmationLevel, Failure> {
-    for policy in policies {
-        level = level.max(policy.confirmation());
-        match policy.authorize(ctx) {
-            PolicyDecision::Allow => {}
-            PolicyDecision::RequireConfirmation => level = ConfirmationLevel::Required,
-            PolicyDecision::Deny { message, internal } => {
-                return Err(denied(
-                    Phase::Authorize,
-                    ErrorCode::NotAuthorized,
-                    &**policy,
-                    message,
-                    internal,
-                ))
-            }
-        }
-    }
-    Ok(level)
+    let denial = (Phase::Authorize, ErrorCode::NotAuthorized);
+    apply_policies(policies, denial, level, |policy, level| {
+        *level = (*level).max(policy.confirmation());
+        policy.authorize(ctx)
+    })
 }
 
 /// Phase 6, first half: the post-input policies over the effective input.
@@ -174,35 +162,34 @@ pub(super) fn check_input<'p>(
     policies: impl Iterator<Item = &'p Arc<dyn AgentPolicy>>,
     ctx: &PolicyContext<'_>,
     input: &Value,
+    level: ConfirmationLevel,
+) -> Result<ConfirmationLevel, Failure> {
+    let denial = (Phase::Confirmation, ErrorCode::PolicyDenied);
+    apply_policies(policies, denial, level, |policy, _| {
+        policy.check_input(ctx, input)
+    })
+}
+
+/// Runs `decide` for each policy in order: `RequireConfirmation` raises the
+/// level to `required`, the first `Deny` ends the call in `denial`'s phase
+/// with its code (the policy's name and internal detail go to audit).
+fn apply_policies<'p>(
+    policies: impl Iterator<Item = &'p Arc<dyn AgentPolicy>>,
+    (phase, code): (Phase, ErrorCode),
     mut level: ConfirmationLevel,
+    mut decide: impl FnMut(&dyn AgentPolicy, &mut ConfirmationLevel) -> PolicyDecision,
 ) -> Result<ConfirmationLevel, Failure> {
     for policy in policies {
-        match policy.check_input(ctx, input) {
+        match decide(&**policy, &mut level) {
             PolicyDecision::Allow => {}
             PolicyDecision::RequireConfirmation => level = ConfirmationLevel::Required,
             PolicyDecision::Deny { message, internal } => {
-                return Err(denied(
-                    Phase::Confirmation,
-                    ErrorCode::PolicyDenied,
-                    &**policy,
-                    message,
-                    internal,
-                ))
+                return Err(fail(phase, code, message, Retry::No)
+                    .internal(json!({"policy": policy.name(), "internal": internal})))
             }
         }
     }
     Ok(level)
-}
-
-fn denied(
-    phase: Phase,
-    code: ErrorCode,
-    policy: &dyn AgentPolicy,
-    message: String,
-    internal: Option<Value>,
-) -> Failure {
-    fail(phase, code, message, Retry::No)
-        .internal(json!({"policy": policy.name(), "internal": internal}))
 }
 
 impl SurfaceRegistry {
