@@ -1,4 +1,4 @@
-//! Both sides of the browser-session protocol (SPEC §9) over a real
+//! Both sides of the browser-session protocol (`docs/host.md`) over a real
 //! WebSocket on loopback: a "browser" (a `SurfaceRegistry` over the devices
 //! manifest, an in-process executor and a `BrowserSurfaceSession`) and an
 //! agent host (`AgentHost`). Run with:
@@ -57,7 +57,7 @@ type AnyError = Box<dyn Error + Send + Sync>;
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "type", content = "body", rename_all = "camelCase")]
 enum Frame {
-    /// The application's own authentication (SPEC §10): here a demo token.
+    /// The application's own authentication (`docs/host.md`): here a demo token.
     Hello {
         token: String,
         connection_id: String,

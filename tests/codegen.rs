@@ -1,4 +1,4 @@
-//! `manifest!` and `#[agent_procedure]` end to end (SPEC §2–§5): the refs,
+//! `manifest!` and `#[agent_procedure]` end to end (`docs/codegen.md`, `docs/bindings.md`): the refs,
 //! the authority, the `Field` enums, and both binding roles, on the
 //! hand-written fixture `tests/fixtures/handwritten.manifest.json`.
 

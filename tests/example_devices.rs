@@ -1,4 +1,4 @@
-//! Runs the `devices` example binary (issue 6 item 1, `docs/example.md`):
+//! Runs the `devices` example binary (`docs/example.md`):
 //! the scripted agent on the embedded backend and against the real oRPC
 //! peer, asserting the exit status and the key lines of every step.
 //!

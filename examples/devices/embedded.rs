@@ -1,6 +1,6 @@
 //! The embedded, in-process devices backend: an [`AgentProcedureExecutor`]
 //! with the semantics of the real oRPC peer's domain router
-//! (`tests/orpc-peer`, PEER-CONTRACT.md "Domain router"), so the scripted
+//! (`tests/orpc-peer`, its README, "Domain router"), so the scripted
 //! run needs nothing started.
 //!
 //! Errors are produced as the oRPC error the peer would send

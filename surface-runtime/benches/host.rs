@@ -1,4 +1,4 @@
-//! Browser-session throughput and memory (SPEC §9), against the registry
+//! Browser-session throughput and memory (`docs/host.md`), against the registry
 //! itself as the baseline measured in the same run.
 //!
 //! * `host/invoke/*` — calls per second through `registry.invoke`

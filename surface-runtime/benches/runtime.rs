@@ -1,4 +1,4 @@
-//! Criterion benchmarks (issue 3 item 9).
+//! Criterion benchmarks of the registry.
 //!
 //! * `invoke_overhead/<case>/…` — per case, measured in the same run:
 //!   - `bare_validation`: `jsonschema` validation of the effective input

@@ -1,5 +1,5 @@
-//! Invocation-id admission (SPEC §7, §11: "the registry never executes one
-//! invocation id twice").
+//! Invocation-id admission: the registry never executes one invocation id
+//! twice (`docs/pipeline.md`, "Invocation ids").
 //!
 //! An id is first checked against the one invocation-id rule
 //! ([`crate::invocation::check_invocation_id`]: 1–256 visible ASCII
@@ -7,7 +7,7 @@
 //!
 //! The registry then remembers every invocation id it admitted for its
 //! whole lifetime in an [`InvocationIds`] table — not the id itself but a
-//! fixed-size **keyed digest** of it ([`IdDigest`]: the first 128 bits of
+//! fixed-size **keyed digest** of it ([`crate::hash::IdDigest`]: the first 128 bits of
 //! HMAC-SHA-256 under a key derived from the registry's secret), next to the
 //! keyed hash of the envelope (so an identical repeat can be told from a
 //! reused id), whether it completed, and — for the last `recorded_results`

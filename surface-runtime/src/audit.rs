@@ -1,4 +1,4 @@
-//! Typed audit events (issue 3 item 6). Every event goes to the
+//! Typed audit events. Every event goes to the
 //! subscribers installed with `SurfaceRegistry::on_audit` and to `tracing`
 //! (target `agent_surface::audit`). Audit is the only place where internal
 //! error text (executor `internal`, bind errors) is recorded; agent-facing
@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::invocation::{AgentConsumer, ErrorCode};
 
-/// The pipeline phase a call ended in (SPEC §7).
+/// The pipeline phase a call ended in (`docs/pipeline.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {

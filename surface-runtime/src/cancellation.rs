@@ -1,5 +1,5 @@
 //! A cancellation signal that needs no async runtime (the Rust counterpart
-//! of the seed's `AbortSignal` in `ProcedureCallInfo`).
+//! of JavaScript's `AbortSignal`), carried by `ProcedureCallInfo`.
 
 use std::future::Future;
 use std::pin::Pin;

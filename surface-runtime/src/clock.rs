@@ -1,4 +1,4 @@
-//! Time seams of the registry (SPEC §7): a [`Clock`] for confirmation
+//! Time seams of the registry (`docs/pipeline.md`): a [`Clock`] for confirmation
 //! expiry and a [`Timer`] for the registry timeout. Neither needs an async
 //! runtime; both are injectable so the registry runs under tokio, in the
 //! browser (`wasm32-unknown-unknown`) and in deterministic tests.
@@ -71,7 +71,7 @@ impl Clock for ManualClock {
     }
 }
 
-/// Produces sleep futures for the registry timeout (SPEC §7 phase 7).
+/// Produces sleep futures for the registry timeout (the execute phase).
 ///
 /// The registry has **no timeout unless a timer is installed**
 /// (`SurfaceRegistryBuilder::timer`): without an async runtime there is no

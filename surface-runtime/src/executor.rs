@@ -1,4 +1,4 @@
-//! The procedure executor seam (seed 000 "Execution flow"): the registry
+//! The procedure executor seam (`docs/pipeline.md`, "Execution"): the registry
 //! calls the installed [`AgentProcedureExecutor`] with the validated
 //! effective input; the oRPC bridges implement it.
 
@@ -10,7 +10,7 @@ use crate::cancellation::Cancellation;
 use crate::invocation::{AgentConsumer, AgentError, ErrorCode, Retry};
 use crate::sync::{BoxFuture, MaybeSend, MaybeSync};
 
-/// Call context handed to the executor (seed 000 `ProcedureCallInfo`).
+/// Call context handed to the executor
 /// Cheap to clone: the strings are shared (`Arc<str>`).
 #[derive(Clone, Debug)]
 pub struct ProcedureCallInfo {
@@ -45,7 +45,7 @@ pub struct ExecuteRequest {
     /// The manifest's contract digest, if any (governed calls send it).
     pub contract_digest: Option<Arc<str>>,
     /// The effective input, already validated against the full manifest
-    /// schema (SPEC §5 rule 5).
+    /// schema (binding rule 5, `docs/bindings.md`).
     pub input: Value,
     /// Call context.
     pub info: ProcedureCallInfo,
@@ -111,8 +111,7 @@ impl ExecutionError {
     }
 }
 
-/// Executes domain procedures for the registry (seed 000
-/// `AgentProcedureExecutor`). Install one with
+/// Executes domain procedures for the registry . Install one with
 /// `SurfaceRegistry::set_procedure_executor`.
 ///
 /// The returned future is `Send` on native targets and not on `wasm32`.

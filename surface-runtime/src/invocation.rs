@@ -1,4 +1,4 @@
-//! The invocation wire types (SPEC §7): what an agent sends
+//! The invocation wire types (`docs/pipeline.md`): what an agent sends
 //! ([`AgentInvocation`]) and what it gets back ([`AgentInvocationResult`]).
 
 use std::sync::Arc;
@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// Who a snapshot is computed for and who invokes (SPEC §6): `{id, kind}`.
+/// Who a snapshot is computed for and who invokes: `{id, kind}`.
 /// Cheap to clone (the id is shared).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct AgentConsumer {
@@ -39,11 +39,11 @@ impl AgentConsumer {
 pub enum ConsumerKind {
     /// An agent running with a live view: sees view capabilities.
     Embedded,
-    /// An agent with no view: sees procedures only (SPEC §6).
+    /// An agent with no view: sees procedures only.
     Headless,
 }
 
-/// One call from the agent (SPEC §7). Wire names are camelCase:
+/// One call from the agent (`docs/pipeline.md`). Wire names are camelCase:
 /// `invocationId`, `capabilityId`, `registrationId`, `surfaceVersion`,
 /// `input`, `instance`, `confirmation`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -70,7 +70,7 @@ pub struct AgentInvocation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<String>,
     /// Confirmation evidence issued by the registry after the application
-    /// approved (SPEC §7).
+    /// approved (`docs/pipeline.md`, "Local confirmation").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<ConfirmationEvidence>,
 }
@@ -163,7 +163,7 @@ pub enum InvalidInvocationId {
 }
 
 /// Registry-issued, HMAC-signed proof that the application approved one
-/// confirmation (SPEC §7, §11). Single-use, expiring, bound to the
+/// confirmation. Single-use, expiring, bound to the
 /// capability, the registration and a digest of the effective input.
 /// Wire names are camelCase.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -185,7 +185,7 @@ pub struct ConfirmationEvidence {
     pub signature: String,
 }
 
-/// The outcome of one invocation (SPEC §7), serialized as
+/// The outcome of one invocation, serialized as
 /// `{"status":"success","invocationId":…,"output":…}` or
 /// `{"status":"error","invocationId":…,"error":{…}}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -261,7 +261,7 @@ impl AgentError {
     }
 }
 
-/// Every error code of SPEC §7, serialized SCREAMING_SNAKE_CASE.
+/// Every error code of the pipeline (`docs/pipeline.md`), serialized SCREAMING_SNAKE_CASE.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
@@ -327,7 +327,7 @@ impl std::fmt::Display for ErrorCode {
     }
 }
 
-/// What the agent may do after an error (SPEC §7), serialized kebab-case:
+/// What the agent may do after an error , serialized kebab-case:
 /// `no`, `yes`, `after-refresh`, `after-confirmation`, `with-changes`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

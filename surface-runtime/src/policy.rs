@@ -1,4 +1,4 @@
-//! Frontend policies (SPEC §5 rule 6, §7 phases 4 and 6). They are
+//! Frontend policies (`docs/pipeline.md`, "Policies"; phases 4 and 6). They are
 //! advisory on the client (the server re-checks everything) and can only
 //! **tighten**: deny, or raise the confirmation level; nothing a policy
 //! returns can lower the effect floor or skip a phase.
@@ -68,7 +68,7 @@ impl PolicyDecision {
     }
 }
 
-/// A frontend policy on a reference ([`crate::AgentProcedureBinding::policy`])
+/// A frontend policy on a binding ([`crate::AgentProcedureBinding::policy`])
 /// or on the whole registry (`SurfaceRegistryBuilder::policy`).
 pub trait AgentPolicy: MaybeSend + MaybeSync {
     /// Name for audit records.

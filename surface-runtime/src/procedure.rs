@@ -1,4 +1,4 @@
-//! Typed procedure references (seed 000 `AgentProcedureRef`).
+//! Typed procedure references (what `manifest!` generates for each procedure).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -70,7 +70,7 @@ impl<I, O> AgentProcedureRef<I, O> {
         }
     }
 
-    /// `"domain:" + path` — the surface id of the procedure (SPEC §2).
+    /// `"domain:" + path` — the surface id of the procedure (`docs/bindings.md`, "Identity").
     pub fn id(&self) -> String {
         format!("domain:{}", self.path)
     }

@@ -1,5 +1,5 @@
 //! Serde helpers named by the types that `manifest!` generates from JSON
-//! Schema (SPEC §4: generated types round-trip the schema's JSON). Not
+//! Schema (generated types round-trip the schema's JSON). Not
 //! public API: generated code reaches them as
 //! `<crate>::__private::serde_helpers::…`.
 //!

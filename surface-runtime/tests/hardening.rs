@@ -1,4 +1,4 @@
-//! Regression tests of issue 10 (hostile agents): one per defect, each
+//! Regression tests against hostile agents: one per defect, each
 //! named after the rule it restores. They use only APIs that already
 //! existed before the fix, so each fails by assertion on the old code.
 //! (The duplicate-path defect is checked in `manifest.rs`'s unit tests,

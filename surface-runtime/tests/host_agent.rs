@@ -1,5 +1,4 @@
-//! Agent-host side of SPEC §9 / seed 003 ("The host MUST …") and seed 000
-//! "Topologies": authenticated announcements from known builds only,
+//! Agent-host side of the session protocol (`docs/host.md`): authenticated announcements from known builds only,
 //! artifact verification, per-run tool composition, call/result binding,
 //! no pending call ever moved to another tab.
 

@@ -1,4 +1,4 @@
-//! Browser side of SPEC §9 / seed 003: `BrowserSurfaceSession` rules, each
+//! Browser side of the session protocol (`docs/host.md`): `BrowserSurfaceSession` rules, each
 //! rejection reason, every limit at its exact boundary, expiry, disconnect
 //! during a call, reload with a new identity.
 

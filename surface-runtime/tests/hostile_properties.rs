@@ -1,4 +1,4 @@
-//! Property tests against hostile parties (issue 10): arbitrary but
+//! Property tests against hostile parties: arbitrary but
 //! structured manifests, invocations and call envelopes — random JSON,
 //! valid messages with random mutations — through
 //! `AgentManifest::from_json_str`, `SurfaceRegistry::invoke` and

@@ -1,4 +1,4 @@
-//! Memory held at the bounds (issue 10, defect 8): what an agent's traffic
+//! Memory held at the bounds: what an agent's traffic
 //! can make the runtime keep is bounded by the documented limits, never by
 //! the traffic itself. Measured with a counting global allocator, as live
 //! heap bytes before and after; the tests of this binary measure one at a
@@ -114,7 +114,7 @@ fn session_at_its_call_bound_holds_little_memory() {
     // the recorded result; the test executor's own record of the call.
     assert!(
         held < 4 * 1024 * 1024,
-        "{held} bytes held at the bound (issue 10: 733 MB before the fix)"
+        "{held} bytes held at the bound (733 MB before the bound existed)"
     );
     assert_eq!(refused, 100, "the 255,000-character ids were refused");
 }

@@ -1,5 +1,5 @@
-//! The invocation pipeline of SPEC §7, phase by phase, and the binding
-//! rules D7, D8, D21 of seed 000 (SPEC §5).
+//! The invocation pipeline, phase by phase (`docs/pipeline.md`), and the
+//! binding rules (`docs/bindings.md`).
 
 mod common;
 

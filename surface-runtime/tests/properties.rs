@@ -1,4 +1,4 @@
-//! Property tests (issue 3 item 8): locked fields never reach the
+//! Property tests: locked fields never reach the
 //! executor; the executor never receives input that fails the full schema;
 //! evidence never authorizes a different effective input; surfaceVersion
 //! strictly increases.

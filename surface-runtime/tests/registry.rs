@@ -1,4 +1,4 @@
-//! Registration, snapshot and surface version (SPEC §2, §6).
+//! Registration, snapshot and surface version (`docs/bindings.md`).
 
 mod common;
 

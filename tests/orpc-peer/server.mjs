@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The oRPC test peer (PEER-CONTRACT.md).
+// The oRPC test peer (README.md).
 //
 //   node tests/orpc-peer/server.mjs --port 0
 //

@@ -1,5 +1,4 @@
-//! The agent-host side of the session protocol (SPEC §9, seed 003 "The
-//! host MUST …", seed 000 "Topologies"): [`AgentHost`] accepts
+//! The agent-host side of the session protocol (`docs/host.md`, "The agent host"): [`AgentHost`] accepts
 //! announcements only on connections the application authenticated and
 //! only for build artifacts it knows, composes each run's tools from the
 //! live browser surface and its own server-side domain tools, and binds
@@ -48,8 +47,8 @@ pub const DEFAULT_HOST_COMPLETED_MEMORY: usize = 10_000;
 /// completed or interrupted call is never dispatched again.
 pub const DEFAULT_HOST_MAX_INVOCATION_IDS: usize = 1_000_000;
 
-/// A build artifact the host trusts (seed 003: "compare announcements with
-/// known build artifacts"): the app and build ids it was published under
+/// A build artifact the host trusts (the host compares announcements with
+/// known build artifacts): the app and build ids it was published under
 /// and the compiler-generated [`Authority`] of that build (its manifest and
 /// [`Authority::digest`]). Announcements naming an unknown `(appId,
 /// buildId)` are refused, and every announced procedure is checked against
@@ -99,7 +98,7 @@ impl KnownBuild {
 }
 
 /// Evidence that the application authenticated a transport connection
-/// (SPEC §10: authentication is the application's job). Construct it only
+/// (authentication is the application's job, `docs/host.md`). Construct it only
 /// after your own authentication of the connection succeeded; the host
 /// accepts announcements and results only together with one.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -134,7 +133,7 @@ impl AuthenticatedConnection {
 /// the operation (see [`AgentHost::tools_for_run`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerTool {
-    /// Canonical capability id (SPEC §2; the manifest's `capabilityId`
+    /// Canonical capability id (the manifest's `capabilityId`
     /// override or `"domain:" + path`).
     pub capability_id: String,
     /// Model-facing description.
@@ -145,7 +144,7 @@ pub struct ServerTool {
     pub effect: AgentEffect,
     /// `true` for an operation the user must contextually control: it is
     /// never offered as a direct server tool (the counterpart of
-    /// orpc-agent's `expose.aiSdk: false`, seed 000 "Topologies").
+    /// orpc-agent's `expose.aiSdk: false`).
     pub surface_only: bool,
 }
 
@@ -275,7 +274,7 @@ pub struct ToolCallRequest {
     pub run_id: String,
     /// The model's tool call id.
     pub tool_call_id: String,
-    /// A fresh invocation id (persist it before sending; seed 003).
+    /// A fresh invocation id (persist it before sending).
     pub invocation_id: String,
     /// Canonical capability id of the tool.
     pub capability_id: String,
@@ -392,7 +391,7 @@ struct HostState {
     contextual_seen: BTreeSet<String>,
 }
 
-/// The agent-host side of SPEC §9. Thread-safe; all methods take `&self`.
+/// The agent-host side of the session protocol (`docs/host.md`). Thread-safe; all methods take `&self`.
 ///
 /// * [`Self::accept_announcement`] — only with an
 ///   [`AuthenticatedConnection`], only for a [`KnownBuild`], after
@@ -668,7 +667,7 @@ impl AgentHost {
     }
 
     /// The tools of one run, sorted by capability id, exactly one per
-    /// canonical capability id (seed 000 "Topologies"):
+    /// canonical capability id:
     ///
     /// * browser tools come only from the live surface of the run's own tab
     ///   and session — none when it has no live session; headless runs get

@@ -1,5 +1,4 @@
-//! The browser side of the session protocol (SPEC §9, seed 003 "Browser
-//! session" and "Bounded replay protection"): [`BrowserSurfaceSession`]
+//! The browser side of the session protocol (`docs/host.md`): [`BrowserSurfaceSession`]
 //! announces a registry's live surface to a remote agent host and answers
 //! its correlated calls.
 //!
@@ -23,8 +22,7 @@
 //! 6. `surfaceVersion` ≠ the registry's current version ⇒ `stale-surface`;
 //! 7. the capability/registration pair is not in the consumer's snapshot ⇒
 //!    an ordinary `UNKNOWN_CAPABILITY` error with `retry: after-refresh`,
-//!    without dispatch (seed 003: only discoverable capabilities are
-//!    dispatched);
+//!    without dispatch (only discoverable capabilities are dispatched);
 //! 8. `maxEntries` calls retained ⇒ `capacity-exceeded` (nothing evicted);
 //! 9. dispatch to the registry; the call is recorded and its result frozen.
 //!
@@ -57,10 +55,10 @@ use crate::snapshot::SurfaceSnapshot;
 use crate::sync::BoxFuture;
 
 /// Default bound of each retained collection (calls, connection ids,
-/// listeners): 1,000 (seed 003).
+/// listeners): 1,000.
 pub const DEFAULT_MAX_ENTRIES: usize = 1_000;
 
-/// Default adapter lifetime: 30 minutes (seed 003).
+/// Default adapter lifetime: 30 minutes.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(30 * 60);
 
 /// Receives every refreshed announcement. `Send + Sync` on native targets,
@@ -72,7 +70,7 @@ pub type AnnouncementListener = dyn Fn(&BrowserSurfaceAnnouncement) + Send + Syn
 #[cfg(target_arch = "wasm32")]
 pub type AnnouncementListener = dyn Fn(&BrowserSurfaceAnnouncement);
 
-/// Configuration of [`BrowserSurfaceSession::new`] (SPEC §9).
+/// Configuration of [`BrowserSurfaceSession::new`].
 pub struct BrowserSurfaceSessionOptions {
     /// The registry to expose (already created with the compiler-generated
     /// authority).
@@ -297,7 +295,7 @@ struct Inner {
     index: Mutex<Option<Arc<SnapshotIndex>>>,
 }
 
-/// The browser side of a remote agent session (SPEC §9): announces the
+/// The browser side of a remote agent session (`docs/host.md`): announces the
 /// registry's surface for one consumer over one connection at a time and
 /// answers the host's correlated calls, with bounded replay protection.
 ///
@@ -364,7 +362,7 @@ impl std::fmt::Debug for AnnouncementSubscription {
 }
 
 /// How many entries each collection of a session retains, for monitoring
-/// (and the "when full, rotate the session" decision of seed 003).
+/// (and the "when full, rotate the session" decision).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SessionUsage {
     /// Recorded calls (pending and frozen).
@@ -483,7 +481,7 @@ fn shape_ok(call: &BrowserSurfaceCall) -> bool {
 }
 
 impl BrowserSurfaceSession {
-    /// Creates the adapter (SPEC §9) and subscribes to the registry's
+    /// Creates the adapter and subscribes to the registry's
     /// changes. Its ttl starts now (per `options.clock`).
     pub fn new(options: BrowserSurfaceSessionOptions) -> Self {
         let ttl_ms = u64::try_from(options.ttl.as_millis()).unwrap_or(u64::MAX);
@@ -732,7 +730,7 @@ impl BrowserSurfaceSession {
         reason
     }
 
-    /// Answers one host call (SPEC §9); see the module docs for the order
+    /// Answers one host call; see the module docs for the order
     /// of checks. A call that arrives already parsed has no received text,
     /// so the size limit applies to its compact serialization (prefer
     /// [`Self::invoke_json`], which measures the text received). Never

@@ -1,5 +1,5 @@
 //! The seam between a browser session and the registry it exposes: the
-//! four registry operations the session needs (SPEC §6, §7), as a small
+//! four registry operations the session needs , as a small
 //! object-safe trait so a session can hold any registry behind an `Arc`.
 //! `SurfaceRegistry` implements it; tests may implement it to observe
 //! exactly which calls reach the registry.
@@ -32,9 +32,9 @@ impl<T: MaybeSend + MaybeSync> SourceSubscription for T {}
 pub trait SurfaceSource: MaybeSend + MaybeSync + 'static {
     /// The current `surfaceVersion` (cheap; checked on every call).
     fn surface_version(&self) -> u64;
-    /// The snapshot `consumer` sees (SPEC §6), a consistent cut.
+    /// The snapshot `consumer` sees , a consistent cut.
     fn snapshot(&self, consumer: &AgentConsumer) -> SurfaceSnapshot;
-    /// Runs the full pipeline (SPEC §7). Cancelling `cancellation` ends the
+    /// Runs the full pipeline (`docs/pipeline.md`). Cancelling `cancellation` ends the
     /// call with `CANCELLED` and fires the executor's signal; dropping the
     /// future drops the executor's future with it.
     fn invoke(

@@ -1,4 +1,4 @@
-//! The browser-session wire types (SPEC §9, seed 003 "Browser session").
+//! The browser-session wire types (`docs/host.md`, "Messages").
 //!
 //! Every message is JSON with camelCase names and carries
 //! `"protocolVersion": 1`:
@@ -31,8 +31,7 @@ use crate::snapshot::SurfaceSnapshot;
 pub const PROTOCOL_VERSION: u32 = 1;
 
 /// Envelopes longer than this many serialized characters are refused with
-/// [`RejectionReason::InvalidCall`] (seed 003 "Call envelopes are capped at
-/// 262,144 serialized characters"). Characters are counted as UTF-16 code
+/// [`RejectionReason::InvalidCall`]. Characters are counted as UTF-16 code
 /// units of the compact JSON text — the same count as JavaScript's
 /// `JSON.stringify(call).length`, so a Rust host and a TypeScript browser
 /// agree on the boundary; for ASCII text it equals the byte length.
@@ -42,7 +41,7 @@ fn protocol_version() -> u32 {
     PROTOCOL_VERSION
 }
 
-/// Who announces and who is called (SPEC §9): wire
+/// Who announces and who is called: wire
 /// `{"appId","buildId","sessionId","tabId"}`.
 ///
 /// * `app_id` / `build_id` name the build artifact; the host verifies them
@@ -80,7 +79,7 @@ impl BrowserSurfaceIdentity {
     }
 }
 
-/// What a browser tells the host about its live surface (SPEC §9): sent by
+/// What a browser tells the host about its live surface: sent by
 /// `BrowserSurfaceSession::connect` and republished on every registry
 /// change. Wire: `{"protocolVersion":1,"identity":{…},"connectionId",
 /// "snapshot"}`.
@@ -98,7 +97,7 @@ pub struct BrowserSurfaceAnnouncement {
     pub snapshot: SurfaceSnapshot,
 }
 
-/// A host's call into a browser surface (SPEC §9). Wire:
+/// A host's call into a browser surface. Wire:
 /// `{"protocolVersion":1,"identity":{…},"connectionId","runId","toolCallId",
 /// "invocation":{…}}`.
 ///
@@ -125,7 +124,7 @@ pub struct BrowserSurfaceCall {
     pub invocation: AgentInvocation,
 }
 
-/// The browser's answer to a [`BrowserSurfaceCall`] (SPEC §9): echoes the
+/// The browser's answer to a [`BrowserSurfaceCall`]: echoes the
 /// dispatch ids. Wire: `{"protocolVersion":1,"connectionId","runId",
 /// "toolCallId","invocationId","result":{…}}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -218,7 +217,7 @@ pub enum RejectedStatus {
 }
 
 /// Why a browser session refused a call without reaching the registry
-/// (SPEC §9), serialized kebab-case.
+/// serialized kebab-case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RejectionReason {
@@ -244,7 +243,7 @@ pub enum RejectionReason {
 }
 
 impl RejectionReason {
-    /// All seven reasons, in SPEC order.
+    /// All seven reasons, in the order of `docs/host.md`.
     pub const ALL: [RejectionReason; 7] = [
         RejectionReason::InvalidCall,
         RejectionReason::WrongSession,

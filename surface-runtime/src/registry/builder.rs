@@ -118,7 +118,7 @@ impl SurfaceRegistryBuilder {
     /// the **oldest pending** one first (the oldest approved one when none
     /// is pending): the newest request, the one the user is looking at,
     /// always gets its confirmation id. An expired id then fails `confirm`
-    /// with [`ConfirmationError::Unknown`] and its evidence with
+    /// with [`ConfirmationError::Unknown`](crate::ConfirmationError::Unknown) and its evidence with
     /// `CONFIRMATION_INVALID`; a `confirmation-expired` audit event names it.
     pub fn max_pending_confirmations(mut self, count: usize) -> Self {
         self.max_pending_confirmations = count.max(1);

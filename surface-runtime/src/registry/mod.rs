@@ -3,8 +3,8 @@
 //! (`docs/design.md` maps the modules around it).
 //!
 //! The registry owns the registrations and their bookkeeping; the layers
-//! above it use a narrow internal API — [`SurfaceRegistry::admit`] and
-//! [`Live`] (admission and lookup under one lock), `record`, `entries`,
+//! above it use a narrow internal API — `admit` and `Live` (admission and
+//! lookup under one lock), `record`, `entries`,
 //! `bump_availability`, `audit` — never its fields:
 //!
 //! * [`crate::snapshot`] builds the agent's catalog from the entries;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Generates the JSON fixtures under tests/fixtures/ from the peer's zod/oRPC
-// contracts (PEER-CONTRACT.md, "Generated artifacts").
+// contracts (README.md, "Fixtures").
 //
 //   node tests/orpc-peer/scripts/generate.mjs          write every fixture
 //   node tests/orpc-peer/scripts/generate.mjs --check  compare, exit 1 on drift
@@ -109,7 +109,7 @@ async function buildArtifacts() {
     ['devices.manifest.json', devicesManifest],
   ]) {
     const bad = pathProblems(Object.keys(manifest.tools));
-    if (bad.length) throw new Error(`${name}: invalid paths (SPEC §3):\n  ${bad.join('\n  ')}`);
+    if (bad.length) throw new Error(`${name}: invalid manifest paths:\n  ${bad.join('\n  ')}`);
   }
   return new Map([
     ['codegen/orpc.manifest.json', fixtureText(orpcManifest)],

@@ -1,4 +1,4 @@
-// Bearer-token auth for both routers (PEER-CONTRACT.md, "Auth").
+// Bearer-token auth for both routers (README.md, "Auth").
 //
 // The initial context is `{ headers, dropConnection }`: `headers` are the
 // node request headers (lower-case names), `dropConnection()` destroys the

@@ -1,5 +1,5 @@
 // Construct-coverage contracts: one oRPC procedure per zod construct that the
-// Rust JSON Schema → Rust type generator must handle (PEER-CONTRACT.md,
+// Rust JSON Schema → Rust type generator must handle (README.md,
 // "Constructs to cover"). Each procedure echoes its (parsed) input, so the
 // server can also serve them as round-trip targets at /rpc/constructs/<name>.
 //

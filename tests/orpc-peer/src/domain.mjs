@@ -1,4 +1,4 @@
-// The domain router mounted at /rpc (PEER-CONTRACT.md, "Domain router").
+// The domain router mounted at /rpc (README.md, "Domain router").
 // Every procedure carries `meta.agent` (orpc-agent style) used by the
 // manifest generator; `debug.fail` has `agent: false` and stays out of the
 // agent manifest.

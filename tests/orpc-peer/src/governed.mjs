@@ -1,4 +1,4 @@
-// The governed gateway mounted at /gateway (PEER-CONTRACT.md, "Governed
+// The governed gateway mounted at /gateway (README.md, "Governed
 // gateway"): capability descriptors with contract digests, idempotent
 // invocation receipts, approvals and resumption, and two test controls.
 

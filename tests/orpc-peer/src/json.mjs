@@ -27,7 +27,7 @@ export function contractDigest(schema) {
   return `sha256:${createHash('sha256').update(canonicalJson(schema), 'utf8').digest('hex')}`;
 }
 
-/** SPEC §3 effect names from orpc-agent's `sideEffect`. */
+/** Agent-manifest effect names from orpc-agent's `sideEffect`. */
 export const EFFECT_BY_SIDE_EFFECT = Object.freeze({
   read: 'server-query',
   write: 'server-mutation',
@@ -35,7 +35,7 @@ export const EFFECT_BY_SIDE_EFFECT = Object.freeze({
   destructive: 'destructive',
 });
 
-/** Maps a `meta.agent.sideEffect` to a SPEC §3 effect; throws on anything else. */
+/** Maps a `meta.agent.sideEffect` to an agent-manifest effect; throws on anything else. */
 export function effectOf(sideEffect, path) {
   const effect = EFFECT_BY_SIDE_EFFECT[sideEffect];
   if (!effect) throw new Error(`${path}: unknown meta.agent.sideEffect ${JSON.stringify(sideEffect)}`);

@@ -1,4 +1,4 @@
-// Builds SPEC §3 agent manifests from an oRPC router's agent metadata
+// Builds agent manifests from an oRPC router's agent metadata
 // (`meta.agent`), with either JSON Schema converter.
 
 import { z } from 'zod';
@@ -34,7 +34,7 @@ export async function agentProcedures(router, prefix = []) {
 }
 
 /**
- * The SPEC §3 manifest `{ tools: { <path>: { description, inputSchema,
+ * The agent manifest `{ tools: { <path>: { description, inputSchema,
  * outputSchema?, effect, requiresApproval? } } }` of `router`. `convert(schema,
  * io)` turns a zod schema into JSON Schema. `outputSchema` comes only from
  * `meta.agent.modelOutput`; `requiresApproval` is written only when true
@@ -66,7 +66,7 @@ function identKey(segment) {
 }
 
 /**
- * SPEC §3 path rules, checked on the generated manifests (a JS mirror of
+ * The manifest path rules, checked on the generated manifests (a JS mirror of
  * surface-runtime's `validate_paths`): non-empty segments matching
  * `[A-Za-z_][A-Za-z0-9_-]*`, no prototype names, no prefix conflicts, no two
  * paths that differ only in case/`_`/`-` (they could map to one Rust path).

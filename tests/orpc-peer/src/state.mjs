@@ -1,7 +1,7 @@
 // In-memory state of one peer process (fresh per process): the devices, the
 // approvals, and the governed gateway's receipts.
 
-/** The seed devices (PEER-CONTRACT.md), in list order. */
+/** The initial devices (README.md, "Domain router"), in list order. */
 export const SEED_DEVICES = Object.freeze([
   { id: 'dev-1', name: 'Lobby camera', status: 'active' },
   { id: 'dev-2', name: 'Door sensor', status: 'active' },

@@ -1,4 +1,4 @@
-// Self-test of the oRPC peer against PEER-CONTRACT.md: starts the real
+// Self-test of the oRPC peer against its README.md: starts the real
 // server process (`node server.mjs --port 0`) and speaks oRPC's RPC wire
 // protocol over HTTP with plain fetch (as the Rust client will), plus one
 // check with the official @orpc/client RPCLink.
@@ -513,7 +513,7 @@ describe('governed gateway /gateway', () => {
 });
 
 describe('fixtures', () => {
-  test('SPEC §3 path check rejects unsafe segments, prefix conflicts and collisions', () => {
+  test('manifest path check rejects unsafe segments, prefix conflicts and collisions', () => {
     assert.deepEqual(pathProblems(['devices.disable', 'constructs.optionalNullable']), []);
     assert.deepEqual(pathProblems(['a.b', 'a.b.c', 'x.listAll', 'x.list_all', 'x.__proto__', 'y.9a']), [
       'x.list_all: collides with x.listAll',
