@@ -10,7 +10,7 @@
 
 use std::sync::Mutex;
 
-use agent_surface::bridge::{map_orpc_error, OrpcCallError, OrpcError};
+use agent_surface::bridge::{map_orpc_error, OrpcCallError, OrpcError, UnexpectedReason};
 use agent_surface::sync::BoxFuture;
 use agent_surface::{AgentProcedureExecutor, ExecuteRequest, ExecutionError};
 use serde::Deserialize;
@@ -252,7 +252,10 @@ impl EmbeddedDevices {
                 status: 404,
                 content_type: Some("text/plain".into()),
                 body: "Not found".into(),
-                reason: format!("no procedure at `{path}`"),
+                // What `HttpOrpcClient` reports for the peer's `Not found`.
+                reason: UnexpectedReason::NotJson {
+                    message: "expected value at line 1 column 1".into(),
+                },
             }),
         }
     }

@@ -126,7 +126,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fold_hasher_distinguishes_inputs_and_seeds() {
+    fn fold_hasher_distinguishes_inputs_and_seed_values() {
         let hash = |seed: u64, v: &Value| {
             let mut h = FoldHasher::new(seed);
             v.hash(&mut h);

@@ -1,4 +1,4 @@
-//! The agent manifest (SPEC §3): which backend procedures an agent may see,
+//! The agent manifest (`docs/manifest.md`): which backend procedures an agent may see,
 //! with their JSON Schemas and effects, and the one validation shared by the
 //! `manifest!` macro (at compile time) and the runtime (for fetched
 //! manifests).
@@ -29,8 +29,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// The effect class of a procedure (SPEC §3), which sets the confirmation
-/// floor (SPEC §7 phase 6) and the staleness rule (SPEC §7 phase 2).
+/// The effect class of a procedure (`docs/manifest.md`, "Effects"), which sets the confirmation
+/// floor (pipeline phase 6) and the staleness rule (pipeline phase 2).
 ///
 /// Serialized as `"server-query"`, `"server-mutation"`,
 /// `"external-side-effect"`, `"destructive"`; any other value is rejected
@@ -61,8 +61,8 @@ impl AgentEffect {
         }
     }
 
-    /// Whether a surface-version mismatch makes a call stale (SPEC §7
-    /// phase 2): destructive and external-side-effect procedures.
+    /// Whether a surface-version mismatch makes a call stale (pipeline
+    /// phase 2, `docs/pipeline.md`): destructive and external-side-effect procedures.
     pub fn requires_current_surface(self) -> bool {
         matches!(
             self,
@@ -77,7 +77,7 @@ impl fmt::Display for AgentEffect {
     }
 }
 
-/// One procedure of a manifest, `manifest.tools[path]` (SPEC §3).
+/// One procedure of a manifest, `manifest.tools[path]` (`docs/manifest.md`, "Shape").
 ///
 /// Field names on the wire are camelCase: `description`, `inputSchema`,
 /// `outputSchema`, `effect`, `requiresApproval`, `capabilityId`,
@@ -91,16 +91,16 @@ pub struct ManifestTool {
     /// JSON Schema of the full procedure input (as the server validates it).
     pub input_schema: Value,
     /// JSON Schema of the model-visible output, only when the backend
-    /// explicitly declared one (SPEC §3); absent means the output is opaque.
+    /// explicitly declared one; absent means the output is opaque.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
     /// Effect class.
     pub effect: AgentEffect,
     /// Server hint that the backend will ask for its own approval; it does
-    /// not by itself force a local confirmation (seed 003).
+    /// not by itself force a local confirmation.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub requires_approval: bool,
-    /// Canonical capability id override (SPEC §2); `None` means
+    /// Canonical capability id override (`docs/bindings.md`, "Identity"); `None` means
     /// `"domain:" + path`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capability_id: Option<String>,
@@ -257,7 +257,8 @@ pub enum ManifestError {
         /// serde_json's description, without the position.
         message: String,
     },
-    /// The JSON is well-formed but its paths break SPEC §3; every problem is
+    /// The JSON is well-formed but its paths break the path rules
+    /// (`docs/manifest.md`, "Path rules"); every problem is
     /// listed, not only the first.
     #[error("invalid manifest: {}", join_issues(.0))]
     Invalid(Vec<ManifestIssue>),
@@ -271,7 +272,7 @@ fn join_issues(issues: &[ManifestIssue]) -> String {
         .join("; ")
 }
 
-/// One rule of SPEC §3 that a manifest path breaks. Each message names the
+/// One path rule (`docs/manifest.md`, "Path rules") that a manifest path breaks. Each message names the
 /// path and says how to fix it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ManifestIssue {
@@ -333,7 +334,7 @@ impl ManifestIssue {
 }
 
 impl AgentManifest {
-    /// Parses and validates a manifest from JSON text (SPEC §3).
+    /// Parses and validates a manifest from JSON text (`docs/manifest.md`).
     ///
     /// # Errors
     /// [`ManifestError::Json`] with a 1-based line and column when the text
@@ -369,7 +370,7 @@ impl AgentManifest {
         self.tools.get(path)
     }
 
-    /// The canonical capability id of the procedure at `path` (SPEC §2):
+    /// The canonical capability id of the procedure at `path`:
     /// the manifest's `capabilityId` override, else `"domain:" + path`.
     /// `None` when the path is not in the manifest.
     pub fn capability_id(&self, path: &str) -> Option<String> {
@@ -396,7 +397,7 @@ impl AgentManifest {
     }
 }
 
-/// The canonical capability id of `tool` at `path` (SPEC §2).
+/// The canonical capability id of `tool` at `path` (`docs/bindings.md`, "Identity").
 pub fn canonical_capability_id(path: &str, tool: &ManifestTool) -> String {
     tool.capability_id
         .clone()
@@ -459,7 +460,7 @@ fn strip_position(message: &str) -> String {
     }
 }
 
-/// JavaScript prototype names that are never valid segments (SPEC §3).
+/// JavaScript prototype names that are never valid segments.
 pub const PROTOTYPE_SEGMENTS: [&str; 3] = ["__proto__", "prototype", "constructor"];
 
 /// Every Rust keyword of any edition (strict, reserved, 2018+ and 2024
@@ -566,7 +567,7 @@ pub fn path_to_rust(path: &str) -> Result<Vec<String>, ManifestIssue> {
     Ok(out)
 }
 
-/// Validates a set of procedure paths against SPEC §3 and returns every
+/// Validates a set of procedure paths against the path rules and returns every
 /// problem found (empty when valid): empty or unsafe segments, prefix
 /// conflicts, and two paths mapping to the same Rust path. Duplicates cannot
 /// be seen here (a map has unique keys); the JSON reader reports them.
@@ -623,7 +624,7 @@ pub fn nearest_paths<'a>(
     scored.into_iter().take(limit).map(|(_, c)| c).collect()
 }
 
-/// A backend's portable capability descriptor (seed 003): what the
+/// A backend's portable capability descriptor (`docs/manifest.md`): what the
 /// capability client's `describe` returns and what
 /// [`create_orpc_agent_manifest`] maps into a manifest.
 ///
@@ -646,7 +647,7 @@ pub struct PortableDescriptor {
     /// reaches the manifest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_output_schema: Option<Value>,
-    /// The ordinary RPC output schema; read but never exposed (SPEC §3).
+    /// The ordinary RPC output schema; read but never exposed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
     /// Portable effect.
@@ -662,7 +663,7 @@ pub struct PortableDescriptor {
     pub contract_digest: Option<String>,
 }
 
-/// The backend's portable effect vocabulary (seed 003).
+/// The backend's portable effect vocabulary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PortableEffect {
@@ -689,13 +690,13 @@ impl From<PortableEffect> for AgentEffect {
     }
 }
 
-/// Maps the backend's portable descriptors to a manifest (SPEC §3, seed
-/// 003): effects per [`PortableEffect`], schemas copied, `capabilityId` and
+/// Maps the backend's portable descriptors to a manifest
+/// (`docs/manifest.md`, "From the backend's portable descriptors"): effects per [`PortableEffect`], schemas copied, `capabilityId` and
 /// `contractDigest` kept, `outputSchema` set only from `modelOutputSchema`.
 ///
 /// # Errors
 /// [`ManifestError::Invalid`] when two descriptors share a path
-/// ([`ManifestIssue::DuplicatePath`]) or the paths break SPEC §3.
+/// ([`ManifestIssue::DuplicatePath`]) or the paths break the path rules.
 pub fn create_orpc_agent_manifest(
     descriptors: impl IntoIterator<Item = PortableDescriptor>,
 ) -> Result<AgentManifest, ManifestError> {

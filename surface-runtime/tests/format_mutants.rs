@@ -126,18 +126,18 @@ fn handwritten_checks_equal_zods_regexes_on_mutated_cases() {
                 Pattern::new(Box::leak(source.to_string().into_boxed_str()))
             })
             .collect();
-        let seeds: Vec<&str> = ["valid", "invalid"]
+        let originals: Vec<&str> = ["valid", "invalid"]
             .iter()
             .flat_map(|k| cases[*name][*k].as_array().unwrap())
             .map(|v| v.as_str().unwrap())
             .collect();
-        let mut alphabet: Vec<char> = seeds.iter().flat_map(|s| s.chars()).collect();
+        let mut alphabet: Vec<char> = originals.iter().flat_map(|s| s.chars()).collect();
         alphabet.extend([' ', '\n', '\u{e9}', '\u{661}', '0', '9', '-', '.', ':']);
         alphabet.sort_unstable();
         alphabet.dedup();
-        for seed in &seeds {
+        for original in &originals {
             for _ in 0..MUTANTS_PER_CASE {
-                let value = mutate(seed, &alphabet, &mut rng);
+                let value = mutate(original, &alphabet, &mut rng);
                 let zod = patterns
                     .iter()
                     .any(|p| p.matches(&value).expect("compiles"));

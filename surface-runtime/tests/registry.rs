@@ -292,7 +292,7 @@ fn context_must_be_a_live_component() {
 }
 
 #[test]
-fn snapshot_descriptor_has_the_seed_shape_and_never_bound_values() {
+fn snapshot_descriptor_has_the_documented_shape_and_never_bound_values() {
     let f = fixture();
     let auth = f.registry.authority().clone();
     let table = f

@@ -175,7 +175,7 @@ pub enum OrpcCallError {
         /// Beginning of the body (lossy UTF-8).
         body: String,
         /// What was wrong with it.
-        reason: String,
+        reason: UnexpectedReason,
     },
     /// The connection could not be established; the request was **not**
     /// sent, so the procedure did not run.
@@ -304,7 +304,7 @@ impl OrpcCallError {
                 "status": status,
                 "contentType": content_type,
                 "body": body,
-                "reason": reason,
+                "reason": reason.to_string(),
             }),
             OrpcCallError::Connect { message } => json!({"kind": "connect", "message": message}),
             OrpcCallError::Transport { message } => {
@@ -508,6 +508,46 @@ pub fn parse_meta(meta: &Value) -> Result<Vec<MetaEntry>, PayloadError> {
     Ok(out)
 }
 
+/// Why an answer is an [`OrpcCallError::UnexpectedResponse`]: what in it
+/// is not oRPC's RPC protocol (`docs/bridges.md`, "Errors").
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UnexpectedReason {
+    /// The body is not JSON (a proxy's HTML page, the host server's
+    /// `404 text/plain`, JSON nested past the parser's recursion limit).
+    #[error("the body is not JSON: {message}")]
+    NotJson {
+        /// The JSON parser's message, with line and column.
+        message: String,
+    },
+    /// The JSON is not an oRPC envelope (`{"json": …, "meta": […]}`).
+    #[error(transparent)]
+    Payload(PayloadError),
+    /// A non-2xx answer whose JSON body is not an object.
+    #[error("HTTP {status} with a JSON {found} body, not an oRPC error envelope")]
+    ErrorBodyNotAnObject {
+        /// HTTP status.
+        status: u16,
+        /// The JSON type found (`"array"`, `"string"`, …).
+        found: &'static str,
+    },
+    /// A non-2xx answer whose envelope has no string `json.code` and
+    /// `json.message`.
+    #[error("HTTP {status} without an oRPC error envelope (`json.code`, `json.message`)")]
+    NoErrorEnvelope {
+        /// HTTP status.
+        status: u16,
+    },
+    /// A 2xx answer of the capability gateway without the expected shape.
+    #[error("not {expected}: {message}")]
+    NotShaped {
+        /// What was expected (`"a capability receipt"`, `"a list of
+        /// portable descriptors"`).
+        expected: &'static str,
+        /// The deserializer's message.
+        message: String,
+    },
+}
+
 /// Why an oRPC envelope is not in oRPC's format ([`decode_payload`],
 /// [`parse_meta`]). A transport reports it as
 /// [`OrpcCallError::UnexpectedResponse`]: the server (or something in
@@ -697,7 +737,7 @@ pub fn decode_response(
             location: None,
         });
     }
-    let unexpected = |reason: String| OrpcCallError::UnexpectedResponse {
+    let unexpected = |reason: UnexpectedReason| OrpcCallError::UnexpectedResponse {
         status,
         content_type: content_type.map(str::to_string),
         body: excerpt(body),
@@ -705,23 +745,25 @@ pub fn decode_response(
     };
     let parsed: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
-        Err(e) => return Err(unexpected(format!("the body is not JSON: {e}"))),
+        Err(e) => {
+            return Err(unexpected(UnexpectedReason::NotJson {
+                message: e.to_string(),
+            }))
+        }
     };
     if (200..300).contains(&status) {
-        return decode_payload(parsed).map_err(|e| unexpected(e.to_string()));
+        return decode_payload(parsed).map_err(|e| unexpected(UnexpectedReason::Payload(e)));
     }
     let Value::Object(_) = &parsed else {
-        return Err(unexpected(format!(
-            "HTTP {status} with a JSON {} body, not an oRPC error envelope",
-            crate::json::type_name(&parsed)
-        )));
+        return Err(unexpected(UnexpectedReason::ErrorBodyNotAnObject {
+            status,
+            found: crate::json::type_name(&parsed),
+        }));
     };
-    let payload = decode_payload(parsed).map_err(|e| unexpected(e.to_string()))?;
+    let payload = decode_payload(parsed).map_err(|e| unexpected(UnexpectedReason::Payload(e)))?;
     match parse_error_payload(payload, status) {
         Some(error) => Err(OrpcCallError::Orpc(error)),
-        None => Err(unexpected(format!(
-            "HTTP {status} without an oRPC error envelope (`json.code`, `json.message`)"
-        ))),
+        None => Err(unexpected(UnexpectedReason::NoErrorEnvelope { status })),
     }
 }
 
@@ -1002,8 +1044,12 @@ mod tests {
         for depth in [129, 10_000, 1_000_000] {
             let body = format!(r#"{{"json":{}{}}}"#, "[".repeat(depth), "]".repeat(depth));
             match decode_response(200, None, body.as_bytes()).unwrap_err() {
-                OrpcCallError::UnexpectedResponse { reason, body, .. } => {
-                    assert!(reason.contains("recursion limit exceeded"), "{reason}");
+                OrpcCallError::UnexpectedResponse {
+                    reason: UnexpectedReason::NotJson { message },
+                    body,
+                    ..
+                } => {
+                    assert!(message.contains("recursion limit exceeded"), "{message}");
                     assert!(body.chars().count() <= BODY_EXCERPT_CHARS + 1);
                 }
                 other => panic!("{other:?}"),
@@ -1128,7 +1174,14 @@ mod tests {
                 assert_eq!(*status, 404);
                 assert_eq!(content_type.as_deref(), Some("text/plain"));
                 assert_eq!(body, "Not found");
-                assert!(reason.starts_with("the body is not JSON"), "{reason}");
+                assert!(
+                    matches!(reason, UnexpectedReason::NotJson { .. }),
+                    "{reason:?}"
+                );
+                assert!(
+                    reason.to_string().starts_with("the body is not JSON: "),
+                    "{reason}"
+                );
             }
             other => panic!("{other:?}"),
         }
@@ -1155,6 +1208,45 @@ mod tests {
             panic!()
         };
         assert_eq!(body.chars().count(), BODY_EXCERPT_CHARS + 1);
+    }
+
+    #[test]
+    fn unexpected_responses_carry_a_typed_reason_per_check() {
+        let reason = |status, body: &[u8]| match decode_response(status, None, body) {
+            Err(OrpcCallError::UnexpectedResponse { reason, .. }) => reason,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            reason(502, br#"{"error":"bad gateway"}"#),
+            UnexpectedReason::NoErrorEnvelope { status: 502 }
+        );
+        assert_eq!(
+            reason(500, b"[1]"),
+            UnexpectedReason::ErrorBodyNotAnObject {
+                status: 500,
+                found: "array"
+            }
+        );
+        assert_eq!(
+            reason(200, b"[1]"),
+            UnexpectedReason::Payload(PayloadError::EnvelopeNotAnObject { found: "array" })
+        );
+        assert_eq!(
+            reason(200, br#"{"json":1,"meta":{}}"#),
+            UnexpectedReason::Payload(PayloadError::MetaNotAnArray { found: "object" })
+        );
+        for body in [&b"<html>"[..], b"Not found"] {
+            let UnexpectedReason::NotJson { message } = reason(404, body) else {
+                panic!("not NotJson")
+            };
+            assert_eq!(message, "expected value at line 1 column 1");
+        }
+        // The audit record keeps the reason's message.
+        let err = decode_response(502, None, br#"{"error":"bad gateway"}"#).unwrap_err();
+        assert_eq!(
+            err.to_internal()["reason"],
+            "HTTP 502 without an oRPC error envelope (`json.code`, `json.message`)"
+        );
     }
 
     #[test]

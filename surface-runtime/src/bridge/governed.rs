@@ -29,7 +29,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::bridge::client::{json_excerpt, CallOptions, OrpcCallError, OrpcClient};
+use crate::bridge::client::{
+    json_excerpt, CallOptions, OrpcCallError, OrpcClient, UnexpectedReason,
+};
 use crate::bridge::ordinary::{
     cancelled, is_authorization_code, map_orpc_error, not_in_manifest, BridgeRefs, CallContext,
 };
@@ -275,12 +277,15 @@ pub fn parse_receipt(value: Value) -> Result<DomainReceipt, OrpcCallError> {
 
 /// A 2xx answer that does not have the expected shape; the body kept for
 /// audit is an excerpt.
-fn not_shaped(value: &Value, what: &str, error: &serde_json::Error) -> OrpcCallError {
+fn not_shaped(value: &Value, expected: &'static str, error: &serde_json::Error) -> OrpcCallError {
     OrpcCallError::UnexpectedResponse {
         status: 200,
         content_type: Some("application/json".into()),
         body: json_excerpt(value),
-        reason: format!("not {what}: {error}"),
+        reason: UnexpectedReason::NotShaped {
+            expected,
+            message: error.to_string(),
+        },
     }
 }
 

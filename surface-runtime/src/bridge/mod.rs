@@ -29,7 +29,7 @@ pub mod sanitize;
 
 pub use client::{
     CallMethod, CallOptions, Headers, MetaEntry, MetaPathItem, MetaType, OrpcCallError, OrpcClient,
-    OrpcError, PayloadError,
+    OrpcError, PayloadError, UnexpectedReason,
 };
 pub use governed::{
     create_governed_orpc_agent_bridge, CapabilityClient, CapabilityInvokeRequest, CapabilityPaths,

@@ -260,7 +260,9 @@ async fn s8_ordinary_other_errors_are_sanitized_execution_failed() {
                 status: 404,
                 content_type: Some("text/plain".into()),
                 body: "Not found".into(),
-                reason: "r".into(),
+                reason: UnexpectedReason::NotJson {
+                    message: "r".into(),
+                },
             },
             "The server did not answer as an oRPC server.",
             None,
@@ -548,7 +550,10 @@ async fn s8_governed_outcome_unknown_rows() {
             status: 200,
             content_type: None,
             body: "{}".into(),
-            reason: "not a receipt".into(),
+            reason: UnexpectedReason::NotShaped {
+                expected: "a capability receipt",
+                message: "m".into(),
+            },
         }),
         Ok(completed("other-inv-9", json!({"purged": ["d"]}))),
     ];
