@@ -204,7 +204,7 @@ pub fn consumer() -> AgentConsumer {
 }
 
 /// Registers the devices table (with its view capabilities) and the three
-/// procedure references: `devices.list` unbound, `devices.disable` and
+/// procedure bindings: `devices.list` unbound, `devices.disable` and
 /// `devices.purge` bound to the selection.
 pub fn register(
     registry: &SurfaceRegistry,

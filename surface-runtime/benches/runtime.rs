@@ -6,7 +6,7 @@
 //!   - `validation_and_input_drop`: the same validation plus dropping an
 //!     owned copy of that input — the floor of any pipeline that takes the
 //!     call's input by value and hands it on (someone must free it);
-//!   - `invoke_noop_executor`: a full `invoke` of a bound reference that
+//!   - `invoke_noop_executor`: a full `invoke` of a binding that
 //!     produces that same effective input, with a no-op executor.
 //!
 //!   Cases: `plain` (a small schema with no `pattern`: validation is as
@@ -14,7 +14,7 @@
 //!   `z.uuid()`, `z.iso.datetime()` and `z.email()` fields, from
 //!   `tests/fixtures/codegen/zod.manifest.json`; the uuid is bound from the
 //!   UI and locked, the rest comes from the agent).
-//! * `snapshot/{10,100,1000}` — a snapshot of N live references (binding,
+//! * `snapshot/{10,100,1000}` — a snapshot of N live bindings (bound fields,
 //!   `when`, `describe`). Target: 1,000 under 2 ms, growing linearly.
 //!
 //! The registry is recreated every `REGISTRY_CALLS` invocations outside the

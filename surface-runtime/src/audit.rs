@@ -36,7 +36,7 @@ pub enum Phase {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RegistrationKind {
-    /// A procedure reference.
+    /// A procedure binding.
     Procedure,
     /// A component instance with view capabilities.
     Component,

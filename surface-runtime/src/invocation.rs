@@ -270,7 +270,7 @@ pub enum ErrorCode {
     /// The registration is gone, or the surface version moved on for a
     /// destructive/external procedure.
     StaleCapability,
-    /// More than one live reference and no `registrationId`.
+    /// More than one live registration and no `registrationId`.
     AmbiguousInstance,
     /// `when()` is false.
     Unavailable,

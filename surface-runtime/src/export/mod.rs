@@ -182,7 +182,7 @@ impl CatalogTool {
     pub fn capability_id(&self) -> &str {
         &self.capability_id
     }
-    /// The registration (procedure reference or component instance).
+    /// The registration (procedure binding or component instance).
     pub fn registration_id(&self) -> &str {
         &self.registration_id
     }

@@ -204,8 +204,8 @@ impl HostTool {
     }
 }
 
-/// A capability of a live browser surface, with every live reference to it
-/// (two tables may reference one procedure; the call must then name a
+/// A capability of a live browser surface, with every live registration of
+/// it (two tables may bind one procedure; the call must then name a
 /// registration).
 #[derive(Clone, Debug, PartialEq)]
 pub struct BrowserTool {
@@ -215,22 +215,22 @@ pub struct BrowserTool {
     pub tab_id: String,
     /// The surface version of the announcement it comes from.
     pub surface_version: u64,
-    /// The live references.
+    /// The live registrations.
     pub references: Vec<BrowserReference>,
 }
 
 impl BrowserTool {
-    /// Whether any reference binds inputs or asks for confirmation (the
+    /// Whether any registration binds inputs or asks for confirmation (the
     /// user controls it contextually).
     pub fn is_contextual(&self) -> bool {
         self.references.iter().any(BrowserReference::is_contextual)
     }
 }
 
-/// One live reference of a [`BrowserTool`].
+/// One live registration of a [`BrowserTool`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum BrowserReference {
-    /// A procedure reference.
+    /// A procedure binding.
     Procedure(AgentProcedureDescriptor),
     /// A view capability of a component instance.
     View {
@@ -278,7 +278,7 @@ pub struct ToolCallRequest {
     pub invocation_id: String,
     /// Canonical capability id of the tool.
     pub capability_id: String,
-    /// Required when the tool has more than one live reference.
+    /// Required when the tool has more than one live registration.
     pub registration_id: Option<String>,
     /// Agent input (unlocked fields only).
     pub input: Value,

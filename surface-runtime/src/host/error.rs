@@ -83,7 +83,7 @@ pub enum HostError {
         /// The capability.
         capability_id: String,
     },
-    /// More than one live reference and no registration id.
+    /// More than one live registration and no registration id.
     #[error("`{capability_id}` has several live references; name one of {registration_ids:?}")]
     AmbiguousReference {
         /// The capability.
