@@ -109,8 +109,9 @@ impl Default for TypeOptions {
     }
 }
 
-/// Whether an object admits properties beyond `properties`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Whether an object admits properties beyond `properties`. Also a fact
+/// `manifest!` hands to `#[agent_procedure]` ([`crate::facts`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AdditionalProperties {
     /// `additionalProperties: false`.
     Forbidden,

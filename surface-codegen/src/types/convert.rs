@@ -605,6 +605,18 @@ impl Converter {
             let ty = self.convert(root, &Value::Object(inner), &hint.wrapped(), ptr);
             return self.nullable(ty);
         }
+        self.convert_keywords(root, s, hint, ptr)
+    }
+
+    /// A schema object without `$ref` or OpenAPI's `nullable`: the first
+    /// of `anyOf`/`oneOf`, `allOf`, `const`, `enum`, `not`, `type` decides.
+    fn convert_keywords(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
         for keyword in ["anyOf", "oneOf"] {
             if let Some(arms) = s.get(keyword) {
                 let Some(arms) = arms.as_array() else {
@@ -635,37 +647,7 @@ impl Converter {
         }
         match s.get("type") {
             Some(Value::String(t)) => self.by_type(root, s, t, hint, ptr),
-            Some(Value::Array(types)) => {
-                let mut seen = HashSet::new();
-                let non_null: Vec<&str> = types
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .filter(|t| *t != "null" && seen.insert(*t))
-                    .collect();
-                let nullable = non_null.len() < types.len();
-                let ty = match non_null.as_slice() {
-                    [] => Ty::Unit,
-                    [one] => self.by_type(root, s, one, &hint.wrapped(), ptr),
-                    many => {
-                        let mut arms: Vec<Value> = Vec::with_capacity(many.len());
-                        for t in many {
-                            let Some(mut arm) = self.copy_map(s, ptr) else {
-                                return Ty::Value;
-                            };
-                            arm.insert("type".into(), Value::String(t.to_string()));
-                            arm.remove("description");
-                            arm.remove("title");
-                            arms.push(Value::Object(arm));
-                        }
-                        self.union(root, s, &arms, &hint.wrapped(), &format!("{ptr}/type"))
-                    }
-                };
-                if nullable {
-                    self.nullable(ty)
-                } else {
-                    ty
-                }
-            }
+            Some(Value::Array(types)) => self.type_list(root, s, types, hint, ptr),
             Some(other) => {
                 self.note(
                     ptr,
@@ -688,6 +670,47 @@ impl Converter {
                     Ty::Value
                 }
             }
+        }
+    }
+
+    /// `type: [A, B, "null"]`: one type, or a union of one arm per type,
+    /// optional when `"null"` is listed.
+    fn type_list(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        types: &[Value],
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
+        let mut seen = HashSet::new();
+        let non_null: Vec<&str> = types
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|t| *t != "null" && seen.insert(*t))
+            .collect();
+        let nullable = non_null.len() < types.len();
+        let ty = match non_null.as_slice() {
+            [] => Ty::Unit,
+            [one] => self.by_type(root, s, one, &hint.wrapped(), ptr),
+            many => {
+                let mut arms: Vec<Value> = Vec::with_capacity(many.len());
+                for t in many {
+                    let Some(mut arm) = self.copy_map(s, ptr) else {
+                        return Ty::Value;
+                    };
+                    arm.insert("type".into(), Value::String(t.to_string()));
+                    arm.remove("description");
+                    arm.remove("title");
+                    arms.push(Value::Object(arm));
+                }
+                self.union(root, s, &arms, &hint.wrapped(), &format!("{ptr}/type"))
+            }
+        };
+        if nullable {
+            self.nullable(ty)
+        } else {
+            ty
         }
     }
 
@@ -836,49 +859,11 @@ impl Converter {
         let mut fields = Vec::new();
         let mut infos = Vec::new();
         for (json_name, property) in properties {
-            let field_notes = self.notes.len();
-            let prop_ptr = format!(
-                "{ptr}/properties/{}",
-                json_name.replace('~', "~0").replace('/', "~1")
-            );
-            let value_ty = self.convert(
-                root,
-                property,
-                &Hint::Fresh(format!("{name}{}", pascal(json_name))),
-                &prop_ptr,
-            );
-            let is_required = required_names.contains(json_name.as_str());
-            let nullable = self.admits_null(&value_ty);
-            let mode = if !is_required {
-                FieldMode::Optional
-            } else if matches!(self.resolve(&value_ty), Ty::Option(_)) {
-                FieldMode::RequiredNullable
-            } else {
-                FieldMode::Required
-            };
-            let mut doc = Self::schema_doc(property);
-            doc.extend(self.notes[field_notes..].iter().cloned());
-            let ident = idents.field(json_name);
-            let field = FieldDef {
-                json_name: json_name.clone(),
-                ident: ident.clone(),
-                value_ty,
-                mode,
-                doc,
-            };
-            infos.push(FieldInfo {
-                json_name: json_name.clone(),
-                ident,
-                ty: field.full_ty().tokens(&self.krate_tokens),
-                value_ty: field.value_ty.tokens(&self.krate_tokens),
-                required: is_required,
-                nullable,
-                description: property
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-            });
+            let required = required_names.contains(json_name.as_str());
+            let (field, info) =
+                self.struct_field(root, &name, (json_name, property), required, &mut idents, ptr);
             fields.push(field);
+            infos.push(info);
         }
         let fields_end = self.notes.len();
         for missing in required.iter().filter(|r| !properties.contains_key(*r)) {
@@ -890,23 +875,7 @@ impl Converter {
                     .ours(" has no schema in `properties` and is not checked"),
             );
         }
-        let (additional_properties, extras) = match s.get("additionalProperties") {
-            Some(Value::Bool(false)) => (AdditionalProperties::Forbidden, None),
-            None | Some(Value::Bool(true)) => (AdditionalProperties::Allowed, None),
-            Some(extra) if extra.as_object().is_some_and(Map::is_empty) => {
-                (AdditionalProperties::Allowed, None)
-            }
-            Some(extra) => {
-                let ty = self.convert(
-                    root,
-                    extra,
-                    &Hint::Fresh(format!("{name}Additional")),
-                    &format!("{ptr}/additionalProperties"),
-                );
-                let field = idents.field("additional_properties");
-                (AdditionalProperties::Typed, Some((field, ty)))
-            }
-        };
+        let (additional_properties, extras) = self.extra_properties(root, s, &name, &mut idents, ptr);
         let mut doc = Self::map_doc(s);
         // Notes of the properties are on their fields; the struct keeps the
         // others (missing required properties, `additionalProperties`).
@@ -921,7 +890,7 @@ impl Converter {
             name.clone(),
             InputObject {
                 fields: infos,
-                additional_properties: additional_properties.clone(),
+                additional_properties,
             },
         );
         self.items[slot] = Some(ItemDef::Struct {
@@ -932,6 +901,90 @@ impl Converter {
             extras,
         });
         Ty::Named(name)
+    }
+
+    /// One property of an object struct: its field and the facts the
+    /// binding checks need. The field's doc holds the property's notes.
+    fn struct_field(
+        &mut self,
+        root: &Value,
+        struct_name: &str,
+        (json_name, property): (&String, &Value),
+        is_required: bool,
+        idents: &mut NameSet,
+        ptr: &str,
+    ) -> (FieldDef, FieldInfo) {
+        let field_notes = self.notes.len();
+        let prop_ptr = format!(
+            "{ptr}/properties/{}",
+            json_name.replace('~', "~0").replace('/', "~1")
+        );
+        let value_ty = self.convert(
+            root,
+            property,
+            &Hint::Fresh(format!("{struct_name}{}", pascal(json_name))),
+            &prop_ptr,
+        );
+        let nullable = self.admits_null(&value_ty);
+        let mode = if !is_required {
+            FieldMode::Optional
+        } else if matches!(self.resolve(&value_ty), Ty::Option(_)) {
+            FieldMode::RequiredNullable
+        } else {
+            FieldMode::Required
+        };
+        let mut doc = Self::schema_doc(property);
+        doc.extend(self.notes[field_notes..].iter().cloned());
+        let ident = idents.field(json_name);
+        let field = FieldDef {
+            json_name: json_name.clone(),
+            ident: ident.clone(),
+            value_ty,
+            mode,
+            doc,
+        };
+        let info = FieldInfo {
+            json_name: json_name.clone(),
+            ident,
+            ty: field.full_ty().tokens(&self.krate_tokens),
+            value_ty: field.value_ty.tokens(&self.krate_tokens),
+            required: is_required,
+            nullable,
+            description: property
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        };
+        (field, info)
+    }
+
+    /// `additionalProperties` of an object struct: the policy, and the
+    /// flattened map field for a schema.
+    fn extra_properties(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        struct_name: &str,
+        idents: &mut NameSet,
+        ptr: &str,
+    ) -> (AdditionalProperties, Option<(String, Ty)>) {
+        match s.get("additionalProperties") {
+            Some(Value::Bool(false)) => (AdditionalProperties::Forbidden, None),
+            None | Some(Value::Bool(true)) => (AdditionalProperties::Allowed, None),
+            Some(extra) if extra.as_object().is_some_and(Map::is_empty) => {
+                (AdditionalProperties::Allowed, None)
+            }
+            Some(extra) => {
+                let ty = self.convert(
+                    root,
+                    extra,
+                    &Hint::Fresh(format!("{struct_name}Additional")),
+                    &format!("{ptr}/additionalProperties"),
+                );
+                let field = idents.field("additional_properties");
+                (AdditionalProperties::Typed, Some((field, ty)))
+            }
+        }
     }
 
     fn constant(&mut self, s: &Map<String, Value>, value: &Value, hint: &Hint, ptr: &str) -> Ty {
