@@ -87,7 +87,9 @@ fn key<K: Parse>(input: ParseStream<'_>, name: &str) -> syn::Result<()> {
     input.parse::<K>().map_err(|e| {
         syn::Error::new(
             e.span(),
-            format!("internal: expected the fact `{name}` (mismatched agent-surface crate versions?)"),
+            format!(
+                "internal: expected the fact `{name}` (mismatched agent-surface crate versions?)"
+            ),
         )
     })?;
     input.parse::<Token![=]>()?;
@@ -192,8 +194,7 @@ impl Parse for FactField {
         content.parse::<Token![,]>()?;
         let required = flag::<kw::required, kw::optional>(&content, |c| c.peek(kw::required))?;
         content.parse::<Token![,]>()?;
-        let nullable =
-            flag::<kw::nullable, kw::not_nullable>(&content, |c| c.peek(kw::nullable))?;
+        let nullable = flag::<kw::nullable, kw::not_nullable>(&content, |c| c.peek(kw::nullable))?;
         content.parse::<Token![,]>()?;
         let depth: LitInt = content.parse()?;
         content.parse::<Token![,]>()?;
@@ -360,8 +361,13 @@ impl ToTokens for Role {
 
 impl Parse for Role {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        flag::<kw::input, kw::bound>(input, |i| i.peek(kw::input))
-            .map(|full| if full { Role::Input } else { Role::Bound })
+        flag::<kw::input, kw::bound>(input, |i| i.peek(kw::input)).map(|full| {
+            if full {
+                Role::Input
+            } else {
+                Role::Bound
+            }
+        })
     }
 }
 
@@ -477,11 +483,7 @@ impl ImplInput {
 
 /// The tokens of an [`ImplInput`] from its three parts; the lookup arms
 /// pass `$($api)*` and `$($request)*` for the first and last.
-fn impl_tokens(
-    api: &dyn ToTokens,
-    facts: &ProcedureFacts,
-    request: &dyn ToTokens,
-) -> TokenStream {
+fn impl_tokens(api: &dyn ToTokens, facts: &ProcedureFacts, request: &dyn ToTokens) -> TokenStream {
     quote!(api = (#api), #facts #request)
 }
 
@@ -559,7 +561,11 @@ impl Parse for UnknownPath {
 ///
 /// `krate` is the facade path as the invoking module names it; `unique` is
 /// the 16-hex-digit hash that makes the exported name unique in its crate.
-pub fn lookup_macro(krate: &TokenStream, unique: &str, procedures: &[ProcedureFacts]) -> TokenStream {
+pub fn lookup_macro(
+    krate: &TokenStream,
+    unique: &str,
+    procedures: &[ProcedureFacts],
+) -> TokenStream {
     let exported = format_ident!("{}_{}", LOOKUP_MACRO, unique);
     let name = format_ident!("{}", LOOKUP_MACRO);
     let private = format_ident!("{}", PRIVATE_ALIAS);

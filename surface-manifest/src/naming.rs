@@ -194,7 +194,9 @@ mod tests {
                     segment: "__proto__".into(),
                     reason: UnsafeSegment::PrototypeName,
                 },
-                ManifestIssue::EmptySegment { path: "x..y".into() },
+                ManifestIssue::EmptySegment {
+                    path: "x..y".into()
+                },
                 ManifestIssue::IdentCollision {
                     path: "d.listAll".into(),
                     other: "d.list_all".into(),
@@ -205,7 +207,10 @@ mod tests {
                     segment: "9x".into(),
                     reason: UnsafeSegment::BadStart,
                 },
-                ManifestIssue::PrefixConflict { path: "a.b".into(), other: "a.b.c".into() },
+                ManifestIssue::PrefixConflict {
+                    path: "a.b".into(),
+                    other: "a.b.c".into()
+                },
             ]
         );
         assert_eq!(

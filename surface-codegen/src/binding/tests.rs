@@ -105,9 +105,8 @@ fn s4_6_full_input_missing_required_and_forbidden() {
         quote!(),
     ));
     assert_eq!(errs.len(), 3, "{errs:?}");
-    assert!(
-        errs[0].starts_with("optional property `reason` of `devices.disable` does not admit `null`")
-    );
+    assert!(errs[0]
+        .starts_with("optional property `reason` of `devices.disable` does not admit `null`"));
     assert!(errs[1].starts_with("`Full` has a property `extra` that `devices.disable`'s input does not allow: the schema forbids it (`additionalProperties: false`)"));
     assert_eq!(errs[2], "`Full` lacks the required property `deviceIds` of `devices.disable`'s input: add a field `device_ids: Vec<String>` with `#[serde(rename = \"deviceIds\")]`");
 }
@@ -217,7 +216,14 @@ fn attribute_with_a_bad_option_still_binds_the_valid_arguments() {
 
 #[test]
 fn unmappable_item_still_gets_an_impl_without_fields() {
-    let input: ImplInput = syn::parse2(facts("bound", quote!(struct T(u8);), quote!())).unwrap();
+    let input: ImplInput = syn::parse2(facts(
+        "bound",
+        quote!(
+            struct T(u8);
+        ),
+        quote!(),
+    ))
+    .unwrap();
     let (out, errors) = check_and_expand(&input);
     let errs: Vec<String> = errors
         .finish()
@@ -231,13 +237,24 @@ fn unmappable_item_still_gets_an_impl_without_fields() {
     );
     let out = out.to_string();
     assert!(out.contains("impl crate :: api :: __agent_surface_private :: BoundInput for T"));
-    assert!(out.contains("const FIELDS : & [crate :: api :: __agent_surface_private :: BoundField] = & [] ;"), "{out}");
+    assert!(
+        out.contains(
+            "const FIELDS : & [crate :: api :: __agent_surface_private :: BoundField] = & [] ;"
+        ),
+        "{out}"
+    );
 }
 
 #[test]
 fn generic_struct_gets_no_impl_and_both_shape_errors() {
-    let input: ImplInput =
-        syn::parse2(facts("bound", quote!(struct T<X>(X);), quote!())).unwrap();
+    let input: ImplInput = syn::parse2(facts(
+        "bound",
+        quote!(
+            struct T<X>(X);
+        ),
+        quote!(),
+    ))
+    .unwrap();
     let (out, errors) = check_and_expand(&input);
     assert!(out.is_empty());
     assert_eq!(errors.finish().unwrap_err().into_iter().count(), 2);

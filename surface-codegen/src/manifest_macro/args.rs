@@ -59,7 +59,10 @@ impl ManifestArgs {
 
 /// One `crate = path` argument: the key and the path (`None` when the
 /// path is malformed, which is reported).
-fn crate_option(arg: Argument, errors: &mut Errors) -> Option<(proc_macro2::Ident, Option<syn::Path>)> {
+fn crate_option(
+    arg: Argument,
+    errors: &mut Errors,
+) -> Option<(proc_macro2::Ident, Option<syn::Path>)> {
     let mut trees = arg.tokens.into_iter();
     let key = match trees.next() {
         Some(TokenTree::Ident(key)) => key.unraw(),

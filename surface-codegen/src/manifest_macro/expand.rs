@@ -207,7 +207,13 @@ impl<'m> Generator<'m> {
     /// `pub fn disable() -> AgentProcedureRef<disable::Input,
     /// disable::Output>`, beside the module; `ups` is how many modules up
     /// the invoking module is.
-    fn reference_fn(&self, ident: &Ident, path: &str, tool: &ManifestTool, ups: usize) -> TokenStream {
+    fn reference_fn(
+        &self,
+        ident: &Ident,
+        path: &str,
+        tool: &ManifestTool,
+        ups: usize,
+    ) -> TokenStream {
         let krate = &self.options.crate_path;
         let supers = (0..ups).map(|_| quote!(super::));
         let authority_path = if ups == 0 {

@@ -159,7 +159,9 @@ fn lookup_macro_name_differs_by_invocation_site() {
         let tokens = expand_manifest_text(text, &options, Span::call_site())
             .unwrap()
             .to_string();
-        let start = tokens.find("macro_rules ! __agent_surface_procedures_").unwrap();
+        let start = tokens
+            .find("macro_rules ! __agent_surface_procedures_")
+            .unwrap();
         tokens[start..start + 60].to_string()
     };
     assert_eq!(at("src/lib.rs:3:5"), at("src/lib.rs:3:5"));

@@ -860,8 +860,14 @@ impl Converter {
         let mut infos = Vec::new();
         for (json_name, property) in properties {
             let required = required_names.contains(json_name.as_str());
-            let (field, info) =
-                self.struct_field(root, &name, (json_name, property), required, &mut idents, ptr);
+            let (field, info) = self.struct_field(
+                root,
+                &name,
+                (json_name, property),
+                required,
+                &mut idents,
+                ptr,
+            );
             fields.push(field);
             infos.push(info);
         }
@@ -875,7 +881,8 @@ impl Converter {
                     .ours(" has no schema in `properties` and is not checked"),
             );
         }
-        let (additional_properties, extras) = self.extra_properties(root, s, &name, &mut idents, ptr);
+        let (additional_properties, extras) =
+            self.extra_properties(root, s, &name, &mut idents, ptr);
         let mut doc = Self::map_doc(s);
         // Notes of the properties are on their fields; the struct keeps the
         // others (missing required properties, `additionalProperties`).

@@ -95,7 +95,13 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             fields,
             deny_unknown_fields,
             extras,
-        } => struct_tokens(p, (name, doc), fields, *deny_unknown_fields, extras.as_ref()),
+        } => struct_tokens(
+            p,
+            (name, doc),
+            fields,
+            *deny_unknown_fields,
+            extras.as_ref(),
+        ),
         ItemDef::Newtype { name, doc, ty } => {
             let (doc, name) = head(name, doc);
             let ty = ty.tokens(&p.krate);

@@ -102,11 +102,7 @@ impl<'s> Analysis<'s> {
                     | "http://json-schema.org/draft-07/schema" => a.draft = Draft::D7,
                     "https://json-schema.org/draft-06/schema"
                     | "http://json-schema.org/draft-06/schema" => a.draft = Draft::D6,
-                    _ => a.unsupported(
-                        "$schema",
-                        "/$schema",
-                        UnsupportedReason::Dialect,
-                    ),
+                    _ => a.unsupported("$schema", "/$schema", UnsupportedReason::Dialect),
                 },
                 Some(_) => a.unsupported("$schema", "/$schema", UnsupportedReason::MustBeString),
             }
@@ -310,7 +306,12 @@ impl<'s> Analysis<'s> {
         use UnsupportedReason as R;
         match keyword {
             "$anchor" | "$dynamicAnchor" => {
-                self.require(value.as_str().is_some_and(is_anchor), keyword, at, R::MetaSchema);
+                self.require(
+                    value.as_str().is_some_and(is_anchor),
+                    keyword,
+                    at,
+                    R::MetaSchema,
+                );
             }
             "$recursiveAnchor" => {
                 let ok = if self.draft == Draft::D2019 {
@@ -395,11 +396,7 @@ impl<'s> Analysis<'s> {
             } else {
                 at.to_string()
             };
-            self.unsupported(
-                keyword,
-                &at,
-                UnsupportedReason::Pattern(err.to_string()),
-            );
+            self.unsupported(keyword, &at, UnsupportedReason::Pattern(err.to_string()));
         }
     }
 
@@ -419,11 +416,7 @@ impl<'s> Analysis<'s> {
             return;
         }
         if in_resource {
-            self.unsupported(
-                "$ref",
-                at,
-                UnsupportedReason::RefInResource,
-            );
+            self.unsupported("$ref", at, UnsupportedReason::RefInResource);
             return;
         }
         let fragment = match reference.split_once('#') {
@@ -431,28 +424,16 @@ impl<'s> Analysis<'s> {
             Some((base, fragment)) if Some(base) == self.root_id.as_deref() => fragment,
             None if Some(reference) == self.root_id.as_deref() => "",
             _ => {
-                self.unsupported(
-                    "$ref",
-                    at,
-                    UnsupportedReason::ExternalRef,
-                );
+                self.unsupported("$ref", at, UnsupportedReason::ExternalRef);
                 return;
             }
         };
         let Some(fragment) = percent_decode(fragment) else {
-            self.unsupported(
-                "$ref",
-                at,
-                UnsupportedReason::BadFragment,
-            );
+            self.unsupported("$ref", at, UnsupportedReason::BadFragment);
             return;
         };
         if !fragment.is_empty() && !fragment.starts_with('/') {
-            self.unsupported(
-                "$ref",
-                at,
-                UnsupportedReason::AnchorRef,
-            );
+            self.unsupported("$ref", at, UnsupportedReason::AnchorRef);
             return;
         }
         let mut node = self.root;
@@ -507,11 +488,7 @@ impl<'s> Analysis<'s> {
             }
         }
         for at in bad {
-            self.unsupported(
-                "$ref",
-                &at,
-                UnsupportedReason::EndlessCycle,
-            );
+            self.unsupported("$ref", &at, UnsupportedReason::EndlessCycle);
         }
     }
 
@@ -541,7 +518,6 @@ impl<'s> Analysis<'s> {
         self.refs.get(ref_pointer).copied()
     }
 }
-
 
 /// `^[A-Za-z_][-A-Za-z0-9._]*$`, the meta-schema's anchor names.
 fn is_anchor(s: &str) -> bool {

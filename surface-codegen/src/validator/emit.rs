@@ -316,11 +316,7 @@ impl<'a, 's> Emitter<'a, 's> {
     /// The `type` check. In the valid pass a single container or number
     /// type binds the instance (`let Value::String(s) = i else …`); the
     /// kind it bound is returned.
-    fn type_checks<'t>(
-        cx: &Cx,
-        types: &[&'t str],
-        out: &mut Vec<TokenStream>,
-    ) -> Option<&'t str> {
+    fn type_checks<'t>(cx: &Cx, types: &[&'t str], out: &mut Vec<TokenStream>) -> Option<&'t str> {
         let single = match types {
             [t] => Some(*t),
             _ => None,
@@ -338,7 +334,12 @@ impl<'a, 's> Emitter<'a, 's> {
                 Some("number")
             }
             _ => {
-                out.push(Self::leaf(cx, type_check(types), "type", &type_message(types)));
+                out.push(Self::leaf(
+                    cx,
+                    type_check(types),
+                    "type",
+                    &type_message(types),
+                ));
                 None
             }
         }
@@ -577,7 +578,13 @@ impl<'a, 's> Emitter<'a, 's> {
     }
 
     fn array_checks(&mut self, cx: &Cx, m: &Map<String, Value>, ptr: &str) -> Vec<TokenStream> {
-        let mut out = size_checks(cx, m, quote!(a), ["minItems", "maxItems"], ["item", "items"]);
+        let mut out = size_checks(
+            cx,
+            m,
+            quote!(a),
+            ["minItems", "maxItems"],
+            ["item", "items"],
+        );
         if m.get("uniqueItems") == Some(&Value::Bool(true)) {
             out.push(Self::leaf(
                 cx,
@@ -636,7 +643,13 @@ impl<'a, 's> Emitter<'a, 's> {
     }
 
     /// `items` as one schema for every element after `prefixItems`.
-    fn rest_items(&mut self, cx: &Cx, m: &Map<String, Value>, ptr: &str, out: &mut Vec<TokenStream>) {
+    fn rest_items(
+        &mut self,
+        cx: &Cx,
+        m: &Map<String, Value>,
+        ptr: &str,
+        out: &mut Vec<TokenStream>,
+    ) {
         let Some(items) = m.get("items").filter(|v| !v.is_array()) else {
             return;
         };
@@ -655,7 +668,13 @@ impl<'a, 's> Emitter<'a, 's> {
     }
 
     /// `additionalItems` after an `items` array of `n` schemas.
-    fn additional_items(&mut self, cx: &Cx, n: usize, additional: &Value, ptr: &str) -> Option<TokenStream> {
+    fn additional_items(
+        &mut self,
+        cx: &Cx,
+        n: usize,
+        additional: &Value,
+        ptr: &str,
+    ) -> Option<TokenStream> {
         match (additional, cx.mode) {
             (Value::Bool(false), Mode::Valid) => {
                 let fail = &cx.fail;
@@ -684,7 +703,13 @@ impl<'a, 's> Emitter<'a, 's> {
     /// `contains` with `minContains`/`maxContains` (from 2019-09):
     /// counts the matching elements, stopping as soon as the answer is
     /// known.
-    fn contains(&mut self, cx: &Cx, m: &Map<String, Value>, contains: &Value, ptr: &str) -> Option<TokenStream> {
+    fn contains(
+        &mut self,
+        cx: &Cx,
+        m: &Map<String, Value>,
+        contains: &Value,
+        ptr: &str,
+    ) -> Option<TokenStream> {
         let (min, max) = if self.a.draft.knows("minContains") {
             (
                 m.get("minContains").and_then(size_limit),
@@ -936,7 +961,13 @@ impl<'a, 's> Emitter<'a, 's> {
 
     /// Schema dependencies (`dependencies` with a schema, `dependentSchemas`
     /// from 2019-09), which apply to the object itself.
-    fn dependent_schemas(&mut self, cx: &Cx, m: &Map<String, Value>, ptr: &str, out: &mut Vec<TokenStream>) {
+    fn dependent_schemas(
+        &mut self,
+        cx: &Cx,
+        m: &Map<String, Value>,
+        ptr: &str,
+        out: &mut Vec<TokenStream>,
+    ) {
         let mut dependent: Vec<(&String, &Value, String)> = Vec::new();
         if let Some(Value::Object(deps)) = m.get("dependencies") {
             for (trigger, sub) in deps {
@@ -995,7 +1026,11 @@ fn size_checks(
 ) -> Vec<TokenStream> {
     let noun = |n: u64| if n == 1 { one } else { many };
     let mut out = Vec::new();
-    if let Some(min) = m.get(min_keyword).and_then(size_limit).filter(|min| *min > 0) {
+    if let Some(min) = m
+        .get(min_keyword)
+        .and_then(size_limit)
+        .filter(|min| *min > 0)
+    {
         out.push(Emitter::leaf(
             cx,
             quote!(#binding.len() as u64 >= #min),

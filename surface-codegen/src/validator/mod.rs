@@ -141,7 +141,6 @@ impl Draft {
     }
 }
 
-
 /// Why a part of a schema has no generated validator; the message completes
 /// "`keyword` at `pointer`: …".
 #[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
