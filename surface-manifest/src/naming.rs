@@ -258,7 +258,7 @@ mod tests {
             Err(UnsafeSegment::PrototypeName)
         );
         assert_eq!(segment_to_ident("a b"), Err(UnsafeSegment::BadCharacter));
-        assert_eq!(segment_to_ident("_"), Err(UnsafeSegment::Underscore));
+        assert_eq!(segment_to_ident("_"), Err(UnsafeSegment::MapsToEmpty));
         assert_eq!(segment_to_ident("-a"), Err(UnsafeSegment::BadStart));
         assert_eq!(segment_to_ident(""), Err(UnsafeSegment::Empty));
     }

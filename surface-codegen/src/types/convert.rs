@@ -342,11 +342,29 @@ impl Converter {
         self.items.push(Some(item));
     }
 
-    fn reserve_slot(&mut self, name: &str) -> usize {
+    /// Pushes `item` and names it.
+    fn push_named(&mut self, item: ItemDef) -> Ty {
+        let name = item_name(&item).to_string();
+        self.push_item(item);
+        Ty::Named(name)
+    }
+
+    /// Picks the name of an item that may refer to itself (a recursive
+    /// struct or union) and reserves its slot, filled by [`Self::fill_slot`]
+    /// once its parts are converted.
+    fn reserve_named(&mut self, hint: &Hint, s: &Map<String, Value>) -> (String, usize) {
+        let name = self.take_name(hint, Some(s));
         let slot = self.items.len();
         self.items.push(None);
-        self.item_index.insert(name.to_string(), slot);
-        slot
+        self.item_index.insert(name.clone(), slot);
+        (name, slot)
+    }
+
+    /// Fills the slot [`Self::reserve_named`] reserved.
+    fn fill_slot(&mut self, slot: usize, item: ItemDef) -> Ty {
+        let name = item_name(&item).to_string();
+        self.items[slot] = Some(item);
+        Ty::Named(name)
     }
 
     /// Records that the schema at `ptr` became `serde_json::Value`, and
@@ -391,6 +409,15 @@ impl Converter {
             ty
         } else {
             Ty::Option(Box::new(ty))
+        }
+    }
+
+    /// `ty`, made nullable when the schema also admits `null`.
+    fn nullable_if(&self, nullable: bool, ty: Ty) -> Ty {
+        if nullable {
+            self.nullable(ty)
+        } else {
+            ty
         }
     }
 
@@ -707,11 +734,7 @@ impl Converter {
                 self.union(root, s, &arms, &hint.wrapped(), &format!("{ptr}/type"))
             }
         };
-        if nullable {
-            self.nullable(ty)
-        } else {
-            ty
-        }
+        self.nullable_if(nullable, ty)
     }
 
     fn by_type(
@@ -850,8 +873,7 @@ impl Converter {
         hint: &Hint,
         ptr: &str,
     ) -> Ty {
-        let name = self.take_name(hint, Some(s));
-        let slot = self.reserve_slot(&name);
+        let (name, slot) = self.reserve_named(hint, s);
         let notes_before = self.notes.len();
         let required = required_set(s);
         let required_names: HashSet<&str> = required.iter().map(String::as_str).collect();
@@ -900,14 +922,16 @@ impl Converter {
                 additional_properties,
             },
         );
-        self.items[slot] = Some(ItemDef::Struct {
-            name: name.clone(),
-            doc,
-            fields,
-            deny_unknown_fields: additional_properties == AdditionalProperties::Forbidden,
-            extras,
-        });
-        Ty::Named(name)
+        self.fill_slot(
+            slot,
+            ItemDef::Struct {
+                name,
+                doc,
+                fields,
+                deny_unknown_fields: additional_properties == AdditionalProperties::Forbidden,
+                extras,
+            },
+        )
     }
 
     /// One property of an object struct: its field and the facts the
@@ -1029,12 +1053,11 @@ impl Converter {
                 .code(value.to_string())
                 .ours("."),
         );
-        self.push_item(ItemDef::Const {
-            name: name.clone(),
+        self.push_named(ItemDef::Const {
+            name,
             doc,
             value: lit,
-        });
-        Ty::Named(name)
+        })
     }
 
     fn string_enum(&mut self, s: &Map<String, Value>, values: &[String], hint: &Hint) -> Ty {
@@ -1047,12 +1070,11 @@ impl Converter {
             .map(|v| (variant_names.unique(&variant(v), false), v.clone()))
             .collect();
         let doc = Self::map_doc(s);
-        self.push_item(ItemDef::StringEnum {
-            name: name.clone(),
+        self.push_named(ItemDef::StringEnum {
+            name,
             doc,
             variants,
-        });
-        Ty::Named(name)
+        })
     }
 
     fn enumeration(
@@ -1108,11 +1130,7 @@ impl Converter {
             };
             self.union(root, s, &arms, &hint, &format!("{ptr}/enum"))
         };
-        if nullable {
-            self.nullable(ty)
-        } else {
-            ty
-        }
+        self.nullable_if(nullable, ty)
     }
 
     /// Resolves a local `$ref` chain to the schema it names (for looking at
@@ -1199,11 +1217,7 @@ impl Converter {
                 }
             }
         };
-        if nullable {
-            self.nullable(ty)
-        } else {
-            ty
-        }
+        self.nullable_if(nullable, ty)
     }
 
     fn tagged(
@@ -1215,8 +1229,7 @@ impl Converter {
         hint: &Hint,
         ptr: &str,
     ) -> Ty {
-        let name = self.take_name(hint, Some(s));
-        let slot = self.reserve_slot(&name);
+        let (name, slot) = self.reserve_named(hint, s);
         let mut variant_names = NameSet::default();
         let mut variants = Vec::new();
         for (i, arm) in arms.iter().enumerate() {
@@ -1248,13 +1261,15 @@ impl Converter {
             variants.push((variant, value, payload));
         }
         let doc = Self::map_doc(s);
-        self.items[slot] = Some(ItemDef::Tagged {
-            name: name.clone(),
-            doc,
-            tag: tag.to_string(),
-            variants,
-        });
-        Ty::Named(name)
+        self.fill_slot(
+            slot,
+            ItemDef::Tagged {
+                name,
+                doc,
+                tag: tag.to_string(),
+                variants,
+            },
+        )
     }
 
     fn structure_of_arm(
@@ -1280,11 +1295,10 @@ impl Converter {
         hint: &Hint,
         ptr: &str,
     ) -> Ty {
-        let name = self.take_name(hint, Some(s));
-        let slot = self.reserve_slot(&name);
+        let (name, slot) = self.reserve_named(hint, s);
+        let mut admits_null = false;
         let mut variant_names = NameSet::default();
         let mut variants = Vec::new();
-        let mut admits_null = false;
         for (i, arm) in arms {
             let peeked = self.peek(root, arm);
             let base = variant_base(peeked, *i);
@@ -1305,12 +1319,14 @@ impl Converter {
         doc.push(DocText::from(
             "Untagged: the first variant that accepts a value wins.",
         ));
-        self.items[slot] = Some(ItemDef::Untagged {
-            name: name.clone(),
-            doc,
-            variants,
-        });
-        Ty::Named(name)
+        self.fill_slot(
+            slot,
+            ItemDef::Untagged {
+                name,
+                doc,
+                variants,
+            },
+        )
     }
 
     fn all_of(

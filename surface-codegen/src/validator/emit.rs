@@ -198,24 +198,29 @@ impl<'a, 's> Emitter<'a, 's> {
     /// A check on the instance itself: `cond` holds when valid.
     fn leaf(cx: &Cx, cond: TokenStream, keyword: &str, message: &str) -> TokenStream {
         match cx.mode {
-            Mode::Valid => {
-                let fail = &cx.fail;
-                quote!(if !(#cond) { #fail; })
-            }
+            Mode::Valid => Self::fail_unless(cx, &cond),
             Mode::Errors => quote!(if !(#cond) { e.push(p, #keyword, #message); }),
         }
+    }
+
+    /// `if !(cond) { fail; }`: the valid-mode form of every check.
+    fn fail_unless(cx: &Cx, cond: &TokenStream) -> TokenStream {
+        let fail = &cx.fail;
+        quote!(if !(#cond) { #fail; })
+    }
+
+    /// The valid-mode check of `node` on the current instance; empty when
+    /// `node` accepts everything.
+    fn valid_check(&mut self, cx: &Cx, node: &Value, ptr: &str) -> TokenStream {
+        self.valid(node, ptr)
+            .map(|v| Self::fail_unless(cx, &v))
+            .unwrap_or_default()
     }
 
     /// Applies `node` to the same instance (`allOf`, `then`, `$ref`, …).
     fn apply(&mut self, cx: &Cx, node: &Value, ptr: &str) -> TokenStream {
         match cx.mode {
-            Mode::Valid => match self.valid(node, ptr) {
-                None => TokenStream::new(),
-                Some(v) => {
-                    let fail = &cx.fail;
-                    quote!(if !(#v) { #fail; })
-                }
-            },
+            Mode::Valid => self.valid_check(cx, node, ptr),
             Mode::Errors => self.errors(node, ptr),
         }
     }
@@ -230,13 +235,7 @@ impl<'a, 's> Emitter<'a, 's> {
         segment: TokenStream,
     ) -> TokenStream {
         match cx.mode {
-            Mode::Valid => match self.valid(node, ptr) {
-                None => TokenStream::new(),
-                Some(v) => {
-                    let fail = &cx.fail;
-                    quote!(if !(#v) { #fail; })
-                }
-            },
+            Mode::Valid => self.valid_check(cx, node, ptr),
             Mode::Errors => {
                 let errs = self.errors(node, ptr);
                 if errs.is_empty() {
@@ -594,7 +593,7 @@ impl<'a, 's> Emitter<'a, 's> {
             ));
         }
         let tuple_len = self.tuple_items(cx, m, ptr, &mut out);
-        self.rest_items(cx, m, ptr, &mut out);
+        out.extend(self.rest_items(cx, m, ptr));
         if let (Some(n), Some(additional)) = (tuple_len, m.get("additionalItems")) {
             out.extend(self.additional_items(cx, n, additional, ptr));
         }
@@ -643,28 +642,19 @@ impl<'a, 's> Emitter<'a, 's> {
     }
 
     /// `items` as one schema for every element after `prefixItems`.
-    fn rest_items(
-        &mut self,
-        cx: &Cx,
-        m: &Map<String, Value>,
-        ptr: &str,
-        out: &mut Vec<TokenStream>,
-    ) {
-        let Some(items) = m.get("items").filter(|v| !v.is_array()) else {
-            return;
-        };
+    fn rest_items(&mut self, cx: &Cx, m: &Map<String, Value>, ptr: &str) -> Option<TokenStream> {
+        let items = m.get("items").filter(|v| !v.is_array())?;
         let skip = self.prefix_items(m).map_or(0, Vec::len);
         if items == &Value::Bool(false) && cx.mode == Mode::Valid {
             let fail = &cx.fail;
-            out.push(quote!(if a.len() > #skip { #fail; }));
-        } else {
-            let check = self.apply_child(cx, items, &child(ptr, "items"), quote!(index(j)));
-            if !check.is_empty() {
-                out.push(quote! {
-                    for (j, i) in a.iter().enumerate().skip(#skip) { #check }
-                });
-            }
+            return Some(quote!(if a.len() > #skip { #fail; }));
         }
+        let check = self.apply_child(cx, items, &child(ptr, "items"), quote!(index(j)));
+        (!check.is_empty()).then(|| {
+            quote! {
+                for (j, i) in a.iter().enumerate().skip(#skip) { #check }
+            }
+        })
     }
 
     /// `additionalItems` after an `items` array of `n` schemas.
@@ -775,7 +765,7 @@ impl<'a, 's> Emitter<'a, 's> {
         if let Some(names) = m.get("propertyNames") {
             out.extend(self.property_names(cx, names, &child(ptr, "propertyNames")));
         }
-        self.dependent_schemas(cx, m, ptr, &mut out);
+        out.extend(self.dependent_schemas(cx, m, ptr));
         out
     }
 
@@ -966,8 +956,7 @@ impl<'a, 's> Emitter<'a, 's> {
         cx: &Cx,
         m: &Map<String, Value>,
         ptr: &str,
-        out: &mut Vec<TokenStream>,
-    ) {
+    ) -> Vec<TokenStream> {
         let mut dependent: Vec<(&String, &Value, String)> = Vec::new();
         if let Some(Value::Object(deps)) = m.get("dependencies") {
             for (trigger, sub) in deps {
@@ -984,6 +973,7 @@ impl<'a, 's> Emitter<'a, 's> {
                 }
             }
         }
+        let mut out = Vec::new();
         for (trigger, sub, at) in dependent {
             let check = self.apply(cx, sub, &at);
             if !check.is_empty() {
@@ -991,6 +981,7 @@ impl<'a, 's> Emitter<'a, 's> {
                 out.push(quote!(if o.contains_key(#t) { #check }));
             }
         }
+        out
     }
 }
 
