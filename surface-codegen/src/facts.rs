@@ -597,3 +597,160 @@ pub fn lookup_macro(
         pub use #krate::__private as #private;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ident(s: &str) -> Ident {
+        ident_from_source(s, Span::call_site())
+    }
+
+    fn object_facts() -> ProcedureFacts {
+        ProcedureFacts {
+            path: "devices.disable".into(),
+            module: vec![ident("devices"), ident("disable")],
+            input: Some(ObjectFacts {
+                additional: AdditionalProperties::Forbidden,
+                fields: vec![
+                    FactField {
+                        json: "deviceIds".into(),
+                        ident: ident("device_ids"),
+                        required: true,
+                        nullable: false,
+                        depth: 0,
+                        ty_text: "Vec<String>".into(),
+                    },
+                    FactField {
+                        json: "type".into(),
+                        ident: ident("r#type"),
+                        required: false,
+                        nullable: true,
+                        depth: 1,
+                        ty_text: "Option<String>".into(),
+                    },
+                ],
+            }),
+        }
+    }
+
+    #[test]
+    fn procedure_facts_parse_back_to_what_was_emitted() {
+        for facts in [
+            object_facts(),
+            ProcedureFacts {
+                path: "agent.echo".into(),
+                module: vec![ident("agent"), ident("echo")],
+                input: None,
+            },
+        ] {
+            let parsed: ProcedureFacts = syn::parse2(facts.to_token_stream()).unwrap();
+            assert_eq!(parsed, facts);
+        }
+        for additional in [
+            AdditionalProperties::Forbidden,
+            AdditionalProperties::Allowed,
+            AdditionalProperties::Typed,
+        ] {
+            let parsed: AdditionalProperties = syn::parse2(additional.to_token_stream()).unwrap();
+            assert_eq!(parsed, additional);
+        }
+    }
+
+    #[test]
+    fn binding_request_and_unknown_path_parse_back() {
+        for role in [Role::Bound, Role::Input] {
+            let request = BindingRequest {
+                user_path: LitStr::new("devices.disable", Span::call_site()),
+                role,
+                overridable: vec![ident("reason"), ident("r#type")],
+                item: syn::parse_quote!(
+                    struct S {
+                        reason: Option<String>,
+                    }
+                ),
+            };
+            let parsed: BindingRequest = syn::parse2(request.to_token_stream()).unwrap();
+            assert_eq!(parsed, request);
+        }
+        let unknown = UnknownPath {
+            path: LitStr::new("devices.disabel", Span::call_site()),
+            all: vec!["devices.disable".into(), "devices.list".into()],
+        };
+        let parsed: UnknownPath = syn::parse2(unknown.to_token_stream()).unwrap();
+        assert_eq!(parsed, unknown);
+    }
+
+    #[test]
+    fn impl_input_parses_back_with_its_api_path() {
+        let input = ImplInput {
+            api: quote!(crate::api),
+            facts: object_facts(),
+            request: BindingRequest {
+                user_path: LitStr::new("devices.disable", Span::call_site()),
+                role: Role::Bound,
+                overridable: vec![],
+                item: syn::parse_quote!(
+                    struct S {
+                        device_ids: Vec<String>,
+                    }
+                ),
+            },
+        };
+        let parsed: ImplInput = syn::parse2(input.to_token_stream()).unwrap();
+        assert_eq!(parsed.api.to_string(), "crate :: api");
+        assert_eq!(parsed.facts, input.facts);
+        assert_eq!(parsed.request, input.request);
+        assert_eq!(
+            parsed.private_path().to_string(),
+            "crate :: api :: __agent_surface_private"
+        );
+    }
+
+    #[test]
+    fn a_wrong_key_is_an_error_naming_the_expected_fact() {
+        let err =
+            syn::parse2::<ProcedureFacts>(quote!(path = "a.b", modul = (a::b), input = opaque))
+                .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "internal: expected the fact `module` (mismatched agent-surface crate versions?)"
+        );
+        let err = syn::parse2::<AdditionalProperties>(quote!(sometimes)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "expected one of: `forbidden`, `allowed`, `typed`"
+        );
+    }
+
+    #[test]
+    fn lookup_macro_arms_forward_the_facts_and_the_request() {
+        let tokens = lookup_macro(
+            &quote!(::agent_surface),
+            "0123456789abcdef",
+            &[object_facts()],
+        );
+        let text = tokens.to_string();
+        assert!(text.contains("macro_rules ! __agent_surface_procedures_0123456789abcdef"));
+        assert!(text.contains(
+            "pub use __agent_surface_procedures_0123456789abcdef as __agent_surface_procedures"
+        ));
+        assert!(text.contains("pub use :: agent_surface :: __private as __agent_surface_private"));
+        // The arm's body is an `ImplInput` once `$api` and `$request` are
+        // substituted: the emitted facts are exactly `object_facts()`.
+        let arm = impl_tokens(
+            &quote!(crate::api),
+            &object_facts(),
+            &BindingRequest {
+                user_path: LitStr::new("devices.disable", Span::call_site()),
+                role: Role::Input,
+                overridable: vec![],
+                item: syn::parse_quote!(
+                    struct S;
+                ),
+            },
+        );
+        let parsed: ImplInput = syn::parse2(arm).unwrap();
+        assert_eq!(parsed.facts, object_facts());
+    }
+}
