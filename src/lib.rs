@@ -88,6 +88,9 @@ pub mod __private {
     pub use surface_runtime::__private::{
         format, pattern, serde_helpers, validation, GeneratedProcedure,
     };
+    // What the `#[agent_procedure]` expansion implements, named through
+    // `api::__agent_surface_private` so it resolves from any crate.
+    pub use surface_runtime::{BoundField, BoundInput, ProcedureInput};
 
     // The hidden proc macros the `manifest!` lookup macro expands through.
     pub use surface_macros::__agent_procedure_impl as agent_procedure_impl;

@@ -45,6 +45,7 @@ fn main() {
         crate_path: quote!(::agent_surface),
         include_path: "/bench/big.json".into(),
         display_path: "big.json".into(),
+        invocation_site: String::new(),
     };
     let enum_values = manifest(json!({
         "type": "object",

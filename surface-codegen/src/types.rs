@@ -1,4 +1,4 @@
-//! JSON Schema → Rust types (SPEC §4; issue "codegen" item 4).
+//! JSON Schema → Rust types (the README's "JSON Schema → Rust" table).
 //!
 //! [`generate_procedure_types`] turns a procedure's `inputSchema` and
 //! `outputSchema` (as emitted by zod 4's `z.toJSONSchema` and by oRPC's
@@ -66,7 +66,7 @@
 //! become doc comments through [`crate::doc::manifest_text`], so no
 //! schema text is markdown in the user's crate. Validation keywords (`minLength`, `minimum`, `pattern`,
 //! `format`, …) are not encoded in the types: the runtime validates every
-//! call against the full schema (SPEC §5.5). Typed formats (`uuid::Uuid`,
+//! call against the full schema. Typed formats (`uuid::Uuid`,
 //! chrono) are not implemented.
 //!
 //! # Names
@@ -109,8 +109,9 @@ impl Default for TypeOptions {
     }
 }
 
-/// Whether an object admits properties beyond `properties`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Whether an object admits properties beyond `properties`. Also a fact
+/// `manifest!` hands to `#[agent_procedure]` ([`crate::facts`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AdditionalProperties {
     /// `additionalProperties: false`.
     Forbidden,

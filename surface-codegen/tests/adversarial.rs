@@ -30,6 +30,7 @@ fn options(display_path: &str) -> ExpandOptions {
         crate_path: quote!(::agent_surface),
         include_path: "/fixtures/adversarial.manifest.json".into(),
         display_path: display_path.into(),
+        invocation_site: String::new(),
     }
 }
 

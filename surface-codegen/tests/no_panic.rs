@@ -1,6 +1,6 @@
 //! `generate_procedure_types` never panics and always yields parseable
-//! items defining `Input` and `Output`, whatever JSON it is given (SPEC §4;
-//! BRIEF: bad input never panics).
+//! items defining `Input` and `Output`, whatever JSON it is given (bad
+//! input never panics).
 
 use proptest::prelude::*;
 use quote::quote;

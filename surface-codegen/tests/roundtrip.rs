@@ -1,7 +1,7 @@
 //! Compiled round-trip tests (typify style): the committed generated code
 //! of every fixture is compiled here, and every sample instance must
 //! deserialize into the generated type and serialize back to equal JSON;
-//! every invalid variant must fail to deserialize (SPEC §4: generated types
+//! every invalid variant must fail to deserialize (generated types
 //! round-trip the schema's JSON).
 
 mod support;

@@ -6,9 +6,9 @@
 
 use proc_macro::TokenStream;
 
-/// Reads the agent manifest (SPEC §3) at compile time and emits, in the
+/// Reads the agent manifest at compile time and emits, in the
 /// invoking module, typed procedure refs mirroring the router, the input and
-/// output types, and the compiler-generated authority (SPEC §4).
+/// output types, and the compiler-generated authority.
 ///
 /// ```ignore
 /// mod api {
@@ -42,8 +42,8 @@ pub fn manifest(input: TokenStream) -> TokenStream {
     surface_codegen::manifest_macro::expand_manifest(input.into()).into()
 }
 
-/// Binds the app's own struct to a manifest procedure (SPEC §5), checked
-/// against the manifest at compile time (SPEC §4 items 2–6).
+/// Binds the app's own struct to a manifest procedure, checked against
+/// the manifest at compile time (`docs/codegen.md`, "`#[agent_procedure]`").
 ///
 /// ```ignore
 /// #[agent_procedure(api, "devices.disable", overridable(reason))]

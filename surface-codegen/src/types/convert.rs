@@ -342,11 +342,29 @@ impl Converter {
         self.items.push(Some(item));
     }
 
-    fn reserve_slot(&mut self, name: &str) -> usize {
+    /// Pushes `item` and names it.
+    fn push_named(&mut self, item: ItemDef) -> Ty {
+        let name = item_name(&item).to_string();
+        self.push_item(item);
+        Ty::Named(name)
+    }
+
+    /// Picks the name of an item that may refer to itself (a recursive
+    /// struct or union) and reserves its slot, filled by [`Self::fill_slot`]
+    /// once its parts are converted.
+    fn reserve_named(&mut self, hint: &Hint, s: &Map<String, Value>) -> (String, usize) {
+        let name = self.take_name(hint, Some(s));
         let slot = self.items.len();
         self.items.push(None);
-        self.item_index.insert(name.to_string(), slot);
-        slot
+        self.item_index.insert(name.clone(), slot);
+        (name, slot)
+    }
+
+    /// Fills the slot [`Self::reserve_named`] reserved.
+    fn fill_slot(&mut self, slot: usize, item: ItemDef) -> Ty {
+        let name = item_name(&item).to_string();
+        self.items[slot] = Some(item);
+        Ty::Named(name)
     }
 
     /// Records that the schema at `ptr` became `serde_json::Value`, and
@@ -391,6 +409,15 @@ impl Converter {
             ty
         } else {
             Ty::Option(Box::new(ty))
+        }
+    }
+
+    /// `ty`, made nullable when the schema also admits `null`.
+    fn nullable_if(&self, nullable: bool, ty: Ty) -> Ty {
+        if nullable {
+            self.nullable(ty)
+        } else {
+            ty
         }
     }
 
@@ -605,6 +632,18 @@ impl Converter {
             let ty = self.convert(root, &Value::Object(inner), &hint.wrapped(), ptr);
             return self.nullable(ty);
         }
+        self.convert_keywords(root, s, hint, ptr)
+    }
+
+    /// A schema object without `$ref` or OpenAPI's `nullable`: the first
+    /// of `anyOf`/`oneOf`, `allOf`, `const`, `enum`, `not`, `type` decides.
+    fn convert_keywords(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
         for keyword in ["anyOf", "oneOf"] {
             if let Some(arms) = s.get(keyword) {
                 let Some(arms) = arms.as_array() else {
@@ -635,37 +674,7 @@ impl Converter {
         }
         match s.get("type") {
             Some(Value::String(t)) => self.by_type(root, s, t, hint, ptr),
-            Some(Value::Array(types)) => {
-                let mut seen = HashSet::new();
-                let non_null: Vec<&str> = types
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .filter(|t| *t != "null" && seen.insert(*t))
-                    .collect();
-                let nullable = non_null.len() < types.len();
-                let ty = match non_null.as_slice() {
-                    [] => Ty::Unit,
-                    [one] => self.by_type(root, s, one, &hint.wrapped(), ptr),
-                    many => {
-                        let mut arms: Vec<Value> = Vec::with_capacity(many.len());
-                        for t in many {
-                            let Some(mut arm) = self.copy_map(s, ptr) else {
-                                return Ty::Value;
-                            };
-                            arm.insert("type".into(), Value::String(t.to_string()));
-                            arm.remove("description");
-                            arm.remove("title");
-                            arms.push(Value::Object(arm));
-                        }
-                        self.union(root, s, &arms, &hint.wrapped(), &format!("{ptr}/type"))
-                    }
-                };
-                if nullable {
-                    self.nullable(ty)
-                } else {
-                    ty
-                }
-            }
+            Some(Value::Array(types)) => self.type_list(root, s, types, hint, ptr),
             Some(other) => {
                 self.note(
                     ptr,
@@ -689,6 +698,43 @@ impl Converter {
                 }
             }
         }
+    }
+
+    /// `type: [A, B, "null"]`: one type, or a union of one arm per type,
+    /// optional when `"null"` is listed.
+    fn type_list(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        types: &[Value],
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
+        let mut seen = HashSet::new();
+        let non_null: Vec<&str> = types
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|t| *t != "null" && seen.insert(*t))
+            .collect();
+        let nullable = non_null.len() < types.len();
+        let ty = match non_null.as_slice() {
+            [] => Ty::Unit,
+            [one] => self.by_type(root, s, one, &hint.wrapped(), ptr),
+            many => {
+                let mut arms: Vec<Value> = Vec::with_capacity(many.len());
+                for t in many {
+                    let Some(mut arm) = self.copy_map(s, ptr) else {
+                        return Ty::Value;
+                    };
+                    arm.insert("type".into(), Value::String(t.to_string()));
+                    arm.remove("description");
+                    arm.remove("title");
+                    arms.push(Value::Object(arm));
+                }
+                self.union(root, s, &arms, &hint.wrapped(), &format!("{ptr}/type"))
+            }
+        };
+        self.nullable_if(nullable, ty)
     }
 
     fn by_type(
@@ -827,8 +873,7 @@ impl Converter {
         hint: &Hint,
         ptr: &str,
     ) -> Ty {
-        let name = self.take_name(hint, Some(s));
-        let slot = self.reserve_slot(&name);
+        let (name, slot) = self.reserve_named(hint, s);
         let notes_before = self.notes.len();
         let required = required_set(s);
         let required_names: HashSet<&str> = required.iter().map(String::as_str).collect();
@@ -836,49 +881,17 @@ impl Converter {
         let mut fields = Vec::new();
         let mut infos = Vec::new();
         for (json_name, property) in properties {
-            let field_notes = self.notes.len();
-            let prop_ptr = format!(
-                "{ptr}/properties/{}",
-                json_name.replace('~', "~0").replace('/', "~1")
-            );
-            let value_ty = self.convert(
+            let required = required_names.contains(json_name.as_str());
+            let (field, info) = self.struct_field(
                 root,
-                property,
-                &Hint::Fresh(format!("{name}{}", pascal(json_name))),
-                &prop_ptr,
+                &name,
+                (json_name, property),
+                required,
+                &mut idents,
+                ptr,
             );
-            let is_required = required_names.contains(json_name.as_str());
-            let nullable = self.admits_null(&value_ty);
-            let mode = if !is_required {
-                FieldMode::Optional
-            } else if matches!(self.resolve(&value_ty), Ty::Option(_)) {
-                FieldMode::RequiredNullable
-            } else {
-                FieldMode::Required
-            };
-            let mut doc = Self::schema_doc(property);
-            doc.extend(self.notes[field_notes..].iter().cloned());
-            let ident = idents.field(json_name);
-            let field = FieldDef {
-                json_name: json_name.clone(),
-                ident: ident.clone(),
-                value_ty,
-                mode,
-                doc,
-            };
-            infos.push(FieldInfo {
-                json_name: json_name.clone(),
-                ident,
-                ty: field.full_ty().tokens(&self.krate_tokens),
-                value_ty: field.value_ty.tokens(&self.krate_tokens),
-                required: is_required,
-                nullable,
-                description: property
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-            });
             fields.push(field);
+            infos.push(info);
         }
         let fields_end = self.notes.len();
         for missing in required.iter().filter(|r| !properties.contains_key(*r)) {
@@ -890,23 +903,8 @@ impl Converter {
                     .ours(" has no schema in `properties` and is not checked"),
             );
         }
-        let (additional_properties, extras) = match s.get("additionalProperties") {
-            Some(Value::Bool(false)) => (AdditionalProperties::Forbidden, None),
-            None | Some(Value::Bool(true)) => (AdditionalProperties::Allowed, None),
-            Some(extra) if extra.as_object().is_some_and(Map::is_empty) => {
-                (AdditionalProperties::Allowed, None)
-            }
-            Some(extra) => {
-                let ty = self.convert(
-                    root,
-                    extra,
-                    &Hint::Fresh(format!("{name}Additional")),
-                    &format!("{ptr}/additionalProperties"),
-                );
-                let field = idents.field("additional_properties");
-                (AdditionalProperties::Typed, Some((field, ty)))
-            }
-        };
+        let (additional_properties, extras) =
+            self.extra_properties(root, s, &name, &mut idents, ptr);
         let mut doc = Self::map_doc(s);
         // Notes of the properties are on their fields; the struct keeps the
         // others (missing required properties, `additionalProperties`).
@@ -921,17 +919,103 @@ impl Converter {
             name.clone(),
             InputObject {
                 fields: infos,
-                additional_properties: additional_properties.clone(),
+                additional_properties,
             },
         );
-        self.items[slot] = Some(ItemDef::Struct {
-            name: name.clone(),
+        self.fill_slot(
+            slot,
+            ItemDef::Struct {
+                name,
+                doc,
+                fields,
+                deny_unknown_fields: additional_properties == AdditionalProperties::Forbidden,
+                extras,
+            },
+        )
+    }
+
+    /// One property of an object struct: its field and the facts the
+    /// binding checks need. The field's doc holds the property's notes.
+    fn struct_field(
+        &mut self,
+        root: &Value,
+        struct_name: &str,
+        (json_name, property): (&String, &Value),
+        is_required: bool,
+        idents: &mut NameSet,
+        ptr: &str,
+    ) -> (FieldDef, FieldInfo) {
+        let field_notes = self.notes.len();
+        let prop_ptr = format!(
+            "{ptr}/properties/{}",
+            json_name.replace('~', "~0").replace('/', "~1")
+        );
+        let value_ty = self.convert(
+            root,
+            property,
+            &Hint::Fresh(format!("{struct_name}{}", pascal(json_name))),
+            &prop_ptr,
+        );
+        let nullable = self.admits_null(&value_ty);
+        let mode = if !is_required {
+            FieldMode::Optional
+        } else if matches!(self.resolve(&value_ty), Ty::Option(_)) {
+            FieldMode::RequiredNullable
+        } else {
+            FieldMode::Required
+        };
+        let mut doc = Self::schema_doc(property);
+        doc.extend(self.notes[field_notes..].iter().cloned());
+        let ident = idents.field(json_name);
+        let field = FieldDef {
+            json_name: json_name.clone(),
+            ident: ident.clone(),
+            value_ty,
+            mode,
             doc,
-            fields,
-            deny_unknown_fields: additional_properties == AdditionalProperties::Forbidden,
-            extras,
-        });
-        Ty::Named(name)
+        };
+        let info = FieldInfo {
+            json_name: json_name.clone(),
+            ident,
+            ty: field.full_ty().tokens(&self.krate_tokens),
+            value_ty: field.value_ty.tokens(&self.krate_tokens),
+            required: is_required,
+            nullable,
+            description: property
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        };
+        (field, info)
+    }
+
+    /// `additionalProperties` of an object struct: the policy, and the
+    /// flattened map field for a schema.
+    fn extra_properties(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        struct_name: &str,
+        idents: &mut NameSet,
+        ptr: &str,
+    ) -> (AdditionalProperties, Option<(String, Ty)>) {
+        match s.get("additionalProperties") {
+            Some(Value::Bool(false)) => (AdditionalProperties::Forbidden, None),
+            None | Some(Value::Bool(true)) => (AdditionalProperties::Allowed, None),
+            Some(extra) if extra.as_object().is_some_and(Map::is_empty) => {
+                (AdditionalProperties::Allowed, None)
+            }
+            Some(extra) => {
+                let ty = self.convert(
+                    root,
+                    extra,
+                    &Hint::Fresh(format!("{struct_name}Additional")),
+                    &format!("{ptr}/additionalProperties"),
+                );
+                let field = idents.field("additional_properties");
+                (AdditionalProperties::Typed, Some((field, ty)))
+            }
+        }
     }
 
     fn constant(&mut self, s: &Map<String, Value>, value: &Value, hint: &Hint, ptr: &str) -> Ty {
@@ -969,12 +1053,11 @@ impl Converter {
                 .code(value.to_string())
                 .ours("."),
         );
-        self.push_item(ItemDef::Const {
-            name: name.clone(),
+        self.push_named(ItemDef::Const {
+            name,
             doc,
             value: lit,
-        });
-        Ty::Named(name)
+        })
     }
 
     fn string_enum(&mut self, s: &Map<String, Value>, values: &[String], hint: &Hint) -> Ty {
@@ -987,12 +1070,11 @@ impl Converter {
             .map(|v| (variant_names.unique(&variant(v), false), v.clone()))
             .collect();
         let doc = Self::map_doc(s);
-        self.push_item(ItemDef::StringEnum {
-            name: name.clone(),
+        self.push_named(ItemDef::StringEnum {
+            name,
             doc,
             variants,
-        });
-        Ty::Named(name)
+        })
     }
 
     fn enumeration(
@@ -1048,11 +1130,7 @@ impl Converter {
             };
             self.union(root, s, &arms, &hint, &format!("{ptr}/enum"))
         };
-        if nullable {
-            self.nullable(ty)
-        } else {
-            ty
-        }
+        self.nullable_if(nullable, ty)
     }
 
     /// Resolves a local `$ref` chain to the schema it names (for looking at
@@ -1139,11 +1217,7 @@ impl Converter {
                 }
             }
         };
-        if nullable {
-            self.nullable(ty)
-        } else {
-            ty
-        }
+        self.nullable_if(nullable, ty)
     }
 
     fn tagged(
@@ -1155,8 +1229,7 @@ impl Converter {
         hint: &Hint,
         ptr: &str,
     ) -> Ty {
-        let name = self.take_name(hint, Some(s));
-        let slot = self.reserve_slot(&name);
+        let (name, slot) = self.reserve_named(hint, s);
         let mut variant_names = NameSet::default();
         let mut variants = Vec::new();
         for (i, arm) in arms.iter().enumerate() {
@@ -1188,13 +1261,15 @@ impl Converter {
             variants.push((variant, value, payload));
         }
         let doc = Self::map_doc(s);
-        self.items[slot] = Some(ItemDef::Tagged {
-            name: name.clone(),
-            doc,
-            tag: tag.to_string(),
-            variants,
-        });
-        Ty::Named(name)
+        self.fill_slot(
+            slot,
+            ItemDef::Tagged {
+                name,
+                doc,
+                tag: tag.to_string(),
+                variants,
+            },
+        )
     }
 
     fn structure_of_arm(
@@ -1220,11 +1295,10 @@ impl Converter {
         hint: &Hint,
         ptr: &str,
     ) -> Ty {
-        let name = self.take_name(hint, Some(s));
-        let slot = self.reserve_slot(&name);
+        let (name, slot) = self.reserve_named(hint, s);
+        let mut admits_null = false;
         let mut variant_names = NameSet::default();
         let mut variants = Vec::new();
-        let mut admits_null = false;
         for (i, arm) in arms {
             let peeked = self.peek(root, arm);
             let base = variant_base(peeked, *i);
@@ -1245,12 +1319,14 @@ impl Converter {
         doc.push(DocText::from(
             "Untagged: the first variant that accepts a value wins.",
         ));
-        self.items[slot] = Some(ItemDef::Untagged {
-            name: name.clone(),
-            doc,
-            variants,
-        });
-        Ty::Named(name)
+        self.fill_slot(
+            slot,
+            ItemDef::Untagged {
+                name,
+                doc,
+                variants,
+            },
+        )
     }
 
     fn all_of(

@@ -1,9 +1,9 @@
 //! [`ItemDef`] → tokens.
 
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
 
-use super::model::{ConstLit, FieldDef, FieldMode, ItemDef};
+use super::model::{ConstLit, FieldDef, FieldMode, ItemDef, Ty};
 use super::names::ident;
 use crate::doc::{doc_attrs, DocText};
 
@@ -88,9 +88,6 @@ fn const_value(value: ConstLit, p: &Paths) -> TokenStream {
 
 /// Tokens of one item.
 pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
-    let serde_crate = &p.serde_crate;
-    let k = &p.krate;
-    let sd = serde_derives(p);
     match item {
         ItemDef::Struct {
             name,
@@ -98,35 +95,17 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             fields,
             deny_unknown_fields,
             extras,
-        } => {
-            let doc = doc_attrs(doc);
-            let name = ident(name);
-            let deny = deny_unknown_fields.then(|| quote!(#[serde(deny_unknown_fields)]));
-            let fields = fields.iter().map(|f| field_tokens(f, p));
-            let extras = extras.as_ref().map(|(field, ty)| {
-                let field = ident(field);
-                let ty = super::model::Ty::map(ty.clone()).tokens(k);
-                quote! {
-                    /// Properties not listed in `properties` (`additionalProperties`).
-                    #[serde(flatten)]
-                    pub #field: #ty,
-                }
-            });
-            quote! {
-                #doc
-                #[derive(Debug, Clone, PartialEq, #sd)]
-                #[serde(crate = #serde_crate)]
-                #deny
-                pub struct #name {
-                    #(#fields)*
-                    #extras
-                }
-            }
-        }
+        } => struct_tokens(
+            p,
+            (name, doc),
+            fields,
+            *deny_unknown_fields,
+            extras.as_ref(),
+        ),
         ItemDef::Newtype { name, doc, ty } => {
-            let doc = doc_attrs(doc);
-            let name = ident(name);
-            let ty = ty.tokens(k);
+            let (doc, name) = head(name, doc);
+            let ty = ty.tokens(&p.krate);
+            let (sd, serde_crate) = (serde_derives(p), &p.serde_crate);
             quote! {
                 #doc
                 #[derive(Debug, Clone, PartialEq, #sd)]
@@ -135,9 +114,8 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             }
         }
         ItemDef::Alias { name, doc, ty } => {
-            let doc = doc_attrs(doc);
-            let name = ident(name);
-            let ty = ty.tokens(k);
+            let (doc, name) = head(name, doc);
+            let ty = ty.tokens(&p.krate);
             quote! {
                 #doc
                 pub type #name = #ty;
@@ -147,48 +125,18 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             name,
             doc,
             variants,
-        } => {
-            let doc = doc_attrs(doc);
-            let name = ident(name);
-            let variants = variants.iter().map(|(variant, json)| {
-                let variant_ident = ident(variant);
-                let rename = (variant != json).then(|| quote!(#[serde(rename = #json)]));
-                let vdoc = doc_attrs(&[DocText::new().code(format!("{json:?}"))]);
-                quote! {
-                    #vdoc
-                    #rename
-                    #variant_ident,
-                }
-            });
-            quote! {
-                #doc
-                #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, #sd)]
-                #[serde(crate = #serde_crate)]
-                pub enum #name {
-                    #(#variants)*
-                }
-            }
-        }
+        } => string_enum_tokens(p, (name, doc), variants),
         ItemDef::Untagged {
             name,
             doc,
             variants,
         } => {
-            let doc = doc_attrs(doc);
-            let name = ident(name);
             let variants = variants.iter().map(|(variant, ty)| {
                 let variant = ident(variant);
-                let ty = ty.tokens(k);
+                let ty = ty.tokens(&p.krate);
                 quote!(#variant(#ty),)
             });
-            quote! {
-                #doc
-                #[derive(Debug, Clone, PartialEq, #sd)]
-                #[serde(crate = #serde_crate, untagged)]
-                pub enum #name {
-                    #(#variants)*
-                }
-            }
+            data_enum_tokens(p, (name, doc), quote!(untagged), variants)
         }
         ItemDef::Tagged {
             name,
@@ -196,48 +144,127 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             tag,
             variants,
         } => {
-            let doc = doc_attrs(doc);
-            let name = ident(name);
             let variants = variants.iter().map(|(variant, value, ty)| {
-                let variant_ident = ident(variant);
-                let rename = (variant != value).then(|| quote!(#[serde(rename = #value)]));
-                let ty = ty.tokens(k);
-                let vdoc = doc_attrs(&[DocText::new().code(format!("{tag}: {value:?}"))]);
-                quote! {
-                    #vdoc
-                    #rename
-                    #variant_ident(#ty),
-                }
+                let head = variant_head(variant, value, format!("{tag}: {value:?}"));
+                let ty = ty.tokens(&p.krate);
+                quote!(#head(#ty),)
             });
-            quote! {
-                #doc
-                #[derive(Debug, Clone, PartialEq, #sd)]
-                #[serde(crate = #serde_crate, tag = #tag)]
-                pub enum #name {
-                    #(#variants)*
-                }
+            data_enum_tokens(p, (name, doc), quote!(tag = #tag), variants)
+        }
+        ItemDef::Const { name, doc, value } => const_tokens(p, (name, doc), *value),
+    }
+}
+
+/// An item's doc attributes and name.
+fn head(name: &str, doc: &[DocText]) -> (TokenStream, Ident) {
+    (doc_attrs(doc), ident(name))
+}
+
+fn struct_tokens(
+    p: &Paths,
+    (name, doc): (&str, &[DocText]),
+    fields: &[FieldDef],
+    deny_unknown_fields: bool,
+    extras: Option<&(String, Ty)>,
+) -> TokenStream {
+    let (doc, name) = head(name, doc);
+    let (sd, serde_crate) = (serde_derives(p), &p.serde_crate);
+    let deny = deny_unknown_fields.then(|| quote!(#[serde(deny_unknown_fields)]));
+    let fields = fields.iter().map(|f| field_tokens(f, p));
+    let extras = extras.map(|(field, ty)| {
+        let field = ident(field);
+        let ty = Ty::map(ty.clone()).tokens(&p.krate);
+        quote! {
+            /// Properties not listed in `properties` (`additionalProperties`).
+            #[serde(flatten)]
+            pub #field: #ty,
+        }
+    });
+    quote! {
+        #doc
+        #[derive(Debug, Clone, PartialEq, #sd)]
+        #[serde(crate = #serde_crate)]
+        #deny
+        pub struct #name {
+            #(#fields)*
+            #extras
+        }
+    }
+}
+
+/// A variant's doc line (`doc`, as code), its `#[serde(rename)]` when the
+/// wire value differs from the name, and its name.
+fn variant_head(variant: &str, wire: &str, doc: String) -> TokenStream {
+    let variant_ident = ident(variant);
+    let rename = (variant != wire).then(|| quote!(#[serde(rename = #wire)]));
+    let vdoc = doc_attrs(&[DocText::new().code(doc)]);
+    quote! {
+        #vdoc
+        #rename
+        #variant_ident
+    }
+}
+
+fn string_enum_tokens(
+    p: &Paths,
+    (name, doc): (&str, &[DocText]),
+    variants: &[(String, String)],
+) -> TokenStream {
+    let (doc, name) = head(name, doc);
+    let (sd, serde_crate) = (serde_derives(p), &p.serde_crate);
+    let variants = variants.iter().map(|(variant, json)| {
+        let head = variant_head(variant, json, format!("{json:?}"));
+        quote!(#head,)
+    });
+    quote! {
+        #doc
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, #sd)]
+        #[serde(crate = #serde_crate)]
+        pub enum #name {
+            #(#variants)*
+        }
+    }
+}
+
+/// An enum whose variants carry data, with the serde representation
+/// `repr` (`untagged`, `tag = "…"`).
+fn data_enum_tokens(
+    p: &Paths,
+    (name, doc): (&str, &[DocText]),
+    repr: TokenStream,
+    variants: impl Iterator<Item = TokenStream>,
+) -> TokenStream {
+    let (doc, name) = head(name, doc);
+    let (sd, serde_crate) = (serde_derives(p), &p.serde_crate);
+    quote! {
+        #doc
+        #[derive(Debug, Clone, PartialEq, #sd)]
+        #[serde(crate = #serde_crate, #repr)]
+        pub enum #name {
+            #(#variants)*
+        }
+    }
+}
+
+/// A unit struct standing for one JSON number or boolean.
+fn const_tokens(p: &Paths, (name, doc): (&str, &[DocText]), value: ConstLit) -> TokenStream {
+    let (doc, name) = head(name, doc);
+    let k = &p.krate;
+    let value = const_value(value, p);
+    let serde = quote!(#k::__private::serde);
+    let helpers = quote!(#k::__private::serde_helpers);
+    quote! {
+        #doc
+        #[derive(Debug, Clone, Copy, PartialEq, Default)]
+        pub struct #name;
+        impl #serde::Serialize for #name {
+            fn serialize<S: #serde::Serializer>(&self, serializer: S) -> ::core::result::Result<S::Ok, S::Error> {
+                #helpers::serialize_const(&#value, serializer)
             }
         }
-        ItemDef::Const { name, doc, value } => {
-            let doc = doc_attrs(doc);
-            let name = ident(name);
-            let value = const_value(*value, p);
-            let serde = quote!(#k::__private::serde);
-            let helpers = quote!(#k::__private::serde_helpers);
-            quote! {
-                #doc
-                #[derive(Debug, Clone, Copy, PartialEq, Default)]
-                pub struct #name;
-                impl #serde::Serialize for #name {
-                    fn serialize<S: #serde::Serializer>(&self, serializer: S) -> ::core::result::Result<S::Ok, S::Error> {
-                        #helpers::serialize_const(&#value, serializer)
-                    }
-                }
-                impl<'de> #serde::Deserialize<'de> for #name {
-                    fn deserialize<D: #serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
-                        #helpers::deserialize_const(deserializer, &#value).map(|()| #name)
-                    }
-                }
+        impl<'de> #serde::Deserialize<'de> for #name {
+            fn deserialize<D: #serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                #helpers::deserialize_const(deserializer, &#value).map(|()| #name)
             }
         }
     }

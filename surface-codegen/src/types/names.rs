@@ -5,7 +5,9 @@ use std::collections::{HashMap, HashSet};
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
 use proc_macro2::{Ident, Span};
-use surface_runtime::manifest::{NON_RAW_KEYWORDS, RUST_KEYWORDS};
+use surface_manifest::{NON_RAW_KEYWORDS, RUST_KEYWORDS};
+
+use crate::tokens::ident_from_source;
 
 /// Keeps ASCII letters, digits and `_`; everything else becomes `_`.
 fn ascii_word(s: &str) -> String {
@@ -71,11 +73,25 @@ pub(crate) fn variant(text: &str) -> String {
 /// Builds an identifier from text produced by this module (raw when it is a
 /// keyword).
 pub(crate) fn ident(text: &str) -> Ident {
-    if let Some(raw) = text.strip_prefix("r#") {
-        Ident::new_raw(raw, Span::call_site())
-    } else {
-        Ident::new(text, Span::call_site())
+    ident_from_source(text, Span::call_site())
+}
+
+/// `device_ids` → `DeviceIds`: each `_` dropped and the ASCII letter after
+/// it (and the first) upper-cased, as serde's `PascalCase` rule does.
+pub(crate) fn snake_to_pascal(snake: &str) -> String {
+    let mut out = String::new();
+    let mut upper = true;
+    for c in snake.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.push(c.to_ascii_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
     }
+    out
 }
 
 /// A set of names in one scope (a module's types, a struct's fields, an

@@ -198,24 +198,29 @@ impl<'a, 's> Emitter<'a, 's> {
     /// A check on the instance itself: `cond` holds when valid.
     fn leaf(cx: &Cx, cond: TokenStream, keyword: &str, message: &str) -> TokenStream {
         match cx.mode {
-            Mode::Valid => {
-                let fail = &cx.fail;
-                quote!(if !(#cond) { #fail; })
-            }
+            Mode::Valid => Self::fail_unless(cx, &cond),
             Mode::Errors => quote!(if !(#cond) { e.push(p, #keyword, #message); }),
         }
+    }
+
+    /// `if !(cond) { fail; }`: the valid-mode form of every check.
+    fn fail_unless(cx: &Cx, cond: &TokenStream) -> TokenStream {
+        let fail = &cx.fail;
+        quote!(if !(#cond) { #fail; })
+    }
+
+    /// The valid-mode check of `node` on the current instance; empty when
+    /// `node` accepts everything.
+    fn valid_check(&mut self, cx: &Cx, node: &Value, ptr: &str) -> TokenStream {
+        self.valid(node, ptr)
+            .map(|v| Self::fail_unless(cx, &v))
+            .unwrap_or_default()
     }
 
     /// Applies `node` to the same instance (`allOf`, `then`, `$ref`, …).
     fn apply(&mut self, cx: &Cx, node: &Value, ptr: &str) -> TokenStream {
         match cx.mode {
-            Mode::Valid => match self.valid(node, ptr) {
-                None => TokenStream::new(),
-                Some(v) => {
-                    let fail = &cx.fail;
-                    quote!(if !(#v) { #fail; })
-                }
-            },
+            Mode::Valid => self.valid_check(cx, node, ptr),
             Mode::Errors => self.errors(node, ptr),
         }
     }
@@ -230,13 +235,7 @@ impl<'a, 's> Emitter<'a, 's> {
         segment: TokenStream,
     ) -> TokenStream {
         match cx.mode {
-            Mode::Valid => match self.valid(node, ptr) {
-                None => TokenStream::new(),
-                Some(v) => {
-                    let fail = &cx.fail;
-                    quote!(if !(#v) { #fail; })
-                }
-            },
+            Mode::Valid => self.valid_check(cx, node, ptr),
             Mode::Errors => {
                 let errs = self.errors(node, ptr);
                 if errs.is_empty() {
@@ -286,46 +285,19 @@ impl<'a, 's> Emitter<'a, 's> {
     /// The checks of one schema object, in the runtime validator's keyword
     /// order (type, const, enum, per-type assertions, applicators).
     fn node(&mut self, cx: &Cx, m: &Map<String, Value>, ptr: &str) -> Vec<TokenStream> {
-        let draft = self.a.draft;
         let mut out = Vec::new();
-        let has = |k: &str| m.contains_key(k) && draft.knows(k);
-        if m.contains_key("$ref") && !draft.ref_siblings() {
+        if m.contains_key("$ref") && !self.a.draft.ref_siblings() {
             out.push(self.apply_ref(cx, &child(ptr, "$ref")));
             return out;
         }
-
-        // type
         let types: Option<Vec<&str>> = match m.get("type") {
             Some(Value::String(t)) => Some(vec![t.as_str()]),
             Some(Value::Array(ts)) => Some(ts.iter().filter_map(Value::as_str).collect()),
             _ => None,
         };
-        let mut bound_single: Option<&str> = None;
-        if let Some(types) = &types {
-            let cond = type_check(types);
-            let message = type_message(types);
-            let single = match types.as_slice() {
-                [t] => Some(*t),
-                _ => None,
-            };
-            match (cx.mode, single) {
-                (Mode::Valid, Some(t @ ("string" | "object" | "array" | "number"))) => {
-                    let fail = &cx.fail;
-                    let bind = binder(t);
-                    out.push(quote!(let #bind = i else { #fail; };));
-                    bound_single = Some(t);
-                }
-                (Mode::Valid, Some("integer")) => {
-                    let fail = &cx.fail;
-                    out.push(quote!(let Value::Number(n) = i else { #fail; };));
-                    out.push(quote!(if !rt::is_integer(n) { #fail; }));
-                    bound_single = Some("number");
-                }
-                _ => out.push(Self::leaf(cx, cond, "type", &message)),
-            }
-        }
-
-        // const, enum
+        let bound = types
+            .as_deref()
+            .and_then(|types| Self::type_checks(cx, types, &mut out));
         if let Some(c) = m.get("const") {
             let cond = eq_expr(c, quote!(i));
             out.push(Self::leaf(cx, cond, "const", &format!("{c} was expected")));
@@ -334,11 +306,58 @@ impl<'a, 's> Emitter<'a, 's> {
             let cond = enum_expr(options);
             out.push(Self::leaf(cx, cond, "enum", &enum_message(options)));
         }
+        self.kind_checks(cx, m, ptr, types.as_deref(), bound, &mut out);
+        self.same_instance_applicators(cx, m, ptr, &mut out);
+        out.retain(|t| !t.is_empty());
+        out
+    }
 
-        // per-type groups
+    /// The `type` check. In the valid pass a single container or number
+    /// type binds the instance (`let Value::String(s) = i else …`); the
+    /// kind it bound is returned.
+    fn type_checks<'t>(cx: &Cx, types: &[&'t str], out: &mut Vec<TokenStream>) -> Option<&'t str> {
+        let single = match types {
+            [t] => Some(*t),
+            _ => None,
+        };
+        let fail = &cx.fail;
+        match (cx.mode, single) {
+            (Mode::Valid, Some(t @ ("string" | "object" | "array" | "number"))) => {
+                let bind = binder(t);
+                out.push(quote!(let #bind = i else { #fail; };));
+                Some(t)
+            }
+            (Mode::Valid, Some("integer")) => {
+                out.push(quote!(let Value::Number(n) = i else { #fail; };));
+                out.push(quote!(if !rt::is_integer(n) { #fail; }));
+                Some("number")
+            }
+            _ => {
+                out.push(Self::leaf(
+                    cx,
+                    type_check(types),
+                    "type",
+                    &type_message(types),
+                ));
+                None
+            }
+        }
+    }
+
+    /// The per-kind assertions (number, string, array, object), each under
+    /// a binding of the instance to that kind unless `type` bound it.
+    fn kind_checks(
+        &mut self,
+        cx: &Cx,
+        m: &Map<String, Value>,
+        ptr: &str,
+        types: Option<&[&str]>,
+        bound: Option<&str>,
+        out: &mut Vec<TokenStream>,
+    ) {
         let groups: [(&str, Vec<TokenStream>); 4] = [
             ("number", self.number_checks(cx, m)),
-            ("string", self.string_checks(cx, m, ptr)),
+            ("string", self.string_checks(cx, m)),
             ("array", self.array_checks(cx, m, ptr)),
             ("object", self.object_checks(cx, m, ptr)),
         ];
@@ -346,14 +365,14 @@ impl<'a, 's> Emitter<'a, 's> {
             if checks.is_empty() {
                 continue;
             }
-            if let Some(t) = bound_single {
+            if let Some(t) = bound {
                 if t == kind {
                     out.extend(checks);
                 }
                 // Other kinds cannot occur once the type is bound.
                 continue;
             }
-            if let Some(types) = &types {
+            if let Some(types) = types {
                 let possible = types
                     .iter()
                     .any(|t| *t == kind || (kind == "number" && *t == "integer"));
@@ -365,62 +384,27 @@ impl<'a, 's> Emitter<'a, 's> {
             let bind = binder(kind);
             out.push(quote!(if let #bind = i { #(#checks)* }));
         }
+    }
 
-        // applicators on the same instance
+    /// The applicators on the same instance: `allOf`, `anyOf`, `oneOf`,
+    /// `not`, `if`/`then`/`else`, `$ref`.
+    fn same_instance_applicators(
+        &mut self,
+        cx: &Cx,
+        m: &Map<String, Value>,
+        ptr: &str,
+        out: &mut Vec<TokenStream>,
+    ) {
         if let Some(Value::Array(all)) = m.get("allOf") {
             for (n, sub) in all.iter().enumerate() {
                 out.push(self.apply(cx, sub, &child(&child(ptr, "allOf"), &n.to_string())));
             }
         }
         if let Some(Value::Array(any)) = m.get("anyOf") {
-            let at = child(ptr, "anyOf");
-            let branches: Option<Vec<TokenStream>> = any
-                .iter()
-                .enumerate()
-                .map(|(n, sub)| self.valid_shared(sub, &child(&at, &n.to_string())))
-                .collect();
-            // A branch that accepts everything makes `anyOf` accept everything.
-            if let Some(branches) = branches {
-                out.push(Self::leaf(
-                    cx,
-                    quote!(#(#branches)||*),
-                    "anyOf",
-                    "value is not valid under any of the schemas listed in the 'anyOf' keyword",
-                ));
-            }
+            out.extend(self.any_of(cx, any, &child(ptr, "anyOf")));
         }
         if let Some(Value::Array(one)) = m.get("oneOf") {
-            let at = child(ptr, "oneOf");
-            let branches: Vec<TokenStream> = one
-                .iter()
-                .enumerate()
-                .map(|(n, sub)| {
-                    self.valid_shared(sub, &child(&at, &n.to_string()))
-                        .unwrap_or_else(|| quote!(true))
-                })
-                .collect();
-            // Written as a fold with early stop in the valid pass.
-            match cx.mode {
-                Mode::Valid => {
-                    let fail = &cx.fail;
-                    out.push(quote! {{
-                        let mut c = 0u32;
-                        #( if #branches { c += 1; if c > 1 { #fail; } } )*
-                        if c != 1 { #fail; }
-                    }});
-                }
-                Mode::Errors => {
-                    out.push(quote! {{
-                        let mut c = 0u32;
-                        #( if #branches { c += 1; } )*
-                        if c == 0 {
-                            e.push(p, "oneOf", "value is not valid under any of the schemas listed in the 'oneOf' keyword");
-                        } else if c > 1 {
-                            e.push(p, "oneOf", "value is valid under more than one of the schemas listed in the 'oneOf' keyword");
-                        }
-                    }});
-                }
-            }
+            out.push(self.one_of(cx, one, &child(ptr, "oneOf")));
         }
         if let Some(not) = m.get("not") {
             let message = format!("{not} is not allowed for value");
@@ -430,27 +414,78 @@ impl<'a, 's> Emitter<'a, 's> {
             };
             out.push(Self::leaf(cx, cond, "not", &message));
         }
-        if has("if") && (m.contains_key("then") || m.contains_key("else")) {
-            let cond = self
-                .valid_shared(&m["if"], &child(ptr, "if"))
-                .unwrap_or_else(|| quote!(true));
-            let then = match m.get("then") {
-                Some(s) => self.apply(cx, s, &child(ptr, "then")),
-                None => TokenStream::new(),
-            };
-            let els = match m.get("else") {
-                Some(s) => self.apply(cx, s, &child(ptr, "else")),
-                None => TokenStream::new(),
-            };
-            if !(then.is_empty() && els.is_empty()) {
-                out.push(quote!(if #cond { #then } else { #els }));
-            }
+        let has_if = m.contains_key("if") && self.a.draft.knows("if");
+        if has_if && (m.contains_key("then") || m.contains_key("else")) {
+            out.extend(self.if_then_else(cx, m, ptr));
         }
         if m.contains_key("$ref") {
             out.push(self.apply_ref(cx, &child(ptr, "$ref")));
         }
-        out.retain(|t| !t.is_empty());
-        out
+    }
+
+    /// `anyOf`; `None` when a branch accepts everything (then so does
+    /// `anyOf`).
+    fn any_of(&mut self, cx: &Cx, any: &[Value], at: &str) -> Option<TokenStream> {
+        let branches: Vec<TokenStream> = any
+            .iter()
+            .enumerate()
+            .map(|(n, sub)| self.valid_shared(sub, &child(at, &n.to_string())))
+            .collect::<Option<_>>()?;
+        Some(Self::leaf(
+            cx,
+            quote!(#(#branches)||*),
+            "anyOf",
+            "value is not valid under any of the schemas listed in the 'anyOf' keyword",
+        ))
+    }
+
+    /// `oneOf`: counts the valid branches, stopping early in the valid pass.
+    fn one_of(&mut self, cx: &Cx, one: &[Value], at: &str) -> TokenStream {
+        let branches: Vec<TokenStream> = one
+            .iter()
+            .enumerate()
+            .map(|(n, sub)| {
+                self.valid_shared(sub, &child(at, &n.to_string()))
+                    .unwrap_or_else(|| quote!(true))
+            })
+            .collect();
+        match cx.mode {
+            Mode::Valid => {
+                let fail = &cx.fail;
+                quote! {{
+                    let mut c = 0u32;
+                    #( if #branches { c += 1; if c > 1 { #fail; } } )*
+                    if c != 1 { #fail; }
+                }}
+            }
+            Mode::Errors => quote! {{
+                let mut c = 0u32;
+                #( if #branches { c += 1; } )*
+                if c == 0 {
+                    e.push(p, "oneOf", "value is not valid under any of the schemas listed in the 'oneOf' keyword");
+                } else if c > 1 {
+                    e.push(p, "oneOf", "value is valid under more than one of the schemas listed in the 'oneOf' keyword");
+                }
+            }},
+        }
+    }
+
+    /// `if`/`then`/`else`; `None` when neither branch checks anything.
+    fn if_then_else(&mut self, cx: &Cx, m: &Map<String, Value>, ptr: &str) -> Option<TokenStream> {
+        let cond = self
+            .valid_shared(&m["if"], &child(ptr, "if"))
+            .unwrap_or_else(|| quote!(true));
+        let mut branch = |keyword: &str| match m.get(keyword) {
+            Some(s) => self.apply(cx, s, &child(ptr, keyword)),
+            None => TokenStream::new(),
+        };
+        let then = branch("then");
+        let els = branch("else");
+        if then.is_empty() && els.is_empty() {
+            None
+        } else {
+            Some(quote!(if #cond { #then } else { #els }))
+        }
     }
 
     fn number_checks(&mut self, cx: &Cx, m: &Map<String, Value>) -> Vec<TokenStream> {
@@ -500,7 +535,7 @@ impl<'a, 's> Emitter<'a, 's> {
         out
     }
 
-    fn string_checks(&mut self, cx: &Cx, m: &Map<String, Value>, _ptr: &str) -> Vec<TokenStream> {
+    fn string_checks(&mut self, cx: &Cx, m: &Map<String, Value>) -> Vec<TokenStream> {
         let mut out = Vec::new();
         if let Some(min) = m.get("minLength").and_then(size_limit) {
             if min > 0 {
@@ -542,26 +577,13 @@ impl<'a, 's> Emitter<'a, 's> {
     }
 
     fn array_checks(&mut self, cx: &Cx, m: &Map<String, Value>, ptr: &str) -> Vec<TokenStream> {
-        let draft = self.a.draft;
-        let mut out = Vec::new();
-        if let Some(min) = m.get("minItems").and_then(size_limit) {
-            if min > 0 {
-                out.push(Self::leaf(
-                    cx,
-                    quote!(a.len() as u64 >= #min),
-                    "minItems",
-                    &format!("value has less than {min} item{}", plural(min)),
-                ));
-            }
-        }
-        if let Some(max) = m.get("maxItems").and_then(size_limit) {
-            out.push(Self::leaf(
-                cx,
-                quote!(a.len() as u64 <= #max),
-                "maxItems",
-                &format!("value has more than {max} item{}", plural(max)),
-            ));
-        }
+        let mut out = size_checks(
+            cx,
+            m,
+            quote!(a),
+            ["minItems", "maxItems"],
+            ["item", "items"],
+        );
         if m.get("uniqueItems") == Some(&Value::Bool(true)) {
             out.push(Self::leaf(
                 cx,
@@ -570,15 +592,31 @@ impl<'a, 's> Emitter<'a, 's> {
                 "value has non-unique elements",
             ));
         }
-        // Tuples: draft-07 `items` array and 2020-12 `prefixItems`.
-        let mut tuple_len: Option<usize> = None;
-        let prefix = m
-            .get("prefixItems")
-            .filter(|_| draft.knows("prefixItems"))
-            .and_then(Value::as_array);
+        let tuple_len = self.tuple_items(cx, m, ptr, &mut out);
+        out.extend(self.rest_items(cx, m, ptr));
+        if let (Some(n), Some(additional)) = (tuple_len, m.get("additionalItems")) {
+            out.extend(self.additional_items(cx, n, additional, ptr));
+        }
+        if let Some(contains) = m.get("contains") {
+            out.extend(self.contains(cx, m, contains, ptr));
+        }
+        out
+    }
+
+    /// Tuples: the draft-07 `items` array and 2020-12 `prefixItems`, one
+    /// check per position. Returns the length of an `items` array (which
+    /// `additionalItems` follows).
+    fn tuple_items(
+        &mut self,
+        cx: &Cx,
+        m: &Map<String, Value>,
+        ptr: &str,
+        out: &mut Vec<TokenStream>,
+    ) -> Option<usize> {
+        let mut tuple_len = None;
         for (keyword, list) in [
             ("items", m.get("items").and_then(Value::as_array)),
-            ("prefixItems", prefix),
+            ("prefixItems", self.prefix_items(m)),
         ] {
             let Some(list) = list else { continue };
             if keyword == "items" {
@@ -593,163 +631,125 @@ impl<'a, 's> Emitter<'a, 's> {
                 }
             }
         }
-        if let Some(items) = m.get("items").filter(|v| !v.is_array()) {
-            let skip = prefix.map_or(0, Vec::len);
-            if items == &Value::Bool(false) && cx.mode == Mode::Valid {
+        tuple_len
+    }
+
+    /// `prefixItems`, where the draft knows it.
+    fn prefix_items<'m>(&self, m: &'m Map<String, Value>) -> Option<&'m Vec<Value>> {
+        m.get("prefixItems")
+            .filter(|_| self.a.draft.knows("prefixItems"))
+            .and_then(Value::as_array)
+    }
+
+    /// `items` as one schema for every element after `prefixItems`.
+    fn rest_items(&mut self, cx: &Cx, m: &Map<String, Value>, ptr: &str) -> Option<TokenStream> {
+        let items = m.get("items").filter(|v| !v.is_array())?;
+        let skip = self.prefix_items(m).map_or(0, Vec::len);
+        if items == &Value::Bool(false) && cx.mode == Mode::Valid {
+            let fail = &cx.fail;
+            return Some(quote!(if a.len() > #skip { #fail; }));
+        }
+        let check = self.apply_child(cx, items, &child(ptr, "items"), quote!(index(j)));
+        (!check.is_empty()).then(|| {
+            quote! {
+                for (j, i) in a.iter().enumerate().skip(#skip) { #check }
+            }
+        })
+    }
+
+    /// `additionalItems` after an `items` array of `n` schemas.
+    fn additional_items(
+        &mut self,
+        cx: &Cx,
+        n: usize,
+        additional: &Value,
+        ptr: &str,
+    ) -> Option<TokenStream> {
+        match (additional, cx.mode) {
+            (Value::Bool(false), Mode::Valid) => {
                 let fail = &cx.fail;
-                out.push(quote!(if a.len() > #skip { #fail; }));
-            } else {
-                let check = self.apply_child(cx, items, &child(ptr, "items"), quote!(index(j)));
-                if !check.is_empty() {
-                    out.push(quote! {
-                        for (j, i) in a.iter().enumerate().skip(#skip) { #check }
-                    });
-                }
+                Some(quote!(if a.len() > #n { #fail; }))
             }
-        }
-        if let (Some(n), Some(additional)) = (tuple_len, m.get("additionalItems")) {
-            match additional {
-                Value::Bool(false) => match cx.mode {
-                    Mode::Valid => {
-                        let fail = &cx.fail;
-                        out.push(quote!(if a.len() > #n { #fail; }));
-                    }
-                    Mode::Errors => {
-                        out.push(quote!(if a.len() > #n { e.additional_items(p, a.len() - #n); }))
-                    }
-                },
-                Value::Object(_) => {
-                    let check = self.apply_child(
-                        cx,
-                        additional,
-                        &child(ptr, "additionalItems"),
-                        quote!(index(j)),
-                    );
-                    if !check.is_empty() {
-                        out.push(quote! {
-                            for (j, i) in a.iter().enumerate().skip(#n) { #check }
-                        });
-                    }
-                }
-                _ => {}
+            (Value::Bool(false), Mode::Errors) => {
+                Some(quote!(if a.len() > #n { e.additional_items(p, a.len() - #n); }))
             }
+            (Value::Object(_), _) => {
+                let check = self.apply_child(
+                    cx,
+                    additional,
+                    &child(ptr, "additionalItems"),
+                    quote!(index(j)),
+                );
+                (!check.is_empty()).then(|| {
+                    quote! {
+                        for (j, i) in a.iter().enumerate().skip(#n) { #check }
+                    }
+                })
+            }
+            _ => None,
         }
-        if let Some(contains) = m.get("contains") {
-            let (min, max) = if draft.knows("minContains") {
-                (
-                    m.get("minContains").and_then(size_limit),
-                    m.get("maxContains").and_then(size_limit),
-                )
-            } else {
-                (None, None)
+    }
+
+    /// `contains` with `minContains`/`maxContains` (from 2019-09):
+    /// counts the matching elements, stopping as soon as the answer is
+    /// known.
+    fn contains(
+        &mut self,
+        cx: &Cx,
+        m: &Map<String, Value>,
+        contains: &Value,
+        ptr: &str,
+    ) -> Option<TokenStream> {
+        let (min, max) = if self.a.draft.knows("minContains") {
+            (
+                m.get("minContains").and_then(size_limit),
+                m.get("maxContains").and_then(size_limit),
+            )
+        } else {
+            (None, None)
+        };
+        let matches = self
+            .valid_shared(contains, &child(ptr, "contains"))
+            .unwrap_or_else(|| quote!(true));
+        let message = "None of value are valid under the given schema";
+        let min = min.unwrap_or(1);
+        if min == 0 && max.is_none() {
+            return None;
+        }
+        // `maxContains` without `minContains` still needs one match.
+        let fail = match cx.mode {
+            Mode::Valid => cx.fail.clone(),
+            Mode::Errors => quote!(e.push(p, "contains", #message)),
+        };
+        let label = self.label();
+        let over = match max {
+            Some(max) => quote!(if c > #max { break #label false; }),
+            None => quote!(if c >= #min { break #label true; }),
+        };
+        let enough = if min == 0 {
+            quote!(true)
+        } else {
+            quote!(c >= #min)
+        };
+        Some(quote! {
+            let ok = #label: {
+                let mut c = 0u64;
+                for i in a { if #matches { c += 1; #over } }
+                #enough
             };
-            let matches = self
-                .valid_shared(contains, &child(ptr, "contains"))
-                .unwrap_or_else(|| quote!(true));
-            let message = "None of value are valid under the given schema";
-            let (min, max) = (min.unwrap_or(1), max);
-            if min > 0 || max.is_some() {
-                // `maxContains` without `minContains` still needs one match.
-                let fail = match cx.mode {
-                    Mode::Valid => cx.fail.clone(),
-                    Mode::Errors => quote!(e.push(p, "contains", #message)),
-                };
-                let label = self.label();
-                let over = match max {
-                    Some(max) => quote!(if c > #max { break #label false; }),
-                    None => quote!(if c >= #min { break #label true; }),
-                };
-                let enough = if min == 0 {
-                    quote!(true)
-                } else {
-                    quote!(c >= #min)
-                };
-                out.push(quote! {
-                    let ok = #label: {
-                        let mut c = 0u64;
-                        for i in a { if #matches { c += 1; #over } }
-                        #enough
-                    };
-                    if !ok { #fail; }
-                });
-            }
-        }
-        out
+            if !ok { #fail; }
+        })
     }
 
     fn object_checks(&mut self, cx: &Cx, m: &Map<String, Value>, ptr: &str) -> Vec<TokenStream> {
-        let draft = self.a.draft;
-        let mut out = Vec::new();
-        if let Some(min) = m.get("minProperties").and_then(size_limit) {
-            if min > 0 {
-                out.push(Self::leaf(
-                    cx,
-                    quote!(o.len() as u64 >= #min),
-                    "minProperties",
-                    &format!("value has less than {min} propert{}", plural_y(min)),
-                ));
-            }
-        }
-        if let Some(max) = m.get("maxProperties").and_then(size_limit) {
-            out.push(Self::leaf(
-                cx,
-                quote!(o.len() as u64 <= #max),
-                "maxProperties",
-                &format!("value has more than {max} propert{}", plural_y(max)),
-            ));
-        }
-        let required_checks = |out: &mut Vec<TokenStream>,
-                               names: &[Value],
-                               trigger: Option<&str>| {
-            let names: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
-            if names.is_empty() {
-                return;
-            }
-            let checks: Vec<TokenStream> = names
-                .iter()
-                .map(|name| {
-                    let lit = Literal::string(name);
-                    match cx.mode {
-                        Mode::Valid => {
-                            let fail = &cx.fail;
-                            quote!(if !o.contains_key(#lit) { #fail; })
-                        }
-                        Mode::Errors => {
-                            let message = format!("{} is a required property", Value::from(*name));
-                            quote!(if !o.contains_key(#lit) { e.required(p, #lit, #message); })
-                        }
-                    }
-                })
-                .collect();
-            match trigger {
-                None => out.extend(checks),
-                Some(t) => {
-                    let t = Literal::string(t);
-                    out.push(quote!(if o.contains_key(#t) { #(#checks)* }));
-                }
-            }
-        };
-        if let Some(Value::Array(names)) = m.get("required") {
-            required_checks(&mut out, names, None);
-        }
-        if draft.knows("dependentRequired") {
-            if let Some(Value::Object(deps)) = m.get("dependentRequired") {
-                for (trigger, names) in deps {
-                    if let Value::Array(names) = names {
-                        required_checks(&mut out, names, Some(trigger));
-                    }
-                }
-            }
-        }
-        if let Some(Value::Object(deps)) = m.get("dependencies") {
-            for (trigger, names) in deps {
-                if let Value::Array(names) = names {
-                    required_checks(&mut out, names, Some(trigger));
-                }
-            }
-        }
-
-        // properties
+        let mut out = size_checks(
+            cx,
+            m,
+            quote!(o),
+            ["minProperties", "maxProperties"],
+            ["property", "properties"],
+        );
+        self.required_checks(cx, m, &mut out);
         let props = m.get("properties").and_then(Value::as_object);
         if let Some(props) = props {
             let at = child(ptr, "properties");
@@ -761,10 +761,55 @@ impl<'a, 's> Emitter<'a, 's> {
                 }
             }
         }
-        // patternProperties and additionalProperties: one pass over the keys.
-        let patterns = m.get("patternProperties").and_then(Value::as_object);
-        let additional = m.get("additionalProperties");
-        let additional = additional.filter(|a| **a != Value::Bool(true));
+        self.other_properties(cx, m, props, ptr, &mut out);
+        if let Some(names) = m.get("propertyNames") {
+            out.extend(self.property_names(cx, names, &child(ptr, "propertyNames")));
+        }
+        out.extend(self.dependent_schemas(cx, m, ptr));
+        out
+    }
+
+    /// `required`, `dependentRequired` (from 2019-09) and the array form
+    /// of `dependencies`.
+    fn required_checks(&mut self, cx: &Cx, m: &Map<String, Value>, out: &mut Vec<TokenStream>) {
+        if let Some(Value::Array(names)) = m.get("required") {
+            out.extend(required_names(cx, names));
+        }
+        let dependent_required = m
+            .get("dependentRequired")
+            .filter(|_| self.a.draft.knows("dependentRequired"));
+        for deps in [dependent_required, m.get("dependencies")] {
+            let Some(Value::Object(deps)) = deps else {
+                continue;
+            };
+            for (trigger, names) in deps {
+                let Value::Array(names) = names else { continue };
+                let checks = required_names(cx, names);
+                if !checks.is_empty() {
+                    let t = Literal::string(trigger);
+                    out.push(quote!(if o.contains_key(#t) { #(#checks)* }));
+                }
+            }
+        }
+    }
+
+    /// `patternProperties` and `additionalProperties`, in one pass over
+    /// the keys.
+    fn other_properties(
+        &mut self,
+        cx: &Cx,
+        m: &Map<String, Value>,
+        props: Option<&Map<String, Value>>,
+        ptr: &str,
+        out: &mut Vec<TokenStream>,
+    ) {
+        let patterns = m
+            .get("patternProperties")
+            .and_then(Value::as_object)
+            .filter(|p| !p.is_empty());
+        let additional = m
+            .get("additionalProperties")
+            .filter(|a| **a != Value::Bool(true));
         // `additionalProperties: false` alone: one `falseSchema` error at
         // the object, as the runtime validator reports it.
         let lone_false = additional == Some(&Value::Bool(false))
@@ -777,115 +822,141 @@ impl<'a, 's> Emitter<'a, 's> {
                 "falseSchema",
                 "False schema does not allow value",
             ));
+            return;
         }
-        let additional = additional.filter(|_| !lone_false);
-        if patterns.is_some_and(|p| !p.is_empty()) || additional.is_some() {
-            let mut body = Vec::new();
-            let track = additional.is_some();
-            if let Some(patterns) = patterns {
-                let at = child(ptr, "patternProperties");
-                for (source, sub) in patterns {
-                    let id = self.pattern(source);
-                    let check = self.apply_child(cx, sub, &child(&at, source), quote!(key(k)));
-                    let mark = if track {
-                        quote!(matched = true;)
-                    } else {
-                        quote!()
-                    };
-                    if !check.is_empty() || track {
-                        body.push(quote!(if #id.is_match(k) { #mark #check }));
-                    }
-                }
-            }
-            if let Some(additional) = additional {
-                let names: Vec<Literal> = props
-                    .map(|p| p.keys().map(|k| Literal::string(k)).collect())
-                    .unwrap_or_default();
-                let known = if names.is_empty() {
-                    quote!(false)
-                } else {
-                    quote!(matches!(k.as_str(), #(#names)|*))
-                };
-                let has_patterns = patterns.is_some_and(|p| !p.is_empty());
-                let prologue = if has_patterns {
-                    quote!(let mut matched = #known;)
-                } else {
-                    quote!(let matched = #known;)
-                };
-                let tail = match (additional, cx.mode) {
-                    (Value::Bool(false), Mode::Valid) => {
-                        let fail = &cx.fail;
-                        quote!(if !matched { #fail; })
-                    }
-                    (Value::Bool(false), Mode::Errors) => {
-                        quote!(if !matched {
-                            unexpected.push(k.as_str());
-                        })
-                    }
-                    _ => {
-                        let check = self.apply_child(
-                            cx,
-                            additional,
-                            &child(ptr, "additionalProperties"),
-                            quote!(key(k)),
-                        );
-                        quote!(if !matched { #check })
-                    }
-                };
-                body.insert(0, prologue);
-                body.push(tail);
-            }
-            if additional == Some(&Value::Bool(false)) && cx.mode == Mode::Errors {
-                out.push(quote! {{
-                    let mut unexpected: Vec<&str> = Vec::new();
-                    for (k, i) in o { #(#body)* }
-                    if !unexpected.is_empty() { e.additional_properties(p, &unexpected); }
-                }});
-            } else if !body.is_empty() {
-                out.push(quote!(for (k, i) in o { #(#body)* }));
+        if patterns.is_none() && additional.is_none() {
+            return;
+        }
+        let track = additional.is_some();
+        let mut body = match patterns {
+            Some(patterns) => self.pattern_properties(cx, patterns, track, ptr),
+            None => Vec::new(),
+        };
+        if let Some(additional) = additional {
+            let names: Vec<Literal> = props
+                .map(|p| p.keys().map(|k| Literal::string(k)).collect())
+                .unwrap_or_default();
+            let known = if names.is_empty() {
+                quote!(false)
+            } else {
+                quote!(matches!(k.as_str(), #(#names)|*))
+            };
+            let prologue = if patterns.is_some() {
+                quote!(let mut matched = #known;)
+            } else {
+                quote!(let matched = #known;)
+            };
+            body.insert(0, prologue);
+            body.push(self.additional_property(cx, additional, ptr));
+        }
+        if additional == Some(&Value::Bool(false)) && cx.mode == Mode::Errors {
+            out.push(quote! {{
+                let mut unexpected: Vec<&str> = Vec::new();
+                for (k, i) in o { #(#body)* }
+                if !unexpected.is_empty() { e.additional_properties(p, &unexpected); }
+            }});
+        } else if !body.is_empty() {
+            out.push(quote!(for (k, i) in o { #(#body)* }));
+        }
+    }
+
+    /// One check per `patternProperties` entry, on the key `k` and value
+    /// `i`; with `track` a match also sets `matched`.
+    fn pattern_properties(
+        &mut self,
+        cx: &Cx,
+        patterns: &Map<String, Value>,
+        track: bool,
+        ptr: &str,
+    ) -> Vec<TokenStream> {
+        let at = child(ptr, "patternProperties");
+        let mut body = Vec::new();
+        for (source, sub) in patterns {
+            let id = self.pattern(source);
+            let check = self.apply_child(cx, sub, &child(&at, source), quote!(key(k)));
+            let mark = if track {
+                quote!(matched = true;)
+            } else {
+                quote!()
+            };
+            if !check.is_empty() || track {
+                body.push(quote!(if #id.is_match(k) { #mark #check }));
             }
         }
-        if let Some(names) = m.get("propertyNames") {
-            let at = child(ptr, "propertyNames");
-            match (names, cx.mode) {
-                (Value::Bool(true), _) => {}
-                (Value::Bool(false), _) => out.push(Self::leaf(
+        body
+    }
+
+    /// The check of a key no `properties` or `patternProperties` entry
+    /// matched.
+    fn additional_property(&mut self, cx: &Cx, additional: &Value, ptr: &str) -> TokenStream {
+        match (additional, cx.mode) {
+            (Value::Bool(false), Mode::Valid) => {
+                let fail = &cx.fail;
+                quote!(if !matched { #fail; })
+            }
+            (Value::Bool(false), Mode::Errors) => quote!(if !matched {
+                unexpected.push(k.as_str());
+            }),
+            _ => {
+                let check = self.apply_child(
                     cx,
-                    quote!(o.is_empty()),
-                    "falseSchema",
-                    "False schema does not allow value",
-                )),
-                (_, Mode::Valid) => {
-                    if let Some(v) = self.valid(names, &at) {
-                        let fail = &cx.fail;
-                        out.push(quote! {
-                            for k in o.keys() {
-                                let i = &Value::String(k.clone());
-                                if !(#v) { #fail; }
-                            }
-                        });
-                    }
-                }
-                (_, Mode::Errors) => {
-                    let errs = self.errors(names, &at);
-                    if !errs.is_empty() {
-                        out.push(quote! {
-                            for k in o.keys() {
-                                let i = &Value::String(k.clone());
-                                let mut inner = Errors::default();
-                                {
-                                    let e = &mut inner;
-                                    let p = &Path::ROOT;
-                                    #errs
-                                }
-                                e.property_names(p, inner);
-                            }
-                        });
-                    }
-                }
+                    additional,
+                    &child(ptr, "additionalProperties"),
+                    quote!(key(k)),
+                );
+                quote!(if !matched { #check })
             }
         }
-        // Schema dependencies apply to the object itself.
+    }
+
+    /// `propertyNames`: each key, as a string instance, against `names`.
+    fn property_names(&mut self, cx: &Cx, names: &Value, at: &str) -> Option<TokenStream> {
+        match (names, cx.mode) {
+            (Value::Bool(true), _) => None,
+            (Value::Bool(false), _) => Some(Self::leaf(
+                cx,
+                quote!(o.is_empty()),
+                "falseSchema",
+                "False schema does not allow value",
+            )),
+            (_, Mode::Valid) => {
+                let v = self.valid(names, at)?;
+                let fail = &cx.fail;
+                Some(quote! {
+                    for k in o.keys() {
+                        let i = &Value::String(k.clone());
+                        if !(#v) { #fail; }
+                    }
+                })
+            }
+            (_, Mode::Errors) => {
+                let errs = self.errors(names, at);
+                (!errs.is_empty()).then(|| {
+                    quote! {
+                        for k in o.keys() {
+                            let i = &Value::String(k.clone());
+                            let mut inner = Errors::default();
+                            {
+                                let e = &mut inner;
+                                let p = &Path::ROOT;
+                                #errs
+                            }
+                            e.property_names(p, inner);
+                        }
+                    }
+                })
+            }
+        }
+    }
+
+    /// Schema dependencies (`dependencies` with a schema, `dependentSchemas`
+    /// from 2019-09), which apply to the object itself.
+    fn dependent_schemas(
+        &mut self,
+        cx: &Cx,
+        m: &Map<String, Value>,
+        ptr: &str,
+    ) -> Vec<TokenStream> {
         let mut dependent: Vec<(&String, &Value, String)> = Vec::new();
         if let Some(Value::Object(deps)) = m.get("dependencies") {
             for (trigger, sub) in deps {
@@ -894,17 +965,15 @@ impl<'a, 's> Emitter<'a, 's> {
                 }
             }
         }
-        if draft.knows("dependentSchemas") {
+        if self.a.draft.knows("dependentSchemas") {
             if let Some(Value::Object(deps)) = m.get("dependentSchemas") {
                 for (trigger, sub) in deps {
-                    dependent.push((
-                        trigger,
-                        sub,
-                        child(&child(ptr, "dependentSchemas"), trigger),
-                    ));
+                    let at = child(&child(ptr, "dependentSchemas"), trigger);
+                    dependent.push((trigger, sub, at));
                 }
             }
         }
+        let mut out = Vec::new();
         for (trigger, sub, at) in dependent {
             let check = self.apply(cx, sub, &at);
             if !check.is_empty() {
@@ -914,6 +983,61 @@ impl<'a, 's> Emitter<'a, 's> {
         }
         out
     }
+}
+
+/// The checks that each of `names` is a key of `o`.
+fn required_names(cx: &Cx, names: &[Value]) -> Vec<TokenStream> {
+    names
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|name| {
+            let lit = Literal::string(name);
+            match cx.mode {
+                Mode::Valid => {
+                    let fail = &cx.fail;
+                    quote!(if !o.contains_key(#lit) { #fail; })
+                }
+                Mode::Errors => {
+                    let message = format!("{} is a required property", Value::from(name));
+                    quote!(if !o.contains_key(#lit) { e.required(p, #lit, #message); })
+                }
+            }
+        })
+        .collect()
+}
+
+/// `minX` (when above 0) and `maxX` of the container bound to `binding`:
+/// its `len()` against the limit, named `one`/`many` in the message.
+fn size_checks(
+    cx: &Cx,
+    m: &Map<String, Value>,
+    binding: TokenStream,
+    [min_keyword, max_keyword]: [&str; 2],
+    [one, many]: [&str; 2],
+) -> Vec<TokenStream> {
+    let noun = |n: u64| if n == 1 { one } else { many };
+    let mut out = Vec::new();
+    if let Some(min) = m
+        .get(min_keyword)
+        .and_then(size_limit)
+        .filter(|min| *min > 0)
+    {
+        out.push(Emitter::leaf(
+            cx,
+            quote!(#binding.len() as u64 >= #min),
+            min_keyword,
+            &format!("value has less than {min} {}", noun(min)),
+        ));
+    }
+    if let Some(max) = m.get(max_keyword).and_then(size_limit) {
+        out.push(Emitter::leaf(
+            cx,
+            quote!(#binding.len() as u64 <= #max),
+            max_keyword,
+            &format!("value has more than {max} {}", noun(max)),
+        ));
+    }
+    out
 }
 
 /// The pattern binding a kind's value: `Value::String(s)` etc.
@@ -991,14 +1115,6 @@ fn plural(n: u64) -> &'static str {
         ""
     } else {
         "s"
-    }
-}
-
-fn plural_y(n: u64) -> &'static str {
-    if n == 1 {
-        "y"
-    } else {
-        "ies"
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-/// A fixture: a manifest (SPEC §3 shape) and its sample instances
+/// A fixture: a manifest (`{"tools": {…}}`) and its sample instances
 /// (`{ "<path>": { "input": [..], "output": [..] } }`).
 pub struct Fixture {
     /// Name of the generated file (`tests/generated/<name>.rs`).

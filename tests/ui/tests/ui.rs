@@ -1,4 +1,4 @@
-//! Compile-time guarantees of SPEC §4, as trybuild cases. Each compile-fail
+//! The compile-time guarantees of `docs/codegen.md`, as trybuild cases. Each compile-fail
 //! case has a committed `.stderr` whose span points at the offending token.
 //!
 //! This package (`tests/ui`) exists only so that trybuild, which builds
@@ -69,7 +69,7 @@ fn install_fixtures() {
 }
 
 #[test]
-fn s4_compile_time_guarantees() {
+fn compile_time_guarantees_hold_at_the_users_tokens() {
     install_fixtures();
     let t = trybuild::TestCases::new();
     t.pass("pass/*.rs");

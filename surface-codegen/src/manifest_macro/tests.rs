@@ -1,0 +1,169 @@
+use super::*;
+use surface_manifest::AgentManifest;
+
+fn opts() -> ExpandOptions {
+    ExpandOptions {
+        crate_path: quote!(::agent_surface),
+        include_path: "/fixtures/test.manifest.json".into(),
+        display_path: "test.manifest.json".into(),
+        invocation_site: "src/lib.rs:1:1".into(),
+    }
+}
+
+fn err_text(text: &str) -> Vec<String> {
+    expand_manifest_text(text, &opts(), Span::call_site())
+        .unwrap_err()
+        .into_iter()
+        .map(|e| e.to_string())
+        .collect()
+}
+
+#[test]
+fn s4_1_invalid_json_names_line_and_column() {
+    let errs = err_text("{\n  \"tools\": {,}\n}");
+    assert_eq!(errs.len(), 1);
+    assert!(
+        errs[0].starts_with("invalid agent manifest `test.manifest.json` at line 2, column 13: "),
+        "{}",
+        errs[0]
+    );
+}
+
+#[test]
+fn s4_1_every_issue_is_reported() {
+    let t = r#"{"effect":"server-query","inputSchema":{}}"#;
+    let text = format!(r#"{{"tools":{{"a.b":{t},"a.b.c":{t},"x.__proto__":{t},"a.b":{t}}}}}"#);
+    let errs = err_text(&text);
+    assert_eq!(errs.len(), 3, "{errs:?}");
+    assert!(errs[0].contains("`a.b` appears more than once"));
+    assert!(errs[1].contains("unsafe segment `__proto__`"));
+    assert!(errs[2].contains("`a.b` is a prefix of `a.b.c`"));
+}
+
+#[test]
+fn path_issues_and_reserved_names_are_reported_in_one_build() {
+    let t = r#"{"effect":"server-query","inputSchema":{}}"#;
+    let deep = vec!["s"; MAX_PATH_SEGMENTS + 1].join(".");
+    let text = format!(
+        r#"{{"tools":{{"a.b":{t},"a.b":{t},"authority":{t},"{deep}":{t},"x.__proto__":{t}}}}}"#
+    );
+    let errs = err_text(&text);
+    assert_eq!(
+        errs,
+        [
+            "invalid agent manifest `test.manifest.json`: procedure path `a.b` appears more than once in `tools`; keep one entry per path".to_string(),
+            "invalid agent manifest `test.manifest.json`: procedure path `x.__proto__` has an unsafe segment `__proto__`: `__proto__`, `prototype` and `constructor` are reserved JavaScript prototype names".to_string(),
+            "invalid agent manifest `test.manifest.json`: the root-level procedure `authority` would generate `fn authority`, which clashes with the generated `authority()`; nest it under a router namespace (e.g. `admin.authority`)".to_string(),
+            format!("invalid agent manifest `test.manifest.json`: the procedure path `{deep}` has 33 segments; `manifest!` generates one nested module per segment and supports at most 32"),
+        ]
+    );
+}
+
+#[test]
+fn s3_root_authority_procedure_is_reserved() {
+    let errs = err_text(r#"{"tools":{"authority":{"effect":"server-query","inputSchema":{}}}}"#);
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].contains("clashes with the generated `authority()`"));
+    // Nested `authority` segments are fine (different scope).
+    assert!(expand_manifest_text(
+        r#"{"tools":{"admin.authority":{"effect":"server-query","inputSchema":{}}}}"#,
+        &opts(),
+        Span::call_site()
+    )
+    .is_ok());
+}
+
+#[test]
+fn s4_1_missing_file_names_the_resolved_path() {
+    let args: ManifestArgs = syn::parse2(quote!("nope/missing.json")).unwrap();
+    let e = expand_manifest_args(&args, Some(Path::new("/no/such/crate"))).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("cannot read the agent manifest `nope/missing.json` (looked for `/no/such/crate/nope/missing.json`): "),
+        "{msg}"
+    );
+}
+
+#[test]
+fn s4_rebuild_include_str_names_the_canonical_absolute_path() {
+    let args: ManifestArgs =
+        syn::parse2(quote!("../tests/./fixtures/handwritten.manifest.json")).unwrap();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tokens = expand_manifest_args(&args, Some(dir)).unwrap().to_string();
+    let canonical =
+        std::fs::canonicalize(dir.join("../tests/fixtures/handwritten.manifest.json")).unwrap();
+    assert!(canonical.is_absolute());
+    let expected = format!("include_str ! ({:?})", canonical.to_string_lossy());
+    assert!(tokens.contains(&expected), "{expected} not in expansion");
+    assert!(!canonical.to_string_lossy().contains(".."));
+}
+
+#[test]
+fn module_tree_mirrors_router_and_authority_digests_match_runtime() {
+    let text = r#"{"tools":{
+        "devices.disable":{"description":"Disable devices","effect":"server-mutation","inputSchema":{"type":"object"}},
+        "devices.listAll":{"effect":"server-query","inputSchema":{"type":"object"}},
+        "ping":{"effect":"server-query","inputSchema":{"type":"object"}}
+    }}"#;
+    let tokens = expand_manifest_text(text, &opts(), Span::call_site()).unwrap();
+    let file: syn::File = syn::parse2(tokens).unwrap();
+    let names: Vec<String> = file
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            syn::Item::Mod(m) => Some(format!("mod {}", m.ident)),
+            syn::Item::Fn(f) => Some(format!("fn {}", f.sig.ident)),
+            syn::Item::Const(c) => Some(format!("const {}", c.ident)),
+            syn::Item::Macro(m) => m.ident.as_ref().map(|i| format!("macro {i}")),
+            syn::Item::Use(u) => Some(format!("use {}", quote!(#u))),
+            _ => None,
+        })
+        .collect();
+    let m = AgentManifest::from_json_str(text).unwrap();
+    let unique = &surface_manifest::sha256_hex(
+        format!("{}\n:: agent_surface\nsrc/lib.rs:1:1", m.digest()).as_bytes(),
+    )[..16];
+    assert_eq!(
+        names,
+        vec![
+            "const MANIFEST_JSON".to_string(),
+            "const MANIFEST_DIGEST".into(),
+            "fn authority".into(),
+            "mod devices".into(),
+            "mod ping".into(),
+            "fn ping".into(),
+            format!("macro __agent_surface_procedures_{unique}"),
+            format!("use # [doc (hidden)] # [allow (unused_imports)] pub use __agent_surface_procedures_{unique} as __agent_surface_procedures ;"),
+            "use # [doc (hidden)] # [allow (unused_imports)] pub use :: agent_surface :: __private as __agent_surface_private ;".into(),
+        ]
+    );
+    let s = quote!(#file).to_string();
+    assert!(s.contains(&format!("\"{}\"", m.digest())));
+    assert!(s.contains(&format!(
+        "\"{}\"",
+        m.procedure_digest("devices.listAll").unwrap()
+    )));
+    assert!(s.contains("pub mod list_all"));
+    assert!(s.contains("include_str ! (\"/fixtures/test.manifest.json\")"));
+    assert!(s.contains("# [macro_export] macro_rules ! __agent_surface_procedures_"));
+}
+
+#[test]
+fn lookup_macro_name_differs_by_invocation_site() {
+    let text = r#"{"tools":{"a.b":{"effect":"server-query","inputSchema":{}}}}"#;
+    let at = |site: &str| {
+        let options = ExpandOptions {
+            invocation_site: site.into(),
+            ..opts()
+        };
+        let tokens = expand_manifest_text(text, &options, Span::call_site())
+            .unwrap()
+            .to_string();
+        let start = tokens
+            .find("macro_rules ! __agent_surface_procedures_")
+            .unwrap();
+        tokens[start..start + 60].to_string()
+    };
+    assert_eq!(at("src/lib.rs:3:5"), at("src/lib.rs:3:5"));
+    assert_ne!(at("src/lib.rs:3:5"), at("src/lib.rs:9:5"));
+}

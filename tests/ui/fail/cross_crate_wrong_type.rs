@@ -1,0 +1,6 @@
+#[agent_surface::agent_procedure(api, "devices.disable")]
+struct DisableSelection {
+    device_ids: Vec<u32>,
+}
+
+fn main() {}
