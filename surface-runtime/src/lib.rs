@@ -41,6 +41,8 @@ pub mod audit;
 pub mod authority;
 pub mod binding;
 pub mod bridge;
+#[cfg(all(feature = "browser", target_arch = "wasm32"))]
+pub mod browser;
 pub mod cancellation;
 pub mod clock;
 pub mod component;

@@ -797,6 +797,9 @@ impl SurfaceRegistry {
             confirmation,
         } = ready;
         let exec_cancel = Cancellation::new();
+        // Fires the executor's signal when this future is dropped mid-call
+        // (a browser session aborting a call at disconnect drops it).
+        let abandoned = CancelOnDrop(Some(exec_cancel.clone()));
         let confirmation_id = confirmation.as_ref().map(|c| c.id.clone());
         let timeout = match (&self.inner.config.timer, self.inner.config.timeout) {
             (Some(timer), Some(t)) => Some(timer.sleep(t)),
@@ -833,6 +836,7 @@ impl SurfaceRegistry {
                 race(handler(input), timeout, caller).await
             }
         };
+        abandoned.disarm();
         let is_view = matches!(target, Target::View(..));
         let outcome: Result<Value, ExecutionError> = match raced {
             Raced::Done(Ok(v)) => Ok(v),
@@ -1092,6 +1096,24 @@ async fn race(
         Poll::Pending
     })
     .await
+}
+
+/// Cancels the executor's signal if the call's future is dropped before
+/// the executor finished; [`CancelOnDrop::disarm`] once it did.
+struct CancelOnDrop(Option<Cancellation>);
+
+impl CancelOnDrop {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(cancellation) = self.0.take() {
+            cancellation.cancel();
+        }
+    }
 }
 
 #[cfg(test)]
