@@ -13,13 +13,11 @@
 //! protocol and what stays the application's responsibility (SPEC §10).
 
 mod agent_host;
-mod frames;
 mod session;
 mod source;
 mod wire;
 
 pub use agent_host::*;
-pub use frames::BrowserMessage;
 pub use session::{
     AnnouncementListener, AnnouncementSubscription, BrowserSurfaceSession,
     BrowserSurfaceSessionOptions, SessionError, SessionUsage, DEFAULT_MAX_ENTRIES, DEFAULT_TTL,
