@@ -13,11 +13,18 @@
 //! protocol and what stays the application's responsibility (SPEC §10).
 
 mod agent_host;
+mod confirm;
+mod progress;
 mod session;
 mod source;
 mod wire;
 
 pub use agent_host::*;
+pub use confirm::{
+    ConfirmationDecisionError, ConfirmationEvent, ConfirmationListener, ConfirmationMode,
+    ConfirmationOutcome, HeldConfirmation, ProgressListener, SessionEventSubscription,
+};
+pub use progress::{BrowserSurfaceProgress, BrowserToHostMessage, ProgressStage};
 pub use session::{
     AnnouncementListener, AnnouncementSubscription, BrowserSurfaceSession,
     BrowserSurfaceSessionOptions, SessionError, SessionUsage, DEFAULT_MAX_ENTRIES, DEFAULT_TTL,
