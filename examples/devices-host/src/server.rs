@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use agent_surface::host::{
-    AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceAnnouncement,
-    BrowserSurfaceOutcome, BrowserSurfaceResult, HostTool, ResultDisposition, ToolCallRequest,
+    AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceOutcome, BrowserToHostMessage,
+    HostTool, ResultDisposition, ToolCallRequest,
 };
 use agent_surface::{AgentInvocationResult, ConsumerKind};
 use axum::body::Body;
@@ -609,54 +609,62 @@ fn on_message(
     tx: &mpsc::UnboundedSender<String>,
     text: &str,
 ) -> Result<(), String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let message: BrowserToHostMessage = serde_json::from_str(text)
+        .map_err(|e| format!("neither an announcement, a result nor progress: {e}"))?;
     let auth = |connection_id: &str| {
         AuthenticatedConnection::new(connection_id, &record.session_id, &record.user_id)
     };
-    if value.get("snapshot").is_some() {
-        let announcement: BrowserSurfaceAnnouncement =
-            serde_json::from_value(value).map_err(|e| format!("not an announcement: {e}"))?;
-        // One socket carries one connection id.
-        if let Some(existing) = connection.as_deref() {
-            if existing != announcement.connection_id {
-                return Err("a second connection id on one socket".into());
+    match message {
+        BrowserToHostMessage::Announcement(announcement) => {
+            // One socket carries one connection id.
+            if let Some(existing) = connection.as_deref() {
+                if existing != announcement.connection_id {
+                    return Err("a second connection id on one socket".into());
+                }
+            }
+            let accepted = state
+                .host
+                .accept_announcement(&auth(&announcement.connection_id), &announcement)
+                .map_err(|e| format!("announcement refused: {e}"))?;
+            if connection.is_none() {
+                *connection = Some(announcement.connection_id.clone());
+                lock(&state.sockets).insert(announcement.connection_id.clone(), tx.clone());
+            }
+            if let Some(s) = lock(&state.sessions).get_mut(token) {
+                s.tab_id = Some(announcement.identity.tab_id.clone());
+                s.connection_id = Some(announcement.connection_id.clone());
+            }
+            for interrupted in accepted.interrupted {
+                end_call(state, &interrupted.call.invocation.invocation_id, CallEnd::Interrupted);
             }
         }
-        let accepted = state
-            .host
-            .accept_announcement(&auth(&announcement.connection_id), &announcement)
-            .map_err(|e| format!("announcement refused: {e}"))?;
-        if connection.is_none() {
-            *connection = Some(announcement.connection_id.clone());
-            lock(&state.sockets).insert(announcement.connection_id.clone(), tx.clone());
-        }
-        if let Some(s) = lock(&state.sessions).get_mut(token) {
-            s.tab_id = Some(announcement.identity.tab_id.clone());
-            s.connection_id = Some(announcement.connection_id.clone());
-        }
-        for interrupted in accepted.interrupted {
-            end_call(state, &interrupted.call.invocation.invocation_id, CallEnd::Interrupted);
-        }
-        Ok(())
-    } else if value.get("result").is_some() {
-        let Some(connection_id) = connection.as_deref() else {
-            return Err("a result before any announcement".into());
-        };
-        let result: BrowserSurfaceResult =
-            serde_json::from_value(value).map_err(|e| format!("not a result: {e}"))?;
-        match state.host.accept_result(&auth(connection_id), &result) {
-            Ok(ResultDisposition::Completed(done)) => {
-                end_call(state, &done.call.invocation.invocation_id, CallEnd::Completed(done.result));
+        BrowserToHostMessage::Result(result) => {
+            let Some(connection_id) = connection.as_deref() else {
+                return Err("a result before any announcement".into());
+            };
+            match state.host.accept_result(&auth(connection_id), &result) {
+                Ok(ResultDisposition::Completed(done)) => {
+                    end_call(state, &done.call.invocation.invocation_id, CallEnd::Completed(done.result));
+                }
+                Ok(ResultDisposition::Duplicate) => {}
+                Err(e) => eprintln!("devices-host: result refused: {e}"),
             }
-            Ok(ResultDisposition::Duplicate) => {}
-            Err(e) => eprintln!("devices-host: result refused: {e}"),
         }
-        Ok(())
-    } else if value.get("stage").is_some() {
-        // Progress of a call waiting for the user (awaiting-confirmation,
-        // confirmed): informational for this scripted host.
-        Ok(())
-    } else {
-        Err("neither an announcement, a result nor progress".into())
+        BrowserToHostMessage::Progress(progress) => {
+            // A call waiting for the user (awaiting-confirmation, then
+            // confirmed with the retry's id): checked, and logged.
+            let Some(connection_id) = connection.as_deref() else {
+                return Err("progress before any announcement".into());
+            };
+            match state.host.accept_progress(&auth(connection_id), &progress) {
+                Ok(_) => eprintln!(
+                    "devices-host: {} is {}",
+                    progress.invocation_id,
+                    progress.stage.as_str()
+                ),
+                Err(e) => eprintln!("devices-host: progress refused: {e}"),
+            }
+        }
     }
+    Ok(())
 }

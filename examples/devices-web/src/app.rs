@@ -5,6 +5,9 @@
 use std::rc::Rc;
 
 use agent_surface::browser::{SessionSocket, SessionSocketOptions, SocketEvent, StopReason};
+use agent_surface::host::{
+    ConfirmationEvent, ConfirmationOutcome, HeldConfirmation, ProgressStage, SessionEventSubscription,
+};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde_json::Value;
@@ -59,6 +62,9 @@ pub fn App() -> impl IntoView {
     let report = RwSignal::new(None::<(Tone, String)>);
     let surface_cell: StoredValue<Option<Rc<Surface>>, LocalStorage> = StoredValue::new_local(None);
     let socket_cell: StoredValue<Option<SessionSocket>, LocalStorage> = StoredValue::new_local(None);
+    let confirmations_cell: StoredValue<Option<SessionEventSubscription>, LocalStorage> =
+        StoredValue::new_local(None);
+    let dialog = RwSignal::new(None::<HeldConfirmation>);
 
     let push = move |invocation_id: Option<String>, title: String, detail: String, tone: Tone| {
         let key = next_key.get_value();
@@ -132,6 +138,40 @@ pub fn App() -> impl IntoView {
             }
         };
         surface_cell.set_value(Some(surface.clone()));
+        // The dialog: shown for each call the session holds, taken down when
+        // it is settled (decided, expired, aborted).
+        let subscription = surface.session.on_confirmation(move |event| match event {
+            ConfirmationEvent::Requested(held) => {
+                settle(&held.invocation_id, "Waiting for your confirmation…".to_string(), Tone::Pending);
+                dialog.set(Some(held.clone()));
+            }
+            ConfirmationEvent::Settled {
+                confirmation_id,
+                invocation_id,
+                outcome,
+            } => {
+                if dialog
+                    .get_untracked()
+                    .is_some_and(|d| &d.confirmation_id == confirmation_id)
+                {
+                    dialog.set(None);
+                }
+                let words = match outcome {
+                    ConfirmationOutcome::Approved => "You approved; running it…",
+                    ConfirmationOutcome::Rejected => "You rejected it.",
+                    ConfirmationOutcome::Expired => "The confirmation expired.",
+                    ConfirmationOutcome::Aborted => "The confirmation was withdrawn (connection lost).",
+                };
+                settle(invocation_id, words.to_string(), Tone::Pending);
+            }
+        });
+        match subscription {
+            Ok(subscription) => confirmations_cell.set_value(Some(subscription)),
+            Err(e) => {
+                connection.set(Connection::Offline(format!("The agent session could not start: {e}.")));
+                return;
+            }
+        }
         let url = socket_url(&info.socket_path);
         let on_event = move |event: &SocketEvent| match event {
             SocketEvent::Connecting { attempt } => connection.set(Connection::Connecting(*attempt)),
@@ -185,6 +225,9 @@ pub fn App() -> impl IntoView {
                     None => Connection::Offline("The agent session is closed.".to_string()),
                 });
             }
+            SocketEvent::Progress(progress) if progress.stage == ProgressStage::Confirmed => {
+                settle(&progress.invocation_id, "You approved; running it…".to_string(), Tone::Pending);
+            }
             SocketEvent::Stopped(reason) => connection.set(Connection::Offline(match reason {
                 StopReason::GaveUp { attempts } => {
                     format!("The agent host could not be reached after {attempts} attempts.")
@@ -220,7 +263,27 @@ pub fn App() -> impl IntoView {
         });
     };
 
+    let decide = move |approve: bool| {
+        let Some(held) = dialog.get_untracked() else {
+            return;
+        };
+        let outcome = surface_cell.with_value(|s| {
+            s.as_ref().map(|s| {
+                if approve {
+                    s.session.approve(&held.confirmation_id)
+                } else {
+                    s.session.reject(&held.confirmation_id)
+                }
+            })
+        });
+        if let Some(Err(e)) = outcome {
+            dialog.set(None);
+            push(None, "Confirmation".to_string(), format!("It could not be applied: {e}."), Tone::Error);
+        }
+    };
+
     view! {
+        <ConfirmDialog dialog=dialog on_decide=decide />
         <header>
             <div class="brand">
                 <h1>"Devices console"</h1>
@@ -308,6 +371,52 @@ pub fn App() -> impl IntoView {
     }
 }
 
+/// The in-page confirmation: what the agent asked for and the effective
+/// input the server will receive, with Approve and Reject. Not modal: the
+/// table stays usable (changing the selection invalidates the approval).
+#[component]
+fn ConfirmDialog(
+    dialog: RwSignal<Option<HeldConfirmation>>,
+    on_decide: impl Fn(bool) + Clone + Send + Sync + 'static,
+) -> impl IntoView {
+    let approve = {
+        let on_decide = on_decide.clone();
+        move |_| on_decide(true)
+    };
+    let reject = move |_| on_decide(false);
+    let field = move |f: fn(&HeldConfirmation) -> String| move || dialog.get().map(|d| f(&d)).unwrap_or_default();
+    let ids = move || {
+        dialog
+            .get()
+            .and_then(|d| d.summary["input"]["deviceIds"].as_array().cloned())
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect::<Vec<_>>()
+    };
+    view! {
+        <Show when=move || dialog.get().is_some()>
+            <aside id="confirm-dialog" class="dialog" role="dialog" aria-labelledby="confirm-title">
+                <h2 id="confirm-title">{field(|d| format!("The agent wants to run {}", words::short_name(&d.capability_id)))}</h2>
+                <p>{field(|d| d.summary["description"].as_str().unwrap_or("").to_string())}</p>
+                <div class="label">"Devices it applies to"</div>
+                <div class="ids">
+                    <For each=ids key=|id| id.clone() let:id>
+                        <span class="mono">{id}</span>
+                    </For>
+                </div>
+                <div class="label">"Exactly what the server will receive"</div>
+                <pre id="confirm-input" class="mono">{field(|d| pretty(&d.summary["input"]))}</pre>
+                <p class="note">"Changing the selection now makes this approval invalid."</p>
+                <div class="buttons">
+                    <button id="reject" class="reject" on:click=reject.clone()>"Reject"</button>
+                    <button id="approve" class="approve" on:click=approve.clone()>"Approve"</button>
+                </div>
+            </aside>
+        </Show>
+    }
+}
+
 #[component]
 fn ConnectionLine(connection: RwSignal<Connection>) -> impl IntoView {
     let text = move || match connection.get() {
@@ -362,7 +471,6 @@ fn socket_url(path: &str) -> String {
     format!("{scheme}://{host}{path}")
 }
 
-#[allow(dead_code)]
 fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default()
 }

@@ -10,7 +10,7 @@ use agent_surface::bridge::{
 };
 use agent_surface::browser::{BrowserTimer, FetchOrpcClient};
 use agent_surface::host::{
-    BrowserSurfaceIdentity, BrowserSurfaceSession, BrowserSurfaceSessionOptions,
+    BrowserSurfaceIdentity, BrowserSurfaceSession, BrowserSurfaceSessionOptions, ConfirmationMode,
 };
 use agent_surface::{
     AgentConsumer, AgentManifest, ComponentDefinition, ConfirmationLevel, ErrorCode,
@@ -236,16 +236,22 @@ pub fn create(info: &SessionInfo, table: TableState) -> Result<Surface, String> 
     );
     registry.set_procedure_executor(bridge.executor.clone());
     let registrations = register(&registry, table).map_err(|e| e.to_string())?;
-    let session = BrowserSurfaceSession::new(BrowserSurfaceSessionOptions::new(
-        registry.clone(),
-        BrowserSurfaceIdentity::new(
-            devices_api::APP_ID,
-            devices_api::build_id(),
-            info.session_id.clone(),
-            fresh_tab_id(),
-        ),
-        AgentConsumer::embedded(info.user_id.clone()),
-    ));
+    // Calls that need the user's confirmation wait in the page (the dialog)
+    // and the host gets one answer for its original call.
+    let session = BrowserSurfaceSession::new(
+        BrowserSurfaceSessionOptions::new(
+            registry.clone(),
+            BrowserSurfaceIdentity::new(
+                devices_api::APP_ID,
+                devices_api::build_id(),
+                info.session_id.clone(),
+                fresh_tab_id(),
+            ),
+            AgentConsumer::embedded(info.user_id.clone()),
+        )
+        .confirmations(ConfirmationMode::Hold)
+        .timer(Arc::new(BrowserTimer)),
+    );
     Ok(Surface {
         registry,
         session,

@@ -13,7 +13,8 @@ use super::js_error_text;
 use super::timer::sleep;
 use crate::host::{
     AnnouncementSubscription, BrowserSurfaceAnnouncement, BrowserSurfaceCall,
-    BrowserSurfaceResult, BrowserSurfaceSession, SessionError,
+    BrowserSurfaceProgress, BrowserSurfaceResult, BrowserSurfaceSession, SessionError,
+    SessionEventSubscription,
 };
 
 /// Default [`Backoff::initial`]: 500 ms.
@@ -199,6 +200,9 @@ pub enum SocketEvent {
     /// parsed as a call; anything else is still answered, with
     /// `invalid-call`).
     Call(Box<BrowserSurfaceCall>),
+    /// Progress of a call held for the user's confirmation (`awaiting-confirmation`,
+    /// `confirmed`) was sent to the host.
+    Progress(BrowserSurfaceProgress),
     /// The session answered a message; `sent` is whether the socket that
     /// brought the call was still open to carry the answer.
     Answered {
@@ -232,8 +236,10 @@ type Listener = Rc<dyn Fn(&SocketEvent)>;
 /// (`docs/browser.md`, cargo feature `browser`, wasm32 only).
 ///
 /// * **Messages** — one protocol message per text frame, as JSON: the
-///   browser sends announcements and results, the host sends calls. Binary
-///   frames are ignored.
+///   browser sends announcements, results and the progress of calls held
+///   for confirmation (parse them with
+///   [`BrowserToHostMessage`](crate::host::BrowserToHostMessage)), the host
+///   sends calls. Binary frames are ignored.
 /// * **Connect** — on every `open` the session connects under a fresh
 ///   random connection id (`conn-` + 32 hex digits) and its announcement
 ///   is sent; every later registry change sends a refreshed announcement.
@@ -280,6 +286,7 @@ struct State {
     /// Bumped to cancel a scheduled reconnect.
     reconnect_token: u64,
     subscription: Option<AnnouncementSubscription>,
+    progress: Option<SessionEventSubscription>,
 }
 
 struct Live {
@@ -322,6 +329,16 @@ impl SessionSocket {
         });
         if let Ok(subscription) = subscription {
             shared.state.borrow_mut().subscription = Some(subscription);
+        }
+        // Progress of calls held for confirmation (ConfirmationMode::Hold).
+        let weak = Rc::downgrade(&shared);
+        let progress = shared.session.on_progress(move |progress| {
+            if let Some(shared) = weak.upgrade() {
+                shared.send_progress(progress);
+            }
+        });
+        if let Ok(progress) = progress {
+            shared.state.borrow_mut().progress = Some(progress);
         }
         shared
             .open_socket()
@@ -620,6 +637,7 @@ impl Shared {
             state.stopped = true;
             state.reconnect_token += 1;
             state.subscription = None;
+            state.progress = None;
             (state.live.take(), state.connection_id.take(), was_stopped)
         };
         let had_socket = live.is_some();
@@ -655,6 +673,19 @@ impl Shared {
                 connection_id: announcement.connection_id.clone(),
                 surface_version: announcement.snapshot.surface_version,
             });
+        }
+    }
+
+    fn send_progress(&self, progress: &BrowserSurfaceProgress) {
+        let generation = {
+            let state = self.state.borrow();
+            match (&state.live, &state.connection_id) {
+                (Some(live), Some(id)) if *id == progress.connection_id => live.generation,
+                _ => return,
+            }
+        };
+        if self.send(generation, progress) {
+            self.emit(&SocketEvent::Progress(progress.clone()));
         }
     }
 
