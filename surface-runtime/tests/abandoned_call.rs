@@ -21,7 +21,10 @@ struct Pending(Mutex<Vec<Cancellation>>);
 
 impl AgentProcedureExecutor for Pending {
     fn execute(&self, request: ExecuteRequest) -> BoxFuture<'_, Result<Value, ExecutionError>> {
-        self.0.lock().unwrap().push(request.info.cancellation.clone());
+        self.0
+            .lock()
+            .unwrap()
+            .push(request.info.cancellation.clone());
         Box::pin(std::future::pending())
     }
 }
@@ -39,9 +42,15 @@ fn dropping_an_invoke_future_mid_call_fires_the_executors_cancellation() {
         .unwrap();
     let consumer = consumer();
     let mut call = registry
-        .invoke(AgentInvocation::new("i-1", "domain:devices.list"), &consumer)
+        .invoke(
+            AgentInvocation::new("i-1", "domain:devices.list"),
+            &consumer,
+        )
         .boxed();
-    assert!((&mut call).now_or_never().is_none(), "the executor is pending");
+    assert!(
+        (&mut call).now_or_never().is_none(),
+        "the executor is pending"
+    );
     let signal = executor.0.lock().unwrap()[0].clone();
     assert!(!signal.is_cancelled());
     drop(call);
@@ -56,11 +65,11 @@ fn a_completed_call_does_not_fire_the_executors_cancellation() {
     let signals = Arc::new(Mutex::new(Vec::new()));
     struct Keep(Arc<Mutex<Vec<Cancellation>>>);
     impl AgentProcedureExecutor for Keep {
-        fn execute(
-            &self,
-            request: ExecuteRequest,
-        ) -> BoxFuture<'_, Result<Value, ExecutionError>> {
-            self.0.lock().unwrap().push(request.info.cancellation.clone());
+        fn execute(&self, request: ExecuteRequest) -> BoxFuture<'_, Result<Value, ExecutionError>> {
+            self.0
+                .lock()
+                .unwrap()
+                .push(request.info.cancellation.clone());
             Box::pin(async { Ok(Value::Null) })
         }
     }
@@ -71,9 +80,10 @@ fn a_completed_call_does_not_fire_the_executors_cancellation() {
             "devices.list",
         )))
         .unwrap();
-    let result = common::now(
-        registry.invoke(AgentInvocation::new("i-2", "domain:devices.list"), &consumer()),
-    );
+    let result = common::now(registry.invoke(
+        AgentInvocation::new("i-2", "domain:devices.list"),
+        &consumer(),
+    ));
     assert!(result.error().is_none(), "{result:?}");
     assert!(!signals.lock().unwrap()[0].is_cancelled());
 }

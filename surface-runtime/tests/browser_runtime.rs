@@ -30,7 +30,10 @@ fn system_clock_reads_the_browsers_date_now() {
     let before = js_sys::Date::now() as u64;
     let read = SystemClock.now_ms();
     let after = js_sys::Date::now() as u64;
-    assert!(before <= read && read <= after, "{before} <= {read} <= {after}");
+    assert!(
+        before <= read && read <= after,
+        "{before} <= {read} <= {after}"
+    );
     assert!(read > 1_577_836_800_000, "after 2020: {read}");
 }
 

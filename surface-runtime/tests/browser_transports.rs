@@ -39,8 +39,8 @@ use surface_runtime::host::{
 };
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
-    AgentInvocation, AgentProcedureExecutor, Cancellation, ExecuteRequest,
-    ExecutionError, ProcedureReference, SurfaceRegistry,
+    AgentInvocation, AgentProcedureExecutor, Cancellation, ExecuteRequest, ExecutionError,
+    ProcedureReference, SurfaceRegistry,
 };
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -70,7 +70,11 @@ fn now_ms() -> f64 {
     js_sys::Date::now()
 }
 
-async fn call(client: &FetchOrpcClient, path: &str, input: Option<Value>) -> Result<Value, OrpcCallError> {
+async fn call(
+    client: &FetchOrpcClient,
+    path: &str,
+    input: Option<Value>,
+) -> Result<Value, OrpcCallError> {
     client.call(path, input, CallOptions::default()).await
 }
 
@@ -112,7 +116,10 @@ async fn fetch_post_sends_the_orpc_envelope_and_headers_call_headers_replace_cli
         .unwrap();
     assert_eq!(out["method"], "POST");
     assert_eq!(out["query"], Value::Null);
-    assert_eq!(out["body"], json!({"json": {"deviceIds": ["dev-1"], "note": null}}));
+    assert_eq!(
+        out["body"],
+        json!({"json": {"deviceIds": ["dev-1"], "note": null}})
+    );
     let headers = &out["headers"];
     assert_eq!(headers["content-type"], "application/json");
     assert_eq!(headers["authorization"], "Bearer fresh");
@@ -135,7 +142,10 @@ async fn fetch_get_carries_the_data_query_and_long_input_falls_back_to_post() {
         .await
         .unwrap();
     assert_eq!(out["method"], "GET");
-    assert_eq!(out["query"], "data=%7B%22json%22%3A%7B%22limit%22%3A2%7D%7D");
+    assert_eq!(
+        out["query"],
+        "data=%7B%22json%22%3A%7B%22limit%22%3A2%7D%7D"
+    );
     let long = "x".repeat(2083);
     let out = client
         .call("echo.request", Some(json!({ "q": long })), get)
@@ -152,7 +162,10 @@ async fn fetch_decodes_success_meta_void_errors_and_non_orpc_bodies() {
         call(&client, "answer.ok", None).await.unwrap(),
         json!({"ok": true, "bytes": "9007199254740993", "tags": ["a", "b"]})
     );
-    assert_eq!(call(&client, "answer.void", None).await.unwrap(), Value::Null);
+    assert_eq!(
+        call(&client, "answer.void", None).await.unwrap(),
+        Value::Null
+    );
     match call(&client, "answer.orpc-error", None).await.unwrap_err() {
         OrpcCallError::Orpc(e) => {
             assert_eq!(
@@ -179,9 +192,13 @@ async fn fetch_decodes_success_meta_void_errors_and_non_orpc_bodies() {
 
 #[wasm_bindgen_test]
 async fn fetch_never_follows_a_redirect() {
-    let err = call(&FetchOrpcClient::new(rpc()), "answer.redirect", Some(json!({})))
-        .await
-        .unwrap_err();
+    let err = call(
+        &FetchOrpcClient::new(rpc()),
+        "answer.redirect",
+        Some(json!({})),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(
         err,
         OrpcCallError::Redirect {
@@ -198,10 +215,16 @@ async fn fetch_response_cap_is_exact_for_declared_and_streamed_bodies() {
     for (kind, declared) in [("sized", true), ("sized-stream", false)] {
         let sized = |bytes: usize| with_query(&format!("/rpc/answer/{kind}?bytes={bytes}"), limits);
         // Exactly at the cap: accepted.
-        let exact = sized(1024).call("end", None, CallOptions::default()).await.unwrap();
+        let exact = sized(1024)
+            .call("end", None, CallOptions::default())
+            .await
+            .unwrap();
         assert_eq!(exact.as_str().map(str::len), Some(1024 - 11), "{kind}");
         // One byte over: refused (before reading when declared).
-        let err = sized(1025).call("end", None, CallOptions::default()).await.unwrap_err();
+        let err = sized(1025)
+            .call("end", None, CallOptions::default())
+            .await
+            .unwrap_err();
         assert_eq!(
             err,
             OrpcCallError::ResponseTooLarge {
@@ -231,7 +254,9 @@ async fn fetch_total_timeout_ends_a_trickling_body_and_aborts_a_silent_server() 
         ClientLimits::default().with_timeout(timeout),
     );
     assert_eq!(
-        hang.call("end", None, CallOptions::default()).await.unwrap_err(),
+        hang.call("end", None, CallOptions::default())
+            .await
+            .unwrap_err(),
         OrpcCallError::Timeout { timeout }
     );
     wait_dropped(&id).await;
@@ -252,7 +277,10 @@ async fn wait_dropped(id: &str) {
 #[wasm_bindgen_test]
 async fn fetch_cancellation_aborts_the_request_through_abort_controller() {
     let id = format!("cancel-{}", (js_sys::Math::random() * 1e12) as u64);
-    let client = with_query(&format!("/rpc/answer/hang?id={id}"), ClientLimits::default());
+    let client = with_query(
+        &format!("/rpc/answer/hang?id={id}"),
+        ClientLimits::default(),
+    );
     let cancellation = Cancellation::new();
     let trigger = cancellation.clone();
     js_sys::futures::spawn_local(async move {
@@ -292,8 +320,14 @@ async fn fetch_refused_connection_is_a_transport_error_and_bad_headers_are_inval
     let err = call(&FetchOrpcClient::new("http://127.0.0.1:1/rpc"), "a.b", None)
         .await
         .unwrap_err();
-    assert!(matches!(&err, OrpcCallError::Transport { message } if message.starts_with("TypeError")), "{err:?}");
-    assert!(err.may_have_executed(), "the browser cannot tell refused from lost");
+    assert!(
+        matches!(&err, OrpcCallError::Transport { message } if message.starts_with("TypeError")),
+        "{err:?}"
+    );
+    assert!(
+        err.may_have_executed(),
+        "the browser cannot tell refused from lost"
+    );
     let err = call(
         &FetchOrpcClient::new(rpc()).with_header("bad name", "x"),
         "echo.request",
@@ -301,9 +335,17 @@ async fn fetch_refused_connection_is_a_transport_error_and_bad_headers_are_inval
     )
     .await
     .unwrap_err();
-    assert!(matches!(&err, OrpcCallError::InvalidRequest { message } if message.contains("header `bad name`")), "{err:?}");
-    let err = call(&FetchOrpcClient::new(rpc()), "a..b", None).await.unwrap_err();
-    assert!(matches!(err, OrpcCallError::InvalidRequest { .. }), "{err:?}");
+    assert!(
+        matches!(&err, OrpcCallError::InvalidRequest { message } if message.contains("header `bad name`")),
+        "{err:?}"
+    );
+    let err = call(&FetchOrpcClient::new(rpc()), "a..b", None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, OrpcCallError::InvalidRequest { .. }),
+        "{err:?}"
+    );
 }
 
 // ----- timer ------------------------------------------------------------------
@@ -331,7 +373,12 @@ struct Waiting {
 
 impl Waiting {
     fn started(&self) -> Vec<String> {
-        self.started.lock().unwrap().iter().map(|(id, _)| id.clone()).collect()
+        self.started
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(id, _)| id.clone())
+            .collect()
     }
 
     fn cancelled(&self) -> Vec<String> {
@@ -367,13 +414,23 @@ async fn browser_timer_bounds_registry_calls() {
     let executor = Arc::new(Waiting::default());
     registry.set_procedure_executor(executor.clone());
     let _list = registry
-        .register_procedure(ProcedureReference::new(procedure(registry.authority(), "devices.list")))
+        .register_procedure(ProcedureReference::new(procedure(
+            registry.authority(),
+            "devices.list",
+        )))
         .unwrap();
     let start = now_ms();
     let result = registry
-        .invoke(AgentInvocation::new("slow-1", "domain:devices.list"), &consumer())
+        .invoke(
+            AgentInvocation::new("slow-1", "domain:devices.list"),
+            &consumer(),
+        )
         .await;
-    assert_eq!(result.error().map(|e| e.code.as_str()), Some("TIMEOUT"), "{result:?}");
+    assert_eq!(
+        result.error().map(|e| e.code.as_str()),
+        Some("TIMEOUT"),
+        "{result:?}"
+    );
     assert!(now_ms() - start >= 199.0);
     assert_eq!(executor.cancelled(), ["slow-1"]);
 }
@@ -475,11 +532,18 @@ fn tab() -> Tab {
     }
 }
 
-fn open_socket(tab: &Tab, room: &str, options: impl FnOnce(SessionSocketOptions) -> SessionSocketOptions) -> SessionSocket {
+fn open_socket(
+    tab: &Tab,
+    room: &str,
+    options: impl FnOnce(SessionSocketOptions) -> SessionSocketOptions,
+) -> SessionSocket {
     let events = tab.events.clone();
     SessionSocket::open(
         tab.session.clone(),
-        options(SessionSocketOptions::new(format!("{}/ws/session?room={room}", ws_base()))),
+        options(SessionSocketOptions::new(format!(
+            "{}/ws/session?room={room}",
+            ws_base()
+        ))),
         move |event| events.borrow_mut().push(event.clone()),
     )
     .unwrap()
@@ -525,34 +589,59 @@ async fn socket_announces_on_connect_and_after_every_registry_change_and_answers
     tab.registry.set_procedure_executor(Arc::new(Lister));
     let _list = tab
         .registry
-        .register_procedure(ProcedureReference::new(procedure(tab.registry.authority(), "devices.list")))
+        .register_procedure(ProcedureReference::new(procedure(
+            tab.registry.authority(),
+            "devices.list",
+        )))
         .unwrap();
     let socket = open_socket(&tab, &room, |o| o.protocol("token.abc"));
-    assert_eq!(control.next().await, json!({"event": "open", "protocols": ["token.abc"]}));
+    assert_eq!(
+        control.next().await,
+        json!({"event": "open", "protocols": ["token.abc"]})
+    );
     let first = control.next().await;
     let connection_id = first["connectionId"].as_str().unwrap().to_string();
-    assert!(connection_id.starts_with("conn-") && connection_id.len() == 37, "{connection_id}");
-    assert!(connection_id["conn-".len()..].bytes().all(|b| b.is_ascii_hexdigit()));
+    assert!(
+        connection_id.starts_with("conn-") && connection_id.len() == 37,
+        "{connection_id}"
+    );
+    assert!(connection_id["conn-".len()..]
+        .bytes()
+        .all(|b| b.is_ascii_hexdigit()));
     assert_eq!(
         first["identity"],
         json!({"appId": "console", "buildId": "build-1", "sessionId": "sess-1", "tabId": "tab-1"})
     );
-    assert_eq!(socket.connection_id().as_deref(), Some(connection_id.as_str()));
+    assert_eq!(
+        socket.connection_id().as_deref(),
+        Some(connection_id.as_str())
+    );
     assert!(socket.is_connected());
     let v1 = first["snapshot"]["surfaceVersion"].as_u64().unwrap();
 
     // A registry change: a refreshed announcement on the same connection.
     let _rename = tab
         .registry
-        .register_procedure(ProcedureReference::new(procedure(tab.registry.authority(), "devices.rename")))
+        .register_procedure(ProcedureReference::new(procedure(
+            tab.registry.authority(),
+            "devices.rename",
+        )))
         .unwrap();
     let second = control.next().await;
     assert_eq!(second["connectionId"], connection_id.as_str());
     assert!(second["snapshot"]["surfaceVersion"].as_u64().unwrap() > v1);
-    assert_eq!(second["snapshot"]["procedures"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        second["snapshot"]["procedures"].as_array().unwrap().len(),
+        2
+    );
 
     // A call is answered on the socket.
-    control.send(&call_for(&second, "inv-1", "domain:devices.list", json!({})));
+    control.send(&call_for(
+        &second,
+        "inv-1",
+        "domain:devices.list",
+        json!({}),
+    ));
     let answer = control.next().await;
     assert_eq!(answer["invocationId"], "inv-1");
     assert_eq!(answer["connectionId"], connection_id.as_str());
@@ -563,12 +652,22 @@ async fn socket_announces_on_connect_and_after_every_registry_change_and_answers
     // Garbage is answered too (invalid-call), never dropped silently.
     control.send(&json!({"hello": "host"}));
     let answer = control.next().await;
-    assert_eq!(answer["result"], json!({"status": "rejected", "reason": "invalid-call"}));
+    assert_eq!(
+        answer["result"],
+        json!({"status": "rejected", "reason": "invalid-call"})
+    );
 
     let kinds: Vec<String> = tab.events.borrow().iter().map(kind).collect();
     assert_eq!(
         kinds,
-        ["connecting 1", "connected", "announced", "call", "answered sent", "answered sent"],
+        [
+            "connecting 1",
+            "connected",
+            "announced",
+            "call",
+            "answered sent",
+            "answered sent"
+        ],
     );
     drop(socket);
     assert_eq!(control.next().await, json!({"event": "closed"}));
@@ -583,8 +682,15 @@ fn kind(event: &SocketEvent) -> String {
         SocketEvent::Answered { sent, .. } => {
             format!("answered {}", if *sent { "sent" } else { "unsent" })
         }
-        SocketEvent::Disconnected { aborted_calls, retry_in, .. } => {
-            format!("disconnected aborted={aborted_calls} retry={}", retry_in.is_some())
+        SocketEvent::Disconnected {
+            aborted_calls,
+            retry_in,
+            ..
+        } => {
+            format!(
+                "disconnected aborted={aborted_calls} retry={}",
+                retry_in.is_some()
+            )
         }
         SocketEvent::Stopped(reason) => format!("stopped {reason:?}"),
         other => format!("{other:?}"),
@@ -598,10 +704,15 @@ async fn socket_drop_aborts_the_pending_call_and_reconnects_under_a_new_connecti
     let tab = tab();
     let _list = tab
         .registry
-        .register_procedure(ProcedureReference::new(procedure(tab.registry.authority(), "devices.list")))
+        .register_procedure(ProcedureReference::new(procedure(
+            tab.registry.authority(),
+            "devices.list",
+        )))
         .unwrap();
     let initial = Duration::from_millis(100);
-    let _socket = open_socket(&tab, &room, |o| o.backoff(Backoff::default().with_initial(initial)));
+    let _socket = open_socket(&tab, &room, |o| {
+        o.backoff(Backoff::default().with_initial(initial))
+    });
     assert_eq!(control.next().await["event"], "open");
     let first = control.next().await;
     let pending = call_for(&first, "slow-1", "domain:devices.list", json!({}));
@@ -628,14 +739,21 @@ async fn socket_drop_aborts_the_pending_call_and_reconnects_under_a_new_connecti
     // A re-send of the interrupted call (old connection id) is refused.
     control.send(&pending);
     let answer = control.next().await;
-    assert_eq!(answer["result"], json!({"status": "rejected", "reason": "disconnected"}));
+    assert_eq!(
+        answer["result"],
+        json!({"status": "rejected", "reason": "disconnected"})
+    );
     let events = tab.events.borrow();
     let disconnected = events
         .iter()
         .find_map(|e| match e {
-            SocketEvent::Disconnected { connection_id, code, aborted_calls, retry_in, .. } => {
-                Some((connection_id.clone(), *code, *aborted_calls, *retry_in))
-            }
+            SocketEvent::Disconnected {
+                connection_id,
+                code,
+                aborted_calls,
+                retry_in,
+                ..
+            } => Some((connection_id.clone(), *code, *aborted_calls, *retry_in)),
             _ => None,
         })
         .expect("a disconnect was reported");
@@ -698,7 +816,10 @@ async fn socket_gives_up_after_max_attempts_and_reconnect_now_starts_again() {
     assert_eq!(control.next().await, json!({"event": "closed"}));
     control.quiet_for(300).await;
     let events = tab.events.borrow();
-    assert!(matches!(events.last(), Some(SocketEvent::Stopped(StopReason::Closed))));
+    assert!(matches!(
+        events.last(),
+        Some(SocketEvent::Stopped(StopReason::Closed))
+    ));
     assert_eq!(tab.session.usage().connection_ids, 2);
 }
 

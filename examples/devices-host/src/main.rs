@@ -49,7 +49,11 @@ fn main() -> ExitCode {
                 "devices-host: page built in {} ({} bytes of wasm{})",
                 built.dir.display(),
                 built.wasm_bytes,
-                if built.optimized { ", wasm-opt -Oz" } else { "" }
+                if built.optimized {
+                    ", wasm-opt -Oz"
+                } else {
+                    ""
+                }
             ),
             Err(e) => {
                 eprintln!("devices-host: {e}");

@@ -34,6 +34,48 @@ pub fn pkg_dir() -> PathBuf {
 /// The two files the page needs, in [`pkg_dir`].
 pub const PAGE_FILES: [&str; 2] = ["devices_web.js", "devices_web_bg.wasm"];
 
+/// The WebAssembly features `wasm-opt` may keep, named explicitly: the
+/// page is stripped (no `target_features` section to detect them from), and
+/// `--all-features` lets older binaryen releases (Debian's 108) emit typed
+/// function references, which Chromium refuses to compile. These are the
+/// ones rustc's `wasm32-unknown-unknown` output uses, plus SIMD (the
+/// dependency tree has `simd128` code paths).
+const WASM_FEATURES: [&str; 7] = [
+    "--enable-bulk-memory",
+    "--enable-sign-ext",
+    "--enable-nontrapping-float-to-int",
+    "--enable-mutable-globals",
+    "--enable-reference-types",
+    "--enable-multivalue",
+    "--enable-simd",
+];
+
+/// The oldest binaryen whose `wasm-opt` the build uses. Debian's 108
+/// turns wasm-bindgen's `externref` table into a `funcref` table: the page
+/// then fails at start-up with "WebAssembly.Table.set(): Argument 1 is
+/// invalid for table". Release 132 (npm `binaryen`) was checked to produce
+/// a working page; releases in between were not tried.
+const MIN_WASM_OPT: u32 = 109;
+
+/// `wasm-opt --version`'s release number (`wasm-opt version 108` → 108).
+fn wasm_opt_version() -> Option<u32> {
+    let out = Command::new("wasm-opt").arg("--version").output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rest = &text[text.find("version")? + "version".len()..];
+    rest.trim_start()
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Bumped when the wasm-bindgen/wasm-opt steps change, so that a page
+/// built by an older pipeline is rebuilt.
+const PIPELINE: &str = "3";
+
 /// What [`build`] did.
 #[derive(Clone, Debug)]
 pub struct Built {
@@ -96,9 +138,11 @@ pub fn build() -> Result<Built, String> {
         .join("devices-web.wasm");
     let meta = std::fs::metadata(&wasm).map_err(|e| format!("{}: {e}", wasm.display()))?;
     let stamp_text = format!(
-        "{} {:?}",
+        "{PIPELINE} {} {:?}",
         meta.len(),
-        meta.modified().ok().map(|t| t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default())
+        meta.modified()
+            .ok()
+            .map(|t| t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default())
     );
     let dir = pkg_dir();
     let stamp = dir.join(".built-from");
@@ -113,23 +157,38 @@ pub fn build() -> Result<Built, String> {
         }
         run(
             Command::new("wasm-bindgen")
-                .args(["--target", "web", "--no-typescript", "--out-name", "devices_web", "--out-dir"])
+                .args([
+                    "--target",
+                    "web",
+                    "--no-typescript",
+                    "--out-name",
+                    "devices_web",
+                    "--out-dir",
+                ])
                 .arg(&dir)
                 .arg(&wasm),
             "wasm-bindgen",
         )?;
-        optimized = tool_available("wasm-opt", "--version");
+        let binaryen = wasm_opt_version();
+        optimized = binaryen.is_some_and(|v| v >= MIN_WASM_OPT);
         if optimized {
             run(
                 Command::new("wasm-opt")
-                    .args(["-Oz", "--all-features"])
+                    .arg("-Oz")
+                    .args(WASM_FEATURES)
                     .arg(&out_wasm)
                     .arg("-o")
                     .arg(&out_wasm),
                 "wasm-opt",
             )?;
         } else {
-            eprintln!("devices-host: wasm-opt (binaryen) not installed; the page is not size-optimized");
+            eprintln!(
+                "devices-host: {}; the page is not size-optimized",
+                match binaryen {
+                    None => "wasm-opt (binaryen) is not installed".to_string(),
+                    Some(v) => format!("wasm-opt {v} is older than {MIN_WASM_OPT} (it breaks wasm-bindgen's externref table), skipped"),
+                }
+            );
         }
         std::fs::write(dir.join(".optimized"), if optimized { "yes" } else { "no" })
             .and_then(|()| std::fs::write(&stamp, &stamp_text))

@@ -28,7 +28,9 @@ impl Peer {
                 .args(["ci", "--no-audit", "--no-fund"])
                 .current_dir(&dir)
                 .status()
-                .map_err(|e| format!("could not run npm (Node.js >= 20 and npm are needed): {e}"))?;
+                .map_err(|e| {
+                    format!("could not run npm (Node.js >= 20 and npm are needed): {e}")
+                })?;
             if !status.success() {
                 return Err(format!("npm ci in {} failed ({status})", dir.display()));
             }
@@ -60,7 +62,9 @@ impl Peer {
             }),
             None => {
                 let _ = child.kill();
-                Err(format!("the oRPC peer did not print {{\"port\":N}} (got {line:?})"))
+                Err(format!(
+                    "the oRPC peer did not print {{\"port\":N}} (got {line:?})"
+                ))
             }
         }
     }

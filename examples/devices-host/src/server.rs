@@ -242,7 +242,11 @@ async fn index(State(state): State<Arc<AppState>>) -> Response {
     {
         let mut sessions = lock(&state.sessions);
         if sessions.len() >= MAX_SESSIONS {
-            return (StatusCode::SERVICE_UNAVAILABLE, "too many sessions; restart the host").into_response();
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many sessions; restart the host",
+            )
+                .into_response();
         }
         sessions.insert(token.clone(), record);
     }
@@ -293,13 +297,25 @@ async fn session_info(State(state): State<Arc<AppState>>, headers: HeaderMap) ->
             user_id: record.user_id,
             socket_path: "/agent/ws".into(),
         }),
-        None => orpc_error(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", "No session: reload the page."),
+        None => orpc_error(
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHORIZED",
+            "No session: reload the page.",
+        ),
     }
 }
 
-async fn turn(State(state): State<Arc<AppState>>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
+async fn turn(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
     let Some((token, _)) = session_of(&state, &headers) else {
-        return orpc_error(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", "No session: reload the page.");
+        return orpc_error(
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHORIZED",
+            "No session: reload the page.",
+        );
     };
     let script = serde_json::from_slice::<Value>(&body)
         .ok()
@@ -328,7 +344,11 @@ async fn turn(State(state): State<Arc<AppState>>, headers: HeaderMap, body: axum
     });
     match rx.await {
         Ok(report) => orpc_ok(&report),
-        Err(_) => orpc_error(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL_SERVER_ERROR", "The turn failed."),
+        Err(_) => orpc_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL_SERVER_ERROR",
+            "The turn failed.",
+        ),
     }
 }
 
@@ -346,8 +366,15 @@ async fn run_turn(state: &Arc<AppState>, token: &str, path: &str) -> TurnReport 
     let Some(record) = lock(&state.sessions).get(token).cloned() else {
         return report(steps, "Not run: the session is gone.".into());
     };
-    let Some(tab_id) = record.tab_id.clone().filter(|_| record.connection_id.is_some()) else {
-        return report(steps, "Not run: this page has no live agent session (is it connected?).".into());
+    let Some(tab_id) = record
+        .tab_id
+        .clone()
+        .filter(|_| record.connection_id.is_some())
+    else {
+        return report(
+            steps,
+            "Not run: this page has no live agent session (is it connected?).".into(),
+        );
     };
     if let Err(e) = state.host.start_run(AgentRun {
         run_id: run_id.clone(),
@@ -370,15 +397,27 @@ async fn run_turn(state: &Arc<AppState>, token: &str, path: &str) -> TurnReport 
     let invocation_id = format!("{run_id}-{}", random_hex(8));
     let (tx, rx) = oneshot::channel();
     lock(&state.waiting).insert(invocation_id.clone(), tx);
-    let request = ToolCallRequest::new(&run_id, "tool-call-1", &invocation_id, &capability, json!({}));
-    let sent = state.host.dispatch(request).map_err(|e| e.to_string()).and_then(|call| {
-        let text = serde_json::to_string(&call).map_err(|e| e.to_string())?;
-        let sockets = lock(&state.sockets);
-        let socket = sockets
-            .get(&call.connection_id)
-            .ok_or_else(|| "the tab's connection is gone".to_string())?;
-        socket.send(text).map_err(|_| "the tab's connection is closing".to_string())
-    });
+    let request = ToolCallRequest::new(
+        &run_id,
+        "tool-call-1",
+        &invocation_id,
+        &capability,
+        json!({}),
+    );
+    let sent = state
+        .host
+        .dispatch(request)
+        .map_err(|e| e.to_string())
+        .and_then(|call| {
+            let text = serde_json::to_string(&call).map_err(|e| e.to_string())?;
+            let sockets = lock(&state.sockets);
+            let socket = sockets
+                .get(&call.connection_id)
+                .ok_or_else(|| "the tab's connection is gone".to_string())?;
+            socket
+                .send(text)
+                .map_err(|_| "the tab's connection is closing".to_string())
+        });
     steps.push(TurnStep {
         action: format!("call {path} with no ids"),
         outcome: json!({"input": {}, "invocationId": invocation_id}),
@@ -451,7 +490,10 @@ fn summarize(path: &str, outcome: &BrowserSurfaceOutcome) -> String {
                 if ids.is_empty() {
                     "Success: devices.disable ran; nothing needed disabling.".to_string()
                 } else {
-                    format!("Success: devices.disable ran; the server disabled {}.", ids.join(", "))
+                    format!(
+                        "Success: devices.disable ran; the server disabled {}.",
+                        ids.join(", ")
+                    )
                 }
             } else {
                 format!("Success: {path} ran.")
@@ -465,7 +507,11 @@ fn summarize(path: &str, outcome: &BrowserSurfaceOutcome) -> String {
                     .and_then(Value::as_str)
                     .map(|r| format!(" ({r})"))
                     .unwrap_or_default();
-                format!("Not done: {}{reason} — {}", error.code.as_str(), error.message)
+                format!(
+                    "Not done: {}{reason} — {}",
+                    error.code.as_str(),
+                    error.message
+                )
             }
             None => format!("Finished: {path}."),
         },
@@ -483,20 +529,40 @@ async fn proxy(
     request: Request,
 ) -> Response {
     if session_of(&state, &headers).is_none() {
-        return orpc_error(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", "No session: reload the page.");
+        return orpc_error(
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHORIZED",
+            "No session: reload the page.",
+        );
     }
-    let query = request.uri().query().map(|q| format!("?{q}")).unwrap_or_default();
+    let query = request
+        .uri()
+        .query()
+        .map(|q| format!("?{q}"))
+        .unwrap_or_default();
     let body = match axum::body::to_bytes(request.into_body(), MAX_PROXY_REQUEST).await {
         Ok(body) => body,
-        Err(_) => return orpc_error(StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE", "request too large"),
+        Err(_) => {
+            return orpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "PAYLOAD_TOO_LARGE",
+                "request too large",
+            )
+        }
     };
-    let url = format!("{}/{path}{query}", state.config.backend_rpc.trim_end_matches('/'));
+    let url = format!(
+        "{}/{path}{query}",
+        state.config.backend_rpc.trim_end_matches('/')
+    );
     let mut upstream = state
         .http
         .request(method, url)
         .header(header::AUTHORIZATION, &state.config.backend_authorization)
         .body(body);
-    for name in [header::CONTENT_TYPE.as_str(), agent_surface::bridge::INVOCATION_ID_HEADER] {
+    for name in [
+        header::CONTENT_TYPE.as_str(),
+        agent_surface::bridge::INVOCATION_ID_HEADER,
+    ] {
         if let Some(value) = headers.get(name) {
             upstream = upstream.header(name, value);
         }
@@ -515,12 +581,15 @@ async fn proxy(
         match answer.chunk().await {
             Ok(Some(chunk)) => {
                 if bytes.len() + chunk.len() > MAX_PROXY_RESPONSE {
-                    return (StatusCode::BAD_GATEWAY, "the backend's answer is too large").into_response();
+                    return (StatusCode::BAD_GATEWAY, "the backend's answer is too large")
+                        .into_response();
                 }
                 bytes.extend_from_slice(&chunk);
             }
             Ok(None) => break,
-            Err(_) => return (StatusCode::BAD_GATEWAY, "the backend's answer was cut").into_response(),
+            Err(_) => {
+                return (StatusCode::BAD_GATEWAY, "the backend's answer was cut").into_response()
+            }
         }
     }
     let mut response = Response::new(Body::from(bytes));
@@ -531,13 +600,27 @@ async fn proxy(
     response
 }
 
-async fn socket(State(state): State<Arc<AppState>>, headers: HeaderMap, upgrade: WebSocketUpgrade) -> Response {
+async fn socket(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    upgrade: WebSocketUpgrade,
+) -> Response {
     let Some((token, record)) = session_of(&state, &headers) else {
-        return (StatusCode::UNAUTHORIZED, "no session cookie: load the page first").into_response();
+        return (
+            StatusCode::UNAUTHORIZED,
+            "no session cookie: load the page first",
+        )
+            .into_response();
     };
     // Same origin only: another site's page cannot ride the cookie.
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
-    let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let origin = headers
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
     if origin != format!("http://{host}") {
         return (StatusCode::FORBIDDEN, "cross-origin session socket refused").into_response();
     }
@@ -584,7 +667,10 @@ async fn run_socket(state: Arc<AppState>, token: String, record: SessionRecord, 
         eprintln!("devices-host: closing a session socket: {why}");
         let reason: String = why.chars().take(100).collect();
         let _ = sink
-            .send(Message::Close(Some(CloseFrame { code: 1008, reason: reason.into() })))
+            .send(Message::Close(Some(CloseFrame {
+                code: 1008,
+                reason: reason.into(),
+            })))
             .await;
     }
     if let Some(connection_id) = connection {
@@ -595,7 +681,11 @@ async fn run_socket(state: Arc<AppState>, token: String, record: SessionRecord, 
             }
         }
         for interrupted in state.host.connection_closed(&connection_id) {
-            end_call(&state, &interrupted.call.invocation.invocation_id, CallEnd::Interrupted);
+            end_call(
+                &state,
+                &interrupted.call.invocation.invocation_id,
+                CallEnd::Interrupted,
+            );
         }
     }
 }
@@ -635,7 +725,11 @@ fn on_message(
                 s.connection_id = Some(announcement.connection_id.clone());
             }
             for interrupted in accepted.interrupted {
-                end_call(state, &interrupted.call.invocation.invocation_id, CallEnd::Interrupted);
+                end_call(
+                    state,
+                    &interrupted.call.invocation.invocation_id,
+                    CallEnd::Interrupted,
+                );
             }
         }
         BrowserToHostMessage::Result(result) => {
@@ -644,7 +738,11 @@ fn on_message(
             };
             match state.host.accept_result(&auth(connection_id), &result) {
                 Ok(ResultDisposition::Completed(done)) => {
-                    end_call(state, &done.call.invocation.invocation_id, CallEnd::Completed(done.result));
+                    end_call(
+                        state,
+                        &done.call.invocation.invocation_id,
+                        CallEnd::Completed(done.result),
+                    );
                 }
                 Ok(ResultDisposition::Duplicate) => {}
                 Err(e) => eprintln!("devices-host: result refused: {e}"),

@@ -87,10 +87,16 @@ async fn stack(test: &str) -> Option<Stack> {
         return None;
     }
     if !node_available() {
-        unavailable(test, "Node.js is missing (the oRPC peer needs Node.js >= 20)");
+        unavailable(
+            test,
+            "Node.js is missing (the oRPC peer needs Node.js >= 20)",
+        );
         return None;
     }
-    let built = match tokio::task::spawn_blocking(built_page).await.expect("page build task") {
+    let built = match tokio::task::spawn_blocking(built_page)
+        .await
+        .expect("page build task")
+    {
         Ok(built) => built,
         Err(e) => {
             unavailable(test, &format!("the page could not be built: {e}"));
@@ -143,7 +149,8 @@ impl Stack {
 
     /// The statuses the backend itself reports, by id.
     async fn server_statuses(&self) -> Vec<(String, String)> {
-        let client = HttpOrpcClient::new(self.peer.rpc_url()).with_header("authorization", PEER_USER_TOKEN);
+        let client =
+            HttpOrpcClient::new(self.peer.rpc_url()).with_header("authorization", PEER_USER_TOKEN);
         let out = client
             .call("devices.list", Some(json!({})), CallOptions::default())
             .await
@@ -152,12 +159,21 @@ impl Stack {
             .as_array()
             .unwrap()
             .iter()
-            .map(|d| (d["id"].as_str().unwrap().to_string(), d["status"].as_str().unwrap().to_string()))
+            .map(|d| {
+                (
+                    d["id"].as_str().unwrap().to_string(),
+                    d["status"].as_str().unwrap().to_string(),
+                )
+            })
             .collect()
     }
 
     async fn table_status(&self, id: &str) -> String {
-        let element = self.browser.wait_for(&format!("#status-{id}"), WAIT).await.unwrap();
+        let element = self
+            .browser
+            .wait_for(&format!("#status-{id}"), WAIT)
+            .await
+            .unwrap();
         self.browser.text(&element).await.unwrap()
     }
 
@@ -227,7 +243,8 @@ fn seed_with(disabled: &[&str]) -> Vec<(String, String)> {
 async fn approving_the_confirmation_disables_exactly_the_selected_devices() {
     let _serial = SERIAL.lock().await;
     let started = Instant::now();
-    let Some(s) = stack("approving_the_confirmation_disables_exactly_the_selected_devices").await else {
+    let Some(s) = stack("approving_the_confirmation_disables_exactly_the_selected_devices").await
+    else {
         return;
     };
     s.select(&["dev-1", "dev-2"]).await;
@@ -289,7 +306,10 @@ async fn rejecting_the_confirmation_leaves_the_devices_active() {
         report.starts_with("Agent turn: Not done: CONFIRMATION_INVALID (rejected)"),
         "{report}"
     );
-    assert!(s.activity().await.contains("You rejected it; nothing was done."));
+    assert!(s
+        .activity()
+        .await
+        .contains("You rejected it; nothing was done."));
     assert!(s.browser.find("#confirm-dialog").await.unwrap().is_none());
     assert_eq!(s.table_status("dev-1").await, "active");
     assert_eq!(s.table_status("dev-2").await, "active");
@@ -301,7 +321,9 @@ async fn rejecting_the_confirmation_leaves_the_devices_active() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_selection_change_after_discovery_makes_the_old_confirmation_a_different_call() {
     let _serial = SERIAL.lock().await;
-    let Some(s) = stack("a_selection_change_after_discovery_makes_the_old_confirmation_a_different_call").await
+    let Some(s) =
+        stack("a_selection_change_after_discovery_makes_the_old_confirmation_a_different_call")
+            .await
     else {
         return;
     };
@@ -311,7 +333,9 @@ async fn a_selection_change_after_discovery_makes_the_old_confirmation_a_differe
     // The user adds dev-3 while the confirmation is open, then approves.
     s.browser.click("#select-dev-3").await.unwrap();
     s.browser
-        .wait_for_text("#selection", WAIT, |t| t.starts_with("Selected: dev-1, dev-2, dev-3"))
+        .wait_for_text("#selection", WAIT, |t| {
+            t.starts_with("Selected: dev-1, dev-2, dev-3")
+        })
         .await
         .unwrap();
     s.shot("05-selection-changed").await;
@@ -336,7 +360,9 @@ async fn a_selection_change_after_discovery_makes_the_old_confirmation_a_differe
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_the_tab_aborts_the_pending_call_and_the_host_removes_its_tools() {
     let _serial = SERIAL.lock().await;
-    let Some(s) = stack("closing_the_tab_aborts_the_pending_call_and_the_host_removes_its_tools").await else {
+    let Some(s) =
+        stack("closing_the_tab_aborts_the_pending_call_and_the_host_removes_its_tools").await
+    else {
         return;
     };
     s.select(&["dev-1"]).await;
@@ -344,7 +370,10 @@ async fn closing_the_tab_aborts_the_pending_call_and_the_host_removes_its_tools(
     assert_eq!(input, json!({"deviceIds": ["dev-1"]}));
     let sessions = s.host.sessions();
     assert_eq!(sessions.len(), 1);
-    let tab = sessions[0].tab_id.clone().expect("the tab announced itself");
+    let tab = sessions[0]
+        .tab_id
+        .clone()
+        .expect("the tab announced itself");
     assert!(s.host.host().has_live_surface(&tab));
     assert_eq!(s.host.host().outstanding().len(), 1, "the call is pending");
     s.shot("07-pending-before-close").await;
@@ -380,13 +409,17 @@ async fn closing_the_tab_aborts_the_pending_call_and_the_host_removes_its_tools(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unavailable_and_stale_capability_are_told_to_the_user_in_words() {
     let _serial = SERIAL.lock().await;
-    let Some(s) = stack("unavailable_and_stale_capability_are_told_to_the_user_in_words").await else {
+    let Some(s) = stack("unavailable_and_stale_capability_are_told_to_the_user_in_words").await
+    else {
         return;
     };
     // Nothing selected: devices.disable is unavailable.
     s.browser.click("#start-turn").await.unwrap();
     let report = s.report().await;
-    assert!(report.starts_with("Agent turn: Not done: UNAVAILABLE"), "{report}");
+    assert!(
+        report.starts_with("Agent turn: Not done: UNAVAILABLE"),
+        "{report}"
+    );
     assert!(
         s.activity()
             .await
@@ -401,7 +434,10 @@ async fn unavailable_and_stale_capability_are_told_to_the_user_in_words() {
     s.select(&["dev-2"]).await;
     let input = s.start_turn_until_confirmation("#start-purge").await;
     assert_eq!(input, json!({"deviceIds": ["dev-2"]}));
-    s.browser.click("#filter option[value=active]").await.unwrap();
+    s.browser
+        .click("#filter option[value=active]")
+        .await
+        .unwrap();
     s.browser
         .wait_for_text("#devices tbody", WAIT, |t| !t.contains("dev-3"))
         .await

@@ -6,7 +6,8 @@ use std::rc::Rc;
 
 use agent_surface::browser::{SessionSocket, SessionSocketOptions, SocketEvent, StopReason};
 use agent_surface::host::{
-    ConfirmationEvent, ConfirmationOutcome, HeldConfirmation, ProgressStage, SessionEventSubscription,
+    ConfirmationEvent, ConfirmationOutcome, HeldConfirmation, ProgressStage,
+    SessionEventSubscription,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -61,7 +62,8 @@ pub fn App() -> impl IntoView {
     let turn_running = RwSignal::new(false);
     let report = RwSignal::new(None::<(Tone, String)>);
     let surface_cell: StoredValue<Option<Rc<Surface>>, LocalStorage> = StoredValue::new_local(None);
-    let socket_cell: StoredValue<Option<SessionSocket>, LocalStorage> = StoredValue::new_local(None);
+    let socket_cell: StoredValue<Option<SessionSocket>, LocalStorage> =
+        StoredValue::new_local(None);
     let confirmations_cell: StoredValue<Option<SessionEventSubscription>, LocalStorage> =
         StoredValue::new_local(None);
     let dialog = RwSignal::new(None::<HeldConfirmation>);
@@ -133,7 +135,9 @@ pub fn App() -> impl IntoView {
         let surface = match surface::create(&info, table) {
             Ok(s) => Rc::new(s),
             Err(e) => {
-                connection.set(Connection::Offline(format!("The agent surface could not start: {e}.")));
+                connection.set(Connection::Offline(format!(
+                    "The agent surface could not start: {e}."
+                )));
                 return;
             }
         };
@@ -142,7 +146,11 @@ pub fn App() -> impl IntoView {
         // it is settled (decided, expired, aborted).
         let subscription = surface.session.on_confirmation(move |event| match event {
             ConfirmationEvent::Requested(held) => {
-                settle(&held.invocation_id, "Waiting for your confirmation…".to_string(), Tone::Pending);
+                settle(
+                    &held.invocation_id,
+                    "Waiting for your confirmation…".to_string(),
+                    Tone::Pending,
+                );
                 dialog.set(Some(held.clone()));
             }
             ConfirmationEvent::Settled {
@@ -160,7 +168,9 @@ pub fn App() -> impl IntoView {
                     ConfirmationOutcome::Approved => "You approved; running it…",
                     ConfirmationOutcome::Rejected => "You rejected it.",
                     ConfirmationOutcome::Expired => "The confirmation expired.",
-                    ConfirmationOutcome::Aborted => "The confirmation was withdrawn (connection lost).",
+                    ConfirmationOutcome::Aborted => {
+                        "The confirmation was withdrawn (connection lost)."
+                    }
                 };
                 settle(invocation_id, words.to_string(), Tone::Pending);
             }
@@ -168,7 +178,9 @@ pub fn App() -> impl IntoView {
         match subscription {
             Ok(subscription) => confirmations_cell.set_value(Some(subscription)),
             Err(e) => {
-                connection.set(Connection::Offline(format!("The agent session could not start: {e}.")));
+                connection.set(Connection::Offline(format!(
+                    "The agent session could not start: {e}."
+                )));
                 return;
             }
         }
@@ -182,7 +194,10 @@ pub fn App() -> impl IntoView {
                 let name = words::short_name(&call.invocation.capability_id).to_string();
                 push(
                     Some(call.invocation.invocation_id.clone()),
-                    format!("Agent → {name}, {}", words::input_words(&call.invocation.input)),
+                    format!(
+                        "Agent → {name}, {}",
+                        words::input_words(&call.invocation.input)
+                    ),
                     "Running…".to_string(),
                     Tone::Pending,
                 );
@@ -201,7 +216,10 @@ pub fn App() -> impl IntoView {
                     .to_string();
                 let (tone, detail) = words::outcome_words(&capability, &result.result);
                 settle(&result.invocation_id, detail, tone);
-                if tone == Tone::Ok && capability.starts_with("devices.") && !capability.starts_with("devices.table") {
+                if tone == Tone::Ok
+                    && capability.starts_with("devices.")
+                    && !capability.starts_with("devices.table")
+                {
                     reload();
                 }
             }
@@ -226,7 +244,11 @@ pub fn App() -> impl IntoView {
                 });
             }
             SocketEvent::Progress(progress) if progress.stage == ProgressStage::Confirmed => {
-                settle(&progress.invocation_id, "You approved; running it…".to_string(), Tone::Pending);
+                settle(
+                    &progress.invocation_id,
+                    "You approved; running it…".to_string(),
+                    Tone::Pending,
+                );
             }
             SocketEvent::Stopped(reason) => connection.set(Connection::Offline(match reason {
                 StopReason::GaveUp { attempts } => {
@@ -237,7 +259,11 @@ pub fn App() -> impl IntoView {
             })),
             _ => {}
         };
-        match SessionSocket::open(surface.session.clone(), SessionSocketOptions::new(url), on_event) {
+        match SessionSocket::open(
+            surface.session.clone(),
+            SessionSocketOptions::new(url),
+            on_event,
+        ) {
             Ok(socket) => socket_cell.set_value(Some(socket)),
             Err(e) => connection.set(Connection::Offline(e.to_string())),
         }
@@ -254,7 +280,11 @@ pub fn App() -> impl IntoView {
             turn_running.set(false);
             match outcome {
                 Ok(r) => {
-                    let tone = if r.summary.starts_with("Success") { Tone::Ok } else { Tone::Error };
+                    let tone = if r.summary.starts_with("Success") {
+                        Tone::Ok
+                    } else {
+                        Tone::Error
+                    };
                     report.set(Some((tone, r.summary)));
                 }
                 Err(e) => report.set(Some((Tone::Error, format!("The agent turn failed: {e}.")))),
@@ -278,7 +308,12 @@ pub fn App() -> impl IntoView {
         });
         if let Some(Err(e)) = outcome {
             dialog.set(None);
-            push(None, "Confirmation".to_string(), format!("It could not be applied: {e}."), Tone::Error);
+            push(
+                None,
+                "Confirmation".to_string(),
+                format!("It could not be applied: {e}."),
+                Tone::Error,
+            );
         }
     };
 
@@ -384,7 +419,9 @@ fn ConfirmDialog(
         move |_| on_decide(true)
     };
     let reject = move |_| on_decide(false);
-    let field = move |f: fn(&HeldConfirmation) -> String| move || dialog.get().map(|d| f(&d)).unwrap_or_default();
+    let field = move |f: fn(&HeldConfirmation) -> String| {
+        move || dialog.get().map(|d| f(&d)).unwrap_or_default()
+    };
     let ids = move || {
         dialog
             .get()

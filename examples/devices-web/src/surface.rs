@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use agent_surface::bridge::{
-    create_orpc_agent_bridge, invocation_id_header, CallOptions, ClientLimits, OrpcAgentBridgeOptions,
-    OrpcCallError, OrpcClient,
+    create_orpc_agent_bridge, invocation_id_header, CallOptions, ClientLimits,
+    OrpcAgentBridgeOptions, OrpcCallError, OrpcClient,
 };
 use agent_surface::browser::{BrowserTimer, FetchOrpcClient};
 use agent_surface::host::{
@@ -88,7 +88,8 @@ impl TableState {
     /// Keeps only visible rows in the selection.
     pub fn prune(&self) {
         let visible = self.visible_untracked();
-        self.selection.update(|s| s.retain(|id| visible.iter().any(|d| &d.id == id)));
+        self.selection
+            .update(|s| s.retain(|id| visible.iter().any(|d| &d.id == id)));
     }
 
     /// Selects exactly `ids`; unknown or hidden ids are refused.
@@ -114,12 +115,13 @@ impl TableState {
 
     /// Adds or removes one row (a click on its checkbox).
     pub fn toggle(&self, id: &str) {
-        self.selection.update(|s| match s.iter().position(|x| x == id) {
-            Some(i) => {
-                s.remove(i);
-            }
-            None => s.push(id.to_string()),
-        });
+        self.selection
+            .update(|s| match s.iter().position(|x| x == id) {
+                Some(i) => {
+                    s.remove(i);
+                }
+                None => s.push(id.to_string()),
+            });
     }
 }
 
@@ -161,16 +163,22 @@ pub async fn session_info() -> Result<SessionInfo, String> {
         .call("session", None, CallOptions::default())
         .await
         .map_err(|e| describe_call_error(&e))?;
-    serde_json::from_value(value).map_err(|e| format!("the host answered an unexpected session: {e}"))
+    serde_json::from_value(value)
+        .map_err(|e| format!("the host answered an unexpected session: {e}"))
 }
 
 /// `POST /app/turn`.
 pub async fn run_turn(script: &str) -> Result<TurnReport, String> {
     let value = app_client()
-        .call("turn", Some(json!({ "script": script })), CallOptions::default())
+        .call(
+            "turn",
+            Some(json!({ "script": script })),
+            CallOptions::default(),
+        )
         .await
         .map_err(|e| describe_call_error(&e))?;
-    serde_json::from_value(value).map_err(|e| format!("the host answered an unexpected report: {e}"))
+    serde_json::from_value(value)
+        .map_err(|e| format!("the host answered an unexpected report: {e}"))
 }
 
 /// Loads the table through `devices.list` (the generated output type).
@@ -232,7 +240,8 @@ pub fn create(info: &SessionInfo, table: TableState) -> Result<Surface, String> 
         .build();
     let manifest = AgentManifest::from_json_str(api::MANIFEST_JSON).map_err(|e| e.to_string())?;
     let bridge = create_orpc_agent_bridge(
-        OrpcAgentBridgeOptions::new(Arc::new(rpc_client()), manifest).call_context(invocation_id_header),
+        OrpcAgentBridgeOptions::new(Arc::new(rpc_client()), manifest)
+            .call_context(invocation_id_header),
     );
     registry.set_procedure_executor(bridge.executor.clone());
     let registrations = register(&registry, table).map_err(|e| e.to_string())?;
@@ -259,7 +268,10 @@ pub fn create(info: &SessionInfo, table: TableState) -> Result<Surface, String> 
     })
 }
 
-fn register(registry: &SurfaceRegistry, table: TableState) -> Result<Vec<RegistrationHandle>, RegistrationError> {
+fn register(
+    registry: &SurfaceRegistry,
+    table: TableState,
+) -> Result<Vec<RegistrationHandle>, RegistrationError> {
     let component = registry.register_component(
         ComponentDefinition::new("devices.table", "main")
             .description("The devices table; its selection feeds devices.disable and devices.purge")
@@ -288,7 +300,11 @@ fn register(registry: &SurfaceRegistry, table: TableState) -> Result<Vec<Registr
                 move |input: FilterRows| {
                     table.filter.set(input.status);
                     table.prune();
-                    let visible: Vec<String> = table.visible_untracked().into_iter().map(|d| d.id).collect();
+                    let visible: Vec<String> = table
+                        .visible_untracked()
+                        .into_iter()
+                        .map(|d| d.id)
+                        .collect();
                     let selected = table.selection.get_untracked();
                     async move { Ok(json!({ "visible": visible, "selected": selected })) }
                 },
@@ -304,7 +320,12 @@ fn register(registry: &SurfaceRegistry, table: TableState) -> Result<Vec<Registr
             .when(move || selected_count() > 0)
             .unavailable_reason("Select at least one device in the table first")
             .confirmation(ConfirmationLevel::Required)
-            .describe(move || format!("Applies to the {} device(s) selected in the table", selected_count()))
+            .describe(move || {
+                format!(
+                    "Applies to the {} device(s) selected in the table",
+                    selected_count()
+                )
+            })
             .context(&component),
     )?;
     let purge = registry.register_procedure(
@@ -314,7 +335,12 @@ fn register(registry: &SurfaceRegistry, table: TableState) -> Result<Vec<Registr
             })
             .when(move || selected_count() > 0)
             .unavailable_reason("Select at least one device in the table first")
-            .describe(move || format!("Applies to the {} device(s) selected in the table", selected_count()))
+            .describe(move || {
+                format!(
+                    "Applies to the {} device(s) selected in the table",
+                    selected_count()
+                )
+            })
             .context(&component),
     )?;
     Ok(vec![component, list, disable, purge])

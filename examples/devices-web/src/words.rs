@@ -123,7 +123,9 @@ pub fn outcome_words(capability_id: &str, outcome: &BrowserSurfaceOutcome) -> (T
             Some(error) => (Tone::Error, error_words(error)),
             None => (Tone::Info, "Finished.".to_string()),
         },
-        BrowserSurfaceOutcome::Rejected(rejected) => (Tone::Error, rejection_words(rejected.reason)),
+        BrowserSurfaceOutcome::Rejected(rejected) => {
+            (Tone::Error, rejection_words(rejected.reason))
+        }
     }
 }
 

@@ -286,10 +286,8 @@ async fn exchange(request: Request, limits: ClientLimits) -> Result<Value, OrpcC
     let declared = header("content-length").and_then(|l| l.trim().parse::<u64>().ok());
     let mut body = LimitedBody::new(limits.max_response_bytes, status, declared)?;
     if let Some(stream) = response.body() {
-        let reader: ReadableStreamDefaultReader = stream
-            .get_reader()
-            .dyn_into()
-            .map_err(|e| transport(&e))?;
+        let reader: ReadableStreamDefaultReader =
+            stream.get_reader().dyn_into().map_err(|e| transport(&e))?;
         let mut chunk = Vec::new();
         loop {
             let step = JsFuture::from(reader.read())
@@ -301,7 +299,8 @@ async fn exchange(request: Request, limits: ClientLimits) -> Result<Value, OrpcC
             if done {
                 break;
             }
-            let value = Reflect::get(&step, &JsValue::from_str("value")).map_err(|e| transport(&e))?;
+            let value =
+                Reflect::get(&step, &JsValue::from_str("value")).map_err(|e| transport(&e))?;
             let bytes: Uint8Array = value.dyn_into().map_err(|e| transport(&e))?;
             let length = bytes.length() as usize;
             if body.len().saturating_add(length) > limits.max_response_bytes {

@@ -698,8 +698,7 @@ impl Shared {
         let state = self.state.borrow();
         match &state.live {
             Some(live)
-                if live.generation == generation
-                    && live.ws.ready_state() == WebSocket::OPEN =>
+                if live.generation == generation && live.ws.ready_state() == WebSocket::OPEN =>
             {
                 live.ws.send_with_str(&text).is_ok()
             }
@@ -714,8 +713,7 @@ fn retire(live: Live) {
     live.ws.set_onopen(None);
     live.ws.set_onmessage(None);
     live.ws.set_onclose(None);
-    if live.ws.ready_state() == WebSocket::CONNECTING || live.ws.ready_state() == WebSocket::OPEN
-    {
+    if live.ws.ready_state() == WebSocket::CONNECTING || live.ws.ready_state() == WebSocket::OPEN {
         let _ = live.ws.close_with_code(1000);
     }
     js_sys::futures::spawn_local(async move {

@@ -90,7 +90,9 @@ async fn main() {
                     .and_then(|p| p.parse().ok())
                     .unwrap_or_else(|| fail("--port needs a number 0..65535"));
             }
-            other => fail(&format!("unknown argument {other:?}; usage: browser-fixture [--port N]")),
+            other => fail(&format!(
+                "unknown argument {other:?}; usage: browser-fixture [--port N]"
+            )),
         }
     }
     let shared: Shared = Arc::default();

@@ -67,7 +67,9 @@ impl Driver {
         });
         let Some(port) = port else {
             let _ = child.kill();
-            return Err(format!("chromedriver did not report its port (last line {line:?})"));
+            return Err(format!(
+                "chromedriver did not report its port (last line {line:?})"
+            ));
         };
         Ok(Driver {
             child,
@@ -85,7 +87,13 @@ impl Driver {
             "browserName": "chrome",
             "goog:chromeOptions": {"binary": chromium, "args": args},
         }}});
-        let answer = send(&self.http, reqwest::Method::POST, &format!("{}/session", self.base), Some(capabilities)).await?;
+        let answer = send(
+            &self.http,
+            reqwest::Method::POST,
+            &format!("{}/session", self.base),
+            Some(capabilities),
+        )
+        .await?;
         let id = answer["sessionId"]
             .as_str()
             .ok_or_else(|| format!("no session id in {answer}"))?
@@ -110,7 +118,9 @@ async fn send(
     url: &str,
     body: Option<Value>,
 ) -> Result<Value, String> {
-    let mut request = http.request(method.clone(), url).timeout(Duration::from_secs(60));
+    let mut request = http
+        .request(method.clone(), url)
+        .timeout(Duration::from_secs(60));
     if let Some(body) = body {
         request = request
             .header("content-type", "application/json")
@@ -121,7 +131,10 @@ async fn send(
         .await
         .map_err(|e| format!("{method} {url}: {e}"))?;
     let status = answer.status();
-    let text = answer.text().await.map_err(|e| format!("{method} {url}: {e}"))?;
+    let text = answer
+        .text()
+        .await
+        .map_err(|e| format!("{method} {url}: {e}"))?;
     let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
     if !status.is_success() {
         return Err(format!("{method} {url}: HTTP {status}: {text}"));
@@ -137,11 +150,23 @@ pub struct Session {
 
 impl Session {
     async fn post(&self, path: &str, body: Value) -> Result<Value, String> {
-        send(&self.http, reqwest::Method::POST, &format!("{}{path}", self.url), Some(body)).await
+        send(
+            &self.http,
+            reqwest::Method::POST,
+            &format!("{}{path}", self.url),
+            Some(body),
+        )
+        .await
     }
 
     async fn get(&self, path: &str) -> Result<Value, String> {
-        send(&self.http, reqwest::Method::GET, &format!("{}{path}", self.url), None).await
+        send(
+            &self.http,
+            reqwest::Method::GET,
+            &format!("{}{path}", self.url),
+            None,
+        )
+        .await
     }
 
     /// Navigates.
@@ -195,7 +220,9 @@ impl Session {
                 }
             }
             if start.elapsed() > timeout {
-                return Err(format!("`{css}` never matched within {timeout:?}; last text {last:?}"));
+                return Err(format!(
+                    "`{css}` never matched within {timeout:?}; last text {last:?}"
+                ));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -241,7 +268,12 @@ impl Session {
 
     /// The current window handle.
     pub async fn window(&self) -> Result<String, String> {
-        Ok(self.get("/window").await?.as_str().unwrap_or_default().to_string())
+        Ok(self
+            .get("/window")
+            .await?
+            .as_str()
+            .unwrap_or_default()
+            .to_string())
     }
 
     /// Opens a new tab and returns its handle (the current window stays).
@@ -252,14 +284,21 @@ impl Session {
 
     /// Switches to window `handle`.
     pub async fn switch_to(&self, handle: &str) -> Result<(), String> {
-        self.post("/window", json!({ "handle": handle })).await.map(drop)
+        self.post("/window", json!({ "handle": handle }))
+            .await
+            .map(drop)
     }
 
     /// Closes the current window.
     pub async fn close_window(&self) -> Result<(), String> {
-        send(&self.http, reqwest::Method::DELETE, &format!("{}/window", self.url), None)
-            .await
-            .map(drop)
+        send(
+            &self.http,
+            reqwest::Method::DELETE,
+            &format!("{}/window", self.url),
+            None,
+        )
+        .await
+        .map(drop)
     }
 
     /// Ends the session (closes the browser).
