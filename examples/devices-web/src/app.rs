@@ -318,7 +318,7 @@ pub fn App() -> impl IntoView {
     };
 
     view! {
-        <ConfirmDialog dialog=dialog on_decide=decide />
+        <ConfirmDialog dialog=dialog selection=table.selection on_decide=decide />
         <header>
             <div class="brand">
                 <h1>"Devices console"</h1>
@@ -412,6 +412,7 @@ pub fn App() -> impl IntoView {
 #[component]
 fn ConfirmDialog(
     dialog: RwSignal<Option<HeldConfirmation>>,
+    selection: RwSignal<Vec<String>>,
     on_decide: impl Fn(bool) + Clone + Send + Sync + 'static,
 ) -> impl IntoView {
     let approve = {
@@ -431,11 +432,14 @@ fn ConfirmDialog(
             .filter_map(|v| v.as_str().map(str::to_string))
             .collect::<Vec<_>>()
     };
+    // The selection no longer equals the ids the agent's call carries:
+    // approving now is refused as a different call, so say so up front.
+    let drifted = move || dialog.get().is_some() && selection.get() != ids();
     view! {
         <Show when=move || dialog.get().is_some()>
             <aside id="confirm-dialog" class="dialog" role="dialog" aria-labelledby="confirm-title">
                 <h2 id="confirm-title">{field(|d| format!("The agent wants to run {}", words::short_name(&d.capability_id)))}</h2>
-                <p>{field(|d| d.summary["description"].as_str().unwrap_or("").to_string())}</p>
+                <p class="description">{field(|d| d.summary["description"].as_str().unwrap_or("").to_string())}</p>
                 <div class="label">"Devices it applies to"</div>
                 <div class="ids">
                     <For each=ids key=|id| id.clone() let:id>
@@ -444,7 +448,14 @@ fn ConfirmDialog(
                 </div>
                 <div class="label">"Exactly what the server will receive"</div>
                 <pre id="confirm-input" class="mono">{field(|d| pretty(&d.summary["input"]))}</pre>
-                <p class="note">"Changing the selection now makes this approval invalid."</p>
+                <Show
+                    when=drifted
+                    fallback=|| view! { <p class="note">"Changing the selection now makes this approval invalid."</p> }
+                >
+                    <p id="confirm-drift" class="note warn">
+                        "The selection changed after the agent asked: approving will not run this call. Reject it, or restore the selection."
+                    </p>
+                </Show>
                 <div class="buttons">
                     <button id="reject" class="reject" on:click=reject.clone()>"Reject"</button>
                     <button id="approve" class="approve" on:click=approve.clone()>"Approve"</button>

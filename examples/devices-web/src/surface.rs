@@ -320,12 +320,7 @@ fn register(
             .when(move || selected_count() > 0)
             .unavailable_reason("Select at least one device in the table first")
             .confirmation(ConfirmationLevel::Required)
-            .describe(move || {
-                format!(
-                    "Applies to the {} device(s) selected in the table",
-                    selected_count()
-                )
-            })
+            .describe(move || applies_to(selected_count()))
             .context(&component),
     )?;
     let purge = registry.register_procedure(
@@ -335,12 +330,7 @@ fn register(
             })
             .when(move || selected_count() > 0)
             .unavailable_reason("Select at least one device in the table first")
-            .describe(move || {
-                format!(
-                    "Applies to the {} device(s) selected in the table",
-                    selected_count()
-                )
-            })
+            .describe(move || applies_to(selected_count()))
             .context(&component),
     )?;
     Ok(vec![component, list, disable, purge])
@@ -350,4 +340,12 @@ fn register(
 /// descriptions' counts).
 pub fn surface_changed(registry: &SurfaceRegistry) {
     registry.notify_changed();
+}
+
+/// The contextual description of the selection-bound procedures.
+fn applies_to(count: usize) -> String {
+    match count {
+        1 => "Applies to the device selected in the table.".to_string(),
+        n => format!("Applies to the {n} devices selected in the table."),
+    }
 }
