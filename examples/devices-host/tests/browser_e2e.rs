@@ -221,6 +221,12 @@ impl Stack {
 
     async fn finish(self) {
         self.browser.quit().await;
+    }
+}
+
+impl Drop for Stack {
+    /// Also on a failed assertion: the Chromium profile goes away.
+    fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.profile);
     }
 }
