@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
+#[cfg(unix)]
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -37,7 +39,12 @@ pub struct Driver {
 impl Driver {
     /// Starts `chromedriver --port=0` and reads the port it chose.
     pub fn start(chromedriver: &Path) -> Result<Driver, String> {
-        let mut child = Command::new(chromedriver)
+        // Its own process group: Chromium inherits it, so dropping the
+        // driver (also when a test fails before `quit`) ends the browser too.
+        let mut command = Command::new(chromedriver);
+        #[cfg(unix)]
+        command.process_group(0);
+        let mut child = command
             .arg("--port=0")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -107,6 +114,11 @@ impl Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        // The whole group: chromedriver and the Chromium it started.
+        let _ = Command::new("kill")
+            .args(["-s", "KILL", "--", &format!("-{}", self.child.id())])
+            .stderr(Stdio::null())
+            .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
