@@ -58,6 +58,12 @@ pub use surface_runtime::{
 #[cfg(feature = "tokio")]
 pub use surface_runtime::TokioTimer;
 
+/// Browser transports (feature `browser`, wasm32 only): oRPC over `fetch`,
+/// the session over a `WebSocket`, a `setTimeout` timer
+/// (`docs/browser.md`).
+#[cfg(all(feature = "browser", target_arch = "wasm32"))]
+pub use surface_runtime::browser;
+
 /// The runtime's modules, for everything not at the root: the oRPC
 /// bridges ([`bridge`]), browser sessions and the agent host ([`host`]),
 /// tool export for MCP, OpenAI and Anthropic ([`export`]), the format and

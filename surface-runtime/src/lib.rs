@@ -54,6 +54,8 @@ pub mod authority;
 pub mod binding;
 pub mod bridge;
 mod callback;
+#[cfg(all(feature = "browser", target_arch = "wasm32"))]
+pub mod browser;
 pub mod cancellation;
 pub mod clock;
 pub mod component;

@@ -881,6 +881,54 @@ impl AgentHost {
         })))
     }
 
+    /// Accepts a browser's progress message for an outstanding call
+    /// (docs/host.md, "Confirmation while the call waits"): it must arrive
+    /// on the dispatching authenticated connection and session and echo
+    /// the call's connection, run, tool call and invocation ids. Progress
+    /// changes nothing in the host's bookkeeping — the call stays
+    /// outstanding until its result — and can never approve anything.
+    /// Returns the call it reports on.
+    ///
+    /// # Errors
+    /// [`HostError::ProtocolVersion`]; [`HostError::Unsolicited`] when no
+    /// call with this invocation id is outstanding;
+    /// [`HostError::ResultMismatch`] naming the first differing field.
+    pub fn accept_progress(
+        &self,
+        connection: &AuthenticatedConnection,
+        progress: &super::progress::BrowserSurfaceProgress,
+    ) -> Result<BrowserSurfaceCall, HostError> {
+        if progress.protocol_version != PROTOCOL_VERSION {
+            return Err(HostError::ProtocolVersion(progress.protocol_version));
+        }
+        let state = self.lock();
+        let call = &state
+            .outstanding
+            .get(&progress.invocation_id)
+            .ok_or_else(|| HostError::Unsolicited(progress.invocation_id.clone()))?
+            .call;
+        let mismatch = |field| HostError::ResultMismatch {
+            invocation_id: progress.invocation_id.clone(),
+            field,
+        };
+        if connection.connection_id != call.connection_id {
+            return Err(mismatch("authenticated connection"));
+        }
+        if connection.session_id != call.identity.session_id {
+            return Err(mismatch("authenticated session"));
+        }
+        if progress.connection_id != call.connection_id {
+            return Err(mismatch("connectionId"));
+        }
+        if progress.run_id != call.run_id {
+            return Err(mismatch("runId"));
+        }
+        if progress.tool_call_id != call.tool_call_id {
+            return Err(mismatch("toolCallId"));
+        }
+        Ok(call.clone())
+    }
+
     /// The calls currently outstanding, sorted by invocation id.
     pub fn outstanding(&self) -> Vec<BrowserSurfaceCall> {
         let state = self.lock();

@@ -20,6 +20,8 @@
 
 mod agent_host;
 mod error;
+mod confirm;
+mod progress;
 mod session;
 mod source;
 mod verify;
@@ -27,6 +29,11 @@ mod wire;
 
 pub use agent_host::*;
 pub use error::{ArtifactMismatch, EchoField, HostError, IdentityChange};
+pub use confirm::{
+    ConfirmationDecisionError, ConfirmationEvent, ConfirmationListener, ConfirmationMode,
+    ConfirmationOutcome, HeldConfirmation, ProgressListener, SessionEventSubscription,
+};
+pub use progress::{BrowserSurfaceProgress, BrowserToHostMessage, ProgressStage};
 pub use session::{
     AnnouncementListener, AnnouncementSubscription, BrowserSurfaceSession,
     BrowserSurfaceSessionOptions, SessionCollection, SessionError, SessionUsage,

@@ -12,7 +12,9 @@
 //!    an already parsed call), `protocolVersion ≠ 1`, an empty id, an
 //!    invocation id that breaks the invocation-id rule
 //!    ([`check_invocation_id`]: 1–256 visible ASCII characters), or a
-//!    missing `registrationId`/`surfaceVersion` ⇒ `invalid-call`;
+//!    missing `registrationId`/`surfaceVersion` ⇒ `invalid-call` (with
+//!    [`ConfirmationMode::Hold`], also a call carrying confirmation
+//!    evidence: the page decides confirmations itself);
 //! 3. identity (app, build, session, tab) ≠ the session's ⇒ `wrong-session`;
 //! 4. not connected, or a connection id this session has closed ⇒
 //!    `disconnected`; a connection id it never opened ⇒ `wrong-session`;
@@ -24,7 +26,10 @@
 //!    an ordinary `UNKNOWN_CAPABILITY` error with `retry: after-refresh`,
 //!    without dispatch (only discoverable capabilities are dispatched);
 //! 8. `maxEntries` calls retained ⇒ `capacity-exceeded` (nothing evicted);
-//! 9. dispatch to the registry; the call is recorded and its result frozen.
+//! 9. dispatch to the registry; the call is recorded and its result frozen
+//!    (with [`ConfirmationMode::Hold`], a `CONFIRMATION_REQUIRED` answer
+//!    first waits for the user's decision: see `docs/host.md`,
+//!    "Confirmation while the call waits").
 //!
 //! Only dispatched calls are recorded: rejections are stateless, so
 //! garbage cannot fill the table. Per recorded call the session keeps the
@@ -40,6 +45,11 @@ use futures_util::future::{AbortHandle, Abortable, FutureExt, Shared};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::confirm::{
+    self, ConfirmationDecisionError, ConfirmationEvent, ConfirmationMode, HeldConfirmation,
+    HeldTable, HoldContext, SessionEventSubscription,
+};
+use super::progress::BrowserSurfaceProgress;
 use super::source::{SourceListener, SourceSubscription, SurfaceSource};
 use super::wire::{
     echo_ids, within_envelope_limit, BrowserSurfaceAnnouncement, BrowserSurfaceCall,
@@ -47,7 +57,7 @@ use super::wire::{
     PROTOCOL_VERSION,
 };
 use crate::cancellation::Cancellation;
-use crate::clock::{Clock, SystemClock};
+use crate::clock::{Clock, SystemClock, Timer};
 use crate::invocation::{
     check_invocation_id, AgentConsumer, AgentError, AgentInvocationResult, ErrorCode, Retry,
 };
@@ -86,8 +96,18 @@ pub struct BrowserSurfaceSessionOptions {
     /// Lifetime of the whole adapter from creation (default
     /// [`DEFAULT_TTL`]).
     pub ttl: Duration,
-    /// Time source for expiry (default [`SystemClock`]).
+    /// Time source for expiry (default [`SystemClock`]). With
+    /// [`ConfirmationMode::Hold`] it must read the registry's time: held
+    /// confirmations expire at the registry's `expiresAtMs`.
     pub clock: Arc<dyn Clock>,
+    /// How calls that need local confirmation are answered (default
+    /// [`ConfirmationMode::Return`]; docs/host.md, "Confirmation while the
+    /// call waits").
+    pub confirmations: ConfirmationMode,
+    /// Wakes held calls when their confirmation expires (default none:
+    /// expiry is then noticed at the next `invoke`, `approve`, `reject` or
+    /// `held_confirmations`, and the host's own timeout bounds the wait).
+    pub timer: Option<Arc<dyn Timer>>,
 }
 
 impl BrowserSurfaceSessionOptions {
@@ -106,6 +126,8 @@ impl BrowserSurfaceSessionOptions {
             max_entries: DEFAULT_MAX_ENTRIES,
             ttl: DEFAULT_TTL,
             clock: Arc::new(SystemClock),
+            confirmations: ConfirmationMode::Return,
+            timer: None,
         }
     }
     /// Sets `max_entries`.
@@ -121,6 +143,17 @@ impl BrowserSurfaceSessionOptions {
     /// Sets the clock.
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
+        self
+    }
+    /// Sets how calls that need local confirmation are answered
+    /// ([`ConfirmationMode::Hold`]: they wait for the user's decision).
+    pub fn confirmations(mut self, mode: ConfirmationMode) -> Self {
+        self.confirmations = mode;
+        self
+    }
+    /// Sets the timer that ends held calls when their confirmation expires.
+    pub fn timer(mut self, timer: Arc<dyn Timer>) -> Self {
+        self.timer = Some(timer);
         self
     }
 }
@@ -161,6 +194,10 @@ pub enum SessionCollection {
     ConnectionIds,
     /// The announcement listeners.
     Listeners,
+    /// The confirmation listeners.
+    ConfirmationListeners,
+    /// The progress listeners.
+    ProgressListeners,
 }
 
 impl std::fmt::Display for SessionCollection {
@@ -168,6 +205,8 @@ impl std::fmt::Display for SessionCollection {
         f.write_str(match self {
             SessionCollection::ConnectionIds => "connection ids",
             SessionCollection::Listeners => "listeners",
+            SessionCollection::ConfirmationListeners => "confirmation listeners",
+            SessionCollection::ProgressListeners => "progress listeners",
         })
     }
 }
@@ -243,6 +282,39 @@ struct State {
     next_id: u64,
     calls: HashMap<String, CallEntry>,
     source_subscription: Option<Box<dyn SourceSubscription>>,
+    /// Call futures aborted under the lock, dropped once it is released
+    /// (dropping a held call runs its clean-up, which calls listeners).
+    graveyard: Vec<CallState>,
+}
+
+/// The locked state; drops the aborted call futures after unlocking.
+struct StateGuard<'a> {
+    guard: Option<MutexGuard<'a, State>>,
+}
+
+impl std::ops::Deref for StateGuard<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        self.guard.as_deref().expect("present until dropped")
+    }
+}
+
+impl std::ops::DerefMut for StateGuard<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        self.guard.as_deref_mut().expect("present until dropped")
+    }
+}
+
+impl Drop for StateGuard<'_> {
+    fn drop(&mut self) {
+        let graveyard = self
+            .guard
+            .as_mut()
+            .map(|g| std::mem::take(&mut g.graveyard))
+            .unwrap_or_default();
+        drop(self.guard.take());
+        drop(graveyard);
+    }
 }
 
 /// The discoverable registrations of each capability id in one snapshot.
@@ -293,6 +365,9 @@ struct Inner {
     clock: Arc<dyn Clock>,
     state: Mutex<State>,
     index: Mutex<Option<Arc<SnapshotIndex>>>,
+    confirmations: ConfirmationMode,
+    timer: Option<Arc<dyn Timer>>,
+    held: Arc<HeldTable>,
 }
 
 /// The browser side of a remote agent session (`docs/host.md`): announces the
@@ -376,8 +451,10 @@ pub struct SessionUsage {
 }
 
 impl Inner {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> StateGuard<'_> {
+        StateGuard {
+            guard: Some(self.state.lock().unwrap_or_else(|p| p.into_inner())),
+        }
     }
 
     /// Checks expiry; on the first call after the deadline clears the state
@@ -385,6 +462,7 @@ impl Inner {
     fn expire_if_due(&self, state: &mut State) -> Option<Box<dyn SourceSubscription>> {
         if state.phase == Phase::Active && self.clock.now_ms() >= self.expires_at_ms {
             state.phase = Phase::Expired;
+            self.held.clear_listeners();
             return clear(state, RejectionReason::SessionExpired);
         }
         None
@@ -458,7 +536,11 @@ fn abort_pending(state: &mut State, reason: RejectionReason) {
         {
             cancellation.cancel();
             abort.abort();
-            entry.state = CallState::Done(BrowserSurfaceOutcome::rejected(reason));
+            let aborted = std::mem::replace(
+                &mut entry.state,
+                CallState::Done(BrowserSurfaceOutcome::rejected(reason)),
+            );
+            state.graveyard.push(aborted);
         }
     }
 }
@@ -500,8 +582,12 @@ impl BrowserSurfaceSession {
                 next_id: 0,
                 calls: HashMap::new(),
                 source_subscription: None,
+                graveyard: Vec::new(),
             }),
             index: Mutex::new(None),
+            confirmations: options.confirmations,
+            timer: options.timer,
+            held: HeldTable::new(options.max_entries),
         });
         let weak = Arc::downgrade(&inner);
         let listener: Arc<SourceListener> = Arc::new(move |_version| {
@@ -561,6 +647,7 @@ impl BrowserSurfaceSession {
             state.connection = Some(connection_id.clone());
         }
         drop(guard);
+        confirm::abort_all(&self.inner.held, &*self.inner.source);
         Ok(self.inner.announce(connection_id))
     }
 
@@ -633,6 +720,7 @@ impl BrowserSurfaceSession {
             guard
         };
         drop(guard);
+        confirm::abort_all(&self.inner.held, &*self.inner.source);
     }
 
     /// Aborts pending calls (answered `disconnected`), clears every retained
@@ -655,7 +743,122 @@ impl BrowserSurfaceSession {
             guard
         };
         drop(guard);
+        confirm::abort_all(&self.inner.held, &*self.inner.source);
+        self.inner.held.clear_listeners();
         *self.inner.index.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// How calls that need local confirmation are answered.
+    pub fn confirmation_mode(&self) -> ConfirmationMode {
+        self.inner.confirmations
+    }
+
+    /// Registers `listener` for the held confirmations
+    /// ([`ConfirmationMode::Hold`]): [`ConfirmationEvent::Requested`] when a
+    /// call starts waiting (show the dialog with its `summary`),
+    /// [`ConfirmationEvent::Settled`] when it stops (take it down). Called
+    /// outside the session's locks; a listener may call the session.
+    ///
+    /// # Errors
+    /// [`SessionError::Expired`], [`SessionError::Disposed`],
+    /// [`SessionError::CapacityExceeded`] (`SessionCollection::ConfirmationListeners`) at
+    /// `max_entries` live listeners.
+    pub fn on_confirmation(
+        &self,
+        listener: impl Fn(&ConfirmationEvent)
+            + crate::sync::MaybeSend
+            + crate::sync::MaybeSync
+            + 'static,
+    ) -> Result<SessionEventSubscription, SessionError> {
+        self.check_active()?;
+        self.inner
+            .held
+            .add_confirmation_listener(Arc::new(listener))
+            .ok_or(SessionError::CapacityExceeded {
+                collection: SessionCollection::ConfirmationListeners,
+                max: self.inner.max_entries,
+            })
+    }
+
+    /// Registers `listener` for the [`BrowserSurfaceProgress`] messages to
+    /// send to the host (`awaiting-confirmation`, `confirmed`). Called
+    /// outside the session's locks.
+    ///
+    /// # Errors
+    /// As [`Self::on_confirmation`] (`SessionCollection::ProgressListeners`).
+    pub fn on_progress(
+        &self,
+        listener: impl Fn(&BrowserSurfaceProgress)
+            + crate::sync::MaybeSend
+            + crate::sync::MaybeSync
+            + 'static,
+    ) -> Result<SessionEventSubscription, SessionError> {
+        self.check_active()?;
+        self.inner
+            .held
+            .add_progress_listener(Arc::new(listener))
+            .ok_or(SessionError::CapacityExceeded {
+                collection: SessionCollection::ProgressListeners,
+                max: self.inner.max_entries,
+            })
+    }
+
+    /// The confirmations calls are waiting for, soonest expiry first
+    /// (expired ones are answered first and not listed).
+    pub fn held_confirmations(&self) -> Vec<HeldConfirmation> {
+        self.inner
+            .held
+            .sweep_expired(&*self.inner.source, self.inner.clock.now_ms());
+        self.inner.held.list()
+    }
+
+    /// The **user** approves a held confirmation (an application action:
+    /// never expose it to the model or the host). The registry issues the
+    /// evidence, the waiting call runs again with it under a fresh
+    /// invocation id, and its result answers the host's original call.
+    ///
+    /// # Errors
+    /// [`ConfirmationDecisionError::Unknown`] when no call waits for it;
+    /// [`ConfirmationDecisionError::Expired`] /
+    /// [`ConfirmationDecisionError::NotPending`] when the registry no
+    /// longer accepts it (the call is then answered
+    /// `CONFIRMATION_INVALID`).
+    pub fn approve(&self, confirmation_id: &str) -> Result<(), ConfirmationDecisionError> {
+        self.inner.held.approve(
+            &*self.inner.source,
+            confirmation_id,
+            self.inner.clock.now_ms(),
+        )
+    }
+
+    /// The **user** rejects a held confirmation: the waiting call is
+    /// answered `CONFIRMATION_INVALID` with `details.reason: "rejected"`
+    /// and retry `no`; it never runs.
+    ///
+    /// # Errors
+    /// [`ConfirmationDecisionError::Unknown`] when no call waits for it.
+    pub fn reject(&self, confirmation_id: &str) -> Result<(), ConfirmationDecisionError> {
+        self.inner.held.reject(
+            &*self.inner.source,
+            confirmation_id,
+            self.inner.clock.now_ms(),
+        )
+    }
+
+    fn check_active(&self) -> Result<(), SessionError> {
+        let guard;
+        let phase;
+        {
+            let mut state = self.inner.lock();
+            guard = self.inner.expire_if_due(&mut state);
+            phase = state.phase;
+        }
+        drop(guard);
+        match phase {
+            Phase::Active => Ok(()),
+            Phase::Expired => Err(SessionError::Expired),
+            Phase::Disposed => Err(SessionError::Disposed),
+        }
     }
 
     /// Retained entries per collection.
@@ -751,6 +954,16 @@ impl BrowserSurfaceSession {
         // 2. shape and size (outside the lock: serialization is O(size)).
         if !shape_ok(call) {
             return O::rejected(RejectionReason::InvalidCall);
+        }
+        if self.inner.confirmations == ConfirmationMode::Hold {
+            // The page decides confirmations itself: evidence from the host
+            // is never legitimate in this mode.
+            if call.invocation.confirmation.is_some() {
+                return O::rejected(RejectionReason::InvalidCall);
+            }
+            self.inner
+                .held
+                .sweep_expired(&*self.inner.source, self.inner.clock.now_ms());
         }
         // The compact serialization is canonical (objects are key-sorted
         // maps), so its digest identifies the envelope however it was
@@ -899,11 +1112,25 @@ impl BrowserSurfaceSession {
     fn start_call(&self, call: &BrowserSurfaceCall) -> (CallFuture, AbortHandle, Cancellation) {
         let (abort, registration) = AbortHandle::new_pair();
         let cancellation = Cancellation::new();
-        let invoke = self.inner.source.invoke(
+        let mut invoke = self.inner.source.invoke(
             call.invocation.clone(),
             self.inner.consumer.clone(),
             cancellation.clone(),
         );
+        if self.inner.confirmations == ConfirmationMode::Hold {
+            invoke = confirm::hold(
+                HoldContext {
+                    table: self.inner.held.clone(),
+                    source: self.inner.source.clone(),
+                    consumer: self.inner.consumer.clone(),
+                    call: call.clone(),
+                    cancellation: cancellation.clone(),
+                    clock: self.inner.clock.clone(),
+                    timer: self.inner.timer.clone(),
+                },
+                invoke,
+            );
+        }
         let future: BoxFuture<'static, BrowserSurfaceOutcome> =
             Box::pin(Abortable::new(invoke, registration).map(|r| match r {
                 Ok(result) => BrowserSurfaceOutcome::Invocation(result),

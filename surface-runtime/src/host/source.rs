@@ -7,7 +7,10 @@
 use std::sync::Arc;
 
 use crate::cancellation::Cancellation;
-use crate::invocation::{AgentConsumer, AgentInvocation, AgentInvocationResult};
+use crate::confirmation::ConfirmationError;
+use crate::invocation::{
+    AgentConsumer, AgentInvocation, AgentInvocationResult, ConfirmationEvidence,
+};
 use crate::registry::SurfaceRegistry;
 use crate::snapshot::SurfaceSnapshot;
 use crate::sync::{BoxFuture, MaybeSend, MaybeSync};
@@ -46,6 +49,21 @@ pub trait SurfaceSource: MaybeSend + MaybeSync + 'static {
     /// Calls `listener` after every change until the returned guard is
     /// dropped.
     fn subscribe(&self, listener: Arc<SourceListener>) -> Box<dyn SourceSubscription>;
+    /// Approves a pending confirmation and returns the signed evidence
+    /// (`SurfaceRegistry::confirm`). Called only by
+    /// `BrowserSurfaceSession::approve`, an application action. The default
+    /// refuses every id ([`ConfirmationError::Unknown`]): a source that
+    /// wraps a registry must forward this and [`Self::reject`], or held
+    /// confirmations can never be approved (docs/host.md, "Confirmation
+    /// while the call waits").
+    fn confirm(&self, confirmation_id: &str) -> Result<ConfirmationEvidence, ConfirmationError> {
+        Err(ConfirmationError::Unknown(confirmation_id.to_string()))
+    }
+    /// Rejects a pending (or approved, unused) confirmation
+    /// (`SurfaceRegistry::reject`). The default refuses every id.
+    fn reject(&self, confirmation_id: &str) -> Result<(), ConfirmationError> {
+        Err(ConfirmationError::Unknown(confirmation_id.to_string()))
+    }
 }
 
 impl SurfaceSource for SurfaceRegistry {
@@ -75,5 +93,13 @@ impl SurfaceSource for SurfaceRegistry {
         Box::new(SurfaceRegistry::subscribe(self, move |change| {
             listener(change.surface_version)
         }))
+    }
+
+    fn confirm(&self, confirmation_id: &str) -> Result<ConfirmationEvidence, ConfirmationError> {
+        SurfaceRegistry::confirm(self, confirmation_id)
+    }
+
+    fn reject(&self, confirmation_id: &str) -> Result<(), ConfirmationError> {
+        SurfaceRegistry::reject(self, confirmation_id)
     }
 }

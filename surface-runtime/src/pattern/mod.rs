@@ -310,12 +310,36 @@ pub(crate) mod js {
 
     /// `new URL(input)` succeeds (WHATWG URL parsing, no base). A host
     /// without a `URL` global refuses every input.
+    ///
+    /// Chromium's `URL` accepts forbidden host code points in special-scheme
+    /// URLs and percent-encodes them (`http://exa mple.com` has the
+    /// hostname `exa%20mple.com`), where the WHATWG parser — Node's, so
+    /// zod's — fails. A valid special-scheme host never contains `%` (it is
+    /// itself forbidden after percent-decoding), so such a parse is
+    /// refused here too.
     pub(crate) fn can_parse_url(input: &str) -> bool {
         URL.with(|ctor| {
             ctor.as_ref().is_some_and(|ctor| {
-                Reflect::construct(ctor, &Array::of1(&JsValue::from_str(input))).is_ok()
+                match Reflect::construct(ctor, &Array::of1(&JsValue::from_str(input))) {
+                    Ok(url) => !escaped_special_host(&url),
+                    Err(_) => false,
+                }
             })
         })
+    }
+
+    fn escaped_special_host(url: &JsValue) -> bool {
+        let field = |name: &str| {
+            Reflect::get(url, &JsValue::from_str(name))
+                .ok()
+                .and_then(|v| v.as_string())
+                .unwrap_or_default()
+        };
+        let special = matches!(
+            field("protocol").as_str(),
+            "http:" | "https:" | "ws:" | "wss:" | "ftp:" | "file:"
+        );
+        special && field("hostname").contains('%')
     }
 }
 

@@ -56,6 +56,9 @@ impl SurfaceRegistry {
         } = ready;
         let confirmation_id = confirmation.as_ref().map(|c| c.id.clone());
         let cancellation = Cancellation::new();
+        // Fires the executor's signal when this future is dropped mid-call
+        // (a browser session aborting a call at disconnect drops it).
+        let abandoned = CancelOnDrop(Some(cancellation.clone()));
         let timeout = match (&self.settings().timer, self.settings().timeout) {
             (Some(timer), Some(t)) => Some(timer.sleep(t)),
             _ => None,
@@ -89,6 +92,7 @@ impl SurfaceRegistry {
                 race(handler(input), timeout, caller).await
             }
         };
+        abandoned.disarm();
         let outcome = self.settle(&target, raced, &cancellation);
         self.result(invocation_id, &target, confirmation_id, outcome)
     }
@@ -188,6 +192,24 @@ fn sanitize(target: &Registered, e: ExecutionError) -> ExecutionError {
     let internal = json!({"code": e.code, "message": e.message, "internal": e.internal});
     ExecutionError::new(ErrorCode::ExecutionFailed, "The call failed.", Retry::No)
         .with_internal(internal)
+}
+
+/// Cancels the executor's signal if the call's future is dropped before
+/// the executor finished; [`CancelOnDrop::disarm`] once it did.
+struct CancelOnDrop(Option<Cancellation>);
+
+impl CancelOnDrop {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(cancellation) = self.0.take() {
+            cancellation.cancel();
+        }
+    }
 }
 
 /// Races the execution against the timeout and the caller's cancellation,

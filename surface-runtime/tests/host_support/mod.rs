@@ -217,6 +217,15 @@ impl SurfaceSource for CountingSource {
     fn subscribe(&self, listener: Arc<SourceListener>) -> Box<dyn SourceSubscription> {
         SurfaceSource::subscribe(&self.inner, listener)
     }
+    fn confirm(
+        &self,
+        confirmation_id: &str,
+    ) -> Result<surface_runtime::ConfirmationEvidence, surface_runtime::ConfirmationError> {
+        SurfaceSource::confirm(&self.inner, confirmation_id)
+    }
+    fn reject(&self, confirmation_id: &str) -> Result<(), surface_runtime::ConfirmationError> {
+        SurfaceSource::reject(&self.inner, confirmation_id)
+    }
 }
 
 pub fn identity() -> BrowserSurfaceIdentity {

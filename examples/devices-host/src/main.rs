@@ -1,0 +1,110 @@
+//! `cargo run -p devices-host`: builds the page, starts the oRPC peer and
+//! the host on 127.0.0.1, prints the URL.
+//!
+//! ```text
+//! devices-host [--port N] [--backend URL] [--no-build]
+//! ```
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use devices_host::{page, peer::Peer, serve, HostConfig, PEER_USER_TOKEN};
+
+const USAGE: &str = "usage: devices-host [--port N] [--backend URL] [--no-build]
+
+Builds the devices page (wasm32, Leptos), starts the oRPC peer of
+tests/orpc-peer and the agent host on 127.0.0.1, and prints the URL.
+
+  --port N        listen on port N (default 8080; 0 = any free port)
+  --backend URL   use a running oRPC backend (e.g. http://127.0.0.1:4000/rpc)
+                  instead of starting the peer
+  --no-build      serve the page built last time";
+
+fn main() -> ExitCode {
+    let mut port = 8080u16;
+    let mut backend = None;
+    let mut build = true;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--port" => match args.next().and_then(|p| p.parse().ok()) {
+                Some(p) => port = p,
+                None => return usage("--port needs a number 0..65535"),
+            },
+            "--backend" => match args.next() {
+                Some(url) => backend = Some(url),
+                None => return usage("--backend needs a URL"),
+            },
+            "--no-build" => build = false,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            other => return usage(&format!("unknown argument {other:?}")),
+        }
+    }
+    if build {
+        match page::build() {
+            Ok(built) => eprintln!(
+                "devices-host: page built in {} ({} bytes of wasm{})",
+                built.dir.display(),
+                built.wasm_bytes,
+                if built.optimized {
+                    ", wasm-opt -Oz"
+                } else {
+                    ""
+                }
+            ),
+            Err(e) => {
+                eprintln!("devices-host: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let peer = match backend {
+        Some(url) => Err(url),
+        None => match Peer::start() {
+            Ok(peer) => Ok(peer),
+            Err(e) => {
+                eprintln!("devices-host: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let backend_rpc = match &peer {
+        Ok(peer) => peer.rpc_url(),
+        Err(url) => url.clone(),
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("devices-host: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async {
+        let config = HostConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], port)),
+            backend_rpc: backend_rpc.clone(),
+            backend_authorization: PEER_USER_TOKEN.into(),
+            page_dir: page::pkg_dir(),
+        };
+        let running = match serve(config).await {
+            Ok(running) => running,
+            Err(e) => {
+                eprintln!("devices-host: cannot listen on 127.0.0.1:{port}: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        println!("devices console: {}", running.url());
+        eprintln!("devices-host: backend {backend_rpc}; Ctrl-C stops host and peer");
+        let _ = tokio::signal::ctrl_c().await;
+        drop(running);
+        ExitCode::SUCCESS
+    })
+}
+
+fn usage(problem: &str) -> ExitCode {
+    eprintln!("devices-host: {problem}\n\n{USAGE}");
+    ExitCode::from(2)
+}

@@ -1,0 +1,203 @@
+//! Building the page: `cargo build -p devices-web --target
+//! wasm32-unknown-unknown --profile web`, then `wasm-bindgen --target web`,
+//! then `wasm-opt -Oz` when binaryen is installed.
+//!
+//! The output is `target/devices-web/pkg/` (`devices_web.js`,
+//! `devices_web_bg.wasm`). wasm-bindgen and wasm-opt run again only when
+//! cargo produced a different `.wasm` (a stamp file records its size and
+//! modification time).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("..")
+        .canonicalize()
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+}
+
+/// The workspace target directory (`CARGO_TARGET_DIR` or `target/`).
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target"))
+}
+
+/// Where the built page lives.
+pub fn pkg_dir() -> PathBuf {
+    target_dir().join("devices-web").join("pkg")
+}
+
+/// The two files the page needs, in [`pkg_dir`].
+pub const PAGE_FILES: [&str; 2] = ["devices_web.js", "devices_web_bg.wasm"];
+
+/// The WebAssembly features `wasm-opt` may keep, named explicitly: the
+/// page is stripped (no `target_features` section to detect them from), and
+/// `--all-features` lets older binaryen releases (Debian's 108) emit typed
+/// function references, which Chromium refuses to compile. These are the
+/// ones rustc's `wasm32-unknown-unknown` output uses, plus SIMD (the
+/// dependency tree has `simd128` code paths).
+const WASM_FEATURES: [&str; 7] = [
+    "--enable-bulk-memory",
+    "--enable-sign-ext",
+    "--enable-nontrapping-float-to-int",
+    "--enable-mutable-globals",
+    "--enable-reference-types",
+    "--enable-multivalue",
+    "--enable-simd",
+];
+
+/// The oldest binaryen whose `wasm-opt` the build uses. Debian's 108
+/// turns wasm-bindgen's `externref` table into a `funcref` table: the page
+/// then fails at start-up with "WebAssembly.Table.set(): Argument 1 is
+/// invalid for table". Release 132 (npm `binaryen`) was checked to produce
+/// a working page; releases in between were not tried.
+const MIN_WASM_OPT: u32 = 109;
+
+/// `wasm-opt --version`'s release number (`wasm-opt version 108` → 108).
+fn wasm_opt_version() -> Option<u32> {
+    let out = Command::new("wasm-opt").arg("--version").output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rest = &text[text.find("version")? + "version".len()..];
+    rest.trim_start()
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Bumped when the wasm-bindgen/wasm-opt steps change, so that a page
+/// built by an older pipeline is rebuilt.
+const PIPELINE: &str = "3";
+
+/// What [`build`] did.
+#[derive(Clone, Debug)]
+pub struct Built {
+    /// The directory with [`PAGE_FILES`].
+    pub dir: PathBuf,
+    /// Size of the final `.wasm`, bytes.
+    pub wasm_bytes: u64,
+    /// Whether `wasm-opt` ran (binaryen installed).
+    pub optimized: bool,
+}
+
+fn run(command: &mut Command, what: &str) -> Result<(), String> {
+    let status = command
+        .status()
+        .map_err(|e| format!("could not run {what}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{what} failed ({status})"))
+    }
+}
+
+fn tool_available(name: &str, arg: &str) -> bool {
+    Command::new(name)
+        .arg(arg)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Builds the page (see the module docs).
+///
+/// # Errors
+/// A message naming the step that failed: the cargo build (the
+/// `wasm32-unknown-unknown` target missing: `rustup target add
+/// wasm32-unknown-unknown`), `wasm-bindgen` missing or of another version
+/// than `Cargo.lock`'s (`cargo install wasm-bindgen-cli --version …`),
+/// `wasm-opt` failing.
+pub fn build() -> Result<Built, String> {
+    let root = repo_root();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    eprintln!("devices-host: building the page (cargo build -p devices-web --target wasm32-unknown-unknown --profile web)");
+    run(
+        Command::new(&cargo)
+            .current_dir(&root)
+            .args([
+                "build",
+                "-p",
+                "devices-web",
+                "--target",
+                "wasm32-unknown-unknown",
+                "--profile",
+                "web",
+            ])
+            .env_remove("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER"),
+        "cargo build of the page",
+    )?;
+    let wasm = target_dir()
+        .join("wasm32-unknown-unknown")
+        .join("web")
+        .join("devices-web.wasm");
+    let meta = std::fs::metadata(&wasm).map_err(|e| format!("{}: {e}", wasm.display()))?;
+    let stamp_text = format!(
+        "{PIPELINE} {} {:?}",
+        meta.len(),
+        meta.modified()
+            .ok()
+            .map(|t| t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default())
+    );
+    let dir = pkg_dir();
+    let stamp = dir.join(".built-from");
+    let fresh = std::fs::read_to_string(&stamp).is_ok_and(|s| s == stamp_text)
+        && PAGE_FILES.iter().all(|f| dir.join(f).exists());
+    let out_wasm = dir.join(PAGE_FILES[1]);
+    let mut optimized = std::fs::read_to_string(dir.join(".optimized")).is_ok_and(|s| s == "yes");
+    if !fresh {
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        if !tool_available("wasm-bindgen", "--version") {
+            return Err("wasm-bindgen is not installed: cargo install wasm-bindgen-cli --version <the wasm-bindgen version in Cargo.lock> --locked (scripts/test does it)".into());
+        }
+        run(
+            Command::new("wasm-bindgen")
+                .args([
+                    "--target",
+                    "web",
+                    "--no-typescript",
+                    "--out-name",
+                    "devices_web",
+                    "--out-dir",
+                ])
+                .arg(&dir)
+                .arg(&wasm),
+            "wasm-bindgen",
+        )?;
+        let binaryen = wasm_opt_version();
+        optimized = binaryen.is_some_and(|v| v >= MIN_WASM_OPT);
+        if optimized {
+            run(
+                Command::new("wasm-opt")
+                    .arg("-Oz")
+                    .args(WASM_FEATURES)
+                    .arg(&out_wasm)
+                    .arg("-o")
+                    .arg(&out_wasm),
+                "wasm-opt",
+            )?;
+        } else {
+            eprintln!(
+                "devices-host: {}; the page is not size-optimized",
+                match binaryen {
+                    None => "wasm-opt (binaryen) is not installed".to_string(),
+                    Some(v) => format!("wasm-opt {v} is older than {MIN_WASM_OPT} (it breaks wasm-bindgen's externref table), skipped"),
+                }
+            );
+        }
+        std::fs::write(dir.join(".optimized"), if optimized { "yes" } else { "no" })
+            .and_then(|()| std::fs::write(&stamp, &stamp_text))
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let wasm_bytes = std::fs::metadata(&out_wasm).map(|m| m.len()).unwrap_or(0);
+    Ok(Built {
+        dir,
+        wasm_bytes,
+        optimized,
+    })
+}

@@ -1,0 +1,768 @@
+//! The axum host: routes, the session cookie, the `/rpc` proxy, the
+//! session WebSocket and the scripted agent turn.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use agent_surface::host::{
+    AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceOutcome, BrowserToHostMessage,
+    HostTool, ResultDisposition, ToolCallRequest,
+};
+use agent_surface::{AgentInvocationResult, ConsumerKind};
+use axum::body::Body;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use axum::Router;
+use devices_api::{SessionInfo, TurnReport, TurnStep};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot, Notify};
+
+/// The page's HTML (the wasm-bindgen module is loaded from `/pkg/`).
+pub const INDEX_HTML: &str = include_str!("../../devices-web/index.html");
+
+/// The session cookie's name.
+pub const COOKIE: &str = "agent_session";
+
+/// At most this many sessions are kept; a page load beyond it is refused
+/// (503) until the host restarts.
+pub const MAX_SESSIONS: usize = 1_000;
+/// Largest WebSocket message accepted from a page (an announcement carries
+/// the whole snapshot): 1 MiB.
+pub const MAX_SOCKET_MESSAGE: usize = 1 << 20;
+/// Largest request body proxied to the backend: 1 MiB.
+pub const MAX_PROXY_REQUEST: usize = 1 << 20;
+/// Largest backend answer proxied to the page: 8 MiB.
+pub const MAX_PROXY_RESPONSE: usize = 8 << 20;
+/// How long a scripted turn waits for the page to answer its call (the
+/// user may be deciding): 10 minutes.
+pub const TURN_WAIT: Duration = Duration::from_secs(600);
+
+/// How the host runs.
+#[derive(Clone, Debug)]
+pub struct HostConfig {
+    /// Where to listen (`127.0.0.1:0` for an ephemeral port).
+    pub bind: SocketAddr,
+    /// The backend's RPC handler, e.g. `http://127.0.0.1:4000/rpc`.
+    pub backend_rpc: String,
+    /// The backend credential the host adds for an authenticated page
+    /// (the peer's `Bearer user-token`).
+    pub backend_authorization: String,
+    /// The built page (`devices_web.js`, `devices_web_bg.wasm`).
+    pub page_dir: PathBuf,
+}
+
+/// A session the host issued a cookie for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionRecord {
+    /// The session id the page's announcements must carry.
+    pub session_id: String,
+    /// The user.
+    pub user_id: String,
+    /// The tab of the latest accepted announcement.
+    pub tab_id: Option<String>,
+    /// Its connection, while open.
+    pub connection_id: Option<String>,
+}
+
+enum CallEnd {
+    Completed(BrowserSurfaceOutcome),
+    Interrupted,
+}
+
+struct AppState {
+    host: AgentHost,
+    config: HostConfig,
+    http: reqwest::Client,
+    /// By cookie token.
+    sessions: Mutex<HashMap<String, SessionRecord>>,
+    /// Outgoing frames by connection id.
+    sockets: Mutex<HashMap<String, mpsc::UnboundedSender<String>>>,
+    /// Turns waiting for a call's end, by invocation id.
+    waiting: Mutex<HashMap<String, oneshot::Sender<CallEnd>>>,
+    reports: Mutex<Vec<TurnReport>>,
+    reported: Notify,
+    counter: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).expect("the OS random source");
+    hex::encode(buf)
+}
+
+/// A running host.
+pub struct Running {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    state: Arc<AppState>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    /// `http://ADDR/`.
+    pub fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    /// The agent host (its runs, tools and live surfaces).
+    pub fn host(&self) -> &AgentHost {
+        &self.state.host
+    }
+
+    /// Every session issued so far.
+    pub fn sessions(&self) -> Vec<SessionRecord> {
+        lock(&self.state.sessions).values().cloned().collect()
+    }
+
+    /// Every finished turn's report, oldest first.
+    pub fn reports(&self) -> Vec<TurnReport> {
+        lock(&self.state.reports).clone()
+    }
+
+    /// Waits until `count` turns have reported (or `timeout`).
+    pub async fn wait_for_reports(&self, count: usize, timeout: Duration) -> Vec<TurnReport> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.state.reported.notified();
+            let reports = self.reports();
+            if reports.len() >= count {
+                return reports;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.reports();
+            }
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Starts the host on `config.bind`.
+///
+/// # Errors
+/// The listener cannot bind.
+pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
+    let host = AgentHost::new().with_known_build(devices_api::known_build());
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .map_err(std::io::Error::other)?;
+    let listener = tokio::net::TcpListener::bind(config.bind).await?;
+    let addr = listener.local_addr()?;
+    let state = Arc::new(AppState {
+        host,
+        config,
+        http,
+        sessions: Mutex::default(),
+        sockets: Mutex::default(),
+        waiting: Mutex::default(),
+        reports: Mutex::default(),
+        reported: Notify::new(),
+        counter: AtomicU64::new(1),
+    });
+    let app = Router::new()
+        .route("/", get(index))
+        .route("/pkg/{file}", get(page_file))
+        .route("/app/session", post(session_info))
+        .route("/app/turn", post(turn))
+        .route("/rpc/{*path}", any(proxy))
+        .route("/agent/ws", get(socket))
+        .with_state(state.clone());
+    let task = tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            eprintln!("devices-host: server stopped: {e}");
+        }
+    });
+    Ok(Running { addr, state, task })
+}
+
+/// An oRPC error body, so the page's `FetchOrpcClient` decodes it.
+fn orpc_error(status: StatusCode, code: &str, message: &str) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        json!({"json": {"defined": false, "code": code, "status": status.as_u16(), "message": message}})
+            .to_string(),
+    )
+        .into_response()
+}
+
+fn orpc_ok(value: &impl serde::Serialize) -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        json!({ "json": value }).to_string(),
+    )
+        .into_response()
+}
+
+fn cookie_token(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE)
+        .map(|(_, value)| value.to_string())
+}
+
+/// The session of the request's cookie.
+fn session_of(state: &AppState, headers: &HeaderMap) -> Option<(String, SessionRecord)> {
+    let token = cookie_token(headers)?;
+    let record = lock(&state.sessions).get(&token).cloned()?;
+    Some((token, record))
+}
+
+async fn index(State(state): State<Arc<AppState>>) -> Response {
+    let token = random_hex(32);
+    let record = SessionRecord {
+        session_id: format!("sess-{}", random_hex(8)),
+        user_id: "user-1".into(),
+        tab_id: None,
+        connection_id: None,
+    };
+    {
+        let mut sessions = lock(&state.sessions);
+        if sessions.len() >= MAX_SESSIONS {
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many sessions; restart the host",
+            )
+                .into_response();
+        }
+        sessions.insert(token.clone(), record);
+    }
+    let cookie = format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict");
+    let mut response = (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        INDEX_HTML,
+    )
+        .into_response();
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+async fn page_file(State(state): State<Arc<AppState>>, Path(file): Path<String>) -> Response {
+    let content_type = match file.as_str() {
+        "devices_web.js" => "text/javascript",
+        "devices_web_bg.wasm" => "application/wasm",
+        _ => return (StatusCode::NOT_FOUND, "Not found").into_response(),
+    };
+    match tokio::fs::read(state.config.page_dir.join(&file)).await {
+        Ok(bytes) => (
+            StatusCode::OK,
+            [
+                (header::CONTENT_TYPE, content_type),
+                (header::CACHE_CONTROL, "no-store"),
+            ],
+            bytes,
+        )
+            .into_response(),
+        Err(_) => (
+            StatusCode::NOT_FOUND,
+            "the page is not built: run `cargo run -p devices-host` (it builds it)",
+        )
+            .into_response(),
+    }
+}
+
+async fn session_info(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    match session_of(&state, &headers) {
+        Some((_, record)) => orpc_ok(&SessionInfo {
+            session_id: record.session_id,
+            user_id: record.user_id,
+            socket_path: "/agent/ws".into(),
+        }),
+        None => orpc_error(
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHORIZED",
+            "No session: reload the page.",
+        ),
+    }
+}
+
+async fn turn(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let Some((token, _)) = session_of(&state, &headers) else {
+        return orpc_error(
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHORIZED",
+            "No session: reload the page.",
+        );
+    };
+    let script = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| v["json"]["script"].as_str().map(str::to_string));
+    let path = match script.as_deref() {
+        Some("disable") => "devices.disable",
+        Some("purge") => "devices.purge",
+        _ => {
+            return orpc_error(
+                StatusCode::BAD_REQUEST,
+                "BAD_REQUEST",
+                "script must be \"disable\" or \"purge\"",
+            )
+        }
+    };
+    // The turn runs on its own: a page that goes away does not cancel it.
+    let (tx, rx) = oneshot::channel();
+    tokio::spawn({
+        let state = state.clone();
+        async move {
+            let report = run_turn(&state, &token, path).await;
+            lock(&state.reports).push(report.clone());
+            state.reported.notify_waiters();
+            let _ = tx.send(report);
+        }
+    });
+    match rx.await {
+        Ok(report) => orpc_ok(&report),
+        Err(_) => orpc_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL_SERVER_ERROR",
+            "The turn failed.",
+        ),
+    }
+}
+
+/// The scripted agent turn: discover → call `path` with no ids → wait
+/// while the user decides in the page → report.
+async fn run_turn(state: &Arc<AppState>, token: &str, path: &str) -> TurnReport {
+    let n = state.counter.fetch_add(1, Ordering::SeqCst);
+    let run_id = format!("run-{n}");
+    let mut steps = Vec::new();
+    let report = |steps: Vec<TurnStep>, summary: String| TurnReport {
+        run_id: run_id.clone(),
+        steps,
+        summary,
+    };
+    let Some(record) = lock(&state.sessions).get(token).cloned() else {
+        return report(steps, "Not run: the session is gone.".into());
+    };
+    let Some(tab_id) = record
+        .tab_id
+        .clone()
+        .filter(|_| record.connection_id.is_some())
+    else {
+        return report(
+            steps,
+            "Not run: this page has no live agent session (is it connected?).".into(),
+        );
+    };
+    if let Err(e) = state.host.start_run(AgentRun {
+        run_id: run_id.clone(),
+        session_id: record.session_id.clone(),
+        tab_id: Some(tab_id),
+        kind: ConsumerKind::Embedded,
+    }) {
+        return report(steps, format!("Not run: {e}."));
+    }
+    let tools = state.host.tools_for_run(&run_id);
+    steps.push(TurnStep {
+        action: "discover".into(),
+        outcome: Value::Array(tools.iter().map(describe_tool).collect()),
+    });
+    let capability = format!("domain:{path}");
+    if !tools.iter().any(|t| t.capability_id() == capability) {
+        state.host.end_run(&run_id);
+        return report(steps, format!("Not run: the page does not offer {path}."));
+    }
+    let invocation_id = format!("{run_id}-{}", random_hex(8));
+    let (tx, rx) = oneshot::channel();
+    lock(&state.waiting).insert(invocation_id.clone(), tx);
+    let request = ToolCallRequest::new(
+        &run_id,
+        "tool-call-1",
+        &invocation_id,
+        &capability,
+        json!({}),
+    );
+    let sent = state
+        .host
+        .dispatch(request)
+        .map_err(|e| e.to_string())
+        .and_then(|call| {
+            let text = serde_json::to_string(&call).map_err(|e| e.to_string())?;
+            let sockets = lock(&state.sockets);
+            let socket = sockets
+                .get(&call.connection_id)
+                .ok_or_else(|| "the tab's connection is gone".to_string())?;
+            socket
+                .send(text)
+                .map_err(|_| "the tab's connection is closing".to_string())
+        });
+    steps.push(TurnStep {
+        action: format!("call {path} with no ids"),
+        outcome: json!({"input": {}, "invocationId": invocation_id}),
+    });
+    if let Err(e) = sent {
+        lock(&state.waiting).remove(&invocation_id);
+        state.host.end_run(&run_id);
+        return report(steps, format!("Not run: {e}."));
+    }
+    let end = tokio::time::timeout(TURN_WAIT, rx).await;
+    lock(&state.waiting).remove(&invocation_id);
+    state.host.end_run(&run_id);
+    let (outcome, summary) = match end {
+        Ok(Ok(CallEnd::Completed(outcome))) => {
+            let summary = summarize(path, &outcome);
+            (serde_json::to_value(&outcome).unwrap_or(Value::Null), summary)
+        }
+        Ok(Ok(CallEnd::Interrupted)) | Ok(Err(_)) => (
+            json!({"interrupted": true}),
+            format!(
+                "Interrupted: the tab went away while {path} was pending; its outcome is unknown, reconcile before retrying."
+            ),
+        ),
+        Err(_) => (
+            json!({"timedOut": true}),
+            format!("No answer: the page did not answer {path} within {} minutes.", TURN_WAIT.as_secs() / 60),
+        ),
+    };
+    steps.push(TurnStep {
+        action: "outcome".into(),
+        outcome,
+    });
+    report(steps, summary)
+}
+
+fn describe_tool(tool: &HostTool) -> Value {
+    match tool {
+        HostTool::Browser(b) => {
+            let references: Vec<Value> = b
+                .references
+                .iter()
+                .map(|r| match r {
+                    agent_surface::host::BrowserReference::Procedure(p) => json!({
+                        "registrationId": p.registration_id,
+                        "available": p.available,
+                        "boundFields": p.bound_fields.iter().map(|f| json!({"path": f.path, "locked": f.locked})).collect::<Vec<_>>(),
+                        "confirmation": p.confirmation,
+                    }),
+                    agent_surface::host::BrowserReference::View { component, capability } => json!({
+                        "registrationId": component.registration_id,
+                        "available": capability.available,
+                    }),
+                })
+                .collect();
+            json!({"capabilityId": b.capability_id, "presentation": "browser", "references": references})
+        }
+        HostTool::Server(s) => json!({"capabilityId": s.capability_id, "presentation": "server"}),
+    }
+}
+
+/// One line for a person: what the call's outcome means.
+fn summarize(path: &str, outcome: &BrowserSurfaceOutcome) -> String {
+    match outcome {
+        BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Success { output, .. }) => {
+            let ids: Vec<&str> = output["disabled"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if path == "devices.disable" {
+                if ids.is_empty() {
+                    "Success: devices.disable ran; nothing needed disabling.".to_string()
+                } else {
+                    format!(
+                        "Success: devices.disable ran; the server disabled {}.",
+                        ids.join(", ")
+                    )
+                }
+            } else {
+                format!("Success: {path} ran.")
+            }
+        }
+        BrowserSurfaceOutcome::Invocation(result) => match result.error() {
+            Some(error) => {
+                let reason = error
+                    .details
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default();
+                format!(
+                    "Not done: {}{reason} — {}",
+                    error.code.as_str(),
+                    error.message
+                )
+            }
+            None => format!("Finished: {path}."),
+        },
+        BrowserSurfaceOutcome::Rejected(r) => {
+            format!("Not run: the tab refused the call ({}).", r.reason.as_str())
+        }
+    }
+}
+
+async fn proxy(
+    State(state): State<Arc<AppState>>,
+    Path(path): Path<String>,
+    method: Method,
+    headers: HeaderMap,
+    request: Request,
+) -> Response {
+    if session_of(&state, &headers).is_none() {
+        return orpc_error(
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHORIZED",
+            "No session: reload the page.",
+        );
+    }
+    let query = request
+        .uri()
+        .query()
+        .map(|q| format!("?{q}"))
+        .unwrap_or_default();
+    let body = match axum::body::to_bytes(request.into_body(), MAX_PROXY_REQUEST).await {
+        Ok(body) => body,
+        Err(_) => {
+            return orpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "PAYLOAD_TOO_LARGE",
+                "request too large",
+            )
+        }
+    };
+    let url = format!(
+        "{}/{path}{query}",
+        state.config.backend_rpc.trim_end_matches('/')
+    );
+    let mut upstream = state
+        .http
+        .request(method, url)
+        .header(header::AUTHORIZATION, &state.config.backend_authorization)
+        .body(body);
+    for name in [
+        header::CONTENT_TYPE.as_str(),
+        agent_surface::bridge::INVOCATION_ID_HEADER,
+    ] {
+        if let Some(value) = headers.get(name) {
+            upstream = upstream.header(name, value);
+        }
+    }
+    let mut answer = match upstream.send().await {
+        Ok(answer) => answer,
+        Err(e) => {
+            eprintln!("devices-host: backend unreachable: {e}");
+            return (StatusCode::BAD_GATEWAY, "the backend is unreachable").into_response();
+        }
+    };
+    let status = answer.status();
+    let content_type = answer.headers().get(header::CONTENT_TYPE).cloned();
+    let mut bytes = Vec::new();
+    loop {
+        match answer.chunk().await {
+            Ok(Some(chunk)) => {
+                if bytes.len() + chunk.len() > MAX_PROXY_RESPONSE {
+                    return (StatusCode::BAD_GATEWAY, "the backend's answer is too large")
+                        .into_response();
+                }
+                bytes.extend_from_slice(&chunk);
+            }
+            Ok(None) => break,
+            Err(_) => {
+                return (StatusCode::BAD_GATEWAY, "the backend's answer was cut").into_response()
+            }
+        }
+    }
+    let mut response = Response::new(Body::from(bytes));
+    *response.status_mut() = status;
+    if let Some(ct) = content_type {
+        response.headers_mut().insert(header::CONTENT_TYPE, ct);
+    }
+    response
+}
+
+async fn socket(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let Some((token, record)) = session_of(&state, &headers) else {
+        return (
+            StatusCode::UNAUTHORIZED,
+            "no session cookie: load the page first",
+        )
+            .into_response();
+    };
+    // Same origin only: another site's page cannot ride the cookie.
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let origin = headers
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if origin != format!("http://{host}") {
+        return (StatusCode::FORBIDDEN, "cross-origin session socket refused").into_response();
+    }
+    upgrade
+        .max_message_size(MAX_SOCKET_MESSAGE)
+        .max_frame_size(MAX_SOCKET_MESSAGE)
+        .on_upgrade(move |ws| run_socket(state, token, record, ws))
+}
+
+fn end_call(state: &AppState, invocation_id: &str, end: CallEnd) {
+    if let Some(waiter) = lock(&state.waiting).remove(invocation_id) {
+        let _ = waiter.send(end);
+    }
+}
+
+async fn run_socket(state: Arc<AppState>, token: String, record: SessionRecord, ws: WebSocket) {
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let (mut sink, mut stream) = ws.split();
+    let mut connection: Option<String> = None;
+    let mut refusal: Option<String> = None;
+    loop {
+        tokio::select! {
+            incoming = stream.next() => match incoming {
+                Some(Ok(Message::Text(text))) => {
+                    if let Err(why) = on_message(&state, &token, &record, &mut connection, &tx, text.as_str()) {
+                        refusal = Some(why);
+                        break;
+                    }
+                }
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                Some(Ok(_)) => {}
+            },
+            outgoing = rx.recv() => match outgoing {
+                Some(text) => {
+                    if sink.send(Message::Text(text.into())).await.is_err() {
+                        break;
+                    }
+                }
+                None => break,
+            },
+        }
+    }
+    if let Some(why) = refusal {
+        eprintln!("devices-host: closing a session socket: {why}");
+        let reason: String = why.chars().take(100).collect();
+        let _ = sink
+            .send(Message::Close(Some(CloseFrame {
+                code: 1008,
+                reason: reason.into(),
+            })))
+            .await;
+    }
+    if let Some(connection_id) = connection {
+        lock(&state.sockets).remove(&connection_id);
+        if let Some(s) = lock(&state.sessions).get_mut(&token) {
+            if s.connection_id.as_deref() == Some(connection_id.as_str()) {
+                s.connection_id = None;
+            }
+        }
+        for interrupted in state.host.connection_closed(&connection_id) {
+            end_call(
+                &state,
+                &interrupted.call.invocation.invocation_id,
+                CallEnd::Interrupted,
+            );
+        }
+    }
+}
+
+/// Handles one frame; `Err` closes the socket with that reason.
+fn on_message(
+    state: &AppState,
+    token: &str,
+    record: &SessionRecord,
+    connection: &mut Option<String>,
+    tx: &mpsc::UnboundedSender<String>,
+    text: &str,
+) -> Result<(), String> {
+    let message: BrowserToHostMessage = serde_json::from_str(text)
+        .map_err(|e| format!("neither an announcement, a result nor progress: {e}"))?;
+    let auth = |connection_id: &str| {
+        AuthenticatedConnection::new(connection_id, &record.session_id, &record.user_id)
+    };
+    match message {
+        BrowserToHostMessage::Announcement(announcement) => {
+            // One socket carries one connection id.
+            if let Some(existing) = connection.as_deref() {
+                if existing != announcement.connection_id {
+                    return Err("a second connection id on one socket".into());
+                }
+            }
+            let accepted = state
+                .host
+                .accept_announcement(&auth(&announcement.connection_id), &announcement)
+                .map_err(|e| format!("announcement refused: {e}"))?;
+            if connection.is_none() {
+                *connection = Some(announcement.connection_id.clone());
+                lock(&state.sockets).insert(announcement.connection_id.clone(), tx.clone());
+            }
+            if let Some(s) = lock(&state.sessions).get_mut(token) {
+                s.tab_id = Some(announcement.identity.tab_id.clone());
+                s.connection_id = Some(announcement.connection_id.clone());
+            }
+            for interrupted in accepted.interrupted {
+                end_call(
+                    state,
+                    &interrupted.call.invocation.invocation_id,
+                    CallEnd::Interrupted,
+                );
+            }
+        }
+        BrowserToHostMessage::Result(result) => {
+            let Some(connection_id) = connection.as_deref() else {
+                return Err("a result before any announcement".into());
+            };
+            match state.host.accept_result(&auth(connection_id), &result) {
+                Ok(ResultDisposition::Completed(done)) => {
+                    end_call(
+                        state,
+                        &done.call.invocation.invocation_id,
+                        CallEnd::Completed(done.result),
+                    );
+                }
+                Ok(ResultDisposition::Duplicate) => {}
+                Err(e) => eprintln!("devices-host: result refused: {e}"),
+            }
+        }
+        BrowserToHostMessage::Progress(progress) => {
+            // A call waiting for the user (awaiting-confirmation, then
+            // confirmed with the retry's id): checked, and logged.
+            let Some(connection_id) = connection.as_deref() else {
+                return Err("progress before any announcement".into());
+            };
+            match state.host.accept_progress(&auth(connection_id), &progress) {
+                Ok(_) => eprintln!(
+                    "devices-host: {} is {}",
+                    progress.invocation_id,
+                    progress.stage.as_str()
+                ),
+                Err(e) => eprintln!("devices-host: progress refused: {e}"),
+            }
+        }
+    }
+    Ok(())
+}

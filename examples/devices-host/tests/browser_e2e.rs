@@ -1,0 +1,466 @@
+//! The devices console end to end in headless Chromium: the real oRPC peer
+//! (`tests/orpc-peer`), the agent host (in process), the Leptos page built
+//! for wasm32, and Debian's `chromium` driven over WebDriver
+//! (`chromedriver`). Each test starts its own peer, host and browser.
+//!
+//! Screenshots of each step go to `target/browser-e2e/*.png`.
+//!
+//! Needs Chromium + ChromeDriver (`/usr/bin/chromium`,
+//! `/usr/bin/chromedriver`, or `CHROMIUM` / `CHROMEDRIVER`), Node.js, the
+//! `wasm32-unknown-unknown` target and `wasm-bindgen` (`scripts/test`
+//! installs them all). Without them the tests print a skip notice — and
+//! fail when `CI=true`.
+
+mod webdriver;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use agent_surface::bridge::{CallOptions, HttpOrpcClient, OrpcClient};
+use devices_host::{page, peer::Peer, serve, HostConfig, Running, PEER_USER_TOKEN};
+use serde_json::{json, Value};
+use webdriver::{Driver, Session};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Skips loudly, or fails under CI.
+fn unavailable(test: &str, why: &str) {
+    if ci() {
+        panic!("{test} cannot run (CI=true makes this a failure): {why}");
+    }
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stderr(),
+        "\n!!! SKIPPED {test}: {why}\n!!! Run scripts/test (it installs everything); with CI=true this fails.\n"
+    );
+}
+
+fn tool(env: &str, default: &str) -> PathBuf {
+    std::env::var_os(env)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(default))
+}
+
+fn node_available() -> bool {
+    std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Builds the page once per test process.
+fn built_page() -> &'static Result<page::Built, String> {
+    static PAGE: OnceLock<Result<page::Built, String>> = OnceLock::new();
+    PAGE.get_or_init(page::build)
+}
+
+/// One test's world: peer, host, chromedriver, browser.
+struct Stack {
+    peer: Peer,
+    host: Running,
+    _driver: Driver,
+    browser: Session,
+    profile: PathBuf,
+    shots: PathBuf,
+}
+
+/// Tests run one at a time (each starts a browser; the machine is small).
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+async fn stack(test: &str) -> Option<Stack> {
+    let chromium = tool("CHROMIUM", "/usr/bin/chromium");
+    let chromedriver = tool("CHROMEDRIVER", "/usr/bin/chromedriver");
+    if !chromium.exists() || !chromedriver.exists() {
+        unavailable(
+            test,
+            &format!(
+                "Chromium ({}) or ChromeDriver ({}) is missing: apt-get install -y chromium chromium-driver",
+                chromium.display(),
+                chromedriver.display()
+            ),
+        );
+        return None;
+    }
+    if !node_available() {
+        unavailable(
+            test,
+            "Node.js is missing (the oRPC peer needs Node.js >= 20)",
+        );
+        return None;
+    }
+    let built = match tokio::task::spawn_blocking(built_page)
+        .await
+        .expect("page build task")
+    {
+        Ok(built) => built,
+        Err(e) => {
+            unavailable(test, &format!("the page could not be built: {e}"));
+            return None;
+        }
+    };
+    let peer = Peer::start().expect("the oRPC peer starts");
+    let host = serve(HostConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        backend_rpc: peer.rpc_url(),
+        backend_authorization: PEER_USER_TOKEN.into(),
+        page_dir: built.dir.clone(),
+    })
+    .await
+    .expect("the host starts");
+    let driver = Driver::start(&chromedriver).expect("chromedriver starts");
+    let profile = page::target_dir()
+        .join("browser-e2e")
+        .join(format!("profile-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&profile);
+    std::fs::create_dir_all(&profile).unwrap();
+    let browser = driver
+        .session(&chromium, &profile)
+        .await
+        .expect("a Chromium session");
+    browser.goto(&host.url()).await.unwrap();
+    browser
+        .wait_for_text("#agent-status", WAIT, |t| t == "Agent connected")
+        .await
+        .expect("the page connects to the agent host");
+    browser
+        .wait_for("#status-dev-1", WAIT)
+        .await
+        .expect("the devices table loads from the oRPC peer");
+    Some(Stack {
+        peer,
+        host,
+        _driver: driver,
+        browser,
+        profile,
+        shots: page::target_dir().join("browser-e2e"),
+    })
+}
+
+impl Stack {
+    async fn shot(&self, name: &str) {
+        let path = self.shots.join(format!("{name}.png"));
+        self.browser.screenshot(&path).await.expect("screenshot");
+    }
+
+    /// The statuses the backend itself reports, by id.
+    async fn server_statuses(&self) -> Vec<(String, String)> {
+        let client =
+            HttpOrpcClient::new(self.peer.rpc_url()).with_header("authorization", PEER_USER_TOKEN);
+        let out = client
+            .call("devices.list", Some(json!({})), CallOptions::default())
+            .await
+            .expect("devices.list on the peer");
+        out["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                (
+                    d["id"].as_str().unwrap().to_string(),
+                    d["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    async fn table_status(&self, id: &str) -> String {
+        let element = self
+            .browser
+            .wait_for(&format!("#status-{id}"), WAIT)
+            .await
+            .unwrap();
+        self.browser.text(&element).await.unwrap()
+    }
+
+    async fn wait_table_status(&self, id: &str, status: &str) {
+        self.browser
+            .wait_for_text(&format!("#status-{id}"), WAIT, |t| t == status)
+            .await
+            .unwrap_or_else(|e| panic!("{id} never shown {status}: {e}"));
+    }
+
+    async fn select(&self, ids: &[&str]) {
+        for id in ids {
+            self.browser.click(&format!("#select-{id}")).await.unwrap();
+        }
+        let expected = format!("Selected: {}", ids.join(", "));
+        self.browser
+            .wait_for_text("#selection", WAIT, |t| t.starts_with(&expected))
+            .await
+            .unwrap();
+    }
+
+    /// Clicks "Ask the agent…" and waits for the dialog; returns the
+    /// effective input it shows.
+    async fn start_turn_until_confirmation(&self, button: &str) -> Value {
+        self.browser.click(button).await.unwrap();
+        let text = self
+            .browser
+            .wait_for_text("#confirm-input", WAIT, |t| !t.is_empty())
+            .await
+            .expect("the page shows a confirmation");
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text:?}: {e}"))
+    }
+
+    async fn report(&self) -> String {
+        self.browser
+            .wait_for_text("#turn-report", WAIT, |t| !t.is_empty())
+            .await
+            .expect("the page shows the turn's report")
+    }
+
+    async fn activity(&self) -> String {
+        let element = self.browser.wait_for("#activity", WAIT).await.unwrap();
+        self.browser.text(&element).await.unwrap()
+    }
+
+    async fn finish(self) {
+        self.browser.quit().await;
+    }
+}
+
+impl Drop for Stack {
+    /// Also on a failed assertion: the Chromium profile goes away.
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
+
+fn seed_with(disabled: &[&str]) -> Vec<(String, String)> {
+    ["dev-1", "dev-2", "dev-3", "dev-locked"]
+        .iter()
+        .map(|id| {
+            let status = if *id == "dev-3" || disabled.contains(id) {
+                "disabled"
+            } else {
+                "active"
+            };
+            (id.to_string(), status.to_string())
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_the_confirmation_disables_exactly_the_selected_devices() {
+    let _serial = SERIAL.lock().await;
+    let started = Instant::now();
+    let Some(s) = stack("approving_the_confirmation_disables_exactly_the_selected_devices").await
+    else {
+        return;
+    };
+    s.select(&["dev-1", "dev-2"]).await;
+    s.shot("01-selection").await;
+    let input = s.start_turn_until_confirmation("#start-turn").await;
+    assert_eq!(input, json!({"deviceIds": ["dev-1", "dev-2"]}));
+    s.shot("02-confirmation").await;
+    // Nothing ran yet: the call waits for the user.
+    assert_eq!(s.server_statuses().await, seed_with(&[]));
+    s.browser.click("#approve").await.unwrap();
+    let report = s.report().await;
+    assert_eq!(
+        report,
+        "Agent turn: Success: devices.disable ran; the server disabled dev-1, dev-2."
+    );
+    s.wait_table_status("dev-1", "disabled").await;
+    s.wait_table_status("dev-2", "disabled").await;
+    assert_eq!(s.table_status("dev-locked").await, "active");
+    assert_eq!(s.server_statuses().await, seed_with(&["dev-1", "dev-2"]));
+    assert!(
+        s.activity().await.contains("Done: disabled dev-1, dev-2."),
+        "{}",
+        s.activity().await
+    );
+    s.shot("03-result").await;
+    let reports = s.host.reports();
+    assert_eq!(reports.len(), 1);
+    assert_eq!(reports[0].steps[0].action, "discover");
+    let disable = reports[0].steps[0]
+        .outcome
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["capabilityId"] == "domain:devices.disable")
+        .cloned()
+        .expect("devices.disable discovered");
+    assert_eq!(disable["presentation"], "browser");
+    assert_eq!(
+        disable["references"][0]["boundFields"],
+        json!([{"path": "deviceIds", "locked": true}])
+    );
+    assert_eq!(reports[0].steps[1].outcome["input"], json!({}));
+    s.finish().await;
+    eprintln!("e2e approve: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejecting_the_confirmation_leaves_the_devices_active() {
+    let _serial = SERIAL.lock().await;
+    let Some(s) = stack("rejecting_the_confirmation_leaves_the_devices_active").await else {
+        return;
+    };
+    s.select(&["dev-1", "dev-2"]).await;
+    let input = s.start_turn_until_confirmation("#start-turn").await;
+    assert_eq!(input, json!({"deviceIds": ["dev-1", "dev-2"]}));
+    s.browser.click("#reject").await.unwrap();
+    let report = s.report().await;
+    assert!(
+        report.starts_with("Agent turn: Not done: CONFIRMATION_INVALID (rejected)"),
+        "{report}"
+    );
+    assert!(s
+        .activity()
+        .await
+        .contains("You rejected it; nothing was done."));
+    assert!(s.browser.find("#confirm-dialog").await.unwrap().is_none());
+    assert_eq!(s.table_status("dev-1").await, "active");
+    assert_eq!(s.table_status("dev-2").await, "active");
+    assert_eq!(s.server_statuses().await, seed_with(&[]));
+    s.shot("04-rejected").await;
+    s.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_selection_change_after_discovery_makes_the_old_confirmation_a_different_call() {
+    let _serial = SERIAL.lock().await;
+    let Some(s) =
+        stack("a_selection_change_after_discovery_makes_the_old_confirmation_a_different_call")
+            .await
+    else {
+        return;
+    };
+    s.select(&["dev-1", "dev-2"]).await;
+    let input = s.start_turn_until_confirmation("#start-turn").await;
+    assert_eq!(input, json!({"deviceIds": ["dev-1", "dev-2"]}));
+    // The user adds dev-3 while the confirmation is open, then approves.
+    s.browser.click("#select-dev-3").await.unwrap();
+    s.browser
+        .wait_for_text("#selection", WAIT, |t| {
+            t.starts_with("Selected: dev-1, dev-2, dev-3")
+        })
+        .await
+        .unwrap();
+    s.shot("05-selection-changed").await;
+    s.browser.click("#approve").await.unwrap();
+    let report = s.report().await;
+    assert!(
+        report.starts_with("Agent turn: Not done: CONFIRMATION_INVALID (different-call)"),
+        "{report}"
+    );
+    assert!(
+        s.activity()
+            .await
+            .contains("Your approval no longer matches: the selection changed after the agent asked, so nothing was done."),
+        "{}",
+        s.activity().await
+    );
+    assert_eq!(s.server_statuses().await, seed_with(&[]));
+    s.shot("06-different-call").await;
+    s.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_tab_aborts_the_pending_call_and_the_host_removes_its_tools() {
+    let _serial = SERIAL.lock().await;
+    let Some(s) =
+        stack("closing_the_tab_aborts_the_pending_call_and_the_host_removes_its_tools").await
+    else {
+        return;
+    };
+    s.select(&["dev-1"]).await;
+    let input = s.start_turn_until_confirmation("#start-turn").await;
+    assert_eq!(input, json!({"deviceIds": ["dev-1"]}));
+    let sessions = s.host.sessions();
+    assert_eq!(sessions.len(), 1);
+    let tab = sessions[0]
+        .tab_id
+        .clone()
+        .expect("the tab announced itself");
+    assert!(s.host.host().has_live_surface(&tab));
+    assert_eq!(s.host.host().outstanding().len(), 1, "the call is pending");
+    s.shot("07-pending-before-close").await;
+    // Keep the browser alive in another tab, close the page's tab.
+    let page_tab = s.browser.window().await.unwrap();
+    let other = s.browser.new_tab().await.unwrap();
+    s.browser.switch_to(&page_tab).await.unwrap();
+    s.browser.close_window().await.unwrap();
+    s.browser.switch_to(&other).await.unwrap();
+    let reports = s.host.wait_for_reports(1, WAIT).await;
+    assert_eq!(reports.len(), 1, "the turn ended");
+    assert_eq!(
+        reports[0].summary,
+        "Interrupted: the tab went away while devices.disable was pending; its outcome is unknown, reconcile before retrying."
+    );
+    assert!(!s.host.host().has_live_surface(&tab));
+    assert!(s.host.host().outstanding().is_empty());
+    // A new run for that session gets no browser tools.
+    s.host
+        .host()
+        .start_run(agent_surface::host::AgentRun {
+            run_id: "after-close".into(),
+            session_id: sessions[0].session_id.clone(),
+            tab_id: Some(tab.clone()),
+            kind: agent_surface::ConsumerKind::Embedded,
+        })
+        .unwrap();
+    assert!(s.host.host().tools_for_run("after-close").is_empty());
+    assert_eq!(s.server_statuses().await, seed_with(&[]));
+    s.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unavailable_and_stale_capability_are_told_to_the_user_in_words() {
+    let _serial = SERIAL.lock().await;
+    let Some(s) = stack("unavailable_and_stale_capability_are_told_to_the_user_in_words").await
+    else {
+        return;
+    };
+    // Nothing selected: devices.disable is unavailable.
+    s.browser.click("#start-turn").await.unwrap();
+    let report = s.report().await;
+    assert!(
+        report.starts_with("Agent turn: Not done: UNAVAILABLE"),
+        "{report}"
+    );
+    assert!(
+        s.activity()
+            .await
+            .contains("Not available right now: Select at least one device in the table first"),
+        "{}",
+        s.activity().await
+    );
+    s.shot("08-unavailable").await;
+    // devices.purge (destructive) waits for confirmation; the view changes
+    // (the filter) before the user approves: the call was made against an
+    // outdated view.
+    s.select(&["dev-2"]).await;
+    let input = s.start_turn_until_confirmation("#start-purge").await;
+    assert_eq!(input, json!({"deviceIds": ["dev-2"]}));
+    s.browser
+        .click("#filter option[value=active]")
+        .await
+        .unwrap();
+    s.browser
+        .wait_for_text("#devices tbody", WAIT, |t| !t.contains("dev-3"))
+        .await
+        .unwrap();
+    s.browser.click("#approve").await.unwrap();
+    s.browser
+        .wait_for_text("#turn-report", WAIT, |t| t.contains("STALE_CAPABILITY"))
+        .await
+        .unwrap();
+    assert!(
+        s.activity()
+            .await
+            .contains("The agent acted on an outdated view of this page; nothing was done."),
+        "{}",
+        s.activity().await
+    );
+    assert_eq!(s.server_statuses().await, seed_with(&[]));
+    s.shot("09-stale-capability").await;
+    s.finish().await;
+}

@@ -1,0 +1,38 @@
+//! The devices console page (Leptos 0.8, client-side rendering), built for
+//! `wasm32-unknown-unknown` and served by `examples/devices-host`
+//! (`cargo run -p devices-host` builds it, starts the oRPC peer and the
+//! host, and prints the URL). See `docs/browser.md`.
+//!
+//! * The devices table is loaded from the real oRPC backend over `fetch`
+//!   (`agent_surface::browser::FetchOrpcClient`, same origin: the host
+//!   proxies `/rpc`).
+//! * Its selection and filter are UI state, bound into `devices.disable`
+//!   and `devices.purge` (`devices_api::DisableSelection`,
+//!   `PurgeSelection`: locked, the agent never sees the ids).
+//! * The tab's surface goes to the agent host over a WebSocket
+//!   (`agent_surface::browser::SessionSocket`).
+//! * The activity panel shows each agent call and its result in words;
+//!   the confirmation dialog shows the effective input and approves or
+//!   rejects through the session — the model can do neither.
+#![forbid(unsafe_code)]
+
+#[cfg(target_arch = "wasm32")]
+mod app;
+#[cfg(target_arch = "wasm32")]
+mod surface;
+#[cfg(target_arch = "wasm32")]
+mod words;
+
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    leptos::mount::mount_to_body(app::App);
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    eprintln!(
+        "devices-web is a wasm32 page: `cargo run -p devices-host` builds it \
+         (cargo build --target wasm32-unknown-unknown -p devices-web, then wasm-bindgen) and serves it"
+    );
+    std::process::exit(2);
+}

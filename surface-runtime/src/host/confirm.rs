@@ -1,0 +1,631 @@
+//! Confirmation while the call waits (docs/host.md, "Confirmation while the
+//! call waits").
+//!
+//! With [`ConfirmationMode::Hold`], a call dispatched through a
+//! `BrowserSurfaceSession` whose registry answers `CONFIRMATION_REQUIRED`
+//! is not answered yet. The session
+//!
+//! 1. records a [`HeldConfirmation`] (the registry's confirmation id, the
+//!    capability, and `summary` = the registry's `details.summary`, whose
+//!    `input` is the effective input the server will receive) and tells the
+//!    application ([`ConfirmationEvent::Requested`]) so the page can show
+//!    its dialog, and the host ([`BrowserSurfaceProgress`],
+//!    `awaiting-confirmation`);
+//! 2. waits for the application's decision — `approve` / `reject`, methods
+//!    of the session that neither the host nor the model can reach — or
+//!    the confirmation's expiry, or the connection's end;
+//! 3. on approval takes the evidence from the registry, tells the host
+//!    (`confirmed`, with the fresh invocation id), re-runs the call with
+//!    that evidence under a **fresh invocation id**, and answers the
+//!    *original* call with that result (its `invocationId` the original's);
+//!    on rejection or expiry answers `CONFIRMATION_INVALID`
+//!    (`details.reason` `"rejected"`, retry `no`; `"expired"`, retry
+//!    `yes`; `"not-pending"`, retry `yes`, when the registry no longer
+//!    holds the confirmation). Disconnect and dispose abort the wait.
+//!
+//! Evidence never leaves the page: it goes from the registry to the retry
+//! inside this module. In this mode a host call that carries evidence is
+//! refused (`invalid-call`) before anything is recorded.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use futures_channel::oneshot;
+use futures_util::future::{select, Either};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::progress::BrowserSurfaceProgress;
+use super::source::SurfaceSource;
+use super::wire::BrowserSurfaceCall;
+use crate::cancellation::Cancellation;
+use crate::clock::{Clock, Timer};
+use crate::confirmation::ConfirmationError;
+use crate::invocation::{
+    AgentConsumer, AgentError, AgentInvocationResult, ConfirmationEvidence, ErrorCode, Retry,
+};
+use crate::sync::BoxFuture;
+
+/// How a `BrowserSurfaceSession` answers a call that needs the user's
+/// local confirmation (docs/host.md, "Confirmation while the call waits").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ConfirmationMode {
+    /// The registry's `CONFIRMATION_REQUIRED` goes back to the host as the
+    /// call's result (the default). The host must then obtain evidence
+    /// through the application and send a new call carrying it.
+    #[default]
+    Return,
+    /// The call waits in the page until the user approves, rejects, the
+    /// confirmation expires or the connection ends; the host receives one
+    /// result for its original call. The application must show the held
+    /// confirmations (`on_confirmation` / `held_confirmations`): a session
+    /// nobody listens to keeps each such call waiting until it expires.
+    Hold,
+}
+
+/// A call the session holds for the user's decision: what the page's
+/// dialog shows. camelCase JSON, for a JavaScript UI.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldConfirmation {
+    /// The registry's confirmation id: the argument of `approve`/`reject`.
+    pub confirmation_id: String,
+    /// The host's invocation id (the call that waits).
+    pub invocation_id: String,
+    /// The connection the call arrived on.
+    pub connection_id: String,
+    /// The agent run.
+    pub run_id: String,
+    /// The model's tool call.
+    pub tool_call_id: String,
+    /// The capability called (`domain:…` / `view:…`).
+    pub capability_id: String,
+    /// The registration called.
+    pub registration_id: String,
+    /// The registry's `details.summary`: `capabilityId`, `registrationId`,
+    /// `description`, `effect` (procedures) and `input` — the effective
+    /// input, bound values included, exactly what the server will receive
+    /// if the user approves and the view has not changed meanwhile.
+    pub summary: Value,
+    /// When the confirmation expires, ms since the Unix epoch.
+    pub expires_at_ms: u64,
+}
+
+/// How a held confirmation ended, serialized kebab-case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConfirmationOutcome {
+    /// The user approved; the call runs with the evidence.
+    Approved,
+    /// The user rejected; the call was answered `CONFIRMATION_INVALID`
+    /// (`rejected`).
+    Rejected,
+    /// It expired (or the registry dropped it) before a decision; the call
+    /// was answered `CONFIRMATION_INVALID` (`expired` / `not-pending`).
+    Expired,
+    /// The wait was aborted: disconnect, reconnect, dispose or session
+    /// expiry. The call was answered `disconnected`.
+    Aborted,
+}
+
+/// What the session tells the application about held confirmations
+/// (`BrowserSurfaceSession::on_confirmation`). JSON: `{"type":"requested",
+/// …HeldConfirmation}` or `{"type":"settled","confirmationId",
+/// "invocationId","outcome"}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum ConfirmationEvent {
+    /// Show this confirmation to the user.
+    Requested(HeldConfirmation),
+    /// Take it down: it was decided, expired or aborted.
+    #[serde(rename_all = "camelCase")]
+    Settled {
+        /// The confirmation.
+        confirmation_id: String,
+        /// The host's invocation id.
+        invocation_id: String,
+        /// How it ended.
+        outcome: ConfirmationOutcome,
+    },
+}
+
+/// Why `BrowserSurfaceSession::approve` / `reject` did nothing.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfirmationDecisionError {
+    /// No call of this session waits for this confirmation (never held,
+    /// already decided, expired, or aborted).
+    #[error("no call of this session waits for confirmation `{0}`")]
+    Unknown(String),
+    /// It expired before the decision; the call was answered
+    /// `CONFIRMATION_INVALID` (`expired`).
+    #[error("confirmation `{0}` expired before the decision; the call was answered CONFIRMATION_INVALID (expired)")]
+    Expired(String),
+    /// The registry no longer held it as pending (dropped at its bound of
+    /// live confirmations, or approved/rejected directly through the
+    /// registry); the call was answered `CONFIRMATION_INVALID`
+    /// (`not-pending`).
+    #[error("the registry no longer holds confirmation `{id}` as pending ({source}); the call was answered CONFIRMATION_INVALID (not-pending)")]
+    NotPending {
+        /// The confirmation.
+        id: String,
+        /// The registry's answer.
+        source: ConfirmationError,
+    },
+}
+
+/// Receives every [`ConfirmationEvent`]. `Send + Sync` on native targets,
+/// plain on `wasm32`.
+#[cfg(not(target_arch = "wasm32"))]
+pub type ConfirmationListener = dyn Fn(&ConfirmationEvent) + Send + Sync;
+/// Receives every [`ConfirmationEvent`]. `Send + Sync` on native targets,
+/// plain on `wasm32`.
+#[cfg(target_arch = "wasm32")]
+pub type ConfirmationListener = dyn Fn(&ConfirmationEvent);
+
+/// Receives every [`BrowserSurfaceProgress`] to send to the host.
+/// `Send + Sync` on native targets, plain on `wasm32`.
+#[cfg(not(target_arch = "wasm32"))]
+pub type ProgressListener = dyn Fn(&BrowserSurfaceProgress) + Send + Sync;
+/// Receives every [`BrowserSurfaceProgress`] to send to the host.
+/// `Send + Sync` on native targets, plain on `wasm32`.
+#[cfg(target_arch = "wasm32")]
+pub type ProgressListener = dyn Fn(&BrowserSurfaceProgress);
+
+/// A registration from `BrowserSurfaceSession::on_confirmation` or
+/// `on_progress`; dropping it (or [`Self::unsubscribe`]) removes the
+/// listener.
+#[must_use = "dropping the subscription unsubscribes the listener"]
+pub struct SessionEventSubscription {
+    table: Weak<HeldTable>,
+    id: u64,
+}
+
+impl SessionEventSubscription {
+    /// Removes the listener now.
+    pub fn unsubscribe(self) {}
+}
+
+impl Drop for SessionEventSubscription {
+    fn drop(&mut self) {
+        if let Some(table) = self.table.upgrade() {
+            let mut state = table.lock();
+            state
+                .confirmation_listeners
+                .retain(|(id, _)| *id != self.id);
+            state.progress_listeners.retain(|(id, _)| *id != self.id);
+        }
+    }
+}
+
+impl std::fmt::Debug for SessionEventSubscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionEventSubscription")
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+/// The decision sent to a waiting call.
+enum Decision {
+    Approve(ConfirmationEvidence),
+    Reject,
+    /// Expired or no longer pending at the registry: `details.reason`.
+    Withdrawn(&'static str),
+}
+
+struct HeldEntry {
+    info: HeldConfirmation,
+    decide: oneshot::Sender<Decision>,
+}
+
+#[derive(Default)]
+struct HeldState {
+    entries: HashMap<String, HeldEntry>,
+    confirmation_listeners: Vec<(u64, Arc<ConfirmationListener>)>,
+    progress_listeners: Vec<(u64, Arc<ProgressListener>)>,
+    next_id: u64,
+}
+
+/// The confirmations a session holds and the listeners it tells. At most
+/// one entry per pending call, so bounded by the session's `max_entries`.
+pub(super) struct HeldTable {
+    state: Mutex<HeldState>,
+    max_listeners: usize,
+}
+
+impl HeldTable {
+    // On wasm32 listeners are not `Send`; the table is still shared.
+    #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
+    pub(super) fn new(max_listeners: usize) -> Arc<Self> {
+        Arc::new(Self {
+            state: Mutex::new(HeldState::default()),
+            max_listeners,
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HeldState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds a confirmation listener; `None` at the bound.
+    pub(super) fn add_confirmation_listener(
+        self: &Arc<Self>,
+        listener: Arc<ConfirmationListener>,
+    ) -> Option<SessionEventSubscription> {
+        let mut state = self.lock();
+        if state.confirmation_listeners.len() >= self.max_listeners {
+            return None;
+        }
+        state.next_id += 1;
+        let id = state.next_id;
+        state.confirmation_listeners.push((id, listener));
+        Some(SessionEventSubscription {
+            table: Arc::downgrade(self),
+            id,
+        })
+    }
+
+    /// Adds a progress listener; `None` at the bound.
+    pub(super) fn add_progress_listener(
+        self: &Arc<Self>,
+        listener: Arc<ProgressListener>,
+    ) -> Option<SessionEventSubscription> {
+        let mut state = self.lock();
+        if state.progress_listeners.len() >= self.max_listeners {
+            return None;
+        }
+        state.next_id += 1;
+        let id = state.next_id;
+        state.progress_listeners.push((id, listener));
+        Some(SessionEventSubscription {
+            table: Arc::downgrade(self),
+            id,
+        })
+    }
+
+    /// Drops every listener and held entry without notifying (dispose and
+    /// expiry clear everything; the waits are aborted separately).
+    pub(super) fn clear_listeners(&self) {
+        let mut state = self.lock();
+        state.confirmation_listeners.clear();
+        state.progress_listeners.clear();
+    }
+
+    /// The held confirmations, oldest first by expiry (then id).
+    pub(super) fn list(&self) -> Vec<HeldConfirmation> {
+        let mut all: Vec<HeldConfirmation> = self
+            .lock()
+            .entries
+            .values()
+            .map(|e| e.info.clone())
+            .collect();
+        all.sort_by(|a, b| {
+            (a.expires_at_ms, &a.confirmation_id).cmp(&(b.expires_at_ms, &b.confirmation_id))
+        });
+        all
+    }
+
+    fn notify(&self, event: &ConfirmationEvent) {
+        let listeners: Vec<_> = self
+            .lock()
+            .confirmation_listeners
+            .iter()
+            .map(|(_, l)| l.clone())
+            .collect();
+        for listener in listeners {
+            listener(event);
+        }
+    }
+
+    fn progress(&self, message: &BrowserSurfaceProgress) {
+        let listeners: Vec<_> = self
+            .lock()
+            .progress_listeners
+            .iter()
+            .map(|(_, l)| l.clone())
+            .collect();
+        for listener in listeners {
+            listener(message);
+        }
+    }
+
+    fn settled(&self, info: &HeldConfirmation, outcome: ConfirmationOutcome) {
+        self.notify(&ConfirmationEvent::Settled {
+            confirmation_id: info.confirmation_id.clone(),
+            invocation_id: info.invocation_id.clone(),
+            outcome,
+        });
+    }
+
+    fn take(&self, confirmation_id: &str) -> Option<HeldEntry> {
+        self.lock().entries.remove(confirmation_id)
+    }
+
+    /// Answers every held call whose confirmation expired by `now` (ms)
+    /// with `CONFIRMATION_INVALID` (`expired`): the lazy expiry of
+    /// sessions without a timer.
+    pub(super) fn sweep_expired(&self, source: &dyn SurfaceSource, now: u64) {
+        let expired: Vec<HeldEntry> = {
+            let mut state = self.lock();
+            let ids: Vec<String> = state
+                .entries
+                .iter()
+                .filter(|(_, e)| e.info.expires_at_ms < now)
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter()
+                .filter_map(|id| state.entries.remove(id))
+                .collect()
+        };
+        for entry in expired {
+            let _ = source.reject(&entry.info.confirmation_id);
+            let _ = entry.decide.send(Decision::Withdrawn("expired"));
+            self.settled(&entry.info, ConfirmationOutcome::Expired);
+        }
+    }
+
+    /// The application approves: the registry issues the evidence and the
+    /// waiting call re-runs with it.
+    pub(super) fn approve(
+        &self,
+        source: &dyn SurfaceSource,
+        confirmation_id: &str,
+        now: u64,
+    ) -> Result<(), ConfirmationDecisionError> {
+        self.sweep_expired(source, now);
+        let entry = self
+            .take(confirmation_id)
+            .ok_or_else(|| ConfirmationDecisionError::Unknown(confirmation_id.to_string()))?;
+        match source.confirm(confirmation_id) {
+            Ok(evidence) => {
+                let _ = entry.decide.send(Decision::Approve(evidence));
+                self.settled(&entry.info, ConfirmationOutcome::Approved);
+                Ok(())
+            }
+            Err(ConfirmationError::Expired(id)) => {
+                let _ = entry.decide.send(Decision::Withdrawn("expired"));
+                self.settled(&entry.info, ConfirmationOutcome::Expired);
+                Err(ConfirmationDecisionError::Expired(id))
+            }
+            Err(error) => {
+                // Approved elsewhere (its evidence is not ours) or gone:
+                // make sure no stray evidence stays usable.
+                let _ = source.reject(confirmation_id);
+                let _ = entry.decide.send(Decision::Withdrawn("not-pending"));
+                self.settled(&entry.info, ConfirmationOutcome::Expired);
+                Err(ConfirmationDecisionError::NotPending {
+                    id: confirmation_id.to_string(),
+                    source: error,
+                })
+            }
+        }
+    }
+
+    /// The application rejects: the waiting call is answered
+    /// `CONFIRMATION_INVALID` (`rejected`).
+    pub(super) fn reject(
+        &self,
+        source: &dyn SurfaceSource,
+        confirmation_id: &str,
+        now: u64,
+    ) -> Result<(), ConfirmationDecisionError> {
+        self.sweep_expired(source, now);
+        let entry = self
+            .take(confirmation_id)
+            .ok_or_else(|| ConfirmationDecisionError::Unknown(confirmation_id.to_string()))?;
+        // Expired or already gone at the registry: the user's "no" stands.
+        let _ = source.reject(confirmation_id);
+        let _ = entry.decide.send(Decision::Reject);
+        self.settled(&entry.info, ConfirmationOutcome::Rejected);
+        Ok(())
+    }
+}
+
+/// Removes the held entry when the wait ends without a decision (the
+/// future was aborted and dropped): the registry forgets the confirmation
+/// and the application takes its dialog down.
+struct AbortGuard {
+    table: Arc<HeldTable>,
+    source: Arc<dyn SurfaceSource>,
+    confirmation_id: Option<String>,
+}
+
+impl Drop for AbortGuard {
+    fn drop(&mut self) {
+        let Some(id) = self.confirmation_id.take() else {
+            return;
+        };
+        if let Some(entry) = self.table.take(&id) {
+            let _ = self.source.reject(&id);
+            self.table
+                .settled(&entry.info, ConfirmationOutcome::Aborted);
+        }
+    }
+}
+
+/// What a held call needs besides the first answer.
+pub(super) struct HoldContext {
+    pub(super) table: Arc<HeldTable>,
+    pub(super) source: Arc<dyn SurfaceSource>,
+    pub(super) consumer: AgentConsumer,
+    pub(super) call: BrowserSurfaceCall,
+    pub(super) cancellation: Cancellation,
+    pub(super) clock: Arc<dyn Clock>,
+    pub(super) timer: Option<Arc<dyn Timer>>,
+}
+
+/// The registry's confirmation request in `result`, if it is one:
+/// `(confirmationId, summary, expiresAtMs)`.
+fn confirmation_request(result: &AgentInvocationResult) -> Option<(String, Value, u64)> {
+    let error = result.error()?;
+    if error.code != ErrorCode::ConfirmationRequired {
+        return None;
+    }
+    let details = &error.details;
+    let id = details.get("confirmationId")?.as_str()?.to_string();
+    let summary = details.get("summary").cloned().unwrap_or(Value::Null);
+    let expires = details.get("expiresAtMs").and_then(Value::as_u64)?;
+    Some((id, summary, expires))
+}
+
+/// A fresh invocation id for the approved retry: `confirmed-` and 32 hex
+/// digits from the platform's randomness (the registry never runs one id
+/// twice, so it must not be derivable from the host's id).
+fn fresh_invocation_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No randomness: fall back to a process-unique counter and the
+        // time; still never equal to an id the session was sent, as no
+        // host id is checked against it — the registry refuses a repeat.
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        bytes[..8].copy_from_slice(&n.to_le_bytes());
+        bytes[8..].copy_from_slice(&crate::clock::SystemClock.now_ms().to_le_bytes());
+    }
+    format!("confirmed-{}", hex::encode(bytes))
+}
+
+fn invalid(invocation_id: &str, reason: &str) -> AgentInvocationResult {
+    let (message, retry) = match reason {
+        "rejected" => (
+            "The user rejected this call in the application; it did not run.",
+            Retry::No,
+        ),
+        "expired" => (
+            "The user did not confirm this call in time; it did not run. Call again to ask the user again.",
+            Retry::Yes,
+        ),
+        _ => (
+            "The confirmation of this call is no longer pending in the application; it did not run. Call again to ask the user again.",
+            Retry::Yes,
+        ),
+    };
+    AgentInvocationResult::Error {
+        invocation_id: invocation_id.to_string(),
+        error: AgentError::new(ErrorCode::ConfirmationInvalid, message, retry)
+            .with_detail("reason", reason),
+    }
+}
+
+/// `result` answered as the invocation `invocation_id`.
+fn as_invocation(result: AgentInvocationResult, invocation_id: &str) -> AgentInvocationResult {
+    match result {
+        AgentInvocationResult::Success { output, .. } => AgentInvocationResult::Success {
+            invocation_id: invocation_id.to_string(),
+            output,
+        },
+        AgentInvocationResult::Error { error, .. } => AgentInvocationResult::Error {
+            invocation_id: invocation_id.to_string(),
+            error,
+        },
+    }
+}
+
+/// Runs `first` (the registry's answer to the host's call) and, when it is
+/// a confirmation request, holds the call as the module docs describe.
+pub(super) fn hold(
+    ctx: HoldContext,
+    first: BoxFuture<'static, AgentInvocationResult>,
+) -> BoxFuture<'static, AgentInvocationResult> {
+    Box::pin(async move {
+        let first = first.await;
+        let Some((confirmation_id, summary, expires_at_ms)) = confirmation_request(&first) else {
+            return first;
+        };
+        let call = &ctx.call;
+        let info = HeldConfirmation {
+            confirmation_id: confirmation_id.clone(),
+            invocation_id: call.invocation.invocation_id.clone(),
+            connection_id: call.connection_id.clone(),
+            run_id: call.run_id.clone(),
+            tool_call_id: call.tool_call_id.clone(),
+            capability_id: call.invocation.capability_id.clone(),
+            registration_id: call.invocation.registration_id.clone().unwrap_or_default(),
+            summary,
+            expires_at_ms,
+        };
+        let (decide, decision) = oneshot::channel();
+        ctx.table.lock().entries.insert(
+            confirmation_id.clone(),
+            HeldEntry {
+                info: info.clone(),
+                decide,
+            },
+        );
+        let mut guard = AbortGuard {
+            table: ctx.table.clone(),
+            source: ctx.source.clone(),
+            confirmation_id: Some(confirmation_id.clone()),
+        };
+        ctx.table
+            .notify(&ConfirmationEvent::Requested(info.clone()));
+        ctx.table
+            .progress(&BrowserSurfaceProgress::awaiting_confirmation(
+                call,
+                expires_at_ms,
+            ));
+
+        let decision = match &ctx.timer {
+            None => decision.await.ok(),
+            Some(timer) => {
+                let wait = expires_at_ms.saturating_sub(ctx.clock.now_ms());
+                // One millisecond past the expiry: the registry's check is
+                // `expires < now`.
+                let sleep = timer.sleep(std::time::Duration::from_millis(wait.saturating_add(1)));
+                match select(decision, sleep).await {
+                    Either::Left((decided, _)) => decided.ok(),
+                    Either::Right(((), decision)) => {
+                        // Expired unless decided at the same moment.
+                        if let Some(entry) = ctx.table.take(&confirmation_id) {
+                            let _ = ctx.source.reject(&confirmation_id);
+                            let _ = entry.decide.send(Decision::Withdrawn("expired"));
+                            ctx.table.settled(&entry.info, ConfirmationOutcome::Expired);
+                        }
+                        decision.await.ok()
+                    }
+                }
+            }
+        };
+        // Whoever took the entry out of the table has settled it.
+        guard.confirmation_id = None;
+        let original = call.invocation.invocation_id.as_str();
+        match decision {
+            Some(Decision::Approve(evidence)) => {
+                let retry_id = fresh_invocation_id();
+                ctx.table
+                    .progress(&BrowserSurfaceProgress::confirmed(call, retry_id.clone()));
+                let mut invocation = call.invocation.clone();
+                invocation.invocation_id = retry_id;
+                invocation.confirmation = Some(evidence);
+                let result = ctx
+                    .source
+                    .invoke(invocation, ctx.consumer.clone(), ctx.cancellation.clone())
+                    .await;
+                as_invocation(result, original)
+            }
+            Some(Decision::Reject) => invalid(original, "rejected"),
+            Some(Decision::Withdrawn(reason)) => invalid(original, reason),
+            // The sender was dropped without a decision: only when the
+            // table is cleared, i.e. the session is going away.
+            None => AgentInvocationResult::Error {
+                invocation_id: original.to_string(),
+                error: AgentError::new(
+                    ErrorCode::Cancelled,
+                    "The application closed before the user decided; the call did not run.",
+                    Retry::No,
+                ),
+            },
+        }
+    })
+}
+
+/// Aborts every held wait's bookkeeping (dispose): entries are dropped
+/// after being rejected at the registry and settled as aborted.
+pub(super) fn abort_all(table: &HeldTable, source: &dyn SurfaceSource) {
+    let entries: Vec<HeldEntry> = table.lock().entries.drain().map(|(_, e)| e).collect();
+    for entry in entries {
+        let _ = source.reject(&entry.info.confirmation_id);
+        table.settled(&entry.info, ConfirmationOutcome::Aborted);
+        drop(entry.decide);
+    }
+}

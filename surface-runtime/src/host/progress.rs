@@ -1,0 +1,184 @@
+//! The browser's progress message (docs/host.md, "Confirmation while the
+//! call waits"): while a call is held for the user's confirmation, the
+//! session tells the host so it can keep the agent's tool call open and
+//! report progress (for MCP: `notifications/progress`).
+//!
+//! ```json
+//! // browser → host, when the page shows the confirmation
+//! {"protocolVersion":1,"connectionId":"c-1","runId":"r-1","toolCallId":"tc-1","invocationId":"i-1",
+//!  "stage":"awaiting-confirmation","expiresAtMs":1764400000000}
+//! // browser → host, when the user approved and the call runs
+//! {"protocolVersion":1,…,"stage":"confirmed","retryInvocationId":"confirmed-4f…"}
+//! ```
+//!
+//! A progress message carries no evidence and grants nothing: the host can
+//! neither approve nor reject through it, and it is followed by exactly one
+//! [`BrowserSurfaceResult`] for the same ids.
+
+use serde::{Deserialize, Serialize};
+
+use super::wire::{BrowserSurfaceAnnouncement, BrowserSurfaceCall, BrowserSurfaceResult};
+use super::PROTOCOL_VERSION;
+
+fn protocol_version() -> u32 {
+    PROTOCOL_VERSION
+}
+
+/// Where a held call stands, serialized kebab-case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProgressStage {
+    /// The page shows the confirmation; the call waits for the user's
+    /// decision until `expiresAtMs` at the latest.
+    AwaitingConfirmation,
+    /// The user approved: the call runs now under `retryInvocationId`
+    /// (a fresh invocation id, the one the registry, the audit and the
+    /// backend see — persist it to reconcile an interrupted call).
+    Confirmed,
+}
+
+impl ProgressStage {
+    /// The wire name (`"awaiting-confirmation"`, `"confirmed"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProgressStage::AwaitingConfirmation => "awaiting-confirmation",
+            ProgressStage::Confirmed => "confirmed",
+        }
+    }
+}
+
+/// browser → host: progress of an outstanding call (docs/host.md,
+/// "Confirmation while the call waits"). Echoes the call's dispatch ids
+/// like a [`BrowserSurfaceResult`]; accepted by
+/// `AgentHost::accept_progress` only on the dispatching authenticated
+/// connection. Wire: `{"protocolVersion":1,"connectionId","runId",
+/// "toolCallId","invocationId","stage", "expiresAtMs"?,
+/// "retryInvocationId"?}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserSurfaceProgress {
+    /// Always [`PROTOCOL_VERSION`].
+    #[serde(default = "protocol_version")]
+    pub protocol_version: u32,
+    /// Echo of the call's connection id.
+    pub connection_id: String,
+    /// Echo of the call's run id.
+    pub run_id: String,
+    /// Echo of the call's tool call id.
+    pub tool_call_id: String,
+    /// Echo of the call's invocation id (the host's, not the retry's).
+    pub invocation_id: String,
+    /// What is happening.
+    pub stage: ProgressStage,
+    /// `awaiting-confirmation`: when the confirmation expires, ms since the
+    /// Unix epoch (the registry's clock); the call is answered by then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at_ms: Option<u64>,
+    /// `confirmed`: the fresh invocation id the approved call runs under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_invocation_id: Option<String>,
+}
+
+impl BrowserSurfaceProgress {
+    /// `awaiting-confirmation` for `call`.
+    pub fn awaiting_confirmation(call: &BrowserSurfaceCall, expires_at_ms: u64) -> Self {
+        Self {
+            expires_at_ms: Some(expires_at_ms),
+            ..Self::echo(call, ProgressStage::AwaitingConfirmation)
+        }
+    }
+
+    /// `confirmed` for `call`, running as `retry_invocation_id`.
+    pub fn confirmed(call: &BrowserSurfaceCall, retry_invocation_id: impl Into<String>) -> Self {
+        Self {
+            retry_invocation_id: Some(retry_invocation_id.into()),
+            ..Self::echo(call, ProgressStage::Confirmed)
+        }
+    }
+
+    fn echo(call: &BrowserSurfaceCall, stage: ProgressStage) -> Self {
+        Self {
+            protocol_version: PROTOCOL_VERSION,
+            connection_id: call.connection_id.clone(),
+            run_id: call.run_id.clone(),
+            tool_call_id: call.tool_call_id.clone(),
+            invocation_id: call.invocation.invocation_id.clone(),
+            stage,
+            expires_at_ms: None,
+            retry_invocation_id: None,
+        }
+    }
+}
+
+/// Any browser → host message, for transports that carry all three kinds
+/// on one channel: deserializes an announcement (it has `snapshot`), a
+/// result (`result`) or a progress message (`stage`), tried in that order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum BrowserToHostMessage {
+    /// A [`BrowserSurfaceAnnouncement`].
+    Announcement(Box<BrowserSurfaceAnnouncement>),
+    /// A [`BrowserSurfaceResult`].
+    Result(Box<BrowserSurfaceResult>),
+    /// A [`BrowserSurfaceProgress`].
+    Progress(BrowserSurfaceProgress),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::BrowserSurfaceIdentity;
+    use crate::invocation::AgentInvocation;
+    use serde_json::json;
+
+    fn call() -> BrowserSurfaceCall {
+        BrowserSurfaceCall {
+            protocol_version: 1,
+            identity: BrowserSurfaceIdentity::new("a", "b", "s", "t"),
+            connection_id: "c".into(),
+            run_id: "r".into(),
+            tool_call_id: "tc".into(),
+            invocation: AgentInvocation::new("i", "domain:x.y"),
+        }
+    }
+
+    #[test]
+    fn progress_wire_shapes() {
+        let awaiting = BrowserSurfaceProgress::awaiting_confirmation(&call(), 42);
+        assert_eq!(
+            serde_json::to_value(&awaiting).unwrap(),
+            json!({"protocolVersion":1,"connectionId":"c","runId":"r","toolCallId":"tc",
+                   "invocationId":"i","stage":"awaiting-confirmation","expiresAtMs":42})
+        );
+        let confirmed = BrowserSurfaceProgress::confirmed(&call(), "confirmed-1");
+        assert_eq!(
+            serde_json::to_value(&confirmed).unwrap(),
+            json!({"protocolVersion":1,"connectionId":"c","runId":"r","toolCallId":"tc",
+                   "invocationId":"i","stage":"confirmed","retryInvocationId":"confirmed-1"})
+        );
+        assert_eq!(ProgressStage::Confirmed.as_str(), "confirmed");
+        let back: BrowserToHostMessage =
+            serde_json::from_value(serde_json::to_value(&confirmed).unwrap()).unwrap();
+        assert_eq!(back, BrowserToHostMessage::Progress(confirmed));
+    }
+
+    #[test]
+    fn browser_messages_are_told_apart_by_their_fields() {
+        let result: BrowserToHostMessage = serde_json::from_value(json!({
+            "protocolVersion":1,"connectionId":"c","runId":"r","toolCallId":"t","invocationId":"i",
+            "result":{"status":"rejected","reason":"stale-surface"}}))
+        .unwrap();
+        assert!(matches!(result, BrowserToHostMessage::Result(_)));
+        let announcement: BrowserToHostMessage = serde_json::from_value(json!({
+            "protocolVersion":1,"identity":{"appId":"a","buildId":"b","sessionId":"s","tabId":"t"},
+            "connectionId":"c","snapshot":{"surfaceVersion":1,"components":[],"procedures":[]}}))
+        .unwrap();
+        assert!(matches!(
+            announcement,
+            BrowserToHostMessage::Announcement(_)
+        ));
+        assert!(serde_json::from_value::<BrowserToHostMessage>(json!({
+            "connectionId":"c","runId":"r","toolCallId":"t","invocationId":"i","stage":"approved"}))
+        .is_err());
+    }
+}

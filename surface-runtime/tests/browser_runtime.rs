@@ -1,0 +1,173 @@
+//! The runtime's default features in a real browser (headless Chromium via
+//! `wasm-bindgen-test-runner`): the clock (`js_sys::Date`), randomness
+//! (`getrandom` → `crypto.getRandomValues`), `pattern` (JavaScript's
+//! `RegExp` with the `u` flag) and `format` (JavaScript's `URL` for `uri`)
+//! — the code paths that exist only on wasm32.
+//!
+//! ```text
+//! CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+//!   CHROMEDRIVER=/usr/bin/chromedriver \
+//!   cargo test -p surface-runtime --target wasm32-unknown-unknown --test browser_runtime
+//! ```
+#![cfg(target_arch = "wasm32")]
+
+mod common;
+
+use common::{authority, consumer, now, procedure, DisableBinding, RecordingExecutor};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use surface_runtime::format;
+use surface_runtime::pattern::{check_syntax, Pattern};
+use surface_runtime::{
+    AgentInvocation, Clock, ConfirmationLevel, ProcedureReference, SurfaceRegistry, SystemClock,
+};
+use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+#[wasm_bindgen_test]
+fn system_clock_reads_the_browsers_date_now() {
+    let before = js_sys::Date::now() as u64;
+    let read = SystemClock.now_ms();
+    let after = js_sys::Date::now() as u64;
+    assert!(
+        before <= read && read <= after,
+        "{before} <= {read} <= {after}"
+    );
+    assert!(read > 1_577_836_800_000, "after 2020: {read}");
+}
+
+/// A registry in the browser: the secret comes from `getrandom`
+/// (`crypto.getRandomValues`), confirmation expiry from the system clock,
+/// and evidence from one registry does not verify in another.
+#[wasm_bindgen_test]
+fn registries_get_random_secrets_and_clock_based_expiry_in_the_browser() {
+    let registries: Vec<(SurfaceRegistry, Arc<RecordingExecutor>, _)> = (0..2)
+        .map(|_| {
+            let registry = SurfaceRegistry::builder(authority())
+                .try_build()
+                .expect("getrandom works in the browser");
+            let executor = Arc::new(RecordingExecutor::default());
+            registry.set_procedure_executor(executor.clone());
+            let handle = registry
+                .register_procedure(
+                    ProcedureReference::new(procedure(registry.authority(), "devices.disable"))
+                        .bind(|| DisableBinding {
+                            device_ids: vec!["dev-1".into(), "dev-2".into()],
+                        })
+                        .confirmation(ConfirmationLevel::Required),
+                )
+                .unwrap();
+            (registry, executor, handle)
+        })
+        .collect();
+    let mut evidence = Vec::new();
+    for (i, (registry, _, _)) in registries.iter().enumerate() {
+        let mut call = AgentInvocation::new(format!("first-{i}"), "domain:devices.disable");
+        call.surface_version = Some(registry.surface_version());
+        let before = js_sys::Date::now() as u64;
+        let result = now(registry.invoke(call, &consumer()));
+        let error = result.error().expect("confirmation required");
+        assert_eq!(error.code.as_str(), "CONFIRMATION_REQUIRED");
+        assert_eq!(
+            error.details["summary"]["input"],
+            json!({"deviceIds": ["dev-1", "dev-2"]})
+        );
+        let expires = error.details["expiresAtMs"].as_u64().unwrap();
+        // The default confirmation lifetime is 5 minutes.
+        assert!(
+            expires >= before + 300_000 && expires <= js_sys::Date::now() as u64 + 300_000,
+            "{expires}"
+        );
+        let id = error.details["confirmationId"].as_str().unwrap();
+        evidence.push(registry.confirm(id).unwrap());
+    }
+    assert_ne!(evidence[0].signature, evidence[1].signature);
+    assert_eq!(evidence[0].signature.len(), 64);
+    // Registry 1's evidence presented to registry 0 (same confirmation id
+    // shape, different secret) is refused; its own is accepted.
+    let (registry, executor, _) = &registries[0];
+    for (id, proof, expected) in [
+        ("cross", &evidence[1], "error"),
+        ("own", &evidence[0], "success"),
+    ] {
+        let mut call = AgentInvocation::new(id, "domain:devices.disable");
+        call.surface_version = Some(registry.surface_version());
+        call.confirmation = Some(proof.clone());
+        let result = serde_json::to_value(now(registry.invoke(call, &consumer()))).unwrap();
+        assert_eq!(result["status"], expected, "{id}: {result}");
+        if expected == "error" {
+            assert_eq!(result["error"]["code"], "CONFIRMATION_INVALID", "{result}");
+        }
+    }
+    assert_eq!(executor.calls().len(), 1);
+    assert_eq!(
+        executor.calls()[0].input,
+        json!({"deviceIds": ["dev-1", "dev-2"]})
+    );
+}
+
+/// `pattern` on wasm32 is JavaScript's `RegExp` with the `u` flag:
+/// search semantics, Unicode property escapes, lookbehind, code-point `.`,
+/// ASCII-only `\d`, and syntax errors reported, never thrown.
+#[wasm_bindgen_test]
+fn patterns_use_javascript_regexp_with_the_unicode_flag() {
+    let cases: &[(&'static str, &str, bool)] = &[
+        ("a", "xxa", true),
+        ("^a$", "xxa", false),
+        (r"^\p{L}+$", "héllo", true),
+        (r"^\p{L}+$", "hé1lo", false),
+        (r"(?<=a)b", "ab", true),
+        (r"(?<=a)b", "cb", false),
+        (r"^.$", "😀", true),
+        (r"^..$", "😀", false),
+        (r"^\d$", "٣", false),
+        (r"^\d$", "3", true),
+        (r"^(?<y>\d{4})-\k<y>$", "2026-2026", true),
+        (r"^(?<y>\d{4})-\k<y>$", "2026-2027", false),
+        (r"^[^@\s]+@[^@\s]+$", "a@b", true),
+    ];
+    for (source, haystack, expected) in cases {
+        let pattern = Pattern::new(source);
+        assert_eq!(
+            pattern.matches(haystack),
+            Ok(*expected),
+            "/{source}/u on {haystack:?}"
+        );
+    }
+    // Invalid under the u flag (an identity escape), and unbalanced.
+    for source in [r"\-", "(", "[a-"] {
+        assert!(check_syntax(source).is_err(), "{source}");
+        let pattern = Pattern::new(source);
+        let error = pattern.matches("x").unwrap_err();
+        assert_eq!(error.pattern(), source);
+        assert!(!error.message().is_empty());
+        assert!(!pattern.is_match("x"), "fails closed");
+    }
+    assert!(check_syntax(r"^\p{Lu}").is_ok());
+}
+
+/// Every labelled string of `tests/fixtures/formats/cases.json` (whose
+/// labels `tests/formats_zod.rs` checks against the real zod) gets the
+/// same verdict from `format::check` in the browser, where `uri` uses
+/// JavaScript's `URL` and patterns its `RegExp`.
+#[wasm_bindgen_test]
+fn formats_give_the_zod_labels_in_the_browser() {
+    let cases: Value =
+        serde_json::from_str(include_str!("../../tests/fixtures/formats/cases.json")).unwrap();
+    let mut checked = 0;
+    let mut disagreements = Vec::new();
+    for (name, lists) in cases.as_object().unwrap() {
+        for (label, expected) in [("valid", true), ("invalid", false)] {
+            for value in lists[label].as_array().into_iter().flatten() {
+                let value = value.as_str().unwrap();
+                checked += 1;
+                if format::check(name, value) != Some(expected) {
+                    disagreements.push(format!("{name} {value:?}: expected {label}"));
+                }
+            }
+        }
+    }
+    assert!(checked > 300, "{checked} cases");
+    assert!(disagreements.is_empty(), "{disagreements:#?}");
+}
