@@ -51,6 +51,8 @@ pub mod format;
 pub mod host;
 pub mod invocation;
 pub mod manifest;
+#[cfg(all(feature = "mcp", not(target_arch = "wasm32")))]
+pub mod mcp;
 pub mod pattern;
 pub mod pipeline;
 pub mod policy;
