@@ -144,7 +144,7 @@ async function concurrent() {
   out.listB = statuses(callB);
   // A change made through the first client reaches the second one.
   const seenB = b.changes.count;
-  out.select = await call(a.client, 'view__devices__table__select', { deviceIds: ['dev-1', 'dev-locked'] });
+  out.select = await call(a.client, 'view__devices__table__select', { deviceIds: ['dev-locked'] });
   out.secondSawListChanged = await changedAfter(b.changes, seenB);
   const relisted = await b.client.listTools();
   out.secondDisableDescription = relisted.tools.find((t) => t.name === 'devices__disable')?.description;
