@@ -9,7 +9,7 @@
 //! decides. Its messages reach the host through an `McpTabConnection`
 //! directly (no WebSocket): exactly the calls a transport would carry.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,6 +30,22 @@ use serde_json::{json, Value};
 
 use crate::app::{self, api, Device, DevicesView};
 use crate::embedded::EmbeddedDevices;
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Stops the tab's and the user's log lines on stderr (for measurements).
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::SeqCst);
+}
+
+/// `eprintln!` unless [`set_quiet`].
+macro_rules! log {
+    ($($arg:tt)*) => {
+        if !QUIET.load(Ordering::Relaxed) {
+            eprintln!($($arg)*);
+        }
+    };
+}
 
 /// The requester's credential the real oRPC peer accepts.
 pub const USER_TOKEN: &str = "Bearer user-token";
@@ -141,7 +157,7 @@ fn render(registry: &SurfaceRegistry, view: &DevicesView, rendered: &AtomicU64) 
     let revision = view.revision();
     if rendered.swap(revision, Ordering::SeqCst) != revision {
         let version = registry.notify_changed();
-        eprintln!(
+        log!(
             "[tab] selection {:?} -> surfaceVersion {version}",
             view.selection()
         );
@@ -150,7 +166,7 @@ fn render(registry: &SurfaceRegistry, view: &DevicesView, rendered: &AtomicU64) 
 
 fn deliver(tab: &McpTabConnection, message: BrowserToHostMessage) {
     if let Err(error) = tab.receive(message) {
-        eprintln!("[host] refused a message of the tab: {error}");
+        log!("[host] refused a message of the tab: {error}");
     }
 }
 
@@ -177,7 +193,7 @@ pub async fn start(
         .map_err(|unknown| format!("the backend has no rows {unknown:?}"))?;
     let rendered = Arc::new(AtomicU64::new(0));
     render(&registry, &view, &rendered);
-    eprintln!("[tab] devices table loaded; the user selected dev-1 and dev-2");
+    log!("[tab] devices table loaded; the user selected dev-1 and dev-2");
 
     let consumer = app::consumer();
     let session_id = "session-1";
@@ -246,7 +262,7 @@ pub async fn start(
         session
             .on_confirmation(move |event| match event {
                 ConfirmationEvent::Requested(c) => {
-                    eprintln!(
+                    log!(
                         "[tab] confirmation dialog: {} with {}",
                         c.capability_id, c.summary["input"]
                     );
@@ -259,8 +275,8 @@ pub async fn start(
                             UserDecision::Reject => session.reject(&id),
                         };
                         match outcome {
-                            Ok(()) => eprintln!("[user] {decision:?}s {id}"),
-                            Err(e) => eprintln!("[user] could not decide {id}: {e}"),
+                            Ok(()) => log!("[user] {decision:?}s {id}"),
+                            Err(e) => log!("[user] could not decide {id}: {e}"),
                         }
                     });
                 }
@@ -268,7 +284,7 @@ pub async fn start(
                     confirmation_id,
                     outcome,
                     ..
-                } => eprintln!("[tab] dialog {confirmation_id} closed: {outcome:?}"),
+                } => log!("[tab] dialog {confirmation_id} closed: {outcome:?}"),
             })
             .map_err(|e| e.to_string())?
     };
@@ -299,7 +315,7 @@ pub async fn start(
                             .to_string(),
                         None => format!("rejected ({:?})", result.rejection()),
                     };
-                    eprintln!("[tab] {capability} -> {summary}");
+                    log!("[tab] {capability} -> {summary}");
                     deliver(&tab, BrowserToHostMessage::Result(Box::new(result)));
                 });
             }

@@ -193,6 +193,15 @@ struct McpState {
     peers: HashMap<String, Vec<Peer<RoleServer>>>,
     /// Digest of the tool list each run was last shown or told about.
     listed: HashMap<String, TokenDigest>,
+    /// The last export of each run's tools, reused while the composed
+    /// tools (and the server registry's version) are unchanged.
+    catalogs: HashMap<String, CachedTools>,
+}
+
+struct CachedTools {
+    tools: Vec<HostTool>,
+    server_version: Option<u64>,
+    export: Arc<RunTools>,
 }
 
 pub(crate) struct Shared {
@@ -271,8 +280,38 @@ impl Shared {
         self.lock().tokens.get(&token_digest(token)).cloned()
     }
 
-    fn run_tools(&self, run_id: &str) -> Result<RunTools, ExportError> {
+    /// The run's tools now: the cached export when the composition did not
+    /// change (schemas are `Arc`s, so the comparison is cheap), else a new
+    /// export.
+    fn run_tools(&self, run_id: &str) -> Result<Arc<RunTools>, ExportError> {
         let tools = self.host.tools_for_run(run_id);
+        let server_version = self
+            .options
+            .server_registry
+            .as_ref()
+            .map(|(registry, _)| registry.surface_version());
+        if let Some(cached) = self.lock().catalogs.get(run_id) {
+            if cached.server_version == server_version && cached.tools == tools {
+                return Ok(cached.export.clone());
+            }
+        }
+        let export = Arc::new(self.export_tools(tools.clone())?);
+        if !tools.is_empty() {
+            self.lock().catalogs.insert(
+                run_id.to_string(),
+                CachedTools {
+                    tools,
+                    server_version,
+                    export: export.clone(),
+                },
+            );
+        } else {
+            self.lock().catalogs.remove(run_id);
+        }
+        Ok(export)
+    }
+
+    fn export_tools(&self, tools: Vec<HostTool>) -> Result<RunTools, ExportError> {
         let server_snapshot = match &self.options.server_registry {
             Some((registry, consumer))
                 if tools.iter().any(|t| matches!(t, HostTool::Server(_))) =>
