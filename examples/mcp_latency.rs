@@ -128,10 +128,10 @@ async fn main() -> Result<(), String> {
     let config =
         StreamableHttpClientTransportConfig::with_uri(format!("http://127.0.0.1:{port}/mcp"))
             .auth_header(running.token.clone());
-    let client = ()
-        .serve(StreamableHttpClientTransport::from_config(config))
-        .await
-        .map_err(|e| e.to_string())?;
+    let client =
+        ().serve(StreamableHttpClientTransport::from_config(config))
+            .await
+            .map_err(|e| e.to_string())?;
     let http_iterations = iterations / 2;
     let mut over_http = Vec::with_capacity(http_iterations);
     for i in 0..http_iterations + http_iterations / 10 {
@@ -154,11 +154,20 @@ async fn main() -> Result<(), String> {
     println!(
         "devices.list round trip ({iterations} calls each, {http_iterations} over HTTP; warm-up excluded)"
     );
-    println!("{:<52} {:>12} {:>12} {:>8}", "path", "median µs", "p95 µs", "× median");
+    println!(
+        "{:<52} {:>12} {:>12} {:>8}",
+        "path", "median µs", "p95 µs", "× median"
+    );
     for (label, s) in [
         ("registry.invoke (direct)", &base),
-        ("McpServer::call_tool (host + session, in process)", &stats(in_process)),
-        ("MCP tools/call over HTTP (rmcp client, loopback)", &stats(over_http)),
+        (
+            "McpServer::call_tool (host + session, in process)",
+            &stats(in_process),
+        ),
+        (
+            "MCP tools/call over HTTP (rmcp client, loopback)",
+            &stats(over_http),
+        ),
     ] {
         println!(
             "{label:<52} {:>12.1} {:>12.1} {:>8.1}",

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agent_surface::bridge::{CallOptions, OrpcClient};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, NumberOrString, ProgressNotificationParam,
     ProgressToken, RequestParamsMeta,
@@ -544,4 +545,127 @@ async fn requests_without_the_bearer_token_are_refused_with_401() {
         .expect("POST");
     assert_eq!(response.status().as_u16(), 200);
     assert!(response.headers().contains_key("mcp-session-id"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rmcp_client_without_the_bearer_token_is_refused() {
+    let server = DevicesMcp::start(&["--approve"]);
+    for token in [None, Some("not-the-token")] {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(server.url.clone());
+        if let Some(token) = token {
+            config = config.auth_header(token);
+        }
+        let error = match ().serve(StreamableHttpClientTransport::from_config(config)).await {
+            Ok(client) => {
+                let _ = client.cancel().await;
+                panic!("{token:?}: the client connected without the server's token");
+            }
+            Err(error) => error.to_string(),
+        };
+        // rmcp's transport saw the 401 and reports it as such.
+        assert!(
+            error.ends_with("error: Auth required, when send initialize request"),
+            "{token:?}: {error}"
+        );
+    }
+}
+
+/// `devices_mcp --orpc-url` calls the real oRPC peer: the devices the
+/// client lists and disables are the peer's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn devices_mcp_with_orpc_url_runs_confirmed_calls_on_the_real_orpc_peer() {
+    let test = "devices_mcp_with_orpc_url_runs_confirmed_calls_on_the_real_orpc_peer";
+    let Some(peer) = support::peer::Peer::start(test) else {
+        return;
+    };
+    let url = peer.rpc_url();
+    let server = DevicesMcp::start(&["--approve", "--orpc-url", &url]);
+    let client = rmcp_client(&server, Recorder::default()).await;
+    let listed = call(&client, "devices__list", json!({})).await;
+    assert_eq!(listed.is_error, Some(false), "{listed:?}");
+    assert_eq!(device_statuses(&listed), seed_statuses());
+    // The selection at start (dev-1, dev-2) is bound at execution.
+    let disabled = call(&client, "devices__disable", json!({"reason": "lost"})).await;
+    assert_eq!(
+        structured(&disabled),
+        json!({"disabled": ["dev-1", "dev-2"]})
+    );
+    // The peer itself says so, asked directly.
+    let on_peer = peer
+        .rpc_client()
+        .call("devices.list", Some(json!({})), CallOptions::default())
+        .await
+        .expect("devices.list on the peer");
+    let peer_statuses: Map<String, Value> = on_peer["devices"]
+        .as_array()
+        .expect("devices")
+        .iter()
+        .map(|d| (d["id"].as_str().unwrap().to_string(), d["status"].clone()))
+        .collect();
+    assert_eq!(
+        Value::Object(peer_statuses),
+        statuses(&[
+            ("dev-1", "disabled"),
+            ("dev-2", "disabled"),
+            ("dev-3", "disabled"),
+            ("dev-locked", "active"),
+        ])
+    );
+    // The locked field is refused before the peer sees it.
+    let locked = call(
+        &client,
+        "devices__disable",
+        json!({"deviceIds": ["dev-locked"]}),
+    )
+    .await;
+    assert_eq!(structured(&locked), locked_field_error());
+    client.cancel().await.expect("close");
+    assert!(
+        server
+            .stderr()
+            .contains(&format!("[host] backend: real oRPC server at {url}")),
+        "{}",
+        server.stderr()
+    );
+}
+
+fn run_devices_mcp(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(support::mcp::example_binary())
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run the devices_mcp example")
+}
+
+#[test]
+fn devices_mcp_needs_exactly_one_decision_and_known_arguments() {
+    for (args, message) in [
+        (
+            &["--port", "0"][..],
+            "error: give one of --approve and --reject",
+        ),
+        (
+            &["--approve", "--reject"][..],
+            "error: give exactly one of --approve and --reject",
+        ),
+        (
+            &["--approve", "--port", "http"][..],
+            "error: --port `http` is not a port number",
+        ),
+        (
+            &["--approve", "--orpc"][..],
+            "error: unknown argument `--orpc`",
+        ),
+    ] {
+        let output = run_devices_mcp(args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "{args:?}: nothing on stdout");
+        assert!(
+            stderr.starts_with(&format!(
+                "{message}\nusage: devices_mcp [--port PORT] (--approve | --reject)"
+            )),
+            "{args:?}: {stderr}"
+        );
+    }
 }

@@ -264,7 +264,8 @@ pub async fn start(
                 ConfirmationEvent::Requested(c) => {
                     log!(
                         "[tab] confirmation dialog: {} with {}",
-                        c.capability_id, c.summary["input"]
+                        c.capability_id,
+                        c.summary["input"]
                     );
                     let session = decider.clone();
                     let id = c.confirmation_id.clone();

@@ -26,6 +26,9 @@ pub struct DevicesMcp {
     /// The bearer token it requires.
     pub token: String,
     stderr: Arc<Mutex<String>>,
+    /// What it printed on stdout after the ready line (must stay empty).
+    extra_stdout: Arc<Mutex<String>>,
+    stdout_reader: Option<std::thread::JoinHandle<()>>,
 }
 
 fn newest_mtime(paths: &[PathBuf]) -> SystemTime {
@@ -124,18 +127,18 @@ impl DevicesMcp {
         }
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
+        let extra_stdout = Arc::new(Mutex::new(String::new()));
+        let extra = extra_stdout.clone();
+        let stdout_reader = std::thread::spawn(move || {
             let mut reader = BufReader::new(stdout);
             let mut line = String::new();
             let _ = reader.read_line(&mut line);
             let _ = tx.send(line);
-            // Anything after the ready line would break the contract.
+            // Anything after the ready line breaks the contract: kept, and
+            // checked when the server is dropped.
             let mut rest = String::new();
             let _ = reader.read_to_string(&mut rest);
-            assert!(
-                rest.is_empty(),
-                "devices_mcp printed more on stdout: {rest:?}"
-            );
+            *extra.lock().unwrap_or_else(|p| p.into_inner()) = rest;
         });
         let line = match rx.recv_timeout(Duration::from_secs(60)) {
             Ok(line) => line,
@@ -170,6 +173,8 @@ impl DevicesMcp {
             url,
             token,
             stderr,
+            extra_stdout,
+            stdout_reader: Some(stdout_reader),
         }
     }
 
@@ -183,9 +188,25 @@ impl DevicesMcp {
 }
 
 impl Drop for DevicesMcp {
+    /// Kills the example; then (unless the test already failed) asserts
+    /// that it printed nothing on stdout after the ready line.
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(reader) = self.stdout_reader.take() {
+            let _ = reader.join();
+        }
+        if !std::thread::panicking() {
+            let extra = self
+                .extra_stdout
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            assert!(
+                extra.is_empty(),
+                "devices_mcp printed more than the ready line on stdout: {extra:?}"
+            );
+        }
     }
 }
 
