@@ -70,7 +70,7 @@ fn statuses(pairs: &[(&str, &str)]) -> Value {
     )
 }
 
-fn seed_statuses() -> Value {
+fn initial_statuses() -> Value {
     statuses(&[
         ("dev-1", "active"),
         ("dev-2", "active"),
@@ -210,7 +210,7 @@ fn ts_sdk_client_sees_a_rejected_call_fail_and_nothing_disabled() {
         report["progress"],
         json!([{"progress": 1, "message": WAITING}])
     );
-    assert_eq!(report["afterDisable"], seed_statuses());
+    assert_eq!(report["afterDisable"], initial_statuses());
 }
 
 #[test]
@@ -241,7 +241,7 @@ fn ts_sdk_second_concurrent_client_sees_the_same_run_and_its_changes() {
     };
     assert_eq!(report["sameTools"], json!(true));
     assert_eq!(report["toolCount"], json!(5));
-    assert_eq!(report["listA"], seed_statuses());
+    assert_eq!(report["listA"], initial_statuses());
     assert_eq!(report["listB"], statuses(&[("dev-3", "disabled")]));
     assert_eq!(
         report["select"]["structuredContent"],
@@ -454,7 +454,7 @@ async fn rmcp_client_sees_a_rejected_call_fail_without_effect() {
     let purge = call(&client, "devices__purge", json!({})).await;
     assert_eq!(structured(&purge), rejected_error());
     let listed = call(&client, "devices__list", json!({})).await;
-    assert_eq!(device_statuses(&listed), seed_statuses());
+    assert_eq!(device_statuses(&listed), initial_statuses());
     client.cancel().await.expect("close");
 }
 
@@ -470,7 +470,7 @@ async fn rmcp_second_concurrent_client_works_and_is_told_of_changes() {
         call(&first, "devices__list", json!({})),
         call(&second, "devices__list", json!({"status": "disabled"}))
     );
-    assert_eq!(device_statuses(&a), seed_statuses());
+    assert_eq!(device_statuses(&a), initial_statuses());
     assert_eq!(device_statuses(&b), statuses(&[("dev-3", "disabled")]));
     let seen = second_recorder.list_changed.load(Ordering::SeqCst);
     call(
@@ -583,7 +583,7 @@ async fn devices_mcp_with_orpc_url_runs_confirmed_calls_on_the_real_orpc_peer() 
     let client = rmcp_client(&server, Recorder::default()).await;
     let listed = call(&client, "devices__list", json!({})).await;
     assert_eq!(listed.is_error, Some(false), "{listed:?}");
-    assert_eq!(device_statuses(&listed), seed_statuses());
+    assert_eq!(device_statuses(&listed), initial_statuses());
     // The selection at start (dev-1, dev-2) is bound at execution.
     let disabled = call(&client, "devices__disable", json!({"reason": "lost"})).await;
     assert_eq!(

@@ -79,7 +79,7 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// The embedded backend with the four seed devices.
+    /// The embedded backend with its four initial devices.
     pub fn embedded() -> Self {
         Backend::Embedded(Arc::new(EmbeddedDevices::seeded()))
     }
