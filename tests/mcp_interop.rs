@@ -256,12 +256,15 @@ fn ts_sdk_second_concurrent_client_sees_the_same_run_and_its_changes() {
 
 // ----- rmcp's client ----------------------------------------------------------------
 
+/// The progress notifications a client received: (progress, message).
+type ProgressLog = Arc<Mutex<Vec<(f64, Option<String>)>>>;
+
 /// Records what the server sends the client.
 #[derive(Clone, Default)]
 struct Recorder {
     list_changed: Arc<AtomicUsize>,
     changed: Arc<tokio::sync::Notify>,
-    progress: Arc<Mutex<Vec<(f64, Option<String>)>>>,
+    progress: ProgressLog,
 }
 
 impl ClientHandler for Recorder {
