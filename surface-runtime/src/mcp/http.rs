@@ -1,0 +1,302 @@
+//! The streamable HTTP endpoint: a bearer-token check in front of rmcp's
+//! streamable HTTP server transport, and the MCP handler of one session.
+
+use std::borrow::Cow;
+use std::convert::Infallible;
+use std::fmt::Display;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{header, Request, Response, StatusCode};
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::ServerHandler;
+use serde_json::Value;
+
+use super::{McpProgress, McpServer, Shared, PROTOCOL_VERSIONS};
+
+/// The run a request's bearer token was issued for (an HTTP request
+/// extension set by [`McpHttpService`]).
+#[derive(Clone, Debug)]
+struct AuthenticatedRun(String);
+
+type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
+
+/// The MCP handler of one MCP session: bound to the run of the token that
+/// opened it.
+#[derive(Clone)]
+struct SessionHandler {
+    shared: Arc<Shared>,
+    run: Arc<OnceLock<String>>,
+}
+
+impl SessionHandler {
+    /// The run of this request, which must be the session's.
+    fn run(&self, context: &RequestContext<RoleServer>) -> Result<String, ErrorData> {
+        let run = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<AuthenticatedRun>())
+            .map(|r| r.0.clone())
+            .ok_or_else(|| ErrorData::invalid_request("unauthenticated request", None))?;
+        let bound = self.run.get_or_init(|| run.clone());
+        if *bound != run {
+            return Err(ErrorData::invalid_request(
+                "this MCP session belongs to another token's run; open a new session",
+                None,
+            ));
+        }
+        Ok(run)
+    }
+}
+
+fn server_config(shared: &Shared) -> ServerConfig {
+    ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build(),
+    )
+    .with_server_info(Implementation::new(
+        shared.options.server_name.clone(),
+        env!("CARGO_PKG_VERSION"),
+    ))
+    .with_instructions(
+        "These tools act in the user's open application page and change with what the page shows. \
+         Calls that need the user's confirmation wait until the user decides in the page; \
+         you cannot confirm them yourself.",
+    )
+}
+
+fn internal(what: &str, error: impl Display) -> ErrorData {
+    tracing::error!(%error, "{what}");
+    ErrorData::internal_error(what.to_string(), None)
+}
+
+impl ServerHandler for SessionHandler {
+    fn get_info(&self) -> ServerConfig {
+        server_config(&self.shared)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Owned(
+            PROTOCOL_VERSIONS
+                .iter()
+                .filter_map(|v| serde_json::from_value(Value::String((*v).into())).ok())
+                .collect(),
+        )
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        let run = self.run(&context)?;
+        context.peer.set_peer_info(request.clone());
+        let result = self.negotiate_initialize(&request)?;
+        self.shared.register_peer(&run, context.peer.clone());
+        Ok(result)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let run = self.run(&context)?;
+        let tools = self
+            .shared
+            .mcp_tools(&run)
+            .map_err(|e| internal("the run's tools cannot be exported", e))?;
+        self.shared.mark_listed(&run, &tools);
+        let value = serde_json::json!({ "tools": tools });
+        serde_json::from_value(value).map_err(|e| internal("a tool definition did not convert", e))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let run = self.run(&context)?;
+        let tool_call_id = match serde_json::to_value(&context.id) {
+            Ok(Value::String(s)) => s,
+            Ok(other) => other.to_string(),
+            Err(_) => "mcp".to_string(),
+        };
+        let arguments = request.arguments.map(Value::Object);
+        let server = McpServer {
+            shared: self.shared.clone(),
+        };
+        let token = context.meta.get_progress_token();
+        let peer = context.peer.clone();
+        let report = move |p: McpProgress| -> crate::sync::BoxFuture<'static, ()> {
+            let peer = peer.clone();
+            let token = token.clone();
+            Box::pin(async move {
+                let Some(token) = token else {
+                    return;
+                };
+                let param = ProgressNotificationParam::new(token, p.progress as f64)
+                    .with_message(p.message);
+                if let Err(error) = peer.notify_progress(param).await {
+                    tracing::debug!(%error, "progress notification not delivered");
+                }
+            })
+        };
+        let has_token = context.meta.get_progress_token().is_some();
+        let call = server.call_tool_with_progress(
+            &run,
+            &tool_call_id,
+            &request.name,
+            arguments,
+            if has_token { Some(&report) } else { None },
+        );
+        let result = tokio::select! {
+            result = call => result,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the client cancelled the call", None));
+            }
+        };
+        let value = serde_json::to_value(&result)
+            .map_err(|e| internal("a tool result did not convert", e))?;
+        let result: CallToolResult = serde_json::from_value(value)
+            .map_err(|e| internal("a tool result did not convert", e))?;
+        Ok(CallToolResponse::from(result))
+    }
+}
+
+/// The MCP endpoint (streamable HTTP) of an [`McpServer`]: a tower
+/// [`Service`](tower_service::Service) that refuses every request without
+/// a valid `Authorization: Bearer <token>` with **401** (and
+/// `WWW-Authenticate: Bearer`), an `initialize` beyond `max_sessions` live
+/// sessions with **503**, and hands the rest to rmcp's streamable HTTP
+/// server transport (which also checks the `Host` header against
+/// `allowed_hosts` and the body size).
+#[derive(Clone)]
+pub struct McpHttpService {
+    shared: Arc<Shared>,
+    sessions: Arc<LocalSessionManager>,
+    inner: StreamableHttpService<SessionHandler, LocalSessionManager>,
+}
+
+impl std::fmt::Debug for McpHttpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHttpService").finish_non_exhaustive()
+    }
+}
+
+fn plain(status: StatusCode, message: &'static str) -> HttpResponse {
+    let body =
+        serde_json::json!({"error": status.canonical_reason().unwrap_or(""), "message": message});
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn unauthorized() -> HttpResponse {
+    let mut response = plain(
+        StatusCode::UNAUTHORIZED,
+        "send the bearer token this server issued: Authorization: Bearer <token>",
+    );
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer realm=\"mcp\""),
+    );
+    response
+}
+
+/// The token of `Authorization: Bearer <token>`.
+fn bearer(headers: &http::HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
+}
+
+impl McpHttpService {
+    pub(super) fn new(shared: Arc<Shared>) -> Self {
+        let options = &shared.options;
+        let mut sessions = LocalSessionManager::default();
+        // A session must outlive its longest call: rmcp closes sessions
+        // idle for `keep_alive`, and a call waiting for the user sends
+        // nothing when the client asked for no progress.
+        sessions.session_config.keep_alive = Some(options.call_timeout + Duration::from_secs(30));
+        let sessions = Arc::new(sessions);
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(options.allowed_hosts.clone())
+            .with_max_request_body_bytes(options.max_request_body_bytes);
+        let factory_shared = shared.clone();
+        let inner = StreamableHttpService::new(
+            move || {
+                Ok(SessionHandler {
+                    shared: factory_shared.clone(),
+                    run: Arc::new(OnceLock::new()),
+                })
+            },
+            sessions.clone(),
+            config,
+        );
+        Self {
+            shared,
+            sessions,
+            inner,
+        }
+    }
+
+    /// Live MCP sessions.
+    pub async fn session_count(&self) -> usize {
+        self.sessions.sessions.read().await.len()
+    }
+}
+
+impl<B> tower_service::Service<Request<B>> for McpHttpService
+where
+    B: http_body::Body + Send + 'static,
+    B::Error: Display,
+    B::Data: Send + 'static,
+{
+    type Response = HttpResponse;
+    type Error = Infallible;
+    type Future = crate::sync::BoxFuture<'static, Result<HttpResponse, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut request: Request<B>) -> Self::Future {
+        let run = bearer(request.headers()).and_then(|t| self.shared.run_for_token(t));
+        let Some(run) = run else {
+            return Box::pin(std::future::ready(Ok(unauthorized())));
+        };
+        request.extensions_mut().insert(AuthenticatedRun(run));
+        let opens_session = request.method() == http::Method::POST
+            && !request.headers().contains_key("mcp-session-id");
+        let this = self.clone();
+        Box::pin(async move {
+            if opens_session && this.session_count().await >= this.shared.options.max_sessions {
+                return Ok(plain(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "too many MCP sessions are open; close one (HTTP DELETE) or try later",
+                ));
+            }
+            Ok(this.inner.handle(request).await)
+        })
+    }
+}

@@ -1,0 +1,785 @@
+//! The agent host's MCP server (feature `mcp`, native targets; docs/agents.md,
+//! "The MCP server").
+//!
+//! [`McpServer`] puts an MCP front on an [`AgentHost`]: an MCP client that
+//! presents a bearer token issued for a run ([`McpServer::issue_token`])
+//! sees that run's composed tools — the live surface of the run's tab plus
+//! the host's direct server tools, one presentation per canonical
+//! capability id — exported with [`crate::export`]; `tools/call` is
+//! dispatched through the tab's [`BrowserSurfaceSession`] (or, for a server
+//! tool, through the server registry) and answered with the export
+//! module's `CallToolResult` mapping; `notifications/tools/list_changed`
+//! goes out when an announcement (or a closed tab) changes a run's tools.
+//!
+//! The tab's side of the host is transport-free as everywhere else:
+//! [`McpServer::open_connection`] gives a [`McpTabConnection`] to hand the
+//! page's messages to and a [`TabCalls`] stream of the calls to send it.
+//! A tab whose session uses [`ConfirmationMode::Hold`] keeps a call that
+//! needs the user's confirmation open; the MCP call stays open too and the
+//! client receives `notifications/progress` while the user decides (when it
+//! sent a `progressToken`).
+//!
+//! [`McpServer::http_service`] is the streamable HTTP endpoint (rmcp's
+//! transport behind a bearer-token check), a tower service to mount in an
+//! axum or hyper server.
+//!
+//! [`BrowserSurfaceSession`]: crate::host::BrowserSurfaceSession
+//! [`ConfirmationMode::Hold`]: crate::host::ConfirmationMode::Hold
+
+mod errors;
+mod http;
+mod tab;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use rmcp::service::{Peer, RoleServer};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tokio::sync::{mpsc, oneshot};
+
+pub use http::McpHttpService;
+pub use tab::{McpTabConnection, Received, TabCalls, TabError};
+
+use crate::export::{
+    ExportError, ExportOptions, McpCallToolResult, McpTool, ToolCall, ToolCatalog,
+};
+use crate::host::{
+    AgentHost, BrowserSurfaceCall, BrowserSurfaceOutcome, BrowserSurfaceProgress, HostTool,
+    InterruptedCall, ProgressStage, ToolCallRequest,
+};
+use crate::invocation::{AgentConsumer, AgentError, AgentInvocationResult};
+use crate::registry::SurfaceRegistry;
+use crate::snapshot::{ComponentDescriptor, SurfaceSnapshot};
+
+/// Default host-side bound of one `tools/call`: 6 minutes — longer than the
+/// registry's default confirmation lifetime (5 minutes) plus the default
+/// call timeouts (30 s), so a call waiting for the user is answered by the
+/// page (`CONFIRMATION_INVALID`, `expired`) before the host gives up.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(6 * 60);
+/// Default interval of the progress notifications sent while a call waits
+/// for the user's confirmation: 10 seconds (clients that reset their
+/// request timeout on progress keep waiting).
+pub const DEFAULT_PROGRESS_INTERVAL: Duration = Duration::from_secs(10);
+/// Default bound of live MCP sessions per server: 64.
+pub const DEFAULT_MAX_SESSIONS: usize = 64;
+/// Default bound of one HTTP request body: 1 MiB (four times the largest
+/// accepted tool arguments, `export::MAX_ARGUMENTS_BYTES`).
+pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 1024 * 1024;
+/// Longest browser → host message [`McpTabConnection::receive_json`]
+/// accepts: 8 MiB (an announcement carries the whole snapshot).
+pub const MAX_BROWSER_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
+/// The MCP protocol revisions the server negotiates (the session-based
+/// streamable HTTP transport).
+pub const PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// Configuration of [`McpServer::new`].
+#[derive(Clone)]
+pub struct McpServerOptions {
+    /// Host-side bound of one `tools/call`, from dispatch to result
+    /// (default [`DEFAULT_CALL_TIMEOUT`]). At the bound the call is
+    /// answered `TIMEOUT` (retry `no`: the page may still act) and a late
+    /// result is accepted and dropped. Keep it above the registry's
+    /// confirmation lifetime.
+    pub call_timeout: Duration,
+    /// Interval of progress notifications while a call waits for the
+    /// user's confirmation (default [`DEFAULT_PROGRESS_INTERVAL`]).
+    pub progress_interval: Duration,
+    /// Live MCP sessions at most (default [`DEFAULT_MAX_SESSIONS`]); an
+    /// `initialize` beyond it gets HTTP 503. Idle sessions close after
+    /// `call_timeout` + 30 s without traffic.
+    pub max_sessions: usize,
+    /// Largest HTTP request body (default
+    /// [`DEFAULT_MAX_REQUEST_BODY_BYTES`]); larger ones get HTTP 413.
+    pub max_request_body_bytes: usize,
+    /// Accepted `Host` header values (default `localhost`, `127.0.0.1`,
+    /// `::1`: DNS-rebinding protection for a loopback server). Set the
+    /// public host names when serving elsewhere.
+    pub allowed_hosts: Vec<String>,
+    /// How tools are exported (default [`ExportOptions::default`]).
+    pub export: ExportOptions,
+    /// The registry the host's server tools run in, and the consumer they
+    /// run as. A server tool offered to a run that this registry does not
+    /// register is not listed.
+    pub server_registry: Option<(SurfaceRegistry, AgentConsumer)>,
+    /// `serverInfo.name` (default `"agent-surface"`).
+    pub server_name: String,
+}
+
+impl Default for McpServerOptions {
+    fn default() -> Self {
+        Self {
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            progress_interval: DEFAULT_PROGRESS_INTERVAL,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            export: ExportOptions::default(),
+            server_registry: None,
+            server_name: "agent-surface".into(),
+        }
+    }
+}
+
+impl McpServerOptions {
+    /// Sets `call_timeout`.
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+    /// Sets `progress_interval`.
+    pub fn progress_interval(mut self, interval: Duration) -> Self {
+        self.progress_interval = interval;
+        self
+    }
+    /// Sets `max_sessions`.
+    pub fn max_sessions(mut self, max: usize) -> Self {
+        self.max_sessions = max;
+        self
+    }
+    /// Sets `allowed_hosts`.
+    pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+    /// Runs the host's server tools in `registry` as `consumer`.
+    pub fn server_registry(mut self, registry: SurfaceRegistry, consumer: AgentConsumer) -> Self {
+        self.server_registry = Some((registry, consumer));
+        self
+    }
+}
+
+impl std::fmt::Debug for McpServerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServerOptions")
+            .field("call_timeout", &self.call_timeout)
+            .field("progress_interval", &self.progress_interval)
+            .field("max_sessions", &self.max_sessions)
+            .field("max_request_body_bytes", &self.max_request_body_bytes)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("server_registry", &self.server_registry.is_some())
+            .field("server_name", &self.server_name)
+            .finish()
+    }
+}
+
+/// How a waiting `tools/call` ends.
+enum Completion {
+    Outcome(BrowserSurfaceOutcome),
+    Interrupted,
+}
+
+struct Waiter {
+    done: oneshot::Sender<Completion>,
+    progress: mpsc::UnboundedSender<BrowserSurfaceProgress>,
+}
+
+type TokenDigest = [u8; 32];
+
+#[derive(Default)]
+struct McpState {
+    /// SHA-256 of each issued token → its run.
+    tokens: HashMap<TokenDigest, String>,
+    /// Open tab connections: where their calls go.
+    connections: HashMap<String, mpsc::UnboundedSender<BrowserSurfaceCall>>,
+    /// Outstanding browser calls by invocation id.
+    waiters: HashMap<String, Waiter>,
+    /// MCP sessions by run, for `list_changed`.
+    peers: HashMap<String, Vec<Peer<RoleServer>>>,
+    /// Digest of the tool list each run was last shown or told about.
+    listed: HashMap<String, TokenDigest>,
+    /// The last export of each run's tools, reused while the composed
+    /// tools (and the server registry's version) are unchanged.
+    catalogs: HashMap<String, CachedTools>,
+}
+
+struct CachedTools {
+    tools: Vec<HostTool>,
+    server_version: Option<u64>,
+    export: Arc<RunTools>,
+}
+
+pub(crate) struct Shared {
+    host: Arc<AgentHost>,
+    options: McpServerOptions,
+    state: Mutex<McpState>,
+}
+
+/// The MCP front of an [`AgentHost`] (docs/agents.md, "The MCP server").
+/// Cheap to clone; all clones share one server.
+///
+/// ```ignore
+/// let host = Arc::new(AgentHost::new().with_known_build(build));
+/// host.start_run(AgentRun { run_id: "run-1".into(), session_id, tab_id: Some(tab_id), kind })?;
+/// let mcp = McpServer::new(host.clone(), McpServerOptions::default());
+/// let token = mcp.issue_token("run-1");                    // give it to the MCP client
+/// let app = axum::Router::new().route_service("/mcp", mcp.http_service());
+/// // per authenticated page connection:
+/// let (tab, mut calls) = mcp.open_connection(AuthenticatedConnection::new(conn, session, user))?;
+/// // page → host: tab.receive_json(&text)?;   host → page: while let Some(c) = calls.next().await { send(c) }
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.shared.lock();
+        f.debug_struct("McpServer")
+            .field("tokens", &state.tokens.len())
+            .field("connections", &state.connections.len())
+            .field("waiting_calls", &state.waiters.len())
+            .finish()
+    }
+}
+
+/// One progress notification of a waiting call ([`McpServer::call_tool_with_progress`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpProgress {
+    /// Increases with every notification of the call (1, 2, …).
+    pub progress: u64,
+    /// What is happening, for the user (fixed text).
+    pub message: String,
+}
+
+/// Receives the progress of one call; the notification is sent before the
+/// returned future completes.
+pub type ProgressSink<'a> =
+    &'a (dyn Fn(McpProgress) -> crate::sync::BoxFuture<'static, ()> + Send + Sync);
+
+/// Where a listed tool is served.
+#[derive(Clone, Debug)]
+enum Route {
+    Browser,
+    Server {
+        registration_id: String,
+        surface_version: u64,
+    },
+}
+
+/// A run's tools at one moment: the export catalog and where each tool is
+/// served.
+struct RunTools {
+    catalog: ToolCatalog,
+    routes: HashMap<String, Route>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, McpState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The run a bearer token was issued for.
+    pub(crate) fn run_for_token(&self, token: &str) -> Option<String> {
+        self.lock().tokens.get(&token_digest(token)).cloned()
+    }
+
+    /// The run's tools now: the cached export when the composition did not
+    /// change (schemas are `Arc`s, so the comparison is cheap), else a new
+    /// export.
+    fn run_tools(&self, run_id: &str) -> Result<Arc<RunTools>, ExportError> {
+        let tools = self.host.tools_for_run(run_id);
+        let server_version = self
+            .options
+            .server_registry
+            .as_ref()
+            .map(|(registry, _)| registry.surface_version());
+        if let Some(cached) = self.lock().catalogs.get(run_id) {
+            if cached.server_version == server_version && cached.tools == tools {
+                return Ok(cached.export.clone());
+            }
+        }
+        let export = Arc::new(self.export_tools(tools.clone())?);
+        if !tools.is_empty() {
+            self.lock().catalogs.insert(
+                run_id.to_string(),
+                CachedTools {
+                    tools,
+                    server_version,
+                    export: export.clone(),
+                },
+            );
+        } else {
+            self.lock().catalogs.remove(run_id);
+        }
+        Ok(export)
+    }
+
+    fn export_tools(&self, tools: Vec<HostTool>) -> Result<RunTools, ExportError> {
+        let server_snapshot = match &self.options.server_registry {
+            Some((registry, consumer))
+                if tools.iter().any(|t| matches!(t, HostTool::Server(_))) =>
+            {
+                Some(registry.snapshot(consumer))
+            }
+            _ => None,
+        };
+        let mut snapshot = SurfaceSnapshot {
+            surface_version: 0,
+            components: Vec::new(),
+            procedures: Vec::new(),
+        };
+        let mut routes = HashMap::new();
+        let mut components: Vec<ComponentDescriptor> = Vec::new();
+        for tool in tools {
+            match tool {
+                HostTool::Browser(browser) => {
+                    snapshot.surface_version = browser.surface_version;
+                    routes.insert(browser.capability_id.clone(), Route::Browser);
+                    for reference in browser.references {
+                        match reference {
+                            crate::host::BrowserReference::Procedure(p) => {
+                                snapshot.procedures.push(p)
+                            }
+                            crate::host::BrowserReference::View {
+                                component,
+                                capability,
+                            } => match components
+                                .iter_mut()
+                                .find(|c| c.registration_id == component.registration_id)
+                            {
+                                Some(c) => c.capabilities.push(capability),
+                                None => components.push(ComponentDescriptor {
+                                    capabilities: vec![capability],
+                                    ..component
+                                }),
+                            },
+                        }
+                    }
+                }
+                HostTool::Server(server) => {
+                    let Some(snap) = &server_snapshot else {
+                        tracing::warn!(
+                            capability_id = %server.capability_id,
+                            "server tool not listed: no server registry"
+                        );
+                        continue;
+                    };
+                    let found = snap.procedures.iter().find(|p| {
+                        p.capability_id.as_deref().unwrap_or(&p.procedure_id)
+                            == server.capability_id
+                    });
+                    match found {
+                        Some(p) => {
+                            routes.insert(
+                                server.capability_id.clone(),
+                                Route::Server {
+                                    registration_id: p.registration_id.clone(),
+                                    surface_version: snap.surface_version,
+                                },
+                            );
+                            snapshot.procedures.push(p.clone());
+                        }
+                        None => tracing::warn!(
+                            capability_id = %server.capability_id,
+                            "server tool not listed: the server registry does not register it"
+                        ),
+                    }
+                }
+            }
+        }
+        snapshot.components = components;
+        let catalog = ToolCatalog::with_options(&snapshot, &self.options.export)?;
+        Ok(RunTools { catalog, routes })
+    }
+
+    fn mcp_tools(&self, run_id: &str) -> Result<Vec<McpTool>, ExportError> {
+        Ok(self.run_tools(run_id)?.catalog.mcp_tools())
+    }
+
+    /// Remembers what `run_id`'s client was shown.
+    fn mark_listed(&self, run_id: &str, tools: &[McpTool]) {
+        let digest = tools_digest(tools);
+        self.lock().listed.insert(run_id.to_string(), digest);
+    }
+
+    pub(crate) fn register_peer(&self, run_id: &str, peer: Peer<RoleServer>) {
+        let tools = self.mcp_tools(run_id).unwrap_or_default();
+        let mut state = self.lock();
+        let peers = state.peers.entry(run_id.to_string()).or_default();
+        peers.retain(|p| !p.is_transport_closed());
+        peers.push(peer);
+        state
+            .listed
+            .entry(run_id.to_string())
+            .or_insert_with(|| tools_digest(&tools));
+    }
+
+    /// Sends `notifications/tools/list_changed` to the sessions of every
+    /// run whose tool list differs from what it was last shown.
+    fn notify_tool_changes(&self) {
+        let runs: Vec<String> = {
+            let mut state = self.lock();
+            state.peers.retain(|_, peers| {
+                peers.retain(|p| !p.is_transport_closed());
+                !peers.is_empty()
+            });
+            state.peers.keys().cloned().collect()
+        };
+        for run_id in runs {
+            let tools = self.mcp_tools(&run_id).unwrap_or_default();
+            let digest = tools_digest(&tools);
+            let peers = {
+                let mut state = self.lock();
+                if state.listed.get(&run_id) == Some(&digest) {
+                    continue;
+                }
+                state.listed.insert(run_id.clone(), digest);
+                state.peers.get(&run_id).cloned().unwrap_or_default()
+            };
+            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                tracing::warn!(run_id = %run_id, "tools/list_changed not sent: no tokio runtime");
+                continue;
+            };
+            for peer in peers {
+                runtime.spawn(async move {
+                    if let Err(error) = peer.notify_tool_list_changed().await {
+                        tracing::debug!(%error, "tools/list_changed not delivered");
+                    }
+                });
+            }
+        }
+    }
+
+    fn interrupt(&self, interrupted: &[InterruptedCall]) {
+        let waiters: Vec<Waiter> = {
+            let mut state = self.lock();
+            interrupted
+                .iter()
+                .filter_map(|c| state.waiters.remove(&c.call.invocation.invocation_id))
+                .collect()
+        };
+        for waiter in waiters {
+            let _ = waiter.done.send(Completion::Interrupted);
+        }
+    }
+}
+
+/// Removes a call's waiter when its `tools/call` ends, however it ends.
+struct WaiterGuard<'a> {
+    shared: &'a Shared,
+    invocation_id: String,
+}
+
+impl Drop for WaiterGuard<'_> {
+    fn drop(&mut self) {
+        self.shared.lock().waiters.remove(&self.invocation_id);
+    }
+}
+
+fn token_digest(token: &str) -> TokenDigest {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+fn tools_digest(tools: &[McpTool]) -> TokenDigest {
+    let text = serde_json::to_string(tools).unwrap_or_default();
+    Sha256::digest(text.as_bytes()).into()
+}
+
+/// 32 random bytes as hex, prefixed.
+fn random_id(prefix: &str) -> String {
+    let mut bytes = [0u8; 32];
+    if let Err(error) = getrandom::fill(&mut bytes) {
+        // Never issue a predictable token.
+        panic!("the platform's randomness failed ({error}); cannot issue an unguessable id");
+    }
+    format!("{prefix}{}", hex::encode(bytes))
+}
+
+fn error_result(invocation_id: &str, error: AgentError) -> AgentInvocationResult {
+    AgentInvocationResult::Error {
+        invocation_id: invocation_id.to_string(),
+        error,
+    }
+}
+
+impl McpServer {
+    /// An MCP server for `host`'s runs.
+    pub fn new(host: Arc<AgentHost>, options: McpServerOptions) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                host,
+                options,
+                state: Mutex::new(McpState::default()),
+            }),
+        }
+    }
+
+    /// The agent host.
+    pub fn host(&self) -> &Arc<AgentHost> {
+        &self.shared.host
+    }
+
+    /// The options.
+    pub fn options(&self) -> &McpServerOptions {
+        &self.shared.options
+    }
+
+    /// Issues a bearer token for `run_id`: 64 hex digits from the
+    /// platform's randomness. A client presenting it
+    /// (`Authorization: Bearer <token>`) sees and calls that run's tools.
+    /// Only the token's SHA-256 is kept. The run must exist when the
+    /// client lists tools (an unknown run has no tools).
+    ///
+    /// # Panics
+    /// When the platform's randomness fails (no token is better than a
+    /// guessable one).
+    pub fn issue_token(&self, run_id: &str) -> String {
+        let token = random_id("");
+        self.shared
+            .lock()
+            .tokens
+            .insert(token_digest(&token), run_id.to_string());
+        token
+    }
+
+    /// Revokes a token; its requests are refused with 401 from now on
+    /// (sessions opened with it stay bound to their run until they end).
+    /// Returns whether it was issued.
+    pub fn revoke_token(&self, token: &str) -> bool {
+        self.shared
+            .lock()
+            .tokens
+            .remove(&token_digest(token))
+            .is_some()
+    }
+
+    /// The tools a client of `run_id` sees (MCP `Tool` definitions).
+    ///
+    /// # Errors
+    /// [`ExportError::NameCollision`] when two composed capabilities map to
+    /// one tool name.
+    pub fn tools(&self, run_id: &str) -> Result<Vec<McpTool>, ExportError> {
+        self.shared.mcp_tools(run_id)
+    }
+
+    /// The streamable HTTP endpoint: rmcp's transport behind the bearer
+    /// check. Mount it at the MCP path, e.g.
+    /// `axum::Router::new().route_service("/mcp", mcp.http_service())`.
+    pub fn http_service(&self) -> McpHttpService {
+        McpHttpService::new(self.shared.clone())
+    }
+
+    /// Opens the host side of an authenticated page connection (the
+    /// application authenticated it: docs/host.md). Announcements, results
+    /// and progress arriving on it go to [`McpTabConnection::receive`];
+    /// the calls to send to the page come out of [`TabCalls::next`]. The
+    /// connection closes when the [`McpTabConnection`] is dropped or
+    /// closed.
+    ///
+    /// # Errors
+    /// [`TabError::ConnectionOpen`] when this connection id is open.
+    pub fn open_connection(
+        &self,
+        connection: crate::host::AuthenticatedConnection,
+    ) -> Result<(McpTabConnection, TabCalls), TabError> {
+        tab::open(self.shared.clone(), connection)
+    }
+
+    /// Runs one `tools/call` of `run_id` — what the HTTP endpoint does for
+    /// a request, without MCP framing: `name` and `arguments` as the
+    /// client sent them; the answer is the MCP `CallToolResult`.
+    pub async fn call_tool(
+        &self,
+        run_id: &str,
+        tool_call_id: &str,
+        name: &str,
+        arguments: Option<Value>,
+    ) -> McpCallToolResult {
+        self.call_tool_with_progress(run_id, tool_call_id, name, arguments, None)
+            .await
+    }
+
+    /// [`Self::call_tool`] reporting progress while the call waits for the
+    /// user's confirmation: once when the page shows it, then every
+    /// `progress_interval`, then once when the user approved.
+    pub async fn call_tool_with_progress(
+        &self,
+        run_id: &str,
+        tool_call_id: &str,
+        name: &str,
+        arguments: Option<Value>,
+        progress: Option<ProgressSink<'_>>,
+    ) -> McpCallToolResult {
+        let tools = match self.shared.run_tools(run_id) {
+            Ok(t) => t,
+            Err(error) => {
+                tracing::error!(run_id, %error, "the run's tools cannot be exported");
+                let error = AgentError::new(
+                    crate::invocation::ErrorCode::ExecutionFailed,
+                    "The application's tools cannot be listed.",
+                    crate::invocation::Retry::No,
+                );
+                return crate::export::result::mcp_result(&error_result("", error), None);
+            }
+        };
+        let invocation_id = random_id("mcp-");
+        let invocation =
+            match tools
+                .catalog
+                .invocation(ToolCall::new(name, invocation_id.clone(), arguments))
+            {
+                Ok(invocation) => invocation,
+                Err(error) => {
+                    return tools
+                        .catalog
+                        .mcp_result(name, &error.to_result(invocation_id));
+                }
+            };
+        let result = match tools.routes.get(&invocation.capability_id) {
+            Some(Route::Server {
+                registration_id,
+                surface_version,
+            }) => {
+                let Some((registry, consumer)) = &self.shared.options.server_registry else {
+                    return tools.catalog.mcp_result(
+                        name,
+                        &error_result(&invocation_id, errors::no_server_executor()),
+                    );
+                };
+                let mut invocation = invocation;
+                invocation.registration_id = Some(registration_id.clone());
+                invocation.surface_version = Some(*surface_version);
+                let call = registry.invoke(invocation, consumer);
+                match tokio::time::timeout(self.shared.options.call_timeout, call).await {
+                    Ok(result) => result,
+                    Err(_) => error_result(
+                        &invocation_id,
+                        errors::timed_out(millis(self.shared.options.call_timeout)),
+                    ),
+                }
+            }
+            _ => {
+                let request = ToolCallRequest {
+                    run_id: run_id.to_string(),
+                    tool_call_id: tool_call_id.to_string(),
+                    invocation_id: invocation.invocation_id.clone(),
+                    capability_id: invocation.capability_id.clone(),
+                    registration_id: invocation.registration_id.clone(),
+                    input: invocation.input,
+                    instance: None,
+                    confirmation: None,
+                };
+                self.browser_call(request, progress).await
+            }
+        };
+        tools.catalog.mcp_result(name, &result)
+    }
+
+    /// Dispatches to the run's tab and waits for the result.
+    async fn browser_call(
+        &self,
+        request: ToolCallRequest,
+        progress: Option<ProgressSink<'_>>,
+    ) -> AgentInvocationResult {
+        let shared = &*self.shared;
+        let invocation_id = request.invocation_id.clone();
+        let (done_tx, mut done_rx) = oneshot::channel();
+        let (progress_tx, mut progress_rx) = mpsc::unbounded_channel();
+        // Registered before dispatch, so no answer can arrive unheard.
+        shared.lock().waiters.insert(
+            invocation_id.clone(),
+            Waiter {
+                done: done_tx,
+                progress: progress_tx,
+            },
+        );
+        let _guard = WaiterGuard {
+            shared,
+            invocation_id: invocation_id.clone(),
+        };
+        let call = match shared.host.dispatch(request) {
+            Ok(call) => call,
+            Err(error) => return error_result(&invocation_id, errors::dispatch_error(&error)),
+        };
+        let sender = shared.lock().connections.get(&call.connection_id).cloned();
+        match sender {
+            Some(sender) if sender.send(call).is_ok() => {}
+            // The connection closed meanwhile: the host interrupted (or
+            // will interrupt) the call.
+            _ => return error_result(&invocation_id, errors::interrupted()),
+        }
+
+        let timeout = tokio::time::sleep(shared.options.call_timeout);
+        tokio::pin!(timeout);
+        let mut ticker: Option<tokio::time::Interval> = None;
+        let mut sent = 0u64;
+        let mut waiting_message = String::new();
+        loop {
+            tokio::select! {
+                // Progress first: a `confirmed` message that arrived with
+                // the result is still reported before it.
+                biased;
+                Some(message) = progress_rx.recv() => {
+                    self.report(message, progress, &mut ticker, &mut sent, &mut waiting_message).await;
+                }
+                done = &mut done_rx => {
+                    return match done {
+                        Ok(Completion::Outcome(BrowserSurfaceOutcome::Invocation(result))) => result,
+                        Ok(Completion::Outcome(BrowserSurfaceOutcome::Rejected(rejected))) => {
+                            error_result(&invocation_id, errors::rejection_error(rejected.reason))
+                        }
+                        Ok(Completion::Interrupted) | Err(_) => {
+                            error_result(&invocation_id, errors::interrupted())
+                        }
+                    };
+                }
+                _ = async { ticker.as_mut().expect("guarded").tick().await }, if ticker.is_some() => {
+                    if let Some(report) = progress {
+                        sent += 1;
+                        report(McpProgress { progress: sent, message: waiting_message.clone() }).await;
+                    }
+                }
+                () = &mut timeout => {
+                    tracing::warn!(invocation_id = %invocation_id, "tools/call timed out waiting for the page");
+                    return error_result(&invocation_id, errors::timed_out(millis(shared.options.call_timeout)));
+                }
+            }
+        }
+    }
+}
+
+impl McpServer {
+    /// Turns one progress message of the page into a progress report.
+    async fn report(
+        &self,
+        message: BrowserSurfaceProgress,
+        progress: Option<ProgressSink<'_>>,
+        ticker: &mut Option<tokio::time::Interval>,
+        sent: &mut u64,
+        waiting_message: &mut String,
+    ) {
+        let text = match message.stage {
+            ProgressStage::AwaitingConfirmation => {
+                *waiting_message =
+                    "Waiting for the user to confirm this call in the application.".to_string();
+                let mut interval = tokio::time::interval(self.shared.options.progress_interval);
+                interval.reset();
+                *ticker = Some(interval);
+                waiting_message.clone()
+            }
+            ProgressStage::Confirmed => {
+                *ticker = None;
+                "The user confirmed; the call runs.".to_string()
+            }
+        };
+        if let Some(report) = progress {
+            *sent += 1;
+            report(McpProgress {
+                progress: *sent,
+                message: text,
+            })
+            .await;
+        }
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,455 @@
+//! The MCP server of the agent host, in process (feature `mcp`;
+//! docs/agents.md, "The MCP server"): tool composition with server tools,
+//! the host-side timeout, a tab closing while a call waits, progress while
+//! the user decides, the bearer check and the session bound, the page
+//! connection's input limits. The interop tests with real MCP clients are
+//! in the workspace's `tests/mcp_interop.rs`.
+
+mod host_support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use host_support::*;
+use http_body_util::{BodyExt, Full};
+use serde_json::{json, Value};
+use surface_runtime::export::McpCallToolResult;
+use surface_runtime::host::{
+    AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceSession,
+    BrowserSurfaceSessionOptions, BrowserToHostMessage, ConfirmationEvent, ConfirmationMode,
+    HostError, KnownBuild, ServerTool, SessionEventSubscription,
+};
+use surface_runtime::mcp::{
+    McpProgress, McpServer, McpServerOptions, McpTabConnection, Received, TabCalls, TabError,
+    MAX_BROWSER_MESSAGE_BYTES,
+};
+use surface_runtime::sync::BoxFuture;
+use surface_runtime::{AgentConsumer, ConsumerKind, ProcedureReference, SurfaceRegistry};
+
+const RUN: &str = "run-1";
+
+fn auth() -> AuthenticatedConnection {
+    AuthenticatedConnection::new("conn-1", "sess-1", "user-1")
+}
+
+/// A tab (the host_support fixture's registry, in a session) wired to an
+/// MCP server, answering every call.
+struct Tab {
+    fx: Fixture,
+    session: BrowserSurfaceSession,
+    connection: Arc<McpTabConnection>,
+    _subscriptions: Vec<SessionEventSubscription>,
+    _announcements: surface_runtime::host::AnnouncementSubscription,
+}
+
+fn host_with(server_tools: &[&str]) -> Arc<AgentHost> {
+    let authority = authority();
+    let mut host =
+        AgentHost::new().with_known_build(KnownBuild::new("console", "build-1", authority.clone()));
+    for path in server_tools {
+        host = host.with_server_tool(ServerTool::from_authority(&authority, path).unwrap());
+    }
+    host.start_run(AgentRun {
+        run_id: RUN.into(),
+        session_id: "sess-1".into(),
+        tab_id: Some("tab-1".into()),
+        kind: ConsumerKind::Embedded,
+    })
+    .unwrap();
+    Arc::new(host)
+}
+
+/// Opens the tab's connection; `answer` spawns the loop that runs every
+/// call through the session (else the calls are returned unanswered).
+fn tab(mcp: &McpServer, mode: ConfirmationMode, answer: bool) -> (Tab, Option<TabCalls>) {
+    let fx = Fixture::new();
+    let session = BrowserSurfaceSession::new(
+        BrowserSurfaceSessionOptions::new(
+            fx.registry.clone(),
+            identity(),
+            AgentConsumer::embedded("u1"),
+        )
+        .confirmations(mode),
+    );
+    let (connection, mut calls) = mcp.open_connection(auth()).unwrap();
+    let connection = Arc::new(connection);
+    let announcement = session.connect("conn-1").unwrap();
+    connection
+        .receive(BrowserToHostMessage::Announcement(Box::new(announcement)))
+        .unwrap();
+    let c = connection.clone();
+    let announcements = session
+        .subscribe(move |a| {
+            c.receive(BrowserToHostMessage::Announcement(Box::new(a.clone())))
+                .unwrap();
+        })
+        .unwrap();
+    let c = connection.clone();
+    let progress = session
+        .on_progress(move |p| {
+            c.receive(BrowserToHostMessage::Progress(p.clone()))
+                .unwrap();
+        })
+        .unwrap();
+    let calls = if answer {
+        let (c, s) = (connection.clone(), session.clone());
+        tokio::spawn(async move {
+            while let Some(call) = calls.next().await {
+                let (c, s) = (c.clone(), s.clone());
+                tokio::spawn(async move {
+                    let result = s.invoke(call).await;
+                    let _ = c.receive(BrowserToHostMessage::Result(Box::new(result)));
+                });
+            }
+        });
+        None
+    } else {
+        Some(calls)
+    };
+    (
+        Tab {
+            fx,
+            session,
+            connection,
+            _subscriptions: vec![progress],
+            _announcements: announcements,
+        },
+        calls,
+    )
+}
+
+fn names(tools: &[surface_runtime::export::McpTool]) -> Vec<&str> {
+    tools.iter().map(|t| t.name.as_str()).collect()
+}
+
+fn structured(result: &McpCallToolResult) -> Value {
+    result
+        .structured_content
+        .clone()
+        .map_or(Value::Null, Value::Object)
+}
+
+/// The error object of an error result (its second text block).
+fn error_of(result: &McpCallToolResult) -> Value {
+    assert!(result.is_error, "{result:?}");
+    let surface_runtime::export::McpContent::Text { text } = &result.content[1];
+    serde_json::from_str(text).unwrap()
+}
+
+#[tokio::test]
+async fn server_tools_are_listed_once_and_run_in_the_server_registry() {
+    let authority = authority();
+    let server_registry = SurfaceRegistry::new(authority.clone());
+    let server_executor = Arc::new(CountingExecutor::default());
+    server_registry.set_procedure_executor(server_executor.clone());
+    let _handles = [
+        server_registry
+            .register_procedure(ProcedureReference::new(procedure(
+                &authority,
+                "devices.list",
+            )))
+            .unwrap(),
+        server_registry
+            .register_procedure(ProcedureReference::new(procedure(
+                &authority,
+                "devices.stats",
+            )))
+            .unwrap(),
+    ];
+    let mcp = McpServer::new(
+        host_with(&["devices.list", "devices.stats", "devices.rename"]),
+        McpServerOptions::default()
+            .server_registry(server_registry, AgentConsumer::headless("server")),
+    );
+    let (tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
+    // devices.list is a plain query both sides offer: the server keeps it;
+    // devices.rename is not registered by the server registry: not listed.
+    assert_eq!(
+        names(&mcp.tools(RUN).unwrap()),
+        [
+            "devices__disable",
+            "devices__list",
+            "devices__purge",
+            "devices__stats",
+            "view__devices__table__select"
+        ]
+    );
+    let listed = mcp
+        .call_tool(RUN, "tc-1", "devices__list", Some(json!({"limit": 2})))
+        .await;
+    assert!(!listed.is_error, "{listed:?}");
+    assert_eq!(
+        structured(&listed),
+        json!({"path": "devices.list", "input": {"limit": 2}})
+    );
+    assert_eq!(server_executor.count(), 1);
+    assert_eq!(tab.fx.executor.count(), 0, "not sent to the tab");
+    let stats = mcp.call_tool(RUN, "tc-2", "devices__stats", None).await;
+    assert!(!stats.is_error, "{stats:?}");
+    assert_eq!(server_executor.count(), 2);
+    // A browser tool goes to the tab.
+    let select = mcp
+        .call_tool(
+            RUN,
+            "tc-3",
+            "view__devices__table__select",
+            Some(json!({"ids": ["a"]})),
+        )
+        .await;
+    assert_eq!(structured(&select), json!({"selected": ["a"]}));
+}
+
+#[tokio::test]
+async fn a_server_tool_without_server_registry_is_not_listed() {
+    let mcp = McpServer::new(host_with(&["devices.stats"]), McpServerOptions::default());
+    let (_tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
+    assert!(!names(&mcp.tools(RUN).unwrap()).contains(&"devices__stats"));
+    let result = mcp.call_tool(RUN, "tc", "devices__stats", None).await;
+    assert_eq!(error_of(&result)["code"], json!("UNKNOWN_CAPABILITY"));
+}
+
+#[tokio::test]
+async fn the_host_side_timeout_answers_timeout_and_the_late_result_is_dropped() {
+    let mcp = McpServer::new(
+        host_with(&[]),
+        McpServerOptions::default().call_timeout(Duration::from_millis(50)),
+    );
+    let (tab, calls) = tab(&mcp, ConfirmationMode::Hold, false);
+    let mut calls = calls.unwrap();
+    let result = mcp.call_tool(RUN, "tc-1", "devices__list", None).await;
+    let error = error_of(&result);
+    assert_eq!(
+        error,
+        json!({"code": "TIMEOUT", "details": {"timeoutMs": 50}, "retry": "no",
+               "message": "The application did not answer in time; the call may or may not have taken effect."})
+    );
+    // The page answers late: accepted by the host, answered to nobody.
+    let call = calls.next().await.unwrap();
+    let late = tab.session.invoke(call).await;
+    assert_eq!(
+        tab.connection
+            .receive(BrowserToHostMessage::Result(Box::new(late.clone())))
+            .unwrap(),
+        Received::Result
+    );
+    assert_eq!(
+        tab.connection
+            .receive(BrowserToHostMessage::Result(Box::new(late)))
+            .unwrap(),
+        Received::DuplicateResult
+    );
+    assert_eq!(mcp.host().usage().outstanding, 0);
+}
+
+#[tokio::test]
+async fn closing_the_tab_while_a_call_waits_answers_disconnected_and_removes_its_tools() {
+    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
+    let (tab, calls) = tab(&mcp, ConfirmationMode::Hold, false);
+    let mut calls = calls.unwrap();
+    let server = mcp.clone();
+    let waiting =
+        tokio::spawn(async move { server.call_tool(RUN, "tc-1", "devices__list", None).await });
+    let call = calls.next().await.expect("dispatched");
+    assert_eq!(call.invocation.capability_id, "domain:devices.list");
+    assert!(call.invocation.invocation_id.starts_with("mcp-"));
+    let Tab {
+        connection,
+        _subscriptions,
+        _announcements,
+        ..
+    } = tab;
+    drop((_subscriptions, _announcements));
+    let connection = Arc::try_unwrap(connection).unwrap_or_else(|_| panic!("one owner"));
+    drop(connection);
+    let result = waiting.await.unwrap();
+    assert_eq!(
+        error_of(&result),
+        json!({"code": "EXECUTION_FAILED", "details": {"reason": "disconnected"}, "retry": "no",
+               "message": "The application's page disconnected before answering; the call may or may not have taken effect."})
+    );
+    assert_eq!(mcp.tools(RUN).unwrap(), vec![]);
+    assert!(calls.next().await.is_none(), "the call stream ended");
+    let after = mcp.call_tool(RUN, "tc-2", "devices__list", None).await;
+    assert_eq!(error_of(&after)["code"], json!("UNKNOWN_CAPABILITY"));
+}
+
+#[tokio::test]
+async fn progress_repeats_while_the_user_decides_then_reports_the_approval() {
+    let mcp = McpServer::new(
+        host_with(&[]),
+        McpServerOptions::default().progress_interval(Duration::from_millis(20)),
+    );
+    let (tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
+    let reports: Arc<Mutex<Vec<McpProgress>>> = Arc::default();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let _dialog = tab
+        .session
+        .on_confirmation(move |e| {
+            if let ConfirmationEvent::Requested(c) = e {
+                let _ = tx.send(c.confirmation_id.clone());
+            }
+        })
+        .unwrap();
+    let server = mcp.clone();
+    let sink_reports = reports.clone();
+    let waiting = tokio::spawn(async move {
+        let sink = move |p: McpProgress| -> BoxFuture<'static, ()> {
+            sink_reports.lock().unwrap().push(p);
+            Box::pin(async {})
+        };
+        server
+            .call_tool_with_progress(
+                RUN,
+                "tc-1",
+                "devices__purge",
+                Some(json!({"deviceIds": ["d1"]})),
+                Some(&sink),
+            )
+            .await
+    });
+    let confirmation_id = rx.recv().await.unwrap();
+    while reports.lock().unwrap().len() < 3 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tab.session.approve(&confirmation_id).unwrap();
+    let result = waiting.await.unwrap();
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(
+        structured(&result),
+        json!({"path": "devices.purge", "input": {"deviceIds": ["d1"]}})
+    );
+    let reports = reports.lock().unwrap().clone();
+    let n = reports.len();
+    assert!(n >= 4, "{reports:?}");
+    for (i, r) in reports.iter().enumerate() {
+        assert_eq!(r.progress, i as u64 + 1, "increasing: {reports:?}");
+    }
+    for r in &reports[..n - 1] {
+        assert_eq!(
+            r.message,
+            "Waiting for the user to confirm this call in the application."
+        );
+    }
+    assert_eq!(reports[n - 1].message, "The user confirmed; the call runs.");
+    assert_eq!(tab.fx.executor.count(), 1);
+}
+
+#[tokio::test]
+async fn an_unknown_run_has_no_tools_and_its_calls_are_unknown() {
+    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
+    let (_tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
+    assert_eq!(mcp.tools("other-run").unwrap(), vec![]);
+    let result = mcp
+        .call_tool("other-run", "tc", "devices__list", None)
+        .await;
+    assert_eq!(error_of(&result)["code"], json!("UNKNOWN_CAPABILITY"));
+}
+
+#[tokio::test]
+async fn page_connections_refuse_oversized_foreign_and_duplicate_input() {
+    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
+    let (tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
+    assert!(matches!(
+        mcp.open_connection(auth()),
+        Err(TabError::ConnectionOpen(id)) if id == "conn-1"
+    ));
+    let huge = format!("\"{}\"", "a".repeat(MAX_BROWSER_MESSAGE_BYTES));
+    assert!(matches!(
+        tab.connection.receive_json(&huge),
+        Err(TabError::TooLarge { limit, .. }) if limit == MAX_BROWSER_MESSAGE_BYTES
+    ));
+    assert!(matches!(
+        tab.connection.receive_json(r#"{"hello":"world"}"#),
+        Err(TabError::NotAMessage(_))
+    ));
+    let mut foreign = serde_json::to_value(tab.session.announcement().unwrap()).unwrap();
+    foreign["identity"]["buildId"] = json!("build-9");
+    assert!(matches!(
+        tab.connection.receive_json(&foreign.to_string()),
+        Err(TabError::Host(HostError::UnknownBuild { .. }))
+    ));
+    // A well-formed announcement as text.
+    let text = serde_json::to_string(&tab.session.announcement().unwrap()).unwrap();
+    assert!(matches!(
+        tab.connection.receive_json(&text),
+        Ok(Received::Announcement(_))
+    ));
+}
+
+// ----- the HTTP endpoint --------------------------------------------------------------
+
+fn initialize() -> http::Request<Full<Bytes>> {
+    http::Request::post("http://127.0.0.1/mcp")
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(Full::new(Bytes::from(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "t", "version": "1"}}})
+            .to_string(),
+        )))
+        .unwrap()
+}
+
+fn with_token(mut request: http::Request<Full<Bytes>>, token: &str) -> http::Request<Full<Bytes>> {
+    request
+        .headers_mut()
+        .insert("authorization", format!("Bearer {token}").parse().unwrap());
+    request
+}
+
+async fn send(
+    service: &surface_runtime::mcp::McpHttpService,
+    request: http::Request<Full<Bytes>>,
+) -> (u16, String) {
+    let mut service = service.clone();
+    let response = tower_service::Service::call(&mut service, request)
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    // Only the first frame: an SSE body stays open.
+    let mut body = response.into_body();
+    let first = match tokio::time::timeout(Duration::from_secs(5), body.frame()).await {
+        Ok(Some(Ok(frame))) => frame
+            .into_data()
+            .map(|d| String::from_utf8_lossy(&d).into_owned())
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
+    (status, first)
+}
+
+#[tokio::test]
+async fn the_endpoint_checks_tokens_revocation_and_the_session_bound() {
+    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default().max_sessions(1));
+    let (_tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
+    let service = mcp.http_service();
+    let token = mcp.issue_token(RUN);
+    assert_eq!(token.len(), 64);
+    assert!(token.bytes().all(|b| b.is_ascii_hexdigit()));
+    assert_ne!(token, mcp.issue_token(RUN), "tokens are random");
+
+    let (status, body) = send(&service, initialize()).await;
+    assert_eq!(status, 401);
+    assert!(body.contains("send the bearer token"), "{body}");
+    assert_eq!(
+        send(&service, with_token(initialize(), "nope")).await.0,
+        401
+    );
+
+    let (status, _) = send(&service, with_token(initialize(), &token)).await;
+    assert_eq!(status, 200);
+    assert_eq!(service.session_count().await, 1);
+    // The bound: a second session is refused while the first lives.
+    let (status, body) = send(&service, with_token(initialize(), &token)).await;
+    assert_eq!(status, 503, "{body}");
+
+    assert!(mcp.revoke_token(&token));
+    assert!(!mcp.revoke_token(&token));
+    assert_eq!(
+        send(&service, with_token(initialize(), &token)).await.0,
+        401
+    );
+}
