@@ -12,7 +12,7 @@ use serde_json::Value;
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
     AgentInvocation, AgentProcedureExecutor, Cancellation, ExecuteRequest, ExecutionError,
-    ProcedureReference, SurfaceRegistry,
+    AgentProcedureBinding, SurfaceRegistry,
 };
 
 /// Never finishes; keeps each call's signal.
@@ -35,7 +35,7 @@ fn dropping_an_invoke_future_mid_call_fires_the_executors_cancellation() {
     let executor = Arc::new(Pending::default());
     registry.set_procedure_executor(executor.clone());
     let _list = registry
-        .register_procedure(ProcedureReference::new(procedure(
+        .register_procedure(AgentProcedureBinding::new(procedure(
             registry.authority(),
             "devices.list",
         )))
@@ -75,7 +75,7 @@ fn a_completed_call_does_not_fire_the_executors_cancellation() {
     }
     registry.set_procedure_executor(Arc::new(Keep(signals.clone())));
     let _list = registry
-        .register_procedure(ProcedureReference::new(procedure(
+        .register_procedure(AgentProcedureBinding::new(procedure(
             registry.authority(),
             "devices.list",
         )))

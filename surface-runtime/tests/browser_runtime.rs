@@ -19,7 +19,7 @@ use std::sync::Arc;
 use surface_runtime::format;
 use surface_runtime::pattern::{check_syntax, Pattern};
 use surface_runtime::{
-    AgentInvocation, Clock, ConfirmationLevel, ProcedureReference, SurfaceRegistry, SystemClock,
+    AgentInvocation, Clock, ConfirmationLevel, AgentProcedureBinding, SurfaceRegistry, SystemClock,
 };
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
@@ -51,7 +51,7 @@ fn registries_get_random_secrets_and_clock_based_expiry_in_the_browser() {
             registry.set_procedure_executor(executor.clone());
             let handle = registry
                 .register_procedure(
-                    ProcedureReference::new(procedure(registry.authority(), "devices.disable"))
+                    AgentProcedureBinding::new(procedure(registry.authority(), "devices.disable"))
                         .bind(|| DisableBinding {
                             device_ids: vec!["dev-1".into(), "dev-2".into()],
                         })

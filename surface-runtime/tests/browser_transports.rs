@@ -40,7 +40,7 @@ use surface_runtime::host::{
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
     AgentInvocation, AgentProcedureExecutor, Cancellation, ExecuteRequest, ExecutionError,
-    ProcedureReference, SurfaceRegistry,
+    AgentProcedureBinding, SurfaceRegistry,
 };
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -414,7 +414,7 @@ async fn browser_timer_bounds_registry_calls() {
     let executor = Arc::new(Waiting::default());
     registry.set_procedure_executor(executor.clone());
     let _list = registry
-        .register_procedure(ProcedureReference::new(procedure(
+        .register_procedure(AgentProcedureBinding::new(procedure(
             registry.authority(),
             "devices.list",
         )))
@@ -589,7 +589,7 @@ async fn socket_announces_on_connect_and_after_every_registry_change_and_answers
     tab.registry.set_procedure_executor(Arc::new(Lister));
     let _list = tab
         .registry
-        .register_procedure(ProcedureReference::new(procedure(
+        .register_procedure(AgentProcedureBinding::new(procedure(
             tab.registry.authority(),
             "devices.list",
         )))
@@ -622,7 +622,7 @@ async fn socket_announces_on_connect_and_after_every_registry_change_and_answers
     // A registry change: a refreshed announcement on the same connection.
     let _rename = tab
         .registry
-        .register_procedure(ProcedureReference::new(procedure(
+        .register_procedure(AgentProcedureBinding::new(procedure(
             tab.registry.authority(),
             "devices.rename",
         )))
@@ -704,7 +704,7 @@ async fn socket_drop_aborts_the_pending_call_and_reconnects_under_a_new_connecti
     let tab = tab();
     let _list = tab
         .registry
-        .register_procedure(ProcedureReference::new(procedure(
+        .register_procedure(AgentProcedureBinding::new(procedure(
             tab.registry.authority(),
             "devices.list",
         )))

@@ -24,7 +24,7 @@ use surface_runtime::host::{
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
     AgentConsumer, AgentInvocation, AgentInvocationResult, Cancellation, ConfirmationLevel,
-    ConsumerKind, ErrorCode, ManualClock, ProcedureReference, RegistrationHandle, Retry,
+    ConsumerKind, ErrorCode, ManualClock, AgentProcedureBinding, RegistrationHandle, Retry,
     SurfaceRegistry, Timer,
 };
 
@@ -82,13 +82,13 @@ fn held_with(timer: bool, max_entries: usize) -> Held {
     let handles = vec![
         registry
             .register_procedure(
-                ProcedureReference::new(procedure(&authority, "devices.disable"))
+                AgentProcedureBinding::new(procedure(&authority, "devices.disable"))
                     .bind(move || DisableSelection(bound.lock().unwrap().clone()))
                     .confirmation(ConfirmationLevel::Required),
             )
             .unwrap(),
         registry
-            .register_procedure(ProcedureReference::new(procedure(
+            .register_procedure(AgentProcedureBinding::new(procedure(
                 &authority,
                 "devices.list",
             )))

@@ -25,7 +25,7 @@ use surface_runtime::mcp::{
     MAX_BROWSER_MESSAGE_BYTES,
 };
 use surface_runtime::sync::BoxFuture;
-use surface_runtime::{AgentConsumer, ConsumerKind, ProcedureReference, SurfaceRegistry};
+use surface_runtime::{AgentConsumer, ConsumerKind, AgentProcedureBinding, SurfaceRegistry};
 
 const RUN: &str = "run-1";
 
@@ -145,13 +145,13 @@ async fn server_tools_are_listed_once_and_run_in_the_server_registry() {
     server_registry.set_procedure_executor(server_executor.clone());
     let _handles = [
         server_registry
-            .register_procedure(ProcedureReference::new(procedure(
+            .register_procedure(AgentProcedureBinding::new(procedure(
                 &authority,
                 "devices.list",
             )))
             .unwrap(),
         server_registry
-            .register_procedure(ProcedureReference::new(procedure(
+            .register_procedure(AgentProcedureBinding::new(procedure(
                 &authority,
                 "devices.stats",
             )))

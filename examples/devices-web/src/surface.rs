@@ -14,7 +14,7 @@ use agent_surface::host::{
 };
 use agent_surface::{
     AgentConsumer, AgentManifest, ComponentDefinition, ConfirmationLevel, ErrorCode,
-    ExecutionError, ProcedureReference, RegistrationError, RegistrationHandle, Retry,
+    ExecutionError, AgentProcedureBinding, RegistrationError, RegistrationHandle, Retry,
     SurfaceRegistry, ViewCapability,
 };
 use devices_api::{api, DisableSelection, PurgeSelection, SessionInfo, TurnReport};
@@ -310,10 +310,10 @@ fn register(
                 },
             )),
     )?;
-    let list = registry.register_procedure(ProcedureReference::new(api::devices::list()))?;
+    let list = registry.register_procedure(AgentProcedureBinding::new(api::devices::list()))?;
     let selected_count = move || table.selection.get_untracked().len();
     let disable = registry.register_procedure(
-        ProcedureReference::new(api::devices::disable())
+        AgentProcedureBinding::new(api::devices::disable())
             .bind(move || DisableSelection {
                 device_ids: table.selection.get_untracked(),
             })
@@ -324,7 +324,7 @@ fn register(
             .context(&component),
     )?;
     let purge = registry.register_procedure(
-        ProcedureReference::new(api::devices::purge())
+        AgentProcedureBinding::new(api::devices::purge())
             .bind(move || PurgeSelection {
                 device_ids: table.selection.get_untracked(),
             })
