@@ -53,9 +53,9 @@ pub mod audit;
 pub mod authority;
 pub mod binding;
 pub mod bridge;
-mod callback;
 #[cfg(all(feature = "browser", target_arch = "wasm32"))]
 pub mod browser;
+mod callback;
 pub mod cancellation;
 pub mod clock;
 pub mod component;

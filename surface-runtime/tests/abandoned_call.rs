@@ -11,8 +11,8 @@ use futures_util::FutureExt;
 use serde_json::Value;
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
-    AgentInvocation, AgentProcedureExecutor, Cancellation, ExecuteRequest, ExecutionError,
-    AgentProcedureBinding, SurfaceRegistry,
+    AgentInvocation, AgentProcedureBinding, AgentProcedureExecutor, Cancellation, ExecuteRequest,
+    ExecutionError, SurfaceRegistry,
 };
 
 /// Never finishes; keeps each call's signal.

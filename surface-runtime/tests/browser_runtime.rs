@@ -19,7 +19,7 @@ use std::sync::Arc;
 use surface_runtime::format;
 use surface_runtime::pattern::{check_syntax, Pattern};
 use surface_runtime::{
-    AgentInvocation, Clock, ConfirmationLevel, AgentProcedureBinding, SurfaceRegistry, SystemClock,
+    AgentInvocation, AgentProcedureBinding, Clock, ConfirmationLevel, SurfaceRegistry, SystemClock,
 };
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 

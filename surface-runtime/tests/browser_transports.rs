@@ -39,8 +39,8 @@ use surface_runtime::host::{
 };
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
-    AgentInvocation, AgentProcedureExecutor, Cancellation, ExecuteRequest, ExecutionError,
-    AgentProcedureBinding, SurfaceRegistry,
+    AgentInvocation, AgentProcedureBinding, AgentProcedureExecutor, Cancellation, ExecuteRequest,
+    ExecutionError, SurfaceRegistry,
 };
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;

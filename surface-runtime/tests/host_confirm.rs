@@ -16,15 +16,14 @@ use serde_json::{json, Value};
 use surface_runtime::host::{
     AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceCall, BrowserSurfaceProgress,
     BrowserSurfaceResult, BrowserSurfaceSession, BrowserSurfaceSessionOptions,
-    ConfirmationDecisionError, ConfirmationEvent, ConfirmationMode, ConfirmationOutcome, HostError,
-    KnownBuild, ProgressStage, RejectionReason, ResultDisposition, SessionCollection, SessionError,
-    ToolCallRequest,
-    PROTOCOL_VERSION,
+    ConfirmationDecisionError, ConfirmationEvent, ConfirmationMode, ConfirmationOutcome, EchoField,
+    HostError, KnownBuild, ProgressStage, RejectionReason, ResultDisposition, SessionCollection,
+    SessionError, ToolCallRequest, PROTOCOL_VERSION,
 };
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
-    AgentConsumer, AgentInvocation, AgentInvocationResult, Cancellation, ConfirmationLevel,
-    ConsumerKind, ErrorCode, ManualClock, AgentProcedureBinding, RegistrationHandle, Retry,
+    AgentConsumer, AgentInvocation, AgentInvocationResult, AgentProcedureBinding, Cancellation,
+    ConfirmationLevel, ConsumerKind, ErrorCode, ManualClock, RegistrationHandle, Retry,
     SurfaceRegistry, Timer,
 };
 
@@ -711,7 +710,7 @@ async fn the_host_accepts_progress_only_for_its_outstanding_call_on_its_connecti
         host.accept_progress(&auth("conn-2"), &awaiting),
         Err(HostError::ResultMismatch {
             invocation_id: "inv-1".into(),
-            field: "authenticated connection"
+            field: EchoField::AuthenticatedConnection
         })
     );
     let other_run = BrowserSurfaceProgress {
@@ -722,7 +721,7 @@ async fn the_host_accepts_progress_only_for_its_outstanding_call_on_its_connecti
         host.accept_progress(&auth("conn-1"), &other_run),
         Err(HostError::ResultMismatch {
             invocation_id: "inv-1".into(),
-            field: "runId"
+            field: EchoField::RunId
         })
     );
     let unknown = BrowserSurfaceProgress {

@@ -25,7 +25,7 @@ use surface_runtime::mcp::{
     MAX_BROWSER_MESSAGE_BYTES,
 };
 use surface_runtime::sync::BoxFuture;
-use surface_runtime::{AgentConsumer, ConsumerKind, AgentProcedureBinding, SurfaceRegistry};
+use surface_runtime::{AgentConsumer, AgentProcedureBinding, ConsumerKind, SurfaceRegistry};
 
 const RUN: &str = "run-1";
 

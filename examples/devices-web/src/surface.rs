@@ -13,9 +13,9 @@ use agent_surface::host::{
     BrowserSurfaceIdentity, BrowserSurfaceSession, BrowserSurfaceSessionOptions, ConfirmationMode,
 };
 use agent_surface::{
-    AgentConsumer, AgentManifest, ComponentDefinition, ConfirmationLevel, ErrorCode,
-    ExecutionError, AgentProcedureBinding, RegistrationError, RegistrationHandle, Retry,
-    SurfaceRegistry, ViewCapability,
+    AgentConsumer, AgentManifest, AgentProcedureBinding, ComponentDefinition, ConfirmationLevel,
+    ErrorCode, ExecutionError, RegistrationError, RegistrationHandle, Retry, SurfaceRegistry,
+    ViewCapability,
 };
 use devices_api::{api, DisableSelection, PurgeSelection, SessionInfo, TurnReport};
 use leptos::prelude::*;

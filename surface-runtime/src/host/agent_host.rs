@@ -907,26 +907,22 @@ impl AgentHost {
             .get(&progress.invocation_id)
             .ok_or_else(|| HostError::Unsolicited(progress.invocation_id.clone()))?
             .call;
-        let mismatch = |field| HostError::ResultMismatch {
-            invocation_id: progress.invocation_id.clone(),
-            field,
-        };
-        if connection.connection_id != call.connection_id {
-            return Err(mismatch("authenticated connection"));
+        match first_difference(
+            call,
+            connection,
+            Echoed {
+                connection_id: &progress.connection_id,
+                run_id: &progress.run_id,
+                tool_call_id: &progress.tool_call_id,
+                invocation_id: &progress.invocation_id,
+            },
+        ) {
+            Some(field) => Err(HostError::ResultMismatch {
+                invocation_id: progress.invocation_id.clone(),
+                field,
+            }),
+            None => Ok(call.clone()),
         }
-        if connection.session_id != call.identity.session_id {
-            return Err(mismatch("authenticated session"));
-        }
-        if progress.connection_id != call.connection_id {
-            return Err(mismatch("connectionId"));
-        }
-        if progress.run_id != call.run_id {
-            return Err(mismatch("runId"));
-        }
-        if progress.tool_call_id != call.tool_call_id {
-            return Err(mismatch("toolCallId"));
-        }
-        Ok(call.clone())
     }
 
     /// The calls currently outstanding, sorted by invocation id.
@@ -1046,41 +1042,70 @@ fn echoes(
         BrowserSurfaceOutcome::Invocation(r) => r.invocation_id(),
         BrowserSurfaceOutcome::Rejected(_) => &call.invocation.invocation_id,
     };
-    let checks = [
-        (
-            &connection.connection_id,
-            &call.connection_id,
-            EchoField::AuthenticatedConnection,
-        ),
-        (
-            &connection.session_id,
-            &call.identity.session_id,
-            EchoField::AuthenticatedSession,
-        ),
-        (
-            &result.connection_id,
-            &call.connection_id,
-            EchoField::ConnectionId,
-        ),
-        (&result.run_id, &call.run_id, EchoField::RunId),
-        (
-            &result.tool_call_id,
-            &call.tool_call_id,
-            EchoField::ToolCallId,
-        ),
-    ];
-    let differs = checks
-        .into_iter()
-        .find(|(got, expected, _)| got != expected)
-        .map(|(_, _, field)| field)
-        .or((inner_id != call.invocation.invocation_id).then_some(EchoField::ResultInvocationId));
-    match differs {
+    let echoed = Echoed {
+        connection_id: &result.connection_id,
+        run_id: &result.run_id,
+        tool_call_id: &result.tool_call_id,
+        invocation_id: inner_id,
+    };
+    match first_difference(call, connection, echoed) {
         Some(field) => Err(HostError::ResultMismatch {
             invocation_id: call.invocation.invocation_id.clone(),
             field,
         }),
         None => Ok(()),
     }
+}
+
+/// What a page's message (a result or a progress report) echoes of the call
+/// it answers.
+struct Echoed<'a> {
+    connection_id: &'a str,
+    run_id: &'a str,
+    tool_call_id: &'a str,
+    invocation_id: &'a str,
+}
+
+/// The first field in which a page's message differs from the call it
+/// answers, in the order of `docs/host.md` (authenticated connection and
+/// session first), or `None` when it echoes the call exactly.
+fn first_difference(
+    call: &BrowserSurfaceCall,
+    connection: &AuthenticatedConnection,
+    echoed: Echoed<'_>,
+) -> Option<EchoField> {
+    let checks = [
+        (
+            connection.connection_id.as_str(),
+            call.connection_id.as_str(),
+            EchoField::AuthenticatedConnection,
+        ),
+        (
+            connection.session_id.as_str(),
+            call.identity.session_id.as_str(),
+            EchoField::AuthenticatedSession,
+        ),
+        (
+            echoed.connection_id,
+            call.connection_id.as_str(),
+            EchoField::ConnectionId,
+        ),
+        (echoed.run_id, call.run_id.as_str(), EchoField::RunId),
+        (
+            echoed.tool_call_id,
+            call.tool_call_id.as_str(),
+            EchoField::ToolCallId,
+        ),
+        (
+            echoed.invocation_id,
+            call.invocation.invocation_id.as_str(),
+            EchoField::ResultInvocationId,
+        ),
+    ];
+    checks
+        .into_iter()
+        .find(|(got, expected, _)| got != expected)
+        .map(|(_, _, field)| field)
 }
 
 fn take_outstanding_on(state: &mut HostState, connection_id: &str) -> Vec<InterruptedCall> {

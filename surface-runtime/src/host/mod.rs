@@ -19,8 +19,8 @@
 //!   `error` — [`HostError`].
 
 mod agent_host;
-mod error;
 mod confirm;
+mod error;
 mod progress;
 mod session;
 mod source;
@@ -28,11 +28,11 @@ mod verify;
 mod wire;
 
 pub use agent_host::*;
-pub use error::{ArtifactMismatch, EchoField, HostError, IdentityChange};
 pub use confirm::{
     ConfirmationDecisionError, ConfirmationEvent, ConfirmationListener, ConfirmationMode,
     ConfirmationOutcome, HeldConfirmation, ProgressListener, SessionEventSubscription,
 };
+pub use error::{ArtifactMismatch, EchoField, HostError, IdentityChange};
 pub use progress::{BrowserSurfaceProgress, BrowserToHostMessage, ProgressStage};
 pub use session::{
     AnnouncementListener, AnnouncementSubscription, BrowserSurfaceSession,
