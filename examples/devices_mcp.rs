@@ -33,7 +33,11 @@ use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agent_surface::mcp::McpServerOptions;
+// `agent_surface::mcp` and `agent_surface::TokioTimer` need the facade's
+// `mcp`/`tokio` features. An application enables them on `agent-surface`;
+// a cargo example cannot enable its own package's features, so the examples
+// name the same items through the runtime crate (a dev-dependency with `mcp`).
+use surface_runtime::mcp::McpServerOptions;
 
 use host::{Backend, UserDecision};
 

@@ -33,12 +33,16 @@ mod host;
 
 use std::time::{Duration, Instant};
 
-use agent_surface::mcp::McpServerOptions;
+// `agent_surface::mcp` and `agent_surface::TokioTimer` need the facade's
+// `mcp`/`tokio` features. An application enables them on `agent-surface`;
+// a cargo example cannot enable its own package's features, so the examples
+// name the same items through the runtime crate (a dev-dependency with `mcp`).
 use agent_surface::{AgentInvocation, AgentInvocationResult};
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
+use surface_runtime::mcp::McpServerOptions;
 
 /// Paths 2 and 3 make `2 × (N + N / 10)` session calls: at most 990 of
 /// the session's 1,000.

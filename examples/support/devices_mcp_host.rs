@@ -22,11 +22,14 @@ use agent_surface::host::{
     BrowserSurfaceSessionOptions, BrowserToHostMessage, ConfirmationEvent, ConfirmationMode,
     KnownBuild, SessionEventSubscription,
 };
-use agent_surface::mcp::{McpServer, McpServerOptions, McpTabConnection};
-use agent_surface::{
-    AgentManifest, AgentProcedureExecutor, ConsumerKind, SurfaceRegistry, TokioTimer,
-};
+use agent_surface::{AgentManifest, AgentProcedureExecutor, ConsumerKind, SurfaceRegistry};
+// `agent_surface::mcp` and `agent_surface::TokioTimer` need the facade's
+// `mcp`/`tokio` features. An application enables them on `agent-surface`;
+// a cargo example cannot enable its own package's features, so the examples
+// name the same items through the runtime crate (a dev-dependency with `mcp`).
 use serde_json::{json, Value};
+use surface_runtime::mcp::{McpServer, McpServerOptions, McpTabConnection};
+use surface_runtime::TokioTimer;
 
 use crate::app::{self, api, Device, DevicesView};
 use crate::embedded::EmbeddedDevices;
