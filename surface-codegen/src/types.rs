@@ -41,7 +41,8 @@
 //! | `prefixItems` + `items: false` | tuple `(A, B, …)` (1 to 12 elements) |
 //! | `prefixItems` + `items: S` or no `items` (oRPC) | `serde_helpers::TupleWithRest<(A, B, …), S or Value>` |
 //! | `items: S` | `Vec<S>` |
-//! | `integer` / `number` / `boolean` / `string` | `i64` / `f64` / `bool` / `String` |
+//! | `integer` / `boolean` / `string` | `i64` / `bool` / `String` |
+//! | `number` | `serde_json::Number` (keeps `42` and `1.5` as they were read) |
 //! | `integer` with `minimum` ≥ 0 and `maximum` > `i64::MAX` | `u64` |
 //! | `$ref` (`#/$defs/…`, `#/definitions/…`, `#`, any local pointer) | named item; recursion boxed where needed |
 //! | `allOf` of objects | merged struct |
@@ -52,8 +53,18 @@
 //!
 //! Properties beyond `properties` when `additionalProperties` is absent or
 //! `true` are accepted and dropped on deserialization, as zod objects strip
-//! unknown keys. Numbers (`f64`) serialize integral values as `1.0`, equal
-//! to `1` by JSON Schema's value equality.
+//! unknown keys.
+//!
+//! Numbers keep their form: a `number` is `serde_json::Number`, so `42`
+//! round-trips as `42` and `1.5` as `1.5` (`serde_json::Value` equality).
+//! An `integer` is `i64`/`u64`; since JSON Schema's integers are the numbers
+//! with a zero fractional part, every field, newtype and untagged variant
+//! whose type is an integer (or `Option`s, `Vec`s, `Box`es and maps of
+//! integers) is read with `serde_helpers::integer`/`optional_integer`:
+//! `2.0` reads as `2` and is written as `2` (as JavaScript writes it). An
+//! untagged union with a `number` arm reads `2.0` into that arm instead, so
+//! it keeps its form. Integers inside tuples are read by serde alone
+//! (`2.0` refused).
 //!
 //! Not representable, so `serde_json::Value` with a doc note and an entry in
 //! [`ProcedureTypes::notes`]: `false` schemas, `not`, tuples of more

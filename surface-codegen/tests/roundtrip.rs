@@ -1,6 +1,7 @@
 //! Compiled round-trip tests (typify style): the committed generated code
 //! of every fixture is compiled here, and every sample instance must
-//! deserialize into the generated type and serialize back to equal JSON;
+//! deserialize into the generated type and serialize back to equal JSON
+//! (`serde_json::Value` equality: a number keeps its integer or float form);
 //! every invalid variant must fail to deserialize (generated types
 //! round-trip the schema's JSON).
 
@@ -39,29 +40,6 @@ mod orpc {
 mod zod {
     use super::{roundtrip, Procedure};
     include!("generated/zod.rs");
-}
-
-/// JSON equality as JSON Schema defines it: numbers compare by value
-/// (`1` equals `1.0`); everything else structurally.
-fn json_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            if x.is_f64() || y.is_f64() {
-                x.as_f64() == y.as_f64()
-            } else {
-                x == y
-            }
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
-        }
-        _ => a == b,
-    }
 }
 
 /// Invalid variants derived from a valid object sample and the schema's
@@ -155,7 +133,9 @@ fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
             for sample in &valid {
                 counts.valid += 1;
                 match f(sample) {
-                    Ok(back) if json_eq(&back, sample) => {}
+                    // Strict: `serde_json::Value` equality, so `42` must not come
+                    // back as `42.0` nor `1.5` as anything else.
+                    Ok(back) if back == *sample => {}
                     Ok(back) => {
                         failures.push(format!("{path} {side}: {sample} came back as {back}"))
                     }

@@ -395,6 +395,11 @@ impl Converter {
         ty
     }
 
+    /// [`Ty::is_integers`], seeing through this module's aliases.
+    fn is_integers(&self, ty: &Ty) -> bool {
+        ty.is_integers(&|t| self.resolve(t))
+    }
+
     fn admits_null(&self, ty: &Ty) -> bool {
         match self.resolve(ty) {
             Ty::Value | Ty::Unit | Ty::Option(_) => true,
@@ -508,10 +513,12 @@ impl Converter {
             let admits_null = self.admits_null(&ty);
             if recursive || matches!(ty, Ty::Boxed(_)) {
                 // `type A = Vec<A>` is a cycle rustc rejects; a newtype is not.
+                let integers = self.is_integers(&ty);
                 self.push_item(ItemDef::Newtype {
                     name: name.clone(),
                     doc,
                     ty,
+                    integers,
                 });
             } else {
                 self.aliases.insert(name.clone(), ty.clone());
@@ -748,7 +755,7 @@ impl Converter {
         match t {
             "string" => Ty::String,
             "integer" => integer_type(s),
-            "number" => Ty::F64,
+            "number" => Ty::Number,
             "boolean" => Ty::Bool,
             "null" => Ty::Unit,
             "array" => self.array(root, s, hint, ptr),
@@ -967,12 +974,14 @@ impl Converter {
         let mut doc = Self::schema_doc(property);
         doc.extend(self.notes[field_notes..].iter().cloned());
         let ident = idents.field(json_name);
+        let integers = self.is_integers(&value_ty);
         let field = FieldDef {
             json_name: json_name.clone(),
             ident: ident.clone(),
             value_ty,
             mode,
             doc,
+            integers,
         };
         let info = FieldInfo {
             json_name: json_name.clone(),
@@ -1312,6 +1321,18 @@ impl Converter {
             admits_null |= self.admits_null(&ty);
             variants.push((variant, ty));
         }
+        // `2.0` reads as an integer variant unless a `number` variant can
+        // keep it as it came.
+        let number_arm = variants
+            .iter()
+            .any(|(_, ty)| self.resolve(ty) == Ty::Number);
+        let variants = variants
+            .into_iter()
+            .map(|(variant, ty)| {
+                let integers = !number_arm && self.is_integers(&ty);
+                (variant, ty, integers)
+            })
+            .collect();
         if admits_null {
             self.null_admitting.insert(name.clone());
         }

@@ -46,6 +46,16 @@ fn field_tokens(field: &FieldDef, p: &Paths) -> TokenStream {
         quote!(#[serde(rename = #json)])
     });
     let mode = match field.mode {
+        FieldMode::Required | FieldMode::RequiredNullable if field.integers => {
+            let with = format!("{}::integer", p.helpers);
+            Some(quote!(#[serde(deserialize_with = #with)]))
+        }
+        FieldMode::Optional if field.integers => {
+            let with = format!("{}::optional_integer", p.helpers);
+            Some(
+                quote!(#[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = #with)]),
+            )
+        }
         FieldMode::Required => None,
         FieldMode::RequiredNullable => {
             let with = format!("{}::required_nullable", p.helpers);
@@ -102,15 +112,21 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             *deny_unknown_fields,
             extras.as_ref(),
         ),
-        ItemDef::Newtype { name, doc, ty } => {
+        ItemDef::Newtype {
+            name,
+            doc,
+            ty,
+            integers,
+        } => {
             let (doc, name) = head(name, doc);
             let ty = ty.tokens(&p.krate);
             let (sd, serde_crate) = (serde_derives(p), &p.serde_crate);
+            let with = integers_attr(*integers, p);
             quote! {
                 #doc
                 #[derive(Debug, Clone, PartialEq, #sd)]
                 #[serde(crate = #serde_crate, transparent)]
-                pub struct #name(pub #ty);
+                pub struct #name(#with pub #ty);
             }
         }
         ItemDef::Alias { name, doc, ty } => {
@@ -131,10 +147,11 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             doc,
             variants,
         } => {
-            let variants = variants.iter().map(|(variant, ty)| {
+            let variants = variants.iter().map(|(variant, ty, integers)| {
                 let variant = ident(variant);
                 let ty = ty.tokens(&p.krate);
-                quote!(#variant(#ty),)
+                let with = integers_attr(*integers, p);
+                quote!(#variant(#with #ty),)
             });
             data_enum_tokens(p, (name, doc), quote!(untagged), variants)
         }
@@ -153,6 +170,14 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
         }
         ItemDef::Const { name, doc, value } => const_tokens(p, (name, doc), *value),
     }
+}
+
+/// `#[serde(deserialize_with = "…::integer")]` when `integers`.
+fn integers_attr(integers: bool, p: &Paths) -> Option<TokenStream> {
+    integers.then(|| {
+        let with = format!("{}::integer", p.helpers);
+        quote!(#[serde(deserialize_with = #with)])
+    })
 }
 
 /// An item's doc attributes and name.

@@ -168,6 +168,7 @@ fn records_become_maps_and_typed_extras_a_flattened_map() {
         quote! {
             #d #c
             pub struct Input {
+                #[serde(deserialize_with = "::k::__private::serde_helpers::integer")]
                 pub counts: ::std::collections::BTreeMap<String, i64>,
                 pub free: ::std::collections::BTreeMap<String, ::k::__private::serde_json::Value>,
                 pub mixed: InputMixed,
@@ -294,7 +295,7 @@ fn discriminated_union_becomes_an_internally_tagged_enum() {
             #d #c
             #[serde(deny_unknown_fields)]
             pub struct InputCircle {
-                pub radius: f64,
+                pub radius: ::k::__private::serde_json::Number,
             }
             #d #c
             pub struct InputPoint {}
@@ -330,7 +331,7 @@ fn other_unions_are_untagged_and_null_arms_make_them_nullable() {
             #[serde(crate = "::k::__private::serde", untagged)]
             pub enum InputEither {
                 Variant0(InputEitherVariant0),
-                Integer(i64),
+                Integer(#[serde(deserialize_with = "::k::__private::serde_helpers::integer")] i64),
             }
             #d #c
             pub struct InputEitherVariant0 {
@@ -351,7 +352,7 @@ fn other_unions_are_untagged_and_null_arms_make_them_nullable() {
             #[serde(crate = "::k::__private::serde", untagged)]
             pub enum InputValue {
                 String(String),
-                Number(f64),
+                Number(::k::__private::serde_json::Number),
                 Boolean(bool),
             }
             #out
@@ -375,7 +376,7 @@ fn tuples_from_prefix_items() {
         quote! {
             #d #c
             pub struct Input {
-                pub exact: (f64, Option<String>),
+                pub exact: (::k::__private::serde_json::Number, Option<String>),
                 pub open: ::k::__private::serde_helpers::TupleWithRest<(String,), ::k::__private::serde_json::Value>,
                 pub rest: ::k::__private::serde_helpers::TupleWithRest<(String,), i64>,
             }
@@ -402,13 +403,15 @@ fn arrays_scalars_and_nested_names() {
             pub struct Input {
                 pub any: ::k::__private::serde_json::Value,
                 pub b: bool,
+                #[serde(deserialize_with = "::k::__private::serde_helpers::integer")]
                 pub big: u64,
                 pub items: Vec<InputItemsItem>,
-                pub n: f64,
+                pub n: ::k::__private::serde_json::Number,
                 pub z: (),
             }
             #d #c
             pub struct InputItemsItem {
+                #[serde(deserialize_with = "::k::__private::serde_helpers::integer")]
                 pub qty: i64,
                 pub sku: String,
             }
@@ -494,6 +497,66 @@ fn root_ref_aliases_input_and_recursive_alias_becomes_newtype() {
 }
 
 #[test]
+fn numbers_keep_their_form_and_integers_read_integral_floats() {
+    let types = generate(
+        json!({"type": "object", "properties": {
+            "ratio": {"type": "number"},
+            "count": {"type": "integer"},
+            "maybe": {"type": ["integer", "null"]},
+            "pages": {"type": "array", "items": {"$ref": "#/$defs/page"}},
+            "limit": {"type": "integer"},
+            "either": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+            "exact": {"anyOf": [{"type": "integer"}, {"type": "number"}]}
+        }, "required": ["ratio", "count", "maybe", "pages", "either", "exact"],
+        "$defs": {"page": {"type": "integer", "minimum": 1}}}),
+        None,
+    );
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let int = quote!(#[serde(deserialize_with = "::k::__private::serde_helpers::integer")]);
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            pub struct Input {
+                #int
+                pub count: i64,
+                pub either: InputEither,
+                pub exact: InputExact,
+                #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "::k::__private::serde_helpers::optional_integer")]
+                pub limit: Option<i64>,
+                #int
+                pub maybe: Option<i64>,
+                #int
+                pub pages: Vec<InputPage>,
+                pub ratio: ::k::__private::serde_json::Number,
+            }
+            /// Untagged: the first variant that accepts a value wins.
+            #d
+            #[serde(crate = "::k::__private::serde", untagged)]
+            pub enum InputEither {
+                Integer(#int i64),
+                String(String),
+            }
+            /// Untagged: the first variant that accepts a value wins.
+            #d
+            #[serde(crate = "::k::__private::serde", untagged)]
+            pub enum InputExact {
+                Integer(i64),
+                Number(::k::__private::serde_json::Number),
+            }
+            pub type InputPage = i64;
+            #out
+        },
+    );
+    let fields = types.input_object.unwrap().fields;
+    let ratio = fields.iter().find(|f| f.json_name == "ratio").unwrap();
+    assert_eq!(
+        ratio.ty.to_string(),
+        quote!(::k::__private::serde_json::Number).to_string()
+    );
+}
+
+#[test]
 fn descriptions_formats_and_defaults_become_escaped_docs() {
     let types = generate(
         json!({"type": "object", "description": "Search \"params\"\nsecond line", "properties": {
@@ -502,7 +565,7 @@ fn descriptions_formats_and_defaults_become_escaped_docs() {
         }, "required": ["id"]}),
         None,
     );
-    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
@@ -514,7 +577,7 @@ fn descriptions_formats_and_defaults_become_escaped_docs() {
                 #[doc = " Format: `uuid` (not checked by this type)."]
                 pub id: String,
                 #[doc = " Default: `1`."]
-                #o
+                #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "::k::__private::serde_helpers::optional_integer")]
                 pub page: Option<i64>,
             }
             #out

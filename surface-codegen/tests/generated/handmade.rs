@@ -497,7 +497,7 @@ pub mod p_misc_tagged_extras {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub n: Option<i64>,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -562,6 +562,9 @@ pub mod p_misc_u64 {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub big: u64,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -608,7 +611,13 @@ pub mod p_orpc_discriminated {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputEventClick {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub x: i64,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub y: i64,
     }
     #[derive(
@@ -667,7 +676,7 @@ pub mod p_orpc_formats {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub limit: Option<i64>,
         /// Format: `email` (not checked by this type).
@@ -846,7 +855,7 @@ pub mod p_orpc_names {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub field_1st: Option<i64>,
         #[serde(rename = "aB")]
@@ -984,6 +993,9 @@ pub mod p_orpc_nullability {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputNullObj {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub a: i64,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -1007,8 +1019,11 @@ pub mod p_orpc_numbers {
         )]
         pub any: Option<::surface_runtime::__private::serde_json::Value>,
         pub b: bool,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub i: i64,
-        pub n: f64,
+        pub n: ::surface_runtime::__private::serde_json::Number,
         pub z: (),
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -1145,7 +1160,10 @@ pub mod p_orpc_tuples {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub rest: Option<
-            ::surface_runtime::__private::serde_helpers::TupleWithRest<(String,), f64>,
+            ::surface_runtime::__private::serde_helpers::TupleWithRest<
+                (String,),
+                ::surface_runtime::__private::serde_json::Number,
+            >,
         >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -1300,7 +1318,7 @@ pub mod p_orpc_unions {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputObjsVariant1 {
-        pub b: f64,
+        pub b: ::surface_runtime::__private::serde_json::Number,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1313,7 +1331,12 @@ pub mod p_orpc_unions {
     #[serde(crate = "::surface_runtime::__private::serde", untagged)]
     pub enum InputPrim {
         String(String),
-        Integer(i64),
+        Integer(
+            #[serde(
+                deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+            )]
+            i64,
+        ),
         Boolean(bool),
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -1402,7 +1425,7 @@ pub mod p_zod_discriminated {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct InputShapeCircle {
-        pub radius: f64,
+        pub radius: ::surface_runtime::__private::serde_json::Number,
     }
     #[derive(
         Debug,
@@ -1414,8 +1437,8 @@ pub mod p_zod_discriminated {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct InputShapeRect {
-        pub h: f64,
-        pub w: f64,
+        pub h: ::surface_runtime::__private::serde_json::Number,
+        pub w: ::surface_runtime::__private::serde_json::Number,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1491,6 +1514,9 @@ pub mod p_zod_strict {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct Output {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub count: i64,
         pub ok: bool,
     }
@@ -1513,6 +1539,9 @@ pub mod p_zod_tree {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub parent: Option<Option<Box<InputSchema0>>>,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub value: i64,
     }
     pub type Input = InputSchema0;
@@ -1532,6 +1561,9 @@ pub mod p_zod_tree {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub next: Option<Box<OutputSchema0>>,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub value: i64,
     }
     pub type Output = OutputSchema0;
@@ -1547,7 +1579,11 @@ pub mod p_zod_tuple {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        pub point: (f64, f64, Option<String>),
+        pub point: (
+            ::surface_runtime::__private::serde_json::Number,
+            ::surface_runtime::__private::serde_json::Number,
+            Option<String>,
+        ),
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;

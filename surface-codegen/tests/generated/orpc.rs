@@ -29,6 +29,9 @@ pub mod p_constructs_array_of_objects {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub note: Option<String>,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub quantity: i64,
         pub sku: String,
     }
@@ -58,6 +61,9 @@ pub mod p_constructs_array_of_objects {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub note: Option<String>,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub quantity: i64,
         pub sku: String,
     }
@@ -92,7 +98,7 @@ pub mod p_constructs_defaults {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub page: Option<i64>,
         #[serde(
@@ -152,7 +158,7 @@ pub mod p_constructs_defaults {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub page: Option<i64>,
         #[serde(
@@ -208,7 +214,7 @@ pub mod p_constructs_described {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub limit: Option<i64>,
         /// Full-text search query
@@ -249,7 +255,7 @@ pub mod p_constructs_described {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub limit: Option<i64>,
         /// Full-text search query
@@ -311,7 +317,7 @@ pub mod p_constructs_discriminated_union {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputShapeCircle {
-        pub radius: f64,
+        pub radius: ::surface_runtime::__private::serde_json::Number,
     }
     #[derive(
         Debug,
@@ -322,8 +328,8 @@ pub mod p_constructs_discriminated_union {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputShapeRect {
-        pub height: f64,
-        pub width: f64,
+        pub height: ::surface_runtime::__private::serde_json::Number,
+        pub width: ::surface_runtime::__private::serde_json::Number,
     }
     #[derive(
         Debug,
@@ -373,7 +379,7 @@ pub mod p_constructs_discriminated_union {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputShapeCircle {
-        pub radius: f64,
+        pub radius: ::surface_runtime::__private::serde_json::Number,
     }
     #[derive(
         Debug,
@@ -384,8 +390,8 @@ pub mod p_constructs_discriminated_union {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputShapeRect {
-        pub height: f64,
-        pub width: f64,
+        pub height: ::surface_runtime::__private::serde_json::Number,
+        pub width: ::surface_runtime::__private::serde_json::Number,
     }
     #[derive(
         Debug,
@@ -647,6 +653,9 @@ pub mod p_constructs_nested {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputSiteBuilding {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub floor: i64,
         pub room: InputSiteBuildingRoom,
     }
@@ -662,7 +671,7 @@ pub mod p_constructs_nested {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub capacity: Option<i64>,
         pub code: String,
@@ -699,6 +708,9 @@ pub mod p_constructs_nested {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputSiteBuilding {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub floor: i64,
         pub room: OutputSiteBuildingRoom,
     }
@@ -714,7 +726,7 @@ pub mod p_constructs_nested {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub capacity: Option<i64>,
         pub code: String,
@@ -786,6 +798,9 @@ pub mod p_constructs_record {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub counts: ::std::collections::BTreeMap<String, i64>,
         #[serde(
             default,
@@ -814,6 +829,9 @@ pub mod p_constructs_record {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub counts: ::std::collections::BTreeMap<String, i64>,
         #[serde(
             default,
@@ -1133,6 +1151,9 @@ pub mod p_constructs_required_optional {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub count: i64,
         pub name: String,
         #[serde(
@@ -1157,6 +1178,9 @@ pub mod p_constructs_required_optional {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub count: i64,
         pub name: String,
         #[serde(
@@ -1185,9 +1209,12 @@ pub mod p_constructs_scalars {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub flag: bool,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub integer: i64,
         pub nothing: (),
-        pub number: f64,
+        pub number: ::surface_runtime::__private::serde_json::Number,
     }
     #[derive(
         Debug,
@@ -1199,9 +1226,12 @@ pub mod p_constructs_scalars {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub flag: bool,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub integer: i64,
         pub nothing: (),
-        pub number: f64,
+        pub number: ::surface_runtime::__private::serde_json::Number,
     }
 }
 /// `constructs.strictObject`
@@ -1393,7 +1423,10 @@ pub mod p_constructs_tuple {
             >,
         >,
         pub point: ::surface_runtime::__private::serde_helpers::TupleWithRest<
-            (f64, f64),
+            (
+                ::surface_runtime::__private::serde_json::Number,
+                ::surface_runtime::__private::serde_json::Number,
+            ),
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
@@ -1418,7 +1451,10 @@ pub mod p_constructs_tuple {
             >,
         >,
         pub point: ::surface_runtime::__private::serde_helpers::TupleWithRest<
-            (f64, f64),
+            (
+                ::surface_runtime::__private::serde_json::Number,
+                ::surface_runtime::__private::serde_json::Number,
+            ),
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
@@ -1588,7 +1624,7 @@ pub mod p_constructs_union_primitives {
     #[serde(crate = "::surface_runtime::__private::serde", untagged)]
     pub enum InputValue {
         String(String),
-        Number(f64),
+        Number(::surface_runtime::__private::serde_json::Number),
         Boolean(bool),
     }
     #[derive(
@@ -1616,7 +1652,7 @@ pub mod p_constructs_union_primitives {
     #[serde(crate = "::surface_runtime::__private::serde", untagged)]
     pub enum OutputValue {
         String(String),
-        Number(f64),
+        Number(::surface_runtime::__private::serde_json::Number),
         Boolean(bool),
     }
 }

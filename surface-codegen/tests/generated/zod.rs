@@ -29,6 +29,9 @@ pub mod p_constructs_array_of_objects {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub note: Option<String>,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub quantity: i64,
         pub sku: String,
     }
@@ -60,6 +63,9 @@ pub mod p_constructs_array_of_objects {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub note: Option<String>,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub quantity: i64,
         pub sku: String,
     }
@@ -94,7 +100,7 @@ pub mod p_constructs_defaults {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub page: Option<i64>,
         #[serde(
@@ -142,6 +148,9 @@ pub mod p_constructs_defaults {
         /// Default: `"asc"`.
         pub order: OutputOrder,
         /// Default: `1`.
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub page: i64,
         #[serde(
             default,
@@ -196,7 +205,7 @@ pub mod p_constructs_described {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub limit: Option<i64>,
         /// Full-text search query
@@ -238,7 +247,7 @@ pub mod p_constructs_described {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub limit: Option<i64>,
         /// Full-text search query
@@ -301,7 +310,7 @@ pub mod p_constructs_discriminated_union {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputShapeCircle {
-        pub radius: f64,
+        pub radius: ::surface_runtime::__private::serde_json::Number,
     }
     #[derive(
         Debug,
@@ -312,8 +321,8 @@ pub mod p_constructs_discriminated_union {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputShapeRect {
-        pub height: f64,
-        pub width: f64,
+        pub height: ::surface_runtime::__private::serde_json::Number,
+        pub width: ::surface_runtime::__private::serde_json::Number,
     }
     #[derive(
         Debug,
@@ -365,7 +374,7 @@ pub mod p_constructs_discriminated_union {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct OutputShapeCircle {
-        pub radius: f64,
+        pub radius: ::surface_runtime::__private::serde_json::Number,
     }
     #[derive(
         Debug,
@@ -377,8 +386,8 @@ pub mod p_constructs_discriminated_union {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct OutputShapeRect {
-        pub height: f64,
-        pub width: f64,
+        pub height: ::surface_runtime::__private::serde_json::Number,
+        pub width: ::surface_runtime::__private::serde_json::Number,
     }
     #[derive(
         Debug,
@@ -643,6 +652,9 @@ pub mod p_constructs_nested {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputSiteBuilding {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub floor: i64,
         pub room: InputSiteBuildingRoom,
     }
@@ -658,7 +670,7 @@ pub mod p_constructs_nested {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub capacity: Option<i64>,
         pub code: String,
@@ -698,6 +710,9 @@ pub mod p_constructs_nested {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct OutputSiteBuilding {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub floor: i64,
         pub room: OutputSiteBuildingRoom,
     }
@@ -714,7 +729,7 @@ pub mod p_constructs_nested {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub capacity: Option<i64>,
         pub code: String,
@@ -787,6 +802,9 @@ pub mod p_constructs_record {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub counts: ::std::collections::BTreeMap<String, i64>,
         #[serde(
             default,
@@ -816,6 +834,9 @@ pub mod p_constructs_record {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct Output {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub counts: ::std::collections::BTreeMap<String, i64>,
         #[serde(
             default,
@@ -966,6 +987,9 @@ pub mod p_constructs_required_optional {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub count: i64,
         pub name: String,
         #[serde(
@@ -991,6 +1015,9 @@ pub mod p_constructs_required_optional {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct Output {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub count: i64,
         pub name: String,
         #[serde(
@@ -1019,9 +1046,12 @@ pub mod p_constructs_scalars {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub flag: bool,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub integer: i64,
         pub nothing: (),
-        pub number: f64,
+        pub number: ::surface_runtime::__private::serde_json::Number,
     }
     #[derive(
         Debug,
@@ -1034,9 +1064,12 @@ pub mod p_constructs_scalars {
     #[serde(deny_unknown_fields)]
     pub struct Output {
         pub flag: bool,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub integer: i64,
         pub nothing: (),
-        pub number: f64,
+        pub number: ::surface_runtime::__private::serde_json::Number,
     }
 }
 /// `constructs.strictObject`
@@ -1223,7 +1256,10 @@ pub mod p_constructs_tuple {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub labelled: Option<(String, i64, bool)>,
-        pub point: (f64, f64),
+        pub point: (
+            ::surface_runtime::__private::serde_json::Number,
+            ::surface_runtime::__private::serde_json::Number,
+        ),
     }
     #[derive(
         Debug,
@@ -1241,7 +1277,10 @@ pub mod p_constructs_tuple {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub labelled: Option<(String, i64, bool)>,
-        pub point: (f64, f64),
+        pub point: (
+            ::surface_runtime::__private::serde_json::Number,
+            ::surface_runtime::__private::serde_json::Number,
+        ),
     }
 }
 /// `constructs.tupleRest`
@@ -1413,7 +1452,7 @@ pub mod p_constructs_union_primitives {
     #[serde(crate = "::surface_runtime::__private::serde", untagged)]
     pub enum InputValue {
         String(String),
-        Number(f64),
+        Number(::surface_runtime::__private::serde_json::Number),
         Boolean(bool),
     }
     #[derive(
@@ -1442,7 +1481,7 @@ pub mod p_constructs_union_primitives {
     #[serde(crate = "::surface_runtime::__private::serde", untagged)]
     pub enum OutputValue {
         String(String),
-        Number(f64),
+        Number(::surface_runtime::__private::serde_json::Number),
         Boolean(bool),
     }
 }
