@@ -92,3 +92,66 @@ fn integer_refuses_a_fraction_with_the_position() {
     .to_string();
     assert_eq!(err, "invalid type: string \"1\", expected a JSON number");
 }
+
+#[test]
+fn extra_properties_the_schema_allows_are_kept() {
+    use api::records::put;
+    // `additionalProperties` absent (the input, `tags`), `true` (`meta`),
+    // `{}` (the output): every extra key comes back, nested ones too.
+    let input = json!({
+        "id": "r1",
+        "payload": {"any": ["json", 1, 1.5, null]},
+        "meta": {"owner": "ann", "revision": 3, "labels": {"x": true}},
+        "tags": {"color": "red", "size": 2.0},
+        "note": "kept",
+        "count": 42
+    });
+    assert_eq!(value_through::<put::Input>(&input), input);
+    let typed: put::Input = serde_json::from_value(input.clone()).unwrap();
+    assert_eq!(typed.additional_properties["note"], json!("kept"));
+    assert_eq!(typed.additional_properties["count"], json!(42));
+    assert_eq!(
+        typed.meta.unwrap().additional_properties["revision"],
+        json!(3)
+    );
+    assert_eq!(
+        typed.tags.unwrap().additional_properties["size"],
+        json!(2.0)
+    );
+    // Properties first (sorted), then the extras (sorted): numbers in
+    // extras keep their form too.
+    let text = r#"{"id":"r1","payload":null,"count":42,"ratio":1.5}"#;
+    assert_eq!(through::<put::Input>(text), text);
+    let output = json!({"stored": true, "etag": "abc", "at": 1});
+    assert_eq!(value_through::<put::Output>(&output), output);
+}
+
+#[test]
+fn a_required_name_without_a_schema_is_a_value_field_that_must_be_present() {
+    use api::records::put;
+    for payload in [json!(null), json!(1.5), json!("text"), json!([{"a": 1}])] {
+        let input = json!({"id": "r1", "payload": payload});
+        let typed: put::Input = serde_json::from_value(input.clone()).unwrap();
+        assert_eq!(typed.payload, payload);
+        assert_eq!(serde_json::to_value(&typed).unwrap(), input);
+    }
+    let err = serde_json::from_value::<put::Input>(json!({"id": "r1"}))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, "missing field `payload`");
+    // `Field` lists it, so a binding can name it.
+    assert_eq!(put::Field::Payload.as_str(), "payload");
+}
+
+#[test]
+fn additional_properties_false_still_refuses_extra_keys() {
+    let err = serde_json::from_value::<Input>(
+        json!({"count": 1, "pages": [], "ratio": 1, "samples": [], "extra": 1}),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with("unknown field `extra`, expected one of"),
+        "{err}"
+    );
+}

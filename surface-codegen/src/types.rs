@@ -27,6 +27,8 @@
 //! | optional property, not nullable | `Option<T>`, absent ⇒ `None`, `null` rejected (`optional` helper) |
 //! | optional property, nullable | `Option<Option<T>>`: absent ⇒ `None`, `null` ⇒ `Some(None)` |
 //! | `additionalProperties: false` | `#[serde(deny_unknown_fields)]` |
+//! | `properties` + `additionalProperties` absent, `true` or `{}` | struct + `#[serde(flatten)] additional_properties: BTreeMap<String, Value>` |
+//! | name in `required` without a schema in `properties` | required `serde_json::Value` field, with a note |
 //! | `additionalProperties: S` without `properties` (record) | `BTreeMap<String, S>` |
 //! | `properties` + `additionalProperties: S` | struct + `#[serde(flatten)]` map field |
 //! | `{"type":"object"}` alone | `BTreeMap<String, Value>` |
@@ -51,9 +53,12 @@
 //! | `description` / `title` | doc comment / type name |
 //! | `{}`, `true` | `serde_json::Value` |
 //!
-//! Properties beyond `properties` when `additionalProperties` is absent or
-//! `true` are accepted and dropped on deserialization, as zod objects strip
-//! unknown keys.
+//! Nothing the schema admits is lost: properties beyond `properties`, when
+//! `additionalProperties` is absent, `true` or `{}`, are kept in the
+//! flattened `additional_properties` map (numbered like any field when a
+//! property takes the name) and written back after the properties. The
+//! binding facts ([`InputObject`]) still list only the schema's properties,
+//! with [`AdditionalProperties::Allowed`].
 //!
 //! Numbers keep their form: a `number` is `serde_json::Number`, so `42`
 //! round-trips as `42` and `1.5` as `1.5` (`serde_json::Value` equality).

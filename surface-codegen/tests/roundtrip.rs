@@ -1,7 +1,8 @@
 //! Compiled round-trip tests (typify style): the committed generated code
 //! of every fixture is compiled here, and every sample instance must
 //! deserialize into the generated type and serialize back to equal JSON
-//! (`serde_json::Value` equality: a number keeps its integer or float form);
+//! (`serde_json::Value` equality: a number keeps its integer or float form),
+//! also with extra properties where the schema's top level allows them;
 //! every invalid variant must fail to deserialize (generated types
 //! round-trip the schema's JSON).
 
@@ -84,6 +85,25 @@ fn invalid_variants(schema: &Value, sample: &Value) -> Vec<(String, Value)> {
     out
 }
 
+/// A valid object sample with extra properties, when the schema's top
+/// level admits any (`additionalProperties` absent, `true` or `{}`): they
+/// must come back unchanged (kept in the flattened map).
+fn with_extras(schema: &Value, sample: &Value) -> Option<Value> {
+    let object = sample.as_object()?;
+    let types = generate_procedure_types(schema, None, &TypeOptions::default());
+    let shape = types.input_object?;
+    if shape.additional_properties != AdditionalProperties::Allowed {
+        return None;
+    }
+    let mut v = object.clone();
+    v.insert(
+        "__surface_extra__".into(),
+        serde_json::json!({"n": 42, "x": 1.5, "list": [null, true]}),
+    );
+    v.insert("__surface_extra_2__".into(), serde_json::json!(2.0));
+    Some(Value::Object(v))
+}
+
 #[derive(Default)]
 struct Counts {
     valid: usize,
@@ -140,6 +160,18 @@ fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
                         failures.push(format!("{path} {side}: {sample} came back as {back}"))
                     }
                     Err(e) => failures.push(format!("{path} {side}: {sample} rejected: {e}")),
+                }
+                if let Some(extended) = schema.and_then(|schema| with_extras(schema, sample)) {
+                    counts.valid += 1;
+                    match f(&extended) {
+                        Ok(back) if back == extended => {}
+                        Ok(back) => failures.push(format!(
+                            "{path} {side}: extra properties lost: {extended} came back as {back}"
+                        )),
+                        Err(e) => failures.push(format!(
+                            "{path} {side}: {extended} (extra properties) rejected: {e}"
+                        )),
+                    }
                 }
                 if let Some(schema) = schema {
                     for (why, bad) in invalid_variants(schema, sample) {

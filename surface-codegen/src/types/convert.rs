@@ -900,16 +900,18 @@ impl Converter {
             fields.push(field);
             infos.push(info);
         }
-        let fields_end = self.notes.len();
-        for missing in required.iter().filter(|r| !properties.contains_key(*r)) {
-            self.note(
-                ptr,
-                DocText::new()
-                    .ours("required property ")
-                    .text(format!("{missing:?}"))
-                    .ours(" has no schema in `properties` and is not checked"),
-            );
+        // A required name without a schema under `properties` admits any
+        // JSON: a `serde_json::Value` field that must be present.
+        let mut seen = HashSet::new();
+        for missing in required
+            .iter()
+            .filter(|r| !properties.contains_key(*r) && seen.insert(r.as_str()))
+        {
+            let (field, info) = self.schemaless_required_field(&name, missing, &mut idents, ptr);
+            fields.push(field);
+            infos.push(info);
         }
+        let fields_end = self.notes.len();
         let (additional_properties, extras) =
             self.extra_properties(root, s, &name, &mut idents, ptr);
         let mut doc = Self::map_doc(s);
@@ -998,8 +1000,51 @@ impl Converter {
         (field, info)
     }
 
+    /// A field for `json_name`, listed in `required` but without a schema
+    /// under `properties`: any JSON, so `serde_json::Value`, required.
+    fn schemaless_required_field(
+        &mut self,
+        struct_name: &str,
+        json_name: &str,
+        idents: &mut NameSet,
+        ptr: &str,
+    ) -> (FieldDef, FieldInfo) {
+        let field_notes = self.notes.len();
+        self.note(
+            &format!("{ptr}/required"),
+            DocText::new()
+                .ours("required property ")
+                .text(format!("{json_name:?}"))
+                .ours(" of ")
+                .code(struct_name)
+                .ours(" has no schema in `properties`, so any JSON value"),
+        );
+        let doc = self.notes[field_notes..].to_vec();
+        let ident = idents.field(json_name);
+        let field = FieldDef {
+            json_name: json_name.to_string(),
+            ident: ident.clone(),
+            value_ty: Ty::Value,
+            mode: FieldMode::Required,
+            doc,
+            integers: false,
+        };
+        let info = FieldInfo {
+            json_name: json_name.to_string(),
+            ident,
+            ty: Ty::Value.tokens(&self.krate_tokens),
+            value_ty: Ty::Value.tokens(&self.krate_tokens),
+            required: true,
+            nullable: true,
+            description: None,
+        };
+        (field, info)
+    }
+
     /// `additionalProperties` of an object struct: the policy, and the
-    /// flattened map field for a schema.
+    /// flattened map field keeping the extra properties (any JSON when
+    /// `additionalProperties` is absent, `true` or `{}`: JSON Schema admits
+    /// them, so dropping them would lose data).
     fn extra_properties(
         &mut self,
         root: &Value,
@@ -1010,9 +1055,13 @@ impl Converter {
     ) -> (AdditionalProperties, Option<(String, Ty)>) {
         match s.get("additionalProperties") {
             Some(Value::Bool(false)) => (AdditionalProperties::Forbidden, None),
-            None | Some(Value::Bool(true)) => (AdditionalProperties::Allowed, None),
+            None | Some(Value::Bool(true)) => {
+                let field = idents.field("additional_properties");
+                (AdditionalProperties::Allowed, Some((field, Ty::Value)))
+            }
             Some(extra) if extra.as_object().is_some_and(Map::is_empty) => {
-                (AdditionalProperties::Allowed, None)
+                let field = idents.field("additional_properties");
+                (AdditionalProperties::Allowed, Some((field, Ty::Value)))
             }
             Some(extra) => {
                 let ty = self.convert(

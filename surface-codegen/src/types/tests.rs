@@ -39,6 +39,16 @@ fn optional_attr() -> TokenStream {
     quote!(#[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "::k::__private::serde_helpers::optional")])
 }
 
+/// The flattened map that keeps extra properties (`additionalProperties`
+/// absent, `true` or `{}`).
+fn extras() -> TokenStream {
+    quote! {
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<String, ::k::__private::serde_json::Value>,
+    }
+}
+
 fn assert_items(types: &ProcedureTypes, expected: TokenStream) {
     let pretty = |t: &TokenStream| prettyplease::unparse(&syn::parse2(t.clone()).expect("parses"));
     assert_eq!(pretty(&types.items), pretty(&expected));
@@ -46,6 +56,7 @@ fn assert_items(types: &ProcedureTypes, expected: TokenStream) {
 
 #[test]
 fn object_keeps_optional_and_nullable_distinct() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {
             "name": {"type": "string"},
@@ -68,6 +79,7 @@ fn object_keeps_optional_and_nullable_distinct() {
                 pub note: Option<String>,
                 #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
                 pub tag: Option<String>,
+                #x
             }
             #out
         },
@@ -154,6 +166,7 @@ fn additional_properties_false_denies_unknown_fields() {
 
 #[test]
 fn records_become_maps_and_typed_extras_a_flattened_map() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {
             "counts": {"type": "object", "propertyNames": {"type": "string"}, "additionalProperties": {"type": "integer"}},
@@ -172,6 +185,7 @@ fn records_become_maps_and_typed_extras_a_flattened_map() {
                 pub counts: ::std::collections::BTreeMap<String, i64>,
                 pub free: ::std::collections::BTreeMap<String, ::k::__private::serde_json::Value>,
                 pub mixed: InputMixed,
+                #x
             }
             #d #c
             pub struct InputMixed {
@@ -182,6 +196,88 @@ fn records_become_maps_and_typed_extras_a_flattened_map() {
             }
             #out
         },
+    );
+}
+
+#[test]
+fn absent_true_or_empty_additional_properties_keep_extras_in_a_flattened_map() {
+    for additional in [None, Some(json!(true)), Some(json!({}))] {
+        let mut schema = json!({"type": "object", "properties": {
+            "name": {"type": "string"},
+            "additional_properties": {"type": "boolean"}
+        }, "required": ["name"]});
+        if let Some(additional) = additional.clone() {
+            schema["additionalProperties"] = additional;
+        }
+        let types = generate(schema, None);
+        let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+        assert_items(
+            &types,
+            quote! {
+                #d #c
+                pub struct Input {
+                    #o
+                    pub additional_properties: Option<bool>,
+                    pub name: String,
+                    /// Properties not listed in `properties` (`additionalProperties`).
+                    #[serde(flatten)]
+                    pub additional_properties_2: ::std::collections::BTreeMap<String, ::k::__private::serde_json::Value>,
+                }
+                #out
+            },
+        );
+        // The binding facts are the schema's properties and policy only.
+        let object = types.input_object.unwrap();
+        assert_eq!(
+            object.additional_properties,
+            AdditionalProperties::Allowed,
+            "{additional:?}"
+        );
+        assert_eq!(
+            object
+                .fields
+                .iter()
+                .map(|f| f.json_name.as_str())
+                .collect::<Vec<_>>(),
+            ["additional_properties", "name"]
+        );
+    }
+}
+
+#[test]
+fn required_name_without_a_schema_is_a_required_value_field() {
+    let types = generate(
+        json!({"type": "object", "properties": {"id": {"type": "string"}},
+            "required": ["id", "payload", "payload"], "additionalProperties": false}),
+        None,
+    );
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            #[serde(deny_unknown_fields)]
+            pub struct Input {
+                pub id: String,
+                /// Input schema at `#/required`: required property "payload" of `Input` has no schema in `properties`, so any JSON value; represented as `serde_json::Value`.
+                pub payload: ::k::__private::serde_json::Value,
+            }
+            #out
+        },
+    );
+    let fields = types.input_object.unwrap().fields;
+    let payload = &fields[1];
+    assert_eq!(
+        (
+            payload.json_name.as_str(),
+            payload.required,
+            payload.nullable
+        ),
+        ("payload", true, true)
+    );
+    assert_eq!(
+        types.notes,
+        ["Input schema at `#/required`: required property \"payload\" of `Input` has no schema in `properties`, so any JSON value; represented as `serde_json::Value`."]
     );
 }
 
@@ -218,6 +314,7 @@ fn string_enums_rename_their_variants() {
 
 #[test]
 fn const_literals_accept_exactly_their_value() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {
             "kind": {"type": "string", "const": "fixed"},
@@ -254,6 +351,7 @@ fn const_literals_accept_exactly_their_value() {
                 pub kind: InputKind,
                 pub on: InputOn,
                 pub version: InputVersion,
+                #x
             }
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
             #[serde(crate = "::k::__private::serde")]
@@ -271,6 +369,7 @@ fn const_literals_accept_exactly_their_value() {
 
 #[test]
 fn discriminated_union_becomes_an_internally_tagged_enum() {
+    let x = extras();
     let types = generate(
         json!({"oneOf": [
             {"type": "object", "properties": {"kind": {"type": "string", "const": "circle"}, "radius": {"type": "number"}}, "required": ["kind", "radius"], "additionalProperties": false},
@@ -298,7 +397,7 @@ fn discriminated_union_becomes_an_internally_tagged_enum() {
                 pub radius: ::k::__private::serde_json::Number,
             }
             #d #c
-            pub struct InputPoint {}
+            pub struct InputPoint { #x }
             #out
         },
     );
@@ -306,6 +405,7 @@ fn discriminated_union_becomes_an_internally_tagged_enum() {
 
 #[test]
 fn other_unions_are_untagged_and_null_arms_make_them_nullable() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {
             "value": {"type": ["string", "number", "boolean", "null"]},
@@ -325,6 +425,7 @@ fn other_unions_are_untagged_and_null_arms_make_them_nullable() {
                 pub letter: Option<InputLetter>,
                 #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
                 pub value: Option<InputValue>,
+                #x
             }
             /// Untagged: the first variant that accepts a value wins.
             #d
@@ -336,6 +437,7 @@ fn other_unions_are_untagged_and_null_arms_make_them_nullable() {
             #d #c
             pub struct InputEitherVariant0 {
                 pub a: String,
+                #x
             }
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
             #[serde(crate = "::k::__private::serde")]
@@ -362,6 +464,7 @@ fn other_unions_are_untagged_and_null_arms_make_them_nullable() {
 
 #[test]
 fn tuples_from_prefix_items() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {
             "exact": {"type": "array", "prefixItems": [{"type": "number"}, {"type": ["string", "null"]}], "items": false},
@@ -379,6 +482,7 @@ fn tuples_from_prefix_items() {
                 pub exact: (::k::__private::serde_json::Number, Option<String>),
                 pub open: ::k::__private::serde_helpers::TupleWithRest<(String,), ::k::__private::serde_json::Value>,
                 pub rest: ::k::__private::serde_helpers::TupleWithRest<(String,), i64>,
+                #x
             }
             #out
         },
@@ -387,6 +491,7 @@ fn tuples_from_prefix_items() {
 
 #[test]
 fn arrays_scalars_and_nested_names() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {
             "items": {"type": "array", "items": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer", "minimum": -9007199254740991i64, "maximum": 9007199254740991i64}}, "required": ["sku", "qty"]}},
@@ -408,12 +513,14 @@ fn arrays_scalars_and_nested_names() {
                 pub items: Vec<InputItemsItem>,
                 pub n: ::k::__private::serde_json::Number,
                 pub z: (),
+                #x
             }
             #d #c
             pub struct InputItemsItem {
                 #[serde(deserialize_with = "::k::__private::serde_helpers::integer")]
                 pub qty: i64,
                 pub sku: String,
+                #x
             }
             #out
         },
@@ -427,6 +534,7 @@ fn arrays_scalars_and_nested_names() {
 
 #[test]
 fn defs_recursion_is_boxed_and_input_output_names_do_not_collide() {
+    let x = extras();
     let tree = json!({
         "type": "object", "properties": {"root": {"$ref": "#/$defs/__schema0"}}, "required": ["root"],
         "$defs": {"__schema0": {"type": "object", "properties": {
@@ -441,12 +549,14 @@ fn defs_recursion_is_boxed_and_input_output_names_do_not_collide() {
             #d #c
             pub struct #name {
                 pub root: #def,
+                #x
             }
             #d #c
             pub struct #def {
                 pub children: Vec<#def>,
                 #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
                 pub parent: Option<Box<#def>>,
+                #x
             }
         }
     };
@@ -457,6 +567,7 @@ fn defs_recursion_is_boxed_and_input_output_names_do_not_collide() {
 
 #[test]
 fn root_recursion_ref_hash_names_the_input_itself() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {"sub": {"type": "array", "items": {"$ref": "#"}}, "next": {"$ref": "#"}}}),
         None,
@@ -471,6 +582,7 @@ fn root_recursion_ref_hash_names_the_input_itself() {
                 pub next: Option<Box<Input>>,
                 #o
                 pub sub: Option<Vec<Input>>,
+                #x
             }
             #out
         },
@@ -498,6 +610,7 @@ fn root_ref_aliases_input_and_recursive_alias_becomes_newtype() {
 
 #[test]
 fn numbers_keep_their_form_and_integers_read_integral_floats() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {
             "ratio": {"type": "number"},
@@ -529,6 +642,7 @@ fn numbers_keep_their_form_and_integers_read_integral_floats() {
                 #int
                 pub pages: Vec<InputPage>,
                 pub ratio: ::k::__private::serde_json::Number,
+                #x
             }
             /// Untagged: the first variant that accepts a value wins.
             #d
@@ -558,6 +672,7 @@ fn numbers_keep_their_form_and_integers_read_integral_floats() {
 
 #[test]
 fn descriptions_formats_and_defaults_become_escaped_docs() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "description": "Search \"params\"\nsecond line", "properties": {
             "id": {"type": "string", "format": "uuid", "description": "The */ id"},
@@ -579,6 +694,7 @@ fn descriptions_formats_and_defaults_become_escaped_docs() {
                 #[doc = " Default: `1`."]
                 #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "::k::__private::serde_helpers::optional_integer")]
                 pub page: Option<i64>,
+                #x
             }
             #out
         },
@@ -591,6 +707,7 @@ fn descriptions_formats_and_defaults_become_escaped_docs() {
 
 #[test]
 fn property_names_become_unique_snake_case_idents() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {
             "type": {"type": "string"}, "aB": {"type": "string"}, "a_b": {"type": "string"},
@@ -615,6 +732,7 @@ fn property_names_become_unique_snake_case_idents() {
                 pub r#type: String,
                 #[serde(rename = "x-y")]
                 pub x_y: String,
+                #x
             }
             #out
         },
@@ -634,6 +752,7 @@ fn property_names_become_unique_snake_case_idents() {
 
 #[test]
 fn titles_name_types() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {"addr": {"title": "Postal address", "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}, "required": ["addr"]}),
         None,
@@ -645,10 +764,12 @@ fn titles_name_types() {
             #d #c
             pub struct Input {
                 pub addr: InputPostalAddress,
+                #x
             }
             #d #c
             pub struct InputPostalAddress {
                 pub city: String,
+                #x
             }
             #out
         },
@@ -657,6 +778,7 @@ fn titles_name_types() {
 
 #[test]
 fn all_of_objects_merge() {
+    let x = extras();
     let types = generate(
         json!({"allOf": [
             {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
@@ -673,6 +795,7 @@ fn all_of_objects_merge() {
                 pub a: String,
                 #o
                 pub b: Option<bool>,
+                #x
             }
             #out
         },

@@ -265,6 +265,12 @@ pub mod p_misc_all_of {
     pub struct Input {
         pub a: String,
         pub b: bool,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -284,6 +290,12 @@ pub mod p_misc_mixed_enum {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub v: Option<InputV>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -413,6 +425,12 @@ pub mod p_misc_mutual {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub b: Option<InputB>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -427,6 +445,12 @@ pub mod p_misc_mutual {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub a: Option<Box<InputA>>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     pub type Input = InputA;
     #[derive(
@@ -451,6 +475,12 @@ pub mod p_misc_root_nullable {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputValue {
         pub a: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     pub type Input = Option<InputValue>;
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -468,6 +498,12 @@ pub mod p_misc_tagged_extras {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub e: InputE,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -514,6 +550,12 @@ pub mod p_misc_tagged_extras {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputEY {
         pub r: InputName,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// A name
     pub type InputName = String;
@@ -536,6 +578,12 @@ pub mod p_misc_titled {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub old: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -547,6 +595,12 @@ pub mod p_misc_titled {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputAddress {
         pub city: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -566,6 +620,12 @@ pub mod p_misc_u64 {
             deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
         )]
         pub big: u64,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -582,6 +642,12 @@ pub mod p_orpc_discriminated {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub event: InputEvent,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -619,6 +685,12 @@ pub mod p_orpc_discriminated {
             deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
         )]
         pub y: i64,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -630,6 +702,12 @@ pub mod p_orpc_discriminated {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputEventKeyPress {
         pub key: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -639,7 +717,14 @@ pub mod p_orpc_discriminated {
         ::surface_runtime::__private::serde::Deserialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    pub struct InputEventIdle {}
+    pub struct InputEventIdle {
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
@@ -653,7 +738,14 @@ pub mod p_orpc_empty {
         ::surface_runtime::__private::serde::Deserialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    pub struct Input {}
+    pub struct Input {
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
@@ -681,6 +773,12 @@ pub mod p_orpc_formats {
         pub limit: Option<i64>,
         /// Format: `email` (not checked by this type).
         pub to: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -711,6 +809,12 @@ pub mod p_orpc_literals {
         )]
         pub neg: Option<InputNeg>,
         pub s: InputS,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Always `true`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -877,6 +981,12 @@ pub mod p_orpc_names {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub x_y: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -893,6 +1003,12 @@ pub mod p_orpc_nested {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub a: InputA,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -904,6 +1020,12 @@ pub mod p_orpc_nested {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputA {
         pub b: InputAB,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -915,6 +1037,12 @@ pub mod p_orpc_nested {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputAB {
         pub c: InputABC,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -926,6 +1054,12 @@ pub mod p_orpc_nested {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputABC {
         pub leaf: InputABCLeaf,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -983,6 +1117,12 @@ pub mod p_orpc_nullability {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub opt: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -997,6 +1137,12 @@ pub mod p_orpc_nullability {
             deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
         )]
         pub a: i64,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1025,6 +1171,12 @@ pub mod p_orpc_numbers {
         pub i: i64,
         pub n: ::surface_runtime::__private::serde_json::Number,
         pub z: (),
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1049,6 +1201,12 @@ pub mod p_orpc_object {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub reason: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1060,6 +1218,12 @@ pub mod p_orpc_object {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub disabled: Vec<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `orpc.records`
@@ -1092,6 +1256,12 @@ pub mod p_orpc_records {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub with_extras: Option<InputWithExtras>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1123,6 +1293,12 @@ pub mod p_orpc_recursive_unrolled {
     pub struct Input {
         pub children: Vec<InputChildrenItem>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1135,6 +1311,12 @@ pub mod p_orpc_recursive_unrolled {
     pub struct InputChildrenItem {
         pub children: Vec<::surface_runtime::__private::serde_json::Value>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1164,6 +1346,12 @@ pub mod p_orpc_tuples {
                 (String,),
                 ::surface_runtime::__private::serde_json::Number,
             >,
+        >,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
         >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -1199,6 +1387,12 @@ pub mod p_orpc_unions {
         )]
         pub objs: Option<InputObjs>,
         pub prim: InputPrim,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1308,6 +1502,12 @@ pub mod p_orpc_unions {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputObjsVariant0 {
         pub a: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1319,6 +1519,12 @@ pub mod p_orpc_unions {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputObjsVariant1 {
         pub b: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1382,6 +1588,12 @@ pub mod p_zod_bad {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub weird: Option<::surface_runtime::__private::serde_json::Value>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1398,6 +1610,12 @@ pub mod p_zod_discriminated {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub shape: InputShape,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1456,6 +1674,12 @@ pub mod p_zod_root_recursion {
     pub struct Input {
         pub label: String,
         pub sub: Vec<Input>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1543,6 +1767,12 @@ pub mod p_zod_tree {
             deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
         )]
         pub value: i64,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     pub type Input = InputSchema0;
     #[derive(
@@ -1584,6 +1814,12 @@ pub mod p_zod_tuple {
             ::surface_runtime::__private::serde_json::Number,
             Option<String>,
         ),
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;

@@ -13,6 +13,12 @@ pub mod p_constructs_array_of_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub items: Vec<InputItemsItem>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -34,6 +40,12 @@ pub mod p_constructs_array_of_objects {
         )]
         pub quantity: i64,
         pub sku: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -45,6 +57,12 @@ pub mod p_constructs_array_of_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub items: Vec<OutputItemsItem>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -66,6 +84,12 @@ pub mod p_constructs_array_of_objects {
         )]
         pub quantity: i64,
         pub sku: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.defaults`
@@ -107,6 +131,12 @@ pub mod p_constructs_defaults {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub query: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Default: `"asc"`.
     #[derive(
@@ -167,6 +197,12 @@ pub mod p_constructs_defaults {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub query: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Default: `"asc"`.
     #[derive(
@@ -219,6 +255,12 @@ pub mod p_constructs_described {
         pub limit: Option<i64>,
         /// Full-text search query
         pub query: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Optional exact-match filter
     #[derive(
@@ -233,6 +275,12 @@ pub mod p_constructs_described {
         /// Field name
         pub field: String,
         pub value: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Search parameters
     #[derive(
@@ -260,6 +308,12 @@ pub mod p_constructs_described {
         pub limit: Option<i64>,
         /// Full-text search query
         pub query: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Optional exact-match filter
     #[derive(
@@ -274,6 +328,12 @@ pub mod p_constructs_described {
         /// Field name
         pub field: String,
         pub value: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.discriminatedUnion`
@@ -288,6 +348,12 @@ pub mod p_constructs_discriminated_union {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub shape: InputShape,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -318,6 +384,12 @@ pub mod p_constructs_discriminated_union {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputShapeCircle {
         pub radius: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -330,6 +402,12 @@ pub mod p_constructs_discriminated_union {
     pub struct InputShapeRect {
         pub height: ::surface_runtime::__private::serde_json::Number,
         pub width: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -339,7 +417,14 @@ pub mod p_constructs_discriminated_union {
         ::surface_runtime::__private::serde::Deserialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    pub struct InputShapePoint {}
+    pub struct InputShapePoint {
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
+    }
     #[derive(
         Debug,
         Clone,
@@ -350,6 +435,12 @@ pub mod p_constructs_discriminated_union {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub shape: OutputShape,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -380,6 +471,12 @@ pub mod p_constructs_discriminated_union {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputShapeCircle {
         pub radius: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -392,6 +489,12 @@ pub mod p_constructs_discriminated_union {
     pub struct OutputShapeRect {
         pub height: ::surface_runtime::__private::serde_json::Number,
         pub width: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -401,7 +504,14 @@ pub mod p_constructs_discriminated_union {
         ::surface_runtime::__private::serde::Deserialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    pub struct OutputShapePoint {}
+    pub struct OutputShapePoint {
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
+    }
 }
 /// `constructs.formats`
 pub mod p_constructs_formats {
@@ -428,6 +538,12 @@ pub mod p_constructs_formats {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub reply_to: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -452,6 +568,12 @@ pub mod p_constructs_formats {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub reply_to: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.literals`
@@ -468,6 +590,12 @@ pub mod p_constructs_literals {
         pub enabled: InputEnabled,
         pub kind: InputKind,
         pub version: InputVersion,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Always `true`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -549,6 +677,12 @@ pub mod p_constructs_literals {
         pub enabled: OutputEnabled,
         pub kind: OutputKind,
         pub version: OutputVersion,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Always `true`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -631,6 +765,12 @@ pub mod p_constructs_nested {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub site: InputSite,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -643,6 +783,12 @@ pub mod p_constructs_nested {
     pub struct InputSite {
         pub building: InputSiteBuilding,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -658,6 +804,12 @@ pub mod p_constructs_nested {
         )]
         pub floor: i64,
         pub room: InputSiteBuildingRoom,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -675,6 +827,12 @@ pub mod p_constructs_nested {
         )]
         pub capacity: Option<i64>,
         pub code: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -686,6 +844,12 @@ pub mod p_constructs_nested {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub site: OutputSite,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -698,6 +862,12 @@ pub mod p_constructs_nested {
     pub struct OutputSite {
         pub building: OutputSiteBuilding,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -713,6 +883,12 @@ pub mod p_constructs_nested {
         )]
         pub floor: i64,
         pub room: OutputSiteBuildingRoom,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -730,6 +906,12 @@ pub mod p_constructs_nested {
         )]
         pub capacity: Option<i64>,
         pub code: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.optionalNullable`
@@ -759,6 +941,12 @@ pub mod p_constructs_optional_nullable {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub optional: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -785,6 +973,12 @@ pub mod p_constructs_optional_nullable {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub optional: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.record`
@@ -808,6 +1002,12 @@ pub mod p_constructs_record {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub labels: Option<::std::collections::BTreeMap<String, InputLabelsValue>>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -819,6 +1019,12 @@ pub mod p_constructs_record {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputLabelsValue {
         pub text: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -839,6 +1045,12 @@ pub mod p_constructs_record {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub labels: Option<::std::collections::BTreeMap<String, OutputLabelsValue>>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -850,6 +1062,12 @@ pub mod p_constructs_record {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputLabelsValue {
         pub text: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.recursiveGetter`
@@ -864,6 +1082,12 @@ pub mod p_constructs_recursive_getter {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub root: InputRoot,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -881,6 +1105,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<InputRootChildrenItem>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -898,6 +1128,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<InputRootChildrenItemChildrenItem>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -915,6 +1151,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<InputRootChildrenItemChildrenItemChildrenItem>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -934,6 +1176,12 @@ pub mod p_constructs_recursive_getter {
             Vec<InputRootChildrenItemChildrenItemChildrenItemChildrenItem>,
         >,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -951,6 +1199,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<::surface_runtime::__private::serde_json::Value>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -962,6 +1216,12 @@ pub mod p_constructs_recursive_getter {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub root: OutputRoot,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -979,6 +1239,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<OutputRootChildrenItem>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -996,6 +1262,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<OutputRootChildrenItemChildrenItem>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1013,6 +1285,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<OutputRootChildrenItemChildrenItemChildrenItem>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1032,6 +1310,12 @@ pub mod p_constructs_recursive_getter {
             Vec<OutputRootChildrenItemChildrenItemChildrenItemChildrenItem>,
         >,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1049,6 +1333,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<::surface_runtime::__private::serde_json::Value>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.recursiveLazy`
@@ -1063,6 +1353,12 @@ pub mod p_constructs_recursive_lazy {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub category: InputCategory,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1078,6 +1374,12 @@ pub mod p_constructs_recursive_lazy {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub parent: Option<InputCategoryParent>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1095,6 +1397,12 @@ pub mod p_constructs_recursive_lazy {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub parent: Option<::surface_runtime::__private::serde_json::Value>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1106,6 +1414,12 @@ pub mod p_constructs_recursive_lazy {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub category: OutputCategory,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1121,6 +1435,12 @@ pub mod p_constructs_recursive_lazy {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub parent: Option<OutputCategoryParent>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1138,6 +1458,12 @@ pub mod p_constructs_recursive_lazy {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub parent: Option<::surface_runtime::__private::serde_json::Value>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.requiredOptional`
@@ -1168,6 +1494,12 @@ pub mod p_constructs_required_optional {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub tags: Option<Vec<String>>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1195,6 +1527,12 @@ pub mod p_constructs_required_optional {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub tags: Option<Vec<String>>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.scalars`
@@ -1215,6 +1553,12 @@ pub mod p_constructs_scalars {
         pub integer: i64,
         pub nothing: (),
         pub number: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1232,6 +1576,12 @@ pub mod p_constructs_scalars {
         pub integer: i64,
         pub nothing: (),
         pub number: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.strictObject`
@@ -1291,6 +1641,12 @@ pub mod p_constructs_string_enum {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub status: Option<InputStatus>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1353,6 +1709,12 @@ pub mod p_constructs_string_enum {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub status: Option<OutputStatus>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1429,6 +1791,12 @@ pub mod p_constructs_tuple {
             ),
             ::surface_runtime::__private::serde_json::Value,
         >,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1457,6 +1825,12 @@ pub mod p_constructs_tuple {
             ),
             ::surface_runtime::__private::serde_json::Value,
         >,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.tupleRest`
@@ -1474,6 +1848,12 @@ pub mod p_constructs_tuple_rest {
             (String,),
             i64,
         >,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1487,6 +1867,12 @@ pub mod p_constructs_tuple_rest {
         pub row: ::surface_runtime::__private::serde_helpers::TupleWithRest<
             (String,),
             i64,
+        >,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
         >,
     }
 }
@@ -1502,6 +1888,12 @@ pub mod p_constructs_union_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub recipient: InputRecipient,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1526,6 +1918,12 @@ pub mod p_constructs_union_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRecipientVariant0 {
         pub email: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1543,6 +1941,12 @@ pub mod p_constructs_union_objects {
         )]
         pub country: Option<String>,
         pub phone: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1554,6 +1958,12 @@ pub mod p_constructs_union_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub recipient: OutputRecipient,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1578,6 +1988,12 @@ pub mod p_constructs_union_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputRecipientVariant0 {
         pub email: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1595,6 +2011,12 @@ pub mod p_constructs_union_objects {
         )]
         pub country: Option<String>,
         pub phone: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.unionPrimitives`
@@ -1612,6 +2034,12 @@ pub mod p_constructs_union_primitives {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub value: Option<InputValue>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1640,6 +2068,12 @@ pub mod p_constructs_union_primitives {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub value: Option<OutputValue>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(

@@ -13,6 +13,12 @@ pub mod p_constructs_array_of_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub items: Vec<InputItemsItem>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -34,6 +40,12 @@ pub mod p_constructs_array_of_objects {
         )]
         pub quantity: i64,
         pub sku: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -109,6 +121,12 @@ pub mod p_constructs_defaults {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub query: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Default: `"asc"`.
     #[derive(
@@ -210,6 +228,12 @@ pub mod p_constructs_described {
         pub limit: Option<i64>,
         /// Full-text search query
         pub query: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Optional exact-match filter
     #[derive(
@@ -224,6 +248,12 @@ pub mod p_constructs_described {
         /// Field name
         pub field: String,
         pub value: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Search parameters
     #[derive(
@@ -281,6 +311,12 @@ pub mod p_constructs_discriminated_union {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub shape: InputShape,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -311,6 +347,12 @@ pub mod p_constructs_discriminated_union {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputShapeCircle {
         pub radius: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -323,6 +365,12 @@ pub mod p_constructs_discriminated_union {
     pub struct InputShapeRect {
         pub height: ::surface_runtime::__private::serde_json::Number,
         pub width: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -332,7 +380,14 @@ pub mod p_constructs_discriminated_union {
         ::surface_runtime::__private::serde::Deserialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    pub struct InputShapePoint {}
+    pub struct InputShapePoint {
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
+    }
     #[derive(
         Debug,
         Clone,
@@ -425,6 +480,12 @@ pub mod p_constructs_formats {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub reply_to: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -466,6 +527,12 @@ pub mod p_constructs_literals {
         pub enabled: InputEnabled,
         pub kind: InputKind,
         pub version: InputVersion,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Always `true`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -630,6 +697,12 @@ pub mod p_constructs_nested {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub site: InputSite,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -642,6 +715,12 @@ pub mod p_constructs_nested {
     pub struct InputSite {
         pub building: InputSiteBuilding,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -657,6 +736,12 @@ pub mod p_constructs_nested {
         )]
         pub floor: i64,
         pub room: InputSiteBuildingRoom,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -674,6 +759,12 @@ pub mod p_constructs_nested {
         )]
         pub capacity: Option<i64>,
         pub code: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -762,6 +853,12 @@ pub mod p_constructs_optional_nullable {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub optional: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -812,6 +909,12 @@ pub mod p_constructs_record {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub labels: Option<::std::collections::BTreeMap<String, InputLabelsValue>>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -823,6 +926,12 @@ pub mod p_constructs_record {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputLabelsValue {
         pub text: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -870,6 +979,12 @@ pub mod p_constructs_recursive_getter {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub root: InputSchema0,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -887,6 +1002,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<InputSchema0>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -931,6 +1052,12 @@ pub mod p_constructs_recursive_lazy {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub category: InputSchema0,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -946,6 +1073,12 @@ pub mod p_constructs_recursive_lazy {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub parent: Option<Box<InputSchema0>>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1004,6 +1137,12 @@ pub mod p_constructs_required_optional {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub tags: Option<Vec<String>>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1052,6 +1191,12 @@ pub mod p_constructs_scalars {
         pub integer: i64,
         pub nothing: (),
         pub number: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1129,6 +1274,12 @@ pub mod p_constructs_string_enum {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub status: Option<InputStatus>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1260,6 +1411,12 @@ pub mod p_constructs_tuple {
             ::surface_runtime::__private::serde_json::Number,
             ::surface_runtime::__private::serde_json::Number,
         ),
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1298,6 +1455,12 @@ pub mod p_constructs_tuple_rest {
             (String,),
             i64,
         >,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1327,6 +1490,12 @@ pub mod p_constructs_union_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub recipient: InputRecipient,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1351,6 +1520,12 @@ pub mod p_constructs_union_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRecipientVariant0 {
         pub email: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1368,6 +1543,12 @@ pub mod p_constructs_union_objects {
         )]
         pub country: Option<String>,
         pub phone: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1440,6 +1621,12 @@ pub mod p_constructs_union_primitives {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub value: Option<InputValue>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
