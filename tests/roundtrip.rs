@@ -155,3 +155,20 @@ fn additional_properties_false_still_refuses_extra_keys() {
         "{err}"
     );
 }
+
+#[test]
+fn signed_enum_values_are_plus_and_minus_variants_that_round_trip() {
+    use api::reactions::add::{Input, InputContent};
+    for (content, variant) in [
+        ("+1", InputContent::Plus1),
+        ("-1", InputContent::Minus1),
+        ("laugh", InputContent::Laugh),
+    ] {
+        let input: Input = serde_json::from_value(json!({ "content": content })).unwrap();
+        assert_eq!(input.content, variant);
+        assert_eq!(
+            serde_json::to_value(&input).unwrap(),
+            json!({ "content": content })
+        );
+    }
+}

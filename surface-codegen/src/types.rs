@@ -32,7 +32,7 @@
 //! | `additionalProperties: S` without `properties` (record) | `BTreeMap<String, S>` |
 //! | `properties` + `additionalProperties: S` | struct + `#[serde(flatten)]` map field |
 //! | `{"type":"object"}` alone | `BTreeMap<String, Value>` |
-//! | string `enum` | enum with `#[serde(rename = "…")]` unit variants |
+//! | string `enum` | enum with `#[serde(rename = "…")]` unit variants (`+1` → `Plus1`, `-1` → `Minus1`) |
 //! | `const` string | single-variant enum |
 //! | `const` number / boolean | unit struct writing and accepting exactly that value |
 //! | `const: null`, `{"type":"null"}` | `()` |

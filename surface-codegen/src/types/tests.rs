@@ -313,6 +313,37 @@ fn string_enums_rename_their_variants() {
 }
 
 #[test]
+fn signed_number_enum_values_get_plus_and_minus_names() {
+    let types = generate(
+        json!({"type": "string", "enum": ["+1", "-1", "laugh", "1"]}),
+        None,
+    );
+    let out = opaque_output();
+    assert_items(
+        &types,
+        quote! {
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
+            #[serde(crate = "::k::__private::serde")]
+            pub enum Input {
+                /// `"+1"`
+                #[serde(rename = "+1")]
+                Plus1,
+                /// `"-1"`
+                #[serde(rename = "-1")]
+                Minus1,
+                /// `"laugh"`
+                #[serde(rename = "laugh")]
+                Laugh,
+                /// `"1"`
+                #[serde(rename = "1")]
+                V1,
+            }
+            #out
+        },
+    );
+}
+
+#[test]
 fn const_literals_accept_exactly_their_value() {
     let x = extras();
     let types = generate(
