@@ -172,3 +172,37 @@ fn signed_enum_values_are_plus_and_minus_variants_that_round_trip() {
         );
     }
 }
+
+#[test]
+fn open_enum_reads_known_values_as_variants_and_keeps_any_other_string() {
+    use api::models::pick::{Input, InputFallback, InputModel};
+    let input: Input = serde_json::from_value(json!({"model": "o3"})).unwrap();
+    assert_eq!(input.model, InputModel::O3);
+    assert_eq!(input.model.as_str(), "o3");
+    let input: Input = serde_json::from_value(json!({"model": "gpt-5-preview"})).unwrap();
+    assert_eq!(input.model, InputModel::Other("gpt-5-preview".into()));
+    for value in [
+        json!({"model": "gpt-4o"}),
+        json!({"model": "my-model", "fallback": null}),
+        json!({"model": "", "fallback": "o3"}),
+        json!({"model": "o3", "fallback": "o3-mini"}),
+    ] {
+        assert_eq!(value_through::<Input>(&value), value);
+    }
+    let input: Input =
+        serde_json::from_value(json!({"model": "o3", "fallback": "gpt-4o"})).unwrap();
+    assert_eq!(input.fallback, Some(Some(InputFallback::Gpt4o)));
+    // `Other` holding a known value is written as that value.
+    let other = Input {
+        model: InputModel::Other("o3".into()),
+        fallback: None,
+    };
+    assert_eq!(
+        serde_json::to_value(&other).unwrap(),
+        json!({"model": "o3"})
+    );
+    let err = serde_json::from_value::<Input>(json!({"model": 3}))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, "invalid type: integer `3`, expected a string");
+}

@@ -37,6 +37,7 @@
 //! | `const` number / boolean | unit struct writing and accepting exactly that value |
 //! | `const: null`, `{"type":"null"}` | `()` |
 //! | `anyOf`/`oneOf` of string literals | one string enum |
+//! | `anyOf`/`oneOf` of one plain `{"type":"string"}` and string literals (open enum) | enum of the known values + `Other(String)`, hand-written serde impls |
 //! | `anyOf`/`oneOf` of objects sharing a required string-`const` property | `#[serde(tag = "…")]` enum of structs |
 //! | other `anyOf`/`oneOf` | `#[serde(untagged)]` enum (first matching arm wins) |
 //! | `anyOf [T, {"type":"null"}]`, `type: [T, "null"]`, `nullable: true` | `Option<T>` |

@@ -1135,6 +1135,31 @@ impl Converter {
         })
     }
 
+    /// An open enum: the known values as unit variants, `Other(String)`
+    /// for any other string (always named `Other`; a known value mapping
+    /// to `Other` gets a suffix).
+    fn open_enum(&mut self, s: &Map<String, Value>, values: &[String], hint: &Hint) -> Ty {
+        let name = self.take_name(hint, Some(s));
+        let mut variant_names = NameSet::default();
+        let other = variant_names.unique("Other", false);
+        let mut seen = HashSet::new();
+        let variants = values
+            .iter()
+            .filter(|v| seen.insert(v.as_str()))
+            .map(|v| (variant_names.unique(&variant(v), false), v.clone()))
+            .collect();
+        let mut doc = Self::map_doc(s);
+        doc.push(DocText::from(
+            "Open: each known value is a variant, any other string is `Other`.",
+        ));
+        self.push_named(ItemDef::OpenEnum {
+            name,
+            doc,
+            variants,
+            other,
+        })
+    }
+
     fn enumeration(
         &mut self,
         root: &Value,
@@ -1268,6 +1293,8 @@ impl Converter {
                     .map(|v| v.concat());
                 if let Some(strings) = strings.filter(|v| !v.is_empty()) {
                     self.string_enum(s, &strings, &inner_hint)
+                } else if let Some(known) = open_enum_values(&peeked) {
+                    self.open_enum(s, &known, &inner_hint)
                 } else if let Some(tag) = discriminator(&peeked) {
                     self.tagged(root, s, &tag, &peeked, &inner_hint, ptr)
                 } else {
@@ -1523,6 +1550,29 @@ fn discriminator(arms: &[&Value]) -> Option<String> {
     None
 }
 
+/// The known values of an "open enum" union: one arm a plain
+/// `{"type": "string"}` (no `enum`/`const`), every other arm string
+/// literals (`enum`/`const`), at least one value.
+fn open_enum_values(arms: &[&Value]) -> Option<Vec<String>> {
+    let mut plain = 0usize;
+    let mut known = Vec::new();
+    for arm in arms {
+        let object = arm.as_object()?;
+        if let Some(values) = string_values(arm) {
+            known.extend(values);
+        } else if type_name(object) == Some("string")
+            && !["enum", "const", "anyOf", "oneOf", "allOf", "not"]
+                .iter()
+                .any(|k| object.contains_key(*k))
+        {
+            plain += 1;
+        } else {
+            return None;
+        }
+    }
+    (plain == 1 && !known.is_empty()).then_some(known)
+}
+
 /// A variant name for an untagged union arm from its shape.
 fn variant_base(arm: &Value, index: usize) -> String {
     if let Some(title) = arm.get("title").and_then(Value::as_str) {
@@ -1552,6 +1602,7 @@ fn item_name(item: &ItemDef) -> &str {
         | ItemDef::StringEnum { name, .. }
         | ItemDef::Untagged { name, .. }
         | ItemDef::Tagged { name, .. }
+        | ItemDef::OpenEnum { name, .. }
         | ItemDef::Const { name, .. } => name,
     }
 }

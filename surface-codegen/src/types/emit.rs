@@ -169,6 +169,12 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             data_enum_tokens(p, (name, doc), quote!(tag = #tag), variants)
         }
         ItemDef::Const { name, doc, value } => const_tokens(p, (name, doc), *value),
+        ItemDef::OpenEnum {
+            name,
+            doc,
+            variants,
+            other,
+        } => open_enum_tokens(p, (name, doc), variants, other),
     }
 }
 
@@ -290,6 +296,61 @@ fn const_tokens(p: &Paths, (name, doc): (&str, &[DocText]), value: ConstLit) -> 
         impl<'de> #serde::Deserialize<'de> for #name {
             fn deserialize<D: #serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
                 #helpers::deserialize_const(deserializer, &#value).map(|()| #name)
+            }
+        }
+    }
+}
+
+/// An open string enum: unit variants for the known values and
+/// `Other(String)` for the rest, written and read as the bare string.
+fn open_enum_tokens(
+    p: &Paths,
+    (name, doc): (&str, &[DocText]),
+    variants: &[(String, String)],
+    other: &str,
+) -> TokenStream {
+    let (doc, name) = head(name, doc);
+    let k = &p.krate;
+    let serde = quote!(#k::__private::serde);
+    let other = ident(other);
+    let idents: Vec<Ident> = variants.iter().map(|(v, _)| ident(v)).collect();
+    let values: Vec<&String> = variants.iter().map(|(_, json)| json).collect();
+    let docs = values
+        .iter()
+        .map(|json| doc_attrs(&[DocText::new().code(format!("{json:?}"))]));
+    quote! {
+        #doc
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum #name {
+            #(#docs #idents,)*
+            /// Any other string.
+            #other(String),
+        }
+        impl #name {
+            /// The JSON string this value is written as.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    #(Self::#idents => #values,)*
+                    Self::#other(other) => other,
+                }
+            }
+        }
+        impl #serde::Serialize for #name {
+            fn serialize<S: #serde::Serializer>(&self, serializer: S) -> ::core::result::Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+        impl<'de> #serde::Deserialize<'de> for #name {
+            fn deserialize<D: #serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                let text = <String as #serde::Deserialize<'de>>::deserialize(deserializer)?;
+                let known = match text.as_str() {
+                    #(#values => ::core::option::Option::Some(Self::#idents),)*
+                    _ => ::core::option::Option::None,
+                };
+                ::core::result::Result::Ok(match known {
+                    ::core::option::Option::Some(known) => known,
+                    ::core::option::Option::None => Self::#other(text),
+                })
             }
         }
     }

@@ -200,6 +200,14 @@ pub(crate) enum ItemDef {
         doc: Vec<DocText>,
         variants: Vec<(String, Ty, bool)>,
     },
+    /// An open string enum: `(variant ident, JSON string)` for each known
+    /// value, and `other`, the variant holding any other string.
+    OpenEnum {
+        name: String,
+        doc: Vec<DocText>,
+        variants: Vec<(String, String)>,
+        other: String,
+    },
     /// `(variant ident, tag value, payload)`.
     Tagged {
         name: String,

@@ -344,6 +344,76 @@ fn signed_number_enum_values_get_plus_and_minus_names() {
 }
 
 #[test]
+fn open_enum_union_has_known_variants_and_other() {
+    let types = generate(
+        json!({"anyOf": [{"type": "string"}, {"type": "string", "enum": ["gpt-4o", "Other"]}, {"const": "o3"}],
+            "description": "Model"}),
+        None,
+    );
+    let out = opaque_output();
+    assert_items(
+        &types,
+        quote! {
+            /// Model
+            ///
+            /// Open: each known value is a variant, any other string is `Other`.
+            #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+            pub enum Input {
+                /// `"gpt-4o"`
+                Gpt4o,
+                /// `"Other"`
+                Other2,
+                /// `"o3"`
+                O3,
+                /// Any other string.
+                Other(String),
+            }
+            impl Input {
+                /// The JSON string this value is written as.
+                pub fn as_str(&self) -> &str {
+                    match self {
+                        Self::Gpt4o => "gpt-4o",
+                        Self::Other2 => "Other",
+                        Self::O3 => "o3",
+                        Self::Other(other) => other,
+                    }
+                }
+            }
+            impl ::k::__private::serde::Serialize for Input {
+                fn serialize<S: ::k::__private::serde::Serializer>(&self, serializer: S) -> ::core::result::Result<S::Ok, S::Error> {
+                    serializer.serialize_str(self.as_str())
+                }
+            }
+            impl<'de> ::k::__private::serde::Deserialize<'de> for Input {
+                fn deserialize<D: ::k::__private::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                    let text = <String as ::k::__private::serde::Deserialize<'de>>::deserialize(deserializer)?;
+                    let known = match text.as_str() {
+                        "gpt-4o" => ::core::option::Option::Some(Self::Gpt4o),
+                        "Other" => ::core::option::Option::Some(Self::Other2),
+                        "o3" => ::core::option::Option::Some(Self::O3),
+                        _ => ::core::option::Option::None,
+                    };
+                    ::core::result::Result::Ok(match known {
+                        ::core::option::Option::Some(known) => known,
+                        ::core::option::Option::None => Self::Other(text),
+                    })
+                }
+            }
+            #out
+        },
+    );
+    // Two plain string arms, or a non-string arm: not an open enum.
+    for arms in [
+        json!([{"type": "string"}, {"type": "string"}, {"enum": ["a"]}]),
+        json!([{"type": "string"}, {"type": "integer"}, {"enum": ["a"]}]),
+    ] {
+        let types = generate(json!({ "anyOf": arms }), None);
+        let text = types.items.to_string();
+        assert!(text.contains("untagged"), "{text}");
+    }
+}
+
+#[test]
 fn const_literals_accept_exactly_their_value() {
     let x = extras();
     let types = generate(
