@@ -206,3 +206,32 @@ fn open_enum_reads_known_values_as_variants_and_keeps_any_other_string() {
         .to_string();
     assert_eq!(err, "invalid type: integer `3`, expected a string");
 }
+
+/// A UI binding of `number` and `integer` properties: the field types are
+/// the generated ones (`serde_json::Number`, `i64`).
+#[agent_surface::agent_procedure(api, "stats.record")]
+struct RecordSelection {
+    ratio: serde_json::Number,
+    count: i64,
+}
+
+#[test]
+fn number_properties_bind_as_serde_json_number_and_keep_their_form() {
+    use agent_surface::BoundInput;
+    let bound = RecordSelection {
+        ratio: serde_json::Number::from(42),
+        count: 2,
+    };
+    assert_eq!(
+        serde_json::to_string(&bound.to_bound_json().unwrap()).unwrap(),
+        r#"{"count":2,"ratio":42}"#
+    );
+    let bound = RecordSelection {
+        ratio: serde_json::Number::from_f64(1.5).unwrap(),
+        count: -1,
+    };
+    assert_eq!(
+        serde_json::to_string(&bound.to_bound_json().unwrap()).unwrap(),
+        r#"{"count":-1,"ratio":1.5}"#
+    );
+}
