@@ -127,7 +127,18 @@ fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
     let mut failures = Vec::new();
     for (procedure, (path, input_schema, output_schema)) in procedures.iter().zip(&tools) {
         let entry = &samples[path.as_str()];
-        let input_samples = entry["input"].as_array().cloned().unwrap_or_default();
+        // Corpus samples: `{"input": {"valid": [..], "invalid": [..]}}`;
+        // their invalid values break validation keywords, not always the
+        // type, so only the derived invalid variants are checked.
+        let samples_of = |side: &Value| match side {
+            Value::Object(side) => side
+                .get("valid")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            other => other.as_array().cloned().unwrap_or_default(),
+        };
+        let input_samples = samples_of(&entry["input"]);
         // Every real procedure has samples; hand-made `hostile.*` ones only
         // need to compile.
         if input_samples.is_empty() && !path.starts_with("hostile.") {
@@ -145,7 +156,7 @@ fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
                 "output",
                 procedure.output,
                 output_schema.as_ref(),
-                entry["output"].as_array().cloned().unwrap_or_default(),
+                samples_of(&entry["output"]),
                 "invalidOutput",
             ),
         ];
@@ -206,6 +217,54 @@ fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
     counts
 }
 
+#[allow(clippy::all, dead_code)]
+mod corpus_github {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_github.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod corpus_notion {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_notion.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod corpus_filesystem {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_filesystem.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod corpus_memory {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_memory.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod corpus_playwright {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_playwright.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod corpus_firecrawl {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_firecrawl.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod corpus_orpc_playground {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_orpc_playground.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod corpus_orpc_playground_zod {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_orpc_playground_zod.rs");
+}
+
 #[test]
 fn handmade_samples_round_trip_and_invalid_variants_fail() {
     check("handmade", handmade::PROCEDURES);
@@ -219,4 +278,47 @@ fn orpc_fixture_samples_round_trip_and_invalid_variants_fail() {
 #[test]
 fn zod_fixture_samples_round_trip_and_invalid_variants_fail() {
     check("zod", zod::PROCEDURES);
+}
+
+#[test]
+fn corpus_github_samples_round_trip_exactly() {
+    check("corpus_github", corpus_github::PROCEDURES);
+}
+
+#[test]
+fn corpus_notion_samples_round_trip_exactly() {
+    check("corpus_notion", corpus_notion::PROCEDURES);
+}
+
+#[test]
+fn corpus_filesystem_samples_round_trip_exactly() {
+    check("corpus_filesystem", corpus_filesystem::PROCEDURES);
+}
+
+#[test]
+fn corpus_memory_samples_round_trip_exactly() {
+    check("corpus_memory", corpus_memory::PROCEDURES);
+}
+
+#[test]
+fn corpus_playwright_samples_round_trip_exactly() {
+    check("corpus_playwright", corpus_playwright::PROCEDURES);
+}
+
+#[test]
+fn corpus_firecrawl_samples_round_trip_exactly() {
+    check("corpus_firecrawl", corpus_firecrawl::PROCEDURES);
+}
+
+#[test]
+fn corpus_orpc_playground_samples_round_trip_exactly() {
+    check("corpus_orpc_playground", corpus_orpc_playground::PROCEDURES);
+}
+
+#[test]
+fn corpus_orpc_playground_zod_samples_round_trip_exactly() {
+    check(
+        "corpus_orpc_playground_zod",
+        corpus_orpc_playground_zod::PROCEDURES,
+    );
 }
