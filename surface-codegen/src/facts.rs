@@ -265,6 +265,29 @@ impl ProcedureFacts {
     }
 }
 
+/// A type's text as the user writes it in a field: the facade's
+/// `<crate>::__private::serde_json::` path is `serde_json::`
+/// (`::agent_surface::__private::serde_json::Number` → `serde_json::Number`).
+fn user_type_text(text: &str) -> String {
+    const PRIVATE: &str = "__private::serde_json::";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(PRIVATE) {
+        // Drop the path before `__private` (`::agent_surface::`).
+        let head = &rest[..at];
+        let keep =
+            head.trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':');
+        out.push_str(keep);
+        if keep.ends_with(',') {
+            out.push(' ');
+        }
+        out.push_str("serde_json::");
+        rest = &rest[at + PRIVATE.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `(Option depth, readable text)` of a type written as tokens, parsed
 /// once per distinct type (a procedure's properties mostly share a few).
 fn type_facts(
@@ -276,8 +299,11 @@ fn type_facts(
         return facts.clone();
     }
     let facts = match syn::parse2::<syn::Type>(tokens.clone()) {
-        Ok(ty) => (option_depth(&ty), tidy_type_text(&quote!(#ty).to_string())),
-        Err(_) => (0, tidy_type_text(&key)),
+        Ok(ty) => (
+            option_depth(&ty),
+            user_type_text(&tidy_type_text(&quote!(#ty).to_string())),
+        ),
+        Err(_) => (0, user_type_text(&tidy_type_text(&key))),
     };
     cache.insert(key, facts.clone());
     facts
@@ -601,6 +627,29 @@ pub fn lookup_macro(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn type_text_names_serde_json_as_the_user_writes_it() {
+        let mut cache = std::collections::HashMap::new();
+        let cases = [
+            (
+                quote!(::agent_surface::__private::serde_json::Number),
+                "serde_json::Number",
+            ),
+            (
+                quote!(Vec<Option<::my::facade::__private::serde_json::Value>>),
+                "Vec<Option<serde_json::Value>>",
+            ),
+            (
+                quote!(::std::collections::BTreeMap<String, ::k::__private::serde_json::Number>),
+                "::std::collections::BTreeMap<String, serde_json::Number>",
+            ),
+            (quote!(Option<i64>), "Option<i64>"),
+        ];
+        for (tokens, text) in cases {
+            assert_eq!(type_facts(&tokens, &mut cache).1, text);
+        }
+    }
 
     fn ident(s: &str) -> Ident {
         ident_from_source(s, Span::call_site())

@@ -27,21 +27,25 @@
 //! | optional property, not nullable | `Option<T>`, absent ⇒ `None`, `null` rejected (`optional` helper) |
 //! | optional property, nullable | `Option<Option<T>>`: absent ⇒ `None`, `null` ⇒ `Some(None)` |
 //! | `additionalProperties: false` | `#[serde(deny_unknown_fields)]` |
+//! | `properties` + `additionalProperties` absent, `true` or `{}` | struct + `#[serde(flatten)] additional_properties: BTreeMap<String, Value>` |
+//! | name in `required` without a schema in `properties` | required `serde_json::Value` field, with a note |
 //! | `additionalProperties: S` without `properties` (record) | `BTreeMap<String, S>` |
 //! | `properties` + `additionalProperties: S` | struct + `#[serde(flatten)]` map field |
 //! | `{"type":"object"}` alone | `BTreeMap<String, Value>` |
-//! | string `enum` | enum with `#[serde(rename = "…")]` unit variants |
+//! | string `enum` | enum with `#[serde(rename = "…")]` unit variants (`+1` → `Plus1`, `-1` → `Minus1`) |
 //! | `const` string | single-variant enum |
 //! | `const` number / boolean | unit struct writing and accepting exactly that value |
 //! | `const: null`, `{"type":"null"}` | `()` |
 //! | `anyOf`/`oneOf` of string literals | one string enum |
+//! | `anyOf`/`oneOf` of one plain `{"type":"string"}` and string literals (open enum) | enum of the known values + `Other(String)`, hand-written serde impls |
 //! | `anyOf`/`oneOf` of objects sharing a required string-`const` property | `#[serde(tag = "…")]` enum of structs |
 //! | other `anyOf`/`oneOf` | `#[serde(untagged)]` enum (first matching arm wins) |
 //! | `anyOf [T, {"type":"null"}]`, `type: [T, "null"]`, `nullable: true` | `Option<T>` |
 //! | `prefixItems` + `items: false` | tuple `(A, B, …)` (1 to 12 elements) |
 //! | `prefixItems` + `items: S` or no `items` (oRPC) | `serde_helpers::TupleWithRest<(A, B, …), S or Value>` |
 //! | `items: S` | `Vec<S>` |
-//! | `integer` / `number` / `boolean` / `string` | `i64` / `f64` / `bool` / `String` |
+//! | `integer` / `boolean` / `string` | `i64` / `bool` / `String` |
+//! | `number` | `serde_json::Number` (keeps `42` and `1.5` as they were read) |
 //! | `integer` with `minimum` ≥ 0 and `maximum` > `i64::MAX` | `u64` |
 //! | `$ref` (`#/$defs/…`, `#/definitions/…`, `#`, any local pointer) | named item; recursion boxed where needed |
 //! | `allOf` of objects | merged struct |
@@ -50,10 +54,23 @@
 //! | `description` / `title` | doc comment / type name |
 //! | `{}`, `true` | `serde_json::Value` |
 //!
-//! Properties beyond `properties` when `additionalProperties` is absent or
-//! `true` are accepted and dropped on deserialization, as zod objects strip
-//! unknown keys. Numbers (`f64`) serialize integral values as `1.0`, equal
-//! to `1` by JSON Schema's value equality.
+//! Nothing the schema admits is lost: properties beyond `properties`, when
+//! `additionalProperties` is absent, `true` or `{}`, are kept in the
+//! flattened `additional_properties` map (numbered like any field when a
+//! property takes the name) and written back after the properties. The
+//! binding facts ([`InputObject`]) still list only the schema's properties,
+//! with [`AdditionalProperties::Allowed`].
+//!
+//! Numbers keep their form: a `number` is `serde_json::Number`, so `42`
+//! round-trips as `42` and `1.5` as `1.5` (`serde_json::Value` equality).
+//! An `integer` is `i64`/`u64`; since JSON Schema's integers are the numbers
+//! with a zero fractional part, every field, newtype and untagged variant
+//! whose type is an integer (or `Option`s, `Vec`s, `Box`es and maps of
+//! integers) is read with `serde_helpers::integer`/`optional_integer`:
+//! `2.0` reads as `2` and is written as `2` (as JavaScript writes it). An
+//! untagged union with a `number` arm reads `2.0` into that arm instead, so
+//! it keeps its form. Integers inside tuples are read by serde alone
+//! (`2.0` refused).
 //!
 //! Not representable, so `serde_json::Value` with a doc note and an entry in
 //! [`ProcedureTypes::notes`]: `false` schemas, `not`, tuples of more

@@ -1,6 +1,8 @@
 //! Compiled round-trip tests (typify style): the committed generated code
 //! of every fixture is compiled here, and every sample instance must
-//! deserialize into the generated type and serialize back to equal JSON;
+//! deserialize into the generated type and serialize back to equal JSON
+//! (`serde_json::Value` equality: a number keeps its integer or float form),
+//! also with extra properties where the schema's top level allows them;
 //! every invalid variant must fail to deserialize (generated types
 //! round-trip the schema's JSON).
 
@@ -39,29 +41,6 @@ mod orpc {
 mod zod {
     use super::{roundtrip, Procedure};
     include!("generated/zod.rs");
-}
-
-/// JSON equality as JSON Schema defines it: numbers compare by value
-/// (`1` equals `1.0`); everything else structurally.
-fn json_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            if x.is_f64() || y.is_f64() {
-                x.as_f64() == y.as_f64()
-            } else {
-                x == y
-            }
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
-        }
-        _ => a == b,
-    }
 }
 
 /// Invalid variants derived from a valid object sample and the schema's
@@ -106,6 +85,25 @@ fn invalid_variants(schema: &Value, sample: &Value) -> Vec<(String, Value)> {
     out
 }
 
+/// A valid object sample with extra properties, when the schema's top
+/// level admits any (`additionalProperties` absent, `true` or `{}`): they
+/// must come back unchanged (kept in the flattened map).
+fn with_extras(schema: &Value, sample: &Value) -> Option<Value> {
+    let object = sample.as_object()?;
+    let types = generate_procedure_types(schema, None, &TypeOptions::default());
+    let shape = types.input_object?;
+    if shape.additional_properties != AdditionalProperties::Allowed {
+        return None;
+    }
+    let mut v = object.clone();
+    v.insert(
+        "__surface_extra__".into(),
+        serde_json::json!({"n": 42, "x": 1.5, "list": [null, true]}),
+    );
+    v.insert("__surface_extra_2__".into(), serde_json::json!(2.0));
+    Some(Value::Object(v))
+}
+
 #[derive(Default)]
 struct Counts {
     valid: usize,
@@ -129,7 +127,18 @@ fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
     let mut failures = Vec::new();
     for (procedure, (path, input_schema, output_schema)) in procedures.iter().zip(&tools) {
         let entry = &samples[path.as_str()];
-        let input_samples = entry["input"].as_array().cloned().unwrap_or_default();
+        // Corpus samples: `{"input": {"valid": [..], "invalid": [..]}}`;
+        // their invalid values break validation keywords, not always the
+        // type, so only the derived invalid variants are checked.
+        let samples_of = |side: &Value| match side {
+            Value::Object(side) => side
+                .get("valid")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            other => other.as_array().cloned().unwrap_or_default(),
+        };
+        let input_samples = samples_of(&entry["input"]);
         // Every real procedure has samples; hand-made `hostile.*` ones only
         // need to compile.
         if input_samples.is_empty() && !path.starts_with("hostile.") {
@@ -147,7 +156,7 @@ fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
                 "output",
                 procedure.output,
                 output_schema.as_ref(),
-                entry["output"].as_array().cloned().unwrap_or_default(),
+                samples_of(&entry["output"]),
                 "invalidOutput",
             ),
         ];
@@ -155,11 +164,25 @@ fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
             for sample in &valid {
                 counts.valid += 1;
                 match f(sample) {
-                    Ok(back) if json_eq(&back, sample) => {}
+                    // Strict: `serde_json::Value` equality, so `42` must not come
+                    // back as `42.0` nor `1.5` as anything else.
+                    Ok(back) if back == *sample => {}
                     Ok(back) => {
                         failures.push(format!("{path} {side}: {sample} came back as {back}"))
                     }
                     Err(e) => failures.push(format!("{path} {side}: {sample} rejected: {e}")),
+                }
+                if let Some(extended) = schema.and_then(|schema| with_extras(schema, sample)) {
+                    counts.valid += 1;
+                    match f(&extended) {
+                        Ok(back) if back == extended => {}
+                        Ok(back) => failures.push(format!(
+                            "{path} {side}: extra properties lost: {extended} came back as {back}"
+                        )),
+                        Err(e) => failures.push(format!(
+                            "{path} {side}: {extended} (extra properties) rejected: {e}"
+                        )),
+                    }
                 }
                 if let Some(schema) = schema {
                     for (why, bad) in invalid_variants(schema, sample) {
@@ -194,6 +217,54 @@ fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
     counts
 }
 
+#[allow(clippy::all, dead_code)]
+mod corpus_github {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_github.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod corpus_notion {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_notion.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod corpus_filesystem {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_filesystem.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod corpus_memory {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_memory.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod corpus_playwright {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_playwright.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod corpus_firecrawl {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_firecrawl.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod corpus_orpc_playground {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_orpc_playground.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod corpus_orpc_playground_zod {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_orpc_playground_zod.rs");
+}
+
 #[test]
 fn handmade_samples_round_trip_and_invalid_variants_fail() {
     check("handmade", handmade::PROCEDURES);
@@ -207,4 +278,47 @@ fn orpc_fixture_samples_round_trip_and_invalid_variants_fail() {
 #[test]
 fn zod_fixture_samples_round_trip_and_invalid_variants_fail() {
     check("zod", zod::PROCEDURES);
+}
+
+#[test]
+fn corpus_github_samples_round_trip_exactly() {
+    check("corpus_github", corpus_github::PROCEDURES);
+}
+
+#[test]
+fn corpus_notion_samples_round_trip_exactly() {
+    check("corpus_notion", corpus_notion::PROCEDURES);
+}
+
+#[test]
+fn corpus_filesystem_samples_round_trip_exactly() {
+    check("corpus_filesystem", corpus_filesystem::PROCEDURES);
+}
+
+#[test]
+fn corpus_memory_samples_round_trip_exactly() {
+    check("corpus_memory", corpus_memory::PROCEDURES);
+}
+
+#[test]
+fn corpus_playwright_samples_round_trip_exactly() {
+    check("corpus_playwright", corpus_playwright::PROCEDURES);
+}
+
+#[test]
+fn corpus_firecrawl_samples_round_trip_exactly() {
+    check("corpus_firecrawl", corpus_firecrawl::PROCEDURES);
+}
+
+#[test]
+fn corpus_orpc_playground_samples_round_trip_exactly() {
+    check("corpus_orpc_playground", corpus_orpc_playground::PROCEDURES);
+}
+
+#[test]
+fn corpus_orpc_playground_zod_samples_round_trip_exactly() {
+    check(
+        "corpus_orpc_playground_zod",
+        corpus_orpc_playground_zod::PROCEDURES,
+    );
 }

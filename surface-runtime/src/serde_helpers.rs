@@ -18,11 +18,21 @@
 //! unit structs generated for number, boolean and `null` `const` schemas;
 //! [`TupleWithRest`] represents a `prefixItems` tuple whose further items
 //! are allowed (`items` absent or a schema).
+//!
+//! Integers: JSON Schema's `integer` is any number with a zero fractional
+//! part, so `2.0` is one. serde reads `2.0` into `i64` only through
+//! [`integer`] and [`optional_integer`] (and [`Integers`], which they use):
+//! generated code names them on every field, newtype and union variant
+//! whose type is an integer, or `Option`s, `Vec`s, `Box`es and maps of
+//! integers. `2.0` becomes `2` and is written back as `2`, as JavaScript
+//! (and so an oRPC server) writes it. `2.5`, and integral values out of the
+//! type's range, are refused.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{Error as _, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Unexpected, Visitor};
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -60,6 +70,195 @@ where
     T: Deserialize<'de>,
 {
     T::deserialize(deserializer).map(Some)
+}
+
+/// A type built from integers (`i64`, `u64`) through `Option`, `Vec`,
+/// `Box` and `BTreeMap<String, _>`, read with JSON Schema's notion of an
+/// integer: a JSON number with a zero fractional part, so `2`, `2.0` and
+/// `2e0` all read as `2`.
+pub trait Integers: Sized {
+    /// Reads `Self`, accepting integral floating-point numbers where an
+    /// integer is expected.
+    ///
+    /// # Errors
+    /// A number with a fractional part (`invalid type: floating point
+    /// `2.5`, expected an integer`), an integer out of the type's range,
+    /// or a value of another type.
+    fn deserialize_integers<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error>;
+}
+
+/// `deserialize_with` helper for a required field (or a newtype or union
+/// variant) whose type is [`Integers`]: `2.0` reads as `2`. Naming a
+/// `deserialize_with` function keeps a missing required property an error.
+///
+/// # Errors
+/// As [`Integers::deserialize_integers`].
+pub fn integer<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Integers,
+{
+    T::deserialize_integers(deserializer)
+}
+
+/// [`optional`] for a property whose type is [`Integers`].
+///
+/// # Errors
+/// As [`Integers::deserialize_integers`].
+pub fn optional_integer<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Integers,
+{
+    T::deserialize_integers(deserializer).map(Some)
+}
+
+/// Reads one integer of type `T` (`i64` or `u64`) from any JSON number
+/// with a zero fractional part.
+struct IntegerVisitor<T>(PhantomData<T>);
+
+impl<T> IntegerVisitor<T> {
+    fn float<E: serde::de::Error>(x: f64, fits: impl FnOnce(f64) -> Option<T>) -> Result<T, E> {
+        if x.fract() != 0.0 || !x.is_finite() {
+            return Err(E::invalid_type(Unexpected::Float(x), &"an integer"));
+        }
+        fits(x).ok_or_else(|| E::invalid_value(Unexpected::Float(x), &"an integer in range"))
+    }
+}
+
+impl Visitor<'_> for IntegerVisitor<i64> {
+    type Value = i64;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an integer")
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<i64, E> {
+        Ok(v)
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<i64, E> {
+        i64::try_from(v).map_err(|_| E::invalid_value(Unexpected::Unsigned(v), &"an i64"))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<i64, E> {
+        // -2^63 ≤ v < 2^63: exactly the f64 values that convert without
+        // saturating.
+        Self::float(v, |x| {
+            (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0)
+                .contains(&x)
+                .then_some(x as i64)
+        })
+    }
+}
+
+impl Visitor<'_> for IntegerVisitor<u64> {
+    type Value = u64;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a non-negative integer")
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<u64, E> {
+        u64::try_from(v).map_err(|_| E::invalid_value(Unexpected::Signed(v), &"a u64"))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<u64, E> {
+        Ok(v)
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<u64, E> {
+        Self::float(v, |x| {
+            (0.0..18_446_744_073_709_551_616.0)
+                .contains(&x)
+                .then_some(x as u64)
+        })
+    }
+}
+
+impl Integers for i64 {
+    fn deserialize_integers<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_i64(IntegerVisitor::<i64>(PhantomData))
+    }
+}
+
+impl Integers for u64 {
+    fn deserialize_integers<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_u64(IntegerVisitor::<u64>(PhantomData))
+    }
+}
+
+/// [`Integers::deserialize_integers`] as a seed, for elements and values.
+struct IntegersSeed<T>(PhantomData<T>);
+
+impl<'de, T: Integers> DeserializeSeed<'de> for IntegersSeed<T> {
+    type Value = T;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+        T::deserialize_integers(deserializer)
+    }
+}
+
+impl<T: Integers> Integers for Box<T> {
+    fn deserialize_integers<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        T::deserialize_integers(deserializer).map(Box::new)
+    }
+}
+
+impl<T: Integers> Integers for Option<T> {
+    fn deserialize_integers<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct OptionVisitor<T>(PhantomData<T>);
+        impl<'de, T: Integers> Visitor<'de> for OptionVisitor<T> {
+            type Value = Option<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an integer or null")
+            }
+            fn visit_none<E: serde::de::Error>(self) -> Result<Option<T>, E> {
+                Ok(None)
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Option<T>, E> {
+                Ok(None)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Option<T>, D::Error> {
+                T::deserialize_integers(d).map(Some)
+            }
+        }
+        deserializer.deserialize_option(OptionVisitor(PhantomData))
+    }
+}
+
+impl<T: Integers> Integers for Vec<T> {
+    fn deserialize_integers<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct VecVisitor<T>(PhantomData<T>);
+        impl<'de, T: Integers> Visitor<'de> for VecVisitor<T> {
+            type Value = Vec<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+                // The hint is the other party's; cap what it preallocates.
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+                while let Some(v) = seq.next_element_seed(IntegersSeed::<T>(PhantomData))? {
+                    out.push(v);
+                }
+                Ok(out)
+            }
+        }
+        deserializer.deserialize_seq(VecVisitor(PhantomData))
+    }
+}
+
+impl<T: Integers> Integers for BTreeMap<String, T> {
+    fn deserialize_integers<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MapVisitor<T>(PhantomData<T>);
+        impl<'de, T: Integers> Visitor<'de> for MapVisitor<T> {
+            type Value = BTreeMap<String, T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = BTreeMap::new();
+                while let Some((k, v)) =
+                    map.next_entry_seed(PhantomData::<String>, IntegersSeed::<T>(PhantomData))?
+                {
+                    out.insert(k, v);
+                }
+                Ok(out)
+            }
+        }
+        deserializer.deserialize_map(MapVisitor(PhantomData))
+    }
 }
 
 /// The value of a `const` schema that is not a string (strings become
@@ -347,6 +546,97 @@ mod tests {
         assert_eq!(
             serialize_const(&ConstValue::F64(1.5), serde_json::value::Serializer).unwrap(),
             json!(1.5)
+        );
+    }
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Counts {
+        #[serde(deserialize_with = "integer")]
+        count: i64,
+        #[serde(deserialize_with = "integer")]
+        big: u64,
+        #[serde(deserialize_with = "integer")]
+        nested: Vec<Option<i64>>,
+        #[serde(deserialize_with = "integer")]
+        by_name: BTreeMap<String, Box<i64>>,
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "optional_integer"
+        )]
+        maybe: Option<i64>,
+    }
+
+    #[test]
+    fn integers_accept_numbers_with_a_zero_fraction_and_write_integers() {
+        let input = json!({
+            "count": 2.0, "big": 1e19, "nested": [1, null, -3.0],
+            "by_name": {"a": 4e0}, "maybe": 5.0
+        });
+        let counts: Counts = serde_json::from_value(input).unwrap();
+        assert_eq!(
+            counts,
+            Counts {
+                count: 2,
+                big: 10_000_000_000_000_000_000,
+                nested: vec![Some(1), None, Some(-3)],
+                by_name: BTreeMap::from([("a".to_string(), Box::new(4))]),
+                maybe: Some(5),
+            }
+        );
+        assert_eq!(
+            serde_json::to_string(&counts).unwrap(),
+            r#"{"count":2,"big":10000000000000000000,"nested":[1,null,-3],"by_name":{"a":4},"maybe":5}"#
+        );
+        // From text too (serde_json's own deserializer, not `Value`'s).
+        let text = r#"{"count":-9.223372036854775808e18,"big":0,"nested":[],"by_name":{}}"#;
+        let counts: Counts = serde_json::from_str(text).unwrap();
+        assert_eq!((counts.count, counts.maybe), (i64::MIN, None));
+    }
+
+    #[test]
+    fn integers_refuse_fractions_out_of_range_values_and_other_types() {
+        let base = || json!({"count": 1, "big": 1, "nested": [], "by_name": {}});
+        let err = |field: &str, value: serde_json::Value| {
+            let mut v = base();
+            v[field] = value;
+            serde_json::from_value::<Counts>(v).unwrap_err().to_string()
+        };
+        assert_eq!(
+            err("count", json!(2.5)),
+            "invalid type: floating point `2.5`, expected an integer"
+        );
+        assert_eq!(
+            err("count", json!(9.3e18)),
+            "invalid value: floating point `9.3e+18`, expected an integer in range"
+        );
+        assert_eq!(
+            err("big", json!(-1)),
+            "invalid value: integer `-1`, expected a u64"
+        );
+        assert_eq!(
+            err("count", json!(u64::MAX)),
+            "invalid value: integer `18446744073709551615`, expected an i64"
+        );
+        assert_eq!(
+            err("count", json!("2")),
+            "invalid type: string \"2\", expected an integer"
+        );
+        assert_eq!(
+            err("nested", json!([0.5])),
+            "invalid type: floating point `0.5`, expected an integer"
+        );
+        let mut v = base();
+        v.as_object_mut().unwrap().remove("count");
+        assert_eq!(
+            serde_json::from_value::<Counts>(v).unwrap_err().to_string(),
+            "missing field `count`"
+        );
+        let mut v = base();
+        v["maybe"] = json!(null);
+        assert_eq!(
+            serde_json::from_value::<Counts>(v).unwrap_err().to_string(),
+            "invalid type: null, expected an integer"
         );
     }
 

@@ -395,6 +395,11 @@ impl Converter {
         ty
     }
 
+    /// [`Ty::is_integers`], seeing through this module's aliases.
+    fn is_integers(&self, ty: &Ty) -> bool {
+        ty.is_integers(&|t| self.resolve(t))
+    }
+
     fn admits_null(&self, ty: &Ty) -> bool {
         match self.resolve(ty) {
             Ty::Value | Ty::Unit | Ty::Option(_) => true,
@@ -508,10 +513,12 @@ impl Converter {
             let admits_null = self.admits_null(&ty);
             if recursive || matches!(ty, Ty::Boxed(_)) {
                 // `type A = Vec<A>` is a cycle rustc rejects; a newtype is not.
+                let integers = self.is_integers(&ty);
                 self.push_item(ItemDef::Newtype {
                     name: name.clone(),
                     doc,
                     ty,
+                    integers,
                 });
             } else {
                 self.aliases.insert(name.clone(), ty.clone());
@@ -748,7 +755,7 @@ impl Converter {
         match t {
             "string" => Ty::String,
             "integer" => integer_type(s),
-            "number" => Ty::F64,
+            "number" => Ty::Number,
             "boolean" => Ty::Bool,
             "null" => Ty::Unit,
             "array" => self.array(root, s, hint, ptr),
@@ -893,16 +900,18 @@ impl Converter {
             fields.push(field);
             infos.push(info);
         }
-        let fields_end = self.notes.len();
-        for missing in required.iter().filter(|r| !properties.contains_key(*r)) {
-            self.note(
-                ptr,
-                DocText::new()
-                    .ours("required property ")
-                    .text(format!("{missing:?}"))
-                    .ours(" has no schema in `properties` and is not checked"),
-            );
+        // A required name without a schema under `properties` admits any
+        // JSON: a `serde_json::Value` field that must be present.
+        let mut seen = HashSet::new();
+        for missing in required
+            .iter()
+            .filter(|r| !properties.contains_key(*r) && seen.insert(r.as_str()))
+        {
+            let (field, info) = self.schemaless_required_field(&name, missing, &mut idents, ptr);
+            fields.push(field);
+            infos.push(info);
         }
+        let fields_end = self.notes.len();
         let (additional_properties, extras) =
             self.extra_properties(root, s, &name, &mut idents, ptr);
         let mut doc = Self::map_doc(s);
@@ -967,12 +976,14 @@ impl Converter {
         let mut doc = Self::schema_doc(property);
         doc.extend(self.notes[field_notes..].iter().cloned());
         let ident = idents.field(json_name);
+        let integers = self.is_integers(&value_ty);
         let field = FieldDef {
             json_name: json_name.clone(),
             ident: ident.clone(),
             value_ty,
             mode,
             doc,
+            integers,
         };
         let info = FieldInfo {
             json_name: json_name.clone(),
@@ -989,8 +1000,51 @@ impl Converter {
         (field, info)
     }
 
+    /// A field for `json_name`, listed in `required` but without a schema
+    /// under `properties`: any JSON, so `serde_json::Value`, required.
+    fn schemaless_required_field(
+        &mut self,
+        struct_name: &str,
+        json_name: &str,
+        idents: &mut NameSet,
+        ptr: &str,
+    ) -> (FieldDef, FieldInfo) {
+        let field_notes = self.notes.len();
+        self.note(
+            &format!("{ptr}/required"),
+            DocText::new()
+                .ours("required property ")
+                .text(format!("{json_name:?}"))
+                .ours(" of ")
+                .code(struct_name)
+                .ours(" has no schema in `properties`, so any JSON value"),
+        );
+        let doc = self.notes[field_notes..].to_vec();
+        let ident = idents.field(json_name);
+        let field = FieldDef {
+            json_name: json_name.to_string(),
+            ident: ident.clone(),
+            value_ty: Ty::Value,
+            mode: FieldMode::Required,
+            doc,
+            integers: false,
+        };
+        let info = FieldInfo {
+            json_name: json_name.to_string(),
+            ident,
+            ty: Ty::Value.tokens(&self.krate_tokens),
+            value_ty: Ty::Value.tokens(&self.krate_tokens),
+            required: true,
+            nullable: true,
+            description: None,
+        };
+        (field, info)
+    }
+
     /// `additionalProperties` of an object struct: the policy, and the
-    /// flattened map field for a schema.
+    /// flattened map field keeping the extra properties (any JSON when
+    /// `additionalProperties` is absent, `true` or `{}`: JSON Schema admits
+    /// them, so dropping them would lose data).
     fn extra_properties(
         &mut self,
         root: &Value,
@@ -1001,9 +1055,13 @@ impl Converter {
     ) -> (AdditionalProperties, Option<(String, Ty)>) {
         match s.get("additionalProperties") {
             Some(Value::Bool(false)) => (AdditionalProperties::Forbidden, None),
-            None | Some(Value::Bool(true)) => (AdditionalProperties::Allowed, None),
+            None | Some(Value::Bool(true)) => {
+                let field = idents.field("additional_properties");
+                (AdditionalProperties::Allowed, Some((field, Ty::Value)))
+            }
             Some(extra) if extra.as_object().is_some_and(Map::is_empty) => {
-                (AdditionalProperties::Allowed, None)
+                let field = idents.field("additional_properties");
+                (AdditionalProperties::Allowed, Some((field, Ty::Value)))
             }
             Some(extra) => {
                 let ty = self.convert(
@@ -1074,6 +1132,31 @@ impl Converter {
             name,
             doc,
             variants,
+        })
+    }
+
+    /// An open enum: the known values as unit variants, `Other(String)`
+    /// for any other string (always named `Other`; a known value mapping
+    /// to `Other` gets a suffix).
+    fn open_enum(&mut self, s: &Map<String, Value>, values: &[String], hint: &Hint) -> Ty {
+        let name = self.take_name(hint, Some(s));
+        let mut variant_names = NameSet::default();
+        let other = variant_names.unique("Other", false);
+        let mut seen = HashSet::new();
+        let variants = values
+            .iter()
+            .filter(|v| seen.insert(v.as_str()))
+            .map(|v| (variant_names.unique(&variant(v), false), v.clone()))
+            .collect();
+        let mut doc = Self::map_doc(s);
+        doc.push(DocText::from(
+            "Open: each known value is a variant, any other string is `Other`.",
+        ));
+        self.push_named(ItemDef::OpenEnum {
+            name,
+            doc,
+            variants,
+            other,
         })
     }
 
@@ -1210,6 +1293,8 @@ impl Converter {
                     .map(|v| v.concat());
                 if let Some(strings) = strings.filter(|v| !v.is_empty()) {
                     self.string_enum(s, &strings, &inner_hint)
+                } else if let Some(known) = open_enum_values(&peeked) {
+                    self.open_enum(s, &known, &inner_hint)
                 } else if let Some(tag) = discriminator(&peeked) {
                     self.tagged(root, s, &tag, &peeked, &inner_hint, ptr)
                 } else {
@@ -1312,6 +1397,18 @@ impl Converter {
             admits_null |= self.admits_null(&ty);
             variants.push((variant, ty));
         }
+        // `2.0` reads as an integer variant unless a `number` variant can
+        // keep it as it came.
+        let number_arm = variants
+            .iter()
+            .any(|(_, ty)| self.resolve(ty) == Ty::Number);
+        let variants = variants
+            .into_iter()
+            .map(|(variant, ty)| {
+                let integers = !number_arm && self.is_integers(&ty);
+                (variant, ty, integers)
+            })
+            .collect();
         if admits_null {
             self.null_admitting.insert(name.clone());
         }
@@ -1453,6 +1550,29 @@ fn discriminator(arms: &[&Value]) -> Option<String> {
     None
 }
 
+/// The known values of an "open enum" union: one arm a plain
+/// `{"type": "string"}` (no `enum`/`const`), every other arm string
+/// literals (`enum`/`const`), at least one value.
+fn open_enum_values(arms: &[&Value]) -> Option<Vec<String>> {
+    let mut plain = 0usize;
+    let mut known = Vec::new();
+    for arm in arms {
+        let object = arm.as_object()?;
+        if let Some(values) = string_values(arm) {
+            known.extend(values);
+        } else if type_name(object) == Some("string")
+            && !["enum", "const", "anyOf", "oneOf", "allOf", "not"]
+                .iter()
+                .any(|k| object.contains_key(*k))
+        {
+            plain += 1;
+        } else {
+            return None;
+        }
+    }
+    (plain == 1 && !known.is_empty()).then_some(known)
+}
+
 /// A variant name for an untagged union arm from its shape.
 fn variant_base(arm: &Value, index: usize) -> String {
     if let Some(title) = arm.get("title").and_then(Value::as_str) {
@@ -1482,6 +1602,7 @@ fn item_name(item: &ItemDef) -> &str {
         | ItemDef::StringEnum { name, .. }
         | ItemDef::Untagged { name, .. }
         | ItemDef::Tagged { name, .. }
+        | ItemDef::OpenEnum { name, .. }
         | ItemDef::Const { name, .. } => name,
     }
 }

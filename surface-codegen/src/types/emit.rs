@@ -46,6 +46,16 @@ fn field_tokens(field: &FieldDef, p: &Paths) -> TokenStream {
         quote!(#[serde(rename = #json)])
     });
     let mode = match field.mode {
+        FieldMode::Required | FieldMode::RequiredNullable if field.integers => {
+            let with = format!("{}::integer", p.helpers);
+            Some(quote!(#[serde(deserialize_with = #with)]))
+        }
+        FieldMode::Optional if field.integers => {
+            let with = format!("{}::optional_integer", p.helpers);
+            Some(
+                quote!(#[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = #with)]),
+            )
+        }
         FieldMode::Required => None,
         FieldMode::RequiredNullable => {
             let with = format!("{}::required_nullable", p.helpers);
@@ -102,15 +112,21 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             *deny_unknown_fields,
             extras.as_ref(),
         ),
-        ItemDef::Newtype { name, doc, ty } => {
+        ItemDef::Newtype {
+            name,
+            doc,
+            ty,
+            integers,
+        } => {
             let (doc, name) = head(name, doc);
             let ty = ty.tokens(&p.krate);
             let (sd, serde_crate) = (serde_derives(p), &p.serde_crate);
+            let with = integers_attr(*integers, p);
             quote! {
                 #doc
                 #[derive(Debug, Clone, PartialEq, #sd)]
                 #[serde(crate = #serde_crate, transparent)]
-                pub struct #name(pub #ty);
+                pub struct #name(#with pub #ty);
             }
         }
         ItemDef::Alias { name, doc, ty } => {
@@ -131,10 +147,11 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             doc,
             variants,
         } => {
-            let variants = variants.iter().map(|(variant, ty)| {
+            let variants = variants.iter().map(|(variant, ty, integers)| {
                 let variant = ident(variant);
                 let ty = ty.tokens(&p.krate);
-                quote!(#variant(#ty),)
+                let with = integers_attr(*integers, p);
+                quote!(#variant(#with #ty),)
             });
             data_enum_tokens(p, (name, doc), quote!(untagged), variants)
         }
@@ -152,7 +169,21 @@ pub(crate) fn item_tokens(item: &ItemDef, p: &Paths) -> TokenStream {
             data_enum_tokens(p, (name, doc), quote!(tag = #tag), variants)
         }
         ItemDef::Const { name, doc, value } => const_tokens(p, (name, doc), *value),
+        ItemDef::OpenEnum {
+            name,
+            doc,
+            variants,
+            other,
+        } => open_enum_tokens(p, (name, doc), variants, other),
     }
+}
+
+/// `#[serde(deserialize_with = "…::integer")]` when `integers`.
+fn integers_attr(integers: bool, p: &Paths) -> Option<TokenStream> {
+    integers.then(|| {
+        let with = format!("{}::integer", p.helpers);
+        quote!(#[serde(deserialize_with = #with)])
+    })
 }
 
 /// An item's doc attributes and name.
@@ -265,6 +296,61 @@ fn const_tokens(p: &Paths, (name, doc): (&str, &[DocText]), value: ConstLit) -> 
         impl<'de> #serde::Deserialize<'de> for #name {
             fn deserialize<D: #serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
                 #helpers::deserialize_const(deserializer, &#value).map(|()| #name)
+            }
+        }
+    }
+}
+
+/// An open string enum: unit variants for the known values and
+/// `Other(String)` for the rest, written and read as the bare string.
+fn open_enum_tokens(
+    p: &Paths,
+    (name, doc): (&str, &[DocText]),
+    variants: &[(String, String)],
+    other: &str,
+) -> TokenStream {
+    let (doc, name) = head(name, doc);
+    let k = &p.krate;
+    let serde = quote!(#k::__private::serde);
+    let other = ident(other);
+    let idents: Vec<Ident> = variants.iter().map(|(v, _)| ident(v)).collect();
+    let values: Vec<&String> = variants.iter().map(|(_, json)| json).collect();
+    let docs = values
+        .iter()
+        .map(|json| doc_attrs(&[DocText::new().code(format!("{json:?}"))]));
+    quote! {
+        #doc
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum #name {
+            #(#docs #idents,)*
+            /// Any other string.
+            #other(String),
+        }
+        impl #name {
+            /// The JSON string this value is written as.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    #(Self::#idents => #values,)*
+                    Self::#other(other) => other,
+                }
+            }
+        }
+        impl #serde::Serialize for #name {
+            fn serialize<S: #serde::Serializer>(&self, serializer: S) -> ::core::result::Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+        impl<'de> #serde::Deserialize<'de> for #name {
+            fn deserialize<D: #serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                let text = <String as #serde::Deserialize<'de>>::deserialize(deserializer)?;
+                let known = match text.as_str() {
+                    #(#values => ::core::option::Option::Some(Self::#idents),)*
+                    _ => ::core::option::Option::None,
+                };
+                ::core::result::Result::Ok(match known {
+                    ::core::option::Option::Some(known) => known,
+                    ::core::option::Option::None => Self::#other(text),
+                })
             }
         }
     }

@@ -19,7 +19,9 @@ pub(crate) enum Ty {
     I64,
     /// Integers bounded below by 0 and above `i64::MAX`.
     U64,
-    F64,
+    /// `serde_json::Number`: `type: number`, written back in the form it
+    /// was read (`42` stays `42`, `1.5` stays `1.5`).
+    Number,
     String,
     Vec(Box<Ty>),
     /// `BTreeMap<String, T>`.
@@ -45,6 +47,23 @@ impl Ty {
         Ty::Map(Box::new(value.unboxed()))
     }
 
+    /// Whether this is an integer, or integers reached only through
+    /// `Option`, `Vec`, `Box` and maps (aliases followed by `resolve`): the
+    /// types `serde_helpers::Integers` reads with `2.0` as `2`.
+    pub(crate) fn is_integers(&self, resolve: &dyn Fn(&Ty) -> Ty) -> bool {
+        let mut ty = resolve(self);
+        for _ in 0..64 {
+            ty = match ty {
+                Ty::I64 | Ty::U64 => return true,
+                Ty::Option(inner) | Ty::Vec(inner) | Ty::Map(inner) | Ty::Boxed(inner) => {
+                    resolve(&inner)
+                }
+                _ => return false,
+            };
+        }
+        false
+    }
+
     pub(crate) fn unboxed(self) -> Ty {
         match self {
             Ty::Boxed(inner) => *inner,
@@ -60,7 +79,7 @@ impl Ty {
             Ty::Bool => quote!(bool),
             Ty::I64 => quote!(i64),
             Ty::U64 => quote!(u64),
-            Ty::F64 => quote!(f64),
+            Ty::Number => quote!(#krate::__private::serde_json::Number),
             Ty::String => quote!(String),
             Ty::Vec(t) => {
                 let t = t.tokens(krate);
@@ -120,6 +139,9 @@ pub(crate) struct FieldDef {
     pub(crate) value_ty: Ty,
     pub(crate) mode: FieldMode,
     pub(crate) doc: Vec<DocText>,
+    /// The value type is [`Ty::is_integers`] (read with
+    /// `serde_helpers::integer`).
+    pub(crate) integers: bool,
 }
 
 impl FieldDef {
@@ -158,6 +180,8 @@ pub(crate) enum ItemDef {
         name: String,
         doc: Vec<DocText>,
         ty: Ty,
+        /// `ty` is [`Ty::is_integers`].
+        integers: bool,
     },
     Alias {
         name: String,
@@ -170,10 +194,19 @@ pub(crate) enum ItemDef {
         doc: Vec<DocText>,
         variants: Vec<(String, String)>,
     },
+    /// `(variant ident, payload, payload is [`Ty::is_integers`])`.
     Untagged {
         name: String,
         doc: Vec<DocText>,
-        variants: Vec<(String, Ty)>,
+        variants: Vec<(String, Ty, bool)>,
+    },
+    /// An open string enum: `(variant ident, JSON string)` for each known
+    /// value, and `other`, the variant holding any other string.
+    OpenEnum {
+        name: String,
+        doc: Vec<DocText>,
+        variants: Vec<(String, String)>,
+        other: String,
     },
     /// `(variant ident, tag value, payload)`.
     Tagged {

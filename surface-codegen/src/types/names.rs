@@ -62,8 +62,20 @@ pub(crate) fn pascal(text: &str) -> String {
 }
 
 /// A standalone enum variant name: [`pascal`], with `Self` (a keyword that
-/// cannot be raw) as `Self_`.
+/// cannot be raw) as `Self_`, and a sign before a leading digit spelled
+/// out: `+1` → `Plus1`, `-1` → `Minus1`, `-0.5` → `Minus05` (so GitHub's
+/// `"+1"`/`"-1"` reactions are distinct names instead of `V1`/`V12`).
 pub(crate) fn variant(text: &str) -> String {
+    for (sign, word) in [('+', "Plus"), ('-', "Minus")] {
+        if let Some(rest) = text
+            .strip_prefix(sign)
+            .filter(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+        {
+            // `pascal` of text starting with a digit is `V` + digits….
+            let digits = pascal(rest);
+            return format!("{word}{}", digits.strip_prefix('V').unwrap_or(&digits));
+        }
+    }
     match pascal(text) {
         name if name == "Self" => "Self_".to_string(),
         name => name,
@@ -252,6 +264,13 @@ mod tests {
         assert_eq!(pascal("Self"), "Self");
         assert_eq!(variant("Self"), "Self_");
         assert_eq!(variant("self"), "Self_");
+        assert_eq!(variant("+1"), "Plus1");
+        assert_eq!(variant("-1"), "Minus1");
+        assert_eq!(variant("-0.5"), "Minus05");
+        assert_eq!(variant("+"), "Empty");
+        assert_eq!(variant("-x"), "X");
+        assert_eq!(variant("1"), "V1");
+        assert_eq!(variant("a-1"), "A1");
         assert_eq!(pascal("größe"), "GrE");
         let mut set = NameSet::default();
         assert_eq!(set.unique("Input", false), "Input");

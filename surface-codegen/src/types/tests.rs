@@ -39,6 +39,16 @@ fn optional_attr() -> TokenStream {
     quote!(#[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "::k::__private::serde_helpers::optional")])
 }
 
+/// The flattened map that keeps extra properties (`additionalProperties`
+/// absent, `true` or `{}`).
+fn extras() -> TokenStream {
+    quote! {
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<String, ::k::__private::serde_json::Value>,
+    }
+}
+
 fn assert_items(types: &ProcedureTypes, expected: TokenStream) {
     let pretty = |t: &TokenStream| prettyplease::unparse(&syn::parse2(t.clone()).expect("parses"));
     assert_eq!(pretty(&types.items), pretty(&expected));
@@ -46,6 +56,7 @@ fn assert_items(types: &ProcedureTypes, expected: TokenStream) {
 
 #[test]
 fn object_keeps_optional_and_nullable_distinct() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {
             "name": {"type": "string"},
@@ -68,6 +79,7 @@ fn object_keeps_optional_and_nullable_distinct() {
                 pub note: Option<String>,
                 #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
                 pub tag: Option<String>,
+                #x
             }
             #out
         },
@@ -154,6 +166,7 @@ fn additional_properties_false_denies_unknown_fields() {
 
 #[test]
 fn records_become_maps_and_typed_extras_a_flattened_map() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {
             "counts": {"type": "object", "propertyNames": {"type": "string"}, "additionalProperties": {"type": "integer"}},
@@ -168,9 +181,11 @@ fn records_become_maps_and_typed_extras_a_flattened_map() {
         quote! {
             #d #c
             pub struct Input {
+                #[serde(deserialize_with = "::k::__private::serde_helpers::integer")]
                 pub counts: ::std::collections::BTreeMap<String, i64>,
                 pub free: ::std::collections::BTreeMap<String, ::k::__private::serde_json::Value>,
                 pub mixed: InputMixed,
+                #x
             }
             #d #c
             pub struct InputMixed {
@@ -181,6 +196,88 @@ fn records_become_maps_and_typed_extras_a_flattened_map() {
             }
             #out
         },
+    );
+}
+
+#[test]
+fn absent_true_or_empty_additional_properties_keep_extras_in_a_flattened_map() {
+    for additional in [None, Some(json!(true)), Some(json!({}))] {
+        let mut schema = json!({"type": "object", "properties": {
+            "name": {"type": "string"},
+            "additional_properties": {"type": "boolean"}
+        }, "required": ["name"]});
+        if let Some(additional) = additional.clone() {
+            schema["additionalProperties"] = additional;
+        }
+        let types = generate(schema, None);
+        let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+        assert_items(
+            &types,
+            quote! {
+                #d #c
+                pub struct Input {
+                    #o
+                    pub additional_properties: Option<bool>,
+                    pub name: String,
+                    /// Properties not listed in `properties` (`additionalProperties`).
+                    #[serde(flatten)]
+                    pub additional_properties_2: ::std::collections::BTreeMap<String, ::k::__private::serde_json::Value>,
+                }
+                #out
+            },
+        );
+        // The binding facts are the schema's properties and policy only.
+        let object = types.input_object.unwrap();
+        assert_eq!(
+            object.additional_properties,
+            AdditionalProperties::Allowed,
+            "{additional:?}"
+        );
+        assert_eq!(
+            object
+                .fields
+                .iter()
+                .map(|f| f.json_name.as_str())
+                .collect::<Vec<_>>(),
+            ["additional_properties", "name"]
+        );
+    }
+}
+
+#[test]
+fn required_name_without_a_schema_is_a_required_value_field() {
+    let types = generate(
+        json!({"type": "object", "properties": {"id": {"type": "string"}},
+            "required": ["id", "payload", "payload"], "additionalProperties": false}),
+        None,
+    );
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            #[serde(deny_unknown_fields)]
+            pub struct Input {
+                pub id: String,
+                /// Input schema at `#/required`: required property "payload" of `Input` has no schema in `properties`, so any JSON value; represented as `serde_json::Value`.
+                pub payload: ::k::__private::serde_json::Value,
+            }
+            #out
+        },
+    );
+    let fields = types.input_object.unwrap().fields;
+    let payload = &fields[1];
+    assert_eq!(
+        (
+            payload.json_name.as_str(),
+            payload.required,
+            payload.nullable
+        ),
+        ("payload", true, true)
+    );
+    assert_eq!(
+        types.notes,
+        ["Input schema at `#/required`: required property \"payload\" of `Input` has no schema in `properties`, so any JSON value; represented as `serde_json::Value`."]
     );
 }
 
@@ -216,7 +313,109 @@ fn string_enums_rename_their_variants() {
 }
 
 #[test]
+fn signed_number_enum_values_get_plus_and_minus_names() {
+    let types = generate(
+        json!({"type": "string", "enum": ["+1", "-1", "laugh", "1"]}),
+        None,
+    );
+    let out = opaque_output();
+    assert_items(
+        &types,
+        quote! {
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
+            #[serde(crate = "::k::__private::serde")]
+            pub enum Input {
+                /// `"+1"`
+                #[serde(rename = "+1")]
+                Plus1,
+                /// `"-1"`
+                #[serde(rename = "-1")]
+                Minus1,
+                /// `"laugh"`
+                #[serde(rename = "laugh")]
+                Laugh,
+                /// `"1"`
+                #[serde(rename = "1")]
+                V1,
+            }
+            #out
+        },
+    );
+}
+
+#[test]
+fn open_enum_union_has_known_variants_and_other() {
+    let types = generate(
+        json!({"anyOf": [{"type": "string"}, {"type": "string", "enum": ["gpt-4o", "Other"]}, {"const": "o3"}],
+            "description": "Model"}),
+        None,
+    );
+    let out = opaque_output();
+    assert_items(
+        &types,
+        quote! {
+            /// Model
+            ///
+            /// Open: each known value is a variant, any other string is `Other`.
+            #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+            pub enum Input {
+                /// `"gpt-4o"`
+                Gpt4o,
+                /// `"Other"`
+                Other2,
+                /// `"o3"`
+                O3,
+                /// Any other string.
+                Other(String),
+            }
+            impl Input {
+                /// The JSON string this value is written as.
+                pub fn as_str(&self) -> &str {
+                    match self {
+                        Self::Gpt4o => "gpt-4o",
+                        Self::Other2 => "Other",
+                        Self::O3 => "o3",
+                        Self::Other(other) => other,
+                    }
+                }
+            }
+            impl ::k::__private::serde::Serialize for Input {
+                fn serialize<S: ::k::__private::serde::Serializer>(&self, serializer: S) -> ::core::result::Result<S::Ok, S::Error> {
+                    serializer.serialize_str(self.as_str())
+                }
+            }
+            impl<'de> ::k::__private::serde::Deserialize<'de> for Input {
+                fn deserialize<D: ::k::__private::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                    let text = <String as ::k::__private::serde::Deserialize<'de>>::deserialize(deserializer)?;
+                    let known = match text.as_str() {
+                        "gpt-4o" => ::core::option::Option::Some(Self::Gpt4o),
+                        "Other" => ::core::option::Option::Some(Self::Other2),
+                        "o3" => ::core::option::Option::Some(Self::O3),
+                        _ => ::core::option::Option::None,
+                    };
+                    ::core::result::Result::Ok(match known {
+                        ::core::option::Option::Some(known) => known,
+                        ::core::option::Option::None => Self::Other(text),
+                    })
+                }
+            }
+            #out
+        },
+    );
+    // Two plain string arms, or a non-string arm: not an open enum.
+    for arms in [
+        json!([{"type": "string"}, {"type": "string"}, {"enum": ["a"]}]),
+        json!([{"type": "string"}, {"type": "integer"}, {"enum": ["a"]}]),
+    ] {
+        let types = generate(json!({ "anyOf": arms }), None);
+        let text = types.items.to_string();
+        assert!(text.contains("untagged"), "{text}");
+    }
+}
+
+#[test]
 fn const_literals_accept_exactly_their_value() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {
             "kind": {"type": "string", "const": "fixed"},
@@ -253,6 +452,7 @@ fn const_literals_accept_exactly_their_value() {
                 pub kind: InputKind,
                 pub on: InputOn,
                 pub version: InputVersion,
+                #x
             }
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
             #[serde(crate = "::k::__private::serde")]
@@ -270,6 +470,7 @@ fn const_literals_accept_exactly_their_value() {
 
 #[test]
 fn discriminated_union_becomes_an_internally_tagged_enum() {
+    let x = extras();
     let types = generate(
         json!({"oneOf": [
             {"type": "object", "properties": {"kind": {"type": "string", "const": "circle"}, "radius": {"type": "number"}}, "required": ["kind", "radius"], "additionalProperties": false},
@@ -294,10 +495,10 @@ fn discriminated_union_becomes_an_internally_tagged_enum() {
             #d #c
             #[serde(deny_unknown_fields)]
             pub struct InputCircle {
-                pub radius: f64,
+                pub radius: ::k::__private::serde_json::Number,
             }
             #d #c
-            pub struct InputPoint {}
+            pub struct InputPoint { #x }
             #out
         },
     );
@@ -305,6 +506,7 @@ fn discriminated_union_becomes_an_internally_tagged_enum() {
 
 #[test]
 fn other_unions_are_untagged_and_null_arms_make_them_nullable() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {
             "value": {"type": ["string", "number", "boolean", "null"]},
@@ -324,17 +526,19 @@ fn other_unions_are_untagged_and_null_arms_make_them_nullable() {
                 pub letter: Option<InputLetter>,
                 #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
                 pub value: Option<InputValue>,
+                #x
             }
             /// Untagged: the first variant that accepts a value wins.
             #d
             #[serde(crate = "::k::__private::serde", untagged)]
             pub enum InputEither {
                 Variant0(InputEitherVariant0),
-                Integer(i64),
+                Integer(#[serde(deserialize_with = "::k::__private::serde_helpers::integer")] i64),
             }
             #d #c
             pub struct InputEitherVariant0 {
                 pub a: String,
+                #x
             }
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
             #[serde(crate = "::k::__private::serde")]
@@ -351,7 +555,7 @@ fn other_unions_are_untagged_and_null_arms_make_them_nullable() {
             #[serde(crate = "::k::__private::serde", untagged)]
             pub enum InputValue {
                 String(String),
-                Number(f64),
+                Number(::k::__private::serde_json::Number),
                 Boolean(bool),
             }
             #out
@@ -361,6 +565,7 @@ fn other_unions_are_untagged_and_null_arms_make_them_nullable() {
 
 #[test]
 fn tuples_from_prefix_items() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {
             "exact": {"type": "array", "prefixItems": [{"type": "number"}, {"type": ["string", "null"]}], "items": false},
@@ -375,9 +580,10 @@ fn tuples_from_prefix_items() {
         quote! {
             #d #c
             pub struct Input {
-                pub exact: (f64, Option<String>),
+                pub exact: (::k::__private::serde_json::Number, Option<String>),
                 pub open: ::k::__private::serde_helpers::TupleWithRest<(String,), ::k::__private::serde_json::Value>,
                 pub rest: ::k::__private::serde_helpers::TupleWithRest<(String,), i64>,
+                #x
             }
             #out
         },
@@ -386,6 +592,7 @@ fn tuples_from_prefix_items() {
 
 #[test]
 fn arrays_scalars_and_nested_names() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {
             "items": {"type": "array", "items": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer", "minimum": -9007199254740991i64, "maximum": 9007199254740991i64}}, "required": ["sku", "qty"]}},
@@ -402,15 +609,19 @@ fn arrays_scalars_and_nested_names() {
             pub struct Input {
                 pub any: ::k::__private::serde_json::Value,
                 pub b: bool,
+                #[serde(deserialize_with = "::k::__private::serde_helpers::integer")]
                 pub big: u64,
                 pub items: Vec<InputItemsItem>,
-                pub n: f64,
+                pub n: ::k::__private::serde_json::Number,
                 pub z: (),
+                #x
             }
             #d #c
             pub struct InputItemsItem {
+                #[serde(deserialize_with = "::k::__private::serde_helpers::integer")]
                 pub qty: i64,
                 pub sku: String,
+                #x
             }
             #out
         },
@@ -424,6 +635,7 @@ fn arrays_scalars_and_nested_names() {
 
 #[test]
 fn defs_recursion_is_boxed_and_input_output_names_do_not_collide() {
+    let x = extras();
     let tree = json!({
         "type": "object", "properties": {"root": {"$ref": "#/$defs/__schema0"}}, "required": ["root"],
         "$defs": {"__schema0": {"type": "object", "properties": {
@@ -438,12 +650,14 @@ fn defs_recursion_is_boxed_and_input_output_names_do_not_collide() {
             #d #c
             pub struct #name {
                 pub root: #def,
+                #x
             }
             #d #c
             pub struct #def {
                 pub children: Vec<#def>,
                 #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
                 pub parent: Option<Box<#def>>,
+                #x
             }
         }
     };
@@ -454,6 +668,7 @@ fn defs_recursion_is_boxed_and_input_output_names_do_not_collide() {
 
 #[test]
 fn root_recursion_ref_hash_names_the_input_itself() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {"sub": {"type": "array", "items": {"$ref": "#"}}, "next": {"$ref": "#"}}}),
         None,
@@ -468,6 +683,7 @@ fn root_recursion_ref_hash_names_the_input_itself() {
                 pub next: Option<Box<Input>>,
                 #o
                 pub sub: Option<Vec<Input>>,
+                #x
             }
             #out
         },
@@ -494,7 +710,70 @@ fn root_ref_aliases_input_and_recursive_alias_becomes_newtype() {
 }
 
 #[test]
+fn numbers_keep_their_form_and_integers_read_integral_floats() {
+    let x = extras();
+    let types = generate(
+        json!({"type": "object", "properties": {
+            "ratio": {"type": "number"},
+            "count": {"type": "integer"},
+            "maybe": {"type": ["integer", "null"]},
+            "pages": {"type": "array", "items": {"$ref": "#/$defs/page"}},
+            "limit": {"type": "integer"},
+            "either": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+            "exact": {"anyOf": [{"type": "integer"}, {"type": "number"}]}
+        }, "required": ["ratio", "count", "maybe", "pages", "either", "exact"],
+        "$defs": {"page": {"type": "integer", "minimum": 1}}}),
+        None,
+    );
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let int = quote!(#[serde(deserialize_with = "::k::__private::serde_helpers::integer")]);
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            pub struct Input {
+                #int
+                pub count: i64,
+                pub either: InputEither,
+                pub exact: InputExact,
+                #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "::k::__private::serde_helpers::optional_integer")]
+                pub limit: Option<i64>,
+                #int
+                pub maybe: Option<i64>,
+                #int
+                pub pages: Vec<InputPage>,
+                pub ratio: ::k::__private::serde_json::Number,
+                #x
+            }
+            /// Untagged: the first variant that accepts a value wins.
+            #d
+            #[serde(crate = "::k::__private::serde", untagged)]
+            pub enum InputEither {
+                Integer(#int i64),
+                String(String),
+            }
+            /// Untagged: the first variant that accepts a value wins.
+            #d
+            #[serde(crate = "::k::__private::serde", untagged)]
+            pub enum InputExact {
+                Integer(i64),
+                Number(::k::__private::serde_json::Number),
+            }
+            pub type InputPage = i64;
+            #out
+        },
+    );
+    let fields = types.input_object.unwrap().fields;
+    let ratio = fields.iter().find(|f| f.json_name == "ratio").unwrap();
+    assert_eq!(
+        ratio.ty.to_string(),
+        quote!(::k::__private::serde_json::Number).to_string()
+    );
+}
+
+#[test]
 fn descriptions_formats_and_defaults_become_escaped_docs() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "description": "Search \"params\"\nsecond line", "properties": {
             "id": {"type": "string", "format": "uuid", "description": "The */ id"},
@@ -502,7 +781,7 @@ fn descriptions_formats_and_defaults_become_escaped_docs() {
         }, "required": ["id"]}),
         None,
     );
-    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
@@ -514,8 +793,9 @@ fn descriptions_formats_and_defaults_become_escaped_docs() {
                 #[doc = " Format: `uuid` (not checked by this type)."]
                 pub id: String,
                 #[doc = " Default: `1`."]
-                #o
+                #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "::k::__private::serde_helpers::optional_integer")]
                 pub page: Option<i64>,
+                #x
             }
             #out
         },
@@ -528,6 +808,7 @@ fn descriptions_formats_and_defaults_become_escaped_docs() {
 
 #[test]
 fn property_names_become_unique_snake_case_idents() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {
             "type": {"type": "string"}, "aB": {"type": "string"}, "a_b": {"type": "string"},
@@ -552,6 +833,7 @@ fn property_names_become_unique_snake_case_idents() {
                 pub r#type: String,
                 #[serde(rename = "x-y")]
                 pub x_y: String,
+                #x
             }
             #out
         },
@@ -571,6 +853,7 @@ fn property_names_become_unique_snake_case_idents() {
 
 #[test]
 fn titles_name_types() {
+    let x = extras();
     let types = generate(
         json!({"type": "object", "properties": {"addr": {"title": "Postal address", "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}, "required": ["addr"]}),
         None,
@@ -582,10 +865,12 @@ fn titles_name_types() {
             #d #c
             pub struct Input {
                 pub addr: InputPostalAddress,
+                #x
             }
             #d #c
             pub struct InputPostalAddress {
                 pub city: String,
+                #x
             }
             #out
         },
@@ -594,6 +879,7 @@ fn titles_name_types() {
 
 #[test]
 fn all_of_objects_merge() {
+    let x = extras();
     let types = generate(
         json!({"allOf": [
             {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
@@ -610,6 +896,7 @@ fn all_of_objects_merge() {
                 pub a: String,
                 #o
                 pub b: Option<bool>,
+                #x
             }
             #out
         },

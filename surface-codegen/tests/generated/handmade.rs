@@ -265,6 +265,12 @@ pub mod p_misc_all_of {
     pub struct Input {
         pub a: String,
         pub b: bool,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -284,6 +290,12 @@ pub mod p_misc_mixed_enum {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub v: Option<InputV>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -413,6 +425,12 @@ pub mod p_misc_mutual {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub b: Option<InputB>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -427,6 +445,12 @@ pub mod p_misc_mutual {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub a: Option<Box<InputA>>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     pub type Input = InputA;
     #[derive(
@@ -451,6 +475,12 @@ pub mod p_misc_root_nullable {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputValue {
         pub a: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     pub type Input = Option<InputValue>;
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -468,6 +498,12 @@ pub mod p_misc_tagged_extras {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub e: InputE,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -497,7 +533,7 @@ pub mod p_misc_tagged_extras {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub n: Option<i64>,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -514,6 +550,12 @@ pub mod p_misc_tagged_extras {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputEY {
         pub r: InputName,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// A name
     pub type InputName = String;
@@ -536,6 +578,12 @@ pub mod p_misc_titled {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub old: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -547,6 +595,12 @@ pub mod p_misc_titled {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputAddress {
         pub city: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -562,7 +616,16 @@ pub mod p_misc_u64 {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub big: u64,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -579,6 +642,12 @@ pub mod p_orpc_discriminated {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub event: InputEvent,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -608,8 +677,20 @@ pub mod p_orpc_discriminated {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputEventClick {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub x: i64,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub y: i64,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -621,6 +702,12 @@ pub mod p_orpc_discriminated {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputEventKeyPress {
         pub key: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -630,7 +717,14 @@ pub mod p_orpc_discriminated {
         ::surface_runtime::__private::serde::Deserialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    pub struct InputEventIdle {}
+    pub struct InputEventIdle {
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
@@ -644,7 +738,14 @@ pub mod p_orpc_empty {
         ::surface_runtime::__private::serde::Deserialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    pub struct Input {}
+    pub struct Input {
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
@@ -667,11 +768,17 @@ pub mod p_orpc_formats {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub limit: Option<i64>,
         /// Format: `email` (not checked by this type).
         pub to: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -702,6 +809,12 @@ pub mod p_orpc_literals {
         )]
         pub neg: Option<InputNeg>,
         pub s: InputS,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Always `true`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -846,7 +959,7 @@ pub mod p_orpc_names {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub field_1st: Option<i64>,
         #[serde(rename = "aB")]
@@ -868,6 +981,12 @@ pub mod p_orpc_names {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub x_y: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -884,6 +1003,12 @@ pub mod p_orpc_nested {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub a: InputA,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -895,6 +1020,12 @@ pub mod p_orpc_nested {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputA {
         pub b: InputAB,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -906,6 +1037,12 @@ pub mod p_orpc_nested {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputAB {
         pub c: InputABC,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -917,6 +1054,12 @@ pub mod p_orpc_nested {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputABC {
         pub leaf: InputABCLeaf,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -974,6 +1117,12 @@ pub mod p_orpc_nullability {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub opt: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -984,7 +1133,16 @@ pub mod p_orpc_nullability {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputNullObj {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub a: i64,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1007,9 +1165,18 @@ pub mod p_orpc_numbers {
         )]
         pub any: Option<::surface_runtime::__private::serde_json::Value>,
         pub b: bool,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub i: i64,
-        pub n: f64,
+        pub n: ::surface_runtime::__private::serde_json::Number,
         pub z: (),
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1034,6 +1201,12 @@ pub mod p_orpc_object {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub reason: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1045,6 +1218,12 @@ pub mod p_orpc_object {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub disabled: Vec<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `orpc.records`
@@ -1077,6 +1256,12 @@ pub mod p_orpc_records {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub with_extras: Option<InputWithExtras>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1108,6 +1293,12 @@ pub mod p_orpc_recursive_unrolled {
     pub struct Input {
         pub children: Vec<InputChildrenItem>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1120,6 +1311,12 @@ pub mod p_orpc_recursive_unrolled {
     pub struct InputChildrenItem {
         pub children: Vec<::surface_runtime::__private::serde_json::Value>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1145,7 +1342,16 @@ pub mod p_orpc_tuples {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub rest: Option<
-            ::surface_runtime::__private::serde_helpers::TupleWithRest<(String,), f64>,
+            ::surface_runtime::__private::serde_helpers::TupleWithRest<
+                (String,),
+                ::surface_runtime::__private::serde_json::Number,
+            >,
+        >,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
         >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -1181,6 +1387,12 @@ pub mod p_orpc_unions {
         )]
         pub objs: Option<InputObjs>,
         pub prim: InputPrim,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1290,6 +1502,12 @@ pub mod p_orpc_unions {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputObjsVariant0 {
         pub a: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1300,7 +1518,13 @@ pub mod p_orpc_unions {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputObjsVariant1 {
-        pub b: f64,
+        pub b: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1313,7 +1537,12 @@ pub mod p_orpc_unions {
     #[serde(crate = "::surface_runtime::__private::serde", untagged)]
     pub enum InputPrim {
         String(String),
-        Integer(i64),
+        Integer(
+            #[serde(
+                deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+            )]
+            i64,
+        ),
         Boolean(bool),
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -1359,6 +1588,12 @@ pub mod p_zod_bad {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub weird: Option<::surface_runtime::__private::serde_json::Value>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1375,6 +1610,12 @@ pub mod p_zod_discriminated {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub shape: InputShape,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1402,7 +1643,7 @@ pub mod p_zod_discriminated {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct InputShapeCircle {
-        pub radius: f64,
+        pub radius: ::surface_runtime::__private::serde_json::Number,
     }
     #[derive(
         Debug,
@@ -1414,8 +1655,8 @@ pub mod p_zod_discriminated {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct InputShapeRect {
-        pub h: f64,
-        pub w: f64,
+        pub h: ::surface_runtime::__private::serde_json::Number,
+        pub w: ::surface_runtime::__private::serde_json::Number,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1433,6 +1674,12 @@ pub mod p_zod_root_recursion {
     pub struct Input {
         pub label: String,
         pub sub: Vec<Input>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1491,6 +1738,9 @@ pub mod p_zod_strict {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct Output {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub count: i64,
         pub ok: bool,
     }
@@ -1513,7 +1763,16 @@ pub mod p_zod_tree {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub parent: Option<Option<Box<InputSchema0>>>,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub value: i64,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     pub type Input = InputSchema0;
     #[derive(
@@ -1532,6 +1791,9 @@ pub mod p_zod_tree {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub next: Option<Box<OutputSchema0>>,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub value: i64,
     }
     pub type Output = OutputSchema0;
@@ -1547,7 +1809,17 @@ pub mod p_zod_tuple {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        pub point: (f64, f64, Option<String>),
+        pub point: (
+            ::surface_runtime::__private::serde_json::Number,
+            ::surface_runtime::__private::serde_json::Number,
+            Option<String>,
+        ),
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;

@@ -13,6 +13,12 @@ pub mod p_constructs_array_of_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub items: Vec<InputItemsItem>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -29,8 +35,17 @@ pub mod p_constructs_array_of_objects {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub note: Option<String>,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub quantity: i64,
         pub sku: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -42,6 +57,12 @@ pub mod p_constructs_array_of_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub items: Vec<OutputItemsItem>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -58,8 +79,17 @@ pub mod p_constructs_array_of_objects {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub note: Option<String>,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub quantity: i64,
         pub sku: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.defaults`
@@ -92,7 +122,7 @@ pub mod p_constructs_defaults {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub page: Option<i64>,
         #[serde(
@@ -101,6 +131,12 @@ pub mod p_constructs_defaults {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub query: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Default: `"asc"`.
     #[derive(
@@ -152,7 +188,7 @@ pub mod p_constructs_defaults {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub page: Option<i64>,
         #[serde(
@@ -161,6 +197,12 @@ pub mod p_constructs_defaults {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub query: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Default: `"asc"`.
     #[derive(
@@ -208,11 +250,17 @@ pub mod p_constructs_described {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub limit: Option<i64>,
         /// Full-text search query
         pub query: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Optional exact-match filter
     #[derive(
@@ -227,6 +275,12 @@ pub mod p_constructs_described {
         /// Field name
         pub field: String,
         pub value: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Search parameters
     #[derive(
@@ -249,11 +303,17 @@ pub mod p_constructs_described {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub limit: Option<i64>,
         /// Full-text search query
         pub query: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Optional exact-match filter
     #[derive(
@@ -268,6 +328,12 @@ pub mod p_constructs_described {
         /// Field name
         pub field: String,
         pub value: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.discriminatedUnion`
@@ -282,6 +348,12 @@ pub mod p_constructs_discriminated_union {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub shape: InputShape,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -311,7 +383,13 @@ pub mod p_constructs_discriminated_union {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputShapeCircle {
-        pub radius: f64,
+        pub radius: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -322,8 +400,14 @@ pub mod p_constructs_discriminated_union {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputShapeRect {
-        pub height: f64,
-        pub width: f64,
+        pub height: ::surface_runtime::__private::serde_json::Number,
+        pub width: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -333,7 +417,14 @@ pub mod p_constructs_discriminated_union {
         ::surface_runtime::__private::serde::Deserialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    pub struct InputShapePoint {}
+    pub struct InputShapePoint {
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
+    }
     #[derive(
         Debug,
         Clone,
@@ -344,6 +435,12 @@ pub mod p_constructs_discriminated_union {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub shape: OutputShape,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -373,7 +470,13 @@ pub mod p_constructs_discriminated_union {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputShapeCircle {
-        pub radius: f64,
+        pub radius: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -384,8 +487,14 @@ pub mod p_constructs_discriminated_union {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputShapeRect {
-        pub height: f64,
-        pub width: f64,
+        pub height: ::surface_runtime::__private::serde_json::Number,
+        pub width: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -395,7 +504,14 @@ pub mod p_constructs_discriminated_union {
         ::surface_runtime::__private::serde::Deserialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    pub struct OutputShapePoint {}
+    pub struct OutputShapePoint {
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
+    }
 }
 /// `constructs.formats`
 pub mod p_constructs_formats {
@@ -422,6 +538,12 @@ pub mod p_constructs_formats {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub reply_to: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -446,6 +568,12 @@ pub mod p_constructs_formats {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub reply_to: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.literals`
@@ -462,6 +590,12 @@ pub mod p_constructs_literals {
         pub enabled: InputEnabled,
         pub kind: InputKind,
         pub version: InputVersion,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Always `true`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -543,6 +677,12 @@ pub mod p_constructs_literals {
         pub enabled: OutputEnabled,
         pub kind: OutputKind,
         pub version: OutputVersion,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Always `true`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -625,6 +765,12 @@ pub mod p_constructs_nested {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub site: InputSite,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -637,6 +783,12 @@ pub mod p_constructs_nested {
     pub struct InputSite {
         pub building: InputSiteBuilding,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -647,8 +799,17 @@ pub mod p_constructs_nested {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputSiteBuilding {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub floor: i64,
         pub room: InputSiteBuildingRoom,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -662,10 +823,16 @@ pub mod p_constructs_nested {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub capacity: Option<i64>,
         pub code: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -677,6 +844,12 @@ pub mod p_constructs_nested {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub site: OutputSite,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -689,6 +862,12 @@ pub mod p_constructs_nested {
     pub struct OutputSite {
         pub building: OutputSiteBuilding,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -699,8 +878,17 @@ pub mod p_constructs_nested {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputSiteBuilding {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub floor: i64,
         pub room: OutputSiteBuildingRoom,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -714,10 +902,16 @@ pub mod p_constructs_nested {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub capacity: Option<i64>,
         pub code: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.optionalNullable`
@@ -747,6 +941,12 @@ pub mod p_constructs_optional_nullable {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub optional: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -773,6 +973,12 @@ pub mod p_constructs_optional_nullable {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub optional: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.record`
@@ -786,6 +992,9 @@ pub mod p_constructs_record {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub counts: ::std::collections::BTreeMap<String, i64>,
         #[serde(
             default,
@@ -793,6 +1002,12 @@ pub mod p_constructs_record {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub labels: Option<::std::collections::BTreeMap<String, InputLabelsValue>>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -804,6 +1019,12 @@ pub mod p_constructs_record {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputLabelsValue {
         pub text: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -814,6 +1035,9 @@ pub mod p_constructs_record {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub counts: ::std::collections::BTreeMap<String, i64>,
         #[serde(
             default,
@@ -821,6 +1045,12 @@ pub mod p_constructs_record {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub labels: Option<::std::collections::BTreeMap<String, OutputLabelsValue>>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -832,6 +1062,12 @@ pub mod p_constructs_record {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputLabelsValue {
         pub text: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.recursiveGetter`
@@ -846,6 +1082,12 @@ pub mod p_constructs_recursive_getter {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub root: InputRoot,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -863,6 +1105,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<InputRootChildrenItem>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -880,6 +1128,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<InputRootChildrenItemChildrenItem>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -897,6 +1151,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<InputRootChildrenItemChildrenItemChildrenItem>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -916,6 +1176,12 @@ pub mod p_constructs_recursive_getter {
             Vec<InputRootChildrenItemChildrenItemChildrenItemChildrenItem>,
         >,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -933,6 +1199,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<::surface_runtime::__private::serde_json::Value>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -944,6 +1216,12 @@ pub mod p_constructs_recursive_getter {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub root: OutputRoot,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -961,6 +1239,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<OutputRootChildrenItem>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -978,6 +1262,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<OutputRootChildrenItemChildrenItem>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -995,6 +1285,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<OutputRootChildrenItemChildrenItemChildrenItem>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1014,6 +1310,12 @@ pub mod p_constructs_recursive_getter {
             Vec<OutputRootChildrenItemChildrenItemChildrenItemChildrenItem>,
         >,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1031,6 +1333,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<::surface_runtime::__private::serde_json::Value>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.recursiveLazy`
@@ -1045,6 +1353,12 @@ pub mod p_constructs_recursive_lazy {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub category: InputCategory,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1060,6 +1374,12 @@ pub mod p_constructs_recursive_lazy {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub parent: Option<InputCategoryParent>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1077,6 +1397,12 @@ pub mod p_constructs_recursive_lazy {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub parent: Option<::surface_runtime::__private::serde_json::Value>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1088,6 +1414,12 @@ pub mod p_constructs_recursive_lazy {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub category: OutputCategory,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1103,6 +1435,12 @@ pub mod p_constructs_recursive_lazy {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub parent: Option<OutputCategoryParent>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1120,6 +1458,12 @@ pub mod p_constructs_recursive_lazy {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub parent: Option<::surface_runtime::__private::serde_json::Value>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.requiredOptional`
@@ -1133,6 +1477,9 @@ pub mod p_constructs_required_optional {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub count: i64,
         pub name: String,
         #[serde(
@@ -1147,6 +1494,12 @@ pub mod p_constructs_required_optional {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub tags: Option<Vec<String>>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1157,6 +1510,9 @@ pub mod p_constructs_required_optional {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub count: i64,
         pub name: String,
         #[serde(
@@ -1171,6 +1527,12 @@ pub mod p_constructs_required_optional {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub tags: Option<Vec<String>>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.scalars`
@@ -1185,9 +1547,18 @@ pub mod p_constructs_scalars {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub flag: bool,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub integer: i64,
         pub nothing: (),
-        pub number: f64,
+        pub number: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1199,9 +1570,18 @@ pub mod p_constructs_scalars {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub flag: bool,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub integer: i64,
         pub nothing: (),
-        pub number: f64,
+        pub number: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.strictObject`
@@ -1261,6 +1641,12 @@ pub mod p_constructs_string_enum {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub status: Option<InputStatus>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1323,6 +1709,12 @@ pub mod p_constructs_string_enum {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub status: Option<OutputStatus>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1393,7 +1785,16 @@ pub mod p_constructs_tuple {
             >,
         >,
         pub point: ::surface_runtime::__private::serde_helpers::TupleWithRest<
-            (f64, f64),
+            (
+                ::surface_runtime::__private::serde_json::Number,
+                ::surface_runtime::__private::serde_json::Number,
+            ),
+            ::surface_runtime::__private::serde_json::Value,
+        >,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
@@ -1418,7 +1819,16 @@ pub mod p_constructs_tuple {
             >,
         >,
         pub point: ::surface_runtime::__private::serde_helpers::TupleWithRest<
-            (f64, f64),
+            (
+                ::surface_runtime::__private::serde_json::Number,
+                ::surface_runtime::__private::serde_json::Number,
+            ),
+            ::surface_runtime::__private::serde_json::Value,
+        >,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
@@ -1438,6 +1848,12 @@ pub mod p_constructs_tuple_rest {
             (String,),
             i64,
         >,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1451,6 +1867,12 @@ pub mod p_constructs_tuple_rest {
         pub row: ::surface_runtime::__private::serde_helpers::TupleWithRest<
             (String,),
             i64,
+        >,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
         >,
     }
 }
@@ -1466,6 +1888,12 @@ pub mod p_constructs_union_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub recipient: InputRecipient,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1490,6 +1918,12 @@ pub mod p_constructs_union_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRecipientVariant0 {
         pub email: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1507,6 +1941,12 @@ pub mod p_constructs_union_objects {
         )]
         pub country: Option<String>,
         pub phone: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1518,6 +1958,12 @@ pub mod p_constructs_union_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub recipient: OutputRecipient,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1542,6 +1988,12 @@ pub mod p_constructs_union_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputRecipientVariant0 {
         pub email: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1559,6 +2011,12 @@ pub mod p_constructs_union_objects {
         )]
         pub country: Option<String>,
         pub phone: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
 }
 /// `constructs.unionPrimitives`
@@ -1576,6 +2034,12 @@ pub mod p_constructs_union_primitives {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub value: Option<InputValue>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1588,7 +2052,7 @@ pub mod p_constructs_union_primitives {
     #[serde(crate = "::surface_runtime::__private::serde", untagged)]
     pub enum InputValue {
         String(String),
-        Number(f64),
+        Number(::surface_runtime::__private::serde_json::Number),
         Boolean(bool),
     }
     #[derive(
@@ -1604,6 +2068,12 @@ pub mod p_constructs_union_primitives {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub value: Option<OutputValue>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1616,7 +2086,7 @@ pub mod p_constructs_union_primitives {
     #[serde(crate = "::surface_runtime::__private::serde", untagged)]
     pub enum OutputValue {
         String(String),
-        Number(f64),
+        Number(::surface_runtime::__private::serde_json::Number),
         Boolean(bool),
     }
 }

@@ -13,6 +13,12 @@ pub mod p_constructs_array_of_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub items: Vec<InputItemsItem>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -29,8 +35,17 @@ pub mod p_constructs_array_of_objects {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub note: Option<String>,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub quantity: i64,
         pub sku: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -60,6 +75,9 @@ pub mod p_constructs_array_of_objects {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub note: Option<String>,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub quantity: i64,
         pub sku: String,
     }
@@ -94,7 +112,7 @@ pub mod p_constructs_defaults {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub page: Option<i64>,
         #[serde(
@@ -103,6 +121,12 @@ pub mod p_constructs_defaults {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub query: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Default: `"asc"`.
     #[derive(
@@ -142,6 +166,9 @@ pub mod p_constructs_defaults {
         /// Default: `"asc"`.
         pub order: OutputOrder,
         /// Default: `1`.
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub page: i64,
         #[serde(
             default,
@@ -196,11 +223,17 @@ pub mod p_constructs_described {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub limit: Option<i64>,
         /// Full-text search query
         pub query: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Optional exact-match filter
     #[derive(
@@ -215,6 +248,12 @@ pub mod p_constructs_described {
         /// Field name
         pub field: String,
         pub value: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Search parameters
     #[derive(
@@ -238,7 +277,7 @@ pub mod p_constructs_described {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub limit: Option<i64>,
         /// Full-text search query
@@ -272,6 +311,12 @@ pub mod p_constructs_discriminated_union {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub shape: InputShape,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -301,7 +346,13 @@ pub mod p_constructs_discriminated_union {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputShapeCircle {
-        pub radius: f64,
+        pub radius: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -312,8 +363,14 @@ pub mod p_constructs_discriminated_union {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputShapeRect {
-        pub height: f64,
-        pub width: f64,
+        pub height: ::surface_runtime::__private::serde_json::Number,
+        pub width: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -323,7 +380,14 @@ pub mod p_constructs_discriminated_union {
         ::surface_runtime::__private::serde::Deserialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    pub struct InputShapePoint {}
+    pub struct InputShapePoint {
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
+    }
     #[derive(
         Debug,
         Clone,
@@ -365,7 +429,7 @@ pub mod p_constructs_discriminated_union {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct OutputShapeCircle {
-        pub radius: f64,
+        pub radius: ::surface_runtime::__private::serde_json::Number,
     }
     #[derive(
         Debug,
@@ -377,8 +441,8 @@ pub mod p_constructs_discriminated_union {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct OutputShapeRect {
-        pub height: f64,
-        pub width: f64,
+        pub height: ::surface_runtime::__private::serde_json::Number,
+        pub width: ::surface_runtime::__private::serde_json::Number,
     }
     #[derive(
         Debug,
@@ -416,6 +480,12 @@ pub mod p_constructs_formats {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub reply_to: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -457,6 +527,12 @@ pub mod p_constructs_literals {
         pub enabled: InputEnabled,
         pub kind: InputKind,
         pub version: InputVersion,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Always `true`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -621,6 +697,12 @@ pub mod p_constructs_nested {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub site: InputSite,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -633,6 +715,12 @@ pub mod p_constructs_nested {
     pub struct InputSite {
         pub building: InputSiteBuilding,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -643,8 +731,17 @@ pub mod p_constructs_nested {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputSiteBuilding {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub floor: i64,
         pub room: InputSiteBuildingRoom,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -658,10 +755,16 @@ pub mod p_constructs_nested {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub capacity: Option<i64>,
         pub code: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -698,6 +801,9 @@ pub mod p_constructs_nested {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct OutputSiteBuilding {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub floor: i64,
         pub room: OutputSiteBuildingRoom,
     }
@@ -714,7 +820,7 @@ pub mod p_constructs_nested {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
+            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
         )]
         pub capacity: Option<i64>,
         pub code: String,
@@ -747,6 +853,12 @@ pub mod p_constructs_optional_nullable {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub optional: Option<String>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -787,6 +899,9 @@ pub mod p_constructs_record {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub counts: ::std::collections::BTreeMap<String, i64>,
         #[serde(
             default,
@@ -794,6 +909,12 @@ pub mod p_constructs_record {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub labels: Option<::std::collections::BTreeMap<String, InputLabelsValue>>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -805,6 +926,12 @@ pub mod p_constructs_record {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputLabelsValue {
         pub text: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -816,6 +943,9 @@ pub mod p_constructs_record {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct Output {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub counts: ::std::collections::BTreeMap<String, i64>,
         #[serde(
             default,
@@ -849,6 +979,12 @@ pub mod p_constructs_recursive_getter {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub root: InputSchema0,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -866,6 +1002,12 @@ pub mod p_constructs_recursive_getter {
         )]
         pub children: Option<Vec<InputSchema0>>,
         pub name: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -910,6 +1052,12 @@ pub mod p_constructs_recursive_lazy {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub category: InputSchema0,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -925,6 +1073,12 @@ pub mod p_constructs_recursive_lazy {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub parent: Option<Box<InputSchema0>>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -966,6 +1120,9 @@ pub mod p_constructs_required_optional {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub count: i64,
         pub name: String,
         #[serde(
@@ -980,6 +1137,12 @@ pub mod p_constructs_required_optional {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub tags: Option<Vec<String>>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -991,6 +1154,9 @@ pub mod p_constructs_required_optional {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct Output {
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub count: i64,
         pub name: String,
         #[serde(
@@ -1019,9 +1185,18 @@ pub mod p_constructs_scalars {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub flag: bool,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub integer: i64,
         pub nothing: (),
-        pub number: f64,
+        pub number: ::surface_runtime::__private::serde_json::Number,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1034,9 +1209,12 @@ pub mod p_constructs_scalars {
     #[serde(deny_unknown_fields)]
     pub struct Output {
         pub flag: bool,
+        #[serde(
+            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
+        )]
         pub integer: i64,
         pub nothing: (),
-        pub number: f64,
+        pub number: ::surface_runtime::__private::serde_json::Number,
     }
 }
 /// `constructs.strictObject`
@@ -1096,6 +1274,12 @@ pub mod p_constructs_string_enum {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub status: Option<InputStatus>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1223,7 +1407,16 @@ pub mod p_constructs_tuple {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub labelled: Option<(String, i64, bool)>,
-        pub point: (f64, f64),
+        pub point: (
+            ::surface_runtime::__private::serde_json::Number,
+            ::surface_runtime::__private::serde_json::Number,
+        ),
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1241,7 +1434,10 @@ pub mod p_constructs_tuple {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub labelled: Option<(String, i64, bool)>,
-        pub point: (f64, f64),
+        pub point: (
+            ::surface_runtime::__private::serde_json::Number,
+            ::surface_runtime::__private::serde_json::Number,
+        ),
     }
 }
 /// `constructs.tupleRest`
@@ -1258,6 +1454,12 @@ pub mod p_constructs_tuple_rest {
         pub row: ::surface_runtime::__private::serde_helpers::TupleWithRest<
             (String,),
             i64,
+        >,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
         >,
     }
     #[derive(
@@ -1288,6 +1490,12 @@ pub mod p_constructs_union_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub recipient: InputRecipient,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1312,6 +1520,12 @@ pub mod p_constructs_union_objects {
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRecipientVariant0 {
         pub email: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1329,6 +1543,12 @@ pub mod p_constructs_union_objects {
         )]
         pub country: Option<String>,
         pub phone: String,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     #[derive(
         Debug,
@@ -1401,6 +1621,12 @@ pub mod p_constructs_union_primitives {
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
         pub value: Option<InputValue>,
+        /// Properties not listed in `properties` (`additionalProperties`).
+        #[serde(flatten)]
+        pub additional_properties: ::std::collections::BTreeMap<
+            String,
+            ::surface_runtime::__private::serde_json::Value,
+        >,
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1413,7 +1639,7 @@ pub mod p_constructs_union_primitives {
     #[serde(crate = "::surface_runtime::__private::serde", untagged)]
     pub enum InputValue {
         String(String),
-        Number(f64),
+        Number(::surface_runtime::__private::serde_json::Number),
         Boolean(bool),
     }
     #[derive(
@@ -1442,7 +1668,7 @@ pub mod p_constructs_union_primitives {
     #[serde(crate = "::surface_runtime::__private::serde", untagged)]
     pub enum OutputValue {
         String(String),
-        Number(f64),
+        Number(::surface_runtime::__private::serde_json::Number),
         Boolean(bool),
     }
 }

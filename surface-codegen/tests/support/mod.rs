@@ -37,8 +37,31 @@ pub fn fixtures() -> Vec<Fixture> {
             }
         }),
     )
+    .chain(CORPUS.iter().map(|&(name, source)| {
+        let dir = crate_dir().join("../tests/fixtures/corpus");
+        Fixture {
+            name,
+            manifest: dir.join(format!("{source}.manifest.json")),
+            samples: dir.join(format!("{source}.samples.json")),
+        }
+    }))
     .collect()
 }
+
+/// Sources of the public corpus (`tests/fixtures/corpus/`) whose generated
+/// types are committed and round-tripped: `(fixture name, source)`. Their
+/// samples file has the corpus shape (`{"input": {"valid": [..]}, "output":
+/// {"valid": [..]}}`).
+pub const CORPUS: &[(&str, &str)] = &[
+    ("corpus_github", "github"),
+    ("corpus_notion", "notion"),
+    ("corpus_filesystem", "filesystem"),
+    ("corpus_memory", "memory"),
+    ("corpus_playwright", "playwright"),
+    ("corpus_firecrawl", "firecrawl"),
+    ("corpus_orpc_playground", "orpc_playground"),
+    ("corpus_orpc_playground_zod", "orpc_playground_zod"),
+];
 
 pub fn read_json(path: &PathBuf) -> Value {
     let text =
