@@ -57,7 +57,9 @@ use crate::sync::{lock, MaybeSend, MaybeSync};
 
 pub use crate::registration::RegistrationHandle;
 pub use builder::SurfaceRegistryBuilder;
-pub(crate) use entry::{ComponentEntry, Observed, ProcedureEntry, Registered, ViewEntry};
+pub(crate) use entry::{
+    ComponentEntry, Observed, ProcedureEntry, Registered, SchemaCheck, ViewEntry,
+};
 
 /// Default lifetime of a pending confirmation and of issued evidence.
 pub const DEFAULT_CONFIRMATION_TTL: Duration = Duration::from_secs(300);

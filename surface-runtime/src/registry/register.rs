@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::{
     ChangeReason, ComponentEntry, Observed, ProcedureEntry, RegistrationError, RegistrationHandle,
-    SurfaceRegistry, ViewEntry,
+    SchemaCheck, SurfaceRegistry, ViewEntry,
 };
 use crate::audit::{AuditEvent, RegistrationKind};
 use crate::binding::{
@@ -149,15 +149,21 @@ impl SurfaceRegistry {
         let bound = bound_fields(path, &tool.input_schema, binding.binding.as_ref())?;
         let bound = apply_overridable(path, bound, &binding.overridable)?;
         let context = self.live_context(binding.context.as_ref())?;
-        let validator = self
-            .compiled_validator(
-                format!("procedure:{}", procedure.digest()),
-                &tool.input_schema,
-            )
-            .map_err(|e| RegistrationError::InvalidSchema {
-                name: path.into(),
-                message: e.to_string(),
-            })?;
+        // The registry's own authority is the ceiling: its generated
+        // validator (same digest, so the same schema) is the one used.
+        let validator = match self.inner.authority.input_validator(path) {
+            Some(generated) => SchemaCheck::Generated(generated),
+            None => SchemaCheck::Compiled(
+                self.compiled_validator(
+                    format!("procedure:{}", procedure.digest()),
+                    &tool.input_schema,
+                )
+                .map_err(|e| RegistrationError::InvalidSchema {
+                    name: path.into(),
+                    message: e.to_string(),
+                })?,
+            ),
+        };
         Ok(ProcedureEntry {
             registration_id: String::new(),
             path: Arc::from(path),
@@ -270,7 +276,7 @@ impl SurfaceRegistry {
             capability_id,
             description: capability.description,
             input_schema: Arc::new(capability.input_schema),
-            validator: Arc::new(validator),
+            validator: SchemaCheck::Compiled(Arc::new(validator)),
             handler: capability.handler,
             availability: capability.availability,
             observed: Observed::default(),
