@@ -5,6 +5,7 @@
 //! input schema (rule 5); an error that concerns a value `bind()` produced
 //! is the binding's fault (`binding-failed`), not the agent's.
 
+#[cfg(feature = "dynamic")]
 use jsonschema::paths::LocationSegment;
 use serde_json::{json, Map, Value};
 
@@ -180,6 +181,7 @@ fn validation_errors(
 ) -> Option<Invalid> {
     match check {
         SchemaCheck::Generated(validator) => generated_errors(validator, instance, from_binding),
+        #[cfg(feature = "dynamic")]
         SchemaCheck::Compiled(validator) => compiled_errors(validator, instance, from_binding),
     }
 }
@@ -208,6 +210,7 @@ fn generated_errors(
 }
 
 /// [`validation_errors`] with a validator compiled at registration.
+#[cfg(feature = "dynamic")]
 fn compiled_errors(
     validator: &jsonschema::Validator,
     instance: &Value,
@@ -254,6 +257,7 @@ fn compiled_errors(
 mod tests {
     use super::*;
 
+    #[cfg(feature = "dynamic")]
     #[test]
     fn validation_errors_name_the_field_and_never_echo_values() {
         let validator = jsonschema::validator_for(&json!({
@@ -291,6 +295,7 @@ mod tests {
         assert!(compiled_errors(&validator, &json!({"id": 1}), &|_| true).is_none());
     }
 
+    #[cfg(feature = "dynamic")]
     #[test]
     fn validation_errors_list_at_most_the_cap_and_say_so() {
         let validator = jsonschema::validator_for(&json!({

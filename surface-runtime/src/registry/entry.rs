@@ -56,7 +56,9 @@ pub(crate) struct ProcedureEntry {
 pub(crate) enum SchemaCheck {
     /// The validator `manifest!` generated at compile time.
     Generated(Validator),
-    /// A validator compiled from the schema at registration.
+    /// A validator compiled from the schema at registration (feature
+    /// `dynamic`).
+    #[cfg(feature = "dynamic")]
     Compiled(Arc<jsonschema::Validator>),
 }
 
