@@ -298,7 +298,11 @@ fn real_orpc_manifest_expands_and_binds() {
 /// The adversarial fixtures compile (their expansion is checked in
 /// `surface-codegen/tests/adversarial.rs`).
 mod adversarial_docs {
-    agent_surface::manifest!("tests/fixtures/codegen/adversarial/doc_injection.manifest.json");
+    // Its schemas are deliberately broken: no validator can be generated.
+    agent_surface::manifest!(
+        "tests/fixtures/codegen/adversarial/doc_injection.manifest.json",
+        validation = runtime
+    );
 }
 
 mod adversarial_names {
@@ -341,4 +345,105 @@ fn colliding_names_compile_and_keep_their_json_names() {
     let named_i64: __fields::i64 = String::from("x");
     let flag: __fields::flag = true;
     assert_eq!((count, named_i64.as_str(), flag), (7, "x", true));
+}
+
+mod validation_api {
+    agent_surface::manifest!("tests/fixtures/codegen/validation.manifest.json");
+}
+
+/// `(instancePath, keyword, message)` of every error, sorted.
+fn generated_errors(path: &str, instance: &serde_json::Value) -> Vec<(String, String, String)> {
+    let validator = validation_api::authority()
+        .input_validator(path)
+        .expect("manifest! generated the validator");
+    let mut errors: Vec<_> = validator
+        .errors(instance)
+        .into_iter()
+        .map(|e| {
+            (
+                e.instance_path,
+                e.keyword.to_string(),
+                e.message.into_owned(),
+            )
+        })
+        .collect();
+    errors.sort();
+    errors
+}
+
+fn jsonschema_errors(path: &str, instance: &serde_json::Value) -> Vec<(String, String, String)> {
+    let manifest =
+        agent_surface::AgentManifest::from_json_str(validation_api::MANIFEST_JSON).unwrap();
+    let schema = &manifest.tool(path).unwrap().input_schema;
+    let validator = jsonschema::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .unwrap();
+    let mut errors: Vec<_> = validator
+        .iter_errors(instance)
+        .map(|e| {
+            (
+                e.instance_path().as_str().to_string(),
+                e.kind().keyword().to_string(),
+                e.masked().to_string(),
+            )
+        })
+        .collect();
+    errors.sort();
+    errors
+}
+
+#[test]
+fn generated_validators_report_what_jsonschema_reports() {
+    // 12 levels of objects and arrays: deeper than one generated function
+    // inlines.
+    let mut deep = json!("ok");
+    for _ in 0..12 {
+        deep = json!({"c": [deep]});
+    }
+    let mut deep_bad = json!("x");
+    for level in 0..12 {
+        deep_bad = if level == 5 {
+            json!({"c": [deep_bad, 1, 2], "extra": true})
+        } else {
+            json!({"c": [deep_bad]})
+        };
+    }
+    let cases = [
+        ("v.deep", deep),
+        ("v.deep", deep_bad),
+        ("v.deep", json!({})),
+        ("v.mixed", json!({"kind": "a"})),
+        ("v.mixed", json!({"kind": "c", "zz": 1, "yy": 2})),
+        (
+            "v.mixed",
+            json!({"kind": "b", "list": {"v": 1, "next": {"v": -1, "next": {}}},
+                   "email": "not-an-email", "code": "abc", "n": 10.25,
+                   "either": 1.5, "tags": ["a", "a"]}),
+        ),
+        (
+            "v.mixed",
+            json!({"kind": "a", "n": null, "either": "s", "email": "a@b.co"}),
+        ),
+        ("v.mixed", json!([1])),
+    ];
+    for (path, instance) in &cases {
+        assert_eq!(
+            generated_errors(path, instance),
+            jsonschema_errors(path, instance),
+            "{path} {instance}"
+        );
+    }
+    // The valid cases are valid, the others are not.
+    let valid: Vec<bool> = cases
+        .iter()
+        .map(|(path, instance)| generated_errors(path, instance).is_empty())
+        .collect();
+    assert_eq!(valid, [true, false, false, true, false, false, true, false]);
+    // The declared output schema has a validator too.
+    let output = validation_api::authority()
+        .output_validator("v.mixed")
+        .unwrap();
+    assert!(output.is_valid(&json!({"ok": true})));
+    assert_eq!(output.errors(&json!({}))[0].keyword, "required");
 }

@@ -69,6 +69,7 @@ fn bench_expand(c: &mut Criterion) {
         include_path: "/bench/agent.manifest.json".into(),
         display_path: "agent.manifest.json".into(),
         invocation_site: String::new(),
+        validation: surface_codegen::manifest_macro::ValidationMode::Generated,
     };
     let mut group = c.benchmark_group("manifest_expand");
     group.sample_size(10);

@@ -46,6 +46,7 @@ fn main() {
         include_path: "/bench/big.json".into(),
         display_path: "big.json".into(),
         invocation_site: String::new(),
+        validation: surface_codegen::manifest_macro::ValidationMode::Generated,
     };
     let enum_values = manifest(json!({
         "type": "object",

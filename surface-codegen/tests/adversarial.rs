@@ -31,12 +31,27 @@ fn options(display_path: &str) -> ExpandOptions {
         include_path: "/fixtures/adversarial.manifest.json".into(),
         display_path: display_path.into(),
         invocation_site: String::new(),
+        validation: surface_codegen::manifest_macro::ValidationMode::Generated,
     }
 }
 
 /// Expands `text`; the expansion must parse as a Rust file.
 fn expand(text: &str, display_path: &str) -> TokenStream {
-    let tokens = expand_manifest_text(text, &options(display_path), Span::call_site())
+    expand_with(text, &options(display_path))
+}
+
+/// [`expand`] with `validation = runtime`: for manifests whose schemas are
+/// deliberately broken (no validator can be generated for them).
+fn expand_runtime(text: &str, display_path: &str) -> TokenStream {
+    let options = ExpandOptions {
+        validation: surface_codegen::manifest_macro::ValidationMode::Runtime,
+        ..options(display_path)
+    };
+    expand_with(text, &options)
+}
+
+fn expand_with(text: &str, options: &ExpandOptions) -> TokenStream {
+    let tokens = expand_manifest_text(text, options, Span::call_site())
         .unwrap_or_else(|e| panic!("expansion failed: {e}"));
     syn::parse2::<syn::File>(tokens.clone()).expect("the expansion parses as a Rust file");
     tokens
@@ -228,7 +243,7 @@ const DOCUMENTED_POSITIONS: &[&str] = &[
 #[test]
 fn manifest_text_cannot_open_code_block_in_docs_of_any_text_position() {
     let display = "M_display_path\n```\nfn main(){}\n```\n<script>x</script>";
-    let tokens = expand(&fixture("doc_injection.manifest.json"), display);
+    let tokens = expand_runtime(&fixture("doc_injection.manifest.json"), display);
     let rendered = assert_docs_inert(&tokens);
     // The payloads did reach the docs, as text.
     let missing: Vec<&&str> = DOCUMENTED_POSITIONS

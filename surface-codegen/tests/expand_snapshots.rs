@@ -19,6 +19,7 @@ fn expand_fixture(relative: &str) -> String {
         include_path: format!("/fixtures/{relative}"),
         display_path: format!("tests/fixtures/{relative}"),
         invocation_site: String::new(),
+        validation: surface_codegen::manifest_macro::ValidationMode::Generated,
     };
     let tokens = expand_manifest_text(&text, &options, Span::call_site()).unwrap();
     let file: syn::File = syn::parse2(tokens).expect("the expansion parses as a Rust file");

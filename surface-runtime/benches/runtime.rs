@@ -6,8 +6,12 @@
 //!   - `validation_and_input_drop`: the same validation plus dropping an
 //!     owned copy of that input — the floor of any pipeline that takes the
 //!     call's input by value and hands it on (someone must free it);
+//!   - `generated_validation`: the validator `manifest!` generated from the
+//!     same schema, on the same input (it also asserts `format`, which
+//!     jsonschema's default leaves an annotation);
 //!   - `invoke_noop_executor`: a full `invoke` of a binding that
-//!     produces that same effective input, with a no-op executor.
+//!     produces that same effective input, with a no-op executor (the
+//!     registry validates with the generated validator).
 //!
 //!   Cases: `plain` (a small schema with no `pattern`: validation is as
 //!   cheap as it gets) and `zod_formats` (the real zod 4 output for
@@ -27,23 +31,27 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use serde_json::{json, Map, Value};
 use surface_runtime::{
-    AgentConsumer, AgentInvocation, AgentManifest, AgentProcedureBinding, AgentProcedureExecutor,
+    AgentConsumer, AgentInvocation, AgentProcedureBinding, AgentProcedureExecutor,
     AgentProcedureRef, Authority, BoundField, BoundInput, ExecuteRequest, ExecutionError,
     SurfaceRegistry,
 };
 
-const MANIFEST: &str = r#"{"tools": {
-  "devices.rename": {
-    "description": "Rename a device",
-    "inputSchema": {"type": "object",
-      "properties": {"deviceId": {"type": "string", "minLength": 1}, "name": {"type": "string", "minLength": 1, "maxLength": 64},
-                     "tags": {"type": "array", "items": {"type": "string"}}},
-      "required": ["deviceId", "name"], "additionalProperties": false},
-    "effect": "server-mutation"
-  }
-}}"#;
+/// The benchmark manifests, compiled by `manifest!`: the registry validates
+/// with the generated validators.
+mod plain_api {
+    surface_macros::manifest!("benches/plain.manifest.json", crate = ::surface_runtime);
+}
 
-const ZOD_MANIFEST: &str = include_str!("../../tests/fixtures/codegen/zod.manifest.json");
+/// `constructs.formats` exactly as zod emitted it
+/// (`tests/fixtures/codegen/zod.manifest.json`), with its effect set to
+/// `server-mutation` so no local confirmation is involved (the fixture
+/// marks it `external-side-effect`).
+mod zod_api {
+    surface_macros::manifest!(
+        "benches/zod_formats.manifest.json",
+        crate = ::surface_runtime
+    );
+}
 
 /// Calls per registry before a fresh one is made (outside the timed
 /// region): a registry remembers every invocation id for its lifetime, and
@@ -104,19 +112,12 @@ impl AgentProcedureExecutor for Noop {
     }
 }
 
-/// `constructs.formats` exactly as zod emitted it, with its effect set to
-/// `server-mutation` so no local confirmation is involved (the fixture
-/// marks it `external-side-effect`).
 fn zod_formats_authority() -> Authority {
-    let zod: Value = serde_json::from_str(ZOD_MANIFEST).unwrap();
-    let mut tool = zod["tools"]["constructs.formats"].clone();
-    tool["effect"] = json!("server-mutation");
-    let manifest = json!({"tools": {"constructs.formats": tool}});
-    Authority::from_manifest(AgentManifest::from_json_str(&manifest.to_string()).unwrap())
+    zod_api::authority()
 }
 
 fn authority() -> Authority {
-    Authority::from_manifest(AgentManifest::from_json_str(MANIFEST).unwrap())
+    plain_api::authority()
 }
 
 /// One benchmark case: a procedure, its binding, and the agent's part.
@@ -190,8 +191,13 @@ fn bench_invoke(c: &mut Criterion) {
             .input_schema
             .clone();
         let validator = jsonschema::validator_for(&schema).unwrap();
+        let generated = case
+            .authority
+            .input_validator(case.path)
+            .expect("manifest! generated the validator");
         let effective = case.effective.clone();
         assert!(validator.is_valid(&effective));
+        assert!(generated.is_valid(&effective));
         // The pipeline really produces `effective`: check once, untimed.
         {
             let (registry, _h) = registry(&case);
@@ -206,6 +212,9 @@ fn bench_invoke(c: &mut Criterion) {
         group.measurement_time(Duration::from_secs(4));
         group.bench_function("bare_validation", |b| {
             b.iter(|| black_box(validator.is_valid(black_box(&effective))))
+        });
+        group.bench_function("generated_validation", |b| {
+            b.iter(|| black_box(generated.is_valid(black_box(&effective))))
         });
         group.bench_function("validation_and_input_drop", |b| {
             b.iter_batched(

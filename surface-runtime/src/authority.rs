@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::manifest::{AgentManifest, ManifestError, ManifestTool};
+use crate::validation::Validator;
 
 /// One procedure of an authority: its path, canonical capability id and the
 /// digest of its manifest entry (schemas, effect, …).
@@ -23,13 +24,26 @@ pub struct AuthorityProcedure {
 }
 
 /// A procedure as the code generator records it (path and digest computed
-/// at compile time).
+/// at compile time, and the validators generated from its schemas).
 #[derive(Clone, Copy, Debug)]
 pub struct GeneratedProcedure {
     /// Dotted router path.
     pub path: &'static str,
     /// Digest computed at compile time.
     pub digest: &'static str,
+    /// The validator generated from the input schema; `None` when the
+    /// schema is validated at run time (`manifest!(…, validation = runtime)`).
+    pub input: Option<Validator>,
+    /// The validator generated from the output schema, when one is declared
+    /// (and not validated at run time).
+    pub output: Option<Validator>,
+}
+
+/// The validators `manifest!` generated for one procedure (docs/validation.md).
+#[derive(Clone, Copy, Debug, Default)]
+struct GeneratedValidators {
+    input: Option<Validator>,
+    output: Option<Validator>,
 }
 
 /// Why an authority could not be built.
@@ -59,6 +73,8 @@ pub struct Authority {
     manifest: Arc<AgentManifest>,
     digest: String,
     procedures: Arc<BTreeMap<String, AuthorityProcedure>>,
+    /// The generated validators, by path (empty for runtime manifests).
+    generated: Arc<BTreeMap<String, GeneratedValidators>>,
 }
 
 impl Authority {
@@ -74,6 +90,7 @@ impl Authority {
             digest: manifest.digest(),
             manifest: Arc::new(manifest),
             procedures: Arc::new(procedures),
+            generated: Arc::default(),
         }
     }
 
@@ -90,7 +107,7 @@ impl Authority {
         manifest_digest: &str,
         procedures: &[GeneratedProcedure],
     ) -> Result<Self, AuthorityError> {
-        let authority = Authority::from_manifest(AgentManifest::from_json_str(manifest_json)?);
+        let mut authority = Authority::from_manifest(AgentManifest::from_json_str(manifest_json)?);
         if authority.digest != manifest_digest || procedures.len() != authority.procedures.len() {
             return Err(AuthorityError::ManifestDigestMismatch);
         }
@@ -104,6 +121,18 @@ impl Authority {
                 }
             }
         }
+        authority.generated = Arc::new(
+            procedures
+                .iter()
+                .map(|p| {
+                    let validators = GeneratedValidators {
+                        input: p.input,
+                        output: p.output,
+                    };
+                    (p.path.to_string(), validators)
+                })
+                .collect(),
+        );
         Ok(authority)
     }
 
@@ -123,7 +152,16 @@ impl Authority {
             }
         }
         let manifest = AgentManifest { tools };
-        (Authority::from_manifest(manifest), dropped)
+        let mut narrowed = Authority::from_manifest(manifest);
+        // Kept entries are identical, so their generated validators still apply.
+        narrowed.generated = Arc::new(
+            self.generated
+                .iter()
+                .filter(|(path, _)| narrowed.procedures.contains_key(*path))
+                .map(|(path, v)| (path.clone(), *v))
+                .collect(),
+        );
+        (narrowed, dropped)
     }
 
     /// The manifest.
@@ -145,6 +183,20 @@ impl Authority {
     /// The procedure at `path`, if the authority has it.
     pub fn procedure(&self, path: &str) -> Option<&AuthorityProcedure> {
         self.procedures.get(path)
+    }
+
+    /// The validator `manifest!` generated from the input schema of `path`;
+    /// `None` for authorities built from a manifest at run time, and for
+    /// schemas validated at run time (`validation = runtime`).
+    pub fn input_validator(&self, path: &str) -> Option<Validator> {
+        self.generated.get(path).and_then(|v| v.input)
+    }
+
+    /// The validator `manifest!` generated from the output schema of
+    /// `path`, when the procedure declares one (same `None` cases as
+    /// [`Authority::input_validator`]).
+    pub fn output_validator(&self, path: &str) -> Option<Validator> {
+        self.generated.get(path).and_then(|v| v.output)
     }
 
     /// All procedures, sorted by path.
@@ -176,10 +228,14 @@ mod tests {
             GeneratedProcedure {
                 path: "a.b",
                 digest: Box::leak(db.into_boxed_str()),
+                input: None,
+                output: None,
             },
             GeneratedProcedure {
                 path: "a.c",
                 digest: Box::leak(dc.into_boxed_str()),
+                input: None,
+                output: None,
             },
         ];
         let a = Authority::from_generated(M, &m.digest(), &procs).unwrap();
@@ -192,6 +248,8 @@ mod tests {
             GeneratedProcedure {
                 path: "a.c",
                 digest: "bad",
+                input: None,
+                output: None,
             },
         ];
         assert_eq!(

@@ -1425,3 +1425,93 @@ fn invalid_input_lists_at_most_32_validation_errors() {
     assert_eq!(details(&r)["errors"].as_array().unwrap().len(), 32);
     assert_eq!(details(&r).get("errorsTruncated"), None);
 }
+
+// ----- generated validators ---------------------------------------------------
+
+/// The fixture's authority carries a validator `manifest!` generated for
+/// every input, and every input's result — valid or not, errors, paths,
+/// keywords, messages, truncation — is the one the runtime-compiled
+/// validator of the same schema gives.
+#[test]
+fn generated_validators_answer_like_runtime_compiled_ones() {
+    let generated = fixture();
+    let runtime = runtime_fixture();
+    for path in [
+        "devices.disable",
+        "devices.list",
+        "devices.rename",
+        "mail.send",
+    ] {
+        assert!(
+            generated
+                .registry
+                .authority()
+                .input_validator(path)
+                .is_some(),
+            "{path}"
+        );
+        assert!(
+            runtime.registry.authority().input_validator(path).is_none(),
+            "{path}"
+        );
+    }
+    // Declared output schemas get one too.
+    assert!(generated
+        .registry
+        .authority()
+        .output_validator("devices.list")
+        .is_some());
+    assert!(generated
+        .registry
+        .authority()
+        .output_validator("devices.rename")
+        .is_none());
+    let mut handles = Vec::new();
+    for f in [&generated, &runtime] {
+        for path in [
+            "devices.disable",
+            "devices.list",
+            "devices.rename",
+            "mail.send",
+        ] {
+            handles.push(register_plain(&f.registry, path));
+        }
+    }
+    let long = "x".repeat(41);
+    let cases = [
+        ("domain:devices.disable", json!({"deviceIds": ["a"]})),
+        ("domain:devices.disable", json!({})),
+        ("domain:devices.disable", json!({"deviceIds": []})),
+        (
+            "domain:devices.disable",
+            json!({"deviceIds": [""], "reason": long}),
+        ),
+        (
+            "domain:devices.disable",
+            json!({"deviceIds": vec![1; 40], "x": 1, "y": 2}),
+        ),
+        (
+            "domain:devices.disable",
+            json!({"deviceIds": "a", "reason": 7}),
+        ),
+        ("domain:devices.list", json!({"query": 5, "extra": true})),
+        ("domain:devices.list", json!(null)),
+        ("domain:devices.rename", json!({"deviceId": 1})),
+        (
+            "domain:devices.rename",
+            json!({"deviceId": "d", "name": ""}),
+        ),
+        ("cap:mail.send", json!({"to": ["a"], "cc": 1})),
+        ("cap:mail.send", json!({"to": "a@b"})),
+    ];
+    for (n, (capability, input)) in cases.iter().enumerate() {
+        let id = format!("i{n}");
+        let g = call(&generated.registry, &id, capability, input.clone());
+        let r = call(&runtime.registry, &id, capability, input.clone());
+        assert_eq!(g, r, "{capability} {input}");
+    }
+    // Only `devices.list` runs at once (the valid destructive and
+    // external calls wait for confirmation, in both registries alike).
+    assert_eq!(generated.executor.calls().len(), 1);
+    assert_eq!(runtime.executor.calls().len(), 1);
+}

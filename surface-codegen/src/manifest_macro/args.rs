@@ -1,5 +1,5 @@
-//! What the user wrote: `manifest!("path.json")` or
-//! `manifest!("path.json", crate = some::path)`. Every malformed, unknown
+//! What the user wrote: `manifest!("path.json")`, optionally followed by
+//! `crate = some::path` and `validation = runtime`. Every malformed, unknown
 //! or repeated argument is reported in one build.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
@@ -7,11 +7,12 @@ use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::{LitStr, Token};
 
+use super::ValidationMode;
 use crate::diagnostics::Errors;
 use crate::tokens::{split_arguments, Argument};
 
 /// The arguments of `manifest!("path.json")` / `manifest!("path.json",
-/// crate = some::path)`.
+/// crate = some::path, validation = runtime)`.
 #[derive(Clone, Debug)]
 pub struct ManifestArgs {
     /// The manifest path as written (relative to `CARGO_MANIFEST_DIR`).
@@ -19,7 +20,13 @@ pub struct ManifestArgs {
     /// Path of the facade crate generated code names, default
     /// `::agent_surface`.
     pub crate_path: Option<syn::Path>,
+    /// `validation = generated` (the default) or `validation = runtime`.
+    pub validation: ValidationMode,
 }
+
+/// What an unknown argument's message lists.
+const OPTIONS: &str =
+    "the options are `crate = path::to::agent_surface` and `validation = runtime`";
 
 impl ManifestArgs {
     /// Parses the arguments, recording every problem in `errors`; `None`
@@ -39,61 +46,101 @@ impl ManifestArgs {
                 .map_err(|e| syn::Error::new(e.span(), "expected the manifest path as a string literal, relative to the crate root: `manifest!(\"agent.manifest.json\")`")),
         );
         let mut crate_path: Option<syn::Path> = None;
-        let mut seen = false;
+        let mut validation = ValidationMode::default();
+        let (mut seen_crate, mut seen_validation) = (false, false);
         for arg in arguments {
-            if let Some((key, path)) = crate_option(arg, errors) {
-                if seen {
+            let Some((key, value)) = option_key(arg, errors) else {
+                continue;
+            };
+            if key == "crate" {
+                let path = crate_value(value, errors);
+                if seen_crate {
                     errors.add(key.span(), "`crate` is given twice");
                 } else {
-                    seen = true;
+                    seen_crate = true;
                     crate_path = path;
                 }
+            } else if key == "validation" {
+                let mode = validation_value(value, errors);
+                if seen_validation {
+                    errors.add(key.span(), "`validation` is given twice");
+                } else {
+                    seen_validation = true;
+                    validation = mode.unwrap_or_default();
+                }
+            } else {
+                errors.add(
+                    key.span(),
+                    format!("unknown `manifest!` argument `{key}`; {OPTIONS}"),
+                );
             }
         }
         Some(ManifestArgs {
             path: path?,
             crate_path,
+            validation,
         })
     }
 }
 
-/// One `crate = path` argument: the key and the path (`None` when the
-/// path is malformed, which is reported).
-fn crate_option(
-    arg: Argument,
-    errors: &mut Errors,
-) -> Option<(proc_macro2::Ident, Option<syn::Path>)> {
+/// The key of one `key = value` argument and the tokens after it (`None`
+/// when there is no key, which is reported).
+fn option_key(arg: Argument, errors: &mut Errors) -> Option<(proc_macro2::Ident, TokenStream)> {
     let mut trees = arg.tokens.into_iter();
-    let key = match trees.next() {
-        Some(TokenTree::Ident(key)) => key.unraw(),
+    match trees.next() {
+        Some(TokenTree::Ident(key)) => Some((key.unraw(), trees.collect())),
         Some(other) => {
-            errors.add(other.span(), format!("unknown `manifest!` argument `{other}`; the only option is `crate = path::to::agent_surface`"));
-            return None;
+            errors.add(
+                other.span(),
+                format!("unknown `manifest!` argument `{other}`; {OPTIONS}"),
+            );
+            None
         }
         None => {
             errors.add(arg.span, "an empty argument; remove the extra comma");
-            return None;
+            None
         }
-    };
-    if key != "crate" {
-        errors.add(
-            key.span(),
-            format!("unknown `manifest!` argument `{key}`; the only option is `crate = path::to::agent_surface`"),
-        );
-        return None;
     }
-    let value: TokenStream = trees.collect();
+}
+
+/// `= path` of `crate = path` (`None` when malformed, which is reported).
+fn crate_value(value: TokenStream, errors: &mut Errors) -> Option<syn::Path> {
     let parser = |input: ParseStream<'_>| {
         input.parse::<Token![=]>()?;
         input.call(syn::Path::parse_mod_style)
     };
-    let path = errors.take(parser.parse2(value).map_err(|e| {
+    errors.take(parser.parse2(value).map_err(|e| {
         syn::Error::new(
             e.span(),
             "expected `crate = path::to::agent_surface`, the path generated code names the facade by",
         )
-    }));
-    Some((key, path))
+    }))
+}
+
+/// `= runtime` / `= generated` of `validation = …` (`None` when malformed,
+/// which is reported).
+fn validation_value(value: TokenStream, errors: &mut Errors) -> Option<ValidationMode> {
+    let parser = |input: ParseStream<'_>| {
+        input.parse::<Token![=]>()?;
+        let mode = input.call(proc_macro2::Ident::parse_any)?;
+        let parsed = if mode == "runtime" {
+            ValidationMode::Runtime
+        } else if mode == "generated" {
+            ValidationMode::Generated
+        } else {
+            return Err(syn::Error::new(mode.span(), "x"));
+        };
+        if !input.is_empty() {
+            return Err(input.error("x"));
+        }
+        Ok(parsed)
+    };
+    errors.take(parser.parse2(value).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "expected `validation = runtime` (validate this manifest's schemas at run time, with the `dynamic` feature) or `validation = generated` (the default)",
+        )
+    }))
 }
 
 impl Parse for ManifestArgs {
@@ -139,7 +186,7 @@ mod tests {
             errors_of(quote!(a_json, krate = x, crate = 1, crate = ::a, crate = ::b)),
             [
                 "expected the manifest path as a string literal, relative to the crate root: `manifest!(\"agent.manifest.json\")`",
-                "unknown `manifest!` argument `krate`; the only option is `crate = path::to::agent_surface`",
+                "unknown `manifest!` argument `krate`; the options are `crate = path::to::agent_surface` and `validation = runtime`",
                 "expected `crate = path::to::agent_surface`, the path generated code names the facade by",
                 "`crate` is given twice",
                 "`crate` is given twice",
@@ -150,5 +197,35 @@ mod tests {
             ["expected the manifest path: `manifest!(\"relative/path/to/agent.manifest.json\")`"]
         );
         assert!(errors_of(quote!("a.json",)).is_empty());
+    }
+
+    #[test]
+    fn validation_argument_is_runtime_or_generated_and_given_once() {
+        let args: ManifestArgs = syn::parse2(quote!("a.json", validation = runtime)).unwrap();
+        assert_eq!(args.validation, ValidationMode::Runtime);
+        let args: ManifestArgs =
+            syn::parse2(quote!("a.json", crate = ::x, validation = generated)).unwrap();
+        assert_eq!(args.validation, ValidationMode::Generated);
+        let args: ManifestArgs = syn::parse2(quote!("a.json")).unwrap();
+        assert_eq!(args.validation, ValidationMode::Generated);
+        let expected = "expected `validation = runtime` (validate this manifest's schemas at run time, with the `dynamic` feature) or `validation = generated` (the default)";
+        assert_eq!(
+            errors_of(quote!(
+                "a.json",
+                validation = lazy,
+                validation,
+                validation = runtime
+            )),
+            [
+                expected,
+                expected,
+                "`validation` is given twice",
+                "`validation` is given twice"
+            ]
+        );
+        assert_eq!(
+            errors_of(quote!("a.json", validation = runtime extra)),
+            [expected]
+        );
     }
 }

@@ -12,6 +12,7 @@ use surface_manifest::{
 };
 
 use super::fields::{emit_field_aliases, emit_field_enum};
+use super::validators::ProcedureValidators;
 use super::ExpandOptions;
 use crate::doc::{doc_attrs, DocText};
 use crate::facts::{lookup_macro, ProcedureFacts};
@@ -44,7 +45,10 @@ impl<'m> Generator<'m> {
         }
     }
 
-    pub(crate) fn generate(&self) -> TokenStream {
+    pub(crate) fn generate(
+        &self,
+        validators: &BTreeMap<String, ProcedureValidators>,
+    ) -> TokenStream {
         let mut root = Node::default();
         for (path, tool) in &self.manifest.tools {
             // Validation already guaranteed every path maps.
@@ -58,7 +62,7 @@ impl<'m> Generator<'m> {
         let digest = self.manifest.digest();
         let mut facts = Vec::new();
         let tree = self.emit_children(&root, &mut Vec::new(), &mut facts);
-        let mut tokens = self.root_items(&digest);
+        let mut tokens = self.root_items(&digest, validators);
         // Moved, not interpolated: `quote!` would copy the whole tree.
         tokens.extend(tree);
         tokens.extend(lookup_macro(
@@ -81,12 +85,30 @@ impl<'m> Generator<'m> {
     }
 
     /// `MANIFEST_JSON`, `MANIFEST_DIGEST` and `authority()`.
-    fn root_items(&self, manifest_digest: &str) -> TokenStream {
+    fn root_items(
+        &self,
+        manifest_digest: &str,
+        validators: &BTreeMap<String, ProcedureValidators>,
+    ) -> TokenStream {
         let krate = &self.options.crate_path;
         let include_path = Literal::string(&self.options.include_path);
+        let option = |v: Option<&TokenStream>| match v {
+            Some(v) => quote!(::core::option::Option::Some(#v)),
+            None => quote!(::core::option::Option::None),
+        };
         let generated = self.manifest.tools.iter().map(|(path, tool)| {
             let digest = procedure_digest(path, tool);
-            quote! { #krate::__private::GeneratedProcedure { path: #path, digest: #digest } }
+            let v = validators.get(path);
+            let input = option(v.and_then(|v| v.input.as_ref()));
+            let output = option(v.and_then(|v| v.output.as_ref()));
+            quote! {
+                #krate::__private::GeneratedProcedure {
+                    path: #path,
+                    digest: #digest,
+                    input: #input,
+                    output: #output,
+                }
+            }
         });
         let shown = &self.options.display_path;
         let json_doc = doc_attrs(&[

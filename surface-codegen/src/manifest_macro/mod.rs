@@ -46,6 +46,7 @@ mod expand;
 mod fields;
 mod source;
 mod valid;
+mod validators;
 
 use std::path::{Path, PathBuf};
 
@@ -54,6 +55,7 @@ use quote::quote;
 
 pub use args::ManifestArgs;
 pub use source::resolve_manifest_path;
+pub use validators::MAX_REPORTED_UNSUPPORTED;
 
 use crate::diagnostics::Errors;
 
@@ -80,6 +82,22 @@ pub struct ExpandOptions {
     /// any text in tests): with the manifest digest it makes the name of
     /// the exported lookup macro unique in the invoking crate.
     pub invocation_site: String,
+    /// How the manifest's schemas are validated.
+    pub validation: ValidationMode,
+}
+
+/// How the schemas of a `manifest!` are validated (docs/validation.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ValidationMode {
+    /// A validator generated at compile time for every input and output
+    /// schema; a schema part the generator does not support is a compile
+    /// error (the default).
+    #[default]
+    Generated,
+    /// No validators are generated: the registry compiles the schemas at
+    /// run time (`manifest!("…", validation = runtime)`; the runtime's
+    /// `dynamic` feature).
+    Runtime,
 }
 
 /// The `manifest!` entry point: parses the arguments, resolves the path
@@ -136,6 +154,7 @@ pub fn expand_manifest_args(
         include_path: canonical.to_string_lossy().into_owned(),
         display_path: written,
         invocation_site: invocation_site(span),
+        validation: args.validation,
     };
     expand_manifest_text(&text, &options, span)
 }
@@ -154,7 +173,8 @@ pub fn expand_manifest_text(
     span: Span,
 ) -> syn::Result<TokenStream> {
     let manifest = valid::read_manifest(text, &options.display_path, span)?;
-    Ok(expand::Generator::new(&manifest, options, span).generate())
+    let validators = validators::generate(&manifest, options, span)?;
+    Ok(expand::Generator::new(&manifest, options, span).generate(&validators))
 }
 
 #[cfg(test)]

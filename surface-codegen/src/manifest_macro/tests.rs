@@ -7,6 +7,7 @@ fn opts() -> ExpandOptions {
         include_path: "/fixtures/test.manifest.json".into(),
         display_path: "test.manifest.json".into(),
         invocation_site: "src/lib.rs:1:1".into(),
+        validation: ValidationMode::Generated,
     }
 }
 
@@ -154,6 +155,7 @@ fn lookup_macro_name_differs_by_invocation_site() {
     let at = |site: &str| {
         let options = ExpandOptions {
             invocation_site: site.into(),
+            validation: ValidationMode::Generated,
             ..opts()
         };
         let tokens = expand_manifest_text(text, &options, Span::call_site())
@@ -166,4 +168,75 @@ fn lookup_macro_name_differs_by_invocation_site() {
     };
     assert_eq!(at("src/lib.rs:3:5"), at("src/lib.rs:3:5"));
     assert_ne!(at("src/lib.rs:3:5"), at("src/lib.rs:9:5"));
+}
+
+#[test]
+fn unsupported_schema_keyword_is_a_compile_error_naming_keyword_and_pointer() {
+    let text = r##"{"tools":{
+        "a.b":{"effect":"server-query","inputSchema":{"properties":{"x":{"unevaluatedProperties":false}}}},
+        "a.c":{"effect":"server-query","inputSchema":{},"outputSchema":{"items":{"$dynamicRef":"#n"}}}
+    }}"##;
+    assert_eq!(
+        err_text(text),
+        [
+            "the input schema of `a.b` cannot be checked by a generated validator: `unevaluatedProperties` at `/properties/x/unevaluatedProperties`: is not supported by the generated validator; change the schema, or validate this manifest's schemas at run time with `manifest!(\"…\", validation = runtime)` (needs the `dynamic` feature)",
+            "the output schema of `a.c` cannot be checked by a generated validator: `$dynamicRef` at `/items/$dynamicRef`: is not supported by the generated validator; change the schema, or validate this manifest's schemas at run time with `manifest!(\"…\", validation = runtime)` (needs the `dynamic` feature)",
+        ]
+    );
+}
+
+#[test]
+fn unsupported_schema_parts_are_reported_up_to_the_cap_then_counted() {
+    let tools: Vec<String> = (0..MAX_REPORTED_UNSUPPORTED + 3)
+        .map(|n| {
+            format!(
+                r#""p.t{n}":{{"effect":"server-query","inputSchema":{{"unevaluatedItems":false}}}}"#
+            )
+        })
+        .collect();
+    let errs = err_text(&format!(r#"{{"tools":{{{}}}}}"#, tools.join(",")));
+    assert_eq!(errs.len(), MAX_REPORTED_UNSUPPORTED + 1);
+    assert_eq!(
+        errs[MAX_REPORTED_UNSUPPORTED],
+        "… and 3 more schema parts the generated validator does not support"
+    );
+}
+
+#[test]
+fn every_input_and_declared_output_gets_a_generated_validator() {
+    let text = r#"{"tools":{
+        "a.b":{"effect":"server-query","inputSchema":{"type":"object"},"outputSchema":{"type":"string"}},
+        "a.c":{"effect":"server-query","inputSchema":{"type":"object"}}
+    }}"#;
+    let out = expand_manifest_text(text, &opts(), Span::call_site())
+        .unwrap()
+        .to_string();
+    // Three schemas, three validators (each `Validator::new(v0, e0)`).
+    assert_eq!(
+        out.matches("validation :: Validator :: new").count(),
+        3,
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("output : :: core :: option :: Option :: None")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn runtime_validation_generates_no_validator_and_accepts_any_keyword() {
+    let text = r#"{"tools":{"a.b":{"effect":"server-query","inputSchema":{"unevaluatedProperties":false}}}}"#;
+    let options = ExpandOptions {
+        validation: ValidationMode::Runtime,
+        ..opts()
+    };
+    let out = expand_manifest_text(text, &options, Span::call_site())
+        .unwrap()
+        .to_string();
+    assert!(!out.contains("Validator :: new"), "{out}");
+    assert!(
+        out.contains("input : :: core :: option :: Option :: None"),
+        "{out}"
+    );
 }

@@ -44,7 +44,17 @@ pub(crate) struct Emitter<'a, 's> {
     patterns: HashMap<String, Ident>,
     next_label: usize,
     next_fn: usize,
+    /// How many subschemas the code being emitted is nested in, within
+    /// the current function.
+    depth: usize,
+    /// The functions split off at [`MAX_INLINE_DEPTH`], by mode and pointer.
+    split: HashMap<(bool, String), Ident>,
 }
+
+/// Subschemas nested deeper than this within one generated function go to
+/// a function of their own, so that the generated code stays shallow
+/// whatever the schema's depth (rustc and syn parse nesting recursively).
+const MAX_INLINE_DEPTH: usize = 8;
 
 impl<'a, 's> Emitter<'a, 's> {
     pub(crate) fn new(a: &'a Analysis<'s>, options: &ValidatorOptions) -> Self {
@@ -59,6 +69,8 @@ impl<'a, 's> Emitter<'a, 's> {
             patterns: HashMap::new(),
             next_label: 0,
             next_fn: 0,
+            depth: 0,
+            split: HashMap::new(),
         }
     }
 
@@ -137,6 +149,56 @@ impl<'a, 's> Emitter<'a, 's> {
 
     /// `bool` expression: `i` is valid against `node`; `None` when always.
     fn valid(&mut self, node: &Value, ptr: &str) -> Option<TokenStream> {
+        if self.depth >= MAX_INLINE_DEPTH && node.is_object() {
+            return self.split_valid(node, ptr);
+        }
+        self.depth += 1;
+        let out = self.valid_inline(node, ptr);
+        self.depth -= 1;
+        out
+    }
+
+    /// [`Emitter::valid`] in a function of its own, at depth 0.
+    fn split_valid(&mut self, node: &Value, ptr: &str) -> Option<TokenStream> {
+        let key = (true, ptr.to_string());
+        if let Some(id) = self.split.get(&key) {
+            return Some(quote!(#id(i, d)));
+        }
+        let outer = std::mem::replace(&mut self.depth, 0);
+        let body = self.valid_inline(node, ptr);
+        self.depth = outer;
+        let body = body?;
+        let id = format_ident!("s{}", self.next_fn);
+        self.next_fn += 1;
+        self.items.push(quote! {
+            fn #id(i: &Value, d: u32) -> bool { #body }
+        });
+        self.split.insert(key, id.clone());
+        Some(quote!(#id(i, d)))
+    }
+
+    /// [`Emitter::errors`] in a function of its own, at depth 0.
+    fn split_errors(&mut self, node: &Value, ptr: &str) -> TokenStream {
+        let key = (false, ptr.to_string());
+        if let Some(id) = self.split.get(&key) {
+            return quote!(#id(i, p, e, d););
+        }
+        let outer = std::mem::replace(&mut self.depth, 0);
+        let body = self.errors_inline(node, ptr);
+        self.depth = outer;
+        if body.is_empty() {
+            return body;
+        }
+        let id = format_ident!("s{}", self.next_fn);
+        self.next_fn += 1;
+        self.items.push(quote! {
+            fn #id(i: &Value, p: &Path<'_>, e: &mut Errors, d: u32) { #body }
+        });
+        self.split.insert(key, id.clone());
+        quote!(#id(i, p, e, d);)
+    }
+
+    fn valid_inline(&mut self, node: &Value, ptr: &str) -> Option<TokenStream> {
         match node {
             Value::Bool(true) => None,
             Value::Bool(false) => Some(quote!(false)),
@@ -159,6 +221,16 @@ impl<'a, 's> Emitter<'a, 's> {
 
     /// Statements recording every error of `i` against `node` at `p`.
     fn errors(&mut self, node: &Value, ptr: &str) -> TokenStream {
+        if self.depth >= MAX_INLINE_DEPTH && node.is_object() {
+            return self.split_errors(node, ptr);
+        }
+        self.depth += 1;
+        let out = self.errors_inline(node, ptr);
+        self.depth -= 1;
+        out
+    }
+
+    fn errors_inline(&mut self, node: &Value, ptr: &str) -> TokenStream {
         match node {
             Value::Bool(true) => TokenStream::new(),
             Value::Bool(false) => {

@@ -85,6 +85,19 @@ pub struct Unsupported {
 
 impl fmt::Display for Unsupported {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.keyword.is_empty() {
+            // A subschema itself (e.g. a number where a schema belongs).
+            return write!(
+                f,
+                "the subschema at `{}`: {}",
+                if self.pointer.is_empty() {
+                    "#"
+                } else {
+                    &self.pointer
+                },
+                self.reason
+            );
+        }
         write!(
             f,
             "`{}` at `{}`: {}",

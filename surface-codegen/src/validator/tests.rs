@@ -198,3 +198,24 @@ fn patterns_are_compiled_once_per_source() {
     }));
     assert_eq!(code.matches("Pattern :: new").count(), 2, "{code}");
 }
+
+#[test]
+fn deep_schemas_generate_shallow_code() {
+    // 120 nested `items` (near serde_json's nesting limit): the generated
+    // code splits into functions instead of nesting 120 blocks, so syn (and
+    // rustc) parse it on an ordinary stack.
+    let mut schema = json!({"type": "string"});
+    for _ in 0..120 {
+        schema = json!({"type": "array", "items": schema});
+    }
+    let tokens = validator_tokens(&schema, &ValidatorOptions::default()).unwrap();
+    let text = tokens.to_string();
+    assert!(text.matches("fn s").count() >= 120 / 8, "{text}");
+    let parsed = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || syn::parse_str::<syn::Expr>(&text).is_ok())
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(parsed);
+}

@@ -160,6 +160,7 @@ pub fn check(format: &str, value: &str) -> Option<bool> {
     checker(format).map(|f| f(value))
 }
 
+#[cfg(feature = "dynamic")]
 /// jsonschema's built-in formats that are not in [`FORMATS`]: registered as
 /// always-valid so that enabling format assertion changes nothing for them
 /// (they stay annotations, as in the generated validators).
@@ -175,6 +176,7 @@ const ANNOTATION_ONLY_BUILTINS: &[&str] = &[
     "uri-template",
 ];
 
+#[cfg(feature = "dynamic")]
 fn annotation(_: &str) -> bool {
     true
 }
@@ -185,8 +187,11 @@ fn annotation(_: &str) -> bool {
 /// shape (`keyword: "format"`). This is the runtime validator the registry
 /// compiles every schema with.
 ///
+/// Feature `dynamic`.
+///
 /// # Errors
 /// The schema is not a valid JSON Schema (jsonschema's error).
+#[cfg(feature = "dynamic")]
 pub fn validator_for(
     schema: &serde_json::Value,
 ) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {

@@ -5,13 +5,14 @@
 //! input schema (rule 5); an error that concerns a value `bind()` produced
 //! is the binding's fault (`binding-failed`), not the agent's.
 
+#[cfg(feature = "dynamic")]
 use jsonschema::paths::LocationSegment;
 use serde_json::{json, Map, Value};
 
 use super::{fail, Failure};
 use crate::audit::Phase;
 use crate::invocation::{ErrorCode, Retry};
-use crate::registry::{ProcedureEntry, Registered};
+use crate::registry::{ProcedureEntry, Registered, SchemaCheck};
 
 /// Phase 5: the effective input of a call resolved to `target`, validated.
 pub(super) fn effective_input(target: &Registered, agent: Value) -> Result<Value, Failure> {
@@ -174,6 +175,43 @@ impl Invalid {
 /// echo instance values. Memory stays bounded by the cap whatever the
 /// number of errors (they are visited once, lazily).
 fn validation_errors(
+    check: &SchemaCheck,
+    instance: &Value,
+    from_binding: &dyn Fn(&str) -> bool,
+) -> Option<Invalid> {
+    match check {
+        SchemaCheck::Generated(validator) => generated_errors(validator, instance, from_binding),
+        #[cfg(feature = "dynamic")]
+        SchemaCheck::Compiled(validator) => compiled_errors(validator, instance, from_binding),
+    }
+}
+
+/// [`validation_errors`] with a validator `manifest!` generated.
+fn generated_errors(
+    validator: &crate::validation::Validator,
+    instance: &Value,
+    from_binding: &dyn Fn(&str) -> bool,
+) -> Option<Invalid> {
+    if validator.is_valid(instance) {
+        return None;
+    }
+    let limited = validator.errors_limited(instance, MAX_REPORTED_VALIDATION_ERRORS);
+    let binding_fault = limited
+        .errors
+        .iter()
+        .filter_map(|e| e.field.as_deref())
+        .chain(limited.unlisted_fields.iter().map(String::as_str))
+        .any(from_binding);
+    Some(Invalid {
+        errors: limited.errors.iter().map(|e| e.to_json()).collect(),
+        truncated: limited.truncated,
+        binding_fault,
+    })
+}
+
+/// [`validation_errors`] with a validator compiled at registration.
+#[cfg(feature = "dynamic")]
+fn compiled_errors(
     validator: &jsonschema::Validator,
     instance: &Value,
     from_binding: &dyn Fn(&str) -> bool,
@@ -219,6 +257,7 @@ fn validation_errors(
 mod tests {
     use super::*;
 
+    #[cfg(feature = "dynamic")]
     #[test]
     fn validation_errors_name_the_field_and_never_echo_values() {
         let validator = jsonschema::validator_for(&json!({
@@ -229,7 +268,7 @@ mod tests {
         }))
         .unwrap();
         let instance = json!({"name": "secret-value", "zz": 1});
-        let invalid = validation_errors(&validator, &instance, &|_| false).unwrap();
+        let invalid = compiled_errors(&validator, &instance, &|_| false).unwrap();
         let mut keywords: Vec<&str> = invalid
             .errors
             .iter()
@@ -250,12 +289,13 @@ mod tests {
         // Errors are attributed to their top-level field (`required` to the
         // missing property).
         for field in ["name", "id"] {
-            let blamed = validation_errors(&validator, &instance, &|f| f == field).unwrap();
+            let blamed = compiled_errors(&validator, &instance, &|f| f == field).unwrap();
             assert!(blamed.binding_fault, "{field}");
         }
-        assert!(validation_errors(&validator, &json!({"id": 1}), &|_| true).is_none());
+        assert!(compiled_errors(&validator, &json!({"id": 1}), &|_| true).is_none());
     }
 
+    #[cfg(feature = "dynamic")]
     #[test]
     fn validation_errors_list_at_most_the_cap_and_say_so() {
         let validator = jsonschema::validator_for(&json!({
@@ -264,16 +304,66 @@ mod tests {
         }))
         .unwrap();
         let many = json!({"ids": vec![1; 10_000], "bound": 7});
-        let invalid = validation_errors(&validator, &many, &|_| false).unwrap();
+        let invalid = compiled_errors(&validator, &many, &|_| false).unwrap();
         assert_eq!(invalid.errors.len(), MAX_REPORTED_VALIDATION_ERRORS);
         assert!(invalid.truncated);
         assert!(!invalid.binding_fault);
         // An error beyond the cap still counts for attribution.
-        let invalid = validation_errors(&validator, &many, &|f| f == "bound").unwrap();
+        let invalid = compiled_errors(&validator, &many, &|f| f == "bound").unwrap();
         assert!(invalid.binding_fault);
         let exactly = json!({"ids": vec![1; MAX_REPORTED_VALIDATION_ERRORS]});
-        let invalid = validation_errors(&validator, &exactly, &|_| false).unwrap();
+        let invalid = compiled_errors(&validator, &exactly, &|_| false).unwrap();
         assert_eq!(invalid.errors.len(), MAX_REPORTED_VALIDATION_ERRORS);
         assert!(!invalid.truncated);
+    }
+
+    /// `{"properties": {"ids": {"items": {"type": "string"}}, "bound": {"type": "string"}}}`, by hand.
+    fn ids_valid(i: &Value, _: u32) -> bool {
+        let ids_ok = i
+            .get("ids")
+            .and_then(Value::as_array)
+            .is_none_or(|ids| ids.iter().all(Value::is_string));
+        ids_ok && i.get("bound").is_none_or(Value::is_string)
+    }
+
+    fn ids_collect(
+        i: &Value,
+        p: &crate::validation::Path<'_>,
+        e: &mut crate::validation::Errors,
+        _: u32,
+    ) {
+        if let Some(ids) = i.get("ids").and_then(Value::as_array) {
+            let at = p.key("ids");
+            for (n, id) in ids.iter().enumerate() {
+                if !id.is_string() {
+                    e.push(&at.index(n), "type", "value is not of type \"string\"");
+                }
+            }
+        }
+        if i.get("bound").is_some_and(|b| !b.is_string()) {
+            e.push(&p.key("bound"), "type", "value is not of type \"string\"");
+        }
+    }
+
+    #[test]
+    fn generated_errors_list_at_most_the_cap_and_attribute_unlisted_ones() {
+        let check =
+            SchemaCheck::Generated(crate::validation::Validator::new(ids_valid, ids_collect));
+        let many = json!({"ids": vec![1; 10_000], "bound": 7});
+        let invalid = validation_errors(&check, &many, &|_| false).unwrap();
+        assert_eq!(invalid.errors.len(), MAX_REPORTED_VALIDATION_ERRORS);
+        assert_eq!(
+            invalid.errors[0],
+            json!({"instancePath": "/ids/0", "keyword": "type", "message": "value is not of type \"string\""})
+        );
+        assert!(invalid.truncated && !invalid.binding_fault);
+        // The error of `bound` comes after the cap and still counts.
+        let invalid = validation_errors(&check, &many, &|f| f == "bound").unwrap();
+        assert!(invalid.binding_fault);
+        let exactly = json!({"ids": vec![1; MAX_REPORTED_VALIDATION_ERRORS]});
+        let invalid = validation_errors(&check, &exactly, &|_| false).unwrap();
+        assert_eq!(invalid.errors.len(), MAX_REPORTED_VALIDATION_ERRORS);
+        assert!(!invalid.truncated);
+        assert!(validation_errors(&check, &json!({"ids": ["a"]}), &|_| true).is_none());
     }
 }

@@ -186,6 +186,7 @@ impl SurfaceRegistryBuilder {
                 fingerprint_seed: fingerprint_seed(&secret),
                 audit_listeners: AtomicUsize::new(0),
                 listeners: Mutex::new(Listeners::default()),
+                #[cfg(feature = "dynamic")]
                 validators: Mutex::new(HashMap::new()),
             }),
         })

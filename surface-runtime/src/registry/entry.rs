@@ -13,6 +13,7 @@ use crate::component::ComponentContext;
 use crate::confirmation::ConfirmationLevel;
 use crate::manifest::AgentEffect;
 use crate::policy::AgentPolicy;
+use crate::validation::Validator;
 
 /// A live procedure binding.
 pub(crate) struct ProcedureEntry {
@@ -35,8 +36,9 @@ pub(crate) struct ProcedureEntry {
     /// The bound fields, as the snapshot reports them.
     pub(crate) bound: Vec<BoundFieldDescriptor>,
     pub(crate) bind: Option<Arc<BindFn>>,
-    /// The full input schema's validator, shared per manifest procedure.
-    pub(crate) validator: Arc<jsonschema::Validator>,
+    /// The full input schema's validator: the one `manifest!` generated,
+    /// else compiled once per manifest procedure.
+    pub(crate) validator: SchemaCheck,
     pub(crate) availability: Availability,
     pub(crate) describe: Option<Arc<TextFn>>,
     pub(crate) meta: Option<Arc<Map<String, Value>>>,
@@ -47,6 +49,17 @@ pub(crate) struct ProcedureEntry {
     pub(crate) policies: Vec<Arc<dyn AgentPolicy>>,
     /// The last observed `when()`.
     pub(crate) observed: Observed,
+}
+
+/// How an input schema is checked (docs/validation.md).
+#[derive(Clone)]
+pub(crate) enum SchemaCheck {
+    /// The validator `manifest!` generated at compile time.
+    Generated(Validator),
+    /// A validator compiled from the schema at registration (feature
+    /// `dynamic`).
+    #[cfg(feature = "dynamic")]
+    Compiled(Arc<jsonschema::Validator>),
 }
 
 /// A live component instance.
@@ -63,7 +76,7 @@ pub(crate) struct ViewEntry {
     pub(crate) capability_id: String,
     pub(crate) description: String,
     pub(crate) input_schema: Arc<Value>,
-    pub(crate) validator: Arc<jsonschema::Validator>,
+    pub(crate) validator: SchemaCheck,
     pub(crate) handler: Arc<HandlerFn>,
     pub(crate) availability: Availability,
     /// The last observed `when()`.

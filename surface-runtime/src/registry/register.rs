@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::{
     ChangeReason, ComponentEntry, Observed, ProcedureEntry, RegistrationError, RegistrationHandle,
-    SurfaceRegistry, ViewEntry,
+    SchemaCheck, SurfaceRegistry, ViewEntry,
 };
 use crate::audit::{AuditEvent, RegistrationKind};
 use crate::binding::{
@@ -29,8 +29,11 @@ impl SurfaceRegistry {
     /// the registry's authority with the same manifest entry; its binding
     /// type must be for that procedure and bind only top-level input
     /// properties; `overridable` may only name bound fields; a `context`
-    /// must be a live component. The full input schema's validator is
-    /// compiled once per manifest procedure and shared.
+    /// must be a live component. The full input schema is checked by the
+    /// validator `manifest!` generated for the registry's authority; an
+    /// authority without one (built at run time) has it compiled once per
+    /// manifest procedure and shared (feature `dynamic`; without it,
+    /// [`RegistrationError::NoValidator`]).
     ///
     /// # Errors
     /// A [`RegistrationError`]; nothing is registered and a
@@ -149,15 +152,24 @@ impl SurfaceRegistry {
         let bound = bound_fields(path, &tool.input_schema, binding.binding.as_ref())?;
         let bound = apply_overridable(path, bound, &binding.overridable)?;
         let context = self.live_context(binding.context.as_ref())?;
-        let validator = self
-            .compiled_validator(
-                format!("procedure:{}", procedure.digest()),
-                &tool.input_schema,
-            )
-            .map_err(|e| RegistrationError::InvalidSchema {
-                name: path.into(),
-                message: e.to_string(),
-            })?;
+        // The registry's own authority is the ceiling: its generated
+        // validator (same digest, so the same schema) is the one used.
+        let validator = match self.inner.authority.input_validator(path) {
+            Some(generated) => SchemaCheck::Generated(generated),
+            #[cfg(feature = "dynamic")]
+            None => SchemaCheck::Compiled(
+                self.compiled_validator(
+                    format!("procedure:{}", procedure.digest()),
+                    &tool.input_schema,
+                )
+                .map_err(|e| RegistrationError::InvalidSchema {
+                    name: path.into(),
+                    message: e.to_string(),
+                })?,
+            ),
+            #[cfg(not(feature = "dynamic"))]
+            None => return Err(RegistrationError::NoValidator { name: path.into() }),
+        };
         Ok(ProcedureEntry {
             registration_id: String::new(),
             path: Arc::from(path),
@@ -259,23 +271,45 @@ impl SurfaceRegistry {
                 path,
             });
         }
-        let validator = crate::format::validator_for(&capability.input_schema).map_err(|e| {
-            RegistrationError::InvalidSchema {
-                name: capability_id.clone(),
-                message: e.to_string(),
-            }
-        })?;
+        let validator = view_validator(&capability_id, &capability.input_schema)?;
         Ok(ViewEntry {
             name: capability.name,
             capability_id,
             description: capability.description,
             input_schema: Arc::new(capability.input_schema),
-            validator: Arc::new(validator),
+            validator,
             handler: capability.handler,
             availability: capability.availability,
             observed: Observed::default(),
         })
     }
+}
+
+/// A view capability's validator: its schema compiled at registration.
+#[cfg(feature = "dynamic")]
+fn view_validator(
+    capability_id: &str,
+    schema: &serde_json::Value,
+) -> Result<SchemaCheck, RegistrationError> {
+    match crate::format::validator_for(schema) {
+        Ok(validator) => Ok(SchemaCheck::Compiled(Arc::new(validator))),
+        Err(e) => Err(RegistrationError::InvalidSchema {
+            name: capability_id.into(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// Without the runtime schema compiler a view capability cannot be
+/// validated: [`RegistrationError::NoValidator`].
+#[cfg(not(feature = "dynamic"))]
+fn view_validator(
+    capability_id: &str,
+    _schema: &serde_json::Value,
+) -> Result<SchemaCheck, RegistrationError> {
+    Err(RegistrationError::NoValidator {
+        name: capability_id.into(),
+    })
 }
 
 /// The component's context, when its type and instance id are non-empty.

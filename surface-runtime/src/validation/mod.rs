@@ -76,6 +76,28 @@ impl Validator {
         errors.into_vec()
     }
 
+    /// The first `limit` violations of the schema by `instance` (in the
+    /// order of [`Validator::errors`]; empty when valid), whether more were
+    /// left out, and the top-level fields ([`ValidationError::field`]) of
+    /// those left out. Memory stays bounded by `limit` plus the number of
+    /// distinct top-level fields, whatever the number of violations; the
+    /// walk is still linear in the instance times the schema.
+    pub fn errors_limited(&self, instance: &Value, limit: usize) -> LimitedErrors {
+        if self.is_valid(instance) {
+            return LimitedErrors::default();
+        }
+        let mut errors = Errors {
+            limit: Some(limit),
+            ..Errors::default()
+        };
+        (self.collect)(instance, &Path::ROOT, &mut errors, 0);
+        LimitedErrors {
+            errors: errors.list,
+            truncated: errors.truncated,
+            unlisted_fields: errors.unlisted_fields.into_iter().collect(),
+        }
+    }
+
     /// `Ok(())` when valid, else every violation ([`Validator::errors`]).
     pub fn validate(&self, instance: &Value) -> Result<(), Vec<ValidationError>> {
         let errors = self.errors(instance);
@@ -85,6 +107,17 @@ impl Validator {
             Err(errors)
         }
     }
+}
+
+/// What [`Validator::errors_limited`] returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LimitedErrors {
+    /// The first violations, at most the limit.
+    pub errors: Vec<ValidationError>,
+    /// Whether violations were left out.
+    pub truncated: bool,
+    /// The distinct top-level fields of the violations left out, sorted.
+    pub unlisted_fields: Vec<String>,
 }
 
 /// One violation: where in the instance, which keyword, and a message that
@@ -222,6 +255,10 @@ impl<'a> Path<'a> {
 #[derive(Debug, Default)]
 pub struct Errors {
     list: Vec<ValidationError>,
+    /// At most this many are listed (`None`: all).
+    limit: Option<usize>,
+    truncated: bool,
+    unlisted_fields: std::collections::BTreeSet<String>,
 }
 
 impl Errors {
@@ -297,6 +334,19 @@ impl Errors {
         message: Cow<'static, str>,
         required: Option<&str>,
     ) {
+        if self.limit.is_some_and(|limit| self.list.len() >= limit) {
+            self.truncated = true;
+            let field = match path.first() {
+                Some(Segment::Key(key)) => Some(key),
+                _ => required,
+            };
+            if let Some(field) = field {
+                if !self.unlisted_fields.contains(field) {
+                    self.unlisted_fields.insert(field.to_string());
+                }
+            }
+            return;
+        }
         let field = match path.first() {
             Some(Segment::Key(key)) => Some(key.to_string()),
             _ => required.map(str::to_string),

@@ -117,3 +117,56 @@ fn pattern_shim_searches_unanchored_in_unicode_mode() {
     assert!(!P.is_match("a1"));
     assert!(Q.is_match("abc"));
 }
+
+/// `{"properties": {"ids": {"items": {"type": "string"}}}, "required": ["bound"]}`, by hand.
+fn ids_are_strings_valid(i: &Value, _: u32) -> bool {
+    i.get("bound").is_some()
+        && i.get("ids")
+            .and_then(Value::as_array)
+            .is_none_or(|ids| ids.iter().all(Value::is_string))
+}
+
+fn ids_are_strings_collect(i: &Value, p: &Path<'_>, e: &mut Errors, _: u32) {
+    if let Some(ids) = i.get("ids").and_then(Value::as_array) {
+        let at = p.key("ids");
+        for (n, id) in ids.iter().enumerate() {
+            if !id.is_string() {
+                e.push(&at.index(n), "type", "value is not of type \"string\"");
+            }
+        }
+    }
+    if i.get("bound").is_none() {
+        e.required(p, "bound", "\"bound\" is a required property");
+    }
+}
+
+const IDS_ARE_STRINGS: Validator = Validator::new(ids_are_strings_valid, ids_are_strings_collect);
+
+#[test]
+fn errors_limited_lists_the_first_errors_and_the_fields_of_the_rest() {
+    let many = json!({"ids": vec![1; 1000]});
+    let limited = IDS_ARE_STRINGS.errors_limited(&many, 3);
+    assert_eq!(
+        limited
+            .errors
+            .iter()
+            .map(|e| e.instance_path.as_str())
+            .collect::<Vec<_>>(),
+        ["/ids/0", "/ids/1", "/ids/2"]
+    );
+    assert!(limited.truncated);
+    // The 997 unlisted `type` errors and the unlisted `required` one.
+    assert_eq!(limited.unlisted_fields, ["bound", "ids"]);
+    // Exactly the limit: nothing left out.
+    let exactly = json!({"ids": [1, 2], "bound": 0});
+    let limited = IDS_ARE_STRINGS.errors_limited(&exactly, 2);
+    assert_eq!(limited.errors.len(), 2);
+    assert!(!limited.truncated && limited.unlisted_fields.is_empty());
+    assert_eq!(limited.errors, IDS_ARE_STRINGS.errors(&exactly));
+    // Valid: nothing.
+    let valid = json!({"ids": ["a"], "bound": 0});
+    assert_eq!(
+        IDS_ARE_STRINGS.errors_limited(&valid, 2),
+        LimitedErrors::default()
+    );
+}

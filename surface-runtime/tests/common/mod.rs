@@ -1,4 +1,4 @@
-//! Shared fixtures: an inline manifest, hand-written `BoundInput` impls
+//! Shared fixtures: a manifest compiled by `manifest!`, hand-written `BoundInput` impls
 //! (the `#[agent_procedure]` macro is not used here), a recording executor.
 #![allow(dead_code)]
 
@@ -13,40 +13,26 @@ use surface_runtime::{
     Subscription, SurfaceRegistry,
 };
 
-pub const MANIFEST: &str = r#"{"tools": {
-  "devices.disable": {
-    "description": "Disable devices",
-    "inputSchema": {"type": "object",
-      "properties": {
-        "deviceIds": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
-        "reason": {"type": "string", "description": "Why", "maxLength": 40}
-      },
-      "required": ["deviceIds"], "additionalProperties": false},
-    "effect": "destructive"
-  },
-  "devices.list": {
-    "description": "List devices",
-    "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}, "additionalProperties": false},
-    "outputSchema": {"type": "array"},
-    "effect": "server-query"
-  },
-  "devices.rename": {
-    "description": "Rename a device",
-    "inputSchema": {"type": "object",
-      "properties": {"deviceId": {"type": "string"}, "name": {"type": "string", "minLength": 1}},
-      "required": ["deviceId", "name"], "additionalProperties": false},
-    "effect": "server-mutation",
-    "requiresApproval": true
-  },
-  "mail.send": {
-    "description": "Send a mail",
-    "inputSchema": {"type": "object", "properties": {"to": {"type": "string"}}, "required": ["to"]},
-    "effect": "external-side-effect",
-    "capabilityId": "cap:mail.send"
-  }
-}}"#;
+/// The fixture manifest, compiled by `manifest!`: its authority carries the
+/// generated validators the registry uses.
+mod generated {
+    surface_macros::manifest!(
+        "tests/common/fixture.manifest.json",
+        crate = ::surface_runtime
+    );
+}
 
+/// The fixture manifest's text.
+pub const MANIFEST: &str = generated::MANIFEST_JSON;
+
+/// The fixture's generated authority (validators generated at compile time).
 pub fn authority() -> Authority {
+    generated::authority()
+}
+
+/// The same manifest as a runtime authority: the registry compiles its
+/// schemas at registration.
+pub fn runtime_authority() -> Authority {
     Authority::from_manifest(AgentManifest::from_json_str(MANIFEST).expect("fixture manifest"))
 }
 
@@ -222,9 +208,23 @@ pub fn fixture_with(
         surface_runtime::SurfaceRegistryBuilder,
     ) -> surface_runtime::SurfaceRegistryBuilder,
 ) -> Fixture {
+    fixture_on(authority(), configure)
+}
+
+/// [`fixture`] on the runtime authority (schemas compiled at registration).
+pub fn runtime_fixture() -> Fixture {
+    fixture_on(runtime_authority(), |b| b)
+}
+
+pub fn fixture_on(
+    authority: Authority,
+    configure: impl FnOnce(
+        surface_runtime::SurfaceRegistryBuilder,
+    ) -> surface_runtime::SurfaceRegistryBuilder,
+) -> Fixture {
     let clock = Arc::new(ManualClock::new(1_000_000));
     let registry = configure(
-        SurfaceRegistry::builder(authority())
+        SurfaceRegistry::builder(authority)
             .clock(clock.clone())
             .secret([42; 32]),
     )

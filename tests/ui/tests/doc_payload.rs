@@ -99,7 +99,7 @@ fn manifest_text_cannot_open_code_block_in_docs_cargo_test_doc_runs_nothing() {
         krate.join("src/lib.rs"),
         "//! Generated documentation of hostile manifests.\n\
          pub mod api { agent_surface::manifest!(\"m.json\"); }\n\
-         pub mod docs { agent_surface::manifest!(\"doc_injection.manifest.json\"); }\n\
+         pub mod docs { agent_surface::manifest!(\"doc_injection.manifest.json\", validation = runtime); }\n\
          pub mod names { agent_surface::manifest!(\"colliding_names.manifest.json\"); }\n",
     )
     .unwrap();
