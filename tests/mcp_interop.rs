@@ -412,6 +412,13 @@ async fn rmcp_client_lists_tools_and_completes_a_confirmed_call_bound_at_executi
     let disabled = client.call_tool(params).await.expect("tools/call");
     assert_eq!(disabled.is_error, Some(false));
     assert_eq!(structured(&disabled), json!({"disabled": ["dev-1"]}));
+    // rmcp's client runs notification handlers on their own tasks, so the
+    // last progress report can be recorded just after the result arrives:
+    // wait (at most 5 s) until two are recorded, then compare exactly.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while recorder.progress.lock().unwrap().len() < 2 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
     assert_eq!(
         *recorder.progress.lock().unwrap(),
         vec![
