@@ -235,3 +235,114 @@ fn number_properties_bind_as_serde_json_number_and_keep_their_form() {
         r#"{"count":-1,"ratio":1.5}"#
     );
 }
+
+/// `(instancePath, keyword)` of the generated input validator's errors.
+fn validator_errors(path: &str, instance: &Value) -> Vec<(String, String)> {
+    let validator = api::authority()
+        .input_validator(path)
+        .expect("manifest! generated the validator");
+    let mut errors: Vec<_> = validator
+        .errors(instance)
+        .into_iter()
+        .map(|e| (e.instance_path, e.keyword.to_string()))
+        .collect();
+    errors.sort();
+    errors
+}
+
+#[test]
+fn all_of_with_nested_and_non_object_parts_is_a_struct_that_round_trips() {
+    use api::shapes::combine::{Input, InputImageRef, InputTruncation};
+    let value = json!({
+        "model": "gpt-4o", "stream": true, "truncation": {"last": 3},
+        "fallback": null, "image": {"file_id": "f-1"}, "label": "x", "extra": [1.5, 2]
+    });
+    assert_eq!(value_through::<Input>(&value), value);
+    let input: Input = serde_json::from_value(value).unwrap();
+    assert_eq!(input.model, "gpt-4o");
+    assert_eq!(input.stream, Some(true));
+    assert_eq!(input.truncation, Some(InputTruncation { last: 3 }));
+    assert_eq!(input.fallback, Some(None));
+    assert_eq!(
+        input.image,
+        Some(InputImageRef {
+            file_id: Some("f-1".into()),
+            image_url: None
+        })
+    );
+    assert_eq!(input.additional_properties["extra"], json!([1.5, 2]));
+    // `minProperties` (an `allOf` part that is not an object) is the
+    // validator's: `{"model": "m"}` fits the type but not the schema.
+    let lone = json!({"model": "m", "truncation": {"last": 1}});
+    assert_eq!(value_through::<Input>(&lone), lone);
+    assert_eq!(validator_errors("shapes.combine", &lone), []);
+    let lone = json!({"model": "m"});
+    assert!(serde_json::from_value::<Input>(lone.clone()).is_err());
+    assert_eq!(
+        validator_errors("shapes.combine", &lone),
+        [
+            ("".to_string(), "minProperties".to_string()),
+            ("".to_string(), "required".to_string())
+        ]
+    );
+    let lone = json!({"truncation": null});
+    assert!(serde_json::from_value::<Input>(lone.clone()).is_err());
+}
+
+#[test]
+fn ref_with_nullable_sibling_reads_null_as_none_and_round_trips() {
+    use api::shapes::combine::Input;
+    for value in [
+        json!({"model": "m", "truncation": null}),
+        json!({"model": "m", "truncation": {"last": 1}, "fallback": {"last": 2}}),
+        json!({"model": "m", "truncation": null, "fallback": null}),
+    ] {
+        assert_eq!(value_through::<Input>(&value), value);
+    }
+    let input: Input = serde_json::from_value(json!({"model": "m", "truncation": null})).unwrap();
+    assert_eq!((input.truncation, input.fallback), (None, None));
+    // The generated validator follows JSON Schema, where OpenAPI's
+    // `nullable` is an annotation: it refuses `null` for the `$ref`
+    // (docs/validation.md); the type reads what the OpenAPI 3.0 server
+    // accepts.
+    assert_eq!(
+        validator_errors("shapes.combine", &json!({"model": "m", "truncation": null})),
+        [("/truncation".to_string(), "type".to_string())]
+    );
+    // Still required: `truncation` must be present.
+    assert!(serde_json::from_value::<Input>(json!({"model": "m"})).is_err());
+}
+
+#[test]
+fn exactly_one_of_arms_keep_the_struct_and_the_validator_checks_the_rule() {
+    use api::shapes::combine::Input;
+    for image in [json!({"image_url": "https://x"}), json!({"file_id": "f"})] {
+        let value = json!({"model": "m", "truncation": {"last": 1}, "image": image});
+        assert_eq!(value_through::<Input>(&value), value);
+        assert_eq!(validator_errors("shapes.combine", &value), []);
+    }
+    // Both or neither: the type reads them (each field is an `Option`), the
+    // validator refuses them (`oneOf`, and `not` for both).
+    let both = json!({"model": "m", "truncation": {"last": 1}, "image": {"image_url": "u", "file_id": "f"}});
+    assert_eq!(value_through::<Input>(&both), both);
+    assert_eq!(
+        validator_errors("shapes.combine", &both),
+        [
+            ("/image".to_string(), "not".to_string()),
+            ("/image".to_string(), "oneOf".to_string())
+        ]
+    );
+    let neither = json!({"model": "m", "truncation": {"last": 1}, "image": {}});
+    assert_eq!(
+        validator_errors("shapes.combine", &neither),
+        [("/image".to_string(), "oneOf".to_string())]
+    );
+    // `not` beside a type: the type is the rest (`String`), the validator
+    // refuses what `not` excludes.
+    let empty = json!({"model": "m", "truncation": {"last": 1}, "label": ""});
+    assert_eq!(value_through::<Input>(&empty), empty);
+    assert_eq!(
+        validator_errors("shapes.combine", &empty),
+        [("/label".to_string(), "not".to_string())]
+    );
+}

@@ -48,7 +48,11 @@
 //! | `number` | `serde_json::Number` (keeps `42` and `1.5` as they were read) |
 //! | `integer` with `minimum` ≥ 0 and `maximum` > `i64::MAX` | `u64` |
 //! | `$ref` (`#/$defs/…`, `#/definitions/…`, `#`, any local pointer) | named item; recursion boxed where needed |
-//! | `allOf` of objects | merged struct |
+//! | `allOf` of objects (nested `allOf`s, also behind `$ref`s, flattened) | merged struct; any other part (a non-object type, `anyOf`/`oneOf`/`not` in a part, validation keywords only) named in a doc note, checked by the validator |
+//! | `allOf` of one object or typed part (plus annotations, constraints) | that part's type (its name kept) |
+//! | `$ref` + `nullable: true`, `allOf: [{$ref}, {nullable: true}]` (OpenAPI 3.0) | `Option<Ref>` |
+//! | `properties` + `anyOf`/`oneOf` of `required`-only arms | the struct (fields only an arm requires are `Option`s), the rule in a doc note |
+//! | `not` | the type of the rest of the schema, `not` in a doc note (checked by the validator) |
 //! | `format` (`uuid`, `date-time`, `email`, …) | `String`, format named in the doc comment |
 //! | `default` | property stays optional; default in the doc comment |
 //! | `description` / `title` | doc comment / type name |
@@ -73,9 +77,9 @@
 //! (`2.0` refused).
 //!
 //! Not representable, so `serde_json::Value` with a doc note and an entry in
-//! [`ProcedureTypes::notes`]: `false` schemas, `not`, tuples of more
+//! [`ProcedureTypes::notes`]: `false` schemas, tuples of more
 //! than 12 elements, `const` arrays/objects, external or dangling `$ref`s,
-//! `allOf` of non-objects, nesting deeper than 32 levels, anything that is
+//! `allOf` of several non-object types, nesting deeper than 32 levels, anything that is
 //! not a schema, and whatever remains once a procedure's conversion work
 //! budget is spent (4,096 + 16 steps per unit of its schemas' weight; it
 //! stops schemas that re-expand shared `allOf`/`$ref` parts at every level
@@ -181,7 +185,9 @@ pub struct ProcedureTypes {
     /// `Some` when the input schema is an object with `properties`.
     pub input_object: Option<InputObject>,
     /// Human-readable notes about constructs that fell back to
-    /// `serde_json::Value` (plain text, manifest text unescaped).
+    /// `serde_json::Value` or that the type does not encode and the
+    /// validator checks (`not`, non-object `allOf` parts, "exactly one of"
+    /// rules) (plain text, manifest text unescaped).
     pub notes: Vec<String>,
     /// The same notes as documentation paragraphs, manifest text escaped
     /// (also emitted as doc comments of the affected items).

@@ -15,7 +15,7 @@ fn generate(fixture: &support::Fixture) -> String {
     };
     let mut modules = Vec::new();
     let mut table = Vec::new();
-    for (path, input, output) in support::tools(&manifest) {
+    for (path, input, output) in support::tools(fixture, &manifest) {
         let types = generate_procedure_types(&input, output.as_ref(), &options);
         let module = format_ident!("{}", support::module_name(&path));
         let items = types.items;

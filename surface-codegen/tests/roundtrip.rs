@@ -117,7 +117,7 @@ fn check(fixture_name: &str, procedures: &[Procedure]) -> Counts {
         .expect("fixture listed");
     let manifest = support::read_json(&fixture.manifest);
     let samples = support::read_json(&fixture.samples);
-    let tools = support::tools(&manifest);
+    let tools = support::tools(&fixture, &manifest);
     assert_eq!(
         procedures.iter().map(|p| p.path).collect::<Vec<_>>(),
         tools.iter().map(|(p, ..)| p.as_str()).collect::<Vec<_>>(),
@@ -263,6 +263,17 @@ mod corpus_orpc_playground {
 mod corpus_orpc_playground_zod {
     use super::{roundtrip, Procedure};
     include!("generated/corpus_orpc_playground_zod.rs");
+}
+
+#[allow(clippy::all, dead_code)]
+mod corpus_openai_selected {
+    use super::{roundtrip, Procedure};
+    include!("generated/corpus_openai_selected.rs");
+}
+
+#[test]
+fn corpus_openai_selected_samples_round_trip_exactly() {
+    check("corpus_openai_selected", corpus_openai_selected::PROCEDURES);
 }
 
 #[test]

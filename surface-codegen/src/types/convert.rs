@@ -380,6 +380,45 @@ impl Converter {
         self.notes.push(text);
     }
 
+    /// Records a remark about the schema at `ptr` that is not a fallback:
+    /// something the type does not encode and the validator checks. Like a
+    /// note it reaches the docs of the field being converted and of the
+    /// procedure's module; [`Self::attach_doc`] puts it on a type too.
+    fn remark(&mut self, ptr: &str, msg: DocText) -> DocText {
+        let text = DocText::new()
+            .ours(self.role)
+            .ours(" schema at ")
+            .code(ptr)
+            .ours(": ")
+            .append(msg);
+        self.notes.push(text.clone());
+        text
+    }
+
+    /// Adds `text` to the doc of the item `ty` names (through an
+    /// `Option`), if it names one already created.
+    fn attach_doc(&mut self, ty: &Ty, text: DocText) {
+        let name = match ty {
+            Ty::Named(name) => name,
+            Ty::Option(inner) => match &**inner {
+                Ty::Named(name) => name,
+                _ => return,
+            },
+            _ => return,
+        };
+        if let Some(Some(item)) = self
+            .item_index
+            .get(name)
+            .copied()
+            .and_then(|i| self.items.get_mut(i))
+        {
+            let doc = item_doc_mut(item);
+            if !doc.contains(&text) {
+                doc.push(text);
+            }
+        }
+    }
+
     /// Follows aliases.
     fn resolve(&self, ty: &Ty) -> Ty {
         let mut ty = ty.clone();
@@ -629,7 +668,11 @@ impl Converter {
                 self.note(ptr, "`$ref` is not a string");
                 return Ty::Value;
             };
-            return self.convert_ref(root, reference, ptr);
+            let ty = self.convert_ref(root, reference, ptr);
+            // OpenAPI 3.0 writes a nullable reference as a `$ref` with a
+            // sibling `nullable: true`.
+            let nullable = s.get("nullable") == Some(&Value::Bool(true));
+            return self.nullable_if(nullable, ty);
         }
         if s.get("nullable") == Some(&Value::Bool(true)) {
             let Some(mut inner) = self.copy_map(s, ptr) else {
@@ -663,6 +706,9 @@ impl Converter {
                     );
                     return Ty::Value;
                 };
+                if let Some(names) = required_only_arms(s, arms) {
+                    return self.object_with_required_arms(root, s, keyword, &names, hint, ptr);
+                }
                 return self.union(root, s, arms, hint, &format!("{ptr}/{keyword}"));
             }
         }
@@ -676,8 +722,21 @@ impl Converter {
             return self.enumeration(root, s, values, hint, ptr);
         }
         if s.contains_key("not") {
-            self.note(ptr, "`not` is not representable");
-            return Ty::Value;
+            // The type of the rest of the schema; `not` only removes values.
+            let Some(mut rest) = self.copy_map(s, ptr) else {
+                return Ty::Value;
+            };
+            let not = rest.remove("not").unwrap_or_default();
+            let ty = self.convert_keywords(root, &rest, hint, ptr);
+            let remark = self.remark(
+                ptr,
+                DocText::new()
+                    .ours("a value must not match ")
+                    .code(json_short(&not))
+                    .ours(" (`not`), which this type does not encode; the validator checks it."),
+            );
+            self.attach_doc(&ty, remark);
+            return ty;
         }
         match s.get("type") {
             Some(Value::String(t)) => self.by_type(root, s, t, hint, ptr),
@@ -705,6 +764,44 @@ impl Converter {
                 }
             }
         }
+    }
+
+    /// An object whose `anyOf`/`oneOf` arms only list `required` names
+    /// ("at least one of" / "exactly one of"): the struct of its
+    /// `properties` (a property only an arm requires stays an `Option`),
+    /// with a doc note naming the rule, which the validator checks.
+    fn object_with_required_arms(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        keyword: &'static str,
+        arms: &[Vec<String>],
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
+        let Some(mut rest) = self.copy_map(s, ptr) else {
+            return Ty::Value;
+        };
+        rest.remove(keyword);
+        let ty = self.convert_keywords(root, &rest, hint, ptr);
+        let rule = arms
+            .iter()
+            .map(|names| names.join(" + "))
+            .collect::<Vec<_>>()
+            .join(" | ");
+        let remark = self.remark(
+            ptr,
+            DocText::new()
+                .ours(if keyword == "oneOf" {
+                    "exactly one of these sets of properties must be present (`oneOf` of `required` lists): "
+                } else {
+                    "at least one of these sets of properties must be present (`anyOf` of `required` lists): "
+                })
+                .code(rule)
+                .ours("; the fields are `Option`s unless the object itself requires them, and the validator checks the rule."),
+        );
+        self.attach_doc(&ty, remark);
+        ty
     }
 
     /// `type: [A, B, "null"]`: one type, or a union of one arm per type,
@@ -1426,6 +1523,13 @@ impl Converter {
         )
     }
 
+    /// `allOf`: the object parts (nested `allOf`s flattened, also behind
+    /// `$ref`s) merged into one struct; without object parts, the one
+    /// typed part's type. A `{"nullable": true}` part (OpenAPI 3.0's way
+    /// to make a `$ref` nullable) makes the result an `Option`. Every other
+    /// part (a non-object type beside objects, `anyOf`/`oneOf`/`not` inside
+    /// a part, a part of validation keywords only) is not encoded in the
+    /// type and named in a doc note: the validator checks it.
     fn all_of(
         &mut self,
         root: &Value,
@@ -1438,36 +1542,144 @@ impl Converter {
             self.note(ptr, "`allOf` is not an array");
             return Ty::Value;
         };
-        if let [single] = parts.as_slice() {
-            if s.keys().all(|k| {
-                matches!(
-                    k.as_str(),
-                    "allOf" | "description" | "title" | "$schema" | "default"
-                )
-            }) {
-                return self.convert(root, single, hint, &format!("{ptr}/allOf/0"));
+        let mut flat: Vec<(String, &Value)> = Vec::new();
+        let mut stack: Vec<(String, &Value, usize)> = parts
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, part)| (format!("{ptr}/allOf/{i}"), part, 0))
+            .collect();
+        while let Some((part_ptr, part, level)) = stack.pop() {
+            if !self.spend(1, &part_ptr) {
+                return Ty::Value;
             }
+            if let Some(Value::Array(inner)) = self.peek(root, part).get("allOf") {
+                if level < MAX_DEPTH {
+                    stack.extend(
+                        inner
+                            .iter()
+                            .enumerate()
+                            .rev()
+                            .map(|(i, p)| (format!("{part_ptr}/allOf/{i}"), p, level + 1)),
+                    );
+                }
+            }
+            flat.push((part_ptr, part));
         }
-        let mut objects = Vec::with_capacity(parts.len());
-        for part in parts {
-            let part = self.peek(root, part);
-            let Some(part) = part.as_object() else {
+        let own = part_kind(s);
+        let mut nullable = false;
+        let mut objects: Vec<&Map<String, Value>> = Vec::new();
+        let mut typed: Vec<(String, &Value)> = Vec::new();
+        let mut lone_object: Option<(String, &Value)> = None;
+        // `(pointer, keywords)` of what the type does not encode.
+        let mut unencoded: Vec<(String, Vec<String>)> = Vec::new();
+        for (part_ptr, part) in &flat {
+            let peeked = self.peek(root, part);
+            let Some(map) = peeked.as_object() else {
+                if peeked == &Value::Bool(true) {
+                    continue;
+                }
                 self.note(ptr, "an `allOf` part is not an object schema");
                 return Ty::Value;
             };
-            let is_object = type_name(part) == Some("object") || part.contains_key("properties");
-            if !is_object {
-                self.note(ptr, "`allOf` of non-object schemas is not representable");
-                return Ty::Value;
+            let kind = part_kind(map);
+            nullable |= kind.shape == PartShape::Annotation && kind.nullable;
+            match kind.shape {
+                PartShape::Annotation => {}
+                PartShape::Object => {
+                    objects.push(map);
+                    lone_object = Some((part_ptr.clone(), *part));
+                }
+                PartShape::Typed => typed.push((part_ptr.clone(), *part)),
+                PartShape::Constraint => {}
             }
-            objects.push(part);
+            if !kind.unencoded.is_empty() {
+                unencoded.push((part_ptr.clone(), kind.unencoded));
+            }
         }
-        // Merge object parts: properties and required are combined. Every
-        // copied value is paid for from the work budget.
+        let hint = if nullable {
+            hint.wrapped()
+        } else {
+            hint.clone()
+        };
+        let ty = if let (
+            PartShape::Annotation | PartShape::Constraint,
+            [_],
+            [],
+            Some((part_ptr, part)),
+        ) = (
+            own.shape,
+            objects.as_slice(),
+            typed.as_slice(),
+            &lone_object,
+        ) {
+            // One object part (`allOf: [{$ref}, {nullable: true}]`): its own
+            // type, name and `additionalProperties` kept.
+            self.convert(root, part, &hint, part_ptr)
+        } else if own.shape == PartShape::Object || !objects.is_empty() {
+            for (part_ptr, part) in &typed {
+                let keys = self
+                    .peek(root, part)
+                    .as_object()
+                    .map(|p| p.keys().cloned().collect())
+                    .unwrap_or_default();
+                unencoded.push((part_ptr.clone(), keys));
+            }
+            self.merged_object(root, s, &objects, &hint, ptr)
+        } else {
+            match (own.shape, typed.as_slice()) {
+                (PartShape::Typed, []) => {
+                    let Some(mut rest) = self.copy_map(s, ptr) else {
+                        return Ty::Value;
+                    };
+                    rest.remove("allOf");
+                    self.convert(root, &Value::Object(rest), &hint, ptr)
+                }
+                (PartShape::Annotation | PartShape::Constraint, [(part_ptr, part)]) => {
+                    self.convert(root, part, &hint, part_ptr)
+                }
+                // Validation keywords only: any JSON they admit.
+                (PartShape::Annotation | PartShape::Constraint, []) => Ty::Value,
+                _ => {
+                    self.note(
+                        ptr,
+                        "an `allOf` of several non-object types is not representable",
+                    );
+                    return Ty::Value;
+                }
+            }
+        };
+        for (part_ptr, keys) in unencoded {
+            let remark = self.remark(
+                ptr,
+                DocText::new()
+                    .ours("a value must also match the `allOf` part at ")
+                    .code(part_ptr)
+                    .ours(" (")
+                    .code(keys.join(", "))
+                    .ours("), which this type does not encode; the validator checks it."),
+            );
+            self.attach_doc(&ty, remark);
+        }
+        self.nullable_if(nullable, ty)
+    }
+
+    /// The struct of an `allOf`'s object parts: `s` (minus `allOf`) with
+    /// the parts' `properties` and `required` added. Every copied value is
+    /// paid for from the work budget.
+    fn merged_object(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        objects: &[&Map<String, Value>],
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
         let Some(mut merged) = self.copy_map(s, ptr) else {
             return Ty::Value;
         };
         merged.remove("allOf");
+        merged.remove("nullable");
         let mut properties = match merged.remove("properties") {
             Some(Value::Object(p)) => p,
             _ => Map::new(),
@@ -1497,6 +1709,134 @@ impl Converter {
         merged.insert("required".into(), Value::Array(required));
         self.convert(root, &Value::Object(merged), hint, ptr)
     }
+}
+
+/// What one `allOf` part contributes to the type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PartShape {
+    /// Only annotations (`description`, `nullable`, `x-*`, …).
+    Annotation,
+    /// An object: `type: object`, `properties`, `required` or
+    /// `additionalProperties` (merged into the struct).
+    Object,
+    /// Another type: `type`, `enum`, `const`, `anyOf`/`oneOf`, `items`,
+    /// `$ref`.
+    Typed,
+    /// Validation keywords only (`minLength`, `not`, …).
+    Constraint,
+}
+
+struct PartKind {
+    shape: PartShape,
+    /// `nullable: true`.
+    nullable: bool,
+    /// The part's keywords the type does not encode and the doc names:
+    /// composition keywords of an object part, all keywords of a
+    /// constraint part.
+    unencoded: Vec<String>,
+}
+
+/// Keywords that neither shape a type nor constrain a value.
+fn is_annotation(key: &str) -> bool {
+    key.starts_with("x-")
+        || matches!(
+            key,
+            "description"
+                | "title"
+                | "$schema"
+                | "$id"
+                | "$comment"
+                | "$defs"
+                | "definitions"
+                | "default"
+                | "example"
+                | "examples"
+                | "deprecated"
+                | "readOnly"
+                | "writeOnly"
+                | "nullable"
+                | "discriminator"
+                | "externalDocs"
+                | "xml"
+        )
+}
+
+/// Classifies an `allOf` part (or the schema holding the `allOf`, whose
+/// `allOf` key is skipped).
+fn part_kind(s: &Map<String, Value>) -> PartKind {
+    let keys: Vec<&String> = s
+        .keys()
+        .filter(|k| *k != "allOf" && !is_annotation(k))
+        .collect();
+    let nullable = s.get("nullable") == Some(&Value::Bool(true));
+    let object = type_name(s) == Some("object")
+        || ["properties", "required", "additionalProperties"]
+            .iter()
+            .any(|k| s.contains_key(*k));
+    let typed = [
+        "type",
+        "enum",
+        "const",
+        "anyOf",
+        "oneOf",
+        "items",
+        "prefixItems",
+        "$ref",
+    ]
+    .iter()
+    .any(|k| s.contains_key(*k));
+    let (shape, unencoded) = if object {
+        let composition = keys
+            .iter()
+            .filter(|k| {
+                matches!(
+                    k.as_str(),
+                    "anyOf" | "oneOf" | "not" | "if" | "then" | "else"
+                )
+            })
+            .map(|k| k.to_string())
+            .collect();
+        (PartShape::Object, composition)
+    } else if typed {
+        (PartShape::Typed, Vec::new())
+    } else if keys.is_empty() {
+        (PartShape::Annotation, Vec::new())
+    } else {
+        (
+            PartShape::Constraint,
+            keys.iter().map(|k| k.to_string()).collect(),
+        )
+    };
+    PartKind {
+        shape,
+        nullable,
+        unencoded,
+    }
+}
+
+/// The `required` lists of `arms` when `s` is an object (`type: object`
+/// or `properties`) and every arm is only a `required` list (plus
+/// annotations or `type: object`).
+fn required_only_arms(s: &Map<String, Value>, arms: &[Value]) -> Option<Vec<Vec<String>>> {
+    if !(type_name(s) == Some("object") || s.contains_key("properties")) || arms.is_empty() {
+        return None;
+    }
+    arms.iter()
+        .map(|arm| {
+            let arm = arm.as_object()?;
+            let only_required = arm.keys().all(|k| {
+                k == "required"
+                    || is_annotation(k)
+                    || (k == "type" && type_name(arm) == Some("object"))
+            });
+            let names = arm.get("required")?.as_array()?;
+            let names: Option<Vec<String>> = names
+                .iter()
+                .map(|n| n.as_str().map(str::to_string))
+                .collect();
+            only_required.then_some(names?)
+        })
+        .collect()
 }
 
 /// `i64` (zod's ±2^53 bounds fit), or `u64` when the bounds need it
@@ -1591,6 +1931,19 @@ fn variant_base(arm: &Value, index: usize) -> String {
             Some(c) => variant(&c.to_string()),
             None => format!("Variant{index}"),
         },
+    }
+}
+
+fn item_doc_mut(item: &mut ItemDef) -> &mut Vec<DocText> {
+    match item {
+        ItemDef::Struct { doc, .. }
+        | ItemDef::Newtype { doc, .. }
+        | ItemDef::Alias { doc, .. }
+        | ItemDef::StringEnum { doc, .. }
+        | ItemDef::Untagged { doc, .. }
+        | ItemDef::Tagged { doc, .. }
+        | ItemDef::OpenEnum { doc, .. }
+        | ItemDef::Const { doc, .. } => doc,
     }
 }
 

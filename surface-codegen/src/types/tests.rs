@@ -924,7 +924,8 @@ fn unrepresentable_schemas_fall_back_to_value_with_notes() {
             "Input schema at `#/properties/empty`: an empty `enum` admits no value; represented as `serde_json::Value`.",
             "Input schema at `#/properties/external`: external `$ref` \"https://example.com/s.json\" is not resolved; represented as `serde_json::Value`.",
             "Input schema at `#/properties/five`: 5 is not a schema; represented as `serde_json::Value`.",
-            "Input schema at `#/properties/neg`: `not` is not representable; represented as `serde_json::Value`.",
+            // Not a fallback: any JSON but a string, checked by the validator.
+            "Input schema at `#/properties/neg`: a value must not match `{\"type\":\"string\"}` (`not`), which this type does not encode; the validator checks it.",
             "Input schema at `#/properties/never`: schema `false` admits no value; represented as `serde_json::Value`.",
             "Input schema at `#/properties/weird`: unknown `type` \"color\"; represented as `serde_json::Value`.",
         ]
@@ -1090,4 +1091,171 @@ fn exponential_schema_expansion_is_bounded_by_the_work_budget() {
             );
         }
     }
+}
+
+/// The doc attribute of one paragraph, as `assert_items` expects it.
+fn doc_line(text: &str) -> TokenStream {
+    let text = format!(" {text}");
+    quote!(#[doc = #text])
+}
+
+/// The shape of OpenAI's `createChatCompletion` request body
+/// (`tests/fixtures/corpus/openai.manifest.json`, tool
+/// `openai.createChatCompletion`: `allOf` of a `$ref` that is itself an
+/// `allOf`, and an object), plus a non-object part.
+#[test]
+fn all_of_merges_nested_object_parts_and_names_non_object_parts_in_the_doc() {
+    let x = extras();
+    let types = generate(
+        json!({
+            "$defs": {
+                "Base": {"allOf": [{"$ref": "#/$defs/Inner"}, {"type": "object", "properties": {"b": {"type": "boolean"}}}]},
+                "Inner": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+            },
+            "allOf": [
+                {"$ref": "#/$defs/Base"},
+                {"type": "object", "properties": {"c": {"type": "integer"}}, "required": ["c"]},
+                {"minProperties": 2},
+                {"type": "object", "anyOf": [{"required": ["b"]}, {"properties": {"a": {"const": "x"}}}]}
+            ]
+        }),
+        None,
+    );
+    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    let n1 = doc_line("Input schema at `#`: a value must also match the `allOf` part at `#/allOf/2` (`minProperties`), which this type does not encode; the validator checks it.");
+    let n2 = doc_line("Input schema at `#`: a value must also match the `allOf` part at `#/allOf/3` (`anyOf`), which this type does not encode; the validator checks it.");
+    assert_items(
+        &types,
+        quote! {
+            #n1
+            #[doc = ""]
+            #n2
+            #d #c
+            pub struct Input {
+                pub a: String,
+                #o
+                pub b: Option<bool>,
+                #[serde(deserialize_with = "::k::__private::serde_helpers::integer")]
+                pub c: i64,
+                #x
+            }
+            #out
+        },
+    );
+    assert_eq!(types.notes.len(), 2);
+}
+
+/// OpenAI's `createRun` (`tests/fixtures/corpus/openai.manifest.json`):
+/// `truncation_strategy` is `allOf: [{$ref}, {nullable: true}]` and
+/// `response_format` a `$ref` with a sibling `nullable: true`.
+#[test]
+fn ref_with_nullable_sibling_or_nullable_all_of_part_is_an_option_of_the_ref() {
+    let x = extras();
+    let types = generate(
+        json!({
+            "$defs": {"T": {"type": "object", "properties": {"n": {"type": "string"}}, "required": ["n"], "additionalProperties": false}},
+            "type": "object",
+            "properties": {
+                "direct": {"$ref": "#/$defs/T", "nullable": true},
+                "through_all_of": {"allOf": [{"$ref": "#/$defs/T"}, {"nullable": true}]},
+                "plain": {"$ref": "#/$defs/T"}
+            },
+            "required": ["direct", "plain"]
+        }),
+        None,
+    );
+    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            pub struct Input {
+                #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
+                pub direct: Option<InputT>,
+                pub plain: InputT,
+                #o
+                pub through_all_of: Option<Option<InputT>>,
+                #x
+            }
+            #d #c
+            #[serde(deny_unknown_fields)]
+            pub struct InputT {
+                pub n: String,
+            }
+            #out
+        },
+    );
+    assert!(types.notes.is_empty(), "{:?}", types.notes);
+}
+
+/// OpenAI's `ImageRefParam` (`tests/fixtures/corpus/openai.manifest.json`,
+/// tool `openai.createImageEdit`, `#/$defs/ImageRefParam`): properties,
+/// `anyOf` of `required`-only arms and a `not`.
+#[test]
+fn properties_with_required_only_arms_keep_the_struct_and_name_the_rule() {
+    let types = generate(
+        json!({
+            "type": "object",
+            "properties": {"image_url": {"type": "string"}, "file_id": {"type": "string"}, "n": {"type": "boolean"}},
+            "required": ["n"],
+            "oneOf": [{"required": ["image_url"]}, {"required": ["file_id"]}],
+            "not": {"required": ["image_url", "file_id"]},
+            "additionalProperties": false
+        }),
+        None,
+    );
+    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    let not = doc_line("Input schema at `#`: a value must not match `{\"required\":[\"image_url\",\"file_id\"]}` (`not`), which this type does not encode; the validator checks it.");
+    let rule = doc_line("Input schema at `#`: exactly one of these sets of properties must be present (`oneOf` of `required` lists): `image_url | file_id`; the fields are `Option`s unless the object itself requires them, and the validator checks the rule.");
+    assert_items(
+        &types,
+        quote! {
+            #not
+            #[doc = ""]
+            #rule
+            #d #c
+            #[serde(deny_unknown_fields)]
+            pub struct Input {
+                #o
+                pub file_id: Option<String>,
+                #o
+                pub image_url: Option<String>,
+                pub n: bool,
+            }
+            #out
+        },
+    );
+    let object = types.input_object.expect("the struct's facts are kept");
+    assert_eq!(
+        object
+            .fields
+            .iter()
+            .map(|f| f.json_name.as_str())
+            .collect::<Vec<_>>(),
+        ["file_id", "image_url", "n"]
+    );
+}
+
+#[test]
+fn not_keeps_the_type_of_the_rest_of_the_schema() {
+    let types = generate(
+        json!({"type": "object", "properties": {
+            "s": {"type": "string", "not": {"const": ""}}
+        }, "required": ["s"], "additionalProperties": false}),
+        None,
+    );
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let note = doc_line("Input schema at `#/properties/s`: a value must not match `{\"const\":\"\"}` (`not`), which this type does not encode; the validator checks it.");
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            #[serde(deny_unknown_fields)]
+            pub struct Input {
+                #note
+                pub s: String,
+            }
+            #out
+        },
+    );
 }

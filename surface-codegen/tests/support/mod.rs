@@ -12,6 +12,8 @@ pub struct Fixture {
     pub name: &'static str,
     pub manifest: PathBuf,
     pub samples: PathBuf,
+    /// The tools used, when not all of the manifest's.
+    pub only: &'static [&'static str],
 }
 
 fn crate_dir() -> PathBuf {
@@ -26,6 +28,7 @@ pub fn fixtures() -> Vec<Fixture> {
         name: "handmade",
         manifest: here.join("handmade.manifest.json"),
         samples: here.join("handmade.samples.json"),
+        only: &[],
     }]
     .into_iter()
     .chain(
@@ -34,17 +37,24 @@ pub fn fixtures() -> Vec<Fixture> {
                 name,
                 manifest: shared.join(file),
                 samples: shared.join("samples.json"),
+                only: &[],
             }
         }),
     )
-    .chain(CORPUS.iter().map(|&(name, source)| {
-        let dir = crate_dir().join("../tests/fixtures/corpus");
-        Fixture {
-            name,
-            manifest: dir.join(format!("{source}.manifest.json")),
-            samples: dir.join(format!("{source}.samples.json")),
-        }
-    }))
+    .chain(
+        CORPUS
+            .iter()
+            .chain(CORPUS_SELECTIONS)
+            .map(|&(name, source, only)| {
+                let dir = crate_dir().join("../tests/fixtures/corpus");
+                Fixture {
+                    name,
+                    manifest: dir.join(format!("{source}.manifest.json")),
+                    samples: dir.join(format!("{source}.samples.json")),
+                    only,
+                }
+            }),
+    )
     .collect()
 }
 
@@ -52,16 +62,35 @@ pub fn fixtures() -> Vec<Fixture> {
 /// types are committed and round-tripped: `(fixture name, source)`. Their
 /// samples file has the corpus shape (`{"input": {"valid": [..]}, "output":
 /// {"valid": [..]}}`).
-pub const CORPUS: &[(&str, &str)] = &[
-    ("corpus_github", "github"),
-    ("corpus_notion", "notion"),
-    ("corpus_filesystem", "filesystem"),
-    ("corpus_memory", "memory"),
-    ("corpus_playwright", "playwright"),
-    ("corpus_firecrawl", "firecrawl"),
-    ("corpus_orpc_playground", "orpc_playground"),
-    ("corpus_orpc_playground_zod", "orpc_playground_zod"),
+pub const CORPUS: &[(&str, &str, &[&str])] = &[
+    ("corpus_github", "github", &[]),
+    ("corpus_notion", "notion", &[]),
+    ("corpus_filesystem", "filesystem", &[]),
+    ("corpus_memory", "memory", &[]),
+    ("corpus_playwright", "playwright", &[]),
+    ("corpus_firecrawl", "firecrawl", &[]),
+    ("corpus_orpc_playground", "orpc_playground", &[]),
+    ("corpus_orpc_playground_zod", "orpc_playground_zod", &[]),
 ];
+
+/// Tools of a corpus source picked for a schema construct, round-tripped
+/// like [`CORPUS`]: OpenAI's request bodies with `allOf` of a nested
+/// `allOf` (`createChatCompletion`, `createResponse`), `allOf: [$ref,
+/// {nullable: true}]` and `$ref` + `nullable` (`createRun`,
+/// `modifyVectorStore`), `properties` + `anyOf`/`oneOf` of `required`
+/// lists and `not` (`createImageEdit`, `createAssistant`).
+pub const CORPUS_SELECTIONS: &[(&str, &str, &[&str])] = &[(
+    "corpus_openai_selected",
+    "openai",
+    &[
+        "openai.createAssistant",
+        "openai.createChatCompletion",
+        "openai.createImageEdit",
+        "openai.createResponse",
+        "openai.createRun",
+        "openai.modifyVectorStore",
+    ],
+)];
 
 pub fn read_json(path: &PathBuf) -> Value {
     let text =
@@ -69,11 +98,13 @@ pub fn read_json(path: &PathBuf) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("parse {}: {e}", path.display()))
 }
 
-/// `(path, inputSchema, outputSchema)` of every tool, sorted by path.
-pub fn tools(manifest: &Value) -> Vec<(String, Value, Option<Value>)> {
+/// `(path, inputSchema, outputSchema)` of every tool of `fixture`
+/// (those of [`Fixture::only`] when set), sorted by path.
+pub fn tools(fixture: &Fixture, manifest: &Value) -> Vec<(String, Value, Option<Value>)> {
     let tools = manifest["tools"].as_object().expect("manifest has `tools`");
     tools
         .iter()
+        .filter(|(path, _)| fixture.only.is_empty() || fixture.only.contains(&path.as_str()))
         .map(|(path, tool)| {
             (
                 path.clone(),
