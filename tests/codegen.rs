@@ -447,3 +447,55 @@ fn generated_validators_report_what_jsonschema_reports() {
     assert!(output.is_valid(&json!({"ok": true})));
     assert_eq!(output.errors(&json!({}))[0].keyword, "required");
 }
+
+/// oRPC's converter omits `items: false` after `prefixItems` (further
+/// elements allowed: `TupleWithRest`), zod's writes it (a closed tuple):
+/// code using the tuple reads the same against both (docs/codegen.md,
+/// "Tuples").
+#[test]
+fn a_tuple_without_items_false_is_used_like_the_closed_tuple() {
+    fn first_two(
+        point_x: &serde_json::Number,
+        point_y: &serde_json::Number,
+        labelled: (&String, &i64, &bool),
+    ) -> String {
+        format!(
+            "{point_x},{point_y},{},{},{}",
+            labelled.0, labelled.1, labelled.2
+        )
+    }
+    let value = json!({"point": [1.5, 2], "labelled": ["a", 3, true]});
+    let orpc: orpc_constructs::constructs::tuple::Input =
+        serde_json::from_value(value.clone()).unwrap();
+    let zod: zod_constructs::constructs::tuple::Input =
+        serde_json::from_value(value.clone()).unwrap();
+    let orpc_labelled = orpc.labelled.as_ref().unwrap();
+    let zod_labelled = zod.labelled.as_ref().unwrap();
+    assert_eq!(
+        first_two(
+            &orpc.point.0,
+            &orpc.point.1,
+            (&orpc_labelled.0, &orpc_labelled.1, &orpc_labelled.2)
+        ),
+        first_two(
+            &zod.point.0,
+            &zod.point.1,
+            (&zod_labelled.0, &zod_labelled.1, &zod_labelled.2)
+        ),
+    );
+    assert_eq!(serde_json::to_value(&orpc).unwrap(), value);
+    assert_eq!(serde_json::to_value(&zod).unwrap(), value);
+    // The elements oRPC's schema allows beyond the prefix are kept.
+    let longer = json!({"point": [1, 2, "z", null]});
+    let mut orpc: orpc_constructs::constructs::tuple::Input =
+        serde_json::from_value(longer.clone()).unwrap();
+    assert_eq!(orpc.point.rest, [json!("z"), json!(null)]);
+    assert_eq!(serde_json::to_value(&orpc).unwrap(), longer);
+    orpc.point.0 = serde_json::Number::from(7);
+    orpc.point = (orpc.point.0.clone(), orpc.point.1.clone()).into();
+    assert_eq!(
+        serde_json::to_value(&orpc).unwrap(),
+        json!({"point": [7, 2]})
+    );
+    assert!(serde_json::from_value::<zod_constructs::constructs::tuple::Input>(longer).is_err());
+}

@@ -92,15 +92,19 @@
 //!
 //! # Names
 //! Every generated type name starts with `Input` or `Output` (`Input`,
-//! `InputDevicesItem`, `OutputSchema0`), so it never shadows a prelude name
-//! and input and output definitions never collide. Property names become
+//! `InputDevicesItem`, `InputRoot`), so it never shadows a prelude name
+//! and input and output definitions never collide. A nested type is named
+//! by its `title`, else by the key of the `$ref` that names it, else by
+//! the property path where it is first reached; a converter's made-up
+//! `$defs` keys (zod's `__schema0`) count as no name (docs/codegen.md,
+//! "Names of nested types"). Property names become
 //! snake_case field identifiers with `#[serde(rename = "<property>")]` when
 //! they differ; keywords become raw identifiers (`r#type`), `self`/`super`/
 //! `crate`/`Self` get a trailing `_`, non-identifier characters become `_`,
 //! and collisions (`aB` and `a_b`) get a numeric suffix (`a_b_2`). Fields
 //! appear in the order of serde_json's map (sorted by property name).
 
-mod convert;
+pub(crate) mod convert;
 mod emit;
 mod model;
 pub(crate) mod names;

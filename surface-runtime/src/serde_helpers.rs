@@ -359,6 +359,34 @@ pub struct TupleWithRest<P, R> {
     pub rest: Vec<R>,
 }
 
+/// Used as the tuple it starts with: `t.0`, `t.1` read (and, through
+/// [`DerefMut`](std::ops::DerefMut), write) the prefix elements, so code
+/// written against a closed tuple `(A, B)` (zod's `items: false`) reads the
+/// same against the `TupleWithRest<(A, B), R>` a converter that omits
+/// `items` gives.
+impl<P, R> std::ops::Deref for TupleWithRest<P, R> {
+    type Target = P;
+    fn deref(&self) -> &P {
+        &self.prefix
+    }
+}
+
+impl<P, R> std::ops::DerefMut for TupleWithRest<P, R> {
+    fn deref_mut(&mut self) -> &mut P {
+        &mut self.prefix
+    }
+}
+
+/// The prefix alone, no further elements: `TupleWithRest::from((1.5, 2))`.
+impl<P, R> From<P> for TupleWithRest<P, R> {
+    fn from(prefix: P) -> Self {
+        TupleWithRest {
+            prefix,
+            rest: Vec::new(),
+        }
+    }
+}
+
 /// Reads the elements of a tuple prefix from a sequence.
 pub trait TuplePrefixDe<'de>: Sized {
     /// Reads the prefix, failing with `invalid length` when the sequence is

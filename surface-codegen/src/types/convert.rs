@@ -574,7 +574,14 @@ impl Converter {
         self.defs.insert(pointer, DefState::Done(Ty::Named(name)));
     }
 
-    fn convert_ref(&mut self, root: &Value, reference: &str, ptr: &str) -> Ty {
+    /// A `$ref`: the target's item, converted the first time it is
+    /// reached. Its name is the target's `title`, else its key (`#/$defs/
+    /// Pet` → `InputPet`), except for keys a converter generated (zod's
+    /// `__schema0`, see [`is_generated_def_key`]): those are named from
+    /// `hint`, the path where the reference is first reached, as an inline
+    /// schema there would be (so the same contract gets the same names from
+    /// a converter that inlines its recursion).
+    fn convert_ref(&mut self, root: &Value, reference: &str, hint: &Hint, ptr: &str) -> Ty {
         let Some(pointer) = reference.strip_prefix('#') else {
             self.note(
                 ptr,
@@ -606,8 +613,16 @@ impl Converter {
         };
         let segment = pointer.rsplit('/').next().unwrap_or_default();
         let title = target.get("title").and_then(Value::as_str);
-        let base = self.role_prefixed(&pascal(title.unwrap_or(segment)));
-        let name = self.names.unique(&base, false);
+        let name = match (title, hint) {
+            (None, Hint::Exact(name)) if is_generated_def_key(segment) => name.clone(),
+            (None, Hint::Fresh(base)) if is_generated_def_key(segment) => {
+                self.names.unique(base, false)
+            }
+            _ => {
+                let base = self.role_prefixed(&pascal(title.unwrap_or(segment)));
+                self.names.unique(&base, false)
+            }
+        };
         self.defs.insert(
             pointer.clone(),
             DefState::InProgress {
@@ -668,10 +683,15 @@ impl Converter {
                 self.note(ptr, "`$ref` is not a string");
                 return Ty::Value;
             };
-            let ty = self.convert_ref(root, reference, ptr);
             // OpenAPI 3.0 writes a nullable reference as a `$ref` with a
             // sibling `nullable: true`.
             let nullable = s.get("nullable") == Some(&Value::Bool(true));
+            let ref_hint = if nullable {
+                hint.wrapped()
+            } else {
+                hint.clone()
+            };
+            let ty = self.convert_ref(root, reference, &ref_hint, ptr);
             return self.nullable_if(nullable, ty);
         }
         if s.get("nullable") == Some(&Value::Bool(true)) {
@@ -1837,6 +1857,14 @@ fn required_only_arms(s: &Map<String, Value>, arms: &[Value]) -> Option<Vec<Vec<
             only_required.then_some(names?)
         })
         .collect()
+}
+
+/// A `$defs` key a converter made up rather than a name the author gave:
+/// zod 4's `z.toJSONSchema` calls the schemas it extracts (recursive ones,
+/// those used twice) `__schema0`, `__schema1`, …
+pub(crate) fn is_generated_def_key(key: &str) -> bool {
+    key.strip_prefix("__schema")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// `i64` (zod's ±2^53 bounds fit), or `u64` when the bounds need it

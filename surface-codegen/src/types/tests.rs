@@ -661,9 +661,56 @@ fn defs_recursion_is_boxed_and_input_output_names_do_not_collide() {
             }
         }
     };
-    let input = side(quote!(Input), quote!(InputSchema0));
-    let output = side(quote!(Output), quote!(OutputSchema0));
+    // zod's generated `$defs` key `__schema0` names nothing: the type is
+    // named from the path where it is first reached (`root`).
+    let input = side(quote!(Input), quote!(InputRoot));
+    let output = side(quote!(Output), quote!(OutputRoot));
     assert_items(&types, quote!(#input #output));
+}
+
+#[test]
+fn generated_def_keys_take_the_name_of_the_path_where_first_reached() {
+    assert!(convert::is_generated_def_key("__schema0"));
+    assert!(convert::is_generated_def_key("__schema12"));
+    assert!(!convert::is_generated_def_key("__schema"));
+    assert!(!convert::is_generated_def_key("__schemaX"));
+    assert!(!convert::is_generated_def_key("Pet"));
+    let x = extras();
+    // The root is the `$ref`: the type is `Input` itself. An author's key
+    // (`Leaf`) and a `title` keep their names.
+    let types = generate(
+        json!({"$ref": "#/$defs/__schema0", "$defs": {
+            "__schema0": {"type": "object", "properties": {
+                "next": {"anyOf": [{"$ref": "#/$defs/__schema0"}, {"type": "null"}]},
+                "leaf": {"$ref": "#/$defs/Leaf"},
+                "tagged": {"$ref": "#/$defs/__schema1"}
+            }, "required": ["next", "leaf", "tagged"]},
+            "Leaf": {"type": "object", "properties": {}, "additionalProperties": false},
+            "__schema1": {"title": "Mark", "type": "object", "properties": {}, "additionalProperties": false}
+        }}),
+        None,
+    );
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            pub struct Input {
+                pub leaf: InputLeaf,
+                #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
+                pub next: Option<Box<Input>>,
+                pub tagged: InputMark,
+                #x
+            }
+            #d #c
+            #[serde(deny_unknown_fields)]
+            pub struct InputLeaf {}
+            #d #c
+            #[serde(deny_unknown_fields)]
+            pub struct InputMark {}
+            #out
+        },
+    );
 }
 
 #[test]

@@ -1755,14 +1755,14 @@ pub mod p_zod_tree {
         ::surface_runtime::__private::serde::Deserialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    pub struct InputSchema0 {
-        pub children: Vec<InputSchema0>,
+    pub struct Input {
+        pub children: Vec<Input>,
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
-        pub parent: Option<Option<Box<InputSchema0>>>,
+        pub parent: Option<Option<Box<Input>>>,
         #[serde(
             deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
         )]
@@ -1774,7 +1774,6 @@ pub mod p_zod_tree {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    pub type Input = InputSchema0;
     #[derive(
         Debug,
         Clone,
@@ -1784,19 +1783,18 @@ pub mod p_zod_tree {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
-    pub struct OutputSchema0 {
+    pub struct Output {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
-        pub next: Option<Box<OutputSchema0>>,
+        pub next: Option<Box<Output>>,
         #[serde(
             deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
         )]
         pub value: i64,
     }
-    pub type Output = OutputSchema0;
 }
 /// `zod.tuple`
 pub mod p_zod_tuple {

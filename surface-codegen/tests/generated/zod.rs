@@ -978,7 +978,7 @@ pub mod p_constructs_recursive_getter {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        pub root: InputSchema0,
+        pub root: InputRoot,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
         pub additional_properties: ::std::collections::BTreeMap<
@@ -994,13 +994,13 @@ pub mod p_constructs_recursive_getter {
         ::surface_runtime::__private::serde::Deserialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    pub struct InputSchema0 {
+    pub struct InputRoot {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
-        pub children: Option<Vec<InputSchema0>>,
+        pub children: Option<Vec<InputRoot>>,
         pub name: String,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1019,7 +1019,7 @@ pub mod p_constructs_recursive_getter {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct Output {
-        pub root: OutputSchema0,
+        pub root: OutputRoot,
     }
     #[derive(
         Debug,
@@ -1030,13 +1030,13 @@ pub mod p_constructs_recursive_getter {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
-    pub struct OutputSchema0 {
+    pub struct OutputRoot {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
-        pub children: Option<Vec<OutputSchema0>>,
+        pub children: Option<Vec<OutputRoot>>,
         pub name: String,
     }
 }
@@ -1051,7 +1051,7 @@ pub mod p_constructs_recursive_lazy {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        pub category: InputSchema0,
+        pub category: InputCategory,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
         pub additional_properties: ::std::collections::BTreeMap<
@@ -1067,12 +1067,12 @@ pub mod p_constructs_recursive_lazy {
         ::surface_runtime::__private::serde::Deserialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    pub struct InputSchema0 {
+    pub struct InputCategory {
         pub label: String,
         #[serde(
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
-        pub parent: Option<Box<InputSchema0>>,
+        pub parent: Option<Box<InputCategory>>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
         pub additional_properties: ::std::collections::BTreeMap<
@@ -1090,7 +1090,7 @@ pub mod p_constructs_recursive_lazy {
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
     pub struct Output {
-        pub category: OutputSchema0,
+        pub category: OutputCategory,
     }
     #[derive(
         Debug,
@@ -1101,12 +1101,12 @@ pub mod p_constructs_recursive_lazy {
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     #[serde(deny_unknown_fields)]
-    pub struct OutputSchema0 {
+    pub struct OutputCategory {
         pub label: String,
         #[serde(
             deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
         )]
-        pub parent: Option<Box<OutputSchema0>>,
+        pub parent: Option<Box<OutputCategory>>,
     }
 }
 /// `constructs.requiredOptional`
