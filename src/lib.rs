@@ -91,14 +91,38 @@ pub mod validation {
     pub use surface_runtime::validation::{ValidationError, Validator, MAX_REF_DEPTH};
 }
 
+/// The `uuid` crate `format: uuid` is read as with `manifest!(…,
+/// typed_formats = [uuid])` (feature `typed-uuid`; docs/codegen.md, "Typed
+/// formats"): build and read `Uuid`s without depending on `uuid` yourself.
+#[cfg(feature = "typed-uuid")]
+pub use uuid;
+
+/// The `chrono` crate `format: date-time` and `date` are read as with
+/// `manifest!(…, typed_formats = [chrono])` (feature `typed-chrono`;
+/// docs/codegen.md, "Typed formats").
+#[cfg(feature = "typed-chrono")]
+pub use chrono;
+
+/// The `url` crate `format: uri` and `url` are read as with `manifest!(…,
+/// typed_formats = [url])` (feature `typed-url`; docs/codegen.md, "Typed
+/// formats").
+#[cfg(feature = "typed-url")]
+pub use url;
+
 /// Items the generated code names. Not public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    #[cfg(feature = "typed-chrono")]
+    pub use chrono;
     pub use serde;
     pub use serde_json;
     pub use surface_runtime::__private::{
         format, pattern, serde_helpers, validation, GeneratedProcedure,
     };
+    #[cfg(feature = "typed-url")]
+    pub use url;
+    #[cfg(feature = "typed-uuid")]
+    pub use uuid;
     // What the `#[agent_procedure]` expansion implements, named through
     // `api::__agent_surface_private` so it resolves from any crate.
     pub use surface_runtime::{BoundField, BoundInput, ProcedureInput};

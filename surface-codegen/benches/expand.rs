@@ -70,6 +70,7 @@ fn bench_expand(c: &mut Criterion) {
         display_path: "agent.manifest.json".into(),
         invocation_site: String::new(),
         validation: surface_codegen::manifest_macro::ValidationMode::Generated,
+        typed_formats: Default::default(),
     };
     let mut group = c.benchmark_group("manifest_expand");
     group.sample_size(10);

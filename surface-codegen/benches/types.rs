@@ -25,6 +25,7 @@ fn bench(c: &mut Criterion) {
         .collect();
     let options = TypeOptions {
         crate_path: quote!(::agent_surface),
+        typed_formats: Default::default(),
     };
     let mut group = c.benchmark_group("types_fixture_manifests");
     group.bench_function("baseline_parse_manifest_json", |b| {

@@ -47,6 +47,7 @@ fn main() {
         display_path: "big.json".into(),
         invocation_site: String::new(),
         validation: surface_codegen::manifest_macro::ValidationMode::Generated,
+        typed_formats: Default::default(),
     };
     let enum_values = manifest(json!({
         "type": "object",

@@ -54,6 +54,7 @@
 //! | `properties` + `anyOf`/`oneOf` of `required`-only arms | the struct (fields only an arm requires are `Option`s), the rule in a doc note |
 //! | `not` | the type of the rest of the schema, `not` in a doc note (checked by the validator) |
 //! | `format` (`uuid`, `date-time`, `email`, …) | `String`, format named in the doc comment |
+//! | `format` `uuid` / `date-time` / `date` / `uri`, `url` with [`TypedFormats`] | `uuid::Uuid` / `chrono::DateTime<FixedOffset>` / `chrono::NaiveDate` / `url::Url`, through `<crate_path>::__private` |
 //! | `default` | property stays optional; default in the doc comment |
 //! | `description` / `title` | doc comment / type name |
 //! | `{}`, `true` | `serde_json::Value` |
@@ -87,8 +88,8 @@
 //! become doc comments through [`crate::doc::manifest_text`], so no
 //! schema text is markdown in the user's crate. Validation keywords (`minLength`, `minimum`, `pattern`,
 //! `format`, …) are not encoded in the types: the runtime validates every
-//! call against the full schema. Typed formats (`uuid::Uuid`,
-//! chrono) are not implemented.
+//! call against the full schema. Formats are `String`s unless
+//! [`TypeOptions::typed_formats`] asks for typed values.
 //!
 //! # Names
 //! Every generated type name starts with `Input` or `Output` (`Input`,
@@ -124,14 +125,35 @@ pub struct TypeOptions {
     /// items: `#crate_path::__private::serde`, `…::serde_json`,
     /// `…::serde_helpers`. Default `::agent_surface`.
     pub crate_path: TokenStream,
+    /// Which `format`s become typed values instead of `String` (none by
+    /// default).
+    pub typed_formats: TypedFormats,
 }
 
 impl Default for TypeOptions {
     fn default() -> Self {
         TypeOptions {
             crate_path: quote!(::agent_surface),
+            typed_formats: TypedFormats::default(),
         }
     }
+}
+
+/// The `format`s generated as typed values (`manifest!(…, typed_formats =
+/// [uuid, chrono, url])`, each needing the facade feature of the same name,
+/// `typed-uuid`, `typed-chrono`, `typed-url`; docs/codegen.md, "Typed
+/// formats"). The types are named through the facade
+/// (`<crate_path>::__private::uuid::Uuid`), so the user's crate does not
+/// depend on the format crates. All `false` by default: `String`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TypedFormats {
+    /// `format: uuid` → `uuid::Uuid` (written lowercase and hyphenated).
+    pub uuid: bool,
+    /// `format: date-time` → `chrono::DateTime<chrono::FixedOffset>`,
+    /// `format: date` → `chrono::NaiveDate`.
+    pub chrono: bool,
+    /// `format: uri` and `format: url` → `url::Url` (WHATWG-normalized).
+    pub url: bool,
 }
 
 /// Whether an object admits properties beyond `properties`. Also a fact
@@ -212,7 +234,7 @@ pub fn generate_procedure_types(
     let krate = &options.crate_path;
     let weight = convert::Converter::weight_of(input_schema)
         .saturating_add(output_schema.map_or(0, convert::Converter::weight_of));
-    let mut converter = convert::Converter::new(krate, weight);
+    let mut converter = convert::Converter::new(krate, weight, options.typed_formats);
     converter.convert_document(input_schema, "Input");
     match output_schema {
         Some(output) => converter.convert_document(output, "Output"),

@@ -32,6 +32,7 @@ fn options(display_path: &str) -> ExpandOptions {
         display_path: display_path.into(),
         invocation_site: String::new(),
         validation: surface_codegen::manifest_macro::ValidationMode::Generated,
+        typed_formats: Default::default(),
     }
 }
 
@@ -45,6 +46,7 @@ fn expand(text: &str, display_path: &str) -> TokenStream {
 fn expand_runtime(text: &str, display_path: &str) -> TokenStream {
     let options = ExpandOptions {
         validation: surface_codegen::manifest_macro::ValidationMode::Runtime,
+        typed_formats: Default::default(),
         ..options(display_path)
     };
     expand_with(text, &options)

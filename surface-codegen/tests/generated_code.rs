@@ -12,6 +12,7 @@ fn generate(fixture: &support::Fixture) -> String {
     let manifest = support::read_json(&fixture.manifest);
     let options = TypeOptions {
         crate_path: quote!(::surface_runtime),
+        typed_formats: Default::default(),
     };
     let mut modules = Vec::new();
     let mut table = Vec::new();

@@ -85,7 +85,7 @@ proptest! {
 
     #[test]
     fn arbitrary_schemas_never_panic_and_yield_input_and_output(input in schema_like(), output in prop::option::of(schema_like())) {
-        let types = generate_procedure_types(&input, output.as_ref(), &TypeOptions { crate_path: quote!(::k) });
+        let types = generate_procedure_types(&input, output.as_ref(), &TypeOptions { crate_path: quote!(::k), typed_formats: Default::default() });
         let file: syn::File = syn::parse2(types.items).expect("generated items parse");
         let names: Vec<String> = file.items.iter().filter_map(|item| match item {
             syn::Item::Struct(s) => Some(s.ident.to_string()),

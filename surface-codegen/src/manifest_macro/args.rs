@@ -10,6 +10,7 @@ use syn::{LitStr, Token};
 use super::ValidationMode;
 use crate::diagnostics::Errors;
 use crate::tokens::{split_arguments, Argument};
+use crate::types::TypedFormats;
 
 /// The arguments of `manifest!("path.json")` / `manifest!("path.json",
 /// crate = some::path, validation = runtime)`.
@@ -22,11 +23,13 @@ pub struct ManifestArgs {
     pub crate_path: Option<syn::Path>,
     /// `validation = generated` (the default) or `validation = runtime`.
     pub validation: ValidationMode,
+    /// `typed_formats = [uuid, chrono, url]` (none by default).
+    pub typed_formats: TypedFormats,
 }
 
 /// What an unknown argument's message lists.
 const OPTIONS: &str =
-    "the options are `crate = path::to::agent_surface` and `validation = runtime`";
+    "the options are `crate = path::to::agent_surface`, `validation = runtime` and `typed_formats = [uuid, chrono, url]`";
 
 impl ManifestArgs {
     /// Parses the arguments, recording every problem in `errors`; `None`
@@ -47,7 +50,8 @@ impl ManifestArgs {
         );
         let mut crate_path: Option<syn::Path> = None;
         let mut validation = ValidationMode::default();
-        let (mut seen_crate, mut seen_validation) = (false, false);
+        let mut typed_formats = TypedFormats::default();
+        let (mut seen_crate, mut seen_validation, mut seen_typed) = (false, false, false);
         for arg in arguments {
             let Some((key, value)) = option_key(arg, errors) else {
                 continue;
@@ -68,6 +72,14 @@ impl ManifestArgs {
                     seen_validation = true;
                     validation = mode.unwrap_or_default();
                 }
+            } else if key == "typed_formats" {
+                let formats = typed_formats_value(value, errors);
+                if seen_typed {
+                    errors.add(key.span(), "`typed_formats` is given twice");
+                } else {
+                    seen_typed = true;
+                    typed_formats = formats;
+                }
             } else {
                 errors.add(
                     key.span(),
@@ -79,6 +91,7 @@ impl ManifestArgs {
             path: path?,
             crate_path,
             validation,
+            typed_formats,
         })
     }
 }
@@ -143,6 +156,70 @@ fn validation_value(value: TokenStream, errors: &mut Errors) -> Option<Validatio
     }))
 }
 
+/// Whether the facade feature bringing in each format crate is enabled:
+/// `agent-surface/typed-uuid` enables `surface-macros/typed-uuid`, which
+/// enables this crate's `typed-uuid` (one build has one set of features).
+const AVAILABLE: [(&str, &str, bool); 3] = [
+    ("uuid", "typed-uuid", cfg!(feature = "typed-uuid")),
+    ("chrono", "typed-chrono", cfg!(feature = "typed-chrono")),
+    ("url", "typed-url", cfg!(feature = "typed-url")),
+];
+
+/// `= [uuid, chrono, url]` of `typed_formats = …` (any subset; what is
+/// malformed, unknown, repeated or not enabled by its facade feature is
+/// reported and left out).
+fn typed_formats_value(value: TokenStream, errors: &mut Errors) -> TypedFormats {
+    let expected = "expected `typed_formats = [uuid, chrono, url]` (any of them): `format: uuid` as `uuid::Uuid`, `date-time`/`date` as chrono types, `uri`/`url` as `url::Url`";
+    let parser = |input: ParseStream<'_>| {
+        input.parse::<Token![=]>()?;
+        let content;
+        syn::bracketed!(content in input);
+        let names =
+            syn::punctuated::Punctuated::<proc_macro2::Ident, Token![,]>::parse_terminated_with(
+                &content,
+                proc_macro2::Ident::parse_any,
+            )?;
+        if !input.is_empty() {
+            return Err(input.error("x"));
+        }
+        Ok(names)
+    };
+    let mut formats = TypedFormats::default();
+    let Some(names) = errors.take(
+        parser
+            .parse2(value)
+            .map_err(|e| syn::Error::new(e.span(), expected)),
+    ) else {
+        return formats;
+    };
+    for name in names {
+        let Some(&(_, feature, available)) = AVAILABLE.iter().find(|(n, ..)| name == n) else {
+            errors.add(
+                name.span(),
+                format!("unknown typed format `{name}`; {expected}"),
+            );
+            continue;
+        };
+        if !available {
+            errors.add(
+                name.span(),
+                format!("`typed_formats = [{name}]` needs the `{feature}` feature of `agent-surface` (it brings in the `{name}` crate the generated types name)"),
+            );
+            continue;
+        }
+        let slot = match feature {
+            "typed-uuid" => &mut formats.uuid,
+            "typed-chrono" => &mut formats.chrono,
+            _ => &mut formats.url,
+        };
+        if *slot {
+            errors.add(name.span(), format!("`{name}` is listed twice"));
+        }
+        *slot = true;
+    }
+    formats
+}
+
 impl Parse for ManifestArgs {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let mut errors = Errors::default();
@@ -186,7 +263,7 @@ mod tests {
             errors_of(quote!(a_json, krate = x, crate = 1, crate = ::a, crate = ::b)),
             [
                 "expected the manifest path as a string literal, relative to the crate root: `manifest!(\"agent.manifest.json\")`",
-                "unknown `manifest!` argument `krate`; the options are `crate = path::to::agent_surface` and `validation = runtime`",
+                "unknown `manifest!` argument `krate`; the options are `crate = path::to::agent_surface`, `validation = runtime` and `typed_formats = [uuid, chrono, url]`",
                 "expected `crate = path::to::agent_surface`, the path generated code names the facade by",
                 "`crate` is given twice",
                 "`crate` is given twice",
@@ -227,5 +304,44 @@ mod tests {
             errors_of(quote!("a.json", validation = runtime extra)),
             [expected]
         );
+    }
+
+    #[test]
+    fn typed_formats_argument_lists_crates_whose_facade_feature_is_enabled() {
+        // `cargo test -p surface-codegen` builds without the `typed-*`
+        // features: each listed crate is then reported with the feature
+        // that enables it (a build with a feature on accepts that crate).
+        let missing: Vec<String> = AVAILABLE
+            .iter()
+            .filter(|(.., available)| !available)
+            .map(|(name, feature, _)| format!("`typed_formats = [{name}]` needs the `{feature}` feature of `agent-surface` (it brings in the `{name}` crate the generated types name)"))
+            .collect();
+        assert_eq!(
+            errors_of(quote!("a.json", typed_formats = [uuid, chrono, url])),
+            missing
+        );
+        #[cfg(not(any(
+            feature = "typed-uuid",
+            feature = "typed-chrono",
+            feature = "typed-url"
+        )))]
+        assert_eq!(
+            missing[0],
+            "`typed_formats = [uuid]` needs the `typed-uuid` feature of `agent-surface` (it brings in the `uuid` crate the generated types name)"
+        );
+        let expected = "expected `typed_formats = [uuid, chrono, url]` (any of them): `format: uuid` as `uuid::Uuid`, `date-time`/`date` as chrono types, `uri`/`url` as `url::Url`";
+        assert_eq!(
+            errors_of(quote!("a.json", typed_formats = uuid)),
+            [expected]
+        );
+        assert_eq!(
+            errors_of(quote!("a.json", typed_formats = [time], typed_formats = [])),
+            [
+                format!("unknown typed format `time`; {expected}"),
+                "`typed_formats` is given twice".to_string()
+            ]
+        );
+        let args: ManifestArgs = syn::parse2(quote!("a.json", typed_formats = [])).unwrap();
+        assert_eq!(args.typed_formats, TypedFormats::default());
     }
 }

@@ -40,6 +40,7 @@ impl<'m> Generator<'m> {
             options,
             type_options: TypeOptions {
                 crate_path: options.crate_path.clone(),
+                typed_formats: options.typed_formats,
             },
             span,
         }

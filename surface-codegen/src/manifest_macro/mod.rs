@@ -84,6 +84,8 @@ pub struct ExpandOptions {
     pub invocation_site: String,
     /// How the manifest's schemas are validated.
     pub validation: ValidationMode,
+    /// The `format`s generated as typed values (`typed_formats = […]`).
+    pub typed_formats: crate::types::TypedFormats,
 }
 
 /// How the schemas of a `manifest!` are validated (docs/validation.md).
@@ -155,6 +157,7 @@ pub fn expand_manifest_args(
         display_path: written,
         invocation_site: invocation_site(span),
         validation: args.validation,
+        typed_formats: args.typed_formats,
     };
     expand_manifest_text(&text, &options, span)
 }

@@ -8,6 +8,7 @@ fn opts() -> ExpandOptions {
         display_path: "test.manifest.json".into(),
         invocation_site: "src/lib.rs:1:1".into(),
         validation: ValidationMode::Generated,
+        typed_formats: Default::default(),
     }
 }
 
@@ -156,6 +157,7 @@ fn lookup_macro_name_differs_by_invocation_site() {
         let options = ExpandOptions {
             invocation_site: site.into(),
             validation: ValidationMode::Generated,
+            typed_formats: Default::default(),
             ..opts()
         };
         let tokens = expand_manifest_text(text, &options, Span::call_site())
@@ -229,6 +231,7 @@ fn runtime_validation_generates_no_validator_and_accepts_any_keyword() {
     let text = r#"{"tools":{"a.b":{"effect":"server-query","inputSchema":{"unevaluatedProperties":false}}}}"#;
     let options = ExpandOptions {
         validation: ValidationMode::Runtime,
+        typed_formats: Default::default(),
         ..opts()
     };
     let out = expand_manifest_text(text, &options, Span::call_site())

@@ -6,9 +6,9 @@ use serde_json::{Map, Value};
 
 use crate::doc::{description_paragraphs, DocText};
 
-use super::model::{ConstLit, FieldDef, FieldMode, ItemDef, Ty};
+use super::model::{ConstLit, FieldDef, FieldMode, ItemDef, Ty, TypedFormat};
 use super::names::{pascal, variant, NameSet};
-use super::{AdditionalProperties, FieldInfo, InputObject};
+use super::{AdditionalProperties, FieldInfo, InputObject, TypedFormats};
 
 /// Deepest schema nesting converted; deeper schemas become `Value`.
 const MAX_DEPTH: usize = 32;
@@ -93,6 +93,8 @@ pub(crate) struct Converter {
     krate_tokens: proc_macro2::TokenStream,
     /// Steps left of the work budget ([`WORK_BASE`]).
     work_left: u64,
+    /// The formats read as typed values.
+    typed_formats: TypedFormats,
     /// The budget ran out (noted once).
     exhausted: bool,
 }
@@ -221,7 +223,11 @@ fn required_set(s: &Map<String, Value>) -> Vec<String> {
 impl Converter {
     /// A converter whose work budget is sized for schemas of weight
     /// `weight` in all (see [`WORK_BASE`]).
-    pub(crate) fn new(krate: &proc_macro2::TokenStream, weight: u64) -> Converter {
+    pub(crate) fn new(
+        krate: &proc_macro2::TokenStream,
+        weight: u64,
+        typed_formats: TypedFormats,
+    ) -> Converter {
         let mut names = NameSet::default();
         names.reserve("Input");
         names.reserve("Output");
@@ -238,6 +244,7 @@ impl Converter {
             depth: 0,
             krate_tokens: krate.clone(),
             work_left: WORK_BASE.saturating_add(WORK_PER_VALUE.saturating_mul(weight)),
+            typed_formats,
             exhausted: false,
         }
     }
@@ -490,23 +497,44 @@ impl Converter {
     }
 
     /// Doc paragraphs for a schema used as a type or property.
-    fn schema_doc(s: &Value) -> Vec<DocText> {
-        s.as_object().map(Self::map_doc).unwrap_or_default()
+    fn schema_doc(&self, s: &Value) -> Vec<DocText> {
+        s.as_object().map(|s| self.map_doc(s)).unwrap_or_default()
+    }
+
+    /// The typed format a string schema is read as, if enabled.
+    fn typed_format(&self, s: &Map<String, Value>) -> Option<TypedFormat> {
+        let typed = self.typed_formats;
+        match s.get("format").and_then(Value::as_str)? {
+            "uuid" if typed.uuid => Some(TypedFormat::Uuid),
+            "date-time" if typed.chrono => Some(TypedFormat::DateTime),
+            "date" if typed.chrono => Some(TypedFormat::Date),
+            "uri" | "url" if typed.url => Some(TypedFormat::Url),
+            _ => None,
+        }
     }
 
     /// Doc paragraphs for a schema object.
-    fn map_doc(s: &Map<String, Value>) -> Vec<DocText> {
+    fn map_doc(&self, s: &Map<String, Value>) -> Vec<DocText> {
         let mut doc = Vec::new();
         if let Some(d) = s.get("description").and_then(Value::as_str) {
             doc.extend(description_paragraphs(d));
         }
         if let Some(f) = s.get("format").and_then(Value::as_str) {
-            doc.push(
-                DocText::new()
+            let typed = (type_name(s) == Some("string"))
+                .then(|| self.typed_format(s))
+                .flatten();
+            doc.push(match typed {
+                Some(typed) => DocText::new()
+                    .ours("Format: ")
+                    .code(f)
+                    .ours(", read as `")
+                    .ours(typed.rust_name())
+                    .ours("` (the validator checks the format first)."),
+                None => DocText::new()
                     .ours("Format: ")
                     .code(f)
                     .ours(" (not checked by this type)."),
-            );
+            });
         }
         if let Some(d) = s.get("default") {
             doc.push(
@@ -547,7 +575,7 @@ impl Converter {
                 })
             );
         if !self.item_index.contains_key(&name) {
-            let mut doc = Self::schema_doc(target);
+            let mut doc = self.schema_doc(target);
             doc.extend(self.notes[notes_before..].iter().cloned());
             let admits_null = self.admits_null(&ty);
             if recursive || matches!(ty, Ty::Boxed(_)) {
@@ -870,7 +898,7 @@ impl Converter {
         ptr: &str,
     ) -> Ty {
         match t {
-            "string" => Ty::String,
+            "string" => self.typed_format(s).map_or(Ty::String, Ty::Typed),
             "integer" => integer_type(s),
             "number" => Ty::Number,
             "boolean" => Ty::Bool,
@@ -1031,7 +1059,7 @@ impl Converter {
         let fields_end = self.notes.len();
         let (additional_properties, extras) =
             self.extra_properties(root, s, &name, &mut idents, ptr);
-        let mut doc = Self::map_doc(s);
+        let mut doc = self.map_doc(s);
         // Notes of the properties are on their fields; the struct keeps the
         // others (missing required properties, `additionalProperties`).
         let field_notes: HashSet<&DocText> = self.notes[notes_before..fields_end].iter().collect();
@@ -1090,7 +1118,7 @@ impl Converter {
         } else {
             FieldMode::Required
         };
-        let mut doc = Self::schema_doc(property);
+        let mut doc = self.schema_doc(property);
         doc.extend(self.notes[field_notes..].iter().cloned());
         let ident = idents.field(json_name);
         let integers = self.is_integers(&value_ty);
@@ -1221,7 +1249,7 @@ impl Converter {
             }
         };
         let name = self.take_name(hint, Some(s));
-        let mut doc = Self::map_doc(s);
+        let mut doc = self.map_doc(s);
         doc.push(
             DocText::new()
                 .ours("Always ")
@@ -1244,7 +1272,7 @@ impl Converter {
             .filter(|v| seen.insert(v.as_str()))
             .map(|v| (variant_names.unique(&variant(v), false), v.clone()))
             .collect();
-        let doc = Self::map_doc(s);
+        let doc = self.map_doc(s);
         self.push_named(ItemDef::StringEnum {
             name,
             doc,
@@ -1265,7 +1293,7 @@ impl Converter {
             .filter(|v| seen.insert(v.as_str()))
             .map(|v| (variant_names.unique(&variant(v), false), v.clone()))
             .collect();
-        let mut doc = Self::map_doc(s);
+        let mut doc = self.map_doc(s);
         doc.push(DocText::from(
             "Open: each known value is a variant, any other string is `Other`.",
         ));
@@ -1462,7 +1490,7 @@ impl Converter {
             };
             variants.push((variant, value, payload));
         }
-        let doc = Self::map_doc(s);
+        let doc = self.map_doc(s);
         self.fill_slot(
             slot,
             ItemDef::Tagged {
@@ -1529,7 +1557,7 @@ impl Converter {
         if admits_null {
             self.null_admitting.insert(name.clone());
         }
-        let mut doc = Self::map_doc(s);
+        let mut doc = self.map_doc(s);
         doc.push(DocText::from(
             "Untagged: the first variant that accepts a value wins.",
         ));

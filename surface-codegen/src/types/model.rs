@@ -23,6 +23,8 @@ pub(crate) enum Ty {
     /// was read (`42` stays `42`, `1.5` stays `1.5`).
     Number,
     String,
+    /// A `format`ted string read as a typed value ([`super::TypedFormats`]).
+    Typed(TypedFormat),
     Vec(Box<Ty>),
     /// `BTreeMap<String, T>`.
     Map(Box<Ty>),
@@ -81,6 +83,12 @@ impl Ty {
             Ty::U64 => quote!(u64),
             Ty::Number => quote!(#krate::__private::serde_json::Number),
             Ty::String => quote!(String),
+            Ty::Typed(TypedFormat::Uuid) => quote!(#krate::__private::uuid::Uuid),
+            Ty::Typed(TypedFormat::DateTime) => quote!(
+                #krate::__private::chrono::DateTime<#krate::__private::chrono::FixedOffset>
+            ),
+            Ty::Typed(TypedFormat::Date) => quote!(#krate::__private::chrono::NaiveDate),
+            Ty::Typed(TypedFormat::Url) => quote!(#krate::__private::url::Url),
             Ty::Vec(t) => {
                 let t = t.tokens(krate);
                 quote!(Vec<#t>)
@@ -115,6 +123,31 @@ impl Ty {
                 let name = ident(name);
                 quote!(#name)
             }
+        }
+    }
+}
+
+/// A typed string format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TypedFormat {
+    /// `uuid::Uuid`.
+    Uuid,
+    /// `chrono::DateTime<chrono::FixedOffset>`.
+    DateTime,
+    /// `chrono::NaiveDate`.
+    Date,
+    /// `url::Url`.
+    Url,
+}
+
+impl TypedFormat {
+    /// The Rust type as the docs name it.
+    pub(crate) fn rust_name(self) -> &'static str {
+        match self {
+            TypedFormat::Uuid => "uuid::Uuid",
+            TypedFormat::DateTime => "chrono::DateTime<chrono::FixedOffset>",
+            TypedFormat::Date => "chrono::NaiveDate",
+            TypedFormat::Url => "url::Url",
         }
     }
 }

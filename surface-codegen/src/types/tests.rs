@@ -9,6 +9,7 @@ use super::*;
 fn options() -> TypeOptions {
     TypeOptions {
         crate_path: quote!(::k),
+        typed_formats: Default::default(),
     }
 }
 
@@ -1030,7 +1031,7 @@ fn hostile_inputs_never_panic() {
 fn work_used(input: &Value, output: Option<&Value>) -> (u64, u64) {
     let weight = convert::Converter::weight_of(input)
         .saturating_add(output.map_or(0, convert::Converter::weight_of));
-    let mut converter = convert::Converter::new(&quote!(::k), weight);
+    let mut converter = convert::Converter::new(&quote!(::k), weight, TypedFormats::default());
     let budget = converter.work_left();
     converter.convert_document(input, "Input");
     if let Some(output) = output {
@@ -1305,4 +1306,65 @@ fn not_keeps_the_type_of_the_rest_of_the_schema() {
             #out
         },
     );
+}
+
+#[test]
+fn typed_formats_name_the_format_crates_through_the_facade() {
+    let schema = json!({"type": "object", "properties": {
+        "id": {"type": "string", "format": "uuid"},
+        "at": {"type": "string", "format": "date-time"},
+        "day": {"type": "string", "format": "date"},
+        "link": {"type": "string", "format": "uri"},
+        "site": {"type": "string", "format": "url"},
+        "mail": {"type": "string", "format": "email"}
+    }, "required": ["id", "at", "day", "link", "site", "mail"], "additionalProperties": false});
+    let all = TypeOptions {
+        crate_path: quote!(::k),
+        typed_formats: TypedFormats {
+            uuid: true,
+            chrono: true,
+            url: true,
+        },
+    };
+    let types = generate_procedure_types(&schema, None, &all);
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let read_as = |f: &str, t: &str| {
+        doc_line(&format!(
+            "Format: `{f}`, read as `{t}` (the validator checks the format first)."
+        ))
+    };
+    let (at, day, id, link, site) = (
+        read_as("date-time", "chrono::DateTime<chrono::FixedOffset>"),
+        read_as("date", "chrono::NaiveDate"),
+        read_as("uuid", "uuid::Uuid"),
+        read_as("uri", "url::Url"),
+        read_as("url", "url::Url"),
+    );
+    let mail = doc_line("Format: `email` (not checked by this type).");
+    assert_items(
+        &types,
+        quote! {
+            #d #c
+            #[serde(deny_unknown_fields)]
+            pub struct Input {
+                #at
+                pub at: ::k::__private::chrono::DateTime<::k::__private::chrono::FixedOffset>,
+                #day
+                pub day: ::k::__private::chrono::NaiveDate,
+                #id
+                pub id: ::k::__private::uuid::Uuid,
+                #link
+                pub link: ::k::__private::url::Url,
+                #mail
+                pub mail: String,
+                #site
+                pub site: ::k::__private::url::Url,
+            }
+            #out
+        },
+    );
+    // Off (the default): every format is a `String`.
+    let plain = generate(schema, None);
+    let fields = plain.input_object.unwrap().fields;
+    assert!(fields.iter().all(|f| f.ty.to_string() == "String"));
 }
