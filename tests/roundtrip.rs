@@ -346,3 +346,38 @@ fn exactly_one_of_arms_keep_the_struct_and_the_validator_checks_the_rule() {
         [("/label".to_string(), "not".to_string())]
     );
 }
+
+#[test]
+fn openapi_discriminator_mapping_is_a_tagged_enum_that_round_trips() {
+    use api::pets::add::{Input, InputPet, InputPetCat};
+    for value in [
+        json!({"pet": {"petType": "dog"}}),
+        json!({"pet": {"petType": "dog", "bark": true, "extra": 1.5}}),
+        json!({"pet": {"petType": "cat", "lives": 9}}),
+    ] {
+        assert_eq!(value_through::<Input>(&value), value);
+    }
+    let input: Input =
+        serde_json::from_value(json!({"pet": {"petType": "cat", "lives": 9.0}})).unwrap();
+    assert_eq!(input.pet, InputPet::Cat(InputPetCat { lives: 9 }));
+    let err = serde_json::from_value::<Input>(json!({"pet": {"petType": "Dog"}}))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, "unknown variant `Dog`, expected `dog` or `cat`");
+}
+
+#[test]
+fn union_with_an_optional_tag_is_untagged_and_keeps_the_tag_as_it_came() {
+    use api::pets::add::Input;
+    for value in [
+        json!({"pet": {"petType": "dog"}, "items": [{"role": "user"}]}),
+        json!({"pet": {"petType": "dog"}, "items": [{"type": "message", "role": "user"}]}),
+        json!({"pet": {"petType": "dog"}, "items": [{"type": "item_reference", "id": "i"}, {"role": "a"}]}),
+    ] {
+        assert_eq!(value_through::<Input>(&value), value);
+    }
+    assert!(serde_json::from_value::<Input>(
+        json!({"pet": {"petType": "dog"}, "items": [{"type": "item_reference", "role": "user"}]})
+    )
+    .is_err());
+}

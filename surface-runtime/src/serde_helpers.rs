@@ -170,13 +170,19 @@ impl Visitor<'_> for IntegerVisitor<u64> {
 
 impl Integers for i64 {
     fn deserialize_integers<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_i64(IntegerVisitor::<i64>(PhantomData))
+        // `deserialize_any`, not `deserialize_i64`: serde's buffered
+        // content (internally tagged and untagged enums) refuses a float
+        // for `deserialize_i64` without asking the visitor.
+        deserializer.deserialize_any(IntegerVisitor::<i64>(PhantomData))
     }
 }
 
 impl Integers for u64 {
     fn deserialize_integers<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_u64(IntegerVisitor::<u64>(PhantomData))
+        // `deserialize_any`, not `deserialize_u64`: serde's buffered
+        // content (internally tagged and untagged enums) refuses a float
+        // for `deserialize_u64` without asking the visitor.
+        deserializer.deserialize_any(IntegerVisitor::<u64>(PhantomData))
     }
 }
 

@@ -1440,8 +1440,10 @@ impl Converter {
                     self.string_enum(s, &strings, &inner_hint)
                 } else if let Some(known) = open_enum_values(&peeked) {
                     self.open_enum(s, &known, &inner_hint)
-                } else if let Some(tag) = discriminator(&peeked) {
-                    self.tagged(root, s, &tag, &peeked, &inner_hint, ptr)
+                } else if let Some((tag, values)) = discriminator(&peeked) {
+                    self.tagged(root, s, (&tag, &values), &peeked, &inner_hint, ptr)
+                } else if let Some((tag, values)) = openapi_discriminator(s, many, &peeked) {
+                    self.tagged(root, s, (&tag, &values), &peeked, &inner_hint, ptr)
                 } else {
                     self.untagged(root, s, many, &inner_hint, ptr)
                 }
@@ -1450,11 +1452,13 @@ impl Converter {
         self.nullable_if(nullable, ty)
     }
 
+    /// An internally tagged enum: arm `i` is the variant whose `tag`
+    /// property is `values[i]`.
     fn tagged(
         &mut self,
         root: &Value,
         s: &Map<String, Value>,
-        tag: &str,
+        (tag, values): (&str, &[String]),
         arms: &[&Value],
         hint: &Hint,
         ptr: &str,
@@ -1462,14 +1466,9 @@ impl Converter {
         let (name, slot) = self.reserve_named(hint, s);
         let mut variant_names = NameSet::default();
         let mut variants = Vec::new();
-        for (i, arm) in arms.iter().enumerate() {
+        for (i, (arm, value)) in arms.iter().zip(values).enumerate() {
             let arm_ptr = format!("{ptr}/{i}");
-            let value = arm
-                .get("properties")
-                .and_then(|p| p.get(tag))
-                .and_then(string_const)
-                .unwrap_or_default()
-                .to_string();
+            let value = value.clone();
             let variant = variant_names.unique(&variant(&value), false);
             let empty = Map::new();
             let payload = match self.copy_map(arm.as_object().unwrap_or(&empty), &arm_ptr) {
@@ -1561,6 +1560,15 @@ impl Converter {
         doc.push(DocText::from(
             "Untagged: the first variant that accepts a value wins.",
         ));
+        let peeked: Vec<&Value> = arms.iter().map(|(_, arm)| self.peek(root, arm)).collect();
+        if let Some(tag) = optional_tag(&peeked) {
+            doc.push(
+                DocText::new()
+                    .ours("Not a tagged enum: the tag ")
+                    .code(tag)
+                    .ours(" is optional in (or missing from) some arm, and serde's tagged representation would refuse a value without it or add it on writing; each arm that has the tag pins it to its value, so a value with a tag still reads as its arm."),
+            );
+        }
         self.fill_slot(
             slot,
             ItemDef::Untagged {
@@ -1907,9 +1915,10 @@ fn integer_type(s: &Map<String, Value>) -> Ty {
     }
 }
 
-/// The property that discriminates every arm: each arm is an object that
-/// requires it with a distinct string `const` (or one-value `enum`).
-fn discriminator(arms: &[&Value]) -> Option<String> {
+/// The property that discriminates every arm, and each arm's value: each
+/// arm is an object that requires it with a distinct string `const` (or
+/// one-value `enum`).
+fn discriminator(arms: &[&Value]) -> Option<(String, Vec<String>)> {
     let first = arms.first()?.get("properties")?.as_object()?;
     // Each arm's `properties` and `required`, looked at once (not once per
     // candidate: linear in the arms' size).
@@ -1928,6 +1937,7 @@ fn discriminator(arms: &[&Value]) -> Option<String> {
     }
     'candidates: for candidate in first.keys() {
         let mut seen = HashSet::new();
+        let mut values = Vec::with_capacity(shapes.len());
         for (properties, required) in &shapes {
             let value = properties
                 .and_then(|p| p.get(candidate))
@@ -1937,11 +1947,102 @@ fn discriminator(arms: &[&Value]) -> Option<String> {
                     if !seen.insert(value) {
                         continue 'candidates;
                     }
+                    values.push(value.to_string());
                 }
                 _ => continue 'candidates,
             }
         }
-        return Some(candidate.clone());
+        return Some((candidate.clone(), values));
+    }
+    None
+}
+
+/// OpenAPI's `discriminator: {propertyName, mapping?}` when the arms'
+/// tag property is not a `const` (a plain `type: string`): each arm must
+/// be an object that requires the property, and its value is the arm's
+/// `const` if it has one, else the one `mapping` key naming the arm's
+/// `$ref`, else (no key names it) the last segment of the `$ref`, as
+/// OpenAPI defines. `None` (untagged) when an arm is not a `$ref` without
+/// a `const`, two keys name one arm (serde would write only one of them
+/// back), or two arms get the same value.
+fn openapi_discriminator(
+    s: &Map<String, Value>,
+    raw_arms: &[(usize, &Value)],
+    arms: &[&Value],
+) -> Option<(String, Vec<String>)> {
+    let discriminator = s.get("discriminator")?.as_object()?;
+    let tag = discriminator.get("propertyName")?.as_str()?;
+    let mapping = discriminator.get("mapping").and_then(Value::as_object);
+    let mut seen = HashSet::new();
+    let mut values = Vec::with_capacity(arms.len());
+    for ((_, raw), arm) in raw_arms.iter().zip(arms) {
+        let arm = arm.as_object()?;
+        if ["anyOf", "oneOf", "allOf"]
+            .iter()
+            .any(|k| arm.contains_key(*k))
+            || !required_set(arm).iter().any(|r| r == tag)
+        {
+            return None;
+        }
+        let property = arm.get("properties").and_then(|p| p.get(tag));
+        if property.is_some_and(|p| {
+            p.get("type").is_some_and(|t| t != "string")
+                || p.get("enum").is_some() && string_const(p).is_none()
+        }) {
+            return None;
+        }
+        let value = match property.and_then(string_const) {
+            Some(value) => value.to_string(),
+            None => {
+                let reference = raw.get("$ref")?.as_str()?;
+                let keys: Vec<&String> = mapping
+                    .into_iter()
+                    .flatten()
+                    .filter(|(_, target)| target.as_str() == Some(reference))
+                    .map(|(key, _)| key)
+                    .collect();
+                match keys.as_slice() {
+                    [key] => (*key).clone(),
+                    [] => reference.rsplit('/').next()?.to_string(),
+                    _ => return None,
+                }
+            }
+        };
+        if !seen.insert(value.clone()) {
+            return None;
+        }
+        values.push(value);
+    }
+    Some((tag.to_string(), values))
+}
+
+/// A property that looks like a tag but is optional in (or missing from)
+/// some arm: every arm that has it pins it to a string, the values are
+/// distinct, and at least two arms have it.
+fn optional_tag(arms: &[&Value]) -> Option<String> {
+    let first = arms
+        .iter()
+        .find_map(|arm| arm.get("properties").and_then(Value::as_object))?;
+    'candidates: for candidate in first.keys() {
+        let mut seen = HashSet::new();
+        let mut optional = false;
+        for arm in arms {
+            let Some(arm) = arm.as_object() else {
+                continue 'candidates;
+            };
+            match arm.get("properties").and_then(|p| p.get(candidate)) {
+                None => optional = true,
+                Some(property) => match string_const(property) {
+                    Some(value) if seen.insert(value) => {
+                        optional |= !required_set(arm).iter().any(|r| r == candidate);
+                    }
+                    _ => continue 'candidates,
+                },
+            }
+        }
+        if optional && seen.len() >= 2 {
+            return Some(candidate.clone());
+        }
     }
     None
 }

@@ -1368,3 +1368,79 @@ fn typed_formats_name_the_format_crates_through_the_facade() {
     let fields = plain.input_object.unwrap().fields;
     assert!(fields.iter().all(|f| f.ty.to_string() == "String"));
 }
+
+/// OpenAPI's `discriminator` whose arms' tag is a plain string: the values
+/// come from `mapping`, else from the `$ref`'s last segment.
+#[test]
+fn openapi_discriminator_mapping_gives_the_tag_values() {
+    let x = extras();
+    let types = generate(
+        json!({
+            "$defs": {
+                "Dog": {"type": "object", "properties": {"petType": {"type": "string"}, "bark": {"type": "boolean"}}, "required": ["petType"]},
+                "Cat": {"type": "object", "properties": {"petType": {"type": "string"}}, "required": ["petType"], "additionalProperties": false}
+            },
+            "oneOf": [{"$ref": "#/$defs/Dog"}, {"$ref": "#/$defs/Cat"}],
+            "discriminator": {"propertyName": "petType", "mapping": {"dog": "#/$defs/Dog"}}
+        }),
+        None,
+    );
+    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    assert_items(
+        &types,
+        quote! {
+            #d
+            #[serde(crate = "::k::__private::serde", tag = "petType")]
+            pub enum Input {
+                /// `petType: "dog"`
+                #[serde(rename = "dog")]
+                Dog(InputDog),
+                /// `petType: "Cat"`
+                Cat(InputCat),
+            }
+            #d #c
+            pub struct InputDog {
+                #o
+                pub bark: Option<bool>,
+                #x
+            }
+            #d #c
+            #[serde(deny_unknown_fields)]
+            pub struct InputCat {}
+            #out
+        },
+    );
+}
+
+#[test]
+fn discriminator_that_serde_cannot_round_trip_stays_untagged_with_a_note() {
+    // Two mapping keys for one arm (serde would write back only one), and
+    // an optional tag (OpenAI's `EasyInputMessage` in `createResponse`'s
+    // input items, `tests/fixtures/corpus/openai.manifest.json`).
+    for (schema, optional_tag_note) in [
+        (
+            json!({
+                "$defs": {"Dog": {"type": "object", "properties": {"t": {"type": "string"}}, "required": ["t"]},
+                          "Cat": {"type": "object", "properties": {"t": {"type": "string"}}, "required": ["t"]}},
+                "oneOf": [{"$ref": "#/$defs/Dog"}, {"$ref": "#/$defs/Cat"}],
+                "discriminator": {"propertyName": "t", "mapping": {"dog": "#/$defs/Dog", "puppy": "#/$defs/Dog"}}
+            }),
+            false,
+        ),
+        (
+            json!({"anyOf": [
+            {"type": "object", "properties": {"type": {"enum": ["message"]}, "role": {"type": "string"}}, "required": ["role"]},
+            {"type": "object", "properties": {"type": {"const": "item_reference"}, "id": {"type": "string"}}, "required": ["type", "id"]}
+        ], "discriminator": {"propertyName": "type"}}),
+            true,
+        ),
+    ] {
+        let types = generate(schema, None);
+        let code = types.items.to_string();
+        assert!(code.contains("untagged"), "{code}");
+        let note = code.contains(
+            "Not a tagged enum: the tag `type` is optional in (or missing from) some arm",
+        );
+        assert_eq!(note, optional_tag_note, "{code}");
+    }
+}

@@ -608,6 +608,8 @@ pub mod p_notion_api_patch_block_children {
         ),
     }
     /// Untagged: the first variant that accepts a value wins.
+    ///
+    /// Not a tagged enum: the tag `type` is optional in (or missing from) some arm, and serde's tagged representation would refuse a value without it or add it on writing; each arm that has the tag pins it to its value, so a value with a tag still reads as its arm.
     #[derive(
         Debug,
         Clone,

@@ -374,6 +374,8 @@ pub mod p_openai_create_assistant {
     /// \*\*Important:\*\* when using JSON mode, you \*\*must\*\* also instruct the model to produce JSON yourself via a system or user message. Without this, the model may generate an unending stream of whitespace until the generation reaches the token limit, resulting in a long-running and seemingly "stuck" request. Also note that the message content may be partially cut off if \`finish\_reason="length"\`, which indicates the generation exceeded \`max\_tokens\` or the conversation exceeded the max context length.
     ///
     /// Untagged: the first variant that accepts a value wins.
+    ///
+    /// Not a tagged enum: the tag `type` is optional in (or missing from) some arm, and serde's tagged representation would refuse a value without it or add it on writing; each arm that has the tag pins it to its value, so a value with a tag still reads as its arm.
     #[derive(
         Debug,
         Clone,
@@ -3335,6 +3337,8 @@ pub mod p_openai_create_chat_completion {
     /// \`none\` is the default when no tools are present. \`auto\` is the default if tools are present.
     ///
     /// Untagged: the first variant that accepts a value wins.
+    ///
+    /// Not a tagged enum: the tag `type` is optional in (or missing from) some arm, and serde's tagged representation would refuse a value without it or add it on writing; each arm that has the tag pins it to its value, so a value with a tag still reads as its arm.
     #[derive(
         Debug,
         Clone,
@@ -12819,6 +12823,8 @@ pub mod p_openai_create_response {
         >,
     }
     /// Untagged: the first variant that accepts a value wins.
+    ///
+    /// Not a tagged enum: the tag `type` is optional in (or missing from) some arm, and serde's tagged representation would refuse a value without it or add it on writing; each arm that has the tag pins it to its value, so a value with a tag still reads as its arm.
     #[derive(
         Debug,
         Clone,
@@ -14810,6 +14816,8 @@ pub mod p_openai_create_run {
     /// \*\*Important:\*\* when using JSON mode, you \*\*must\*\* also instruct the model to produce JSON yourself via a system or user message. Without this, the model may generate an unending stream of whitespace until the generation reaches the token limit, resulting in a long-running and seemingly "stuck" request. Also note that the message content may be partially cut off if \`finish\_reason="length"\`, which indicates the generation exceeded \`max\_tokens\` or the conversation exceeded the max context length.
     ///
     /// Untagged: the first variant that accepts a value wins.
+    ///
+    /// Not a tagged enum: the tag `type` is optional in (or missing from) some arm, and serde's tagged representation would refuse a value without it or add it on writing; each arm that has the tag pins it to its value, so a value with a tag still reads as its arm.
     #[derive(
         Debug,
         Clone,
