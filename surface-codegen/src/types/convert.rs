@@ -757,6 +757,10 @@ impl Converter {
                 if let Some(names) = required_only_arms(s, arms) {
                     return self.object_with_required_arms(root, s, keyword, &names, hint, ptr);
                 }
+                let peeked: Vec<&Value> = arms.iter().map(|arm| self.peek(root, arm)).collect();
+                if let Some((shape, media)) = content_only_arms(&peeked) {
+                    return self.content_arms(root, s, keyword, (shape, &media), hint, ptr);
+                }
                 return self.union(root, s, arms, hint, &format!("{ptr}/{keyword}"));
             }
         }
@@ -812,6 +816,42 @@ impl Converter {
                 }
             }
         }
+    }
+
+    /// A union whose arms differ only in content annotations
+    /// (`contentMediaType`, `contentEncoding`, `contentSchema`; oRPC's
+    /// `z.file().mime([...])`): one type, the schema without the union
+    /// plus the arms' common `type`/`format`, with the media types in a
+    /// doc note (annotations: neither the type nor the validator checks
+    /// them).
+    fn content_arms(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        keyword: &'static str,
+        (shape, media): (Map<String, Value>, &[String]),
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
+        let Some(mut rest) = self.copy_map(s, ptr) else {
+            return Ty::Value;
+        };
+        rest.remove(keyword);
+        for (k, v) in shape {
+            rest.entry(k).or_insert(v);
+        }
+        let ty = self.convert_keywords(root, &rest, hint, ptr);
+        let remark = self.remark(
+            ptr,
+            DocText::new()
+                .ours("the `")
+                .ours(keyword)
+                .ours("` arms differ only in their media type: ")
+                .code(media.join(", "))
+                .ours("; content keywords are annotations, checked neither by this type nor by the validator (the server checks them)."),
+        );
+        self.attach_doc(&ty, remark);
+        ty
     }
 
     /// An object whose `anyOf`/`oneOf` arms only list `required` names
@@ -1868,6 +1908,38 @@ fn part_kind(s: &Map<String, Value>) -> PartKind {
         nullable,
         unencoded,
     }
+}
+
+/// When every arm is the same schema once its content annotations
+/// (`contentMediaType`, `contentEncoding`, `contentSchema`) and its
+/// `title`/`description` are removed, and at least one arm has a
+/// `contentMediaType`: that common schema (only `type` and `format`
+/// allowed in it) and the media types in arm order.
+fn content_only_arms(arms: &[&Value]) -> Option<(Map<String, Value>, Vec<String>)> {
+    let mut shape: Option<Map<String, Value>> = None;
+    let mut media = Vec::new();
+    for arm in arms {
+        let arm = arm.as_object()?;
+        let mut rest = Map::new();
+        for (k, v) in arm {
+            match k.as_str() {
+                "contentMediaType" => media.push(v.as_str()?.to_string()),
+                "contentEncoding" | "contentSchema" | "title" | "description" => {}
+                "type" | "format" => {
+                    rest.insert(k.clone(), v.clone());
+                }
+                _ => return None,
+            }
+        }
+        match &shape {
+            None => shape = Some(rest),
+            Some(first) if *first == rest => {}
+            Some(_) => return None,
+        }
+    }
+    let shape = shape?;
+    let stringy = shape.get("type").is_none_or(|t| t == "string");
+    (stringy && !media.is_empty()).then_some((shape, media))
 }
 
 /// The `required` lists of `arms` when `s` is an object (`type: object`

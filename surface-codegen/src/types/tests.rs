@@ -1444,3 +1444,54 @@ fn discriminator_that_serde_cannot_round_trip_stays_untagged_with_a_note() {
         assert_eq!(note, optional_tag_note, "{code}");
     }
 }
+
+/// oRPC's playground `planet.create` (`tests/fixtures/corpus/
+/// orpc_playground.manifest.json` and `orpc_playground_zod.manifest.json`,
+/// `#/properties/image`): `z.file().mime([...])` through both converters.
+#[test]
+fn string_arms_differing_only_in_media_type_are_one_string() {
+    let note = doc_line("Input schema at `#/properties/image`: the `anyOf` arms differ only in their media type: `image/png, image/gif`; content keywords are annotations, checked neither by this type nor by the validator (the server checks them).");
+    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    for image in [
+        // @orpc/zod
+        json!({"anyOf": [
+            {"type": "string", "contentMediaType": "image/png"},
+            {"type": "string", "contentMediaType": "image/gif"}
+        ]}),
+        // z.toJSONSchema
+        json!({"type": "string", "format": "binary", "contentEncoding": "binary", "anyOf": [
+            {"contentMediaType": "image/png"}, {"contentMediaType": "image/gif"}
+        ]}),
+    ] {
+        let format = image.get("format").map(|_| {
+            let line = doc_line("Format: `binary` (not checked by this type).");
+            quote!(#line #[doc = ""])
+        });
+        let types = generate(
+            json!({"type": "object", "properties": {"image": image}, "required": ["image"], "additionalProperties": false}),
+            None,
+        );
+        assert_items(
+            &types,
+            quote! {
+                #d #c
+                #[serde(deny_unknown_fields)]
+                pub struct Input {
+                    #format
+                    #note
+                    pub image: String,
+                }
+                #out
+            },
+        );
+    }
+    // Arms that differ in more than their media type stay a union.
+    let types = generate(
+        json!({"anyOf": [
+            {"type": "string", "contentMediaType": "image/png"},
+            {"type": "string", "contentMediaType": "image/gif", "maxLength": 3}
+        ]}),
+        None,
+    );
+    assert!(types.items.to_string().contains("untagged"));
+}

@@ -124,12 +124,13 @@ pub mod p_orpc_playground_planet_create {
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
         pub description: Option<String>,
+        /// Input schema at `#/properties/image`: the `anyOf` arms differ only in their media type: `image/png, image/jpeg, image/webp, image/svg+xml, image/gif`; content keywords are annotations, checked neither by this type nor by the validator (the server checks them).
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
-        pub image: Option<InputImage>,
+        pub image: Option<String>,
         pub name: String,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -137,22 +138,6 @@ pub mod p_orpc_playground_planet_create {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
-    }
-    /// Untagged: the first variant that accepts a value wins.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
-    #[serde(crate = "::surface_runtime::__private::serde", untagged)]
-    pub enum InputImage {
-        String(String),
-        String2(String),
-        String3(String),
-        String4(String),
-        String5(String),
     }
     #[derive(
         Debug,
@@ -401,12 +386,13 @@ pub mod p_orpc_playground_planet_update {
             deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
         )]
         pub id: i64,
+        /// Input schema at `#/properties/image`: the `anyOf` arms differ only in their media type: `image/png, image/jpeg, image/webp, image/svg+xml, image/gif`; content keywords are annotations, checked neither by this type nor by the validator (the server checks them).
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
-        pub image: Option<InputImage>,
+        pub image: Option<String>,
         pub name: String,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -414,22 +400,6 @@ pub mod p_orpc_playground_planet_update {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
-    }
-    /// Untagged: the first variant that accepts a value wins.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
-    #[serde(crate = "::surface_runtime::__private::serde", untagged)]
-    pub enum InputImage {
-        String(String),
-        String2(String),
-        String3(String),
-        String4(String),
-        String5(String),
     }
     #[derive(
         Debug,

@@ -110,12 +110,14 @@ pub mod p_orpc_playground_zod_planet_create {
         )]
         pub description: Option<String>,
         /// Format: `binary` (not checked by this type).
+        ///
+        /// Input schema at `#/properties/image`: the `anyOf` arms differ only in their media type: `image/png, image/jpeg, image/webp, image/svg+xml, image/gif`; content keywords are annotations, checked neither by this type nor by the validator (the server checks them).
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
-        pub image: Option<InputImage>,
+        pub image: Option<String>,
         pub name: String,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -123,24 +125,6 @@ pub mod p_orpc_playground_zod_planet_create {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
-    }
-    /// Format: `binary` (not checked by this type).
-    ///
-    /// Untagged: the first variant that accepts a value wins.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
-    #[serde(crate = "::surface_runtime::__private::serde", untagged)]
-    pub enum InputImage {
-        Variant0(::surface_runtime::__private::serde_json::Value),
-        Variant1(::surface_runtime::__private::serde_json::Value),
-        Variant2(::surface_runtime::__private::serde_json::Value),
-        Variant3(::surface_runtime::__private::serde_json::Value),
-        Variant4(::surface_runtime::__private::serde_json::Value),
     }
     #[derive(
         Debug,
@@ -360,12 +344,14 @@ pub mod p_orpc_playground_zod_planet_update {
         )]
         pub id: i64,
         /// Format: `binary` (not checked by this type).
+        ///
+        /// Input schema at `#/properties/image`: the `anyOf` arms differ only in their media type: `image/png, image/jpeg, image/webp, image/svg+xml, image/gif`; content keywords are annotations, checked neither by this type nor by the validator (the server checks them).
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
             deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
         )]
-        pub image: Option<InputImage>,
+        pub image: Option<String>,
         pub name: String,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -373,24 +359,6 @@ pub mod p_orpc_playground_zod_planet_update {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
-    }
-    /// Format: `binary` (not checked by this type).
-    ///
-    /// Untagged: the first variant that accepts a value wins.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
-    #[serde(crate = "::surface_runtime::__private::serde", untagged)]
-    pub enum InputImage {
-        Variant0(::surface_runtime::__private::serde_json::Value),
-        Variant1(::surface_runtime::__private::serde_json::Value),
-        Variant2(::surface_runtime::__private::serde_json::Value),
-        Variant3(::surface_runtime::__private::serde_json::Value),
-        Variant4(::surface_runtime::__private::serde_json::Value),
     }
     #[derive(
         Debug,
