@@ -164,3 +164,23 @@ fn the_validator_checks_the_format_before_the_type_reads_it() {
     let good = json!({"ticketId": ID, "dueAt": "2026-03-01T09:30:00Z", "day": "2026-02-28"});
     assert_eq!(validator_errors(&good), []);
 }
+
+/// A UI binding names the typed field with the facade's re-export.
+#[agent_surface::agent_procedure(typed, "tickets.schedule", overridable(due_at))]
+struct ScheduleSelection {
+    ticket_id: Uuid,
+    due_at: DateTime<FixedOffset>,
+}
+
+#[test]
+fn typed_fields_bind_and_are_written_as_their_json_text() {
+    use agent_surface::BoundInput;
+    let bound = ScheduleSelection {
+        ticket_id: Uuid::parse_str(ID).unwrap(),
+        due_at: DateTime::parse_from_rfc3339("2026-03-01T09:30:00Z").unwrap(),
+    };
+    assert_eq!(
+        Value::Object(bound.to_bound_json().unwrap()),
+        json!({"ticketId": ID, "dueAt": "2026-03-01T09:30:00Z"})
+    );
+}
