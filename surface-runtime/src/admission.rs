@@ -7,8 +7,8 @@
 //!
 //! The registry then remembers every invocation id it admitted for its
 //! whole lifetime in an [`InvocationIds`] table — not the id itself but a
-//! fixed-size **keyed digest** of it ([`crate::hash::IdDigest`]: the first 128 bits of
-//! HMAC-SHA-256 under a key derived from the registry's secret), next to the
+//! fixed-size **keyed digest** of it ([`crate::hash::IdDigest`]: SipHash-2-4
+//! with 128-bit output under a key derived from the registry's secret), next to the
 //! keyed hash of the envelope (so an identical repeat can be told from a
 //! reused id), whether it completed, and — for the last `recorded_results`
 //! completions — the result, replayed to an identical repeat. Each
@@ -22,8 +22,8 @@
 //! still answered): forgetting ids would let one run twice, so the
 //! application replaces the registry instead (a new page session).
 //!
-//! A digest collision (two ids sharing 128 bits of a keyed HMAC, about
-//! n²/2¹²⁹ for n ids) could only make a fresh id be refused as a repeat or
+//! A digest collision (two ids sharing 128 bits of a keyed pseudorandom
+//! function, about n²/2¹²⁹ for n ids) could only make a fresh id be refused as a repeat or
 //! be answered with another call's recorded outcome; it can never make an
 //! id execute twice.
 
@@ -32,7 +32,7 @@ use std::hash::{Hash, Hasher};
 
 use hashbrown::HashTable;
 
-use crate::hash::{FoldHasher, IdDigest, IdDigester};
+use crate::hash::{Fingerprint, IdDigest, IdDigester};
 use crate::invocation::{
     AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult, ErrorCode, Retry,
 };
@@ -137,13 +137,13 @@ impl Refusal {
 
 /// A keyed 64-bit hash of the whole envelope (invocation and consumer),
 /// compared when an invocation id repeats: equal envelopes hash equally
-/// under one `seed`.
+/// under one `fingerprint`.
 pub(crate) fn envelope_fingerprint(
-    seed: u64,
+    fingerprint: &Fingerprint,
     inv: &AgentInvocation,
     consumer: &AgentConsumer,
 ) -> u64 {
-    let mut h = FoldHasher::new(seed);
+    let mut h = fingerprint.hasher();
     inv.invocation_id.hash(&mut h);
     inv.capability_id.hash(&mut h);
     inv.registration_id.hash(&mut h);

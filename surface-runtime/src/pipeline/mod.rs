@@ -195,7 +195,7 @@ impl SurfaceRegistry {
         if let Err(problem) = check_invocation_id(&inv.invocation_id) {
             return Err(self.refuse_invalid_id(inv, problem));
         }
-        let fingerprint = envelope_fingerprint(self.fingerprint_seed(), inv, consumer);
+        let fingerprint = envelope_fingerprint(self.fingerprint(), inv, consumer);
         self.admit(&inv.invocation_id, fingerprint, |live| {
             let target = phases::resolve(live, inv, consumer)?;
             phases::staleness(live, inv, &target)?;

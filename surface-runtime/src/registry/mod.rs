@@ -50,7 +50,7 @@ use crate::authority::Authority;
 use crate::clock::Timer;
 use crate::confirmation::{ConfirmationError, Confirmations, PendingConfirmation};
 use crate::executor::AgentProcedureExecutor;
-use crate::hash::{FastHash, IdDigest};
+use crate::hash::{FastHash, Fingerprint, IdDigest};
 use crate::invocation::{AgentInvocationResult, ConfirmationEvidence};
 use crate::policy::AgentPolicy;
 use crate::registration::{parse_registration_id, Unregister};
@@ -278,8 +278,8 @@ struct Inner {
     state: Mutex<State>,
     confirmations: Confirmations,
     executor: Mutex<Option<Arc<dyn AgentProcedureExecutor>>>,
-    /// Per-registry seed of envelope fingerprints.
-    fingerprint_seed: u64,
+    /// Envelope fingerprints, seeded per registry.
+    fingerprint: Fingerprint,
     /// Number of audit listeners (lets `audit` skip the lock when zero).
     audit_listeners: AtomicUsize,
     listeners: Mutex<Listeners>,
@@ -672,9 +672,9 @@ impl SurfaceRegistry {
         lock(&self.inner.executor).clone()
     }
 
-    /// The seed of this registry's envelope fingerprints.
-    pub(crate) fn fingerprint_seed(&self) -> u64 {
-        self.inner.fingerprint_seed
+    /// This registry's envelope fingerprints.
+    pub(crate) fn fingerprint(&self) -> &Fingerprint {
+        &self.inner.fingerprint
     }
 
     /// Emits an audit event built by `make`, only when someone listens.
