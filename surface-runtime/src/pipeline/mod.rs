@@ -27,13 +27,14 @@ mod input;
 mod phases;
 
 use std::future::Future;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use crate::admission::{envelope_fingerprint, Refusal};
 use crate::audit::{AuditEvent, Phase};
 use crate::cancellation::Cancellation;
-use crate::executor::ConfirmationInfo;
+use crate::executor::{AgentProcedureExecutor, ConfirmationInfo};
 use crate::hash::IdDigest;
 use crate::invocation::{
     check_invocation_id, AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult,
@@ -96,6 +97,9 @@ struct Ready {
     key: IdDigest,
     invocation_id: String,
     target: Registered,
+    /// The procedure executor installed at admission (`None` for view
+    /// capabilities, or when none is installed).
+    executor: Option<Arc<dyn AgentProcedureExecutor>>,
     /// The effective input.
     input: Value,
     /// The confirmation the call passed.
@@ -164,18 +168,18 @@ impl SurfaceRegistry {
             consumer: consumer.clone(),
         });
         let agent_input = std::mem::take(&mut inv.input);
-        let checked =
-            resolved.and_then(
-                |target| match self.check(&inv, &target, agent_input, consumer) {
-                    Ok((input, confirmation)) => Ok((target, input, confirmation)),
-                    Err(failure) => Err(failure.at(&target)),
-                },
-            );
+        let checked = resolved.and_then(|(target, executor)| {
+            match self.check(&inv, &target, agent_input, consumer) {
+                Ok((input, confirmation)) => Ok((target, executor, input, confirmation)),
+                Err(failure) => Err(failure.at(&target)),
+            }
+        });
         match checked {
-            Ok((target, input, confirmation)) => Prepared::Ready(Ready {
+            Ok((target, executor, input, confirmation)) => Prepared::Ready(Ready {
                 key,
                 invocation_id: inv.invocation_id,
                 target,
+                executor,
                 input,
                 confirmation,
             }),
@@ -184,14 +188,21 @@ impl SurfaceRegistry {
     }
 
     /// Admission: the invocation-id rule, then the registry's record of
-    /// ids. Phases 1 (resolve) and 2 (staleness) run under the same lock;
-    /// their outcome is the second half of the `Ok`.
-    #[allow(clippy::result_large_err)]
+    /// ids. Phases 1 (resolve) and 2 (staleness) run under the same lock
+    /// (which also reads the procedure executor); their outcome is the
+    /// second half of the `Ok`.
+    #[allow(clippy::result_large_err, clippy::type_complexity)]
     fn admission(
         &self,
         inv: &AgentInvocation,
         consumer: &AgentConsumer,
-    ) -> Result<(IdDigest, Result<Registered, Failure>), AgentInvocationResult> {
+    ) -> Result<
+        (
+            IdDigest,
+            Result<(Registered, Option<Arc<dyn AgentProcedureExecutor>>), Failure>,
+        ),
+        AgentInvocationResult,
+    > {
         if let Err(problem) = check_invocation_id(&inv.invocation_id) {
             return Err(self.refuse_invalid_id(inv, problem));
         }
@@ -199,7 +210,11 @@ impl SurfaceRegistry {
         self.admit(&inv.invocation_id, fingerprint, |live| {
             let target = phases::resolve(live, inv, consumer)?;
             phases::staleness(live, inv, &target)?;
-            Ok(target)
+            let executor = match target {
+                Registered::Procedure(_) => live.executor(),
+                Registered::View(..) => None,
+            };
+            Ok((target, executor))
         })
         .map_err(|refusal| self.refuse(inv, refusal))
     }

@@ -73,7 +73,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_RECORDED_RESULTS: usize = 1_000;
 
 /// Default bound of the invocation ids a registry remembers for its
-/// lifetime (40 bytes each, ≈ 5.4 MB at the bound with the hash table).
+/// lifetime (32 bytes each, ≈ 4.3 MB at the bound with the hash table).
 /// At the bound new ids are refused (`PRECONDITION_FAILED`,
 /// `details.reason: "invocation-ids-exhausted"`); see
 /// [`SurfaceRegistryBuilder::max_invocation_ids`].
@@ -252,6 +252,9 @@ struct State {
     index: HashMap<String, Vec<u64>, FastHash>,
     /// Every admitted invocation id ([`crate::admission`]).
     invocations: InvocationIds,
+    /// The executor of procedure calls (read with admission, under the
+    /// same lock).
+    executor: Option<Arc<dyn AgentProcedureExecutor>>,
 }
 
 /// What the pipeline reads of the registry's configuration.
@@ -277,7 +280,6 @@ struct Inner {
     settings: Settings,
     state: Mutex<State>,
     confirmations: Confirmations,
-    executor: Mutex<Option<Arc<dyn AgentProcedureExecutor>>>,
     /// Envelope fingerprints, seeded per registry.
     fingerprint: Fingerprint,
     /// Number of audit listeners (lets `audit` skip the lock when zero).
@@ -402,6 +404,11 @@ pub(crate) enum Lookup {
 }
 
 impl Live<'_> {
+    /// The installed procedure executor.
+    pub(crate) fn executor(&self) -> Option<Arc<dyn AgentProcedureExecutor>> {
+        self.state.executor.clone()
+    }
+
     /// The surface version now.
     pub(crate) fn surface_version(&self) -> u64 {
         self.state.version
@@ -509,7 +516,7 @@ impl SurfaceRegistry {
 
     /// Installs the executor for procedure calls (replaces any previous).
     pub fn set_procedure_executor(&self, executor: Arc<dyn AgentProcedureExecutor>) {
-        *lock(&self.inner.executor) = Some(executor);
+        lock(&self.inner.state).executor = Some(executor);
     }
 
     // ----- listeners -------------------------------------------------------
@@ -665,11 +672,6 @@ impl SurfaceRegistry {
     /// The registry's confirmations.
     pub(crate) fn confirmations(&self) -> &Confirmations {
         &self.inner.confirmations
-    }
-
-    /// The installed procedure executor.
-    pub(crate) fn executor(&self) -> Option<Arc<dyn AgentProcedureExecutor>> {
-        lock(&self.inner.executor).clone()
     }
 
     /// This registry's envelope fingerprints.
