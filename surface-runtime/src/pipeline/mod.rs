@@ -46,8 +46,12 @@ use crate::registry::{Registered, SurfaceRegistry};
 pub use input::MAX_REPORTED_VALIDATION_ERRORS;
 
 /// A call that ended before execution: the agent error, the phase, the
-/// audit-only detail and the registration it had resolved to.
-struct Failure {
+/// audit-only detail and the registration it had resolved to. Boxed, so
+/// the `Result`s of the phases a successful call passes through stay
+/// small.
+struct Failure(Box<FailureData>);
+
+struct FailureData {
     phase: Phase,
     error: AgentError,
     internal: Option<Value>,
@@ -55,28 +59,28 @@ struct Failure {
 }
 
 fn fail(phase: Phase, code: ErrorCode, message: impl Into<String>, retry: Retry) -> Failure {
-    Failure {
+    Failure(Box::new(FailureData {
         phase,
         error: AgentError::new(code, message, retry),
         internal: None,
         registration_id: None,
-    }
+    }))
 }
 
 impl Failure {
     fn detail(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.error.details.insert(key.to_string(), value.into());
+        self.0.error.details.insert(key.to_string(), value.into());
         self
     }
 
     fn internal(mut self, value: impl Into<Value>) -> Self {
-        self.internal = Some(value.into());
+        self.0.internal = Some(value.into());
         self
     }
 
     /// The failure of a call resolved to `target`.
     fn at(mut self, target: &Registered) -> Self {
-        self.registration_id = Some(target.registration_id().to_string());
+        self.0.registration_id = Some(target.registration_id().to_string());
         self
     }
 }
@@ -284,6 +288,7 @@ impl SurfaceRegistry {
     /// The result of a call that ended in phases 1–6, audited (a
     /// `CONFIRMATION_REQUIRED` is audited as a confirmation request).
     fn rejected(&self, inv: AgentInvocation, failure: Failure) -> AgentInvocationResult {
+        let failure = *failure.0;
         if failure.error.code != ErrorCode::ConfirmationRequired {
             self.audit(|| AuditEvent::InvocationRejected {
                 invocation_id: inv.invocation_id.clone(),
