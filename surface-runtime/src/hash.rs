@@ -112,8 +112,6 @@ impl IdDigester {
 
 #[cfg(test)]
 mod tests {
-    use std::hash::Hash;
-
     use serde_json::{json, Value};
 
     use super::*;
