@@ -6,9 +6,17 @@
 //!   - `validation_and_input_drop`: the same validation plus dropping an
 //!     owned copy of that input — the floor of any pipeline that takes the
 //!     call's input by value and hands it on (someone must free it);
+//!   - `bare_validation_formats_asserted`: the same with jsonschema's
+//!     format assertion on (`should_validate_formats(true)`, jsonschema's
+//!     own format checks) — the same work as the generated validator,
+//!     which asserts `format` where jsonschema's default (draft 2020-12)
+//!     leaves it an annotation;
+//!   - `bare_validation_zod_formats`: the same with the runtime validator
+//!     the registry compiles under feature `dynamic`
+//!     (`format::validator_for`: jsonschema asserting zod's format checks,
+//!     the ones the generated validator calls);
 //!   - `generated_validation`: the validator `manifest!` generated from the
-//!     same schema, on the same input (it also asserts `format`, which
-//!     jsonschema's default leaves an annotation);
+//!     same schema, on the same input;
 //!   - `invoke_noop_executor`: a full `invoke` of a binding that
 //!     produces that same effective input, with a no-op executor (the
 //!     registry validates with the generated validator).
@@ -191,12 +199,19 @@ fn bench_invoke(c: &mut Criterion) {
             .input_schema
             .clone();
         let validator = jsonschema::validator_for(&schema).unwrap();
+        let asserting = jsonschema::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .unwrap();
+        let zod = surface_runtime::format::validator_for(&schema).unwrap();
         let generated = case
             .authority
             .input_validator(case.path)
             .expect("manifest! generated the validator");
         let effective = case.effective.clone();
         assert!(validator.is_valid(&effective));
+        assert!(asserting.is_valid(&effective));
+        assert!(zod.is_valid(&effective));
         assert!(generated.is_valid(&effective));
         // The pipeline really produces `effective`: check once, untimed.
         {
@@ -212,6 +227,12 @@ fn bench_invoke(c: &mut Criterion) {
         group.measurement_time(Duration::from_secs(4));
         group.bench_function("bare_validation", |b| {
             b.iter(|| black_box(validator.is_valid(black_box(&effective))))
+        });
+        group.bench_function("bare_validation_formats_asserted", |b| {
+            b.iter(|| black_box(asserting.is_valid(black_box(&effective))))
+        });
+        group.bench_function("bare_validation_zod_formats", |b| {
+            b.iter(|| black_box(zod.is_valid(black_box(&effective))))
         });
         group.bench_function("generated_validation", |b| {
             b.iter(|| black_box(generated.is_valid(black_box(&effective))))

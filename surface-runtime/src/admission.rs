@@ -7,23 +7,24 @@
 //!
 //! The registry then remembers every invocation id it admitted for its
 //! whole lifetime in an [`InvocationIds`] table — not the id itself but a
-//! fixed-size **keyed digest** of it ([`crate::hash::IdDigest`]: the first 128 bits of
-//! HMAC-SHA-256 under a key derived from the registry's secret), next to the
+//! fixed-size **keyed digest** of it ([`crate::hash::IdDigest`]: SipHash-2-4
+//! with 128-bit output under a key derived from the registry's secret), next to the
 //! keyed hash of the envelope (so an identical repeat can be told from a
-//! reused id), whether it completed, and — for the last `recorded_results`
-//! completions — the result, replayed to an identical repeat. Each
-//! remembered id costs 40 bytes plus one control byte of the hash table,
-//! whatever the id's length.
+//! reused id) and whether it completed (its place in the order of
+//! completions). The results of the last `recorded_results` completions
+//! are kept beside the table, oldest first, and replayed to an identical
+//! repeat. Each remembered id costs 32 bytes plus one control byte of the
+//! hash table, whatever the id's length.
 //!
 //! The table holds at most `max_invocation_ids` ids
-//! ([`crate::registry::DEFAULT_MAX_INVOCATION_IDS`], 100,000 ≈ 5.4 MB).
+//! ([`crate::registry::DEFAULT_MAX_INVOCATION_IDS`], 100,000 ≈ 4.3 MB).
 //! At the bound a **new** id is refused with `PRECONDITION_FAILED`,
 //! `details.reason: "invocation-ids-exhausted"` (repeats of known ids are
 //! still answered): forgetting ids would let one run twice, so the
 //! application replaces the registry instead (a new page session).
 //!
-//! A digest collision (two ids sharing 128 bits of a keyed HMAC, about
-//! n²/2¹²⁹ for n ids) could only make a fresh id be refused as a repeat or
+//! A digest collision (two ids sharing 128 bits of a keyed pseudorandom
+//! function, about n²/2¹²⁹ for n ids) could only make a fresh id be refused as a repeat or
 //! be answered with another call's recorded outcome; it can never make an
 //! id execute twice.
 
@@ -32,23 +33,27 @@ use std::hash::{Hash, Hasher};
 
 use hashbrown::HashTable;
 
-use crate::hash::{FoldHasher, IdDigest, IdDigester};
+use crate::hash::{Fingerprint, IdDigest, IdDigester};
 use crate::invocation::{
     AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult, ErrorCode, Retry,
 };
 
-/// What is remembered of one admitted id: 40 bytes, whatever the id.
+/// What is remembered of one admitted id: 32 bytes, whatever the id.
 struct InvocationRecord {
     id: IdDigest,
     /// Keyed hash of the envelope (invocation + consumer).
     fingerprint: u64,
-    done: bool,
-    /// The outcome while it is among the last `recorded_results` (the
-    /// invocation id comes from the repeat, which carries the same id).
-    result: Option<Box<Outcome>>,
+    /// [`IN_FLIGHT`], or the id's number in the order of completions (its
+    /// outcome is kept while that number is among the last
+    /// `recorded_results`).
+    completion: u64,
 }
 
-/// A recorded result without its invocation id.
+/// [`InvocationRecord::completion`] of an id still running.
+const IN_FLIGHT: u64 = u64::MAX;
+
+/// A recorded result without its invocation id (the invocation id comes
+/// from the repeat, which carries the same id).
 #[derive(Clone)]
 enum Outcome {
     Success(serde_json::Value),
@@ -137,13 +142,13 @@ impl Refusal {
 
 /// A keyed 64-bit hash of the whole envelope (invocation and consumer),
 /// compared when an invocation id repeats: equal envelopes hash equally
-/// under one `seed`.
+/// under one `fingerprint`.
 pub(crate) fn envelope_fingerprint(
-    seed: u64,
+    fingerprint: &Fingerprint,
     inv: &AgentInvocation,
     consumer: &AgentConsumer,
 ) -> u64 {
-    let mut h = FoldHasher::new(seed);
+    let mut h = fingerprint.hasher();
     inv.invocation_id.hash(&mut h);
     inv.capability_id.hash(&mut h);
     inv.registration_id.hash(&mut h);
@@ -173,8 +178,12 @@ pub(crate) fn envelope_fingerprint(
 pub(crate) struct InvocationIds {
     table: HashTable<InvocationRecord>,
     digester: IdDigester,
-    /// Completed ids, oldest first, whose results are still kept.
-    completed: VecDeque<IdDigest>,
+    /// The outcomes of the last completions, oldest first: the outcome of
+    /// completion number `n` is at `n - first_kept` while that is in range.
+    kept: VecDeque<Outcome>,
+    /// The completion number of `kept[0]` (the next completion's number is
+    /// `first_kept + kept.len()`).
+    first_kept: u64,
     /// The most ids the table holds.
     max_ids: usize,
 }
@@ -185,7 +194,8 @@ impl InvocationIds {
         Self {
             table: HashTable::new(),
             digester: IdDigester::new(key),
-            completed: VecDeque::new(),
+            kept: VecDeque::new(),
+            first_kept: 0,
             max_ids,
         }
     }
@@ -202,9 +212,14 @@ impl InvocationIds {
         if let Some(record) = self.table.find(digest.table_hash(), |r| r.id == digest) {
             return Err(if record.fingerprint != fingerprint {
                 Refusal::Reused
-            } else if !record.done {
+            } else if record.completion == IN_FLIGHT {
                 Refusal::InFlight
-            } else if let Some(outcome) = &record.result {
+            } else if let Some(outcome) = record
+                .completion
+                .checked_sub(self.first_kept)
+                .and_then(|i| usize::try_from(i).ok())
+                .and_then(|i| self.kept.get(i))
+            {
                 Refusal::Replay(outcome.to_result(id))
             } else {
                 Refusal::Duplicate
@@ -218,8 +233,7 @@ impl InvocationIds {
             InvocationRecord {
                 id: digest,
                 fingerprint,
-                done: false,
-                result: None,
+                completion: IN_FLIGHT,
             },
             |r| r.id.table_hash(),
         );
@@ -229,22 +243,19 @@ impl InvocationIds {
     /// Marks `id` completed with `result`, keeping the last `keep` results
     /// for replay.
     pub(crate) fn complete(&mut self, id: IdDigest, result: &AgentInvocationResult, keep: usize) {
-        if let Some(record) = self.find_mut(id) {
-            record.done = true;
-            record.result = Some(Box::new(Outcome::of(result)));
+        let number = self.first_kept + self.kept.len() as u64;
+        let Some(record) = self.table.find_mut(id.table_hash(), |r| r.id == id) else {
+            return;
+        };
+        if record.completion != IN_FLIGHT {
+            return;
         }
-        self.completed.push_back(id);
-        while self.completed.len() > keep {
-            if let Some(old) = self.completed.pop_front() {
-                if let Some(record) = self.find_mut(old) {
-                    record.result = None;
-                }
-            }
+        record.completion = number;
+        self.kept.push_back(Outcome::of(result));
+        while self.kept.len() > keep {
+            self.kept.pop_front();
+            self.first_kept += 1;
         }
-    }
-
-    fn find_mut(&mut self, id: IdDigest) -> Option<&mut InvocationRecord> {
-        self.table.find_mut(id.table_hash(), |r| r.id == id)
     }
 }
 
@@ -303,7 +314,24 @@ mod tests {
     }
 
     #[test]
-    fn a_remembered_id_costs_40_bytes_whatever_its_length() {
-        assert_eq!(std::mem::size_of::<InvocationRecord>(), 40);
+    fn a_remembered_id_costs_32_bytes_whatever_its_length() {
+        assert_eq!(std::mem::size_of::<InvocationRecord>(), 32);
+    }
+
+    #[test]
+    fn a_second_completion_of_one_id_is_ignored() {
+        let mut ids = InvocationIds::new(&[5; 32], 10);
+        let a = ids.admit("a", 1).ok().unwrap();
+        ids.complete(a, &ok("a"), 10);
+        ids.complete(a, &ok("other"), 10);
+        assert!(matches!(ids.admit("a", 1), Err(Refusal::Replay(r)) if r == ok("a")));
+    }
+
+    #[test]
+    fn with_no_results_kept_a_completed_repeat_is_a_duplicate() {
+        let mut ids = InvocationIds::new(&[6; 32], 10);
+        let a = ids.admit("a", 1).ok().unwrap();
+        ids.complete(a, &ok("a"), 0);
+        assert_eq!(reason(ids.admit("a", 1)), "duplicate-invocation");
     }
 }

@@ -2,71 +2,55 @@
 //!
 //! * [`FastHash`] — the hasher of the registry's hot maps (capability
 //!   index), foldhash with a per-map random seed;
-//! * [`FoldHasher`] — a seeded 64-bit hasher for envelope fingerprints
-//!   (does a repeated invocation id carry the identical call?);
+//! * [`Fingerprint`] — a seeded 64-bit hash of envelopes (does a repeated
+//!   invocation id carry the identical call?);
 //! * [`IdDigest`] / [`IdDigester`] — fixed-size keyed digests of invocation
-//!   ids (128 bits of HMAC-SHA-256), what the registry's admission and the
-//!   agent host remember of every id they saw.
+//!   ids (SipHash-2-4 with 128-bit output under a 128-bit secret key), what
+//!   the registry's admission and the agent host remember of every id they
+//!   saw.
 
-use std::hash::Hasher;
+use std::hash::{BuildHasher, Hash, Hasher};
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
+use siphasher::sip128::{Hasher128, SipHasher24};
 
 /// The hasher of the registry's hot maps: foldhash with a per-map random
 /// seed (an index lookup went from 208 to 26 instructions under callgrind,
 /// against std's SipHash).
 pub(crate) type FastHash = foldhash::fast::RandomState;
 
-/// A fast multiply-rotate hasher (FxHash-style) with a seed, for envelope
-/// fingerprints. It is not collision-resistant against an adversary; a
-/// collision could only make a *reused* invocation id replay its own
-/// earlier result instead of answering `invocation-id-reused` — it can
-/// never make an id execute twice.
-pub(crate) struct FoldHasher(u64);
+/// A seeded 64-bit hash of envelopes (foldhash's quality variant, seed
+/// derived from the registry's secret). Not collision-resistant against
+/// an adversary who knew the seed; a collision could only make a *reused*
+/// invocation id replay its own earlier result instead of answering
+/// `invocation-id-reused` — it can never make an id execute twice.
+#[derive(Clone)]
+pub(crate) struct Fingerprint(foldhash::quality::FixedState);
 
-impl FoldHasher {
-    /// A hasher starting from `seed`.
+impl Fingerprint {
+    /// Fingerprints under `seed`.
     pub(crate) fn new(seed: u64) -> Self {
-        FoldHasher(seed)
+        Fingerprint(foldhash::quality::FixedState::with_seed(seed))
+    }
+
+    /// A hasher starting from the seed: equal values hashed in the same
+    /// order give equal results.
+    pub(crate) fn hasher(&self) -> impl Hasher {
+        self.0.build_hasher()
+    }
+
+    /// The fingerprint of one value.
+    #[cfg(test)]
+    pub(crate) fn of(&self, value: &impl Hash) -> u64 {
+        let mut h = self.hasher();
+        value.hash(&mut h);
+        h.finish()
     }
 }
 
-impl Hasher for FoldHasher {
-    fn finish(&self) -> u64 {
-        // Final avalanche (splitmix64).
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.write_u64(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 56));
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(u64::from(i));
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-    fn write_usize(&mut self, i: usize) {
-        self.write_u64(i as u64);
-    }
-}
-
-/// A fixed-size keyed digest of an invocation id (128 bits of
-/// HMAC-SHA-256): what the registry and the agent host remember of an id.
+/// A fixed-size keyed digest of an invocation id (SipHash-2-4, 128-bit
+/// output): what the registry and the agent host remember of an id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct IdDigest([u64; 2]);
 
@@ -79,23 +63,37 @@ impl IdDigest {
 }
 
 /// Computes [`IdDigest`]s under one key.
+///
+/// SipHash is a keyed pseudorandom function: without the key, two ids
+/// with the same digest cannot be found faster than by trying about 2⁶⁴
+/// of them, and the registry and the host admit at most a few million ids
+/// in their lifetime. It costs about a tenth of an HMAC-SHA-256 of the
+/// same id.
 #[derive(Clone)]
 pub(crate) struct IdDigester {
-    /// HMAC state already keyed (cloned per digest).
-    keyed: Hmac<Sha256>,
+    /// The keyed state (copied per digest).
+    keyed: SipHasher24,
 }
 
 impl IdDigester {
-    /// A digester keyed with `key` (any length).
+    /// A digester keyed with `key` (any length; its 128-bit SipHash key
+    /// is derived from it with HMAC-SHA-256, once).
     pub(crate) fn new(key: &[u8]) -> Self {
         // HMAC accepts keys of any length; this never fails.
-        let keyed = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key length");
-        Self { keyed }
+        let mut mac =
+            <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key length");
+        mac.update(b"agent-surface invocation-id digest");
+        let bytes = mac.finalize().into_bytes();
+        let mut sip_key = [0u8; 16];
+        sip_key.copy_from_slice(&bytes[..16]);
+        Self {
+            keyed: SipHasher24::new_with_key(&sip_key),
+        }
     }
 
     /// A digester with a fresh random key; when the platform has no random
-    /// source the key is fixed, which keeps the digest's collision
-    /// resistance (that of truncated SHA-256) but lets ids be precomputed.
+    /// source the key is fixed, which keeps the digest's spread but lets
+    /// colliding ids be searched for offline.
     pub(crate) fn random() -> Self {
         let mut key = [0u8; 32];
         // A failure leaves the fixed all-zero key (see above).
@@ -105,38 +103,29 @@ impl IdDigester {
 
     /// The digest of `id`.
     pub(crate) fn digest(&self, id: &str) -> IdDigest {
-        let mut mac = self.keyed.clone();
-        mac.update(id.as_bytes());
-        let bytes = mac.finalize().into_bytes();
-        let word = |i: usize| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
-            u64::from_le_bytes(w)
-        };
-        IdDigest([word(0), word(1)])
+        let mut h = self.keyed;
+        h.write(id.as_bytes());
+        let d = h.finish128();
+        IdDigest([d.h1, d.h2])
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::hash::Hash;
-
     use serde_json::{json, Value};
 
     use super::*;
 
     #[test]
-    fn fold_hasher_distinguishes_inputs_and_seed_values() {
-        let hash = |seed: u64, v: &Value| {
-            let mut h = FoldHasher::new(seed);
-            v.hash(&mut h);
-            h.finish()
-        };
+    fn fingerprints_distinguish_inputs_and_seed_values() {
+        let hash = |seed: u64, v: &Value| Fingerprint::new(seed).of(v);
         let a = json!({"ids": ["a", "b"]});
         let b = json!({"ids": ["b", "a"]});
         assert_ne!(hash(1, &a), hash(1, &b));
         assert_ne!(hash(1, &a), hash(2, &a));
         assert_eq!(hash(1, &a), hash(1, &a.clone()));
+        // String boundaries count: ["ab", "c"] is not ["a", "bc"].
+        assert_ne!(hash(1, &json!(["ab", "c"])), hash(1, &json!(["a", "bc"])));
     }
 
     #[test]

@@ -110,7 +110,7 @@ fn session_at_its_call_bound_holds_little_memory() {
         held / 1_000
     );
     // Per call: the id (twice: key and frozen result), the 32-byte envelope
-    // digest, the frozen result; in the registry a 40-byte id record and
+    // digest, the frozen result; in the registry a 32-byte id record and
     // the recorded result; the test executor's own record of the call.
     assert!(
         held < 4 * 1024 * 1024,

@@ -51,21 +51,21 @@ impl SurfaceRegistry {
             key: _,
             invocation_id,
             target,
+            executor,
             input,
             confirmation,
         } = ready;
         let confirmation_id = confirmation.as_ref().map(|c| c.id.clone());
-        let cancellation = Cancellation::new();
-        // Fires the executor's signal when this future is dropped mid-call
+        // The executor's signal; fired when this future is dropped mid-call
         // (a browser session aborting a call at disconnect drops it).
-        let abandoned = CancelOnDrop(Some(cancellation.clone()));
+        let abandoned = CancelOnDrop(Cancellation::new(), true);
         let timeout = match (&self.settings().timer, self.settings().timeout) {
             (Some(timer), Some(t)) => Some(timer.sleep(t)),
             _ => None,
         };
         let raced = match &target {
             Registered::Procedure(p) => {
-                let Some(executor) = self.executor() else {
+                let Some(executor) = executor else {
                     return self.result(
                         invocation_id,
                         &target,
@@ -81,7 +81,7 @@ impl SurfaceRegistry {
                     info: ProcedureCallInfo {
                         invocation_id: Arc::from(invocation_id.as_str()),
                         consumer: consumer.clone(),
-                        cancellation: cancellation.clone(),
+                        cancellation: abandoned.0.clone(),
                         confirmation,
                     },
                 };
@@ -92,8 +92,8 @@ impl SurfaceRegistry {
                 race(handler(input), timeout, caller).await
             }
         };
+        let outcome = self.settle(&target, raced, &abandoned.0);
         abandoned.disarm();
-        let outcome = self.settle(&target, raced, &cancellation);
         self.result(invocation_id, &target, confirmation_id, outcome)
     }
 
@@ -194,20 +194,21 @@ fn sanitize(target: &Registered, e: ExecutionError) -> ExecutionError {
         .with_internal(internal)
 }
 
-/// Cancels the executor's signal if the call's future is dropped before
-/// the executor finished; [`CancelOnDrop::disarm`] once it did.
-struct CancelOnDrop(Option<Cancellation>);
+/// The executor's signal, cancelled if the call's future is dropped while
+/// armed (before the executor finished); [`CancelOnDrop::disarm`] once it
+/// did.
+struct CancelOnDrop(Cancellation, bool);
 
 impl CancelOnDrop {
     fn disarm(mut self) {
-        self.0 = None;
+        self.1 = false;
     }
 }
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        if let Some(cancellation) = self.0.take() {
-            cancellation.cancel();
+        if self.1 {
+            self.0.cancel();
         }
     }
 }

@@ -27,13 +27,14 @@ mod input;
 mod phases;
 
 use std::future::Future;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use crate::admission::{envelope_fingerprint, Refusal};
 use crate::audit::{AuditEvent, Phase};
 use crate::cancellation::Cancellation;
-use crate::executor::ConfirmationInfo;
+use crate::executor::{AgentProcedureExecutor, ConfirmationInfo};
 use crate::hash::IdDigest;
 use crate::invocation::{
     check_invocation_id, AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult,
@@ -45,8 +46,12 @@ use crate::registry::{Registered, SurfaceRegistry};
 pub use input::MAX_REPORTED_VALIDATION_ERRORS;
 
 /// A call that ended before execution: the agent error, the phase, the
-/// audit-only detail and the registration it had resolved to.
-struct Failure {
+/// audit-only detail and the registration it had resolved to. Boxed, so
+/// the `Result`s of the phases a successful call passes through stay
+/// small.
+struct Failure(Box<FailureData>);
+
+struct FailureData {
     phase: Phase,
     error: AgentError,
     internal: Option<Value>,
@@ -54,28 +59,28 @@ struct Failure {
 }
 
 fn fail(phase: Phase, code: ErrorCode, message: impl Into<String>, retry: Retry) -> Failure {
-    Failure {
+    Failure(Box::new(FailureData {
         phase,
         error: AgentError::new(code, message, retry),
         internal: None,
         registration_id: None,
-    }
+    }))
 }
 
 impl Failure {
     fn detail(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.error.details.insert(key.to_string(), value.into());
+        self.0.error.details.insert(key.to_string(), value.into());
         self
     }
 
     fn internal(mut self, value: impl Into<Value>) -> Self {
-        self.internal = Some(value.into());
+        self.0.internal = Some(value.into());
         self
     }
 
     /// The failure of a call resolved to `target`.
     fn at(mut self, target: &Registered) -> Self {
-        self.registration_id = Some(target.registration_id().to_string());
+        self.0.registration_id = Some(target.registration_id().to_string());
         self
     }
 }
@@ -96,6 +101,9 @@ struct Ready {
     key: IdDigest,
     invocation_id: String,
     target: Registered,
+    /// The procedure executor installed at admission (`None` for view
+    /// capabilities, or when none is installed).
+    executor: Option<Arc<dyn AgentProcedureExecutor>>,
     /// The effective input.
     input: Value,
     /// The confirmation the call passed.
@@ -164,18 +172,18 @@ impl SurfaceRegistry {
             consumer: consumer.clone(),
         });
         let agent_input = std::mem::take(&mut inv.input);
-        let checked =
-            resolved.and_then(
-                |target| match self.check(&inv, &target, agent_input, consumer) {
-                    Ok((input, confirmation)) => Ok((target, input, confirmation)),
-                    Err(failure) => Err(failure.at(&target)),
-                },
-            );
+        let checked = resolved.and_then(|(target, executor)| {
+            match self.check(&inv, &target, agent_input, consumer) {
+                Ok((input, confirmation)) => Ok((target, executor, input, confirmation)),
+                Err(failure) => Err(failure.at(&target)),
+            }
+        });
         match checked {
-            Ok((target, input, confirmation)) => Prepared::Ready(Ready {
+            Ok((target, executor, input, confirmation)) => Prepared::Ready(Ready {
                 key,
                 invocation_id: inv.invocation_id,
                 target,
+                executor,
                 input,
                 confirmation,
             }),
@@ -184,22 +192,33 @@ impl SurfaceRegistry {
     }
 
     /// Admission: the invocation-id rule, then the registry's record of
-    /// ids. Phases 1 (resolve) and 2 (staleness) run under the same lock;
-    /// their outcome is the second half of the `Ok`.
-    #[allow(clippy::result_large_err)]
+    /// ids. Phases 1 (resolve) and 2 (staleness) run under the same lock
+    /// (which also reads the procedure executor); their outcome is the
+    /// second half of the `Ok`.
+    #[allow(clippy::result_large_err, clippy::type_complexity)]
     fn admission(
         &self,
         inv: &AgentInvocation,
         consumer: &AgentConsumer,
-    ) -> Result<(IdDigest, Result<Registered, Failure>), AgentInvocationResult> {
+    ) -> Result<
+        (
+            IdDigest,
+            Result<(Registered, Option<Arc<dyn AgentProcedureExecutor>>), Failure>,
+        ),
+        AgentInvocationResult,
+    > {
         if let Err(problem) = check_invocation_id(&inv.invocation_id) {
             return Err(self.refuse_invalid_id(inv, problem));
         }
-        let fingerprint = envelope_fingerprint(self.fingerprint_seed(), inv, consumer);
+        let fingerprint = envelope_fingerprint(self.fingerprint(), inv, consumer);
         self.admit(&inv.invocation_id, fingerprint, |live| {
             let target = phases::resolve(live, inv, consumer)?;
             phases::staleness(live, inv, &target)?;
-            Ok(target)
+            let executor = match target {
+                Registered::Procedure(_) => live.executor(),
+                Registered::View(..) => None,
+            };
+            Ok((target, executor))
         })
         .map_err(|refusal| self.refuse(inv, refusal))
     }
@@ -269,6 +288,7 @@ impl SurfaceRegistry {
     /// The result of a call that ended in phases 1–6, audited (a
     /// `CONFIRMATION_REQUIRED` is audited as a confirmation request).
     fn rejected(&self, inv: AgentInvocation, failure: Failure) -> AgentInvocationResult {
+        let failure = *failure.0;
         if failure.error.code != ErrorCode::ConfirmationRequired {
             self.audit(|| AuditEvent::InvocationRejected {
                 invocation_id: inv.invocation_id.clone(),

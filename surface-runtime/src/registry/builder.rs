@@ -15,6 +15,7 @@ use crate::admission::InvocationIds;
 use crate::authority::Authority;
 use crate::clock::{Clock, SystemClock, Timer};
 use crate::confirmation::{Confirmations, Signer};
+use crate::hash::Fingerprint;
 use crate::policy::AgentPolicy;
 
 /// Configures a [`SurfaceRegistry`].
@@ -153,6 +154,7 @@ impl SurfaceRegistryBuilder {
             (true, None) => Some(DEFAULT_TIMEOUT),
         };
         let signer = Signer::new(secret);
+        let fingerprint = Fingerprint::new(fingerprint_seed(&signer));
         let invocations = InvocationIds::new(
             &signer.derived_key("invocation-ids"),
             self.max_invocation_ids,
@@ -180,10 +182,10 @@ impl SurfaceRegistryBuilder {
                     components: BTreeMap::new(),
                     index: HashMap::default(),
                     invocations,
+                    executor: None,
                 }),
                 confirmations,
-                executor: Mutex::new(None),
-                fingerprint_seed: fingerprint_seed(&secret),
+                fingerprint,
                 audit_listeners: AtomicUsize::new(0),
                 listeners: Mutex::new(Listeners::default()),
                 #[cfg(feature = "dynamic")]
@@ -201,9 +203,11 @@ fn random_secret() -> Result<[u8; 32], RegistryBuildError> {
     Ok(secret)
 }
 
-/// The envelope-fingerprint seed of a registry with `secret`.
-fn fingerprint_seed(secret: &[u8; 32]) -> u64 {
+/// The envelope-fingerprint seed of a registry: derived from its secret
+/// (never the secret's own bytes).
+fn fingerprint_seed(signer: &Signer) -> u64 {
+    let key = signer.derived_key("envelope-fingerprint");
     let mut first = [0u8; 8];
-    first.copy_from_slice(&secret[..8]);
-    u64::from_le_bytes(first) ^ 0x9e37_79b9_7f4a_7c15
+    first.copy_from_slice(&key[..8]);
+    u64::from_le_bytes(first)
 }

@@ -50,7 +50,7 @@ use crate::authority::Authority;
 use crate::clock::Timer;
 use crate::confirmation::{ConfirmationError, Confirmations, PendingConfirmation};
 use crate::executor::AgentProcedureExecutor;
-use crate::hash::{FastHash, IdDigest};
+use crate::hash::{FastHash, Fingerprint, IdDigest};
 use crate::invocation::{AgentInvocationResult, ConfirmationEvidence};
 use crate::policy::AgentPolicy;
 use crate::registration::{parse_registration_id, Unregister};
@@ -73,7 +73,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_RECORDED_RESULTS: usize = 1_000;
 
 /// Default bound of the invocation ids a registry remembers for its
-/// lifetime (40 bytes each, ≈ 5.4 MB at the bound with the hash table).
+/// lifetime (32 bytes each, ≈ 4.3 MB at the bound with the hash table).
 /// At the bound new ids are refused (`PRECONDITION_FAILED`,
 /// `details.reason: "invocation-ids-exhausted"`); see
 /// [`SurfaceRegistryBuilder::max_invocation_ids`].
@@ -252,6 +252,9 @@ struct State {
     index: HashMap<String, Vec<u64>, FastHash>,
     /// Every admitted invocation id ([`crate::admission`]).
     invocations: InvocationIds,
+    /// The executor of procedure calls (read with admission, under the
+    /// same lock).
+    executor: Option<Arc<dyn AgentProcedureExecutor>>,
 }
 
 /// What the pipeline reads of the registry's configuration.
@@ -277,9 +280,8 @@ struct Inner {
     settings: Settings,
     state: Mutex<State>,
     confirmations: Confirmations,
-    executor: Mutex<Option<Arc<dyn AgentProcedureExecutor>>>,
-    /// Per-registry seed of envelope fingerprints.
-    fingerprint_seed: u64,
+    /// Envelope fingerprints, seeded per registry.
+    fingerprint: Fingerprint,
     /// Number of audit listeners (lets `audit` skip the lock when zero).
     audit_listeners: AtomicUsize,
     listeners: Mutex<Listeners>,
@@ -402,6 +404,11 @@ pub(crate) enum Lookup {
 }
 
 impl Live<'_> {
+    /// The installed procedure executor.
+    pub(crate) fn executor(&self) -> Option<Arc<dyn AgentProcedureExecutor>> {
+        self.state.executor.clone()
+    }
+
     /// The surface version now.
     pub(crate) fn surface_version(&self) -> u64 {
         self.state.version
@@ -509,7 +516,7 @@ impl SurfaceRegistry {
 
     /// Installs the executor for procedure calls (replaces any previous).
     pub fn set_procedure_executor(&self, executor: Arc<dyn AgentProcedureExecutor>) {
-        *lock(&self.inner.executor) = Some(executor);
+        lock(&self.inner.state).executor = Some(executor);
     }
 
     // ----- listeners -------------------------------------------------------
@@ -667,14 +674,9 @@ impl SurfaceRegistry {
         &self.inner.confirmations
     }
 
-    /// The installed procedure executor.
-    pub(crate) fn executor(&self) -> Option<Arc<dyn AgentProcedureExecutor>> {
-        lock(&self.inner.executor).clone()
-    }
-
-    /// The seed of this registry's envelope fingerprints.
-    pub(crate) fn fingerprint_seed(&self) -> u64 {
-        self.inner.fingerprint_seed
+    /// This registry's envelope fingerprints.
+    pub(crate) fn fingerprint(&self) -> &Fingerprint {
+        &self.inner.fingerprint
     }
 
     /// Emits an audit event built by `make`, only when someone listens.
