@@ -47,6 +47,10 @@
 //! [`export`] (MCP / OpenAI / Anthropic tools) sit on top.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// On wasm32 the runtime is single-threaded and `MaybeSend`/`MaybeSync` are
+// empty, so the shared `Arc`s hold values that are not `Send`: the same
+// code serves both targets, and an `Rc` there would only split it.
+#![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
 
 mod admission;
 pub mod audit;
