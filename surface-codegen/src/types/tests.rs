@@ -19,9 +19,15 @@ fn generate(input: Value, output: Option<Value>) -> ProcedureTypes {
     types
 }
 
-/// The derive list of structs and non-string enums.
+/// The derive list of non-string enums and newtypes.
 fn derive() -> TokenStream {
     quote!(#[derive(Debug, Clone, PartialEq, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)])
+}
+
+/// The derive list of structs (their `Deserialize` is written out, see
+/// [`assert_items`]).
+fn struct_derive() -> TokenStream {
+    quote!(#[derive(Debug, Clone, PartialEq, ::k::__private::serde::Serialize)])
 }
 
 fn serde_crate() -> TokenStream {
@@ -36,7 +42,7 @@ fn opaque_output() -> TokenStream {
 }
 
 fn optional_attr() -> TokenStream {
-    quote!(#[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "::k::__private::serde_helpers::optional")])
+    quote!(#[serde(skip_serializing_if = "Option::is_none")])
 }
 
 /// The flattened map that keeps extra properties (`additionalProperties`
@@ -49,9 +55,21 @@ fn extras() -> TokenStream {
     }
 }
 
+/// Compares the generated items with `expected`, leaving out the
+/// hand-written `Deserialize` impls of structs (one per struct, derived from
+/// its fields; `struct_reader_*` tests check them).
 fn assert_items(types: &ProcedureTypes, expected: TokenStream) {
     let pretty = |t: &TokenStream| prettyplease::unparse(&syn::parse2(t.clone()).expect("parses"));
-    assert_eq!(pretty(&types.items), pretty(&expected));
+    let mut file: syn::File = syn::parse2(types.items.clone()).expect("parses");
+    file.items.retain(|item| !is_struct_reader(item));
+    assert_eq!(prettyplease::unparse(&file), pretty(&expected));
+}
+
+/// `impl Deserialize for X { … deserialize_struct(…) }`.
+fn is_struct_reader(item: &syn::Item) -> bool {
+    matches!(item, syn::Item::Impl(i)
+        if i.trait_.as_ref().is_some_and(|(_, path, _)| path.segments.last().is_some_and(|s| s.ident == "Deserialize"))
+            && quote!(#i).to_string().contains("deserialize_struct"))
 }
 
 #[test]
@@ -66,7 +84,12 @@ fn object_keeps_optional_and_nullable_distinct() {
         }, "required": ["name", "tag"]}),
         None,
     );
-    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    let (d, c, o, out) = (
+        struct_derive(),
+        serde_crate(),
+        optional_attr(),
+        opaque_output(),
+    );
     assert_items(
         &types,
         quote! {
@@ -77,7 +100,6 @@ fn object_keeps_optional_and_nullable_distinct() {
                 pub name: String,
                 #o
                 pub note: Option<String>,
-                #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
                 pub tag: Option<String>,
                 #x
             }
@@ -146,12 +168,11 @@ fn additional_properties_false_denies_unknown_fields() {
         json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"], "additionalProperties": false}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
             #d #c
-            #[serde(deny_unknown_fields)]
             pub struct Input {
                 pub id: String,
             }
@@ -175,13 +196,12 @@ fn records_become_maps_and_typed_extras_a_flattened_map() {
         }, "required": ["counts", "free", "mixed"]}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
             #d #c
             pub struct Input {
-                #[serde(deserialize_with = "::k::__private::serde_helpers::integer")]
                 pub counts: ::std::collections::BTreeMap<String, i64>,
                 pub free: ::std::collections::BTreeMap<String, ::k::__private::serde_json::Value>,
                 pub mixed: InputMixed,
@@ -210,7 +230,12 @@ fn absent_true_or_empty_additional_properties_keep_extras_in_a_flattened_map() {
             schema["additionalProperties"] = additional;
         }
         let types = generate(schema, None);
-        let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+        let (d, c, o, out) = (
+            struct_derive(),
+            serde_crate(),
+            optional_attr(),
+            opaque_output(),
+        );
         assert_items(
             &types,
             quote! {
@@ -251,12 +276,11 @@ fn required_name_without_a_schema_is_a_required_value_field() {
             "required": ["id", "payload", "payload"], "additionalProperties": false}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
             #d #c
-            #[serde(deny_unknown_fields)]
             pub struct Input {
                 pub id: String,
                 /// Input schema at `#/required`: required property "payload" of `Input` has no schema in `properties`, so any JSON value; represented as `serde_json::Value`.
@@ -424,7 +448,7 @@ fn const_literals_accept_exactly_their_value() {
         }, "required": ["kind", "version", "on"]}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     let const_impls = |name: TokenStream, value: TokenStream, doc: &str| {
         quote! {
             #[doc = #doc]
@@ -479,6 +503,7 @@ fn discriminated_union_becomes_an_internally_tagged_enum() {
         None,
     );
     let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let s = struct_derive();
     assert_items(
         &types,
         quote! {
@@ -492,12 +517,11 @@ fn discriminated_union_becomes_an_internally_tagged_enum() {
                 #[serde(rename = "point")]
                 Point(InputPoint),
             }
-            #d #c
-            #[serde(deny_unknown_fields)]
+            #s #c
             pub struct InputCircle {
                 pub radius: ::k::__private::serde_json::Number,
             }
-            #d #c
+            #s #c
             pub struct InputPoint { #x }
             #out
         },
@@ -516,15 +540,14 @@ fn other_unions_are_untagged_and_null_arms_make_them_nullable() {
         None,
     );
     let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let s = struct_derive();
     assert_items(
         &types,
         quote! {
-            #d #c
+            #s #c
             pub struct Input {
                 pub either: InputEither,
-                #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
                 pub letter: Option<InputLetter>,
-                #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
                 pub value: Option<InputValue>,
                 #x
             }
@@ -535,7 +558,7 @@ fn other_unions_are_untagged_and_null_arms_make_them_nullable() {
                 Variant0(InputEitherVariant0),
                 Integer(#[serde(deserialize_with = "::k::__private::serde_helpers::integer")] i64),
             }
-            #d #c
+            #s #c
             pub struct InputEitherVariant0 {
                 pub a: String,
                 #x
@@ -574,7 +597,7 @@ fn tuples_from_prefix_items() {
         }, "required": ["exact", "open", "rest"]}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
@@ -601,7 +624,7 @@ fn arrays_scalars_and_nested_names() {
         }, "required": ["items", "n", "b", "z", "any", "big"]}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
@@ -609,7 +632,6 @@ fn arrays_scalars_and_nested_names() {
             pub struct Input {
                 pub any: ::k::__private::serde_json::Value,
                 pub b: bool,
-                #[serde(deserialize_with = "::k::__private::serde_helpers::integer")]
                 pub big: u64,
                 pub items: Vec<InputItemsItem>,
                 pub n: ::k::__private::serde_json::Number,
@@ -618,7 +640,6 @@ fn arrays_scalars_and_nested_names() {
             }
             #d #c
             pub struct InputItemsItem {
-                #[serde(deserialize_with = "::k::__private::serde_helpers::integer")]
                 pub qty: i64,
                 pub sku: String,
                 #x
@@ -644,7 +665,7 @@ fn defs_recursion_is_boxed_and_input_output_names_do_not_collide() {
         }, "required": ["children", "parent"]}}
     });
     let types = generate(tree.clone(), Some(tree));
-    let (d, c) = (derive(), serde_crate());
+    let (d, c) = (struct_derive(), serde_crate());
     let side = |name: TokenStream, def: TokenStream| {
         quote! {
             #d #c
@@ -655,7 +676,6 @@ fn defs_recursion_is_boxed_and_input_output_names_do_not_collide() {
             #d #c
             pub struct #def {
                 pub children: Vec<#def>,
-                #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
                 pub parent: Option<Box<#def>>,
                 #x
             }
@@ -673,7 +693,12 @@ fn root_recursion_ref_hash_names_the_input_itself() {
         json!({"type": "object", "properties": {"sub": {"type": "array", "items": {"$ref": "#"}}, "next": {"$ref": "#"}}}),
         None,
     );
-    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    let (d, c, o, out) = (
+        struct_derive(),
+        serde_crate(),
+        optional_attr(),
+        opaque_output(),
+    );
     assert_items(
         &types,
         quote! {
@@ -726,21 +751,19 @@ fn numbers_keep_their_form_and_integers_read_integral_floats() {
         None,
     );
     let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let s = struct_derive();
     let int = quote!(#[serde(deserialize_with = "::k::__private::serde_helpers::integer")]);
     assert_items(
         &types,
         quote! {
-            #d #c
+            #s #c
             pub struct Input {
-                #int
                 pub count: i64,
                 pub either: InputEither,
                 pub exact: InputExact,
-                #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "::k::__private::serde_helpers::optional_integer")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub limit: Option<i64>,
-                #int
                 pub maybe: Option<i64>,
-                #int
                 pub pages: Vec<InputPage>,
                 pub ratio: ::k::__private::serde_json::Number,
                 #x
@@ -781,7 +804,7 @@ fn descriptions_formats_and_defaults_become_escaped_docs() {
         }, "required": ["id"]}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
@@ -793,7 +816,7 @@ fn descriptions_formats_and_defaults_become_escaped_docs() {
                 #[doc = " Format: `uuid` (not checked by this type)."]
                 pub id: String,
                 #[doc = " Default: `1`."]
-                #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "::k::__private::serde_helpers::optional_integer")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub page: Option<i64>,
                 #x
             }
@@ -816,7 +839,7 @@ fn property_names_become_unique_snake_case_idents() {
         }, "required": ["type", "aB", "a_b", "self", "1st", "x-y"]}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
@@ -858,7 +881,7 @@ fn titles_name_types() {
         json!({"type": "object", "properties": {"addr": {"title": "Postal address", "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}, "required": ["addr"]}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
@@ -887,7 +910,12 @@ fn all_of_objects_merge() {
         ]}),
         None,
     );
-    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    let (d, c, o, out) = (
+        struct_derive(),
+        serde_crate(),
+        optional_attr(),
+        opaque_output(),
+    );
     assert_items(
         &types,
         quote! {
@@ -1090,4 +1118,72 @@ fn exponential_schema_expansion_is_bounded_by_the_work_budget() {
             );
         }
     }
+}
+
+#[test]
+fn struct_reader_reads_each_field_with_its_mode() {
+    let types = generate(
+        json!({"type": "object", "properties": {
+            "id": {"type": "string"},
+            "count": {"type": "integer"},
+            "note": {"type": ["string", "null"]},
+            "limit": {"type": "integer"},
+            "tag": {"type": "string"}
+        }, "required": ["id", "count", "note"], "additionalProperties": false}),
+        None,
+    );
+    let file: syn::File = syn::parse2(types.items.clone()).expect("parses");
+    let readers: Vec<&syn::Item> = file.items.iter().filter(|i| is_struct_reader(i)).collect();
+    let [reader] = readers.as_slice() else {
+        panic!("one reader: {readers:?}");
+    };
+    let expected: syn::Item = syn::parse2(quote! {
+        impl<'de> ::k::__private::serde::Deserialize<'de> for Input {
+            fn deserialize<D: ::k::__private::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                use ::k::__private::serde_helpers as H;
+                static SHAPE: H::StructShape = H::StructShape {
+                    name: "Input",
+                    fields: &["count", "id", "limit", "note", "tag"],
+                    unknown: H::UnknownProperties::Deny,
+                };
+                struct Slots {
+                    count: Option<i64>,
+                    id: Option<String>,
+                    limit: Option<i64>,
+                    note: Option<Option<String>>,
+                    tag: Option<String>,
+                }
+                fn put<X>(_s: &mut Slots, _i: usize, _v: H::Json) -> ::core::result::Result<(), H::StructError> {
+                    match _i {
+                        0 => _s.count = ::core::option::Option::Some(H::integer_value(_v)?),
+                        1 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                        2 => _s.limit = ::core::option::Option::Some(H::integer_value(_v)?),
+                        3 => _s.note = ::core::option::Option::Some(H::value(_v)?),
+                        4 => _s.tag = ::core::option::Option::Some(H::value(_v)?),
+                        _ => {}
+                    }
+                    ::core::result::Result::Ok(())
+                }
+                fn finish<X>(_s: Slots, _f: &mut H::StructFields) -> ::core::result::Result<Input, H::StructError> {
+                    ::core::result::Result::Ok(Input {
+                        count: _f.present(0, _s.count)?,
+                        id: _f.required(1, _s.id)?,
+                        limit: _s.limit,
+                        note: _f.present(3, _s.note)?,
+                        tag: _s.tag,
+                    })
+                }
+                let slots = Slots {
+                    count: ::core::option::Option::None,
+                    id: ::core::option::Option::None,
+                    limit: ::core::option::Option::None,
+                    note: ::core::option::Option::None,
+                    tag: ::core::option::Option::None,
+                };
+                H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+            }
+        }
+    })
+    .expect("parses");
+    assert_eq!(quote!(#reader).to_string(), quote!(#expected).to_string());
 }
