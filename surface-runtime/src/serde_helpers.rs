@@ -677,6 +677,88 @@ impl<'de, S, T> Visitor<'de> for StructVisitor<S, T> {
     }
 }
 
+/// The shape of a generated string enum, for [`deserialize_string_enum`].
+#[derive(Debug)]
+pub struct EnumShape {
+    /// The enum's name, for `expected enum …` messages.
+    pub name: &'static str,
+    /// The JSON strings of its variants, in variant order.
+    pub variants: &'static [&'static str],
+}
+
+/// `Deserialize::deserialize` of a generated string enum, as serde's derive
+/// reads a unit-only enum (also its `{"value": null}` form): the index of
+/// the variant in `shape.variants`, which the generated code turns into
+/// the variant with one `match`. Written once here instead of a derived
+/// visitor per enum (docs/codegen.md, "Compile time at scale").
+///
+/// # Errors
+/// `unknown variant …, expected one of …`, or `invalid type: …, expected
+/// enum Name`, as the derive reports them.
+pub fn deserialize_string_enum<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    shape: &'static EnumShape,
+) -> Result<usize, D::Error> {
+    deserializer.deserialize_enum(shape.name, shape.variants, EnumVisitor(shape))
+}
+
+struct EnumVisitor(&'static EnumShape);
+
+impl<'de> Visitor<'de> for EnumVisitor {
+    type Value = usize;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "enum {}", self.0.name)
+    }
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<usize, A::Error> {
+        use serde::de::VariantAccess;
+        let (index, variant) = data.variant_seed(self)?;
+        variant.unit_variant()?;
+        Ok(index)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for EnumVisitor {
+    type Value = usize;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<usize, D::Error> {
+        deserializer.deserialize_identifier(VariantVisitor(self.0))
+    }
+}
+
+struct VariantVisitor(&'static EnumShape);
+
+impl Visitor<'_> for VariantVisitor {
+    type Value = usize;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("variant identifier")
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<usize, E> {
+        let variants = self.0.variants;
+        match usize::try_from(v) {
+            Ok(index) if index < variants.len() => Ok(index),
+            _ => Err(E::invalid_value(
+                Unexpected::Unsigned(v),
+                &format!("variant index 0 <= i < {}", variants.len()).as_str(),
+            )),
+        }
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<usize, E> {
+        let variants = self.0.variants;
+        variants
+            .iter()
+            .position(|known| *known == v)
+            .ok_or_else(|| E::unknown_variant(v, variants))
+    }
+    fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<usize, E> {
+        match std::str::from_utf8(v) {
+            Ok(v) => self.visit_str(v),
+            Err(_) => Err(E::unknown_variant(
+                &String::from_utf8_lossy(v),
+                self.0.variants,
+            )),
+        }
+    }
+}
+
 /// Reads one property's value and hands it to `put` from inside the
 /// deserializer's own visitor call, so that serde_json reports a failed
 /// conversion at the value, as serde's derive does.
@@ -1171,5 +1253,60 @@ mod struct_reader_tests {
         assert_eq!(read.count, 4);
         assert_eq!(read.maybe.as_deref(), Some("m"));
         assert_eq!(read.extra, BTreeMap::from([("z".to_string(), 9)]));
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+    enum DerivedEnum {
+        #[serde(rename = "in-progress")]
+        InProgress,
+        #[serde(rename = "done")]
+        Done,
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+    enum ReadEnum {
+        #[serde(rename = "in-progress")]
+        InProgress,
+        #[serde(rename = "done")]
+        Done,
+    }
+
+    impl<'de> Deserialize<'de> for ReadEnum {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            static SHAPE: EnumShape = EnumShape {
+                name: "ReadEnum",
+                variants: &["in-progress", "done"],
+            };
+            Ok(match deserialize_string_enum(deserializer, &SHAPE)? {
+                0 => Self::InProgress,
+                _ => Self::Done,
+            })
+        }
+    }
+
+    #[test]
+    fn string_enum_reader_gives_what_the_derive_gave() {
+        for text in [
+            r#""in-progress""#,
+            r#""done""#,
+            r#""Done""#,
+            r#""""#,
+            "1",
+            "null",
+            "[]",
+            r#"{"done":null}"#,
+            r#"{"done":1}"#,
+            r#"{"nope":null}"#,
+            r#"{"done":null,"x":1}"#,
+        ] {
+            let derived = outcome::<DerivedEnum>(text).map_err(|e| e.replace("DerivedEnum", "E"));
+            let read = outcome::<ReadEnum>(text).map_err(|e| e.replace("ReadEnum", "E"));
+            assert_eq!(read, derived, "{text}");
+        }
+        let value = serde_json::json!("done");
+        assert_eq!(
+            serde_json::from_value::<ReadEnum>(value).unwrap(),
+            ReadEnum::Done
+        );
     }
 }

@@ -308,18 +308,51 @@ fn string_enum_tokens(
     (name, doc): (&str, &[DocText]),
     variants: &[(String, String)],
 ) -> TokenStream {
+    let type_name = name;
     let (doc, name) = head(name, doc);
     let (sd, serde_crate) = (serde_derives(p), &p.serde_crate);
-    let variants = variants.iter().map(|(variant, json)| {
+    let heads = variants.iter().map(|(variant, json)| {
         let head = variant_head(variant, json, format!("{json:?}"));
         quote!(#head,)
     });
+    let Some(((last, _), rest)) = variants.split_last() else {
+        return quote! {
+            #doc
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, #sd)]
+            #[serde(crate = #serde_crate)]
+            pub enum #name {}
+        };
+    };
+    let k = &p.krate;
+    let serde = quote!(#k::__private::serde);
+    let h = quote!(#k::__private::serde_helpers);
+    let values = variants.iter().map(|(_, json)| json.as_str());
+    let arms = rest.iter().enumerate().map(|(n, (variant, _))| {
+        let (n, variant) = (Literal::usize_unsuffixed(n), ident(variant));
+        quote!(#n => Self::#variant,)
+    });
+    let last = ident(last);
+    // `Deserialize` by hand, as for structs: one runtime function that
+    // reads the variant's index, then a `match` (docs/codegen.md,
+    // "Compile time at scale").
     quote! {
         #doc
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, #sd)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, #serde::Serialize)]
         #[serde(crate = #serde_crate)]
         pub enum #name {
-            #(#variants)*
+            #(#heads)*
+        }
+        impl<'de> #serde::Deserialize<'de> for #name {
+            fn deserialize<D: #serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                static SHAPE: #h::EnumShape = #h::EnumShape {
+                    name: #type_name,
+                    variants: &[#(#values),*],
+                };
+                ::core::result::Result::Ok(match #h::deserialize_string_enum(deserializer, &SHAPE)? {
+                    #(#arms)*
+                    _ => Self::#last,
+                })
+            }
         }
     }
 }

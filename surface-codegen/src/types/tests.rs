@@ -56,8 +56,9 @@ fn extras() -> TokenStream {
 }
 
 /// Compares the generated items with `expected`, leaving out the
-/// hand-written `Deserialize` impls of structs (one per struct, derived from
-/// its fields; `struct_reader_*` tests check them).
+/// hand-written `Deserialize` impls of structs and string enums (one per
+/// type, derived from its fields or variants; `*_reader_*` tests check
+/// them).
 fn assert_items(types: &ProcedureTypes, expected: TokenStream) {
     let pretty = |t: &TokenStream| prettyplease::unparse(&syn::parse2(t.clone()).expect("parses"));
     let mut file: syn::File = syn::parse2(types.items.clone()).expect("parses");
@@ -65,11 +66,15 @@ fn assert_items(types: &ProcedureTypes, expected: TokenStream) {
     assert_eq!(prettyplease::unparse(&file), pretty(&expected));
 }
 
-/// `impl Deserialize for X { … deserialize_struct(…) }`.
+/// `impl Deserialize for X { … deserialize_struct(…) }` (or
+/// `deserialize_string_enum`).
 fn is_struct_reader(item: &syn::Item) -> bool {
     matches!(item, syn::Item::Impl(i)
-        if i.trait_.as_ref().is_some_and(|(_, path, _)| path.segments.last().is_some_and(|s| s.ident == "Deserialize"))
-            && quote!(#i).to_string().contains("deserialize_struct"))
+    if i.trait_.as_ref().is_some_and(|(_, path, _)| path.segments.last().is_some_and(|s| s.ident == "Deserialize"))
+        && {
+            let text = quote!(#i).to_string();
+            text.contains("deserialize_struct") || text.contains("deserialize_string_enum")
+        })
 }
 
 #[test]
@@ -315,7 +320,7 @@ fn string_enums_rename_their_variants() {
     assert_items(
         &types,
         quote! {
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize)]
             #[serde(crate = "::k::__private::serde")]
             pub enum Input {
                 /// `"active"`
@@ -346,7 +351,7 @@ fn signed_number_enum_values_get_plus_and_minus_names() {
     assert_items(
         &types,
         quote! {
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize)]
             #[serde(crate = "::k::__private::serde")]
             pub enum Input {
                 /// `"+1"`
@@ -478,7 +483,7 @@ fn const_literals_accept_exactly_their_value() {
                 pub version: InputVersion,
                 #x
             }
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize)]
             #[serde(crate = "::k::__private::serde")]
             pub enum InputKind {
                 /// `"fixed"`
@@ -563,7 +568,7 @@ fn other_unions_are_untagged_and_null_arms_make_them_nullable() {
                 pub a: String,
                 #x
             }
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize)]
             #[serde(crate = "::k::__private::serde")]
             pub enum InputLetter {
                 /// `"x"`
@@ -1181,6 +1186,36 @@ fn struct_reader_reads_each_field_with_its_mode() {
                     tag: ::core::option::Option::None,
                 };
                 H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+            }
+        }
+    })
+    .expect("parses");
+    assert_eq!(quote!(#reader).to_string(), quote!(#expected).to_string());
+}
+
+#[test]
+fn string_enum_reader_matches_the_variant_index() {
+    let types = generate(
+        json!({"type": "string", "enum": ["in-progress", "done", "+1"]}),
+        None,
+    );
+    let file: syn::File = syn::parse2(types.items.clone()).expect("parses");
+    let readers: Vec<&syn::Item> = file.items.iter().filter(|i| is_struct_reader(i)).collect();
+    let [reader] = readers.as_slice() else {
+        panic!("one reader: {readers:?}");
+    };
+    let expected: syn::Item = syn::parse2(quote! {
+        impl<'de> ::k::__private::serde::Deserialize<'de> for Input {
+            fn deserialize<D: ::k::__private::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                static SHAPE: ::k::__private::serde_helpers::EnumShape = ::k::__private::serde_helpers::EnumShape {
+                    name: "Input",
+                    variants: &["in-progress", "done", "+1"],
+                };
+                ::core::result::Result::Ok(match ::k::__private::serde_helpers::deserialize_string_enum(deserializer, &SHAPE)? {
+                    0 => Self::InProgress,
+                    1 => Self::Done,
+                    _ => Self::Plus1,
+                })
             }
         }
     })

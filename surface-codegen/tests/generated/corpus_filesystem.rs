@@ -728,8 +728,7 @@ pub mod p_filesystem_list_directory_with_sizes {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSortBy {
@@ -739,6 +738,25 @@ pub mod p_filesystem_list_directory_with_sizes {
         /// `"size"`
         #[serde(rename = "size")]
         Size,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSortBy {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSortBy",
+                variants: &["name", "size"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Name,
+                    _ => Self::Size,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -1167,8 +1185,7 @@ pub mod p_filesystem_read_media_file {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum OutputContentItemVariant0Type {
@@ -1178,6 +1195,26 @@ pub mod p_filesystem_read_media_file {
         /// `"audio"`
         #[serde(rename = "audio")]
         Audio,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputContentItemVariant0Type {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "OutputContentItemVariant0Type",
+                variants: &["image", "audio"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Image,
+                    _ => Self::Audio,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -1296,14 +1333,32 @@ pub mod p_filesystem_read_media_file {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum OutputContentItemVariant1Type {
         /// `"resource"`
         #[serde(rename = "resource")]
         Resource,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputContentItemVariant1Type {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "OutputContentItemVariant1Type",
+                variants: &["resource"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Resource,
+                },
+            )
+        }
     }
 }
 /// `filesystem.read_multiple_files`

@@ -133,8 +133,7 @@ pub mod p_firecrawl_firecrawl_agent {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputEffort {
@@ -147,6 +146,26 @@ pub mod p_firecrawl_firecrawl_agent {
         /// `"high"`
         #[serde(rename = "high")]
         High,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputEffort {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputEffort",
+                variants: &["low", "medium", "high"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Low,
+                    1 => Self::Medium,
+                    _ => Self::High,
+                },
+            )
+        }
     }
     /// Alexandria provider settings for this turn, forwarded as the request's exchange object.
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -374,8 +393,7 @@ pub mod p_firecrawl_firecrawl_agent {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputExchangeOnTermsRequired {
@@ -385,6 +403,26 @@ pub mod p_firecrawl_firecrawl_agent {
         /// `"ask"`
         #[serde(rename = "ask")]
         Ask,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputExchangeOnTermsRequired {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputExchangeOnTermsRequired",
+                variants: &["skip", "ask"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Skip,
+                    _ => Self::Ask,
+                },
+            )
+        }
     }
     /// "extract" (default) returns the complete structured result every turn. "chat" lets a follow-up that asks no new data get a short reply in message instead of a re-run; required for exchange.requireApproval. Omitted on a follow-up keeps the previous turn's mode.
     #[derive(
@@ -396,8 +434,7 @@ pub mod p_firecrawl_firecrawl_agent {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputMode {
@@ -407,6 +444,25 @@ pub mod p_firecrawl_firecrawl_agent {
         /// `"chat"`
         #[serde(rename = "chat")]
         Chat,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputMode {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputMode",
+                variants: &["extract", "chat"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Extract,
+                    _ => Self::Chat,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -1530,8 +1586,7 @@ pub mod p_firecrawl_firecrawl_crawl {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsActionsItemDirection {
@@ -1542,6 +1597,26 @@ pub mod p_firecrawl_firecrawl_crawl {
         #[serde(rename = "down")]
         Down,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsActionsItemDirection {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsActionsItemDirection",
+                variants: &["up", "down"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Up,
+                    _ => Self::Down,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -1551,8 +1626,7 @@ pub mod p_firecrawl_firecrawl_crawl {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsActionsItemType {
@@ -1584,6 +1658,43 @@ pub mod p_firecrawl_firecrawl_crawl {
         #[serde(rename = "generatePDF")]
         GeneratePdf,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsActionsItemType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsActionsItemType",
+                variants: &[
+                    "wait",
+                    "screenshot",
+                    "scroll",
+                    "scrape",
+                    "click",
+                    "write",
+                    "press",
+                    "executeJavascript",
+                    "generatePDF",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Wait,
+                    1 => Self::Screenshot,
+                    2 => Self::Scroll,
+                    3 => Self::Scrape,
+                    4 => Self::Click,
+                    5 => Self::Write,
+                    6 => Self::Press,
+                    7 => Self::ExecuteJavascript,
+                    _ => Self::GeneratePdf,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -1593,8 +1704,7 @@ pub mod p_firecrawl_firecrawl_crawl {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsFormatsItem {
@@ -1631,6 +1741,47 @@ pub mod p_firecrawl_firecrawl_crawl {
         /// `"audio"`
         #[serde(rename = "audio")]
         Audio,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsFormatsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsFormatsItem",
+                variants: &[
+                    "markdown",
+                    "html",
+                    "rawHtml",
+                    "screenshot",
+                    "links",
+                    "summary",
+                    "changeTracking",
+                    "branding",
+                    "json",
+                    "query",
+                    "audio",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Markdown,
+                    1 => Self::Html,
+                    2 => Self::RawHtml,
+                    3 => Self::Screenshot,
+                    4 => Self::Links,
+                    5 => Self::Summary,
+                    6 => Self::ChangeTracking,
+                    7 => Self::Branding,
+                    8 => Self::Json,
+                    9 => Self::Query,
+                    _ => Self::Audio,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -1782,14 +1933,32 @@ pub mod p_firecrawl_firecrawl_crawl {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsParsersItem {
         /// `"pdf"`
         #[serde(rename = "pdf")]
         Pdf,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsParsersItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsParsersItem",
+                variants: &["pdf"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Pdf,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -1901,8 +2070,7 @@ pub mod p_firecrawl_firecrawl_crawl {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsProxy {
@@ -1918,6 +2086,28 @@ pub mod p_firecrawl_firecrawl_crawl {
         /// `"auto"`
         #[serde(rename = "auto")]
         Auto,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsProxy {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsProxy",
+                variants: &["basic", "stealth", "enhanced", "auto"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Basic,
+                    1 => Self::Stealth,
+                    2 => Self::Enhanced,
+                    _ => Self::Auto,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -1980,8 +2170,7 @@ pub mod p_firecrawl_firecrawl_crawl {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsQueryOptionsMode {
@@ -1991,6 +2180,26 @@ pub mod p_firecrawl_firecrawl_crawl {
         /// `"freeform"`
         #[serde(rename = "freeform")]
         Freeform,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsQueryOptionsMode {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsQueryOptionsMode",
+                variants: &["directQuote", "freeform"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::DirectQuote,
+                    _ => Self::Freeform,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -2114,8 +2323,7 @@ pub mod p_firecrawl_firecrawl_crawl {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSitemap {
@@ -2128,6 +2336,26 @@ pub mod p_firecrawl_firecrawl_crawl {
         /// `"only"`
         #[serde(rename = "only")]
         Only,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSitemap {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSitemap",
+                variants: &["skip", "include", "only"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Skip,
+                    1 => Self::Include,
+                    _ => Self::Only,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -2382,8 +2610,7 @@ pub mod p_firecrawl_firecrawl_credit_usage {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputView {
@@ -2393,6 +2620,25 @@ pub mod p_firecrawl_firecrawl_credit_usage {
         /// `"historical"`
         #[serde(rename = "historical")]
         Historical,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputView {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputView",
+                variants: &["current", "historical"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Current,
+                    _ => Self::Historical,
+                },
+            )
+        }
     }
     /// The team credit balance, or historical credit consumption by period.
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -2585,14 +2831,31 @@ pub mod p_firecrawl_firecrawl_developer_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSkills {
         /// `"only"`
         #[serde(rename = "only")]
         Only,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSkills {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSkills",
+                variants: &["only"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Only,
+                },
+            )
+        }
     }
     /// Ranked developer-index results with their matched passages.
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -3235,8 +3498,7 @@ pub mod p_firecrawl_firecrawl_feedback {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputCapabilityFeedbackItemIssue {
@@ -3259,6 +3521,37 @@ pub mod p_firecrawl_firecrawl_feedback {
         #[serde(rename = "other")]
         Other,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputCapabilityFeedbackItemIssue {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputCapabilityFeedbackItemIssue",
+                variants: &[
+                    "new_capability_request",
+                    "missing_capability",
+                    "insufficient_functionality",
+                    "incorrect_result",
+                    "execution_error",
+                    "other",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::NewCapabilityRequest,
+                    1 => Self::MissingCapability,
+                    2 => Self::InsufficientFunctionality,
+                    3 => Self::IncorrectResult,
+                    4 => Self::ExecutionError,
+                    _ => Self::Other,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -3268,8 +3561,7 @@ pub mod p_firecrawl_firecrawl_feedback {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputEndpoint {
@@ -3288,6 +3580,28 @@ pub mod p_firecrawl_firecrawl_feedback {
         /// `"alexandria"`
         #[serde(rename = "alexandria")]
         Alexandria,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputEndpoint {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputEndpoint",
+                variants: &["search", "scrape", "parse", "map", "alexandria"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Search,
+                    1 => Self::Scrape,
+                    2 => Self::Parse,
+                    3 => Self::Map,
+                    _ => Self::Alexandria,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -3443,8 +3757,7 @@ pub mod p_firecrawl_firecrawl_feedback {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputProviderFeedbackItemIssue {
@@ -3461,6 +3774,33 @@ pub mod p_firecrawl_firecrawl_feedback {
         #[serde(rename = "other")]
         Other,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputProviderFeedbackItemIssue {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputProviderFeedbackItemIssue",
+                variants: &[
+                    "missing_provider",
+                    "insufficient_coverage",
+                    "provider_unavailable",
+                    "other",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::MissingProvider,
+                    1 => Self::InsufficientCoverage,
+                    2 => Self::ProviderUnavailable,
+                    _ => Self::Other,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -3470,8 +3810,7 @@ pub mod p_firecrawl_firecrawl_feedback {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputRating {
@@ -3484,6 +3823,26 @@ pub mod p_firecrawl_firecrawl_feedback {
         /// `"partial"`
         #[serde(rename = "partial")]
         Partial,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputRating {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputRating",
+                variants: &["good", "bad", "partial"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Good,
+                    1 => Self::Bad,
+                    _ => Self::Partial,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -3932,8 +4291,7 @@ pub mod p_firecrawl_firecrawl_find_tools {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputExpandItem {
@@ -3947,6 +4305,26 @@ pub mod p_firecrawl_firecrawl_find_tools {
         #[serde(rename = "examples")]
         Examples,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputExpandItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputExpandItem",
+                variants: &["options", "response", "examples"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Options,
+                    1 => Self::Response,
+                    _ => Self::Examples,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -3956,8 +4334,7 @@ pub mod p_firecrawl_firecrawl_find_tools {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputLevel {
@@ -3973,6 +4350,27 @@ pub mod p_firecrawl_firecrawl_find_tools {
         /// `"tools"`
         #[serde(rename = "tools")]
         Tools,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputLevel {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputLevel",
+                variants: &["categories", "providers", "groups", "tools"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Categories,
+                    1 => Self::Providers,
+                    2 => Self::Groups,
+                    _ => Self::Tools,
+                },
+            )
+        }
     }
     /// One page of the Alexandria catalogue: categories, providers, tools, or one contract.
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -4303,8 +4701,7 @@ pub mod p_firecrawl_firecrawl_interact {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputLanguage {
@@ -4317,6 +4714,26 @@ pub mod p_firecrawl_firecrawl_interact {
         /// `"node"`
         #[serde(rename = "node")]
         Node,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputLanguage {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputLanguage",
+                variants: &["bash", "python", "node"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Bash,
+                    1 => Self::Python,
+                    _ => Self::Node,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -4658,8 +5075,7 @@ pub mod p_firecrawl_firecrawl_interact {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsActionsItemDirection {
@@ -4670,6 +5086,26 @@ pub mod p_firecrawl_firecrawl_interact {
         #[serde(rename = "down")]
         Down,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsActionsItemDirection {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsActionsItemDirection",
+                variants: &["up", "down"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Up,
+                    _ => Self::Down,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -4679,8 +5115,7 @@ pub mod p_firecrawl_firecrawl_interact {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsActionsItemType {
@@ -4712,6 +5147,43 @@ pub mod p_firecrawl_firecrawl_interact {
         #[serde(rename = "generatePDF")]
         GeneratePdf,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsActionsItemType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsActionsItemType",
+                variants: &[
+                    "wait",
+                    "screenshot",
+                    "scroll",
+                    "scrape",
+                    "click",
+                    "write",
+                    "press",
+                    "executeJavascript",
+                    "generatePDF",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Wait,
+                    1 => Self::Screenshot,
+                    2 => Self::Scroll,
+                    3 => Self::Scrape,
+                    4 => Self::Click,
+                    5 => Self::Write,
+                    6 => Self::Press,
+                    7 => Self::ExecuteJavascript,
+                    _ => Self::GeneratePdf,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -4721,8 +5193,7 @@ pub mod p_firecrawl_firecrawl_interact {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsFormatsItem {
@@ -4759,6 +5230,47 @@ pub mod p_firecrawl_firecrawl_interact {
         /// `"audio"`
         #[serde(rename = "audio")]
         Audio,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsFormatsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsFormatsItem",
+                variants: &[
+                    "markdown",
+                    "html",
+                    "rawHtml",
+                    "screenshot",
+                    "links",
+                    "summary",
+                    "changeTracking",
+                    "branding",
+                    "json",
+                    "query",
+                    "audio",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Markdown,
+                    1 => Self::Html,
+                    2 => Self::RawHtml,
+                    3 => Self::Screenshot,
+                    4 => Self::Links,
+                    5 => Self::Summary,
+                    6 => Self::ChangeTracking,
+                    7 => Self::Branding,
+                    8 => Self::Json,
+                    9 => Self::Query,
+                    _ => Self::Audio,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -4910,14 +5422,32 @@ pub mod p_firecrawl_firecrawl_interact {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsParsersItem {
         /// `"pdf"`
         #[serde(rename = "pdf")]
         Pdf,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsParsersItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsParsersItem",
+                variants: &["pdf"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Pdf,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -5029,8 +5559,7 @@ pub mod p_firecrawl_firecrawl_interact {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsProxy {
@@ -5046,6 +5575,28 @@ pub mod p_firecrawl_firecrawl_interact {
         /// `"auto"`
         #[serde(rename = "auto")]
         Auto,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsProxy {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsProxy",
+                variants: &["basic", "stealth", "enhanced", "auto"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Basic,
+                    1 => Self::Stealth,
+                    2 => Self::Enhanced,
+                    _ => Self::Auto,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -5108,8 +5659,7 @@ pub mod p_firecrawl_firecrawl_interact {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsQueryOptionsMode {
@@ -5119,6 +5669,26 @@ pub mod p_firecrawl_firecrawl_interact {
         /// `"freeform"`
         #[serde(rename = "freeform")]
         Freeform,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsQueryOptionsMode {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsQueryOptionsMode",
+                variants: &["directQuote", "freeform"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::DirectQuote,
+                    _ => Self::Freeform,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -5608,8 +6178,7 @@ pub mod p_firecrawl_firecrawl_map {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSitemap {
@@ -5622,6 +6191,26 @@ pub mod p_firecrawl_firecrawl_map {
         /// `"only"`
         #[serde(rename = "only")]
         Only,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSitemap {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSitemap",
+                variants: &["include", "skip", "only"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Include,
+                    1 => Self::Skip,
+                    _ => Self::Only,
+                },
+            )
+        }
     }
     /// URLs indexed under the requested website.
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -5784,8 +6373,7 @@ pub mod p_firecrawl_firecrawl_monitor_check {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputPageStatus {
@@ -5804,6 +6392,28 @@ pub mod p_firecrawl_firecrawl_monitor_check {
         /// `"error"`
         #[serde(rename = "error")]
         Error,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputPageStatus {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputPageStatus",
+                variants: &["same", "new", "changed", "removed", "error"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Same,
+                    1 => Self::New,
+                    2 => Self::Changed,
+                    3 => Self::Removed,
+                    _ => Self::Error,
+                },
+            )
+        }
     }
     /// One monitor check with its page-level diff results.
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -5966,8 +6576,7 @@ pub mod p_firecrawl_firecrawl_monitor_checks {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputStatus {
@@ -5989,6 +6598,36 @@ pub mod p_firecrawl_firecrawl_monitor_checks {
         /// `"skipped_overlap"`
         #[serde(rename = "skipped_overlap")]
         SkippedOverlap,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputStatus {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputStatus",
+                variants: &[
+                    "queued",
+                    "running",
+                    "completed",
+                    "failed",
+                    "partial",
+                    "skipped_overlap",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Queued,
+                    1 => Self::Running,
+                    2 => Self::Completed,
+                    3 => Self::Failed,
+                    4 => Self::Partial,
+                    _ => Self::SkippedOverlap,
+                },
+            )
+        }
     }
     /// One page of historical checks for the monitor.
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -6265,8 +6904,7 @@ pub mod p_firecrawl_firecrawl_monitor_create {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSearchWindow {
@@ -6288,6 +6926,30 @@ pub mod p_firecrawl_firecrawl_monitor_create {
         /// `"7d"`
         #[serde(rename = "7d")]
         V7d,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputSearchWindow {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSearchWindow",
+                variants: &["5m", "15m", "1h", "6h", "24h", "7d"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::V5m,
+                    1 => Self::V15m,
+                    2 => Self::V1h,
+                    3 => Self::V6h,
+                    4 => Self::V24h,
+                    _ => Self::V7d,
+                },
+            )
+        }
     }
     /// One monitor record.
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -7176,8 +7838,7 @@ pub mod p_firecrawl_firecrawl_parse {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputFormatsItem {
@@ -7202,6 +7863,39 @@ pub mod p_firecrawl_firecrawl_parse {
         /// `"query"`
         #[serde(rename = "query")]
         Query,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputFormatsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputFormatsItem",
+                variants: &[
+                    "markdown",
+                    "html",
+                    "rawHtml",
+                    "links",
+                    "summary",
+                    "json",
+                    "query",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Markdown,
+                    1 => Self::Html,
+                    2 => Self::RawHtml,
+                    3 => Self::Links,
+                    4 => Self::Summary,
+                    5 => Self::Json,
+                    _ => Self::Query,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -7298,14 +7992,32 @@ pub mod p_firecrawl_firecrawl_parse {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputParsersItem {
         /// `"pdf"`
         #[serde(rename = "pdf")]
         Pdf,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputParsersItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputParsersItem",
+                variants: &["pdf"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Pdf,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -7365,8 +8077,7 @@ pub mod p_firecrawl_firecrawl_parse {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputProxy {
@@ -7376,6 +8087,25 @@ pub mod p_firecrawl_firecrawl_parse {
         /// `"auto"`
         #[serde(rename = "auto")]
         Auto,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputProxy {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputProxy",
+                variants: &["basic", "auto"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Basic,
+                    _ => Self::Auto,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -7438,8 +8168,7 @@ pub mod p_firecrawl_firecrawl_parse {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputQueryOptionsMode {
@@ -7449,6 +8178,26 @@ pub mod p_firecrawl_firecrawl_parse {
         /// `"freeform"`
         #[serde(rename = "freeform")]
         Freeform,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputQueryOptionsMode {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputQueryOptionsMode",
+                variants: &["directQuote", "freeform"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::DirectQuote,
+                    _ => Self::Freeform,
+                },
+            )
+        }
     }
     /// Parsed document content, or the upload instructions for the hosted two-call flow.
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -8152,8 +8901,7 @@ pub mod p_firecrawl_firecrawl_research_related_papers {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputMode {
@@ -8166,6 +8914,26 @@ pub mod p_firecrawl_firecrawl_research_related_papers {
         /// `"references"`
         #[serde(rename = "references")]
         References,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputMode {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputMode",
+                variants: &["similar", "citers", "references"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Similar,
+                    1 => Self::Citers,
+                    _ => Self::References,
+                },
+            )
+        }
     }
     /// Ranked citation-graph candidates and the size of the evaluated pool.
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -9127,8 +9895,7 @@ pub mod p_firecrawl_firecrawl_scrape {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputActionsItemDirection {
@@ -9139,6 +9906,26 @@ pub mod p_firecrawl_firecrawl_scrape {
         #[serde(rename = "down")]
         Down,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputActionsItemDirection {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputActionsItemDirection",
+                variants: &["up", "down"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Up,
+                    _ => Self::Down,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -9148,8 +9935,7 @@ pub mod p_firecrawl_firecrawl_scrape {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputActionsItemType {
@@ -9180,6 +9966,43 @@ pub mod p_firecrawl_firecrawl_scrape {
         /// `"generatePDF"`
         #[serde(rename = "generatePDF")]
         GeneratePdf,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputActionsItemType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputActionsItemType",
+                variants: &[
+                    "wait",
+                    "screenshot",
+                    "scroll",
+                    "scrape",
+                    "click",
+                    "write",
+                    "press",
+                    "executeJavascript",
+                    "generatePDF",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Wait,
+                    1 => Self::Screenshot,
+                    2 => Self::Scroll,
+                    3 => Self::Scrape,
+                    4 => Self::Click,
+                    5 => Self::Write,
+                    6 => Self::Press,
+                    7 => Self::ExecuteJavascript,
+                    _ => Self::GeneratePdf,
+                },
+            )
+        }
     }
     /// Catalogued Alexandria capability invocation, mutually exclusive with url. One {provider, capability, options} object or an array of 1-10, with contracts available through firecrawl\_search or firecrawl\_find\_tools. Each call may include version to pin a published workflow; omitting it uses latest. Only requestId and timeout are supported alongside alexandria. The selected contract marks required inputs and any requiresOneOf groups (at least one member per group); it may include example.request/example.response and response.key (which may differ from records). Where pagination is declared, its fields govern paging with the same filters; catalogue next is separate from provider pagination. Returns per-capability results in data.alexandria with data, records, or an error with a code; individual capabilities can fail even when the outer response succeeds. Requires an API key on a team with Alexandria enabled. Some providers require accepted terms; blocked requests return the applicable requirements.
     ///
@@ -9369,8 +10192,7 @@ pub mod p_firecrawl_firecrawl_scrape {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputFormatsItem {
@@ -9407,6 +10229,47 @@ pub mod p_firecrawl_firecrawl_scrape {
         /// `"audio"`
         #[serde(rename = "audio")]
         Audio,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputFormatsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputFormatsItem",
+                variants: &[
+                    "markdown",
+                    "html",
+                    "rawHtml",
+                    "screenshot",
+                    "links",
+                    "summary",
+                    "changeTracking",
+                    "branding",
+                    "json",
+                    "query",
+                    "audio",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Markdown,
+                    1 => Self::Html,
+                    2 => Self::RawHtml,
+                    3 => Self::Screenshot,
+                    4 => Self::Links,
+                    5 => Self::Summary,
+                    6 => Self::ChangeTracking,
+                    7 => Self::Branding,
+                    8 => Self::Json,
+                    9 => Self::Query,
+                    _ => Self::Audio,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -9553,14 +10416,32 @@ pub mod p_firecrawl_firecrawl_scrape {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputParsersItem {
         /// `"pdf"`
         #[serde(rename = "pdf")]
         Pdf,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputParsersItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputParsersItem",
+                variants: &["pdf"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Pdf,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -9670,8 +10551,7 @@ pub mod p_firecrawl_firecrawl_scrape {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputProxy {
@@ -9687,6 +10567,27 @@ pub mod p_firecrawl_firecrawl_scrape {
         /// `"auto"`
         #[serde(rename = "auto")]
         Auto,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputProxy {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputProxy",
+                variants: &["basic", "stealth", "enhanced", "auto"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Basic,
+                    1 => Self::Stealth,
+                    2 => Self::Enhanced,
+                    _ => Self::Auto,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -9749,8 +10650,7 @@ pub mod p_firecrawl_firecrawl_scrape {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputQueryOptionsMode {
@@ -9760,6 +10660,26 @@ pub mod p_firecrawl_firecrawl_scrape {
         /// `"freeform"`
         #[serde(rename = "freeform")]
         Freeform,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputQueryOptionsMode {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputQueryOptionsMode",
+                variants: &["directQuote", "freeform"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::DirectQuote,
+                    _ => Self::Freeform,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -9878,8 +10798,7 @@ pub mod p_firecrawl_firecrawl_scrape {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputToolDetail {
@@ -9892,6 +10811,26 @@ pub mod p_firecrawl_firecrawl_scrape {
         /// `"full"`
         #[serde(rename = "full")]
         Full,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputToolDetail {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputToolDetail",
+                variants: &["compact", "summary", "full"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Compact,
+                    1 => Self::Summary,
+                    _ => Self::Full,
+                },
+            )
+        }
     }
     /// A scraped document, or the Alexandria execution envelope when \`alexandria\` was passed.
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -10467,8 +11406,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputCategoriesItem {
@@ -10482,6 +11420,27 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "developer")]
         Developer,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputCategoriesItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputCategoriesItem",
+                variants: &["research", "pdf", "developer"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Research,
+                    1 => Self::Pdf,
+                    _ => Self::Developer,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -10491,8 +11450,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputEnterpriseItem {
@@ -10505,6 +11463,27 @@ pub mod p_firecrawl_firecrawl_search {
         /// `"zdr"`
         #[serde(rename = "zdr")]
         Zdr,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputEnterpriseItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputEnterpriseItem",
+                variants: &["default", "anon", "zdr"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Default,
+                    1 => Self::Anon,
+                    _ => Self::Zdr,
+                },
+            )
+        }
     }
     /// Attach page content for web results in the same call. These fetches ignore maxAge, so use firecrawl\_scrape when you need a live fetch. scrapeOptions fetches web pages, never Alexandria provider tools.
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -10847,8 +11826,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsActionsItemDirection {
@@ -10859,6 +11837,26 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "down")]
         Down,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsActionsItemDirection {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsActionsItemDirection",
+                variants: &["up", "down"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Up,
+                    _ => Self::Down,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -10868,8 +11866,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsActionsItemType {
@@ -10901,6 +11898,43 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "generatePDF")]
         GeneratePdf,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsActionsItemType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsActionsItemType",
+                variants: &[
+                    "wait",
+                    "screenshot",
+                    "scroll",
+                    "scrape",
+                    "click",
+                    "write",
+                    "press",
+                    "executeJavascript",
+                    "generatePDF",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Wait,
+                    1 => Self::Screenshot,
+                    2 => Self::Scroll,
+                    3 => Self::Scrape,
+                    4 => Self::Click,
+                    5 => Self::Write,
+                    6 => Self::Press,
+                    7 => Self::ExecuteJavascript,
+                    _ => Self::GeneratePdf,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -10910,8 +11944,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsFormatsItem {
@@ -10948,6 +11981,47 @@ pub mod p_firecrawl_firecrawl_search {
         /// `"audio"`
         #[serde(rename = "audio")]
         Audio,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsFormatsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsFormatsItem",
+                variants: &[
+                    "markdown",
+                    "html",
+                    "rawHtml",
+                    "screenshot",
+                    "links",
+                    "summary",
+                    "changeTracking",
+                    "branding",
+                    "json",
+                    "query",
+                    "audio",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Markdown,
+                    1 => Self::Html,
+                    2 => Self::RawHtml,
+                    3 => Self::Screenshot,
+                    4 => Self::Links,
+                    5 => Self::Summary,
+                    6 => Self::ChangeTracking,
+                    7 => Self::Branding,
+                    8 => Self::Json,
+                    9 => Self::Query,
+                    _ => Self::Audio,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -11099,14 +12173,32 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsParsersItem {
         /// `"pdf"`
         #[serde(rename = "pdf")]
         Pdf,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsParsersItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsParsersItem",
+                variants: &["pdf"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Pdf,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -11218,8 +12310,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsProxy {
@@ -11235,6 +12326,28 @@ pub mod p_firecrawl_firecrawl_search {
         /// `"auto"`
         #[serde(rename = "auto")]
         Auto,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsProxy {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsProxy",
+                variants: &["basic", "stealth", "enhanced", "auto"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Basic,
+                    1 => Self::Stealth,
+                    2 => Self::Enhanced,
+                    _ => Self::Auto,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -11297,8 +12410,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsQueryOptionsMode {
@@ -11308,6 +12420,26 @@ pub mod p_firecrawl_firecrawl_search {
         /// `"freeform"`
         #[serde(rename = "freeform")]
         Freeform,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsQueryOptionsMode {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsQueryOptionsMode",
+                variants: &["directQuote", "freeform"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::DirectQuote,
+                    _ => Self::Freeform,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -11444,8 +12576,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSourcesItemVariant0 {
@@ -11464,6 +12595,29 @@ pub mod p_firecrawl_firecrawl_search {
         /// `"exchange"`
         #[serde(rename = "exchange")]
         Exchange,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputSourcesItemVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSourcesItemVariant0",
+                variants: &["web", "images", "news", "alexandria", "exchange"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Web,
+                    1 => Self::Images,
+                    2 => Self::News,
+                    3 => Self::Alexandria,
+                    _ => Self::Exchange,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -11518,8 +12672,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSourcesItemVariant1Type {
@@ -11539,6 +12692,29 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "exchange")]
         Exchange,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputSourcesItemVariant1Type {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSourcesItemVariant1Type",
+                variants: &["web", "images", "news", "alexandria", "exchange"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Web,
+                    1 => Self::Images,
+                    2 => Self::News,
+                    3 => Self::Alexandria,
+                    _ => Self::Exchange,
+                },
+            )
+        }
+    }
     /// Compact by default. Compact returns only provider, capability and description; full includes contracts. Inspect selected compact tools with firecrawl\_find\_tools providers and capabilities.
     #[derive(
         Debug,
@@ -11549,8 +12725,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputToolDetail {
@@ -11563,6 +12738,26 @@ pub mod p_firecrawl_firecrawl_search {
         /// `"full"`
         #[serde(rename = "full")]
         Full,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputToolDetail {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputToolDetail",
+                variants: &["compact", "summary", "full"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Compact,
+                    1 => Self::Summary,
+                    _ => Self::Full,
+                },
+            )
+        }
     }
     /// Ranked search results grouped by source.
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -11844,8 +13039,7 @@ pub mod p_firecrawl_firecrawl_search_feedback {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputRating {
@@ -11858,6 +13052,26 @@ pub mod p_firecrawl_firecrawl_search_feedback {
         /// `"partial"`
         #[serde(rename = "partial")]
         Partial,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputRating {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputRating",
+                variants: &["good", "bad", "partial"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Good,
+                    1 => Self::Bad,
+                    _ => Self::Partial,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]

@@ -652,8 +652,7 @@ pub mod p_github_create_pull_request_review {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputEvent {
@@ -666,6 +665,26 @@ pub mod p_github_create_pull_request_review {
         /// `"COMMENT"`
         #[serde(rename = "COMMENT")]
         Comment,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputEvent {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputEvent",
+                variants: &["APPROVE", "REQUEST_CHANGES", "COMMENT"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Approve,
+                    1 => Self::RequestChanges,
+                    _ => Self::Comment,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1417,8 +1436,7 @@ pub mod p_github_list_issues {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputDirection {
@@ -1429,6 +1447,25 @@ pub mod p_github_list_issues {
         #[serde(rename = "desc")]
         Desc,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputDirection {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputDirection",
+                variants: &["asc", "desc"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Asc,
+                    _ => Self::Desc,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -1438,8 +1475,7 @@ pub mod p_github_list_issues {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSort {
@@ -1453,6 +1489,26 @@ pub mod p_github_list_issues {
         #[serde(rename = "comments")]
         Comments,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSort {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSort",
+                variants: &["created", "updated", "comments"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Created,
+                    1 => Self::Updated,
+                    _ => Self::Comments,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -1462,8 +1518,7 @@ pub mod p_github_list_issues {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputState {
@@ -1476,6 +1531,26 @@ pub mod p_github_list_issues {
         /// `"all"`
         #[serde(rename = "all")]
         All,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputState {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputState",
+                variants: &["open", "closed", "all"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Open,
+                    1 => Self::Closed,
+                    _ => Self::All,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1601,8 +1676,7 @@ pub mod p_github_list_pull_requests {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputDirection {
@@ -1612,6 +1686,25 @@ pub mod p_github_list_pull_requests {
         /// `"desc"`
         #[serde(rename = "desc")]
         Desc,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputDirection {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputDirection",
+                variants: &["asc", "desc"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Asc,
+                    _ => Self::Desc,
+                },
+            )
+        }
     }
     /// What to sort results by
     #[derive(
@@ -1623,8 +1716,7 @@ pub mod p_github_list_pull_requests {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSort {
@@ -1641,6 +1733,27 @@ pub mod p_github_list_pull_requests {
         #[serde(rename = "long-running")]
         LongRunning,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSort {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSort",
+                variants: &["created", "updated", "popularity", "long-running"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Created,
+                    1 => Self::Updated,
+                    2 => Self::Popularity,
+                    _ => Self::LongRunning,
+                },
+            )
+        }
+    }
     /// State of the pull requests to return
     #[derive(
         Debug,
@@ -1651,8 +1764,7 @@ pub mod p_github_list_pull_requests {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputState {
@@ -1665,6 +1777,26 @@ pub mod p_github_list_pull_requests {
         /// `"all"`
         #[serde(rename = "all")]
         All,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputState {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputState",
+                variants: &["open", "closed", "all"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Open,
+                    1 => Self::Closed,
+                    _ => Self::All,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1765,8 +1897,7 @@ pub mod p_github_merge_pull_request {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputMergeMethod {
@@ -1779,6 +1910,27 @@ pub mod p_github_merge_pull_request {
         /// `"rebase"`
         #[serde(rename = "rebase")]
         Rebase,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputMergeMethod {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputMergeMethod",
+                variants: &["merge", "squash", "rebase"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Merge,
+                    1 => Self::Squash,
+                    _ => Self::Rebase,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1976,8 +2128,7 @@ pub mod p_github_search_code {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputOrder {
@@ -1987,6 +2138,25 @@ pub mod p_github_search_code {
         /// `"desc"`
         #[serde(rename = "desc")]
         Desc,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputOrder {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputOrder",
+                variants: &["asc", "desc"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Asc,
+                    _ => Self::Desc,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -2069,8 +2239,7 @@ pub mod p_github_search_issues {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputOrder {
@@ -2081,6 +2250,25 @@ pub mod p_github_search_issues {
         #[serde(rename = "desc")]
         Desc,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputOrder {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputOrder",
+                variants: &["asc", "desc"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Asc,
+                    _ => Self::Desc,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -2090,8 +2278,7 @@ pub mod p_github_search_issues {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSort {
@@ -2128,6 +2315,46 @@ pub mod p_github_search_issues {
         /// `"updated"`
         #[serde(rename = "updated")]
         Updated,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSort {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSort",
+                variants: &[
+                    "comments",
+                    "reactions",
+                    "reactions-+1",
+                    "reactions--1",
+                    "reactions-smile",
+                    "reactions-thinking_face",
+                    "reactions-heart",
+                    "reactions-tada",
+                    "interactions",
+                    "created",
+                    "updated",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Comments,
+                    1 => Self::Reactions,
+                    2 => Self::Reactions1,
+                    3 => Self::Reactions12,
+                    4 => Self::ReactionsSmile,
+                    5 => Self::ReactionsThinkingFace,
+                    6 => Self::ReactionsHeart,
+                    7 => Self::ReactionsTada,
+                    8 => Self::Interactions,
+                    9 => Self::Created,
+                    _ => Self::Updated,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -2274,8 +2501,7 @@ pub mod p_github_search_users {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputOrder {
@@ -2286,6 +2512,25 @@ pub mod p_github_search_users {
         #[serde(rename = "desc")]
         Desc,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputOrder {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputOrder",
+                variants: &["asc", "desc"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Asc,
+                    _ => Self::Desc,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -2295,8 +2540,7 @@ pub mod p_github_search_users {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSort {
@@ -2309,6 +2553,26 @@ pub mod p_github_search_users {
         /// `"joined"`
         #[serde(rename = "joined")]
         Joined,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSort {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSort",
+                variants: &["followers", "repositories", "joined"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Followers,
+                    1 => Self::Repositories,
+                    _ => Self::Joined,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -2423,8 +2687,7 @@ pub mod p_github_update_issue {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputState {
@@ -2434,6 +2697,25 @@ pub mod p_github_update_issue {
         /// `"closed"`
         #[serde(rename = "closed")]
         Closed,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputState {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputState",
+                variants: &["open", "closed"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Open,
+                    _ => Self::Closed,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;

@@ -537,14 +537,32 @@ pub mod p_notion_api_create_a_data_source {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputRichTextRequestType {
         /// `"text"`
         #[serde(rename = "text")]
         Text,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRichTextRequestType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputRichTextRequestType",
+                variants: &["text"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Text,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1501,14 +1519,32 @@ pub mod p_notion_api_patch_block_children {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputRichTextRequestType {
         /// `"text"`
         #[serde(rename = "text")]
         Text,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRichTextRequestType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputRichTextRequestType",
+                variants: &["text"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Text,
+                },
+            )
+        }
     }
     #[derive(
         Debug,
@@ -1519,14 +1555,32 @@ pub mod p_notion_api_patch_block_children {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputParagraphBlockRequestType {
         /// `"paragraph"`
         #[serde(rename = "paragraph")]
         Paragraph,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputParagraphBlockRequestType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputParagraphBlockRequestType",
+                variants: &["paragraph"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Paragraph,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -1646,14 +1700,32 @@ pub mod p_notion_api_patch_block_children {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputBulletedListItemBlockRequestType {
         /// `"bulleted_list_item"`
         #[serde(rename = "bulleted_list_item")]
         BulletedListItem,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputBulletedListItemBlockRequestType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputBulletedListItemBlockRequestType",
+                variants: &["bulleted_list_item"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::BulletedListItem,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1868,14 +1940,32 @@ pub mod p_notion_api_patch_page {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputCoverVariant0Type {
         /// `"external"`
         #[serde(rename = "external")]
         External,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputCoverVariant0Type {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputCoverVariant0Type",
+                variants: &["external"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::External,
+                },
+            )
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -2203,14 +2293,32 @@ pub mod p_notion_api_post_page {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputDataSourceIdParentRequestType {
         /// `"database_id"`
         #[serde(rename = "database_id")]
         DatabaseId,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputDataSourceIdParentRequestType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputDataSourceIdParentRequestType",
+                variants: &["database_id"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::DatabaseId,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -2272,14 +2380,32 @@ pub mod p_notion_api_post_page {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputParentRequestVariant2Type {
         /// `"workspace"`
         #[serde(rename = "workspace")]
         Workspace,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputParentRequestVariant2Type {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputParentRequestVariant2Type",
+                variants: &["workspace"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Workspace,
+                },
+            )
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -2474,8 +2600,7 @@ pub mod p_notion_api_post_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputFilterVariant0Value {
@@ -2485,6 +2610,26 @@ pub mod p_notion_api_post_search {
         /// `"data_source"`
         #[serde(rename = "data_source")]
         DataSource,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputFilterVariant0Value {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputFilterVariant0Value",
+                variants: &["page", "data_source"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Page,
+                    _ => Self::DataSource,
+                },
+            )
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -2797,8 +2942,7 @@ pub mod p_notion_api_query_data_source {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSortObjectDirection {
@@ -2808,6 +2952,26 @@ pub mod p_notion_api_query_data_source {
         /// `"descending"`
         #[serde(rename = "descending")]
         Descending,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputSortObjectDirection {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSortObjectDirection",
+                variants: &["ascending", "descending"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Ascending,
+                    _ => Self::Descending,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -3618,14 +3782,32 @@ pub mod p_notion_api_update_a_data_source {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputRichTextRequestType {
         /// `"text"`
         #[serde(rename = "text")]
         Text,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRichTextRequestType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputRichTextRequestType",
+                variants: &["text"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Text,
+                },
+            )
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -3908,8 +4090,7 @@ pub mod p_notion_api_update_page_markdown {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputInsertContentVariant0PositionType {
@@ -3919,6 +4100,26 @@ pub mod p_notion_api_update_page_markdown {
         /// `"end"`
         #[serde(rename = "end")]
         End,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputInsertContentVariant0PositionType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputInsertContentVariant0PositionType",
+                variants: &["start", "end"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Start,
+                    _ => Self::End,
+                },
+            )
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -4093,8 +4294,7 @@ pub mod p_notion_api_update_page_markdown {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputType {
@@ -4110,6 +4310,32 @@ pub mod p_notion_api_update_page_markdown {
         /// `"replace_content_range"`
         #[serde(rename = "replace_content_range")]
         ReplaceContentRange,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputType",
+                variants: &[
+                    "replace_content",
+                    "update_content",
+                    "insert_content",
+                    "replace_content_range",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::ReplaceContent,
+                    1 => Self::UpdateContent,
+                    2 => Self::InsertContent,
+                    _ => Self::ReplaceContentRange,
+                },
+            )
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(

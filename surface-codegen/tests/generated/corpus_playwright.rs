@@ -125,8 +125,7 @@ pub mod p_playwright_browser_click {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputButton {
@@ -140,6 +139,26 @@ pub mod p_playwright_browser_click {
         #[serde(rename = "middle")]
         Middle,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputButton {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputButton",
+                variants: &["left", "right", "middle"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Left,
+                    1 => Self::Right,
+                    _ => Self::Middle,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -149,8 +168,7 @@ pub mod p_playwright_browser_click {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputModifiersItem {
@@ -164,6 +182,29 @@ pub mod p_playwright_browser_click {
         Meta,
         /// `"Shift"`
         Shift,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputModifiersItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputModifiersItem",
+                variants: &["Alt", "Control", "ControlOrMeta", "Meta", "Shift"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Alt,
+                    1 => Self::Control,
+                    2 => Self::ControlOrMeta,
+                    3 => Self::Meta,
+                    _ => Self::Shift,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -281,8 +322,7 @@ pub mod p_playwright_browser_console_messages {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputLevel {
@@ -298,6 +338,27 @@ pub mod p_playwright_browser_console_messages {
         /// `"debug"`
         #[serde(rename = "debug")]
         Debug,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputLevel {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputLevel",
+                variants: &["error", "warning", "info", "debug"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Error,
+                    1 => Self::Warning,
+                    2 => Self::Info,
+                    _ => Self::Debug,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -538,8 +599,7 @@ pub mod p_playwright_browser_emulate_media {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputColorScheme {
@@ -550,6 +610,26 @@ pub mod p_playwright_browser_emulate_media {
         #[serde(rename = "dark")]
         Dark,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputColorScheme {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputColorScheme",
+                variants: &["light", "dark"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Light,
+                    _ => Self::Dark,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -559,8 +639,7 @@ pub mod p_playwright_browser_emulate_media {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputContrast {
@@ -571,6 +650,25 @@ pub mod p_playwright_browser_emulate_media {
         #[serde(rename = "no-preference")]
         NoPreference,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputContrast {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputContrast",
+                variants: &["more", "no-preference"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::More,
+                    _ => Self::NoPreference,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -580,8 +678,7 @@ pub mod p_playwright_browser_emulate_media {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputForcedColors {
@@ -592,26 +689,25 @@ pub mod p_playwright_browser_emulate_media {
         #[serde(rename = "none")]
         None,
     }
-    #[derive(
-        Debug,
-        Clone,
-        Copy,
-        PartialEq,
-        Eq,
-        Hash,
-        PartialOrd,
-        Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
-    #[serde(crate = "::surface_runtime::__private::serde")]
-    pub enum InputMedia {
-        /// `"screen"`
-        #[serde(rename = "screen")]
-        Screen,
-        /// `"print"`
-        #[serde(rename = "print")]
-        Print,
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputForcedColors {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputForcedColors",
+                variants: &["active", "none"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Active,
+                    _ => Self::None,
+                },
+            )
+        }
     }
     #[derive(
         Debug,
@@ -622,8 +718,46 @@ pub mod p_playwright_browser_emulate_media {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
+    )]
+    #[serde(crate = "::surface_runtime::__private::serde")]
+    pub enum InputMedia {
+        /// `"screen"`
+        #[serde(rename = "screen")]
+        Screen,
+        /// `"print"`
+        #[serde(rename = "print")]
+        Print,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputMedia {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputMedia",
+                variants: &["screen", "print"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Screen,
+                    _ => Self::Print,
+                },
+            )
+        }
+    }
+    #[derive(
+        Debug,
+        Clone,
+        Copy,
+        PartialEq,
+        Eq,
+        Hash,
+        PartialOrd,
+        Ord,
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputReducedMotion {
@@ -633,6 +767,26 @@ pub mod p_playwright_browser_emulate_media {
         /// `"no-preference"`
         #[serde(rename = "no-preference")]
         NoPreference,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputReducedMotion {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputReducedMotion",
+                variants: &["reduce", "no-preference"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Reduce,
+                    _ => Self::NoPreference,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -880,8 +1034,7 @@ pub mod p_playwright_browser_fill_form {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputFieldsItemType {
@@ -900,6 +1053,29 @@ pub mod p_playwright_browser_fill_form {
         /// `"slider"`
         #[serde(rename = "slider")]
         Slider,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputFieldsItemType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputFieldsItemType",
+                variants: &["textbox", "checkbox", "radio", "combobox", "slider"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Textbox,
+                    1 => Self::Checkbox,
+                    2 => Self::Radio,
+                    3 => Self::Combobox,
+                    _ => Self::Slider,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1285,8 +1461,7 @@ pub mod p_playwright_browser_mouse_click_xy {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputButton {
@@ -1299,6 +1474,26 @@ pub mod p_playwright_browser_mouse_click_xy {
         /// `"middle"`
         #[serde(rename = "middle")]
         Middle,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputButton {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputButton",
+                variants: &["left", "right", "middle"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Left,
+                    1 => Self::Right,
+                    _ => Self::Middle,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1358,8 +1553,7 @@ pub mod p_playwright_browser_mouse_down {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputButton {
@@ -1372,6 +1566,26 @@ pub mod p_playwright_browser_mouse_down {
         /// `"middle"`
         #[serde(rename = "middle")]
         Middle,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputButton {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputButton",
+                variants: &["left", "right", "middle"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Left,
+                    1 => Self::Right,
+                    _ => Self::Middle,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1557,8 +1771,7 @@ pub mod p_playwright_browser_mouse_up {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputButton {
@@ -1571,6 +1784,26 @@ pub mod p_playwright_browser_mouse_up {
         /// `"middle"`
         #[serde(rename = "middle")]
         Middle,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputButton {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputButton",
+                variants: &["left", "right", "middle"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Left,
+                    1 => Self::Right,
+                    _ => Self::Middle,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1794,8 +2027,7 @@ pub mod p_playwright_browser_network_request {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputPart {
@@ -1811,6 +2043,32 @@ pub mod p_playwright_browser_network_request {
         /// `"response-body"`
         #[serde(rename = "response-body")]
         ResponseBody,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputPart {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputPart",
+                variants: &[
+                    "request-headers",
+                    "request-body",
+                    "response-headers",
+                    "response-body",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::RequestHeaders,
+                    1 => Self::RequestBody,
+                    2 => Self::ResponseHeaders,
+                    _ => Self::ResponseBody,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -2666,8 +2924,7 @@ pub mod p_playwright_browser_tabs {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputAction {
@@ -2683,6 +2940,27 @@ pub mod p_playwright_browser_tabs {
         /// `"select"`
         #[serde(rename = "select")]
         Select,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputAction {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputAction",
+                variants: &["list", "new", "close", "select"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::List,
+                    1 => Self::New,
+                    2 => Self::Close,
+                    _ => Self::Select,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -2783,8 +3061,7 @@ pub mod p_playwright_browser_take_screenshot {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScale {
@@ -2794,6 +3071,25 @@ pub mod p_playwright_browser_take_screenshot {
         /// `"device"`
         #[serde(rename = "device")]
         Device,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputScale {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScale",
+                variants: &["css", "device"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Css,
+                    _ => Self::Device,
+                },
+            )
+        }
     }
     /// Image format for the screenshot. If unset, inferred from the filename extension, otherwise png.
     #[derive(
@@ -2805,8 +3101,7 @@ pub mod p_playwright_browser_take_screenshot {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputType {
@@ -2819,6 +3114,26 @@ pub mod p_playwright_browser_take_screenshot {
         /// `"webp"`
         #[serde(rename = "webp")]
         Webp,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputType",
+                variants: &["png", "jpeg", "webp"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Png,
+                    1 => Self::Jpeg,
+                    _ => Self::Webp,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -3079,8 +3394,7 @@ pub mod p_playwright_browser_video_show_actions {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputCursor {
@@ -3090,6 +3404,25 @@ pub mod p_playwright_browser_video_show_actions {
         /// `"pointer"`
         #[serde(rename = "pointer")]
         Pointer,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputCursor {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputCursor",
+                variants: &["none", "pointer"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::None,
+                    _ => Self::Pointer,
+                },
+            )
+        }
     }
     /// Where to place the action title relative to the page. Defaults to top-right.
     #[derive(
@@ -3101,8 +3434,7 @@ pub mod p_playwright_browser_video_show_actions {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputPosition {
@@ -3124,6 +3456,36 @@ pub mod p_playwright_browser_video_show_actions {
         /// `"bottom-right"`
         #[serde(rename = "bottom-right")]
         BottomRight,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputPosition {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputPosition",
+                variants: &[
+                    "top-left",
+                    "top",
+                    "top-right",
+                    "bottom-left",
+                    "bottom",
+                    "bottom-right",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::TopLeft,
+                    1 => Self::Top,
+                    2 => Self::TopRight,
+                    3 => Self::BottomLeft,
+                    4 => Self::Bottom,
+                    _ => Self::BottomRight,
+                },
+            )
+        }
     }
     /// Styles of the action decorations.
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]

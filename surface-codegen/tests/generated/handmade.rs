@@ -86,8 +86,7 @@ pub mod p_hostile_odd_enum {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum Input {
@@ -117,6 +116,32 @@ pub mod p_hostile_odd_enum {
         Empty2,
         /// `"Input"`
         Input,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "Input",
+                variants: &["", "Self", "self", "a b", "A-B", "a_b", "1", "ü", "Input"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Empty,
+                    1 => Self::Self_,
+                    2 => Self::Self2,
+                    3 => Self::Ab,
+                    4 => Self::Ab2,
+                    5 => Self::Ab3,
+                    6 => Self::V1,
+                    7 => Self::Empty2,
+                    _ => Self::Input,
+                },
+            )
+        }
     }
     /// Output schema at `#`: `const` \[1,2\] (an array or object); represented as `serde_json::Value`.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -461,14 +486,31 @@ pub mod p_misc_mixed_enum {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputVA {
         /// `"a"`
         #[serde(rename = "a")]
         A,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputVA {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputVA",
+                variants: &["a"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::A,
+                },
+            )
+        }
     }
     /// Always `true`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -1558,14 +1600,31 @@ pub mod p_orpc_literals {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputS {
         /// `"fixed"`
         #[serde(rename = "fixed")]
         Fixed,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputS {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputS",
+                variants: &["fixed"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Fixed,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1880,8 +1939,7 @@ pub mod p_orpc_nested {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputABCLeaf {
@@ -1891,6 +1949,25 @@ pub mod p_orpc_nested {
         /// `"off"`
         #[serde(rename = "off")]
         Off,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputABCLeaf {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputABCLeaf",
+                variants: &["on", "off"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::On,
+                    _ => Self::Off,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -2604,8 +2681,7 @@ pub mod p_orpc_unions {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputLits {
@@ -2615,6 +2691,25 @@ pub mod p_orpc_unions {
         /// `"y"`
         #[serde(rename = "y")]
         Y,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputLits {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputLits",
+                variants: &["x", "y"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::X,
+                    _ => Self::Y,
+                },
+            )
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -3131,8 +3226,7 @@ pub mod p_zod_root_string {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum Input {
@@ -3142,6 +3236,25 @@ pub mod p_zod_root_string {
         /// `"b"`
         #[serde(rename = "b")]
         B,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "Input",
+                variants: &["a", "b"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::A,
+                    _ => Self::B,
+                },
+            )
+        }
     }
     pub type Output = Vec<String>;
 }

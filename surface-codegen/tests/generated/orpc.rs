@@ -317,8 +317,7 @@ pub mod p_constructs_defaults {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputOrder {
@@ -328,6 +327,25 @@ pub mod p_constructs_defaults {
         /// `"desc"`
         #[serde(rename = "desc")]
         Desc,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputOrder {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputOrder",
+                variants: &["asc", "desc"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Asc,
+                    _ => Self::Desc,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -414,8 +432,7 @@ pub mod p_constructs_defaults {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum OutputOrder {
@@ -425,6 +442,25 @@ pub mod p_constructs_defaults {
         /// `"desc"`
         #[serde(rename = "desc")]
         Desc,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputOrder {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "OutputOrder",
+                variants: &["asc", "desc"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Asc,
+                    _ => Self::Desc,
+                },
+            )
+        }
     }
 }
 /// `constructs.described`
@@ -1357,14 +1393,31 @@ pub mod p_constructs_literals {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputKind {
         /// `"fixed"`
         #[serde(rename = "fixed")]
         Fixed,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputKind {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputKind",
+                variants: &["fixed"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Fixed,
+                },
+            )
+        }
     }
     /// Always `2`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -1485,14 +1538,31 @@ pub mod p_constructs_literals {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum OutputKind {
         /// `"fixed"`
         #[serde(rename = "fixed")]
         Fixed,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputKind {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "OutputKind",
+                variants: &["fixed"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Fixed,
+                },
+            )
+        }
     }
     /// Always `2`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -3769,8 +3839,7 @@ pub mod p_constructs_string_enum {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputColor {
@@ -3784,6 +3853,26 @@ pub mod p_constructs_string_enum {
         #[serde(rename = "blue")]
         Blue,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputColor {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputColor",
+                variants: &["red", "green", "blue"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Red,
+                    1 => Self::Green,
+                    _ => Self::Blue,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -3793,8 +3882,7 @@ pub mod p_constructs_string_enum {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputStatus {
@@ -3804,6 +3892,25 @@ pub mod p_constructs_string_enum {
         /// `"disabled"`
         #[serde(rename = "disabled")]
         Disabled,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputStatus {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputStatus",
+                variants: &["active", "disabled"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Active,
+                    _ => Self::Disabled,
+                },
+            )
+        }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
@@ -3870,8 +3977,7 @@ pub mod p_constructs_string_enum {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum OutputColor {
@@ -3885,6 +3991,26 @@ pub mod p_constructs_string_enum {
         #[serde(rename = "blue")]
         Blue,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputColor {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "OutputColor",
+                variants: &["red", "green", "blue"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Red,
+                    1 => Self::Green,
+                    _ => Self::Blue,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -3894,8 +4020,7 @@ pub mod p_constructs_string_enum {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum OutputStatus {
@@ -3905,6 +4030,25 @@ pub mod p_constructs_string_enum {
         /// `"disabled"`
         #[serde(rename = "disabled")]
         Disabled,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputStatus {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "OutputStatus",
+                variants: &["active", "disabled"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Active,
+                    _ => Self::Disabled,
+                },
+            )
+        }
     }
 }
 /// `constructs.tuple`
