@@ -14,6 +14,13 @@
 //! | optional, not nullable  | `Option<T>`         | [`optional`]          |
 //! | optional, nullable      | `Option<Option<T>>` | [`optional`]          |
 //!
+//! Generated structs do not name these through `deserialize_with`: their
+//! hand-written `Deserialize` calls [`deserialize_struct`], whose
+//! [`StructFields`] methods read the properties with the same rules
+//! ([`StructFields::required`], [`StructFields::present`] and the slots
+//! filled by [`value`] and [`integer_value`]); newtypes and union variants
+//! still use [`integer`].
+//!
 //! The const helpers ([`serialize_const`], [`deserialize_const`]) back the
 //! unit structs generated for number, boolean and `null` `const` schemas;
 //! [`TupleWithRest`] represents a `prefixItems` tuple whose further items
@@ -488,6 +495,372 @@ impl<'de, P: TuplePrefixDe<'de>, R: Deserialize<'de>> Deserialize<'de> for Tuple
     }
 }
 
+/// What a generated struct does with properties it has no field for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnknownProperties {
+    /// Skipped (serde's default).
+    Ignore,
+    /// An error, `unknown field` (`additionalProperties: false`).
+    Deny,
+    /// Kept, in input order, for [`StructFields::extras`] (the flattened
+    /// `additional_properties` map).
+    Keep,
+}
+
+/// The shape of a generated struct, for [`deserialize_struct`].
+#[derive(Debug)]
+pub struct StructShape {
+    /// The struct's name, for `expected struct …` messages.
+    pub name: &'static str,
+    /// The JSON names of its properties, in field order; field `n` of the
+    /// struct reads property `fields[n]`.
+    pub fields: &'static [&'static str],
+    /// What happens to other properties.
+    pub unknown: UnknownProperties,
+}
+
+/// What [`deserialize_struct`] keeps besides the generated struct's slots:
+/// its shape and the properties it has no field for. The generated
+/// `finish` function takes the slots' values through it.
+#[derive(Debug)]
+pub struct StructFields {
+    fields: &'static [&'static str],
+    extras: Vec<(String, serde_json::Value)>,
+}
+
+/// The error a generated struct's reader returns; converted to the
+/// deserializer's error with `serde::de::Error::custom` (inside the
+/// deserializer, so serde_json adds the position of the offending value).
+pub type StructError = serde_json::Error;
+
+/// `serde_json::Value`, as the generated readers name it.
+pub type Json = serde_json::Value;
+
+/// A missing property, read the way serde's derive reads one: an `Option`
+/// becomes `None`, any other type fails with `missing field`.
+struct MissingField(&'static str);
+
+impl<'de> Deserializer<'de> for MissingField {
+    type Error = StructError;
+    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, StructError> {
+        Err(StructError::missing_field(self.0))
+    }
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, StructError> {
+        visitor.visit_none()
+    }
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier
+        ignored_any
+    }
+}
+
+/// A property's value read as `T` (the generated `put` function's
+/// conversion for every field that is not [`Integers`]).
+///
+/// # Errors
+/// What `T` reports for the value.
+pub fn value<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, StructError> {
+    T::deserialize(value)
+}
+
+/// A property's value read as [`Integers`] (`2.0` is `2`).
+///
+/// # Errors
+/// What [`Integers::deserialize_integers`] reports.
+pub fn integer_value<T: Integers>(value: serde_json::Value) -> Result<T, StructError> {
+    T::deserialize_integers(value)
+}
+
+impl StructFields {
+    fn name(&self, index: usize) -> &'static str {
+        self.fields.get(index).copied().unwrap_or("")
+    }
+
+    /// A required property without a `deserialize_with` helper: absent is
+    /// `missing field`, or `None` when `T` is an `Option` (as serde's
+    /// derive reads a missing field).
+    ///
+    /// # Errors
+    /// `missing field`.
+    pub fn required<T: serde::de::DeserializeOwned>(
+        &self,
+        index: usize,
+        slot: Option<T>,
+    ) -> Result<T, StructError> {
+        match slot {
+            Some(value) => Ok(value),
+            None => T::deserialize(MissingField(self.name(index))),
+        }
+    }
+
+    /// A required property read by a helper ([`required_nullable`],
+    /// [`integer`]): absent is `missing field`.
+    ///
+    /// # Errors
+    /// `missing field`.
+    pub fn present<T>(&self, index: usize, slot: Option<T>) -> Result<T, StructError> {
+        slot.ok_or_else(|| StructError::missing_field(self.name(index)))
+    }
+
+    /// The properties the struct has no field for
+    /// ([`UnknownProperties::Keep`]), each read as `T`, after the whole
+    /// object (as serde's `flatten` reads them); a repeated key keeps its
+    /// last value.
+    ///
+    /// # Errors
+    /// What `T` reports for a value.
+    pub fn extras<T: serde::de::DeserializeOwned>(
+        &mut self,
+    ) -> Result<BTreeMap<String, T>, StructError> {
+        std::mem::take(&mut self.extras)
+            .into_iter()
+            .map(|(key, value)| T::deserialize(value).map(|value| (key, value)))
+            .collect()
+    }
+}
+
+/// `Deserialize::deserialize` of a generated struct. Reads a JSON object
+/// with the properties of `shape`: each property's value is handed to
+/// `put` (with its index in `shape.fields`) as soon as it is read, which
+/// converts it into its slot in `slots`; a repeated property is `duplicate
+/// field`, another property is skipped, `unknown field`, or kept for
+/// [`StructFields::extras`], by `shape.unknown`. Then `finish` builds the
+/// struct from the slots. `put` and `finish` are plain functions of the
+/// generated code; this generic part is written once, in the runtime,
+/// instead of the visitors serde's derive expands per struct (most of a
+/// big manifest's compile time; docs/codegen.md, "Compile time at scale").
+/// Messages and positions are the derive's.
+///
+/// # Errors
+/// A value that is not an object (`invalid type: …, expected struct
+/// Name`), a duplicate or denied property, and whatever `put` and
+/// `finish` report.
+pub fn deserialize_struct<'de, D, S, T>(
+    deserializer: D,
+    shape: &'static StructShape,
+    slots: S,
+    put: fn(&mut S, usize, serde_json::Value) -> Result<(), StructError>,
+    finish: fn(S, &mut StructFields) -> Result<T, StructError>,
+) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    deserializer.deserialize_map(StructVisitor {
+        shape,
+        slots,
+        put,
+        finish,
+    })
+}
+
+struct StructVisitor<S, T> {
+    shape: &'static StructShape,
+    slots: S,
+    put: fn(&mut S, usize, serde_json::Value) -> Result<(), StructError>,
+    finish: fn(S, &mut StructFields) -> Result<T, StructError>,
+}
+
+impl<'de, S, T> Visitor<'de> for StructVisitor<S, T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "struct {}", self.shape.name)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+        let StructVisitor {
+            shape,
+            mut slots,
+            put,
+            finish,
+        } = self;
+        let mut seen = vec![false; shape.fields.len()];
+        let mut fields = StructFields {
+            fields: shape.fields,
+            extras: Vec::new(),
+        };
+        while let Some(key) = map.next_key::<String>()? {
+            match shape.fields.iter().position(|f| *f == key) {
+                Some(index) => {
+                    if seen[index] {
+                        return Err(A::Error::duplicate_field(shape.fields[index]));
+                    }
+                    seen[index] = true;
+                    map.next_value_seed(FieldSeed {
+                        slots: &mut slots,
+                        index,
+                        put,
+                    })?;
+                }
+                None => match shape.unknown {
+                    UnknownProperties::Ignore => {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                    UnknownProperties::Deny => {
+                        return Err(A::Error::unknown_field(&key, shape.fields));
+                    }
+                    UnknownProperties::Keep => {
+                        let value = map.next_value()?;
+                        fields.extras.push((key, value));
+                    }
+                },
+            }
+        }
+        finish(slots, &mut fields).map_err(A::Error::custom)
+    }
+}
+
+/// The shape of a generated string enum, for [`deserialize_string_enum`].
+#[derive(Debug)]
+pub struct EnumShape {
+    /// The enum's name, for `expected enum …` messages.
+    pub name: &'static str,
+    /// The JSON strings of its variants, in variant order.
+    pub variants: &'static [&'static str],
+}
+
+/// `Deserialize::deserialize` of a generated string enum, as serde's derive
+/// reads a unit-only enum (also its `{"value": null}` form): the index of
+/// the variant in `shape.variants`, which the generated code turns into
+/// the variant with one `match`. Written once here instead of a derived
+/// visitor per enum (docs/codegen.md, "Compile time at scale").
+///
+/// # Errors
+/// `unknown variant …, expected one of …`, or `invalid type: …, expected
+/// enum Name`, as the derive reports them.
+pub fn deserialize_string_enum<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    shape: &'static EnumShape,
+) -> Result<usize, D::Error> {
+    deserializer.deserialize_enum(shape.name, shape.variants, EnumVisitor(shape))
+}
+
+struct EnumVisitor(&'static EnumShape);
+
+impl<'de> Visitor<'de> for EnumVisitor {
+    type Value = usize;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "enum {}", self.0.name)
+    }
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<usize, A::Error> {
+        use serde::de::VariantAccess;
+        let (index, variant) = data.variant_seed(self)?;
+        variant.unit_variant()?;
+        Ok(index)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for EnumVisitor {
+    type Value = usize;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<usize, D::Error> {
+        deserializer.deserialize_identifier(VariantVisitor(self.0))
+    }
+}
+
+struct VariantVisitor(&'static EnumShape);
+
+impl Visitor<'_> for VariantVisitor {
+    type Value = usize;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("variant identifier")
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<usize, E> {
+        let variants = self.0.variants;
+        match usize::try_from(v) {
+            Ok(index) if index < variants.len() => Ok(index),
+            _ => Err(E::invalid_value(
+                Unexpected::Unsigned(v),
+                &format!("variant index 0 <= i < {}", variants.len()).as_str(),
+            )),
+        }
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<usize, E> {
+        let variants = self.0.variants;
+        variants
+            .iter()
+            .position(|known| *known == v)
+            .ok_or_else(|| E::unknown_variant(v, variants))
+    }
+    fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<usize, E> {
+        match std::str::from_utf8(v) {
+            Ok(v) => self.visit_str(v),
+            Err(_) => Err(E::unknown_variant(
+                &String::from_utf8_lossy(v),
+                self.0.variants,
+            )),
+        }
+    }
+}
+
+/// Reads one property's value and hands it to `put` from inside the
+/// deserializer's own visitor call, so that serde_json reports a failed
+/// conversion at the value, as serde's derive does.
+struct FieldSeed<'a, S> {
+    slots: &'a mut S,
+    index: usize,
+    put: fn(&mut S, usize, serde_json::Value) -> Result<(), StructError>,
+}
+
+impl<'de, S> DeserializeSeed<'de> for FieldSeed<'_, S> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<S> FieldSeed<'_, S> {
+    fn put<E: serde::de::Error>(self, value: serde_json::Value) -> Result<(), E> {
+        (self.put)(self.slots, self.index, value).map_err(E::custom)
+    }
+}
+
+impl<'de, S> Visitor<'de> for FieldSeed<'_, S> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<(), E> {
+        self.put(serde_json::Value::Bool(v))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<(), E> {
+        self.put(serde_json::Value::from(v))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<(), E> {
+        self.put(serde_json::Value::from(v))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<(), E> {
+        // serde_json's own `Value` reads a non-finite float as `null`.
+        self.put(serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, Into::into))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<(), E> {
+        self.put(serde_json::Value::String(v.to_owned()))
+    }
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<(), E> {
+        self.put(serde_json::Value::String(v))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        self.put(serde_json::Value::Null)
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<(), E> {
+        self.put(serde_json::Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        self.put(value)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        let value =
+            serde_json::Value::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))?;
+        self.put(value)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        let value =
+            serde_json::Value::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+        self.put(value)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -700,5 +1073,274 @@ mod tests {
         );
         assert!(serde_json::from_value::<Row>(json!(["a", true, "x"])).is_err());
         assert!(serde_json::from_value::<Row>(json!({})).is_err());
+    }
+}
+
+/// The hand-written `Deserialize` of generated structs against serde's
+/// derive with the attributes generated code used before (`default`,
+/// `deserialize_with`, `deny_unknown_fields`, `flatten`): the same values
+/// and the same messages on the same JSON texts.
+#[cfg(test)]
+mod struct_reader_tests {
+    use super::*;
+
+    /// What generated code used to derive.
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Derived {
+        name: String,
+        maybe: Option<String>,
+        #[serde(deserialize_with = "integer")]
+        count: i64,
+        #[serde(deserialize_with = "required_nullable")]
+        note: Option<String>,
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "optional"
+        )]
+        tag: Option<String>,
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "optional"
+        )]
+        label: Option<Option<String>>,
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "optional_integer"
+        )]
+        limit: Option<u64>,
+        #[serde(flatten)]
+        extra: BTreeMap<String, i64>,
+    }
+
+    /// The same struct as generated code writes it now.
+    #[derive(Debug, PartialEq, Serialize)]
+    struct Read {
+        name: String,
+        maybe: Option<String>,
+        count: i64,
+        note: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tag: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        label: Option<Option<String>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        limit: Option<u64>,
+        #[serde(flatten)]
+        extra: BTreeMap<String, i64>,
+    }
+
+    impl<'de> Deserialize<'de> for Read {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            static SHAPE: StructShape = StructShape {
+                name: "Read",
+                fields: &["name", "maybe", "count", "note", "tag", "label", "limit"],
+                unknown: UnknownProperties::Keep,
+            };
+            #[derive(Default)]
+            struct Slots {
+                name: Option<String>,
+                maybe: Option<Option<String>>,
+                count: Option<i64>,
+                note: Option<Option<String>>,
+                tag: Option<String>,
+                label: Option<Option<String>>,
+                limit: Option<u64>,
+            }
+            fn put(s: &mut Slots, i: usize, v: Json) -> Result<(), StructError> {
+                match i {
+                    0 => s.name = Some(value(v)?),
+                    1 => s.maybe = Some(value(v)?),
+                    2 => s.count = Some(integer_value(v)?),
+                    3 => s.note = Some(value(v)?),
+                    4 => s.tag = Some(value(v)?),
+                    5 => s.label = Some(value(v)?),
+                    6 => s.limit = Some(integer_value(v)?),
+                    _ => {}
+                }
+                Ok(())
+            }
+            fn finish(s: Slots, f: &mut StructFields) -> Result<Read, StructError> {
+                Ok(Read {
+                    name: f.required(0, s.name)?,
+                    maybe: f.required(1, s.maybe)?,
+                    count: f.present(2, s.count)?,
+                    note: f.present(3, s.note)?,
+                    tag: s.tag,
+                    label: s.label,
+                    limit: s.limit,
+                    extra: f.extras()?,
+                })
+            }
+            deserialize_struct(deserializer, &SHAPE, Slots::default(), put, finish)
+        }
+    }
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct DerivedDeny {
+        a: String,
+    }
+
+    #[derive(Debug, PartialEq, Serialize)]
+    struct ReadDeny {
+        a: String,
+    }
+
+    impl<'de> Deserialize<'de> for ReadDeny {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            static SHAPE: StructShape = StructShape {
+                name: "ReadDeny",
+                fields: &["a"],
+                unknown: UnknownProperties::Deny,
+            };
+            struct Slots {
+                a: Option<String>,
+            }
+            fn put(s: &mut Slots, i: usize, v: Json) -> Result<(), StructError> {
+                if i == 0 {
+                    s.a = Some(value(v)?);
+                }
+                Ok(())
+            }
+            fn finish(s: Slots, f: &mut StructFields) -> Result<ReadDeny, StructError> {
+                Ok(ReadDeny {
+                    a: f.required(0, s.a)?,
+                })
+            }
+            deserialize_struct(deserializer, &SHAPE, Slots { a: None }, put, finish)
+        }
+    }
+
+    /// The outcome with serde_json's position of an error (`… at line 1
+    /// column 9`) and with the struct's name unified.
+    fn outcome<T: serde::de::DeserializeOwned + Serialize>(text: &str) -> Result<String, String> {
+        match serde_json::from_str::<T>(text) {
+            Ok(v) => Ok(serde_json::to_string(&v).unwrap()),
+            Err(e) => Err(e
+                .to_string()
+                .replace("struct Read", "struct Derived")
+                .replace("ReadDeny", "DerivedDeny")),
+        }
+    }
+
+    #[test]
+    fn struct_reader_gives_what_the_derive_gave() {
+        let base = r#""name":"n","maybe":null,"count":1,"note":null"#;
+        let texts = [
+            format!("{{{base}}}"),
+            format!(r#"{{{base},"tag":"t","label":null,"limit":3}}"#),
+            format!(r#"{{{base},"label":"l","limit":3.0,"x":1,"y":2,"x":5}}"#),
+            r#"{"name":"n","count":2.0,"note":"x"}"#.to_string(),
+            r#"{"maybe":null,"count":1,"note":null}"#.to_string(),
+            r#"{"name":"n","maybe":null,"note":null}"#.to_string(),
+            r#"{"name":"n","maybe":null,"count":1}"#.to_string(),
+            format!(r#"{{{base},"tag":null}}"#),
+            format!(r#"{{{base},"limit":2.5}}"#),
+            format!(r#"{{{base},"count":2.5}}"#),
+            format!(r#"{{{base},"name":"again"}}"#),
+            format!(r#"{{{base},"x":"not an integer"}}"#),
+            r#"{"name":1,"maybe":null,"count":1,"note":null}"#.to_string(),
+            "1".to_string(),
+            "null".to_string(),
+            r#""text""#.to_string(),
+            format!("{{\n  {base},\n  \"limit\": -1,\n  \"tag\": \"t\"\n}}"),
+        ];
+        for text in &texts {
+            assert_eq!(outcome::<Read>(text), outcome::<Derived>(text), "{text}");
+        }
+        for text in [
+            r#"{"a":"x"}"#,
+            r#"{"a":"x","b":1}"#,
+            r#"{"b":1,"a":"x"}"#,
+            "{}",
+        ] {
+            assert_eq!(
+                outcome::<ReadDeny>(text),
+                outcome::<DerivedDeny>(text),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn struct_reader_refuses_the_array_form_the_derive_accepted() {
+        // serde's derive also read a struct from a JSON array of its
+        // fields in order; a JSON Schema object is never an array.
+        assert_eq!(
+            serde_json::from_str::<DerivedDeny>(r#"["x"]"#).unwrap(),
+            DerivedDeny { a: "x".into() }
+        );
+        assert_eq!(
+            outcome::<ReadDeny>(r#"["x"]"#),
+            Err("invalid type: sequence, expected struct DerivedDeny at line 1 column 0".into())
+        );
+    }
+
+    #[test]
+    fn struct_reader_reads_from_a_value_too() {
+        let value =
+            serde_json::json!({"name": "n", "maybe": "m", "count": 4.0, "note": "x", "z": 9});
+        let read: Read = serde_json::from_value(value).unwrap();
+        assert_eq!(read.count, 4);
+        assert_eq!(read.maybe.as_deref(), Some("m"));
+        assert_eq!(read.extra, BTreeMap::from([("z".to_string(), 9)]));
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+    enum DerivedEnum {
+        #[serde(rename = "in-progress")]
+        InProgress,
+        #[serde(rename = "done")]
+        Done,
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+    enum ReadEnum {
+        #[serde(rename = "in-progress")]
+        InProgress,
+        #[serde(rename = "done")]
+        Done,
+    }
+
+    impl<'de> Deserialize<'de> for ReadEnum {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            static SHAPE: EnumShape = EnumShape {
+                name: "ReadEnum",
+                variants: &["in-progress", "done"],
+            };
+            Ok(match deserialize_string_enum(deserializer, &SHAPE)? {
+                0 => Self::InProgress,
+                _ => Self::Done,
+            })
+        }
+    }
+
+    #[test]
+    fn string_enum_reader_gives_what_the_derive_gave() {
+        for text in [
+            r#""in-progress""#,
+            r#""done""#,
+            r#""Done""#,
+            r#""""#,
+            "1",
+            "null",
+            "[]",
+            r#"{"done":null}"#,
+            r#"{"done":1}"#,
+            r#"{"nope":null}"#,
+            r#"{"done":null,"x":1}"#,
+        ] {
+            let derived = outcome::<DerivedEnum>(text).map_err(|e| e.replace("DerivedEnum", "E"));
+            let read = outcome::<ReadEnum>(text).map_err(|e| e.replace("ReadEnum", "E"));
+            assert_eq!(read, derived, "{text}");
+        }
+        let value = serde_json::json!("done");
+        assert_eq!(
+            serde_json::from_value::<ReadEnum>(value).unwrap(),
+            ReadEnum::Done
+        );
     }
 }

@@ -11,6 +11,7 @@ use surface_manifest::{
     ManifestTool,
 };
 
+use super::dedup::SharedTypes;
 use super::fields::{emit_field_aliases, emit_field_enum};
 use super::validators::ProcedureValidators;
 use super::ExpandOptions;
@@ -31,6 +32,7 @@ pub(crate) struct Generator<'m> {
     options: &'m ExpandOptions,
     type_options: TypeOptions,
     span: Span,
+    shared: std::cell::RefCell<SharedTypes>,
 }
 
 impl<'m> Generator<'m> {
@@ -43,6 +45,7 @@ impl<'m> Generator<'m> {
                 typed_formats: options.typed_formats,
             },
             span,
+            shared: std::cell::RefCell::default(),
         }
     }
 
@@ -211,7 +214,7 @@ impl<'m> Generator<'m> {
         let mod_doc = doc_attrs(&module_doc(path, tool, &types.note_docs));
         // The module body is assembled by moving the pieces, not by
         // interpolating them (`quote!` would copy each).
-        let mut body = types.items;
+        let mut body = self.shared.borrow_mut().share(types.items, module);
         body.extend(emit_field_enum(object, path));
         body.extend(quote! {
             /// Dotted router path of this procedure.

@@ -42,6 +42,7 @@
 //! rejected because it would clash with the generated `authority()`.
 
 mod args;
+mod dedup;
 mod expand;
 mod fields;
 mod source;

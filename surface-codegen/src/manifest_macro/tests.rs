@@ -243,3 +243,78 @@ fn runtime_validation_generates_no_validator_and_accepts_any_keyword() {
         "{out}"
     );
 }
+
+/// The item names and `pub use` paths of the procedure module `name`
+/// (under namespace `ns`) in an expansion.
+fn module_items(file: &syn::File, ns: &str, name: &str) -> Vec<String> {
+    let module = |items: &[syn::Item], wanted: &str| -> Option<Vec<syn::Item>> {
+        items.iter().find_map(|item| match item {
+            syn::Item::Mod(m) if m.ident == wanted => m.content.as_ref().map(|(_, i)| i.clone()),
+            _ => None,
+        })
+    };
+    let inner = module(&file.items, ns)
+        .and_then(|items| module(&items, name))
+        .expect("module");
+    inner
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Struct(s) => Some(format!("struct {}", s.ident)),
+            syn::Item::Enum(e) => Some(format!("enum {}", e.ident)),
+            syn::Item::Use(u) => {
+                let tree = &u.tree;
+                Some(format!(
+                    "use {}",
+                    quote!(#tree).to_string().replace(' ', "")
+                ))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn identical_helper_types_are_defined_once_and_re_exported() {
+    let input = |mode_doc: &str| {
+        serde_json::json!({"type": "object", "properties": {
+            "mode": {"type": "string", "enum": ["fast", "slow"], "description": mode_doc},
+            "retry": {"type": "object", "properties": {"mode": {"type": "string", "enum": ["fast", "slow"], "description": mode_doc}}}
+        }, "additionalProperties": false})
+    };
+    let tool = |doc: &str| serde_json::json!({"effect": "server-query", "inputSchema": input(doc)});
+    let text = serde_json::json!({"tools": {
+        "ns.a": tool("How"),
+        "ns.b": tool("How"),
+        "ns.c": tool("Other words"),
+    }})
+    .to_string();
+    let tokens = expand_manifest_text(&text, &opts(), Span::call_site()).unwrap();
+    let file: syn::File = syn::parse2(tokens).unwrap();
+    assert_eq!(
+        module_items(&file, "ns", "a"),
+        [
+            "struct Input",
+            "enum InputMode",
+            "struct InputRetry",
+            "enum InputRetryMode",
+            "enum Field"
+        ]
+    );
+    // The same helper types (and what they name) come from `ns::a`; `Input`
+    // stays the procedure's own.
+    assert_eq!(
+        module_items(&file, "ns", "b"),
+        [
+            "struct Input",
+            "use super::super::ns::a::InputMode",
+            "use super::super::ns::a::InputRetry",
+            "use super::super::ns::a::InputRetryMode",
+            "enum Field"
+        ]
+    );
+    // A description differs: nothing is shared.
+    assert_eq!(
+        module_items(&file, "ns", "c"),
+        module_items(&file, "ns", "a")
+    );
+}

@@ -45,35 +45,46 @@ fn field_tokens(field: &FieldDef, p: &Paths) -> TokenStream {
         let json = &field.json_name;
         quote!(#[serde(rename = #json)])
     });
-    let mode = match field.mode {
-        FieldMode::Required | FieldMode::RequiredNullable if field.integers => {
-            let with = format!("{}::integer", p.helpers);
-            Some(quote!(#[serde(deserialize_with = #with)]))
-        }
-        FieldMode::Optional if field.integers => {
-            let with = format!("{}::optional_integer", p.helpers);
-            Some(
-                quote!(#[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = #with)]),
-            )
-        }
-        FieldMode::Required => None,
-        FieldMode::RequiredNullable => {
-            let with = format!("{}::required_nullable", p.helpers);
-            Some(quote!(#[serde(deserialize_with = #with)]))
-        }
-        FieldMode::Optional => {
-            let with = format!("{}::optional", p.helpers);
-            Some(
-                quote!(#[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = #with)]),
-            )
-        }
-    };
+    // Reading is the hand-written `Deserialize` of `struct_tokens`; only
+    // what `Serialize` needs stays here.
+    let skip = (field.mode == FieldMode::Optional)
+        .then(|| quote!(#[serde(skip_serializing_if = "Option::is_none")]));
     quote! {
         #doc
         #rename
-        #mode
+        #skip
         pub #name: #ty,
     }
+}
+
+/// The reader's pieces for field `index`: its slot (`name: Option<T>`),
+/// its `put` arm (converting the value as soon as it is read) and its
+/// `finish` initializer (what an absent property gives).
+fn field_read(field: &FieldDef, index: usize, p: &Paths) -> [TokenStream; 3] {
+    let name = ident(&field.ident);
+    let full = field.full_ty().tokens(&p.krate);
+    let optional = field.mode == FieldMode::Optional;
+    let slot_ty = if optional {
+        full
+    } else {
+        quote!(Option<#full>)
+    };
+    let convert = if field.integers {
+        quote!(integer_value)
+    } else {
+        quote!(value)
+    };
+    let index = Literal::usize_unsuffixed(index);
+    let finish = match field.mode {
+        FieldMode::Optional => quote!(#name: _s.#name,),
+        FieldMode::Required if !field.integers => quote!(#name: _f.required(#index, _s.#name)?,),
+        _ => quote!(#name: _f.present(#index, _s.#name)?,),
+    };
+    [
+        quote!(#name: #slot_ty,),
+        quote!(#index => _s.#name = ::core::option::Option::Some(H::#convert(_v)?),),
+        finish,
+    ]
 }
 
 fn const_value(value: ConstLit, p: &Paths) -> TokenStream {
@@ -198,27 +209,83 @@ fn struct_tokens(
     deny_unknown_fields: bool,
     extras: Option<&(String, Ty)>,
 ) -> TokenStream {
+    let type_name = name;
     let (doc, name) = head(name, doc);
-    let (sd, serde_crate) = (serde_derives(p), &p.serde_crate);
-    let deny = deny_unknown_fields.then(|| quote!(#[serde(deny_unknown_fields)]));
-    let fields = fields.iter().map(|f| field_tokens(f, p));
-    let extras = extras.map(|(field, ty)| {
-        let field = ident(field);
-        let ty = Ty::map(ty.clone()).tokens(&p.krate);
-        quote! {
-            /// Properties not listed in `properties` (`additionalProperties`).
-            #[serde(flatten)]
-            pub #field: #ty,
+    let k = &p.krate;
+    let serde = quote!(#k::__private::serde);
+    let h = quote!(#k::__private::serde_helpers);
+    let serde_crate = &p.serde_crate;
+    let field_defs = fields.iter().map(|f| field_tokens(f, p));
+    let reads: Vec<[TokenStream; 3]> = fields
+        .iter()
+        .enumerate()
+        .map(|(n, f)| field_read(f, n, p))
+        .collect();
+    let slots = reads.iter().map(|r| &r[0]);
+    let puts = reads.iter().map(|r| &r[1]);
+    let finishes = reads.iter().map(|r| &r[2]);
+    let slot_names: Vec<Ident> = fields.iter().map(|f| ident(&f.ident)).collect();
+    let json_names = fields.iter().map(|f| f.json_name.as_str());
+    let (extras_def, extras_read) = match extras {
+        Some((field, ty)) => {
+            let field = ident(field);
+            let ty = Ty::map(ty.clone()).tokens(&p.krate);
+            (
+                quote! {
+                    /// Properties not listed in `properties` (`additionalProperties`).
+                    #[serde(flatten)]
+                    pub #field: #ty,
+                },
+                quote!(#field: _f.extras()?,),
+            )
         }
-    });
+        None => (TokenStream::new(), TokenStream::new()),
+    };
+    let unknown = if extras.is_some() {
+        quote!(Keep)
+    } else if deny_unknown_fields {
+        quote!(Deny)
+    } else {
+        quote!(Ignore)
+    };
+    // `Deserialize` is written by hand: a slot per field, a `put`
+    // converting each property as it is read, a `finish`, and one call of
+    // the runtime's generic `deserialize_struct`, instead of serde's derived
+    // visitors (most of a big manifest's compile time; see docs/codegen.md,
+    // "Compile time at scale"). Same values, messages and positions as the
+    // derive. `put` and `finish` are generic over the deserializer only so
+    // that, like the derive's code, they are compiled where a struct is
+    // deserialized, not in the crate that holds the manifest.
     quote! {
         #doc
-        #[derive(Debug, Clone, PartialEq, #sd)]
+        #[derive(Debug, Clone, PartialEq, #serde::Serialize)]
         #[serde(crate = #serde_crate)]
-        #deny
         pub struct #name {
-            #(#fields)*
-            #extras
+            #(#field_defs)*
+            #extras_def
+        }
+        impl<'de> #serde::Deserialize<'de> for #name {
+            fn deserialize<D: #serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                use #h as H;
+                static SHAPE: H::StructShape = H::StructShape {
+                    name: #type_name,
+                    fields: &[#(#json_names),*],
+                    unknown: H::UnknownProperties::#unknown,
+                };
+                struct Slots { #(#slots)* }
+                fn put<X>(_s: &mut Slots, _i: usize, _v: H::Json) -> ::core::result::Result<(), H::StructError> {
+                    match _i {
+                        #(#puts)*
+                        _ => {}
+                    }
+                    ::core::result::Result::Ok(())
+                }
+                fn finish<X>(_s: Slots, _f: &mut H::StructFields) -> ::core::result::Result<#name, H::StructError> {
+                    ::core::result::Result::Ok(#name { #(#finishes)* #extras_read })
+                }
+                let slots = Slots { #(#slot_names: ::core::option::Option::None,)* };
+                H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+            }
         }
     }
 }
@@ -241,18 +308,51 @@ fn string_enum_tokens(
     (name, doc): (&str, &[DocText]),
     variants: &[(String, String)],
 ) -> TokenStream {
+    let type_name = name;
     let (doc, name) = head(name, doc);
     let (sd, serde_crate) = (serde_derives(p), &p.serde_crate);
-    let variants = variants.iter().map(|(variant, json)| {
+    let heads = variants.iter().map(|(variant, json)| {
         let head = variant_head(variant, json, format!("{json:?}"));
         quote!(#head,)
     });
+    let Some(((last, _), rest)) = variants.split_last() else {
+        return quote! {
+            #doc
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, #sd)]
+            #[serde(crate = #serde_crate)]
+            pub enum #name {}
+        };
+    };
+    let k = &p.krate;
+    let serde = quote!(#k::__private::serde);
+    let h = quote!(#k::__private::serde_helpers);
+    let values = variants.iter().map(|(_, json)| json.as_str());
+    let arms = rest.iter().enumerate().map(|(n, (variant, _))| {
+        let (n, variant) = (Literal::usize_unsuffixed(n), ident(variant));
+        quote!(#n => Self::#variant,)
+    });
+    let last = ident(last);
+    // `Deserialize` by hand, as for structs: one runtime function that
+    // reads the variant's index, then a `match` (docs/codegen.md,
+    // "Compile time at scale").
     quote! {
         #doc
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, #sd)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, #serde::Serialize)]
         #[serde(crate = #serde_crate)]
         pub enum #name {
-            #(#variants)*
+            #(#heads)*
+        }
+        impl<'de> #serde::Deserialize<'de> for #name {
+            fn deserialize<D: #serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                static SHAPE: #h::EnumShape = #h::EnumShape {
+                    name: #type_name,
+                    variants: &[#(#values),*],
+                };
+                ::core::result::Result::Ok(match #h::deserialize_string_enum(deserializer, &SHAPE)? {
+                    #(#arms)*
+                    _ => Self::#last,
+                })
+            }
         }
     }
 }

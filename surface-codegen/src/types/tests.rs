@@ -20,9 +20,15 @@ fn generate(input: Value, output: Option<Value>) -> ProcedureTypes {
     types
 }
 
-/// The derive list of structs and non-string enums.
+/// The derive list of non-string enums and newtypes.
 fn derive() -> TokenStream {
     quote!(#[derive(Debug, Clone, PartialEq, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)])
+}
+
+/// The derive list of structs (their `Deserialize` is written out, see
+/// [`assert_items`]).
+fn struct_derive() -> TokenStream {
+    quote!(#[derive(Debug, Clone, PartialEq, ::k::__private::serde::Serialize)])
 }
 
 fn serde_crate() -> TokenStream {
@@ -37,7 +43,7 @@ fn opaque_output() -> TokenStream {
 }
 
 fn optional_attr() -> TokenStream {
-    quote!(#[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "::k::__private::serde_helpers::optional")])
+    quote!(#[serde(skip_serializing_if = "Option::is_none")])
 }
 
 /// The flattened map that keeps extra properties (`additionalProperties`
@@ -50,9 +56,26 @@ fn extras() -> TokenStream {
     }
 }
 
+/// Compares the generated items with `expected`, leaving out the
+/// hand-written `Deserialize` impls of structs and string enums (one per
+/// type, derived from its fields or variants; `*_reader_*` tests check
+/// them).
 fn assert_items(types: &ProcedureTypes, expected: TokenStream) {
     let pretty = |t: &TokenStream| prettyplease::unparse(&syn::parse2(t.clone()).expect("parses"));
-    assert_eq!(pretty(&types.items), pretty(&expected));
+    let mut file: syn::File = syn::parse2(types.items.clone()).expect("parses");
+    file.items.retain(|item| !is_struct_reader(item));
+    assert_eq!(prettyplease::unparse(&file), pretty(&expected));
+}
+
+/// `impl Deserialize for X { … deserialize_struct(…) }` (or
+/// `deserialize_string_enum`).
+fn is_struct_reader(item: &syn::Item) -> bool {
+    matches!(item, syn::Item::Impl(i)
+    if i.trait_.as_ref().is_some_and(|(_, path, _)| path.segments.last().is_some_and(|s| s.ident == "Deserialize"))
+        && {
+            let text = quote!(#i).to_string();
+            text.contains("deserialize_struct") || text.contains("deserialize_string_enum")
+        })
 }
 
 #[test]
@@ -67,7 +90,12 @@ fn object_keeps_optional_and_nullable_distinct() {
         }, "required": ["name", "tag"]}),
         None,
     );
-    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    let (d, c, o, out) = (
+        struct_derive(),
+        serde_crate(),
+        optional_attr(),
+        opaque_output(),
+    );
     assert_items(
         &types,
         quote! {
@@ -78,7 +106,6 @@ fn object_keeps_optional_and_nullable_distinct() {
                 pub name: String,
                 #o
                 pub note: Option<String>,
-                #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
                 pub tag: Option<String>,
                 #x
             }
@@ -147,12 +174,11 @@ fn additional_properties_false_denies_unknown_fields() {
         json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"], "additionalProperties": false}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
             #d #c
-            #[serde(deny_unknown_fields)]
             pub struct Input {
                 pub id: String,
             }
@@ -176,13 +202,12 @@ fn records_become_maps_and_typed_extras_a_flattened_map() {
         }, "required": ["counts", "free", "mixed"]}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
             #d #c
             pub struct Input {
-                #[serde(deserialize_with = "::k::__private::serde_helpers::integer")]
                 pub counts: ::std::collections::BTreeMap<String, i64>,
                 pub free: ::std::collections::BTreeMap<String, ::k::__private::serde_json::Value>,
                 pub mixed: InputMixed,
@@ -211,7 +236,12 @@ fn absent_true_or_empty_additional_properties_keep_extras_in_a_flattened_map() {
             schema["additionalProperties"] = additional;
         }
         let types = generate(schema, None);
-        let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+        let (d, c, o, out) = (
+            struct_derive(),
+            serde_crate(),
+            optional_attr(),
+            opaque_output(),
+        );
         assert_items(
             &types,
             quote! {
@@ -252,12 +282,11 @@ fn required_name_without_a_schema_is_a_required_value_field() {
             "required": ["id", "payload", "payload"], "additionalProperties": false}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
             #d #c
-            #[serde(deny_unknown_fields)]
             pub struct Input {
                 pub id: String,
                 /// Input schema at `#/required`: required property "payload" of `Input` has no schema in `properties`, so any JSON value; represented as `serde_json::Value`.
@@ -292,7 +321,7 @@ fn string_enums_rename_their_variants() {
     assert_items(
         &types,
         quote! {
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize)]
             #[serde(crate = "::k::__private::serde")]
             pub enum Input {
                 /// `"active"`
@@ -323,7 +352,7 @@ fn signed_number_enum_values_get_plus_and_minus_names() {
     assert_items(
         &types,
         quote! {
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize)]
             #[serde(crate = "::k::__private::serde")]
             pub enum Input {
                 /// `"+1"`
@@ -425,7 +454,7 @@ fn const_literals_accept_exactly_their_value() {
         }, "required": ["kind", "version", "on"]}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     let const_impls = |name: TokenStream, value: TokenStream, doc: &str| {
         quote! {
             #[doc = #doc]
@@ -455,7 +484,7 @@ fn const_literals_accept_exactly_their_value() {
                 pub version: InputVersion,
                 #x
             }
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize)]
             #[serde(crate = "::k::__private::serde")]
             pub enum InputKind {
                 /// `"fixed"`
@@ -480,6 +509,7 @@ fn discriminated_union_becomes_an_internally_tagged_enum() {
         None,
     );
     let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let s = struct_derive();
     assert_items(
         &types,
         quote! {
@@ -493,12 +523,11 @@ fn discriminated_union_becomes_an_internally_tagged_enum() {
                 #[serde(rename = "point")]
                 Point(InputPoint),
             }
-            #d #c
-            #[serde(deny_unknown_fields)]
+            #s #c
             pub struct InputCircle {
                 pub radius: ::k::__private::serde_json::Number,
             }
-            #d #c
+            #s #c
             pub struct InputPoint { #x }
             #out
         },
@@ -517,15 +546,14 @@ fn other_unions_are_untagged_and_null_arms_make_them_nullable() {
         None,
     );
     let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let s = struct_derive();
     assert_items(
         &types,
         quote! {
-            #d #c
+            #s #c
             pub struct Input {
                 pub either: InputEither,
-                #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
                 pub letter: Option<InputLetter>,
-                #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
                 pub value: Option<InputValue>,
                 #x
             }
@@ -536,12 +564,12 @@ fn other_unions_are_untagged_and_null_arms_make_them_nullable() {
                 Variant0(InputEitherVariant0),
                 Integer(#[serde(deserialize_with = "::k::__private::serde_helpers::integer")] i64),
             }
-            #d #c
+            #s #c
             pub struct InputEitherVariant0 {
                 pub a: String,
                 #x
             }
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize, ::k::__private::serde::Deserialize)]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::k::__private::serde::Serialize)]
             #[serde(crate = "::k::__private::serde")]
             pub enum InputLetter {
                 /// `"x"`
@@ -575,7 +603,7 @@ fn tuples_from_prefix_items() {
         }, "required": ["exact", "open", "rest"]}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
@@ -602,7 +630,7 @@ fn arrays_scalars_and_nested_names() {
         }, "required": ["items", "n", "b", "z", "any", "big"]}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
@@ -610,7 +638,6 @@ fn arrays_scalars_and_nested_names() {
             pub struct Input {
                 pub any: ::k::__private::serde_json::Value,
                 pub b: bool,
-                #[serde(deserialize_with = "::k::__private::serde_helpers::integer")]
                 pub big: u64,
                 pub items: Vec<InputItemsItem>,
                 pub n: ::k::__private::serde_json::Number,
@@ -619,7 +646,6 @@ fn arrays_scalars_and_nested_names() {
             }
             #d #c
             pub struct InputItemsItem {
-                #[serde(deserialize_with = "::k::__private::serde_helpers::integer")]
                 pub qty: i64,
                 pub sku: String,
                 #x
@@ -645,7 +671,7 @@ fn defs_recursion_is_boxed_and_input_output_names_do_not_collide() {
         }, "required": ["children", "parent"]}}
     });
     let types = generate(tree.clone(), Some(tree));
-    let (d, c) = (derive(), serde_crate());
+    let (d, c) = (struct_derive(), serde_crate());
     let side = |name: TokenStream, def: TokenStream| {
         quote! {
             #d #c
@@ -656,7 +682,6 @@ fn defs_recursion_is_boxed_and_input_output_names_do_not_collide() {
             #d #c
             pub struct #def {
                 pub children: Vec<#def>,
-                #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
                 pub parent: Option<Box<#def>>,
                 #x
             }
@@ -691,23 +716,20 @@ fn generated_def_keys_take_the_name_of_the_path_where_first_reached() {
         }}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
             #d #c
             pub struct Input {
                 pub leaf: InputLeaf,
-                #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
                 pub next: Option<Box<Input>>,
                 pub tagged: InputMark,
                 #x
             }
             #d #c
-            #[serde(deny_unknown_fields)]
             pub struct InputLeaf {}
             #d #c
-            #[serde(deny_unknown_fields)]
             pub struct InputMark {}
             #out
         },
@@ -721,7 +743,12 @@ fn root_recursion_ref_hash_names_the_input_itself() {
         json!({"type": "object", "properties": {"sub": {"type": "array", "items": {"$ref": "#"}}, "next": {"$ref": "#"}}}),
         None,
     );
-    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    let (d, c, o, out) = (
+        struct_derive(),
+        serde_crate(),
+        optional_attr(),
+        opaque_output(),
+    );
     assert_items(
         &types,
         quote! {
@@ -774,21 +801,19 @@ fn numbers_keep_their_form_and_integers_read_integral_floats() {
         None,
     );
     let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let s = struct_derive();
     let int = quote!(#[serde(deserialize_with = "::k::__private::serde_helpers::integer")]);
     assert_items(
         &types,
         quote! {
-            #d #c
+            #s #c
             pub struct Input {
-                #int
                 pub count: i64,
                 pub either: InputEither,
                 pub exact: InputExact,
-                #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "::k::__private::serde_helpers::optional_integer")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub limit: Option<i64>,
-                #int
                 pub maybe: Option<i64>,
-                #int
                 pub pages: Vec<InputPage>,
                 pub ratio: ::k::__private::serde_json::Number,
                 #x
@@ -829,7 +854,7 @@ fn descriptions_formats_and_defaults_become_escaped_docs() {
         }, "required": ["id"]}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
@@ -841,7 +866,7 @@ fn descriptions_formats_and_defaults_become_escaped_docs() {
                 #[doc = " Format: `uuid` (not checked by this type)."]
                 pub id: String,
                 #[doc = " Default: `1`."]
-                #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "::k::__private::serde_helpers::optional_integer")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub page: Option<i64>,
                 #x
             }
@@ -864,7 +889,7 @@ fn property_names_become_unique_snake_case_idents() {
         }, "required": ["type", "aB", "a_b", "self", "1st", "x-y"]}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
@@ -906,7 +931,7 @@ fn titles_name_types() {
         json!({"type": "object", "properties": {"addr": {"title": "Postal address", "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}, "required": ["addr"]}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     assert_items(
         &types,
         quote! {
@@ -935,7 +960,12 @@ fn all_of_objects_merge() {
         ]}),
         None,
     );
-    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    let (d, c, o, out) = (
+        struct_derive(),
+        serde_crate(),
+        optional_attr(),
+        opaque_output(),
+    );
     assert_items(
         &types,
         quote! {
@@ -1169,7 +1199,12 @@ fn all_of_merges_nested_object_parts_and_names_non_object_parts_in_the_doc() {
         }),
         None,
     );
-    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    let (d, c, o, out) = (
+        struct_derive(),
+        serde_crate(),
+        optional_attr(),
+        opaque_output(),
+    );
     let n1 = doc_line("Input schema at `#`: a value must also match the `allOf` part at `#/allOf/2` (`minProperties`), which this type does not encode; the validator checks it.");
     let n2 = doc_line("Input schema at `#`: a value must also match the `allOf` part at `#/allOf/3` (`anyOf`), which this type does not encode; the validator checks it.");
     assert_items(
@@ -1183,7 +1218,6 @@ fn all_of_merges_nested_object_parts_and_names_non_object_parts_in_the_doc() {
                 pub a: String,
                 #o
                 pub b: Option<bool>,
-                #[serde(deserialize_with = "::k::__private::serde_helpers::integer")]
                 pub c: i64,
                 #x
             }
@@ -1212,13 +1246,17 @@ fn ref_with_nullable_sibling_or_nullable_all_of_part_is_an_option_of_the_ref() {
         }),
         None,
     );
-    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    let (d, c, o, out) = (
+        struct_derive(),
+        serde_crate(),
+        optional_attr(),
+        opaque_output(),
+    );
     assert_items(
         &types,
         quote! {
             #d #c
             pub struct Input {
-                #[serde(deserialize_with = "::k::__private::serde_helpers::required_nullable")]
                 pub direct: Option<InputT>,
                 pub plain: InputT,
                 #o
@@ -1226,7 +1264,6 @@ fn ref_with_nullable_sibling_or_nullable_all_of_part_is_an_option_of_the_ref() {
                 #x
             }
             #d #c
-            #[serde(deny_unknown_fields)]
             pub struct InputT {
                 pub n: String,
             }
@@ -1252,7 +1289,12 @@ fn properties_with_required_only_arms_keep_the_struct_and_name_the_rule() {
         }),
         None,
     );
-    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    let (d, c, o, out) = (
+        struct_derive(),
+        serde_crate(),
+        optional_attr(),
+        opaque_output(),
+    );
     let not = doc_line("Input schema at `#`: a value must not match `{\"required\":[\"image_url\",\"file_id\"]}` (`not`), which this type does not encode; the validator checks it.");
     let rule = doc_line("Input schema at `#`: exactly one of these sets of properties must be present (`oneOf` of `required` lists): `image_url | file_id`; the fields are `Option`s unless the object itself requires them, and the validator checks the rule.");
     assert_items(
@@ -1262,7 +1304,6 @@ fn properties_with_required_only_arms_keep_the_struct_and_name_the_rule() {
             #[doc = ""]
             #rule
             #d #c
-            #[serde(deny_unknown_fields)]
             pub struct Input {
                 #o
                 pub file_id: Option<String>,
@@ -1292,13 +1333,12 @@ fn not_keeps_the_type_of_the_rest_of_the_schema() {
         }, "required": ["s"], "additionalProperties": false}),
         None,
     );
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     let note = doc_line("Input schema at `#/properties/s`: a value must not match `{\"const\":\"\"}` (`not`), which this type does not encode; the validator checks it.");
     assert_items(
         &types,
         quote! {
             #d #c
-            #[serde(deny_unknown_fields)]
             pub struct Input {
                 #note
                 pub s: String,
@@ -1327,7 +1367,7 @@ fn typed_formats_name_the_format_crates_through_the_facade() {
         },
     };
     let types = generate_procedure_types(&schema, None, &all);
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     let read_as = |f: &str, t: &str| {
         doc_line(&format!(
             "Format: `{f}`, read as `{t}` (the validator checks the format first)."
@@ -1345,7 +1385,6 @@ fn typed_formats_name_the_format_crates_through_the_facade() {
         &types,
         quote! {
             #d #c
-            #[serde(deny_unknown_fields)]
             pub struct Input {
                 #at
                 pub at: ::k::__private::chrono::DateTime<::k::__private::chrono::FixedOffset>,
@@ -1385,7 +1424,13 @@ fn openapi_discriminator_mapping_gives_the_tag_values() {
         }),
         None,
     );
-    let (d, c, o, out) = (derive(), serde_crate(), optional_attr(), opaque_output());
+    let (d, s, c, o, out) = (
+        derive(),
+        struct_derive(),
+        serde_crate(),
+        optional_attr(),
+        opaque_output(),
+    );
     assert_items(
         &types,
         quote! {
@@ -1398,14 +1443,13 @@ fn openapi_discriminator_mapping_gives_the_tag_values() {
                 /// `petType: "Cat"`
                 Cat(InputCat),
             }
-            #d #c
+            #s #c
             pub struct InputDog {
                 #o
                 pub bark: Option<bool>,
                 #x
             }
-            #d #c
-            #[serde(deny_unknown_fields)]
+            #s #c
             pub struct InputCat {}
             #out
         },
@@ -1451,7 +1495,7 @@ fn discriminator_that_serde_cannot_round_trip_stays_untagged_with_a_note() {
 #[test]
 fn string_arms_differing_only_in_media_type_are_one_string() {
     let note = doc_line("Input schema at `#/properties/image`: the `anyOf` arms differ only in their media type: `image/png, image/gif`; content keywords are annotations, checked neither by this type nor by the validator (the server checks them).");
-    let (d, c, out) = (derive(), serde_crate(), opaque_output());
+    let (d, c, out) = (struct_derive(), serde_crate(), opaque_output());
     for image in [
         // @orpc/zod
         json!({"anyOf": [
@@ -1475,7 +1519,6 @@ fn string_arms_differing_only_in_media_type_are_one_string() {
             &types,
             quote! {
                 #d #c
-                #[serde(deny_unknown_fields)]
                 pub struct Input {
                     #format
                     #note
@@ -1494,4 +1537,102 @@ fn string_arms_differing_only_in_media_type_are_one_string() {
         None,
     );
     assert!(types.items.to_string().contains("untagged"));
+}
+
+#[test]
+fn struct_reader_reads_each_field_with_its_mode() {
+    let types = generate(
+        json!({"type": "object", "properties": {
+            "id": {"type": "string"},
+            "count": {"type": "integer"},
+            "note": {"type": ["string", "null"]},
+            "limit": {"type": "integer"},
+            "tag": {"type": "string"}
+        }, "required": ["id", "count", "note"], "additionalProperties": false}),
+        None,
+    );
+    let file: syn::File = syn::parse2(types.items.clone()).expect("parses");
+    let readers: Vec<&syn::Item> = file.items.iter().filter(|i| is_struct_reader(i)).collect();
+    let [reader] = readers.as_slice() else {
+        panic!("one reader: {readers:?}");
+    };
+    let expected: syn::Item = syn::parse2(quote! {
+        impl<'de> ::k::__private::serde::Deserialize<'de> for Input {
+            fn deserialize<D: ::k::__private::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                use ::k::__private::serde_helpers as H;
+                static SHAPE: H::StructShape = H::StructShape {
+                    name: "Input",
+                    fields: &["count", "id", "limit", "note", "tag"],
+                    unknown: H::UnknownProperties::Deny,
+                };
+                struct Slots {
+                    count: Option<i64>,
+                    id: Option<String>,
+                    limit: Option<i64>,
+                    note: Option<Option<String>>,
+                    tag: Option<String>,
+                }
+                fn put<X>(_s: &mut Slots, _i: usize, _v: H::Json) -> ::core::result::Result<(), H::StructError> {
+                    match _i {
+                        0 => _s.count = ::core::option::Option::Some(H::integer_value(_v)?),
+                        1 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                        2 => _s.limit = ::core::option::Option::Some(H::integer_value(_v)?),
+                        3 => _s.note = ::core::option::Option::Some(H::value(_v)?),
+                        4 => _s.tag = ::core::option::Option::Some(H::value(_v)?),
+                        _ => {}
+                    }
+                    ::core::result::Result::Ok(())
+                }
+                fn finish<X>(_s: Slots, _f: &mut H::StructFields) -> ::core::result::Result<Input, H::StructError> {
+                    ::core::result::Result::Ok(Input {
+                        count: _f.present(0, _s.count)?,
+                        id: _f.required(1, _s.id)?,
+                        limit: _s.limit,
+                        note: _f.present(3, _s.note)?,
+                        tag: _s.tag,
+                    })
+                }
+                let slots = Slots {
+                    count: ::core::option::Option::None,
+                    id: ::core::option::Option::None,
+                    limit: ::core::option::Option::None,
+                    note: ::core::option::Option::None,
+                    tag: ::core::option::Option::None,
+                };
+                H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+            }
+        }
+    })
+    .expect("parses");
+    assert_eq!(quote!(#reader).to_string(), quote!(#expected).to_string());
+}
+
+#[test]
+fn string_enum_reader_matches_the_variant_index() {
+    let types = generate(
+        json!({"type": "string", "enum": ["in-progress", "done", "+1"]}),
+        None,
+    );
+    let file: syn::File = syn::parse2(types.items.clone()).expect("parses");
+    let readers: Vec<&syn::Item> = file.items.iter().filter(|i| is_struct_reader(i)).collect();
+    let [reader] = readers.as_slice() else {
+        panic!("one reader: {readers:?}");
+    };
+    let expected: syn::Item = syn::parse2(quote! {
+        impl<'de> ::k::__private::serde::Deserialize<'de> for Input {
+            fn deserialize<D: ::k::__private::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                static SHAPE: ::k::__private::serde_helpers::EnumShape = ::k::__private::serde_helpers::EnumShape {
+                    name: "Input",
+                    variants: &["in-progress", "done", "+1"],
+                };
+                ::core::result::Result::Ok(match ::k::__private::serde_helpers::deserialize_string_enum(deserializer, &SHAPE)? {
+                    0 => Self::InProgress,
+                    1 => Self::Done,
+                    _ => Self::Plus1,
+                })
+            }
+        }
+    })
+    .expect("parses");
+    assert_eq!(quote!(#reader).to_string(), quote!(#expected).to_string());
 }

@@ -3,76 +3,125 @@
 
 /// `firecrawl.firecrawl_agent`
 pub mod p_firecrawl_firecrawl_agent {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Reasoning budget for the agent task.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub effort: Option<InputEffort>,
         /// Alexandria provider settings for this turn, forwarded as the request's exchange object.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub exchange: Option<InputExchange>,
         /// Spending limit in credits for this run. Defaults to 2500 on the API.
         #[serde(rename = "maxCredits")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_credits: Option<i64>,
         /// "extract" (default) returns the complete structured result every turn. "chat" lets a follow-up that asks no new data get a short reply in message instead of a re-run; required for exchange.requireApproval. Omitted on a follow-up keeps the previous turn's mode.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub mode: Option<InputMode>,
         pub prompt: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub schema: Option<InputSchema>,
         /// If true, agent will only visit URLs provided in the urls array.
         #[serde(rename = "strictConstrainToURLs")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub strict_constrain_to_ur_ls: Option<bool>,
         /// Continue this thread: the threadId from an earlier firecrawl\_agent or firecrawl\_agent\_status result. Omit to start a new thread.
         ///
         /// Format: `uuid` (not checked by this type).
         #[serde(rename = "threadId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub thread_id: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub urls: Option<Vec<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "effort",
+                    "exchange",
+                    "maxCredits",
+                    "mode",
+                    "prompt",
+                    "schema",
+                    "strictConstrainToURLs",
+                    "threadId",
+                    "urls",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                effort: Option<InputEffort>,
+                exchange: Option<InputExchange>,
+                max_credits: Option<i64>,
+                mode: Option<InputMode>,
+                prompt: Option<String>,
+                schema: Option<InputSchema>,
+                strict_constrain_to_ur_ls: Option<bool>,
+                thread_id: Option<String>,
+                urls: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.effort = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.exchange = ::core::option::Option::Some(H::value(_v)?),
+                    2 => {
+                        _s.max_credits = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    3 => _s.mode = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.prompt = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.schema = ::core::option::Option::Some(H::value(_v)?),
+                    6 => {
+                        _s.strict_constrain_to_ur_ls = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    7 => _s.thread_id = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.urls = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    effort: _s.effort,
+                    exchange: _s.exchange,
+                    max_credits: _s.max_credits,
+                    mode: _s.mode,
+                    prompt: _f.required(4, _s.prompt)?,
+                    schema: _s.schema,
+                    strict_constrain_to_ur_ls: _s.strict_constrain_to_ur_ls,
+                    thread_id: _s.thread_id,
+                    urls: _s.urls,
+                })
+            }
+            let slots = Slots {
+                effort: ::core::option::Option::None,
+                exchange: ::core::option::Option::None,
+                max_credits: ::core::option::Option::None,
+                mode: ::core::option::Option::None,
+                prompt: ::core::option::Option::None,
+                schema: ::core::option::Option::None,
+                strict_constrain_to_ur_ls: ::core::option::Option::None,
+                thread_id: ::core::option::Option::None,
+                urls: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Reasoning budget for the agent task.
     #[derive(
@@ -84,8 +133,7 @@ pub mod p_firecrawl_firecrawl_agent {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputEffort {
@@ -99,112 +147,241 @@ pub mod p_firecrawl_firecrawl_agent {
         #[serde(rename = "high")]
         High,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputEffort {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputEffort",
+                variants: &["low", "medium", "high"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Low,
+                    1 => Self::Medium,
+                    _ => Self::High,
+                },
+            )
+        }
+    }
     /// Alexandria provider settings for this turn, forwarded as the request's exchange object.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputExchange {
         /// Answer yes to the pendingApproval the previous turn of this thread ended on (its id, also exchange.requiresAction.approvalId). Needs threadId. For a terms offer, send it only after the user explicitly agreed and terms/accept succeeded; callIds and always are ignored on terms offers. For paid calls, callIds picks a subset (default all) and always stops asking for the rest of the thread.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub approve: Option<InputExchangeApprove>,
         /// Answer no to that pendingApproval. Needs threadId. A declined terms offer keeps those providers out of the rest of the thread.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub decline: Option<InputExchangeDecline>,
         /// Let the agent call Alexandria providers. On by default.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub enabled: Option<bool>,
         /// Most provider calls the agent may make in this turn.
         #[serde(rename = "maxCalls")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_calls: Option<i64>,
         /// What to do when a provider the agent would use needs data terms the team has not accepted. Gated providers are never called. "skip" (default): answer with accepted providers and list the rest in exchange.skippedProviders. "ask": the same, plus a terms pendingApproval and exchange.requiresAction with the terms/show and terms/accept calls. Each provider digest is string | null and always present; when null, terms/show returns it. There is no auto-accept. Omitted on a follow-up keeps the previous turn's value.
         #[serde(rename = "onTermsRequired")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub on_terms_required: Option<InputExchangeOnTermsRequired>,
         /// End the turn with a paid-call pendingApproval before any paid provider call. Requires mode "chat" on the same request, even on a follow-up.
         #[serde(rename = "requireApproval")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub require_approval: Option<bool>,
         /// Pin up to 5 providers the agent may use, by slug. Omitted means the whole catalog.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub toolkits: Option<Vec<String>>,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputExchange {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputExchange",
+                fields: &[
+                    "approve",
+                    "decline",
+                    "enabled",
+                    "maxCalls",
+                    "onTermsRequired",
+                    "requireApproval",
+                    "toolkits",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                approve: Option<InputExchangeApprove>,
+                decline: Option<InputExchangeDecline>,
+                enabled: Option<bool>,
+                max_calls: Option<i64>,
+                on_terms_required: Option<InputExchangeOnTermsRequired>,
+                require_approval: Option<bool>,
+                toolkits: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.approve = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.decline = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.enabled = ::core::option::Option::Some(H::value(_v)?),
+                    3 => {
+                        _s.max_calls = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    4 => {
+                        _s.on_terms_required = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    5 => {
+                        _s.require_approval = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    6 => _s.toolkits = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputExchange, H::StructError> {
+                ::core::result::Result::Ok(InputExchange {
+                    approve: _s.approve,
+                    decline: _s.decline,
+                    enabled: _s.enabled,
+                    max_calls: _s.max_calls,
+                    on_terms_required: _s.on_terms_required,
+                    require_approval: _s.require_approval,
+                    toolkits: _s.toolkits,
+                })
+            }
+            let slots = Slots {
+                approve: ::core::option::Option::None,
+                decline: ::core::option::Option::None,
+                enabled: ::core::option::Option::None,
+                max_calls: ::core::option::Option::None,
+                on_terms_required: ::core::option::Option::None,
+                require_approval: ::core::option::Option::None,
+                toolkits: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Answer yes to the pendingApproval the previous turn of this thread ended on (its id, also exchange.requiresAction.approvalId). Needs threadId. For a terms offer, send it only after the user explicitly agreed and terms/accept succeeded; callIds and always are ignored on terms offers. For paid calls, callIds picks a subset (default all) and always stops asking for the rest of the thread.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputExchangeApprove {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub always: Option<bool>,
         /// Format: `uuid` (not checked by this type).
         #[serde(rename = "approvalId")]
         pub approval_id: String,
         #[serde(rename = "callIds")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub call_ids: Option<Vec<String>>,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputExchangeApprove {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputExchangeApprove",
+                fields: &["always", "approvalId", "callIds"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                always: Option<bool>,
+                approval_id: Option<String>,
+                call_ids: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.always = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.approval_id = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.call_ids = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputExchangeApprove, H::StructError> {
+                ::core::result::Result::Ok(InputExchangeApprove {
+                    always: _s.always,
+                    approval_id: _f.required(1, _s.approval_id)?,
+                    call_ids: _s.call_ids,
+                })
+            }
+            let slots = Slots {
+                always: ::core::option::Option::None,
+                approval_id: ::core::option::Option::None,
+                call_ids: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Answer no to that pendingApproval. Needs threadId. A declined terms offer keeps those providers out of the rest of the thread.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputExchangeDecline {
         /// Format: `uuid` (not checked by this type).
         #[serde(rename = "approvalId")]
         pub approval_id: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputExchangeDecline {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputExchangeDecline",
+                fields: &["approvalId"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                approval_id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.approval_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputExchangeDecline, H::StructError> {
+                ::core::result::Result::Ok(InputExchangeDecline {
+                    approval_id: _f.required(0, _s.approval_id)?,
+                })
+            }
+            let slots = Slots {
+                approval_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// What to do when a provider the agent would use needs data terms the team has not accepted. Gated providers are never called. "skip" (default): answer with accepted providers and list the rest in exchange.skippedProviders. "ask": the same, plus a terms pendingApproval and exchange.requiresAction with the terms/show and terms/accept calls. Each provider digest is string | null and always present; when null, terms/show returns it. There is no auto-accept. Omitted on a follow-up keeps the previous turn's value.
     #[derive(
@@ -216,8 +393,7 @@ pub mod p_firecrawl_firecrawl_agent {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputExchangeOnTermsRequired {
@@ -227,6 +403,26 @@ pub mod p_firecrawl_firecrawl_agent {
         /// `"ask"`
         #[serde(rename = "ask")]
         Ask,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputExchangeOnTermsRequired {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputExchangeOnTermsRequired",
+                variants: &["skip", "ask"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Skip,
+                    _ => Self::Ask,
+                },
+            )
+        }
     }
     /// "extract" (default) returns the complete structured result every turn. "chat" lets a follow-up that asks no new data get a short reply in message instead of a re-run; required for exchange.requireApproval. Omitted on a follow-up keeps the previous turn's mode.
     #[derive(
@@ -238,8 +434,7 @@ pub mod p_firecrawl_firecrawl_agent {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputMode {
@@ -250,697 +445,1052 @@ pub mod p_firecrawl_firecrawl_agent {
         #[serde(rename = "chat")]
         Chat,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputMode {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputMode",
+                variants: &["extract", "chat"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Extract,
+                    _ => Self::Chat,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputSchema {}
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSchema {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputSchema",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputSchema, H::StructError> {
+                ::core::result::Result::Ok(InputSchema {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// The queued research job. The result is read with \`firecrawl\_agent\_status\`.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Agent job identifier, for \`firecrawl\_agent\_status\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub id: Option<Option<String>>,
         /// Job state at submission time.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub status: Option<Option<String>>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
         /// Research thread this job belongs to.
         #[serde(rename = "threadId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub thread_id: Option<Option<String>>,
         /// Turn number of this job within its thread.
         #[serde(rename = "threadTurn")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub thread_turn: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &[
+                    "agent_hints",
+                    "error",
+                    "id",
+                    "status",
+                    "success",
+                    "threadId",
+                    "threadTurn",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                id: Option<Option<String>>,
+                status: Option<Option<String>>,
+                success: Option<Option<bool>>,
+                thread_id: Option<Option<String>>,
+                thread_turn: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.status = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.thread_id = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.thread_turn = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    error: _s.error,
+                    id: _s.id,
+                    status: _s.status,
+                    success: _s.success,
+                    thread_id: _s.thread_id,
+                    thread_turn: _s.thread_turn,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                status: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+                thread_id: ::core::option::Option::None,
+                thread_turn: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_agent_status`
 pub mod p_firecrawl_firecrawl_agent_status {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         pub id: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["id"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    id: _f.required(0, _s.id)?,
+                })
+            }
+            let slots = Slots {
+                id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Progress or final result of a research agent job.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Credits the job consumed.
         #[serde(rename = "creditsUsed")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub credits_used: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Research result, present once the job has completed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// What the job did with Alexandria providers: onTermsRequired, paidCalls, creditsUsed, skippedProviders (gated providers that would have helped), and requiresAction (approvalId plus the terms/show and terms/accept calls, each provider digest string | null and always present; call accept only with the user's explicit consent, then continue the thread with exchange.approve: {approvalId}).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub exchange: Option<::surface_runtime::__private::serde_json::Value>,
         /// When the job result expires and can no longer be read.
         #[serde(rename = "expiresAt")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub expires_at: Option<Option<String>>,
         /// Agent job identifier.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub id: Option<Option<String>>,
         /// The agent's reply; in chat mode, the short answer to a follow-up.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub message: Option<::surface_runtime::__private::serde_json::Value>,
         /// Agent mode the job ran in.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub mode: Option<Option<String>>,
         /// Agent model that ran the job.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub model: Option<Option<String>>,
         /// Set when the job ended waiting on the caller. Answer it by calling firecrawl\_agent with this threadId and exchange.approve or exchange.decline carrying its id. kind "terms" lists providers whose data terms need accepting; otherwise calls lists paid calls waiting for approval.
         #[serde(rename = "pendingApproval")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub pending_approval: Option<::surface_runtime::__private::serde_json::Value>,
         /// Progress information for a running job.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub progress: Option<::surface_runtime::__private::serde_json::Value>,
         /// Sources the agent read.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub sources: Option<::surface_runtime::__private::serde_json::Value>,
         /// Job state: \`processing\` is non-terminal; \`completed\` and \`failed\` are terminal.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub status: Option<Option<String>>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
         /// Follow-ups the agent offers; send one as the prompt of the next turn with this threadId.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub suggestions: Option<::surface_runtime::__private::serde_json::Value>,
         /// Research thread this job belongs to.
         #[serde(rename = "threadId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub thread_id: Option<Option<String>>,
         /// Turn number of this job within its thread.
         #[serde(rename = "threadTurn")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub thread_turn: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &[
+                    "agent_hints",
+                    "creditsUsed",
+                    "data",
+                    "error",
+                    "exchange",
+                    "expiresAt",
+                    "id",
+                    "message",
+                    "mode",
+                    "model",
+                    "pendingApproval",
+                    "progress",
+                    "sources",
+                    "status",
+                    "success",
+                    "suggestions",
+                    "threadId",
+                    "threadTurn",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                credits_used: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                exchange: Option<::surface_runtime::__private::serde_json::Value>,
+                expires_at: Option<Option<String>>,
+                id: Option<Option<String>>,
+                message: Option<::surface_runtime::__private::serde_json::Value>,
+                mode: Option<Option<String>>,
+                model: Option<Option<String>>,
+                pending_approval: Option<
+                    ::surface_runtime::__private::serde_json::Value,
+                >,
+                progress: Option<::surface_runtime::__private::serde_json::Value>,
+                sources: Option<::surface_runtime::__private::serde_json::Value>,
+                status: Option<Option<String>>,
+                success: Option<Option<bool>>,
+                suggestions: Option<::surface_runtime::__private::serde_json::Value>,
+                thread_id: Option<Option<String>>,
+                thread_turn: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.credits_used = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.exchange = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.expires_at = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.message = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.mode = ::core::option::Option::Some(H::value(_v)?),
+                    9 => _s.model = ::core::option::Option::Some(H::value(_v)?),
+                    10 => {
+                        _s.pending_approval = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    11 => _s.progress = ::core::option::Option::Some(H::value(_v)?),
+                    12 => _s.sources = ::core::option::Option::Some(H::value(_v)?),
+                    13 => _s.status = ::core::option::Option::Some(H::value(_v)?),
+                    14 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    15 => _s.suggestions = ::core::option::Option::Some(H::value(_v)?),
+                    16 => _s.thread_id = ::core::option::Option::Some(H::value(_v)?),
+                    17 => _s.thread_turn = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    credits_used: _s.credits_used,
+                    data: _s.data,
+                    error: _s.error,
+                    exchange: _s.exchange,
+                    expires_at: _s.expires_at,
+                    id: _s.id,
+                    message: _s.message,
+                    mode: _s.mode,
+                    model: _s.model,
+                    pending_approval: _s.pending_approval,
+                    progress: _s.progress,
+                    sources: _s.sources,
+                    status: _s.status,
+                    success: _s.success,
+                    suggestions: _s.suggestions,
+                    thread_id: _s.thread_id,
+                    thread_turn: _s.thread_turn,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                credits_used: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                exchange: ::core::option::Option::None,
+                expires_at: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                message: ::core::option::Option::None,
+                mode: ::core::option::Option::None,
+                model: ::core::option::Option::None,
+                pending_approval: ::core::option::Option::None,
+                progress: ::core::option::Option::None,
+                sources: ::core::option::Option::None,
+                status: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+                suggestions: ::core::option::Option::None,
+                thread_id: ::core::option::Option::None,
+                thread_turn: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `firecrawl.firecrawl_check_crawl_status`
 pub mod p_firecrawl_firecrawl_check_crawl_status {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         pub id: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["id"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    id: _f.required(0, _s.id)?,
+                })
+            }
+            let slots = Slots {
+                id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Crawl job state and the documents collected so far.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Pages crawled so far.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub completed: Option<Option<::surface_runtime::__private::serde_json::Number>>,
         /// Credits the crawl consumed.
         #[serde(rename = "creditsUsed")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub credits_used: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Scraped documents collected by the crawl.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// When the crawl results expire.
         #[serde(rename = "expiresAt")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub expires_at: Option<Option<String>>,
         /// Crawl identifier, for \`firecrawl\_check\_crawl\_status\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub id: Option<Option<String>>,
         /// URL of the next page of results, when the data is paginated.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub next: Option<Option<String>>,
         /// Crawl state, such as \`scraping\`, \`completed\`, or \`failed\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub status: Option<Option<String>>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
         /// Pages the crawl expects to visit.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub total: Option<Option<::surface_runtime::__private::serde_json::Number>>,
         /// The URL the crawl started from.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub url: Option<Option<String>>,
         /// Non-fatal warning about the result.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub warning: Option<Option<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &[
+                    "agent_hints",
+                    "completed",
+                    "creditsUsed",
+                    "data",
+                    "error",
+                    "expiresAt",
+                    "id",
+                    "next",
+                    "status",
+                    "success",
+                    "total",
+                    "url",
+                    "warning",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                completed: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                credits_used: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                expires_at: Option<Option<String>>,
+                id: Option<Option<String>>,
+                next: Option<Option<String>>,
+                status: Option<Option<String>>,
+                success: Option<Option<bool>>,
+                total: Option<Option<::surface_runtime::__private::serde_json::Number>>,
+                url: Option<Option<String>>,
+                warning: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.completed = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.credits_used = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.expires_at = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.next = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.status = ::core::option::Option::Some(H::value(_v)?),
+                    9 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    10 => _s.total = ::core::option::Option::Some(H::value(_v)?),
+                    11 => _s.url = ::core::option::Option::Some(H::value(_v)?),
+                    12 => _s.warning = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    completed: _s.completed,
+                    credits_used: _s.credits_used,
+                    data: _s.data,
+                    error: _s.error,
+                    expires_at: _s.expires_at,
+                    id: _s.id,
+                    next: _s.next,
+                    status: _s.status,
+                    success: _s.success,
+                    total: _s.total,
+                    url: _s.url,
+                    warning: _s.warning,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                completed: ::core::option::Option::None,
+                credits_used: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                expires_at: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                next: ::core::option::Option::None,
+                status: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+                total: ::core::option::Option::None,
+                url: ::core::option::Option::None,
+                warning: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_crawl`
 pub mod p_firecrawl_firecrawl_crawl {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         #[serde(rename = "allowExternalLinks")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub allow_external_links: Option<bool>,
         #[serde(rename = "allowSubdomains")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub allow_subdomains: Option<bool>,
         #[serde(rename = "crawlEntireDomain")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub crawl_entire_domain: Option<bool>,
         #[serde(rename = "deduplicateSimilarURLs")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub deduplicate_similar_ur_ls: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub delay: Option<::surface_runtime::__private::serde_json::Number>,
         #[serde(rename = "excludePaths")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub exclude_paths: Option<Vec<String>>,
         #[serde(rename = "ignoreQueryParameters")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub ignore_query_parameters: Option<bool>,
         #[serde(rename = "includePaths")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub include_paths: Option<Vec<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub limit: Option<::surface_runtime::__private::serde_json::Number>,
         #[serde(rename = "maxConcurrency")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_concurrency: Option<::surface_runtime::__private::serde_json::Number>,
         #[serde(rename = "maxDiscoveryDepth")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_discovery_depth: Option<
             ::surface_runtime::__private::serde_json::Number,
         >,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub prompt: Option<String>,
         #[serde(rename = "scrapeOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub scrape_options: Option<InputScrapeOptions>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub sitemap: Option<InputSitemap>,
         pub url: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub webhook: Option<String>,
         #[serde(rename = "webhookHeaders")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub webhook_headers: Option<InputWebhookHeaders>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "allowExternalLinks",
+                    "allowSubdomains",
+                    "crawlEntireDomain",
+                    "deduplicateSimilarURLs",
+                    "delay",
+                    "excludePaths",
+                    "ignoreQueryParameters",
+                    "includePaths",
+                    "limit",
+                    "maxConcurrency",
+                    "maxDiscoveryDepth",
+                    "prompt",
+                    "scrapeOptions",
+                    "sitemap",
+                    "url",
+                    "webhook",
+                    "webhookHeaders",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                allow_external_links: Option<bool>,
+                allow_subdomains: Option<bool>,
+                crawl_entire_domain: Option<bool>,
+                deduplicate_similar_ur_ls: Option<bool>,
+                delay: Option<::surface_runtime::__private::serde_json::Number>,
+                exclude_paths: Option<Vec<String>>,
+                ignore_query_parameters: Option<bool>,
+                include_paths: Option<Vec<String>>,
+                limit: Option<::surface_runtime::__private::serde_json::Number>,
+                max_concurrency: Option<
+                    ::surface_runtime::__private::serde_json::Number,
+                >,
+                max_discovery_depth: Option<
+                    ::surface_runtime::__private::serde_json::Number,
+                >,
+                prompt: Option<String>,
+                scrape_options: Option<InputScrapeOptions>,
+                sitemap: Option<InputSitemap>,
+                url: Option<String>,
+                webhook: Option<String>,
+                webhook_headers: Option<InputWebhookHeaders>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.allow_external_links = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    1 => {
+                        _s.allow_subdomains = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    2 => {
+                        _s.crawl_entire_domain = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    3 => {
+                        _s.deduplicate_similar_ur_ls = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    4 => _s.delay = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.exclude_paths = ::core::option::Option::Some(H::value(_v)?),
+                    6 => {
+                        _s.ignore_query_parameters = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    7 => _s.include_paths = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.limit = ::core::option::Option::Some(H::value(_v)?),
+                    9 => _s.max_concurrency = ::core::option::Option::Some(H::value(_v)?),
+                    10 => {
+                        _s.max_discovery_depth = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    11 => _s.prompt = ::core::option::Option::Some(H::value(_v)?),
+                    12 => _s.scrape_options = ::core::option::Option::Some(H::value(_v)?),
+                    13 => _s.sitemap = ::core::option::Option::Some(H::value(_v)?),
+                    14 => _s.url = ::core::option::Option::Some(H::value(_v)?),
+                    15 => _s.webhook = ::core::option::Option::Some(H::value(_v)?),
+                    16 => {
+                        _s.webhook_headers = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    allow_external_links: _s.allow_external_links,
+                    allow_subdomains: _s.allow_subdomains,
+                    crawl_entire_domain: _s.crawl_entire_domain,
+                    deduplicate_similar_ur_ls: _s.deduplicate_similar_ur_ls,
+                    delay: _s.delay,
+                    exclude_paths: _s.exclude_paths,
+                    ignore_query_parameters: _s.ignore_query_parameters,
+                    include_paths: _s.include_paths,
+                    limit: _s.limit,
+                    max_concurrency: _s.max_concurrency,
+                    max_discovery_depth: _s.max_discovery_depth,
+                    prompt: _s.prompt,
+                    scrape_options: _s.scrape_options,
+                    sitemap: _s.sitemap,
+                    url: _f.required(14, _s.url)?,
+                    webhook: _s.webhook,
+                    webhook_headers: _s.webhook_headers,
+                })
+            }
+            let slots = Slots {
+                allow_external_links: ::core::option::Option::None,
+                allow_subdomains: ::core::option::Option::None,
+                crawl_entire_domain: ::core::option::Option::None,
+                deduplicate_similar_ur_ls: ::core::option::Option::None,
+                delay: ::core::option::Option::None,
+                exclude_paths: ::core::option::Option::None,
+                ignore_query_parameters: ::core::option::Option::None,
+                include_paths: ::core::option::Option::None,
+                limit: ::core::option::Option::None,
+                max_concurrency: ::core::option::Option::None,
+                max_discovery_depth: ::core::option::Option::None,
+                prompt: ::core::option::Option::None,
+                scrape_options: ::core::option::Option::None,
+                sitemap: ::core::option::Option::None,
+                url: ::core::option::Option::None,
+                webhook: ::core::option::Option::None,
+                webhook_headers: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptions {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub actions: Option<Vec<InputScrapeOptionsActionsItem>>,
         #[serde(rename = "excludeTags")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub exclude_tags: Option<Vec<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub formats: Option<Vec<InputScrapeOptionsFormatsItem>>,
         #[serde(rename = "includeTags")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub include_tags: Option<Vec<String>>,
         #[serde(rename = "jsonOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub json_options: Option<InputScrapeOptionsJsonOptions>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub location: Option<InputScrapeOptionsLocation>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub lockdown: Option<bool>,
         #[serde(rename = "maxAge")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_age: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub mobile: Option<bool>,
         #[serde(rename = "onlyMainContent")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub only_main_content: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub parsers: Option<Vec<InputScrapeOptionsParsersItem>>,
         #[serde(rename = "pdfOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub pdf_options: Option<InputScrapeOptionsPdfOptions>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub profile: Option<InputScrapeOptionsProfile>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub proxy: Option<InputScrapeOptionsProxy>,
         #[serde(rename = "queryOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub query_options: Option<InputScrapeOptionsQueryOptions>,
         #[serde(rename = "redactPII")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub redact_pii: Option<bool>,
         #[serde(rename = "removeBase64Images")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub remove_base64_images: Option<bool>,
         #[serde(rename = "screenshotOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub screenshot_options: Option<InputScrapeOptionsScreenshotOptions>,
         #[serde(rename = "skipTlsVerification")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub skip_tls_verification: Option<bool>,
         #[serde(rename = "storeInCache")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub store_in_cache: Option<bool>,
         #[serde(rename = "waitFor")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub wait_for: Option<::surface_runtime::__private::serde_json::Number>,
         #[serde(rename = "zeroDataRetention")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub zero_data_retention: Option<bool>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptions",
+                fields: &[
+                    "actions",
+                    "excludeTags",
+                    "formats",
+                    "includeTags",
+                    "jsonOptions",
+                    "location",
+                    "lockdown",
+                    "maxAge",
+                    "mobile",
+                    "onlyMainContent",
+                    "parsers",
+                    "pdfOptions",
+                    "profile",
+                    "proxy",
+                    "queryOptions",
+                    "redactPII",
+                    "removeBase64Images",
+                    "screenshotOptions",
+                    "skipTlsVerification",
+                    "storeInCache",
+                    "waitFor",
+                    "zeroDataRetention",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                actions: Option<Vec<InputScrapeOptionsActionsItem>>,
+                exclude_tags: Option<Vec<String>>,
+                formats: Option<Vec<InputScrapeOptionsFormatsItem>>,
+                include_tags: Option<Vec<String>>,
+                json_options: Option<InputScrapeOptionsJsonOptions>,
+                location: Option<InputScrapeOptionsLocation>,
+                lockdown: Option<bool>,
+                max_age: Option<::surface_runtime::__private::serde_json::Number>,
+                mobile: Option<bool>,
+                only_main_content: Option<bool>,
+                parsers: Option<Vec<InputScrapeOptionsParsersItem>>,
+                pdf_options: Option<InputScrapeOptionsPdfOptions>,
+                profile: Option<InputScrapeOptionsProfile>,
+                proxy: Option<InputScrapeOptionsProxy>,
+                query_options: Option<InputScrapeOptionsQueryOptions>,
+                redact_pii: Option<bool>,
+                remove_base64_images: Option<bool>,
+                screenshot_options: Option<InputScrapeOptionsScreenshotOptions>,
+                skip_tls_verification: Option<bool>,
+                store_in_cache: Option<bool>,
+                wait_for: Option<::surface_runtime::__private::serde_json::Number>,
+                zero_data_retention: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.actions = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.exclude_tags = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.formats = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.include_tags = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.json_options = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.location = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.lockdown = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.max_age = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.mobile = ::core::option::Option::Some(H::value(_v)?),
+                    9 => {
+                        _s.only_main_content = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    10 => _s.parsers = ::core::option::Option::Some(H::value(_v)?),
+                    11 => _s.pdf_options = ::core::option::Option::Some(H::value(_v)?),
+                    12 => _s.profile = ::core::option::Option::Some(H::value(_v)?),
+                    13 => _s.proxy = ::core::option::Option::Some(H::value(_v)?),
+                    14 => _s.query_options = ::core::option::Option::Some(H::value(_v)?),
+                    15 => _s.redact_pii = ::core::option::Option::Some(H::value(_v)?),
+                    16 => {
+                        _s.remove_base64_images = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    17 => {
+                        _s.screenshot_options = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    18 => {
+                        _s.skip_tls_verification = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    19 => _s.store_in_cache = ::core::option::Option::Some(H::value(_v)?),
+                    20 => _s.wait_for = ::core::option::Option::Some(H::value(_v)?),
+                    21 => {
+                        _s.zero_data_retention = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptions, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptions {
+                    actions: _s.actions,
+                    exclude_tags: _s.exclude_tags,
+                    formats: _s.formats,
+                    include_tags: _s.include_tags,
+                    json_options: _s.json_options,
+                    location: _s.location,
+                    lockdown: _s.lockdown,
+                    max_age: _s.max_age,
+                    mobile: _s.mobile,
+                    only_main_content: _s.only_main_content,
+                    parsers: _s.parsers,
+                    pdf_options: _s.pdf_options,
+                    profile: _s.profile,
+                    proxy: _s.proxy,
+                    query_options: _s.query_options,
+                    redact_pii: _s.redact_pii,
+                    remove_base64_images: _s.remove_base64_images,
+                    screenshot_options: _s.screenshot_options,
+                    skip_tls_verification: _s.skip_tls_verification,
+                    store_in_cache: _s.store_in_cache,
+                    wait_for: _s.wait_for,
+                    zero_data_retention: _s.zero_data_retention,
+                })
+            }
+            let slots = Slots {
+                actions: ::core::option::Option::None,
+                exclude_tags: ::core::option::Option::None,
+                formats: ::core::option::Option::None,
+                include_tags: ::core::option::Option::None,
+                json_options: ::core::option::Option::None,
+                location: ::core::option::Option::None,
+                lockdown: ::core::option::Option::None,
+                max_age: ::core::option::Option::None,
+                mobile: ::core::option::Option::None,
+                only_main_content: ::core::option::Option::None,
+                parsers: ::core::option::Option::None,
+                pdf_options: ::core::option::Option::None,
+                profile: ::core::option::Option::None,
+                proxy: ::core::option::Option::None,
+                query_options: ::core::option::Option::None,
+                redact_pii: ::core::option::Option::None,
+                remove_base64_images: ::core::option::Option::None,
+                screenshot_options: ::core::option::Option::None,
+                skip_tls_verification: ::core::option::Option::None,
+                store_in_cache: ::core::option::Option::None,
+                wait_for: ::core::option::Option::None,
+                zero_data_retention: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputScrapeOptionsActionsItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub direction: Option<InputScrapeOptionsActionsItemDirection>,
         #[serde(rename = "fullPage")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub full_page: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub key: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub milliseconds: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub script: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub selector: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub text: Option<String>,
         pub r#type: InputScrapeOptionsActionsItemType,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -949,6 +1499,83 @@ pub mod p_firecrawl_firecrawl_crawl {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsActionsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsActionsItem",
+                fields: &[
+                    "direction",
+                    "fullPage",
+                    "key",
+                    "milliseconds",
+                    "script",
+                    "selector",
+                    "text",
+                    "type",
+                ],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                direction: Option<InputScrapeOptionsActionsItemDirection>,
+                full_page: Option<bool>,
+                key: Option<String>,
+                milliseconds: Option<::surface_runtime::__private::serde_json::Number>,
+                script: Option<String>,
+                selector: Option<String>,
+                text: Option<String>,
+                r#type: Option<InputScrapeOptionsActionsItemType>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.direction = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.full_page = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.key = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.milliseconds = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.script = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.selector = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsActionsItem, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsActionsItem {
+                    direction: _s.direction,
+                    full_page: _s.full_page,
+                    key: _s.key,
+                    milliseconds: _s.milliseconds,
+                    script: _s.script,
+                    selector: _s.selector,
+                    text: _s.text,
+                    r#type: _f.required(7, _s.r#type)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                direction: ::core::option::Option::None,
+                full_page: ::core::option::Option::None,
+                key: ::core::option::Option::None,
+                milliseconds: ::core::option::Option::None,
+                script: ::core::option::Option::None,
+                selector: ::core::option::Option::None,
+                text: ::core::option::Option::None,
+                r#type: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -959,8 +1586,7 @@ pub mod p_firecrawl_firecrawl_crawl {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsActionsItemDirection {
@@ -971,6 +1597,26 @@ pub mod p_firecrawl_firecrawl_crawl {
         #[serde(rename = "down")]
         Down,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsActionsItemDirection {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsActionsItemDirection",
+                variants: &["up", "down"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Up,
+                    _ => Self::Down,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -980,8 +1626,7 @@ pub mod p_firecrawl_firecrawl_crawl {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsActionsItemType {
@@ -1013,6 +1658,43 @@ pub mod p_firecrawl_firecrawl_crawl {
         #[serde(rename = "generatePDF")]
         GeneratePdf,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsActionsItemType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsActionsItemType",
+                variants: &[
+                    "wait",
+                    "screenshot",
+                    "scroll",
+                    "scrape",
+                    "click",
+                    "write",
+                    "press",
+                    "executeJavascript",
+                    "generatePDF",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Wait,
+                    1 => Self::Screenshot,
+                    2 => Self::Scroll,
+                    3 => Self::Scrape,
+                    4 => Self::Click,
+                    5 => Self::Write,
+                    6 => Self::Press,
+                    7 => Self::ExecuteJavascript,
+                    _ => Self::GeneratePdf,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -1022,8 +1704,7 @@ pub mod p_firecrawl_firecrawl_crawl {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsFormatsItem {
@@ -1061,61 +1742,187 @@ pub mod p_firecrawl_firecrawl_crawl {
         #[serde(rename = "audio")]
         Audio,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsFormatsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsFormatsItem",
+                variants: &[
+                    "markdown",
+                    "html",
+                    "rawHtml",
+                    "screenshot",
+                    "links",
+                    "summary",
+                    "changeTracking",
+                    "branding",
+                    "json",
+                    "query",
+                    "audio",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Markdown,
+                    1 => Self::Html,
+                    2 => Self::RawHtml,
+                    3 => Self::Screenshot,
+                    4 => Self::Links,
+                    5 => Self::Summary,
+                    6 => Self::ChangeTracking,
+                    7 => Self::Branding,
+                    8 => Self::Json,
+                    9 => Self::Query,
+                    _ => Self::Audio,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsJsonOptions {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub prompt: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub schema: Option<InputScrapeOptionsJsonOptionsSchema>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsJsonOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsJsonOptions",
+                fields: &["prompt", "schema"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                prompt: Option<String>,
+                schema: Option<InputScrapeOptionsJsonOptionsSchema>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.prompt = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.schema = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsJsonOptions, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsJsonOptions {
+                    prompt: _s.prompt,
+                    schema: _s.schema,
+                })
+            }
+            let slots = Slots {
+                prompt: ::core::option::Option::None,
+                schema: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsJsonOptionsSchema {}
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsJsonOptionsSchema {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsJsonOptionsSchema",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputScrapeOptionsJsonOptionsSchema,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputScrapeOptionsJsonOptionsSchema {
+                })
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsLocation {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub country: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub languages: Option<Vec<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsLocation {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsLocation",
+                fields: &["country", "languages"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                country: Option<String>,
+                languages: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.country = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.languages = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsLocation, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsLocation {
+                    country: _s.country,
+                    languages: _s.languages,
+                })
+            }
+            let slots = Slots {
+                country: ::core::option::Option::None,
+                languages: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -1126,8 +1933,7 @@ pub mod p_firecrawl_firecrawl_crawl {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsParsersItem {
@@ -1135,42 +1941,125 @@ pub mod p_firecrawl_firecrawl_crawl {
         #[serde(rename = "pdf")]
         Pdf,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsParsersItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsParsersItem",
+                variants: &["pdf"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Pdf,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsPdfOptions {
         #[serde(rename = "maxPages")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_pages: Option<i64>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsPdfOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsPdfOptions",
+                fields: &["maxPages"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                max_pages: Option<i64>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.max_pages = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsPdfOptions, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsPdfOptions {
+                    max_pages: _s.max_pages,
+                })
+            }
+            let slots = Slots {
+                max_pages: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsProfile {
         pub name: String,
         #[serde(rename = "saveChanges")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub save_changes: Option<bool>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsProfile {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsProfile",
+                fields: &["name", "saveChanges"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                name: Option<String>,
+                save_changes: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.save_changes = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsProfile, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsProfile {
+                    name: _f.required(0, _s.name)?,
+                    save_changes: _s.save_changes,
+                })
+            }
+            let slots = Slots {
+                name: ::core::option::Option::None,
+                save_changes: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -1181,8 +2070,7 @@ pub mod p_firecrawl_firecrawl_crawl {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsProxy {
@@ -1199,24 +2087,78 @@ pub mod p_firecrawl_firecrawl_crawl {
         #[serde(rename = "auto")]
         Auto,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsProxy {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsProxy",
+                variants: &["basic", "stealth", "enhanced", "auto"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Basic,
+                    1 => Self::Stealth,
+                    2 => Self::Enhanced,
+                    _ => Self::Auto,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsQueryOptions {
         /// Default: `"freeform"`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub mode: Option<InputScrapeOptionsQueryOptionsMode>,
         pub prompt: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsQueryOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsQueryOptions",
+                fields: &["mode", "prompt"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                mode: Option<InputScrapeOptionsQueryOptionsMode>,
+                prompt: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.mode = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.prompt = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsQueryOptions, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsQueryOptions {
+                    mode: _s.mode,
+                    prompt: _f.required(1, _s.prompt)?,
+                })
+            }
+            let slots = Slots {
+                mode: ::core::option::Option::None,
+                prompt: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Default: `"freeform"`.
     #[derive(
@@ -1228,8 +2170,7 @@ pub mod p_firecrawl_firecrawl_crawl {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsQueryOptionsMode {
@@ -1240,48 +2181,138 @@ pub mod p_firecrawl_firecrawl_crawl {
         #[serde(rename = "freeform")]
         Freeform,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsQueryOptionsMode {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsQueryOptionsMode",
+                variants: &["directQuote", "freeform"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::DirectQuote,
+                    _ => Self::Freeform,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsScreenshotOptions {
         #[serde(rename = "fullPage")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub full_page: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub quality: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub viewport: Option<InputScrapeOptionsScreenshotOptionsViewport>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsScreenshotOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsScreenshotOptions",
+                fields: &["fullPage", "quality", "viewport"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                full_page: Option<bool>,
+                quality: Option<::surface_runtime::__private::serde_json::Number>,
+                viewport: Option<InputScrapeOptionsScreenshotOptionsViewport>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.full_page = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.quality = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.viewport = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputScrapeOptionsScreenshotOptions,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputScrapeOptionsScreenshotOptions {
+                    full_page: _s.full_page,
+                    quality: _s.quality,
+                    viewport: _s.viewport,
+                })
+            }
+            let slots = Slots {
+                full_page: ::core::option::Option::None,
+                quality: ::core::option::Option::None,
+                viewport: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsScreenshotOptionsViewport {
         pub height: ::surface_runtime::__private::serde_json::Number,
         pub width: ::surface_runtime::__private::serde_json::Number,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsScreenshotOptionsViewport {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsScreenshotOptionsViewport",
+                fields: &["height", "width"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                height: Option<::surface_runtime::__private::serde_json::Number>,
+                width: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.height = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.width = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputScrapeOptionsScreenshotOptionsViewport,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputScrapeOptionsScreenshotOptionsViewport {
+                    height: _f.required(0, _s.height)?,
+                    width: _f.required(1, _s.width)?,
+                })
+            }
+            let slots = Slots {
+                height: ::core::option::Option::None,
+                width: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -1292,8 +2323,7 @@ pub mod p_firecrawl_firecrawl_crawl {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSitemap {
@@ -1307,151 +2337,268 @@ pub mod p_firecrawl_firecrawl_crawl {
         #[serde(rename = "only")]
         Only,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSitemap {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSitemap",
+                variants: &["skip", "include", "only"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Skip,
+                    1 => Self::Include,
+                    _ => Self::Only,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputWebhookHeaders {}
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputWebhookHeaders {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputWebhookHeaders",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputWebhookHeaders, H::StructError> {
+                ::core::result::Result::Ok(InputWebhookHeaders {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Crawl job state and the documents collected so far.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Pages crawled so far.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub completed: Option<Option<::surface_runtime::__private::serde_json::Number>>,
         /// Credits the crawl consumed.
         #[serde(rename = "creditsUsed")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub credits_used: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Scraped documents collected by the crawl.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// When the crawl results expire.
         #[serde(rename = "expiresAt")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub expires_at: Option<Option<String>>,
         /// Crawl identifier, for \`firecrawl\_check\_crawl\_status\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub id: Option<Option<String>>,
         /// URL of the next page of results, when the data is paginated.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub next: Option<Option<String>>,
         /// Crawl state, such as \`scraping\`, \`completed\`, or \`failed\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub status: Option<Option<String>>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
         /// Pages the crawl expects to visit.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub total: Option<Option<::surface_runtime::__private::serde_json::Number>>,
         /// The URL the crawl started from.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub url: Option<Option<String>>,
         /// Non-fatal warning about the result.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub warning: Option<Option<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &[
+                    "agent_hints",
+                    "completed",
+                    "creditsUsed",
+                    "data",
+                    "error",
+                    "expiresAt",
+                    "id",
+                    "next",
+                    "status",
+                    "success",
+                    "total",
+                    "url",
+                    "warning",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                completed: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                credits_used: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                expires_at: Option<Option<String>>,
+                id: Option<Option<String>>,
+                next: Option<Option<String>>,
+                status: Option<Option<String>>,
+                success: Option<Option<bool>>,
+                total: Option<Option<::surface_runtime::__private::serde_json::Number>>,
+                url: Option<Option<String>>,
+                warning: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.completed = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.credits_used = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.expires_at = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.next = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.status = ::core::option::Option::Some(H::value(_v)?),
+                    9 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    10 => _s.total = ::core::option::Option::Some(H::value(_v)?),
+                    11 => _s.url = ::core::option::Option::Some(H::value(_v)?),
+                    12 => _s.warning = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    completed: _s.completed,
+                    credits_used: _s.credits_used,
+                    data: _s.data,
+                    error: _s.error,
+                    expires_at: _s.expires_at,
+                    id: _s.id,
+                    next: _s.next,
+                    status: _s.status,
+                    success: _s.success,
+                    total: _s.total,
+                    url: _s.url,
+                    warning: _s.warning,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                completed: ::core::option::Option::None,
+                credits_used: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                expires_at: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                next: ::core::option::Option::None,
+                status: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+                total: ::core::option::Option::None,
+                url: ::core::option::Option::None,
+                warning: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_credit_usage`
 pub mod p_firecrawl_firecrawl_credit_usage {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Break historical usage down by API key. When view is omitted, true selects the historical view; it cannot be combined with view "current".
         #[serde(rename = "byApiKey")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub by_api_key: Option<bool>,
         /// Select current balance or historical monthly usage. Defaults to current.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub view: Option<InputView>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["byApiKey", "view"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                by_api_key: Option<bool>,
+                view: Option<InputView>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.by_api_key = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.view = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    by_api_key: _s.by_api_key,
+                    view: _s.view,
+                })
+            }
+            let slots = Slots {
+                by_api_key: ::core::option::Option::None,
+                view: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Select current balance or historical monthly usage. Defaults to current.
     #[derive(
@@ -1463,8 +2610,7 @@ pub mod p_firecrawl_firecrawl_credit_usage {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputView {
@@ -1475,104 +2621,205 @@ pub mod p_firecrawl_firecrawl_credit_usage {
         #[serde(rename = "historical")]
         Historical,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputView {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputView",
+                variants: &["current", "historical"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Current,
+                    _ => Self::Historical,
+                },
+            )
+        }
+    }
     /// The team credit balance, or historical credit consumption by period.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// End of the current billing period; null when the billing provider reports no period.
         #[serde(rename = "billingPeriodEnd")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub billing_period_end: Option<Option<String>>,
         /// Start of the current billing period; null when the billing provider reports no period.
         #[serde(rename = "billingPeriodStart")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub billing_period_start: Option<Option<String>>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Historical periods sorted by start date, each with \`startDate\`, \`endDate\`, \`creditsUsed\`, and \`apiKey\` when broken down by key.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub periods: Option<::surface_runtime::__private::serde_json::Value>,
         /// Credits included in the plan for the period.
         #[serde(rename = "planCredits")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub plan_credits: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Credits left in the current billing period; can exceed \`planCredits\` when extra credits were purchased or granted.
         #[serde(rename = "remainingCredits")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub remaining_credits: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &[
+                    "billingPeriodEnd",
+                    "billingPeriodStart",
+                    "error",
+                    "periods",
+                    "planCredits",
+                    "remainingCredits",
+                    "success",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                billing_period_end: Option<Option<String>>,
+                billing_period_start: Option<Option<String>>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                periods: Option<::surface_runtime::__private::serde_json::Value>,
+                plan_credits: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                remaining_credits: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                success: Option<Option<bool>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.billing_period_end = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    1 => {
+                        _s.billing_period_start = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    2 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.periods = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.plan_credits = ::core::option::Option::Some(H::value(_v)?),
+                    5 => {
+                        _s.remaining_credits = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    6 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    billing_period_end: _s.billing_period_end,
+                    billing_period_start: _s.billing_period_start,
+                    error: _s.error,
+                    periods: _s.periods,
+                    plan_credits: _s.plan_credits,
+                    remaining_credits: _s.remaining_credits,
+                    success: _s.success,
+                })
+            }
+            let slots = Slots {
+                billing_period_end: ::core::option::Option::None,
+                billing_period_start: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                periods: ::core::option::Option::None,
+                plan_credits: ::core::option::Option::None,
+                remaining_credits: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_developer_search`
 pub mod p_firecrawl_firecrawl_developer_search {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Number of ranked results to return (default 10).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub k: Option<i64>,
         /// Natural-language developer question or search phrase, including the library, error message, or API involved when relevant.
         pub query: String,
         /// Set to "only" to search only agent-skill files.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub skills: Option<InputSkills>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["k", "query", "skills"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                k: Option<i64>,
+                query: Option<String>,
+                skills: Option<InputSkills>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.k = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.query = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.skills = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    k: _s.k,
+                    query: _f.required(1, _s.query)?,
+                    skills: _s.skills,
+                })
+            }
+            let slots = Slots {
+                k: ::core::option::Option::None,
+                query: ::core::option::Option::None,
+                skills: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Set to "only" to search only agent-skill files.
     #[derive(
@@ -1584,8 +2831,7 @@ pub mod p_firecrawl_firecrawl_developer_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSkills {
@@ -1593,63 +2839,90 @@ pub mod p_firecrawl_firecrawl_developer_search {
         #[serde(rename = "only")]
         Only,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSkills {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSkills",
+                variants: &["only"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Only,
+                },
+            )
+        }
+    }
     /// Ranked developer-index results with their matched passages.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Ranked results, in the order the text block lists them.
         pub results: Vec<OutputResultsItem>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["agent_hints", "results"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                results: Option<Vec<OutputResultsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.results = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    results: _f.required(1, _s.results)?,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                results: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputResultsItem {
         /// Stable result id, such as \`issue:owner/repo#123\` or \`doc:\<hash>\`; its prefix gives the source type.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub id: Option<Option<String>>,
         /// Matched passages.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub passages: Option<Vec<OutputResultsItemPassagesItem>>,
         /// Result title.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub title: Option<Option<String>>,
         /// Source URL.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub url: Option<Option<String>>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1658,21 +2931,63 @@ pub mod p_firecrawl_firecrawl_developer_search {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputResultsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputResultsItem",
+                fields: &["id", "passages", "title", "url"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                id: Option<Option<String>>,
+                passages: Option<Vec<OutputResultsItemPassagesItem>>,
+                title: Option<Option<String>>,
+                url: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.passages = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.title = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.url = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputResultsItem, H::StructError> {
+                ::core::result::Result::Ok(OutputResultsItem {
+                    id: _s.id,
+                    passages: _s.passages,
+                    title: _s.title,
+                    url: _s.url,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                id: ::core::option::Option::None,
+                passages: ::core::option::Option::None,
+                title: ::core::option::Option::None,
+                url: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputResultsItemPassagesItem {
         /// Matched passage, in markdown.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub text: Option<Option<String>>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1681,235 +2996,498 @@ pub mod p_firecrawl_firecrawl_developer_search {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputResultsItemPassagesItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputResultsItemPassagesItem",
+                fields: &["text"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                text: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputResultsItemPassagesItem, H::StructError> {
+                ::core::result::Result::Ok(OutputResultsItemPassagesItem {
+                    text: _s.text,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                text: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `firecrawl.firecrawl_extract`
 pub mod p_firecrawl_firecrawl_extract {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         #[serde(rename = "allowExternalLinks")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub allow_external_links: Option<bool>,
         #[serde(rename = "enableWebSearch")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub enable_web_search: Option<bool>,
         #[serde(rename = "includeSubdomains")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub include_subdomains: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub prompt: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub schema: Option<InputSchema>,
         pub urls: Vec<String>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "allowExternalLinks",
+                    "enableWebSearch",
+                    "includeSubdomains",
+                    "prompt",
+                    "schema",
+                    "urls",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                allow_external_links: Option<bool>,
+                enable_web_search: Option<bool>,
+                include_subdomains: Option<bool>,
+                prompt: Option<String>,
+                schema: Option<InputSchema>,
+                urls: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.allow_external_links = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    1 => {
+                        _s.enable_web_search = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    2 => {
+                        _s.include_subdomains = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    3 => _s.prompt = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.schema = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.urls = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    allow_external_links: _s.allow_external_links,
+                    enable_web_search: _s.enable_web_search,
+                    include_subdomains: _s.include_subdomains,
+                    prompt: _s.prompt,
+                    schema: _s.schema,
+                    urls: _f.required(5, _s.urls)?,
+                })
+            }
+            let slots = Slots {
+                allow_external_links: ::core::option::Option::None,
+                enable_web_search: ::core::option::Option::None,
+                include_subdomains: ::core::option::Option::None,
+                prompt: ::core::option::Option::None,
+                schema: ::core::option::Option::None,
+                urls: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputSchema {}
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSchema {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputSchema",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputSchema, H::StructError> {
+                ::core::result::Result::Ok(InputSchema {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// A pointer to the replacement tool. This entry point is deprecated and always errors.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Always \`DEPRECATED\_TOOL\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub code: Option<Option<String>>,
         /// Documentation for the replacement.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub docs_url: Option<Option<String>>,
         /// Why the tool is unavailable and what to call instead.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub message: Option<Option<String>>,
         /// The replacement tool, with instructions and example arguments.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub replacement: Option<::surface_runtime::__private::serde_json::Value>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["code", "docs_url", "message", "replacement"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                code: Option<Option<String>>,
+                docs_url: Option<Option<String>>,
+                message: Option<Option<String>>,
+                replacement: Option<::surface_runtime::__private::serde_json::Value>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.code = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.docs_url = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.message = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.replacement = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    code: _s.code,
+                    docs_url: _s.docs_url,
+                    message: _s.message,
+                    replacement: _s.replacement,
+                })
+            }
+            let slots = Slots {
+                code: ::core::option::Option::None,
+                docs_url: ::core::option::Option::None,
+                message: ::core::option::Option::None,
+                replacement: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_feedback`
 pub mod p_firecrawl_firecrawl_feedback {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         #[serde(rename = "capabilityFeedback")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub capability_feedback: Option<Vec<InputCapabilityFeedbackItem>>,
         pub endpoint: InputEndpoint,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub issues: Option<Vec<String>>,
         /// Format: `uuid` (not checked by this type).
         #[serde(rename = "jobId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub job_id: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub metadata: Option<InputMetadata>,
         #[serde(rename = "missingContent")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub missing_content: Option<Vec<InputMissingContentItem>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub note: Option<String>,
         #[serde(rename = "pageNumbers")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page_numbers: Option<Vec<i64>>,
         #[serde(rename = "providerFeedback")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub provider_feedback: Option<Vec<InputProviderFeedbackItem>>,
         #[serde(rename = "querySuggestions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub query_suggestions: Option<String>,
         pub rating: InputRating,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub rationale: Option<String>,
         #[serde(rename = "requestedWebsite")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub requested_website: Option<InputRequestedWebsite>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub tags: Option<Vec<String>>,
         /// Format: `uri` (not checked by this type).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub url: Option<String>,
         #[serde(rename = "valuableSources")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub valuable_sources: Option<Vec<InputValuableSourcesItem>>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "capabilityFeedback",
+                    "endpoint",
+                    "issues",
+                    "jobId",
+                    "metadata",
+                    "missingContent",
+                    "note",
+                    "pageNumbers",
+                    "providerFeedback",
+                    "querySuggestions",
+                    "rating",
+                    "rationale",
+                    "requestedWebsite",
+                    "tags",
+                    "url",
+                    "valuableSources",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                capability_feedback: Option<Vec<InputCapabilityFeedbackItem>>,
+                endpoint: Option<InputEndpoint>,
+                issues: Option<Vec<String>>,
+                job_id: Option<String>,
+                metadata: Option<InputMetadata>,
+                missing_content: Option<Vec<InputMissingContentItem>>,
+                note: Option<String>,
+                page_numbers: Option<Vec<i64>>,
+                provider_feedback: Option<Vec<InputProviderFeedbackItem>>,
+                query_suggestions: Option<String>,
+                rating: Option<InputRating>,
+                rationale: Option<String>,
+                requested_website: Option<InputRequestedWebsite>,
+                tags: Option<Vec<String>>,
+                url: Option<String>,
+                valuable_sources: Option<Vec<InputValuableSourcesItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.capability_feedback = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    1 => _s.endpoint = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.issues = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.job_id = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.metadata = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.missing_content = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.note = ::core::option::Option::Some(H::value(_v)?),
+                    7 => {
+                        _s.page_numbers = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    8 => {
+                        _s.provider_feedback = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    9 => {
+                        _s.query_suggestions = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    10 => _s.rating = ::core::option::Option::Some(H::value(_v)?),
+                    11 => _s.rationale = ::core::option::Option::Some(H::value(_v)?),
+                    12 => {
+                        _s.requested_website = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    13 => _s.tags = ::core::option::Option::Some(H::value(_v)?),
+                    14 => _s.url = ::core::option::Option::Some(H::value(_v)?),
+                    15 => {
+                        _s.valuable_sources = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    capability_feedback: _s.capability_feedback,
+                    endpoint: _f.required(1, _s.endpoint)?,
+                    issues: _s.issues,
+                    job_id: _s.job_id,
+                    metadata: _s.metadata,
+                    missing_content: _s.missing_content,
+                    note: _s.note,
+                    page_numbers: _s.page_numbers,
+                    provider_feedback: _s.provider_feedback,
+                    query_suggestions: _s.query_suggestions,
+                    rating: _f.required(10, _s.rating)?,
+                    rationale: _s.rationale,
+                    requested_website: _s.requested_website,
+                    tags: _s.tags,
+                    url: _s.url,
+                    valuable_sources: _s.valuable_sources,
+                })
+            }
+            let slots = Slots {
+                capability_feedback: ::core::option::Option::None,
+                endpoint: ::core::option::Option::None,
+                issues: ::core::option::Option::None,
+                job_id: ::core::option::Option::None,
+                metadata: ::core::option::Option::None,
+                missing_content: ::core::option::Option::None,
+                note: ::core::option::Option::None,
+                page_numbers: ::core::option::Option::None,
+                provider_feedback: ::core::option::Option::None,
+                query_suggestions: ::core::option::Option::None,
+                rating: ::core::option::Option::None,
+                rationale: ::core::option::Option::None,
+                requested_website: ::core::option::Option::None,
+                tags: ::core::option::Option::None,
+                url: ::core::option::Option::None,
+                valuable_sources: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputCapabilityFeedbackItem {
         pub issue: InputCapabilityFeedbackItemIssue,
         pub name: String,
         pub provider: String,
         #[serde(rename = "requestedFunctionality")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub requested_functionality: Option<String>,
         pub why: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputCapabilityFeedbackItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputCapabilityFeedbackItem",
+                fields: &["issue", "name", "provider", "requestedFunctionality", "why"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                issue: Option<InputCapabilityFeedbackItemIssue>,
+                name: Option<String>,
+                provider: Option<String>,
+                requested_functionality: Option<String>,
+                why: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.issue = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.provider = ::core::option::Option::Some(H::value(_v)?),
+                    3 => {
+                        _s.requested_functionality = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    4 => _s.why = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputCapabilityFeedbackItem, H::StructError> {
+                ::core::result::Result::Ok(InputCapabilityFeedbackItem {
+                    issue: _f.required(0, _s.issue)?,
+                    name: _f.required(1, _s.name)?,
+                    provider: _f.required(2, _s.provider)?,
+                    requested_functionality: _s.requested_functionality,
+                    why: _f.required(4, _s.why)?,
+                })
+            }
+            let slots = Slots {
+                issue: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+                provider: ::core::option::Option::None,
+                requested_functionality: ::core::option::Option::None,
+                why: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -1920,8 +3498,7 @@ pub mod p_firecrawl_firecrawl_feedback {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputCapabilityFeedbackItemIssue {
@@ -1944,6 +3521,37 @@ pub mod p_firecrawl_firecrawl_feedback {
         #[serde(rename = "other")]
         Other,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputCapabilityFeedbackItemIssue {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputCapabilityFeedbackItemIssue",
+                variants: &[
+                    "new_capability_request",
+                    "missing_capability",
+                    "insufficient_functionality",
+                    "incorrect_result",
+                    "execution_error",
+                    "other",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::NewCapabilityRequest,
+                    1 => Self::MissingCapability,
+                    2 => Self::InsufficientFunctionality,
+                    3 => Self::IncorrectResult,
+                    4 => Self::ExecutionError,
+                    _ => Self::Other,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -1953,8 +3561,7 @@ pub mod p_firecrawl_firecrawl_feedback {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputEndpoint {
@@ -1974,30 +3581,66 @@ pub mod p_firecrawl_firecrawl_feedback {
         #[serde(rename = "alexandria")]
         Alexandria,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputEndpoint {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputEndpoint",
+                variants: &["search", "scrape", "parse", "map", "alexandria"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Search,
+                    1 => Self::Scrape,
+                    2 => Self::Parse,
+                    3 => Self::Map,
+                    _ => Self::Alexandria,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputMetadata {}
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputMetadata {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputMetadata",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputMetadata, H::StructError> {
+                ::core::result::Result::Ok(InputMetadata {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputMissingContentItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
         pub topic: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -2007,19 +3650,103 @@ pub mod p_firecrawl_firecrawl_feedback {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputMissingContentItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputMissingContentItem",
+                fields: &["description", "topic"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                description: Option<String>,
+                topic: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.description = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.topic = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputMissingContentItem, H::StructError> {
+                ::core::result::Result::Ok(InputMissingContentItem {
+                    description: _s.description,
+                    topic: _f.required(1, _s.topic)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                description: ::core::option::Option::None,
+                topic: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputProviderFeedbackItem {
         pub issue: InputProviderFeedbackItemIssue,
         pub name: String,
         pub why: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputProviderFeedbackItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputProviderFeedbackItem",
+                fields: &["issue", "name", "why"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                issue: Option<InputProviderFeedbackItemIssue>,
+                name: Option<String>,
+                why: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.issue = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.why = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputProviderFeedbackItem, H::StructError> {
+                ::core::result::Result::Ok(InputProviderFeedbackItem {
+                    issue: _f.required(0, _s.issue)?,
+                    name: _f.required(1, _s.name)?,
+                    why: _f.required(2, _s.why)?,
+                })
+            }
+            let slots = Slots {
+                issue: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+                why: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -2030,8 +3757,7 @@ pub mod p_firecrawl_firecrawl_feedback {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputProviderFeedbackItemIssue {
@@ -2048,6 +3774,33 @@ pub mod p_firecrawl_firecrawl_feedback {
         #[serde(rename = "other")]
         Other,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputProviderFeedbackItemIssue {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputProviderFeedbackItemIssue",
+                variants: &[
+                    "missing_provider",
+                    "insufficient_coverage",
+                    "provider_unavailable",
+                    "other",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::MissingProvider,
+                    1 => Self::InsufficientCoverage,
+                    2 => Self::ProviderUnavailable,
+                    _ => Self::Other,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -2057,8 +3810,7 @@ pub mod p_firecrawl_firecrawl_feedback {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputRating {
@@ -2072,35 +3824,85 @@ pub mod p_firecrawl_firecrawl_feedback {
         #[serde(rename = "partial")]
         Partial,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputRating {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputRating",
+                variants: &["good", "bad", "partial"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Good,
+                    1 => Self::Bad,
+                    _ => Self::Partial,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputRequestedWebsite {
         #[serde(rename = "requestedFunctionality")]
         pub requested_functionality: String,
         /// Format: `uri` (not checked by this type).
         pub url: String,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRequestedWebsite {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRequestedWebsite",
+                fields: &["requestedFunctionality", "url"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                requested_functionality: Option<String>,
+                url: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.requested_functionality = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    1 => _s.url = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRequestedWebsite, H::StructError> {
+                ::core::result::Result::Ok(InputRequestedWebsite {
+                    requested_functionality: _f.required(0, _s.requested_functionality)?,
+                    url: _f.required(1, _s.url)?,
+                })
+            }
+            let slots = Slots {
+                requested_functionality: ::core::option::Option::None,
+                url: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputValuableSourcesItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
         /// Format: `uri` (not checked by this type).
         pub url: String,
@@ -2111,222 +3913,374 @@ pub mod p_firecrawl_firecrawl_feedback {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputValuableSourcesItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputValuableSourcesItem",
+                fields: &["reason", "url"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                reason: Option<String>,
+                url: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.reason = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.url = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputValuableSourcesItem, H::StructError> {
+                ::core::result::Result::Ok(InputValuableSourcesItem {
+                    reason: _s.reason,
+                    url: _f.required(1, _s.url)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                reason: ::core::option::Option::None,
+                url: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Result of submitting feedback.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Whether feedback for this job was already recorded.
         #[serde(rename = "alreadySubmitted")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub already_submitted: Option<Option<bool>>,
         /// Credits refunded for this submission, when eligible.
         #[serde(rename = "creditsRefunded")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub credits_refunded: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Credits refunded to the team so far this UTC day.
         #[serde(rename = "creditsRefundedToday")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub credits_refunded_today: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Whether the daily refund cap is reached; further feedback today still records but refunds nothing.
         #[serde(rename = "dailyCapReached")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub daily_cap_reached: Option<Option<bool>>,
         /// The team's daily refund cap in credits.
         #[serde(rename = "dailyRefundCap")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub daily_refund_cap: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Payload returned with the accepted feedback.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Machine-readable reason the submission was rejected.
         #[serde(rename = "feedbackErrorCode")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub feedback_error_code: Option<Option<String>>,
         /// Identifier of the recorded feedback.
         #[serde(rename = "feedbackId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub feedback_id: Option<Option<String>>,
         /// Human-readable result of the submission.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub message: Option<Option<String>>,
         /// Response body when it was not JSON.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub raw: Option<Option<String>>,
         /// Whether retrying the submission can succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub retryable: Option<Option<bool>>,
         /// HTTP status when the submission was rejected.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub status: Option<Option<::surface_runtime::__private::serde_json::Number>>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
         /// Non-fatal warning about the result.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub warning: Option<Option<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &[
+                    "agent_hints",
+                    "alreadySubmitted",
+                    "creditsRefunded",
+                    "creditsRefundedToday",
+                    "dailyCapReached",
+                    "dailyRefundCap",
+                    "data",
+                    "error",
+                    "feedbackErrorCode",
+                    "feedbackId",
+                    "message",
+                    "raw",
+                    "retryable",
+                    "status",
+                    "success",
+                    "warning",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                already_submitted: Option<Option<bool>>,
+                credits_refunded: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                credits_refunded_today: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                daily_cap_reached: Option<Option<bool>>,
+                daily_refund_cap: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                feedback_error_code: Option<Option<String>>,
+                feedback_id: Option<Option<String>>,
+                message: Option<Option<String>>,
+                raw: Option<Option<String>>,
+                retryable: Option<Option<bool>>,
+                status: Option<Option<::surface_runtime::__private::serde_json::Number>>,
+                success: Option<Option<bool>>,
+                warning: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => {
+                        _s.already_submitted = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    2 => {
+                        _s.credits_refunded = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    3 => {
+                        _s.credits_refunded_today = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    4 => {
+                        _s.daily_cap_reached = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    5 => {
+                        _s.daily_refund_cap = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    6 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    8 => {
+                        _s.feedback_error_code = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    9 => _s.feedback_id = ::core::option::Option::Some(H::value(_v)?),
+                    10 => _s.message = ::core::option::Option::Some(H::value(_v)?),
+                    11 => _s.raw = ::core::option::Option::Some(H::value(_v)?),
+                    12 => _s.retryable = ::core::option::Option::Some(H::value(_v)?),
+                    13 => _s.status = ::core::option::Option::Some(H::value(_v)?),
+                    14 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    15 => _s.warning = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    already_submitted: _s.already_submitted,
+                    credits_refunded: _s.credits_refunded,
+                    credits_refunded_today: _s.credits_refunded_today,
+                    daily_cap_reached: _s.daily_cap_reached,
+                    daily_refund_cap: _s.daily_refund_cap,
+                    data: _s.data,
+                    error: _s.error,
+                    feedback_error_code: _s.feedback_error_code,
+                    feedback_id: _s.feedback_id,
+                    message: _s.message,
+                    raw: _s.raw,
+                    retryable: _s.retryable,
+                    status: _s.status,
+                    success: _s.success,
+                    warning: _s.warning,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                already_submitted: ::core::option::Option::None,
+                credits_refunded: ::core::option::Option::None,
+                credits_refunded_today: ::core::option::Option::None,
+                daily_cap_reached: ::core::option::Option::None,
+                daily_refund_cap: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                feedback_error_code: ::core::option::Option::None,
+                feedback_id: ::core::option::Option::None,
+                message: ::core::option::Option::None,
+                raw: ::core::option::Option::None,
+                retryable: ::core::option::Option::None,
+                status: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+                warning: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_find_tools`
 pub mod p_firecrawl_firecrawl_find_tools {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Exact capability IDs. A selected capability expands its complete contract by default.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub capabilities: Option<Vec<String>>,
         /// Category IDs returned by an empty call. Lists providers by default.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub categories: Option<Vec<String>>,
         /// Use \["options", "response"\] for inputs and output shape without example payloads; \[\] keeps results compact. Omit for full contracts on selected capabilities.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub expand: Option<Vec<InputExpandItem>>,
         /// Optional group IDs for explicit group browsing.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub groups: Option<Vec<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub level: Option<InputLevel>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub limit: Option<i64>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub offset: Option<i64>,
         /// Provider IDs returned by category browsing. Lists compact tools by default.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub providers: Option<Vec<String>>,
         /// Semantic lookup of tools for the data you need. Selectors constrain the search.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub query: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub urls: Option<Vec<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "capabilities",
+                    "categories",
+                    "expand",
+                    "groups",
+                    "level",
+                    "limit",
+                    "offset",
+                    "providers",
+                    "query",
+                    "urls",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                capabilities: Option<Vec<String>>,
+                categories: Option<Vec<String>>,
+                expand: Option<Vec<InputExpandItem>>,
+                groups: Option<Vec<String>>,
+                level: Option<InputLevel>,
+                limit: Option<i64>,
+                offset: Option<i64>,
+                providers: Option<Vec<String>>,
+                query: Option<String>,
+                urls: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.capabilities = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.categories = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.expand = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.groups = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.level = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.limit = ::core::option::Option::Some(H::integer_value(_v)?),
+                    6 => _s.offset = ::core::option::Option::Some(H::integer_value(_v)?),
+                    7 => _s.providers = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.query = ::core::option::Option::Some(H::value(_v)?),
+                    9 => _s.urls = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    capabilities: _s.capabilities,
+                    categories: _s.categories,
+                    expand: _s.expand,
+                    groups: _s.groups,
+                    level: _s.level,
+                    limit: _s.limit,
+                    offset: _s.offset,
+                    providers: _s.providers,
+                    query: _s.query,
+                    urls: _s.urls,
+                })
+            }
+            let slots = Slots {
+                capabilities: ::core::option::Option::None,
+                categories: ::core::option::Option::None,
+                expand: ::core::option::Option::None,
+                groups: ::core::option::Option::None,
+                level: ::core::option::Option::None,
+                limit: ::core::option::Option::None,
+                offset: ::core::option::Option::None,
+                providers: ::core::option::Option::None,
+                query: ::core::option::Option::None,
+                urls: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -2337,8 +4291,7 @@ pub mod p_firecrawl_firecrawl_find_tools {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputExpandItem {
@@ -2352,6 +4305,26 @@ pub mod p_firecrawl_firecrawl_find_tools {
         #[serde(rename = "examples")]
         Examples,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputExpandItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputExpandItem",
+                variants: &["options", "response", "examples"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Options,
+                    1 => Self::Response,
+                    _ => Self::Examples,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -2361,8 +4334,7 @@ pub mod p_firecrawl_firecrawl_find_tools {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputLevel {
@@ -2379,222 +4351,346 @@ pub mod p_firecrawl_firecrawl_find_tools {
         #[serde(rename = "tools")]
         Tools,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputLevel {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputLevel",
+                variants: &["categories", "providers", "groups", "tools"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Categories,
+                    1 => Self::Providers,
+                    2 => Self::Groups,
+                    _ => Self::Tools,
+                },
+            )
+        }
+    }
     /// One page of the Alexandria catalogue: categories, providers, tools, or one contract.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Credits this call consumed.
         #[serde(rename = "creditsCost")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub credits_cost: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Discovery page in \`data.alexandria\[0\].data\`, with \`level\`, \`items\`, \`total\`, and an optional \`nextTool\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// \`retained\` when the full result stayed server-side instead of being inlined.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub delivery: Option<Option<String>>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Estimated token cost of the full result.
         #[serde(rename = "estimatedTokens")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub estimated_tokens: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Pointer to the feedback tool for reporting how this result served the task.
         #[serde(rename = "feedbackTool")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub feedback_tool: Option<::surface_runtime::__private::serde_json::Value>,
         /// Seconds a retained workspace stays available while idle.
         #[serde(rename = "idleTtlSeconds")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub idle_ttl_seconds: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Token budget above which a result is retained rather than inlined.
         #[serde(rename = "inlineTokenBudget")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub inline_token_budget: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Guidance that accompanies the result.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub message: Option<Option<String>>,
         /// A follow-up tool call (\`{name, arguments}\`) that continues or inspects this result.
         #[serde(rename = "nextTool")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub next_tool: Option<::surface_runtime::__private::serde_json::Value>,
         /// Billing receipt for the execution.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub receipt: Option<::surface_runtime::__private::serde_json::Value>,
         /// Identifier of this Alexandria execution.
         #[serde(rename = "requestId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub request_id: Option<Option<String>>,
         /// Size of the full result in bytes.
         #[serde(rename = "responseBytes")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub response_bytes: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Identifier of the underlying scrape.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub scrape_id: Option<Option<String>>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
         /// How \`estimatedTokens\` was derived.
         #[serde(rename = "tokenEstimateMethod")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub token_estimate_method: Option<Option<String>>,
         /// Workspace holding a retained result, for inspection through virtual Bash.
         #[serde(rename = "workspaceId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub workspace_id: Option<Option<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &[
+                    "agent_hints",
+                    "creditsCost",
+                    "data",
+                    "delivery",
+                    "error",
+                    "estimatedTokens",
+                    "feedbackTool",
+                    "idleTtlSeconds",
+                    "inlineTokenBudget",
+                    "message",
+                    "nextTool",
+                    "receipt",
+                    "requestId",
+                    "responseBytes",
+                    "scrape_id",
+                    "success",
+                    "tokenEstimateMethod",
+                    "workspaceId",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                credits_cost: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                delivery: Option<Option<String>>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                estimated_tokens: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                feedback_tool: Option<::surface_runtime::__private::serde_json::Value>,
+                idle_ttl_seconds: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                inline_token_budget: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                message: Option<Option<String>>,
+                next_tool: Option<::surface_runtime::__private::serde_json::Value>,
+                receipt: Option<::surface_runtime::__private::serde_json::Value>,
+                request_id: Option<Option<String>>,
+                response_bytes: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                scrape_id: Option<Option<String>>,
+                success: Option<Option<bool>>,
+                token_estimate_method: Option<Option<String>>,
+                workspace_id: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.credits_cost = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.delivery = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    5 => {
+                        _s.estimated_tokens = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    6 => _s.feedback_tool = ::core::option::Option::Some(H::value(_v)?),
+                    7 => {
+                        _s.idle_ttl_seconds = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    8 => {
+                        _s.inline_token_budget = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    9 => _s.message = ::core::option::Option::Some(H::value(_v)?),
+                    10 => _s.next_tool = ::core::option::Option::Some(H::value(_v)?),
+                    11 => _s.receipt = ::core::option::Option::Some(H::value(_v)?),
+                    12 => _s.request_id = ::core::option::Option::Some(H::value(_v)?),
+                    13 => _s.response_bytes = ::core::option::Option::Some(H::value(_v)?),
+                    14 => _s.scrape_id = ::core::option::Option::Some(H::value(_v)?),
+                    15 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    16 => {
+                        _s.token_estimate_method = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    17 => _s.workspace_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    credits_cost: _s.credits_cost,
+                    data: _s.data,
+                    delivery: _s.delivery,
+                    error: _s.error,
+                    estimated_tokens: _s.estimated_tokens,
+                    feedback_tool: _s.feedback_tool,
+                    idle_ttl_seconds: _s.idle_ttl_seconds,
+                    inline_token_budget: _s.inline_token_budget,
+                    message: _s.message,
+                    next_tool: _s.next_tool,
+                    receipt: _s.receipt,
+                    request_id: _s.request_id,
+                    response_bytes: _s.response_bytes,
+                    scrape_id: _s.scrape_id,
+                    success: _s.success,
+                    token_estimate_method: _s.token_estimate_method,
+                    workspace_id: _s.workspace_id,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                credits_cost: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                delivery: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                estimated_tokens: ::core::option::Option::None,
+                feedback_tool: ::core::option::Option::None,
+                idle_ttl_seconds: ::core::option::Option::None,
+                inline_token_budget: ::core::option::Option::None,
+                message: ::core::option::Option::None,
+                next_tool: ::core::option::Option::None,
+                receipt: ::core::option::Option::None,
+                request_id: ::core::option::Option::None,
+                response_bytes: ::core::option::Option::None,
+                scrape_id: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+                token_estimate_method: ::core::option::Option::None,
+                workspace_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_interact`
 pub mod p_firecrawl_firecrawl_interact {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub code: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub language: Option<InputLanguage>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub prompt: Option<String>,
         #[serde(rename = "scrapeId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub scrape_id: Option<String>,
         #[serde(rename = "scrapeOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub scrape_options: Option<InputScrapeOptions>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub timeout: Option<::surface_runtime::__private::serde_json::Number>,
         /// Format: `uri` (not checked by this type).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub url: Option<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "code",
+                    "language",
+                    "prompt",
+                    "scrapeId",
+                    "scrapeOptions",
+                    "timeout",
+                    "url",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                code: Option<String>,
+                language: Option<InputLanguage>,
+                prompt: Option<String>,
+                scrape_id: Option<String>,
+                scrape_options: Option<InputScrapeOptions>,
+                timeout: Option<::surface_runtime::__private::serde_json::Number>,
+                url: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.code = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.language = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.prompt = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.scrape_id = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.scrape_options = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.timeout = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.url = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    code: _s.code,
+                    language: _s.language,
+                    prompt: _s.prompt,
+                    scrape_id: _s.scrape_id,
+                    scrape_options: _s.scrape_options,
+                    timeout: _s.timeout,
+                    url: _s.url,
+                })
+            }
+            let slots = Slots {
+                code: ::core::option::Option::None,
+                language: ::core::option::Option::None,
+                prompt: ::core::option::Option::None,
+                scrape_id: ::core::option::Option::None,
+                scrape_options: ::core::option::Option::None,
+                timeout: ::core::option::Option::None,
+                url: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -2605,8 +4701,7 @@ pub mod p_firecrawl_firecrawl_interact {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputLanguage {
@@ -2620,214 +4715,271 @@ pub mod p_firecrawl_firecrawl_interact {
         #[serde(rename = "node")]
         Node,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputLanguage {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputLanguage",
+                variants: &["bash", "python", "node"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Bash,
+                    1 => Self::Python,
+                    _ => Self::Node,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptions {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub actions: Option<Vec<InputScrapeOptionsActionsItem>>,
         #[serde(rename = "excludeTags")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub exclude_tags: Option<Vec<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub formats: Option<Vec<InputScrapeOptionsFormatsItem>>,
         #[serde(rename = "includeTags")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub include_tags: Option<Vec<String>>,
         #[serde(rename = "jsonOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub json_options: Option<InputScrapeOptionsJsonOptions>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub location: Option<InputScrapeOptionsLocation>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub lockdown: Option<bool>,
         #[serde(rename = "maxAge")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_age: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub mobile: Option<bool>,
         #[serde(rename = "onlyMainContent")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub only_main_content: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub parsers: Option<Vec<InputScrapeOptionsParsersItem>>,
         #[serde(rename = "pdfOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub pdf_options: Option<InputScrapeOptionsPdfOptions>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub profile: Option<InputScrapeOptionsProfile>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub proxy: Option<InputScrapeOptionsProxy>,
         #[serde(rename = "queryOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub query_options: Option<InputScrapeOptionsQueryOptions>,
         #[serde(rename = "redactPII")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub redact_pii: Option<bool>,
         #[serde(rename = "removeBase64Images")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub remove_base64_images: Option<bool>,
         #[serde(rename = "screenshotOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub screenshot_options: Option<InputScrapeOptionsScreenshotOptions>,
         #[serde(rename = "skipTlsVerification")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub skip_tls_verification: Option<bool>,
         #[serde(rename = "storeInCache")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub store_in_cache: Option<bool>,
         #[serde(rename = "waitFor")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub wait_for: Option<::surface_runtime::__private::serde_json::Number>,
         #[serde(rename = "zeroDataRetention")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub zero_data_retention: Option<bool>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptions",
+                fields: &[
+                    "actions",
+                    "excludeTags",
+                    "formats",
+                    "includeTags",
+                    "jsonOptions",
+                    "location",
+                    "lockdown",
+                    "maxAge",
+                    "mobile",
+                    "onlyMainContent",
+                    "parsers",
+                    "pdfOptions",
+                    "profile",
+                    "proxy",
+                    "queryOptions",
+                    "redactPII",
+                    "removeBase64Images",
+                    "screenshotOptions",
+                    "skipTlsVerification",
+                    "storeInCache",
+                    "waitFor",
+                    "zeroDataRetention",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                actions: Option<Vec<InputScrapeOptionsActionsItem>>,
+                exclude_tags: Option<Vec<String>>,
+                formats: Option<Vec<InputScrapeOptionsFormatsItem>>,
+                include_tags: Option<Vec<String>>,
+                json_options: Option<InputScrapeOptionsJsonOptions>,
+                location: Option<InputScrapeOptionsLocation>,
+                lockdown: Option<bool>,
+                max_age: Option<::surface_runtime::__private::serde_json::Number>,
+                mobile: Option<bool>,
+                only_main_content: Option<bool>,
+                parsers: Option<Vec<InputScrapeOptionsParsersItem>>,
+                pdf_options: Option<InputScrapeOptionsPdfOptions>,
+                profile: Option<InputScrapeOptionsProfile>,
+                proxy: Option<InputScrapeOptionsProxy>,
+                query_options: Option<InputScrapeOptionsQueryOptions>,
+                redact_pii: Option<bool>,
+                remove_base64_images: Option<bool>,
+                screenshot_options: Option<InputScrapeOptionsScreenshotOptions>,
+                skip_tls_verification: Option<bool>,
+                store_in_cache: Option<bool>,
+                wait_for: Option<::surface_runtime::__private::serde_json::Number>,
+                zero_data_retention: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.actions = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.exclude_tags = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.formats = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.include_tags = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.json_options = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.location = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.lockdown = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.max_age = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.mobile = ::core::option::Option::Some(H::value(_v)?),
+                    9 => {
+                        _s.only_main_content = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    10 => _s.parsers = ::core::option::Option::Some(H::value(_v)?),
+                    11 => _s.pdf_options = ::core::option::Option::Some(H::value(_v)?),
+                    12 => _s.profile = ::core::option::Option::Some(H::value(_v)?),
+                    13 => _s.proxy = ::core::option::Option::Some(H::value(_v)?),
+                    14 => _s.query_options = ::core::option::Option::Some(H::value(_v)?),
+                    15 => _s.redact_pii = ::core::option::Option::Some(H::value(_v)?),
+                    16 => {
+                        _s.remove_base64_images = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    17 => {
+                        _s.screenshot_options = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    18 => {
+                        _s.skip_tls_verification = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    19 => _s.store_in_cache = ::core::option::Option::Some(H::value(_v)?),
+                    20 => _s.wait_for = ::core::option::Option::Some(H::value(_v)?),
+                    21 => {
+                        _s.zero_data_retention = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptions, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptions {
+                    actions: _s.actions,
+                    exclude_tags: _s.exclude_tags,
+                    formats: _s.formats,
+                    include_tags: _s.include_tags,
+                    json_options: _s.json_options,
+                    location: _s.location,
+                    lockdown: _s.lockdown,
+                    max_age: _s.max_age,
+                    mobile: _s.mobile,
+                    only_main_content: _s.only_main_content,
+                    parsers: _s.parsers,
+                    pdf_options: _s.pdf_options,
+                    profile: _s.profile,
+                    proxy: _s.proxy,
+                    query_options: _s.query_options,
+                    redact_pii: _s.redact_pii,
+                    remove_base64_images: _s.remove_base64_images,
+                    screenshot_options: _s.screenshot_options,
+                    skip_tls_verification: _s.skip_tls_verification,
+                    store_in_cache: _s.store_in_cache,
+                    wait_for: _s.wait_for,
+                    zero_data_retention: _s.zero_data_retention,
+                })
+            }
+            let slots = Slots {
+                actions: ::core::option::Option::None,
+                exclude_tags: ::core::option::Option::None,
+                formats: ::core::option::Option::None,
+                include_tags: ::core::option::Option::None,
+                json_options: ::core::option::Option::None,
+                location: ::core::option::Option::None,
+                lockdown: ::core::option::Option::None,
+                max_age: ::core::option::Option::None,
+                mobile: ::core::option::Option::None,
+                only_main_content: ::core::option::Option::None,
+                parsers: ::core::option::Option::None,
+                pdf_options: ::core::option::Option::None,
+                profile: ::core::option::Option::None,
+                proxy: ::core::option::Option::None,
+                query_options: ::core::option::Option::None,
+                redact_pii: ::core::option::Option::None,
+                remove_base64_images: ::core::option::Option::None,
+                screenshot_options: ::core::option::Option::None,
+                skip_tls_verification: ::core::option::Option::None,
+                store_in_cache: ::core::option::Option::None,
+                wait_for: ::core::option::Option::None,
+                zero_data_retention: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputScrapeOptionsActionsItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub direction: Option<InputScrapeOptionsActionsItemDirection>,
         #[serde(rename = "fullPage")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub full_page: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub key: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub milliseconds: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub script: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub selector: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub text: Option<String>,
         pub r#type: InputScrapeOptionsActionsItemType,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -2836,6 +4988,83 @@ pub mod p_firecrawl_firecrawl_interact {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsActionsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsActionsItem",
+                fields: &[
+                    "direction",
+                    "fullPage",
+                    "key",
+                    "milliseconds",
+                    "script",
+                    "selector",
+                    "text",
+                    "type",
+                ],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                direction: Option<InputScrapeOptionsActionsItemDirection>,
+                full_page: Option<bool>,
+                key: Option<String>,
+                milliseconds: Option<::surface_runtime::__private::serde_json::Number>,
+                script: Option<String>,
+                selector: Option<String>,
+                text: Option<String>,
+                r#type: Option<InputScrapeOptionsActionsItemType>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.direction = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.full_page = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.key = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.milliseconds = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.script = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.selector = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsActionsItem, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsActionsItem {
+                    direction: _s.direction,
+                    full_page: _s.full_page,
+                    key: _s.key,
+                    milliseconds: _s.milliseconds,
+                    script: _s.script,
+                    selector: _s.selector,
+                    text: _s.text,
+                    r#type: _f.required(7, _s.r#type)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                direction: ::core::option::Option::None,
+                full_page: ::core::option::Option::None,
+                key: ::core::option::Option::None,
+                milliseconds: ::core::option::Option::None,
+                script: ::core::option::Option::None,
+                selector: ::core::option::Option::None,
+                text: ::core::option::Option::None,
+                r#type: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -2846,8 +5075,7 @@ pub mod p_firecrawl_firecrawl_interact {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsActionsItemDirection {
@@ -2858,6 +5086,26 @@ pub mod p_firecrawl_firecrawl_interact {
         #[serde(rename = "down")]
         Down,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsActionsItemDirection {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsActionsItemDirection",
+                variants: &["up", "down"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Up,
+                    _ => Self::Down,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -2867,8 +5115,7 @@ pub mod p_firecrawl_firecrawl_interact {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsActionsItemType {
@@ -2900,6 +5147,43 @@ pub mod p_firecrawl_firecrawl_interact {
         #[serde(rename = "generatePDF")]
         GeneratePdf,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsActionsItemType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsActionsItemType",
+                variants: &[
+                    "wait",
+                    "screenshot",
+                    "scroll",
+                    "scrape",
+                    "click",
+                    "write",
+                    "press",
+                    "executeJavascript",
+                    "generatePDF",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Wait,
+                    1 => Self::Screenshot,
+                    2 => Self::Scroll,
+                    3 => Self::Scrape,
+                    4 => Self::Click,
+                    5 => Self::Write,
+                    6 => Self::Press,
+                    7 => Self::ExecuteJavascript,
+                    _ => Self::GeneratePdf,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -2909,8 +5193,7 @@ pub mod p_firecrawl_firecrawl_interact {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsFormatsItem {
@@ -2948,61 +5231,187 @@ pub mod p_firecrawl_firecrawl_interact {
         #[serde(rename = "audio")]
         Audio,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsFormatsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsFormatsItem",
+                variants: &[
+                    "markdown",
+                    "html",
+                    "rawHtml",
+                    "screenshot",
+                    "links",
+                    "summary",
+                    "changeTracking",
+                    "branding",
+                    "json",
+                    "query",
+                    "audio",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Markdown,
+                    1 => Self::Html,
+                    2 => Self::RawHtml,
+                    3 => Self::Screenshot,
+                    4 => Self::Links,
+                    5 => Self::Summary,
+                    6 => Self::ChangeTracking,
+                    7 => Self::Branding,
+                    8 => Self::Json,
+                    9 => Self::Query,
+                    _ => Self::Audio,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsJsonOptions {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub prompt: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub schema: Option<InputScrapeOptionsJsonOptionsSchema>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsJsonOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsJsonOptions",
+                fields: &["prompt", "schema"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                prompt: Option<String>,
+                schema: Option<InputScrapeOptionsJsonOptionsSchema>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.prompt = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.schema = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsJsonOptions, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsJsonOptions {
+                    prompt: _s.prompt,
+                    schema: _s.schema,
+                })
+            }
+            let slots = Slots {
+                prompt: ::core::option::Option::None,
+                schema: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsJsonOptionsSchema {}
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsJsonOptionsSchema {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsJsonOptionsSchema",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputScrapeOptionsJsonOptionsSchema,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputScrapeOptionsJsonOptionsSchema {
+                })
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsLocation {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub country: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub languages: Option<Vec<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsLocation {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsLocation",
+                fields: &["country", "languages"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                country: Option<String>,
+                languages: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.country = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.languages = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsLocation, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsLocation {
+                    country: _s.country,
+                    languages: _s.languages,
+                })
+            }
+            let slots = Slots {
+                country: ::core::option::Option::None,
+                languages: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -3013,8 +5422,7 @@ pub mod p_firecrawl_firecrawl_interact {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsParsersItem {
@@ -3022,42 +5430,125 @@ pub mod p_firecrawl_firecrawl_interact {
         #[serde(rename = "pdf")]
         Pdf,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsParsersItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsParsersItem",
+                variants: &["pdf"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Pdf,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsPdfOptions {
         #[serde(rename = "maxPages")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_pages: Option<i64>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsPdfOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsPdfOptions",
+                fields: &["maxPages"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                max_pages: Option<i64>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.max_pages = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsPdfOptions, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsPdfOptions {
+                    max_pages: _s.max_pages,
+                })
+            }
+            let slots = Slots {
+                max_pages: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsProfile {
         pub name: String,
         #[serde(rename = "saveChanges")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub save_changes: Option<bool>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsProfile {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsProfile",
+                fields: &["name", "saveChanges"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                name: Option<String>,
+                save_changes: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.save_changes = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsProfile, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsProfile {
+                    name: _f.required(0, _s.name)?,
+                    save_changes: _s.save_changes,
+                })
+            }
+            let slots = Slots {
+                name: ::core::option::Option::None,
+                save_changes: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -3068,8 +5559,7 @@ pub mod p_firecrawl_firecrawl_interact {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsProxy {
@@ -3086,24 +5576,78 @@ pub mod p_firecrawl_firecrawl_interact {
         #[serde(rename = "auto")]
         Auto,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsProxy {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsProxy",
+                variants: &["basic", "stealth", "enhanced", "auto"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Basic,
+                    1 => Self::Stealth,
+                    2 => Self::Enhanced,
+                    _ => Self::Auto,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsQueryOptions {
         /// Default: `"freeform"`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub mode: Option<InputScrapeOptionsQueryOptionsMode>,
         pub prompt: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsQueryOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsQueryOptions",
+                fields: &["mode", "prompt"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                mode: Option<InputScrapeOptionsQueryOptionsMode>,
+                prompt: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.mode = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.prompt = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsQueryOptions, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsQueryOptions {
+                    mode: _s.mode,
+                    prompt: _f.required(1, _s.prompt)?,
+                })
+            }
+            let slots = Slots {
+                mode: ::core::option::Option::None,
+                prompt: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Default: `"freeform"`.
     #[derive(
@@ -3115,8 +5659,7 @@ pub mod p_firecrawl_firecrawl_interact {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsQueryOptionsMode {
@@ -3127,267 +5670,504 @@ pub mod p_firecrawl_firecrawl_interact {
         #[serde(rename = "freeform")]
         Freeform,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsQueryOptionsMode {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsQueryOptionsMode",
+                variants: &["directQuote", "freeform"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::DirectQuote,
+                    _ => Self::Freeform,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsScreenshotOptions {
         #[serde(rename = "fullPage")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub full_page: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub quality: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub viewport: Option<InputScrapeOptionsScreenshotOptionsViewport>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsScreenshotOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsScreenshotOptions",
+                fields: &["fullPage", "quality", "viewport"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                full_page: Option<bool>,
+                quality: Option<::surface_runtime::__private::serde_json::Number>,
+                viewport: Option<InputScrapeOptionsScreenshotOptionsViewport>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.full_page = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.quality = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.viewport = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputScrapeOptionsScreenshotOptions,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputScrapeOptionsScreenshotOptions {
+                    full_page: _s.full_page,
+                    quality: _s.quality,
+                    viewport: _s.viewport,
+                })
+            }
+            let slots = Slots {
+                full_page: ::core::option::Option::None,
+                quality: ::core::option::Option::None,
+                viewport: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsScreenshotOptionsViewport {
         pub height: ::surface_runtime::__private::serde_json::Number,
         pub width: ::surface_runtime::__private::serde_json::Number,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsScreenshotOptionsViewport {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsScreenshotOptionsViewport",
+                fields: &["height", "width"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                height: Option<::surface_runtime::__private::serde_json::Number>,
+                width: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.height = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.width = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputScrapeOptionsScreenshotOptionsViewport,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputScrapeOptionsScreenshotOptionsViewport {
+                    height: _f.required(0, _s.height)?,
+                    width: _f.required(1, _s.width)?,
+                })
+            }
+            let slots = Slots {
+                height: ::core::option::Option::None,
+                width: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Result of a browser interaction, with the session identifier to continue or stop it.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Payload returned by the interaction.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// Why the interaction or the session could not run.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Exit status of the executed code.
         #[serde(rename = "exitCode")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub exit_code: Option<Option<::surface_runtime::__private::serde_json::Number>>,
         /// URL for viewing the live session.
         #[serde(rename = "liveUrl")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub live_url: Option<Option<String>>,
         /// Execution output.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub output: Option<::surface_runtime::__private::serde_json::Value>,
         /// Interaction result, when it is not an object of its own.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub result: Option<::surface_runtime::__private::serde_json::Value>,
         /// Session identifier; pass it to reuse the session or to \`firecrawl\_interact\_stop\`.
         #[serde(rename = "scrapeId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub scrape_id: Option<Option<String>>,
         /// URL for viewing the live session.
         #[serde(rename = "sessionUrl")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub session_url: Option<Option<String>>,
         /// Standard error of the executed code.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub stderr: Option<Option<String>>,
         /// Standard output of the executed code.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub stdout: Option<Option<String>>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
         /// The URL the session was opened from, when opening failed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub url: Option<Option<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &[
+                    "agent_hints",
+                    "data",
+                    "error",
+                    "exitCode",
+                    "liveUrl",
+                    "output",
+                    "result",
+                    "scrapeId",
+                    "sessionUrl",
+                    "stderr",
+                    "stdout",
+                    "success",
+                    "url",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                exit_code: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                live_url: Option<Option<String>>,
+                output: Option<::surface_runtime::__private::serde_json::Value>,
+                result: Option<::surface_runtime::__private::serde_json::Value>,
+                scrape_id: Option<Option<String>>,
+                session_url: Option<Option<String>>,
+                stderr: Option<Option<String>>,
+                stdout: Option<Option<String>>,
+                success: Option<Option<bool>>,
+                url: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.exit_code = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.live_url = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.output = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.result = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.scrape_id = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.session_url = ::core::option::Option::Some(H::value(_v)?),
+                    9 => _s.stderr = ::core::option::Option::Some(H::value(_v)?),
+                    10 => _s.stdout = ::core::option::Option::Some(H::value(_v)?),
+                    11 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    12 => _s.url = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    data: _s.data,
+                    error: _s.error,
+                    exit_code: _s.exit_code,
+                    live_url: _s.live_url,
+                    output: _s.output,
+                    result: _s.result,
+                    scrape_id: _s.scrape_id,
+                    session_url: _s.session_url,
+                    stderr: _s.stderr,
+                    stdout: _s.stdout,
+                    success: _s.success,
+                    url: _s.url,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                exit_code: ::core::option::Option::None,
+                live_url: ::core::option::Option::None,
+                output: ::core::option::Option::None,
+                result: ::core::option::Option::None,
+                scrape_id: ::core::option::Option::None,
+                session_url: ::core::option::Option::None,
+                stderr: ::core::option::Option::None,
+                stdout: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+                url: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_interact_stop`
 pub mod p_firecrawl_firecrawl_interact_stop {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         #[serde(rename = "scrapeId")]
         pub scrape_id: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["scrapeId"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                scrape_id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.scrape_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    scrape_id: _f.required(0, _s.scrape_id)?,
+                })
+            }
+            let slots = Slots {
+                scrape_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Confirmation that the interact session was stopped.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Confirmation that the session was stopped.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub message: Option<Option<String>>,
         /// Session that was stopped.
         #[serde(rename = "scrapeId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub scrape_id: Option<Option<String>>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["agent_hints", "error", "message", "scrapeId", "success"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                message: Option<Option<String>>,
+                scrape_id: Option<Option<String>>,
+                success: Option<Option<bool>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.message = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.scrape_id = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    error: _s.error,
+                    message: _s.message,
+                    scrape_id: _s.scrape_id,
+                    success: _s.success,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                message: ::core::option::Option::None,
+                scrape_id: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_map`
 pub mod p_firecrawl_firecrawl_map {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         #[serde(rename = "ignoreQueryParameters")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub ignore_query_parameters: Option<bool>,
         #[serde(rename = "includeSubdomains")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub include_subdomains: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub limit: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub search: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub sitemap: Option<InputSitemap>,
         /// Format: `uri` (not checked by this type).
         pub url: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "ignoreQueryParameters",
+                    "includeSubdomains",
+                    "limit",
+                    "search",
+                    "sitemap",
+                    "url",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                ignore_query_parameters: Option<bool>,
+                include_subdomains: Option<bool>,
+                limit: Option<::surface_runtime::__private::serde_json::Number>,
+                search: Option<String>,
+                sitemap: Option<InputSitemap>,
+                url: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.ignore_query_parameters = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    1 => {
+                        _s.include_subdomains = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    2 => _s.limit = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.search = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.sitemap = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.url = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    ignore_query_parameters: _s.ignore_query_parameters,
+                    include_subdomains: _s.include_subdomains,
+                    limit: _s.limit,
+                    search: _s.search,
+                    sitemap: _s.sitemap,
+                    url: _f.required(5, _s.url)?,
+                })
+            }
+            let slots = Slots {
+                ignore_query_parameters: ::core::option::Option::None,
+                include_subdomains: ::core::option::Option::None,
+                limit: ::core::option::Option::None,
+                search: ::core::option::Option::None,
+                sitemap: ::core::option::Option::None,
+                url: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -3398,8 +6178,7 @@ pub mod p_firecrawl_firecrawl_map {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSitemap {
@@ -3413,95 +6192,177 @@ pub mod p_firecrawl_firecrawl_map {
         #[serde(rename = "only")]
         Only,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSitemap {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSitemap",
+                variants: &["include", "skip", "only"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Include,
+                    1 => Self::Skip,
+                    _ => Self::Only,
+                },
+            )
+        }
+    }
     /// URLs indexed under the requested website.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Identifier of the map run, for optional map feedback.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub id: Option<Option<String>>,
         /// URLs discovered under the website.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub links: Option<::surface_runtime::__private::serde_json::Value>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
         /// Non-fatal warning about the result.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub warning: Option<Option<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["agent_hints", "error", "id", "links", "success", "warning"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                id: Option<Option<String>>,
+                links: Option<::surface_runtime::__private::serde_json::Value>,
+                success: Option<Option<bool>>,
+                warning: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.links = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.warning = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    error: _s.error,
+                    id: _s.id,
+                    links: _s.links,
+                    success: _s.success,
+                    warning: _s.warning,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                links: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+                warning: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_monitor_check`
 pub mod p_firecrawl_firecrawl_monitor_check {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         #[serde(rename = "checkId")]
         pub check_id: String,
         pub id: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub limit: Option<i64>,
         #[serde(rename = "pageStatus")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page_status: Option<InputPageStatus>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub skip: Option<i64>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["checkId", "id", "limit", "pageStatus", "skip"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                check_id: Option<String>,
+                id: Option<String>,
+                limit: Option<i64>,
+                page_status: Option<InputPageStatus>,
+                skip: Option<i64>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.check_id = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.limit = ::core::option::Option::Some(H::integer_value(_v)?),
+                    3 => _s.page_status = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.skip = ::core::option::Option::Some(H::integer_value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    check_id: _f.required(0, _s.check_id)?,
+                    id: _f.required(1, _s.id)?,
+                    limit: _s.limit,
+                    page_status: _s.page_status,
+                    skip: _s.skip,
+                })
+            }
+            let slots = Slots {
+                check_id: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                limit: ::core::option::Option::None,
+                page_status: ::core::option::Option::None,
+                skip: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -3512,8 +6373,7 @@ pub mod p_firecrawl_firecrawl_monitor_check {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputPageStatus {
@@ -3533,92 +6393,179 @@ pub mod p_firecrawl_firecrawl_monitor_check {
         #[serde(rename = "error")]
         Error,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputPageStatus {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputPageStatus",
+                variants: &["same", "new", "changed", "removed", "error"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Same,
+                    1 => Self::New,
+                    2 => Self::Changed,
+                    3 => Self::Removed,
+                    _ => Self::Error,
+                },
+            )
+        }
+    }
     /// One monitor check with its page-level diff results.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// The check and its page-level results: each page reports \`same\`, \`new\`, \`changed\`, \`removed\`, or \`error\`, with diffs and any goal judgment.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// URL of the next page of results, when more exist.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub next: Option<Option<String>>,
         /// Pagination metadata for the page results.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub pagination: Option<::surface_runtime::__private::serde_json::Value>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &[
+                    "agent_hints",
+                    "data",
+                    "error",
+                    "next",
+                    "pagination",
+                    "success",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                next: Option<Option<String>>,
+                pagination: Option<::surface_runtime::__private::serde_json::Value>,
+                success: Option<Option<bool>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.next = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.pagination = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    data: _s.data,
+                    error: _s.error,
+                    next: _s.next,
+                    pagination: _s.pagination,
+                    success: _s.success,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                next: ::core::option::Option::None,
+                pagination: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_monitor_checks`
 pub mod p_firecrawl_firecrawl_monitor_checks {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         pub id: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub limit: Option<i64>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub offset: Option<i64>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub status: Option<InputStatus>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["id", "limit", "offset", "status"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                id: Option<String>,
+                limit: Option<i64>,
+                offset: Option<i64>,
+                status: Option<InputStatus>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.limit = ::core::option::Option::Some(H::integer_value(_v)?),
+                    2 => _s.offset = ::core::option::Option::Some(H::integer_value(_v)?),
+                    3 => _s.status = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    id: _f.required(0, _s.id)?,
+                    limit: _s.limit,
+                    offset: _s.offset,
+                    status: _s.status,
+                })
+            }
+            let slots = Slots {
+                id: ::core::option::Option::None,
+                limit: ::core::option::Option::None,
+                offset: ::core::option::Option::None,
+                status: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -3629,8 +6576,7 @@ pub mod p_firecrawl_firecrawl_monitor_checks {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputStatus {
@@ -3653,174 +6599,302 @@ pub mod p_firecrawl_firecrawl_monitor_checks {
         #[serde(rename = "skipped_overlap")]
         SkippedOverlap,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputStatus {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputStatus",
+                variants: &[
+                    "queued",
+                    "running",
+                    "completed",
+                    "failed",
+                    "partial",
+                    "skipped_overlap",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Queued,
+                    1 => Self::Running,
+                    2 => Self::Completed,
+                    3 => Self::Failed,
+                    4 => Self::Partial,
+                    _ => Self::SkippedOverlap,
+                },
+            )
+        }
+    }
     /// One page of historical checks for the monitor.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// One page of check summaries.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Pagination metadata for the listing.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub pagination: Option<::surface_runtime::__private::serde_json::Value>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["agent_hints", "data", "error", "pagination", "success"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                pagination: Option<::surface_runtime::__private::serde_json::Value>,
+                success: Option<Option<bool>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.pagination = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    data: _s.data,
+                    error: _s.error,
+                    pagination: _s.pagination,
+                    success: _s.success,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                pagination: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_monitor_create`
 pub mod p_firecrawl_firecrawl_monitor_create {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub body: Option<InputBody>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub email: Option<String>,
         #[serde(rename = "excludeDomains")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub exclude_domains: Option<Vec<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub goal: Option<String>,
         #[serde(rename = "includeDiffs")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub include_diffs: Option<bool>,
         #[serde(rename = "includeDomains")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub include_domains: Option<Vec<String>>,
         #[serde(rename = "maxResults")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_results: Option<i64>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub name: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub pages: Option<Vec<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub queries: Option<Vec<String>>,
         #[serde(rename = "scheduleText")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub schedule_text: Option<String>,
         #[serde(rename = "searchWindow")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub search_window: Option<InputSearchWindow>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub timezone: Option<String>,
         #[serde(rename = "webhookUrl")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub webhook_url: Option<String>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "body",
+                    "email",
+                    "excludeDomains",
+                    "goal",
+                    "includeDiffs",
+                    "includeDomains",
+                    "maxResults",
+                    "name",
+                    "page",
+                    "pages",
+                    "queries",
+                    "scheduleText",
+                    "searchWindow",
+                    "timezone",
+                    "webhookUrl",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                body: Option<InputBody>,
+                email: Option<String>,
+                exclude_domains: Option<Vec<String>>,
+                goal: Option<String>,
+                include_diffs: Option<bool>,
+                include_domains: Option<Vec<String>>,
+                max_results: Option<i64>,
+                name: Option<String>,
+                page: Option<String>,
+                pages: Option<Vec<String>>,
+                queries: Option<Vec<String>>,
+                schedule_text: Option<String>,
+                search_window: Option<InputSearchWindow>,
+                timezone: Option<String>,
+                webhook_url: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.body = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.exclude_domains = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.goal = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.include_diffs = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.include_domains = ::core::option::Option::Some(H::value(_v)?),
+                    6 => {
+                        _s.max_results = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    7 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.page = ::core::option::Option::Some(H::value(_v)?),
+                    9 => _s.pages = ::core::option::Option::Some(H::value(_v)?),
+                    10 => _s.queries = ::core::option::Option::Some(H::value(_v)?),
+                    11 => _s.schedule_text = ::core::option::Option::Some(H::value(_v)?),
+                    12 => _s.search_window = ::core::option::Option::Some(H::value(_v)?),
+                    13 => _s.timezone = ::core::option::Option::Some(H::value(_v)?),
+                    14 => _s.webhook_url = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    body: _s.body,
+                    email: _s.email,
+                    exclude_domains: _s.exclude_domains,
+                    goal: _s.goal,
+                    include_diffs: _s.include_diffs,
+                    include_domains: _s.include_domains,
+                    max_results: _s.max_results,
+                    name: _s.name,
+                    page: _s.page,
+                    pages: _s.pages,
+                    queries: _s.queries,
+                    schedule_text: _s.schedule_text,
+                    search_window: _s.search_window,
+                    timezone: _s.timezone,
+                    webhook_url: _s.webhook_url,
+                })
+            }
+            let slots = Slots {
+                body: ::core::option::Option::None,
+                email: ::core::option::Option::None,
+                exclude_domains: ::core::option::Option::None,
+                goal: ::core::option::Option::None,
+                include_diffs: ::core::option::Option::None,
+                include_domains: ::core::option::Option::None,
+                max_results: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+                page: ::core::option::Option::None,
+                pages: ::core::option::Option::None,
+                queries: ::core::option::Option::None,
+                schedule_text: ::core::option::Option::None,
+                search_window: ::core::option::Option::None,
+                timezone: ::core::option::Option::None,
+                webhook_url: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputBody {}
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputBody {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputBody",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputBody, H::StructError> {
+                ::core::result::Result::Ok(InputBody {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -3830,8 +6904,7 @@ pub mod p_firecrawl_firecrawl_monitor_create {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSearchWindow {
@@ -3854,477 +6927,907 @@ pub mod p_firecrawl_firecrawl_monitor_create {
         #[serde(rename = "7d")]
         V7d,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputSearchWindow {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSearchWindow",
+                variants: &["5m", "15m", "1h", "6h", "24h", "7d"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::V5m,
+                    1 => Self::V15m,
+                    2 => Self::V1h,
+                    3 => Self::V6h,
+                    4 => Self::V24h,
+                    _ => Self::V7d,
+                },
+            )
+        }
+    }
     /// One monitor record.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// The monitor record: configuration, schedule, targets, and current state.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["agent_hints", "data", "error", "success"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                success: Option<Option<bool>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    data: _s.data,
+                    error: _s.error,
+                    success: _s.success,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_monitor_delete`
 pub mod p_firecrawl_firecrawl_monitor_delete {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         pub id: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["id"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    id: _f.required(0, _s.id)?,
+                })
+            }
+            let slots = Slots {
+                id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Deletion status for the monitor.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Deletion details, when the API returns any.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["agent_hints", "data", "error", "success"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                success: Option<Option<bool>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    data: _s.data,
+                    error: _s.error,
+                    success: _s.success,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_monitor_get`
 pub mod p_firecrawl_firecrawl_monitor_get {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         pub id: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["id"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    id: _f.required(0, _s.id)?,
+                })
+            }
+            let slots = Slots {
+                id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// One monitor record.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// The monitor record: configuration, schedule, targets, and current state.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["agent_hints", "data", "error", "success"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                success: Option<Option<bool>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    data: _s.data,
+                    error: _s.error,
+                    success: _s.success,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_monitor_list`
 pub mod p_firecrawl_firecrawl_monitor_list {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub limit: Option<i64>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub offset: Option<i64>,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["limit", "offset"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                limit: Option<i64>,
+                offset: Option<i64>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.limit = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.offset = ::core::option::Option::Some(H::integer_value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    limit: _s.limit,
+                    offset: _s.offset,
+                })
+            }
+            let slots = Slots {
+                limit: ::core::option::Option::None,
+                offset: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// One page of monitors for the authenticated account.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// One page of monitor records.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Pagination metadata for the listing.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub pagination: Option<::surface_runtime::__private::serde_json::Value>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["agent_hints", "data", "error", "pagination", "success"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                pagination: Option<::surface_runtime::__private::serde_json::Value>,
+                success: Option<Option<bool>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.pagination = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    data: _s.data,
+                    error: _s.error,
+                    pagination: _s.pagination,
+                    success: _s.success,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                pagination: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_monitor_run`
 pub mod p_firecrawl_firecrawl_monitor_run {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         pub id: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["id"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    id: _f.required(0, _s.id)?,
+                })
+            }
+            let slots = Slots {
+                id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// The check queued outside the monitor schedule.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// The queued check.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["agent_hints", "data", "error", "success"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                success: Option<Option<bool>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    data: _s.data,
+                    error: _s.error,
+                    success: _s.success,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_monitor_update`
 pub mod p_firecrawl_firecrawl_monitor_update {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         pub body: InputBody,
         pub id: String,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["body", "id"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                body: Option<InputBody>,
+                id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.body = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    body: _f.required(0, _s.body)?,
+                    id: _f.required(1, _s.id)?,
+                })
+            }
+            let slots = Slots {
+                body: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputBody {}
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputBody {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputBody",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputBody, H::StructError> {
+                ::core::result::Result::Ok(InputBody {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// One monitor record.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// The monitor record: configuration, schedule, targets, and current state.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["agent_hints", "data", "error", "success"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                success: Option<Option<bool>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    data: _s.data,
+                    error: _s.error,
+                    success: _s.success,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_parse`
 pub mod p_firecrawl_firecrawl_parse {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Optional MIME type override. If omitted, the server infers the file kind from the extension.
         #[serde(rename = "contentType")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub content_type: Option<String>,
         #[serde(rename = "excludeTags")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub exclude_tags: Option<Vec<String>>,
         /// Absolute or relative path to a local file to parse. Supported: .html, .htm, .pdf, .docx, .doc, .odt, .rtf, .xlsx, .xls
         #[serde(rename = "filePath")]
         pub file_path: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub formats: Option<Vec<InputFormatsItem>>,
         #[serde(rename = "includeTags")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub include_tags: Option<Vec<String>>,
         #[serde(rename = "jsonOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub json_options: Option<InputJsonOptions>,
         /// Ignored: parse never reuses or stores indexed content.
         #[serde(rename = "maxAge")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_age: Option<::surface_runtime::__private::serde_json::Number>,
         #[serde(rename = "onlyMainContent")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub only_main_content: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub parsers: Option<Vec<InputParsersItem>>,
         #[serde(rename = "pdfOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub pdf_options: Option<InputPdfOptions>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub proxy: Option<InputProxy>,
         #[serde(rename = "queryOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub query_options: Option<InputQueryOptions>,
         #[serde(rename = "redactPII")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub redact_pii: Option<bool>,
         #[serde(rename = "removeBase64Images")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub remove_base64_images: Option<bool>,
         #[serde(rename = "skipTlsVerification")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub skip_tls_verification: Option<bool>,
         #[serde(rename = "storeInCache")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub store_in_cache: Option<bool>,
         #[serde(rename = "zeroDataRetention")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub zero_data_retention: Option<bool>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "contentType",
+                    "excludeTags",
+                    "filePath",
+                    "formats",
+                    "includeTags",
+                    "jsonOptions",
+                    "maxAge",
+                    "onlyMainContent",
+                    "parsers",
+                    "pdfOptions",
+                    "proxy",
+                    "queryOptions",
+                    "redactPII",
+                    "removeBase64Images",
+                    "skipTlsVerification",
+                    "storeInCache",
+                    "zeroDataRetention",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                content_type: Option<String>,
+                exclude_tags: Option<Vec<String>>,
+                file_path: Option<String>,
+                formats: Option<Vec<InputFormatsItem>>,
+                include_tags: Option<Vec<String>>,
+                json_options: Option<InputJsonOptions>,
+                max_age: Option<::surface_runtime::__private::serde_json::Number>,
+                only_main_content: Option<bool>,
+                parsers: Option<Vec<InputParsersItem>>,
+                pdf_options: Option<InputPdfOptions>,
+                proxy: Option<InputProxy>,
+                query_options: Option<InputQueryOptions>,
+                redact_pii: Option<bool>,
+                remove_base64_images: Option<bool>,
+                skip_tls_verification: Option<bool>,
+                store_in_cache: Option<bool>,
+                zero_data_retention: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.content_type = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.exclude_tags = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.file_path = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.formats = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.include_tags = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.json_options = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.max_age = ::core::option::Option::Some(H::value(_v)?),
+                    7 => {
+                        _s.only_main_content = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    8 => _s.parsers = ::core::option::Option::Some(H::value(_v)?),
+                    9 => _s.pdf_options = ::core::option::Option::Some(H::value(_v)?),
+                    10 => _s.proxy = ::core::option::Option::Some(H::value(_v)?),
+                    11 => _s.query_options = ::core::option::Option::Some(H::value(_v)?),
+                    12 => _s.redact_pii = ::core::option::Option::Some(H::value(_v)?),
+                    13 => {
+                        _s.remove_base64_images = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    14 => {
+                        _s.skip_tls_verification = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    15 => _s.store_in_cache = ::core::option::Option::Some(H::value(_v)?),
+                    16 => {
+                        _s.zero_data_retention = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    content_type: _s.content_type,
+                    exclude_tags: _s.exclude_tags,
+                    file_path: _f.required(2, _s.file_path)?,
+                    formats: _s.formats,
+                    include_tags: _s.include_tags,
+                    json_options: _s.json_options,
+                    max_age: _s.max_age,
+                    only_main_content: _s.only_main_content,
+                    parsers: _s.parsers,
+                    pdf_options: _s.pdf_options,
+                    proxy: _s.proxy,
+                    query_options: _s.query_options,
+                    redact_pii: _s.redact_pii,
+                    remove_base64_images: _s.remove_base64_images,
+                    skip_tls_verification: _s.skip_tls_verification,
+                    store_in_cache: _s.store_in_cache,
+                    zero_data_retention: _s.zero_data_retention,
+                })
+            }
+            let slots = Slots {
+                content_type: ::core::option::Option::None,
+                exclude_tags: ::core::option::Option::None,
+                file_path: ::core::option::Option::None,
+                formats: ::core::option::Option::None,
+                include_tags: ::core::option::Option::None,
+                json_options: ::core::option::Option::None,
+                max_age: ::core::option::Option::None,
+                only_main_content: ::core::option::Option::None,
+                parsers: ::core::option::Option::None,
+                pdf_options: ::core::option::Option::None,
+                proxy: ::core::option::Option::None,
+                query_options: ::core::option::Option::None,
+                redact_pii: ::core::option::Option::None,
+                remove_base64_images: ::core::option::Option::None,
+                skip_tls_verification: ::core::option::Option::None,
+                store_in_cache: ::core::option::Option::None,
+                zero_data_retention: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -4335,8 +7838,7 @@ pub mod p_firecrawl_firecrawl_parse {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputFormatsItem {
@@ -4362,39 +7864,125 @@ pub mod p_firecrawl_firecrawl_parse {
         #[serde(rename = "query")]
         Query,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputFormatsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputFormatsItem",
+                variants: &[
+                    "markdown",
+                    "html",
+                    "rawHtml",
+                    "links",
+                    "summary",
+                    "json",
+                    "query",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Markdown,
+                    1 => Self::Html,
+                    2 => Self::RawHtml,
+                    3 => Self::Links,
+                    4 => Self::Summary,
+                    5 => Self::Json,
+                    _ => Self::Query,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputJsonOptions {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub prompt: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub schema: Option<InputJsonOptionsSchema>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputJsonOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputJsonOptions",
+                fields: &["prompt", "schema"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                prompt: Option<String>,
+                schema: Option<InputJsonOptionsSchema>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.prompt = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.schema = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputJsonOptions, H::StructError> {
+                ::core::result::Result::Ok(InputJsonOptions {
+                    prompt: _s.prompt,
+                    schema: _s.schema,
+                })
+            }
+            let slots = Slots {
+                prompt: ::core::option::Option::None,
+                schema: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputJsonOptionsSchema {}
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputJsonOptionsSchema {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputJsonOptionsSchema",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputJsonOptionsSchema, H::StructError> {
+                ::core::result::Result::Ok(InputJsonOptionsSchema {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -4404,8 +7992,7 @@ pub mod p_firecrawl_firecrawl_parse {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputParsersItem {
@@ -4413,23 +8000,73 @@ pub mod p_firecrawl_firecrawl_parse {
         #[serde(rename = "pdf")]
         Pdf,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputParsersItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputParsersItem",
+                variants: &["pdf"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Pdf,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputPdfOptions {
         #[serde(rename = "maxPages")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_pages: Option<i64>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputPdfOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputPdfOptions",
+                fields: &["maxPages"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                max_pages: Option<i64>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.max_pages = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputPdfOptions, H::StructError> {
+                ::core::result::Result::Ok(InputPdfOptions {
+                    max_pages: _s.max_pages,
+                })
+            }
+            let slots = Slots {
+                max_pages: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -4440,8 +8077,7 @@ pub mod p_firecrawl_firecrawl_parse {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputProxy {
@@ -4452,24 +8088,75 @@ pub mod p_firecrawl_firecrawl_parse {
         #[serde(rename = "auto")]
         Auto,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputProxy {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputProxy",
+                variants: &["basic", "auto"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Basic,
+                    _ => Self::Auto,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputQueryOptions {
         /// Default: `"freeform"`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub mode: Option<InputQueryOptionsMode>,
         pub prompt: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputQueryOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputQueryOptions",
+                fields: &["mode", "prompt"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                mode: Option<InputQueryOptionsMode>,
+                prompt: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.mode = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.prompt = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputQueryOptions, H::StructError> {
+                ::core::result::Result::Ok(InputQueryOptions {
+                    mode: _s.mode,
+                    prompt: _f.required(1, _s.prompt)?,
+                })
+            }
+            let slots = Slots {
+                mode: ::core::option::Option::None,
+                prompt: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Default: `"freeform"`.
     #[derive(
@@ -4481,8 +8168,7 @@ pub mod p_firecrawl_firecrawl_parse {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputQueryOptionsMode {
@@ -4493,353 +8179,601 @@ pub mod p_firecrawl_firecrawl_parse {
         #[serde(rename = "freeform")]
         Freeform,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputQueryOptionsMode {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputQueryOptionsMode",
+                variants: &["directQuote", "freeform"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::DirectQuote,
+                    _ => Self::Freeform,
+                },
+            )
+        }
+    }
     /// Parsed document content, or the upload instructions for the hosted two-call flow.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Parsed document content; can include \`data.metadata.scrapeId\` for parse feedback.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Guidance for the next call.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub message: Option<Option<String>>,
         /// Which phase of the hosted flow produced this response.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub mode: Option<Option<String>>,
         /// Hosted phase one: the second \`firecrawl\_parse\` call to make once the upload succeeds, as \`{name, arguments}\`.
         #[serde(rename = "nextToolCall")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub next_tool_call: Option<::surface_runtime::__private::serde_json::Value>,
         /// Hosted phase one: constraints on completing the upload flow.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub notes: Option<Option<Vec<String>>>,
         /// Response body when it was not JSON.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub raw: Option<Option<String>>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
         /// Hosted phase one: how to upload the local file.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub upload: Option<OutputUpload>,
         /// Non-fatal warning about the result.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub warning: Option<Option<String>>,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &[
+                    "agent_hints",
+                    "data",
+                    "error",
+                    "message",
+                    "mode",
+                    "nextToolCall",
+                    "notes",
+                    "raw",
+                    "success",
+                    "upload",
+                    "warning",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                message: Option<Option<String>>,
+                mode: Option<Option<String>>,
+                next_tool_call: Option<::surface_runtime::__private::serde_json::Value>,
+                notes: Option<Option<Vec<String>>>,
+                raw: Option<Option<String>>,
+                success: Option<Option<bool>>,
+                upload: Option<OutputUpload>,
+                warning: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.message = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.mode = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.next_tool_call = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.notes = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.raw = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    9 => _s.upload = ::core::option::Option::Some(H::value(_v)?),
+                    10 => _s.warning = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    data: _s.data,
+                    error: _s.error,
+                    message: _s.message,
+                    mode: _s.mode,
+                    next_tool_call: _s.next_tool_call,
+                    notes: _s.notes,
+                    raw: _s.raw,
+                    success: _s.success,
+                    upload: _s.upload,
+                    warning: _s.warning,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                message: ::core::option::Option::None,
+                mode: ::core::option::Option::None,
+                next_tool_call: ::core::option::Option::None,
+                notes: ::core::option::Option::None,
+                raw: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+                upload: ::core::option::Option::None,
+                warning: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Hosted phase one: how to upload the local file.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputUpload {
         /// Local command that performs the upload. It carries no Firecrawl API key.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub command: Option<Option<String>>,
         /// When the upload URL expires.
         #[serde(rename = "expiresAt")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub expires_at: Option<Option<String>>,
         /// Form fields the upload request must send, for a POST upload.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub fields: Option<::surface_runtime::__private::serde_json::Value>,
         /// Headers the upload request must send.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub headers: Option<::surface_runtime::__private::serde_json::Value>,
         /// Largest file the upload URL accepts.
         #[serde(rename = "maxSizeBytes")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_size_bytes: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// HTTP method for the upload.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub method: Option<Option<String>>,
         /// Reference to pass back on the second call.
         #[serde(rename = "uploadRef")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub upload_ref: Option<Option<String>>,
         /// URL to upload the local file to.
         #[serde(rename = "uploadUrl")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub upload_url: Option<Option<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputUpload {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputUpload",
+                fields: &[
+                    "command",
+                    "expiresAt",
+                    "fields",
+                    "headers",
+                    "maxSizeBytes",
+                    "method",
+                    "uploadRef",
+                    "uploadUrl",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                command: Option<Option<String>>,
+                expires_at: Option<Option<String>>,
+                fields: Option<::surface_runtime::__private::serde_json::Value>,
+                headers: Option<::surface_runtime::__private::serde_json::Value>,
+                max_size_bytes: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                method: Option<Option<String>>,
+                upload_ref: Option<Option<String>>,
+                upload_url: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.command = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.expires_at = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.fields = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.headers = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.max_size_bytes = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.method = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.upload_ref = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.upload_url = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputUpload, H::StructError> {
+                ::core::result::Result::Ok(OutputUpload {
+                    command: _s.command,
+                    expires_at: _s.expires_at,
+                    fields: _s.fields,
+                    headers: _s.headers,
+                    max_size_bytes: _s.max_size_bytes,
+                    method: _s.method,
+                    upload_ref: _s.upload_ref,
+                    upload_url: _s.upload_url,
+                })
+            }
+            let slots = Slots {
+                command: ::core::option::Option::None,
+                expires_at: ::core::option::Option::None,
+                fields: ::core::option::Option::None,
+                headers: ::core::option::Option::None,
+                max_size_bytes: ::core::option::Option::None,
+                method: ::core::option::Option::None,
+                upload_ref: ::core::option::Option::None,
+                upload_url: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_research_inspect_paper`
 pub mod p_firecrawl_firecrawl_research_inspect_paper {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Canonical paperId or primaryId such as \`arxiv:1706.03762\`, \`pmcid:PMC12530322\`, \`pmid:40953549\`, or \`doi:10.1016/j.neunet.2025.108095\`.
         #[serde(rename = "paperId")]
         pub paper_id: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["paperId"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                paper_id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.paper_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    paper_id: _f.required(0, _s.paper_id)?,
+                })
+            }
+            let slots = Slots {
+                paper_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Canonical metadata for one paper.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Canonical metadata for the requested paper, absent when it was not found.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub paper: Option<OutputPaper>,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["agent_hints", "paper"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                paper: Option<OutputPaper>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.paper = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    paper: _s.paper,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                paper: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Canonical metadata for the requested paper, absent when it was not found.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputPaper {
         /// Paper abstract.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r#abstract: Option<Option<String>>,
         /// Authors, as a comma-joined string or as \`{name, affiliation}\` entries.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub authors: Option<::surface_runtime::__private::serde_json::Value>,
         /// Paper categories, such as \`cs.LG\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub categories: Option<Option<Vec<String>>>,
         /// Date the paper was first indexed or published.
         #[serde(rename = "createdDate")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub created_date: Option<Option<String>>,
         /// Source identifiers by namespace, such as \`arxiv\`, \`doi\`, or \`pmid\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub ids: Option<::surface_runtime::__private::serde_json::Value>,
         /// Canonical paper identifier.
         #[serde(rename = "paperId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub paper_id: Option<Option<String>>,
         /// Display identifier, ordered for citation and fetch use.
         #[serde(rename = "primaryId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub primary_id: Option<Option<String>>,
         /// Paper title.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub title: Option<Option<String>>,
         /// Date the paper was last updated.
         #[serde(rename = "updateDate")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub update_date: Option<Option<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputPaper {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputPaper",
+                fields: &[
+                    "abstract",
+                    "authors",
+                    "categories",
+                    "createdDate",
+                    "ids",
+                    "paperId",
+                    "primaryId",
+                    "title",
+                    "updateDate",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                r#abstract: Option<Option<String>>,
+                authors: Option<::surface_runtime::__private::serde_json::Value>,
+                categories: Option<Option<Vec<String>>>,
+                created_date: Option<Option<String>>,
+                ids: Option<::surface_runtime::__private::serde_json::Value>,
+                paper_id: Option<Option<String>>,
+                primary_id: Option<Option<String>>,
+                title: Option<Option<String>>,
+                update_date: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.r#abstract = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.authors = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.categories = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.created_date = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.ids = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.paper_id = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.primary_id = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.title = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.update_date = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputPaper, H::StructError> {
+                ::core::result::Result::Ok(OutputPaper {
+                    r#abstract: _s.r#abstract,
+                    authors: _s.authors,
+                    categories: _s.categories,
+                    created_date: _s.created_date,
+                    ids: _s.ids,
+                    paper_id: _s.paper_id,
+                    primary_id: _s.primary_id,
+                    title: _s.title,
+                    update_date: _s.update_date,
+                })
+            }
+            let slots = Slots {
+                r#abstract: ::core::option::Option::None,
+                authors: ::core::option::Option::None,
+                categories: ::core::option::Option::None,
+                created_date: ::core::option::Option::None,
+                ids: ::core::option::Option::None,
+                paper_id: ::core::option::Option::None,
+                primary_id: ::core::option::Option::None,
+                title: ::core::option::Option::None,
+                update_date: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_research_read_paper`
 pub mod p_firecrawl_firecrawl_research_read_paper {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Number of passages to return (default 4).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub k: Option<i64>,
         /// Canonical paperId or primaryId such as \`arxiv:1706.03762\`, \`pmcid:PMC12530322\`, \`pmid:40953549\`, or \`doi:10.1016/j.neunet.2025.108095\`.
         #[serde(rename = "paperId")]
         pub paper_id: String,
         pub question: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["k", "paperId", "question"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                k: Option<i64>,
+                paper_id: Option<String>,
+                question: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.k = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.paper_id = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.question = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    k: _s.k,
+                    paper_id: _f.required(1, _s.paper_id)?,
+                    question: _f.required(2, _s.question)?,
+                })
+            }
+            let slots = Slots {
+                k: ::core::option::Option::None,
+                paper_id: ::core::option::Option::None,
+                question: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Full-text passages from one paper.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// In-body passages relevant to the question; empty when no full text is indexed.
         pub passages: Vec<OutputPassagesItem>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["agent_hints", "passages"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                passages: Option<Vec<OutputPassagesItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.passages = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    passages: _f.required(1, _s.passages)?,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                passages: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputPassagesItem {
         /// Passage text.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub text: Option<Option<String>>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -4848,40 +8782,115 @@ pub mod p_firecrawl_firecrawl_research_read_paper {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputPassagesItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputPassagesItem",
+                fields: &["text"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                text: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputPassagesItem, H::StructError> {
+                ::core::result::Result::Ok(OutputPassagesItem {
+                    text: _s.text,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                text: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `firecrawl.firecrawl_research_related_papers`
 pub mod p_firecrawl_firecrawl_research_related_papers {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         pub intent: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub k: Option<i64>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub mode: Option<InputMode>,
         /// Apply an additional rerank over the fused candidates.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub rerank: Option<bool>,
         pub seed_ids: Vec<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["intent", "k", "mode", "rerank", "seed_ids"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                intent: Option<String>,
+                k: Option<i64>,
+                mode: Option<InputMode>,
+                rerank: Option<bool>,
+                seed_ids: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.intent = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.k = ::core::option::Option::Some(H::integer_value(_v)?),
+                    2 => _s.mode = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.rerank = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.seed_ids = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    intent: _f.required(0, _s.intent)?,
+                    k: _s.k,
+                    mode: _s.mode,
+                    rerank: _s.rerank,
+                    seed_ids: _f.required(4, _s.seed_ids)?,
+                })
+            }
+            let slots = Slots {
+                intent: ::core::option::Option::None,
+                k: ::core::option::Option::None,
+                mode: ::core::option::Option::None,
+                rerank: ::core::option::Option::None,
+                seed_ids: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -4892,8 +8901,7 @@ pub mod p_firecrawl_firecrawl_research_related_papers {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputMode {
@@ -4907,30 +8915,35 @@ pub mod p_firecrawl_firecrawl_research_related_papers {
         #[serde(rename = "references")]
         References,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputMode {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputMode",
+                variants: &["similar", "citers", "references"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Similar,
+                    1 => Self::Citers,
+                    _ => Self::References,
+                },
+            )
+        }
+    }
     /// Ranked citation-graph candidates and the size of the evaluated pool.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Note about how the candidates were produced.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub note: Option<Option<String>>,
         /// Number of candidates evaluated before ranking.
         #[serde(rename = "poolSize")]
@@ -4938,81 +8951,89 @@ pub mod p_firecrawl_firecrawl_research_related_papers {
         /// Ranked citation-graph candidates.
         pub results: Vec<OutputResultsItem>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["agent_hints", "note", "poolSize", "results"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                note: Option<Option<String>>,
+                pool_size: Option<::surface_runtime::__private::serde_json::Number>,
+                results: Option<Vec<OutputResultsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.note = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.pool_size = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.results = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    note: _s.note,
+                    pool_size: _f.required(2, _s.pool_size)?,
+                    results: _f.required(3, _s.results)?,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                note: ::core::option::Option::None,
+                pool_size: ::core::option::Option::None,
+                results: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputResultsItem {
         /// Paper abstract.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r#abstract: Option<Option<String>>,
         /// Authors, as a comma-joined string or as \`{name, affiliation}\` entries.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub authors: Option<::surface_runtime::__private::serde_json::Value>,
         /// Paper categories, such as \`cs.LG\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub categories: Option<Option<Vec<String>>>,
         /// Date the paper was first indexed or published.
         #[serde(rename = "createdDate")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub created_date: Option<Option<String>>,
         /// Source identifiers by namespace, such as \`arxiv\`, \`doi\`, or \`pmid\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub ids: Option<::surface_runtime::__private::serde_json::Value>,
         /// Canonical paper identifier.
         #[serde(rename = "paperId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub paper_id: Option<Option<String>>,
         /// Display identifier, ordered for citation and fetch use.
         #[serde(rename = "primaryId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub primary_id: Option<Option<String>>,
         /// Paper title.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub title: Option<Option<String>>,
         /// Date the paper was last updated.
         #[serde(rename = "updateDate")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub update_date: Option<Option<String>>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -5020,215 +9041,375 @@ pub mod p_firecrawl_firecrawl_research_related_papers {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputResultsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputResultsItem",
+                fields: &[
+                    "abstract",
+                    "authors",
+                    "categories",
+                    "createdDate",
+                    "ids",
+                    "paperId",
+                    "primaryId",
+                    "title",
+                    "updateDate",
+                ],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                r#abstract: Option<Option<String>>,
+                authors: Option<::surface_runtime::__private::serde_json::Value>,
+                categories: Option<Option<Vec<String>>>,
+                created_date: Option<Option<String>>,
+                ids: Option<::surface_runtime::__private::serde_json::Value>,
+                paper_id: Option<Option<String>>,
+                primary_id: Option<Option<String>>,
+                title: Option<Option<String>>,
+                update_date: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.r#abstract = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.authors = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.categories = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.created_date = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.ids = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.paper_id = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.primary_id = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.title = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.update_date = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputResultsItem, H::StructError> {
+                ::core::result::Result::Ok(OutputResultsItem {
+                    r#abstract: _s.r#abstract,
+                    authors: _s.authors,
+                    categories: _s.categories,
+                    created_date: _s.created_date,
+                    ids: _s.ids,
+                    paper_id: _s.paper_id,
+                    primary_id: _s.primary_id,
+                    title: _s.title,
+                    update_date: _s.update_date,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                r#abstract: ::core::option::Option::None,
+                authors: ::core::option::Option::None,
+                categories: ::core::option::Option::None,
+                created_date: ::core::option::Option::None,
+                ids: ::core::option::Option::None,
+                paper_id: ::core::option::Option::None,
+                primary_id: ::core::option::Option::None,
+                title: ::core::option::Option::None,
+                update_date: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_research_search_github`
 pub mod p_firecrawl_firecrawl_research_search_github {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub k: Option<i64>,
         pub query: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["k", "query"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                k: Option<i64>,
+                query: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.k = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.query = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    k: _s.k,
+                    query: _f.required(1, _s.query)?,
+                })
+            }
+            let slots = Slots {
+                k: ::core::option::Option::None,
+                query: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// A pointer to the replacement tool. This entry point is deprecated and always errors.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Always \`DEPRECATED\_TOOL\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub code: Option<Option<String>>,
         /// Documentation for the replacement.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub docs_url: Option<Option<String>>,
         /// Why the tool is unavailable and what to call instead.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub message: Option<Option<String>>,
         /// The replacement tool, with instructions and example arguments.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub replacement: Option<::surface_runtime::__private::serde_json::Value>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["code", "docs_url", "message", "replacement"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                code: Option<Option<String>>,
+                docs_url: Option<Option<String>>,
+                message: Option<Option<String>>,
+                replacement: Option<::surface_runtime::__private::serde_json::Value>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.code = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.docs_url = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.message = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.replacement = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    code: _s.code,
+                    docs_url: _s.docs_url,
+                    message: _s.message,
+                    replacement: _s.replacement,
+                })
+            }
+            let slots = Slots {
+                code: ::core::option::Option::None,
+                docs_url: ::core::option::Option::None,
+                message: ::core::option::Option::None,
+                replacement: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_research_search_papers`
 pub mod p_firecrawl_firecrawl_research_search_papers {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Author substring filter(s); ALL must match (case-insensitive).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub authors: Option<Vec<String>>,
         /// Paper category filter(s) (e.g. \`cs.LG\`); ALL provided values must match.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub categories: Option<Vec<String>>,
         /// Inclusive lower bound on created/updated date (\`YYYY-MM-DD\`).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub from: Option<String>,
         /// Number of ranked papers to return (default 40).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub k: Option<i64>,
         /// Natural-language research topic or question, including methods, systems, conditions, populations, interventions, or outcomes when relevant.
         pub query: String,
         /// Inclusive upper bound on created/updated date (\`YYYY-MM-DD\`).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub to: Option<String>,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["authors", "categories", "from", "k", "query", "to"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                authors: Option<Vec<String>>,
+                categories: Option<Vec<String>>,
+                from: Option<String>,
+                k: Option<i64>,
+                query: Option<String>,
+                to: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.authors = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.categories = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.from = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.k = ::core::option::Option::Some(H::integer_value(_v)?),
+                    4 => _s.query = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.to = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    authors: _s.authors,
+                    categories: _s.categories,
+                    from: _s.from,
+                    k: _s.k,
+                    query: _f.required(4, _s.query)?,
+                    to: _s.to,
+                })
+            }
+            let slots = Slots {
+                authors: ::core::option::Option::None,
+                categories: ::core::option::Option::None,
+                from: ::core::option::Option::None,
+                k: ::core::option::Option::None,
+                query: ::core::option::Option::None,
+                to: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Ranked papers with canonical IDs, titles, authors, and abstracts.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Ranked papers, in the order the text block lists them.
         pub results: Vec<OutputResultsItem>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["agent_hints", "results"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                results: Option<Vec<OutputResultsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.results = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    results: _f.required(1, _s.results)?,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                results: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputResultsItem {
         /// Paper abstract.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r#abstract: Option<Option<String>>,
         /// Authors, as a comma-joined string or as \`{name, affiliation}\` entries.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub authors: Option<::surface_runtime::__private::serde_json::Value>,
         /// Paper categories, such as \`cs.LG\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub categories: Option<Option<Vec<String>>>,
         /// Date the paper was first indexed or published.
         #[serde(rename = "createdDate")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub created_date: Option<Option<String>>,
         /// Source identifiers by namespace, such as \`arxiv\`, \`doi\`, or \`pmid\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub ids: Option<::surface_runtime::__private::serde_json::Value>,
         /// Canonical paper identifier.
         #[serde(rename = "paperId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub paper_id: Option<Option<String>>,
         /// Display identifier, ordered for citation and fetch use.
         #[serde(rename = "primaryId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub primary_id: Option<Option<String>>,
         /// Paper title.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub title: Option<Option<String>>,
         /// Date the paper was last updated.
         #[serde(rename = "updateDate")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub update_date: Option<Option<String>>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -5237,262 +9418,388 @@ pub mod p_firecrawl_firecrawl_research_search_papers {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputResultsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputResultsItem",
+                fields: &[
+                    "abstract",
+                    "authors",
+                    "categories",
+                    "createdDate",
+                    "ids",
+                    "paperId",
+                    "primaryId",
+                    "title",
+                    "updateDate",
+                ],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                r#abstract: Option<Option<String>>,
+                authors: Option<::surface_runtime::__private::serde_json::Value>,
+                categories: Option<Option<Vec<String>>>,
+                created_date: Option<Option<String>>,
+                ids: Option<::surface_runtime::__private::serde_json::Value>,
+                paper_id: Option<Option<String>>,
+                primary_id: Option<Option<String>>,
+                title: Option<Option<String>>,
+                update_date: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.r#abstract = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.authors = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.categories = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.created_date = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.ids = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.paper_id = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.primary_id = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.title = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.update_date = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputResultsItem, H::StructError> {
+                ::core::result::Result::Ok(OutputResultsItem {
+                    r#abstract: _s.r#abstract,
+                    authors: _s.authors,
+                    categories: _s.categories,
+                    created_date: _s.created_date,
+                    ids: _s.ids,
+                    paper_id: _s.paper_id,
+                    primary_id: _s.primary_id,
+                    title: _s.title,
+                    update_date: _s.update_date,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                r#abstract: ::core::option::Option::None,
+                authors: ::core::option::Option::None,
+                categories: ::core::option::Option::None,
+                created_date: ::core::option::Option::None,
+                ids: ::core::option::Option::None,
+                paper_id: ::core::option::Option::None,
+                primary_id: ::core::option::Option::None,
+                title: ::core::option::Option::None,
+                update_date: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `firecrawl.firecrawl_scrape`
 pub mod p_firecrawl_firecrawl_scrape {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub actions: Option<Vec<InputActionsItem>>,
         /// Catalogued Alexandria capability invocation, mutually exclusive with url. One {provider, capability, options} object or an array of 1-10, with contracts available through firecrawl\_search or firecrawl\_find\_tools. Each call may include version to pin a published workflow; omitting it uses latest. Only requestId and timeout are supported alongside alexandria. The selected contract marks required inputs and any requiresOneOf groups (at least one member per group); it may include example.request/example.response and response.key (which may differ from records). Where pagination is declared, its fields govern paging with the same filters; catalogue next is separate from provider pagination. Returns per-capability results in data.alexandria with data, records, or an error with a code; individual capabilities can fail even when the outer response succeeds. Requires an API key on a team with Alexandria enabled. Some providers require accepted terms; blocked requests return the applicable requirements.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub alexandria: Option<InputAlexandria>,
         /// URL mode only: include domain-matched Alexandria tools for the page in tools on the returned document. Ignored with alexandria.
         #[serde(rename = "domainTools")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub domain_tools: Option<bool>,
         #[serde(rename = "excludeTags")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub exclude_tags: Option<Vec<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub formats: Option<Vec<InputFormatsItem>>,
         #[serde(rename = "includeTags")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub include_tags: Option<Vec<String>>,
         #[serde(rename = "jsonOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub json_options: Option<InputJsonOptions>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub location: Option<InputLocation>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub lockdown: Option<bool>,
         #[serde(rename = "maxAge")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_age: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub mobile: Option<bool>,
         #[serde(rename = "onlyMainContent")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub only_main_content: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub parsers: Option<Vec<InputParsersItem>>,
         #[serde(rename = "pdfOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub pdf_options: Option<InputPdfOptions>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub profile: Option<InputProfile>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub proxy: Option<InputProxy>,
         #[serde(rename = "queryOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub query_options: Option<InputQueryOptions>,
         #[serde(rename = "redactPII")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub redact_pii: Option<bool>,
         #[serde(rename = "removeBase64Images")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub remove_base64_images: Option<bool>,
         /// Idempotency key bound to one Alexandria execution payload. Generated when omitted and returned with the result.
         #[serde(rename = "requestId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub request_id: Option<String>,
         #[serde(rename = "screenshotOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub screenshot_options: Option<InputScreenshotOptions>,
         #[serde(rename = "skipTlsVerification")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub skip_tls_verification: Option<bool>,
         #[serde(rename = "storeInCache")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub store_in_cache: Option<bool>,
         /// Execution timeout in milliseconds.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub timeout: Option<i64>,
         /// URL mode only: domain discovery detail, summary by default; compact returns provider/capability/description, full includes contracts. Ignored with alexandria.
         #[serde(rename = "toolDetail")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub tool_detail: Option<InputToolDetail>,
         /// Format: `uri` (not checked by this type).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub url: Option<String>,
         #[serde(rename = "waitFor")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub wait_for: Option<::surface_runtime::__private::serde_json::Number>,
         #[serde(rename = "zeroDataRetention")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub zero_data_retention: Option<bool>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "actions",
+                    "alexandria",
+                    "domainTools",
+                    "excludeTags",
+                    "formats",
+                    "includeTags",
+                    "jsonOptions",
+                    "location",
+                    "lockdown",
+                    "maxAge",
+                    "mobile",
+                    "onlyMainContent",
+                    "parsers",
+                    "pdfOptions",
+                    "profile",
+                    "proxy",
+                    "queryOptions",
+                    "redactPII",
+                    "removeBase64Images",
+                    "requestId",
+                    "screenshotOptions",
+                    "skipTlsVerification",
+                    "storeInCache",
+                    "timeout",
+                    "toolDetail",
+                    "url",
+                    "waitFor",
+                    "zeroDataRetention",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                actions: Option<Vec<InputActionsItem>>,
+                alexandria: Option<InputAlexandria>,
+                domain_tools: Option<bool>,
+                exclude_tags: Option<Vec<String>>,
+                formats: Option<Vec<InputFormatsItem>>,
+                include_tags: Option<Vec<String>>,
+                json_options: Option<InputJsonOptions>,
+                location: Option<InputLocation>,
+                lockdown: Option<bool>,
+                max_age: Option<::surface_runtime::__private::serde_json::Number>,
+                mobile: Option<bool>,
+                only_main_content: Option<bool>,
+                parsers: Option<Vec<InputParsersItem>>,
+                pdf_options: Option<InputPdfOptions>,
+                profile: Option<InputProfile>,
+                proxy: Option<InputProxy>,
+                query_options: Option<InputQueryOptions>,
+                redact_pii: Option<bool>,
+                remove_base64_images: Option<bool>,
+                request_id: Option<String>,
+                screenshot_options: Option<InputScreenshotOptions>,
+                skip_tls_verification: Option<bool>,
+                store_in_cache: Option<bool>,
+                timeout: Option<i64>,
+                tool_detail: Option<InputToolDetail>,
+                url: Option<String>,
+                wait_for: Option<::surface_runtime::__private::serde_json::Number>,
+                zero_data_retention: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.actions = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.alexandria = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.domain_tools = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.exclude_tags = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.formats = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.include_tags = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.json_options = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.location = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.lockdown = ::core::option::Option::Some(H::value(_v)?),
+                    9 => _s.max_age = ::core::option::Option::Some(H::value(_v)?),
+                    10 => _s.mobile = ::core::option::Option::Some(H::value(_v)?),
+                    11 => {
+                        _s.only_main_content = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    12 => _s.parsers = ::core::option::Option::Some(H::value(_v)?),
+                    13 => _s.pdf_options = ::core::option::Option::Some(H::value(_v)?),
+                    14 => _s.profile = ::core::option::Option::Some(H::value(_v)?),
+                    15 => _s.proxy = ::core::option::Option::Some(H::value(_v)?),
+                    16 => _s.query_options = ::core::option::Option::Some(H::value(_v)?),
+                    17 => _s.redact_pii = ::core::option::Option::Some(H::value(_v)?),
+                    18 => {
+                        _s.remove_base64_images = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    19 => _s.request_id = ::core::option::Option::Some(H::value(_v)?),
+                    20 => {
+                        _s.screenshot_options = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    21 => {
+                        _s.skip_tls_verification = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    22 => _s.store_in_cache = ::core::option::Option::Some(H::value(_v)?),
+                    23 => {
+                        _s.timeout = ::core::option::Option::Some(H::integer_value(_v)?);
+                    }
+                    24 => _s.tool_detail = ::core::option::Option::Some(H::value(_v)?),
+                    25 => _s.url = ::core::option::Option::Some(H::value(_v)?),
+                    26 => _s.wait_for = ::core::option::Option::Some(H::value(_v)?),
+                    27 => {
+                        _s.zero_data_retention = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    actions: _s.actions,
+                    alexandria: _s.alexandria,
+                    domain_tools: _s.domain_tools,
+                    exclude_tags: _s.exclude_tags,
+                    formats: _s.formats,
+                    include_tags: _s.include_tags,
+                    json_options: _s.json_options,
+                    location: _s.location,
+                    lockdown: _s.lockdown,
+                    max_age: _s.max_age,
+                    mobile: _s.mobile,
+                    only_main_content: _s.only_main_content,
+                    parsers: _s.parsers,
+                    pdf_options: _s.pdf_options,
+                    profile: _s.profile,
+                    proxy: _s.proxy,
+                    query_options: _s.query_options,
+                    redact_pii: _s.redact_pii,
+                    remove_base64_images: _s.remove_base64_images,
+                    request_id: _s.request_id,
+                    screenshot_options: _s.screenshot_options,
+                    skip_tls_verification: _s.skip_tls_verification,
+                    store_in_cache: _s.store_in_cache,
+                    timeout: _s.timeout,
+                    tool_detail: _s.tool_detail,
+                    url: _s.url,
+                    wait_for: _s.wait_for,
+                    zero_data_retention: _s.zero_data_retention,
+                })
+            }
+            let slots = Slots {
+                actions: ::core::option::Option::None,
+                alexandria: ::core::option::Option::None,
+                domain_tools: ::core::option::Option::None,
+                exclude_tags: ::core::option::Option::None,
+                formats: ::core::option::Option::None,
+                include_tags: ::core::option::Option::None,
+                json_options: ::core::option::Option::None,
+                location: ::core::option::Option::None,
+                lockdown: ::core::option::Option::None,
+                max_age: ::core::option::Option::None,
+                mobile: ::core::option::Option::None,
+                only_main_content: ::core::option::Option::None,
+                parsers: ::core::option::Option::None,
+                pdf_options: ::core::option::Option::None,
+                profile: ::core::option::Option::None,
+                proxy: ::core::option::Option::None,
+                query_options: ::core::option::Option::None,
+                redact_pii: ::core::option::Option::None,
+                remove_base64_images: ::core::option::Option::None,
+                request_id: ::core::option::Option::None,
+                screenshot_options: ::core::option::Option::None,
+                skip_tls_verification: ::core::option::Option::None,
+                store_in_cache: ::core::option::Option::None,
+                timeout: ::core::option::Option::None,
+                tool_detail: ::core::option::Option::None,
+                url: ::core::option::Option::None,
+                wait_for: ::core::option::Option::None,
+                zero_data_retention: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputActionsItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub direction: Option<InputActionsItemDirection>,
         #[serde(rename = "fullPage")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub full_page: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub key: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub milliseconds: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub script: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub selector: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub text: Option<String>,
         pub r#type: InputActionsItemType,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -5501,6 +9808,83 @@ pub mod p_firecrawl_firecrawl_scrape {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputActionsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputActionsItem",
+                fields: &[
+                    "direction",
+                    "fullPage",
+                    "key",
+                    "milliseconds",
+                    "script",
+                    "selector",
+                    "text",
+                    "type",
+                ],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                direction: Option<InputActionsItemDirection>,
+                full_page: Option<bool>,
+                key: Option<String>,
+                milliseconds: Option<::surface_runtime::__private::serde_json::Number>,
+                script: Option<String>,
+                selector: Option<String>,
+                text: Option<String>,
+                r#type: Option<InputActionsItemType>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.direction = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.full_page = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.key = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.milliseconds = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.script = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.selector = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputActionsItem, H::StructError> {
+                ::core::result::Result::Ok(InputActionsItem {
+                    direction: _s.direction,
+                    full_page: _s.full_page,
+                    key: _s.key,
+                    milliseconds: _s.milliseconds,
+                    script: _s.script,
+                    selector: _s.selector,
+                    text: _s.text,
+                    r#type: _f.required(7, _s.r#type)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                direction: ::core::option::Option::None,
+                full_page: ::core::option::Option::None,
+                key: ::core::option::Option::None,
+                milliseconds: ::core::option::Option::None,
+                script: ::core::option::Option::None,
+                selector: ::core::option::Option::None,
+                text: ::core::option::Option::None,
+                r#type: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -5511,8 +9895,7 @@ pub mod p_firecrawl_firecrawl_scrape {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputActionsItemDirection {
@@ -5523,6 +9906,26 @@ pub mod p_firecrawl_firecrawl_scrape {
         #[serde(rename = "down")]
         Down,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputActionsItemDirection {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputActionsItemDirection",
+                variants: &["up", "down"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Up,
+                    _ => Self::Down,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -5532,8 +9935,7 @@ pub mod p_firecrawl_firecrawl_scrape {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputActionsItemType {
@@ -5565,6 +9967,43 @@ pub mod p_firecrawl_firecrawl_scrape {
         #[serde(rename = "generatePDF")]
         GeneratePdf,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputActionsItemType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputActionsItemType",
+                variants: &[
+                    "wait",
+                    "screenshot",
+                    "scroll",
+                    "scrape",
+                    "click",
+                    "write",
+                    "press",
+                    "executeJavascript",
+                    "generatePDF",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Wait,
+                    1 => Self::Screenshot,
+                    2 => Self::Scroll,
+                    3 => Self::Scrape,
+                    4 => Self::Click,
+                    5 => Self::Write,
+                    6 => Self::Press,
+                    7 => Self::ExecuteJavascript,
+                    _ => Self::GeneratePdf,
+                },
+            )
+        }
+    }
     /// Catalogued Alexandria capability invocation, mutually exclusive with url. One {provider, capability, options} object or an array of 1-10, with contracts available through firecrawl\_search or firecrawl\_find\_tools. Each call may include version to pin a published workflow; omitting it uses latest. Only requestId and timeout are supported alongside alexandria. The selected contract marks required inputs and any requiresOneOf groups (at least one member per group); it may include example.request/example.response and response.key (which may differ from records). Where pagination is declared, its fields govern paging with the same filters; catalogue next is separate from provider pagination. Returns per-capability results in data.alexandria with data, records, or an error with a code; individual capabilities can fail even when the outer response succeeds. Requires an API key on a team with Alexandria enabled. Some providers require accepted terms; blocked requests return the applicable requirements.
     ///
     /// Untagged: the first variant that accepts a value wins.
@@ -5580,23 +10019,13 @@ pub mod p_firecrawl_firecrawl_scrape {
         Variant0(InputAlexandriaVariant0),
         Array(Vec<InputAlexandriaArrayItem>),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputAlexandriaVariant0 {
         /// Capability address as returned by search or discover, e.g. "series/observations".
         pub capability: String,
         /// Capability options as declared by its contract.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub options: Option<
             ::std::collections::BTreeMap<
                 String,
@@ -5606,11 +10035,7 @@ pub mod p_firecrawl_firecrawl_scrape {
         /// Provider slug, e.g. "fred".
         pub provider: String,
         /// Optional published workflow version. Omit to use the latest version.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub version: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -5619,23 +10044,70 @@ pub mod p_firecrawl_firecrawl_scrape {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputAlexandriaVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputAlexandriaVariant0",
+                fields: &["capability", "options", "provider", "version"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                capability: Option<String>,
+                options: Option<
+                    ::std::collections::BTreeMap<
+                        String,
+                        ::surface_runtime::__private::serde_json::Value,
+                    >,
+                >,
+                provider: Option<String>,
+                version: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.capability = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.options = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.provider = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.version = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputAlexandriaVariant0, H::StructError> {
+                ::core::result::Result::Ok(InputAlexandriaVariant0 {
+                    capability: _f.required(0, _s.capability)?,
+                    options: _s.options,
+                    provider: _f.required(2, _s.provider)?,
+                    version: _s.version,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                capability: ::core::option::Option::None,
+                options: ::core::option::Option::None,
+                provider: ::core::option::Option::None,
+                version: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputAlexandriaArrayItem {
         /// Capability address as returned by search or discover, e.g. "series/observations".
         pub capability: String,
         /// Capability options as declared by its contract.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub options: Option<
             ::std::collections::BTreeMap<
                 String,
@@ -5645,11 +10117,7 @@ pub mod p_firecrawl_firecrawl_scrape {
         /// Provider slug, e.g. "fred".
         pub provider: String,
         /// Optional published workflow version. Omit to use the latest version.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub version: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -5657,6 +10125,63 @@ pub mod p_firecrawl_firecrawl_scrape {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputAlexandriaArrayItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputAlexandriaArrayItem",
+                fields: &["capability", "options", "provider", "version"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                capability: Option<String>,
+                options: Option<
+                    ::std::collections::BTreeMap<
+                        String,
+                        ::surface_runtime::__private::serde_json::Value,
+                    >,
+                >,
+                provider: Option<String>,
+                version: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.capability = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.options = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.provider = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.version = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputAlexandriaArrayItem, H::StructError> {
+                ::core::result::Result::Ok(InputAlexandriaArrayItem {
+                    capability: _f.required(0, _s.capability)?,
+                    options: _s.options,
+                    provider: _f.required(2, _s.provider)?,
+                    version: _s.version,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                capability: ::core::option::Option::None,
+                options: ::core::option::Option::None,
+                provider: ::core::option::Option::None,
+                version: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -5667,8 +10192,7 @@ pub mod p_firecrawl_firecrawl_scrape {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputFormatsItem {
@@ -5706,61 +10230,182 @@ pub mod p_firecrawl_firecrawl_scrape {
         #[serde(rename = "audio")]
         Audio,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputFormatsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputFormatsItem",
+                variants: &[
+                    "markdown",
+                    "html",
+                    "rawHtml",
+                    "screenshot",
+                    "links",
+                    "summary",
+                    "changeTracking",
+                    "branding",
+                    "json",
+                    "query",
+                    "audio",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Markdown,
+                    1 => Self::Html,
+                    2 => Self::RawHtml,
+                    3 => Self::Screenshot,
+                    4 => Self::Links,
+                    5 => Self::Summary,
+                    6 => Self::ChangeTracking,
+                    7 => Self::Branding,
+                    8 => Self::Json,
+                    9 => Self::Query,
+                    _ => Self::Audio,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputJsonOptions {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub prompt: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub schema: Option<InputJsonOptionsSchema>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputJsonOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputJsonOptions",
+                fields: &["prompt", "schema"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                prompt: Option<String>,
+                schema: Option<InputJsonOptionsSchema>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.prompt = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.schema = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputJsonOptions, H::StructError> {
+                ::core::result::Result::Ok(InputJsonOptions {
+                    prompt: _s.prompt,
+                    schema: _s.schema,
+                })
+            }
+            let slots = Slots {
+                prompt: ::core::option::Option::None,
+                schema: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputJsonOptionsSchema {}
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputJsonOptionsSchema {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputJsonOptionsSchema",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputJsonOptionsSchema, H::StructError> {
+                ::core::result::Result::Ok(InputJsonOptionsSchema {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputLocation {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub country: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub languages: Option<Vec<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputLocation {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputLocation",
+                fields: &["country", "languages"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                country: Option<String>,
+                languages: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.country = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.languages = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputLocation, H::StructError> {
+                ::core::result::Result::Ok(InputLocation {
+                    country: _s.country,
+                    languages: _s.languages,
+                })
+            }
+            let slots = Slots {
+                country: ::core::option::Option::None,
+                languages: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -5771,8 +10416,7 @@ pub mod p_firecrawl_firecrawl_scrape {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputParsersItem {
@@ -5780,42 +10424,123 @@ pub mod p_firecrawl_firecrawl_scrape {
         #[serde(rename = "pdf")]
         Pdf,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputParsersItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputParsersItem",
+                variants: &["pdf"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Pdf,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputPdfOptions {
         #[serde(rename = "maxPages")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_pages: Option<i64>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputPdfOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputPdfOptions",
+                fields: &["maxPages"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                max_pages: Option<i64>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.max_pages = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputPdfOptions, H::StructError> {
+                ::core::result::Result::Ok(InputPdfOptions {
+                    max_pages: _s.max_pages,
+                })
+            }
+            let slots = Slots {
+                max_pages: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputProfile {
         pub name: String,
         #[serde(rename = "saveChanges")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub save_changes: Option<bool>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputProfile {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputProfile",
+                fields: &["name", "saveChanges"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                name: Option<String>,
+                save_changes: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.save_changes = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputProfile, H::StructError> {
+                ::core::result::Result::Ok(InputProfile {
+                    name: _f.required(0, _s.name)?,
+                    save_changes: _s.save_changes,
+                })
+            }
+            let slots = Slots {
+                name: ::core::option::Option::None,
+                save_changes: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -5826,8 +10551,7 @@ pub mod p_firecrawl_firecrawl_scrape {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputProxy {
@@ -5844,24 +10568,77 @@ pub mod p_firecrawl_firecrawl_scrape {
         #[serde(rename = "auto")]
         Auto,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputProxy {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputProxy",
+                variants: &["basic", "stealth", "enhanced", "auto"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Basic,
+                    1 => Self::Stealth,
+                    2 => Self::Enhanced,
+                    _ => Self::Auto,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputQueryOptions {
         /// Default: `"freeform"`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub mode: Option<InputQueryOptionsMode>,
         pub prompt: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputQueryOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputQueryOptions",
+                fields: &["mode", "prompt"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                mode: Option<InputQueryOptionsMode>,
+                prompt: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.mode = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.prompt = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputQueryOptions, H::StructError> {
+                ::core::result::Result::Ok(InputQueryOptions {
+                    mode: _s.mode,
+                    prompt: _f.required(1, _s.prompt)?,
+                })
+            }
+            let slots = Slots {
+                mode: ::core::option::Option::None,
+                prompt: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Default: `"freeform"`.
     #[derive(
@@ -5873,8 +10650,7 @@ pub mod p_firecrawl_firecrawl_scrape {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputQueryOptionsMode {
@@ -5885,48 +10661,132 @@ pub mod p_firecrawl_firecrawl_scrape {
         #[serde(rename = "freeform")]
         Freeform,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputQueryOptionsMode {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputQueryOptionsMode",
+                variants: &["directQuote", "freeform"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::DirectQuote,
+                    _ => Self::Freeform,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScreenshotOptions {
         #[serde(rename = "fullPage")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub full_page: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub quality: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub viewport: Option<InputScreenshotOptionsViewport>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScreenshotOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScreenshotOptions",
+                fields: &["fullPage", "quality", "viewport"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                full_page: Option<bool>,
+                quality: Option<::surface_runtime::__private::serde_json::Number>,
+                viewport: Option<InputScreenshotOptionsViewport>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.full_page = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.quality = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.viewport = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScreenshotOptions, H::StructError> {
+                ::core::result::Result::Ok(InputScreenshotOptions {
+                    full_page: _s.full_page,
+                    quality: _s.quality,
+                    viewport: _s.viewport,
+                })
+            }
+            let slots = Slots {
+                full_page: ::core::option::Option::None,
+                quality: ::core::option::Option::None,
+                viewport: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScreenshotOptionsViewport {
         pub height: ::surface_runtime::__private::serde_json::Number,
         pub width: ::surface_runtime::__private::serde_json::Number,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScreenshotOptionsViewport {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScreenshotOptionsViewport",
+                fields: &["height", "width"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                height: Option<::surface_runtime::__private::serde_json::Number>,
+                width: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.height = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.width = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScreenshotOptionsViewport, H::StructError> {
+                ::core::result::Result::Ok(InputScreenshotOptionsViewport {
+                    height: _f.required(0, _s.height)?,
+                    width: _f.required(1, _s.width)?,
+                })
+            }
+            let slots = Slots {
+                height: ::core::option::Option::None,
+                width: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// URL mode only: domain discovery detail, summary by default; compact returns provider/capability/description, full includes contracts. Ignored with alexandria.
     #[derive(
@@ -5938,8 +10798,7 @@ pub mod p_firecrawl_firecrawl_scrape {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputToolDetail {
@@ -5953,433 +10812,590 @@ pub mod p_firecrawl_firecrawl_scrape {
         #[serde(rename = "full")]
         Full,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputToolDetail {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputToolDetail",
+                variants: &["compact", "summary", "full"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Compact,
+                    1 => Self::Summary,
+                    _ => Self::Full,
+                },
+            )
+        }
+    }
     /// A scraped document, or the Alexandria execution envelope when \`alexandria\` was passed.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Results of the browser actions that ran during the scrape.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub actions: Option<::surface_runtime::__private::serde_json::Value>,
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Targeted answer to the question that was asked of the page.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub answer: Option<Option<String>>,
         /// Values collected by the requested attribute selectors.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub attributes: Option<::surface_runtime::__private::serde_json::Value>,
         /// Audio extracted from the page.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub audio: Option<::surface_runtime::__private::serde_json::Value>,
         /// Typed PDF layout blocks, when \`parsers\[\].blocks\` is set.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub blocks: Option<::surface_runtime::__private::serde_json::Value>,
         /// Branding data extracted from the page.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub branding: Option<::surface_runtime::__private::serde_json::Value>,
         /// Change-tracking comparison against the previous scrape.
         #[serde(rename = "changeTracking")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub change_tracking: Option<::surface_runtime::__private::serde_json::Value>,
         /// Credits this call consumed.
         #[serde(rename = "creditsCost")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub credits_cost: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Alexandria mode: per-capability results in \`data.alexandria\`, each with \`data\`, \`records\`, or an \`error\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// \`retained\` when the full result stayed server-side instead of being inlined.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub delivery: Option<Option<String>>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Estimated token cost of the full result.
         #[serde(rename = "estimatedTokens")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub estimated_tokens: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Pointer to the feedback tool for reporting how this result served the task.
         #[serde(rename = "feedbackTool")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub feedback_tool: Option<::surface_runtime::__private::serde_json::Value>,
         /// Highlighted passages from the page.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub highlights: Option<::surface_runtime::__private::serde_json::Value>,
         /// Processed HTML of the page.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub html: Option<Option<String>>,
         /// Seconds a retained workspace stays available while idle.
         #[serde(rename = "idleTtlSeconds")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub idle_ttl_seconds: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Images found on the page.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub images: Option<::surface_runtime::__private::serde_json::Value>,
         /// Token budget above which a result is retained rather than inlined.
         #[serde(rename = "inlineTokenBudget")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub inline_token_budget: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Structured data matching the requested JSON schema or prompt.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub json: Option<::surface_runtime::__private::serde_json::Value>,
         /// Links found on the page.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub links: Option<::surface_runtime::__private::serde_json::Value>,
         /// Page content as markdown.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub markdown: Option<Option<String>>,
         /// Menu data extracted from the page.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub menu: Option<::surface_runtime::__private::serde_json::Value>,
         /// Guidance that accompanies the result.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub message: Option<Option<String>>,
         /// Page metadata; authenticated responses can include \`metadata.scrapeId\` for scrape feedback.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub metadata: Option<::surface_runtime::__private::serde_json::Value>,
         /// A follow-up tool call (\`{name, arguments}\`) that continues or inspects this result.
         #[serde(rename = "nextTool")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub next_tool: Option<::surface_runtime::__private::serde_json::Value>,
         /// Physical PDF pages, when \`parsers\[\].pages\` is set.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub pages: Option<::surface_runtime::__private::serde_json::Value>,
         /// Product data extracted from the page.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub product: Option<::surface_runtime::__private::serde_json::Value>,
         /// Unprocessed HTML of the page.
         #[serde(rename = "rawHtml")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub raw_html: Option<Option<String>>,
         /// Billing receipt for the execution.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub receipt: Option<::surface_runtime::__private::serde_json::Value>,
         /// Identifier of this Alexandria execution.
         #[serde(rename = "requestId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub request_id: Option<Option<String>>,
         /// Size of the full result in bytes.
         #[serde(rename = "responseBytes")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub response_bytes: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Identifier of the underlying scrape.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub scrape_id: Option<Option<String>>,
         /// Screenshot of the page.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub screenshot: Option<::surface_runtime::__private::serde_json::Value>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
         /// Summary of the page content.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub summary: Option<Option<String>>,
         /// How \`estimatedTokens\` was derived.
         #[serde(rename = "tokenEstimateMethod")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub token_estimate_method: Option<Option<String>>,
         /// Domain-matched Alexandria tools for the page, when \`domainTools\` is set.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub tools: Option<::surface_runtime::__private::serde_json::Value>,
         /// Video extracted from the page.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub video: Option<::surface_runtime::__private::serde_json::Value>,
         /// Non-fatal warning about the result.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub warning: Option<Option<String>>,
         /// Workspace holding a retained result, for inspection through virtual Bash.
         #[serde(rename = "workspaceId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub workspace_id: Option<Option<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &[
+                    "actions",
+                    "agent_hints",
+                    "answer",
+                    "attributes",
+                    "audio",
+                    "blocks",
+                    "branding",
+                    "changeTracking",
+                    "creditsCost",
+                    "data",
+                    "delivery",
+                    "error",
+                    "estimatedTokens",
+                    "feedbackTool",
+                    "highlights",
+                    "html",
+                    "idleTtlSeconds",
+                    "images",
+                    "inlineTokenBudget",
+                    "json",
+                    "links",
+                    "markdown",
+                    "menu",
+                    "message",
+                    "metadata",
+                    "nextTool",
+                    "pages",
+                    "product",
+                    "rawHtml",
+                    "receipt",
+                    "requestId",
+                    "responseBytes",
+                    "scrape_id",
+                    "screenshot",
+                    "success",
+                    "summary",
+                    "tokenEstimateMethod",
+                    "tools",
+                    "video",
+                    "warning",
+                    "workspaceId",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                actions: Option<::surface_runtime::__private::serde_json::Value>,
+                agent_hints: Option<Vec<String>>,
+                answer: Option<Option<String>>,
+                attributes: Option<::surface_runtime::__private::serde_json::Value>,
+                audio: Option<::surface_runtime::__private::serde_json::Value>,
+                blocks: Option<::surface_runtime::__private::serde_json::Value>,
+                branding: Option<::surface_runtime::__private::serde_json::Value>,
+                change_tracking: Option<::surface_runtime::__private::serde_json::Value>,
+                credits_cost: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                delivery: Option<Option<String>>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                estimated_tokens: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                feedback_tool: Option<::surface_runtime::__private::serde_json::Value>,
+                highlights: Option<::surface_runtime::__private::serde_json::Value>,
+                html: Option<Option<String>>,
+                idle_ttl_seconds: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                images: Option<::surface_runtime::__private::serde_json::Value>,
+                inline_token_budget: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                json: Option<::surface_runtime::__private::serde_json::Value>,
+                links: Option<::surface_runtime::__private::serde_json::Value>,
+                markdown: Option<Option<String>>,
+                menu: Option<::surface_runtime::__private::serde_json::Value>,
+                message: Option<Option<String>>,
+                metadata: Option<::surface_runtime::__private::serde_json::Value>,
+                next_tool: Option<::surface_runtime::__private::serde_json::Value>,
+                pages: Option<::surface_runtime::__private::serde_json::Value>,
+                product: Option<::surface_runtime::__private::serde_json::Value>,
+                raw_html: Option<Option<String>>,
+                receipt: Option<::surface_runtime::__private::serde_json::Value>,
+                request_id: Option<Option<String>>,
+                response_bytes: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                scrape_id: Option<Option<String>>,
+                screenshot: Option<::surface_runtime::__private::serde_json::Value>,
+                success: Option<Option<bool>>,
+                summary: Option<Option<String>>,
+                token_estimate_method: Option<Option<String>>,
+                tools: Option<::surface_runtime::__private::serde_json::Value>,
+                video: Option<::surface_runtime::__private::serde_json::Value>,
+                warning: Option<Option<String>>,
+                workspace_id: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.actions = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.answer = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.attributes = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.audio = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.blocks = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.branding = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.change_tracking = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.credits_cost = ::core::option::Option::Some(H::value(_v)?),
+                    9 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    10 => _s.delivery = ::core::option::Option::Some(H::value(_v)?),
+                    11 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    12 => {
+                        _s.estimated_tokens = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    13 => _s.feedback_tool = ::core::option::Option::Some(H::value(_v)?),
+                    14 => _s.highlights = ::core::option::Option::Some(H::value(_v)?),
+                    15 => _s.html = ::core::option::Option::Some(H::value(_v)?),
+                    16 => {
+                        _s.idle_ttl_seconds = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    17 => _s.images = ::core::option::Option::Some(H::value(_v)?),
+                    18 => {
+                        _s.inline_token_budget = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    19 => _s.json = ::core::option::Option::Some(H::value(_v)?),
+                    20 => _s.links = ::core::option::Option::Some(H::value(_v)?),
+                    21 => _s.markdown = ::core::option::Option::Some(H::value(_v)?),
+                    22 => _s.menu = ::core::option::Option::Some(H::value(_v)?),
+                    23 => _s.message = ::core::option::Option::Some(H::value(_v)?),
+                    24 => _s.metadata = ::core::option::Option::Some(H::value(_v)?),
+                    25 => _s.next_tool = ::core::option::Option::Some(H::value(_v)?),
+                    26 => _s.pages = ::core::option::Option::Some(H::value(_v)?),
+                    27 => _s.product = ::core::option::Option::Some(H::value(_v)?),
+                    28 => _s.raw_html = ::core::option::Option::Some(H::value(_v)?),
+                    29 => _s.receipt = ::core::option::Option::Some(H::value(_v)?),
+                    30 => _s.request_id = ::core::option::Option::Some(H::value(_v)?),
+                    31 => _s.response_bytes = ::core::option::Option::Some(H::value(_v)?),
+                    32 => _s.scrape_id = ::core::option::Option::Some(H::value(_v)?),
+                    33 => _s.screenshot = ::core::option::Option::Some(H::value(_v)?),
+                    34 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    35 => _s.summary = ::core::option::Option::Some(H::value(_v)?),
+                    36 => {
+                        _s.token_estimate_method = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    37 => _s.tools = ::core::option::Option::Some(H::value(_v)?),
+                    38 => _s.video = ::core::option::Option::Some(H::value(_v)?),
+                    39 => _s.warning = ::core::option::Option::Some(H::value(_v)?),
+                    40 => _s.workspace_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    actions: _s.actions,
+                    agent_hints: _s.agent_hints,
+                    answer: _s.answer,
+                    attributes: _s.attributes,
+                    audio: _s.audio,
+                    blocks: _s.blocks,
+                    branding: _s.branding,
+                    change_tracking: _s.change_tracking,
+                    credits_cost: _s.credits_cost,
+                    data: _s.data,
+                    delivery: _s.delivery,
+                    error: _s.error,
+                    estimated_tokens: _s.estimated_tokens,
+                    feedback_tool: _s.feedback_tool,
+                    highlights: _s.highlights,
+                    html: _s.html,
+                    idle_ttl_seconds: _s.idle_ttl_seconds,
+                    images: _s.images,
+                    inline_token_budget: _s.inline_token_budget,
+                    json: _s.json,
+                    links: _s.links,
+                    markdown: _s.markdown,
+                    menu: _s.menu,
+                    message: _s.message,
+                    metadata: _s.metadata,
+                    next_tool: _s.next_tool,
+                    pages: _s.pages,
+                    product: _s.product,
+                    raw_html: _s.raw_html,
+                    receipt: _s.receipt,
+                    request_id: _s.request_id,
+                    response_bytes: _s.response_bytes,
+                    scrape_id: _s.scrape_id,
+                    screenshot: _s.screenshot,
+                    success: _s.success,
+                    summary: _s.summary,
+                    token_estimate_method: _s.token_estimate_method,
+                    tools: _s.tools,
+                    video: _s.video,
+                    warning: _s.warning,
+                    workspace_id: _s.workspace_id,
+                })
+            }
+            let slots = Slots {
+                actions: ::core::option::Option::None,
+                agent_hints: ::core::option::Option::None,
+                answer: ::core::option::Option::None,
+                attributes: ::core::option::Option::None,
+                audio: ::core::option::Option::None,
+                blocks: ::core::option::Option::None,
+                branding: ::core::option::Option::None,
+                change_tracking: ::core::option::Option::None,
+                credits_cost: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                delivery: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                estimated_tokens: ::core::option::Option::None,
+                feedback_tool: ::core::option::Option::None,
+                highlights: ::core::option::Option::None,
+                html: ::core::option::Option::None,
+                idle_ttl_seconds: ::core::option::Option::None,
+                images: ::core::option::Option::None,
+                inline_token_budget: ::core::option::Option::None,
+                json: ::core::option::Option::None,
+                links: ::core::option::Option::None,
+                markdown: ::core::option::Option::None,
+                menu: ::core::option::Option::None,
+                message: ::core::option::Option::None,
+                metadata: ::core::option::Option::None,
+                next_tool: ::core::option::Option::None,
+                pages: ::core::option::Option::None,
+                product: ::core::option::Option::None,
+                raw_html: ::core::option::Option::None,
+                receipt: ::core::option::Option::None,
+                request_id: ::core::option::Option::None,
+                response_bytes: ::core::option::Option::None,
+                scrape_id: ::core::option::Option::None,
+                screenshot: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+                summary: ::core::option::Option::None,
+                token_estimate_method: ::core::option::Option::None,
+                tools: ::core::option::Option::None,
+                video: ::core::option::Option::None,
+                warning: ::core::option::Option::None,
+                workspace_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_search`
 pub mod p_firecrawl_firecrawl_search {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Limit results to specific source types. \`research\` restricts ordinary web results to research-affiliated websites and returns page snippets, which is separate from the \`firecrawl\_research\_\*\` tools that search paper abstracts and full text across biomedical (PubMed, bioRxiv, medRxiv) and arXiv literature; \`pdf\` searches PDF results; \`developer\` searches an index built for coding agents over public repositories, GitHub issues, merged pull requests, repository READMEs, and code documentation. \`developer\` returns hits in \`data.web\` with \`category: "developer"\`; the other categories also filter \`data.web\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub categories: Option<Vec<InputCategoriesItem>>,
         /// Include domain-matched tools for result URLs. Defaults to true when Alexandria is combined with web, news or images; semantic-only search leaves domain matching off.
         #[serde(rename = "domainTools")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub domain_tools: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub enterprise: Option<Vec<InputEnterpriseItem>>,
         /// Hostnames to leave out of results. Mutually exclusive with includeDomains.
         #[serde(rename = "excludeDomains")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub exclude_domains: Option<Vec<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filter: Option<String>,
         /// Return query-relevant page excerpts for web and news results when available (default). Highlights appear in web \`description\` and news \`snippet\`; otherwise, original snippets are returned. Set to false to keep the original search snippets.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub highlights: Option<bool>,
         /// Hostnames to restrict results to. Mutually exclusive with excludeDomains.
         #[serde(rename = "includeDomains")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub include_domains: Option<Vec<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub limit: Option<i64>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub location: Option<String>,
         /// Query for web and semantic tool discovery. Operators include quoted phrases, \`-term\`, \`site:host\`, \`inurl:term\`, \`intitle:term\`, and \`related:host\`; the set is non-exhaustive. Catalogue browsing is available through firecrawl\_find\_tools.
         pub query: String,
         /// Attach page content for web results in the same call. These fetches ignore maxAge, so use firecrawl\_scrape when you need a live fetch. scrapeOptions fetches web pages, never Alexandria provider tools.
         #[serde(rename = "scrapeOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub scrape_options: Option<InputScrapeOptions>,
         /// Search sources; authenticated sessions default to web + alexandria, keyless sessions to web only. A search with sources: \["web"\] omits semantic provider discovery; domainTools: true can still return website-matched tools. Web-only results use domainTools: false. Use \["alexandria"\] alone for provider discovery without web results.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub sources: Option<Vec<InputSourcesItem>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub tbs: Option<String>,
         /// Compact by default. Compact returns only provider, capability and description; full includes contracts. Inspect selected compact tools with firecrawl\_find\_tools providers and capabilities.
         #[serde(rename = "toolDetail")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub tool_detail: Option<InputToolDetail>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "categories",
+                    "domainTools",
+                    "enterprise",
+                    "excludeDomains",
+                    "filter",
+                    "highlights",
+                    "includeDomains",
+                    "limit",
+                    "location",
+                    "query",
+                    "scrapeOptions",
+                    "sources",
+                    "tbs",
+                    "toolDetail",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                categories: Option<Vec<InputCategoriesItem>>,
+                domain_tools: Option<bool>,
+                enterprise: Option<Vec<InputEnterpriseItem>>,
+                exclude_domains: Option<Vec<String>>,
+                filter: Option<String>,
+                highlights: Option<bool>,
+                include_domains: Option<Vec<String>>,
+                limit: Option<i64>,
+                location: Option<String>,
+                query: Option<String>,
+                scrape_options: Option<InputScrapeOptions>,
+                sources: Option<Vec<InputSourcesItem>>,
+                tbs: Option<String>,
+                tool_detail: Option<InputToolDetail>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.categories = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.domain_tools = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.enterprise = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.exclude_domains = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.filter = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.highlights = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.include_domains = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.limit = ::core::option::Option::Some(H::integer_value(_v)?),
+                    8 => _s.location = ::core::option::Option::Some(H::value(_v)?),
+                    9 => _s.query = ::core::option::Option::Some(H::value(_v)?),
+                    10 => _s.scrape_options = ::core::option::Option::Some(H::value(_v)?),
+                    11 => _s.sources = ::core::option::Option::Some(H::value(_v)?),
+                    12 => _s.tbs = ::core::option::Option::Some(H::value(_v)?),
+                    13 => _s.tool_detail = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    categories: _s.categories,
+                    domain_tools: _s.domain_tools,
+                    enterprise: _s.enterprise,
+                    exclude_domains: _s.exclude_domains,
+                    filter: _s.filter,
+                    highlights: _s.highlights,
+                    include_domains: _s.include_domains,
+                    limit: _s.limit,
+                    location: _s.location,
+                    query: _f.required(9, _s.query)?,
+                    scrape_options: _s.scrape_options,
+                    sources: _s.sources,
+                    tbs: _s.tbs,
+                    tool_detail: _s.tool_detail,
+                })
+            }
+            let slots = Slots {
+                categories: ::core::option::Option::None,
+                domain_tools: ::core::option::Option::None,
+                enterprise: ::core::option::Option::None,
+                exclude_domains: ::core::option::Option::None,
+                filter: ::core::option::Option::None,
+                highlights: ::core::option::Option::None,
+                include_domains: ::core::option::Option::None,
+                limit: ::core::option::Option::None,
+                location: ::core::option::Option::None,
+                query: ::core::option::Option::None,
+                scrape_options: ::core::option::Option::None,
+                sources: ::core::option::Option::None,
+                tbs: ::core::option::Option::None,
+                tool_detail: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -6390,8 +11406,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputCategoriesItem {
@@ -6405,6 +11420,27 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "developer")]
         Developer,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputCategoriesItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputCategoriesItem",
+                variants: &["research", "pdf", "developer"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Research,
+                    1 => Self::Pdf,
+                    _ => Self::Developer,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -6414,8 +11450,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputEnterpriseItem {
@@ -6429,215 +11464,273 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "zdr")]
         Zdr,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputEnterpriseItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputEnterpriseItem",
+                variants: &["default", "anon", "zdr"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Default,
+                    1 => Self::Anon,
+                    _ => Self::Zdr,
+                },
+            )
+        }
+    }
     /// Attach page content for web results in the same call. These fetches ignore maxAge, so use firecrawl\_scrape when you need a live fetch. scrapeOptions fetches web pages, never Alexandria provider tools.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptions {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub actions: Option<Vec<InputScrapeOptionsActionsItem>>,
         #[serde(rename = "excludeTags")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub exclude_tags: Option<Vec<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub formats: Option<Vec<InputScrapeOptionsFormatsItem>>,
         #[serde(rename = "includeTags")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub include_tags: Option<Vec<String>>,
         #[serde(rename = "jsonOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub json_options: Option<InputScrapeOptionsJsonOptions>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub location: Option<InputScrapeOptionsLocation>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub lockdown: Option<bool>,
         #[serde(rename = "maxAge")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_age: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub mobile: Option<bool>,
         #[serde(rename = "onlyMainContent")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub only_main_content: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub parsers: Option<Vec<InputScrapeOptionsParsersItem>>,
         #[serde(rename = "pdfOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub pdf_options: Option<InputScrapeOptionsPdfOptions>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub profile: Option<InputScrapeOptionsProfile>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub proxy: Option<InputScrapeOptionsProxy>,
         #[serde(rename = "queryOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub query_options: Option<InputScrapeOptionsQueryOptions>,
         #[serde(rename = "redactPII")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub redact_pii: Option<bool>,
         #[serde(rename = "removeBase64Images")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub remove_base64_images: Option<bool>,
         #[serde(rename = "screenshotOptions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub screenshot_options: Option<InputScrapeOptionsScreenshotOptions>,
         #[serde(rename = "skipTlsVerification")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub skip_tls_verification: Option<bool>,
         #[serde(rename = "storeInCache")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub store_in_cache: Option<bool>,
         #[serde(rename = "waitFor")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub wait_for: Option<::surface_runtime::__private::serde_json::Number>,
         #[serde(rename = "zeroDataRetention")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub zero_data_retention: Option<bool>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptions",
+                fields: &[
+                    "actions",
+                    "excludeTags",
+                    "formats",
+                    "includeTags",
+                    "jsonOptions",
+                    "location",
+                    "lockdown",
+                    "maxAge",
+                    "mobile",
+                    "onlyMainContent",
+                    "parsers",
+                    "pdfOptions",
+                    "profile",
+                    "proxy",
+                    "queryOptions",
+                    "redactPII",
+                    "removeBase64Images",
+                    "screenshotOptions",
+                    "skipTlsVerification",
+                    "storeInCache",
+                    "waitFor",
+                    "zeroDataRetention",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                actions: Option<Vec<InputScrapeOptionsActionsItem>>,
+                exclude_tags: Option<Vec<String>>,
+                formats: Option<Vec<InputScrapeOptionsFormatsItem>>,
+                include_tags: Option<Vec<String>>,
+                json_options: Option<InputScrapeOptionsJsonOptions>,
+                location: Option<InputScrapeOptionsLocation>,
+                lockdown: Option<bool>,
+                max_age: Option<::surface_runtime::__private::serde_json::Number>,
+                mobile: Option<bool>,
+                only_main_content: Option<bool>,
+                parsers: Option<Vec<InputScrapeOptionsParsersItem>>,
+                pdf_options: Option<InputScrapeOptionsPdfOptions>,
+                profile: Option<InputScrapeOptionsProfile>,
+                proxy: Option<InputScrapeOptionsProxy>,
+                query_options: Option<InputScrapeOptionsQueryOptions>,
+                redact_pii: Option<bool>,
+                remove_base64_images: Option<bool>,
+                screenshot_options: Option<InputScrapeOptionsScreenshotOptions>,
+                skip_tls_verification: Option<bool>,
+                store_in_cache: Option<bool>,
+                wait_for: Option<::surface_runtime::__private::serde_json::Number>,
+                zero_data_retention: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.actions = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.exclude_tags = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.formats = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.include_tags = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.json_options = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.location = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.lockdown = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.max_age = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.mobile = ::core::option::Option::Some(H::value(_v)?),
+                    9 => {
+                        _s.only_main_content = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    10 => _s.parsers = ::core::option::Option::Some(H::value(_v)?),
+                    11 => _s.pdf_options = ::core::option::Option::Some(H::value(_v)?),
+                    12 => _s.profile = ::core::option::Option::Some(H::value(_v)?),
+                    13 => _s.proxy = ::core::option::Option::Some(H::value(_v)?),
+                    14 => _s.query_options = ::core::option::Option::Some(H::value(_v)?),
+                    15 => _s.redact_pii = ::core::option::Option::Some(H::value(_v)?),
+                    16 => {
+                        _s.remove_base64_images = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    17 => {
+                        _s.screenshot_options = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    18 => {
+                        _s.skip_tls_verification = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    19 => _s.store_in_cache = ::core::option::Option::Some(H::value(_v)?),
+                    20 => _s.wait_for = ::core::option::Option::Some(H::value(_v)?),
+                    21 => {
+                        _s.zero_data_retention = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptions, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptions {
+                    actions: _s.actions,
+                    exclude_tags: _s.exclude_tags,
+                    formats: _s.formats,
+                    include_tags: _s.include_tags,
+                    json_options: _s.json_options,
+                    location: _s.location,
+                    lockdown: _s.lockdown,
+                    max_age: _s.max_age,
+                    mobile: _s.mobile,
+                    only_main_content: _s.only_main_content,
+                    parsers: _s.parsers,
+                    pdf_options: _s.pdf_options,
+                    profile: _s.profile,
+                    proxy: _s.proxy,
+                    query_options: _s.query_options,
+                    redact_pii: _s.redact_pii,
+                    remove_base64_images: _s.remove_base64_images,
+                    screenshot_options: _s.screenshot_options,
+                    skip_tls_verification: _s.skip_tls_verification,
+                    store_in_cache: _s.store_in_cache,
+                    wait_for: _s.wait_for,
+                    zero_data_retention: _s.zero_data_retention,
+                })
+            }
+            let slots = Slots {
+                actions: ::core::option::Option::None,
+                exclude_tags: ::core::option::Option::None,
+                formats: ::core::option::Option::None,
+                include_tags: ::core::option::Option::None,
+                json_options: ::core::option::Option::None,
+                location: ::core::option::Option::None,
+                lockdown: ::core::option::Option::None,
+                max_age: ::core::option::Option::None,
+                mobile: ::core::option::Option::None,
+                only_main_content: ::core::option::Option::None,
+                parsers: ::core::option::Option::None,
+                pdf_options: ::core::option::Option::None,
+                profile: ::core::option::Option::None,
+                proxy: ::core::option::Option::None,
+                query_options: ::core::option::Option::None,
+                redact_pii: ::core::option::Option::None,
+                remove_base64_images: ::core::option::Option::None,
+                screenshot_options: ::core::option::Option::None,
+                skip_tls_verification: ::core::option::Option::None,
+                store_in_cache: ::core::option::Option::None,
+                wait_for: ::core::option::Option::None,
+                zero_data_retention: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputScrapeOptionsActionsItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub direction: Option<InputScrapeOptionsActionsItemDirection>,
         #[serde(rename = "fullPage")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub full_page: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub key: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub milliseconds: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub script: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub selector: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub text: Option<String>,
         pub r#type: InputScrapeOptionsActionsItemType,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -6646,6 +11739,83 @@ pub mod p_firecrawl_firecrawl_search {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsActionsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsActionsItem",
+                fields: &[
+                    "direction",
+                    "fullPage",
+                    "key",
+                    "milliseconds",
+                    "script",
+                    "selector",
+                    "text",
+                    "type",
+                ],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                direction: Option<InputScrapeOptionsActionsItemDirection>,
+                full_page: Option<bool>,
+                key: Option<String>,
+                milliseconds: Option<::surface_runtime::__private::serde_json::Number>,
+                script: Option<String>,
+                selector: Option<String>,
+                text: Option<String>,
+                r#type: Option<InputScrapeOptionsActionsItemType>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.direction = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.full_page = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.key = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.milliseconds = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.script = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.selector = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsActionsItem, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsActionsItem {
+                    direction: _s.direction,
+                    full_page: _s.full_page,
+                    key: _s.key,
+                    milliseconds: _s.milliseconds,
+                    script: _s.script,
+                    selector: _s.selector,
+                    text: _s.text,
+                    r#type: _f.required(7, _s.r#type)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                direction: ::core::option::Option::None,
+                full_page: ::core::option::Option::None,
+                key: ::core::option::Option::None,
+                milliseconds: ::core::option::Option::None,
+                script: ::core::option::Option::None,
+                selector: ::core::option::Option::None,
+                text: ::core::option::Option::None,
+                r#type: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -6656,8 +11826,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsActionsItemDirection {
@@ -6668,6 +11837,26 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "down")]
         Down,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsActionsItemDirection {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsActionsItemDirection",
+                variants: &["up", "down"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Up,
+                    _ => Self::Down,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -6677,8 +11866,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsActionsItemType {
@@ -6710,6 +11898,43 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "generatePDF")]
         GeneratePdf,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsActionsItemType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsActionsItemType",
+                variants: &[
+                    "wait",
+                    "screenshot",
+                    "scroll",
+                    "scrape",
+                    "click",
+                    "write",
+                    "press",
+                    "executeJavascript",
+                    "generatePDF",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Wait,
+                    1 => Self::Screenshot,
+                    2 => Self::Scroll,
+                    3 => Self::Scrape,
+                    4 => Self::Click,
+                    5 => Self::Write,
+                    6 => Self::Press,
+                    7 => Self::ExecuteJavascript,
+                    _ => Self::GeneratePdf,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -6719,8 +11944,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsFormatsItem {
@@ -6758,61 +11982,187 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "audio")]
         Audio,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsFormatsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsFormatsItem",
+                variants: &[
+                    "markdown",
+                    "html",
+                    "rawHtml",
+                    "screenshot",
+                    "links",
+                    "summary",
+                    "changeTracking",
+                    "branding",
+                    "json",
+                    "query",
+                    "audio",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Markdown,
+                    1 => Self::Html,
+                    2 => Self::RawHtml,
+                    3 => Self::Screenshot,
+                    4 => Self::Links,
+                    5 => Self::Summary,
+                    6 => Self::ChangeTracking,
+                    7 => Self::Branding,
+                    8 => Self::Json,
+                    9 => Self::Query,
+                    _ => Self::Audio,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsJsonOptions {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub prompt: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub schema: Option<InputScrapeOptionsJsonOptionsSchema>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsJsonOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsJsonOptions",
+                fields: &["prompt", "schema"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                prompt: Option<String>,
+                schema: Option<InputScrapeOptionsJsonOptionsSchema>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.prompt = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.schema = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsJsonOptions, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsJsonOptions {
+                    prompt: _s.prompt,
+                    schema: _s.schema,
+                })
+            }
+            let slots = Slots {
+                prompt: ::core::option::Option::None,
+                schema: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsJsonOptionsSchema {}
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsJsonOptionsSchema {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsJsonOptionsSchema",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputScrapeOptionsJsonOptionsSchema,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputScrapeOptionsJsonOptionsSchema {
+                })
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsLocation {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub country: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub languages: Option<Vec<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsLocation {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsLocation",
+                fields: &["country", "languages"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                country: Option<String>,
+                languages: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.country = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.languages = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsLocation, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsLocation {
+                    country: _s.country,
+                    languages: _s.languages,
+                })
+            }
+            let slots = Slots {
+                country: ::core::option::Option::None,
+                languages: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -6823,8 +12173,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsParsersItem {
@@ -6832,42 +12181,125 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "pdf")]
         Pdf,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsParsersItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsParsersItem",
+                variants: &["pdf"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Pdf,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsPdfOptions {
         #[serde(rename = "maxPages")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub max_pages: Option<i64>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsPdfOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsPdfOptions",
+                fields: &["maxPages"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                max_pages: Option<i64>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.max_pages = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsPdfOptions, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsPdfOptions {
+                    max_pages: _s.max_pages,
+                })
+            }
+            let slots = Slots {
+                max_pages: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsProfile {
         pub name: String,
         #[serde(rename = "saveChanges")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub save_changes: Option<bool>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsProfile {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsProfile",
+                fields: &["name", "saveChanges"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                name: Option<String>,
+                save_changes: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.save_changes = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsProfile, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsProfile {
+                    name: _f.required(0, _s.name)?,
+                    save_changes: _s.save_changes,
+                })
+            }
+            let slots = Slots {
+                name: ::core::option::Option::None,
+                save_changes: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -6878,8 +12310,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsProxy {
@@ -6896,24 +12327,78 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "auto")]
         Auto,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsProxy {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsProxy",
+                variants: &["basic", "stealth", "enhanced", "auto"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Basic,
+                    1 => Self::Stealth,
+                    2 => Self::Enhanced,
+                    _ => Self::Auto,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsQueryOptions {
         /// Default: `"freeform"`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub mode: Option<InputScrapeOptionsQueryOptionsMode>,
         pub prompt: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsQueryOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsQueryOptions",
+                fields: &["mode", "prompt"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                mode: Option<InputScrapeOptionsQueryOptionsMode>,
+                prompt: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.mode = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.prompt = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputScrapeOptionsQueryOptions, H::StructError> {
+                ::core::result::Result::Ok(InputScrapeOptionsQueryOptions {
+                    mode: _s.mode,
+                    prompt: _f.required(1, _s.prompt)?,
+                })
+            }
+            let slots = Slots {
+                mode: ::core::option::Option::None,
+                prompt: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Default: `"freeform"`.
     #[derive(
@@ -6925,8 +12410,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScrapeOptionsQueryOptionsMode {
@@ -6937,48 +12421,138 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "freeform")]
         Freeform,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsQueryOptionsMode {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScrapeOptionsQueryOptionsMode",
+                variants: &["directQuote", "freeform"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::DirectQuote,
+                    _ => Self::Freeform,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsScreenshotOptions {
         #[serde(rename = "fullPage")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub full_page: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub quality: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub viewport: Option<InputScrapeOptionsScreenshotOptionsViewport>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsScreenshotOptions {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsScreenshotOptions",
+                fields: &["fullPage", "quality", "viewport"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                full_page: Option<bool>,
+                quality: Option<::surface_runtime::__private::serde_json::Number>,
+                viewport: Option<InputScrapeOptionsScreenshotOptionsViewport>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.full_page = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.quality = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.viewport = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputScrapeOptionsScreenshotOptions,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputScrapeOptionsScreenshotOptions {
+                    full_page: _s.full_page,
+                    quality: _s.quality,
+                    viewport: _s.viewport,
+                })
+            }
+            let slots = Slots {
+                full_page: ::core::option::Option::None,
+                quality: ::core::option::Option::None,
+                viewport: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputScrapeOptionsScreenshotOptionsViewport {
         pub height: ::surface_runtime::__private::serde_json::Number,
         pub width: ::surface_runtime::__private::serde_json::Number,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputScrapeOptionsScreenshotOptionsViewport {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputScrapeOptionsScreenshotOptionsViewport",
+                fields: &["height", "width"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                height: Option<::surface_runtime::__private::serde_json::Number>,
+                width: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.height = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.width = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputScrapeOptionsScreenshotOptionsViewport,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputScrapeOptionsScreenshotOptionsViewport {
+                    height: _f.required(0, _s.height)?,
+                    width: _f.required(1, _s.width)?,
+                })
+            }
+            let slots = Slots {
+                height: ::core::option::Option::None,
+                width: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -7002,8 +12576,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSourcesItemVariant0 {
@@ -7023,17 +12596,72 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "exchange")]
         Exchange,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputSourcesItemVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSourcesItemVariant0",
+                variants: &["web", "images", "news", "alexandria", "exchange"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Web,
+                    1 => Self::Images,
+                    2 => Self::News,
+                    3 => Self::Alexandria,
+                    _ => Self::Exchange,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputSourcesItemVariant1 {
         pub r#type: InputSourcesItemVariant1Type,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputSourcesItemVariant1 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputSourcesItemVariant1",
+                fields: &["type"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                r#type: Option<InputSourcesItemVariant1Type>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputSourcesItemVariant1, H::StructError> {
+                ::core::result::Result::Ok(InputSourcesItemVariant1 {
+                    r#type: _f.required(0, _s.r#type)?,
+                })
+            }
+            let slots = Slots {
+                r#type: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -7044,8 +12672,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSourcesItemVariant1Type {
@@ -7065,6 +12692,29 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "exchange")]
         Exchange,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputSourcesItemVariant1Type {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSourcesItemVariant1Type",
+                variants: &["web", "images", "news", "alexandria", "exchange"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Web,
+                    1 => Self::Images,
+                    2 => Self::News,
+                    3 => Self::Alexandria,
+                    _ => Self::Exchange,
+                },
+            )
+        }
+    }
     /// Compact by default. Compact returns only provider, capability and description; full includes contracts. Inspect selected compact tools with firecrawl\_find\_tools providers and capabilities.
     #[derive(
         Debug,
@@ -7075,8 +12725,7 @@ pub mod p_firecrawl_firecrawl_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputToolDetail {
@@ -7090,147 +12739,244 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "full")]
         Full,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputToolDetail {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputToolDetail",
+                variants: &["compact", "summary", "full"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Compact,
+                    1 => Self::Summary,
+                    _ => Self::Full,
+                },
+            )
+        }
+    }
     /// Ranked search results grouped by source.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Credits this search consumed.
         #[serde(rename = "creditsUsed")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub credits_used: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Ranked results grouped by source, such as \`web\`, \`news\`, \`images\`, and \`alexandria\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Pointer to the feedback tool for this search.
         #[serde(rename = "feedbackTool")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub feedback_tool: Option<::surface_runtime::__private::serde_json::Value>,
         /// Search identifier, for optional \`firecrawl\_search\_feedback\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub id: Option<Option<String>>,
         /// A follow-up tool call that continues this search.
         #[serde(rename = "nextTool")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub next_tool: Option<::surface_runtime::__private::serde_json::Value>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
         /// Domain-matched Alexandria tools for the results.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub tools: Option<::surface_runtime::__private::serde_json::Value>,
         /// Non-fatal warning about the result.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub warning: Option<Option<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &[
+                    "agent_hints",
+                    "creditsUsed",
+                    "data",
+                    "error",
+                    "feedbackTool",
+                    "id",
+                    "nextTool",
+                    "success",
+                    "tools",
+                    "warning",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                credits_used: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                feedback_tool: Option<::surface_runtime::__private::serde_json::Value>,
+                id: Option<Option<String>>,
+                next_tool: Option<::surface_runtime::__private::serde_json::Value>,
+                success: Option<Option<bool>>,
+                tools: Option<::surface_runtime::__private::serde_json::Value>,
+                warning: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.credits_used = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.feedback_tool = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.next_tool = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.tools = ::core::option::Option::Some(H::value(_v)?),
+                    9 => _s.warning = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    credits_used: _s.credits_used,
+                    data: _s.data,
+                    error: _s.error,
+                    feedback_tool: _s.feedback_tool,
+                    id: _s.id,
+                    next_tool: _s.next_tool,
+                    success: _s.success,
+                    tools: _s.tools,
+                    warning: _s.warning,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                credits_used: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                feedback_tool: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                next_tool: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+                tools: ::core::option::Option::None,
+                warning: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `firecrawl.firecrawl_search_feedback`
 pub mod p_firecrawl_firecrawl_search_feedback {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Array of specific pieces of content the agent expected to find but did not. One entry per distinct topic. Each entry has a short \`topic\` and optional longer \`description\`.
         #[serde(rename = "missingContent")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub missing_content: Option<Vec<InputMissingContentItem>>,
         #[serde(rename = "querySuggestions")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub query_suggestions: Option<String>,
         pub rating: InputRating,
         /// Format: `uuid` (not checked by this type).
         #[serde(rename = "searchId")]
         pub search_id: String,
         #[serde(rename = "valuableSources")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub valuable_sources: Option<Vec<InputValuableSourcesItem>>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "missingContent",
+                    "querySuggestions",
+                    "rating",
+                    "searchId",
+                    "valuableSources",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                missing_content: Option<Vec<InputMissingContentItem>>,
+                query_suggestions: Option<String>,
+                rating: Option<InputRating>,
+                search_id: Option<String>,
+                valuable_sources: Option<Vec<InputValuableSourcesItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.missing_content = ::core::option::Option::Some(H::value(_v)?),
+                    1 => {
+                        _s.query_suggestions = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    2 => _s.rating = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.search_id = ::core::option::Option::Some(H::value(_v)?),
+                    4 => {
+                        _s.valuable_sources = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    missing_content: _s.missing_content,
+                    query_suggestions: _s.query_suggestions,
+                    rating: _f.required(2, _s.rating)?,
+                    search_id: _f.required(3, _s.search_id)?,
+                    valuable_sources: _s.valuable_sources,
+                })
+            }
+            let slots = Slots {
+                missing_content: ::core::option::Option::None,
+                query_suggestions: ::core::option::Option::None,
+                rating: ::core::option::Option::None,
+                search_id: ::core::option::Option::None,
+                valuable_sources: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputMissingContentItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
         pub topic: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -7239,6 +12985,50 @@ pub mod p_firecrawl_firecrawl_search_feedback {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputMissingContentItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputMissingContentItem",
+                fields: &["description", "topic"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                description: Option<String>,
+                topic: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.description = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.topic = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputMissingContentItem, H::StructError> {
+                ::core::result::Result::Ok(InputMissingContentItem {
+                    description: _s.description,
+                    topic: _f.required(1, _s.topic)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                description: ::core::option::Option::None,
+                topic: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -7249,8 +13039,7 @@ pub mod p_firecrawl_firecrawl_search_feedback {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputRating {
@@ -7264,20 +13053,30 @@ pub mod p_firecrawl_firecrawl_search_feedback {
         #[serde(rename = "partial")]
         Partial,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputRating {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputRating",
+                variants: &["good", "bad", "partial"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Good,
+                    1 => Self::Bad,
+                    _ => Self::Partial,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputValuableSourcesItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
         /// Format: `uri` (not checked by this type).
         pub url: String,
@@ -7288,142 +13087,256 @@ pub mod p_firecrawl_firecrawl_search_feedback {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputValuableSourcesItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputValuableSourcesItem",
+                fields: &["reason", "url"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                reason: Option<String>,
+                url: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.reason = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.url = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputValuableSourcesItem, H::StructError> {
+                ::core::result::Result::Ok(InputValuableSourcesItem {
+                    reason: _s.reason,
+                    url: _f.required(1, _s.url)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                reason: ::core::option::Option::None,
+                url: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Result of submitting feedback.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional response guidance from the Firecrawl API.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub agent_hints: Option<Vec<String>>,
         /// Whether feedback for this job was already recorded.
         #[serde(rename = "alreadySubmitted")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub already_submitted: Option<Option<bool>>,
         /// Credits refunded for this submission, when eligible.
         #[serde(rename = "creditsRefunded")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub credits_refunded: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Credits refunded to the team so far this UTC day.
         #[serde(rename = "creditsRefundedToday")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub credits_refunded_today: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Whether the daily refund cap is reached; further feedback today still records but refunds nothing.
         #[serde(rename = "dailyCapReached")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub daily_cap_reached: Option<Option<bool>>,
         /// The team's daily refund cap in credits.
         #[serde(rename = "dailyRefundCap")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub daily_refund_cap: Option<
             Option<::surface_runtime::__private::serde_json::Number>,
         >,
         /// Payload returned with the accepted feedback.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::surface_runtime::__private::serde_json::Value>,
         /// Error message or error object when the call did not succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub error: Option<::surface_runtime::__private::serde_json::Value>,
         /// Machine-readable reason the submission was rejected.
         #[serde(rename = "feedbackErrorCode")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub feedback_error_code: Option<Option<String>>,
         /// Identifier of the recorded feedback.
         #[serde(rename = "feedbackId")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub feedback_id: Option<Option<String>>,
         /// Human-readable result of the submission.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub message: Option<Option<String>>,
         /// Response body when it was not JSON.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub raw: Option<Option<String>>,
         /// Whether retrying the submission can succeed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub retryable: Option<Option<bool>>,
         /// HTTP status when the submission was rejected.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub status: Option<Option<::surface_runtime::__private::serde_json::Number>>,
         /// Whether the API call succeeded.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub success: Option<Option<bool>>,
         /// Non-fatal warning about the result.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub warning: Option<Option<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &[
+                    "agent_hints",
+                    "alreadySubmitted",
+                    "creditsRefunded",
+                    "creditsRefundedToday",
+                    "dailyCapReached",
+                    "dailyRefundCap",
+                    "data",
+                    "error",
+                    "feedbackErrorCode",
+                    "feedbackId",
+                    "message",
+                    "raw",
+                    "retryable",
+                    "status",
+                    "success",
+                    "warning",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                agent_hints: Option<Vec<String>>,
+                already_submitted: Option<Option<bool>>,
+                credits_refunded: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                credits_refunded_today: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                daily_cap_reached: Option<Option<bool>>,
+                daily_refund_cap: Option<
+                    Option<::surface_runtime::__private::serde_json::Number>,
+                >,
+                data: Option<::surface_runtime::__private::serde_json::Value>,
+                error: Option<::surface_runtime::__private::serde_json::Value>,
+                feedback_error_code: Option<Option<String>>,
+                feedback_id: Option<Option<String>>,
+                message: Option<Option<String>>,
+                raw: Option<Option<String>>,
+                retryable: Option<Option<bool>>,
+                status: Option<Option<::surface_runtime::__private::serde_json::Number>>,
+                success: Option<Option<bool>>,
+                warning: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.agent_hints = ::core::option::Option::Some(H::value(_v)?),
+                    1 => {
+                        _s.already_submitted = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    2 => {
+                        _s.credits_refunded = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    3 => {
+                        _s.credits_refunded_today = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    4 => {
+                        _s.daily_cap_reached = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    5 => {
+                        _s.daily_refund_cap = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    6 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.error = ::core::option::Option::Some(H::value(_v)?),
+                    8 => {
+                        _s.feedback_error_code = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    9 => _s.feedback_id = ::core::option::Option::Some(H::value(_v)?),
+                    10 => _s.message = ::core::option::Option::Some(H::value(_v)?),
+                    11 => _s.raw = ::core::option::Option::Some(H::value(_v)?),
+                    12 => _s.retryable = ::core::option::Option::Some(H::value(_v)?),
+                    13 => _s.status = ::core::option::Option::Some(H::value(_v)?),
+                    14 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    15 => _s.warning = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    agent_hints: _s.agent_hints,
+                    already_submitted: _s.already_submitted,
+                    credits_refunded: _s.credits_refunded,
+                    credits_refunded_today: _s.credits_refunded_today,
+                    daily_cap_reached: _s.daily_cap_reached,
+                    daily_refund_cap: _s.daily_refund_cap,
+                    data: _s.data,
+                    error: _s.error,
+                    feedback_error_code: _s.feedback_error_code,
+                    feedback_id: _s.feedback_id,
+                    message: _s.message,
+                    raw: _s.raw,
+                    retryable: _s.retryable,
+                    status: _s.status,
+                    success: _s.success,
+                    warning: _s.warning,
+                })
+            }
+            let slots = Slots {
+                agent_hints: ::core::option::Option::None,
+                already_submitted: ::core::option::Option::None,
+                credits_refunded: ::core::option::Option::None,
+                credits_refunded_today: ::core::option::Option::None,
+                daily_cap_reached: ::core::option::Option::None,
+                daily_refund_cap: ::core::option::Option::None,
+                data: ::core::option::Option::None,
+                error: ::core::option::Option::None,
+                feedback_error_code: ::core::option::Option::None,
+                feedback_id: ::core::option::Option::None,
+                message: ::core::option::Option::None,
+                raw: ::core::option::Option::None,
+                retryable: ::core::option::Option::None,
+                status: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+                warning: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// Every procedure with its round-trip functions.

@@ -3,107 +3,229 @@
 
 /// `github.add_issue_comment`
 pub mod p_github_add_issue_comment {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         pub body: String,
         pub issue_number: ::surface_runtime::__private::serde_json::Number,
         pub owner: String,
         pub repo: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["body", "issue_number", "owner", "repo"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                body: Option<String>,
+                issue_number: Option<::surface_runtime::__private::serde_json::Number>,
+                owner: Option<String>,
+                repo: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.body = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.issue_number = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    body: _f.required(0, _s.body)?,
+                    issue_number: _f.required(1, _s.issue_number)?,
+                    owner: _f.required(2, _s.owner)?,
+                    repo: _f.required(3, _s.repo)?,
+                })
+            }
+            let slots = Slots {
+                body: ::core::option::Option::None,
+                issue_number: ::core::option::Option::None,
+                owner: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.create_branch`
 pub mod p_github_create_branch {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Name for the new branch
         pub branch: String,
         /// Optional: source branch to create from (defaults to the repository's default branch)
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub from_branch: Option<String>,
         /// Repository owner (username or organization)
         pub owner: String,
         /// Repository name
         pub repo: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["branch", "from_branch", "owner", "repo"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                branch: Option<String>,
+                from_branch: Option<String>,
+                owner: Option<String>,
+                repo: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.branch = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.from_branch = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    branch: _f.required(0, _s.branch)?,
+                    from_branch: _s.from_branch,
+                    owner: _f.required(2, _s.owner)?,
+                    repo: _f.required(3, _s.repo)?,
+                })
+            }
+            let slots = Slots {
+                branch: ::core::option::Option::None,
+                from_branch: ::core::option::Option::None,
+                owner: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.create_issue`
 pub mod p_github_create_issue {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub assignees: Option<Vec<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub body: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub labels: Option<Vec<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub milestone: Option<::surface_runtime::__private::serde_json::Number>,
         pub owner: String,
         pub repo: String,
         pub title: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "assignees",
+                    "body",
+                    "labels",
+                    "milestone",
+                    "owner",
+                    "repo",
+                    "title",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                assignees: Option<Vec<String>>,
+                body: Option<String>,
+                labels: Option<Vec<String>>,
+                milestone: Option<::surface_runtime::__private::serde_json::Number>,
+                owner: Option<String>,
+                repo: Option<String>,
+                title: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.assignees = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.body = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.labels = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.milestone = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.title = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    assignees: _s.assignees,
+                    body: _s.body,
+                    labels: _s.labels,
+                    milestone: _s.milestone,
+                    owner: _f.required(4, _s.owner)?,
+                    repo: _f.required(5, _s.repo)?,
+                    title: _f.required(6, _s.title)?,
+                })
+            }
+            let slots = Slots {
+                assignees: ::core::option::Option::None,
+                body: ::core::option::Option::None,
+                labels: ::core::option::Option::None,
+                milestone: ::core::option::Option::None,
+                owner: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+                title: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.create_or_update_file`
 pub mod p_github_create_or_update_file {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Branch to create/update the file in
         pub branch: String,
@@ -118,52 +240,99 @@ pub mod p_github_create_or_update_file {
         /// Repository name
         pub repo: String,
         /// SHA of the file being replaced (required when updating existing files)
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub sha: Option<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "branch",
+                    "content",
+                    "message",
+                    "owner",
+                    "path",
+                    "repo",
+                    "sha",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                branch: Option<String>,
+                content: Option<String>,
+                message: Option<String>,
+                owner: Option<String>,
+                path: Option<String>,
+                repo: Option<String>,
+                sha: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.branch = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.content = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.message = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.path = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.sha = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    branch: _f.required(0, _s.branch)?,
+                    content: _f.required(1, _s.content)?,
+                    message: _f.required(2, _s.message)?,
+                    owner: _f.required(3, _s.owner)?,
+                    path: _f.required(4, _s.path)?,
+                    repo: _f.required(5, _s.repo)?,
+                    sha: _s.sha,
+                })
+            }
+            let slots = Slots {
+                branch: ::core::option::Option::None,
+                content: ::core::option::Option::None,
+                message: ::core::option::Option::None,
+                owner: ::core::option::Option::None,
+                path: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+                sha: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.create_pull_request`
 pub mod p_github_create_pull_request {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// The name of the branch you want the changes pulled into
         pub base: String,
         /// Pull request body/description
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub body: Option<String>,
         /// Whether to create the pull request as a draft
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub draft: Option<bool>,
         /// The name of the branch where your changes are implemented
         pub head: String,
         /// Whether maintainers can modify the pull request
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub maintainer_can_modify: Option<bool>,
         /// Repository owner (username or organization)
         pub owner: String,
@@ -172,36 +341,100 @@ pub mod p_github_create_pull_request {
         /// Pull request title
         pub title: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "base",
+                    "body",
+                    "draft",
+                    "head",
+                    "maintainer_can_modify",
+                    "owner",
+                    "repo",
+                    "title",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                base: Option<String>,
+                body: Option<String>,
+                draft: Option<bool>,
+                head: Option<String>,
+                maintainer_can_modify: Option<bool>,
+                owner: Option<String>,
+                repo: Option<String>,
+                title: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.base = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.body = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.draft = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.head = ::core::option::Option::Some(H::value(_v)?),
+                    4 => {
+                        _s.maintainer_can_modify = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    5 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.title = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    base: _f.required(0, _s.base)?,
+                    body: _s.body,
+                    draft: _s.draft,
+                    head: _f.required(3, _s.head)?,
+                    maintainer_can_modify: _s.maintainer_can_modify,
+                    owner: _f.required(5, _s.owner)?,
+                    repo: _f.required(6, _s.repo)?,
+                    title: _f.required(7, _s.title)?,
+                })
+            }
+            let slots = Slots {
+                base: ::core::option::Option::None,
+                body: ::core::option::Option::None,
+                draft: ::core::option::Option::None,
+                head: ::core::option::Option::None,
+                maintainer_can_modify: ::core::option::Option::None,
+                owner: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+                title: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.create_pull_request_review`
 pub mod p_github_create_pull_request_review {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// The body text of the review
         pub body: String,
         /// Comments to post as part of the review (specify either position or line, not both)
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub comments: Option<Vec<InputCommentsItem>>,
         /// The SHA of the commit that needs a review
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub commit_id: Option<String>,
         /// The review action to perform
         pub event: InputEvent,
@@ -211,6 +444,76 @@ pub mod p_github_create_pull_request_review {
         pub pull_number: ::surface_runtime::__private::serde_json::Number,
         /// Repository name
         pub repo: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "body",
+                    "comments",
+                    "commit_id",
+                    "event",
+                    "owner",
+                    "pull_number",
+                    "repo",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                body: Option<String>,
+                comments: Option<Vec<InputCommentsItem>>,
+                commit_id: Option<String>,
+                event: Option<InputEvent>,
+                owner: Option<String>,
+                pull_number: Option<::surface_runtime::__private::serde_json::Number>,
+                repo: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.body = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.comments = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.commit_id = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.event = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.pull_number = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    body: _f.required(0, _s.body)?,
+                    comments: _s.comments,
+                    commit_id: _s.commit_id,
+                    event: _f.required(3, _s.event)?,
+                    owner: _f.required(4, _s.owner)?,
+                    pull_number: _f.required(5, _s.pull_number)?,
+                    repo: _f.required(6, _s.repo)?,
+                })
+            }
+            let slots = Slots {
+                body: ::core::option::Option::None,
+                comments: ::core::option::Option::None,
+                commit_id: ::core::option::Option::None,
+                event: ::core::option::Option::None,
+                owner: ::core::option::Option::None,
+                pull_number: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -225,15 +528,8 @@ pub mod p_github_create_pull_request_review {
         Variant0(InputCommentsItemVariant0),
         Variant1(InputCommentsItemVariant1),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputCommentsItemVariant0 {
         /// Text of the review comment
         pub body: String,
@@ -242,15 +538,55 @@ pub mod p_github_create_pull_request_review {
         /// The position in the diff where you want to add a review comment
         pub position: ::surface_runtime::__private::serde_json::Number,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputCommentsItemVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputCommentsItemVariant0",
+                fields: &["body", "path", "position"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                body: Option<String>,
+                path: Option<String>,
+                position: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.body = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.path = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.position = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputCommentsItemVariant0, H::StructError> {
+                ::core::result::Result::Ok(InputCommentsItemVariant0 {
+                    body: _f.required(0, _s.body)?,
+                    path: _f.required(1, _s.path)?,
+                    position: _f.required(2, _s.position)?,
+                })
+            }
+            let slots = Slots {
+                body: ::core::option::Option::None,
+                path: ::core::option::Option::None,
+                position: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputCommentsItemVariant1 {
         /// Text of the review comment
         pub body: String,
@@ -258,6 +594,53 @@ pub mod p_github_create_pull_request_review {
         pub line: ::surface_runtime::__private::serde_json::Number,
         /// The relative path to the file being commented on
         pub path: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputCommentsItemVariant1 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputCommentsItemVariant1",
+                fields: &["body", "line", "path"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                body: Option<String>,
+                line: Option<::surface_runtime::__private::serde_json::Number>,
+                path: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.body = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.line = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.path = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputCommentsItemVariant1, H::StructError> {
+                ::core::result::Result::Ok(InputCommentsItemVariant1 {
+                    body: _f.required(0, _s.body)?,
+                    line: _f.required(1, _s.line)?,
+                    path: _f.required(2, _s.path)?,
+                })
+            }
+            let slots = Slots {
+                body: ::core::option::Option::None,
+                line: ::core::option::Option::None,
+                path: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// The review action to perform
     #[derive(
@@ -269,8 +652,7 @@ pub mod p_github_create_pull_request_review {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputEvent {
@@ -284,94 +666,169 @@ pub mod p_github_create_pull_request_review {
         #[serde(rename = "COMMENT")]
         Comment,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputEvent {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputEvent",
+                variants: &["APPROVE", "REQUEST_CHANGES", "COMMENT"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Approve,
+                    1 => Self::RequestChanges,
+                    _ => Self::Comment,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.create_repository`
 pub mod p_github_create_repository {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Initialize with README.md
         #[serde(rename = "autoInit")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub auto_init: Option<bool>,
         /// Repository description
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
         /// Repository name
         pub name: String,
         /// Whether the repository should be private
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub private: Option<bool>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["autoInit", "description", "name", "private"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                auto_init: Option<bool>,
+                description: Option<String>,
+                name: Option<String>,
+                private: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.auto_init = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.description = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.private = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    auto_init: _s.auto_init,
+                    description: _s.description,
+                    name: _f.required(2, _s.name)?,
+                    private: _s.private,
+                })
+            }
+            let slots = Slots {
+                auto_init: ::core::option::Option::None,
+                description: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+                private: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.fork_repository`
 pub mod p_github_fork_repository {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Optional: organization to fork to (defaults to your personal account)
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub organization: Option<String>,
         /// Repository owner (username or organization)
         pub owner: String,
         /// Repository name
         pub repo: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["organization", "owner", "repo"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                organization: Option<String>,
+                owner: Option<String>,
+                repo: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.organization = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    organization: _s.organization,
+                    owner: _f.required(1, _s.owner)?,
+                    repo: _f.required(2, _s.repo)?,
+                })
+            }
+            let slots = Slots {
+                organization: ::core::option::Option::None,
+                owner: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.get_file_contents`
 pub mod p_github_get_file_contents {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Branch to get contents from
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub branch: Option<String>,
         /// Repository owner (username or organization)
         pub owner: String,
@@ -380,39 +837,121 @@ pub mod p_github_get_file_contents {
         /// Repository name
         pub repo: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["branch", "owner", "path", "repo"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                branch: Option<String>,
+                owner: Option<String>,
+                path: Option<String>,
+                repo: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.branch = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.path = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    branch: _s.branch,
+                    owner: _f.required(1, _s.owner)?,
+                    path: _f.required(2, _s.path)?,
+                    repo: _f.required(3, _s.repo)?,
+                })
+            }
+            let slots = Slots {
+                branch: ::core::option::Option::None,
+                owner: ::core::option::Option::None,
+                path: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.get_issue`
 pub mod p_github_get_issue {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         pub issue_number: ::surface_runtime::__private::serde_json::Number,
         pub owner: String,
         pub repo: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["issue_number", "owner", "repo"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                issue_number: Option<::surface_runtime::__private::serde_json::Number>,
+                owner: Option<String>,
+                repo: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.issue_number = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    issue_number: _f.required(0, _s.issue_number)?,
+                    owner: _f.required(1, _s.owner)?,
+                    repo: _f.required(2, _s.repo)?,
+                })
+            }
+            let slots = Slots {
+                issue_number: ::core::option::Option::None,
+                owner: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.get_pull_request`
 pub mod p_github_get_pull_request {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Repository owner (username or organization)
         pub owner: String,
@@ -420,21 +959,60 @@ pub mod p_github_get_pull_request {
         pub pull_number: ::surface_runtime::__private::serde_json::Number,
         /// Repository name
         pub repo: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["owner", "pull_number", "repo"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                owner: Option<String>,
+                pull_number: Option<::surface_runtime::__private::serde_json::Number>,
+                repo: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.pull_number = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    owner: _f.required(0, _s.owner)?,
+                    pull_number: _f.required(1, _s.pull_number)?,
+                    repo: _f.required(2, _s.repo)?,
+                })
+            }
+            let slots = Slots {
+                owner: ::core::option::Option::None,
+                pull_number: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.get_pull_request_comments`
 pub mod p_github_get_pull_request_comments {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Repository owner (username or organization)
         pub owner: String,
@@ -442,21 +1020,60 @@ pub mod p_github_get_pull_request_comments {
         pub pull_number: ::surface_runtime::__private::serde_json::Number,
         /// Repository name
         pub repo: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["owner", "pull_number", "repo"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                owner: Option<String>,
+                pull_number: Option<::surface_runtime::__private::serde_json::Number>,
+                repo: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.pull_number = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    owner: _f.required(0, _s.owner)?,
+                    pull_number: _f.required(1, _s.pull_number)?,
+                    repo: _f.required(2, _s.repo)?,
+                })
+            }
+            let slots = Slots {
+                owner: ::core::option::Option::None,
+                pull_number: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.get_pull_request_files`
 pub mod p_github_get_pull_request_files {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Repository owner (username or organization)
         pub owner: String,
@@ -464,21 +1081,60 @@ pub mod p_github_get_pull_request_files {
         pub pull_number: ::surface_runtime::__private::serde_json::Number,
         /// Repository name
         pub repo: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["owner", "pull_number", "repo"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                owner: Option<String>,
+                pull_number: Option<::surface_runtime::__private::serde_json::Number>,
+                repo: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.pull_number = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    owner: _f.required(0, _s.owner)?,
+                    pull_number: _f.required(1, _s.pull_number)?,
+                    repo: _f.required(2, _s.repo)?,
+                })
+            }
+            let slots = Slots {
+                owner: ::core::option::Option::None,
+                pull_number: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.get_pull_request_reviews`
 pub mod p_github_get_pull_request_reviews {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Repository owner (username or organization)
         pub owner: String,
@@ -486,21 +1142,60 @@ pub mod p_github_get_pull_request_reviews {
         pub pull_number: ::surface_runtime::__private::serde_json::Number,
         /// Repository name
         pub repo: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["owner", "pull_number", "repo"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                owner: Option<String>,
+                pull_number: Option<::surface_runtime::__private::serde_json::Number>,
+                repo: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.pull_number = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    owner: _f.required(0, _s.owner)?,
+                    pull_number: _f.required(1, _s.pull_number)?,
+                    repo: _f.required(2, _s.repo)?,
+                })
+            }
+            let slots = Slots {
+                owner: ::core::option::Option::None,
+                pull_number: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.get_pull_request_status`
 pub mod p_github_get_pull_request_status {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Repository owner (username or organization)
         pub owner: String,
@@ -509,102 +1204,228 @@ pub mod p_github_get_pull_request_status {
         /// Repository name
         pub repo: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["owner", "pull_number", "repo"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                owner: Option<String>,
+                pull_number: Option<::surface_runtime::__private::serde_json::Number>,
+                repo: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.pull_number = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    owner: _f.required(0, _s.owner)?,
+                    pull_number: _f.required(1, _s.pull_number)?,
+                    repo: _f.required(2, _s.repo)?,
+                })
+            }
+            let slots = Slots {
+                owner: ::core::option::Option::None,
+                pull_number: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.list_commits`
 pub mod p_github_list_commits {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         pub owner: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page: Option<::surface_runtime::__private::serde_json::Number>,
         #[serde(rename = "perPage")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub per_page: Option<::surface_runtime::__private::serde_json::Number>,
         pub repo: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub sha: Option<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["owner", "page", "perPage", "repo", "sha"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                owner: Option<String>,
+                page: Option<::surface_runtime::__private::serde_json::Number>,
+                per_page: Option<::surface_runtime::__private::serde_json::Number>,
+                repo: Option<String>,
+                sha: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.page = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.per_page = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.sha = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    owner: _f.required(0, _s.owner)?,
+                    page: _s.page,
+                    per_page: _s.per_page,
+                    repo: _f.required(3, _s.repo)?,
+                    sha: _s.sha,
+                })
+            }
+            let slots = Slots {
+                owner: ::core::option::Option::None,
+                page: ::core::option::Option::None,
+                per_page: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+                sha: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.list_issues`
 pub mod p_github_list_issues {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub direction: Option<InputDirection>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub labels: Option<Vec<String>>,
         pub owner: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub per_page: Option<::surface_runtime::__private::serde_json::Number>,
         pub repo: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub since: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub sort: Option<InputSort>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub state: Option<InputState>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "direction",
+                    "labels",
+                    "owner",
+                    "page",
+                    "per_page",
+                    "repo",
+                    "since",
+                    "sort",
+                    "state",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                direction: Option<InputDirection>,
+                labels: Option<Vec<String>>,
+                owner: Option<String>,
+                page: Option<::surface_runtime::__private::serde_json::Number>,
+                per_page: Option<::surface_runtime::__private::serde_json::Number>,
+                repo: Option<String>,
+                since: Option<String>,
+                sort: Option<InputSort>,
+                state: Option<InputState>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.direction = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.labels = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.page = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.per_page = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.since = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.sort = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.state = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    direction: _s.direction,
+                    labels: _s.labels,
+                    owner: _f.required(2, _s.owner)?,
+                    page: _s.page,
+                    per_page: _s.per_page,
+                    repo: _f.required(5, _s.repo)?,
+                    since: _s.since,
+                    sort: _s.sort,
+                    state: _s.state,
+                })
+            }
+            let slots = Slots {
+                direction: ::core::option::Option::None,
+                labels: ::core::option::Option::None,
+                owner: ::core::option::Option::None,
+                page: ::core::option::Option::None,
+                per_page: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+                since: ::core::option::Option::None,
+                sort: ::core::option::Option::None,
+                state: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -615,8 +1436,7 @@ pub mod p_github_list_issues {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputDirection {
@@ -627,6 +1447,25 @@ pub mod p_github_list_issues {
         #[serde(rename = "desc")]
         Desc,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputDirection {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputDirection",
+                variants: &["asc", "desc"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Asc,
+                    _ => Self::Desc,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -636,8 +1475,7 @@ pub mod p_github_list_issues {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSort {
@@ -651,6 +1489,26 @@ pub mod p_github_list_issues {
         #[serde(rename = "comments")]
         Comments,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSort {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSort",
+                variants: &["created", "updated", "comments"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Created,
+                    1 => Self::Updated,
+                    _ => Self::Comments,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -660,8 +1518,7 @@ pub mod p_github_list_issues {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputState {
@@ -675,74 +1532,139 @@ pub mod p_github_list_issues {
         #[serde(rename = "all")]
         All,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputState {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputState",
+                variants: &["open", "closed", "all"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Open,
+                    1 => Self::Closed,
+                    _ => Self::All,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.list_pull_requests`
 pub mod p_github_list_pull_requests {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Filter by base branch name
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub base: Option<String>,
         /// The direction of the sort
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub direction: Option<InputDirection>,
         /// Filter by head user or head organization and branch name
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub head: Option<String>,
         /// Repository owner (username or organization)
         pub owner: String,
         /// Page number of the results
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page: Option<::surface_runtime::__private::serde_json::Number>,
         /// Results per page (max 100)
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub per_page: Option<::surface_runtime::__private::serde_json::Number>,
         /// Repository name
         pub repo: String,
         /// What to sort results by
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub sort: Option<InputSort>,
         /// State of the pull requests to return
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub state: Option<InputState>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "base",
+                    "direction",
+                    "head",
+                    "owner",
+                    "page",
+                    "per_page",
+                    "repo",
+                    "sort",
+                    "state",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                base: Option<String>,
+                direction: Option<InputDirection>,
+                head: Option<String>,
+                owner: Option<String>,
+                page: Option<::surface_runtime::__private::serde_json::Number>,
+                per_page: Option<::surface_runtime::__private::serde_json::Number>,
+                repo: Option<String>,
+                sort: Option<InputSort>,
+                state: Option<InputState>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.base = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.direction = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.head = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.page = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.per_page = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.sort = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.state = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    base: _s.base,
+                    direction: _s.direction,
+                    head: _s.head,
+                    owner: _f.required(3, _s.owner)?,
+                    page: _s.page,
+                    per_page: _s.per_page,
+                    repo: _f.required(6, _s.repo)?,
+                    sort: _s.sort,
+                    state: _s.state,
+                })
+            }
+            let slots = Slots {
+                base: ::core::option::Option::None,
+                direction: ::core::option::Option::None,
+                head: ::core::option::Option::None,
+                owner: ::core::option::Option::None,
+                page: ::core::option::Option::None,
+                per_page: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+                sort: ::core::option::Option::None,
+                state: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// The direction of the sort
     #[derive(
@@ -754,8 +1676,7 @@ pub mod p_github_list_pull_requests {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputDirection {
@@ -765,6 +1686,25 @@ pub mod p_github_list_pull_requests {
         /// `"desc"`
         #[serde(rename = "desc")]
         Desc,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputDirection {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputDirection",
+                variants: &["asc", "desc"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Asc,
+                    _ => Self::Desc,
+                },
+            )
+        }
     }
     /// What to sort results by
     #[derive(
@@ -776,8 +1716,7 @@ pub mod p_github_list_pull_requests {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSort {
@@ -794,6 +1733,27 @@ pub mod p_github_list_pull_requests {
         #[serde(rename = "long-running")]
         LongRunning,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSort {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSort",
+                variants: &["created", "updated", "popularity", "long-running"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Created,
+                    1 => Self::Updated,
+                    2 => Self::Popularity,
+                    _ => Self::LongRunning,
+                },
+            )
+        }
+    }
     /// State of the pull requests to return
     #[derive(
         Debug,
@@ -804,8 +1764,7 @@ pub mod p_github_list_pull_requests {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputState {
@@ -819,41 +1778,42 @@ pub mod p_github_list_pull_requests {
         #[serde(rename = "all")]
         All,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputState {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputState",
+                variants: &["open", "closed", "all"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Open,
+                    1 => Self::Closed,
+                    _ => Self::All,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.merge_pull_request`
 pub mod p_github_merge_pull_request {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Extra detail to append to automatic commit message
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub commit_message: Option<String>,
         /// Title for the automatic commit message
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub commit_title: Option<String>,
         /// Merge method to use
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub merge_method: Option<InputMergeMethod>,
         /// Repository owner (username or organization)
         pub owner: String,
@@ -861,6 +1821,71 @@ pub mod p_github_merge_pull_request {
         pub pull_number: ::surface_runtime::__private::serde_json::Number,
         /// Repository name
         pub repo: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "commit_message",
+                    "commit_title",
+                    "merge_method",
+                    "owner",
+                    "pull_number",
+                    "repo",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                commit_message: Option<String>,
+                commit_title: Option<String>,
+                merge_method: Option<InputMergeMethod>,
+                owner: Option<String>,
+                pull_number: Option<::surface_runtime::__private::serde_json::Number>,
+                repo: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.commit_message = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.commit_title = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.merge_method = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.pull_number = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    commit_message: _s.commit_message,
+                    commit_title: _s.commit_title,
+                    merge_method: _s.merge_method,
+                    owner: _f.required(3, _s.owner)?,
+                    pull_number: _f.required(4, _s.pull_number)?,
+                    repo: _f.required(5, _s.repo)?,
+                })
+            }
+            let slots = Slots {
+                commit_message: ::core::option::Option::None,
+                commit_title: ::core::option::Option::None,
+                merge_method: ::core::option::Option::None,
+                owner: ::core::option::Option::None,
+                pull_number: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Merge method to use
     #[derive(
@@ -872,8 +1897,7 @@ pub mod p_github_merge_pull_request {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputMergeMethod {
@@ -887,20 +1911,34 @@ pub mod p_github_merge_pull_request {
         #[serde(rename = "rebase")]
         Rebase,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputMergeMethod {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputMergeMethod",
+                variants: &["merge", "squash", "rebase"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Merge,
+                    1 => Self::Squash,
+                    _ => Self::Rebase,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.push_files`
 pub mod p_github_push_files {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Branch to push to (e.g., 'main' or 'master')
         pub branch: String,
@@ -913,53 +1951,173 @@ pub mod p_github_push_files {
         /// Repository name
         pub repo: String,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["branch", "files", "message", "owner", "repo"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                branch: Option<String>,
+                files: Option<Vec<InputFilesItem>>,
+                message: Option<String>,
+                owner: Option<String>,
+                repo: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.branch = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.files = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.message = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    branch: _f.required(0, _s.branch)?,
+                    files: _f.required(1, _s.files)?,
+                    message: _f.required(2, _s.message)?,
+                    owner: _f.required(3, _s.owner)?,
+                    repo: _f.required(4, _s.repo)?,
+                })
+            }
+            let slots = Slots {
+                branch: ::core::option::Option::None,
+                files: ::core::option::Option::None,
+                message: ::core::option::Option::None,
+                owner: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputFilesItem {
         pub content: String,
         pub path: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputFilesItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputFilesItem",
+                fields: &["content", "path"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                content: Option<String>,
+                path: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.content = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.path = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputFilesItem, H::StructError> {
+                ::core::result::Result::Ok(InputFilesItem {
+                    content: _f.required(0, _s.content)?,
+                    path: _f.required(1, _s.path)?,
+                })
+            }
+            let slots = Slots {
+                content: ::core::option::Option::None,
+                path: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.search_code`
 pub mod p_github_search_code {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub order: Option<InputOrder>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub per_page: Option<::surface_runtime::__private::serde_json::Number>,
         pub q: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["order", "page", "per_page", "q"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                order: Option<InputOrder>,
+                page: Option<::surface_runtime::__private::serde_json::Number>,
+                per_page: Option<::surface_runtime::__private::serde_json::Number>,
+                q: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.order = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.page = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.per_page = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.q = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    order: _s.order,
+                    page: _s.page,
+                    per_page: _s.per_page,
+                    q: _f.required(3, _s.q)?,
+                })
+            }
+            let slots = Slots {
+                order: ::core::option::Option::None,
+                page: ::core::option::Option::None,
+                per_page: ::core::option::Option::None,
+                q: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -970,8 +2128,7 @@ pub mod p_github_search_code {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputOrder {
@@ -981,47 +2138,97 @@ pub mod p_github_search_code {
         /// `"desc"`
         #[serde(rename = "desc")]
         Desc,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputOrder {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputOrder",
+                variants: &["asc", "desc"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Asc,
+                    _ => Self::Desc,
+                },
+            )
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.search_issues`
 pub mod p_github_search_issues {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub order: Option<InputOrder>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub per_page: Option<::surface_runtime::__private::serde_json::Number>,
         pub q: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub sort: Option<InputSort>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["order", "page", "per_page", "q", "sort"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                order: Option<InputOrder>,
+                page: Option<::surface_runtime::__private::serde_json::Number>,
+                per_page: Option<::surface_runtime::__private::serde_json::Number>,
+                q: Option<String>,
+                sort: Option<InputSort>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.order = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.page = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.per_page = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.q = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.sort = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    order: _s.order,
+                    page: _s.page,
+                    per_page: _s.per_page,
+                    q: _f.required(3, _s.q)?,
+                    sort: _s.sort,
+                })
+            }
+            let slots = Slots {
+                order: ::core::option::Option::None,
+                page: ::core::option::Option::None,
+                per_page: ::core::option::Option::None,
+                q: ::core::option::Option::None,
+                sort: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -1032,8 +2239,7 @@ pub mod p_github_search_issues {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputOrder {
@@ -1044,6 +2250,25 @@ pub mod p_github_search_issues {
         #[serde(rename = "desc")]
         Desc,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputOrder {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputOrder",
+                variants: &["asc", "desc"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Asc,
+                    _ => Self::Desc,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -1053,8 +2278,7 @@ pub mod p_github_search_issues {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSort {
@@ -1092,79 +2316,181 @@ pub mod p_github_search_issues {
         #[serde(rename = "updated")]
         Updated,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSort {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSort",
+                variants: &[
+                    "comments",
+                    "reactions",
+                    "reactions-+1",
+                    "reactions--1",
+                    "reactions-smile",
+                    "reactions-thinking_face",
+                    "reactions-heart",
+                    "reactions-tada",
+                    "interactions",
+                    "created",
+                    "updated",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Comments,
+                    1 => Self::Reactions,
+                    2 => Self::Reactions1,
+                    3 => Self::Reactions12,
+                    4 => Self::ReactionsSmile,
+                    5 => Self::ReactionsThinkingFace,
+                    6 => Self::ReactionsHeart,
+                    7 => Self::ReactionsTada,
+                    8 => Self::Interactions,
+                    9 => Self::Created,
+                    _ => Self::Updated,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.search_repositories`
 pub mod p_github_search_repositories {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Page number for pagination (default: 1)
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page: Option<::surface_runtime::__private::serde_json::Number>,
         /// Number of results per page (default: 30, max: 100)
         #[serde(rename = "perPage")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub per_page: Option<::surface_runtime::__private::serde_json::Number>,
         /// Search query (see GitHub search syntax)
         pub query: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["page", "perPage", "query"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                page: Option<::surface_runtime::__private::serde_json::Number>,
+                per_page: Option<::surface_runtime::__private::serde_json::Number>,
+                query: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.page = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.per_page = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.query = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    page: _s.page,
+                    per_page: _s.per_page,
+                    query: _f.required(2, _s.query)?,
+                })
+            }
+            let slots = Slots {
+                page: ::core::option::Option::None,
+                per_page: ::core::option::Option::None,
+                query: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.search_users`
 pub mod p_github_search_users {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub order: Option<InputOrder>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page: Option<::surface_runtime::__private::serde_json::Number>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub per_page: Option<::surface_runtime::__private::serde_json::Number>,
         pub q: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub sort: Option<InputSort>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["order", "page", "per_page", "q", "sort"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                order: Option<InputOrder>,
+                page: Option<::surface_runtime::__private::serde_json::Number>,
+                per_page: Option<::surface_runtime::__private::serde_json::Number>,
+                q: Option<String>,
+                sort: Option<InputSort>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.order = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.page = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.per_page = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.q = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.sort = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    order: _s.order,
+                    page: _s.page,
+                    per_page: _s.per_page,
+                    q: _f.required(3, _s.q)?,
+                    sort: _s.sort,
+                })
+            }
+            let slots = Slots {
+                order: ::core::option::Option::None,
+                page: ::core::option::Option::None,
+                per_page: ::core::option::Option::None,
+                q: ::core::option::Option::None,
+                sort: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -1175,8 +2501,7 @@ pub mod p_github_search_users {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputOrder {
@@ -1187,6 +2512,25 @@ pub mod p_github_search_users {
         #[serde(rename = "desc")]
         Desc,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputOrder {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputOrder",
+                variants: &["asc", "desc"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Asc,
+                    _ => Self::Desc,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -1196,8 +2540,7 @@ pub mod p_github_search_users {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSort {
@@ -1211,60 +2554,129 @@ pub mod p_github_search_users {
         #[serde(rename = "joined")]
         Joined,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSort {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSort",
+                variants: &["followers", "repositories", "joined"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Followers,
+                    1 => Self::Repositories,
+                    _ => Self::Joined,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.update_issue`
 pub mod p_github_update_issue {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub assignees: Option<Vec<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub body: Option<String>,
         pub issue_number: ::surface_runtime::__private::serde_json::Number,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub labels: Option<Vec<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub milestone: Option<::surface_runtime::__private::serde_json::Number>,
         pub owner: String,
         pub repo: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub state: Option<InputState>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub title: Option<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "assignees",
+                    "body",
+                    "issue_number",
+                    "labels",
+                    "milestone",
+                    "owner",
+                    "repo",
+                    "state",
+                    "title",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                assignees: Option<Vec<String>>,
+                body: Option<String>,
+                issue_number: Option<::surface_runtime::__private::serde_json::Number>,
+                labels: Option<Vec<String>>,
+                milestone: Option<::surface_runtime::__private::serde_json::Number>,
+                owner: Option<String>,
+                repo: Option<String>,
+                state: Option<InputState>,
+                title: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.assignees = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.body = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.issue_number = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.labels = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.milestone = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.state = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.title = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    assignees: _s.assignees,
+                    body: _s.body,
+                    issue_number: _f.required(2, _s.issue_number)?,
+                    labels: _s.labels,
+                    milestone: _s.milestone,
+                    owner: _f.required(5, _s.owner)?,
+                    repo: _f.required(6, _s.repo)?,
+                    state: _s.state,
+                    title: _s.title,
+                })
+            }
+            let slots = Slots {
+                assignees: ::core::option::Option::None,
+                body: ::core::option::Option::None,
+                issue_number: ::core::option::Option::None,
+                labels: ::core::option::Option::None,
+                milestone: ::core::option::Option::None,
+                owner: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+                state: ::core::option::Option::None,
+                title: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -1275,8 +2687,7 @@ pub mod p_github_update_issue {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputState {
@@ -1287,27 +2698,35 @@ pub mod p_github_update_issue {
         #[serde(rename = "closed")]
         Closed,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputState {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputState",
+                variants: &["open", "closed"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Open,
+                    _ => Self::Closed,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `github.update_pull_request_branch`
 pub mod p_github_update_pull_request_branch {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// The expected SHA of the pull request's HEAD ref
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub expected_head_sha: Option<String>,
         /// Repository owner (username or organization)
         pub owner: String,
@@ -1315,6 +2734,60 @@ pub mod p_github_update_pull_request_branch {
         pub pull_number: ::surface_runtime::__private::serde_json::Number,
         /// Repository name
         pub repo: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["expected_head_sha", "owner", "pull_number", "repo"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                expected_head_sha: Option<String>,
+                owner: Option<String>,
+                pull_number: Option<::surface_runtime::__private::serde_json::Number>,
+                repo: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.expected_head_sha = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    1 => _s.owner = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.pull_number = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.repo = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    expected_head_sha: _s.expected_head_sha,
+                    owner: _f.required(1, _s.owner)?,
+                    pull_number: _f.required(2, _s.pull_number)?,
+                    repo: _f.required(3, _s.repo)?,
+                })
+            }
+            let slots = Slots {
+                expected_head_sha: ::core::option::Option::None,
+                owner: ::core::option::Option::None,
+                pull_number: ::core::option::Option::None,
+                repo: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;

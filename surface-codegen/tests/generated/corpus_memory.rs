@@ -3,13 +3,7 @@
 
 /// `memory.add_observations`
 pub mod p_memory_add_observations {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub observations: Vec<InputObservationsItem>,
@@ -20,13 +14,46 @@ pub mod p_memory_add_observations {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["observations"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                observations: Option<Vec<InputObservationsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.observations = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    observations: _f.required(0, _s.observations)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                observations: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputObservationsItem {
         /// An array of observation contents to add
@@ -41,43 +68,152 @@ pub mod p_memory_add_observations {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputObservationsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputObservationsItem",
+                fields: &["contents", "entityName"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                contents: Option<Vec<String>>,
+                entity_name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.contents = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.entity_name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputObservationsItem, H::StructError> {
+                ::core::result::Result::Ok(InputObservationsItem {
+                    contents: _f.required(0, _s.contents)?,
+                    entity_name: _f.required(1, _s.entity_name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                contents: ::core::option::Option::None,
+                entity_name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub results: Vec<OutputResultsItem>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["results"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                results: Option<Vec<OutputResultsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.results = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    results: _f.required(0, _s.results)?,
+                })
+            }
+            let slots = Slots {
+                results: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputResultsItem {
         #[serde(rename = "addedObservations")]
         pub added_observations: Vec<String>,
         #[serde(rename = "entityName")]
         pub entity_name: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputResultsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputResultsItem",
+                fields: &["addedObservations", "entityName"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                added_observations: Option<Vec<String>>,
+                entity_name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.added_observations = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    1 => _s.entity_name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputResultsItem, H::StructError> {
+                ::core::result::Result::Ok(OutputResultsItem {
+                    added_observations: _f.required(0, _s.added_observations)?,
+                    entity_name: _f.required(1, _s.entity_name)?,
+                })
+            }
+            let slots = Slots {
+                added_observations: ::core::option::Option::None,
+                entity_name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `memory.create_entities`
 pub mod p_memory_create_entities {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub entities: Vec<InputEntitiesItem>,
@@ -88,13 +224,46 @@ pub mod p_memory_create_entities {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["entities"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                entities: Option<Vec<InputEntitiesItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.entities = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    entities: _f.required(0, _s.entities)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                entities: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputEntitiesItem {
         /// The type of the entity
@@ -111,27 +280,99 @@ pub mod p_memory_create_entities {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputEntitiesItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputEntitiesItem",
+                fields: &["entityType", "name", "observations"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                entity_type: Option<String>,
+                name: Option<String>,
+                observations: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.entity_type = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.observations = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputEntitiesItem, H::StructError> {
+                ::core::result::Result::Ok(InputEntitiesItem {
+                    entity_type: _f.required(0, _s.entity_type)?,
+                    name: _f.required(1, _s.name)?,
+                    observations: _f.required(2, _s.observations)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                entity_type: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+                observations: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub entities: Vec<OutputEntitiesItem>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["entities"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                entities: Option<Vec<OutputEntitiesItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.entities = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    entities: _f.required(0, _s.entities)?,
+                })
+            }
+            let slots = Slots {
+                entities: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputEntitiesItem {
         /// The type of the entity
         #[serde(rename = "entityType")]
@@ -141,16 +382,57 @@ pub mod p_memory_create_entities {
         /// An array of observation contents associated with the entity
         pub observations: Vec<String>,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputEntitiesItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputEntitiesItem",
+                fields: &["entityType", "name", "observations"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                entity_type: Option<String>,
+                name: Option<String>,
+                observations: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.entity_type = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.observations = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputEntitiesItem, H::StructError> {
+                ::core::result::Result::Ok(OutputEntitiesItem {
+                    entity_type: _f.required(0, _s.entity_type)?,
+                    name: _f.required(1, _s.name)?,
+                    observations: _f.required(2, _s.observations)?,
+                })
+            }
+            let slots = Slots {
+                entity_type: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+                observations: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `memory.create_relations`
 pub mod p_memory_create_relations {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub relations: Vec<InputRelationsItem>,
@@ -161,13 +443,46 @@ pub mod p_memory_create_relations {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["relations"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                relations: Option<Vec<InputRelationsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.relations = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    relations: _f.required(0, _s.relations)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                relations: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRelationsItem {
         /// The name of the entity where the relation starts
@@ -184,27 +499,99 @@ pub mod p_memory_create_relations {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRelationsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRelationsItem",
+                fields: &["from", "relationType", "to"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                from: Option<String>,
+                relation_type: Option<String>,
+                to: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.from = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.relation_type = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.to = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRelationsItem, H::StructError> {
+                ::core::result::Result::Ok(InputRelationsItem {
+                    from: _f.required(0, _s.from)?,
+                    relation_type: _f.required(1, _s.relation_type)?,
+                    to: _f.required(2, _s.to)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                from: ::core::option::Option::None,
+                relation_type: ::core::option::Option::None,
+                to: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub relations: Vec<OutputRelationsItem>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["relations"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                relations: Option<Vec<OutputRelationsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.relations = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    relations: _f.required(0, _s.relations)?,
+                })
+            }
+            let slots = Slots {
+                relations: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputRelationsItem {
         /// The name of the entity where the relation starts
         pub from: String,
@@ -214,16 +601,57 @@ pub mod p_memory_create_relations {
         /// The name of the entity where the relation ends
         pub to: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputRelationsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputRelationsItem",
+                fields: &["from", "relationType", "to"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                from: Option<String>,
+                relation_type: Option<String>,
+                to: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.from = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.relation_type = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.to = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputRelationsItem, H::StructError> {
+                ::core::result::Result::Ok(OutputRelationsItem {
+                    from: _f.required(0, _s.from)?,
+                    relation_type: _f.required(1, _s.relation_type)?,
+                    to: _f.required(2, _s.to)?,
+                })
+            }
+            let slots = Slots {
+                from: ::core::option::Option::None,
+                relation_type: ::core::option::Option::None,
+                to: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `memory.delete_entities`
 pub mod p_memory_delete_entities {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// An array of entity names to delete
@@ -236,29 +664,97 @@ pub mod p_memory_delete_entities {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["entityNames"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                entity_names: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.entity_names = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    entity_names: _f.required(0, _s.entity_names)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                entity_names: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub message: String,
         pub success: bool,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["message", "success"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                message: Option<String>,
+                success: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.message = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    message: _f.required(0, _s.message)?,
+                    success: _f.required(1, _s.success)?,
+                })
+            }
+            let slots = Slots {
+                message: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `memory.delete_observations`
 pub mod p_memory_delete_observations {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub deletions: Vec<InputDeletionsItem>,
@@ -269,13 +765,46 @@ pub mod p_memory_delete_observations {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["deletions"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                deletions: Option<Vec<InputDeletionsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.deletions = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    deletions: _f.required(0, _s.deletions)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                deletions: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputDeletionsItem {
         /// The name of the entity containing the observations
@@ -290,29 +819,102 @@ pub mod p_memory_delete_observations {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputDeletionsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputDeletionsItem",
+                fields: &["entityName", "observations"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                entity_name: Option<String>,
+                observations: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.entity_name = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.observations = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputDeletionsItem, H::StructError> {
+                ::core::result::Result::Ok(InputDeletionsItem {
+                    entity_name: _f.required(0, _s.entity_name)?,
+                    observations: _f.required(1, _s.observations)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                entity_name: ::core::option::Option::None,
+                observations: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub message: String,
         pub success: bool,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["message", "success"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                message: Option<String>,
+                success: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.message = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    message: _f.required(0, _s.message)?,
+                    success: _f.required(1, _s.success)?,
+                })
+            }
+            let slots = Slots {
+                message: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `memory.delete_relations`
 pub mod p_memory_delete_relations {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// An array of relations to delete
@@ -324,13 +926,46 @@ pub mod p_memory_delete_relations {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["relations"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                relations: Option<Vec<InputRelationsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.relations = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    relations: _f.required(0, _s.relations)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                relations: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRelationsItem {
         /// The name of the entity where the relation starts
@@ -347,29 +982,106 @@ pub mod p_memory_delete_relations {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRelationsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRelationsItem",
+                fields: &["from", "relationType", "to"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                from: Option<String>,
+                relation_type: Option<String>,
+                to: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.from = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.relation_type = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.to = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRelationsItem, H::StructError> {
+                ::core::result::Result::Ok(InputRelationsItem {
+                    from: _f.required(0, _s.from)?,
+                    relation_type: _f.required(1, _s.relation_type)?,
+                    to: _f.required(2, _s.to)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                from: ::core::option::Option::None,
+                relation_type: ::core::option::Option::None,
+                to: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub message: String,
         pub success: bool,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["message", "success"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                message: Option<String>,
+                success: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.message = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.success = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    message: _f.required(0, _s.message)?,
+                    success: _f.required(1, _s.success)?,
+                })
+            }
+            let slots = Slots {
+                message: ::core::option::Option::None,
+                success: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `memory.open_nodes`
 pub mod p_memory_open_nodes {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// An array of entity names to retrieve
@@ -381,28 +1093,95 @@ pub mod p_memory_open_nodes {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["names"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                names: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.names = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    names: _f.required(0, _s.names)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                names: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub entities: Vec<OutputEntitiesItem>,
         pub relations: Vec<OutputRelationsItem>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["entities", "relations"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                entities: Option<Vec<OutputEntitiesItem>>,
+                relations: Option<Vec<OutputRelationsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.entities = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.relations = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    entities: _f.required(0, _s.entities)?,
+                    relations: _f.required(1, _s.relations)?,
+                })
+            }
+            let slots = Slots {
+                entities: ::core::option::Option::None,
+                relations: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputEntitiesItem {
         /// The type of the entity
         #[serde(rename = "entityType")]
@@ -412,15 +1191,55 @@ pub mod p_memory_open_nodes {
         /// An array of observation contents associated with the entity
         pub observations: Vec<String>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputEntitiesItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputEntitiesItem",
+                fields: &["entityType", "name", "observations"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                entity_type: Option<String>,
+                name: Option<String>,
+                observations: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.entity_type = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.observations = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputEntitiesItem, H::StructError> {
+                ::core::result::Result::Ok(OutputEntitiesItem {
+                    entity_type: _f.required(0, _s.entity_type)?,
+                    name: _f.required(1, _s.name)?,
+                    observations: _f.required(2, _s.observations)?,
+                })
+            }
+            let slots = Slots {
+                entity_type: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+                observations: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputRelationsItem {
         /// The name of the entity where the relation starts
         pub from: String,
@@ -430,16 +1249,57 @@ pub mod p_memory_open_nodes {
         /// The name of the entity where the relation ends
         pub to: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputRelationsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputRelationsItem",
+                fields: &["from", "relationType", "to"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                from: Option<String>,
+                relation_type: Option<String>,
+                to: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.from = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.relation_type = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.to = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputRelationsItem, H::StructError> {
+                ::core::result::Result::Ok(OutputRelationsItem {
+                    from: _f.required(0, _s.from)?,
+                    relation_type: _f.required(1, _s.relation_type)?,
+                    to: _f.required(2, _s.to)?,
+                })
+            }
+            let slots = Slots {
+                from: ::core::option::Option::None,
+                relation_type: ::core::option::Option::None,
+                to: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `memory.read_graph`
 pub mod p_memory_read_graph {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -449,28 +1309,89 @@ pub mod p_memory_read_graph {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub entities: Vec<OutputEntitiesItem>,
         pub relations: Vec<OutputRelationsItem>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["entities", "relations"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                entities: Option<Vec<OutputEntitiesItem>>,
+                relations: Option<Vec<OutputRelationsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.entities = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.relations = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    entities: _f.required(0, _s.entities)?,
+                    relations: _f.required(1, _s.relations)?,
+                })
+            }
+            let slots = Slots {
+                entities: ::core::option::Option::None,
+                relations: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputEntitiesItem {
         /// The type of the entity
         #[serde(rename = "entityType")]
@@ -480,15 +1401,55 @@ pub mod p_memory_read_graph {
         /// An array of observation contents associated with the entity
         pub observations: Vec<String>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputEntitiesItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputEntitiesItem",
+                fields: &["entityType", "name", "observations"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                entity_type: Option<String>,
+                name: Option<String>,
+                observations: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.entity_type = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.observations = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputEntitiesItem, H::StructError> {
+                ::core::result::Result::Ok(OutputEntitiesItem {
+                    entity_type: _f.required(0, _s.entity_type)?,
+                    name: _f.required(1, _s.name)?,
+                    observations: _f.required(2, _s.observations)?,
+                })
+            }
+            let slots = Slots {
+                entity_type: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+                observations: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputRelationsItem {
         /// The name of the entity where the relation starts
         pub from: String,
@@ -498,16 +1459,57 @@ pub mod p_memory_read_graph {
         /// The name of the entity where the relation ends
         pub to: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputRelationsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputRelationsItem",
+                fields: &["from", "relationType", "to"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                from: Option<String>,
+                relation_type: Option<String>,
+                to: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.from = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.relation_type = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.to = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputRelationsItem, H::StructError> {
+                ::core::result::Result::Ok(OutputRelationsItem {
+                    from: _f.required(0, _s.from)?,
+                    relation_type: _f.required(1, _s.relation_type)?,
+                    to: _f.required(2, _s.to)?,
+                })
+            }
+            let slots = Slots {
+                from: ::core::option::Option::None,
+                relation_type: ::core::option::Option::None,
+                to: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `memory.search_nodes`
 pub mod p_memory_search_nodes {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// The search query to match against entity names, types, and observation content
@@ -519,28 +1521,95 @@ pub mod p_memory_search_nodes {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["query"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                query: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.query = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    query: _f.required(0, _s.query)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                query: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub entities: Vec<OutputEntitiesItem>,
         pub relations: Vec<OutputRelationsItem>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["entities", "relations"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                entities: Option<Vec<OutputEntitiesItem>>,
+                relations: Option<Vec<OutputRelationsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.entities = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.relations = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    entities: _f.required(0, _s.entities)?,
+                    relations: _f.required(1, _s.relations)?,
+                })
+            }
+            let slots = Slots {
+                entities: ::core::option::Option::None,
+                relations: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputEntitiesItem {
         /// The type of the entity
         #[serde(rename = "entityType")]
@@ -550,15 +1619,55 @@ pub mod p_memory_search_nodes {
         /// An array of observation contents associated with the entity
         pub observations: Vec<String>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputEntitiesItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputEntitiesItem",
+                fields: &["entityType", "name", "observations"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                entity_type: Option<String>,
+                name: Option<String>,
+                observations: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.entity_type = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.observations = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputEntitiesItem, H::StructError> {
+                ::core::result::Result::Ok(OutputEntitiesItem {
+                    entity_type: _f.required(0, _s.entity_type)?,
+                    name: _f.required(1, _s.name)?,
+                    observations: _f.required(2, _s.observations)?,
+                })
+            }
+            let slots = Slots {
+                entity_type: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+                observations: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputRelationsItem {
         /// The name of the entity where the relation starts
         pub from: String,
@@ -567,6 +1676,53 @@ pub mod p_memory_search_nodes {
         pub relation_type: String,
         /// The name of the entity where the relation ends
         pub to: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputRelationsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputRelationsItem",
+                fields: &["from", "relationType", "to"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                from: Option<String>,
+                relation_type: Option<String>,
+                to: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.from = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.relation_type = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.to = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputRelationsItem, H::StructError> {
+                ::core::result::Result::Ok(OutputRelationsItem {
+                    from: _f.required(0, _s.from)?,
+                    relation_type: _f.required(1, _s.relation_type)?,
+                    to: _f.required(2, _s.to)?,
+                })
+            }
+            let slots = Slots {
+                from: ::core::option::Option::None,
+                relation_type: ::core::option::Option::None,
+                to: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// Every procedure with its round-trip functions.

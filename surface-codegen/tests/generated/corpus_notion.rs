@@ -3,13 +3,7 @@
 
 /// `notion.API-create-a-comment`
 pub mod p_notion_api_create_a_comment {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub parent: InputParent,
@@ -20,6 +14,49 @@ pub mod p_notion_api_create_a_comment {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["parent", "rich_text"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                parent: Option<InputParent>,
+                rich_text: Option<Vec<InputRichTextItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.parent = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.rich_text = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    parent: _f.required(0, _s.parent)?,
+                    rich_text: _f.required(1, _s.rich_text)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                parent: ::core::option::Option::None,
+                rich_text: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -35,13 +72,7 @@ pub mod p_notion_api_create_a_comment {
         String(String),
     }
     /// The page that contains the comment
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputParentVariant0 {
         /// the page ID
@@ -52,6 +83,46 @@ pub mod p_notion_api_create_a_comment {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputParentVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputParentVariant0",
+                fields: &["page_id"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                page_id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.page_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputParentVariant0, H::StructError> {
+                ::core::result::Result::Ok(InputParentVariant0 {
+                    page_id: _f.required(0, _s.page_id)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                page_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -72,13 +143,7 @@ pub mod p_notion_api_create_a_comment {
             >,
         ),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRichTextItemVariant0 {
         pub text: InputRichTextItemVariant0Text,
@@ -89,13 +154,47 @@ pub mod p_notion_api_create_a_comment {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRichTextItemVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRichTextItemVariant0",
+                fields: &["text"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                text: Option<InputRichTextItemVariant0Text>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRichTextItemVariant0, H::StructError> {
+                ::core::result::Result::Ok(InputRichTextItemVariant0 {
+                    text: _f.required(0, _s.text)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                text: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRichTextItemVariant0Text {
         /// The content of the comment
@@ -107,27 +206,57 @@ pub mod p_notion_api_create_a_comment {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRichTextItemVariant0Text {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRichTextItemVariant0Text",
+                fields: &["content"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                content: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.content = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRichTextItemVariant0Text, H::StructError> {
+                ::core::result::Result::Ok(InputRichTextItemVariant0Text {
+                    content: _f.required(0, _s.content)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                content: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-create-a-data-source`
 pub mod p_notion_api_create_a_data_source {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub parent: InputParent,
         pub properties: InputProperties,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub title: Option<Vec<InputTitleItem>>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -135,6 +264,53 @@ pub mod p_notion_api_create_a_data_source {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["parent", "properties", "title"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                parent: Option<InputParent>,
+                properties: Option<InputProperties>,
+                title: Option<Vec<InputTitleItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.parent = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.properties = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.title = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    parent: _f.required(0, _s.parent)?,
+                    properties: _f.required(1, _s.properties)?,
+                    title: _s.title,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                parent: ::core::option::Option::None,
+                properties: ::core::option::Option::None,
+                title: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -149,13 +325,7 @@ pub mod p_notion_api_create_a_data_source {
         Variant0(InputPageIdParentRequest),
         String(String),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputPageIdParentRequest {
         /// Format: `uuid` (not checked by this type).
@@ -166,6 +336,46 @@ pub mod p_notion_api_create_a_data_source {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputPageIdParentRequest {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputPageIdParentRequest",
+                fields: &["page_id"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                page_id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.page_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputPageIdParentRequest, H::StructError> {
+                ::core::result::Result::Ok(InputPageIdParentRequest {
+                    page_id: _f.required(0, _s.page_id)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                page_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -204,40 +414,61 @@ pub mod p_notion_api_create_a_data_source {
             >,
         ),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputRichTextRequest {
         pub text: InputRichTextRequestText,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r#type: Option<InputRichTextRequestType>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRichTextRequest {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRichTextRequest",
+                fields: &["text", "type"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                text: Option<InputRichTextRequestText>,
+                r#type: Option<InputRichTextRequestType>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRichTextRequest, H::StructError> {
+                ::core::result::Result::Ok(InputRichTextRequest {
+                    text: _f.required(0, _s.text)?,
+                    r#type: _s.r#type,
+                })
+            }
+            let slots = Slots {
+                text: ::core::option::Option::None,
+                r#type: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputRichTextRequestText {
         pub content: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub link: Option<
             Option<
                 ::std::collections::BTreeMap<
@@ -246,6 +477,56 @@ pub mod p_notion_api_create_a_data_source {
                 >,
             >,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRichTextRequestText {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRichTextRequestText",
+                fields: &["content", "link"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                content: Option<String>,
+                link: Option<
+                    Option<
+                        ::std::collections::BTreeMap<
+                            String,
+                            ::surface_runtime::__private::serde_json::Value,
+                        >,
+                    >,
+                >,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.content = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.link = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRichTextRequestText, H::StructError> {
+                ::core::result::Result::Ok(InputRichTextRequestText {
+                    content: _f.required(0, _s.content)?,
+                    link: _s.link,
+                })
+            }
+            let slots = Slots {
+                content: ::core::option::Option::None,
+                link: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -256,8 +537,7 @@ pub mod p_notion_api_create_a_data_source {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputRichTextRequestType {
@@ -265,18 +545,31 @@ pub mod p_notion_api_create_a_data_source {
         #[serde(rename = "text")]
         Text,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRichTextRequestType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputRichTextRequestType",
+                variants: &["text"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Text,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-delete-a-block`
 pub mod p_notion_api_delete_a_block {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Identifier for a Notion block
@@ -288,18 +581,51 @@ pub mod p_notion_api_delete_a_block {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["block_id"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                block_id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.block_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    block_id: _f.required(0, _s.block_id)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                block_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-get-block-children`
 pub mod p_notion_api_get_block_children {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Identifier for a \[block\](ref:block)
@@ -309,18 +635,10 @@ pub mod p_notion_api_get_block_children {
         /// Format: `int32` (not checked by this type).
         ///
         /// Default: `100`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page_size: Option<i64>,
         /// If supplied, this endpoint will return a page of results starting after the cursor provided. If not supplied, this endpoint will return the first page of results.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub start_cursor: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -329,18 +647,63 @@ pub mod p_notion_api_get_block_children {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["block_id", "page_size", "start_cursor"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                block_id: Option<String>,
+                page_size: Option<i64>,
+                start_cursor: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.block_id = ::core::option::Option::Some(H::value(_v)?),
+                    1 => {
+                        _s.page_size = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    2 => _s.start_cursor = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    block_id: _f.required(0, _s.block_id)?,
+                    page_size: _s.page_size,
+                    start_cursor: _s.start_cursor,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                block_id: ::core::option::Option::None,
+                page_size: ::core::option::Option::None,
+                start_cursor: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-get-self`
 pub mod p_notion_api_get_self {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -350,18 +713,45 @@ pub mod p_notion_api_get_self {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-get-user`
 pub mod p_notion_api_get_user {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Format: `uuid` (not checked by this type).
@@ -373,35 +763,60 @@ pub mod p_notion_api_get_user {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["user_id"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                user_id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.user_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    user_id: _f.required(0, _s.user_id)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                user_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-get-users`
 pub mod p_notion_api_get_users {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// The number of items from the full list desired in the response. Maximum: 100
         ///
         /// Default: `100`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page_size: Option<i64>,
         /// If supplied, this endpoint will return a page of results starting after the cursor provided. If not supplied, this endpoint will return the first page of results.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub start_cursor: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -409,35 +824,68 @@ pub mod p_notion_api_get_users {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["page_size", "start_cursor"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                page_size: Option<i64>,
+                start_cursor: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.page_size = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    1 => _s.start_cursor = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    page_size: _s.page_size,
+                    start_cursor: _s.start_cursor,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                page_size: ::core::option::Option::None,
+                start_cursor: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-list-data-source-templates`
 pub mod p_notion_api_list_data_source_templates {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Identifier for a Notion data source
         pub data_source_id: String,
         /// Default: `100`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page_size: Option<i64>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub start_cursor: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -446,18 +894,63 @@ pub mod p_notion_api_list_data_source_templates {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["data_source_id", "page_size", "start_cursor"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                data_source_id: Option<String>,
+                page_size: Option<i64>,
+                start_cursor: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.data_source_id = ::core::option::Option::Some(H::value(_v)?),
+                    1 => {
+                        _s.page_size = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    2 => _s.start_cursor = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    data_source_id: _f.required(0, _s.data_source_id)?,
+                    page_size: _s.page_size,
+                    start_cursor: _s.start_cursor,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                data_source_id: ::core::option::Option::None,
+                page_size: ::core::option::Option::None,
+                start_cursor: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-move-page`
 pub mod p_notion_api_move_page {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Identifier for a Notion page
@@ -471,6 +964,49 @@ pub mod p_notion_api_move_page {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["page_id", "parent"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                page_id: Option<String>,
+                parent: Option<InputParent>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.page_id = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.parent = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    page_id: _f.required(0, _s.page_id)?,
+                    parent: _f.required(1, _s.parent)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                page_id: ::core::option::Option::None,
+                parent: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -504,13 +1040,7 @@ pub mod p_notion_api_move_page {
         #[serde(rename = "workspace")]
         Workspace(InputMovePageParentRequestWorkspace),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputMovePageParentRequestPageId {
         /// Format: `uuid` (not checked by this type).
@@ -522,13 +1052,50 @@ pub mod p_notion_api_move_page {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputMovePageParentRequestPageId {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputMovePageParentRequestPageId",
+                fields: &["page_id"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                page_id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.page_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputMovePageParentRequestPageId,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputMovePageParentRequestPageId {
+                    page_id: _f.required(0, _s.page_id)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                page_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputMovePageParentRequestDatabaseId {
         /// Format: `uuid` (not checked by this type).
@@ -540,13 +1107,50 @@ pub mod p_notion_api_move_page {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputMovePageParentRequestDatabaseId {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputMovePageParentRequestDatabaseId",
+                fields: &["database_id"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                database_id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.database_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputMovePageParentRequestDatabaseId,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputMovePageParentRequestDatabaseId {
+                    database_id: _f.required(0, _s.database_id)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                database_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputMovePageParentRequestWorkspace {
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -556,26 +1160,53 @@ pub mod p_notion_api_move_page {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputMovePageParentRequestWorkspace {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputMovePageParentRequestWorkspace",
+                fields: &[],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputMovePageParentRequestWorkspace,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputMovePageParentRequestWorkspace {
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-patch-block-children`
 pub mod p_notion_api_patch_block_children {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// The ID of the existing block that the new block should be appended after.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub after: Option<String>,
         /// Identifier for a \[block\](ref:block). Also accepts a \[page\](ref:page) ID.
         pub block_id: String,
@@ -587,6 +1218,53 @@ pub mod p_notion_api_patch_block_children {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["after", "block_id", "children"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                after: Option<String>,
+                block_id: Option<String>,
+                children: Option<Vec<InputChildrenItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.after = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.block_id = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    after: _s.after,
+                    block_id: _f.required(1, _s.block_id)?,
+                    children: _f.required(2, _s.children)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                after: ::core::option::Option::None,
+                block_id: ::core::option::Option::None,
+                children: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -622,75 +1300,159 @@ pub mod p_notion_api_patch_block_children {
         Variant0(InputParagraphBlockRequest),
         Variant1(InputBulletedListItemBlockRequest),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputParagraphBlockRequest {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub paragraph: Option<InputParagraphBlockRequestParagraph>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r#type: Option<InputParagraphBlockRequestType>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputParagraphBlockRequest {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputParagraphBlockRequest",
+                fields: &["paragraph", "type"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                paragraph: Option<InputParagraphBlockRequestParagraph>,
+                r#type: Option<InputParagraphBlockRequestType>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.paragraph = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputParagraphBlockRequest, H::StructError> {
+                ::core::result::Result::Ok(InputParagraphBlockRequest {
+                    paragraph: _s.paragraph,
+                    r#type: _s.r#type,
+                })
+            }
+            let slots = Slots {
+                paragraph: ::core::option::Option::None,
+                r#type: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputParagraphBlockRequestParagraph {
         pub rich_text: Vec<InputRichTextRequest>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputParagraphBlockRequestParagraph {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputParagraphBlockRequestParagraph",
+                fields: &["rich_text"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                rich_text: Option<Vec<InputRichTextRequest>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.rich_text = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputParagraphBlockRequestParagraph,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputParagraphBlockRequestParagraph {
+                    rich_text: _f.required(0, _s.rich_text)?,
+                })
+            }
+            let slots = Slots {
+                rich_text: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputRichTextRequest {
         pub text: InputRichTextRequestText,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r#type: Option<InputRichTextRequestType>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRichTextRequest {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRichTextRequest",
+                fields: &["text", "type"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                text: Option<InputRichTextRequestText>,
+                r#type: Option<InputRichTextRequestType>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRichTextRequest, H::StructError> {
+                ::core::result::Result::Ok(InputRichTextRequest {
+                    text: _f.required(0, _s.text)?,
+                    r#type: _s.r#type,
+                })
+            }
+            let slots = Slots {
+                text: ::core::option::Option::None,
+                r#type: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputRichTextRequestText {
         pub content: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub link: Option<
             Option<
                 ::std::collections::BTreeMap<
@@ -700,6 +1462,56 @@ pub mod p_notion_api_patch_block_children {
             >,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRichTextRequestText {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRichTextRequestText",
+                fields: &["content", "link"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                content: Option<String>,
+                link: Option<
+                    Option<
+                        ::std::collections::BTreeMap<
+                            String,
+                            ::surface_runtime::__private::serde_json::Value,
+                        >,
+                    >,
+                >,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.content = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.link = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRichTextRequestText, H::StructError> {
+                ::core::result::Result::Ok(InputRichTextRequestText {
+                    content: _f.required(0, _s.content)?,
+                    link: _s.link,
+                })
+            }
+            let slots = Slots {
+                content: ::core::option::Option::None,
+                link: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -709,8 +1521,7 @@ pub mod p_notion_api_patch_block_children {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputRichTextRequestType {
@@ -718,6 +1529,25 @@ pub mod p_notion_api_patch_block_children {
         #[serde(rename = "text")]
         Text,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRichTextRequestType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputRichTextRequestType",
+                variants: &["text"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Text,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -727,8 +1557,7 @@ pub mod p_notion_api_patch_block_children {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputParagraphBlockRequestType {
@@ -736,42 +1565,133 @@ pub mod p_notion_api_patch_block_children {
         #[serde(rename = "paragraph")]
         Paragraph,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputParagraphBlockRequestType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputParagraphBlockRequestType",
+                variants: &["paragraph"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Paragraph,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputBulletedListItemBlockRequest {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub bulleted_list_item: Option<
             InputBulletedListItemBlockRequestBulletedListItem,
         >,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r#type: Option<InputBulletedListItemBlockRequestType>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputBulletedListItemBlockRequest {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputBulletedListItemBlockRequest",
+                fields: &["bulleted_list_item", "type"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                bulleted_list_item: Option<
+                    InputBulletedListItemBlockRequestBulletedListItem,
+                >,
+                r#type: Option<InputBulletedListItemBlockRequestType>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.bulleted_list_item = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    1 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputBulletedListItemBlockRequest,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputBulletedListItemBlockRequest {
+                    bulleted_list_item: _s.bulleted_list_item,
+                    r#type: _s.r#type,
+                })
+            }
+            let slots = Slots {
+                bulleted_list_item: ::core::option::Option::None,
+                r#type: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputBulletedListItemBlockRequestBulletedListItem {
         pub rich_text: Vec<InputRichTextRequest>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputBulletedListItemBlockRequestBulletedListItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputBulletedListItemBlockRequestBulletedListItem",
+                fields: &["rich_text"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                rich_text: Option<Vec<InputRichTextRequest>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.rich_text = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputBulletedListItemBlockRequestBulletedListItem,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputBulletedListItemBlockRequestBulletedListItem {
+                    rich_text: _f.required(0, _s.rich_text)?,
+                })
+            }
+            let slots = Slots {
+                rich_text: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -782,8 +1702,7 @@ pub mod p_notion_api_patch_block_children {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputBulletedListItemBlockRequestType {
@@ -791,54 +1710,47 @@ pub mod p_notion_api_patch_block_children {
         #[serde(rename = "bulleted_list_item")]
         BulletedListItem,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputBulletedListItemBlockRequestType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputBulletedListItemBlockRequestType",
+                variants: &["bulleted_list_item"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::BulletedListItem,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-patch-page`
 pub mod p_notion_api_patch_page {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub archived: Option<bool>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub cover: Option<InputCover>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub icon: Option<InputIcon>,
         /// Set to true to delete a block. Set to false to restore a block.
         ///
         /// Default: `false`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub in_trash: Option<bool>,
         /// The identifier for the Notion page to be updated.
         pub page_id: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub properties: Option<InputProperties>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -846,6 +1758,72 @@ pub mod p_notion_api_patch_page {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "archived",
+                    "cover",
+                    "icon",
+                    "in_trash",
+                    "page_id",
+                    "properties",
+                ],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                archived: Option<bool>,
+                cover: Option<InputCover>,
+                icon: Option<InputIcon>,
+                in_trash: Option<bool>,
+                page_id: Option<String>,
+                properties: Option<InputProperties>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.archived = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.cover = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.icon = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.in_trash = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.page_id = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.properties = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    archived: _s.archived,
+                    cover: _s.cover,
+                    icon: _s.icon,
+                    in_trash: _s.in_trash,
+                    page_id: _f.required(4, _s.page_id)?,
+                    properties: _s.properties,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                archived: ::core::option::Option::None,
+                cover: ::core::option::Option::None,
+                icon: ::core::option::Option::None,
+                in_trash: ::core::option::Option::None,
+                page_id: ::core::option::Option::None,
+                properties: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -861,35 +1839,99 @@ pub mod p_notion_api_patch_page {
         String(String),
     }
     /// A cover image for the page. Only \[external file objects\](https://developers.notion.com/reference/file-object) are supported.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputCoverVariant0 {
         pub external: InputCoverVariant0External,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r#type: Option<InputCoverVariant0Type>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputCoverVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputCoverVariant0",
+                fields: &["external", "type"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                external: Option<InputCoverVariant0External>,
+                r#type: Option<InputCoverVariant0Type>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.external = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputCoverVariant0, H::StructError> {
+                ::core::result::Result::Ok(InputCoverVariant0 {
+                    external: _f.required(0, _s.external)?,
+                    r#type: _s.r#type,
+                })
+            }
+            let slots = Slots {
+                external: ::core::option::Option::None,
+                r#type: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputCoverVariant0External {
         pub url: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputCoverVariant0External {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputCoverVariant0External",
+                fields: &["url"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                url: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.url = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputCoverVariant0External, H::StructError> {
+                ::core::result::Result::Ok(InputCoverVariant0External {
+                    url: _f.required(0, _s.url)?,
+                })
+            }
+            let slots = Slots {
+                url: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -900,14 +1942,32 @@ pub mod p_notion_api_patch_page {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputCoverVariant0Type {
         /// `"external"`
         #[serde(rename = "external")]
         External,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputCoverVariant0Type {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputCoverVariant0Type",
+                variants: &["external"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::External,
+                },
+            )
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -923,17 +1983,49 @@ pub mod p_notion_api_patch_page {
         String(String),
     }
     /// A page icon for the page. Supported types are \[external file object\](https://developers.notion.com/reference/file-object) or \[emoji object\](https://developers.notion.com/reference/emoji-object).
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputIconVariant0 {
         pub emoji: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputIconVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputIconVariant0",
+                fields: &["emoji"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                emoji: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.emoji = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputIconVariant0, H::StructError> {
+                ::core::result::Result::Ok(InputIconVariant0 {
+                    emoji: _f.required(0, _s.emoji)?,
+                })
+            }
+            let slots = Slots {
+                emoji: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -958,39 +2050,21 @@ pub mod p_notion_api_patch_page {
 }
 /// `notion.API-post-page`
 pub mod p_notion_api_post_page {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// The content to be rendered on the new page, represented as an array of \[block objects\](https://developers.notion.com/reference/block).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub children: Option<Vec<InputChildrenItem>>,
         /// The cover image of the new page, represented as a \[file object\](https://developers.notion.com/reference/file-object).
         ///
         /// Format: `json` (not checked by this type).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub cover: Option<String>,
         /// The icon of the new page. Either an \[emoji object\](https://developers.notion.com/reference/emoji-object) or an \[external file object\](https://developers.notion.com/reference/file-object)..
         ///
         /// Format: `json` (not checked by this type).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub icon: Option<String>,
         pub parent: InputParent,
         pub properties: InputProperties,
@@ -1000,6 +2074,61 @@ pub mod p_notion_api_post_page {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["children", "cover", "icon", "parent", "properties"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                children: Option<Vec<InputChildrenItem>>,
+                cover: Option<String>,
+                icon: Option<String>,
+                parent: Option<InputParent>,
+                properties: Option<InputProperties>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.cover = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.icon = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.parent = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.properties = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    children: _s.children,
+                    cover: _s.cover,
+                    icon: _s.icon,
+                    parent: _f.required(3, _s.parent)?,
+                    properties: _f.required(4, _s.properties)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                children: ::core::option::Option::None,
+                cover: ::core::option::Option::None,
+                icon: ::core::option::Option::None,
+                parent: ::core::option::Option::None,
+                properties: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1047,13 +2176,7 @@ pub mod p_notion_api_post_page {
         Variant1(InputDataSourceIdParentRequest),
         Variant2(InputParentRequestVariant2),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputPageIdParentRequest {
         /// Format: `uuid` (not checked by this type).
@@ -1065,22 +2188,52 @@ pub mod p_notion_api_post_page {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputPageIdParentRequest {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputPageIdParentRequest",
+                fields: &["page_id"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                page_id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.page_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputPageIdParentRequest, H::StructError> {
+                ::core::result::Result::Ok(InputPageIdParentRequest {
+                    page_id: _f.required(0, _s.page_id)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                page_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputDataSourceIdParentRequest {
         /// Format: `uuid` (not checked by this type).
         pub database_id: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r#type: Option<InputDataSourceIdParentRequestType>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1088,6 +2241,50 @@ pub mod p_notion_api_post_page {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputDataSourceIdParentRequest {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputDataSourceIdParentRequest",
+                fields: &["database_id", "type"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                database_id: Option<String>,
+                r#type: Option<InputDataSourceIdParentRequestType>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.database_id = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputDataSourceIdParentRequest, H::StructError> {
+                ::core::result::Result::Ok(InputDataSourceIdParentRequest {
+                    database_id: _f.required(0, _s.database_id)?,
+                    r#type: _s.r#type,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                database_id: ::core::option::Option::None,
+                r#type: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -1098,8 +2295,7 @@ pub mod p_notion_api_post_page {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputDataSourceIdParentRequestType {
@@ -1107,13 +2303,26 @@ pub mod p_notion_api_post_page {
         #[serde(rename = "database_id")]
         DatabaseId,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputDataSourceIdParentRequestType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputDataSourceIdParentRequestType",
+                variants: &["database_id"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::DatabaseId,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputParentRequestVariant2 {
         pub r#type: InputParentRequestVariant2Type,
@@ -1124,6 +2333,46 @@ pub mod p_notion_api_post_page {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputParentRequestVariant2 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputParentRequestVariant2",
+                fields: &["type"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                r#type: Option<InputParentRequestVariant2Type>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputParentRequestVariant2, H::StructError> {
+                ::core::result::Result::Ok(InputParentRequestVariant2 {
+                    r#type: _f.required(0, _s.r#type)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                r#type: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -1133,14 +2382,32 @@ pub mod p_notion_api_post_page {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputParentRequestVariant2Type {
         /// `"workspace"`
         #[serde(rename = "workspace")]
         Workspace,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputParentRequestVariant2Type {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputParentRequestVariant2Type",
+                variants: &["workspace"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Workspace,
+                },
+            )
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1165,51 +2432,25 @@ pub mod p_notion_api_post_page {
 }
 /// `notion.API-post-search`
 pub mod p_notion_api_post_search {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filter: Option<InputFilter>,
         /// The number of items from the full list to include in the response. Maximum: \`100\`.
         ///
         /// Format: `int32` (not checked by this type).
         ///
         /// Default: `100`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page_size: Option<i64>,
         /// The text that the API compares page and database titles against.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub query: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub sort: Option<InputSort>,
         /// A \`cursor\` value returned in a previous response that If supplied, limits the response to results starting after the \`cursor\`. If not supplied, then the first page of results is returned. Refer to \[pagination\](https://developers.notion.com/reference/intro#pagination) for more details.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub start_cursor: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1217,6 +2458,65 @@ pub mod p_notion_api_post_search {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["filter", "page_size", "query", "sort", "start_cursor"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                filter: Option<InputFilter>,
+                page_size: Option<i64>,
+                query: Option<String>,
+                sort: Option<InputSort>,
+                start_cursor: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.filter = ::core::option::Option::Some(H::value(_v)?),
+                    1 => {
+                        _s.page_size = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    2 => _s.query = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.sort = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.start_cursor = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    filter: _s.filter,
+                    page_size: _s.page_size,
+                    query: _s.query,
+                    sort: _s.sort,
+                    start_cursor: _s.start_cursor,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                filter: ::core::option::Option::None,
+                page_size: ::core::option::Option::None,
+                query: ::core::option::Option::None,
+                sort: ::core::option::Option::None,
+                start_cursor: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1232,28 +2532,14 @@ pub mod p_notion_api_post_search {
         String(String),
     }
     /// A set of criteria, \`value\` and \`property\` keys, that limits the results to either only pages or only data sources. Possible \`value\` values are \`"page"\` or \`"data\_source"\`. The only supported \`property\` value is \`"object"\`.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputFilterVariant0 {
         /// The name of the property to filter by. Currently the only property you can filter by is the object type. Possible values include \`object\`. Limitation: Currently the only filter allowed is \`object\` which will filter by type of object (either \`page\` or \`data\_source\`)
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub property: Option<String>,
         /// The value of the property to filter the results by. Possible values for object type include \`page\` or \`data\_source\`. \*\*Limitation\*\*: Currently the only filter allowed is \`object\` which will filter by type of object (either \`page\` or \`data\_source\`)
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub value: Option<InputFilterVariant0Value>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1261,6 +2547,50 @@ pub mod p_notion_api_post_search {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputFilterVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputFilterVariant0",
+                fields: &["property", "value"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                property: Option<String>,
+                value: Option<InputFilterVariant0Value>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.property = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.value = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputFilterVariant0, H::StructError> {
+                ::core::result::Result::Ok(InputFilterVariant0 {
+                    property: _s.property,
+                    value: _s.value,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                property: ::core::option::Option::None,
+                value: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// The value of the property to filter the results by. Possible values for object type include \`page\` or \`data\_source\`. \*\*Limitation\*\*: Currently the only filter allowed is \`object\` which will filter by type of object (either \`page\` or \`data\_source\`)
     #[derive(
@@ -1272,8 +2602,7 @@ pub mod p_notion_api_post_search {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputFilterVariant0Value {
@@ -1283,6 +2612,26 @@ pub mod p_notion_api_post_search {
         /// `"data_source"`
         #[serde(rename = "data_source")]
         DataSource,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputFilterVariant0Value {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputFilterVariant0Value",
+                variants: &["page", "data_source"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Page,
+                    _ => Self::DataSource,
+                },
+            )
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1298,28 +2647,14 @@ pub mod p_notion_api_post_search {
         String(String),
     }
     /// A set of criteria, \`direction\` and \`timestamp\` keys, that orders the results. The \*\*only\*\* supported timestamp value is \`"last\_edited\_time"\`. Supported \`direction\` values are \`"ascending"\` and \`"descending"\`. If \`sort\` is not provided, then the most recently edited results are returned first.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputSortVariant0 {
         /// The direction to sort. Possible values include \`ascending\` and \`descending\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub direction: Option<String>,
         /// The name of the timestamp to sort against. Possible values include \`last\_edited\_time\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub timestamp: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1328,65 +2663,75 @@ pub mod p_notion_api_post_search {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputSortVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputSortVariant0",
+                fields: &["direction", "timestamp"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                direction: Option<String>,
+                timestamp: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.direction = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.timestamp = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputSortVariant0, H::StructError> {
+                ::core::result::Result::Ok(InputSortVariant0 {
+                    direction: _s.direction,
+                    timestamp: _s.timestamp,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                direction: ::core::option::Option::None,
+                timestamp: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-query-data-source`
 pub mod p_notion_api_query_data_source {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub archived: Option<bool>,
         /// Identifier for a Notion data source (database)
         pub data_source_id: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filter: Option<InputFilter>,
         /// A list of page property value IDs to limit the response
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filter_properties: Option<Vec<InputFilterPropertiesItem>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub in_trash: Option<bool>,
         /// Default: `100`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page_size: Option<i64>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub sorts: Option<Vec<InputSortsItem>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub start_cursor: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1394,6 +2739,90 @@ pub mod p_notion_api_query_data_source {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "archived",
+                    "data_source_id",
+                    "filter",
+                    "filter_properties",
+                    "in_trash",
+                    "page_size",
+                    "sorts",
+                    "start_cursor",
+                ],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                archived: Option<bool>,
+                data_source_id: Option<String>,
+                filter: Option<InputFilter>,
+                filter_properties: Option<Vec<InputFilterPropertiesItem>>,
+                in_trash: Option<bool>,
+                page_size: Option<i64>,
+                sorts: Option<Vec<InputSortsItem>>,
+                start_cursor: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.archived = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.data_source_id = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.filter = ::core::option::Option::Some(H::value(_v)?),
+                    3 => {
+                        _s.filter_properties = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    4 => _s.in_trash = ::core::option::Option::Some(H::value(_v)?),
+                    5 => {
+                        _s.page_size = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    6 => _s.sorts = ::core::option::Option::Some(H::value(_v)?),
+                    7 => _s.start_cursor = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    archived: _s.archived,
+                    data_source_id: _f.required(1, _s.data_source_id)?,
+                    filter: _s.filter,
+                    filter_properties: _s.filter_properties,
+                    in_trash: _s.in_trash,
+                    page_size: _s.page_size,
+                    sorts: _s.sorts,
+                    start_cursor: _s.start_cursor,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                archived: ::core::option::Option::None,
+                data_source_id: ::core::option::Option::None,
+                filter: ::core::option::Option::None,
+                filter_properties: ::core::option::Option::None,
+                in_trash: ::core::option::Option::None,
+                page_size: ::core::option::Option::None,
+                sorts: ::core::option::Option::None,
+                start_cursor: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1451,13 +2880,7 @@ pub mod p_notion_api_query_data_source {
             >,
         ),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputSortObject {
         pub direction: InputSortObjectDirection,
@@ -1469,6 +2892,49 @@ pub mod p_notion_api_query_data_source {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSortObject {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputSortObject",
+                fields: &["direction", "property"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                direction: Option<InputSortObjectDirection>,
+                property: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.direction = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.property = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputSortObject, H::StructError> {
+                ::core::result::Result::Ok(InputSortObject {
+                    direction: _f.required(0, _s.direction)?,
+                    property: _f.required(1, _s.property)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                direction: ::core::option::Option::None,
+                property: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -1478,8 +2944,7 @@ pub mod p_notion_api_query_data_source {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputSortObjectDirection {
@@ -1490,18 +2955,32 @@ pub mod p_notion_api_query_data_source {
         #[serde(rename = "descending")]
         Descending,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputSortObjectDirection {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputSortObjectDirection",
+                variants: &["ascending", "descending"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Ascending,
+                    _ => Self::Descending,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-retrieve-a-block`
 pub mod p_notion_api_retrieve_a_block {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Identifier for a Notion block
@@ -1513,18 +2992,51 @@ pub mod p_notion_api_retrieve_a_block {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["block_id"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                block_id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.block_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    block_id: _f.required(0, _s.block_id)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                block_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-retrieve-a-comment`
 pub mod p_notion_api_retrieve_a_comment {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Identifier for a Notion block or page
@@ -1532,18 +3044,10 @@ pub mod p_notion_api_retrieve_a_comment {
         /// The number of items from the full list desired in the response. Maximum: 100
         ///
         /// Format: `int32` (not checked by this type).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page_size: Option<i64>,
         /// If supplied, this endpoint will return a page of results starting after the cursor provided. If not supplied, this endpoint will return the first page of results.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub start_cursor: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1552,18 +3056,63 @@ pub mod p_notion_api_retrieve_a_comment {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["block_id", "page_size", "start_cursor"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                block_id: Option<String>,
+                page_size: Option<i64>,
+                start_cursor: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.block_id = ::core::option::Option::Some(H::value(_v)?),
+                    1 => {
+                        _s.page_size = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    2 => _s.start_cursor = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    block_id: _f.required(0, _s.block_id)?,
+                    page_size: _s.page_size,
+                    start_cursor: _s.start_cursor,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                block_id: ::core::option::Option::None,
+                page_size: ::core::option::Option::None,
+                start_cursor: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-retrieve-a-data-source`
 pub mod p_notion_api_retrieve_a_data_source {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Identifier for a Notion data source
@@ -1575,18 +3124,51 @@ pub mod p_notion_api_retrieve_a_data_source {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["data_source_id"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                data_source_id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.data_source_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    data_source_id: _f.required(0, _s.data_source_id)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                data_source_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-retrieve-a-database`
 pub mod p_notion_api_retrieve_a_database {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Identifier for a Notion database
@@ -1598,26 +3180,55 @@ pub mod p_notion_api_retrieve_a_database {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["database_id"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                database_id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.database_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    database_id: _f.required(0, _s.database_id)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                database_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-retrieve-a-page`
 pub mod p_notion_api_retrieve_a_page {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// A list of page property value IDs associated with the page. Use this param to limit the response to a specific page property value or values. To retrieve multiple properties, specify each page property ID. For example: \`?filter\_properties=iAk8\&filter\_properties=b7dh\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filter_properties: Option<String>,
         /// Identifier for a Notion page
         pub page_id: String,
@@ -1628,18 +3239,59 @@ pub mod p_notion_api_retrieve_a_page {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["filter_properties", "page_id"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                filter_properties: Option<String>,
+                page_id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.filter_properties = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    1 => _s.page_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    filter_properties: _s.filter_properties,
+                    page_id: _f.required(1, _s.page_id)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                filter_properties: ::core::option::Option::None,
+                page_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-retrieve-a-page-property`
 pub mod p_notion_api_retrieve_a_page_property {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Identifier for a Notion page
@@ -1647,20 +3299,12 @@ pub mod p_notion_api_retrieve_a_page_property {
         /// For paginated properties. The max number of property item objects on a page. The default size is 100
         ///
         /// Format: `int32` (not checked by this type).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page_size: Option<i64>,
         /// Identifier for a page \[property\](https://developers.notion.com/reference/page#all-property-values)
         pub property_id: String,
         /// For paginated properties.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub start_cursor: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1669,28 +3313,73 @@ pub mod p_notion_api_retrieve_a_page_property {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["page_id", "page_size", "property_id", "start_cursor"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                page_id: Option<String>,
+                page_size: Option<i64>,
+                property_id: Option<String>,
+                start_cursor: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.page_id = ::core::option::Option::Some(H::value(_v)?),
+                    1 => {
+                        _s.page_size = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    2 => _s.property_id = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.start_cursor = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    page_id: _f.required(0, _s.page_id)?,
+                    page_size: _s.page_size,
+                    property_id: _f.required(2, _s.property_id)?,
+                    start_cursor: _s.start_cursor,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                page_id: ::core::option::Option::None,
+                page_size: ::core::option::Option::None,
+                property_id: ::core::option::Option::None,
+                start_cursor: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-retrieve-page-markdown`
 pub mod p_notion_api_retrieve_page_markdown {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Whether to include meeting note transcripts. When false (default), a placeholder with the meeting note URL is shown instead of the full transcript.
         ///
         /// Default: `false`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub include_transcript: Option<bool>,
         /// Identifier for a Notion page (or block) to read or update as markdown.
         ///
@@ -1703,36 +3392,69 @@ pub mod p_notion_api_retrieve_page_markdown {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["include_transcript", "page_id"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                include_transcript: Option<bool>,
+                page_id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.include_transcript = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    1 => _s.page_id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    include_transcript: _s.include_transcript,
+                    page_id: _f.required(1, _s.page_id)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                include_transcript: ::core::option::Option::None,
+                page_id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-update-a-block`
 pub mod p_notion_api_update_a_block {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Set to true to archive (delete) a block. Set to false to un-archive (restore) a block.
         ///
         /// Default: `true`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub archived: Option<bool>,
         /// Identifier for a Notion block
         pub block_id: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r#type: Option<InputType>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1740,6 +3462,53 @@ pub mod p_notion_api_update_a_block {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["archived", "block_id", "type"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                archived: Option<bool>,
+                block_id: Option<String>,
+                r#type: Option<InputType>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.archived = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.block_id = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    archived: _s.archived,
+                    block_id: _f.required(1, _s.block_id)?,
+                    r#type: _s.r#type,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                archived: ::core::option::Option::None,
+                block_id: ::core::option::Option::None,
+                r#type: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1755,13 +3524,7 @@ pub mod p_notion_api_update_a_block {
         String(String),
     }
     /// The \[block object \`type\`\](ref:block#block-object-keys) value with the properties to be updated. Currently only \`text\` (for supported block types) and \`checked\` (for \`to\_do\` blocks) fields can be updated.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputTypeVariant0 {
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -1771,39 +3534,55 @@ pub mod p_notion_api_update_a_block {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputTypeVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputTypeVariant0",
+                fields: &[],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputTypeVariant0, H::StructError> {
+                ::core::result::Result::Ok(InputTypeVariant0 {
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `notion.API-update-a-data-source`
 pub mod p_notion_api_update_a_data_source {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Identifier for a Notion data source
         pub data_source_id: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub description: Option<Vec<InputDescriptionItem>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub properties: Option<InputProperties>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub title: Option<Vec<InputTitleItem>>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1811,6 +3590,57 @@ pub mod p_notion_api_update_a_data_source {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["data_source_id", "description", "properties", "title"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                data_source_id: Option<String>,
+                description: Option<Vec<InputDescriptionItem>>,
+                properties: Option<InputProperties>,
+                title: Option<Vec<InputTitleItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.data_source_id = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.description = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.properties = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.title = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    data_source_id: _f.required(0, _s.data_source_id)?,
+                    description: _s.description,
+                    properties: _s.properties,
+                    title: _s.title,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                data_source_id: ::core::option::Option::None,
+                description: ::core::option::Option::None,
+                properties: ::core::option::Option::None,
+                title: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1831,40 +3661,61 @@ pub mod p_notion_api_update_a_data_source {
             >,
         ),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputRichTextRequest {
         pub text: InputRichTextRequestText,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r#type: Option<InputRichTextRequestType>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRichTextRequest {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRichTextRequest",
+                fields: &["text", "type"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                text: Option<InputRichTextRequestText>,
+                r#type: Option<InputRichTextRequestType>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRichTextRequest, H::StructError> {
+                ::core::result::Result::Ok(InputRichTextRequest {
+                    text: _f.required(0, _s.text)?,
+                    r#type: _s.r#type,
+                })
+            }
+            let slots = Slots {
+                text: ::core::option::Option::None,
+                r#type: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputRichTextRequestText {
         pub content: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub link: Option<
             Option<
                 ::std::collections::BTreeMap<
@@ -1873,6 +3724,56 @@ pub mod p_notion_api_update_a_data_source {
                 >,
             >,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRichTextRequestText {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRichTextRequestText",
+                fields: &["content", "link"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                content: Option<String>,
+                link: Option<
+                    Option<
+                        ::std::collections::BTreeMap<
+                            String,
+                            ::surface_runtime::__private::serde_json::Value,
+                        >,
+                    >,
+                >,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.content = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.link = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRichTextRequestText, H::StructError> {
+                ::core::result::Result::Ok(InputRichTextRequestText {
+                    content: _f.required(0, _s.content)?,
+                    link: _s.link,
+                })
+            }
+            let slots = Slots {
+                content: ::core::option::Option::None,
+                link: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -1883,14 +3784,32 @@ pub mod p_notion_api_update_a_data_source {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputRichTextRequestType {
         /// `"text"`
         #[serde(rename = "text")]
         Text,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRichTextRequestType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputRichTextRequestType",
+                variants: &["text"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Text,
+                },
+            )
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1934,44 +3853,22 @@ pub mod p_notion_api_update_a_data_source {
 }
 /// `notion.API-update-page-markdown`
 pub mod p_notion_api_update_page_markdown {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub insert_content: Option<InputInsertContent>,
         /// Identifier for a Notion page (or block) to read or update as markdown.
         ///
         /// Format: `uuid` (not checked by this type).
         pub page_id: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub replace_content: Option<InputReplaceContent>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub replace_content_range: Option<InputReplaceContentRange>,
         /// The kind of edit to apply. Prefer \`replace\_content\` (overwrite the whole page) or \`update\_content\` (targeted find-and-replace). \`insert\_content\` and \`replace\_content\_range\` are deprecated.
         pub r#type: InputType,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub update_content: Option<InputUpdateContent>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1979,6 +3876,76 @@ pub mod p_notion_api_update_page_markdown {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "insert_content",
+                    "page_id",
+                    "replace_content",
+                    "replace_content_range",
+                    "type",
+                    "update_content",
+                ],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                insert_content: Option<InputInsertContent>,
+                page_id: Option<String>,
+                replace_content: Option<InputReplaceContent>,
+                replace_content_range: Option<InputReplaceContentRange>,
+                r#type: Option<InputType>,
+                update_content: Option<InputUpdateContent>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.insert_content = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.page_id = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.replace_content = ::core::option::Option::Some(H::value(_v)?),
+                    3 => {
+                        _s.replace_content_range = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    4 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.update_content = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    insert_content: _s.insert_content,
+                    page_id: _f.required(1, _s.page_id)?,
+                    replace_content: _s.replace_content,
+                    replace_content_range: _s.replace_content_range,
+                    r#type: _f.required(4, _s.r#type)?,
+                    update_content: _s.update_content,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                insert_content: ::core::option::Option::None,
+                page_id: ::core::option::Option::None,
+                replace_content: ::core::option::Option::None,
+                replace_content_range: ::core::option::Option::None,
+                r#type: ::core::option::Option::None,
+                update_content: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1994,30 +3961,16 @@ pub mod p_notion_api_update_page_markdown {
         String(String),
     }
     /// Deprecated. Provide when type is \`insert\_content\`. Inserts Markdown at a position.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputInsertContentVariant0 {
         /// Ellipsis-format selection ("start text...end text") to insert after. Cannot be combined with position.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub after: Option<String>,
         /// Enhanced Markdown to insert.
         pub content: String,
         /// Insert at the start or end of the page. Cannot be combined with after.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub position: Option<InputInsertContentVariant0Position>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -2026,21 +3979,59 @@ pub mod p_notion_api_update_page_markdown {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputInsertContentVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputInsertContentVariant0",
+                fields: &["after", "content", "position"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                after: Option<String>,
+                content: Option<String>,
+                position: Option<InputInsertContentVariant0Position>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.after = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.content = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.position = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputInsertContentVariant0, H::StructError> {
+                ::core::result::Result::Ok(InputInsertContentVariant0 {
+                    after: _s.after,
+                    content: _f.required(1, _s.content)?,
+                    position: _s.position,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                after: ::core::option::Option::None,
+                content: ::core::option::Option::None,
+                position: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Insert at the start or end of the page. Cannot be combined with after.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputInsertContentVariant0Position {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r#type: Option<InputInsertContentVariant0PositionType>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -2048,6 +4039,49 @@ pub mod p_notion_api_update_page_markdown {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputInsertContentVariant0Position {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputInsertContentVariant0Position",
+                fields: &["type"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                r#type: Option<InputInsertContentVariant0PositionType>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputInsertContentVariant0Position,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputInsertContentVariant0Position {
+                    r#type: _s.r#type,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                r#type: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -2058,8 +4092,7 @@ pub mod p_notion_api_update_page_markdown {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputInsertContentVariant0PositionType {
@@ -2069,6 +4102,26 @@ pub mod p_notion_api_update_page_markdown {
         /// `"end"`
         #[serde(rename = "end")]
         End,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputInsertContentVariant0PositionType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputInsertContentVariant0PositionType",
+                variants: &["start", "end"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Start,
+                    _ => Self::End,
+                },
+            )
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -2084,21 +4137,11 @@ pub mod p_notion_api_update_page_markdown {
         String(String),
     }
     /// Provide when type is \`replace\_content\`. Replaces the entire page content.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputReplaceContentVariant0 {
         /// Permit deletion of existing child pages/databases that are no longer present in the new content.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub allow_deleting_content: Option<bool>,
         /// The complete new page content as enhanced Markdown.
         pub new_str: String,
@@ -2108,6 +4151,54 @@ pub mod p_notion_api_update_page_markdown {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputReplaceContentVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputReplaceContentVariant0",
+                fields: &["allow_deleting_content", "new_str"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                allow_deleting_content: Option<bool>,
+                new_str: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.allow_deleting_content = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    1 => _s.new_str = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputReplaceContentVariant0, H::StructError> {
+                ::core::result::Result::Ok(InputReplaceContentVariant0 {
+                    allow_deleting_content: _s.allow_deleting_content,
+                    new_str: _f.required(1, _s.new_str)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                allow_deleting_content: ::core::option::Option::None,
+                new_str: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -2123,21 +4214,11 @@ pub mod p_notion_api_update_page_markdown {
         String(String),
     }
     /// Deprecated. Provide when type is \`replace\_content\_range\`. Replaces a selected range of Markdown.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputReplaceContentRangeVariant0 {
         /// Permit deletion of child pages/databases within the replaced range.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub allow_deleting_content: Option<bool>,
         /// New Markdown content for the range.
         pub content: String,
@@ -2150,6 +4231,61 @@ pub mod p_notion_api_update_page_markdown {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputReplaceContentRangeVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputReplaceContentRangeVariant0",
+                fields: &["allow_deleting_content", "content", "content_range"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                allow_deleting_content: Option<bool>,
+                content: Option<String>,
+                content_range: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.allow_deleting_content = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    1 => _s.content = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.content_range = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputReplaceContentRangeVariant0,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputReplaceContentRangeVariant0 {
+                    allow_deleting_content: _s.allow_deleting_content,
+                    content: _f.required(1, _s.content)?,
+                    content_range: _f.required(2, _s.content_range)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                allow_deleting_content: ::core::option::Option::None,
+                content: ::core::option::Option::None,
+                content_range: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// The kind of edit to apply. Prefer \`replace\_content\` (overwrite the whole page) or \`update\_content\` (targeted find-and-replace). \`insert\_content\` and \`replace\_content\_range\` are deprecated.
     #[derive(
         Debug,
@@ -2160,8 +4296,7 @@ pub mod p_notion_api_update_page_markdown {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputType {
@@ -2178,6 +4313,32 @@ pub mod p_notion_api_update_page_markdown {
         #[serde(rename = "replace_content_range")]
         ReplaceContentRange,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputType",
+                variants: &[
+                    "replace_content",
+                    "update_content",
+                    "insert_content",
+                    "replace_content_range",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::ReplaceContent,
+                    1 => Self::UpdateContent,
+                    2 => Self::InsertContent,
+                    _ => Self::ReplaceContentRange,
+                },
+            )
+        }
+    }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
         Debug,
@@ -2192,21 +4353,11 @@ pub mod p_notion_api_update_page_markdown {
         String(String),
     }
     /// Provide when type is \`update\_content\`. Applies targeted find-and-replace edits.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputUpdateContentVariant0 {
         /// Permit deletion of existing child pages/databases removed by the edits.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub allow_deleting_content: Option<bool>,
         /// Up to 100 find-and-replace edits applied in order.
         pub content_updates: Vec<InputUpdateContentVariant0ContentUpdatesItem>,
@@ -2217,13 +4368,57 @@ pub mod p_notion_api_update_page_markdown {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputUpdateContentVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputUpdateContentVariant0",
+                fields: &["allow_deleting_content", "content_updates"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                allow_deleting_content: Option<bool>,
+                content_updates: Option<
+                    Vec<InputUpdateContentVariant0ContentUpdatesItem>,
+                >,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.allow_deleting_content = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    1 => _s.content_updates = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputUpdateContentVariant0, H::StructError> {
+                ::core::result::Result::Ok(InputUpdateContentVariant0 {
+                    allow_deleting_content: _s.allow_deleting_content,
+                    content_updates: _f.required(1, _s.content_updates)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                allow_deleting_content: ::core::option::Option::None,
+                content_updates: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputUpdateContentVariant0ContentUpdatesItem {
         /// Replacement Markdown text.
@@ -2231,11 +4426,7 @@ pub mod p_notion_api_update_page_markdown {
         /// Exact existing Markdown text to find.
         pub old_str: String,
         /// Replace every occurrence of old\_str instead of just the first (default false).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub replace_all_matches: Option<bool>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -2243,6 +4434,61 @@ pub mod p_notion_api_update_page_markdown {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputUpdateContentVariant0ContentUpdatesItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputUpdateContentVariant0ContentUpdatesItem",
+                fields: &["new_str", "old_str", "replace_all_matches"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                new_str: Option<String>,
+                old_str: Option<String>,
+                replace_all_matches: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.new_str = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.old_str = ::core::option::Option::Some(H::value(_v)?),
+                    2 => {
+                        _s.replace_all_matches = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputUpdateContentVariant0ContentUpdatesItem,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputUpdateContentVariant0ContentUpdatesItem {
+                    new_str: _f.required(0, _s.new_str)?,
+                    old_str: _f.required(1, _s.old_str)?,
+                    replace_all_matches: _s.replace_all_matches,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                new_str: ::core::option::Option::None,
+                old_str: ::core::option::Option::None,
+                replace_all_matches: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;

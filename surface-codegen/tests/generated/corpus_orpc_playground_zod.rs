@@ -4,31 +4,64 @@
 /// `orpc_playground_zod.auth.me`
 pub mod p_orpc_playground_zod_auth_me {
     pub type Input = ::surface_runtime::__private::serde_json::Value;
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Format: `email` (not checked by this type).
         pub email: String,
         pub id: String,
         pub name: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["email", "id", "name"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                email: Option<String>,
+                id: Option<String>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    email: _f.required(0, _s.email)?,
+                    id: _f.required(1, _s.id)?,
+                    name: _f.required(2, _s.name)?,
+                })
+            }
+            let slots = Slots {
+                email: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `orpc_playground_zod.auth.signin`
 pub mod p_orpc_playground_zod_auth_signin {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Format: `email` (not checked by this type).
@@ -41,28 +74,96 @@ pub mod p_orpc_playground_zod_auth_signin {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["email", "password"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                email: Option<String>,
+                password: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.password = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    email: _f.required(0, _s.email)?,
+                    password: _f.required(1, _s.password)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                email: ::core::option::Option::None,
+                password: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub token: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["token"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                token: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.token = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    token: _f.required(0, _s.token)?,
+                })
+            }
+            let slots = Slots {
+                token: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `orpc_playground_zod.auth.signup`
 pub mod p_orpc_playground_zod_auth_signup {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Format: `email` (not checked by this type).
@@ -76,47 +177,119 @@ pub mod p_orpc_playground_zod_auth_signup {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["email", "name", "password"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                email: Option<String>,
+                name: Option<String>,
+                password: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.password = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    email: _f.required(0, _s.email)?,
+                    name: _f.required(1, _s.name)?,
+                    password: _f.required(2, _s.password)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                email: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+                password: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Format: `email` (not checked by this type).
         pub email: String,
         pub id: String,
         pub name: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["email", "id", "name"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                email: Option<String>,
+                id: Option<String>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    email: _f.required(0, _s.email)?,
+                    id: _f.required(1, _s.id)?,
+                    name: _f.required(2, _s.name)?,
+                })
+            }
+            let slots = Slots {
+                email: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `orpc_playground_zod.planet.create`
 pub mod p_orpc_playground_zod_planet_create {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
         /// Format: `binary` (not checked by this type).
         ///
         /// Input schema at `#/properties/image`: the `anyOf` arms differ only in their media type: `image/png, image/jpeg, image/webp, image/svg+xml, image/gif`; content keywords are annotations, checked neither by this type nor by the validator (the server checks them).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub image: Option<String>,
         pub name: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -126,67 +299,180 @@ pub mod p_orpc_playground_zod_planet_create {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["description", "image", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                description: Option<String>,
+                image: Option<String>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.description = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.image = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    description: _s.description,
+                    image: _s.image,
+                    name: _f.required(2, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                description: ::core::option::Option::None,
+                image: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub creator: OutputCreator,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub id: i64,
         /// Format: `uri` (not checked by this type).
         #[serde(rename = "imageUrl")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub image_url: Option<String>,
         pub name: String,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["creator", "description", "id", "imageUrl", "name"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                creator: Option<OutputCreator>,
+                description: Option<String>,
+                id: Option<i64>,
+                image_url: Option<String>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.creator = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.description = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.id = ::core::option::Option::Some(H::integer_value(_v)?),
+                    3 => _s.image_url = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    creator: _f.required(0, _s.creator)?,
+                    description: _s.description,
+                    id: _f.present(2, _s.id)?,
+                    image_url: _s.image_url,
+                    name: _f.required(4, _s.name)?,
+                })
+            }
+            let slots = Slots {
+                creator: ::core::option::Option::None,
+                description: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                image_url: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputCreator {
         /// Format: `email` (not checked by this type).
         pub email: String,
         pub id: String,
         pub name: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputCreator {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputCreator",
+                fields: &["email", "id", "name"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                email: Option<String>,
+                id: Option<String>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputCreator, H::StructError> {
+                ::core::result::Result::Ok(OutputCreator {
+                    email: _f.required(0, _s.email)?,
+                    id: _f.required(1, _s.id)?,
+                    name: _f.required(2, _s.name)?,
+                })
+            }
+            let slots = Slots {
+                email: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `orpc_playground_zod.planet.find`
 pub mod p_orpc_playground_zod_planet_find {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub id: i64,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -195,77 +481,177 @@ pub mod p_orpc_playground_zod_planet_find {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["id"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                id: Option<i64>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.id = ::core::option::Option::Some(H::integer_value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    id: _f.present(0, _s.id)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub creator: OutputCreator,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub id: i64,
         /// Format: `uri` (not checked by this type).
         #[serde(rename = "imageUrl")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub image_url: Option<String>,
         pub name: String,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["creator", "description", "id", "imageUrl", "name"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                creator: Option<OutputCreator>,
+                description: Option<String>,
+                id: Option<i64>,
+                image_url: Option<String>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.creator = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.description = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.id = ::core::option::Option::Some(H::integer_value(_v)?),
+                    3 => _s.image_url = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    creator: _f.required(0, _s.creator)?,
+                    description: _s.description,
+                    id: _f.present(2, _s.id)?,
+                    image_url: _s.image_url,
+                    name: _f.required(4, _s.name)?,
+                })
+            }
+            let slots = Slots {
+                creator: ::core::option::Option::None,
+                description: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                image_url: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputCreator {
         /// Format: `email` (not checked by this type).
         pub email: String,
         pub id: String,
         pub name: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputCreator {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputCreator",
+                fields: &["email", "id", "name"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                email: Option<String>,
+                id: Option<String>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputCreator, H::StructError> {
+                ::core::result::Result::Ok(OutputCreator {
+                    email: _f.required(0, _s.email)?,
+                    id: _f.required(1, _s.id)?,
+                    name: _f.required(2, _s.name)?,
+                })
+            }
+            let slots = Slots {
+                email: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `orpc_playground_zod.planet.list`
 pub mod p_orpc_playground_zod_planet_list {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Default: `0`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub cursor: Option<i64>,
         /// Default: `10`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub limit: Option<i64>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -274,83 +660,185 @@ pub mod p_orpc_playground_zod_planet_list {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["cursor", "limit"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                cursor: Option<i64>,
+                limit: Option<i64>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.cursor = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.limit = ::core::option::Option::Some(H::integer_value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    cursor: _s.cursor,
+                    limit: _s.limit,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                cursor: ::core::option::Option::None,
+                limit: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputItem {
         pub creator: OutputItemCreator,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub id: i64,
         /// Format: `uri` (not checked by this type).
         #[serde(rename = "imageUrl")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub image_url: Option<String>,
         pub name: String,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputItem",
+                fields: &["creator", "description", "id", "imageUrl", "name"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                creator: Option<OutputItemCreator>,
+                description: Option<String>,
+                id: Option<i64>,
+                image_url: Option<String>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.creator = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.description = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.id = ::core::option::Option::Some(H::integer_value(_v)?),
+                    3 => _s.image_url = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputItem, H::StructError> {
+                ::core::result::Result::Ok(OutputItem {
+                    creator: _f.required(0, _s.creator)?,
+                    description: _s.description,
+                    id: _f.present(2, _s.id)?,
+                    image_url: _s.image_url,
+                    name: _f.required(4, _s.name)?,
+                })
+            }
+            let slots = Slots {
+                creator: ::core::option::Option::None,
+                description: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                image_url: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputItemCreator {
         /// Format: `email` (not checked by this type).
         pub email: String,
         pub id: String,
         pub name: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputItemCreator {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputItemCreator",
+                fields: &["email", "id", "name"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                email: Option<String>,
+                id: Option<String>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputItemCreator, H::StructError> {
+                ::core::result::Result::Ok(OutputItemCreator {
+                    email: _f.required(0, _s.email)?,
+                    id: _f.required(1, _s.id)?,
+                    name: _f.required(2, _s.name)?,
+                })
+            }
+            let slots = Slots {
+                email: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     pub type Output = Vec<OutputItem>;
 }
 /// `orpc_playground_zod.planet.update`
 pub mod p_orpc_playground_zod_planet_update {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub id: i64,
         /// Format: `binary` (not checked by this type).
         ///
         /// Input schema at `#/properties/image`: the `anyOf` arms differ only in their media type: `image/png, image/jpeg, image/webp, image/svg+xml, image/gif`; content keywords are annotations, checked neither by this type nor by the validator (the server checks them).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub image: Option<String>,
         pub name: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -360,51 +848,177 @@ pub mod p_orpc_playground_zod_planet_update {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["description", "id", "image", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                description: Option<String>,
+                id: Option<i64>,
+                image: Option<String>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.description = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.id = ::core::option::Option::Some(H::integer_value(_v)?),
+                    2 => _s.image = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    description: _s.description,
+                    id: _f.present(1, _s.id)?,
+                    image: _s.image,
+                    name: _f.required(3, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                description: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                image: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub creator: OutputCreator,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub id: i64,
         /// Format: `uri` (not checked by this type).
         #[serde(rename = "imageUrl")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub image_url: Option<String>,
         pub name: String,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["creator", "description", "id", "imageUrl", "name"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                creator: Option<OutputCreator>,
+                description: Option<String>,
+                id: Option<i64>,
+                image_url: Option<String>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.creator = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.description = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.id = ::core::option::Option::Some(H::integer_value(_v)?),
+                    3 => _s.image_url = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    creator: _f.required(0, _s.creator)?,
+                    description: _s.description,
+                    id: _f.present(2, _s.id)?,
+                    image_url: _s.image_url,
+                    name: _f.required(4, _s.name)?,
+                })
+            }
+            let slots = Slots {
+                creator: ::core::option::Option::None,
+                description: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                image_url: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputCreator {
         /// Format: `email` (not checked by this type).
         pub email: String,
         pub id: String,
         pub name: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputCreator {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputCreator",
+                fields: &["email", "id", "name"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                email: Option<String>,
+                id: Option<String>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputCreator, H::StructError> {
+                ::core::result::Result::Ok(OutputCreator {
+                    email: _f.required(0, _s.email)?,
+                    id: _f.required(1, _s.id)?,
+                    name: _f.required(2, _s.name)?,
+                })
+            }
+            let slots = Slots {
+                email: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `orpc_playground_zod.sse`

@@ -3,62 +3,117 @@
 
 /// `playwright.browser_annotate`
 pub mod p_playwright_browser_annotate {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {}
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_click`
 pub mod p_playwright_browser_click {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Button to click, defaults to left
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub button: Option<InputButton>,
         /// Whether to perform a double click instead of a single click
         #[serde(rename = "doubleClick")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub double_click: Option<bool>,
         /// Human-readable element description used to obtain permission to interact with the element
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub element: Option<String>,
         /// Modifier keys to press
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub modifiers: Option<Vec<InputModifiersItem>>,
         /// Exact target element reference from the page snapshot, or a unique element selector
         pub target: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["button", "doubleClick", "element", "modifiers", "target"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                button: Option<InputButton>,
+                double_click: Option<bool>,
+                element: Option<String>,
+                modifiers: Option<Vec<InputModifiersItem>>,
+                target: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.button = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.double_click = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.element = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.modifiers = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.target = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    button: _s.button,
+                    double_click: _s.double_click,
+                    element: _s.element,
+                    modifiers: _s.modifiers,
+                    target: _f.required(4, _s.target)?,
+                })
+            }
+            let slots = Slots {
+                button: ::core::option::Option::None,
+                double_click: ::core::option::Option::None,
+                element: ::core::option::Option::None,
+                modifiers: ::core::option::Option::None,
+                target: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Button to click, defaults to left
     #[derive(
@@ -70,8 +125,7 @@ pub mod p_playwright_browser_click {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputButton {
@@ -85,6 +139,26 @@ pub mod p_playwright_browser_click {
         #[serde(rename = "middle")]
         Middle,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputButton {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputButton",
+                variants: &["left", "right", "middle"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Left,
+                    1 => Self::Right,
+                    _ => Self::Middle,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -94,8 +168,7 @@ pub mod p_playwright_browser_click {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputModifiersItem {
@@ -110,54 +183,132 @@ pub mod p_playwright_browser_click {
         /// `"Shift"`
         Shift,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputModifiersItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputModifiersItem",
+                variants: &["Alt", "Control", "ControlOrMeta", "Meta", "Shift"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Alt,
+                    1 => Self::Control,
+                    2 => Self::ControlOrMeta,
+                    3 => Self::Meta,
+                    _ => Self::Shift,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_close`
 pub mod p_playwright_browser_close {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {}
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_console_messages`
 pub mod p_playwright_browser_console_messages {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Return all console messages since the beginning of the session, not just since the last navigation. Defaults to false.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub all: Option<bool>,
         /// File name to save the console messages to. Relative file names are resolved against the workspace root. If not provided, messages are returned as text.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filename: Option<String>,
         /// Level of the console messages to return. Each level includes the messages of more severe levels. Defaults to "info".
         ///
         /// Default: `"info"`.
         pub level: InputLevel,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["all", "filename", "level"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                all: Option<bool>,
+                filename: Option<String>,
+                level: Option<InputLevel>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.all = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.filename = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.level = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    all: _s.all,
+                    filename: _s.filename,
+                    level: _f.required(2, _s.level)?,
+                })
+            }
+            let slots = Slots {
+                all: ::core::option::Option::None,
+                filename: ::core::option::Option::None,
+                level: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Level of the console messages to return. Each level includes the messages of more severe levels. Defaults to "info".
     ///
@@ -171,8 +322,7 @@ pub mod p_playwright_browser_console_messages {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputLevel {
@@ -189,136 +339,256 @@ pub mod p_playwright_browser_console_messages {
         #[serde(rename = "debug")]
         Debug,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputLevel {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputLevel",
+                variants: &["error", "warning", "info", "debug"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Error,
+                    1 => Self::Warning,
+                    2 => Self::Info,
+                    _ => Self::Debug,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_drag`
 pub mod p_playwright_browser_drag {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Human-readable target element description used to obtain the permission to interact with the element
         #[serde(rename = "endElement")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub end_element: Option<String>,
         /// Exact target element reference from the page snapshot, or a unique element selector
         #[serde(rename = "endTarget")]
         pub end_target: String,
         /// Human-readable source element description used to obtain the permission to interact with the element
         #[serde(rename = "startElement")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub start_element: Option<String>,
         /// Exact target element reference from the page snapshot, or a unique element selector
         #[serde(rename = "startTarget")]
         pub start_target: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["endElement", "endTarget", "startElement", "startTarget"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                end_element: Option<String>,
+                end_target: Option<String>,
+                start_element: Option<String>,
+                start_target: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.end_element = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.end_target = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.start_element = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.start_target = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    end_element: _s.end_element,
+                    end_target: _f.required(1, _s.end_target)?,
+                    start_element: _s.start_element,
+                    start_target: _f.required(3, _s.start_target)?,
+                })
+            }
+            let slots = Slots {
+                end_element: ::core::option::Option::None,
+                end_target: ::core::option::Option::None,
+                start_element: ::core::option::Option::None,
+                start_target: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_drop`
 pub mod p_playwright_browser_drop {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Data to drop, as a map of MIME type to string value (e.g. {"text/plain": "hello", "text/uri-list": "https://example.com"}).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub data: Option<::std::collections::BTreeMap<String, String>>,
         /// Human-readable element description used to obtain permission to interact with the element
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub element: Option<String>,
         /// Absolute paths to files to drop onto the element.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub paths: Option<Vec<String>>,
         /// Exact target element reference from the page snapshot, or a unique element selector
         pub target: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["data", "element", "paths", "target"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                data: Option<::std::collections::BTreeMap<String, String>>,
+                element: Option<String>,
+                paths: Option<Vec<String>>,
+                target: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.data = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.element = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.paths = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.target = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    data: _s.data,
+                    element: _s.element,
+                    paths: _s.paths,
+                    target: _f.required(3, _s.target)?,
+                })
+            }
+            let slots = Slots {
+                data: ::core::option::Option::None,
+                element: ::core::option::Option::None,
+                paths: ::core::option::Option::None,
+                target: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_emulate_media`
 pub mod p_playwright_browser_emulate_media {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Emulates the prefers-color-scheme media feature
         #[serde(rename = "colorScheme")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub color_scheme: Option<Option<InputColorScheme>>,
         /// Emulates the prefers-contrast media feature
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub contrast: Option<Option<InputContrast>>,
         /// Emulates the forced-colors media feature
         #[serde(rename = "forcedColors")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub forced_colors: Option<Option<InputForcedColors>>,
         /// Changes the CSS media type of the page
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub media: Option<Option<InputMedia>>,
         /// Emulates the prefers-reduced-motion media feature
         #[serde(rename = "reducedMotion")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub reduced_motion: Option<Option<InputReducedMotion>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "colorScheme",
+                    "contrast",
+                    "forcedColors",
+                    "media",
+                    "reducedMotion",
+                ],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                color_scheme: Option<Option<InputColorScheme>>,
+                contrast: Option<Option<InputContrast>>,
+                forced_colors: Option<Option<InputForcedColors>>,
+                media: Option<Option<InputMedia>>,
+                reduced_motion: Option<Option<InputReducedMotion>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.color_scheme = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.contrast = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.forced_colors = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.media = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.reduced_motion = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    color_scheme: _s.color_scheme,
+                    contrast: _s.contrast,
+                    forced_colors: _s.forced_colors,
+                    media: _s.media,
+                    reduced_motion: _s.reduced_motion,
+                })
+            }
+            let slots = Slots {
+                color_scheme: ::core::option::Option::None,
+                contrast: ::core::option::Option::None,
+                forced_colors: ::core::option::Option::None,
+                media: ::core::option::Option::None,
+                reduced_motion: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -329,8 +599,7 @@ pub mod p_playwright_browser_emulate_media {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputColorScheme {
@@ -341,6 +610,26 @@ pub mod p_playwright_browser_emulate_media {
         #[serde(rename = "dark")]
         Dark,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputColorScheme {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputColorScheme",
+                variants: &["light", "dark"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Light,
+                    _ => Self::Dark,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -350,8 +639,7 @@ pub mod p_playwright_browser_emulate_media {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputContrast {
@@ -362,6 +650,25 @@ pub mod p_playwright_browser_emulate_media {
         #[serde(rename = "no-preference")]
         NoPreference,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputContrast {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputContrast",
+                variants: &["more", "no-preference"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::More,
+                    _ => Self::NoPreference,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -371,8 +678,7 @@ pub mod p_playwright_browser_emulate_media {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputForcedColors {
@@ -383,6 +689,26 @@ pub mod p_playwright_browser_emulate_media {
         #[serde(rename = "none")]
         None,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputForcedColors {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputForcedColors",
+                variants: &["active", "none"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Active,
+                    _ => Self::None,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -392,8 +718,7 @@ pub mod p_playwright_browser_emulate_media {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputMedia {
@@ -404,6 +729,25 @@ pub mod p_playwright_browser_emulate_media {
         #[serde(rename = "print")]
         Print,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputMedia {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputMedia",
+                variants: &["screen", "print"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Screen,
+                    _ => Self::Print,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -413,8 +757,7 @@ pub mod p_playwright_browser_emulate_media {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputReducedMotion {
@@ -425,102 +768,198 @@ pub mod p_playwright_browser_emulate_media {
         #[serde(rename = "no-preference")]
         NoPreference,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputReducedMotion {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputReducedMotion",
+                variants: &["reduce", "no-preference"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Reduce,
+                    _ => Self::NoPreference,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_evaluate`
 pub mod p_playwright_browser_evaluate {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Human-readable element description used to obtain permission to interact with the element
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub element: Option<String>,
         /// File name to save the result to. Relative file names are resolved against the workspace root. If not provided, result is returned as text.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filename: Option<String>,
         /// () => { /\* code \*/ } or (element) => { /\* code \*/ } when element is provided
         pub function: String,
         /// Exact target element reference from the page snapshot, or a unique element selector
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub target: Option<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["element", "filename", "function", "target"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                element: Option<String>,
+                filename: Option<String>,
+                function: Option<String>,
+                target: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.element = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.filename = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.function = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.target = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    element: _s.element,
+                    filename: _s.filename,
+                    function: _f.required(2, _s.function)?,
+                    target: _s.target,
+                })
+            }
+            let slots = Slots {
+                element: ::core::option::Option::None,
+                filename: ::core::option::Option::None,
+                function: ::core::option::Option::None,
+                target: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_file_upload`
 pub mod p_playwright_browser_file_upload {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// The absolute paths to the files to upload. Can be single file or multiple files. If omitted, file chooser is cancelled.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub paths: Option<Vec<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["paths"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                paths: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.paths = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input { paths: _s.paths })
+            }
+            let slots = Slots {
+                paths: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_fill_form`
 pub mod p_playwright_browser_fill_form {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Fields to fill in
         pub fields: Vec<InputFieldsItem>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["fields"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                fields: Option<Vec<InputFieldsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.fields = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    fields: _f.required(0, _s.fields)?,
+                })
+            }
+            let slots = Slots {
+                fields: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputFieldsItem {
         /// Human-readable element description used to obtain permission to interact with the element
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub element: Option<String>,
         /// Human-readable field name
         pub name: String,
@@ -530,6 +969,60 @@ pub mod p_playwright_browser_fill_form {
         pub r#type: InputFieldsItemType,
         /// Value to fill in the field. If the field is a checkbox, the value should be \`true\` or \`false\`. If the field is a combobox, the value should be the text of the option.
         pub value: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputFieldsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputFieldsItem",
+                fields: &["element", "name", "target", "type", "value"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                element: Option<String>,
+                name: Option<String>,
+                target: Option<String>,
+                r#type: Option<InputFieldsItemType>,
+                value: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.element = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.target = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.value = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputFieldsItem, H::StructError> {
+                ::core::result::Result::Ok(InputFieldsItem {
+                    element: _s.element,
+                    name: _f.required(1, _s.name)?,
+                    target: _f.required(2, _s.target)?,
+                    r#type: _f.required(3, _s.r#type)?,
+                    value: _f.required(4, _s.value)?,
+                })
+            }
+            let slots = Slots {
+                element: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+                target: ::core::option::Option::None,
+                r#type: ::core::option::Option::None,
+                value: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Type of the field
     #[derive(
@@ -541,8 +1034,7 @@ pub mod p_playwright_browser_fill_form {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputFieldsItemType {
@@ -562,197 +1054,402 @@ pub mod p_playwright_browser_fill_form {
         #[serde(rename = "slider")]
         Slider,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputFieldsItemType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputFieldsItemType",
+                variants: &["textbox", "checkbox", "radio", "combobox", "slider"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Textbox,
+                    1 => Self::Checkbox,
+                    2 => Self::Radio,
+                    3 => Self::Combobox,
+                    _ => Self::Slider,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_find`
 pub mod p_playwright_browser_find {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Save results to a file instead of returning them in the response. Relative file names are resolved against the workspace root.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filename: Option<String>,
         /// Regular expression to search for in the page snapshot. Matching is case-sensitive by default; wrap the pattern in slashes to add flags, e.g. "/error/i" for case-insensitive. Provide either text or regex, not both.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub regex: Option<String>,
         /// Plain text to search for in the page snapshot (case-insensitive substring match). Provide either text or regex, not both.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub text: Option<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["filename", "regex", "text"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                filename: Option<String>,
+                regex: Option<String>,
+                text: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.filename = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.regex = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    filename: _s.filename,
+                    regex: _s.regex,
+                    text: _s.text,
+                })
+            }
+            let slots = Slots {
+                filename: ::core::option::Option::None,
+                regex: ::core::option::Option::None,
+                text: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_handle_dialog`
 pub mod p_playwright_browser_handle_dialog {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Whether to accept the dialog.
         pub accept: bool,
         /// The text of the prompt in case of a prompt dialog.
         #[serde(rename = "promptText")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub prompt_text: Option<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["accept", "promptText"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                accept: Option<bool>,
+                prompt_text: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.accept = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.prompt_text = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    accept: _f.required(0, _s.accept)?,
+                    prompt_text: _s.prompt_text,
+                })
+            }
+            let slots = Slots {
+                accept: ::core::option::Option::None,
+                prompt_text: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_hide_highlight`
 pub mod p_playwright_browser_hide_highlight {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Human-readable element description used when adding the highlight; must match the value passed to browser\_highlight.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub element: Option<String>,
         /// Exact target element reference from the page snapshot, or a unique element selector
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub target: Option<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["element", "target"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                element: Option<String>,
+                target: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.element = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.target = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    element: _s.element,
+                    target: _s.target,
+                })
+            }
+            let slots = Slots {
+                element: ::core::option::Option::None,
+                target: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_highlight`
 pub mod p_playwright_browser_highlight {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Human-readable element description used to obtain permission to interact with the element
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub element: Option<String>,
         /// Additional inline CSS applied to the highlight overlay, e.g. "outline: 2px dashed red".
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub style: Option<String>,
         /// Exact target element reference from the page snapshot, or a unique element selector
         pub target: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["element", "style", "target"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                element: Option<String>,
+                style: Option<String>,
+                target: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.element = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.style = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.target = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    element: _s.element,
+                    style: _s.style,
+                    target: _f.required(2, _s.target)?,
+                })
+            }
+            let slots = Slots {
+                element: ::core::option::Option::None,
+                style: ::core::option::Option::None,
+                target: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_hover`
 pub mod p_playwright_browser_hover {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Human-readable element description used to obtain permission to interact with the element
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub element: Option<String>,
         /// Exact target element reference from the page snapshot, or a unique element selector
         pub target: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["element", "target"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                element: Option<String>,
+                target: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.element = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.target = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    element: _s.element,
+                    target: _f.required(1, _s.target)?,
+                })
+            }
+            let slots = Slots {
+                element: ::core::option::Option::None,
+                target: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_mouse_click_xy`
 pub mod p_playwright_browser_mouse_click_xy {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Button to click, defaults to left
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub button: Option<InputButton>,
         /// Number of clicks, defaults to 1
         #[serde(rename = "clickCount")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub click_count: Option<::surface_runtime::__private::serde_json::Number>,
         /// Time to wait between mouse down and mouse up in milliseconds, defaults to 0
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub delay: Option<::surface_runtime::__private::serde_json::Number>,
         /// X coordinate
         pub x: ::surface_runtime::__private::serde_json::Number,
         /// Y coordinate
         pub y: ::surface_runtime::__private::serde_json::Number,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["button", "clickCount", "delay", "x", "y"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                button: Option<InputButton>,
+                click_count: Option<::surface_runtime::__private::serde_json::Number>,
+                delay: Option<::surface_runtime::__private::serde_json::Number>,
+                x: Option<::surface_runtime::__private::serde_json::Number>,
+                y: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.button = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.click_count = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.delay = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.x = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.y = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    button: _s.button,
+                    click_count: _s.click_count,
+                    delay: _s.delay,
+                    x: _f.required(3, _s.x)?,
+                    y: _f.required(4, _s.y)?,
+                })
+            }
+            let slots = Slots {
+                button: ::core::option::Option::None,
+                click_count: ::core::option::Option::None,
+                delay: ::core::option::Option::None,
+                x: ::core::option::Option::None,
+                y: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Button to click, defaults to left
     #[derive(
@@ -764,8 +1461,7 @@ pub mod p_playwright_browser_mouse_click_xy {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputButton {
@@ -779,28 +1475,73 @@ pub mod p_playwright_browser_mouse_click_xy {
         #[serde(rename = "middle")]
         Middle,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputButton {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputButton",
+                variants: &["left", "right", "middle"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Left,
+                    1 => Self::Right,
+                    _ => Self::Middle,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_mouse_down`
 pub mod p_playwright_browser_mouse_down {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Button to press, defaults to left
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub button: Option<InputButton>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["button"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                button: Option<InputButton>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.button = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input { button: _s.button })
+            }
+            let slots = Slots {
+                button: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Button to press, defaults to left
     #[derive(
@@ -812,8 +1553,7 @@ pub mod p_playwright_browser_mouse_down {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputButton {
@@ -827,20 +1567,33 @@ pub mod p_playwright_browser_mouse_down {
         #[serde(rename = "middle")]
         Middle,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputButton {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputButton",
+                variants: &["left", "right", "middle"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Left,
+                    1 => Self::Right,
+                    _ => Self::Middle,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_mouse_drag_xy`
 pub mod p_playwright_browser_mouse_drag_xy {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// End X coordinate
         #[serde(rename = "endX")]
@@ -855,48 +1608,158 @@ pub mod p_playwright_browser_mouse_drag_xy {
         #[serde(rename = "startY")]
         pub start_y: ::surface_runtime::__private::serde_json::Number,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["endX", "endY", "startX", "startY"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                end_x: Option<::surface_runtime::__private::serde_json::Number>,
+                end_y: Option<::surface_runtime::__private::serde_json::Number>,
+                start_x: Option<::surface_runtime::__private::serde_json::Number>,
+                start_y: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.end_x = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.end_y = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.start_x = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.start_y = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    end_x: _f.required(0, _s.end_x)?,
+                    end_y: _f.required(1, _s.end_y)?,
+                    start_x: _f.required(2, _s.start_x)?,
+                    start_y: _f.required(3, _s.start_y)?,
+                })
+            }
+            let slots = Slots {
+                end_x: ::core::option::Option::None,
+                end_y: ::core::option::Option::None,
+                start_x: ::core::option::Option::None,
+                start_y: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_mouse_move_xy`
 pub mod p_playwright_browser_mouse_move_xy {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// X coordinate
         pub x: ::surface_runtime::__private::serde_json::Number,
         /// Y coordinate
         pub y: ::surface_runtime::__private::serde_json::Number,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["x", "y"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                x: Option<::surface_runtime::__private::serde_json::Number>,
+                y: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.x = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.y = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    x: _f.required(0, _s.x)?,
+                    y: _f.required(1, _s.y)?,
+                })
+            }
+            let slots = Slots {
+                x: ::core::option::Option::None,
+                y: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_mouse_up`
 pub mod p_playwright_browser_mouse_up {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Button to press, defaults to left
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub button: Option<InputButton>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["button"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                button: Option<InputButton>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.button = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input { button: _s.button })
+            }
+            let slots = Slots {
+                button: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Button to press, defaults to left
     #[derive(
@@ -908,8 +1771,7 @@ pub mod p_playwright_browser_mouse_up {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputButton {
@@ -923,20 +1785,33 @@ pub mod p_playwright_browser_mouse_up {
         #[serde(rename = "middle")]
         Middle,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputButton {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputButton",
+                variants: &["left", "right", "middle"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Left,
+                    1 => Self::Right,
+                    _ => Self::Middle,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_mouse_wheel`
 pub mod p_playwright_browser_mouse_wheel {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// X delta
         ///
@@ -949,73 +1824,198 @@ pub mod p_playwright_browser_mouse_wheel {
         #[serde(rename = "deltaY")]
         pub delta_y: ::surface_runtime::__private::serde_json::Number,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["deltaX", "deltaY"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                delta_x: Option<::surface_runtime::__private::serde_json::Number>,
+                delta_y: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.delta_x = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.delta_y = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    delta_x: _f.required(0, _s.delta_x)?,
+                    delta_y: _f.required(1, _s.delta_y)?,
+                })
+            }
+            let slots = Slots {
+                delta_x: ::core::option::Option::None,
+                delta_y: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_navigate`
 pub mod p_playwright_browser_navigate {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// The URL to navigate to
         pub url: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["url"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                url: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.url = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    url: _f.required(0, _s.url)?,
+                })
+            }
+            let slots = Slots {
+                url: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_navigate_back`
 pub mod p_playwright_browser_navigate_back {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {}
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_network_request`
 pub mod p_playwright_browser_network_request {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// File name to save the result to. Relative file names are resolved against the workspace root. If not provided, output is returned as text.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filename: Option<String>,
         /// 1-based index of the request, as printed by browser\_network\_requests.
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub index: i64,
         /// Return only this part of the request. Omit to return full details.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub part: Option<InputPart>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["filename", "index", "part"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                filename: Option<String>,
+                index: Option<i64>,
+                part: Option<InputPart>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.filename = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.index = ::core::option::Option::Some(H::integer_value(_v)?),
+                    2 => _s.part = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    filename: _s.filename,
+                    index: _f.present(1, _s.index)?,
+                    part: _s.part,
+                })
+            }
+            let slots = Slots {
+                filename: ::core::option::Option::None,
+                index: ::core::option::Option::None,
+                part: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Return only this part of the request. Omit to return full details.
     #[derive(
@@ -1027,8 +2027,7 @@ pub mod p_playwright_browser_network_request {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputPart {
@@ -1045,398 +2044,875 @@ pub mod p_playwright_browser_network_request {
         #[serde(rename = "response-body")]
         ResponseBody,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputPart {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputPart",
+                variants: &[
+                    "request-headers",
+                    "request-body",
+                    "response-headers",
+                    "response-body",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::RequestHeaders,
+                    1 => Self::RequestBody,
+                    2 => Self::ResponseHeaders,
+                    _ => Self::ResponseBody,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_network_requests`
 pub mod p_playwright_browser_network_requests {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// File name to save the network requests to. Relative file names are resolved against the workspace root. If not provided, requests are returned as text.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filename: Option<String>,
         /// Only return requests whose URL matches this regexp (e.g. "/api/.\*user").
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filter: Option<String>,
         /// Whether to include successful static resources like images, fonts, scripts, etc. Defaults to false.
         ///
         /// Default: `false`.
         pub r#static: bool,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["filename", "filter", "static"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                filename: Option<String>,
+                filter: Option<String>,
+                r#static: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.filename = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.filter = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.r#static = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    filename: _s.filename,
+                    filter: _s.filter,
+                    r#static: _f.required(2, _s.r#static)?,
+                })
+            }
+            let slots = Slots {
+                filename: ::core::option::Option::None,
+                filter: ::core::option::Option::None,
+                r#static: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_pdf_save`
 pub mod p_playwright_browser_pdf_save {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// File name to save the pdf to. Relative file names are resolved against the workspace root. If not specified, the pdf is saved into the output directory as \`page-{timestamp}.pdf\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filename: Option<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["filename"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                filename: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.filename = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input { filename: _s.filename })
+            }
+            let slots = Slots {
+                filename: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_press_key`
 pub mod p_playwright_browser_press_key {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Name of the key to press or a character to generate, such as \`ArrowLeft\` or \`a\`
         pub key: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["key"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                key: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.key = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    key: _f.required(0, _s.key)?,
+                })
+            }
+            let slots = Slots {
+                key: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_resize`
 pub mod p_playwright_browser_resize {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Height of the browser window
         pub height: ::surface_runtime::__private::serde_json::Number,
         /// Width of the browser window
         pub width: ::surface_runtime::__private::serde_json::Number,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["height", "width"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                height: Option<::surface_runtime::__private::serde_json::Number>,
+                width: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.height = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.width = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    height: _f.required(0, _s.height)?,
+                    width: _f.required(1, _s.width)?,
+                })
+            }
+            let slots = Slots {
+                height: ::core::option::Option::None,
+                width: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_resume`
 pub mod p_playwright_browser_resume {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Pause execution at a specific \<file>:\<line>, e.g. "example.spec.ts:42".
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub location: Option<String>,
         /// When true, execution will pause again before the next action, allowing step-by-step debugging.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub step: Option<bool>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["location", "step"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                location: Option<String>,
+                step: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.location = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.step = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    location: _s.location,
+                    step: _s.step,
+                })
+            }
+            let slots = Slots {
+                location: ::core::option::Option::None,
+                step: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_run_code_unsafe`
 pub mod p_playwright_browser_run_code_unsafe {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// A JavaScript function containing Playwright code to execute. It will be invoked with a single argument, page, which you can use for any page interaction. For example: \`async (page) => { await page.getByRole('button', { name: 'Submit' }).click(); return await page.title(); }\`
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub code: Option<String>,
         /// Load code from the specified file. Relative file names are resolved against the workspace root. If both code and filename are provided, code will be ignored.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filename: Option<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["code", "filename"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                code: Option<String>,
+                filename: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.code = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.filename = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    code: _s.code,
+                    filename: _s.filename,
+                })
+            }
+            let slots = Slots {
+                code: ::core::option::Option::None,
+                filename: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_select_option`
 pub mod p_playwright_browser_select_option {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Human-readable element description used to obtain permission to interact with the element
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub element: Option<String>,
         /// Exact target element reference from the page snapshot, or a unique element selector
         pub target: String,
         /// Array of values to select in the dropdown. This can be a single value or multiple values.
         pub values: Vec<String>,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["element", "target", "values"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                element: Option<String>,
+                target: Option<String>,
+                values: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.element = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.target = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.values = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    element: _s.element,
+                    target: _f.required(1, _s.target)?,
+                    values: _f.required(2, _s.values)?,
+                })
+            }
+            let slots = Slots {
+                element: ::core::option::Option::None,
+                target: ::core::option::Option::None,
+                values: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_snapshot`
 pub mod p_playwright_browser_snapshot {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Include each element's bounding box as \[box=x,y,width,height\] in the snapshot. Coordinates are viewport-relative, in CSS pixels (Element.getBoundingClientRect)
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub boxes: Option<bool>,
         /// Limit the depth of the snapshot tree
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub depth: Option<::surface_runtime::__private::serde_json::Number>,
         /// Save snapshot to a file instead of returning it in the response. Relative file names are resolved against the workspace root.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filename: Option<String>,
         /// Exact target element reference from the page snapshot, or a unique element selector
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub target: Option<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["boxes", "depth", "filename", "target"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                boxes: Option<bool>,
+                depth: Option<::surface_runtime::__private::serde_json::Number>,
+                filename: Option<String>,
+                target: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.boxes = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.depth = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.filename = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.target = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    boxes: _s.boxes,
+                    depth: _s.depth,
+                    filename: _s.filename,
+                    target: _s.target,
+                })
+            }
+            let slots = Slots {
+                boxes: ::core::option::Option::None,
+                depth: ::core::option::Option::None,
+                filename: ::core::option::Option::None,
+                target: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_start_recording`
 pub mod p_playwright_browser_start_recording {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {}
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_start_tracing`
 pub mod p_playwright_browser_start_tracing {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {}
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_start_video`
 pub mod p_playwright_browser_start_video {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Render an animated mouse cursor that travels to each action point. Paces actions by 800ms so that the cursor has time to travel.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub cursor: Option<bool>,
         /// File name to save the video to. Relative file names are resolved against the workspace root. If not specified, the video is saved into the output directory as \`video-{timestamp}.webm\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filename: Option<String>,
         /// Video frame rate in frames per second, defaults to 25
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub fps: Option<::surface_runtime::__private::serde_json::Number>,
         /// Video size
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub size: Option<InputSize>,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["cursor", "filename", "fps", "size"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                cursor: Option<bool>,
+                filename: Option<String>,
+                fps: Option<::surface_runtime::__private::serde_json::Number>,
+                size: Option<InputSize>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.cursor = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.filename = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.fps = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.size = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    cursor: _s.cursor,
+                    filename: _s.filename,
+                    fps: _s.fps,
+                    size: _s.size,
+                })
+            }
+            let slots = Slots {
+                cursor: ::core::option::Option::None,
+                filename: ::core::option::Option::None,
+                fps: ::core::option::Option::None,
+                size: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Video size
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputSize {
         /// Video height
         pub height: ::surface_runtime::__private::serde_json::Number,
         /// Video width
         pub width: ::surface_runtime::__private::serde_json::Number,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSize {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputSize",
+                fields: &["height", "width"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                height: Option<::surface_runtime::__private::serde_json::Number>,
+                width: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.height = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.width = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputSize, H::StructError> {
+                ::core::result::Result::Ok(InputSize {
+                    height: _f.required(0, _s.height)?,
+                    width: _f.required(1, _s.width)?,
+                })
+            }
+            let slots = Slots {
+                height: ::core::option::Option::None,
+                width: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_stop_recording`
 pub mod p_playwright_browser_stop_recording {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {}
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_stop_tracing`
 pub mod p_playwright_browser_stop_tracing {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {}
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_stop_video`
 pub mod p_playwright_browser_stop_video {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {}
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_tabs`
 pub mod p_playwright_browser_tabs {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Operation to perform
         pub action: InputAction,
         /// Tab index, used for close/select. If omitted for close, current tab is closed.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub index: Option<::surface_runtime::__private::serde_json::Number>,
         /// URL to navigate to in the new tab, used for new.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub url: Option<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["action", "index", "url"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                action: Option<InputAction>,
+                index: Option<::surface_runtime::__private::serde_json::Number>,
+                url: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.action = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.index = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.url = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    action: _f.required(0, _s.action)?,
+                    index: _s.index,
+                    url: _s.url,
+                })
+            }
+            let slots = Slots {
+                action: ::core::option::Option::None,
+                index: ::core::option::Option::None,
+                url: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Operation to perform
     #[derive(
@@ -1448,8 +2924,7 @@ pub mod p_playwright_browser_tabs {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputAction {
@@ -1466,61 +2941,113 @@ pub mod p_playwright_browser_tabs {
         #[serde(rename = "select")]
         Select,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputAction {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputAction",
+                variants: &["list", "new", "close", "select"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::List,
+                    1 => Self::New,
+                    2 => Self::Close,
+                    _ => Self::Select,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_take_screenshot`
 pub mod p_playwright_browser_take_screenshot {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Human-readable element description used to obtain permission to interact with the element
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub element: Option<String>,
         /// File name to save the screenshot to. Relative file names are resolved against the workspace root. If not specified, the screenshot is saved into the output directory as \`page-{timestamp}.{png|jpeg|webp}\`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filename: Option<String>,
         /// When true, takes a screenshot of the full scrollable page, instead of the currently visible viewport. Cannot be used with element screenshots.
         #[serde(rename = "fullPage")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub full_page: Option<bool>,
         /// Image resolution scale. "css" produces a screenshot sized in CSS pixels (smaller, consistent across devices). "device" produces a high-resolution screenshot using device pixels (larger, accounts for the device pixel ratio). Default is css.
         ///
         /// Default: `"css"`.
         pub scale: InputScale,
         /// Exact target element reference from the page snapshot, or a unique element selector
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub target: Option<String>,
         /// Image format for the screenshot. If unset, inferred from the filename extension, otherwise png.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r#type: Option<InputType>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["element", "filename", "fullPage", "scale", "target", "type"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                element: Option<String>,
+                filename: Option<String>,
+                full_page: Option<bool>,
+                scale: Option<InputScale>,
+                target: Option<String>,
+                r#type: Option<InputType>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.element = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.filename = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.full_page = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.scale = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.target = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    element: _s.element,
+                    filename: _s.filename,
+                    full_page: _s.full_page,
+                    scale: _f.required(3, _s.scale)?,
+                    target: _s.target,
+                    r#type: _s.r#type,
+                })
+            }
+            let slots = Slots {
+                element: ::core::option::Option::None,
+                filename: ::core::option::Option::None,
+                full_page: ::core::option::Option::None,
+                scale: ::core::option::Option::None,
+                target: ::core::option::Option::None,
+                r#type: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Image resolution scale. "css" produces a screenshot sized in CSS pixels (smaller, consistent across devices). "device" produces a high-resolution screenshot using device pixels (larger, accounts for the device pixel ratio). Default is css.
     ///
@@ -1534,8 +3061,7 @@ pub mod p_playwright_browser_take_screenshot {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputScale {
@@ -1545,6 +3071,25 @@ pub mod p_playwright_browser_take_screenshot {
         /// `"device"`
         #[serde(rename = "device")]
         Device,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputScale {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputScale",
+                variants: &["css", "device"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Css,
+                    _ => Self::Device,
+                },
+            )
+        }
     }
     /// Image format for the screenshot. If unset, inferred from the filename extension, otherwise png.
     #[derive(
@@ -1556,8 +3101,7 @@ pub mod p_playwright_browser_take_screenshot {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputType {
@@ -1571,137 +3115,274 @@ pub mod p_playwright_browser_take_screenshot {
         #[serde(rename = "webp")]
         Webp,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputType {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputType",
+                variants: &["png", "jpeg", "webp"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Png,
+                    1 => Self::Jpeg,
+                    _ => Self::Webp,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_type`
 pub mod p_playwright_browser_type {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Human-readable element description used to obtain permission to interact with the element
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub element: Option<String>,
         /// Whether to type one character at a time. Useful for triggering key handlers in the page. By default entire text is filled in at once.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub slowly: Option<bool>,
         /// Whether to submit entered text (press Enter after)
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub submit: Option<bool>,
         /// Exact target element reference from the page snapshot, or a unique element selector
         pub target: String,
         /// Text to type into the element
         pub text: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["element", "slowly", "submit", "target", "text"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                element: Option<String>,
+                slowly: Option<bool>,
+                submit: Option<bool>,
+                target: Option<String>,
+                text: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.element = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.slowly = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.submit = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.target = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    element: _s.element,
+                    slowly: _s.slowly,
+                    submit: _s.submit,
+                    target: _f.required(3, _s.target)?,
+                    text: _f.required(4, _s.text)?,
+                })
+            }
+            let slots = Slots {
+                element: ::core::option::Option::None,
+                slowly: ::core::option::Option::None,
+                submit: ::core::option::Option::None,
+                target: ::core::option::Option::None,
+                text: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_video_chapter`
 pub mod p_playwright_browser_video_chapter {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Chapter description
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub description: Option<String>,
         /// Duration in milliseconds to show the chapter card
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub duration: Option<::surface_runtime::__private::serde_json::Number>,
         /// Chapter title
         pub title: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["description", "duration", "title"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                description: Option<String>,
+                duration: Option<::surface_runtime::__private::serde_json::Number>,
+                title: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.description = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.duration = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.title = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    description: _s.description,
+                    duration: _s.duration,
+                    title: _f.required(2, _s.title)?,
+                })
+            }
+            let slots = Slots {
+                description: ::core::option::Option::None,
+                duration: ::core::option::Option::None,
+                title: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_video_hide_actions`
 pub mod p_playwright_browser_video_hide_actions {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {}
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_video_show_actions`
 pub mod p_playwright_browser_video_show_actions {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// Cursor decoration for pointer actions. "pointer" (default) animates a mouse pointer from the previous action point to the next one; "none" disables the cursor decoration.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub cursor: Option<InputCursor>,
         /// How long each action annotation stays on screen, in milliseconds. Defaults to 500.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub duration: Option<::surface_runtime::__private::serde_json::Number>,
         /// Where to place the action title relative to the page. Defaults to top-right.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub position: Option<InputPosition>,
         /// Styles of the action decorations.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub style: Option<InputStyle>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["cursor", "duration", "position", "style"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                cursor: Option<InputCursor>,
+                duration: Option<::surface_runtime::__private::serde_json::Number>,
+                position: Option<InputPosition>,
+                style: Option<InputStyle>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.cursor = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.duration = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.position = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.style = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    cursor: _s.cursor,
+                    duration: _s.duration,
+                    position: _s.position,
+                    style: _s.style,
+                })
+            }
+            let slots = Slots {
+                cursor: ::core::option::Option::None,
+                duration: ::core::option::Option::None,
+                position: ::core::option::Option::None,
+                style: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Cursor decoration for pointer actions. "pointer" (default) animates a mouse pointer from the previous action point to the next one; "none" disables the cursor decoration.
     #[derive(
@@ -1713,8 +3394,7 @@ pub mod p_playwright_browser_video_show_actions {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputCursor {
@@ -1724,6 +3404,25 @@ pub mod p_playwright_browser_video_show_actions {
         /// `"pointer"`
         #[serde(rename = "pointer")]
         Pointer,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputCursor {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputCursor",
+                variants: &["none", "pointer"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::None,
+                    _ => Self::Pointer,
+                },
+            )
+        }
     }
     /// Where to place the action title relative to the page. Defaults to top-right.
     #[derive(
@@ -1735,8 +3434,7 @@ pub mod p_playwright_browser_video_show_actions {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputPosition {
@@ -1759,76 +3457,160 @@ pub mod p_playwright_browser_video_show_actions {
         #[serde(rename = "bottom-right")]
         BottomRight,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputPosition {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputPosition",
+                variants: &[
+                    "top-left",
+                    "top",
+                    "top-right",
+                    "bottom-left",
+                    "bottom",
+                    "bottom-right",
+                ],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::TopLeft,
+                    1 => Self::Top,
+                    2 => Self::TopRight,
+                    3 => Self::BottomLeft,
+                    4 => Self::Bottom,
+                    _ => Self::BottomRight,
+                },
+            )
+        }
+    }
     /// Styles of the action decorations.
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputStyle {
         /// CSS declarations for the box that covers the target element, e.g. "outline: 2px solid #333". Not shown when omitted.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub highlight: Option<String>,
         /// CSS declarations for the zero-sized marker centered on the action point, e.g. "width: 20px; height: 20px; border-radius: 50%; background: red". Not shown when omitted.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub point: Option<String>,
         /// CSS declarations for the action title, e.g. "font-size: 16px".
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub title: Option<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputStyle {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputStyle",
+                fields: &["highlight", "point", "title"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                highlight: Option<String>,
+                point: Option<String>,
+                title: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.highlight = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.point = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.title = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputStyle, H::StructError> {
+                ::core::result::Result::Ok(InputStyle {
+                    highlight: _s.highlight,
+                    point: _s.point,
+                    title: _s.title,
+                })
+            }
+            let slots = Slots {
+                highlight: ::core::option::Option::None,
+                point: ::core::option::Option::None,
+                title: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `playwright.browser_wait_for`
 pub mod p_playwright_browser_wait_for {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         /// The text to wait for
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub text: Option<String>,
         /// The text to wait for to disappear
         #[serde(rename = "textGone")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub text_gone: Option<String>,
         /// The time to wait in seconds, at most 30
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub time: Option<::surface_runtime::__private::serde_json::Number>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["text", "textGone", "time"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                text: Option<String>,
+                text_gone: Option<String>,
+                time: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.text_gone = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.time = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    text: _s.text,
+                    text_gone: _s.text_gone,
+                    time: _s.time,
+                })
+            }
+            let slots = Slots {
+                text: ::core::option::Option::None,
+                text_gone: ::core::option::Option::None,
+                time: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;

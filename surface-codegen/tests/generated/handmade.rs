@@ -86,8 +86,7 @@ pub mod p_hostile_odd_enum {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum Input {
@@ -118,117 +117,191 @@ pub mod p_hostile_odd_enum {
         /// `"Input"`
         Input,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "Input",
+                variants: &["", "Self", "self", "a b", "A-B", "a_b", "1", "ü", "Input"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Empty,
+                    1 => Self::Self_,
+                    2 => Self::Self2,
+                    3 => Self::Ab,
+                    4 => Self::Ab2,
+                    5 => Self::Ab3,
+                    6 => Self::V1,
+                    7 => Self::Empty2,
+                    _ => Self::Input,
+                },
+            )
+        }
+    }
     /// Output schema at `#`: `const` \[1,2\] (an array or object); represented as `serde_json::Value`.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `hostile.oddNames`
 pub mod p_hostile_odd_names {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         #[serde(rename = "")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub field: Option<String>,
         #[serde(rename = "Input")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub input: Option<String>,
         #[serde(rename = "Output")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub output: Option<String>,
         #[serde(rename = "Self")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub self_: Option<String>,
         #[serde(rename = "_")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub field_2: Option<String>,
         #[serde(rename = "__")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub field_3: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub additional_properties: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r#async: Option<String>,
         #[serde(rename = "crate")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub crate_: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r#fn: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r#gen: Option<String>,
         #[serde(rename = "r#x")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub r_x: Option<String>,
         #[serde(rename = "super")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub super_: Option<String>,
         #[serde(rename = "ü")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub field_4: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
         pub additional_properties_2: ::std::collections::BTreeMap<String, i64>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[
+                    "",
+                    "Input",
+                    "Output",
+                    "Self",
+                    "_",
+                    "__",
+                    "additional_properties",
+                    "async",
+                    "crate",
+                    "fn",
+                    "gen",
+                    "r#x",
+                    "super",
+                    "ü",
+                ],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                field: Option<String>,
+                input: Option<String>,
+                output: Option<String>,
+                self_: Option<String>,
+                field_2: Option<String>,
+                field_3: Option<String>,
+                additional_properties: Option<String>,
+                r#async: Option<String>,
+                crate_: Option<String>,
+                r#fn: Option<String>,
+                r#gen: Option<String>,
+                r_x: Option<String>,
+                super_: Option<String>,
+                field_4: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.field = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.input = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.output = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.self_ = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.field_2 = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.field_3 = ::core::option::Option::Some(H::value(_v)?),
+                    6 => {
+                        _s.additional_properties = ::core::option::Option::Some(
+                            H::value(_v)?,
+                        );
+                    }
+                    7 => _s.r#async = ::core::option::Option::Some(H::value(_v)?),
+                    8 => _s.crate_ = ::core::option::Option::Some(H::value(_v)?),
+                    9 => _s.r#fn = ::core::option::Option::Some(H::value(_v)?),
+                    10 => _s.r#gen = ::core::option::Option::Some(H::value(_v)?),
+                    11 => _s.r_x = ::core::option::Option::Some(H::value(_v)?),
+                    12 => _s.super_ = ::core::option::Option::Some(H::value(_v)?),
+                    13 => _s.field_4 = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    field: _s.field,
+                    input: _s.input,
+                    output: _s.output,
+                    self_: _s.self_,
+                    field_2: _s.field_2,
+                    field_3: _s.field_3,
+                    additional_properties: _s.additional_properties,
+                    r#async: _s.r#async,
+                    crate_: _s.crate_,
+                    r#fn: _s.r#fn,
+                    r#gen: _s.r#gen,
+                    r_x: _s.r_x,
+                    super_: _s.super_,
+                    field_4: _s.field_4,
+                    additional_properties_2: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                field: ::core::option::Option::None,
+                input: ::core::option::Option::None,
+                output: ::core::option::Option::None,
+                self_: ::core::option::Option::None,
+                field_2: ::core::option::Option::None,
+                field_3: ::core::option::Option::None,
+                additional_properties: ::core::option::Option::None,
+                r#async: ::core::option::Option::None,
+                crate_: ::core::option::Option::None,
+                r#fn: ::core::option::Option::None,
+                r#gen: ::core::option::Option::None,
+                r_x: ::core::option::Option::None,
+                super_: ::core::option::Option::None,
+                field_4: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Output schema at `#`: a tuple of 0 elements; represented as `serde_json::Value`.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -254,13 +327,7 @@ pub mod p_hostile_ref_cycle {
 }
 /// `misc.allOf`
 pub mod p_misc_all_of {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub a: String,
@@ -272,23 +339,57 @@ pub mod p_misc_all_of {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["a", "b"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                a: Option<String>,
+                b: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.a = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.b = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    a: _f.required(0, _s.a)?,
+                    b: _f.required(1, _s.b)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                a: ::core::option::Option::None,
+                b: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `misc.mixedEnum`
 pub mod p_misc_mixed_enum {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub v: Option<InputV>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -296,6 +397,45 @@ pub mod p_misc_mixed_enum {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["v"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                v: Option<Option<InputV>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.v = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    v: _f.present(0, _s.v)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                v: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -346,14 +486,31 @@ pub mod p_misc_mixed_enum {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputVA {
         /// `"a"`
         #[serde(rename = "a")]
         A,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputVA {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputVA",
+                variants: &["a"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::A,
+                },
+            )
+        }
     }
     /// Always `true`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -410,20 +567,10 @@ pub mod p_misc_mixed_enum {
 }
 /// `misc.mutual`
 pub mod p_misc_mutual {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputA {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub b: Option<InputB>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -432,18 +579,48 @@ pub mod p_misc_mutual {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputA {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputA",
+                fields: &["b"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                b: Option<InputB>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.b = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputA, H::StructError> {
+                ::core::result::Result::Ok(InputA {
+                    b: _s.b,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                b: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputB {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub a: Option<Box<InputA>>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -451,6 +628,45 @@ pub mod p_misc_mutual {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputB {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputB",
+                fields: &["a"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                a: Option<Option<Box<InputA>>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.a = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputB, H::StructError> {
+                ::core::result::Result::Ok(InputB {
+                    a: _f.present(0, _s.a)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                a: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     pub type Input = InputA;
     #[derive(
@@ -465,13 +681,7 @@ pub mod p_misc_mutual {
 }
 /// `misc.rootNullable`
 pub mod p_misc_root_nullable {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputValue {
         pub a: String,
@@ -482,19 +692,52 @@ pub mod p_misc_root_nullable {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputValue {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputValue",
+                fields: &["a"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                a: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.a = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputValue, H::StructError> {
+                ::core::result::Result::Ok(InputValue {
+                    a: _f.required(0, _s.a)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                a: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     pub type Input = Option<InputValue>;
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `misc.taggedExtras`
 pub mod p_misc_tagged_extras {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub e: InputE,
@@ -504,6 +747,45 @@ pub mod p_misc_tagged_extras {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["e"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                e: Option<InputE>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.e = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    e: _f.required(0, _s.e)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                e: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -521,32 +803,55 @@ pub mod p_misc_tagged_extras {
         #[serde(rename = "y")]
         Y(InputEY),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputEX {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub n: Option<i64>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
         pub additional_properties: ::std::collections::BTreeMap<String, String>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputEX {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputEX",
+                fields: &["n"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                n: Option<i64>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.n = ::core::option::Option::Some(H::integer_value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputEX, H::StructError> {
+                ::core::result::Result::Ok(InputEX {
+                    n: _s.n,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                n: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputEY {
         pub r: InputName,
@@ -557,6 +862,45 @@ pub mod p_misc_tagged_extras {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputEY {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputEY",
+                fields: &["r"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                r: Option<InputName>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.r = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputEY, H::StructError> {
+                ::core::result::Result::Ok(InputEY {
+                    r: _f.required(0, _s.r)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                r: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// A name
     pub type InputName = String;
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -564,19 +908,10 @@ pub mod p_misc_tagged_extras {
 }
 /// `misc.titled`
 pub mod p_misc_titled {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub addr: InputAddress,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub old: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -585,13 +920,50 @@ pub mod p_misc_titled {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["addr", "old"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                addr: Option<InputAddress>,
+                old: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.addr = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.old = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    addr: _f.required(0, _s.addr)?,
+                    old: _f.present(1, _s.old)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                addr: ::core::option::Option::None,
+                old: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputAddress {
         pub city: String,
@@ -602,23 +974,53 @@ pub mod p_misc_titled {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputAddress {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputAddress",
+                fields: &["city"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                city: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.city = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputAddress, H::StructError> {
+                ::core::result::Result::Ok(InputAddress {
+                    city: _f.required(0, _s.city)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                city: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `misc.u64`
 pub mod p_misc_u64 {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub big: u64,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -627,18 +1029,51 @@ pub mod p_misc_u64 {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["big"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                big: Option<u64>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.big = ::core::option::Option::Some(H::integer_value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    big: _f.present(0, _s.big)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                big: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `orpc.discriminated`
 pub mod p_orpc_discriminated {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub event: InputEvent,
@@ -648,6 +1083,45 @@ pub mod p_orpc_discriminated {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["event"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                event: Option<InputEvent>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.event = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    event: _f.required(0, _s.event)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                event: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -668,22 +1142,10 @@ pub mod p_orpc_discriminated {
         #[serde(rename = "idle")]
         Idle(InputEventIdle),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputEventClick {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub x: i64,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub y: i64,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -692,13 +1154,50 @@ pub mod p_orpc_discriminated {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputEventClick {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputEventClick",
+                fields: &["x", "y"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                x: Option<i64>,
+                y: Option<i64>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.x = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.y = ::core::option::Option::Some(H::integer_value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputEventClick, H::StructError> {
+                ::core::result::Result::Ok(InputEventClick {
+                    x: _f.present(0, _s.x)?,
+                    y: _f.present(1, _s.y)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                x: ::core::option::Option::None,
+                y: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputEventKeyPress {
         pub key: String,
@@ -709,13 +1208,47 @@ pub mod p_orpc_discriminated {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputEventKeyPress {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputEventKeyPress",
+                fields: &["key"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                key: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.key = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputEventKeyPress, H::StructError> {
+                ::core::result::Result::Ok(InputEventKeyPress {
+                    key: _f.required(0, _s.key)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                key: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputEventIdle {
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -725,18 +1258,45 @@ pub mod p_orpc_discriminated {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputEventIdle {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputEventIdle",
+                fields: &[],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputEventIdle, H::StructError> {
+                ::core::result::Result::Ok(InputEventIdle {
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `orpc.empty`
 pub mod p_orpc_empty {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -746,18 +1306,45 @@ pub mod p_orpc_empty {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &[],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `orpc.formats`
 pub mod p_orpc_formats {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Format: `date-time` (not checked by this type).
@@ -765,11 +1352,7 @@ pub mod p_orpc_formats {
         /// Format: `uuid` (not checked by this type).
         pub id: String,
         /// Default: `10`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub limit: Option<i64>,
         /// Format: `email` (not checked by this type).
         pub to: String,
@@ -780,33 +1363,70 @@ pub mod p_orpc_formats {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["at", "id", "limit", "to"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                at: Option<String>,
+                id: Option<String>,
+                limit: Option<i64>,
+                to: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.at = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.limit = ::core::option::Option::Some(H::integer_value(_v)?),
+                    3 => _s.to = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    at: _f.required(0, _s.at)?,
+                    id: _f.required(1, _s.id)?,
+                    limit: _s.limit,
+                    to: _f.required(3, _s.to)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                at: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                limit: ::core::option::Option::None,
+                to: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `orpc.literals`
 pub mod p_orpc_literals {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub b: InputB,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub f: Option<InputF>,
         pub n: InputN,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub neg: Option<InputNeg>,
         pub s: InputS,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -815,6 +1435,61 @@ pub mod p_orpc_literals {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["b", "f", "n", "neg", "s"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                b: Option<InputB>,
+                f: Option<InputF>,
+                n: Option<InputN>,
+                neg: Option<InputNeg>,
+                s: Option<InputS>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.b = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.f = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.n = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.neg = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.s = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    b: _f.required(0, _s.b)?,
+                    f: _s.f,
+                    n: _f.required(2, _s.n)?,
+                    neg: _s.neg,
+                    s: _f.required(4, _s.s)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                b: ::core::option::Option::None,
+                f: ::core::option::Option::None,
+                n: ::core::option::Option::None,
+                neg: ::core::option::Option::None,
+                s: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Always `true`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -925,8 +1600,7 @@ pub mod p_orpc_literals {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputS {
@@ -934,52 +1608,48 @@ pub mod p_orpc_literals {
         #[serde(rename = "fixed")]
         Fixed,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputS {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputS",
+                variants: &["fixed"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Fixed,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `orpc.names`
 pub mod p_orpc_names {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         #[serde(rename = "")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub field: Option<String>,
         #[serde(rename = "1st")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub field_1st: Option<i64>,
         #[serde(rename = "aB")]
         pub a_b: String,
         #[serde(rename = "a_b")]
         pub a_b_2: String,
         #[serde(rename = "self")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub self_: Option<bool>,
         pub r#type: String,
         #[serde(rename = "x-y")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub x_y: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -988,18 +1658,79 @@ pub mod p_orpc_names {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["", "1st", "aB", "a_b", "self", "type", "x-y"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                field: Option<String>,
+                field_1st: Option<i64>,
+                a_b: Option<String>,
+                a_b_2: Option<String>,
+                self_: Option<bool>,
+                r#type: Option<String>,
+                x_y: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.field = ::core::option::Option::Some(H::value(_v)?),
+                    1 => {
+                        _s.field_1st = ::core::option::Option::Some(
+                            H::integer_value(_v)?,
+                        );
+                    }
+                    2 => _s.a_b = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.a_b_2 = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.self_ = ::core::option::Option::Some(H::value(_v)?),
+                    5 => _s.r#type = ::core::option::Option::Some(H::value(_v)?),
+                    6 => _s.x_y = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    field: _s.field,
+                    field_1st: _s.field_1st,
+                    a_b: _f.required(2, _s.a_b)?,
+                    a_b_2: _f.required(3, _s.a_b_2)?,
+                    self_: _s.self_,
+                    r#type: _f.required(5, _s.r#type)?,
+                    x_y: _s.x_y,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                field: ::core::option::Option::None,
+                field_1st: ::core::option::Option::None,
+                a_b: ::core::option::Option::None,
+                a_b_2: ::core::option::Option::None,
+                self_: ::core::option::Option::None,
+                r#type: ::core::option::Option::None,
+                x_y: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `orpc.nested`
 pub mod p_orpc_nested {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub a: InputA,
@@ -1010,13 +1741,46 @@ pub mod p_orpc_nested {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["a"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                a: Option<InputA>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.a = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    a: _f.required(0, _s.a)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                a: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputA {
         pub b: InputAB,
@@ -1027,13 +1791,46 @@ pub mod p_orpc_nested {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputA {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputA",
+                fields: &["b"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                b: Option<InputAB>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.b = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputA, H::StructError> {
+                ::core::result::Result::Ok(InputA {
+                    b: _f.required(0, _s.b)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                b: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputAB {
         pub c: InputABC,
@@ -1044,13 +1841,46 @@ pub mod p_orpc_nested {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputAB {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputAB",
+                fields: &["c"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                c: Option<InputABC>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.c = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputAB, H::StructError> {
+                ::core::result::Result::Ok(InputAB {
+                    c: _f.required(0, _s.c)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                c: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputABC {
         pub leaf: InputABCLeaf,
@@ -1061,6 +1891,45 @@ pub mod p_orpc_nested {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputABC {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputABC",
+                fields: &["leaf"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                leaf: Option<InputABCLeaf>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.leaf = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputABC, H::StructError> {
+                ::core::result::Result::Ok(InputABC {
+                    leaf: _f.required(0, _s.leaf)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                leaf: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -1070,8 +1939,7 @@ pub mod p_orpc_nested {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputABCLeaf {
@@ -1082,40 +1950,39 @@ pub mod p_orpc_nested {
         #[serde(rename = "off")]
         Off,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputABCLeaf {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputABCLeaf",
+                variants: &["on", "off"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::On,
+                    _ => Self::Off,
+                },
+            )
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `orpc.nullability`
 pub mod p_orpc_nullability {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub nul: Option<String>,
         #[serde(rename = "nullObj")]
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub null_obj: Option<InputNullObj>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub nullish: Option<Option<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub opt: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1124,18 +1991,60 @@ pub mod p_orpc_nullability {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["nul", "nullObj", "nullish", "opt"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                nul: Option<Option<String>>,
+                null_obj: Option<Option<InputNullObj>>,
+                nullish: Option<Option<String>>,
+                opt: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.nul = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.null_obj = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.nullish = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.opt = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    nul: _f.present(0, _s.nul)?,
+                    null_obj: _f.present(1, _s.null_obj)?,
+                    nullish: _s.nullish,
+                    opt: _s.opt,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                nul: ::core::option::Option::None,
+                null_obj: ::core::option::Option::None,
+                nullish: ::core::option::Option::None,
+                opt: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputNullObj {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub a: i64,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1144,30 +2053,56 @@ pub mod p_orpc_nullability {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputNullObj {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputNullObj",
+                fields: &["a"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                a: Option<i64>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.a = ::core::option::Option::Some(H::integer_value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputNullObj, H::StructError> {
+                ::core::result::Result::Ok(InputNullObj {
+                    a: _f.present(0, _s.a)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                a: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `orpc.numbers`
 pub mod p_orpc_numbers {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub any: Option<::surface_runtime::__private::serde_json::Value>,
         pub b: bool,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub i: i64,
         pub n: ::surface_runtime::__private::serde_json::Number,
         pub z: (),
@@ -1178,28 +2113,73 @@ pub mod p_orpc_numbers {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["any", "b", "i", "n", "z"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                any: Option<::surface_runtime::__private::serde_json::Value>,
+                b: Option<bool>,
+                i: Option<i64>,
+                n: Option<::surface_runtime::__private::serde_json::Number>,
+                z: Option<()>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.any = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.b = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.i = ::core::option::Option::Some(H::integer_value(_v)?),
+                    3 => _s.n = ::core::option::Option::Some(H::value(_v)?),
+                    4 => _s.z = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    any: _s.any,
+                    b: _f.required(1, _s.b)?,
+                    i: _f.present(2, _s.i)?,
+                    n: _f.required(3, _s.n)?,
+                    z: _f.required(4, _s.z)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                any: ::core::option::Option::None,
+                b: ::core::option::Option::None,
+                i: ::core::option::Option::None,
+                n: ::core::option::Option::None,
+                z: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `orpc.object`
 pub mod p_orpc_object {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         #[serde(rename = "deviceIds")]
         pub device_ids: Vec<String>,
         /// Why "now"? Second line \*/ \`x\`
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub reason: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1208,13 +2188,50 @@ pub mod p_orpc_object {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["deviceIds", "reason"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                device_ids: Option<Vec<String>>,
+                reason: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.device_ids = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.reason = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    device_ids: _f.required(0, _s.device_ids)?,
+                    reason: _s.reason,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                device_ids: ::core::option::Option::None,
+                reason: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub disabled: Vec<String>,
@@ -1225,23 +2242,52 @@ pub mod p_orpc_object {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["disabled"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                disabled: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.disabled = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    disabled: _f.required(0, _s.disabled)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                disabled: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `orpc.records`
 pub mod p_orpc_records {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub free: Option<
             ::std::collections::BTreeMap<
                 String,
@@ -1250,11 +2296,7 @@ pub mod p_orpc_records {
         >,
         pub tags: ::std::collections::BTreeMap<String, String>,
         #[serde(rename = "withExtras")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub with_extras: Option<InputWithExtras>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1263,13 +2305,59 @@ pub mod p_orpc_records {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["free", "tags", "withExtras"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                free: Option<
+                    ::std::collections::BTreeMap<
+                        String,
+                        ::surface_runtime::__private::serde_json::Value,
+                    >,
+                >,
+                tags: Option<::std::collections::BTreeMap<String, String>>,
+                with_extras: Option<InputWithExtras>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.free = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.tags = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.with_extras = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    free: _s.free,
+                    tags: _f.required(1, _s.tags)?,
+                    with_extras: _s.with_extras,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                free: ::core::option::Option::None,
+                tags: ::core::option::Option::None,
+                with_extras: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputWithExtras {
         pub known: String,
@@ -1277,18 +2365,51 @@ pub mod p_orpc_records {
         #[serde(flatten)]
         pub additional_properties: ::std::collections::BTreeMap<String, i64>,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputWithExtras {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputWithExtras",
+                fields: &["known"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                known: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.known = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputWithExtras, H::StructError> {
+                ::core::result::Result::Ok(InputWithExtras {
+                    known: _f.required(0, _s.known)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                known: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `orpc.recursive_unrolled`
 pub mod p_orpc_recursive_unrolled {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub children: Vec<InputChildrenItem>,
@@ -1300,13 +2421,50 @@ pub mod p_orpc_recursive_unrolled {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["children", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                children: Option<Vec<InputChildrenItem>>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    children: _f.required(0, _s.children)?,
+                    name: _f.required(1, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                children: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputChildrenItem {
         pub children: Vec<::surface_runtime::__private::serde_json::Value>,
@@ -1318,29 +2476,63 @@ pub mod p_orpc_recursive_unrolled {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputChildrenItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputChildrenItem",
+                fields: &["children", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                children: Option<Vec<::surface_runtime::__private::serde_json::Value>>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputChildrenItem, H::StructError> {
+                ::core::result::Result::Ok(InputChildrenItem {
+                    children: _f.required(0, _s.children)?,
+                    name: _f.required(1, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                children: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `orpc.tuples`
 pub mod p_orpc_tuples {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub pair: ::surface_runtime::__private::serde_helpers::TupleWithRest<
             (String, i64),
             ::surface_runtime::__private::serde_json::Value,
         >,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub rest: Option<
             ::surface_runtime::__private::serde_helpers::TupleWithRest<
                 (String,),
@@ -1354,37 +2546,72 @@ pub mod p_orpc_tuples {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["pair", "rest"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                pair: Option<
+                    ::surface_runtime::__private::serde_helpers::TupleWithRest<
+                        (String, i64),
+                        ::surface_runtime::__private::serde_json::Value,
+                    >,
+                >,
+                rest: Option<
+                    ::surface_runtime::__private::serde_helpers::TupleWithRest<
+                        (String,),
+                        ::surface_runtime::__private::serde_json::Number,
+                    >,
+                >,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.pair = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.rest = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    pair: _f.required(0, _s.pair)?,
+                    rest: _s.rest,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                pair: ::core::option::Option::None,
+                rest: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `orpc.unions`
 pub mod p_orpc_unions {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub lits: Option<InputLits>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub nums: Option<InputNums>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub objs: Option<InputObjs>,
         pub prim: InputPrim,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -1393,6 +2620,57 @@ pub mod p_orpc_unions {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["lits", "nums", "objs", "prim"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                lits: Option<InputLits>,
+                nums: Option<InputNums>,
+                objs: Option<InputObjs>,
+                prim: Option<InputPrim>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.lits = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.nums = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.objs = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.prim = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    lits: _s.lits,
+                    nums: _s.nums,
+                    objs: _s.objs,
+                    prim: _f.required(3, _s.prim)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                lits: ::core::option::Option::None,
+                nums: ::core::option::Option::None,
+                objs: ::core::option::Option::None,
+                prim: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -1403,8 +2681,7 @@ pub mod p_orpc_unions {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputLits {
@@ -1414,6 +2691,25 @@ pub mod p_orpc_unions {
         /// `"y"`
         #[serde(rename = "y")]
         Y,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputLits {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputLits",
+                variants: &["x", "y"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::X,
+                    _ => Self::Y,
+                },
+            )
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1492,13 +2788,7 @@ pub mod p_orpc_unions {
         Variant0(InputObjsVariant0),
         Variant1(InputObjsVariant1),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputObjsVariant0 {
         pub a: String,
@@ -1509,13 +2799,47 @@ pub mod p_orpc_unions {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputObjsVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputObjsVariant0",
+                fields: &["a"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                a: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.a = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputObjsVariant0, H::StructError> {
+                ::core::result::Result::Ok(InputObjsVariant0 {
+                    a: _f.required(0, _s.a)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                a: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputObjsVariant1 {
         pub b: ::surface_runtime::__private::serde_json::Number,
@@ -1525,6 +2849,46 @@ pub mod p_orpc_unions {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputObjsVariant1 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputObjsVariant1",
+                fields: &["b"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                b: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.b = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputObjsVariant1, H::StructError> {
+                ::core::result::Result::Ok(InputObjsVariant1 {
+                    b: _f.required(0, _s.b)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                b: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1550,43 +2914,21 @@ pub mod p_orpc_unions {
 }
 /// `zod.bad`
 pub mod p_zod_bad {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Input schema at `#/properties/dangling`: `$ref` "#/$defs/missing" points to nothing; represented as `serde_json::Value`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub dangling: Option<::surface_runtime::__private::serde_json::Value>,
         /// Input schema at `#/properties/never`: schema `false` admits no value; represented as `serde_json::Value`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub never: Option<::surface_runtime::__private::serde_json::Value>,
         /// Input schema at `#/properties/notSchema`: 5 is not a schema; represented as `serde_json::Value`.
         #[serde(rename = "notSchema")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub not_schema: Option<::surface_runtime::__private::serde_json::Value>,
         /// Input schema at `#/properties/weird`: unknown `type` "color"; represented as `serde_json::Value`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub weird: Option<::surface_runtime::__private::serde_json::Value>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1595,18 +2937,63 @@ pub mod p_zod_bad {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["dangling", "never", "notSchema", "weird"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                dangling: Option<::surface_runtime::__private::serde_json::Value>,
+                never: Option<::surface_runtime::__private::serde_json::Value>,
+                not_schema: Option<::surface_runtime::__private::serde_json::Value>,
+                weird: Option<::surface_runtime::__private::serde_json::Value>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.dangling = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.never = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.not_schema = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.weird = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    dangling: _s.dangling,
+                    never: _s.never,
+                    not_schema: _s.not_schema,
+                    weird: _s.weird,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                dangling: ::core::option::Option::None,
+                never: ::core::option::Option::None,
+                not_schema: ::core::option::Option::None,
+                weird: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `zod.discriminated`
 pub mod p_zod_discriminated {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub shape: InputShape,
@@ -1616,6 +3003,45 @@ pub mod p_zod_discriminated {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["shape"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                shape: Option<InputShape>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.shape = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    shape: _f.required(0, _s.shape)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                shape: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -1633,43 +3059,104 @@ pub mod p_zod_discriminated {
         #[serde(rename = "rect")]
         Rect(InputShapeRect),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputShapeCircle {
         pub radius: ::surface_runtime::__private::serde_json::Number,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputShapeCircle {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputShapeCircle",
+                fields: &["radius"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                radius: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.radius = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputShapeCircle, H::StructError> {
+                ::core::result::Result::Ok(InputShapeCircle {
+                    radius: _f.required(0, _s.radius)?,
+                })
+            }
+            let slots = Slots {
+                radius: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct InputShapeRect {
         pub h: ::surface_runtime::__private::serde_json::Number,
         pub w: ::surface_runtime::__private::serde_json::Number,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputShapeRect {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputShapeRect",
+                fields: &["h", "w"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                h: Option<::surface_runtime::__private::serde_json::Number>,
+                w: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.h = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.w = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputShapeRect, H::StructError> {
+                ::core::result::Result::Ok(InputShapeRect {
+                    h: _f.required(0, _s.h)?,
+                    w: _f.required(1, _s.w)?,
+                })
+            }
+            let slots = Slots {
+                h: ::core::option::Option::None,
+                w: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
 }
 /// `zod.root_recursion`
 pub mod p_zod_root_recursion {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub label: String,
@@ -1680,6 +3167,49 @@ pub mod p_zod_root_recursion {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["label", "sub"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                label: Option<String>,
+                sub: Option<Vec<Input>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.label = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.sub = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    label: _f.required(0, _s.label)?,
+                    sub: _f.required(1, _s.sub)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                label: ::core::option::Option::None,
+                sub: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;
@@ -1696,8 +3226,7 @@ pub mod p_zod_root_string {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum Input {
@@ -1708,64 +3237,134 @@ pub mod p_zod_root_string {
         #[serde(rename = "b")]
         B,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "Input",
+                variants: &["a", "b"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::A,
+                    _ => Self::B,
+                },
+            )
+        }
+    }
     pub type Output = Vec<String>;
 }
 /// `zod.strict`
 pub mod p_zod_strict {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
         pub name: String,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub tag: Option<String>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["name", "tag"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                name: Option<String>,
+                tag: Option<Option<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.tag = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    name: _f.required(0, _s.name)?,
+                    tag: _f.present(1, _s.tag)?,
+                })
+            }
+            let slots = Slots {
+                name: ::core::option::Option::None,
+                tag: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub count: i64,
         pub ok: bool,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["count", "ok"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                count: Option<i64>,
+                ok: Option<bool>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.count = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.ok = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    count: _f.present(0, _s.count)?,
+                    ok: _f.required(1, _s.ok)?,
+                })
+            }
+            let slots = Slots {
+                count: ::core::option::Option::None,
+                ok: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `zod.tree`
 pub mod p_zod_tree {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub children: Vec<Input>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub parent: Option<Option<Box<Input>>>,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub value: i64,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1774,37 +3373,106 @@ pub mod p_zod_tree {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["children", "parent", "value"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                children: Option<Vec<Input>>,
+                parent: Option<Option<Box<Input>>>,
+                value: Option<i64>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.parent = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.value = ::core::option::Option::Some(H::integer_value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    children: _f.required(0, _s.children)?,
+                    parent: _s.parent,
+                    value: _f.present(2, _s.value)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                children: ::core::option::Option::None,
+                parent: ::core::option::Option::None,
+                value: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub next: Option<Box<Output>>,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub value: i64,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["next", "value"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                next: Option<Box<Output>>,
+                value: Option<i64>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.next = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.value = ::core::option::Option::Some(H::integer_value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    next: _s.next,
+                    value: _f.present(1, _s.value)?,
+                })
+            }
+            let slots = Slots {
+                next: ::core::option::Option::None,
+                value: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `zod.tuple`
 pub mod p_zod_tuple {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub point: (
@@ -1818,6 +3486,51 @@ pub mod p_zod_tuple {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["point"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                point: Option<
+                    (
+                        ::surface_runtime::__private::serde_json::Number,
+                        ::surface_runtime::__private::serde_json::Number,
+                        Option<String>,
+                    ),
+                >,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.point = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    point: _f.required(0, _s.point)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                point: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
     pub type Output = ::surface_runtime::__private::serde_json::Value;

@@ -3,13 +3,7 @@
 
 /// `constructs.arrayOfObjects`
 pub mod p_constructs_array_of_objects {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub items: Vec<InputItemsItem>,
@@ -20,24 +14,50 @@ pub mod p_constructs_array_of_objects {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["items"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                items: Option<Vec<InputItemsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.items = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    items: _f.required(0, _s.items)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                items: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputItemsItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub note: Option<String>,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub quantity: i64,
         pub sku: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -47,13 +67,56 @@ pub mod p_constructs_array_of_objects {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputItemsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputItemsItem",
+                fields: &["note", "quantity", "sku"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                note: Option<String>,
+                quantity: Option<i64>,
+                sku: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.note = ::core::option::Option::Some(H::value(_v)?),
+                    1 => {
+                        _s.quantity = ::core::option::Option::Some(H::integer_value(_v)?);
+                    }
+                    2 => _s.sku = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputItemsItem, H::StructError> {
+                ::core::result::Result::Ok(InputItemsItem {
+                    note: _s.note,
+                    quantity: _f.present(1, _s.quantity)?,
+                    sku: _f.required(2, _s.sku)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                note: ::core::option::Option::None,
+                quantity: ::core::option::Option::None,
+                sku: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub items: Vec<OutputItemsItem>,
@@ -64,24 +127,50 @@ pub mod p_constructs_array_of_objects {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["items"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                items: Option<Vec<OutputItemsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.items = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    items: _f.required(0, _s.items)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                items: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputItemsItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub note: Option<String>,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub quantity: i64,
         pub sku: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -91,45 +180,72 @@ pub mod p_constructs_array_of_objects {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputItemsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputItemsItem",
+                fields: &["note", "quantity", "sku"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                note: Option<String>,
+                quantity: Option<i64>,
+                sku: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.note = ::core::option::Option::Some(H::value(_v)?),
+                    1 => {
+                        _s.quantity = ::core::option::Option::Some(H::integer_value(_v)?);
+                    }
+                    2 => _s.sku = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputItemsItem, H::StructError> {
+                ::core::result::Result::Ok(OutputItemsItem {
+                    note: _s.note,
+                    quantity: _f.present(1, _s.quantity)?,
+                    sku: _f.required(2, _s.sku)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                note: ::core::option::Option::None,
+                quantity: ::core::option::Option::None,
+                sku: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `constructs.defaults`
 pub mod p_constructs_defaults {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Default: `false`.
         #[serde(rename = "includeArchived")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub include_archived: Option<bool>,
         /// Default: `"asc"`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub order: Option<InputOrder>,
         /// Default: `1`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page: Option<i64>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub query: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -137,6 +253,59 @@ pub mod p_constructs_defaults {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["includeArchived", "order", "page", "query"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                include_archived: Option<bool>,
+                order: Option<InputOrder>,
+                page: Option<i64>,
+                query: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.include_archived = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    1 => _s.order = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.page = ::core::option::Option::Some(H::integer_value(_v)?),
+                    3 => _s.query = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    include_archived: _s.include_archived,
+                    order: _s.order,
+                    page: _s.page,
+                    query: _s.query,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                include_archived: ::core::option::Option::None,
+                order: ::core::option::Option::None,
+                page: ::core::option::Option::None,
+                query: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Default: `"asc"`.
     #[derive(
@@ -148,8 +317,7 @@ pub mod p_constructs_defaults {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputOrder {
@@ -160,42 +328,39 @@ pub mod p_constructs_defaults {
         #[serde(rename = "desc")]
         Desc,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputOrder {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputOrder",
+                variants: &["asc", "desc"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Asc,
+                    _ => Self::Desc,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         /// Default: `false`.
         #[serde(rename = "includeArchived")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub include_archived: Option<bool>,
         /// Default: `"asc"`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub order: Option<OutputOrder>,
         /// Default: `1`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page: Option<i64>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub query: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -203,6 +368,59 @@ pub mod p_constructs_defaults {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["includeArchived", "order", "page", "query"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                include_archived: Option<bool>,
+                order: Option<OutputOrder>,
+                page: Option<i64>,
+                query: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.include_archived = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    1 => _s.order = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.page = ::core::option::Option::Some(H::integer_value(_v)?),
+                    3 => _s.query = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    include_archived: _s.include_archived,
+                    order: _s.order,
+                    page: _s.page,
+                    query: _s.query,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                include_archived: ::core::option::Option::None,
+                order: ::core::option::Option::None,
+                page: ::core::option::Option::None,
+                query: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Default: `"asc"`.
     #[derive(
@@ -214,8 +432,7 @@ pub mod p_constructs_defaults {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum OutputOrder {
@@ -226,32 +443,37 @@ pub mod p_constructs_defaults {
         #[serde(rename = "desc")]
         Desc,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputOrder {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "OutputOrder",
+                variants: &["asc", "desc"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Asc,
+                    _ => Self::Desc,
+                },
+            )
+        }
+    }
 }
 /// `constructs.described`
 pub mod p_constructs_described {
     /// Search parameters
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Optional exact-match filter
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filter: Option<InputFilter>,
         /// Maximum number of hits
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub limit: Option<i64>,
         /// Full-text search query
         pub query: String,
@@ -262,14 +484,55 @@ pub mod p_constructs_described {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["filter", "limit", "query"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                filter: Option<InputFilter>,
+                limit: Option<i64>,
+                query: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.filter = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.limit = ::core::option::Option::Some(H::integer_value(_v)?),
+                    2 => _s.query = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    filter: _s.filter,
+                    limit: _s.limit,
+                    query: _f.required(2, _s.query)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                filter: ::core::option::Option::None,
+                limit: ::core::option::Option::None,
+                query: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Optional exact-match filter
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputFilter {
         /// Field name
@@ -282,29 +545,58 @@ pub mod p_constructs_described {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputFilter {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputFilter",
+                fields: &["field", "value"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                field: Option<String>,
+                value: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.field = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.value = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputFilter, H::StructError> {
+                ::core::result::Result::Ok(InputFilter {
+                    field: _f.required(0, _s.field)?,
+                    value: _f.required(1, _s.value)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                field: ::core::option::Option::None,
+                value: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Search parameters
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         /// Optional exact-match filter
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filter: Option<OutputFilter>,
         /// Maximum number of hits
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub limit: Option<i64>,
         /// Full-text search query
         pub query: String,
@@ -315,14 +607,55 @@ pub mod p_constructs_described {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["filter", "limit", "query"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                filter: Option<OutputFilter>,
+                limit: Option<i64>,
+                query: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.filter = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.limit = ::core::option::Option::Some(H::integer_value(_v)?),
+                    2 => _s.query = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    filter: _s.filter,
+                    limit: _s.limit,
+                    query: _f.required(2, _s.query)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                filter: ::core::option::Option::None,
+                limit: ::core::option::Option::None,
+                query: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Optional exact-match filter
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputFilter {
         /// Field name
@@ -335,16 +668,53 @@ pub mod p_constructs_described {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputFilter {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputFilter",
+                fields: &["field", "value"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                field: Option<String>,
+                value: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.field = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.value = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputFilter, H::StructError> {
+                ::core::result::Result::Ok(OutputFilter {
+                    field: _f.required(0, _s.field)?,
+                    value: _f.required(1, _s.value)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                field: ::core::option::Option::None,
+                value: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `constructs.discriminatedUnion`
 pub mod p_constructs_discriminated_union {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub shape: InputShape,
@@ -354,6 +724,45 @@ pub mod p_constructs_discriminated_union {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["shape"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                shape: Option<InputShape>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.shape = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    shape: _f.required(0, _s.shape)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                shape: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -374,13 +783,7 @@ pub mod p_constructs_discriminated_union {
         #[serde(rename = "point")]
         Point(InputShapePoint),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputShapeCircle {
         pub radius: ::surface_runtime::__private::serde_json::Number,
@@ -391,13 +794,47 @@ pub mod p_constructs_discriminated_union {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputShapeCircle {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputShapeCircle",
+                fields: &["radius"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                radius: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.radius = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputShapeCircle, H::StructError> {
+                ::core::result::Result::Ok(InputShapeCircle {
+                    radius: _f.required(0, _s.radius)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                radius: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputShapeRect {
         pub height: ::surface_runtime::__private::serde_json::Number,
@@ -409,13 +846,50 @@ pub mod p_constructs_discriminated_union {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputShapeRect {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputShapeRect",
+                fields: &["height", "width"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                height: Option<::surface_runtime::__private::serde_json::Number>,
+                width: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.height = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.width = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputShapeRect, H::StructError> {
+                ::core::result::Result::Ok(InputShapeRect {
+                    height: _f.required(0, _s.height)?,
+                    width: _f.required(1, _s.width)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                height: ::core::option::Option::None,
+                width: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputShapePoint {
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -425,13 +899,40 @@ pub mod p_constructs_discriminated_union {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputShapePoint {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputShapePoint",
+                fields: &[],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputShapePoint, H::StructError> {
+                ::core::result::Result::Ok(InputShapePoint {
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub shape: OutputShape,
@@ -441,6 +942,45 @@ pub mod p_constructs_discriminated_union {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["shape"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                shape: Option<OutputShape>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.shape = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    shape: _f.required(0, _s.shape)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                shape: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -461,13 +1001,7 @@ pub mod p_constructs_discriminated_union {
         #[serde(rename = "point")]
         Point(OutputShapePoint),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputShapeCircle {
         pub radius: ::surface_runtime::__private::serde_json::Number,
@@ -478,13 +1012,47 @@ pub mod p_constructs_discriminated_union {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputShapeCircle {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputShapeCircle",
+                fields: &["radius"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                radius: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.radius = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputShapeCircle, H::StructError> {
+                ::core::result::Result::Ok(OutputShapeCircle {
+                    radius: _f.required(0, _s.radius)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                radius: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputShapeRect {
         pub height: ::surface_runtime::__private::serde_json::Number,
@@ -496,13 +1064,50 @@ pub mod p_constructs_discriminated_union {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputShapeRect {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputShapeRect",
+                fields: &["height", "width"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                height: Option<::surface_runtime::__private::serde_json::Number>,
+                width: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.height = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.width = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputShapeRect, H::StructError> {
+                ::core::result::Result::Ok(OutputShapeRect {
+                    height: _f.required(0, _s.height)?,
+                    width: _f.required(1, _s.width)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                height: ::core::option::Option::None,
+                width: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputShapePoint {
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -512,16 +1117,44 @@ pub mod p_constructs_discriminated_union {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputShapePoint {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputShapePoint",
+                fields: &[],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputShapePoint, H::StructError> {
+                ::core::result::Result::Ok(OutputShapePoint {
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `constructs.formats`
 pub mod p_constructs_formats {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Format: `date-time` (not checked by this type).
@@ -532,11 +1165,7 @@ pub mod p_constructs_formats {
         pub id: String,
         /// Format: `email` (not checked by this type).
         #[serde(rename = "replyTo")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub reply_to: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -545,13 +1174,58 @@ pub mod p_constructs_formats {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["at", "email", "id", "replyTo"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                at: Option<String>,
+                email: Option<String>,
+                id: Option<String>,
+                reply_to: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.at = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.reply_to = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    at: _f.required(0, _s.at)?,
+                    email: _f.required(1, _s.email)?,
+                    id: _f.required(2, _s.id)?,
+                    reply_to: _s.reply_to,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                at: ::core::option::Option::None,
+                email: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                reply_to: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         /// Format: `date-time` (not checked by this type).
@@ -562,11 +1236,7 @@ pub mod p_constructs_formats {
         pub id: String,
         /// Format: `email` (not checked by this type).
         #[serde(rename = "replyTo")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub reply_to: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -575,16 +1245,61 @@ pub mod p_constructs_formats {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["at", "email", "id", "replyTo"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                at: Option<String>,
+                email: Option<String>,
+                id: Option<String>,
+                reply_to: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.at = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.reply_to = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    at: _f.required(0, _s.at)?,
+                    email: _f.required(1, _s.email)?,
+                    id: _f.required(2, _s.id)?,
+                    reply_to: _s.reply_to,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                at: ::core::option::Option::None,
+                email: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                reply_to: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `constructs.literals`
 pub mod p_constructs_literals {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub enabled: InputEnabled,
@@ -596,6 +1311,53 @@ pub mod p_constructs_literals {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["enabled", "kind", "version"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                enabled: Option<InputEnabled>,
+                kind: Option<InputKind>,
+                version: Option<InputVersion>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.enabled = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.kind = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.version = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    enabled: _f.required(0, _s.enabled)?,
+                    kind: _f.required(1, _s.kind)?,
+                    version: _f.required(2, _s.version)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                enabled: ::core::option::Option::None,
+                kind: ::core::option::Option::None,
+                version: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Always `true`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -631,14 +1393,31 @@ pub mod p_constructs_literals {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputKind {
         /// `"fixed"`
         #[serde(rename = "fixed")]
         Fixed,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputKind {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputKind",
+                variants: &["fixed"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Fixed,
+                },
+            )
+        }
     }
     /// Always `2`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -665,13 +1444,7 @@ pub mod p_constructs_literals {
                 .map(|()| InputVersion)
         }
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub enabled: OutputEnabled,
@@ -683,6 +1456,53 @@ pub mod p_constructs_literals {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["enabled", "kind", "version"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                enabled: Option<OutputEnabled>,
+                kind: Option<OutputKind>,
+                version: Option<OutputVersion>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.enabled = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.kind = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.version = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    enabled: _f.required(0, _s.enabled)?,
+                    kind: _f.required(1, _s.kind)?,
+                    version: _f.required(2, _s.version)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                enabled: ::core::option::Option::None,
+                kind: ::core::option::Option::None,
+                version: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Always `true`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -718,14 +1538,31 @@ pub mod p_constructs_literals {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum OutputKind {
         /// `"fixed"`
         #[serde(rename = "fixed")]
         Fixed,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputKind {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "OutputKind",
+                variants: &["fixed"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Fixed,
+                },
+            )
+        }
     }
     /// Always `2`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -755,13 +1592,7 @@ pub mod p_constructs_literals {
 }
 /// `constructs.nested`
 pub mod p_constructs_nested {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub site: InputSite,
@@ -772,13 +1603,46 @@ pub mod p_constructs_nested {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["site"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                site: Option<InputSite>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.site = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    site: _f.required(0, _s.site)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                site: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputSite {
         pub building: InputSiteBuilding,
@@ -790,18 +1654,52 @@ pub mod p_constructs_nested {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSite {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputSite",
+                fields: &["building", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                building: Option<InputSiteBuilding>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.building = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputSite, H::StructError> {
+                ::core::result::Result::Ok(InputSite {
+                    building: _f.required(0, _s.building)?,
+                    name: _f.required(1, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                building: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputSiteBuilding {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub floor: i64,
         pub room: InputSiteBuildingRoom,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -811,20 +1709,54 @@ pub mod p_constructs_nested {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputSiteBuilding {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputSiteBuilding",
+                fields: &["floor", "room"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                floor: Option<i64>,
+                room: Option<InputSiteBuildingRoom>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.floor = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.room = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputSiteBuilding, H::StructError> {
+                ::core::result::Result::Ok(InputSiteBuilding {
+                    floor: _f.present(0, _s.floor)?,
+                    room: _f.required(1, _s.room)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                floor: ::core::option::Option::None,
+                room: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputSiteBuildingRoom {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub capacity: Option<i64>,
         pub code: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -834,13 +1766,53 @@ pub mod p_constructs_nested {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputSiteBuildingRoom {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputSiteBuildingRoom",
+                fields: &["capacity", "code"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                capacity: Option<i64>,
+                code: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.capacity = ::core::option::Option::Some(H::integer_value(_v)?);
+                    }
+                    1 => _s.code = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputSiteBuildingRoom, H::StructError> {
+                ::core::result::Result::Ok(InputSiteBuildingRoom {
+                    capacity: _s.capacity,
+                    code: _f.required(1, _s.code)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                capacity: ::core::option::Option::None,
+                code: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub site: OutputSite,
@@ -851,13 +1823,46 @@ pub mod p_constructs_nested {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["site"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                site: Option<OutputSite>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.site = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    site: _f.required(0, _s.site)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                site: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputSite {
         pub building: OutputSiteBuilding,
@@ -869,18 +1874,52 @@ pub mod p_constructs_nested {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputSite {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputSite",
+                fields: &["building", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                building: Option<OutputSiteBuilding>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.building = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputSite, H::StructError> {
+                ::core::result::Result::Ok(OutputSite {
+                    building: _f.required(0, _s.building)?,
+                    name: _f.required(1, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                building: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputSiteBuilding {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub floor: i64,
         pub room: OutputSiteBuildingRoom,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -890,20 +1929,54 @@ pub mod p_constructs_nested {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputSiteBuilding {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputSiteBuilding",
+                fields: &["floor", "room"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                floor: Option<i64>,
+                room: Option<OutputSiteBuildingRoom>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.floor = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.room = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputSiteBuilding, H::StructError> {
+                ::core::result::Result::Ok(OutputSiteBuilding {
+                    floor: _f.present(0, _s.floor)?,
+                    room: _f.required(1, _s.room)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                floor: ::core::option::Option::None,
+                room: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputSiteBuildingRoom {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub capacity: Option<i64>,
         pub code: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -913,33 +1986,62 @@ pub mod p_constructs_nested {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputSiteBuildingRoom {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputSiteBuildingRoom",
+                fields: &["capacity", "code"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                capacity: Option<i64>,
+                code: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.capacity = ::core::option::Option::Some(H::integer_value(_v)?);
+                    }
+                    1 => _s.code = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputSiteBuildingRoom, H::StructError> {
+                ::core::result::Result::Ok(OutputSiteBuildingRoom {
+                    capacity: _s.capacity,
+                    code: _f.required(1, _s.code)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                capacity: ::core::option::Option::None,
+                code: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `constructs.optionalNullable`
 pub mod p_constructs_optional_nullable {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub nullable: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub nullish: Option<Option<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub optional: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -948,30 +2050,60 @@ pub mod p_constructs_optional_nullable {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["nullable", "nullish", "optional"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                nullable: Option<Option<String>>,
+                nullish: Option<Option<String>>,
+                optional: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.nullable = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.nullish = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.optional = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    nullable: _f.present(0, _s.nullable)?,
+                    nullish: _s.nullish,
+                    optional: _s.optional,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                nullable: ::core::option::Option::None,
+                nullish: ::core::option::Option::None,
+                optional: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub nullable: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub nullish: Option<Option<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub optional: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -979,28 +2111,62 @@ pub mod p_constructs_optional_nullable {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["nullable", "nullish", "optional"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                nullable: Option<Option<String>>,
+                nullish: Option<Option<String>>,
+                optional: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.nullable = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.nullish = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.optional = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    nullable: _f.present(0, _s.nullable)?,
+                    nullish: _s.nullish,
+                    optional: _s.optional,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                nullable: ::core::option::Option::None,
+                nullish: ::core::option::Option::None,
+                optional: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `constructs.record`
 pub mod p_constructs_record {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub counts: ::std::collections::BTreeMap<String, i64>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub labels: Option<::std::collections::BTreeMap<String, InputLabelsValue>>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1009,13 +2175,50 @@ pub mod p_constructs_record {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["counts", "labels"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                counts: Option<::std::collections::BTreeMap<String, i64>>,
+                labels: Option<::std::collections::BTreeMap<String, InputLabelsValue>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.counts = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.labels = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    counts: _f.present(0, _s.counts)?,
+                    labels: _s.labels,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                counts: ::core::option::Option::None,
+                labels: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputLabelsValue {
         pub text: String,
@@ -1026,24 +2229,51 @@ pub mod p_constructs_record {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputLabelsValue {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputLabelsValue",
+                fields: &["text"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                text: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputLabelsValue, H::StructError> {
+                ::core::result::Result::Ok(InputLabelsValue {
+                    text: _f.required(0, _s.text)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                text: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub counts: ::std::collections::BTreeMap<String, i64>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub labels: Option<::std::collections::BTreeMap<String, OutputLabelsValue>>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1052,13 +2282,50 @@ pub mod p_constructs_record {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["counts", "labels"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                counts: Option<::std::collections::BTreeMap<String, i64>>,
+                labels: Option<::std::collections::BTreeMap<String, OutputLabelsValue>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.counts = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.labels = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    counts: _f.present(0, _s.counts)?,
+                    labels: _s.labels,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                counts: ::core::option::Option::None,
+                labels: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputLabelsValue {
         pub text: String,
@@ -1069,16 +2336,50 @@ pub mod p_constructs_record {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputLabelsValue {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputLabelsValue",
+                fields: &["text"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                text: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputLabelsValue, H::StructError> {
+                ::core::result::Result::Ok(OutputLabelsValue {
+                    text: _f.required(0, _s.text)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                text: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `constructs.recursiveGetter`
 pub mod p_constructs_recursive_getter {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub root: InputRoot,
@@ -1089,20 +2390,49 @@ pub mod p_constructs_recursive_getter {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["root"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                root: Option<InputRoot>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.root = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    root: _f.required(0, _s.root)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                root: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRoot {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub children: Option<Vec<InputRootChildrenItem>>,
         pub name: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -1112,20 +2442,53 @@ pub mod p_constructs_recursive_getter {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputRoot {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRoot",
+                fields: &["children", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                children: Option<Vec<InputRootChildrenItem>>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRoot, H::StructError> {
+                ::core::result::Result::Ok(InputRoot {
+                    children: _s.children,
+                    name: _f.required(1, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                children: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRootChildrenItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub children: Option<Vec<InputRootChildrenItemChildrenItem>>,
         pub name: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -1135,20 +2498,54 @@ pub mod p_constructs_recursive_getter {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRootChildrenItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRootChildrenItem",
+                fields: &["children", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                children: Option<Vec<InputRootChildrenItemChildrenItem>>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRootChildrenItem, H::StructError> {
+                ::core::result::Result::Ok(InputRootChildrenItem {
+                    children: _s.children,
+                    name: _f.required(1, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                children: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRootChildrenItemChildrenItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub children: Option<Vec<InputRootChildrenItemChildrenItemChildrenItem>>,
         pub name: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -1158,20 +2555,57 @@ pub mod p_constructs_recursive_getter {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRootChildrenItemChildrenItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRootChildrenItemChildrenItem",
+                fields: &["children", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                children: Option<Vec<InputRootChildrenItemChildrenItemChildrenItem>>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputRootChildrenItemChildrenItem,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputRootChildrenItemChildrenItem {
+                    children: _s.children,
+                    name: _f.required(1, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                children: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRootChildrenItemChildrenItemChildrenItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub children: Option<
             Vec<InputRootChildrenItemChildrenItemChildrenItemChildrenItem>,
         >,
@@ -1183,20 +2617,59 @@ pub mod p_constructs_recursive_getter {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRootChildrenItemChildrenItemChildrenItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRootChildrenItemChildrenItemChildrenItem",
+                fields: &["children", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                children: Option<
+                    Vec<InputRootChildrenItemChildrenItemChildrenItemChildrenItem>,
+                >,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputRootChildrenItemChildrenItemChildrenItem,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputRootChildrenItemChildrenItemChildrenItem {
+                    children: _s.children,
+                    name: _f.required(1, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                children: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRootChildrenItemChildrenItemChildrenItemChildrenItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub children: Option<Vec<::surface_runtime::__private::serde_json::Value>>,
         pub name: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -1206,13 +2679,54 @@ pub mod p_constructs_recursive_getter {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRootChildrenItemChildrenItemChildrenItemChildrenItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRootChildrenItemChildrenItemChildrenItemChildrenItem",
+                fields: &["children", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                children: Option<Vec<::surface_runtime::__private::serde_json::Value>>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                InputRootChildrenItemChildrenItemChildrenItemChildrenItem,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(InputRootChildrenItemChildrenItemChildrenItemChildrenItem {
+                    children: _s.children,
+                    name: _f.required(1, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                children: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub root: OutputRoot,
@@ -1223,20 +2737,49 @@ pub mod p_constructs_recursive_getter {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["root"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                root: Option<OutputRoot>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.root = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    root: _f.required(0, _s.root)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                root: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputRoot {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub children: Option<Vec<OutputRootChildrenItem>>,
         pub name: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -1246,20 +2789,53 @@ pub mod p_constructs_recursive_getter {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputRoot {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputRoot",
+                fields: &["children", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                children: Option<Vec<OutputRootChildrenItem>>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputRoot, H::StructError> {
+                ::core::result::Result::Ok(OutputRoot {
+                    children: _s.children,
+                    name: _f.required(1, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                children: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputRootChildrenItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub children: Option<Vec<OutputRootChildrenItemChildrenItem>>,
         pub name: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -1269,20 +2845,54 @@ pub mod p_constructs_recursive_getter {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputRootChildrenItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputRootChildrenItem",
+                fields: &["children", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                children: Option<Vec<OutputRootChildrenItemChildrenItem>>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputRootChildrenItem, H::StructError> {
+                ::core::result::Result::Ok(OutputRootChildrenItem {
+                    children: _s.children,
+                    name: _f.required(1, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                children: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputRootChildrenItemChildrenItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub children: Option<Vec<OutputRootChildrenItemChildrenItemChildrenItem>>,
         pub name: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -1292,20 +2902,57 @@ pub mod p_constructs_recursive_getter {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputRootChildrenItemChildrenItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputRootChildrenItemChildrenItem",
+                fields: &["children", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                children: Option<Vec<OutputRootChildrenItemChildrenItemChildrenItem>>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                OutputRootChildrenItemChildrenItem,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(OutputRootChildrenItemChildrenItem {
+                    children: _s.children,
+                    name: _f.required(1, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                children: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputRootChildrenItemChildrenItemChildrenItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub children: Option<
             Vec<OutputRootChildrenItemChildrenItemChildrenItemChildrenItem>,
         >,
@@ -1317,20 +2964,59 @@ pub mod p_constructs_recursive_getter {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputRootChildrenItemChildrenItemChildrenItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputRootChildrenItemChildrenItemChildrenItem",
+                fields: &["children", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                children: Option<
+                    Vec<OutputRootChildrenItemChildrenItemChildrenItemChildrenItem>,
+                >,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                OutputRootChildrenItemChildrenItemChildrenItem,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(OutputRootChildrenItemChildrenItemChildrenItem {
+                    children: _s.children,
+                    name: _f.required(1, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                children: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputRootChildrenItemChildrenItemChildrenItemChildrenItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub children: Option<Vec<::surface_runtime::__private::serde_json::Value>>,
         pub name: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -1340,16 +3026,57 @@ pub mod p_constructs_recursive_getter {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputRootChildrenItemChildrenItemChildrenItemChildrenItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputRootChildrenItemChildrenItemChildrenItemChildrenItem",
+                fields: &["children", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                children: Option<Vec<::surface_runtime::__private::serde_json::Value>>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<
+                OutputRootChildrenItemChildrenItemChildrenItemChildrenItem,
+                H::StructError,
+            > {
+                ::core::result::Result::Ok(OutputRootChildrenItemChildrenItemChildrenItemChildrenItem {
+                    children: _s.children,
+                    name: _f.required(1, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                children: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `constructs.recursiveLazy`
 pub mod p_constructs_recursive_lazy {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub category: InputCategory,
@@ -1360,19 +3087,49 @@ pub mod p_constructs_recursive_lazy {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["category"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                category: Option<InputCategory>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.category = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    category: _f.required(0, _s.category)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                category: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputCategory {
         pub label: String,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub parent: Option<InputCategoryParent>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1381,21 +3138,54 @@ pub mod p_constructs_recursive_lazy {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputCategory {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputCategory",
+                fields: &["label", "parent"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                label: Option<String>,
+                parent: Option<Option<InputCategoryParent>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.label = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.parent = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputCategory, H::StructError> {
+                ::core::result::Result::Ok(InputCategory {
+                    label: _f.required(0, _s.label)?,
+                    parent: _f.present(1, _s.parent)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                label: ::core::option::Option::None,
+                parent: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputCategoryParent {
         pub label: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub parent: Option<::surface_runtime::__private::serde_json::Value>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1404,13 +3194,51 @@ pub mod p_constructs_recursive_lazy {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputCategoryParent {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputCategoryParent",
+                fields: &["label", "parent"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                label: Option<String>,
+                parent: Option<::surface_runtime::__private::serde_json::Value>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.label = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.parent = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputCategoryParent, H::StructError> {
+                ::core::result::Result::Ok(InputCategoryParent {
+                    label: _f.required(0, _s.label)?,
+                    parent: _s.parent,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                label: ::core::option::Option::None,
+                parent: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub category: OutputCategory,
@@ -1421,19 +3249,49 @@ pub mod p_constructs_recursive_lazy {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["category"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                category: Option<OutputCategory>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.category = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    category: _f.required(0, _s.category)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                category: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputCategory {
         pub label: String,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub parent: Option<OutputCategoryParent>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1442,21 +3300,54 @@ pub mod p_constructs_recursive_lazy {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputCategory {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputCategory",
+                fields: &["label", "parent"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                label: Option<String>,
+                parent: Option<Option<OutputCategoryParent>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.label = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.parent = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputCategory, H::StructError> {
+                ::core::result::Result::Ok(OutputCategory {
+                    label: _f.required(0, _s.label)?,
+                    parent: _f.present(1, _s.parent)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                label: ::core::option::Option::None,
+                parent: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputCategoryParent {
         pub label: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub parent: Option<::surface_runtime::__private::serde_json::Value>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1465,34 +3356,61 @@ pub mod p_constructs_recursive_lazy {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputCategoryParent {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputCategoryParent",
+                fields: &["label", "parent"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                label: Option<String>,
+                parent: Option<::surface_runtime::__private::serde_json::Value>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.label = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.parent = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputCategoryParent, H::StructError> {
+                ::core::result::Result::Ok(OutputCategoryParent {
+                    label: _f.required(0, _s.label)?,
+                    parent: _s.parent,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                label: ::core::option::Option::None,
+                parent: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `constructs.requiredOptional`
 pub mod p_constructs_required_optional {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub count: i64,
         pub name: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub note: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub tags: Option<Vec<String>>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1501,31 +3419,65 @@ pub mod p_constructs_required_optional {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["count", "name", "note", "tags"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                count: Option<i64>,
+                name: Option<String>,
+                note: Option<String>,
+                tags: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.count = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.note = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.tags = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    count: _f.present(0, _s.count)?,
+                    name: _f.required(1, _s.name)?,
+                    note: _s.note,
+                    tags: _s.tags,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                count: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+                note: ::core::option::Option::None,
+                tags: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub count: i64,
         pub name: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub note: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub tags: Option<Vec<String>>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1533,23 +3485,65 @@ pub mod p_constructs_required_optional {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["count", "name", "note", "tags"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                count: Option<i64>,
+                name: Option<String>,
+                note: Option<String>,
+                tags: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.count = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.note = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.tags = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    count: _f.present(0, _s.count)?,
+                    name: _f.required(1, _s.name)?,
+                    note: _s.note,
+                    tags: _s.tags,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                count: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+                note: ::core::option::Option::None,
+                tags: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `constructs.scalars`
 pub mod p_constructs_scalars {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub flag: bool,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub integer: i64,
         pub nothing: (),
         pub number: ::surface_runtime::__private::serde_json::Number,
@@ -1560,19 +3554,61 @@ pub mod p_constructs_scalars {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["flag", "integer", "nothing", "number"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                flag: Option<bool>,
+                integer: Option<i64>,
+                nothing: Option<()>,
+                number: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.flag = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.integer = ::core::option::Option::Some(H::integer_value(_v)?),
+                    2 => _s.nothing = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.number = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    flag: _f.required(0, _s.flag)?,
+                    integer: _f.present(1, _s.integer)?,
+                    nothing: _f.required(2, _s.nothing)?,
+                    number: _f.required(3, _s.number)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                flag: ::core::option::Option::None,
+                integer: ::core::option::Option::None,
+                nothing: ::core::option::Option::None,
+                number: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub flag: bool,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub integer: i64,
         pub nothing: (),
         pub number: ::surface_runtime::__private::serde_json::Number,
@@ -1582,64 +3618,167 @@ pub mod p_constructs_scalars {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["flag", "integer", "nothing", "number"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                flag: Option<bool>,
+                integer: Option<i64>,
+                nothing: Option<()>,
+                number: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.flag = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.integer = ::core::option::Option::Some(H::integer_value(_v)?),
+                    2 => _s.nothing = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.number = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    flag: _f.required(0, _s.flag)?,
+                    integer: _f.present(1, _s.integer)?,
+                    nothing: _f.required(2, _s.nothing)?,
+                    number: _f.required(3, _s.number)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                flag: ::core::option::Option::None,
+                integer: ::core::option::Option::None,
+                nothing: ::core::option::Option::None,
+                number: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `constructs.strictObject`
 pub mod p_constructs_strict_object {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub enabled: Option<bool>,
         pub id: String,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["enabled", "id"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                enabled: Option<bool>,
+                id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.enabled = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    enabled: _s.enabled,
+                    id: _f.required(1, _s.id)?,
+                })
+            }
+            let slots = Slots {
+                enabled: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub enabled: Option<bool>,
         pub id: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["enabled", "id"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                enabled: Option<bool>,
+                id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.enabled = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    enabled: _s.enabled,
+                    id: _f.required(1, _s.id)?,
+                })
+            }
+            let slots = Slots {
+                enabled: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `constructs.stringEnum`
 pub mod p_constructs_string_enum {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub color: InputColor,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub status: Option<InputStatus>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1647,6 +3786,49 @@ pub mod p_constructs_string_enum {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["color", "status"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                color: Option<InputColor>,
+                status: Option<InputStatus>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.color = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.status = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    color: _f.required(0, _s.color)?,
+                    status: _s.status,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                color: ::core::option::Option::None,
+                status: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -1657,8 +3839,7 @@ pub mod p_constructs_string_enum {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputColor {
@@ -1672,6 +3853,26 @@ pub mod p_constructs_string_enum {
         #[serde(rename = "blue")]
         Blue,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputColor {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputColor",
+                variants: &["red", "green", "blue"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Red,
+                    1 => Self::Green,
+                    _ => Self::Blue,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -1681,8 +3882,7 @@ pub mod p_constructs_string_enum {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputStatus {
@@ -1693,21 +3893,30 @@ pub mod p_constructs_string_enum {
         #[serde(rename = "disabled")]
         Disabled,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputStatus {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputStatus",
+                variants: &["active", "disabled"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Active,
+                    _ => Self::Disabled,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub color: OutputColor,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub status: Option<OutputStatus>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1715,6 +3924,49 @@ pub mod p_constructs_string_enum {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["color", "status"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                color: Option<OutputColor>,
+                status: Option<OutputStatus>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.color = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.status = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    color: _f.required(0, _s.color)?,
+                    status: _s.status,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                color: ::core::option::Option::None,
+                status: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -1725,8 +3977,7 @@ pub mod p_constructs_string_enum {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum OutputColor {
@@ -1740,6 +3991,26 @@ pub mod p_constructs_string_enum {
         #[serde(rename = "blue")]
         Blue,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputColor {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "OutputColor",
+                variants: &["red", "green", "blue"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Red,
+                    1 => Self::Green,
+                    _ => Self::Blue,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -1749,8 +4020,7 @@ pub mod p_constructs_string_enum {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum OutputStatus {
@@ -1761,23 +4031,32 @@ pub mod p_constructs_string_enum {
         #[serde(rename = "disabled")]
         Disabled,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputStatus {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "OutputStatus",
+                variants: &["active", "disabled"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Active,
+                    _ => Self::Disabled,
+                },
+            )
+        }
+    }
 }
 /// `constructs.tuple`
 pub mod p_constructs_tuple {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub labelled: Option<
             ::surface_runtime::__private::serde_helpers::TupleWithRest<
                 (String, i64, bool),
@@ -1798,20 +4077,66 @@ pub mod p_constructs_tuple {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["labelled", "point"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                labelled: Option<
+                    ::surface_runtime::__private::serde_helpers::TupleWithRest<
+                        (String, i64, bool),
+                        ::surface_runtime::__private::serde_json::Value,
+                    >,
+                >,
+                point: Option<
+                    ::surface_runtime::__private::serde_helpers::TupleWithRest<
+                        (
+                            ::surface_runtime::__private::serde_json::Number,
+                            ::surface_runtime::__private::serde_json::Number,
+                        ),
+                        ::surface_runtime::__private::serde_json::Value,
+                    >,
+                >,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.labelled = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.point = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    labelled: _s.labelled,
+                    point: _f.required(1, _s.point)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                labelled: ::core::option::Option::None,
+                point: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub labelled: Option<
             ::surface_runtime::__private::serde_helpers::TupleWithRest<
                 (String, i64, bool),
@@ -1831,17 +4156,67 @@ pub mod p_constructs_tuple {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["labelled", "point"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                labelled: Option<
+                    ::surface_runtime::__private::serde_helpers::TupleWithRest<
+                        (String, i64, bool),
+                        ::surface_runtime::__private::serde_json::Value,
+                    >,
+                >,
+                point: Option<
+                    ::surface_runtime::__private::serde_helpers::TupleWithRest<
+                        (
+                            ::surface_runtime::__private::serde_json::Number,
+                            ::surface_runtime::__private::serde_json::Number,
+                        ),
+                        ::surface_runtime::__private::serde_json::Value,
+                    >,
+                >,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.labelled = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.point = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    labelled: _s.labelled,
+                    point: _f.required(1, _s.point)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                labelled: ::core::option::Option::None,
+                point: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `constructs.tupleRest`
 pub mod p_constructs_tuple_rest {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub row: ::surface_runtime::__private::serde_helpers::TupleWithRest<
@@ -1855,13 +4230,51 @@ pub mod p_constructs_tuple_rest {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["row"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                row: Option<
+                    ::surface_runtime::__private::serde_helpers::TupleWithRest<
+                        (String,),
+                        i64,
+                    >,
+                >,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.row = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    row: _f.required(0, _s.row)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                row: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub row: ::surface_runtime::__private::serde_helpers::TupleWithRest<
@@ -1875,16 +4288,54 @@ pub mod p_constructs_tuple_rest {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["row"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                row: Option<
+                    ::surface_runtime::__private::serde_helpers::TupleWithRest<
+                        (String,),
+                        i64,
+                    >,
+                >,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.row = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    row: _f.required(0, _s.row)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                row: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `constructs.unionObjects`
 pub mod p_constructs_union_objects {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub recipient: InputRecipient,
@@ -1894,6 +4345,45 @@ pub mod p_constructs_union_objects {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["recipient"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                recipient: Option<InputRecipient>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.recipient = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    recipient: _f.required(0, _s.recipient)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                recipient: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1908,13 +4398,7 @@ pub mod p_constructs_union_objects {
         Variant0(InputRecipientVariant0),
         Variant1(InputRecipientVariant1),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRecipientVariant0 {
         pub email: String,
@@ -1925,20 +4409,50 @@ pub mod p_constructs_union_objects {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRecipientVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRecipientVariant0",
+                fields: &["email"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                email: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRecipientVariant0, H::StructError> {
+                ::core::result::Result::Ok(InputRecipientVariant0 {
+                    email: _f.required(0, _s.email)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                email: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRecipientVariant1 {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub country: Option<String>,
         pub phone: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -1948,13 +4462,51 @@ pub mod p_constructs_union_objects {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRecipientVariant1 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRecipientVariant1",
+                fields: &["country", "phone"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                country: Option<String>,
+                phone: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.country = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.phone = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRecipientVariant1, H::StructError> {
+                ::core::result::Result::Ok(InputRecipientVariant1 {
+                    country: _s.country,
+                    phone: _f.required(1, _s.phone)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                country: ::core::option::Option::None,
+                phone: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
         pub recipient: OutputRecipient,
@@ -1964,6 +4516,45 @@ pub mod p_constructs_union_objects {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["recipient"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                recipient: Option<OutputRecipient>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.recipient = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    recipient: _f.required(0, _s.recipient)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                recipient: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1978,13 +4569,7 @@ pub mod p_constructs_union_objects {
         Variant0(OutputRecipientVariant0),
         Variant1(OutputRecipientVariant1),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputRecipientVariant0 {
         pub email: String,
@@ -1995,20 +4580,50 @@ pub mod p_constructs_union_objects {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputRecipientVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputRecipientVariant0",
+                fields: &["email"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                email: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputRecipientVariant0, H::StructError> {
+                ::core::result::Result::Ok(OutputRecipientVariant0 {
+                    email: _f.required(0, _s.email)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                email: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct OutputRecipientVariant1 {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub country: Option<String>,
         pub phone: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -2018,21 +4633,56 @@ pub mod p_constructs_union_objects {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputRecipientVariant1 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputRecipientVariant1",
+                fields: &["country", "phone"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                country: Option<String>,
+                phone: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.country = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.phone = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputRecipientVariant1, H::StructError> {
+                ::core::result::Result::Ok(OutputRecipientVariant1 {
+                    country: _s.country,
+                    phone: _f.required(1, _s.phone)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                country: ::core::option::Option::None,
+                phone: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `constructs.unionPrimitives`
 pub mod p_constructs_union_primitives {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub value: Option<InputValue>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -2040,6 +4690,45 @@ pub mod p_constructs_union_primitives {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["value"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                value: Option<Option<InputValue>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.value = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    value: _f.present(0, _s.value)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                value: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -2055,18 +4744,9 @@ pub mod p_constructs_union_primitives {
         Number(::surface_runtime::__private::serde_json::Number),
         Boolean(bool),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Output {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub value: Option<OutputValue>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -2074,6 +4754,45 @@ pub mod p_constructs_union_primitives {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["value"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                value: Option<Option<OutputValue>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.value = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    value: _f.present(0, _s.value)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                value: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(

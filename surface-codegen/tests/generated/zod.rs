@@ -3,13 +3,7 @@
 
 /// `constructs.arrayOfObjects`
 pub mod p_constructs_array_of_objects {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub items: Vec<InputItemsItem>,
@@ -20,24 +14,50 @@ pub mod p_constructs_array_of_objects {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["items"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                items: Option<Vec<InputItemsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.items = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    items: _f.required(0, _s.items)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                items: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputItemsItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub note: Option<String>,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub quantity: i64,
         pub sku: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -47,79 +67,171 @@ pub mod p_constructs_array_of_objects {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputItemsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputItemsItem",
+                fields: &["note", "quantity", "sku"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                note: Option<String>,
+                quantity: Option<i64>,
+                sku: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.note = ::core::option::Option::Some(H::value(_v)?),
+                    1 => {
+                        _s.quantity = ::core::option::Option::Some(H::integer_value(_v)?);
+                    }
+                    2 => _s.sku = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputItemsItem, H::StructError> {
+                ::core::result::Result::Ok(InputItemsItem {
+                    note: _s.note,
+                    quantity: _f.present(1, _s.quantity)?,
+                    sku: _f.required(2, _s.sku)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                note: ::core::option::Option::None,
+                quantity: ::core::option::Option::None,
+                sku: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub items: Vec<OutputItemsItem>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["items"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                items: Option<Vec<OutputItemsItem>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.items = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    items: _f.required(0, _s.items)?,
+                })
+            }
+            let slots = Slots {
+                items: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputItemsItem {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub note: Option<String>,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub quantity: i64,
         pub sku: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputItemsItem {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputItemsItem",
+                fields: &["note", "quantity", "sku"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                note: Option<String>,
+                quantity: Option<i64>,
+                sku: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.note = ::core::option::Option::Some(H::value(_v)?),
+                    1 => {
+                        _s.quantity = ::core::option::Option::Some(H::integer_value(_v)?);
+                    }
+                    2 => _s.sku = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputItemsItem, H::StructError> {
+                ::core::result::Result::Ok(OutputItemsItem {
+                    note: _s.note,
+                    quantity: _f.present(1, _s.quantity)?,
+                    sku: _f.required(2, _s.sku)?,
+                })
+            }
+            let slots = Slots {
+                note: ::core::option::Option::None,
+                quantity: ::core::option::Option::None,
+                sku: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `constructs.defaults`
 pub mod p_constructs_defaults {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Default: `false`.
         #[serde(rename = "includeArchived")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub include_archived: Option<bool>,
         /// Default: `"asc"`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub order: Option<InputOrder>,
         /// Default: `1`.
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub page: Option<i64>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub query: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -127,6 +239,59 @@ pub mod p_constructs_defaults {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["includeArchived", "order", "page", "query"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                include_archived: Option<bool>,
+                order: Option<InputOrder>,
+                page: Option<i64>,
+                query: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.include_archived = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    1 => _s.order = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.page = ::core::option::Option::Some(H::integer_value(_v)?),
+                    3 => _s.query = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    include_archived: _s.include_archived,
+                    order: _s.order,
+                    page: _s.page,
+                    query: _s.query,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                include_archived: ::core::option::Option::None,
+                order: ::core::option::Option::None,
+                page: ::core::option::Option::None,
+                query: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Default: `"asc"`.
     #[derive(
@@ -138,8 +303,7 @@ pub mod p_constructs_defaults {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputOrder {
@@ -150,15 +314,27 @@ pub mod p_constructs_defaults {
         #[serde(rename = "desc")]
         Desc,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputOrder {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputOrder",
+                variants: &["asc", "desc"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Asc,
+                    _ => Self::Desc,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Default: `false`.
         #[serde(rename = "includeArchived")]
@@ -166,16 +342,61 @@ pub mod p_constructs_defaults {
         /// Default: `"asc"`.
         pub order: OutputOrder,
         /// Default: `1`.
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub page: i64,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub query: Option<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["includeArchived", "order", "page", "query"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                include_archived: Option<bool>,
+                order: Option<OutputOrder>,
+                page: Option<i64>,
+                query: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.include_archived = ::core::option::Option::Some(H::value(_v)?);
+                    }
+                    1 => _s.order = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.page = ::core::option::Option::Some(H::integer_value(_v)?),
+                    3 => _s.query = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    include_archived: _f.required(0, _s.include_archived)?,
+                    order: _f.required(1, _s.order)?,
+                    page: _f.present(2, _s.page)?,
+                    query: _s.query,
+                })
+            }
+            let slots = Slots {
+                include_archived: ::core::option::Option::None,
+                order: ::core::option::Option::None,
+                page: ::core::option::Option::None,
+                query: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Default: `"asc"`.
     #[derive(
@@ -187,8 +408,7 @@ pub mod p_constructs_defaults {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum OutputOrder {
@@ -199,32 +419,37 @@ pub mod p_constructs_defaults {
         #[serde(rename = "desc")]
         Desc,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputOrder {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "OutputOrder",
+                variants: &["asc", "desc"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Asc,
+                    _ => Self::Desc,
+                },
+            )
+        }
+    }
 }
 /// `constructs.described`
 pub mod p_constructs_described {
     /// Search parameters
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Optional exact-match filter
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filter: Option<InputFilter>,
         /// Maximum number of hits
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub limit: Option<i64>,
         /// Full-text search query
         pub query: String,
@@ -235,14 +460,55 @@ pub mod p_constructs_described {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["filter", "limit", "query"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                filter: Option<InputFilter>,
+                limit: Option<i64>,
+                query: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.filter = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.limit = ::core::option::Option::Some(H::integer_value(_v)?),
+                    2 => _s.query = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    filter: _s.filter,
+                    limit: _s.limit,
+                    query: _f.required(2, _s.query)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                filter: ::core::option::Option::None,
+                limit: ::core::option::Option::None,
+                query: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Optional exact-match filter
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputFilter {
         /// Field name
@@ -255,59 +521,162 @@ pub mod p_constructs_described {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputFilter {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputFilter",
+                fields: &["field", "value"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                field: Option<String>,
+                value: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.field = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.value = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputFilter, H::StructError> {
+                ::core::result::Result::Ok(InputFilter {
+                    field: _f.required(0, _s.field)?,
+                    value: _f.required(1, _s.value)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                field: ::core::option::Option::None,
+                value: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Search parameters
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Optional exact-match filter
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub filter: Option<OutputFilter>,
         /// Maximum number of hits
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub limit: Option<i64>,
         /// Full-text search query
         pub query: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["filter", "limit", "query"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                filter: Option<OutputFilter>,
+                limit: Option<i64>,
+                query: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.filter = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.limit = ::core::option::Option::Some(H::integer_value(_v)?),
+                    2 => _s.query = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    filter: _s.filter,
+                    limit: _s.limit,
+                    query: _f.required(2, _s.query)?,
+                })
+            }
+            let slots = Slots {
+                filter: ::core::option::Option::None,
+                limit: ::core::option::Option::None,
+                query: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
     /// Optional exact-match filter
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputFilter {
         /// Field name
         pub field: String,
         pub value: String,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputFilter {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputFilter",
+                fields: &["field", "value"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                field: Option<String>,
+                value: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.field = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.value = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputFilter, H::StructError> {
+                ::core::result::Result::Ok(OutputFilter {
+                    field: _f.required(0, _s.field)?,
+                    value: _f.required(1, _s.value)?,
+                })
+            }
+            let slots = Slots {
+                field: ::core::option::Option::None,
+                value: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `constructs.discriminatedUnion`
 pub mod p_constructs_discriminated_union {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub shape: InputShape,
@@ -317,6 +686,45 @@ pub mod p_constructs_discriminated_union {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["shape"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                shape: Option<InputShape>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.shape = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    shape: _f.required(0, _s.shape)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                shape: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -337,13 +745,7 @@ pub mod p_constructs_discriminated_union {
         #[serde(rename = "point")]
         Point(InputShapePoint),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputShapeCircle {
         pub radius: ::surface_runtime::__private::serde_json::Number,
@@ -354,13 +756,47 @@ pub mod p_constructs_discriminated_union {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputShapeCircle {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputShapeCircle",
+                fields: &["radius"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                radius: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.radius = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputShapeCircle, H::StructError> {
+                ::core::result::Result::Ok(InputShapeCircle {
+                    radius: _f.required(0, _s.radius)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                radius: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputShapeRect {
         pub height: ::surface_runtime::__private::serde_json::Number,
@@ -372,13 +808,50 @@ pub mod p_constructs_discriminated_union {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputShapeRect {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputShapeRect",
+                fields: &["height", "width"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                height: Option<::surface_runtime::__private::serde_json::Number>,
+                width: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.height = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.width = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputShapeRect, H::StructError> {
+                ::core::result::Result::Ok(InputShapeRect {
+                    height: _f.required(0, _s.height)?,
+                    width: _f.required(1, _s.width)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                height: ::core::option::Option::None,
+                width: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputShapePoint {
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -388,17 +861,81 @@ pub mod p_constructs_discriminated_union {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputShapePoint {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputShapePoint",
+                fields: &[],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputShapePoint, H::StructError> {
+                ::core::result::Result::Ok(InputShapePoint {
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub shape: OutputShape,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["shape"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                shape: Option<OutputShape>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.shape = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    shape: _f.required(0, _s.shape)?,
+                })
+            }
+            let slots = Slots {
+                shape: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -419,51 +956,137 @@ pub mod p_constructs_discriminated_union {
         #[serde(rename = "point")]
         Point(OutputShapePoint),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputShapeCircle {
         pub radius: ::surface_runtime::__private::serde_json::Number,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputShapeCircle {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputShapeCircle",
+                fields: &["radius"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                radius: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.radius = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputShapeCircle, H::StructError> {
+                ::core::result::Result::Ok(OutputShapeCircle {
+                    radius: _f.required(0, _s.radius)?,
+                })
+            }
+            let slots = Slots {
+                radius: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputShapeRect {
         pub height: ::surface_runtime::__private::serde_json::Number,
         pub width: ::surface_runtime::__private::serde_json::Number,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputShapeRect {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputShapeRect",
+                fields: &["height", "width"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                height: Option<::surface_runtime::__private::serde_json::Number>,
+                width: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.height = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.width = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputShapeRect, H::StructError> {
+                ::core::result::Result::Ok(OutputShapeRect {
+                    height: _f.required(0, _s.height)?,
+                    width: _f.required(1, _s.width)?,
+                })
+            }
+            let slots = Slots {
+                height: ::core::option::Option::None,
+                width: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputShapePoint {}
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputShapePoint {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputShapePoint",
+                fields: &[],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {}
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputShapePoint, H::StructError> {
+                ::core::result::Result::Ok(OutputShapePoint {})
+            }
+            let slots = Slots {};
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `constructs.formats`
 pub mod p_constructs_formats {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         /// Format: `date-time` (not checked by this type).
@@ -474,11 +1097,7 @@ pub mod p_constructs_formats {
         pub id: String,
         /// Format: `email` (not checked by this type).
         #[serde(rename = "replyTo")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub reply_to: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -487,15 +1106,59 @@ pub mod p_constructs_formats {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["at", "email", "id", "replyTo"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                at: Option<String>,
+                email: Option<String>,
+                id: Option<String>,
+                reply_to: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.at = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.reply_to = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    at: _f.required(0, _s.at)?,
+                    email: _f.required(1, _s.email)?,
+                    id: _f.required(2, _s.id)?,
+                    reply_to: _s.reply_to,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                at: ::core::option::Option::None,
+                email: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                reply_to: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         /// Format: `date-time` (not checked by this type).
         pub at: String,
@@ -505,23 +1168,63 @@ pub mod p_constructs_formats {
         pub id: String,
         /// Format: `email` (not checked by this type).
         #[serde(rename = "replyTo")]
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub reply_to: Option<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["at", "email", "id", "replyTo"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                at: Option<String>,
+                email: Option<String>,
+                id: Option<String>,
+                reply_to: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.at = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.reply_to = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    at: _f.required(0, _s.at)?,
+                    email: _f.required(1, _s.email)?,
+                    id: _f.required(2, _s.id)?,
+                    reply_to: _s.reply_to,
+                })
+            }
+            let slots = Slots {
+                at: ::core::option::Option::None,
+                email: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+                reply_to: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `constructs.literals`
 pub mod p_constructs_literals {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub enabled: InputEnabled,
@@ -533,6 +1236,53 @@ pub mod p_constructs_literals {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["enabled", "kind", "version"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                enabled: Option<InputEnabled>,
+                kind: Option<InputKind>,
+                version: Option<InputVersion>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.enabled = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.kind = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.version = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    enabled: _f.required(0, _s.enabled)?,
+                    kind: _f.required(1, _s.kind)?,
+                    version: _f.required(2, _s.version)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                enabled: ::core::option::Option::None,
+                kind: ::core::option::Option::None,
+                version: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Always `true`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -568,14 +1318,31 @@ pub mod p_constructs_literals {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputKind {
         /// `"fixed"`
         #[serde(rename = "fixed")]
         Fixed,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputKind {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputKind",
+                variants: &["fixed"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Fixed,
+                },
+            )
+        }
     }
     /// Always `2`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -602,19 +1369,58 @@ pub mod p_constructs_literals {
                 .map(|()| InputVersion)
         }
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub enabled: OutputEnabled,
         pub kind: OutputKind,
         pub version: OutputVersion,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["enabled", "kind", "version"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                enabled: Option<OutputEnabled>,
+                kind: Option<OutputKind>,
+                version: Option<OutputVersion>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.enabled = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.kind = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.version = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    enabled: _f.required(0, _s.enabled)?,
+                    kind: _f.required(1, _s.kind)?,
+                    version: _f.required(2, _s.version)?,
+                })
+            }
+            let slots = Slots {
+                enabled: ::core::option::Option::None,
+                kind: ::core::option::Option::None,
+                version: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Always `true`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -650,14 +1456,31 @@ pub mod p_constructs_literals {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum OutputKind {
         /// `"fixed"`
         #[serde(rename = "fixed")]
         Fixed,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputKind {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "OutputKind",
+                variants: &["fixed"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    _ => Self::Fixed,
+                },
+            )
+        }
     }
     /// Always `2`.
     #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -687,13 +1510,7 @@ pub mod p_constructs_literals {
 }
 /// `constructs.nested`
 pub mod p_constructs_nested {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub site: InputSite,
@@ -704,13 +1521,46 @@ pub mod p_constructs_nested {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["site"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                site: Option<InputSite>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.site = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    site: _f.required(0, _s.site)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                site: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputSite {
         pub building: InputSiteBuilding,
@@ -722,18 +1572,52 @@ pub mod p_constructs_nested {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSite {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputSite",
+                fields: &["building", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                building: Option<InputSiteBuilding>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.building = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputSite, H::StructError> {
+                ::core::result::Result::Ok(InputSite {
+                    building: _f.required(0, _s.building)?,
+                    name: _f.required(1, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                building: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputSiteBuilding {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub floor: i64,
         pub room: InputSiteBuildingRoom,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -743,20 +1627,54 @@ pub mod p_constructs_nested {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputSiteBuilding {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputSiteBuilding",
+                fields: &["floor", "room"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                floor: Option<i64>,
+                room: Option<InputSiteBuildingRoom>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.floor = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.room = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputSiteBuilding, H::StructError> {
+                ::core::result::Result::Ok(InputSiteBuilding {
+                    floor: _f.present(0, _s.floor)?,
+                    room: _f.required(1, _s.room)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                floor: ::core::option::Option::None,
+                room: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputSiteBuildingRoom {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub capacity: Option<i64>,
         pub code: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -766,92 +1684,254 @@ pub mod p_constructs_nested {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputSiteBuildingRoom {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputSiteBuildingRoom",
+                fields: &["capacity", "code"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                capacity: Option<i64>,
+                code: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.capacity = ::core::option::Option::Some(H::integer_value(_v)?);
+                    }
+                    1 => _s.code = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputSiteBuildingRoom, H::StructError> {
+                ::core::result::Result::Ok(InputSiteBuildingRoom {
+                    capacity: _s.capacity,
+                    code: _f.required(1, _s.code)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                capacity: ::core::option::Option::None,
+                code: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub site: OutputSite,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["site"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                site: Option<OutputSite>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.site = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    site: _f.required(0, _s.site)?,
+                })
+            }
+            let slots = Slots {
+                site: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputSite {
         pub building: OutputSiteBuilding,
         pub name: String,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputSite {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputSite",
+                fields: &["building", "name"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                building: Option<OutputSiteBuilding>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.building = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputSite, H::StructError> {
+                ::core::result::Result::Ok(OutputSite {
+                    building: _f.required(0, _s.building)?,
+                    name: _f.required(1, _s.name)?,
+                })
+            }
+            let slots = Slots {
+                building: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputSiteBuilding {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub floor: i64,
         pub room: OutputSiteBuildingRoom,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputSiteBuilding {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputSiteBuilding",
+                fields: &["floor", "room"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                floor: Option<i64>,
+                room: Option<OutputSiteBuildingRoom>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.floor = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.room = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputSiteBuilding, H::StructError> {
+                ::core::result::Result::Ok(OutputSiteBuilding {
+                    floor: _f.present(0, _s.floor)?,
+                    room: _f.required(1, _s.room)?,
+                })
+            }
+            let slots = Slots {
+                floor: ::core::option::Option::None,
+                room: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputSiteBuildingRoom {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional_integer"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub capacity: Option<i64>,
         pub code: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputSiteBuildingRoom {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputSiteBuildingRoom",
+                fields: &["capacity", "code"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                capacity: Option<i64>,
+                code: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => {
+                        _s.capacity = ::core::option::Option::Some(H::integer_value(_v)?);
+                    }
+                    1 => _s.code = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputSiteBuildingRoom, H::StructError> {
+                ::core::result::Result::Ok(OutputSiteBuildingRoom {
+                    capacity: _s.capacity,
+                    code: _f.required(1, _s.code)?,
+                })
+            }
+            let slots = Slots {
+                capacity: ::core::option::Option::None,
+                code: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `constructs.optionalNullable`
 pub mod p_constructs_optional_nullable {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub nullable: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub nullish: Option<Option<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub optional: Option<String>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -860,54 +1940,116 @@ pub mod p_constructs_optional_nullable {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["nullable", "nullish", "optional"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                nullable: Option<Option<String>>,
+                nullish: Option<Option<String>>,
+                optional: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.nullable = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.nullish = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.optional = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    nullable: _f.present(0, _s.nullable)?,
+                    nullish: _s.nullish,
+                    optional: _s.optional,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                nullable: ::core::option::Option::None,
+                nullish: ::core::option::Option::None,
+                optional: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub nullable: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub nullish: Option<Option<String>>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub optional: Option<String>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["nullable", "nullish", "optional"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                nullable: Option<Option<String>>,
+                nullish: Option<Option<String>>,
+                optional: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.nullable = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.nullish = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.optional = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    nullable: _f.present(0, _s.nullable)?,
+                    nullish: _s.nullish,
+                    optional: _s.optional,
+                })
+            }
+            let slots = Slots {
+                nullable: ::core::option::Option::None,
+                nullish: ::core::option::Option::None,
+                optional: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `constructs.record`
 pub mod p_constructs_record {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub counts: ::std::collections::BTreeMap<String, i64>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub labels: Option<::std::collections::BTreeMap<String, InputLabelsValue>>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -916,13 +2058,50 @@ pub mod p_constructs_record {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["counts", "labels"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                counts: Option<::std::collections::BTreeMap<String, i64>>,
+                labels: Option<::std::collections::BTreeMap<String, InputLabelsValue>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.counts = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.labels = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    counts: _f.present(0, _s.counts)?,
+                    labels: _s.labels,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                counts: ::core::option::Option::None,
+                labels: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputLabelsValue {
         pub text: String,
@@ -933,49 +2112,143 @@ pub mod p_constructs_record {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputLabelsValue {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputLabelsValue",
+                fields: &["text"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                text: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputLabelsValue, H::StructError> {
+                ::core::result::Result::Ok(InputLabelsValue {
+                    text: _f.required(0, _s.text)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                text: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub counts: ::std::collections::BTreeMap<String, i64>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub labels: Option<::std::collections::BTreeMap<String, OutputLabelsValue>>,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["counts", "labels"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                counts: Option<::std::collections::BTreeMap<String, i64>>,
+                labels: Option<::std::collections::BTreeMap<String, OutputLabelsValue>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.counts = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.labels = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    counts: _f.present(0, _s.counts)?,
+                    labels: _s.labels,
+                })
+            }
+            let slots = Slots {
+                counts: ::core::option::Option::None,
+                labels: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputLabelsValue {
         pub text: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputLabelsValue {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputLabelsValue",
+                fields: &["text"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                text: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.text = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputLabelsValue, H::StructError> {
+                ::core::result::Result::Ok(OutputLabelsValue {
+                    text: _f.required(0, _s.text)?,
+                })
+            }
+            let slots = Slots {
+                text: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `constructs.recursiveGetter`
 pub mod p_constructs_recursive_getter {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub root: InputRoot,
@@ -986,20 +2259,49 @@ pub mod p_constructs_recursive_getter {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["root"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                root: Option<InputRoot>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.root = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    root: _f.required(0, _s.root)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                root: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRoot {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub children: Option<Vec<InputRoot>>,
         pub name: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -1009,46 +2311,145 @@ pub mod p_constructs_recursive_getter {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputRoot {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRoot",
+                fields: &["children", "name"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                children: Option<Vec<InputRoot>>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRoot, H::StructError> {
+                ::core::result::Result::Ok(InputRoot {
+                    children: _s.children,
+                    name: _f.required(1, _s.name)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                children: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub root: OutputRoot,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["root"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                root: Option<OutputRoot>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.root = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    root: _f.required(0, _s.root)?,
+                })
+            }
+            let slots = Slots {
+                root: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputRoot {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub children: Option<Vec<OutputRoot>>,
         pub name: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputRoot {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputRoot",
+                fields: &["children", "name"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                children: Option<Vec<OutputRoot>>,
+                name: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.children = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputRoot, H::StructError> {
+                ::core::result::Result::Ok(OutputRoot {
+                    children: _s.children,
+                    name: _f.required(1, _s.name)?,
+                })
+            }
+            let slots = Slots {
+                children: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `constructs.recursiveLazy`
 pub mod p_constructs_recursive_lazy {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub category: InputCategory,
@@ -1059,19 +2460,49 @@ pub mod p_constructs_recursive_lazy {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["category"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                category: Option<InputCategory>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.category = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    category: _f.required(0, _s.category)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                category: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputCategory {
         pub label: String,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub parent: Option<Box<InputCategory>>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1080,62 +2511,151 @@ pub mod p_constructs_recursive_lazy {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputCategory {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputCategory",
+                fields: &["label", "parent"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                label: Option<String>,
+                parent: Option<Option<Box<InputCategory>>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.label = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.parent = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputCategory, H::StructError> {
+                ::core::result::Result::Ok(InputCategory {
+                    label: _f.required(0, _s.label)?,
+                    parent: _f.present(1, _s.parent)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                label: ::core::option::Option::None,
+                parent: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub category: OutputCategory,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["category"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                category: Option<OutputCategory>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.category = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    category: _f.required(0, _s.category)?,
+                })
+            }
+            let slots = Slots {
+                category: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputCategory {
         pub label: String,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub parent: Option<Box<OutputCategory>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputCategory {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputCategory",
+                fields: &["label", "parent"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                label: Option<String>,
+                parent: Option<Option<Box<OutputCategory>>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.label = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.parent = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputCategory, H::StructError> {
+                ::core::result::Result::Ok(OutputCategory {
+                    label: _f.required(0, _s.label)?,
+                    parent: _f.present(1, _s.parent)?,
+                })
+            }
+            let slots = Slots {
+                label: ::core::option::Option::None,
+                parent: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `constructs.requiredOptional`
 pub mod p_constructs_required_optional {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub count: i64,
         pub name: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub note: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub tags: Option<Vec<String>>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1144,50 +2664,124 @@ pub mod p_constructs_required_optional {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["count", "name", "note", "tags"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                count: Option<i64>,
+                name: Option<String>,
+                note: Option<String>,
+                tags: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.count = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.note = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.tags = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    count: _f.present(0, _s.count)?,
+                    name: _f.required(1, _s.name)?,
+                    note: _s.note,
+                    tags: _s.tags,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                count: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+                note: ::core::option::Option::None,
+                tags: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub count: i64,
         pub name: String,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub note: Option<String>,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub tags: Option<Vec<String>>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["count", "name", "note", "tags"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                count: Option<i64>,
+                name: Option<String>,
+                note: Option<String>,
+                tags: Option<Vec<String>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.count = ::core::option::Option::Some(H::integer_value(_v)?),
+                    1 => _s.name = ::core::option::Option::Some(H::value(_v)?),
+                    2 => _s.note = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.tags = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    count: _f.present(0, _s.count)?,
+                    name: _f.required(1, _s.name)?,
+                    note: _s.note,
+                    tags: _s.tags,
+                })
+            }
+            let slots = Slots {
+                count: ::core::option::Option::None,
+                name: ::core::option::Option::None,
+                note: ::core::option::Option::None,
+                tags: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `constructs.scalars`
 pub mod p_constructs_scalars {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub flag: bool,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub integer: i64,
         pub nothing: (),
         pub number: ::surface_runtime::__private::serde_json::Number,
@@ -1198,81 +2792,224 @@ pub mod p_constructs_scalars {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["flag", "integer", "nothing", "number"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                flag: Option<bool>,
+                integer: Option<i64>,
+                nothing: Option<()>,
+                number: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.flag = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.integer = ::core::option::Option::Some(H::integer_value(_v)?),
+                    2 => _s.nothing = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.number = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    flag: _f.required(0, _s.flag)?,
+                    integer: _f.present(1, _s.integer)?,
+                    nothing: _f.required(2, _s.nothing)?,
+                    number: _f.required(3, _s.number)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                flag: ::core::option::Option::None,
+                integer: ::core::option::Option::None,
+                nothing: ::core::option::Option::None,
+                number: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub flag: bool,
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::integer"
-        )]
         pub integer: i64,
         pub nothing: (),
         pub number: ::surface_runtime::__private::serde_json::Number,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["flag", "integer", "nothing", "number"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                flag: Option<bool>,
+                integer: Option<i64>,
+                nothing: Option<()>,
+                number: Option<::surface_runtime::__private::serde_json::Number>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.flag = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.integer = ::core::option::Option::Some(H::integer_value(_v)?),
+                    2 => _s.nothing = ::core::option::Option::Some(H::value(_v)?),
+                    3 => _s.number = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    flag: _f.required(0, _s.flag)?,
+                    integer: _f.present(1, _s.integer)?,
+                    nothing: _f.required(2, _s.nothing)?,
+                    number: _f.required(3, _s.number)?,
+                })
+            }
+            let slots = Slots {
+                flag: ::core::option::Option::None,
+                integer: ::core::option::Option::None,
+                nothing: ::core::option::Option::None,
+                number: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `constructs.strictObject`
 pub mod p_constructs_strict_object {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub enabled: Option<bool>,
         pub id: String,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["enabled", "id"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                enabled: Option<bool>,
+                id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.enabled = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    enabled: _s.enabled,
+                    id: _f.required(1, _s.id)?,
+                })
+            }
+            let slots = Slots {
+                enabled: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub enabled: Option<bool>,
         pub id: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["enabled", "id"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                enabled: Option<bool>,
+                id: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.enabled = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.id = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    enabled: _s.enabled,
+                    id: _f.required(1, _s.id)?,
+                })
+            }
+            let slots = Slots {
+                enabled: ::core::option::Option::None,
+                id: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `constructs.stringEnum`
 pub mod p_constructs_string_enum {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub color: InputColor,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub status: Option<InputStatus>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1280,6 +3017,49 @@ pub mod p_constructs_string_enum {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["color", "status"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                color: Option<InputColor>,
+                status: Option<InputStatus>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.color = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.status = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    color: _f.required(0, _s.color)?,
+                    status: _s.status,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                color: ::core::option::Option::None,
+                status: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -1290,8 +3070,7 @@ pub mod p_constructs_string_enum {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputColor {
@@ -1305,6 +3084,26 @@ pub mod p_constructs_string_enum {
         #[serde(rename = "blue")]
         Blue,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputColor {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputColor",
+                variants: &["red", "green", "blue"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Red,
+                    1 => Self::Green,
+                    _ => Self::Blue,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -1314,8 +3113,7 @@ pub mod p_constructs_string_enum {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum InputStatus {
@@ -1326,23 +3124,73 @@ pub mod p_constructs_string_enum {
         #[serde(rename = "disabled")]
         Disabled,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputStatus {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "InputStatus",
+                variants: &["active", "disabled"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Active,
+                    _ => Self::Disabled,
+                },
+            )
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub color: OutputColor,
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub status: Option<OutputStatus>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["color", "status"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                color: Option<OutputColor>,
+                status: Option<OutputStatus>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.color = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.status = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    color: _f.required(0, _s.color)?,
+                    status: _s.status,
+                })
+            }
+            let slots = Slots {
+                color: ::core::option::Option::None,
+                status: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     #[derive(
         Debug,
@@ -1353,8 +3201,7 @@ pub mod p_constructs_string_enum {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum OutputColor {
@@ -1368,6 +3215,26 @@ pub mod p_constructs_string_enum {
         #[serde(rename = "blue")]
         Blue,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputColor {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "OutputColor",
+                variants: &["red", "green", "blue"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Red,
+                    1 => Self::Green,
+                    _ => Self::Blue,
+                },
+            )
+        }
+    }
     #[derive(
         Debug,
         Clone,
@@ -1377,8 +3244,7 @@ pub mod p_constructs_string_enum {
         Hash,
         PartialOrd,
         Ord,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
+        ::surface_runtime::__private::serde::Serialize
     )]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub enum OutputStatus {
@@ -1389,23 +3255,32 @@ pub mod p_constructs_string_enum {
         #[serde(rename = "disabled")]
         Disabled,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputStatus {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+                name: "OutputStatus",
+                variants: &["active", "disabled"],
+            };
+            ::core::result::Result::Ok(
+                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+                    deserializer,
+                    &SHAPE,
+                )? {
+                    0 => Self::Active,
+                    _ => Self::Disabled,
+                },
+            )
+        }
+    }
 }
 /// `constructs.tuple`
 pub mod p_constructs_tuple {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub labelled: Option<(String, i64, bool)>,
         pub point: (
             ::surface_runtime::__private::serde_json::Number,
@@ -1418,37 +3293,115 @@ pub mod p_constructs_tuple {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["labelled", "point"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                labelled: Option<(String, i64, bool)>,
+                point: Option<
+                    (
+                        ::surface_runtime::__private::serde_json::Number,
+                        ::surface_runtime::__private::serde_json::Number,
+                    ),
+                >,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.labelled = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.point = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    labelled: _s.labelled,
+                    point: _f.required(1, _s.point)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                labelled: ::core::option::Option::None,
+                point: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub labelled: Option<(String, i64, bool)>,
         pub point: (
             ::surface_runtime::__private::serde_json::Number,
             ::surface_runtime::__private::serde_json::Number,
         ),
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["labelled", "point"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                labelled: Option<(String, i64, bool)>,
+                point: Option<
+                    (
+                        ::surface_runtime::__private::serde_json::Number,
+                        ::surface_runtime::__private::serde_json::Number,
+                    ),
+                >,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.labelled = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.point = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    labelled: _s.labelled,
+                    point: _f.required(1, _s.point)?,
+                })
+            }
+            let slots = Slots {
+                labelled: ::core::option::Option::None,
+                point: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `constructs.tupleRest`
 pub mod p_constructs_tuple_rest {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub row: ::surface_runtime::__private::serde_helpers::TupleWithRest<
@@ -1462,31 +3415,105 @@ pub mod p_constructs_tuple_rest {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["row"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                row: Option<
+                    ::surface_runtime::__private::serde_helpers::TupleWithRest<
+                        (String,),
+                        i64,
+                    >,
+                >,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.row = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    row: _f.required(0, _s.row)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                row: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub row: ::surface_runtime::__private::serde_helpers::TupleWithRest<
             (String,),
             i64,
         >,
     }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["row"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                row: Option<
+                    ::surface_runtime::__private::serde_helpers::TupleWithRest<
+                        (String,),
+                        i64,
+                    >,
+                >,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.row = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    row: _f.required(0, _s.row)?,
+                })
+            }
+            let slots = Slots {
+                row: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
 }
 /// `constructs.unionObjects`
 pub mod p_constructs_union_objects {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
         pub recipient: InputRecipient,
@@ -1496,6 +3523,45 @@ pub mod p_constructs_union_objects {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["recipient"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                recipient: Option<InputRecipient>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.recipient = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    recipient: _f.required(0, _s.recipient)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                recipient: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1510,13 +3576,7 @@ pub mod p_constructs_union_objects {
         Variant0(InputRecipientVariant0),
         Variant1(InputRecipientVariant1),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRecipientVariant0 {
         pub email: String,
@@ -1527,20 +3587,50 @@ pub mod p_constructs_union_objects {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRecipientVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRecipientVariant0",
+                fields: &["email"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                email: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRecipientVariant0, H::StructError> {
+                ::core::result::Result::Ok(InputRecipientVariant0 {
+                    email: _f.required(0, _s.email)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                email: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct InputRecipientVariant1 {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub country: Option<String>,
         pub phone: String,
         /// Properties not listed in `properties` (`additionalProperties`).
@@ -1550,17 +3640,92 @@ pub mod p_constructs_union_objects {
             ::surface_runtime::__private::serde_json::Value,
         >,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for InputRecipientVariant1 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "InputRecipientVariant1",
+                fields: &["country", "phone"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                country: Option<String>,
+                phone: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.country = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.phone = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<InputRecipientVariant1, H::StructError> {
+                ::core::result::Result::Ok(InputRecipientVariant1 {
+                    country: _s.country,
+                    phone: _f.required(1, _s.phone)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                country: ::core::option::Option::None,
+                phone: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
         pub recipient: OutputRecipient,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["recipient"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                recipient: Option<OutputRecipient>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.recipient = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    recipient: _f.required(0, _s.recipient)?,
+                })
+            }
+            let slots = Slots {
+                recipient: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1575,51 +3740,106 @@ pub mod p_constructs_union_objects {
         Variant0(OutputRecipientVariant0),
         Variant1(OutputRecipientVariant1),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputRecipientVariant0 {
         pub email: String,
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputRecipientVariant0 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputRecipientVariant0",
+                fields: &["email"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                email: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.email = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputRecipientVariant0, H::StructError> {
+                ::core::result::Result::Ok(OutputRecipientVariant0 {
+                    email: _f.required(0, _s.email)?,
+                })
+            }
+            let slots = Slots {
+                email: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
+    }
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct OutputRecipientVariant1 {
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            deserialize_with = "::surface_runtime::__private::serde_helpers::optional"
-        )]
+        #[serde(skip_serializing_if = "Option::is_none")]
         pub country: Option<String>,
         pub phone: String,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
+    for OutputRecipientVariant1 {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "OutputRecipientVariant1",
+                fields: &["country", "phone"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                country: Option<String>,
+                phone: Option<String>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.country = ::core::option::Option::Some(H::value(_v)?),
+                    1 => _s.phone = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<OutputRecipientVariant1, H::StructError> {
+                ::core::result::Result::Ok(OutputRecipientVariant1 {
+                    country: _s.country,
+                    phone: _f.required(1, _s.phone)?,
+                })
+            }
+            let slots = Slots {
+                country: ::core::option::Option::None,
+                phone: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
 }
 /// `constructs.unionPrimitives`
 pub mod p_constructs_union_primitives {
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
     pub struct Input {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub value: Option<InputValue>,
         /// Properties not listed in `properties` (`additionalProperties`).
         #[serde(flatten)]
@@ -1627,6 +3847,45 @@ pub mod p_constructs_union_primitives {
             String,
             ::surface_runtime::__private::serde_json::Value,
         >,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Input",
+                fields: &["value"],
+                unknown: H::UnknownProperties::Keep,
+            };
+            struct Slots {
+                value: Option<Option<InputValue>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.value = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Input, H::StructError> {
+                ::core::result::Result::Ok(Input {
+                    value: _f.present(0, _s.value)?,
+                    additional_properties: _f.extras()?,
+                })
+            }
+            let slots = Slots {
+                value: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
@@ -1642,20 +3901,48 @@ pub mod p_constructs_union_primitives {
         Number(::surface_runtime::__private::serde_json::Number),
         Boolean(bool),
     }
-    #[derive(
-        Debug,
-        Clone,
-        PartialEq,
-        ::surface_runtime::__private::serde::Serialize,
-        ::surface_runtime::__private::serde::Deserialize
-    )]
+    #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
     #[serde(crate = "::surface_runtime::__private::serde")]
-    #[serde(deny_unknown_fields)]
     pub struct Output {
-        #[serde(
-            deserialize_with = "::surface_runtime::__private::serde_helpers::required_nullable"
-        )]
         pub value: Option<OutputValue>,
+    }
+    impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Output {
+        fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> ::core::result::Result<Self, D::Error> {
+            use ::surface_runtime::__private::serde_helpers as H;
+            static SHAPE: H::StructShape = H::StructShape {
+                name: "Output",
+                fields: &["value"],
+                unknown: H::UnknownProperties::Deny,
+            };
+            struct Slots {
+                value: Option<Option<OutputValue>>,
+            }
+            fn put<X>(
+                _s: &mut Slots,
+                _i: usize,
+                _v: H::Json,
+            ) -> ::core::result::Result<(), H::StructError> {
+                match _i {
+                    0 => _s.value = ::core::option::Option::Some(H::value(_v)?),
+                    _ => {}
+                }
+                ::core::result::Result::Ok(())
+            }
+            fn finish<X>(
+                _s: Slots,
+                _f: &mut H::StructFields,
+            ) -> ::core::result::Result<Output, H::StructError> {
+                ::core::result::Result::Ok(Output {
+                    value: _f.present(0, _s.value)?,
+                })
+            }
+            let slots = Slots {
+                value: ::core::option::Option::None,
+            };
+            H::deserialize_struct(deserializer, &SHAPE, slots, put::<D>, finish::<D>)
+        }
     }
     /// Untagged: the first variant that accepts a value wins.
     #[derive(
