@@ -16,6 +16,19 @@ pub fn is_uuid(value: &str) -> bool {
         })
 }
 
+/// `z.uuid()`'s own regex: an [`is_uuid`] string whose version digit
+/// (the 15th character) is `1`–`8` and whose variant digit (the 20th) is
+/// `8`, `9`, `a`, `b`, `A` or `B`, or the nil UUID, or the max UUID in
+/// lowercase.
+pub(crate) fn is_rfc_uuid(value: &str) -> bool {
+    let b = value.as_bytes();
+    is_uuid(value)
+        && ((matches!(b[14], b'1'..=b'8')
+            && matches!(b[19], b'8' | b'9' | b'a' | b'b' | b'A' | b'B'))
+            || value == "00000000-0000-0000-0000-000000000000"
+            || value == "ffffffff-ffff-ffff-ffff-ffffffffffff")
+}
+
 /// One or more of `A-Z a-z 0-9 _ -`: the union of `z.nanoid({ length })`
 /// over every length (`z.nanoid()` is 21; the length is only in zod's
 /// sibling `pattern`).

@@ -52,6 +52,12 @@ pub use ids::{
 };
 pub use net::{is_cidrv4, is_cidrv6, is_email, is_hostname, is_ipv4, is_ipv6, is_mac, is_uri};
 pub use time::{is_date, is_date_time, is_duration, is_time};
+// zod's exact constructors, for `pattern`'s recognized sources.
+pub(crate) use ids::is_rfc_uuid;
+pub(crate) use time::{
+    is_datetime_offset, is_datetime_offset_millis, is_datetime_utc, is_datetime_utc_millis,
+    is_datetime_utc_seconds,
+};
 
 use crate::pattern::Pattern;
 
@@ -93,6 +99,7 @@ macro_rules! formats {
 
         /// The check of `format`, or `None` when it is not asserted.
         #[must_use]
+        #[inline]
         pub fn checker(format: &str) -> Option<fn(&str) -> bool> {
             match format {
                 $($name => Some($function as fn(&str) -> bool),)*
@@ -156,6 +163,7 @@ formats! {
 /// `starts_with`, `ends_with`, `includes`). Validators treat `None` as
 /// valid.
 #[must_use]
+#[inline]
 pub fn check(format: &str, value: &str) -> Option<bool> {
     checker(format).map(|f| f(value))
 }

@@ -7,32 +7,55 @@
 /// letters. No quoted local parts, IP literals, Unicode or trailing dot.
 #[must_use]
 pub fn is_email(value: &str) -> bool {
-    let Some((local, domain)) = value.split_once('@') else {
-        return false;
-    };
-    let local_ok = local.split('.').all(|segment| {
-        !segment.is_empty()
-            && segment
-                .bytes()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'\'' | b'+' | b'-'))
-    }) && !local.ends_with('\'');
-    if !local_ok {
+    let b = value.as_bytes();
+    // The local part, up to the first `@`: `segment` counts the current
+    // dot-separated run, `last` is its last byte.
+    let mut i = 0;
+    let mut segment = 0usize;
+    let mut last = 0u8;
+    loop {
+        let Some(&c) = b.get(i) else {
+            return false;
+        };
+        i += 1;
+        match c {
+            b'@' => break,
+            b'.' if segment > 0 => segment = 0,
+            c if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'\'' | b'+' | b'-') => {
+                segment += 1;
+            }
+            _ => return false,
+        }
+        last = c;
+    }
+    if segment == 0 || last == b'\'' {
         return false;
     }
-    let Some((labels, tld)) = domain.rsplit_once('.') else {
-        return false;
-    };
-    tld.len() >= 2
-        && tld.bytes().all(|c| c.is_ascii_alphabetic())
-        && labels.split('.').all(|label| {
-            label
-                .as_bytes()
-                .first()
-                .is_some_and(u8::is_ascii_alphanumeric)
-                && label
-                    .bytes()
-                    .all(|c| c.is_ascii_alphanumeric() || c == b'-')
-        })
+    // The domain: `label` counts the current label, `letters` says whether
+    // it is all ASCII letters so far (the last one must be).
+    let mut dots = 0usize;
+    let mut label = 0usize;
+    let mut letters = true;
+    for &c in &b[i..] {
+        match c {
+            b'.' if label > 0 => {
+                dots += 1;
+                label = 0;
+                letters = true;
+            }
+            c if c.is_ascii_alphabetic() => label += 1,
+            c if c.is_ascii_digit() => {
+                label += 1;
+                letters = false;
+            }
+            b'-' if label > 0 => {
+                label += 1;
+                letters = false;
+            }
+            _ => return false,
+        }
+    }
+    dots > 0 && label >= 2 && letters
 }
 
 /// What `z.url()` accepts: the value with JavaScript's `String.prototype.trim`
