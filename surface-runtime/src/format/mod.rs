@@ -61,6 +61,46 @@ pub(crate) use time::{
 
 use crate::pattern::Pattern;
 
+/// Byte classes for the checks' inner loops ([`CLASS`]).
+const HEX: u8 = 1;
+const ALPHA: u8 = 2;
+const DIGIT: u8 = 4;
+/// A character of `z.email()`'s local part: `A-Z a-z 0-9 _ ' + -`.
+const EMAIL_LOCAL: u8 = 8;
+
+/// The classes of each byte (non-ASCII bytes have none).
+static CLASS: [u8; 256] = classes();
+
+const fn classes() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut c = 0usize;
+    while c < 128 {
+        let b = c as u8;
+        let mut k = 0;
+        if b.is_ascii_hexdigit() {
+            k |= HEX;
+        }
+        if b.is_ascii_alphabetic() {
+            k |= ALPHA;
+        }
+        if b.is_ascii_digit() {
+            k |= DIGIT;
+        }
+        if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'\'' | b'+' | b'-') {
+            k |= EMAIL_LOCAL;
+        }
+        t[c] = k;
+        c += 1;
+    }
+    t
+}
+
+/// The classes of `c`.
+#[inline]
+fn class(c: u8) -> u8 {
+    CLASS[usize::from(c)]
+}
+
 /// zod's `z.emoji()` pattern (a single character class after a lookahead,
 /// so it cannot backtrack exponentially), with the `u` flag.
 static EMOJI: Pattern = Pattern::new(

@@ -1,5 +1,7 @@
 //! `email`, `uri`, `hostname`, `ipv4`, `ipv6`, `cidrv4`, `cidrv6`, `mac`.
 
+use super::{class, ALPHA, DIGIT, EMAIL_LOCAL};
+
 /// zod's default `z.email()` pattern: a local part of dot-separated
 /// non-empty runs of `A-Z a-z 0-9 _ ' + -` not ending in `'`, one `@`, and a
 /// domain of at least two dot-separated labels, each starting with a letter
@@ -9,26 +11,26 @@
 pub fn is_email(value: &str) -> bool {
     let b = value.as_bytes();
     // The local part, up to the first `@`: `segment` counts the current
-    // dot-separated run, `last` is its last byte.
+    // dot-separated run.
     let mut i = 0;
     let mut segment = 0usize;
-    let mut last = 0u8;
     loop {
         let Some(&c) = b.get(i) else {
             return false;
         };
         i += 1;
-        match c {
-            b'@' => break,
-            b'.' if segment > 0 => segment = 0,
-            c if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'\'' | b'+' | b'-') => {
-                segment += 1;
-            }
-            _ => return false,
+        if class(c) & EMAIL_LOCAL != 0 {
+            segment += 1;
+        } else if c == b'.' && segment > 0 {
+            segment = 0;
+        } else if c == b'@' {
+            break;
+        } else {
+            return false;
         }
-        last = c;
     }
-    if segment == 0 || last == b'\'' {
+    // Not empty, no trailing dot (`segment > 0`), not ending in `'`.
+    if segment == 0 || b[i - 2] == b'\'' {
         return false;
     }
     // The domain: `label` counts the current label, `letters` says whether
@@ -37,22 +39,19 @@ pub fn is_email(value: &str) -> bool {
     let mut label = 0usize;
     let mut letters = true;
     for &c in &b[i..] {
-        match c {
-            b'.' if label > 0 => {
-                dots += 1;
-                label = 0;
-                letters = true;
-            }
-            c if c.is_ascii_alphabetic() => label += 1,
-            c if c.is_ascii_digit() => {
-                label += 1;
-                letters = false;
-            }
-            b'-' if label > 0 => {
-                label += 1;
-                letters = false;
-            }
-            _ => return false,
+        let k = class(c);
+        if k & (ALPHA | DIGIT) != 0 {
+            label += 1;
+            letters &= k & ALPHA != 0;
+        } else if c == b'-' && label > 0 {
+            label += 1;
+            letters = false;
+        } else if c == b'.' && label > 0 {
+            dots += 1;
+            label = 0;
+            letters = true;
+        } else {
+            return false;
         }
     }
     dots > 0 && label >= 2 && letters
