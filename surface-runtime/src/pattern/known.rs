@@ -39,10 +39,13 @@ macro_rules! offset {
     };
 }
 
+/// A hand-written check: `true` when the string matches.
+type Check = fn(&str) -> bool;
+
 /// Every recognized source (the JSON Schema `pattern` string, i.e. the
 /// regex's `.source`) and the check that replaces it, with the zod
 /// constructor that emits it.
-pub(crate) const KNOWN: &[(&str, fn(&str) -> bool)] = &[
+pub(crate) const KNOWN: &[(&str, Check)] = &[
     // z.email()
     (
         "^(?:[A-Za-z0-9_'+\\-]+\\.)*[A-Za-z0-9_'+\\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$",
@@ -90,7 +93,7 @@ pub(crate) const KNOWN: &[(&str, fn(&str) -> bool)] = &[
 /// The check that replaces `source`, if it is one of [`KNOWN`]. A `const
 /// fn`, so a `static` [`Pattern`](super::Pattern) resolves it at compile
 /// time.
-pub(super) const fn recognize(source: &str) -> Option<fn(&str) -> bool> {
+pub(super) const fn recognize(source: &str) -> Option<Check> {
     let mut i = 0;
     while i < KNOWN.len() {
         if same(KNOWN[i].0.as_bytes(), source.as_bytes()) {
