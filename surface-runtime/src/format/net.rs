@@ -357,6 +357,19 @@ mod tests {
     }
 
     #[test]
+    fn email_refuses_each_misplaced_separator() {
+        for v in [
+            "", "@", "a", "@b.io", ".a@b.io", "a.@b.io", "a@b", "a@.io", "a@b..io", "a@b.io.",
+            "a@@b.io", "a@b@c.io", "a@b.i1", "a@b.i-o", "a@b.-io", "é@b.io", "a@b.iö",
+        ] {
+            assert!(!is_email(v), "{v}");
+        }
+        for v in ["a@b.io", "'a@1.2.io", "a'b@x-.y.io", "a_+-@b.co"] {
+            assert!(is_email(v), "{v}");
+        }
+    }
+
+    #[test]
     fn uri_trims_javascript_whitespace_and_needs_a_scheme() {
         assert!(is_uri("https://example.com"));
         assert!(is_uri("\u{a0}https://example.com\u{feff}"));
