@@ -22,6 +22,10 @@
 //!   not used: it is exponential on zod's own `z.hostname()` pattern (34 s
 //!   for a 150-character JWT on a release build), where V8 and `fancy-regex`
 //!   take microseconds.
+//! * On both targets, a source that is exactly one of zod 4's own format
+//!   regexes (zod writes it beside the `format` for the same rule) is
+//!   matched by the hand-written check of [`crate::format`] whose
+//!   acceptance is exactly that regex's ([`Pattern::is_recognized`]).
 //!
 //! Matching work is bounded natively: a match that needs more than
 //! [`BACKTRACK_LIMIT`] backtracking steps (only possible in the
