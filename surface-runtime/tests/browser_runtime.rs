@@ -171,3 +171,48 @@ fn formats_give_the_zod_labels_in_the_browser() {
     assert!(checked > 300, "{checked} cases");
     assert!(disagreements.is_empty(), "{disagreements:#?}");
 }
+
+/// Every `pattern` zod emitted in `tests/fixtures/formats/zod-formats.json`
+/// that `Pattern` recognizes (and matches with a hand-written check) gets
+/// the browser `RegExp`'s verdict on every string of
+/// `tests/fixtures/formats/cases.json`, and the recognized ones include
+/// zod's email, uuid and date-time regexes.
+#[wasm_bindgen_test]
+fn recognized_zod_patterns_give_the_browser_regexp_verdict() {
+    let schemas: Value = serde_json::from_str(include_str!(
+        "../../tests/fixtures/formats/zod-formats.json"
+    ))
+    .unwrap();
+    let cases: Value =
+        serde_json::from_str(include_str!("../../tests/fixtures/formats/cases.json")).unwrap();
+    let values: Vec<&str> = cases
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|lists| ["valid", "invalid"].map(|label| &lists[label]))
+        .flat_map(|list| list.as_array().unwrap())
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let mut recognized = Vec::new();
+    let mut disagreements = Vec::new();
+    for (constructor, schema) in schemas.as_object().unwrap() {
+        let Some(source) = schema["zod"]["pattern"].as_str() else {
+            continue;
+        };
+        let source: &'static str = Box::leak(source.to_string().into_boxed_str());
+        let (shortcut, regexp) = (Pattern::new(source), Pattern::engine_only(source));
+        if !shortcut.is_recognized() {
+            continue;
+        }
+        recognized.push(constructor.as_str());
+        for value in &values {
+            if shortcut.matches(value) != regexp.matches(value) {
+                disagreements.push(format!("{constructor} {value:?}"));
+            }
+        }
+    }
+    for constructor in ["z.email()", "z.uuid()", "z.iso.datetime()"] {
+        assert!(recognized.contains(&constructor), "{recognized:?}");
+    }
+    assert!(disagreements.is_empty(), "{disagreements:#?}");
+}

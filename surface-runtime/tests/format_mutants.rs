@@ -1,7 +1,7 @@
 //! The hand-written `format` checks equal zod's own regexes (the exact
 //! `pattern`s zod's converter writes, read from
 //! `tests/fixtures/formats/zod-formats.json` and run through
-//! `surface_runtime::pattern`) on many strings near the committed cases:
+//! `surface_runtime::pattern`'s regex engine, `Pattern::engine_only`) on many strings near the committed cases:
 //! every case of a format is mutated by 1–3 random edits (insert, delete or
 //! replace a character drawn from that format's own alphabet and a few
 //! troublemakers) with a fixed seed. Offline; the Node differential test
@@ -123,7 +123,7 @@ fn handwritten_checks_equal_zods_regexes_on_mutated_cases() {
                 let source = schemas[*c]["zod"]["pattern"]
                     .as_str()
                     .unwrap_or_else(|| panic!("{c} has a zod pattern"));
-                Pattern::new(Box::leak(source.to_string().into_boxed_str()))
+                Pattern::engine_only(Box::leak(source.to_string().into_boxed_str()))
             })
             .collect();
         let originals: Vec<&str> = ["valid", "invalid"]

@@ -2,6 +2,8 @@
 //! `ulid`, `xid`, `ksuid`, `hex`, the `<alg>_<enc>` hashes, `e164`,
 //! `credit_card`, `iban`, `currency_code`, `lowercase`, `uppercase`.
 
+use super::{class, HEX};
+
 /// `8-4-4-4-12` hex digits, either case, any version and variant nibble:
 /// `z.guid()`, the loosest of the zod constructors that write
 /// `format: uuid` (`z.uuid()`, `z.uuidv4()`…, whose version and variant
@@ -10,10 +12,33 @@
 pub fn is_uuid(value: &str) -> bool {
     let b = value.as_bytes();
     b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        })
+        && b[8] == b'-'
+        && b[13] == b'-'
+        && b[18] == b'-'
+        && b[23] == b'-'
+        && all_hex(&b[..8])
+        && all_hex(&b[9..13])
+        && all_hex(&b[14..18])
+        && all_hex(&b[19..23])
+        && all_hex(&b[24..])
+}
+
+/// Every byte is an ASCII hex digit (no early exit: short runs).
+fn all_hex(b: &[u8]) -> bool {
+    b.iter().fold(HEX, |all, &c| all & class(c)) != 0
+}
+
+/// `z.uuid()`'s own regex: an [`is_uuid`] string whose version digit
+/// (the 15th character) is `1`–`8` and whose variant digit (the 20th) is
+/// `8`, `9`, `a`, `b`, `A` or `B`, or the nil UUID, or the max UUID in
+/// lowercase.
+pub(crate) fn is_rfc_uuid(value: &str) -> bool {
+    let b = value.as_bytes();
+    is_uuid(value)
+        && ((matches!(b[14], b'1'..=b'8')
+            && matches!(b[19], b'8' | b'9' | b'a' | b'b' | b'A' | b'B'))
+            || value == "00000000-0000-0000-0000-000000000000"
+            || value == "ffffffff-ffff-ffff-ffff-ffffffffffff")
 }
 
 /// One or more of `A-Z a-z 0-9 _ -`: the union of `z.nanoid({ length })`

@@ -52,8 +52,54 @@ pub use ids::{
 };
 pub use net::{is_cidrv4, is_cidrv6, is_email, is_hostname, is_ipv4, is_ipv6, is_mac, is_uri};
 pub use time::{is_date, is_date_time, is_duration, is_time};
+// zod's exact constructors, for `pattern`'s recognized sources.
+pub(crate) use ids::is_rfc_uuid;
+pub(crate) use time::{
+    is_datetime_offset, is_datetime_offset_millis, is_datetime_utc, is_datetime_utc_millis,
+    is_datetime_utc_seconds,
+};
 
 use crate::pattern::Pattern;
+
+/// Byte classes for the checks' inner loops ([`CLASS`]).
+const HEX: u8 = 1;
+const ALPHA: u8 = 2;
+const DIGIT: u8 = 4;
+/// A character of `z.email()`'s local part: `A-Z a-z 0-9 _ ' + -`.
+const EMAIL_LOCAL: u8 = 8;
+
+/// The classes of each byte (non-ASCII bytes have none).
+static CLASS: [u8; 256] = classes();
+
+const fn classes() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut c = 0usize;
+    while c < 128 {
+        let b = c as u8;
+        let mut k = 0;
+        if b.is_ascii_hexdigit() {
+            k |= HEX;
+        }
+        if b.is_ascii_alphabetic() {
+            k |= ALPHA;
+        }
+        if b.is_ascii_digit() {
+            k |= DIGIT;
+        }
+        if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'\'' | b'+' | b'-') {
+            k |= EMAIL_LOCAL;
+        }
+        t[c] = k;
+        c += 1;
+    }
+    t
+}
+
+/// The classes of `c`.
+#[inline]
+fn class(c: u8) -> u8 {
+    CLASS[usize::from(c)]
+}
 
 /// zod's `z.emoji()` pattern (a single character class after a lookahead,
 /// so it cannot backtrack exponentially), with the `u` flag.
@@ -93,6 +139,7 @@ macro_rules! formats {
 
         /// The check of `format`, or `None` when it is not asserted.
         #[must_use]
+        #[inline]
         pub fn checker(format: &str) -> Option<fn(&str) -> bool> {
             match format {
                 $($name => Some($function as fn(&str) -> bool),)*
@@ -156,6 +203,7 @@ formats! {
 /// `starts_with`, `ends_with`, `includes`). Validators treat `None` as
 /// valid.
 #[must_use]
+#[inline]
 pub fn check(format: &str, value: &str) -> Option<bool> {
     checker(format).map(|f| f(value))
 }

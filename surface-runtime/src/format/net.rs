@@ -1,5 +1,7 @@
 //! `email`, `uri`, `hostname`, `ipv4`, `ipv6`, `cidrv4`, `cidrv6`, `mac`.
 
+use super::{class, ALPHA, DIGIT, EMAIL_LOCAL};
+
 /// zod's default `z.email()` pattern: a local part of dot-separated
 /// non-empty runs of `A-Z a-z 0-9 _ ' + -` not ending in `'`, one `@`, and a
 /// domain of at least two dot-separated labels, each starting with a letter
@@ -7,32 +9,52 @@
 /// letters. No quoted local parts, IP literals, Unicode or trailing dot.
 #[must_use]
 pub fn is_email(value: &str) -> bool {
-    let Some((local, domain)) = value.split_once('@') else {
-        return false;
-    };
-    let local_ok = local.split('.').all(|segment| {
-        !segment.is_empty()
-            && segment
-                .bytes()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'\'' | b'+' | b'-'))
-    }) && !local.ends_with('\'');
-    if !local_ok {
+    let b = value.as_bytes();
+    // The local part, up to the first `@`: `segment` counts the current
+    // dot-separated run.
+    let mut i = 0;
+    let mut segment = 0usize;
+    loop {
+        let Some(&c) = b.get(i) else {
+            return false;
+        };
+        i += 1;
+        if class(c) & EMAIL_LOCAL != 0 {
+            segment += 1;
+        } else if c == b'.' && segment > 0 {
+            segment = 0;
+        } else if c == b'@' {
+            break;
+        } else {
+            return false;
+        }
+    }
+    // Not empty, no trailing dot (`segment > 0`), not ending in `'`.
+    if segment == 0 || b[i - 2] == b'\'' {
         return false;
     }
-    let Some((labels, tld)) = domain.rsplit_once('.') else {
-        return false;
-    };
-    tld.len() >= 2
-        && tld.bytes().all(|c| c.is_ascii_alphabetic())
-        && labels.split('.').all(|label| {
-            label
-                .as_bytes()
-                .first()
-                .is_some_and(u8::is_ascii_alphanumeric)
-                && label
-                    .bytes()
-                    .all(|c| c.is_ascii_alphanumeric() || c == b'-')
-        })
+    // The domain: `label` counts the current label, `letters` says whether
+    // it is all ASCII letters so far (the last one must be).
+    let mut dots = 0usize;
+    let mut label = 0usize;
+    let mut letters = true;
+    for &c in &b[i..] {
+        let k = class(c);
+        if k & (ALPHA | DIGIT) != 0 {
+            label += 1;
+            letters &= k & ALPHA != 0;
+        } else if c == b'-' && label > 0 {
+            label += 1;
+            letters = false;
+        } else if c == b'.' && label > 0 {
+            dots += 1;
+            label = 0;
+            letters = true;
+        } else {
+            return false;
+        }
+    }
+    dots > 0 && label >= 2 && letters
 }
 
 /// What `z.url()` accepts: the value with JavaScript's `String.prototype.trim`
@@ -332,6 +354,19 @@ mod tests {
         assert!(!is_email("a@localhost"));
         assert!(!is_email("a@example.c"));
         assert!(!is_email("a@-x.com"));
+    }
+
+    #[test]
+    fn email_refuses_each_misplaced_separator() {
+        for v in [
+            "", "@", "a", "@b.io", ".a@b.io", "a.@b.io", "a@b", "a@.io", "a@b..io", "a@b.io.",
+            "a@@b.io", "a@b@c.io", "a@b.i1", "a@b.i-o", "a@b.-io", "é@b.io", "a@b.iö",
+        ] {
+            assert!(!is_email(v), "{v}");
+        }
+        for v in ["a@b.io", "'a@1.2.io", "a'b@x-.y.io", "a_+-@b.co"] {
+            assert!(is_email(v), "{v}");
+        }
     }
 
     #[test]

@@ -41,6 +41,81 @@ pub fn is_date_time(value: &str) -> bool {
     }
 }
 
+/// How many fraction digits a `z.iso.datetime()` constructor allows after
+/// the seconds.
+#[derive(Clone, Copy)]
+enum Fraction {
+    /// `(?:\.\d+)?`: none or any number (no `precision`).
+    Any,
+    /// None (`precision: 0`).
+    No,
+    /// `\.\d{N}`: exactly N (`precision: N`).
+    Exactly(usize),
+}
+
+/// One `z.iso.datetime({ precision, offset })` constructor without `local`:
+/// a calendar date, `T`, `hh:mm:ss` (seconds required), the fraction
+/// `precision` allows, then `Z` or, with `offset`, a `±hh:mm` offset.
+fn zod_datetime(value: &str, fraction: Fraction, offset: bool) -> bool {
+    let b = value.as_bytes();
+    if b.len() < 20 || !date(&b[..10]) || b[10] != b'T' {
+        return false;
+    }
+    let [h1, h2, b':', m1, m2, b':', s1, s2, ref rest @ ..] = b[11..] else {
+        return false;
+    };
+    if !(two_digits(h1, h2).is_some_and(|h| h <= 23)
+        && two_digits(m1, m2).is_some_and(|m| m <= 59)
+        && two_digits(s1, s2).is_some_and(|s| s <= 59))
+    {
+        return false;
+    }
+    let rest = match (fraction, rest) {
+        (Fraction::Any | Fraction::Exactly(_), [b'.', digits_after @ ..]) => {
+            let n = digits(digits_after);
+            if n == 0 || matches!(fraction, Fraction::Exactly(want) if n != want) {
+                return false;
+            }
+            &digits_after[n..]
+        }
+        (Fraction::Exactly(_), _) => return false,
+        (Fraction::Any | Fraction::No, rest) => rest,
+    };
+    match rest {
+        [b'Z'] => true,
+        [b'+' | b'-', h1, h2, b':', m1, m2] if offset => {
+            two_digits(*h1, *h2).is_some_and(|h| h <= 23)
+                && two_digits(*m1, *m2).is_some_and(|m| m <= 59)
+        }
+        _ => false,
+    }
+}
+
+/// `z.iso.datetime()`'s regex: seconds, an optional fraction, `Z`.
+pub(crate) fn is_datetime_utc(value: &str) -> bool {
+    zod_datetime(value, Fraction::Any, false)
+}
+
+/// `z.iso.datetime({ offset: true })`'s regex.
+pub(crate) fn is_datetime_offset(value: &str) -> bool {
+    zod_datetime(value, Fraction::Any, true)
+}
+
+/// `z.iso.datetime({ precision: 0 })`'s regex: no fraction, `Z`.
+pub(crate) fn is_datetime_utc_seconds(value: &str) -> bool {
+    zod_datetime(value, Fraction::No, false)
+}
+
+/// `z.iso.datetime({ precision: 3 })`'s regex: three fraction digits, `Z`.
+pub(crate) fn is_datetime_utc_millis(value: &str) -> bool {
+    zod_datetime(value, Fraction::Exactly(3), false)
+}
+
+/// `z.iso.datetime({ precision: 3, offset: true })`'s regex.
+pub(crate) fn is_datetime_offset_millis(value: &str) -> bool {
+    zod_datetime(value, Fraction::Exactly(3), true)
+}
+
 /// An ISO 8601-1 duration as `z.iso.duration()` accepts it: `P` then either
 /// `nW` alone, or `nY`, `nM`, `nD` in that order (each optional) and an
 /// optional `T` part with `nH`, `nM`, `nS` (seconds may have a `.` or `,`

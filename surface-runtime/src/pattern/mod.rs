@@ -22,6 +22,10 @@
 //!   not used: it is exponential on zod's own `z.hostname()` pattern (34 s
 //!   for a 150-character JWT on a release build), where V8 and `fancy-regex`
 //!   take microseconds.
+//! * On both targets, a source that is exactly one of zod 4's own format
+//!   regexes (zod writes it beside the `format` for the same rule) is
+//!   matched by the hand-written check of [`crate::format`] whose
+//!   acceptance is exactly that regex's ([`Pattern::is_recognized`]).
 //!
 //! Matching work is bounded natively: a match that needs more than
 //! [`BACKTRACK_LIMIT`] backtracking steps (only possible in the
@@ -57,6 +61,7 @@ use std::fmt;
 /// with a [`PatternError`] (`fancy-regex`'s default).
 pub const BACKTRACK_LIMIT: usize = 1_000_000;
 
+mod known;
 #[cfg(not(target_arch = "wasm32"))]
 mod translate;
 
@@ -69,6 +74,8 @@ pub const FLAGS: &str = "u";
 /// thread, since JavaScript objects cannot be shared).
 pub struct Pattern {
     source: &'static str,
+    /// The hand-written check for a recognized zod source (module `known`).
+    shortcut: Option<fn(&str) -> bool>,
     #[cfg(not(target_arch = "wasm32"))]
     compiled: std::sync::OnceLock<Result<fancy_regex::Regex, Problem>>,
 }
@@ -77,13 +84,41 @@ impl Pattern {
     /// A pattern from its ECMA-262 source (the JSON Schema `pattern`
     /// string, not a `/…/flags` literal). Nothing is compiled yet, so this
     /// is usable in a `static`.
+    ///
+    /// A source that is exactly one of zod 4's own format regexes (e.g.
+    /// `z.email()`'s, which zod writes beside `format: "email"`) is matched
+    /// by the hand-written check of [`crate::format`] whose acceptance is
+    /// exactly that regex's, on every target, without compiling a regex
+    /// (docs/formats.md, "`pattern`").
     #[must_use]
     pub const fn new(source: &'static str) -> Pattern {
         Pattern {
             source,
+            shortcut: known::recognize(source),
             #[cfg(not(target_arch = "wasm32"))]
             compiled: std::sync::OnceLock::new(),
         }
+    }
+
+    /// [`Pattern::new`] that always runs the regular-expression engine,
+    /// even for a recognized zod source: the reference the recognized
+    /// sources are tested against.
+    #[must_use]
+    pub const fn engine_only(source: &'static str) -> Pattern {
+        Pattern {
+            source,
+            shortcut: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            compiled: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Whether this pattern is matched by a hand-written check instead of
+    /// the regular-expression engine (its source is one of zod 4's format
+    /// regexes).
+    #[must_use]
+    pub const fn is_recognized(&self) -> bool {
+        self.shortcut.is_some()
     }
 
     /// The pattern's source.
@@ -113,6 +148,9 @@ impl Pattern {
 
     #[cfg(not(target_arch = "wasm32"))]
     fn search(&self, haystack: &str) -> Result<bool, Problem> {
+        if let Some(check) = self.shortcut {
+            return Ok(check(haystack));
+        }
         match self.compiled.get_or_init(|| compile(self.source)) {
             Ok(regex) => regex.is_match(haystack).map_err(|e| Problem {
                 kind: PatternErrorKind::StepLimit,
@@ -124,6 +162,9 @@ impl Pattern {
 
     #[cfg(target_arch = "wasm32")]
     fn search(&self, haystack: &str) -> Result<bool, Problem> {
+        if let Some(check) = self.shortcut {
+            return Ok(check(haystack));
+        }
         js::with_regexp(self.source, |regexp| regexp.test(haystack))
     }
 }
