@@ -42,7 +42,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
-use surface_runtime::mcp::McpServerOptions;
+use surface_host::mcp::McpServerOptions;
 
 /// Paths 2 and 3 make `2 × (N + N / 10)` session calls: at most 990 of
 /// the session's 1,000.

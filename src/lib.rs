@@ -64,10 +64,11 @@ pub use surface_runtime::TokioTimer;
 #[cfg(all(feature = "browser", target_arch = "wasm32"))]
 pub use surface_runtime::browser;
 
-/// The agent host's MCP server (feature `mcp`, native only:
-/// `docs/agents.md`, "The MCP server").
+/// The agent host's MCP server (feature `mcp`, native only: the
+/// `surface-host` crate's `mcp` module; `docs/agents.md`, "The MCP
+/// server").
 #[cfg(all(feature = "mcp", not(target_arch = "wasm32")))]
-pub use surface_runtime::mcp;
+pub use surface_host::mcp;
 
 /// The runtime's modules, for everything not at the root: the oRPC
 /// bridges ([`bridge`]), browser sessions and the agent host ([`host`]),

@@ -28,7 +28,7 @@ use agent_surface::{AgentManifest, AgentProcedureExecutor, ConsumerKind, Surface
 // a cargo example cannot enable its own package's features, so the examples
 // name the same items through the runtime crate (a dev-dependency with `mcp`).
 use serde_json::{json, Value};
-use surface_runtime::mcp::{McpServer, McpServerOptions, McpTabConnection};
+use surface_host::mcp::{McpServer, McpServerOptions, McpTabConnection};
 use surface_runtime::TokioTimer;
 
 use crate::app::{self, api, Device, DevicesView};

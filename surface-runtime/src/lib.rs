@@ -72,8 +72,6 @@ pub mod host;
 pub mod invocation;
 mod json;
 pub mod manifest;
-#[cfg(all(feature = "mcp", not(target_arch = "wasm32")))]
-pub mod mcp;
 pub mod pattern;
 pub mod pipeline;
 pub mod policy;

@@ -140,7 +140,7 @@ impl ServerHandler for SessionHandler {
         };
         let token = context.meta.get_progress_token();
         let peer = context.peer.clone();
-        let report = move |p: McpProgress| -> crate::sync::BoxFuture<'static, ()> {
+        let report = move |p: McpProgress| -> surface_runtime::sync::BoxFuture<'static, ()> {
             let peer = peer.clone();
             let token = token.clone();
             Box::pin(async move {
@@ -274,7 +274,7 @@ where
 {
     type Response = HttpResponse;
     type Error = Infallible;
-    type Future = crate::sync::BoxFuture<'static, Result<HttpResponse, Infallible>>;
+    type Future = surface_runtime::sync::BoxFuture<'static, Result<HttpResponse, Infallible>>;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))

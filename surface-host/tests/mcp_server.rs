@@ -5,6 +5,7 @@
 //! connection's input limits. The interop tests with real MCP clients are
 //! in the workspace's `tests/mcp_interop.rs`.
 
+#[path = "../../surface-runtime/tests/host_support/mod.rs"]
 mod host_support;
 
 use std::sync::{Arc, Mutex};
@@ -20,7 +21,7 @@ use surface_runtime::host::{
     BrowserSurfaceSessionOptions, BrowserToHostMessage, ConfirmationEvent, ConfirmationMode,
     HostError, KnownBuild, ServerTool, SessionEventSubscription,
 };
-use surface_runtime::mcp::{
+use surface_host::mcp::{
     McpProgress, McpServer, McpServerOptions, McpTabConnection, Received, TabCalls, TabError,
     MAX_BROWSER_MESSAGE_BYTES,
 };
@@ -401,7 +402,7 @@ fn with_token(mut request: http::Request<Full<Bytes>>, token: &str) -> http::Req
 }
 
 async fn send(
-    service: &surface_runtime::mcp::McpHttpService,
+    service: &surface_host::mcp::McpHttpService,
     request: http::Request<Full<Bytes>>,
 ) -> (u16, String) {
     let mut service = service.clone();

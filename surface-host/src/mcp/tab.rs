@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::{Completion, Shared, MAX_BROWSER_MESSAGE_BYTES};
-use crate::host::{
+use surface_runtime::host::{
     AnnouncementAccepted, AuthenticatedConnection, BrowserSurfaceCall, BrowserToHostMessage,
     HostError, InterruptedCall, ResultDisposition,
 };

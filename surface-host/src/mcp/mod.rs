@@ -5,7 +5,7 @@
 //! presents a bearer token issued for a run ([`McpServer::issue_token`])
 //! sees that run's composed tools — the live surface of the run's tab plus
 //! the host's direct server tools, one presentation per canonical
-//! capability id — exported with [`crate::export`]; `tools/call` is
+//! capability id — exported with [`surface_runtime::export`]; `tools/call` is
 //! dispatched through the tab's [`BrowserSurfaceSession`] (or, for a server
 //! tool, through the server registry) and answered with the export
 //! module's `CallToolResult` mapping; `notifications/tools/list_changed`
@@ -23,8 +23,8 @@
 //! transport behind a bearer-token check), a tower service to mount in an
 //! axum or hyper server.
 //!
-//! [`BrowserSurfaceSession`]: crate::host::BrowserSurfaceSession
-//! [`ConfirmationMode::Hold`]: crate::host::ConfirmationMode::Hold
+//! [`BrowserSurfaceSession`]: surface_runtime::host::BrowserSurfaceSession
+//! [`ConfirmationMode::Hold`]: surface_runtime::host::ConfirmationMode::Hold
 
 mod errors;
 mod http;
@@ -42,16 +42,16 @@ use tokio::sync::{mpsc, oneshot};
 pub use http::McpHttpService;
 pub use tab::{McpTabConnection, Received, TabCalls, TabError};
 
-use crate::export::{
+use surface_runtime::export::{
     ExportError, ExportOptions, McpCallToolResult, McpTool, ToolCall, ToolCatalog,
 };
-use crate::host::{
+use surface_runtime::host::{
     AgentHost, BrowserSurfaceCall, BrowserSurfaceOutcome, BrowserSurfaceProgress, HostTool,
     InterruptedCall, ProgressStage, ToolCallRequest,
 };
-use crate::invocation::{AgentConsumer, AgentError, AgentInvocationResult};
-use crate::registry::SurfaceRegistry;
-use crate::snapshot::{ComponentDescriptor, SurfaceSnapshot};
+use surface_runtime::invocation::{AgentConsumer, AgentError, AgentInvocationResult};
+use surface_runtime::registry::SurfaceRegistry;
+use surface_runtime::snapshot::{ComponentDescriptor, SurfaceSnapshot};
 
 /// Default host-side bound of one `tools/call`: 6 minutes — longer than the
 /// registry's default confirmation lifetime (5 minutes) plus the default
@@ -251,7 +251,7 @@ pub struct McpProgress {
 /// Receives the progress of one call; the notification is sent before the
 /// returned future completes.
 pub type ProgressSink<'a> =
-    &'a (dyn Fn(McpProgress) -> crate::sync::BoxFuture<'static, ()> + Send + Sync);
+    &'a (dyn Fn(McpProgress) -> surface_runtime::sync::BoxFuture<'static, ()> + Send + Sync);
 
 /// Where a listed tool is served.
 #[derive(Clone, Debug)]
@@ -334,10 +334,10 @@ impl Shared {
                     routes.insert(browser.capability_id.clone(), Route::Browser);
                     for reference in browser.references {
                         match reference {
-                            crate::host::BrowserReference::Procedure(p) => {
+                            surface_runtime::host::BrowserReference::Procedure(p) => {
                                 snapshot.procedures.push(p)
                             }
-                            crate::host::BrowserReference::View {
+                            surface_runtime::host::BrowserReference::View {
                                 component,
                                 capability,
                             } => match components
@@ -577,7 +577,7 @@ impl McpServer {
     /// [`TabError::ConnectionOpen`] when this connection id is open.
     pub fn open_connection(
         &self,
-        connection: crate::host::AuthenticatedConnection,
+        connection: surface_runtime::host::AuthenticatedConnection,
     ) -> Result<(McpTabConnection, TabCalls), TabError> {
         tab::open(self.shared.clone(), connection)
     }
@@ -612,11 +612,11 @@ impl McpServer {
             Err(error) => {
                 tracing::error!(run_id, %error, "the run's tools cannot be exported");
                 let error = AgentError::new(
-                    crate::invocation::ErrorCode::ExecutionFailed,
+                    surface_runtime::invocation::ErrorCode::ExecutionFailed,
                     "The application's tools cannot be listed.",
-                    crate::invocation::Retry::No,
+                    surface_runtime::invocation::Retry::No,
                 );
-                return crate::export::result::mcp_result(&error_result("", error), None);
+                return surface_runtime::export::result::mcp_result(&error_result("", error), None);
             }
         };
         let invocation_id = random_id("mcp-");

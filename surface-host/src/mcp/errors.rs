@@ -4,8 +4,8 @@
 //! Every message is fixed text: nothing from the page or the host's
 //! internals reaches the model.
 
-use crate::host::{HostError, RejectionReason};
-use crate::invocation::{AgentError, ErrorCode, Retry};
+use surface_runtime::host::{HostError, RejectionReason};
+use surface_runtime::invocation::{AgentError, ErrorCode, Retry};
 
 /// A refused dispatch (`AgentHost::dispatch`).
 pub(super) fn dispatch_error(error: &HostError) -> AgentError {

@@ -1,0 +1,19 @@
+//! What only a server of agent-surface runs (native targets, tokio): the
+//! pieces of an agent host that the page's runtime (`surface-runtime`,
+//! which builds for wasm32) never needs.
+//!
+//! One concept per module, each behind the feature that brings its
+//! dependencies:
+//!
+//! * [`mcp`] (feature `mcp`) — the agent host's MCP server: an
+//!   [`AgentHost`](surface_runtime::host::AgentHost)'s runs as MCP tools
+//!   over rmcp's streamable HTTP transport (docs/agents.md, "The MCP
+//!   server").
+//!
+//! The repository's `docs/design.md` maps every module to the rules it
+//! holds; `docs/host.md` is the threat model of the host's HTTP surfaces.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+#[cfg(feature = "mcp")]
+pub mod mcp;
