@@ -37,7 +37,7 @@ use std::time::Duration;
 // `mcp`/`tokio` features. An application enables them on `agent-surface`;
 // a cargo example cannot enable its own package's features, so the examples
 // name the same items through the runtime crate (a dev-dependency with `mcp`).
-use surface_runtime::mcp::McpServerOptions;
+use surface_host::mcp::McpServerOptions;
 
 use host::{Backend, UserDecision};
 
@@ -170,9 +170,8 @@ async fn main() -> ExitCode {
          the user will {:?} every confirmation",
         args.decision
     );
-    if let Err(e) = axum::serve(listener, app).await {
-        eprintln!("error: the server stopped: {e}");
-        return ExitCode::from(1);
-    }
+    // Unlike `axum::serve`, a connection whose headers never complete is
+    // closed after the header-read timeout (docs/limits.md).
+    surface_host::server::serve(listener, app, surface_host::server::ServeOptions::default()).await;
     ExitCode::SUCCESS
 }

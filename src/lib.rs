@@ -70,6 +70,12 @@ pub use surface_runtime::browser;
 #[cfg(all(feature = "mcp", not(target_arch = "wasm32")))]
 pub use surface_host::mcp;
 
+/// Serving a host's routes with a header-read timeout and a header bound
+/// (feature `mcp`, native only: the `surface-host` crate's `server`
+/// module; `docs/limits.md`).
+#[cfg(all(feature = "mcp", not(target_arch = "wasm32")))]
+pub use surface_host::server;
+
 /// The runtime's modules, for everything not at the root: the oRPC
 /// bridges ([`bridge`]), browser sessions and the agent host ([`host`]),
 /// tool export for MCP, OpenAI and Anthropic ([`export`]), the format and

@@ -9,6 +9,8 @@
 //!   [`AgentHost`](surface_runtime::host::AgentHost)'s runs as MCP tools
 //!   over rmcp's streamable HTTP transport (docs/agents.md, "The MCP
 //!   server").
+//! * [`server`] — serving a host's routes with connection limits
+//!   (header-read timeout, header size) that `axum::serve` lacks.
 //!
 //! The repository's `docs/design.md` maps every module to the rules it
 //! holds; `docs/host.md` is the threat model of the host's HTTP surfaces.
@@ -17,3 +19,4 @@
 
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod server;

@@ -15,15 +15,15 @@ use bytes::Bytes;
 use host_support::*;
 use http_body_util::{BodyExt, Full};
 use serde_json::{json, Value};
+use surface_host::mcp::{
+    McpProgress, McpServer, McpServerOptions, McpTabConnection, Received, TabCalls, TabError,
+    MAX_BROWSER_MESSAGE_BYTES,
+};
 use surface_runtime::export::McpCallToolResult;
 use surface_runtime::host::{
     AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceSession,
     BrowserSurfaceSessionOptions, BrowserToHostMessage, ConfirmationEvent, ConfirmationMode,
     HostError, KnownBuild, ServerTool, SessionEventSubscription,
-};
-use surface_host::mcp::{
-    McpProgress, McpServer, McpServerOptions, McpTabConnection, Received, TabCalls, TabError,
-    MAX_BROWSER_MESSAGE_BYTES,
 };
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{AgentConsumer, AgentProcedureBinding, ConsumerKind, SurfaceRegistry};

@@ -177,16 +177,27 @@ impl ServerHandler for SessionHandler {
 }
 
 /// The MCP endpoint (streamable HTTP) of an [`McpServer`]: a tower
-/// [`Service`](tower_service::Service) that refuses every request without
-/// a valid `Authorization: Bearer <token>` with **401** (and
-/// `WWW-Authenticate: Bearer`), an `initialize` beyond `max_sessions` live
-/// sessions with **503**, and hands the rest to rmcp's streamable HTTP
-/// server transport (which also checks the `Host` header against
-/// `allowed_hosts` and the body size).
+/// [`Service`](tower_service::Service) that, in this order,
+///
+/// 1. refuses every request without a valid `Authorization: Bearer
+///    <token>` with **401** (and `WWW-Authenticate: Bearer`), before
+///    reading its body;
+/// 2. reads a POST body up to `max_request_body_bytes` (**413** beyond)
+///    and answers **400** with a JSON-RPC error for text that is not JSON
+///    (`-32700`), a batch array or anything that is not one JSON-RPC 2.0
+///    message (`-32600`);
+/// 3. opens sessions one at a time: an `initialize` (a POST without
+///    `Mcp-Session-Id`) beyond `max_sessions` live sessions gets **503**,
+///    however many arrive at once;
+/// 4. hands the request to rmcp's streamable HTTP server transport, which
+///    checks `Host` against `allowed_hosts` and a present `Origin` against
+///    `allowed_origins` (**403**; an empty list refuses every `Origin`).
 #[derive(Clone)]
 pub struct McpHttpService {
     shared: Arc<Shared>,
     sessions: Arc<LocalSessionManager>,
+    /// Held from the session count to the new session's creation.
+    opening: Arc<tokio::sync::Mutex<()>>,
     inner: StreamableHttpService<SessionHandler, LocalSessionManager>,
 }
 
@@ -241,6 +252,8 @@ impl McpHttpService {
         let sessions = Arc::new(sessions);
         let config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(options.allowed_hosts.clone())
+            .with_allowed_origins(options.allowed_origins.clone())
+            .enforce_origin_validation()
             .with_max_request_body_bytes(options.max_request_body_bytes);
         let factory_shared = shared.clone();
         let inner = StreamableHttpService::new(
@@ -256,6 +269,7 @@ impl McpHttpService {
         Self {
             shared,
             sessions,
+            opening: Arc::new(tokio::sync::Mutex::new(())),
             inner,
         }
     }
@@ -286,11 +300,26 @@ where
             return Box::pin(std::future::ready(Ok(unauthorized())));
         };
         request.extensions_mut().insert(AuthenticatedRun(run));
-        let opens_session = request.method() == http::Method::POST
-            && !request.headers().contains_key("mcp-session-id");
         let this = self.clone();
         Box::pin(async move {
-            if opens_session && this.session_count().await >= this.shared.options.max_sessions {
+            if request.method() != http::Method::POST {
+                return Ok(this.inner.handle(request).await);
+            }
+            let opens_session = !request.headers().contains_key("mcp-session-id");
+            let (parts, body) = request.into_parts();
+            let limit = this.shared.options.max_request_body_bytes;
+            let body = match super::jsonrpc::read_message(body, limit).await {
+                Ok(body) => body,
+                Err(refusal) => return Ok(refusal.response()),
+            };
+            let request = Request::from_parts(parts, Full::new(body));
+            if !opens_session {
+                return Ok(this.inner.handle(request).await);
+            }
+            // One opening at a time: the count and the new session are
+            // one step, so concurrent `initialize`s cannot overshoot.
+            let _opening = this.opening.lock().await;
+            if this.session_count().await >= this.shared.options.max_sessions {
                 return Ok(plain(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "too many MCP sessions are open; close one (HTTP DELETE) or try later",

@@ -28,6 +28,7 @@
 
 mod errors;
 mod http;
+pub mod jsonrpc;
 mod tab;
 
 use std::collections::HashMap;
@@ -44,6 +45,7 @@ pub use tab::{McpTabConnection, Received, TabCalls, TabError};
 
 use surface_runtime::export::{
     ExportError, ExportOptions, McpCallToolResult, McpTool, ToolCall, ToolCatalog,
+    MAX_ARGUMENTS_BYTES,
 };
 use surface_runtime::host::{
     AgentHost, BrowserSurfaceCall, BrowserSurfaceOutcome, BrowserSurfaceProgress, HostTool,
@@ -71,8 +73,11 @@ pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 1024 * 1024;
 /// accepts: 8 MiB (an announcement carries the whole snapshot).
 pub const MAX_BROWSER_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 /// The MCP protocol revisions the server negotiates (the session-based
-/// streamable HTTP transport).
-pub const PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// streamable HTTP transport). 2025-03-26 — the one revision with JSON-RPC
+/// batches — is not among them: the server answers one message per
+/// request, and a batch gets HTTP 400 with JSON-RPC `-32600`; a client
+/// asking for 2025-03-26 is offered the latest revision instead.
+pub const PROTOCOL_VERSIONS: [&str; 3] = ["2024-11-05", "2025-06-18", "2025-11-25"];
 
 /// Configuration of [`McpServer::new`].
 #[derive(Clone)]
@@ -97,6 +102,14 @@ pub struct McpServerOptions {
     /// `::1`: DNS-rebinding protection for a loopback server). Set the
     /// public host names when serving elsewhere.
     pub allowed_hosts: Vec<String>,
+    /// Accepted `Origin` header values, as `scheme://host[:port]` (rmcp's
+    /// syntax: `http://localhost:*` allows every port, `null` the opaque
+    /// origin). Default empty: a request carrying any `Origin` — a
+    /// browser page, e.g. a DNS-rebinding one — gets HTTP 403; a request
+    /// without `Origin` (a native MCP client) passes, as the MCP transport
+    /// specification asks. Add the origin of a browser-based MCP client
+    /// you trust.
+    pub allowed_origins: Vec<String>,
     /// How tools are exported (default [`ExportOptions::default`]).
     pub export: ExportOptions,
     /// The registry the host's server tools run in, and the consumer they
@@ -115,6 +128,7 @@ impl Default for McpServerOptions {
             max_sessions: DEFAULT_MAX_SESSIONS,
             max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: Vec::new(),
             export: ExportOptions::default(),
             server_registry: None,
             server_name: "agent-surface".into(),
@@ -147,6 +161,15 @@ impl McpServerOptions {
         self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
         self
     }
+    /// Sets `allowed_origins`.
+    pub fn allowed_origins<I, S>(mut self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
     /// Runs the host's server tools in `registry` as `consumer`.
     pub fn server_registry(mut self, registry: SurfaceRegistry, consumer: AgentConsumer) -> Self {
         self.server_registry = Some((registry, consumer));
@@ -162,6 +185,7 @@ impl std::fmt::Debug for McpServerOptions {
             .field("max_sessions", &self.max_sessions)
             .field("max_request_body_bytes", &self.max_request_body_bytes)
             .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
             .field("server_registry", &self.server_registry.is_some())
             .field("server_name", &self.server_name)
             .finish()
@@ -620,6 +644,16 @@ impl McpServer {
             }
         };
         let invocation_id = random_id("mcp-");
+        if let Some(size) = arguments.as_ref().and_then(oversized_arguments) {
+            let error = surface_runtime::export::ToolCallError::ArgumentsTooLarge {
+                name: name.chars().take(128).collect(),
+                size,
+                limit: MAX_ARGUMENTS_BYTES,
+            };
+            return tools
+                .catalog
+                .mcp_result(name, &error.to_result(invocation_id));
+        }
         let invocation =
             match tools
                 .catalog
@@ -778,6 +812,26 @@ impl McpServer {
             .await;
         }
     }
+}
+
+/// The compact JSON size of `arguments` when it is over
+/// [`MAX_ARGUMENTS_BYTES`] (the arguments came in a request body bounded
+/// by `max_request_body_bytes`, so counting them is bounded too).
+fn oversized_arguments(arguments: &Value) -> Option<usize> {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing to a counter cannot fail.
+    let _ = serde_json::to_writer(&mut counter, arguments);
+    (counter.0 > MAX_ARGUMENTS_BYTES).then_some(counter.0)
 }
 
 fn millis(d: Duration) -> u64 {

@@ -1,0 +1,199 @@
+//! The MCP endpoint against a hostile client, over real loopback sockets
+//! (docs/host.md, "Threat model"): the session bound under concurrent
+//! `initialize`, `Origin` validation, JSON-RPC framing errors, batches,
+//! the revisions offered, and tool arguments over the host's limit.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use surface_host::mcp::{McpServer, McpServerOptions};
+use surface_runtime::export::MAX_ARGUMENTS_BYTES;
+use surface_runtime::host::AgentHost;
+
+const RUN: &str = "run-1";
+
+struct Endpoint {
+    url: String,
+    token: String,
+    mcp: McpServer,
+    _task: tokio::task::JoinHandle<()>,
+}
+
+async fn endpoint(options: McpServerOptions) -> Endpoint {
+    let mcp = McpServer::new(Arc::new(AgentHost::new()), options);
+    let token = mcp.issue_token(RUN);
+    let app = axum::Router::new().route_service("/mcp", mcp.http_service());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    Endpoint {
+        url: format!("http://{addr}/mcp"),
+        token,
+        mcp,
+        _task: task,
+    }
+}
+
+fn initialize_body(version: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+           "params": {"protocolVersion": version, "capabilities": {},
+                      "clientInfo": {"name": "hostile", "version": "1"}}})
+    .to_string()
+}
+
+fn post(endpoint: &Endpoint, body: impl Into<reqwest::Body>) -> reqwest::RequestBuilder {
+    reqwest::Client::new()
+        .post(&endpoint.url)
+        .timeout(Duration::from_secs(20))
+        .bearer_auth(&endpoint.token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body)
+}
+
+/// Status and the JSON answer (the body, or the `data:` of an SSE answer;
+/// `initialize`'s stream ends after its one event).
+async fn answer(request: reqwest::RequestBuilder) -> (u16, Value) {
+    let response = request.send().await.expect("the endpoint answers");
+    let status = response.status().as_u16();
+    let text = tokio::time::timeout(Duration::from_secs(10), response.text())
+        .await
+        .expect("the endpoint finished its answer within 10 s")
+        .expect("the body reads");
+    (status, parse(&text).unwrap_or(Value::String(text)))
+}
+
+fn parse(text: &str) -> Option<Value> {
+    if let Ok(v) = serde_json::from_str(text) {
+        return Some(v);
+    }
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .find_map(|d| serde_json::from_str(d.trim()).ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_initialize_never_exceeds_the_session_bound() {
+    let endpoint = Arc::new(endpoint(McpServerOptions::default()).await);
+    let mut calls = Vec::new();
+    for _ in 0..70 {
+        let endpoint = endpoint.clone();
+        calls.push(tokio::spawn(async move {
+            post(&endpoint, initialize_body("2025-06-18"))
+                .send()
+                .await
+                .expect("the endpoint answers")
+                .status()
+                .as_u16()
+        }));
+    }
+    let mut statuses = Vec::new();
+    for call in calls {
+        statuses.push(call.await.unwrap());
+    }
+    let accepted = statuses.iter().filter(|s| **s == 200).count();
+    let refused = statuses.iter().filter(|s| **s == 503).count();
+    assert_eq!((accepted, refused), (64, 6), "{statuses:?}");
+}
+
+#[tokio::test]
+async fn a_present_origin_must_be_allowed() {
+    let endpoint = endpoint(McpServerOptions::default()).await;
+    let (status, _) = answer(
+        post(&endpoint, initialize_body("2025-06-18")).header("origin", "http://evil.example"),
+    )
+    .await;
+    assert_eq!(status, 403, "a browser page on another origin is refused");
+    let (status, body) = answer(post(&endpoint, initialize_body("2025-06-18"))).await;
+    assert_eq!(status, 200, "a native client sends no Origin: {body}");
+
+    let allowed = endpoint_allowing("http://inspector.example:6274").await;
+    let (status, _) = answer(
+        post(&allowed, initialize_body("2025-06-18"))
+            .header("origin", "http://inspector.example:6274"),
+    )
+    .await;
+    assert_eq!(status, 200, "an allowed origin passes");
+    let (status, _) = answer(
+        post(&allowed, initialize_body("2025-06-18"))
+            .header("origin", "http://inspector.example:6275"),
+    )
+    .await;
+    assert_eq!(status, 403, "another port is another origin");
+}
+
+async fn endpoint_allowing(origin: &str) -> Endpoint {
+    endpoint(McpServerOptions::default().allowed_origins([origin])).await
+}
+
+#[tokio::test]
+async fn framing_errors_get_400_with_json_rpc_codes() {
+    let endpoint = endpoint(McpServerOptions::default()).await;
+    let (status, body) = answer(post(&endpoint, "{not json")).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["code"], -32700, "{body}");
+    assert_eq!(body["id"], Value::Null);
+
+    let batch = format!("[{}]", initialize_body("2025-03-26"));
+    let (status, body) = answer(post(&endpoint, batch)).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["code"], -32600, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("batches"),
+        "{body}"
+    );
+
+    let (status, body) = answer(post(&endpoint, r#"{"jsonrpc":"2.0","id":1}"#)).await;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (400, json!(-32600)),
+        "{body}"
+    );
+    let (status, body) = answer(post(&endpoint, r#"{"id":1,"method":"ping"}"#)).await;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (400, json!(-32600)),
+        "{body}"
+    );
+
+    let (status, body) = answer(post(&endpoint, "x".repeat(2 * 1024 * 1024))).await;
+    assert_eq!(status, 413, "{body}");
+}
+
+#[tokio::test]
+async fn the_batch_revision_is_not_negotiated() {
+    let endpoint = endpoint(McpServerOptions::default()).await;
+    let (status, body) = answer(post(&endpoint, initialize_body("2025-03-26"))).await;
+    assert_eq!(status, 200, "{body}");
+    let negotiated = body["result"]["protocolVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_ne!(negotiated, "2025-03-26", "{body}");
+    assert!(
+        surface_host::mcp::PROTOCOL_VERSIONS.contains(&negotiated.as_str()),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn oversized_tool_arguments_are_refused_at_the_host_naming_the_limit() {
+    let endpoint = endpoint(McpServerOptions::default()).await;
+    let big = json!({ "deviceIds": ["x".repeat(MAX_ARGUMENTS_BYTES)] });
+    let result = endpoint
+        .mcp
+        .call_tool(RUN, "tc-1", "devices__list", Some(big))
+        .await;
+    let result = serde_json::to_value(&result).unwrap();
+    assert_eq!(result["isError"], true, "{result}");
+    let text = result.to_string();
+    assert!(text.contains("arguments-too-large"), "{text}");
+    assert!(text.contains("262144 bytes"), "{text}");
+    assert!(text.contains("with-changes"), "{text}");
+}
