@@ -9,6 +9,9 @@
 //!   [`AgentHost`](surface_runtime::host::AgentHost)'s runs as MCP tools
 //!   over rmcp's streamable HTTP transport (docs/agents.md, "The MCP
 //!   server").
+//! * `web` (feature `axum`) — the safe HTTP surface of a host serving an
+//!   application page: the `Host`/`Origin` guard, page session cookies,
+//!   the backend `/rpc` proxy (docs/host.md, "Threat model").
 //! * [`server`] — serving a host's routes with connection limits
 //!   (header-read timeout, header size) that `axum::serve` lacks.
 //!
@@ -20,3 +23,5 @@
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod server;
+#[cfg(feature = "axum")]
+pub mod web;
