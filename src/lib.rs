@@ -71,10 +71,15 @@ pub use surface_runtime::browser;
 pub use surface_host::mcp;
 
 /// Serving a host's routes with a header-read timeout and a header bound
-/// (feature `mcp`, native only: the `surface-host` crate's `server`
-/// module; `docs/limits.md`).
-#[cfg(all(feature = "mcp", not(target_arch = "wasm32")))]
+/// (features `mcp` or `axum`, native only: the `surface-host` crate's
+/// `server` module; `docs/limits.md`).
+#[cfg(all(any(feature = "mcp", feature = "axum"), not(target_arch = "wasm32")))]
 pub use surface_host::server;
+
+/// The safe HTTP surface of a page host (feature `axum`, native only: the
+/// `surface-host` crate's `web` module; `docs/host.md`, "Threat model").
+#[cfg(all(feature = "axum", not(target_arch = "wasm32")))]
+pub use surface_host::web;
 
 /// The runtime's modules, for everything not at the root: the oRPC
 /// bridges ([`bridge`]), browser sessions and the agent host ([`host`]),

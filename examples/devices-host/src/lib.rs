@@ -25,8 +25,8 @@ pub mod peer;
 mod server;
 
 pub use server::{
-    serve, HostConfig, Running, SessionRecord, COOKIE, INDEX_HTML, MAX_PROXY_REQUEST,
-    MAX_PROXY_RESPONSE, MAX_SESSIONS, MAX_SOCKET_MESSAGE, TURN_WAIT,
+    serve, HostConfig, Running, SessionRecord, COOKIE, INDEX_HTML, MAX_SOCKET_MESSAGE,
+    MAX_TURN_REQUEST, TURN_WAIT,
 };
 
 /// The credential the oRPC peer accepts for the requester.

@@ -1,5 +1,7 @@
-//! The axum host: routes, the session cookie, the `/rpc` proxy, the
-//! session WebSocket and the scripted agent turn.
+//! The axum host: routes, the session WebSocket and the scripted agent
+//! turn. Every security check — the `Host` allow-list, the same-origin
+//! rule, the session cookie, the `/rpc` proxy's confinement — is the
+//! library's (`agent_surface::web`).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -12,11 +14,14 @@ use agent_surface::host::{
     AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceOutcome, BrowserToHostMessage,
     HostTool, ResultDisposition, ToolCallRequest,
 };
+use agent_surface::web::{
+    page_guard, PageOrigin, PageSessions, ProxyLimits, RpcProxy, SessionLimits, SessionToken,
+};
 use agent_surface::{AgentInvocationResult, ConsumerKind};
-use axum::body::Body;
+
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::Router;
@@ -31,16 +36,11 @@ pub const INDEX_HTML: &str = include_str!("../../devices-web/index.html");
 /// The session cookie's name.
 pub const COOKIE: &str = "agent_session";
 
-/// At most this many sessions are kept; a page load beyond it is refused
-/// (503) until the host restarts.
-pub const MAX_SESSIONS: usize = 1_000;
 /// Largest WebSocket message accepted from a page (an announcement carries
 /// the whole snapshot): 1 MiB.
 pub const MAX_SOCKET_MESSAGE: usize = 1 << 20;
-/// Largest request body proxied to the backend: 1 MiB.
-pub const MAX_PROXY_REQUEST: usize = 1 << 20;
-/// Largest backend answer proxied to the page: 8 MiB.
-pub const MAX_PROXY_RESPONSE: usize = 8 << 20;
+/// Largest `/app/turn` body: 64 KiB (read after the session is checked).
+pub const MAX_TURN_REQUEST: usize = 64 * 1024;
 /// How long a scripted turn waits for the page to answer its call (the
 /// user may be deciding): 10 minutes.
 pub const TURN_WAIT: Duration = Duration::from_secs(600);
@@ -80,9 +80,9 @@ enum CallEnd {
 struct AppState {
     host: AgentHost,
     config: HostConfig,
-    http: reqwest::Client,
-    /// By cookie token.
-    sessions: Mutex<HashMap<String, SessionRecord>>,
+    /// Page sessions by cookie.
+    sessions: PageSessions<SessionRecord>,
+    proxy: RpcProxy,
     /// Outgoing frames by connection id.
     sockets: Mutex<HashMap<String, mpsc::UnboundedSender<String>>>,
     /// Turns waiting for a call's end, by invocation id.
@@ -123,7 +123,7 @@ impl Running {
 
     /// Every session issued so far.
     pub fn sessions(&self) -> Vec<SessionRecord> {
-        lock(&self.state.sessions).values().cloned().collect()
+        self.state.sessions.all()
     }
 
     /// Every finished turn's report, oldest first.
@@ -159,18 +159,21 @@ impl Drop for Running {
 /// The listener cannot bind.
 pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
     let host = AgentHost::new().with_known_build(devices_api::known_build());
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(30))
-        .build()
-        .map_err(std::io::Error::other)?;
+    let authority = devices_api::api::authority();
+    let rpc_proxy = RpcProxy::new(
+        &config.backend_rpc,
+        &config.backend_authorization,
+        authority.procedures().map(|p| p.path.to_string()),
+        ProxyLimits::default(),
+    )
+    .map_err(std::io::Error::other)?;
     let listener = tokio::net::TcpListener::bind(config.bind).await?;
     let addr = listener.local_addr()?;
     let state = Arc::new(AppState {
         host,
         config,
-        http,
-        sessions: Mutex::default(),
+        sessions: PageSessions::new(COOKIE, SessionLimits::default()),
+        proxy: rpc_proxy,
         sockets: Mutex::default(),
         waiting: Mutex::default(),
         reports: Mutex::default(),
@@ -184,12 +187,16 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
         .route("/app/turn", post(turn))
         .route("/rpc/{*path}", any(proxy))
         .route("/agent/ws", get(socket))
-        .with_state(state.clone());
-    let task = tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app).await {
-            eprintln!("devices-host: server stopped: {e}");
-        }
-    });
+        .with_state(state.clone())
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(PageOrigin::for_bind(addr)),
+            page_guard,
+        ));
+    let task = tokio::spawn(agent_surface::server::serve(
+        listener,
+        app,
+        agent_surface::server::ServeOptions::default(),
+    ));
     Ok(Running { addr, state, task })
 }
 
@@ -213,53 +220,32 @@ fn orpc_ok(value: &impl serde::Serialize) -> Response {
         .into_response()
 }
 
-fn cookie_token(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
-        .map(|(_, value)| value.to_string())
-}
-
-/// The session of the request's cookie.
-fn session_of(state: &AppState, headers: &HeaderMap) -> Option<(String, SessionRecord)> {
-    let token = cookie_token(headers)?;
-    let record = lock(&state.sessions).get(&token).cloned()?;
-    Some((token, record))
+/// The session of the request's cookie (checked before any body is read).
+fn session_of(state: &AppState, headers: &HeaderMap) -> Option<(SessionToken, SessionRecord)> {
+    let session = state.sessions.authenticate(headers)?;
+    Some((session.token, session.data))
 }
 
 async fn index(State(state): State<Arc<AppState>>) -> Response {
-    let token = random_hex(32);
     let record = SessionRecord {
         session_id: format!("sess-{}", random_hex(8)),
         user_id: "user-1".into(),
         tab_id: None,
         connection_id: None,
     };
-    {
-        let mut sessions = lock(&state.sessions);
-        if sessions.len() >= MAX_SESSIONS {
-            return (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "too many sessions; restart the host",
-            )
-                .into_response();
-        }
-        sessions.insert(token.clone(), record);
-    }
-    let cookie = format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict");
+    let issued = match state.sessions.issue(record) {
+        Ok(issued) => issued,
+        Err(full) => return (StatusCode::SERVICE_UNAVAILABLE, full.to_string()).into_response(),
+    };
     let mut response = (
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
         INDEX_HTML,
     )
         .into_response();
-    if let Ok(value) = HeaderValue::from_str(&cookie) {
-        response.headers_mut().insert(header::SET_COOKIE, value);
-    }
+    response
+        .headers_mut()
+        .insert(header::SET_COOKIE, issued.set_cookie);
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -308,13 +294,20 @@ async fn session_info(State(state): State<Arc<AppState>>, headers: HeaderMap) ->
 async fn turn(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    request: Request,
 ) -> Response {
     let Some((token, _)) = session_of(&state, &headers) else {
         return orpc_error(
             StatusCode::UNAUTHORIZED,
             "UNAUTHORIZED",
             "No session: reload the page.",
+        );
+    };
+    let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_TURN_REQUEST).await else {
+        return orpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "PAYLOAD_TOO_LARGE",
+            "the turn request is too large",
         );
     };
     let script = serde_json::from_slice::<Value>(&body)
@@ -354,7 +347,7 @@ async fn turn(
 
 /// The scripted agent turn: discover → call `path` with no ids → wait
 /// while the user decides in the page → report.
-async fn run_turn(state: &Arc<AppState>, token: &str, path: &str) -> TurnReport {
+async fn run_turn(state: &Arc<AppState>, token: &SessionToken, path: &str) -> TurnReport {
     let n = state.counter.fetch_add(1, Ordering::SeqCst);
     let run_id = format!("run-{n}");
     let mut steps = Vec::new();
@@ -363,7 +356,7 @@ async fn run_turn(state: &Arc<AppState>, token: &str, path: &str) -> TurnReport 
         steps,
         summary,
     };
-    let Some(record) = lock(&state.sessions).get(token).cloned() else {
+    let Some(record) = state.sessions.get(token) else {
         return report(steps, "Not run: the session is gone.".into());
     };
     let Some(tab_id) = record
@@ -523,8 +516,6 @@ fn summarize(path: &str, outcome: &BrowserSurfaceOutcome) -> String {
 
 async fn proxy(
     State(state): State<Arc<AppState>>,
-    Path(path): Path<String>,
-    method: Method,
     headers: HeaderMap,
     request: Request,
 ) -> Response {
@@ -535,69 +526,13 @@ async fn proxy(
             "No session: reload the page.",
         );
     }
-    let query = request
+    let raw = request
         .uri()
-        .query()
-        .map(|q| format!("?{q}"))
-        .unwrap_or_default();
-    let body = match axum::body::to_bytes(request.into_body(), MAX_PROXY_REQUEST).await {
-        Ok(body) => body,
-        Err(_) => {
-            return orpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "PAYLOAD_TOO_LARGE",
-                "request too large",
-            )
-        }
-    };
-    let url = format!(
-        "{}/{path}{query}",
-        state.config.backend_rpc.trim_end_matches('/')
-    );
-    let mut upstream = state
-        .http
-        .request(method, url)
-        .header(header::AUTHORIZATION, &state.config.backend_authorization)
-        .body(body);
-    for name in [
-        header::CONTENT_TYPE.as_str(),
-        agent_surface::bridge::INVOCATION_ID_HEADER,
-    ] {
-        if let Some(value) = headers.get(name) {
-            upstream = upstream.header(name, value);
-        }
-    }
-    let mut answer = match upstream.send().await {
-        Ok(answer) => answer,
-        Err(e) => {
-            eprintln!("devices-host: backend unreachable: {e}");
-            return (StatusCode::BAD_GATEWAY, "the backend is unreachable").into_response();
-        }
-    };
-    let status = answer.status();
-    let content_type = answer.headers().get(header::CONTENT_TYPE).cloned();
-    let mut bytes = Vec::new();
-    loop {
-        match answer.chunk().await {
-            Ok(Some(chunk)) => {
-                if bytes.len() + chunk.len() > MAX_PROXY_RESPONSE {
-                    return (StatusCode::BAD_GATEWAY, "the backend's answer is too large")
-                        .into_response();
-                }
-                bytes.extend_from_slice(&chunk);
-            }
-            Ok(None) => break,
-            Err(_) => {
-                return (StatusCode::BAD_GATEWAY, "the backend's answer was cut").into_response()
-            }
-        }
-    }
-    let mut response = Response::new(Body::from(bytes));
-    *response.status_mut() = status;
-    if let Some(ct) = content_type {
-        response.headers_mut().insert(header::CONTENT_TYPE, ct);
-    }
-    response
+        .path()
+        .strip_prefix("/rpc/")
+        .unwrap_or("")
+        .to_string();
+    state.proxy.forward(&raw, request).await
 }
 
 async fn socket(
@@ -612,18 +547,7 @@ async fn socket(
         )
             .into_response();
     };
-    // Same origin only: another site's page cannot ride the cookie.
-    let host = headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let origin = headers
-        .get(header::ORIGIN)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    if origin != format!("http://{host}") {
-        return (StatusCode::FORBIDDEN, "cross-origin session socket refused").into_response();
-    }
+    // The page guard already refused a foreign Host or Origin.
     upgrade
         .max_message_size(MAX_SOCKET_MESSAGE)
         .max_frame_size(MAX_SOCKET_MESSAGE)
@@ -636,7 +560,12 @@ fn end_call(state: &AppState, invocation_id: &str, end: CallEnd) {
     }
 }
 
-async fn run_socket(state: Arc<AppState>, token: String, record: SessionRecord, ws: WebSocket) {
+async fn run_socket(
+    state: Arc<AppState>,
+    token: SessionToken,
+    record: SessionRecord,
+    ws: WebSocket,
+) {
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     let (mut sink, mut stream) = ws.split();
     let mut connection: Option<String> = None;
@@ -675,11 +604,11 @@ async fn run_socket(state: Arc<AppState>, token: String, record: SessionRecord, 
     }
     if let Some(connection_id) = connection {
         lock(&state.sockets).remove(&connection_id);
-        if let Some(s) = lock(&state.sessions).get_mut(&token) {
+        state.sessions.update(&token, |s| {
             if s.connection_id.as_deref() == Some(connection_id.as_str()) {
                 s.connection_id = None;
             }
-        }
+        });
         for interrupted in state.host.connection_closed(&connection_id) {
             end_call(
                 &state,
@@ -693,7 +622,7 @@ async fn run_socket(state: Arc<AppState>, token: String, record: SessionRecord, 
 /// Handles one frame; `Err` closes the socket with that reason.
 fn on_message(
     state: &AppState,
-    token: &str,
+    token: &SessionToken,
     record: &SessionRecord,
     connection: &mut Option<String>,
     tx: &mpsc::UnboundedSender<String>,
@@ -720,10 +649,10 @@ fn on_message(
                 *connection = Some(announcement.connection_id.clone());
                 lock(&state.sockets).insert(announcement.connection_id.clone(), tx.clone());
             }
-            if let Some(s) = lock(&state.sessions).get_mut(token) {
+            state.sessions.update(token, |s| {
                 s.tab_id = Some(announcement.identity.tab_id.clone());
                 s.connection_id = Some(announcement.connection_id.clone());
-            }
+            });
             for interrupted in accepted.interrupted {
                 end_call(
                     state,
