@@ -95,7 +95,7 @@ impl PageOrigin {
             .and_then(|v| v.to_str().ok())
             .ok_or(GuardError::MissingHost)?
             .to_ascii_lowercase();
-        if !self.hosts.iter().any(|h| *h == host) {
+        if !self.hosts.contains(&host) {
             return Err(GuardError::HostNotAllowed(clip(&host)));
         }
         let safe = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);

@@ -107,9 +107,10 @@ impl RpcProxy {
     }
 
     /// The known procedure path `raw` decodes to (`raw` is the request
-    /// path after the proxy's prefix, still percent-encoded).
-    fn known_path(&self, raw: &str) -> Result<&str, Response> {
-        let bad = |why: &str| orpc_error(StatusCode::BAD_REQUEST, "BAD_REQUEST", why);
+    /// path after the proxy's prefix, still percent-encoded); else the
+    /// status, oRPC code and message of the refusal.
+    fn known_path(&self, raw: &str) -> Result<&str, (StatusCode, &'static str, &'static str)> {
+        let bad = |why| (StatusCode::BAD_REQUEST, "BAD_REQUEST", why);
         let decoded = percent_decode_str(raw)
             .decode_utf8()
             .map_err(|_| bad("the procedure path is not UTF-8"))?;
@@ -120,10 +121,11 @@ impl RpcProxy {
         {
             return Err(bad("the procedure path has an empty, `.` or `..` segment"));
         }
-        self.paths
-            .get(decoded.as_ref())
-            .map(String::as_str)
-            .ok_or_else(|| orpc_error(StatusCode::NOT_FOUND, "NOT_FOUND", "no such procedure"))
+        self.paths.get(decoded.as_ref()).map(String::as_str).ok_or((
+            StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+            "no such procedure",
+        ))
     }
 
     /// Forwards one request whose path after the proxy's prefix is `raw`
@@ -156,7 +158,7 @@ impl RpcProxy {
         }
         let path = match self.known_path(raw) {
             Ok(path) => path.to_string(),
-            Err(response) => return response,
+            Err((status, code, why)) => return orpc_error(status, code, why),
         };
         let invocation_id = request.headers().get(INVOCATION_ID_HEADER).cloned();
         if let Some(id) = &invocation_id {
