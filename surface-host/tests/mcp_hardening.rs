@@ -123,6 +123,13 @@ async fn a_present_origin_must_be_allowed() {
     )
     .await;
     assert_eq!(status, 403, "another port is another origin");
+
+    // Checked before the session bound: a foreign page gets 403, not 503.
+    let full = crate::endpoint(McpServerOptions::default().max_sessions(0)).await;
+    let (status, _) =
+        answer(post(&full, initialize_body("2025-06-18")).header("origin", "http://evil.example"))
+            .await;
+    assert_eq!(status, 403);
 }
 
 async fn endpoint_allowing(origin: &str) -> Endpoint {

@@ -231,6 +231,22 @@ fn unauthorized() -> HttpResponse {
     response
 }
 
+/// Whether a request's `Origin` can pass, checked before its body is read
+/// or a session slot counted: absent, or equal (case-insensitively) to an
+/// allowed entry; entries with a `:*` port are left to rmcp's own check,
+/// which runs on every request after this one.
+fn origin_may_pass(headers: &http::HeaderMap, allowed: &[String]) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    allowed
+        .iter()
+        .any(|a| a.ends_with(":*") || a.eq_ignore_ascii_case(origin))
+}
+
 /// The token of `Authorization: Bearer <token>`.
 fn bearer(headers: &http::HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
@@ -300,6 +316,12 @@ where
             return Box::pin(std::future::ready(Ok(unauthorized())));
         };
         request.extensions_mut().insert(AuthenticatedRun(run));
+        if !origin_may_pass(request.headers(), &self.shared.options.allowed_origins) {
+            return Box::pin(std::future::ready(Ok(plain(
+                StatusCode::FORBIDDEN,
+                "Forbidden: Origin header is not allowed",
+            ))));
+        }
         let this = self.clone();
         Box::pin(async move {
             if request.method() != http::Method::POST {
