@@ -11,7 +11,8 @@
 //! | facts | [`crate::facts`] | what the manifest says, forwarded by the lookup macro `manifest!` emitted |
 //! | serde | [`serde_attrs`] | the serde names of a full-input struct's fields |
 //! | checks | [`valid`] | field ↔ property matching, required properties, `overridable`, `null` handling; every error collected and spanned |
-//! | expansion | [`expand`] | rustc's own type checks on the user's tokens, and the impl |
+//! | type checks | [`type_check`] | rustc's check of each field's type on the user's tokens, with a message naming procedure, property and the manifest's type |
+//! | expansion | [`expand`] | the type checks and the impl |
 //! | fallback | [`fallback`] | what is emitted when the checks fail, so one mistake gives one error |
 //!
 //! The attribute ([`expand_attribute`]) always re-emits the user's struct
@@ -23,6 +24,7 @@ pub mod args;
 mod expand;
 mod fallback;
 pub mod serde_attrs;
+mod type_check;
 pub mod valid;
 
 use proc_macro2::{Span, TokenStream};
