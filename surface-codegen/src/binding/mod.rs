@@ -51,10 +51,11 @@ pub fn expand_attribute(attr: TokenStream, item: TokenStream) -> TokenStream {
         );
         return fallback::attribute(&item, &errors);
     };
-    let stripped = args::strip_own_attrs(&parsed);
+    let mut stripped = args::strip_own_attrs(&parsed);
     let Some(args) = args else {
         return fallback::attribute(&stripped, &errors);
     };
+    serde_attrs::name_facade_serde(&mut stripped, &args.api);
     let request = BindingRequest {
         user_path: args.path,
         role: args.role,
