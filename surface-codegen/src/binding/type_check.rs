@@ -114,7 +114,7 @@ fn field_check(input: &ImplInput, module: &TokenStream, i: usize, m: &Matched<'_
 }
 
 /// The three texts of one field's diagnostic, with `{`/`}` escaped for
-/// `on_unimplemented`'s format strings (`{Self}` is the user's type).
+/// `on_unimplemented`'s format strings.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Messages {
     pub(crate) message: String,
@@ -127,21 +127,32 @@ impl Messages {
     pub(crate) fn new(input: &ImplInput, m: &Matched<'_>) -> Self {
         let field = m.ident.unraw().to_string();
         let module = module_text(input);
-        Self::for_field(&field, m.prop, &input.facts.path, &module)
+        let ty = &m.field.ty;
+        let written = crate::tokens::type_text(&quote!(#ty));
+        Self::for_field(&field, &written, m.prop, &input.facts.path, &module)
     }
 
-    /// The texts for a field named `field` bound to `prop` of the
-    /// procedure at `path`, whose generated module the user names `module`
-    /// (`api::devices::disable`).
-    pub(crate) fn for_field(field: &str, prop: &FactField, path: &str, module: &str) -> Self {
+    /// The texts for a field named `field`, of the type the user wrote as
+    /// `written`, bound to `prop` of the procedure at `path`, whose
+    /// generated module the user names `module` (`api::devices::disable`).
+    /// The user's type is quoted as written, not as rustc's `{Self}`, whose
+    /// path trimming varies with the crates in the build.
+    pub(crate) fn for_field(
+        field: &str,
+        written: &str,
+        prop: &FactField,
+        path: &str,
+        module: &str,
+    ) -> Self {
         let ty = &prop.ty_text;
         let json = &prop.json;
         let message = format!(
-            "field `{}` binds property `{}` of `{}`, which the agent manifest types `{}`; the field is `{{Self}}`",
+            "field `{}` binds property `{}` of `{}`, which the agent manifest types `{}`; the field is `{}`",
             esc(field),
             esc(json),
             esc(path),
-            esc(ty)
+            esc(ty),
+            esc(written)
         );
         let (label, fix) = if prop.required {
             (
@@ -242,6 +253,7 @@ mod tests {
     fn a_required_property_names_procedure_property_type_and_fix() {
         let m = Messages::for_field(
             "device_ids",
+            "Vec<u32>",
             &prop("deviceIds", "device_ids", true, "Vec<String>"),
             "devices.disable",
             "api::devices::disable",
@@ -249,7 +261,7 @@ mod tests {
         assert_eq!(
             m,
             Messages {
-                message: "field `device_ids` binds property `deviceIds` of `devices.disable`, which the agent manifest types `Vec<String>`; the field is `{Self}`".into(),
+                message: "field `device_ids` binds property `deviceIds` of `devices.disable`, which the agent manifest types `Vec<String>`; the field is `Vec<u32>`".into(),
                 label: "expected `Vec<String>`".into(),
                 note: "write the field as `device_ids: Vec<String>`".into(),
             }
@@ -260,6 +272,7 @@ mod tests {
     fn an_optional_property_offers_both_forms_and_generated_types_say_where_they_are() {
         let m = Messages::for_field(
             "filter",
+            "MyFilter",
             &prop("filter", "filter", false, "Vec<InputFilter>"),
             "devices.tag",
             "api::devices::tag",
