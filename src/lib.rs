@@ -1,5 +1,7 @@
 #![forbid(unsafe_code)]
-#![doc = include_str!("../README.md")]
+// The README's examples run as doctests of `tests/docs`, a crate that
+// depends on this one alone; here it is only the rendered documentation.
+#![cfg_attr(not(doctest), doc = include_str!("../README.md"))]
 
 /// The macros: `manifest!` turns the agent manifest into typed
 /// references, `#[agent_procedure]` binds the app's own types to
@@ -121,6 +123,17 @@ pub use chrono;
 #[cfg(feature = "typed-url")]
 pub use url;
 
+/// serde, as the generated types use it: derive
+/// `agent_surface::serde::{Serialize, Deserialize}` on your own types
+/// without a serde dependency of your own (`#[agent_procedure]` points the
+/// derive at this crate; elsewhere add `#[serde(crate =
+/// "agent_surface::serde")]`). README, "Install and features".
+pub use serde;
+
+/// serde_json, as the generated types and the runtime use it (`Value`,
+/// `json!`, `Map`).
+pub use serde_json;
+
 /// Items the generated code names. Not public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
@@ -143,9 +156,3 @@ pub mod __private {
     pub use surface_macros::__agent_procedure_impl as agent_procedure_impl;
     pub use surface_macros::__agent_procedure_unknown as agent_procedure_unknown;
 }
-
-/// The code-generation guide, compiled as doctests so its example stays
-/// true.
-#[doc = include_str!("../docs/codegen.md")]
-#[cfg(doctest)]
-pub struct CodegenGuideDoctests;

@@ -69,6 +69,13 @@ fn example_binary() -> PathBuf {
 }
 
 fn run_example(args: &[&str]) -> Output {
+    let mut args = args.to_vec();
+    // The JSON assertions need the full output; `short_mode_*` runs without.
+    if args.first() != Some(&"--short") {
+        args.push("--verbose");
+    } else {
+        args.remove(0);
+    }
     Command::new(example_binary())
         .args(args)
         .output()
@@ -160,9 +167,47 @@ fn example_devices_against_the_real_orpc_peer_exits_0() {
     assert_eq!(again.status.code(), Some(1), "stderr: {stderr}");
     assert!(
         stderr.contains(
-            "FAILED at step 1 (discovery): devices.list should return the four seed devices"
+            "FAILED at step 1 (discovery): devices.list should return the four seed devices with their seed statuses: \
+             expected dev-1 active, dev-2 active, dev-3 disabled, dev-locked active; \
+             got dev-1 disabled, dev-2 disabled, dev-3 disabled, dev-locked active"
         ) && stderr.contains("start a fresh one for every run"),
         "stderr: {stderr}"
+    );
+}
+
+#[test]
+fn example_devices_short_mode_prints_the_steps_and_one_line_per_call() {
+    let output = run_example(&["--short"]);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    let mut from = 0;
+    for line in STEP_LINES {
+        let at = stdout[from..]
+            .find(line)
+            .unwrap_or_else(|| panic!("missing (or out of order) `{line}`:\n{stdout}"));
+        from += at + line.len();
+    }
+    for line in [
+        "manifest: tests/fixtures/devices.manifest.json (6 procedures, digest ",
+        "this console registers 3 of them (devices.list, devices.disable, devices.purge); the agent sees only registered procedures, so agent.echoInvocation, devices.rename, devices.stats stay out of its catalog",
+        "dev-locked is a device the backend refuses to disable or purge (FORBIDDEN)",
+        "[agent] sees 3 procedures and 2 view capabilities (--verbose prints the catalog's JSON)",
+        "-> agent calls domain:devices.disable with {\"deviceIds\":[\"dev-locked\"],\"reason\":\"cleanup\"}",
+        "<- INVALID_INPUT (retry with-changes) {\"lockedFields\":[\"deviceIds\"]}",
+        "[agent] takes a snapshot: surfaceVersion 7 (was 6 at its last snapshot; the registry bumps it on every registration, every change the app reports and every availability change a snapshot observes)",
+        "<- CONFIRMATION_REQUIRED (retry after-confirmation) {\"confirmationId\":\"conf_",
+        "\"summary.input\":{\"deviceIds\":[\"dev-1\",\"dev-2\"],\"reason\":\"maintenance\"}}",
+    ] {
+        assert!(stdout.contains(line), "missing `{line}` in:\n{stdout}");
+    }
+    assert!(
+        !stdout.contains("\"procedureId\""),
+        "the short mode printed the catalog's JSON:\n{stdout}"
+    );
+    assert!(
+        stdout.lines().count() < 120,
+        "the short mode printed {} lines",
+        stdout.lines().count()
     );
 }
 

@@ -675,3 +675,88 @@ async fn s8_ordinary_other_errors_are_sanitized_execution_failed() {
     );
     assert_eq!(err.internal.unwrap()["kind"], "connect");
 }
+
+/// Starts `node server.mjs --port 0 <extra>` with stdin at EOF (as `cmd &`
+/// from a shell, or `</dev/null`) and returns the child and its port.
+fn spawn_peer_with_stdin_at_eof(extra: &[&str]) -> (std::process::Child, u16) {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    support::peer::ensure_node_modules();
+    let mut child = Command::new("node")
+        .arg(peer_dir().join("server.mjs"))
+        .args(["--port", "0"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn `node tests/orpc-peer/server.mjs`");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("peer stdout"))
+        .read_line(&mut line)
+        .expect("read the peer's ready line");
+    let ready: Value = serde_json::from_str(line.trim())
+        .unwrap_or_else(|e| panic!("the peer's first line {line:?} is not its ready line: {e}"));
+    let port = ready["port"].as_u64().expect("`port` in the ready line") as u16;
+    (child, port)
+}
+
+/// Waits at most `secs` for `child` to exit.
+fn exit_within(mut child: std::process::Child, secs: u64) -> Option<std::process::ExitStatus> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(secs))
+        .ok()
+        .map(|r| r.expect("wait for the peer"))
+}
+
+#[test]
+fn the_peer_started_from_a_shell_stays_up_when_its_stdin_is_at_eof() {
+    use std::io::{Read, Write};
+    if !support::peer::node_available("the_peer_started_from_a_shell_stays_up") {
+        return;
+    }
+    let (mut child, port) = spawn_peer_with_stdin_at_eof(&[]);
+    // A request after stdin reached EOF: answered, and the peer still runs.
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))
+        .expect("the peer accepts a connection after its stdin reached EOF");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let body = r#"{"json":{}}"#;
+    write!(
+        stream,
+        "POST /rpc/devices/list HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        support::peer::USER_TOKEN,
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .expect("the peer answered within 10 s");
+    assert!(
+        response.starts_with("HTTP/1.1 200"),
+        "devices.list answered {response:?}"
+    );
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the peer exited although it was started without --exit-on-stdin-close"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn the_peer_with_exit_on_stdin_close_exits_at_stdin_eof() {
+    if !support::peer::node_available("the_peer_with_exit_on_stdin_close_exits_at_stdin_eof") {
+        return;
+    }
+    let (child, _) = spawn_peer_with_stdin_at_eof(&["--exit-on-stdin-close"]);
+    let status = exit_within(child, 10).expect(
+        "the peer started with --exit-on-stdin-close did not exit within 10 s of stdin EOF",
+    );
+    assert!(status.success(), "the peer exited with {status}");
+}

@@ -203,6 +203,9 @@ pub fn consumer() -> AgentConsumer {
     AgentConsumer::embedded("devices-console-agent")
 }
 
+/// The manifest procedures [`register`] registers, in catalog order.
+pub const REGISTERED: [&str; 3] = ["devices.list", "devices.disable", "devices.purge"];
+
 /// Registers the devices table (with its view capabilities) and the three
 /// procedure bindings: `devices.list` unbound, `devices.disable` and
 /// `devices.purge` bound to the selection.

@@ -5,9 +5,10 @@
 //! cargo run --example devices -- --orpc-url http://127.0.0.1:PORT/rpc   # a real oRPC server
 //! ```
 //!
-//! It prints the agent-facing catalog and runs a scripted agent turn by
-//! turn, printing every call and result, and checks each outcome: it exits
-//! 1 with a message naming the step when anything deviates. See
+//! It runs a scripted agent turn by turn and checks each outcome: it
+//! exits 1 with a message naming the step when anything deviates. By
+//! default each call and result is one line; `--verbose` prints the
+//! agent-facing catalog and every call, result and evidence as JSON. See
 //! `docs/example.md`.
 
 /// `println!` that stops quietly, with the shell's SIGPIPE status 141,
@@ -52,15 +53,53 @@ use serde_json::{json, Value};
 use app::{api, Device, DevicesView};
 use embedded::EmbeddedDevices;
 
-const USAGE: &str = "usage: devices [--orpc-url URL]
+const USAGE: &str = "usage: devices [--orpc-url URL] [--verbose]
 
 Runs the scripted devices-console agent and checks every step.
 
-  (no flags)        use the embedded in-process devices backend
+  (no flags)        use the embedded in-process devices backend; one line
+                    per call and result
+  --verbose         also print the agent-facing catalog and every call,
+                    result and evidence as JSON
   --orpc-url URL    call a real oRPC server instead, e.g.
                     http://127.0.0.1:PORT/rpc (the peer in tests/orpc-peer:
                     `node tests/orpc-peer/server.mjs --port 0`), with
                     `authorization: Bearer user-token`";
+
+/// `--verbose`: print the JSON of the catalog, calls, results, evidence.
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn verbose() -> bool {
+    VERBOSE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// One line for a result: `success` or `CODE (retry …)`.
+fn outcome_line(result: &AgentInvocationResult) -> String {
+    match result {
+        AgentInvocationResult::Success { output, .. } => format!("success {output}"),
+        AgentInvocationResult::Error { error, .. } => {
+            // The confirmation summary in short: what the server would receive.
+            let mut details = error.details.clone();
+            details.remove("expiresAtMs");
+            if let Some(summary) = details.remove("summary") {
+                details.insert("summary.input".into(), summary["input"].clone());
+            }
+            let details = if details.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", serde_json::to_string(&details).unwrap_or_default())
+            };
+            format!(
+                "{} (retry {}){details}",
+                error.code,
+                serde_json::to_value(error.retry)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            )
+        }
+    }
+}
 
 /// The requester's credential the real peer accepts.
 const USER_TOKEN: &str = "Bearer user-token";
@@ -85,7 +124,7 @@ fn expect_error(result: &AgentInvocationResult, code: ErrorCode) -> StepResult<A
     match result {
         AgentInvocationResult::Error { error, .. } if error.code == code => Ok(error.clone()),
         other => Err(format!(
-            "expected {code}, got {}",
+            "expected {code}; got {}",
             serde_json::to_string(other).unwrap_or_default()
         )),
     }
@@ -96,7 +135,7 @@ fn expect_success(result: &AgentInvocationResult) -> StepResult<Value> {
     match result {
         AgentInvocationResult::Success { output, .. } => Ok(output.clone()),
         other => Err(format!(
-            "expected success, got {}",
+            "expected success; got {}",
             serde_json::to_string(other).unwrap_or_default()
         )),
     }
@@ -217,10 +256,14 @@ impl App {
             .registry
             .confirm(confirmation_id)
             .map_err(|e| format!("confirm failed: {e}"))?;
-        say!(
-            "[app] hands the evidence to the agent:\n{}",
-            pretty(&evidence)
-        );
+        if verbose() {
+            say!(
+                "[app] hands the evidence to the agent:\n{}",
+                pretty(&evidence)
+            );
+        } else {
+            say!("[app] hands the signed evidence to the agent (single use, bound to this input)");
+        }
         Ok(evidence)
     }
 }
@@ -248,11 +291,18 @@ impl Agent {
 
     /// Takes a fresh snapshot (the agent's tool list).
     fn discover(&mut self) -> &SurfaceSnapshot {
+        let before = self.snapshot.surface_version;
         self.snapshot = self.registry.snapshot(&self.consumer);
-        say!(
-            "[agent] takes a snapshot: surfaceVersion {}",
-            self.snapshot.surface_version
-        );
+        let now = self.snapshot.surface_version;
+        if now == before {
+            say!("[agent] takes a snapshot: surfaceVersion {now} (unchanged)");
+        } else {
+            say!(
+                "[agent] takes a snapshot: surfaceVersion {now} (was {before} at its last \
+                 snapshot; the registry bumps it on every registration, every change the app \
+                 reports and every availability change a snapshot observes)"
+            );
+        }
         &self.snapshot
     }
 
@@ -287,9 +337,26 @@ impl Agent {
     }
 
     async fn call(&self, invocation: AgentInvocation) -> AgentInvocationResult {
-        say!("-> agent call:\n{}", pretty(&invocation));
+        if verbose() {
+            say!("-> agent call:\n{}", pretty(&invocation));
+        } else {
+            say!(
+                "-> agent calls {} with {}{}",
+                invocation.capability_id,
+                invocation.input,
+                if invocation.confirmation.is_some() {
+                    " + the evidence"
+                } else {
+                    ""
+                }
+            );
+        }
         let result = self.registry.invoke(invocation, &self.consumer).await;
-        say!("<- result:\n{}", pretty(&result));
+        if verbose() {
+            say!("<- result:\n{}", pretty(&result));
+        } else {
+            say!("<- {}", outcome_line(&result));
+        }
         result
     }
 }
@@ -325,6 +392,23 @@ async fn run(backend: Backend) -> StepResult {
         manifest.tools.len(),
         &api::MANIFEST_DIGEST[..16]
     );
+    let unregistered: Vec<&str> = manifest
+        .tools
+        .keys()
+        .map(String::as_str)
+        .filter(|p| !app::REGISTERED.contains(p))
+        .collect();
+    say!(
+        "          this console registers {} of them ({}); the agent sees only registered \
+         procedures, so {} stay out of its catalog",
+        app::REGISTERED.len(),
+        app::REGISTERED.join(", "),
+        unregistered.join(", ")
+    );
+    say!(
+        "          dev-locked is a device the backend refuses to disable or purge \
+         (FORBIDDEN); the script uses it where a call must not go through"
+    );
 
     let registry = SurfaceRegistry::new(api::authority());
     registry.set_procedure_executor(backend.executor(manifest));
@@ -355,7 +439,15 @@ async fn run(backend: Backend) -> StepResult {
     app.user_selects(&["dev-1", "dev-2"])?;
     let snapshot = agent.discover().clone();
     let catalog = serde_json::to_value(&snapshot).map_err(|e| e.to_string())?;
-    say!("agent-facing catalog:\n{}", pretty(&catalog));
+    if verbose() {
+        say!("agent-facing catalog:\n{}", pretty(&catalog));
+    } else {
+        say!(
+            "[agent] sees {} procedures and {} view capabilities (--verbose prints the catalog's JSON)",
+            snapshot.procedures.len(),
+            snapshot.components.iter().map(|c| c.capabilities.len()).sum::<usize>()
+        );
+    }
     let procedure_ids: Vec<&str> = snapshot
         .procedures
         .iter()
@@ -427,9 +519,15 @@ async fn run(backend: Backend) -> StepResult {
             ]),
         || {
             format!(
-            "devices.list should return the four seed devices with their seed statuses: {listed:?} \
-             (the peer keeps its state in memory: start a fresh one for every run)"
-        )
+                "devices.list should return the four seed devices with their seed statuses: \
+             expected dev-1 active, dev-2 active, dev-3 disabled, dev-locked active; got {} \
+             (the peer keeps its state in memory: start a fresh one for every run)",
+                listed
+                    .iter()
+                    .map(|d| format!("{} {}", d.id, d.status))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         },
     )?;
     passed(1, "catalog lists 3 procedures + 2 view capabilities; disable's schema hides the bound deviceIds; devices.list returned the 4 seed devices");
@@ -628,6 +726,7 @@ fn parse_args() -> Result<Option<String>, String> {
     let mut url = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            "--verbose" | "-v" => VERBOSE.store(true, std::sync::atomic::Ordering::Relaxed),
             "--orpc-url" => {
                 url = Some(args.next().ok_or("--orpc-url needs a URL")?);
             }

@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 // The oRPC test peer (README.md).
 //
-//   node tests/orpc-peer/server.mjs --port 0
+//   node tests/orpc-peer/server.mjs --port 0 [--exit-on-stdin-close]
 //
 // Listens on 127.0.0.1 (port 0 = ephemeral) and prints exactly one line to
-// stdout when ready: {"port":<n>}. Exits when stdin closes or on SIGTERM /
-// SIGINT. State is in memory, fresh per process.
+// stdout when ready: {"port":<n>}. Runs until SIGTERM / SIGINT, so it can be
+// started in the background from a shell (`node server.mjs --port 4000 &`).
+// With --exit-on-stdin-close it also exits when its stdin closes: the test
+// harnesses pass it and keep a pipe open, so the peer ends with its parent
+// even when the parent dies without a signal. State is in memory, fresh per
+// process.
 //
 // /rpc/...      domain router (+ the constructs echo procedures), RPCHandler
 // /gateway/...  governed gateway, a second RPCHandler
@@ -77,7 +81,11 @@ export async function startPeer({ port = 0, host = '127.0.0.1' } = {}) {
 
 async function main() {
   const { values } = parseArgs({
-    options: { port: { type: 'string', default: '0' }, host: { type: 'string', default: '127.0.0.1' } },
+    options: {
+      port: { type: 'string', default: '0' },
+      host: { type: 'string', default: '127.0.0.1' },
+      'exit-on-stdin-close': { type: 'boolean', default: false },
+    },
   });
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -91,10 +99,12 @@ async function main() {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  process.stdin.on('end', stop);
-  process.stdin.on('close', stop);
-  process.stdin.on('error', stop);
-  process.stdin.resume();
+  if (values['exit-on-stdin-close']) {
+    process.stdin.on('end', stop);
+    process.stdin.on('close', stop);
+    process.stdin.on('error', stop);
+    process.stdin.resume();
+  }
   process.stdout.write(`${JSON.stringify({ port: peer.port })}\n`);
 }
 

@@ -1,6 +1,7 @@
 //! Starts the real oRPC test peer (`tests/orpc-peer`, PEER-CONTRACT.md) for
-//! interop tests: `node tests/orpc-peer/server.mjs --port 0`, reads its
-//! `{"port":N}` line, and kills it on drop.
+//! interop tests: `node tests/orpc-peer/server.mjs --port 0
+//! --exit-on-stdin-close` with a piped stdin, reads its `{"port":N}` line,
+//! and kills it on drop (the closed pipe stops it if this process dies).
 //!
 //! `npm ci` runs once per test process when `node_modules` is absent. When
 //! Node.js is missing, [`Peer::start`] panics if `CI=true` and otherwise
@@ -17,7 +18,8 @@ use surface_runtime::bridge::HttpOrpcClient;
 /// A running peer; killed when dropped.
 pub struct Peer {
     child: Child,
-    // Kept open: the peer exits when its stdin closes.
+    // Kept open: started with `--exit-on-stdin-close`, the peer exits when
+    // this pipe closes (also when the test process dies without a signal).
     _stdin: Option<ChildStdin>,
     /// Its loopback port.
     pub port: u16,
@@ -123,7 +125,7 @@ impl Peer {
     fn spawn(dir: &Path) -> Peer {
         let mut child = Command::new("node")
             .arg(dir.join("server.mjs"))
-            .args(["--port", "0"])
+            .args(["--port", "0", "--exit-on-stdin-close"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

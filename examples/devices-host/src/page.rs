@@ -34,9 +34,9 @@ pub fn pkg_dir() -> PathBuf {
 /// The two files the page needs, in [`pkg_dir`].
 pub const PAGE_FILES: [&str; 2] = ["devices_web.js", "devices_web_bg.wasm"];
 
-/// The WebAssembly features `wasm-opt` may keep, named explicitly: the
-/// page is stripped (no `target_features` section to detect them from), and
-/// `--all-features` lets older binaryen releases (Debian's 108) emit typed
+/// The WebAssembly features `wasm-opt` may keep, named explicitly:
+/// wasm-bindgen drops the `target_features` section wasm-opt would detect
+/// them from, and `--all-features` lets older binaryen releases (Debian's 108) emit typed
 /// function references, which Chromium refuses to compile. These are the
 /// ones rustc's `wasm32-unknown-unknown` output uses, plus SIMD (the
 /// dependency tree has `simd128` code paths).
@@ -128,6 +128,11 @@ pub fn build() -> Result<Built, String> {
                 "wasm32-unknown-unknown",
                 "--profile",
                 "web",
+                // Keep the `target_features` section wasm-bindgen reads (the
+                // profile's `strip = true` removes it and wasm-bindgen warns);
+                // wasm-bindgen drops the names below instead.
+                "--config",
+                "profile.web.strip=\"debuginfo\"",
             ])
             .env_remove("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER"),
         "cargo build of the page",
@@ -153,7 +158,7 @@ pub fn build() -> Result<Built, String> {
     if !fresh {
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         if !tool_available("wasm-bindgen", "--version") {
-            return Err("wasm-bindgen is not installed: cargo install wasm-bindgen-cli --version <the wasm-bindgen version in Cargo.lock> --locked (scripts/test does it)".into());
+            return Err("wasm-bindgen is not installed: cargo install wasm-bindgen-cli --version <the wasm-bindgen version in Cargo.lock> (scripts/test does it)".into());
         }
         run(
             Command::new("wasm-bindgen")
@@ -161,6 +166,8 @@ pub fn build() -> Result<Built, String> {
                     "--target",
                     "web",
                     "--no-typescript",
+                    "--remove-name-section",
+                    "--remove-producers-section",
                     "--out-name",
                     "devices_web",
                     "--out-dir",
@@ -183,10 +190,11 @@ pub fn build() -> Result<Built, String> {
             )?;
         } else {
             eprintln!(
-                "devices-host: {}; the page is not size-optimized",
+                "devices-host: tip: {} — the page works as it is; binaryen {MIN_WASM_OPT} or newer \
+                 (e.g. `npm install -g binaryen`) makes it smaller with `wasm-opt -Oz`",
                 match binaryen {
                     None => "wasm-opt (binaryen) is not installed".to_string(),
-                    Some(v) => format!("wasm-opt {v} is older than {MIN_WASM_OPT} (it breaks wasm-bindgen's externref table), skipped"),
+                    Some(v) => format!("wasm-opt {v} is too old to use (it breaks wasm-bindgen's externref table)"),
                 }
             );
         }

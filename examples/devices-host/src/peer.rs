@@ -1,7 +1,8 @@
 //! The real oRPC backend for the demo and the end-to-end test: `node
-//! tests/orpc-peer/server.mjs --port 0` (an unmodified `@orpc/server` with
-//! zod 4 contracts), `npm ci` first when `node_modules` is missing. The
-//! peer exits when its stdin closes; [`Peer`] kills it when dropped.
+//! tests/orpc-peer/server.mjs --port 0 --exit-on-stdin-close` (an unmodified
+//! `@orpc/server` with zod 4 contracts), `npm ci` first when `node_modules`
+//! is missing. The peer exits when its stdin pipe closes; [`Peer`] kills it
+//! when dropped.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -36,7 +37,7 @@ impl Peer {
             }
         }
         let mut child = Command::new("node")
-            .args(["server.mjs", "--port", "0"])
+            .args(["server.mjs", "--port", "0", "--exit-on-stdin-close"])
             .current_dir(&dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -2,25 +2,22 @@
 //! `BoundInput` or `ProcedureInput` impl, for the fields the checks
 //! accepted.
 //!
-//! Field types are checked by rustc itself: for each matched field the
-//! expansion holds `fn check(value: UserTy) -> api::…::__fields::prop {
-//! value }` inside a `const _: () = { … };`, with the user's type tokens
-//! and every token of the expected type spanned at the user's field, so a
-//! wrong type is reported at the field in rustc's own words.
+//! Field types are checked by rustc on the user's own tokens, with a
+//! message naming the procedure, the property and the manifest's type
+//! ([`super::type_check`]).
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{quote, quote_spanned};
 use syn::ext::IdentExt;
-use syn::spanned::Spanned;
 
+use super::type_check::type_checks;
 use super::valid::{Checked, Matched};
 use crate::facts::{ImplInput, Role};
-use crate::tokens::{ident_with_span, respan};
 
 /// The checks and the impl for `checked` (empty when nothing matched:
 /// the impl alone then keeps uses of the trait from failing too).
 pub(crate) fn expand(input: &ImplInput, checked: &Checked<'_>) -> TokenStream {
-    let checks = type_checks(input, &checked.matched);
+    let checks = type_checks(input, &module_path(input), &checked.matched);
     let imp = match input.request.role {
         Role::Bound => bound_impl(input, checked),
         Role::Input => input_impl(input),
@@ -38,35 +35,6 @@ fn module_path(input: &ImplInput) -> TokenStream {
     let api = &input.api;
     let module = &input.facts.module;
     quote!(#api::#(#module)::*)
-}
-
-fn type_checks(input: &ImplInput, matched: &[Matched<'_>]) -> TokenStream {
-    let module = module_path(input);
-    let checks = matched.iter().enumerate().map(|(i, m)| {
-        let ty = &m.field.ty;
-        let span = ty.span();
-        // Every token of the expected type carries the user's span, so rustc
-        // reports both "expected" and "found" at the user's field.
-        let alias = respan(quote!(#module::__fields::), span);
-        let prop = ident_with_span(&m.prop.ident, span);
-        let expected = if m.wraps_option {
-            quote_spanned!(span=> ::core::option::Option<#alias #prop>)
-        } else {
-            quote_spanned!(span=> #alias #prop)
-        };
-        let check = format_ident!("__agent_surface_check_{}", i);
-        quote_spanned! {span=>
-            #[allow(dead_code, non_snake_case)]
-            fn #check(value: #ty) -> #expected {
-                value
-            }
-        }
-    });
-    quote! {
-        const _: () = {
-            #(#checks)*
-        };
-    }
 }
 
 fn bound_impl(input: &ImplInput, checked: &Checked<'_>) -> TokenStream {

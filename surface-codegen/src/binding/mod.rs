@@ -11,7 +11,8 @@
 //! | facts | [`crate::facts`] | what the manifest says, forwarded by the lookup macro `manifest!` emitted |
 //! | serde | [`serde_attrs`] | the serde names of a full-input struct's fields |
 //! | checks | [`valid`] | field ↔ property matching, required properties, `overridable`, `null` handling; every error collected and spanned |
-//! | expansion | [`expand`] | rustc's own type checks on the user's tokens, and the impl |
+//! | type checks | [`type_check`] | rustc's check of each field's type on the user's tokens, with a message naming procedure, property and the manifest's type |
+//! | expansion | [`expand`] | the type checks and the impl |
 //! | fallback | [`fallback`] | what is emitted when the checks fail, so one mistake gives one error |
 //!
 //! The attribute ([`expand_attribute`]) always re-emits the user's struct
@@ -23,6 +24,7 @@ pub mod args;
 mod expand;
 mod fallback;
 pub mod serde_attrs;
+mod type_check;
 pub mod valid;
 
 use proc_macro2::{Span, TokenStream};
@@ -49,10 +51,11 @@ pub fn expand_attribute(attr: TokenStream, item: TokenStream) -> TokenStream {
         );
         return fallback::attribute(&item, &errors);
     };
-    let stripped = args::strip_own_attrs(&parsed);
+    let mut stripped = args::strip_own_attrs(&parsed);
     let Some(args) = args else {
         return fallback::attribute(&stripped, &errors);
     };
+    serde_attrs::name_facade_serde(&mut stripped, &args.api);
     let request = BindingRequest {
         user_path: args.path,
         role: args.role,

@@ -2,6 +2,12 @@
 //! on them: `#[serde(rename = "…")]`, `skip`/`skip_serializing`, `flatten`
 //! and `skip_serializing_if` on fields, `rename_all` on the struct. Every
 //! other serde option is skipped over; a malformed one is reported.
+//!
+//! One serde attribute is also written: when the struct derives serde's
+//! `Serialize` or `Deserialize` and names no `crate`, the re-emitted struct
+//! gets `#[serde(crate = "api::__agent_surface_private::serde")]`
+//! ([`name_facade_serde`]), so the derive works in a crate whose only
+//! dependency is `agent-surface` (README, "Install and features").
 
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
@@ -98,6 +104,52 @@ pub(crate) fn serde_rename_all(item: &DeriveInput, errors: &mut Errors) -> Optio
     out
 }
 
+/// Adds `#[serde(crate = "<api>::__agent_surface_private::serde")]` after
+/// the last `#[derive(…)]` that names `Serialize` or `Deserialize`, unless
+/// a `#[serde(crate = …)]` is already there; `api` is the path the user
+/// wrote as the attribute's first argument. Derives of other traits are
+/// left alone.
+pub(crate) fn name_facade_serde(item: &mut DeriveInput, api: &syn::Path) {
+    let Some(last) = item.attrs.iter().rposition(derives_serde) else {
+        return;
+    };
+    if item.attrs.iter().any(names_serde_crate) {
+        return;
+    }
+    let api = quote::quote!(#api).to_string().replace(' ', "");
+    let path = format!("{api}::{}::serde", crate::facts::PRIVATE_ALIAS);
+    let attr: syn::Attribute = syn::parse_quote!(#[serde(crate = #path)]);
+    item.attrs.insert(last + 1, attr);
+}
+
+/// `#[derive(…)]` naming a path whose last segment is `Serialize` or
+/// `Deserialize`.
+fn derives_serde(attr: &syn::Attribute) -> bool {
+    if !attr.path().is_ident("derive") {
+        return false;
+    }
+    let mut found = false;
+    let _ = attr.parse_nested_meta(|meta| {
+        let last = meta.path.segments.last().map(|s| s.ident.to_string());
+        found |= matches!(last.as_deref(), Some("Serialize" | "Deserialize"));
+        Ok(())
+    });
+    found
+}
+
+/// `#[serde(…, crate = "…", …)]`.
+fn names_serde_crate(attr: &syn::Attribute) -> bool {
+    if !attr.path().is_ident("serde") {
+        return false;
+    }
+    let mut found = false;
+    let _ = attr.parse_nested_meta(|meta| {
+        found |= meta.path.is_ident("crate");
+        skip_meta_value(&meta)
+    });
+    found
+}
+
 /// serde's `rename_all` rule applied to a snake_case field name, as
 /// serde_derive does it; `None` for a rule serde does not know.
 pub fn apply_rename_all(rule: &str, field: &str) -> Option<String> {
@@ -142,6 +194,52 @@ mod tests {
             "A_B"
         );
         assert!(apply_rename_all("Title", "a").is_none());
+    }
+
+    #[test]
+    fn serde_derives_get_the_facade_crate_after_the_last_serde_derive() {
+        let api: syn::Path = syn::parse_quote!(crate::api);
+        let mut item: DeriveInput = syn::parse_quote! {
+            #[derive(Debug)]
+            #[derive(serde::Serialize, Clone)]
+            #[serde(rename_all = "camelCase")]
+            struct A { a: u8 }
+        };
+        name_facade_serde(&mut item, &api);
+        let attrs: Vec<String> = item
+            .attrs
+            .iter()
+            .map(|a| quote::quote!(#a).to_string())
+            .collect();
+        assert_eq!(
+            attrs,
+            [
+                "# [derive (Debug)]",
+                "# [derive (serde :: Serialize , Clone)]",
+                "# [serde (crate = \"crate::api::__agent_surface_private::serde\")]",
+                "# [serde (rename_all = \"camelCase\")]",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_explicit_crate_or_no_serde_derive_is_left_alone() {
+        let api: syn::Path = syn::parse_quote!(api);
+        let mut item: DeriveInput = syn::parse_quote! {
+            #[derive(Deserialize)]
+            #[serde(deny_unknown_fields, crate = "my_serde")]
+            struct A { a: u8 }
+        };
+        let before = item.clone();
+        name_facade_serde(&mut item, &api);
+        assert_eq!(item, before);
+        let mut item: DeriveInput = syn::parse_quote! {
+            #[derive(Debug, Clone)]
+            struct B { b: u8 }
+        };
+        let before = item.clone();
+        name_facade_serde(&mut item, &api);
+        assert_eq!(item, before);
     }
 
     #[test]

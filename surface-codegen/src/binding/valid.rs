@@ -20,7 +20,7 @@
 //! * `overridable(…)` names bound fields only.
 //!
 //! Field types are not checked here but by rustc, on the user's tokens
-//! ([`super::expand`]).
+//! ([`super::type_check`]).
 
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;

@@ -22,10 +22,10 @@ const USER = { authorization: 'Bearer user-token' };
 const APPROVER = { authorization: 'Bearer approver-token' };
 
 /** Spawns the peer; resolves to { child, port, firstLine }. */
-async function spawnPeer() {
-  const child = spawn(process.execPath, [join(peerDir, 'server.mjs'), '--port', '0'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+async function spawnPeer({ exitOnStdinClose = true, stdin = 'pipe' } = {}) {
+  const args = [join(peerDir, 'server.mjs'), '--port', '0'];
+  if (exitOnStdinClose) args.push('--exit-on-stdin-close');
+  const child = spawn(process.execPath, args, { stdio: [stdin, 'pipe', 'inherit'] });
   let out = '';
   child.stdout.setEncoding('utf8');
   const firstLine = await new Promise((resolve, reject) => {
@@ -108,6 +108,20 @@ describe('process', () => {
   test('exits when stdin closes', async () => {
     const p = await spawnPeer();
     p.child.stdin.end();
+    const [code] = await once(p.child, 'exit');
+    assert.equal(code, 0);
+  });
+
+  test('without --exit-on-stdin-close, stdin at EOF keeps it running', async () => {
+    const p = await spawnPeer({ exitOnStdinClose: false, stdin: 'ignore' });
+    const res = await fetch(`http://127.0.0.1:${p.port}/rpc/devices/list`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...USER },
+      body: JSON.stringify({ json: {} }),
+    });
+    assert.equal(res.status, 200);
+    assert.equal(p.child.exitCode, null);
+    p.child.kill('SIGTERM');
     const [code] = await once(p.child, 'exit');
     assert.equal(code, 0);
   });

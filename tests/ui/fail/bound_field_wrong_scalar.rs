@@ -1,0 +1,11 @@
+mod api {
+    agent_surface::manifest!("../fixtures/bind.manifest.json");
+}
+
+#[agent_surface::agent_procedure(api, "devices.disable")]
+struct DisableSelection {
+    device_ids: Vec<String>,
+    reason: u32,
+}
+
+fn main() {}
