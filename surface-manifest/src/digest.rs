@@ -1,5 +1,6 @@
-//! Canonical JSON and the digests computed from it, and the canonical
-//! capability id of a procedure.
+//! Canonical JSON and the SHA-256 digests computed from it. The digests of
+//! a manifest and of one procedure, and the canonical capability id, are
+//! defined with the model ([`crate::model`]) on top of these two functions.
 //!
 //! A digest is the lowercase hex SHA-256 of the canonical JSON text, so
 //! equal values have equal digests whatever their key order or formatting.
@@ -8,23 +9,6 @@
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-
-use crate::model::ManifestTool;
-
-/// The canonical capability id of `tool` at `path`: its `capabilityId`
-/// override, else `"domain:" + path`.
-pub fn canonical_capability_id(path: &str, tool: &ManifestTool) -> String {
-    tool.capability_id
-        .clone()
-        .unwrap_or_else(|| format!("domain:{path}"))
-}
-
-/// Hex SHA-256 of `{"path": path, "tool": tool}` in canonical JSON: the
-/// per-procedure digest of the compiler-generated authority.
-pub fn procedure_digest(path: &str, tool: &ManifestTool) -> String {
-    let value = serde_json::json!({ "path": path, "tool": tool });
-    sha256_hex(canonical_json(&value).as_bytes())
-}
 
 /// Lowercase hex SHA-256 of `bytes` (64 characters).
 pub fn sha256_hex(bytes: &[u8]) -> String {

@@ -17,9 +17,9 @@
 //!
 //! | module | rules |
 //! |---|---|
-//! | [`model`] | the manifest's JSON shape ([`AgentManifest`], [`ManifestTool`], [`AgentEffect`]); duplicate paths found in the text |
+//! | [`model`] | the manifest's JSON shape ([`AgentManifest`], [`ManifestTool`], [`AgentEffect`]); duplicate paths found in the text; the manifest and per-procedure digests, canonical capability ids |
 //! | [`naming`] | path segment → Rust identifier, the path rules (prefix conflicts, collisions), nearest-path suggestions, the keyword tables |
-//! | [`digest`] | canonical JSON, the manifest and per-procedure digests, canonical capability ids |
+//! | [`digest`] | canonical JSON and its SHA-256 digest |
 //! | [`portable`] | the backend's portable descriptors → a manifest |
 //! | [`error`] | [`ManifestError`], [`ManifestIssue`], [`UnsafeSegment`] |
 //!
@@ -37,9 +37,12 @@ pub mod model;
 pub mod naming;
 pub mod portable;
 
-pub use digest::{canonical_capability_id, canonical_json, procedure_digest, sha256_hex};
+pub use digest::{canonical_json, sha256_hex};
 pub use error::{ManifestError, ManifestIssue, UnsafeSegment};
-pub use model::{AgentEffect, AgentManifest, ManifestDraft, ManifestTool};
+pub use model::{
+    canonical_capability_id, procedure_digest, AgentEffect, AgentManifest, ManifestDraft,
+    ManifestTool,
+};
 pub use naming::{
     nearest_paths, path_to_rust, segment_to_ident, validate_paths, NON_RAW_KEYWORDS,
     PROTOTYPE_SEGMENTS, RUST_KEYWORDS,

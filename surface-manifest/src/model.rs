@@ -9,7 +9,7 @@ use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use crate::digest::{canonical_capability_id, canonical_json, procedure_digest, sha256_hex};
+use crate::digest::{canonical_json, sha256_hex};
 use crate::error::{ManifestError, ManifestIssue};
 use crate::naming::validate_paths;
 
@@ -333,6 +333,21 @@ fn strip_position(message: &str) -> String {
         Some(idx) => message[..idx].to_string(),
         None => message.to_string(),
     }
+}
+
+/// The canonical capability id of `tool` at `path`: its `capabilityId`
+/// override, else `"domain:" + path`.
+pub fn canonical_capability_id(path: &str, tool: &ManifestTool) -> String {
+    tool.capability_id
+        .clone()
+        .unwrap_or_else(|| format!("domain:{path}"))
+}
+
+/// Hex SHA-256 of `{"path": path, "tool": tool}` in canonical JSON: the
+/// per-procedure digest of the compiler-generated authority.
+pub fn procedure_digest(path: &str, tool: &ManifestTool) -> String {
+    let value = serde_json::json!({ "path": path, "tool": tool });
+    sha256_hex(canonical_json(&value).as_bytes())
 }
 
 #[cfg(test)]

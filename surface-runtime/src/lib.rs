@@ -76,6 +76,7 @@ pub mod pattern;
 pub mod pipeline;
 pub mod policy;
 pub mod procedure;
+mod regexp;
 mod registration;
 pub mod registry;
 #[doc(hidden)]

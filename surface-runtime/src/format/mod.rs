@@ -59,7 +59,7 @@ pub(crate) use time::{
     is_datetime_utc_seconds,
 };
 
-use crate::pattern::Pattern;
+use crate::regexp::Regexp;
 
 /// Byte classes for the checks' inner loops ([`CLASS`]).
 const HEX: u8 = 1;
@@ -103,7 +103,7 @@ fn class(c: u8) -> u8 {
 
 /// zod's `z.emoji()` pattern (a single character class after a lookahead,
 /// so it cannot backtrack exponentially), with the `u` flag.
-static EMOJI: Pattern = Pattern::new(
+static EMOJI: Regexp = Regexp::new(
     "^(?=[\\s\\S]*[\\p{Extended_Pictographic}\\p{Regional_Indicator}\\u20E3])[\\p{Extended_Pictographic}\\p{Emoji_Component}]+$",
 );
 
@@ -113,7 +113,7 @@ static EMOJI: Pattern = Pattern::new(
 /// tables are the engine's (see [`crate::pattern`]).
 #[must_use]
 pub fn is_emoji(value: &str) -> bool {
-    EMOJI.is_match(value)
+    EMOJI.search(value).unwrap_or(false)
 }
 
 /// An asserted `format`: its name, the name of its check function in this

@@ -71,7 +71,7 @@ pub fn is_uri(value: &str) -> bool {
     }
     #[cfg(target_arch = "wasm32")]
     {
-        crate::pattern::js::can_parse_url(trimmed)
+        js::can_parse_url(trimmed)
     }
 }
 
@@ -377,5 +377,55 @@ mod tests {
         assert!(!is_uri("/relative"));
         assert!(!is_uri("http://"));
         assert!(!is_uri("tomorrow"));
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+mod js {
+    //! The JavaScript engine's `URL`, looked up on the global object and
+    //! constructed through `Reflect.construct` (a constructor that throws
+    //! is an `Err`, never an abort).
+
+    use js_sys::{Array, Function, Reflect};
+    use wasm_bindgen::{JsCast, JsValue};
+
+    thread_local! {
+        static URL: Option<Function> = Reflect::get(&js_sys::global(), &JsValue::from_str("URL"))
+            .ok()
+            .and_then(|ctor| ctor.dyn_into::<Function>().ok());
+    }
+
+    /// `new URL(input)` succeeds (WHATWG URL parsing, no base). A host
+    /// without a `URL` global refuses every input.
+    ///
+    /// Chromium's `URL` accepts forbidden host code points in special-scheme
+    /// URLs and percent-encodes them (`http://exa mple.com` has the
+    /// hostname `exa%20mple.com`), where the WHATWG parser — Node's, so
+    /// zod's — fails. A valid special-scheme host never contains `%` (it is
+    /// itself forbidden after percent-decoding), so such a parse is
+    /// refused here too.
+    pub(super) fn can_parse_url(input: &str) -> bool {
+        URL.with(|ctor| {
+            ctor.as_ref().is_some_and(|ctor| {
+                match Reflect::construct(ctor, &Array::of1(&JsValue::from_str(input))) {
+                    Ok(url) => !escaped_special_host(&url),
+                    Err(_) => false,
+                }
+            })
+        })
+    }
+
+    fn escaped_special_host(url: &JsValue) -> bool {
+        let field = |name: &str| {
+            Reflect::get(url, &JsValue::from_str(name))
+                .ok()
+                .and_then(|v| v.as_string())
+                .unwrap_or_default()
+        };
+        let special = matches!(
+            field("protocol").as_str(),
+            "http:" | "https:" | "ws:" | "wss:" | "ftp:" | "file:"
+        );
+        special && field("hostname").contains('%')
     }
 }

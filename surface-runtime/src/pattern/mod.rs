@@ -57,27 +57,18 @@
 
 use std::fmt;
 
-/// The most backtracking steps one native match may take before it stops
-/// with a [`PatternError`] (`fancy-regex`'s default).
-pub const BACKTRACK_LIMIT: usize = 1_000_000;
+pub use crate::regexp::{check_syntax, PatternError, PatternErrorKind, BACKTRACK_LIMIT, FLAGS};
+use crate::regexp::{Problem, Regexp};
 
 mod known;
-#[cfg(not(target_arch = "wasm32"))]
-mod translate;
-
-/// The flags every `pattern` is compiled with: Unicode mode, as Ajv's
-/// default `unicodeRegExp: true` (`new RegExp(pattern, "u")`).
-pub const FLAGS: &str = "u";
 
 /// A JSON Schema `pattern`, compiled on first use and kept for the life of
 /// the value (a `static` compiles once per process; on wasm32, once per
 /// thread, since JavaScript objects cannot be shared).
 pub struct Pattern {
-    source: &'static str,
     /// The hand-written check for a recognized zod source (module `known`).
     shortcut: Option<fn(&str) -> bool>,
-    #[cfg(not(target_arch = "wasm32"))]
-    compiled: std::sync::OnceLock<Result<fancy_regex::Regex, Problem>>,
+    engine: Regexp,
 }
 
 impl Pattern {
@@ -93,10 +84,8 @@ impl Pattern {
     #[must_use]
     pub const fn new(source: &'static str) -> Pattern {
         Pattern {
-            source,
             shortcut: known::recognize(source),
-            #[cfg(not(target_arch = "wasm32"))]
-            compiled: std::sync::OnceLock::new(),
+            engine: Regexp::new(source),
         }
     }
 
@@ -106,10 +95,8 @@ impl Pattern {
     #[must_use]
     pub const fn engine_only(source: &'static str) -> Pattern {
         Pattern {
-            source,
             shortcut: None,
-            #[cfg(not(target_arch = "wasm32"))]
-            compiled: std::sync::OnceLock::new(),
+            engine: Regexp::new(source),
         }
     }
 
@@ -124,7 +111,7 @@ impl Pattern {
     /// The pattern's source.
     #[must_use]
     pub const fn source(&self) -> &'static str {
-        self.source
+        self.engine.source()
     }
 
     /// Whether the pattern matches anywhere in `haystack` (search, not
@@ -136,7 +123,7 @@ impl Pattern {
     /// [`BACKTRACK_LIMIT`].
     pub fn matches(&self, haystack: &str) -> Result<bool, PatternError> {
         self.search(haystack)
-            .map_err(|problem| problem.for_pattern(self.source))
+            .map_err(|problem| problem.for_pattern(self.source()))
     }
 
     /// [`Pattern::matches`], with a pattern that does not compile counted
@@ -146,241 +133,17 @@ impl Pattern {
         self.search(haystack).unwrap_or(false)
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
     fn search(&self, haystack: &str) -> Result<bool, Problem> {
-        if let Some(check) = self.shortcut {
-            return Ok(check(haystack));
+        match self.shortcut {
+            Some(check) => Ok(check(haystack)),
+            None => self.engine.search(haystack),
         }
-        match self.compiled.get_or_init(|| compile(self.source)) {
-            Ok(regex) => regex.is_match(haystack).map_err(|e| Problem {
-                kind: PatternErrorKind::StepLimit,
-                message: format!("{e}"),
-            }),
-            Err(problem) => Err(problem.clone()),
-        }
-    }
-
-    #[cfg(target_arch = "wasm32")]
-    fn search(&self, haystack: &str) -> Result<bool, Problem> {
-        if let Some(check) = self.shortcut {
-            return Ok(check(haystack));
-        }
-        js::with_regexp(self.source, |regexp| regexp.test(haystack))
     }
 }
 
 impl fmt::Debug for Pattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Pattern").field(&self.source).finish()
-    }
-}
-
-/// Checks that `source` compiles as an ECMA-262 expression with the `u`
-/// flag (natively with `regress`, on wasm32 with the JavaScript engine),
-/// for code generators that reject a bad `pattern` at build time.
-///
-/// # Errors
-/// A [`PatternError`] ([`PatternErrorKind::Syntax`] or
-/// [`PatternErrorKind::Unsupported`]) when the pattern does not compile.
-pub fn check_syntax(source: &str) -> Result<(), PatternError> {
-    #[cfg(not(target_arch = "wasm32"))]
-    let compiled = compile(source).map(drop);
-    #[cfg(target_arch = "wasm32")]
-    let compiled = js::compile(source).map(drop);
-    compiled.map_err(|problem| problem.for_pattern(source))
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-fn compile(source: &str) -> Result<fancy_regex::Regex, Problem> {
-    regress::Regex::with_flags(source, FLAGS).map_err(|e| Problem {
-        kind: PatternErrorKind::Syntax,
-        message: e.to_string(),
-    })?;
-    fancy_regex::RegexBuilder::new(&translate::to_fancy(source))
-        .backtrack_limit(BACKTRACK_LIMIT)
-        .build()
-        .map_err(|e| Problem {
-            kind: PatternErrorKind::Unsupported,
-            message: e.to_string(),
-        })
-}
-
-/// A pattern's problem before it is tied to its source.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Problem {
-    kind: PatternErrorKind,
-    message: String,
-}
-
-impl Problem {
-    fn for_pattern(self, source: &str) -> PatternError {
-        PatternError {
-            source: source.to_string(),
-            kind: self.kind,
-            message: self.message,
-        }
-    }
-}
-
-/// What went wrong with a `pattern` ([`PatternError::kind`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PatternErrorKind {
-    /// Not an ECMA-262 regular expression with the `u` flag (natively
-    /// `regress` refuses it; on wasm32 the JavaScript engine does).
-    Syntax,
-    /// Valid ECMA-262, but the native engine cannot run it.
-    Unsupported,
-    /// A native match needed more than [`BACKTRACK_LIMIT`] backtracking
-    /// steps and stopped (fail closed).
-    StepLimit,
-}
-
-/// A `pattern` that does not compile on this platform, or a native match
-/// that exceeded [`BACKTRACK_LIMIT`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PatternError {
-    source: String,
-    kind: PatternErrorKind,
-    message: String,
-}
-
-impl PatternError {
-    /// The pattern's source.
-    #[must_use]
-    pub fn pattern(&self) -> &str {
-        &self.source
-    }
-
-    /// What went wrong.
-    #[must_use]
-    pub fn kind(&self) -> PatternErrorKind {
-        self.kind
-    }
-
-    /// The regular-expression engine's message.
-    #[must_use]
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-}
-
-impl fmt::Display for PatternError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (source, message) = (&self.source, &self.message);
-        match self.kind {
-            PatternErrorKind::Syntax => write!(
-                f,
-                "the pattern {source:?} does not compile as an ECMA-262 regular expression: {message}; fix the schema's `pattern`"
-            ),
-            PatternErrorKind::Unsupported => write!(
-                f,
-                "the pattern {source:?} does not compile as an ECMA-262 regular expression: not supported by the native engine: {message}"
-            ),
-            PatternErrorKind::StepLimit => write!(
-                f,
-                "matching the pattern {source:?} stopped after {BACKTRACK_LIMIT} backtracking steps ({message}); the value is treated as not matching"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for PatternError {}
-
-#[cfg(target_arch = "wasm32")]
-pub(crate) mod js {
-    //! The JavaScript engine's `RegExp` and `URL`, looked up on the global
-    //! object and constructed through `Reflect.construct` (a constructor
-    //! that throws is an `Err`, never an abort).
-
-    use std::cell::RefCell;
-    use std::collections::HashMap;
-
-    use js_sys::{Array, Function, Reflect, RegExp};
-    use wasm_bindgen::{JsCast, JsValue};
-
-    thread_local! {
-        static REGEXPS: RefCell<HashMap<&'static str, Result<RegExp, super::Problem>>> =
-            RefCell::new(HashMap::new());
-        static URL: Option<Function> = constructor("URL");
-        static REGEXP: Option<Function> = constructor("RegExp");
-    }
-
-    fn constructor(name: &str) -> Option<Function> {
-        Reflect::get(&js_sys::global(), &JsValue::from_str(name))
-            .ok()?
-            .dyn_into::<Function>()
-            .ok()
-    }
-
-    fn message(error: &JsValue) -> String {
-        error
-            .dyn_ref::<js_sys::Error>()
-            .map(|e| String::from(e.message()))
-            .unwrap_or_else(|| "the JavaScript engine refused it".to_string())
-    }
-
-    pub(super) fn compile(source: &str) -> Result<RegExp, super::Problem> {
-        let args = Array::of2(&JsValue::from_str(source), &JsValue::from_str(super::FLAGS));
-        let syntax = |message: String| super::Problem {
-            kind: super::PatternErrorKind::Syntax,
-            message,
-        };
-        REGEXP.with(|ctor| {
-            let ctor = ctor
-                .as_ref()
-                .ok_or_else(|| syntax("this JavaScript host has no RegExp".to_string()))?;
-            Reflect::construct(ctor, &args)
-                .map(JsCast::unchecked_into::<RegExp>)
-                .map_err(|e| syntax(message(&e)))
-        })
-    }
-
-    pub(super) fn with_regexp<T>(
-        source: &'static str,
-        f: impl FnOnce(&RegExp) -> T,
-    ) -> Result<T, super::Problem> {
-        REGEXPS.with(|cache| {
-            let mut cache = cache.borrow_mut();
-            let entry = cache.entry(source).or_insert_with(|| compile(source));
-            match entry {
-                Ok(regexp) => Ok(f(regexp)),
-                Err(problem) => Err(problem.clone()),
-            }
-        })
-    }
-
-    /// `new URL(input)` succeeds (WHATWG URL parsing, no base). A host
-    /// without a `URL` global refuses every input.
-    ///
-    /// Chromium's `URL` accepts forbidden host code points in special-scheme
-    /// URLs and percent-encodes them (`http://exa mple.com` has the
-    /// hostname `exa%20mple.com`), where the WHATWG parser — Node's, so
-    /// zod's — fails. A valid special-scheme host never contains `%` (it is
-    /// itself forbidden after percent-decoding), so such a parse is
-    /// refused here too.
-    pub(crate) fn can_parse_url(input: &str) -> bool {
-        URL.with(|ctor| {
-            ctor.as_ref().is_some_and(|ctor| {
-                match Reflect::construct(ctor, &Array::of1(&JsValue::from_str(input))) {
-                    Ok(url) => !escaped_special_host(&url),
-                    Err(_) => false,
-                }
-            })
-        })
-    }
-
-    fn escaped_special_host(url: &JsValue) -> bool {
-        let field = |name: &str| {
-            Reflect::get(url, &JsValue::from_str(name))
-                .ok()
-                .and_then(|v| v.as_string())
-                .unwrap_or_default()
-        };
-        let special = matches!(
-            field("protocol").as_str(),
-            "http:" | "https:" | "ws:" | "wss:" | "ftp:" | "file:"
-        );
-        special && field("hostname").contains('%')
+        f.debug_tuple("Pattern").field(&self.source()).finish()
     }
 }
 
