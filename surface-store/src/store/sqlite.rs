@@ -122,16 +122,29 @@ impl SqliteStore {
             .connect_with(connect)
             .await
             .map_err(|e| db("open the database", e))?;
-        migrations::sqlite()
-            .run(&pool)
-            .await
-            .map_err(|e| StoreError::Migration(Box::new(e)))?;
+        migrate(&pool).await?;
         Ok(Self { pool })
     }
 
     /// Closes the pool: later operations fail with [`StoreError::Closed`].
     pub async fn close(&self) {
         self.pool.close().await;
+    }
+}
+
+/// Applies the migrations. SQLite has no advisory lock for sqlx to take,
+/// so two processes opening a new file at once may both start the first
+/// migration; the loser's transaction fails, and the retry finds it
+/// applied by the winner (at most three attempts).
+async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
+    let migrator = migrations::sqlite();
+    let mut attempt = 0;
+    loop {
+        match migrator.run(pool).await {
+            Ok(()) => return Ok(()),
+            Err(_) if attempt < 2 => attempt += 1,
+            Err(e) => return Err(StoreError::Migration(Box::new(e))),
+        }
     }
 }
 
