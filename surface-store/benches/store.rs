@@ -20,7 +20,6 @@
 //! Run: `cargo bench -p surface-store --bench store`.
 
 #[path = "../../surface-runtime/tests/host_support/mod.rs"]
-#[allow(dead_code)]
 mod host_support;
 #[path = "../tests/support/pg.rs"]
 mod pg;
