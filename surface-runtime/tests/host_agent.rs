@@ -883,3 +883,46 @@ fn invalid_invocation_ids_are_refused_with_the_problem_named() {
     );
     assert_eq!(host.usage().invocation_ids, 0, "nothing was recorded");
 }
+
+#[tokio::test]
+async fn as_host_check_result_does_not_consume_and_withdraw_keeps_the_id_refused() {
+    let s = session();
+    let host = host();
+    let announcement = s.session.connect("conn-1").unwrap();
+    host.accept_announcement(&auth("conn-1"), &announcement)
+        .unwrap();
+    host.start_run(run("run-1", Some("tab-1"), ConsumerKind::Embedded))
+        .unwrap();
+    let request = ToolCallRequest::new(
+        "run-1",
+        "tc-1",
+        "inv-1",
+        "domain:devices.disable",
+        json!({}),
+    );
+    let call = host.dispatch(request.clone()).unwrap();
+    let dispatched = host.outstanding_call("inv-1").unwrap();
+    assert_eq!(dispatched.call, call);
+    assert_eq!(dispatched.effect, Some(AgentEffect::ServerMutation));
+    let result = s.session.invoke(call.clone()).await;
+    assert_eq!(host.check_result(&auth("conn-1"), &result).unwrap(), call);
+    assert_eq!(
+        host.check_result(&auth("conn-2"), &result).unwrap_err(),
+        HostError::ResultMismatch {
+            invocation_id: "inv-1".into(),
+            field: EchoField::AuthenticatedConnection
+        }
+    );
+    assert_eq!(host.outstanding(), vec![call.clone()], "still outstanding");
+    assert_eq!(host.withdraw("inv-1"), Some(call));
+    assert!(host.outstanding().is_empty());
+    assert_eq!(host.withdraw("inv-1"), None);
+    assert_eq!(
+        host.dispatch(request).unwrap_err(),
+        HostError::InvocationConflict("inv-1".into())
+    );
+    assert_eq!(
+        host.check_result(&auth("conn-1"), &result).unwrap_err(),
+        HostError::Unsolicited("inv-1".into())
+    );
+}

@@ -327,6 +327,15 @@ pub struct InterruptedCall {
     pub effect: Option<AgentEffect>,
 }
 
+/// An outstanding call as [`AgentHost::outstanding_call`] reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DispatchedCall {
+    /// The call as dispatched.
+    pub call: BrowserSurfaceCall,
+    /// The effect of the procedure (`None` for view capabilities).
+    pub effect: Option<AgentEffect>,
+}
+
 /// What [`AgentHost::accept_announcement`] did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnnouncementAccepted {
@@ -879,6 +888,58 @@ impl AgentHost {
             call: outstanding.call,
             result: result.result.clone(),
         })))
+    }
+
+    /// Checks a result exactly as [`Self::accept_result`] does, without
+    /// consuming it: `Ok` with the call it answers when it answers an
+    /// outstanding call and echoes its dispatch. The call stays
+    /// outstanding — for a durable host that records the result before
+    /// the call stops being outstanding (then calls `accept_result`).
+    ///
+    /// # Errors
+    /// [`HostError::ProtocolVersion`]; [`HostError::Unsolicited`] when no
+    /// call with this invocation id is outstanding (a completed one's
+    /// duplicate included: ask `accept_result`);
+    /// [`HostError::ResultMismatch`] naming the first differing field.
+    pub fn check_result(
+        &self,
+        connection: &AuthenticatedConnection,
+        result: &BrowserSurfaceResult,
+    ) -> Result<BrowserSurfaceCall, HostError> {
+        if result.protocol_version != PROTOCOL_VERSION {
+            return Err(HostError::ProtocolVersion(result.protocol_version));
+        }
+        let state = self.lock();
+        let outstanding = state
+            .outstanding
+            .get(&result.invocation_id)
+            .ok_or_else(|| HostError::Unsolicited(result.invocation_id.clone()))?;
+        echoes(&outstanding.call, connection, result)?;
+        Ok(outstanding.call.clone())
+    }
+
+    /// Takes back a call [`Self::dispatch`] returned that was never sent
+    /// (for example because a durable store refused to record it: fail
+    /// closed). It stops being outstanding; its invocation id stays
+    /// refused for the host's lifetime. Returns the call, `None` when no
+    /// call with this id is outstanding.
+    pub fn withdraw(&self, invocation_id: &str) -> Option<BrowserSurfaceCall> {
+        self.lock()
+            .outstanding
+            .remove(invocation_id)
+            .map(|o| o.call)
+    }
+
+    /// The outstanding call with this invocation id and the effect of
+    /// the reference it targets, if any.
+    pub fn outstanding_call(&self, invocation_id: &str) -> Option<DispatchedCall> {
+        self.lock()
+            .outstanding
+            .get(invocation_id)
+            .map(|o| DispatchedCall {
+                call: o.call.clone(),
+                effect: o.effect,
+            })
     }
 
     /// Accepts a browser's progress message for an outstanding call

@@ -1,0 +1,264 @@
+//! [`MemoryStore`]: the [`HostStore`] contract in process memory, for
+//! tests and as the benchmark baseline. Nothing survives the process.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+
+use super::{
+    ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
+    DispatchWrite, HostStore, RunRecord, StoreError, StoreFuture, Transition,
+};
+
+/// An in-memory [`HostStore`] with the same transitions as the SQL
+/// stores (one lock per operation stands for one statement).
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    state: Mutex<Tables>,
+}
+
+#[derive(Debug, Default)]
+struct Tables {
+    calls: BTreeMap<String, CallRecord>,
+    runs: BTreeMap<String, RunRecord>,
+    approvals: BTreeMap<String, ApprovalRecord>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Tables> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Moves `invocation_id` from `from` with `change` applied.
+    fn transition(
+        &self,
+        invocation_id: &str,
+        from: CallState,
+        change: impl FnOnce(&mut CallRecord),
+    ) -> Transition {
+        let mut tables = self.lock();
+        match tables.calls.get_mut(invocation_id) {
+            Some(call) if call.state == from => {
+                change(call);
+                Transition::Applied
+            }
+            Some(call) => Transition::NotApplied(Box::new(call.clone())),
+            None => Transition::Unknown,
+        }
+    }
+}
+
+fn ready<'a, T: Send + 'a>(value: Result<T, StoreError>) -> StoreFuture<'a, T> {
+    Box::pin(std::future::ready(value))
+}
+
+impl HostStore for MemoryStore {
+    fn record_dispatch<'a>(&'a self, call: &'a CallRecord) -> StoreFuture<'a, DispatchWrite> {
+        let mut tables = self.lock();
+        if let Some(existing) = tables.calls.get(&call.invocation_id) {
+            return ready(Ok(DispatchWrite::Exists(Box::new(existing.clone()))));
+        }
+        let mut row = call.clone();
+        row.state = CallState::Dispatched;
+        row.result_digest = None;
+        row.result = None;
+        row.receipt = None;
+        row.settled_at_ms = None;
+        tables.calls.insert(call.invocation_id.clone(), row);
+        ready(Ok(DispatchWrite::Inserted))
+    }
+
+    fn complete<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        completion: &'a Completion,
+    ) -> StoreFuture<'a, Transition> {
+        if let Err(e) = StoreError::check_size("result", &completion.result) {
+            return ready(Err(e));
+        }
+        ready(Ok(self.transition(
+            invocation_id,
+            CallState::Dispatched,
+            |c| {
+                c.state = CallState::Completed;
+                c.result_digest = Some(completion.result_digest.clone());
+                c.result = Some(completion.result.clone());
+                c.settled_at_ms = Some(completion.at_ms);
+            },
+        )))
+    }
+
+    fn interrupt<'a>(&'a self, invocation_id: &'a str, at_ms: i64) -> StoreFuture<'a, Transition> {
+        ready(Ok(self.transition(
+            invocation_id,
+            CallState::Dispatched,
+            |c| {
+                c.state = CallState::Interrupted;
+                c.settled_at_ms = Some(at_ms);
+            },
+        )))
+    }
+
+    fn interrupt_owner<'a>(
+        &'a self,
+        owner: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, Vec<CallRecord>> {
+        let mut tables = self.lock();
+        let mut moved = Vec::new();
+        for call in tables.calls.values_mut() {
+            if call.owner == owner && call.state == CallState::Dispatched {
+                call.state = CallState::Interrupted;
+                call.settled_at_ms = Some(at_ms);
+                moved.push(call.clone());
+            }
+        }
+        ready(Ok(moved))
+    }
+
+    fn reconcile<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        receipt: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, Transition> {
+        if let Err(e) = StoreError::check_size("receipt", receipt) {
+            return ready(Err(e));
+        }
+        ready(Ok(self.transition(
+            invocation_id,
+            CallState::Interrupted,
+            |c| {
+                c.state = CallState::Reconciled;
+                c.receipt = Some(receipt.to_string());
+                c.settled_at_ms = Some(at_ms);
+            },
+        )))
+    }
+
+    fn call<'a>(&'a self, invocation_id: &'a str) -> StoreFuture<'a, Option<CallRecord>> {
+        ready(Ok(self.lock().calls.get(invocation_id).cloned()))
+    }
+
+    fn calls_in_state<'a>(
+        &'a self,
+        owner: &'a str,
+        state: CallState,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<CallRecord>> {
+        let tables = self.lock();
+        ready(Ok(tables
+            .calls
+            .values()
+            .filter(|c| c.owner == owner && c.state == state)
+            .take(limit as usize)
+            .cloned()
+            .collect()))
+    }
+
+    fn record_run<'a>(&'a self, run: &'a RunRecord) -> StoreFuture<'a, bool> {
+        let mut tables = self.lock();
+        if tables.runs.contains_key(&run.run_id) {
+            return ready(Ok(false));
+        }
+        let mut row = run.clone();
+        row.active = true;
+        tables.runs.insert(run.run_id.clone(), row);
+        ready(Ok(true))
+    }
+
+    fn set_run_tab<'a>(
+        &'a self,
+        run_id: &'a str,
+        tab_id: Option<&'a str>,
+    ) -> StoreFuture<'a, bool> {
+        let mut tables = self.lock();
+        ready(Ok(match tables.runs.get_mut(run_id) {
+            Some(run) => {
+                run.tab_id = tab_id.map(str::to_string);
+                true
+            }
+            None => false,
+        }))
+    }
+
+    fn end_run<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, bool> {
+        let mut tables = self.lock();
+        ready(Ok(match tables.runs.get_mut(run_id) {
+            Some(run) if run.active => {
+                run.active = false;
+                true
+            }
+            _ => false,
+        }))
+    }
+
+    fn active_runs<'a>(&'a self, owner: &'a str, limit: u32) -> StoreFuture<'a, Vec<RunRecord>> {
+        let tables = self.lock();
+        ready(Ok(tables
+            .runs
+            .values()
+            .filter(|r| r.owner == owner && r.active)
+            .take(limit as usize)
+            .cloned()
+            .collect()))
+    }
+
+    fn record_approval<'a>(&'a self, approval: &'a ApprovalRecord) -> StoreFuture<'a, bool> {
+        let mut tables = self.lock();
+        if tables.approvals.contains_key(&approval.approval_id) {
+            return ready(Ok(false));
+        }
+        let mut row = approval.clone();
+        row.state = ApprovalState::Pending;
+        row.decided_by = None;
+        row.decided_at_ms = None;
+        tables.approvals.insert(approval.approval_id.clone(), row);
+        ready(Ok(true))
+    }
+
+    fn decide_approval<'a>(
+        &'a self,
+        approval_id: &'a str,
+        decision: ApprovalDecision,
+        decided_by: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, Decision> {
+        let mut tables = self.lock();
+        ready(Ok(match tables.approvals.get_mut(approval_id) {
+            Some(a) if a.state == ApprovalState::Pending => {
+                a.state = decision.state();
+                a.decided_by = Some(decided_by.to_string());
+                a.decided_at_ms = Some(at_ms);
+                Decision::Applied
+            }
+            Some(a) => Decision::AlreadyDecided(Box::new(a.clone())),
+            None => Decision::Unknown,
+        }))
+    }
+
+    fn approval<'a>(&'a self, approval_id: &'a str) -> StoreFuture<'a, Option<ApprovalRecord>> {
+        ready(Ok(self.lock().approvals.get(approval_id).cloned()))
+    }
+
+    fn pending_approvals<'a>(&'a self, limit: u32) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+        let tables = self.lock();
+        let mut pending: Vec<ApprovalRecord> = tables
+            .approvals
+            .values()
+            .filter(|a| a.state == ApprovalState::Pending)
+            .cloned()
+            .collect();
+        pending.sort_by(|a, b| {
+            (a.requested_at_ms, &a.approval_id).cmp(&(b.requested_at_ms, &b.approval_id))
+        });
+        pending.truncate(limit as usize);
+        ready(Ok(pending))
+    }
+}

@@ -1,0 +1,49 @@
+//! The schema shipped with the crate, as sqlx migrations: one directory per
+//! database (`migrations/sqlite`, `migrations/postgres`), the same tables
+//! and states in each. The SQL is embedded at compile time, so a host needs
+//! no files next to its binary; sqlx records what it applied in
+//! `_sqlx_migrations` and refuses a database whose applied migration
+//! differs from the embedded one.
+
+use std::borrow::Cow;
+
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::SqlSafeStr;
+
+/// The migrations of one database: `(version, description, SQL)`.
+fn migrator(steps: &[(i64, &'static str, &'static str)]) -> Migrator {
+    Migrator::with_migrations(
+        steps
+            .iter()
+            .map(|(version, description, sql)| {
+                Migration::new(
+                    *version,
+                    Cow::Borrowed(*description),
+                    MigrationType::Simple,
+                    sql.into_sql_str(),
+                    false,
+                )
+            })
+            .collect(),
+    )
+}
+
+/// The SQLite schema.
+#[cfg(feature = "sqlite")]
+pub(super) fn sqlite() -> Migrator {
+    migrator(&[(
+        1,
+        "host store",
+        include_str!("../../migrations/sqlite/0001_host_store.sql"),
+    )])
+}
+
+/// The PostgreSQL schema.
+#[cfg(feature = "postgres")]
+pub(super) fn postgres() -> Migrator {
+    migrator(&[(
+        1,
+        "host store",
+        include_str!("../../migrations/postgres/0001_host_store.sql"),
+    )])
+}

@@ -1,0 +1,480 @@
+//! The agent host's durable store (`docs/host.md`, "The durable store"):
+//! the [`HostStore`] trait and what it holds — every dispatched
+//! invocation ([`CallRecord`]), its result or reconciliation receipt, the
+//! runs and their tab ([`RunRecord`]) and the backend approvals a call is
+//! waiting for ([`ApprovalRecord`]).
+//!
+//! Every state change is one conditional statement (`UPDATE … WHERE
+//! state = 'dispatched'`): it happens once however many processes race on
+//! one database, and the loser learns the state the winner left
+//! ([`Transition::NotApplied`]). A dispatch row is an `INSERT` that never
+//! overwrites ([`DispatchWrite::Exists`]), so an invocation id is
+//! dispatched at most once for the life of the database.
+//!
+//! Implementations: [`MemoryStore`] (in process, for tests and as the
+//! benchmark baseline), [`SqliteStore`] (`sqlite` feature, the embedded
+//! default) and [`PostgresStore`] (`postgres` feature).
+//!
+//! * `memory` — [`MemoryStore`]; `sql` — the statements both SQL stores
+//!   share; `sqlite`, `postgres` — their connection options and
+//!   durability settings; `migrations` — the schema shipped with the crate.
+
+mod memory;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod migrations;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
+
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresStore, PostgresStoreOptions};
+#[cfg(feature = "sqlite")]
+pub use sqlite::{SqliteStore, SqliteStoreOptions};
+
+/// A boxed, `Send` future of a store operation.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Default bound of the rows one listing returns
+/// ([`HostStore::pending_approvals`], [`HostStore::active_runs`]).
+pub const DEFAULT_LIST_LIMIT: u32 = 1_000;
+/// Default bound of one stored result or receipt, in bytes of its JSON
+/// text (the session envelope's bound, `docs/limits.md`). A larger one is
+/// refused with [`StoreError::TooLarge`].
+pub const MAX_STORED_JSON_BYTES: usize = 262_144;
+
+/// How much a committed write survives: the setting applied to every
+/// connection a SQL store opens (`docs/host.md`, "Durability").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// Survives a crash of the host process (what the `kill -9` tests
+    /// prove); a power loss or OS crash may lose the last committed
+    /// transactions (never corrupts the database). SQLite: WAL journal,
+    /// `synchronous = NORMAL`; PostgreSQL: `synchronous_commit = off`.
+    #[default]
+    ProcessCrash,
+    /// Also survives a power loss: every commit is flushed to disk before
+    /// it returns. SQLite: WAL journal, `synchronous = FULL`; PostgreSQL:
+    /// `synchronous_commit = on`.
+    PowerLoss,
+}
+
+/// Where a call stands (`host_calls.state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CallState {
+    /// Written before the call left the host; no result yet.
+    Dispatched,
+    /// Its result was accepted.
+    Completed,
+    /// Its connection closed or the host restarted before the result: the
+    /// outcome is unknown (a mutation may have taken effect). Never
+    /// re-dispatched.
+    Interrupted,
+    /// An interrupted call whose outcome the backend reported through
+    /// `getInvocation` (the receipt is stored).
+    Reconciled,
+}
+
+impl CallState {
+    /// The stored spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallState::Dispatched => "dispatched",
+            CallState::Completed => "completed",
+            CallState::Interrupted => "interrupted",
+            CallState::Reconciled => "reconciled",
+        }
+    }
+
+    /// Parses the stored spelling.
+    ///
+    /// # Errors
+    /// [`StoreError::Corrupt`] for anything else.
+    pub fn parse(text: &str) -> Result<Self, StoreError> {
+        Ok(match text {
+            "dispatched" => CallState::Dispatched,
+            "completed" => CallState::Completed,
+            "interrupted" => CallState::Interrupted,
+            "reconciled" => CallState::Reconciled,
+            other => return Err(StoreError::corrupt("host_calls.state", other)),
+        })
+    }
+}
+
+/// One dispatched invocation as stored (`host_calls`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallRecord {
+    /// The invocation id (the primary key: dispatched at most once).
+    pub invocation_id: String,
+    /// The host instance that dispatched it (`DurableHost`'s
+    /// owner name); a restart interrupts only its own calls.
+    pub owner: String,
+    /// Run id.
+    pub run_id: String,
+    /// The model's tool call id.
+    pub tool_call_id: String,
+    /// The authenticated session the call went to.
+    pub session_id: String,
+    /// The tab.
+    pub tab_id: String,
+    /// The connection it was sent on.
+    pub connection_id: String,
+    /// Canonical capability id.
+    pub capability_id: String,
+    /// The procedure's effect (`server-mutation`, …), `None` for a view
+    /// capability.
+    pub effect: Option<String>,
+    /// SHA-256 of the call envelope as sent (32 bytes), to tell an
+    /// identical re-dispatch from a changed one.
+    pub envelope_digest: Vec<u8>,
+    /// Where it stands.
+    pub state: CallState,
+    /// SHA-256 of the accepted result (32 bytes), once completed.
+    pub result_digest: Option<Vec<u8>>,
+    /// The accepted result's JSON, once completed.
+    pub result: Option<String>,
+    /// The backend receipt's JSON, once reconciled.
+    pub receipt: Option<String>,
+    /// When the row was written, milliseconds since the Unix epoch.
+    pub dispatched_at_ms: i64,
+    /// When it left `dispatched`, milliseconds since the Unix epoch.
+    pub settled_at_ms: Option<i64>,
+}
+
+/// The result written by [`HostStore::complete`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// SHA-256 of the result (32 bytes).
+    pub result_digest: Vec<u8>,
+    /// The result's JSON (at most [`MAX_STORED_JSON_BYTES`]).
+    pub result: String,
+    /// Milliseconds since the Unix epoch.
+    pub at_ms: i64,
+}
+
+/// What [`HostStore::record_dispatch`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DispatchWrite {
+    /// The row is new: the call may leave.
+    Inserted,
+    /// The invocation id was dispatched before (by this process, an
+    /// earlier incarnation or another process); nothing was written.
+    Exists(Box<CallRecord>),
+}
+
+/// What a conditional transition did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Transition {
+    /// This statement moved the row.
+    Applied,
+    /// The row was not in the expected state (another writer won, or it
+    /// was already settled); it is as returned.
+    NotApplied(Box<CallRecord>),
+    /// No row has this id.
+    Unknown,
+}
+
+/// A run as stored (`host_runs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunRecord {
+    /// Run id.
+    pub run_id: String,
+    /// The host instance that owns it.
+    pub owner: String,
+    /// The authenticated session the run acts for.
+    pub session_id: String,
+    /// Its tab, `None` for a run without a page.
+    pub tab_id: Option<String>,
+    /// `embedded` or `headless`.
+    pub kind: String,
+    /// `false` once ended.
+    pub active: bool,
+    /// Milliseconds since the Unix epoch.
+    pub started_at_ms: i64,
+}
+
+/// Where a backend approval stands (`host_approvals.state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ApprovalState {
+    /// Waiting for a person's decision.
+    Pending,
+    /// Approved.
+    Approved,
+    /// Rejected.
+    Rejected,
+}
+
+impl ApprovalState {
+    /// The stored spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalState::Pending => "pending",
+            ApprovalState::Approved => "approved",
+            ApprovalState::Rejected => "rejected",
+        }
+    }
+
+    /// Parses the stored spelling.
+    ///
+    /// # Errors
+    /// [`StoreError::Corrupt`] for anything else.
+    pub fn parse(text: &str) -> Result<Self, StoreError> {
+        Ok(match text {
+            "pending" => ApprovalState::Pending,
+            "approved" => ApprovalState::Approved,
+            "rejected" => ApprovalState::Rejected,
+            other => return Err(StoreError::corrupt("host_approvals.state", other)),
+        })
+    }
+}
+
+/// A person's decision on a pending approval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ApprovalDecision {
+    /// Approve.
+    Approve,
+    /// Reject.
+    Reject,
+}
+
+impl ApprovalDecision {
+    /// The state it leads to.
+    pub fn state(self) -> ApprovalState {
+        match self {
+            ApprovalDecision::Approve => ApprovalState::Approved,
+            ApprovalDecision::Reject => ApprovalState::Rejected,
+        }
+    }
+}
+
+/// A backend approval a call waits for (`host_approvals`): the backend
+/// answered `DOMAIN_APPROVAL_REQUIRED` with this approval id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApprovalRecord {
+    /// The backend's approval id (primary key).
+    pub approval_id: String,
+    /// The invocation it holds.
+    pub invocation_id: String,
+    /// Its run.
+    pub run_id: String,
+    /// Its tool call.
+    pub tool_call_id: String,
+    /// Canonical capability id.
+    pub capability_id: String,
+    /// Where it stands.
+    pub state: ApprovalState,
+    /// Milliseconds since the Unix epoch.
+    pub requested_at_ms: i64,
+    /// Who decided (the application's authenticated approver).
+    pub decided_by: Option<String>,
+    /// Milliseconds since the Unix epoch.
+    pub decided_at_ms: Option<i64>,
+}
+
+/// What [`HostStore::decide_approval`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// This statement decided it.
+    Applied,
+    /// It was already decided; it is as returned.
+    AlreadyDecided(Box<ApprovalRecord>),
+    /// No approval has this id.
+    Unknown,
+}
+
+/// Why a store operation failed. Every failure to write means the caller
+/// must not proceed (the host refuses to dispatch: fail closed).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The database could not be reached or refused the statement
+    /// (connection, pool timeout, disk full, read-only file, …).
+    #[error("the host store could not {operation}: {source}")]
+    Database {
+        /// What the store was doing (`record the dispatch`, …).
+        operation: &'static str,
+        /// The driver's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// Applying the schema migrations failed.
+    #[error("the host store's schema migrations failed: {0}")]
+    Migration(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A stored value is not one this crate writes (the database was
+    /// edited by something else).
+    #[error("the host store holds {value:?} in {column}, which this version never writes")]
+    Corrupt {
+        /// `table.column`.
+        column: &'static str,
+        /// The value found (at most 64 characters).
+        value: String,
+    },
+    /// A result or receipt is larger than the store keeps.
+    #[error("a {what} of {bytes} bytes is larger than the host store keeps ({limit} bytes)")]
+    TooLarge {
+        /// `result` or `receipt`.
+        what: &'static str,
+        /// Its size.
+        bytes: usize,
+        /// [`MAX_STORED_JSON_BYTES`].
+        limit: usize,
+    },
+    /// The store was closed.
+    #[error("the host store is closed")]
+    Closed,
+}
+
+impl StoreError {
+    pub(crate) fn corrupt(column: &'static str, value: &str) -> Self {
+        StoreError::Corrupt {
+            column,
+            value: value.chars().take(64).collect(),
+        }
+    }
+
+    pub(crate) fn check_size(what: &'static str, json: &str) -> Result<(), Self> {
+        if json.len() > MAX_STORED_JSON_BYTES {
+            return Err(StoreError::TooLarge {
+                what,
+                bytes: json.len(),
+                limit: MAX_STORED_JSON_BYTES,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The agent host's durable state (module docs). Implemented by
+/// [`MemoryStore`], [`SqliteStore`] and [`PostgresStore`]; an application
+/// may implement it over its own database with the same guarantees: a
+/// dispatch row is never overwritten, every transition is conditional on
+/// the state it leaves, and an `Ok` is returned only once the write is
+/// committed (with the store's [`Durability`]).
+pub trait HostStore: Send + Sync {
+    /// Writes the row of a call about to leave the host, in state
+    /// `dispatched`, unless the invocation id has a row already.
+    ///
+    /// # Errors
+    /// [`StoreError`] when the write failed: the call must not be sent.
+    fn record_dispatch<'a>(&'a self, call: &'a CallRecord) -> StoreFuture<'a, DispatchWrite>;
+
+    /// `dispatched` → `completed`, storing the result.
+    ///
+    /// # Errors
+    /// [`StoreError`]; [`StoreError::TooLarge`] for a result over
+    /// [`MAX_STORED_JSON_BYTES`].
+    fn complete<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        completion: &'a Completion,
+    ) -> StoreFuture<'a, Transition>;
+
+    /// `dispatched` → `interrupted`.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn interrupt<'a>(&'a self, invocation_id: &'a str, at_ms: i64) -> StoreFuture<'a, Transition>;
+
+    /// Every call of `owner` still `dispatched` → `interrupted`, in one
+    /// statement; returns them (after the change) sorted by invocation id.
+    /// A host runs this when it starts on an existing store.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn interrupt_owner<'a>(
+        &'a self,
+        owner: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, Vec<CallRecord>>;
+
+    /// `interrupted` → `reconciled`, storing the backend's receipt JSON.
+    ///
+    /// # Errors
+    /// [`StoreError`]; [`StoreError::TooLarge`].
+    fn reconcile<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        receipt: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, Transition>;
+
+    /// The row of one invocation id.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn call<'a>(&'a self, invocation_id: &'a str) -> StoreFuture<'a, Option<CallRecord>>;
+
+    /// Calls of `owner` in `state`, sorted by invocation id, at most
+    /// `limit`.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn calls_in_state<'a>(
+        &'a self,
+        owner: &'a str,
+        state: CallState,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<CallRecord>>;
+
+    /// Writes a new run (`active`). `false` when the run id exists.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn record_run<'a>(&'a self, run: &'a RunRecord) -> StoreFuture<'a, bool>;
+
+    /// Points a run at another tab. `false` when no such run exists.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn set_run_tab<'a>(&'a self, run_id: &'a str, tab_id: Option<&'a str>)
+        -> StoreFuture<'a, bool>;
+
+    /// `active` → `ended`. `false` when it was not active.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn end_run<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, bool>;
+
+    /// The active runs of `owner`, sorted by run id, at most `limit`.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn active_runs<'a>(&'a self, owner: &'a str, limit: u32) -> StoreFuture<'a, Vec<RunRecord>>;
+
+    /// Writes a pending approval. `false` when the approval id exists.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn record_approval<'a>(&'a self, approval: &'a ApprovalRecord) -> StoreFuture<'a, bool>;
+
+    /// `pending` → `approved` or `rejected`.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn decide_approval<'a>(
+        &'a self,
+        approval_id: &'a str,
+        decision: ApprovalDecision,
+        decided_by: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, Decision>;
+
+    /// One approval.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn approval<'a>(&'a self, approval_id: &'a str) -> StoreFuture<'a, Option<ApprovalRecord>>;
+
+    /// Pending approvals, oldest first, at most `limit`.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn pending_approvals<'a>(&'a self, limit: u32) -> StoreFuture<'a, Vec<ApprovalRecord>>;
+}

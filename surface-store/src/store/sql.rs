@@ -1,0 +1,418 @@
+//! The statements both SQL stores run, written once: `$N` parameters
+//! (SQLite and PostgreSQL both accept them), one statement per state
+//! change, each conditional on the state it leaves. [`sql_store!`]
+//! implements [`HostStore`](super::HostStore) for a store type holding a
+//! `pool: sqlx::Pool<DB>`.
+
+pub(super) const INSERT_CALL: &str = "INSERT INTO host_calls (invocation_id, owner, run_id, \
+    tool_call_id, session_id, tab_id, connection_id, capability_id, effect, envelope_digest, \
+    state, dispatched_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'dispatched', $11) \
+    ON CONFLICT (invocation_id) DO NOTHING";
+pub(super) const SELECT_CALL: &str = "SELECT invocation_id, owner, run_id, tool_call_id, \
+    session_id, tab_id, connection_id, capability_id, effect, envelope_digest, state, \
+    result_digest, result, receipt, dispatched_at_ms, settled_at_ms FROM host_calls \
+    WHERE invocation_id = $1";
+pub(super) const COMPLETE_CALL: &str = "UPDATE host_calls SET state = 'completed', \
+    result_digest = $2, result = $3, settled_at_ms = $4 \
+    WHERE invocation_id = $1 AND state = 'dispatched'";
+pub(super) const INTERRUPT_CALL: &str = "UPDATE host_calls SET state = 'interrupted', \
+    settled_at_ms = $2 WHERE invocation_id = $1 AND state = 'dispatched'";
+pub(super) const INTERRUPT_OWNER: &str = "UPDATE host_calls SET state = 'interrupted', \
+    settled_at_ms = $2 WHERE owner = $1 AND state = 'dispatched' \
+    RETURNING invocation_id, owner, run_id, tool_call_id, session_id, tab_id, connection_id, \
+    capability_id, effect, envelope_digest, state, result_digest, result, receipt, \
+    dispatched_at_ms, settled_at_ms";
+pub(super) const RECONCILE_CALL: &str = "UPDATE host_calls SET state = 'reconciled', \
+    receipt = $2, settled_at_ms = $3 WHERE invocation_id = $1 AND state = 'interrupted'";
+pub(super) const CALLS_IN_STATE: &str = "SELECT invocation_id, owner, run_id, tool_call_id, \
+    session_id, tab_id, connection_id, capability_id, effect, envelope_digest, state, \
+    result_digest, result, receipt, dispatched_at_ms, settled_at_ms FROM host_calls \
+    WHERE owner = $1 AND state = $2 ORDER BY invocation_id LIMIT $3";
+
+pub(super) const INSERT_RUN: &str = "INSERT INTO host_runs (run_id, owner, session_id, tab_id, \
+    kind, state, started_at_ms) VALUES ($1, $2, $3, $4, $5, 'active', $6) \
+    ON CONFLICT (run_id) DO NOTHING";
+pub(super) const SET_RUN_TAB: &str = "UPDATE host_runs SET tab_id = $2 WHERE run_id = $1";
+pub(super) const END_RUN: &str =
+    "UPDATE host_runs SET state = 'ended' WHERE run_id = $1 AND state = 'active'";
+pub(super) const ACTIVE_RUNS: &str = "SELECT run_id, owner, session_id, tab_id, kind, state, \
+    started_at_ms FROM host_runs WHERE owner = $1 AND state = 'active' ORDER BY run_id LIMIT $2";
+
+pub(super) const INSERT_APPROVAL: &str = "INSERT INTO host_approvals (approval_id, \
+    invocation_id, run_id, tool_call_id, capability_id, state, requested_at_ms) \
+    VALUES ($1, $2, $3, $4, $5, 'pending', $6) ON CONFLICT (approval_id) DO NOTHING";
+pub(super) const DECIDE_APPROVAL: &str = "UPDATE host_approvals SET state = $2, \
+    decided_by = $3, decided_at_ms = $4 WHERE approval_id = $1 AND state = 'pending'";
+pub(super) const SELECT_APPROVAL: &str = "SELECT approval_id, invocation_id, run_id, \
+    tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms \
+    FROM host_approvals WHERE approval_id = $1";
+pub(super) const PENDING_APPROVALS: &str = "SELECT approval_id, invocation_id, run_id, \
+    tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms \
+    FROM host_approvals WHERE state = 'pending' ORDER BY requested_at_ms, approval_id LIMIT $1";
+
+/// Implements `HostStore` for `$store` (a struct with `pool:
+/// sqlx::Pool<$db>`) with the statements above.
+macro_rules! sql_store {
+    ($store:ty, $db:ty) => {
+        impl $store {
+            fn call_row(row: &<$db as sqlx::Database>::Row) -> Result<CallRecord, StoreError> {
+                let state: String = get(row, "state")?;
+                Ok(CallRecord {
+                    invocation_id: get(row, "invocation_id")?,
+                    owner: get(row, "owner")?,
+                    run_id: get(row, "run_id")?,
+                    tool_call_id: get(row, "tool_call_id")?,
+                    session_id: get(row, "session_id")?,
+                    tab_id: get(row, "tab_id")?,
+                    connection_id: get(row, "connection_id")?,
+                    capability_id: get(row, "capability_id")?,
+                    effect: get(row, "effect")?,
+                    envelope_digest: get(row, "envelope_digest")?,
+                    state: CallState::parse(&state)?,
+                    result_digest: get(row, "result_digest")?,
+                    result: get(row, "result")?,
+                    receipt: get(row, "receipt")?,
+                    dispatched_at_ms: get(row, "dispatched_at_ms")?,
+                    settled_at_ms: get(row, "settled_at_ms")?,
+                })
+            }
+
+            fn run_row(row: &<$db as sqlx::Database>::Row) -> Result<RunRecord, StoreError> {
+                let state: String = get(row, "state")?;
+                Ok(RunRecord {
+                    run_id: get(row, "run_id")?,
+                    owner: get(row, "owner")?,
+                    session_id: get(row, "session_id")?,
+                    tab_id: get(row, "tab_id")?,
+                    kind: get(row, "kind")?,
+                    active: match state.as_str() {
+                        "active" => true,
+                        "ended" => false,
+                        other => return Err(StoreError::corrupt("host_runs.state", other)),
+                    },
+                    started_at_ms: get(row, "started_at_ms")?,
+                })
+            }
+
+            fn approval_row(
+                row: &<$db as sqlx::Database>::Row,
+            ) -> Result<ApprovalRecord, StoreError> {
+                let state: String = get(row, "state")?;
+                Ok(ApprovalRecord {
+                    approval_id: get(row, "approval_id")?,
+                    invocation_id: get(row, "invocation_id")?,
+                    run_id: get(row, "run_id")?,
+                    tool_call_id: get(row, "tool_call_id")?,
+                    capability_id: get(row, "capability_id")?,
+                    state: ApprovalState::parse(&state)?,
+                    requested_at_ms: get(row, "requested_at_ms")?,
+                    decided_by: get(row, "decided_by")?,
+                    decided_at_ms: get(row, "decided_at_ms")?,
+                })
+            }
+
+            async fn fetch_call(&self, id: &str) -> Result<Option<CallRecord>, StoreError> {
+                let row = sqlx::query(sql::SELECT_CALL)
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(|e| db("read a call", e))?;
+                row.as_ref().map(Self::call_row).transpose()
+            }
+
+            /// The [`Transition`] of a conditional update that changed
+            /// `rows` rows.
+            async fn transition(&self, id: &str, rows: u64) -> Result<Transition, StoreError> {
+                if rows == 1 {
+                    return Ok(Transition::Applied);
+                }
+                Ok(match self.fetch_call(id).await? {
+                    Some(call) => Transition::NotApplied(Box::new(call)),
+                    None => Transition::Unknown,
+                })
+            }
+        }
+
+        impl HostStore for $store {
+            fn record_dispatch<'a>(
+                &'a self,
+                call: &'a CallRecord,
+            ) -> StoreFuture<'a, DispatchWrite> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::INSERT_CALL)
+                        .bind(&call.invocation_id)
+                        .bind(&call.owner)
+                        .bind(&call.run_id)
+                        .bind(&call.tool_call_id)
+                        .bind(&call.session_id)
+                        .bind(&call.tab_id)
+                        .bind(&call.connection_id)
+                        .bind(&call.capability_id)
+                        .bind(&call.effect)
+                        .bind(&call.envelope_digest)
+                        .bind(call.dispatched_at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("record the dispatch", e))?;
+                    if done.rows_affected() == 1 {
+                        return Ok(DispatchWrite::Inserted);
+                    }
+                    match self.fetch_call(&call.invocation_id).await? {
+                        Some(existing) => Ok(DispatchWrite::Exists(Box::new(existing))),
+                        None => Err(StoreError::Database {
+                            operation: "record the dispatch",
+                            source: "the insert was refused but no row has the id".into(),
+                        }),
+                    }
+                })
+            }
+
+            fn complete<'a>(
+                &'a self,
+                invocation_id: &'a str,
+                completion: &'a Completion,
+            ) -> StoreFuture<'a, Transition> {
+                Box::pin(async move {
+                    StoreError::check_size("result", &completion.result)?;
+                    let done = sqlx::query(sql::COMPLETE_CALL)
+                        .bind(invocation_id)
+                        .bind(&completion.result_digest)
+                        .bind(&completion.result)
+                        .bind(completion.at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("record the result", e))?;
+                    self.transition(invocation_id, done.rows_affected()).await
+                })
+            }
+
+            fn interrupt<'a>(
+                &'a self,
+                invocation_id: &'a str,
+                at_ms: i64,
+            ) -> StoreFuture<'a, Transition> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::INTERRUPT_CALL)
+                        .bind(invocation_id)
+                        .bind(at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("record the interruption", e))?;
+                    self.transition(invocation_id, done.rows_affected()).await
+                })
+            }
+
+            fn interrupt_owner<'a>(
+                &'a self,
+                owner: &'a str,
+                at_ms: i64,
+            ) -> StoreFuture<'a, Vec<CallRecord>> {
+                Box::pin(async move {
+                    let rows = sqlx::query(sql::INTERRUPT_OWNER)
+                        .bind(owner)
+                        .bind(at_ms)
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| db("interrupt the outstanding calls", e))?;
+                    let mut calls = rows
+                        .iter()
+                        .map(Self::call_row)
+                        .collect::<Result<Vec<_>, _>>()?;
+                    calls.sort_by(|a, b| a.invocation_id.cmp(&b.invocation_id));
+                    Ok(calls)
+                })
+            }
+
+            fn reconcile<'a>(
+                &'a self,
+                invocation_id: &'a str,
+                receipt: &'a str,
+                at_ms: i64,
+            ) -> StoreFuture<'a, Transition> {
+                Box::pin(async move {
+                    StoreError::check_size("receipt", receipt)?;
+                    let done = sqlx::query(sql::RECONCILE_CALL)
+                        .bind(invocation_id)
+                        .bind(receipt)
+                        .bind(at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("record the receipt", e))?;
+                    self.transition(invocation_id, done.rows_affected()).await
+                })
+            }
+
+            fn call<'a>(&'a self, invocation_id: &'a str) -> StoreFuture<'a, Option<CallRecord>> {
+                Box::pin(self.fetch_call(invocation_id))
+            }
+
+            fn calls_in_state<'a>(
+                &'a self,
+                owner: &'a str,
+                state: CallState,
+                limit: u32,
+            ) -> StoreFuture<'a, Vec<CallRecord>> {
+                Box::pin(async move {
+                    let rows = sqlx::query(sql::CALLS_IN_STATE)
+                        .bind(owner)
+                        .bind(state.as_str())
+                        .bind(i64::from(limit))
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| db("list calls", e))?;
+                    rows.iter().map(Self::call_row).collect()
+                })
+            }
+
+            fn record_run<'a>(&'a self, run: &'a RunRecord) -> StoreFuture<'a, bool> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::INSERT_RUN)
+                        .bind(&run.run_id)
+                        .bind(&run.owner)
+                        .bind(&run.session_id)
+                        .bind(&run.tab_id)
+                        .bind(&run.kind)
+                        .bind(run.started_at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("record the run", e))?;
+                    Ok(done.rows_affected() == 1)
+                })
+            }
+
+            fn set_run_tab<'a>(
+                &'a self,
+                run_id: &'a str,
+                tab_id: Option<&'a str>,
+            ) -> StoreFuture<'a, bool> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::SET_RUN_TAB)
+                        .bind(run_id)
+                        .bind(tab_id)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("record the run's tab", e))?;
+                    Ok(done.rows_affected() == 1)
+                })
+            }
+
+            fn end_run<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, bool> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::END_RUN)
+                        .bind(run_id)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("end the run", e))?;
+                    Ok(done.rows_affected() == 1)
+                })
+            }
+
+            fn active_runs<'a>(
+                &'a self,
+                owner: &'a str,
+                limit: u32,
+            ) -> StoreFuture<'a, Vec<RunRecord>> {
+                Box::pin(async move {
+                    let rows = sqlx::query(sql::ACTIVE_RUNS)
+                        .bind(owner)
+                        .bind(i64::from(limit))
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| db("list runs", e))?;
+                    rows.iter().map(Self::run_row).collect()
+                })
+            }
+
+            fn record_approval<'a>(
+                &'a self,
+                approval: &'a ApprovalRecord,
+            ) -> StoreFuture<'a, bool> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::INSERT_APPROVAL)
+                        .bind(&approval.approval_id)
+                        .bind(&approval.invocation_id)
+                        .bind(&approval.run_id)
+                        .bind(&approval.tool_call_id)
+                        .bind(&approval.capability_id)
+                        .bind(approval.requested_at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("record the approval", e))?;
+                    Ok(done.rows_affected() == 1)
+                })
+            }
+
+            fn decide_approval<'a>(
+                &'a self,
+                approval_id: &'a str,
+                decision: ApprovalDecision,
+                decided_by: &'a str,
+                at_ms: i64,
+            ) -> StoreFuture<'a, Decision> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::DECIDE_APPROVAL)
+                        .bind(approval_id)
+                        .bind(decision.state().as_str())
+                        .bind(decided_by)
+                        .bind(at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("record the decision", e))?;
+                    if done.rows_affected() == 1 {
+                        return Ok(Decision::Applied);
+                    }
+                    Ok(match self.approval(approval_id).await? {
+                        Some(a) => Decision::AlreadyDecided(Box::new(a)),
+                        None => Decision::Unknown,
+                    })
+                })
+            }
+
+            fn approval<'a>(
+                &'a self,
+                approval_id: &'a str,
+            ) -> StoreFuture<'a, Option<ApprovalRecord>> {
+                Box::pin(async move {
+                    let row = sqlx::query(sql::SELECT_APPROVAL)
+                        .bind(approval_id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(|e| db("read an approval", e))?;
+                    row.as_ref().map(Self::approval_row).transpose()
+                })
+            }
+
+            fn pending_approvals<'a>(&'a self, limit: u32) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+                Box::pin(async move {
+                    let rows = sqlx::query(sql::PENDING_APPROVALS)
+                        .bind(i64::from(limit))
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| db("list approvals", e))?;
+                    rows.iter().map(Self::approval_row).collect()
+                })
+            }
+        }
+
+        /// One column of `row`.
+        fn get<'r, T>(row: &'r <$db as sqlx::Database>::Row, column: &str) -> Result<T, StoreError>
+        where
+            T: sqlx::Decode<'r, $db> + sqlx::Type<$db>,
+        {
+            use sqlx::Row;
+            row.try_get(column).map_err(|e| db("read a row", e))
+        }
+
+        fn db(operation: &'static str, error: sqlx::Error) -> StoreError {
+            match error {
+                sqlx::Error::PoolClosed => StoreError::Closed,
+                other => StoreError::Database {
+                    operation,
+                    source: Box::new(other),
+                },
+            }
+        }
+    };
+}
+
+pub(super) use sql_store;

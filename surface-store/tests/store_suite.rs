@@ -1,0 +1,519 @@
+//! One suite, every backend (`docs/host.md`, "The durable store"): each
+//! case runs on the in-process [`MemoryStore`], a SQLite file and a
+//! database of a throwaway PostgreSQL 15 cluster (skipped with a notice
+//! when PostgreSQL is absent; failing under `CI=true`). The crash tests
+//! with `kill -9` of a real host process are in `tests/crash.rs`.
+
+#[path = "../../surface-runtime/tests/host_support/mod.rs"]
+mod host_support;
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use futures_util::future::join_all;
+use host_support::{session, SessionFixture};
+use serde_json::{json, Map, Value};
+use support::pg::PgCluster;
+use support::{auth, devices_host, temp_dir, Db};
+use surface_runtime::bridge::{
+    CallOptions, CapabilityClient, CapabilityInvokeRequest, DomainReceipt, OrpcCallError,
+};
+use surface_runtime::host::{
+    AgentRun, BrowserSurfaceOutcome, BrowserSurfaceResult, HostError, ResultDisposition,
+    ToolCallRequest, PROTOCOL_VERSION,
+};
+use surface_runtime::manifest::PortableDescriptor;
+use surface_runtime::sync::BoxFuture;
+use surface_runtime::{AgentError, AgentInvocationResult, ConsumerKind, ErrorCode, Retry};
+use surface_store::{
+    digest_call, ApprovalDecision, ApprovalState, CallRecord, CallState, Completion, Decision,
+    DispatchWrite, DurableError, DurableHost, MemoryStore, StoreError, Transition,
+};
+
+const DISABLE: &str = "domain:devices.disable";
+
+fn run1() -> AgentRun {
+    AgentRun {
+        run_id: "run-1".into(),
+        session_id: "sess-1".into(),
+        tab_id: Some("tab-1".into()),
+        kind: ConsumerKind::Embedded,
+    }
+}
+
+fn disable(invocation_id: &str) -> ToolCallRequest {
+    ToolCallRequest::new(
+        "run-1",
+        format!("tc-{invocation_id}"),
+        invocation_id,
+        DISABLE,
+        json!({"reason": "lost"}),
+    )
+}
+
+/// A durable host on `db` with the fixture's tab announced on `connection`.
+async fn host_on(
+    db: &Db,
+    s: &SessionFixture,
+    connection: &str,
+) -> (DurableHost, surface_store::Recovery) {
+    let (host, recovery) = DurableHost::open(devices_host(), db.connect().await, "host-1")
+        .await
+        .expect("host opens");
+    let announcement = s.session.connect(connection).expect("session connects");
+    host.accept_announcement(&auth(connection), &announcement)
+        .await
+        .expect("announcement accepted");
+    (host, recovery)
+}
+
+/// A fresh host with the run started.
+async fn started(db: &Db, s: &SessionFixture) -> DurableHost {
+    let (host, _) = host_on(db, s, "conn-1").await;
+    host.start_run(run1()).await.expect("run starts");
+    host
+}
+
+fn record(invocation_id: &str) -> CallRecord {
+    CallRecord {
+        invocation_id: invocation_id.into(),
+        owner: "host-1".into(),
+        run_id: "run-1".into(),
+        tool_call_id: "tc-1".into(),
+        session_id: "sess-1".into(),
+        tab_id: "tab-1".into(),
+        connection_id: "conn-1".into(),
+        capability_id: DISABLE.into(),
+        effect: Some("server-mutation".into()),
+        envelope_digest: vec![7; 32],
+        state: CallState::Dispatched,
+        result_digest: None,
+        result: None,
+        receipt: None,
+        dispatched_at_ms: 1,
+        settled_at_ms: None,
+    }
+}
+
+async fn dispatch_row_is_written_before_the_call_leaves(db: &Db) {
+    let s = session();
+    let host = started(db, &s).await;
+    let call = host.dispatch(disable("inv-1")).await.expect("dispatches");
+    let row = db
+        .connect()
+        .await
+        .call("inv-1")
+        .await
+        .unwrap()
+        .expect("row written");
+    assert_eq!(
+        (
+            row.owner.as_str(),
+            row.run_id.as_str(),
+            row.tool_call_id.as_str(),
+            row.session_id.as_str(),
+            row.tab_id.as_str(),
+            row.connection_id.as_str(),
+            row.capability_id.as_str(),
+            row.effect.as_deref(),
+            row.state,
+        ),
+        (
+            "host-1",
+            "run-1",
+            "tc-inv-1",
+            "sess-1",
+            "tab-1",
+            "conn-1",
+            DISABLE,
+            Some("server-mutation"),
+            CallState::Dispatched
+        ),
+        "{}",
+        db.name()
+    );
+    assert_eq!(row.envelope_digest, digest_call(&call));
+    // An identical re-dispatch returns the same call; a changed one is refused.
+    assert_eq!(host.dispatch(disable("inv-1")).await.unwrap(), call);
+    let mut changed = disable("inv-1");
+    changed.input = json!({"reason": "stolen"});
+    assert!(matches!(
+        host.dispatch(changed).await,
+        Err(DurableError::Host(HostError::InvocationConflict(id))) if id == "inv-1"
+    ));
+}
+
+async fn a_store_that_cannot_be_written_refuses_to_dispatch(db: &Db) {
+    let Some(handle) = db.closable().await else {
+        return; // the memory store cannot fail
+    };
+    let s = session();
+    let (host, _) = DurableHost::open(devices_host(), handle.store(), "host-1")
+        .await
+        .unwrap();
+    let announcement = s.session.connect("conn-1").unwrap();
+    host.accept_announcement(&auth("conn-1"), &announcement)
+        .await
+        .unwrap();
+    host.start_run(run1()).await.unwrap();
+    handle.close().await;
+    let refused = host.dispatch(disable("inv-1")).await;
+    assert!(
+        matches!(refused, Err(DurableError::Store(StoreError::Closed))),
+        "{}: {refused:?}",
+        db.name()
+    );
+    // Nothing is outstanding, the id stays refused, nothing reached the page.
+    assert!(host.host().outstanding().is_empty());
+    assert!(matches!(
+        host.dispatch(disable("inv-1")).await,
+        Err(DurableError::Host(HostError::InvocationConflict(_)))
+    ));
+    assert_eq!(s.fx.executor.count(), 0);
+    assert_eq!(db.connect().await.call("inv-1").await.unwrap(), None);
+}
+
+async fn a_result_is_recorded_and_its_copy_after_a_restart_is_a_duplicate(db: &Db) {
+    let s = session();
+    let host = started(db, &s).await;
+    let call = host.dispatch(disable("inv-1")).await.unwrap();
+    let result = s.session.invoke(call).await;
+    assert!(matches!(
+        host.accept_result(&auth("conn-1"), &result).await.unwrap(),
+        ResultDisposition::Completed(_)
+    ));
+    let row = db.connect().await.call("inv-1").await.unwrap().unwrap();
+    assert_eq!(row.state, CallState::Completed);
+    assert_eq!(
+        serde_json::from_str::<Value>(row.result.as_deref().unwrap()).unwrap(),
+        serde_json::to_value(&result.result).unwrap()
+    );
+    drop(host);
+    // Restart: nothing interrupted, the run restored, the copy a duplicate
+    // (also on the tab's new connection), a changed copy refused.
+    let (host, recovery) = host_on(db, &s, "conn-2").await;
+    assert!(recovery.interrupted.is_empty(), "{}", db.name());
+    let runs: Vec<&str> = recovery.runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(runs, ["run-1"]);
+    assert_eq!(
+        host.accept_result(&auth("conn-2"), &result).await.unwrap(),
+        ResultDisposition::Duplicate
+    );
+    let mut changed = result.clone();
+    changed.result =
+        BrowserSurfaceOutcome::rejected(surface_runtime::host::RejectionReason::StaleSurface);
+    assert!(matches!(
+        host.accept_result(&auth("conn-2"), &changed).await,
+        Err(DurableError::Host(HostError::ChangedDuplicate(id))) if id == "inv-1"
+    ));
+    assert_eq!(s.fx.executor.count(), 1);
+}
+
+async fn a_restart_interrupts_outstanding_calls_and_refuses_every_id(db: &Db) {
+    let s = session();
+    let host = started(db, &s).await;
+    let completed = host.dispatch(disable("inv-done")).await.unwrap();
+    let result = s.session.invoke(completed).await;
+    host.accept_result(&auth("conn-1"), &result).await.unwrap();
+    let pending = host.dispatch(disable("inv-1")).await.unwrap();
+    drop(host); // the process dies with inv-1 outstanding
+    let (host, recovery) = host_on(db, &s, "conn-2").await;
+    let interrupted: Vec<(&str, CallState)> = recovery
+        .interrupted
+        .iter()
+        .map(|c| (c.invocation_id.as_str(), c.state))
+        .collect();
+    assert_eq!(
+        interrupted,
+        [("inv-1", CallState::Interrupted)],
+        "{}",
+        db.name()
+    );
+    for id in ["inv-1", "inv-done"] {
+        assert!(
+            matches!(
+                host.dispatch(disable(id)).await,
+                Err(DurableError::Host(HostError::InvocationConflict(_)))
+            ),
+            "{}: {id} dispatched again",
+            db.name()
+        );
+    }
+    // A late result of the interrupted call changes nothing.
+    let late = BrowserSurfaceResult {
+        protocol_version: PROTOCOL_VERSION,
+        connection_id: pending.connection_id.clone(),
+        run_id: pending.run_id.clone(),
+        tool_call_id: pending.tool_call_id.clone(),
+        invocation_id: "inv-1".into(),
+        result: BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Success {
+            invocation_id: "inv-1".into(),
+            output: Value::Null,
+        }),
+    };
+    assert!(matches!(
+        host.accept_result(&auth("conn-2"), &late).await,
+        Err(DurableError::NotInState {
+            state: CallState::Interrupted,
+            ..
+        })
+    ));
+    // New ids still work after the restart.
+    host.dispatch(disable("inv-2"))
+        .await
+        .expect("a fresh id dispatches");
+    assert_eq!(s.fx.executor.count(), 1, "nothing executed but inv-done");
+}
+
+async fn racing_writers_apply_each_transition_once(db: &Db) {
+    let handles: Vec<_> = join_all((0..6).map(|_| db.connect())).await;
+    let inserts = join_all(
+        handles
+            .iter()
+            .map(|h| async { h.record_dispatch(&record("inv-r")).await }),
+    )
+    .await;
+    let inserted = inserts
+        .iter()
+        .filter(|w| matches!(w, Ok(DispatchWrite::Inserted)))
+        .count();
+    assert_eq!(inserted, 1, "{}: {inserts:?}", db.name());
+    assert!(inserts.iter().all(|w| w.is_ok()));
+    let completions: Vec<Completion> = (0..6u8)
+        .map(|i| Completion {
+            result_digest: vec![i; 32],
+            result: format!("{{\"n\":{i}}}"),
+            at_ms: 2,
+        })
+        .collect();
+    let outcomes = join_all(
+        handles
+            .iter()
+            .zip(&completions)
+            .map(|(h, c)| async move { h.complete("inv-r", c).await.unwrap() }),
+    )
+    .await;
+    let winners: Vec<usize> = outcomes
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| **t == Transition::Applied)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(winners.len(), 1, "{}: {outcomes:?}", db.name());
+    let row = handles[0].call("inv-r").await.unwrap().unwrap();
+    assert_eq!(row.result_digest, Some(vec![winners[0] as u8; 32]));
+    for t in &outcomes {
+        if let Transition::NotApplied(r) = t {
+            assert_eq!(**r, row, "a loser sees the winner's row");
+        }
+    }
+    // A settled call is not interrupted or reconciled afterwards.
+    assert!(matches!(
+        handles[1].interrupt("inv-r", 3).await.unwrap(),
+        Transition::NotApplied(_)
+    ));
+    assert!(matches!(
+        handles[2].reconcile("inv-r", "{}", 3).await.unwrap(),
+        Transition::NotApplied(_)
+    ));
+    assert_eq!(
+        handles[3].interrupt("nope", 3).await.unwrap(),
+        Transition::Unknown
+    );
+}
+
+fn approval_result(call: &surface_runtime::host::BrowserSurfaceCall) -> BrowserSurfaceResult {
+    let mut details = Map::new();
+    details.insert("approvalId".into(), json!("appr-1"));
+    BrowserSurfaceResult {
+        protocol_version: PROTOCOL_VERSION,
+        connection_id: call.connection_id.clone(),
+        run_id: call.run_id.clone(),
+        tool_call_id: call.tool_call_id.clone(),
+        invocation_id: call.invocation.invocation_id.clone(),
+        result: BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Error {
+            invocation_id: call.invocation.invocation_id.clone(),
+            error: AgentError {
+                code: ErrorCode::DomainApprovalRequired,
+                message: "The backend requires an approval.".into(),
+                retry: Retry::No,
+                details,
+            },
+        }),
+    }
+}
+
+async fn approvals_stay_pending_across_a_restart_and_are_decided_once(db: &Db) {
+    let s = session();
+    let host = started(db, &s).await;
+    let call = host.dispatch(disable("inv-1")).await.unwrap();
+    host.accept_result(&auth("conn-1"), &approval_result(&call))
+        .await
+        .unwrap();
+    drop(host);
+    let (host, recovery) = host_on(db, &s, "conn-2").await;
+    let pending: Vec<(&str, &str, &str, ApprovalState)> = recovery
+        .pending_approvals
+        .iter()
+        .map(|a| {
+            (
+                a.approval_id.as_str(),
+                a.invocation_id.as_str(),
+                a.tool_call_id.as_str(),
+                a.state,
+            )
+        })
+        .collect();
+    assert_eq!(
+        pending,
+        [("appr-1", "inv-1", "tc-inv-1", ApprovalState::Pending)],
+        "{}",
+        db.name()
+    );
+    assert_eq!(
+        host.decide_approval("appr-1", ApprovalDecision::Approve, "approver-1")
+            .await
+            .unwrap(),
+        Decision::Applied
+    );
+    match host
+        .decide_approval("appr-1", ApprovalDecision::Reject, "approver-2")
+        .await
+        .unwrap()
+    {
+        Decision::AlreadyDecided(a) => {
+            assert_eq!(
+                (a.state, a.decided_by.as_deref()),
+                (ApprovalState::Approved, Some("approver-1"))
+            )
+        }
+        other => panic!("{}: {other:?}", db.name()),
+    }
+    assert_eq!(
+        host.decide_approval("appr-x", ApprovalDecision::Approve, "a")
+            .await
+            .unwrap(),
+        Decision::Unknown
+    );
+    assert!(host.pending_approvals(10).await.unwrap().is_empty());
+}
+
+/// A gateway whose `getInvocation` answers a completed receipt and counts
+/// every call; `invoke` and `resume` must never be called.
+#[derive(Default)]
+struct Gateway {
+    get_invocation: AtomicUsize,
+    other: AtomicUsize,
+}
+
+impl CapabilityClient for Gateway {
+    fn describe(
+        &self,
+        _: CallOptions,
+    ) -> BoxFuture<'_, Result<Vec<PortableDescriptor>, OrpcCallError>> {
+        self.other.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Ok(Vec::new()) })
+    }
+    fn invoke(
+        &self,
+        _: CapabilityInvokeRequest,
+        _: CallOptions,
+    ) -> BoxFuture<'_, Result<DomainReceipt, OrpcCallError>> {
+        self.other.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Err(OrpcCallError::Cancelled) })
+    }
+    fn get_invocation<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        _: CallOptions,
+    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
+        self.get_invocation.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            Ok(DomainReceipt::Completed {
+                invocation_id: invocation_id.to_string(),
+                execution_id: Some("exec-9".into()),
+                output: json!({"disabled": ["d1", "d2"]}),
+            })
+        })
+    }
+    fn resume<'a>(
+        &'a self,
+        _: &'a str,
+        _: CallOptions,
+    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
+        self.other.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Err(OrpcCallError::Cancelled) })
+    }
+}
+
+async fn an_interrupted_governed_call_is_reconciled_into_a_receipt(db: &Db) {
+    let s = session();
+    let host = started(db, &s).await;
+    host.dispatch(disable("inv-g")).await.unwrap();
+    drop(host);
+    let (host, recovery) = host_on(db, &s, "conn-2").await;
+    assert_eq!(recovery.interrupted.len(), 1);
+    let gateway = Gateway::default();
+    let receipt = host.reconcile("inv-g", &gateway).await.expect("reconciled");
+    assert_eq!(receipt.invocation_id(), "inv-g");
+    let row = db.connect().await.call("inv-g").await.unwrap().unwrap();
+    assert_eq!(row.state, CallState::Reconciled, "{}", db.name());
+    assert_eq!(
+        serde_json::from_str::<Value>(row.receipt.as_deref().unwrap()).unwrap(),
+        json!({"status": "completed", "invocationId": "inv-g", "executionId": "exec-9", "output": {"disabled": ["d1", "d2"]}})
+    );
+    assert!(matches!(
+        host.reconcile("inv-g", &gateway).await,
+        Err(DurableError::NotInState {
+            state: CallState::Reconciled,
+            ..
+        })
+    ));
+    assert_eq!(gateway.get_invocation.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        gateway.other.load(Ordering::SeqCst),
+        0,
+        "never re-dispatched"
+    );
+    assert_eq!(s.fx.executor.count(), 0);
+}
+
+/// Every case on a fresh database from `fresh`.
+async fn run_all<F, Fut>(fresh: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Db>,
+{
+    dispatch_row_is_written_before_the_call_leaves(&fresh().await).await;
+    a_store_that_cannot_be_written_refuses_to_dispatch(&fresh().await).await;
+    a_result_is_recorded_and_its_copy_after_a_restart_is_a_duplicate(&fresh().await).await;
+    a_restart_interrupts_outstanding_calls_and_refuses_every_id(&fresh().await).await;
+    racing_writers_apply_each_transition_once(&fresh().await).await;
+    approvals_stay_pending_across_a_restart_and_are_decided_once(&fresh().await).await;
+    an_interrupted_governed_call_is_reconciled_into_a_receipt(&fresh().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_suite_memory() {
+    run_all(|| async { Db::Memory(Arc::new(MemoryStore::new())) }).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_suite_sqlite() {
+    let dir = temp_dir("surface-store-sqlite");
+    let n = AtomicUsize::new(0);
+    run_all(|| async {
+        Db::Sqlite(dir.join(format!("host-{}.db", n.fetch_add(1, Ordering::SeqCst))))
+    })
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_suite_postgres() {
+    let Some(cluster) = PgCluster::require("store_suite_postgres") else {
+        return;
+    };
+    run_all(|| async { Db::Postgres(cluster.database("suite")) }).await;
+}
