@@ -83,6 +83,14 @@ pub use surface_host::server;
 #[cfg(all(feature = "axum", not(target_arch = "wasm32")))]
 pub use surface_host::web;
 
+/// The durable agent host (features `store`, `sqlite`, `postgres`; native
+/// only): [`store::DurableHost`] over a [`store::HostStore`] —
+/// [`store::MemoryStore`], `SqliteStore` (`sqlite`), `PostgresStore`
+/// (`postgres`) — with restart recovery. The `surface-store` crate,
+/// re-exported (docs/host.md, "The durable store").
+#[cfg(all(feature = "store", not(target_arch = "wasm32")))]
+pub use surface_store as store;
+
 /// The runtime's modules, for everything not at the root: the oRPC
 /// bridges ([`bridge`]), browser sessions and the agent host ([`host`]),
 /// tool export for MCP, OpenAI and Anthropic ([`export`]), the format and

@@ -482,6 +482,17 @@ async fn rmcp_second_concurrent_client_works_and_is_told_of_changes() {
     );
     assert_eq!(device_statuses(&a), initial_statuses());
     assert_eq!(device_statuses(&b), statuses(&[("dev-3", "disabled")]));
+    // devices.list's input schema has no `additionalProperties: false`: a
+    // property it does not name is allowed, and the backend ignores it as
+    // zod's z.object() does (issue 20, defect 9).
+    let extra = call(
+        &first,
+        "devices__list",
+        json!({"status": "disabled", "sortBy": "name"}),
+    )
+    .await;
+    assert_eq!(extra.is_error, Some(false), "{extra:?}");
+    assert_eq!(device_statuses(&extra), statuses(&[("dev-3", "disabled")]));
     let seen = second_recorder.list_changed.load(Ordering::SeqCst);
     call(
         &first,
@@ -594,6 +605,16 @@ async fn devices_mcp_with_orpc_url_runs_confirmed_calls_on_the_real_orpc_peer() 
     let listed = call(&client, "devices__list", json!({})).await;
     assert_eq!(listed.is_error, Some(false), "{listed:?}");
     assert_eq!(device_statuses(&listed), initial_statuses());
+    // A property the published schema allows but does not name: the
+    // peer's zod object strips it, the call succeeds.
+    let extra = call(
+        &client,
+        "devices__list",
+        json!({"status": "disabled", "sortBy": "name"}),
+    )
+    .await;
+    assert_eq!(extra.is_error, Some(false), "{extra:?}");
+    assert_eq!(device_statuses(&extra), statuses(&[("dev-3", "disabled")]));
     // The selection at start (dev-1, dev-2) is bound at execution.
     let disabled = call(&client, "devices__disable", json!({"reason": "lost"})).await;
     assert_eq!(

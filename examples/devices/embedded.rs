@@ -48,8 +48,10 @@ pub struct EmbeddedDevices {
     state: Mutex<State>,
 }
 
+/// Like the peer's `z.object({...})`, every input type ignores properties
+/// it does not name (zod strips them): the published input schemas have no
+/// `additionalProperties: false`, so such a call is valid.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct ListInput {
     status: Option<String>,
     limit: Option<u32>,

@@ -464,3 +464,135 @@ async fn unavailable_and_stale_capability_are_told_to_the_user_in_words() {
     s.shot("09-stale-capability").await;
     s.finish().await;
 }
+
+/// The page another server on the same machine serves (another
+/// `127.0.0.1` port: the same *site*, so the browser sends the host's
+/// `SameSite=Strict` cookie with its requests). `HOST` is replaced by the
+/// host's origin. Each attack writes its outcome into `#result` as JSON.
+const FOREIGN_PAGE: &str = r#"<!doctype html>
+<meta charset="utf-8"><title>another page on this machine</title>
+<pre id="result"></pre>
+<iframe name="sink" style="display:none"></iframe>
+<form id="form" method="POST" enctype="text/plain" target="sink" action="HOST/rpc/devices/disable">
+<input name='{"json":{"deviceIds":["dev-2"]},"pad":"' value='"}'>
+</form>
+<script>
+const host = "HOST";
+const out = {};
+async function attempt(name, f) {
+  try { out[name] = await f(); } catch (e) { out[name] = "error: " + e.name; }
+}
+(async () => {
+  // A simple request (text/plain, no preflight) with the cookie.
+  await attempt("disable_no_cors", async () => {
+    const r = await fetch(host + "/rpc/devices/disable", { method: "POST", mode: "no-cors",
+      credentials: "include", body: '{"json":{"deviceIds":["dev-1"]}}' });
+    return "sent, " + r.type;
+  });
+  // A JSON request: the browser asks first (preflight).
+  await attempt("rename_json", async () => {
+    const r = await fetch(host + "/rpc/devices/rename", { method: "POST", credentials: "include",
+      headers: { "Content-Type": "application/json" },
+      body: '{"json":{"deviceId":"dev-locked","name":"renamed-by-evil"}}' });
+    return "status " + r.status;
+  });
+  // Reading the device list with the user's cookie.
+  await attempt("list_read", async () => {
+    const r = await fetch(host + "/rpc/devices/list", { method: "POST", credentials: "include",
+      body: '{"json":{}}' });
+    return "read: " + (await r.text());
+  });
+  // The session socket, which would let this page act as the console.
+  await attempt("socket", () => new Promise((resolve) => {
+    const ws = new WebSocket(host.replace("http:", "ws:") + "/agent/ws");
+    ws.onopen = () => { resolve("open"); ws.close(); };
+    ws.onerror = () => resolve("refused");
+  }));
+  // The classic cross-site form: a text/plain body shaped as JSON.
+  await attempt("form", () => new Promise((resolve) => {
+    setTimeout(() => resolve("no load event"), 5000);
+    document.querySelector("iframe").onload = () => resolve("submitted");
+    document.getElementById("form").submit();
+  }));
+  document.getElementById("result").textContent = JSON.stringify(out);
+})();
+</script>
+"#;
+
+/// Serves [`FOREIGN_PAGE`] on a new loopback port; returns its URL.
+async fn serve_foreign_page(host_origin: &str) -> (String, tokio::task::JoinHandle<()>) {
+    let page = FOREIGN_PAGE.replace("HOST", host_origin);
+    let app = axum::Router::new().route(
+        "/",
+        axum::routing::get(move || {
+            let page = page.clone();
+            async move { axum::response::Html(page) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_on_another_loopback_port_cannot_act_through_the_host() {
+    let _serial = SERIAL.lock().await;
+    let Some(s) = stack("a_page_on_another_loopback_port_cannot_act_through_the_host").await else {
+        return;
+    };
+    let host_origin = s.host.url().trim_end_matches('/').to_string();
+    // Control: the console's own page reaches the proxy with its cookie.
+    let own = s
+        .browser
+        .execute(
+            "return fetch('/rpc/devices/list', {method: 'POST', \
+             headers: {'Content-Type': 'application/json'}, body: '{\"json\":{}}'}) \
+             .then(r => r.status)",
+            json!([]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(own, json!(200), "the page's own call through the proxy");
+    // The browser holds the host's cookie; now another page of the same
+    // site (another port) tries to use it.
+    let (foreign, server) = serve_foreign_page(&host_origin).await;
+    s.browser.goto(&foreign).await.unwrap();
+    let result = s
+        .browser
+        .wait_for_text("#result", WAIT, |t| !t.is_empty())
+        .await
+        .expect("the foreign page finishes its attempts");
+    s.shot("10-foreign-page").await;
+    let result: Value = serde_json::from_str(&result).unwrap();
+    assert_eq!(
+        result,
+        json!({
+            "disable_no_cors": "sent, opaque",
+            "rename_json": "error: TypeError",
+            "list_read": "error: TypeError",
+            "socket": "refused",
+            "form": "submitted",
+        })
+    );
+    // Nothing happened on the backend, and no turn ran.
+    assert_eq!(s.server_statuses().await, seed_with(&[]));
+    let client =
+        HttpOrpcClient::new(s.peer.rpc_url()).with_header("authorization", PEER_USER_TOKEN);
+    let out = client
+        .call("devices.list", Some(json!({})), CallOptions::default())
+        .await
+        .unwrap();
+    let names: Vec<&str> = out["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert!(!names.contains(&"renamed-by-evil"), "{names:?}");
+    assert!(s.host.reports().is_empty());
+    server.abort();
+    s.finish().await;
+}

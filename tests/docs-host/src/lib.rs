@@ -1,0 +1,200 @@
+//! The host-side Rust examples of `docs/agents.md` and `docs/host.md`,
+//! compiled and run by `cargo test --doc -p agent-surface-docs-host` (part
+//! of `cargo test --workspace`). This crate has what a native agent host
+//! application has — `agent-surface` (features `mcp`, `axum`, `sqlite`,
+//! `tokio`), `tokio` and `axum` — and nothing else, so an example that
+//! needs another crate fails here as it would in such an application.
+//!
+//! The examples' hidden set-up lines take the page, the transport and the
+//! backend from [`fixture`]: stand-ins for what the application provides
+//! (its UI state, its socket, its oRPC server), so that what a reader
+//! copies is the library's part, compiled and run.
+#![forbid(unsafe_code)]
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/agents.md")]
+pub struct Agents;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/host.md")]
+pub struct Host;
+
+/// The application's side of the examples (not part of any example).
+#[doc(hidden)]
+pub mod fixture {
+    use std::sync::{Arc, Mutex};
+
+    use agent_surface::host::{
+        AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceAnnouncement, KnownBuild,
+        ToolCallRequest,
+    };
+    use agent_surface::serde::Serialize;
+    use agent_surface::serde_json::{self, json, Value};
+    use agent_surface::sync::BoxFuture;
+    use agent_surface::{
+        AgentProcedureBinding, AgentProcedureExecutor, ConfirmationLevel, ConsumerKind, ErrorCode,
+        ExecuteRequest, ExecutionError, RegistrationHandle, Retry, SurfaceRegistry,
+    };
+
+    /// The manifest of the examples (`docs/example.manifest.json`).
+    pub mod api {
+        agent_surface::manifest!("agent.manifest.json");
+    }
+
+    /// The table's selection, bound into `devices.disable` (locked).
+    #[agent_surface::agent_procedure(api, "devices.disable", overridable(reason))]
+    pub struct DisableSelection {
+        /// The selected ids.
+        pub device_ids: Vec<String>,
+        /// Why (the agent may set it).
+        pub reason: Option<String>,
+    }
+
+    /// The page's build id.
+    pub const BUILD_ID: &str = "build-2026.12";
+
+    /// The backend: `devices.disable` answers `{"disabled": deviceIds}`.
+    pub struct Backend;
+
+    impl AgentProcedureExecutor for Backend {
+        fn execute(&self, request: ExecuteRequest) -> BoxFuture<'_, Result<Value, ExecutionError>> {
+            Box::pin(async move {
+                match &*request.path {
+                    "devices.disable" => Ok(json!({"disabled": request.input["deviceIds"]})),
+                    _ => Err(ExecutionError::new(
+                        ErrorCode::ExecutionFailed,
+                        "Not served here.",
+                        Retry::No,
+                    )),
+                }
+            })
+        }
+    }
+
+    /// The page: a registry over the example manifest with
+    /// `devices.disable` bound to a selection of `dev-1`.
+    pub struct Page {
+        /// The page's registry.
+        pub registry: SurfaceRegistry,
+        _disable: RegistrationHandle,
+    }
+
+    impl Page {
+        /// A page whose `devices.disable` asks for `confirmation`.
+        pub fn new(confirmation: ConfirmationLevel) -> Self {
+            let registry = SurfaceRegistry::new(api::authority());
+            registry.set_procedure_executor(Arc::new(Backend));
+            let disable = registry
+                .register_procedure(
+                    AgentProcedureBinding::new(api::devices::disable())
+                        .bind(|| DisableSelection {
+                            device_ids: vec!["dev-1".into()],
+                            reason: None,
+                        })
+                        .confirmation(confirmation),
+                )
+                .expect("devices.disable registers");
+            Self {
+                registry,
+                _disable: disable,
+            }
+        }
+    }
+
+    /// The application's socket to the host: records each message as the
+    /// JSON text it would send.
+    #[derive(Clone, Default)]
+    pub struct Transport(Arc<Mutex<Vec<String>>>);
+
+    impl Transport {
+        /// Sends one message.
+        pub fn send<T: Serialize>(&self, message: &T) {
+            let text = serde_json::to_string(message).expect("a protocol message serializes");
+            self.0.lock().unwrap().push(text);
+        }
+
+        /// Everything sent, oldest first.
+        pub fn sent(&self) -> Vec<Value> {
+            let sent = self.0.lock().unwrap();
+            sent.iter()
+                .map(|t| serde_json::from_str(t).unwrap())
+                .collect()
+        }
+    }
+
+    /// The dialog of the application: what it shows, by confirmation id.
+    #[derive(Clone, Default)]
+    pub struct Dialogs(Arc<Mutex<Vec<(String, Value)>>>);
+
+    impl Dialogs {
+        /// Shows a confirmation of `input`.
+        pub fn show(&self, confirmation_id: &str, input: &Value) {
+            let mut shown = self.0.lock().unwrap();
+            shown.push((confirmation_id.to_string(), input.clone()));
+        }
+
+        /// Takes it down.
+        pub fn hide(&self, confirmation_id: &str) {
+            self.0
+                .lock()
+                .unwrap()
+                .retain(|(id, _)| id != confirmation_id);
+        }
+
+        /// What is shown.
+        pub fn shown(&self) -> Vec<(String, Value)> {
+            self.0.lock().unwrap().clone()
+        }
+
+        /// Waits until a confirmation is shown (the user's click): its id.
+        pub async fn clicked_approve(&self) -> String {
+            loop {
+                if let Some((id, _)) = self.shown().first() {
+                    return id.clone();
+                }
+                tokio::task::yield_now().await;
+            }
+        }
+    }
+
+    /// The host side of one call: an agent host that knows the page's
+    /// build, accepted `announcement` on connection `conn-1` and dispatched
+    /// `devices.disable` (input `{"reason": "lost"}`) for run `run-1`;
+    /// returns the host and the call as the page receives it (JSON text).
+    pub fn dispatched_call(
+        announcement: &BrowserSurfaceAnnouncement,
+        invocation_id: &str,
+    ) -> (AgentHost, String) {
+        let identity = &announcement.identity;
+        let host = AgentHost::new().with_known_build(KnownBuild::new(
+            "console",
+            BUILD_ID,
+            api::authority(),
+        ));
+        let auth = AuthenticatedConnection::new(
+            announcement.connection_id.clone(),
+            identity.session_id.clone(),
+            "user-1",
+        );
+        host.accept_announcement(&auth, announcement)
+            .expect("the announcement is accepted");
+        host.start_run(AgentRun {
+            run_id: "run-1".into(),
+            session_id: identity.session_id.clone(),
+            tab_id: Some(identity.tab_id.clone()),
+            kind: ConsumerKind::Embedded,
+        })
+        .expect("the run starts");
+        let call = host
+            .dispatch(ToolCallRequest::new(
+                "run-1",
+                "tool-call-1",
+                invocation_id,
+                "domain:devices.disable",
+                json!({"reason": "lost"}),
+            ))
+            .expect("the call is dispatched");
+        let text = serde_json::to_string(&call).unwrap();
+        (host, text)
+    }
+}
