@@ -150,18 +150,45 @@ fn main() {
         /// Every fixture schema, with its generated validator.
         pub static FIXTURES: &[crate::Fixture] = &[#(#fixture_entries),*];
     };
+    // One item per line: rustc finds a span's column by scanning its line.
+    let mut text = out.to_string();
+    for module in MODULES.take() {
+        text.push('\n');
+        text.push_str(&module.to_string());
+    }
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
-    fs::write(out_dir.join("generated.rs"), out.to_string()).unwrap();
+    fs::write(out_dir.join("generated.rs"), text).unwrap();
     fs::write(out_dir.join("sizes.tsv"), sizes).unwrap();
+}
+
+/// The modules holding the validators (see [`generate`]).
+thread_local! {
+    static MODULES: std::cell::RefCell<Vec<TokenStream>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// `Ok(validator)` or `Err(&[reasons])`, and the generated size (tokens,
 /// bytes of token text).
+///
+/// Each validator is a `const` in a module of its own at the crate root,
+/// and the tables only name it: rustc splits a crate into codegen units by
+/// module, and items nested in one `static`'s initializer all belong to the
+/// crate root's unit — 5 MB of validators in one unit is one LLVM thread
+/// for ten minutes, in modules they compile in parallel.
 fn generate(schema: &Value, options: &ValidatorOptions) -> (TokenStream, Option<(usize, usize)>) {
     match validator_tokens(schema, options) {
         Ok(tokens) => {
             let size = (token_len(&tokens), tokens.to_string().len());
-            (quote!(Ok(#tokens)), Some(size))
+            let name = MODULES.with_borrow_mut(|modules| {
+                let name = quote::format_ident!("__v{}", modules.len());
+                modules.push(quote! {
+                    #[doc(hidden)]
+                    mod #name {
+                        pub(crate) const V: ::surface_runtime::validation::Validator = #tokens;
+                    }
+                });
+                name
+            });
+            (quote!(Ok(crate::#name::V)), Some(size))
         }
         Err(unsupported) => {
             let reasons: Vec<String> = unsupported.iter().map(ToString::to_string).collect();
