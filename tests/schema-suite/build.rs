@@ -161,8 +161,8 @@ fn main() {
     fs::write(out_dir.join("sizes.tsv"), sizes).unwrap();
 }
 
-/// The modules holding the validators (see [`generate`]).
 thread_local! {
+    /// The modules holding the validators (see [`generate`]).
     static MODULES: std::cell::RefCell<Vec<TokenStream>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
