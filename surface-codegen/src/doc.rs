@@ -162,6 +162,16 @@ impl DocText {
         self
     }
 
+    /// A tool or property description as one paragraph of manifest text,
+    /// `(no description)` when blank.
+    pub fn description(description: &str) -> DocText {
+        if description.trim().is_empty() {
+            DocText::from("(no description)")
+        } else {
+            DocText::new().text(description)
+        }
+    }
+
     /// Appends manifest text as prose ([`Style::Text`]).
     pub fn text(mut self, manifest: impl Into<String>) -> DocText {
         self.pieces

@@ -258,7 +258,7 @@ impl<'m> Generator<'m> {
                 .ours("), from ")
                 .code(format!("{}authority()", "super::".repeat(ups)))
                 .ours("."),
-            description_line(&tool.description),
+            DocText::description(&tool.description),
         ]);
         let missing = format!("`{path}` is missing from the generated authority");
         quote! {
@@ -280,7 +280,7 @@ fn module_doc(path: &str, tool: &ManifestTool, notes: &[DocText]) -> Vec<DocText
         DocText::new()
             .code(path)
             .ours(" — ")
-            .append(description_line(&tool.description)),
+            .append(DocText::description(&tool.description)),
         DocText::new()
             .ours("Effect ")
             .code(tool.effect.as_str())
@@ -315,14 +315,5 @@ fn prefix_path(node: &Node<'_>) -> String {
             segs[..segs.len() - below].join(".")
         }
         None => String::new(),
-    }
-}
-
-/// A tool description as one paragraph, `(no description)` when blank.
-pub(crate) fn description_line(description: &str) -> DocText {
-    if description.trim().is_empty() {
-        DocText::from("(no description)")
-    } else {
-        DocText::new().text(description)
     }
 }

@@ -6,7 +6,6 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use super::expand::description_line;
 use crate::doc::{doc_attrs, DocText};
 use crate::tokens::ident_from_source;
 use crate::types::names::{snake_to_pascal, NameSet};
@@ -36,7 +35,7 @@ pub(crate) fn emit_field_enum(object: Option<&InputObject>, path: &str) -> Token
             })
             .ours(if f.nullable { ", nullable)" } else { ")" });
         if let Some(desc) = &f.description {
-            d = d.ours(": ").append(description_line(desc));
+            d = d.ours(": ").append(DocText::description(desc));
         }
         doc_attrs(&[d])
     });

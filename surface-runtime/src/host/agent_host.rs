@@ -17,7 +17,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::error::{EchoField, HostError, IdentityChange};
-use super::verify::verify_snapshot;
+use super::verify::{verify_snapshot, KnownBuild};
 use super::wire::{
     BrowserSurfaceAnnouncement, BrowserSurfaceCall, BrowserSurfaceIdentity, BrowserSurfaceOutcome,
     BrowserSurfaceResult, PROTOCOL_VERSION,
@@ -46,56 +46,6 @@ pub const DEFAULT_HOST_COMPLETED_MEMORY: usize = 10_000;
 /// [`HostError::InvocationIdsExhausted`]; an id is never forgotten, so a
 /// completed or interrupted call is never dispatched again.
 pub const DEFAULT_HOST_MAX_INVOCATION_IDS: usize = 1_000_000;
-
-/// A build artifact the host trusts (the host compares announcements with
-/// known build artifacts): the app and build ids it was published under
-/// and the compiler-generated [`Authority`] of that build (its manifest and
-/// [`Authority::digest`]). Announcements naming an unknown `(appId,
-/// buildId)` are refused, and every announced procedure is checked against
-/// this authority's manifest — a browser-supplied build id, schema or hash
-/// grants nothing.
-#[derive(Clone, Debug)]
-pub struct KnownBuild {
-    /// Application id.
-    pub app_id: String,
-    /// Build id.
-    pub build_id: String,
-    /// The authority the build was compiled with.
-    pub authority: Authority,
-    /// When `Some`, the only view capability ids this build may announce.
-    pub view_capabilities: Option<BTreeSet<String>>,
-}
-
-impl KnownBuild {
-    /// A known build that may announce any `view:` capability.
-    pub fn new(
-        app_id: impl Into<String>,
-        build_id: impl Into<String>,
-        authority: Authority,
-    ) -> Self {
-        Self {
-            app_id: app_id.into(),
-            build_id: build_id.into(),
-            authority,
-            view_capabilities: None,
-        }
-    }
-
-    /// Restricts the view capabilities the build may announce.
-    pub fn with_view_capabilities<I, S>(mut self, ids: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.view_capabilities = Some(ids.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// The build artifact identity: the authority's manifest digest.
-    pub fn digest(&self) -> &str {
-        self.authority.digest()
-    }
-}
 
 /// Evidence that the application authenticated a transport connection
 /// (authentication is the application's job, `docs/host.md`). Construct it only

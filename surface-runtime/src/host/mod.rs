@@ -40,6 +40,7 @@ pub use session::{
     DEFAULT_MAX_ENTRIES, DEFAULT_TTL,
 };
 pub use source::{SourceListener, SourceSubscription, SurfaceSource};
+pub use verify::KnownBuild;
 pub use wire::{
     serialized_chars, BrowserSurfaceAnnouncement, BrowserSurfaceCall, BrowserSurfaceIdentity,
     BrowserSurfaceOutcome, BrowserSurfaceResult, Rejected, RejectedStatus, RejectionReason,

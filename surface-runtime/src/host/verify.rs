@@ -5,8 +5,10 @@
 //! ([`crate::binding`], [`crate::component`], [`crate::snapshot`]), so the
 //! host accepts exactly what a registry of that build can announce.
 
-use super::agent_host::KnownBuild;
+use std::collections::BTreeSet;
+
 use super::error::{ArtifactMismatch, HostError};
+use crate::authority::Authority;
 use crate::binding::{reduced_input_schema, unknown_bound_field};
 use crate::component::{colliding_path, view_capability_id};
 use crate::confirmation::ConfirmationLevel;
@@ -15,6 +17,56 @@ use crate::snapshot::{
     extends_description, AgentProcedureDescriptor, ComponentDescriptor, SurfaceSnapshot,
     ViewCapabilityDescriptor,
 };
+
+/// A build artifact the host trusts (the host compares announcements with
+/// known build artifacts): the app and build ids it was published under
+/// and the compiler-generated [`Authority`] of that build (its manifest and
+/// [`Authority::digest`]). Announcements naming an unknown `(appId,
+/// buildId)` are refused, and every announced procedure is checked against
+/// this authority's manifest — a browser-supplied build id, schema or hash
+/// grants nothing.
+#[derive(Clone, Debug)]
+pub struct KnownBuild {
+    /// Application id.
+    pub app_id: String,
+    /// Build id.
+    pub build_id: String,
+    /// The authority the build was compiled with.
+    pub authority: Authority,
+    /// When `Some`, the only view capability ids this build may announce.
+    pub view_capabilities: Option<BTreeSet<String>>,
+}
+
+impl KnownBuild {
+    /// A known build that may announce any `view:` capability.
+    pub fn new(
+        app_id: impl Into<String>,
+        build_id: impl Into<String>,
+        authority: Authority,
+    ) -> Self {
+        Self {
+            app_id: app_id.into(),
+            build_id: build_id.into(),
+            authority,
+            view_capabilities: None,
+        }
+    }
+
+    /// Restricts the view capabilities the build may announce.
+    pub fn with_view_capabilities<I, S>(mut self, ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.view_capabilities = Some(ids.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The build artifact identity: the authority's manifest digest.
+    pub fn digest(&self) -> &str {
+        self.authority.digest()
+    }
+}
 
 /// Verifies an announced snapshot against a known build artifact; the
 /// first failed check.
