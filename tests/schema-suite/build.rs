@@ -4,7 +4,7 @@
 //!   (`tests/fixtures/JSON-Schema-Test-Suite/tests/{draft2020-12,draft7}`;
 //!   draft-07 groups get the draft-07 `$schema` they leave implicit);
 //! * every input and output schema of `tests/fixtures/codegen/*.manifest.json`
-//!   and, when present, of `tests/fixtures/corpus/*.manifest.json`
+//!   and of `tests/fixtures/corpus/*.manifest.json`
 //!   (`SCHEMA_SUITE_CORPUS` names another corpus directory).
 //!
 //! A schema the generator rejects is recorded with its reasons, so the tests
@@ -68,14 +68,11 @@ fn main() {
     for path in json_files(&codegen) {
         sources.push((format!("codegen/{}", file_name(&path)), path));
     }
-    let corpus_present = corpus.is_dir();
-    if corpus_present {
-        for path in json_files(&corpus) {
-            let name = file_name(&path);
-            // `all.manifest.json` repeats every other manifest.
-            if name.ends_with(".manifest.json") && name != "all.manifest.json" {
-                sources.push((format!("corpus/{name}"), path));
-            }
+    for path in json_files(&corpus) {
+        let name = file_name(&path);
+        // `all.manifest.json` repeats every other manifest.
+        if name.ends_with(".manifest.json") && name != "all.manifest.json" {
+            sources.push((format!("corpus/{name}"), path));
         }
     }
     for (source, path) in &sources {
@@ -121,12 +118,7 @@ fn main() {
     let plain: Value = serde_json::from_str(PLAIN_SCHEMA).unwrap();
     let plain = validator_tokens(&plain, &options).expect("the bench schema is supported");
 
-    let corpus_dir = if corpus_present {
-        let dir = corpus.display().to_string();
-        quote!(Some(#dir))
-    } else {
-        quote!(None)
-    };
+    let corpus_dir = corpus.display().to_string();
     let suite_dir = suite.display().to_string();
     let codegen_dir = codegen.display().to_string();
     let out = quote! {
@@ -134,8 +126,9 @@ fn main() {
         pub const SUITE_DIR: &str = #suite_dir;
         /// Directory of the codegen fixtures.
         pub const CODEGEN_DIR: &str = #codegen_dir;
-        /// Directory of the public corpus, when it was present at build time.
-        pub const CORPUS_DIR: Option<&str> = #corpus_dir;
+        /// Directory of the public corpus (`tests/fixtures/corpus`, or
+        /// `SCHEMA_SUITE_CORPUS` at build time).
+        pub const CORPUS_DIR: &str = #corpus_dir;
         /// Every test group, with its generated validator.
         pub static SUITE: &[crate::SuiteGroup] = &[#(#suite_entries),*];
         /// The `plain` bench schema (`devices.rename` of surface-runtime's
@@ -207,16 +200,28 @@ fn token_len(ts: &TokenStream) -> usize {
         .sum()
 }
 
+/// The `.json` files of `dir`, sorted. A missing or empty directory stops
+/// the build: the fixtures are vendored with the repository, and a suite
+/// built from nothing would pass having checked nothing.
 fn json_files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
+    let entries = fs::read_dir(dir).unwrap_or_else(|e| {
+        panic!(
+            "schema-suite: cannot read the vendored fixtures in {}: {e}; \
+             restore them from the repository (or set SCHEMA_SUITE_CORPUS for the corpus)",
+            dir.display()
+        )
+    });
     let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
+    assert!(
+        !files.is_empty(),
+        "schema-suite: {} holds no .json fixtures; restore them from the repository",
+        dir.display()
+    );
     files
 }
 

@@ -232,6 +232,16 @@ fn json_schema_test_suite_passes_on_every_supported_group() {
             }
         }
     }
+    // Floors from the vendored suite (2026-12: 53 files, 473 groups, 1,222
+    // cases run): a suite that lost files or groups fails here.
+    let groups: usize = counts.values().map(|c| c.groups).sum();
+    let cases: usize = counts.values().map(|c| c.cases).sum();
+    assert!(
+        counts.len() >= 53 && groups >= 470 && cases >= 1200,
+        "the JSON Schema Test Suite ran {} files, {groups} groups, {cases} cases; \
+         expected at least 53, 470 and 1,200",
+        counts.len()
+    );
     println!("file\tgroups\tskipped\tcases\tpassed");
     for (file, c) in &counts {
         println!(
