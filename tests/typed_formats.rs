@@ -139,6 +139,7 @@ fn typed_values_write_their_own_canonical_form() {
 
 #[test]
 fn the_validator_checks_the_format_before_the_type_reads_it() {
+    let mut refusals = Vec::new();
     for (bad, expected) in [
         (
             json!({"ticketId": "not-a-uuid", "dueAt": "2026-03-01T09:30:00Z"}),
@@ -159,8 +160,21 @@ fn the_validator_checks_the_format_before_the_type_reads_it() {
             .map(|(p, k)| (p.to_string(), k.to_string()))
             .collect();
         assert_eq!(validator_errors(&bad), expected, "{bad}");
-        assert!(serde_json::from_value::<typed::tickets::schedule::Input>(bad).is_err());
+        // The typed field refuses it too, each with its own reason.
+        refusals.push(
+            serde_json::from_value::<typed::tickets::schedule::Input>(bad)
+                .unwrap_err()
+                .to_string(),
+        );
     }
+    assert_eq!(
+        refusals,
+        [
+            "UUID parsing failed: invalid character: found `n` at 0",
+            "input contains invalid characters",
+            "input is out of range"
+        ]
+    );
     let good = json!({"ticketId": ID, "dueAt": "2026-03-01T09:30:00Z", "day": "2026-02-28"});
     assert_eq!(validator_errors(&good), []);
 }

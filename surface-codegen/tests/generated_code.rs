@@ -48,9 +48,38 @@ fn generate(fixture: &support::Fixture) -> String {
     )
 }
 
+/// Whether to rewrite the snapshots: `SURFACE_BLESS` set, and never under
+/// `CI` — a CI run that rewrote what it compares would pass on any change.
+fn bless(
+    bless: Option<std::ffi::OsString>,
+    ci: Option<std::ffi::OsString>,
+) -> Result<bool, &'static str> {
+    match (bless, ci) {
+        (Some(_), Some(ci)) if ci != "false" && ci != "0" => Err(
+            "SURFACE_BLESS is set under CI: CI compares the snapshots and never rewrites them",
+        ),
+        (b, _) => Ok(b.is_some()),
+    }
+}
+
+#[test]
+fn blessing_is_refused_under_ci() {
+    assert_eq!(
+        bless(Some("1".into()), Some("true".into())),
+        Err("SURFACE_BLESS is set under CI: CI compares the snapshots and never rewrites them")
+    );
+    assert_eq!(bless(Some("1".into()), None), Ok(true));
+    assert_eq!(bless(Some("1".into()), Some("false".into())), Ok(true));
+    assert_eq!(bless(None, Some("true".into())), Ok(false));
+}
+
 #[test]
 fn generated_code_matches_the_committed_snapshots() {
-    let bless = std::env::var_os("SURFACE_BLESS").is_some();
+    let bless = bless(
+        std::env::var_os("SURFACE_BLESS"),
+        std::env::var_os("CI"),
+    )
+    .unwrap();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/generated");
     let mut stale = Vec::new();
     for fixture in support::fixtures() {

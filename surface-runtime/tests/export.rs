@@ -168,12 +168,37 @@ fn embedded() -> AgentConsumer {
 
 // ----- golden files ------------------------------------------------------------------------
 
+/// Whether to rewrite the golden files: `UPDATE_GOLDEN` set, and never
+/// under `CI` — a CI run that rewrote what it compares would pass on any
+/// change.
+fn update_golden(
+    update: Option<std::ffi::OsString>,
+    ci: Option<std::ffi::OsString>,
+) -> Result<bool, &'static str> {
+    match (update, ci) {
+        (Some(_), Some(ci)) if ci != "false" && ci != "0" => Err(
+            "UPDATE_GOLDEN is set under CI: CI compares the golden files and never rewrites them",
+        ),
+        (u, _) => Ok(u.is_some()),
+    }
+}
+
+#[test]
+fn golden_files_are_never_rewritten_under_ci() {
+    assert_eq!(
+        update_golden(Some("1".into()), Some("true".into())),
+        Err("UPDATE_GOLDEN is set under CI: CI compares the golden files and never rewrites them")
+    );
+    assert_eq!(update_golden(Some("1".into()), None), Ok(true));
+    assert_eq!(update_golden(None, Some("true".into())), Ok(false));
+}
+
 fn golden(name: &str, actual: &Value) {
     let path = repo()
         .join("surface-runtime/tests/golden/export")
         .join(format!("{name}.json"));
     let text = serde_json::to_string_pretty(actual).unwrap() + "\n";
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+    if update_golden(std::env::var_os("UPDATE_GOLDEN"), std::env::var_os("CI")).unwrap() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();
         return;

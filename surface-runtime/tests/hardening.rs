@@ -171,7 +171,10 @@ fn pending_confirmations_are_bounded_and_the_oldest_pending_is_expired_first() {
         .collect();
     assert_eq!(live, ids[1..].to_vec(), "100 live, the oldest expired");
     assert!(f.registry.pending_confirmation(&ids[0]).is_none());
-    assert!(f.registry.confirm(&ids[0]).is_err());
+    assert_eq!(
+        f.registry.confirm(&ids[0]).unwrap_err(),
+        surface_runtime::ConfirmationError::Unknown(ids[0].clone())
+    );
     // The newest one is always usable.
     f.registry.confirm(&ids[100]).unwrap();
 }

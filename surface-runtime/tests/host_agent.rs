@@ -830,7 +830,7 @@ async fn host_remembers_every_dispatched_id_up_to_its_bound() {
     let first = host.dispatch(request("tc-1", "inv-1")).unwrap();
     let result = s.session.invoke(first).await;
     host.accept_result(&auth("conn-1"), &result).unwrap();
-    host.dispatch(request("tc-2", "inv-2")).unwrap();
+    let second = host.dispatch(request("tc-2", "inv-2")).unwrap();
     assert_eq!(
         host.usage(),
         surface_runtime::host::HostUsage {
@@ -845,7 +845,7 @@ async fn host_remembers_every_dispatched_id_up_to_its_bound() {
         host.dispatch(request("tc-3", "inv-3")).unwrap_err(),
         HostError::InvocationIdsExhausted(2)
     );
-    assert!(host.dispatch(request("tc-2", "inv-2")).is_ok());
+    assert_eq!(host.dispatch(request("tc-2", "inv-2")).unwrap(), second);
     assert_eq!(
         host.dispatch(request("tc-1", "inv-1")).unwrap_err(),
         HostError::InvocationConflict("inv-1".into())

@@ -520,7 +520,22 @@ fn dropping_the_registry_leaves_handles_harmless() {
         .registry
         .register_procedure(AgentProcedureBinding::new(procedure(&auth, "devices.list")))
         .unwrap();
+    let id = f.registry.snapshot(&consumer()).procedures[0]
+        .registration_id
+        .clone();
     let Fixture { registry, .. } = f;
     drop(registry);
+    // The handle still answers, and dropping it touches nothing live: a
+    // registry made afterwards keeps its own registration.
+    assert_eq!(h.registration_id(), id);
+    let g = fixture();
+    let _kept = g
+        .registry
+        .register_procedure(AgentProcedureBinding::new(procedure(
+            g.registry.authority(),
+            "devices.list",
+        )))
+        .unwrap();
     drop(h);
+    assert_eq!(g.registry.snapshot(&consumer()).procedures.len(), 1);
 }

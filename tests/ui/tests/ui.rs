@@ -70,6 +70,13 @@ fn install_fixtures() {
 
 #[test]
 fn compile_time_guarantees_hold_at_the_users_tokens() {
+    // trybuild rewrites the `.stderr` files it compares when
+    // `TRYBUILD=overwrite`; a CI run that did so would pass on any change.
+    let ci = std::env::var("CI").is_ok_and(|ci| ci != "false" && ci != "0");
+    assert!(
+        !(ci && std::env::var_os("TRYBUILD").is_some_and(|t| t == "overwrite")),
+        "TRYBUILD=overwrite is set under CI: CI compares the .stderr files and never rewrites them"
+    );
     install_fixtures();
     let t = trybuild::TestCases::new();
     t.pass("pass/*.rs");
