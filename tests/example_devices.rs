@@ -76,10 +76,11 @@ fn run_example(args: &[&str]) -> Output {
     } else {
         args.remove(0);
     }
-    Command::new(example_binary())
-        .args(args)
-        .output()
-        .expect("run the devices example")
+    support::process::output_within(
+        Command::new(example_binary()).args(args),
+        std::time::Duration::from_secs(60),
+        "the devices example",
+    )
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -213,12 +214,9 @@ fn example_devices_short_mode_prints_the_steps_and_one_line_per_call() {
 
 #[test]
 fn example_devices_unreachable_server_fails_at_setup_with_exit_1() {
-    // Bind then drop a listener: nothing listens on that port afterwards.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("an ephemeral port");
-    let url = format!("http://127.0.0.1:{port}/rpc");
+    // A bound port that never listens: the connection is refused.
+    let refusing = support::net::RefusingPort::new();
+    let url = format!("http://{}/rpc", refusing.addr);
     let output = run_example(&["--orpc-url", &url]);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "stderr: {stderr}");

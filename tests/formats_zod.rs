@@ -1,7 +1,10 @@
 //! Differential test of `surface_runtime::format` and
 //! `surface_runtime::pattern` against the real zod 4 and JavaScript's
 //! `RegExp` (docs/formats.md), on the hand-picked strings of
-//! `tests/fixtures/formats/cases.json`.
+//! `tests/fixtures/formats/cases.json` and, for the formats, on about 6,000
+//! random mutations of them (seed printed; `FORMATS_SEED` replays), with
+//! jsonschema's own format checks as a second reference where their
+//! semantics coincide with zod's.
 //!
 //! `tests/orpc-peer/scripts/format-verdicts.mjs` evaluates every case
 //! string with every zod constructor of `tests/orpc-peer/src/formats.mjs`,
@@ -154,12 +157,14 @@ const STRICTER: &[(&str, &str, &str)] = &[
 /// `http://bücher.example/` once it is hot, while `new URL()` and the
 /// unoptimized path accept them. The reference is the specified behaviour.
 fn node(args: &[&str]) -> std::process::Output {
-    Command::new("node")
-        .arg("--jitless")
-        .args(args)
-        .current_dir(peer_dir())
-        .output()
-        .unwrap_or_else(|e| panic!("run node {args:?}: {e}"))
+    support::process::output_within(
+        Command::new("node")
+            .arg("--jitless")
+            .args(args)
+            .current_dir(peer_dir()),
+        std::time::Duration::from_secs(60),
+        &format!("node {args:?}"),
+    )
 }
 
 fn node_ok(args: &[&str]) -> String {
@@ -173,12 +178,17 @@ fn node_ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("utf-8 output")
 }
 
-fn bits(v: &Value) -> Vec<bool> {
-    v.as_str()
-        .expect("a verdict string")
-        .bytes()
-        .map(|b| b == b'1')
-        .collect()
+/// The verdict string `v` ("0110…") as booleans; it must hold exactly one
+/// verdict per value (a shorter one would silently drop cases in a `zip`).
+fn bits(v: &Value, values: usize) -> Vec<bool> {
+    let text = v.as_str().expect("a verdict string");
+    assert_eq!(
+        text.len(),
+        values,
+        "a verdict string of {} digits for {values} values",
+        text.len()
+    );
+    text.bytes().map(|b| b == b'1').collect()
 }
 
 fn leak(s: &str) -> &'static str {
@@ -232,7 +242,7 @@ fn formats_and_patterns_agree_with_real_zod_and_regexp_on_every_case() {
         "FORMATS and the zod references name the same formats"
     );
     for (name, expected) in references {
-        for (value, expected) in values.iter().zip(bits(expected)) {
+        for (value, expected) in values.iter().zip(bits(expected, values.len())) {
             if format::check(name, value) != Some(expected) {
                 disagreements.push(format!(
                     "format {name} {value:?}: zod {expected}, ours {}",
@@ -268,7 +278,7 @@ fn formats_and_patterns_agree_with_real_zod_and_regexp_on_every_case() {
             }
             continue;
         }
-        for (value, expected) in values.iter().zip(bits(expected)) {
+        for (value, expected) in values.iter().zip(bits(expected, values.len())) {
             match pattern.matches(value) {
                 Ok(ours) if ours == expected => {}
                 Ok(ours) => disagreements.push(format!(
@@ -293,9 +303,16 @@ fn formats_and_patterns_agree_with_real_zod_and_regexp_on_every_case() {
     .unwrap();
     let mut exact = 0;
     for (constructor, accepted) in verdicts["constructors"].as_object().unwrap() {
-        let accepted = bits(accepted);
+        let accepted = bits(accepted, values.len());
+        // A constructor without its schemas would read as `null` below and
+        // accept everything.
+        let entry = schemas.get(constructor.as_str()).unwrap_or_else(|| {
+            panic!("{constructor} has no entry in tests/fixtures/formats/zod-formats.json")
+        });
         for converter in ["orpc", "zod"] {
-            let schema = &schemas[constructor.as_str()][converter];
+            let schema = entry.get(converter).unwrap_or_else(|| {
+                panic!("{constructor} has no `{converter}` schema in zod-formats.json")
+            });
             if schema.get("error").is_some() {
                 continue;
             }
@@ -363,5 +380,214 @@ fn formats_and_patterns_agree_with_real_zod_and_regexp_on_every_case() {
         "{} disagreements with zod / RegExp:\n{}",
         disagreements.len(),
         disagreements.join("\n")
+    );
+}
+
+/// A small deterministic generator (splitmix64): the mutations depend
+/// only on the seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Characters the mutations insert: the separators and classes the
+/// formats care about, case flips, non-ASCII and a NUL.
+const ALPHABET: &[char] = &[
+    '0', '1', '7', '9', 'a', 'f', 'g', 'z', 'A', 'F', 'G', 'Z', 'T', '-', '_', ':', '.', '@', '/',
+    '+', '=', '%', '~', ' ', '[', ']', '#', '?', 'é', 'ß', '😀', '\u{0}', '\u{200b}',
+];
+
+/// Suffixes that turn one valid form into a near-valid other.
+const SUFFIXES: &[&str] = &["Z", "+00:00", ".", "==", "0", ".000", "/", "::", "-"];
+
+/// One to three random edits of `value`: delete, insert, replace, case
+/// flip, duplicate a slice, truncate, append a suffix.
+fn mutate_string(value: &str, rng: &mut Rng) -> String {
+    let mut chars: Vec<char> = value.chars().collect();
+    for _ in 0..=rng.below(3) {
+        let at = rng.below(chars.len() + 1);
+        match rng.below(7) {
+            0 if at < chars.len() => {
+                chars.remove(at);
+            }
+            1 => chars.insert(at, ALPHABET[rng.below(ALPHABET.len())]),
+            2 if at < chars.len() => chars[at] = ALPHABET[rng.below(ALPHABET.len())],
+            3 if at < chars.len() => {
+                let c = chars[at];
+                chars[at] = if c.is_ascii_lowercase() {
+                    c.to_ascii_uppercase()
+                } else {
+                    c.to_ascii_lowercase()
+                };
+            }
+            4 if at < chars.len() => {
+                let end = (at + 1 + rng.below(6)).min(chars.len());
+                let slice: Vec<char> = chars[at..end].to_vec();
+                chars.splice(at..at, slice);
+            }
+            5 => chars.truncate(at),
+            _ => chars.extend(SUFFIXES[rng.below(SUFFIXES.len())].chars()),
+        }
+    }
+    chars.into_iter().collect()
+}
+
+/// Mutations per case string.
+const MUTATIONS_PER_CASE: usize = 8;
+
+/// The `format` names jsonschema (0.61, formats asserted) also checks whose
+/// semantics coincide with zod's on every string here, so jsonschema is a
+/// second, independent reference for them. The other shared names differ
+/// on some strings by design (docs/formats.md: zod's `email`, `hostname`,
+/// `uri`, `date-time`, `time` and `duration` are zod's rules, not RFC
+/// 3339/5321/3986's); the test prints on how many strings each differs
+/// (six runs: date-time 10–13, duration 4–6, email 78–104, hostname
+/// 85–110, time 16–21, uri 130–151, of about 7,100).
+const JSONSCHEMA_COINCIDES: &[&str] = &["date", "ipv4", "ipv6", "uuid"];
+
+#[test]
+fn format_checks_agree_with_real_zod_on_mutated_strings() {
+    let test = "format_checks_agree_with_real_zod_on_mutated_strings";
+    if !node_available(test) {
+        return;
+    }
+    ensure_node_modules();
+    let seed = std::env::var("FORMATS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+        });
+    eprintln!("mutations from FORMATS_SEED={seed} (set it to replay this run)");
+    let cases: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("tests/fixtures/formats/cases.json")).unwrap(),
+    )
+    .unwrap();
+    let mut originals = BTreeSet::new();
+    for set in cases.as_object().unwrap().values() {
+        for key in ["valid", "invalid"] {
+            for v in set[key].as_array().unwrap() {
+                originals.insert(v.as_str().unwrap().to_string());
+            }
+        }
+    }
+    let mut rng = Rng(seed);
+    let mut seen = BTreeSet::new();
+    let mut values = Vec::new();
+    for original in &originals {
+        for _ in 0..MUTATIONS_PER_CASE {
+            let mutated = mutate_string(original, &mut rng);
+            if !originals.contains(&mutated) && seen.insert(mutated.clone()) {
+                values.push(mutated);
+            }
+        }
+    }
+    // Repeats and mutations back to a case string are dropped: at least
+    // three quarters of the mutations must be new strings.
+    assert!(
+        values.len() >= originals.len() * MUTATIONS_PER_CASE * 3 / 4,
+        "only {} distinct mutated strings from {} case strings",
+        values.len(),
+        originals.len()
+    );
+    let file = std::env::temp_dir().join(format!(
+        "agent-surface-format-mutations-{}-{seed}.json",
+        std::process::id()
+    ));
+    std::fs::write(&file, serde_json::to_string(&values).unwrap()).unwrap();
+    let verdicts: Value = serde_json::from_str(&node_ok(&[
+        "scripts/format-verdicts.mjs",
+        "--values",
+        file.to_str().unwrap(),
+    ]))
+    .expect("verdicts JSON");
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(verdicts["count"], values.len());
+    let references = verdicts["formats"].as_object().unwrap();
+    let ours: BTreeSet<&str> = FORMATS.iter().map(|f| f.name).collect();
+    let theirs: BTreeSet<&str> = references.keys().map(String::as_str).collect();
+    assert_eq!(ours, theirs);
+
+    let mut disagreements = Vec::new();
+    let mut accepted = 0usize;
+    for (name, expected) in references {
+        for (value, zod) in values.iter().zip(bits(expected, values.len())) {
+            accepted += usize::from(zod);
+            if format::check(name, value) != Some(zod) {
+                disagreements.push(format!("format {name} {value:?}: zod {zod}, ours {}", !zod));
+            }
+        }
+    }
+
+    // jsonschema's own format checks, where they mean what zod means.
+    let mut differs = BTreeMap::new();
+    for name in &ours {
+        let schema = serde_json::json!({"type": "string", "format": name});
+        let Ok(reference) = jsonschema::options()
+            .should_validate_formats(true)
+            .build(&schema)
+        else {
+            continue;
+        };
+        // A format jsonschema does not know accepts every string.
+        if reference.is_valid(&Value::from("\u{0}not any format\u{0}")) {
+            continue;
+        }
+        let mut count = 0usize;
+        for value in originals.iter().chain(&values) {
+            let theirs = reference.is_valid(&Value::from(value.as_str()));
+            if format::check(name, value) != Some(theirs) {
+                count += 1;
+                if JSONSCHEMA_COINCIDES.contains(name) {
+                    disagreements.push(format!(
+                        "format {name} {value:?}: jsonschema {theirs}, ours {}",
+                        !theirs
+                    ));
+                }
+            }
+        }
+        differs.insert(*name, count);
+    }
+    for name in JSONSCHEMA_COINCIDES {
+        assert!(
+            differs.contains_key(name),
+            "jsonschema no longer checks `{name}`: not a second reference any more"
+        );
+    }
+    println!(
+        "{} mutated strings x {} formats against zod ({accepted} acceptances); \
+         jsonschema differs (strings, of {}): {differs:?}",
+        values.len(),
+        references.len(),
+        originals.len() + values.len()
+    );
+    // The mutations must reach both verdicts, not only refusals.
+    assert!(
+        accepted >= 1000,
+        "only {accepted} acceptances: the mutations are too wild"
+    );
+    assert!(
+        disagreements.is_empty(),
+        "{} disagreements on mutated strings (FORMATS_SEED={seed}):\n{}",
+        disagreements.len(),
+        disagreements
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }

@@ -676,9 +676,8 @@ async fn s8_governed_observer_error_or_panic_never_erases_completed_receipt() {
 
 #[tokio::test]
 async fn s8_governed_connection_refused_is_retryable_execution_failure() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    drop(listener);
+    let refusing = support::net::RefusingPort::new();
+    let addr = refusing.addr;
     let (bridge, _) = bridge_over(
         HttpOrpcClient::new(format!("http://{addr}/gateway")),
         governed_manifest(),

@@ -661,11 +661,11 @@ async fn devices_mcp_with_orpc_url_runs_confirmed_calls_on_the_real_orpc_peer() 
 }
 
 fn run_devices_mcp(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(support::mcp::example_binary())
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run the devices_mcp example")
+    support::process::output_within(
+        std::process::Command::new(support::mcp::example_binary()).args(args),
+        std::time::Duration::from_secs(30),
+        "the devices_mcp example",
+    )
 }
 
 #[test]

@@ -362,9 +362,8 @@ async fn wire_every_error_kind_of_the_real_server() {
 
 #[tokio::test]
 async fn wire_connection_refused_is_connect_error() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    drop(listener);
+    let refusing = support::net::RefusingPort::new();
+    let addr = refusing.addr;
     let err = HttpOrpcClient::new(format!("http://{addr}/rpc"))
         .call("devices.list", Some(json!({})), no_headers())
         .await
@@ -378,12 +377,14 @@ fn peer_fixtures_have_no_drift() {
         return;
     }
     support::peer::ensure_node_modules();
-    let output = std::process::Command::new("node")
-        .arg(peer_dir().join("scripts/generate.mjs"))
-        .arg("--check")
-        .current_dir(repo_root())
-        .output()
-        .expect("run generate.mjs --check");
+    let output = support::process::output_within(
+        std::process::Command::new("node")
+            .arg(peer_dir().join("scripts/generate.mjs"))
+            .arg("--check")
+            .current_dir(repo_root()),
+        std::time::Duration::from_secs(60),
+        "node tests/orpc-peer/scripts/generate.mjs --check",
+    );
     assert!(
         output.status.success(),
         "fixtures drifted from the peer's zod contracts; run `npm run generate` in tests/orpc-peer and review:\n{}{}",
@@ -414,7 +415,8 @@ async fn exec(
 fn s8_ordinary_refs_exist_only_for_manifest_paths() {
     let manifest = devices_manifest();
     let bridge = create_orpc_agent_bridge(OrpcAgentBridgeOptions::new(
-        Arc::new(HttpOrpcClient::new("http://127.0.0.1:9/rpc")),
+        // Never called: only the refs are read.
+        Arc::new(HttpOrpcClient::new("http://127.0.0.1:1/rpc")),
         manifest.clone(),
     ));
     assert_eq!(

@@ -278,7 +278,9 @@ fn all_of_with_nested_and_non_object_parts_is_a_struct_that_round_trips() {
     assert_eq!(validator_errors("shapes.combine", &lone), []);
     let lone = json!({"model": "m"});
     assert_eq!(
-        serde_json::from_value::<Input>(lone.clone()).unwrap_err().to_string(),
+        serde_json::from_value::<Input>(lone.clone())
+            .unwrap_err()
+            .to_string(),
         "missing field `truncation`"
     );
     assert_eq!(
@@ -290,7 +292,9 @@ fn all_of_with_nested_and_non_object_parts_is_a_struct_that_round_trips() {
     );
     let lone = json!({"truncation": null});
     assert_eq!(
-        serde_json::from_value::<Input>(lone.clone()).unwrap_err().to_string(),
+        serde_json::from_value::<Input>(lone.clone())
+            .unwrap_err()
+            .to_string(),
         "missing field `model`"
     );
 }
@@ -317,7 +321,9 @@ fn ref_with_nullable_sibling_reads_null_as_none_and_round_trips() {
     );
     // Still required: `truncation` must be present.
     assert_eq!(
-        serde_json::from_value::<Input>(json!({"model": "m"})).unwrap_err().to_string(),
+        serde_json::from_value::<Input>(json!({"model": "m"}))
+            .unwrap_err()
+            .to_string(),
         "missing field `truncation`"
     );
 }

@@ -55,9 +55,9 @@ fn bless(
     ci: Option<std::ffi::OsString>,
 ) -> Result<bool, &'static str> {
     match (bless, ci) {
-        (Some(_), Some(ci)) if ci != "false" && ci != "0" => Err(
-            "SURFACE_BLESS is set under CI: CI compares the snapshots and never rewrites them",
-        ),
+        (Some(_), Some(ci)) if ci != "false" && ci != "0" => {
+            Err("SURFACE_BLESS is set under CI: CI compares the snapshots and never rewrites them")
+        }
         (b, _) => Ok(b.is_some()),
     }
 }
@@ -75,11 +75,7 @@ fn blessing_is_refused_under_ci() {
 
 #[test]
 fn generated_code_matches_the_committed_snapshots() {
-    let bless = bless(
-        std::env::var_os("SURFACE_BLESS"),
-        std::env::var_os("CI"),
-    )
-    .unwrap();
+    let bless = bless(std::env::var_os("SURFACE_BLESS"), std::env::var_os("CI")).unwrap();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/generated");
     let mut stale = Vec::new();
     for fixture in support::fixtures() {

@@ -310,7 +310,16 @@ async fn progress_repeats_while_the_user_decides_then_reports_the_approval() {
             .await
     });
     let confirmation_id = rx.recv().await.unwrap();
+    // The three progress reports come from the server's own tasks: wait
+    // (at most 5 s) until they are recorded.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while reports.lock().unwrap().len() < 3 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "only {} of 3 progress reports within 5 s: {:?}",
+            reports.lock().unwrap().len(),
+            reports.lock().unwrap()
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     tab.session.approve(&confirmation_id).unwrap();

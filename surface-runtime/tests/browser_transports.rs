@@ -784,7 +784,10 @@ async fn socket_gives_up_after_max_attempts_and_reconnect_now_starts_again() {
     assert_eq!(control.next().await["event"], "open");
     let first = control.next().await;
     control.send(&json!({"control": "refuse", "count": 2}));
-    sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        control.next().await,
+        json!({"event": "refusing", "count": 2})
+    );
     control.send(&json!({"control": "drop"}));
     assert_eq!(control.next().await, json!({"event": "closed"}));
     assert_eq!(control.next().await, json!({"event": "refused"}));

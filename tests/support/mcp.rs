@@ -255,11 +255,13 @@ pub fn ts_client(test: &str, scenario: &str, server: &DevicesMcp) -> Option<Valu
         return None;
     }
     ensure_client_installed();
-    let output = Command::new("node")
-        .arg(client_dir().join("scenario.mjs"))
-        .args([scenario, &server.url, &server.token])
-        .output()
-        .expect("run node tests/mcp-client/scenario.mjs");
+    let output = super::process::output_within(
+        Command::new("node")
+            .arg(client_dir().join("scenario.mjs"))
+            .args([scenario, &server.url, &server.token]),
+        std::time::Duration::from_secs(30),
+        &format!("node tests/mcp-client/scenario.mjs {scenario}"),
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),

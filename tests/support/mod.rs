@@ -1,2 +1,4 @@
 pub mod mcp;
+pub mod net;
 pub mod peer;
+pub mod process;

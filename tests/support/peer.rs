@@ -15,6 +15,10 @@ use std::sync::Mutex;
 
 use surface_runtime::bridge::HttpOrpcClient;
 
+/// How long the peer may take to print its ready line (Node.js starts it
+/// in well under a second; a loaded CI machine gets some slack).
+const READY_WITHIN: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// A running peer; killed when dropped.
 pub struct Peer {
     child: Child,
@@ -133,10 +137,28 @@ impl Peer {
             .expect("spawn `node tests/orpc-peer/server.mjs --port 0`");
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("peer stdout");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read the peer's ready line");
+        // The ready line, read on a thread so that a peer that starts but
+        // never prints it fails the test in seconds instead of hanging it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let read = BufReader::new(stdout).read_line(&mut line).map(|_| line);
+            let _ = tx.send(read);
+        });
+        let line = match rx.recv_timeout(READY_WITHIN) {
+            Ok(Ok(line)) => line,
+            Ok(Err(e)) => {
+                let _ = child.kill();
+                panic!("could not read the peer's ready line: {e}");
+            }
+            Err(_) => {
+                let _ = child.kill();
+                panic!(
+                    "the peer printed no `{{\"port\":N}}` line within {} s of starting",
+                    READY_WITHIN.as_secs()
+                );
+            }
+        };
         let ready: serde_json::Value = match serde_json::from_str(line.trim()) {
             Ok(v) => v,
             Err(e) => {

@@ -47,7 +47,11 @@ fn tool(env: &str, default: &str) -> PathBuf {
 }
 
 fn node_available() -> bool {
-    std::process::Command::new("node")
+    available("node")
+}
+
+fn available(tool: &str) -> bool {
+    std::process::Command::new(tool)
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success())
@@ -93,16 +97,19 @@ async fn stack(test: &str) -> Option<Stack> {
         );
         return None;
     }
-    let built = match tokio::task::spawn_blocking(built_page)
+    if !available("wasm-bindgen") {
+        unavailable(
+            test,
+            "wasm-bindgen is missing: cargo install wasm-bindgen-cli --version <the wasm-bindgen version in Cargo.lock> (scripts/test does it)",
+        );
+        return None;
+    }
+    // A missing tool is a skip outside CI; a page that does not build is
+    // a failure everywhere (it is the project's own code).
+    let built = tokio::task::spawn_blocking(built_page)
         .await
         .expect("page build task")
-    {
-        Ok(built) => built,
-        Err(e) => {
-            unavailable(test, &format!("the page could not be built: {e}"));
-            return None;
-        }
-    };
+        .unwrap_or_else(|e| panic!("{test}: the page could not be built: {e}"));
     let peer = Peer::start().expect("the oRPC peer starts");
     let host = serve(HostConfig {
         bind: "127.0.0.1:0".parse().unwrap(),

@@ -32,7 +32,8 @@
 //!   session socket, except commands: `{"control":"drop"}` (cut the TCP
 //!   connection, no close frame), `{"control":"close","code":C,"reason":R}`
 //!   (a close frame), `{"control":"refuse","count":N}` (answer the next N
-//!   session upgrades with 403).
+//!   session upgrades with 403; acknowledged with
+//!   `{"event":"refusing","count":N}`).
 //! * `/ws/session?room=R` — the `SessionSocket` under test.
 
 use std::collections::HashMap;
@@ -410,6 +411,11 @@ fn control_command(shared: &Shared, room: &str, text: String) {
                 .as_u64()
                 .and_then(|c| u32::try_from(c).ok())
                 .unwrap_or(1);
+            // Acknowledged, so the test knows the next upgrades are refused.
+            if let Some(control) = &entry.control {
+                let ack = json!({"event": "refusing", "count": entry.refuse});
+                let _ = control.send(ack.to_string());
+            }
             return;
         }
         _ => SessionCommand::Text(text),

@@ -148,12 +148,17 @@ pub mod fixture {
 
         /// Waits until a confirmation is shown (the user's click): its id.
         pub async fn clicked_approve(&self) -> String {
-            loop {
-                if let Some((id, _)) = self.shown().first() {
-                    return id.clone();
+            let shown = async {
+                loop {
+                    if let Some((id, _)) = self.shown().first() {
+                        return id.clone();
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                 }
-                tokio::task::yield_now().await;
-            }
+            };
+            tokio::time::timeout(std::time::Duration::from_secs(5), shown)
+                .await
+                .expect("no confirmation was shown within 5 s")
         }
     }
 

@@ -18,6 +18,9 @@
 // "http://bücher.example/" once it is hot, so without it the verdicts would
 // depend on evaluation order.
 //
+// With --values <file> it evaluates only the format references, on the
+// strings of that file (see below).
+//
 // With --labels it instead checks the valid/invalid labels of cases.json
 // against the format references and exits 1 naming every wrong label.
 
@@ -43,7 +46,27 @@ for (const { valid, invalid } of Object.values(cases)) {
 }
 const bits = (f) => values.map((v) => (f(v) ? '1' : '0')).join('');
 
-if (process.argv.includes('--labels')) {
+// With --values <file.json> (a JSON array of strings): only the format
+// references, on those strings instead of the cases, as
+// { "count": n, "formats": { <format>: "0110…" } }. The Rust test passes
+// the mutated strings it generated from the cases.
+const valuesAt = process.argv.indexOf('--values');
+if (valuesAt !== -1) {
+  const given = JSON.parse(readFileSync(process.argv[valuesAt + 1], 'utf8'));
+  if (!Array.isArray(given) || !given.every((v) => typeof v === 'string')) {
+    console.error('--values: the file must hold a JSON array of strings');
+    process.exit(2);
+  }
+  const givenBits = (f) => given.map((v) => (f(v) ? '1' : '0')).join('');
+  process.stdout.write(
+    JSON.stringify({
+      count: given.length,
+      formats: Object.fromEntries(Object.entries(formatReferences).map(([f, ref]) => [f, givenBits(ref)])),
+    }),
+  );
+}
+
+if (valuesAt === -1 && process.argv.includes('--labels')) {
   const wrong = [];
   for (const [format, { valid, invalid }] of Object.entries(cases)) {
     const reference = formatReferences[format];
@@ -62,32 +85,34 @@ if (process.argv.includes('--labels')) {
   process.exit(0);
 }
 
-const patterns = new Set();
-const emitted = new Set();
-const collect = (node) => {
-  if (Array.isArray(node)) node.forEach(collect);
-  else if (node && typeof node === 'object') {
-    if (typeof node.pattern === 'string') patterns.add(node.pattern);
-    if (typeof node.format === 'string') emitted.add(node.format);
-    Object.values(node).forEach(collect);
-  }
-};
-collect(schemas);
+if (valuesAt === -1) {
+  const patterns = new Set();
+  const emitted = new Set();
+  const collect = (node) => {
+    if (Array.isArray(node)) node.forEach(collect);
+    else if (node && typeof node === 'object') {
+      if (typeof node.pattern === 'string') patterns.add(node.pattern);
+      if (typeof node.format === 'string') emitted.add(node.format);
+      Object.values(node).forEach(collect);
+    }
+  };
+  collect(schemas);
 
-const out = {
-  values,
-  formats: Object.fromEntries(Object.entries(formatReferences).map(([f, ref]) => [f, bits(ref)])),
-  constructors: Object.fromEntries(constructors.map(([name, schema]) => [name, bits((v) => schema.safeParse(v).success)])),
-  patterns: Object.fromEntries(
-    [...patterns].map((src) => {
-      try {
-        const re = new RegExp(src, 'u');
-        return [src, bits((v) => re.test(v))];
-      } catch (err) {
-        return [src, { error: String(err.message) }];
-      }
-    }),
-  ),
-  emitted: [...emitted].sort(),
-};
-process.stdout.write(JSON.stringify(out));
+  const out = {
+    values,
+    formats: Object.fromEntries(Object.entries(formatReferences).map(([f, ref]) => [f, bits(ref)])),
+    constructors: Object.fromEntries(constructors.map(([name, schema]) => [name, bits((v) => schema.safeParse(v).success)])),
+    patterns: Object.fromEntries(
+      [...patterns].map((src) => {
+        try {
+          const re = new RegExp(src, 'u');
+          return [src, bits((v) => re.test(v))];
+        } catch (err) {
+          return [src, { error: String(err.message) }];
+        }
+      }),
+    ),
+    emitted: [...emitted].sort(),
+  };
+  process.stdout.write(JSON.stringify(out));
+}
