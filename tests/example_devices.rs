@@ -195,7 +195,10 @@ fn example_devices_short_mode_prints_the_steps_and_one_line_per_call() {
         "[agent] sees 3 procedures and 2 view capabilities (--verbose prints the catalog's JSON)",
         "-> agent calls domain:devices.disable with {\"deviceIds\":[\"dev-locked\"],\"reason\":\"cleanup\"}",
         "<- INVALID_INPUT (retry with-changes) {\"lockedFields\":[\"deviceIds\"]}",
-        "[agent] takes a snapshot: surfaceVersion 7 (was 6 at its last snapshot; the registry bumps it on every registration, every change the app reports and every availability change a snapshot observes)",
+        // The first change is explained once, naming what the snapshot
+        // observed; later ones say only where the version was.
+        "[agent] takes a snapshot: surfaceVersion 6 (was 4 at its last snapshot; this snapshot observed that domain:devices.disable and domain:devices.purge became available; the registry bumps the version on every registration, every change the app reports and every availability change a snapshot observes, so it can move by more than the app's reports)",
+        "[agent] takes a snapshot: surfaceVersion 7 (was 6)\n",
         "<- CONFIRMATION_REQUIRED (retry after-confirmation) {\"confirmationId\":\"conf_",
         "\"summary.input\":{\"deviceIds\":[\"dev-1\",\"dev-2\"],\"reason\":\"maintenance\"}}",
     ] {

@@ -276,6 +276,8 @@ struct Agent {
     consumer: AgentConsumer,
     calls: u32,
     snapshot: SurfaceSnapshot,
+    /// Whether the first version change was explained (once is enough).
+    explained: bool,
 }
 
 impl Agent {
@@ -286,21 +288,49 @@ impl Agent {
             consumer,
             calls: 0,
             snapshot,
+            explained: false,
         }
     }
 
     /// Takes a fresh snapshot (the agent's tool list).
     fn discover(&mut self) -> &SurfaceSnapshot {
         let before = self.snapshot.surface_version;
-        self.snapshot = self.registry.snapshot(&self.consumer);
+        let old = std::mem::replace(&mut self.snapshot, self.registry.snapshot(&self.consumer));
         let now = self.snapshot.surface_version;
         if now == before {
             say!("[agent] takes a snapshot: surfaceVersion {now} (unchanged)");
+            return &self.snapshot;
+        }
+        // What this snapshot found changed in availability: each such
+        // change bumped the version once more, on top of the app's reports.
+        let mut became = [Vec::new(), Vec::new()]; // [available, unavailable]
+        for p in &self.snapshot.procedures {
+            if let Some(was) = old.procedures.iter().find(|o| o.procedure_id == p.procedure_id) {
+                if was.available != p.available {
+                    became[usize::from(!p.available)].push(p.procedure_id.as_str());
+                }
+            }
+        }
+        let observed: Vec<String> = became
+            .iter()
+            .zip(["available", "unavailable"])
+            .filter(|(ids, _)| !ids.is_empty())
+            .map(|(ids, state)| format!("{} became {state}", ids.join(" and ")))
+            .collect();
+        let observed = if observed.is_empty() {
+            String::new()
         } else {
+            format!("; this snapshot observed that {}", observed.join(", "))
+        };
+        if self.explained {
+            say!("[agent] takes a snapshot: surfaceVersion {now} (was {before}{observed})");
+        } else {
+            self.explained = true;
             say!(
                 "[agent] takes a snapshot: surfaceVersion {now} (was {before} at its last \
-                 snapshot; the registry bumps it on every registration, every change the app \
-                 reports and every availability change a snapshot observes)"
+                 snapshot{observed}; the registry bumps the version on every registration, \
+                 every change the app reports and every availability change a snapshot \
+                 observes, so it can move by more than the app's reports)"
             );
         }
         &self.snapshot

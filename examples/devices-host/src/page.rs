@@ -116,7 +116,17 @@ fn tool_available(name: &str, arg: &str) -> bool {
 pub fn build() -> Result<Built, String> {
     let root = repo_root();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    eprintln!("devices-host: building the page (cargo build -p devices-web --target wasm32-unknown-unknown --profile web)");
+    // Written to stderr directly, not with `eprintln!`: the browser tests
+    // call this, and libtest would capture the line until the test ends —
+    // a silent build of minutes reads as a hang.
+    {
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "devices-host: building the page (cargo build -p devices-web --target wasm32-unknown-unknown \
+             --profile web; optimized, a few minutes the first time)"
+        );
+    }
     run(
         Command::new(&cargo)
             .current_dir(&root)
