@@ -305,7 +305,11 @@ impl Agent {
         // change bumped the version once more, on top of the app's reports.
         let mut became = [Vec::new(), Vec::new()]; // [available, unavailable]
         for p in &self.snapshot.procedures {
-            if let Some(was) = old.procedures.iter().find(|o| o.procedure_id == p.procedure_id) {
+            if let Some(was) = old
+                .procedures
+                .iter()
+                .find(|o| o.procedure_id == p.procedure_id)
+            {
                 if was.available != p.available {
                     became[usize::from(!p.available)].push(p.procedure_id.as_str());
                 }

@@ -18,14 +18,52 @@ use crate::facts::{ImplInput, Role};
 /// the impl alone then keeps uses of the trait from failing too).
 pub(crate) fn expand(input: &ImplInput, checked: &Checked<'_>) -> TokenStream {
     let checks = type_checks(input, &module_path(input), &checked.matched);
-    let imp = match input.request.role {
-        Role::Bound => bound_impl(input, checked),
-        Role::Input => input_impl(input),
+    let (serde, imp) = match input.request.role {
+        Role::Bound => (TokenStream::new(), bound_impl(input, checked)),
+        Role::Input => (serde_check(input), input_impl(input)),
     };
     quote! {
         #checks
 
+        #serde
+
         #imp
+    }
+}
+
+/// A full input type must be serde's: without this check a missing derive
+/// is reported by rustc on the `ProcedureInput` impl as an unsatisfied
+/// `serde::Deserialize`, suggesting `#[derive(serde::Deserialize)]` — a
+/// crate the user may not have. The check names the procedure and says
+/// where the derive goes (below the attribute, so that it is pointed at the
+/// facade's serde).
+fn serde_check(input: &ImplInput) -> TokenStream {
+    let private = input.private_path();
+    let name = &input.request.item.ident;
+    let span = name.span();
+    let message = format!(
+        "`{}` is the full input of `{}`, so it must implement serde's `Serialize` and `Deserialize`",
+        name.unraw(),
+        input.facts.path
+    );
+    let label = "no `Serialize`/`Deserialize` for this type";
+    let note = "add `#[derive(Serialize, Deserialize)]` (`use agent_surface::serde::{Deserialize, Serialize};`) \
+                below `#[agent_procedure]`: derives written above it keep serde's default path, and rustc \
+                then reports `can't find crate for serde`"
+        .replace('{', "{{")
+        .replace('}', "}}");
+    quote_spanned! {span=>
+        const _: () = {
+            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+            trait SerdeInput {}
+            impl<T: #private::serde::Serialize + #private::serde::de::DeserializeOwned> SerdeInput for T {}
+            #[allow(dead_code)]
+            fn check<T: SerdeInput>() {}
+            #[allow(dead_code)]
+            fn input_is_serde() {
+                check::<#name>();
+            }
+        };
     }
 }
 

@@ -92,10 +92,17 @@ pub trait BoundInput {
 }
 
 /// The app's own full input type of a procedure, implemented by
-/// `#[agent_procedure(...)]` after checking it against the manifest schema
-/// (every required property present, no forbidden property, compatible
-/// field types).
-pub trait ProcedureInput: serde::Serialize + serde::de::DeserializeOwned {
+/// `#[agent_procedure(..., input)]` after checking it against the manifest
+/// schema (every required property present, no forbidden property,
+/// compatible field types) and checking that it is serde's `Serialize` and
+/// `Deserialize` (docs/codegen.md, "`#[agent_procedure]`").
+///
+/// The serde traits are checked by the attribute, not required here as
+/// supertraits: a supertrait's failure is reported by rustc on the impl
+/// with serde's own hint (`#[derive(serde::Deserialize)]`, a crate the
+/// application may not depend on), before the attribute's message that
+/// names the procedure and says where the derive goes.
+pub trait ProcedureInput: Sized {
     /// The generated input type it stands for.
     type Generated;
     /// The generated output type of the procedure.
