@@ -109,6 +109,7 @@ async fn stack(test: &str) -> Option<Stack> {
     let built = tokio::task::spawn_blocking(built_page)
         .await
         .expect("page build task")
+        .as_ref()
         .unwrap_or_else(|e| panic!("{test}: the page could not be built: {e}"));
     let peer = Peer::start().expect("the oRPC peer starts");
     let host = serve(HostConfig {
