@@ -295,6 +295,27 @@ fn real_orpc_manifest_expands_and_binds() {
     );
 }
 
+/// A closed string enum reads and writes its JSON strings outside serde
+/// too: `as_str`, `Display`, `FromStr` with an error naming the values.
+#[test]
+fn string_enums_have_as_str_display_and_from_str() {
+    use devices_api::devices::list::InputStatus;
+    let active: InputStatus = "active".parse().unwrap();
+    assert_eq!(active, InputStatus::Active);
+    assert_eq!(InputStatus::Disabled.as_str(), "disabled");
+    assert_eq!(InputStatus::Disabled.to_string(), "disabled");
+    let err = "Active".parse::<InputStatus>().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#""Active" is not a value of `InputStatus`; its values are "active" and "disabled""#
+    );
+    // The same strings serde writes.
+    assert_eq!(
+        serde_json::to_value(InputStatus::Disabled).unwrap(),
+        json!(InputStatus::Disabled.as_str())
+    );
+}
+
 /// The adversarial fixtures compile (their expansion is checked in
 /// `surface-codegen/tests/adversarial.rs`).
 mod adversarial_docs {

@@ -711,8 +711,88 @@ impl<'de, S, T> Visitor<'de> for StructVisitor<S, T> {
     }
 }
 
+/// `FromStr` of a generated string enum: the index of `value` in
+/// `shape.variants` (the generated code turns it into the variant), or
+/// [`UnknownEnumValue`].
+pub fn parse_string_enum(
+    value: &str,
+    shape: &'static EnumShape,
+) -> Result<usize, UnknownEnumValue> {
+    shape
+        .variants
+        .iter()
+        .position(|v| *v == value)
+        .ok_or_else(|| UnknownEnumValue::new(shape, value))
+}
+
+/// Longest excerpt of a refused string kept by [`UnknownEnumValue`], in
+/// characters (the string may come from anywhere).
+pub const UNKNOWN_ENUM_VALUE_EXCERPT: usize = 64;
+
+/// A string that is none of a generated enum's values (its `FromStr`
+/// error): "`"lost"` is not a value of `InputStatus`; its values are
+/// `"active"` and `"disabled"`". Keeps at most
+/// [`UNKNOWN_ENUM_VALUE_EXCERPT`] characters of the string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownEnumValue {
+    shape: &'static EnumShape,
+    value: String,
+    truncated: bool,
+}
+
+impl UnknownEnumValue {
+    fn new(shape: &'static EnumShape, value: &str) -> Self {
+        let mut chars = value.char_indices();
+        let end = chars
+            .nth(UNKNOWN_ENUM_VALUE_EXCERPT)
+            .map_or(value.len(), |(i, _)| i);
+        Self {
+            shape,
+            value: value[..end].to_string(),
+            truncated: end < value.len(),
+        }
+    }
+
+    /// The enum's name.
+    pub fn type_name(&self) -> &'static str {
+        self.shape.name
+    }
+
+    /// The refused string (its first [`UNKNOWN_ENUM_VALUE_EXCERPT`]
+    /// characters).
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
+impl fmt::Display for UnknownEnumValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let more = if self.truncated { "…" } else { "" };
+        write!(
+            f,
+            "{:?}{more} is not a value of `{}`; its values are ",
+            self.value, self.shape.name
+        )?;
+        let variants = self.shape.variants;
+        for (i, v) in variants.iter().enumerate().take(8) {
+            let sep = match i {
+                0 => "",
+                _ if i + 1 == variants.len() => " and ",
+                _ => ", ",
+            };
+            write!(f, "{sep}{v:?}")?;
+        }
+        if variants.len() > 8 {
+            write!(f, " and {} more", variants.len() - 8)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for UnknownEnumValue {}
+
 /// The shape of a generated string enum, for [`deserialize_string_enum`].
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct EnumShape {
     /// The enum's name, for `expected enum …` messages.
     pub name: &'static str,
@@ -1341,6 +1421,37 @@ mod struct_reader_tests {
         assert_eq!(
             serde_json::from_value::<ReadEnum>(value).unwrap(),
             ReadEnum::Done
+        );
+    }
+
+    static STATUS: EnumShape = EnumShape {
+        name: "InputStatus",
+        variants: &["active", "disabled", "in-progress"],
+    };
+
+    #[test]
+    fn string_enum_parse_gives_the_index_or_says_what_the_values_are() {
+        assert_eq!(parse_string_enum("disabled", &STATUS), Ok(1));
+        assert_eq!(parse_string_enum("in-progress", &STATUS), Ok(2));
+        let err = parse_string_enum("Active", &STATUS).unwrap_err();
+        assert_eq!((err.type_name(), err.value()), ("InputStatus", "Active"));
+        assert_eq!(
+            err.to_string(),
+            r#""Active" is not a value of `InputStatus`; its values are "active", "disabled" and "in-progress""#
+        );
+        let long = "é".repeat(100);
+        let err = parse_string_enum(&long, &STATUS).unwrap_err();
+        assert_eq!(err.value().chars().count(), UNKNOWN_ENUM_VALUE_EXCERPT);
+        assert!(err
+            .to_string()
+            .starts_with(&format!("{:?}…", "é".repeat(64))));
+        static MANY: EnumShape = EnumShape {
+            name: "E",
+            variants: &["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"],
+        };
+        assert_eq!(
+            parse_string_enum("z", &MANY).unwrap_err().to_string(),
+            r#""z" is not a value of `E`; its values are "a", "b", "c", "d", "e", "f", "g", "h" and 2 more"#
         );
     }
 }

@@ -195,10 +195,7 @@ pub async fn load_devices() -> Result<Vec<Device>, String> {
         .map(|d| Device {
             id: d.id,
             name: d.name,
-            status: serde_json::to_value(d.status)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            status: d.status.to_string(),
         })
         .collect())
 }

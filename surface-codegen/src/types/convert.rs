@@ -610,7 +610,21 @@ impl Converter {
     /// schema there would be (so the same contract gets the same names from
     /// a converter that inlines its recursion).
     fn convert_ref(&mut self, root: &Value, reference: &str, hint: &Hint, ptr: &str) -> Ty {
-        let Some(pointer) = reference.strip_prefix('#') else {
+        // A reference to the root resource by its `$id` is local, as the
+        // validator (`validator::analysis`) and the export resolve it:
+        // `https://example.com/s#/$defs/Pet` with that root `$id` is
+        // `#/$defs/Pet`.
+        let root_id = root
+            .get("$id")
+            .and_then(Value::as_str)
+            .map(|id| id.trim_end_matches('#'));
+        let local = match reference.split_once('#') {
+            Some(("", fragment)) => Some(fragment),
+            Some((base, fragment)) if Some(base) == root_id => Some(fragment),
+            None if Some(reference) == root_id => Some(""),
+            _ => None,
+        };
+        let Some(pointer) = local else {
             self.note(
                 ptr,
                 DocText::new()

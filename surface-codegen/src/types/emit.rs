@@ -334,7 +334,9 @@ fn string_enum_tokens(
     let last = ident(last);
     // `Deserialize` by hand, as for structs: one runtime function that
     // reads the variant's index, then a `match` (docs/codegen.md,
-    // "Compile time at scale").
+    // "Compile time at scale"). `FromStr` reads the index the same way and
+    // shares the `match`; `as_str` indexes the shape's strings by the
+    // variant's discriminant (variant order).
     quote! {
         #doc
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, #serde::Serialize)]
@@ -342,16 +344,36 @@ fn string_enum_tokens(
         pub enum #name {
             #(#heads)*
         }
-        impl<'de> #serde::Deserialize<'de> for #name {
-            fn deserialize<D: #serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
-                static SHAPE: #h::EnumShape = #h::EnumShape {
-                    name: #type_name,
-                    variants: &[#(#values),*],
-                };
-                ::core::result::Result::Ok(match #h::deserialize_string_enum(deserializer, &SHAPE)? {
+        impl #name {
+            const SHAPE: #h::EnumShape = #h::EnumShape {
+                name: #type_name,
+                variants: &[#(#values),*],
+            };
+            /// The value's JSON string.
+            pub fn as_str(self) -> &'static str {
+                Self::SHAPE.variants[self as usize]
+            }
+            fn from_index(index: usize) -> Self {
+                match index {
                     #(#arms)*
                     _ => Self::#last,
-                })
+                }
+            }
+        }
+        impl ::core::fmt::Display for #name {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+        impl ::core::str::FromStr for #name {
+            type Err = #h::UnknownEnumValue;
+            fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+                #h::parse_string_enum(value, &Self::SHAPE).map(Self::from_index)
+            }
+        }
+        impl<'de> #serde::Deserialize<'de> for #name {
+            fn deserialize<D: #serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                #h::deserialize_string_enum(deserializer, &Self::SHAPE).map(Self::from_index)
             }
         }
     }

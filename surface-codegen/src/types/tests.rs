@@ -68,14 +68,28 @@ fn assert_items(types: &ProcedureTypes, expected: TokenStream) {
 }
 
 /// `impl Deserialize for X { … deserialize_struct(…) }` (or
-/// `deserialize_string_enum`).
+/// `deserialize_string_enum`), and a string enum's other impls (its
+/// `SHAPE`/`as_str`, `Display`, `FromStr`):
+/// `string_enum_reader_matches_the_variant_index` checks them.
 fn is_struct_reader(item: &syn::Item) -> bool {
-    matches!(item, syn::Item::Impl(i)
-    if i.trait_.as_ref().is_some_and(|(_, path, _)| path.segments.last().is_some_and(|s| s.ident == "Deserialize"))
-        && {
-            let text = quote!(#i).to_string();
+    let syn::Item::Impl(i) = item else {
+        return false;
+    };
+    let text = quote!(#i).to_string();
+    let last = i
+        .trait_
+        .as_ref()
+        .and_then(|(_, path, _)| path.segments.last())
+        .map(|s| s.ident.to_string());
+    match last.as_deref() {
+        Some("Deserialize") => {
             text.contains("deserialize_struct") || text.contains("deserialize_string_enum")
-        })
+        }
+        Some("Display") => text.contains("self . as_str ()"),
+        Some("FromStr") => text.contains("parse_string_enum"),
+        None => text.contains("serde_helpers :: EnumShape"),
+        _ => false,
+    }
 }
 
 #[test]
@@ -763,6 +777,35 @@ fn root_recursion_ref_hash_names_the_input_itself() {
             #out
         },
     );
+}
+
+#[test]
+fn a_ref_through_the_root_id_is_the_same_local_ref() {
+    // The validator and the export resolve `<root $id>#/…` locally; the
+    // generated type must model the same target (it used to read it as an
+    // external reference and emit `serde_json::Value`).
+    let schema = |pet: &str, list: &str| {
+        json!({"$id": "https://example.com/schemas/pets.json", "type": "object",
+        "properties": {"pet": {"$ref": pet}, "all": {"$ref": list}},
+        "required": ["pet"],
+        "$defs": {
+            "Pet": {"type": "object", "properties": {"name": {"type": "string"}},
+                    "required": ["name"], "additionalProperties": false},
+            "Pets": {"type": "array", "items": {"$ref": "#/$defs/Pet"}}
+        }})
+    };
+    let through_id = generate(
+        schema(
+            "https://example.com/schemas/pets.json#/$defs/Pet",
+            "https://example.com/schemas/pets.json#/%24defs/Pets",
+        ),
+        None,
+    );
+    let local = generate(schema("#/$defs/Pet", "#/$defs/Pets"), None);
+    assert_eq!(through_id.items.to_string(), local.items.to_string());
+    let text = through_id.items.to_string();
+    assert!(text.contains("pub pet : InputPet ,"), "{text}");
+    assert!(text.contains("pub all : Option < InputPets > ,"), "{text}");
 }
 
 #[test]
@@ -1615,24 +1658,47 @@ fn string_enum_reader_matches_the_variant_index() {
     );
     let file: syn::File = syn::parse2(types.items.clone()).expect("parses");
     let readers: Vec<&syn::Item> = file.items.iter().filter(|i| is_struct_reader(i)).collect();
-    let [reader] = readers.as_slice() else {
-        panic!("one reader: {readers:?}");
-    };
-    let expected: syn::Item = syn::parse2(quote! {
-        impl<'de> ::k::__private::serde::Deserialize<'de> for Input {
-            fn deserialize<D: ::k::__private::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
-                static SHAPE: ::k::__private::serde_helpers::EnumShape = ::k::__private::serde_helpers::EnumShape {
-                    name: "Input",
-                    variants: &["in-progress", "done", "+1"],
-                };
-                ::core::result::Result::Ok(match ::k::__private::serde_helpers::deserialize_string_enum(deserializer, &SHAPE)? {
+    let expected: syn::File = syn::parse2(quote! {
+        impl Input {
+            const SHAPE: ::k::__private::serde_helpers::EnumShape = ::k::__private::serde_helpers::EnumShape {
+                name: "Input",
+                variants: &["in-progress", "done", "+1"],
+            };
+            /// The value's JSON string.
+            pub fn as_str(self) -> &'static str {
+                Self::SHAPE.variants[self as usize]
+            }
+            fn from_index(index: usize) -> Self {
+                match index {
                     0 => Self::InProgress,
                     1 => Self::Done,
                     _ => Self::Plus1,
-                })
+                }
+            }
+        }
+        impl ::core::fmt::Display for Input {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+        impl ::core::str::FromStr for Input {
+            type Err = ::k::__private::serde_helpers::UnknownEnumValue;
+            fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+                ::k::__private::serde_helpers::parse_string_enum(value, &Self::SHAPE).map(Self::from_index)
+            }
+        }
+        impl<'de> ::k::__private::serde::Deserialize<'de> for Input {
+            fn deserialize<D: ::k::__private::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                ::k::__private::serde_helpers::deserialize_string_enum(deserializer, &Self::SHAPE).map(Self::from_index)
             }
         }
     })
     .expect("parses");
-    assert_eq!(quote!(#reader).to_string(), quote!(#expected).to_string());
+    let readers: Vec<String> = readers.iter().map(|r| quote!(#r).to_string()).collect();
+    let expected: Vec<String> = expected
+        .items
+        .iter()
+        .map(|e| quote!(#e).to_string())
+        .collect();
+    assert_eq!(readers, expected);
 }

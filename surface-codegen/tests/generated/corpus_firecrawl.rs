@@ -147,24 +147,47 @@ pub mod p_firecrawl_firecrawl_agent {
         #[serde(rename = "high")]
         High,
     }
+    impl InputEffort {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputEffort",
+            variants: &["low", "medium", "high"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Low,
+                1 => Self::Medium,
+                _ => Self::High,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputEffort {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputEffort {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputEffort {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputEffort",
-                variants: &["low", "medium", "high"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Low,
-                    1 => Self::Medium,
-                    _ => Self::High,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Alexandria provider settings for this turn, forwarded as the request's exchange object.
@@ -404,24 +427,47 @@ pub mod p_firecrawl_firecrawl_agent {
         #[serde(rename = "ask")]
         Ask,
     }
+    impl InputExchangeOnTermsRequired {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputExchangeOnTermsRequired",
+            variants: &["skip", "ask"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Skip,
+                _ => Self::Ask,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputExchangeOnTermsRequired {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputExchangeOnTermsRequired {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputExchangeOnTermsRequired {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputExchangeOnTermsRequired",
-                variants: &["skip", "ask"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Skip,
-                    _ => Self::Ask,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// "extract" (default) returns the complete structured result every turn. "chat" lets a follow-up that asks no new data get a short reply in message instead of a re-run; required for exchange.requireApproval. Omitted on a follow-up keeps the previous turn's mode.
@@ -445,23 +491,46 @@ pub mod p_firecrawl_firecrawl_agent {
         #[serde(rename = "chat")]
         Chat,
     }
+    impl InputMode {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputMode",
+            variants: &["extract", "chat"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Extract,
+                _ => Self::Chat,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputMode {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputMode {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputMode {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputMode",
-                variants: &["extract", "chat"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Extract,
-                    _ => Self::Chat,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -1597,24 +1666,47 @@ pub mod p_firecrawl_firecrawl_crawl {
         #[serde(rename = "down")]
         Down,
     }
+    impl InputScrapeOptionsActionsItemDirection {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsActionsItemDirection",
+            variants: &["up", "down"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Up,
+                _ => Self::Down,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsActionsItemDirection {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsActionsItemDirection {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsActionsItemDirection {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsActionsItemDirection",
-                variants: &["up", "down"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Up,
-                    _ => Self::Down,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -1658,41 +1750,64 @@ pub mod p_firecrawl_firecrawl_crawl {
         #[serde(rename = "generatePDF")]
         GeneratePdf,
     }
+    impl InputScrapeOptionsActionsItemType {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsActionsItemType",
+            variants: &[
+                "wait",
+                "screenshot",
+                "scroll",
+                "scrape",
+                "click",
+                "write",
+                "press",
+                "executeJavascript",
+                "generatePDF",
+            ],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Wait,
+                1 => Self::Screenshot,
+                2 => Self::Scroll,
+                3 => Self::Scrape,
+                4 => Self::Click,
+                5 => Self::Write,
+                6 => Self::Press,
+                7 => Self::ExecuteJavascript,
+                _ => Self::GeneratePdf,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsActionsItemType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsActionsItemType {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsActionsItemType {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsActionsItemType",
-                variants: &[
-                    "wait",
-                    "screenshot",
-                    "scroll",
-                    "scrape",
-                    "click",
-                    "write",
-                    "press",
-                    "executeJavascript",
-                    "generatePDF",
-                ],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Wait,
-                    1 => Self::Screenshot,
-                    2 => Self::Scroll,
-                    3 => Self::Scrape,
-                    4 => Self::Click,
-                    5 => Self::Write,
-                    6 => Self::Press,
-                    7 => Self::ExecuteJavascript,
-                    _ => Self::GeneratePdf,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -1742,45 +1857,68 @@ pub mod p_firecrawl_firecrawl_crawl {
         #[serde(rename = "audio")]
         Audio,
     }
+    impl InputScrapeOptionsFormatsItem {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsFormatsItem",
+            variants: &[
+                "markdown",
+                "html",
+                "rawHtml",
+                "screenshot",
+                "links",
+                "summary",
+                "changeTracking",
+                "branding",
+                "json",
+                "query",
+                "audio",
+            ],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Markdown,
+                1 => Self::Html,
+                2 => Self::RawHtml,
+                3 => Self::Screenshot,
+                4 => Self::Links,
+                5 => Self::Summary,
+                6 => Self::ChangeTracking,
+                7 => Self::Branding,
+                8 => Self::Json,
+                9 => Self::Query,
+                _ => Self::Audio,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsFormatsItem {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsFormatsItem {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsFormatsItem {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsFormatsItem",
-                variants: &[
-                    "markdown",
-                    "html",
-                    "rawHtml",
-                    "screenshot",
-                    "links",
-                    "summary",
-                    "changeTracking",
-                    "branding",
-                    "json",
-                    "query",
-                    "audio",
-                ],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Markdown,
-                    1 => Self::Html,
-                    2 => Self::RawHtml,
-                    3 => Self::Screenshot,
-                    4 => Self::Links,
-                    5 => Self::Summary,
-                    6 => Self::ChangeTracking,
-                    7 => Self::Branding,
-                    8 => Self::Json,
-                    9 => Self::Query,
-                    _ => Self::Audio,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -1941,23 +2079,46 @@ pub mod p_firecrawl_firecrawl_crawl {
         #[serde(rename = "pdf")]
         Pdf,
     }
+    impl InputScrapeOptionsParsersItem {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsParsersItem",
+            variants: &["pdf"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::Pdf,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsParsersItem {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsParsersItem {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsParsersItem {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsParsersItem",
-                variants: &["pdf"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::Pdf,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -2087,26 +2248,49 @@ pub mod p_firecrawl_firecrawl_crawl {
         #[serde(rename = "auto")]
         Auto,
     }
+    impl InputScrapeOptionsProxy {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsProxy",
+            variants: &["basic", "stealth", "enhanced", "auto"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Basic,
+                1 => Self::Stealth,
+                2 => Self::Enhanced,
+                _ => Self::Auto,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsProxy {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsProxy {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsProxy {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsProxy",
-                variants: &["basic", "stealth", "enhanced", "auto"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Basic,
-                    1 => Self::Stealth,
-                    2 => Self::Enhanced,
-                    _ => Self::Auto,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -2181,24 +2365,47 @@ pub mod p_firecrawl_firecrawl_crawl {
         #[serde(rename = "freeform")]
         Freeform,
     }
+    impl InputScrapeOptionsQueryOptionsMode {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsQueryOptionsMode",
+            variants: &["directQuote", "freeform"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::DirectQuote,
+                _ => Self::Freeform,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsQueryOptionsMode {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsQueryOptionsMode {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsQueryOptionsMode {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsQueryOptionsMode",
-                variants: &["directQuote", "freeform"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::DirectQuote,
-                    _ => Self::Freeform,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -2337,24 +2544,47 @@ pub mod p_firecrawl_firecrawl_crawl {
         #[serde(rename = "only")]
         Only,
     }
+    impl InputSitemap {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputSitemap",
+            variants: &["skip", "include", "only"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Skip,
+                1 => Self::Include,
+                _ => Self::Only,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputSitemap {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputSitemap {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSitemap {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputSitemap",
-                variants: &["skip", "include", "only"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Skip,
-                    1 => Self::Include,
-                    _ => Self::Only,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -2621,23 +2851,46 @@ pub mod p_firecrawl_firecrawl_credit_usage {
         #[serde(rename = "historical")]
         Historical,
     }
+    impl InputView {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputView",
+            variants: &["current", "historical"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Current,
+                _ => Self::Historical,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputView {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputView {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputView {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputView",
-                variants: &["current", "historical"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Current,
-                    _ => Self::Historical,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// The team credit balance, or historical credit consumption by period.
@@ -2839,22 +3092,45 @@ pub mod p_firecrawl_firecrawl_developer_search {
         #[serde(rename = "only")]
         Only,
     }
+    impl InputSkills {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputSkills",
+            variants: &["only"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::Only,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputSkills {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputSkills {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSkills {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputSkills",
-                variants: &["only"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::Only,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Ranked developer-index results with their matched passages.
@@ -3521,35 +3797,58 @@ pub mod p_firecrawl_firecrawl_feedback {
         #[serde(rename = "other")]
         Other,
     }
+    impl InputCapabilityFeedbackItemIssue {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputCapabilityFeedbackItemIssue",
+            variants: &[
+                "new_capability_request",
+                "missing_capability",
+                "insufficient_functionality",
+                "incorrect_result",
+                "execution_error",
+                "other",
+            ],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::NewCapabilityRequest,
+                1 => Self::MissingCapability,
+                2 => Self::InsufficientFunctionality,
+                3 => Self::IncorrectResult,
+                4 => Self::ExecutionError,
+                _ => Self::Other,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputCapabilityFeedbackItemIssue {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputCapabilityFeedbackItemIssue {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputCapabilityFeedbackItemIssue {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputCapabilityFeedbackItemIssue",
-                variants: &[
-                    "new_capability_request",
-                    "missing_capability",
-                    "insufficient_functionality",
-                    "incorrect_result",
-                    "execution_error",
-                    "other",
-                ],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::NewCapabilityRequest,
-                    1 => Self::MissingCapability,
-                    2 => Self::InsufficientFunctionality,
-                    3 => Self::IncorrectResult,
-                    4 => Self::ExecutionError,
-                    _ => Self::Other,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -3581,26 +3880,49 @@ pub mod p_firecrawl_firecrawl_feedback {
         #[serde(rename = "alexandria")]
         Alexandria,
     }
+    impl InputEndpoint {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputEndpoint",
+            variants: &["search", "scrape", "parse", "map", "alexandria"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Search,
+                1 => Self::Scrape,
+                2 => Self::Parse,
+                3 => Self::Map,
+                _ => Self::Alexandria,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputEndpoint {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputEndpoint {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputEndpoint {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputEndpoint",
-                variants: &["search", "scrape", "parse", "map", "alexandria"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Search,
-                    1 => Self::Scrape,
-                    2 => Self::Parse,
-                    3 => Self::Map,
-                    _ => Self::Alexandria,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -3774,31 +4096,54 @@ pub mod p_firecrawl_firecrawl_feedback {
         #[serde(rename = "other")]
         Other,
     }
+    impl InputProviderFeedbackItemIssue {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputProviderFeedbackItemIssue",
+            variants: &[
+                "missing_provider",
+                "insufficient_coverage",
+                "provider_unavailable",
+                "other",
+            ],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::MissingProvider,
+                1 => Self::InsufficientCoverage,
+                2 => Self::ProviderUnavailable,
+                _ => Self::Other,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputProviderFeedbackItemIssue {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputProviderFeedbackItemIssue {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputProviderFeedbackItemIssue {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputProviderFeedbackItemIssue",
-                variants: &[
-                    "missing_provider",
-                    "insufficient_coverage",
-                    "provider_unavailable",
-                    "other",
-                ],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::MissingProvider,
-                    1 => Self::InsufficientCoverage,
-                    2 => Self::ProviderUnavailable,
-                    _ => Self::Other,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -3824,24 +4169,47 @@ pub mod p_firecrawl_firecrawl_feedback {
         #[serde(rename = "partial")]
         Partial,
     }
+    impl InputRating {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputRating",
+            variants: &["good", "bad", "partial"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Good,
+                1 => Self::Bad,
+                _ => Self::Partial,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputRating {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputRating {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputRating {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputRating",
-                variants: &["good", "bad", "partial"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Good,
-                    1 => Self::Bad,
-                    _ => Self::Partial,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -4305,24 +4673,47 @@ pub mod p_firecrawl_firecrawl_find_tools {
         #[serde(rename = "examples")]
         Examples,
     }
+    impl InputExpandItem {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputExpandItem",
+            variants: &["options", "response", "examples"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Options,
+                1 => Self::Response,
+                _ => Self::Examples,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputExpandItem {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputExpandItem {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputExpandItem {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputExpandItem",
-                variants: &["options", "response", "examples"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Options,
-                    1 => Self::Response,
-                    _ => Self::Examples,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -4351,25 +4742,48 @@ pub mod p_firecrawl_firecrawl_find_tools {
         #[serde(rename = "tools")]
         Tools,
     }
+    impl InputLevel {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputLevel",
+            variants: &["categories", "providers", "groups", "tools"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Categories,
+                1 => Self::Providers,
+                2 => Self::Groups,
+                _ => Self::Tools,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputLevel {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputLevel {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputLevel {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputLevel",
-                variants: &["categories", "providers", "groups", "tools"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Categories,
-                    1 => Self::Providers,
-                    2 => Self::Groups,
-                    _ => Self::Tools,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// One page of the Alexandria catalogue: categories, providers, tools, or one contract.
@@ -4715,24 +5129,47 @@ pub mod p_firecrawl_firecrawl_interact {
         #[serde(rename = "node")]
         Node,
     }
+    impl InputLanguage {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputLanguage",
+            variants: &["bash", "python", "node"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Bash,
+                1 => Self::Python,
+                _ => Self::Node,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputLanguage {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputLanguage {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputLanguage {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputLanguage",
-                variants: &["bash", "python", "node"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Bash,
-                    1 => Self::Python,
-                    _ => Self::Node,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -5086,24 +5523,47 @@ pub mod p_firecrawl_firecrawl_interact {
         #[serde(rename = "down")]
         Down,
     }
+    impl InputScrapeOptionsActionsItemDirection {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsActionsItemDirection",
+            variants: &["up", "down"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Up,
+                _ => Self::Down,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsActionsItemDirection {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsActionsItemDirection {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsActionsItemDirection {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsActionsItemDirection",
-                variants: &["up", "down"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Up,
-                    _ => Self::Down,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -5147,41 +5607,64 @@ pub mod p_firecrawl_firecrawl_interact {
         #[serde(rename = "generatePDF")]
         GeneratePdf,
     }
+    impl InputScrapeOptionsActionsItemType {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsActionsItemType",
+            variants: &[
+                "wait",
+                "screenshot",
+                "scroll",
+                "scrape",
+                "click",
+                "write",
+                "press",
+                "executeJavascript",
+                "generatePDF",
+            ],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Wait,
+                1 => Self::Screenshot,
+                2 => Self::Scroll,
+                3 => Self::Scrape,
+                4 => Self::Click,
+                5 => Self::Write,
+                6 => Self::Press,
+                7 => Self::ExecuteJavascript,
+                _ => Self::GeneratePdf,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsActionsItemType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsActionsItemType {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsActionsItemType {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsActionsItemType",
-                variants: &[
-                    "wait",
-                    "screenshot",
-                    "scroll",
-                    "scrape",
-                    "click",
-                    "write",
-                    "press",
-                    "executeJavascript",
-                    "generatePDF",
-                ],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Wait,
-                    1 => Self::Screenshot,
-                    2 => Self::Scroll,
-                    3 => Self::Scrape,
-                    4 => Self::Click,
-                    5 => Self::Write,
-                    6 => Self::Press,
-                    7 => Self::ExecuteJavascript,
-                    _ => Self::GeneratePdf,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -5231,45 +5714,68 @@ pub mod p_firecrawl_firecrawl_interact {
         #[serde(rename = "audio")]
         Audio,
     }
+    impl InputScrapeOptionsFormatsItem {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsFormatsItem",
+            variants: &[
+                "markdown",
+                "html",
+                "rawHtml",
+                "screenshot",
+                "links",
+                "summary",
+                "changeTracking",
+                "branding",
+                "json",
+                "query",
+                "audio",
+            ],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Markdown,
+                1 => Self::Html,
+                2 => Self::RawHtml,
+                3 => Self::Screenshot,
+                4 => Self::Links,
+                5 => Self::Summary,
+                6 => Self::ChangeTracking,
+                7 => Self::Branding,
+                8 => Self::Json,
+                9 => Self::Query,
+                _ => Self::Audio,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsFormatsItem {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsFormatsItem {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsFormatsItem {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsFormatsItem",
-                variants: &[
-                    "markdown",
-                    "html",
-                    "rawHtml",
-                    "screenshot",
-                    "links",
-                    "summary",
-                    "changeTracking",
-                    "branding",
-                    "json",
-                    "query",
-                    "audio",
-                ],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Markdown,
-                    1 => Self::Html,
-                    2 => Self::RawHtml,
-                    3 => Self::Screenshot,
-                    4 => Self::Links,
-                    5 => Self::Summary,
-                    6 => Self::ChangeTracking,
-                    7 => Self::Branding,
-                    8 => Self::Json,
-                    9 => Self::Query,
-                    _ => Self::Audio,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -5430,23 +5936,46 @@ pub mod p_firecrawl_firecrawl_interact {
         #[serde(rename = "pdf")]
         Pdf,
     }
+    impl InputScrapeOptionsParsersItem {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsParsersItem",
+            variants: &["pdf"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::Pdf,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsParsersItem {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsParsersItem {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsParsersItem {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsParsersItem",
-                variants: &["pdf"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::Pdf,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -5576,26 +6105,49 @@ pub mod p_firecrawl_firecrawl_interact {
         #[serde(rename = "auto")]
         Auto,
     }
+    impl InputScrapeOptionsProxy {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsProxy",
+            variants: &["basic", "stealth", "enhanced", "auto"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Basic,
+                1 => Self::Stealth,
+                2 => Self::Enhanced,
+                _ => Self::Auto,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsProxy {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsProxy {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsProxy {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsProxy",
-                variants: &["basic", "stealth", "enhanced", "auto"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Basic,
-                    1 => Self::Stealth,
-                    2 => Self::Enhanced,
-                    _ => Self::Auto,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -5670,24 +6222,47 @@ pub mod p_firecrawl_firecrawl_interact {
         #[serde(rename = "freeform")]
         Freeform,
     }
+    impl InputScrapeOptionsQueryOptionsMode {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsQueryOptionsMode",
+            variants: &["directQuote", "freeform"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::DirectQuote,
+                _ => Self::Freeform,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsQueryOptionsMode {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsQueryOptionsMode {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsQueryOptionsMode {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsQueryOptionsMode",
-                variants: &["directQuote", "freeform"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::DirectQuote,
-                    _ => Self::Freeform,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -6192,24 +6767,47 @@ pub mod p_firecrawl_firecrawl_map {
         #[serde(rename = "only")]
         Only,
     }
+    impl InputSitemap {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputSitemap",
+            variants: &["include", "skip", "only"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Include,
+                1 => Self::Skip,
+                _ => Self::Only,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputSitemap {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputSitemap {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSitemap {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputSitemap",
-                variants: &["include", "skip", "only"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Include,
-                    1 => Self::Skip,
-                    _ => Self::Only,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// URLs indexed under the requested website.
@@ -6393,26 +6991,49 @@ pub mod p_firecrawl_firecrawl_monitor_check {
         #[serde(rename = "error")]
         Error,
     }
+    impl InputPageStatus {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputPageStatus",
+            variants: &["same", "new", "changed", "removed", "error"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Same,
+                1 => Self::New,
+                2 => Self::Changed,
+                3 => Self::Removed,
+                _ => Self::Error,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputPageStatus {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputPageStatus {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputPageStatus {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputPageStatus",
-                variants: &["same", "new", "changed", "removed", "error"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Same,
-                    1 => Self::New,
-                    2 => Self::Changed,
-                    3 => Self::Removed,
-                    _ => Self::Error,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// One monitor check with its page-level diff results.
@@ -6599,34 +7220,57 @@ pub mod p_firecrawl_firecrawl_monitor_checks {
         #[serde(rename = "skipped_overlap")]
         SkippedOverlap,
     }
+    impl InputStatus {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputStatus",
+            variants: &[
+                "queued",
+                "running",
+                "completed",
+                "failed",
+                "partial",
+                "skipped_overlap",
+            ],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Queued,
+                1 => Self::Running,
+                2 => Self::Completed,
+                3 => Self::Failed,
+                4 => Self::Partial,
+                _ => Self::SkippedOverlap,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputStatus {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputStatus {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputStatus {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputStatus",
-                variants: &[
-                    "queued",
-                    "running",
-                    "completed",
-                    "failed",
-                    "partial",
-                    "skipped_overlap",
-                ],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Queued,
-                    1 => Self::Running,
-                    2 => Self::Completed,
-                    3 => Self::Failed,
-                    4 => Self::Partial,
-                    _ => Self::SkippedOverlap,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// One page of historical checks for the monitor.
@@ -6927,28 +7571,51 @@ pub mod p_firecrawl_firecrawl_monitor_create {
         #[serde(rename = "7d")]
         V7d,
     }
+    impl InputSearchWindow {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputSearchWindow",
+            variants: &["5m", "15m", "1h", "6h", "24h", "7d"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::V5m,
+                1 => Self::V15m,
+                2 => Self::V1h,
+                3 => Self::V6h,
+                4 => Self::V24h,
+                _ => Self::V7d,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputSearchWindow {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputSearchWindow {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputSearchWindow {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputSearchWindow",
-                variants: &["5m", "15m", "1h", "6h", "24h", "7d"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::V5m,
-                    1 => Self::V15m,
-                    2 => Self::V1h,
-                    3 => Self::V6h,
-                    4 => Self::V24h,
-                    _ => Self::V7d,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// One monitor record.
@@ -7864,37 +8531,60 @@ pub mod p_firecrawl_firecrawl_parse {
         #[serde(rename = "query")]
         Query,
     }
+    impl InputFormatsItem {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputFormatsItem",
+            variants: &[
+                "markdown",
+                "html",
+                "rawHtml",
+                "links",
+                "summary",
+                "json",
+                "query",
+            ],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Markdown,
+                1 => Self::Html,
+                2 => Self::RawHtml,
+                3 => Self::Links,
+                4 => Self::Summary,
+                5 => Self::Json,
+                _ => Self::Query,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputFormatsItem {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputFormatsItem {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputFormatsItem {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputFormatsItem",
-                variants: &[
-                    "markdown",
-                    "html",
-                    "rawHtml",
-                    "links",
-                    "summary",
-                    "json",
-                    "query",
-                ],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Markdown,
-                    1 => Self::Html,
-                    2 => Self::RawHtml,
-                    3 => Self::Links,
-                    4 => Self::Summary,
-                    5 => Self::Json,
-                    _ => Self::Query,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -8000,23 +8690,46 @@ pub mod p_firecrawl_firecrawl_parse {
         #[serde(rename = "pdf")]
         Pdf,
     }
+    impl InputParsersItem {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputParsersItem",
+            variants: &["pdf"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::Pdf,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputParsersItem {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputParsersItem {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputParsersItem {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputParsersItem",
-                variants: &["pdf"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::Pdf,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -8088,23 +8801,46 @@ pub mod p_firecrawl_firecrawl_parse {
         #[serde(rename = "auto")]
         Auto,
     }
+    impl InputProxy {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputProxy",
+            variants: &["basic", "auto"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Basic,
+                _ => Self::Auto,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputProxy {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputProxy {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputProxy {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputProxy",
-                variants: &["basic", "auto"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Basic,
-                    _ => Self::Auto,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -8179,24 +8915,47 @@ pub mod p_firecrawl_firecrawl_parse {
         #[serde(rename = "freeform")]
         Freeform,
     }
+    impl InputQueryOptionsMode {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputQueryOptionsMode",
+            variants: &["directQuote", "freeform"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::DirectQuote,
+                _ => Self::Freeform,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputQueryOptionsMode {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputQueryOptionsMode {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputQueryOptionsMode {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputQueryOptionsMode",
-                variants: &["directQuote", "freeform"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::DirectQuote,
-                    _ => Self::Freeform,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Parsed document content, or the upload instructions for the hosted two-call flow.
@@ -8915,24 +9674,47 @@ pub mod p_firecrawl_firecrawl_research_related_papers {
         #[serde(rename = "references")]
         References,
     }
+    impl InputMode {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputMode",
+            variants: &["similar", "citers", "references"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Similar,
+                1 => Self::Citers,
+                _ => Self::References,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputMode {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputMode {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputMode {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputMode",
-                variants: &["similar", "citers", "references"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Similar,
-                    1 => Self::Citers,
-                    _ => Self::References,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Ranked citation-graph candidates and the size of the evaluated pool.
@@ -9906,24 +10688,47 @@ pub mod p_firecrawl_firecrawl_scrape {
         #[serde(rename = "down")]
         Down,
     }
+    impl InputActionsItemDirection {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputActionsItemDirection",
+            variants: &["up", "down"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Up,
+                _ => Self::Down,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputActionsItemDirection {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputActionsItemDirection {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputActionsItemDirection {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputActionsItemDirection",
-                variants: &["up", "down"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Up,
-                    _ => Self::Down,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -9967,41 +10772,64 @@ pub mod p_firecrawl_firecrawl_scrape {
         #[serde(rename = "generatePDF")]
         GeneratePdf,
     }
+    impl InputActionsItemType {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputActionsItemType",
+            variants: &[
+                "wait",
+                "screenshot",
+                "scroll",
+                "scrape",
+                "click",
+                "write",
+                "press",
+                "executeJavascript",
+                "generatePDF",
+            ],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Wait,
+                1 => Self::Screenshot,
+                2 => Self::Scroll,
+                3 => Self::Scrape,
+                4 => Self::Click,
+                5 => Self::Write,
+                6 => Self::Press,
+                7 => Self::ExecuteJavascript,
+                _ => Self::GeneratePdf,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputActionsItemType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputActionsItemType {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputActionsItemType {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputActionsItemType",
-                variants: &[
-                    "wait",
-                    "screenshot",
-                    "scroll",
-                    "scrape",
-                    "click",
-                    "write",
-                    "press",
-                    "executeJavascript",
-                    "generatePDF",
-                ],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Wait,
-                    1 => Self::Screenshot,
-                    2 => Self::Scroll,
-                    3 => Self::Scrape,
-                    4 => Self::Click,
-                    5 => Self::Write,
-                    6 => Self::Press,
-                    7 => Self::ExecuteJavascript,
-                    _ => Self::GeneratePdf,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Catalogued Alexandria capability invocation, mutually exclusive with url. One {provider, capability, options} object or an array of 1-10, with contracts available through firecrawl\_search or firecrawl\_find\_tools. Each call may include version to pin a published workflow; omitting it uses latest. Only requestId and timeout are supported alongside alexandria. The selected contract marks required inputs and any requiresOneOf groups (at least one member per group); it may include example.request/example.response and response.key (which may differ from records). Where pagination is declared, its fields govern paging with the same filters; catalogue next is separate from provider pagination. Returns per-capability results in data.alexandria with data, records, or an error with a code; individual capabilities can fail even when the outer response succeeds. Requires an API key on a team with Alexandria enabled. Some providers require accepted terms; blocked requests return the applicable requirements.
@@ -10230,45 +11058,68 @@ pub mod p_firecrawl_firecrawl_scrape {
         #[serde(rename = "audio")]
         Audio,
     }
+    impl InputFormatsItem {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputFormatsItem",
+            variants: &[
+                "markdown",
+                "html",
+                "rawHtml",
+                "screenshot",
+                "links",
+                "summary",
+                "changeTracking",
+                "branding",
+                "json",
+                "query",
+                "audio",
+            ],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Markdown,
+                1 => Self::Html,
+                2 => Self::RawHtml,
+                3 => Self::Screenshot,
+                4 => Self::Links,
+                5 => Self::Summary,
+                6 => Self::ChangeTracking,
+                7 => Self::Branding,
+                8 => Self::Json,
+                9 => Self::Query,
+                _ => Self::Audio,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputFormatsItem {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputFormatsItem {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputFormatsItem {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputFormatsItem",
-                variants: &[
-                    "markdown",
-                    "html",
-                    "rawHtml",
-                    "screenshot",
-                    "links",
-                    "summary",
-                    "changeTracking",
-                    "branding",
-                    "json",
-                    "query",
-                    "audio",
-                ],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Markdown,
-                    1 => Self::Html,
-                    2 => Self::RawHtml,
-                    3 => Self::Screenshot,
-                    4 => Self::Links,
-                    5 => Self::Summary,
-                    6 => Self::ChangeTracking,
-                    7 => Self::Branding,
-                    8 => Self::Json,
-                    9 => Self::Query,
-                    _ => Self::Audio,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -10424,23 +11275,46 @@ pub mod p_firecrawl_firecrawl_scrape {
         #[serde(rename = "pdf")]
         Pdf,
     }
+    impl InputParsersItem {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputParsersItem",
+            variants: &["pdf"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::Pdf,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputParsersItem {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputParsersItem {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputParsersItem {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputParsersItem",
-                variants: &["pdf"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::Pdf,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -10568,25 +11442,48 @@ pub mod p_firecrawl_firecrawl_scrape {
         #[serde(rename = "auto")]
         Auto,
     }
+    impl InputProxy {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputProxy",
+            variants: &["basic", "stealth", "enhanced", "auto"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Basic,
+                1 => Self::Stealth,
+                2 => Self::Enhanced,
+                _ => Self::Auto,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputProxy {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputProxy {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputProxy {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputProxy",
-                variants: &["basic", "stealth", "enhanced", "auto"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Basic,
-                    1 => Self::Stealth,
-                    2 => Self::Enhanced,
-                    _ => Self::Auto,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -10661,24 +11558,47 @@ pub mod p_firecrawl_firecrawl_scrape {
         #[serde(rename = "freeform")]
         Freeform,
     }
+    impl InputQueryOptionsMode {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputQueryOptionsMode",
+            variants: &["directQuote", "freeform"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::DirectQuote,
+                _ => Self::Freeform,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputQueryOptionsMode {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputQueryOptionsMode {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputQueryOptionsMode {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputQueryOptionsMode",
-                variants: &["directQuote", "freeform"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::DirectQuote,
-                    _ => Self::Freeform,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -10812,24 +11732,47 @@ pub mod p_firecrawl_firecrawl_scrape {
         #[serde(rename = "full")]
         Full,
     }
+    impl InputToolDetail {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputToolDetail",
+            variants: &["compact", "summary", "full"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Compact,
+                1 => Self::Summary,
+                _ => Self::Full,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputToolDetail {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputToolDetail {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputToolDetail {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputToolDetail",
-                variants: &["compact", "summary", "full"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Compact,
-                    1 => Self::Summary,
-                    _ => Self::Full,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// A scraped document, or the Alexandria execution envelope when \`alexandria\` was passed.
@@ -11420,25 +12363,48 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "developer")]
         Developer,
     }
+    impl InputCategoriesItem {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputCategoriesItem",
+            variants: &["research", "pdf", "developer"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Research,
+                1 => Self::Pdf,
+                _ => Self::Developer,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputCategoriesItem {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputCategoriesItem {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputCategoriesItem {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputCategoriesItem",
-                variants: &["research", "pdf", "developer"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Research,
-                    1 => Self::Pdf,
-                    _ => Self::Developer,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -11464,25 +12430,48 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "zdr")]
         Zdr,
     }
+    impl InputEnterpriseItem {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputEnterpriseItem",
+            variants: &["default", "anon", "zdr"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Default,
+                1 => Self::Anon,
+                _ => Self::Zdr,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputEnterpriseItem {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputEnterpriseItem {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputEnterpriseItem {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputEnterpriseItem",
-                variants: &["default", "anon", "zdr"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Default,
-                    1 => Self::Anon,
-                    _ => Self::Zdr,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Attach page content for web results in the same call. These fetches ignore maxAge, so use firecrawl\_scrape when you need a live fetch. scrapeOptions fetches web pages, never Alexandria provider tools.
@@ -11837,24 +12826,47 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "down")]
         Down,
     }
+    impl InputScrapeOptionsActionsItemDirection {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsActionsItemDirection",
+            variants: &["up", "down"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Up,
+                _ => Self::Down,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsActionsItemDirection {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsActionsItemDirection {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsActionsItemDirection {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsActionsItemDirection",
-                variants: &["up", "down"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Up,
-                    _ => Self::Down,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -11898,41 +12910,64 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "generatePDF")]
         GeneratePdf,
     }
+    impl InputScrapeOptionsActionsItemType {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsActionsItemType",
+            variants: &[
+                "wait",
+                "screenshot",
+                "scroll",
+                "scrape",
+                "click",
+                "write",
+                "press",
+                "executeJavascript",
+                "generatePDF",
+            ],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Wait,
+                1 => Self::Screenshot,
+                2 => Self::Scroll,
+                3 => Self::Scrape,
+                4 => Self::Click,
+                5 => Self::Write,
+                6 => Self::Press,
+                7 => Self::ExecuteJavascript,
+                _ => Self::GeneratePdf,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsActionsItemType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsActionsItemType {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsActionsItemType {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsActionsItemType",
-                variants: &[
-                    "wait",
-                    "screenshot",
-                    "scroll",
-                    "scrape",
-                    "click",
-                    "write",
-                    "press",
-                    "executeJavascript",
-                    "generatePDF",
-                ],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Wait,
-                    1 => Self::Screenshot,
-                    2 => Self::Scroll,
-                    3 => Self::Scrape,
-                    4 => Self::Click,
-                    5 => Self::Write,
-                    6 => Self::Press,
-                    7 => Self::ExecuteJavascript,
-                    _ => Self::GeneratePdf,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -11982,45 +13017,68 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "audio")]
         Audio,
     }
+    impl InputScrapeOptionsFormatsItem {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsFormatsItem",
+            variants: &[
+                "markdown",
+                "html",
+                "rawHtml",
+                "screenshot",
+                "links",
+                "summary",
+                "changeTracking",
+                "branding",
+                "json",
+                "query",
+                "audio",
+            ],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Markdown,
+                1 => Self::Html,
+                2 => Self::RawHtml,
+                3 => Self::Screenshot,
+                4 => Self::Links,
+                5 => Self::Summary,
+                6 => Self::ChangeTracking,
+                7 => Self::Branding,
+                8 => Self::Json,
+                9 => Self::Query,
+                _ => Self::Audio,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsFormatsItem {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsFormatsItem {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsFormatsItem {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsFormatsItem",
-                variants: &[
-                    "markdown",
-                    "html",
-                    "rawHtml",
-                    "screenshot",
-                    "links",
-                    "summary",
-                    "changeTracking",
-                    "branding",
-                    "json",
-                    "query",
-                    "audio",
-                ],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Markdown,
-                    1 => Self::Html,
-                    2 => Self::RawHtml,
-                    3 => Self::Screenshot,
-                    4 => Self::Links,
-                    5 => Self::Summary,
-                    6 => Self::ChangeTracking,
-                    7 => Self::Branding,
-                    8 => Self::Json,
-                    9 => Self::Query,
-                    _ => Self::Audio,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -12181,23 +13239,46 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "pdf")]
         Pdf,
     }
+    impl InputScrapeOptionsParsersItem {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsParsersItem",
+            variants: &["pdf"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::Pdf,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsParsersItem {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsParsersItem {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsParsersItem {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsParsersItem",
-                variants: &["pdf"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::Pdf,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -12327,26 +13408,49 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "auto")]
         Auto,
     }
+    impl InputScrapeOptionsProxy {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsProxy",
+            variants: &["basic", "stealth", "enhanced", "auto"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Basic,
+                1 => Self::Stealth,
+                2 => Self::Enhanced,
+                _ => Self::Auto,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsProxy {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsProxy {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsProxy {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsProxy",
-                variants: &["basic", "stealth", "enhanced", "auto"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Basic,
-                    1 => Self::Stealth,
-                    2 => Self::Enhanced,
-                    _ => Self::Auto,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -12421,24 +13525,47 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "freeform")]
         Freeform,
     }
+    impl InputScrapeOptionsQueryOptionsMode {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputScrapeOptionsQueryOptionsMode",
+            variants: &["directQuote", "freeform"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::DirectQuote,
+                _ => Self::Freeform,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputScrapeOptionsQueryOptionsMode {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputScrapeOptionsQueryOptionsMode {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputScrapeOptionsQueryOptionsMode {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputScrapeOptionsQueryOptionsMode",
-                variants: &["directQuote", "freeform"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::DirectQuote,
-                    _ => Self::Freeform,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -12596,27 +13723,50 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "exchange")]
         Exchange,
     }
+    impl InputSourcesItemVariant0 {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputSourcesItemVariant0",
+            variants: &["web", "images", "news", "alexandria", "exchange"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Web,
+                1 => Self::Images,
+                2 => Self::News,
+                3 => Self::Alexandria,
+                _ => Self::Exchange,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputSourcesItemVariant0 {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputSourcesItemVariant0 {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputSourcesItemVariant0 {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputSourcesItemVariant0",
-                variants: &["web", "images", "news", "alexandria", "exchange"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Web,
-                    1 => Self::Images,
-                    2 => Self::News,
-                    3 => Self::Alexandria,
-                    _ => Self::Exchange,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -12692,27 +13842,50 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "exchange")]
         Exchange,
     }
+    impl InputSourcesItemVariant1Type {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputSourcesItemVariant1Type",
+            variants: &["web", "images", "news", "alexandria", "exchange"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Web,
+                1 => Self::Images,
+                2 => Self::News,
+                3 => Self::Alexandria,
+                _ => Self::Exchange,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputSourcesItemVariant1Type {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputSourcesItemVariant1Type {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputSourcesItemVariant1Type {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputSourcesItemVariant1Type",
-                variants: &["web", "images", "news", "alexandria", "exchange"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Web,
-                    1 => Self::Images,
-                    2 => Self::News,
-                    3 => Self::Alexandria,
-                    _ => Self::Exchange,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Compact by default. Compact returns only provider, capability and description; full includes contracts. Inspect selected compact tools with firecrawl\_find\_tools providers and capabilities.
@@ -12739,24 +13912,47 @@ pub mod p_firecrawl_firecrawl_search {
         #[serde(rename = "full")]
         Full,
     }
+    impl InputToolDetail {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputToolDetail",
+            variants: &["compact", "summary", "full"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Compact,
+                1 => Self::Summary,
+                _ => Self::Full,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputToolDetail {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputToolDetail {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputToolDetail {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputToolDetail",
-                variants: &["compact", "summary", "full"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Compact,
-                    1 => Self::Summary,
-                    _ => Self::Full,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Ranked search results grouped by source.
@@ -13053,24 +14249,47 @@ pub mod p_firecrawl_firecrawl_search_feedback {
         #[serde(rename = "partial")]
         Partial,
     }
+    impl InputRating {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputRating",
+            variants: &["good", "bad", "partial"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Good,
+                1 => Self::Bad,
+                _ => Self::Partial,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputRating {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputRating {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputRating {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputRating",
-                variants: &["good", "bad", "partial"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Good,
-                    1 => Self::Bad,
-                    _ => Self::Partial,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]

@@ -666,24 +666,47 @@ pub mod p_github_create_pull_request_review {
         #[serde(rename = "COMMENT")]
         Comment,
     }
+    impl InputEvent {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputEvent",
+            variants: &["APPROVE", "REQUEST_CHANGES", "COMMENT"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Approve,
+                1 => Self::RequestChanges,
+                _ => Self::Comment,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputEvent {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputEvent {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputEvent {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputEvent",
-                variants: &["APPROVE", "REQUEST_CHANGES", "COMMENT"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Approve,
-                    1 => Self::RequestChanges,
-                    _ => Self::Comment,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -1447,23 +1470,46 @@ pub mod p_github_list_issues {
         #[serde(rename = "desc")]
         Desc,
     }
+    impl InputDirection {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputDirection",
+            variants: &["asc", "desc"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Asc,
+                _ => Self::Desc,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputDirection {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputDirection {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputDirection {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputDirection",
-                variants: &["asc", "desc"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Asc,
-                    _ => Self::Desc,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -1489,24 +1535,47 @@ pub mod p_github_list_issues {
         #[serde(rename = "comments")]
         Comments,
     }
+    impl InputSort {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputSort",
+            variants: &["created", "updated", "comments"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Created,
+                1 => Self::Updated,
+                _ => Self::Comments,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputSort {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputSort {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSort {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputSort",
-                variants: &["created", "updated", "comments"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Created,
-                    1 => Self::Updated,
-                    _ => Self::Comments,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -1532,24 +1601,47 @@ pub mod p_github_list_issues {
         #[serde(rename = "all")]
         All,
     }
+    impl InputState {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputState",
+            variants: &["open", "closed", "all"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Open,
+                1 => Self::Closed,
+                _ => Self::All,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputState {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputState {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputState {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputState",
-                variants: &["open", "closed", "all"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Open,
-                    1 => Self::Closed,
-                    _ => Self::All,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -1687,23 +1779,46 @@ pub mod p_github_list_pull_requests {
         #[serde(rename = "desc")]
         Desc,
     }
+    impl InputDirection {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputDirection",
+            variants: &["asc", "desc"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Asc,
+                _ => Self::Desc,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputDirection {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputDirection {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputDirection {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputDirection",
-                variants: &["asc", "desc"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Asc,
-                    _ => Self::Desc,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// What to sort results by
@@ -1733,25 +1848,48 @@ pub mod p_github_list_pull_requests {
         #[serde(rename = "long-running")]
         LongRunning,
     }
+    impl InputSort {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputSort",
+            variants: &["created", "updated", "popularity", "long-running"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Created,
+                1 => Self::Updated,
+                2 => Self::Popularity,
+                _ => Self::LongRunning,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputSort {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputSort {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSort {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputSort",
-                variants: &["created", "updated", "popularity", "long-running"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Created,
-                    1 => Self::Updated,
-                    2 => Self::Popularity,
-                    _ => Self::LongRunning,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// State of the pull requests to return
@@ -1778,24 +1916,47 @@ pub mod p_github_list_pull_requests {
         #[serde(rename = "all")]
         All,
     }
+    impl InputState {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputState",
+            variants: &["open", "closed", "all"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Open,
+                1 => Self::Closed,
+                _ => Self::All,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputState {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputState {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputState {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputState",
-                variants: &["open", "closed", "all"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Open,
-                    1 => Self::Closed,
-                    _ => Self::All,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -1911,25 +2072,48 @@ pub mod p_github_merge_pull_request {
         #[serde(rename = "rebase")]
         Rebase,
     }
+    impl InputMergeMethod {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputMergeMethod",
+            variants: &["merge", "squash", "rebase"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Merge,
+                1 => Self::Squash,
+                _ => Self::Rebase,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputMergeMethod {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputMergeMethod {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputMergeMethod {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputMergeMethod",
-                variants: &["merge", "squash", "rebase"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Merge,
-                    1 => Self::Squash,
-                    _ => Self::Rebase,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -2139,23 +2323,46 @@ pub mod p_github_search_code {
         #[serde(rename = "desc")]
         Desc,
     }
+    impl InputOrder {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputOrder",
+            variants: &["asc", "desc"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Asc,
+                _ => Self::Desc,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputOrder {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputOrder {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputOrder {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputOrder",
-                variants: &["asc", "desc"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Asc,
-                    _ => Self::Desc,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -2250,23 +2457,46 @@ pub mod p_github_search_issues {
         #[serde(rename = "desc")]
         Desc,
     }
+    impl InputOrder {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputOrder",
+            variants: &["asc", "desc"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Asc,
+                _ => Self::Desc,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputOrder {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputOrder {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputOrder {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputOrder",
-                variants: &["asc", "desc"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Asc,
-                    _ => Self::Desc,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -2316,44 +2546,67 @@ pub mod p_github_search_issues {
         #[serde(rename = "updated")]
         Updated,
     }
+    impl InputSort {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputSort",
+            variants: &[
+                "comments",
+                "reactions",
+                "reactions-+1",
+                "reactions--1",
+                "reactions-smile",
+                "reactions-thinking_face",
+                "reactions-heart",
+                "reactions-tada",
+                "interactions",
+                "created",
+                "updated",
+            ],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Comments,
+                1 => Self::Reactions,
+                2 => Self::Reactions1,
+                3 => Self::Reactions12,
+                4 => Self::ReactionsSmile,
+                5 => Self::ReactionsThinkingFace,
+                6 => Self::ReactionsHeart,
+                7 => Self::ReactionsTada,
+                8 => Self::Interactions,
+                9 => Self::Created,
+                _ => Self::Updated,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputSort {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputSort {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSort {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputSort",
-                variants: &[
-                    "comments",
-                    "reactions",
-                    "reactions-+1",
-                    "reactions--1",
-                    "reactions-smile",
-                    "reactions-thinking_face",
-                    "reactions-heart",
-                    "reactions-tada",
-                    "interactions",
-                    "created",
-                    "updated",
-                ],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Comments,
-                    1 => Self::Reactions,
-                    2 => Self::Reactions1,
-                    3 => Self::Reactions12,
-                    4 => Self::ReactionsSmile,
-                    5 => Self::ReactionsThinkingFace,
-                    6 => Self::ReactionsHeart,
-                    7 => Self::ReactionsTada,
-                    8 => Self::Interactions,
-                    9 => Self::Created,
-                    _ => Self::Updated,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -2512,23 +2765,46 @@ pub mod p_github_search_users {
         #[serde(rename = "desc")]
         Desc,
     }
+    impl InputOrder {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputOrder",
+            variants: &["asc", "desc"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Asc,
+                _ => Self::Desc,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputOrder {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputOrder {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputOrder {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputOrder",
-                variants: &["asc", "desc"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Asc,
-                    _ => Self::Desc,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -2554,24 +2830,47 @@ pub mod p_github_search_users {
         #[serde(rename = "joined")]
         Joined,
     }
+    impl InputSort {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputSort",
+            variants: &["followers", "repositories", "joined"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Followers,
+                1 => Self::Repositories,
+                _ => Self::Joined,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputSort {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputSort {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputSort {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputSort",
-                variants: &["followers", "repositories", "joined"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Followers,
-                    1 => Self::Repositories,
-                    _ => Self::Joined,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -2698,23 +2997,46 @@ pub mod p_github_update_issue {
         #[serde(rename = "closed")]
         Closed,
     }
+    impl InputState {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputState",
+            variants: &["open", "closed"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Open,
+                _ => Self::Closed,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputState {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputState {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputState {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputState",
-                variants: &["open", "closed"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Open,
-                    _ => Self::Closed,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.

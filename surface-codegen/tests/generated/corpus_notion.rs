@@ -545,23 +545,46 @@ pub mod p_notion_api_create_a_data_source {
         #[serde(rename = "text")]
         Text,
     }
+    impl InputRichTextRequestType {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputRichTextRequestType",
+            variants: &["text"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::Text,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputRichTextRequestType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputRichTextRequestType {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputRichTextRequestType {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputRichTextRequestType",
-                variants: &["text"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::Text,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -1529,23 +1552,46 @@ pub mod p_notion_api_patch_block_children {
         #[serde(rename = "text")]
         Text,
     }
+    impl InputRichTextRequestType {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputRichTextRequestType",
+            variants: &["text"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::Text,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputRichTextRequestType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputRichTextRequestType {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputRichTextRequestType {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputRichTextRequestType",
-                variants: &["text"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::Text,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -1565,23 +1611,46 @@ pub mod p_notion_api_patch_block_children {
         #[serde(rename = "paragraph")]
         Paragraph,
     }
+    impl InputParagraphBlockRequestType {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputParagraphBlockRequestType",
+            variants: &["paragraph"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::Paragraph,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputParagraphBlockRequestType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputParagraphBlockRequestType {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputParagraphBlockRequestType {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputParagraphBlockRequestType",
-                variants: &["paragraph"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::Paragraph,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -1710,23 +1779,46 @@ pub mod p_notion_api_patch_block_children {
         #[serde(rename = "bulleted_list_item")]
         BulletedListItem,
     }
+    impl InputBulletedListItemBlockRequestType {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputBulletedListItemBlockRequestType",
+            variants: &["bulleted_list_item"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::BulletedListItem,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputBulletedListItemBlockRequestType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputBulletedListItemBlockRequestType {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputBulletedListItemBlockRequestType {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputBulletedListItemBlockRequestType",
-                variants: &["bulleted_list_item"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::BulletedListItem,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -1950,23 +2042,46 @@ pub mod p_notion_api_patch_page {
         #[serde(rename = "external")]
         External,
     }
+    impl InputCoverVariant0Type {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputCoverVariant0Type",
+            variants: &["external"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::External,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputCoverVariant0Type {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputCoverVariant0Type {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputCoverVariant0Type {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputCoverVariant0Type",
-                variants: &["external"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::External,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Untagged: the first variant that accepts a value wins.
@@ -2303,23 +2418,46 @@ pub mod p_notion_api_post_page {
         #[serde(rename = "database_id")]
         DatabaseId,
     }
+    impl InputDataSourceIdParentRequestType {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputDataSourceIdParentRequestType",
+            variants: &["database_id"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::DatabaseId,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputDataSourceIdParentRequestType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputDataSourceIdParentRequestType {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputDataSourceIdParentRequestType {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputDataSourceIdParentRequestType",
-                variants: &["database_id"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::DatabaseId,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -2390,23 +2528,46 @@ pub mod p_notion_api_post_page {
         #[serde(rename = "workspace")]
         Workspace,
     }
+    impl InputParentRequestVariant2Type {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputParentRequestVariant2Type",
+            variants: &["workspace"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::Workspace,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputParentRequestVariant2Type {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputParentRequestVariant2Type {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputParentRequestVariant2Type {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputParentRequestVariant2Type",
-                variants: &["workspace"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::Workspace,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Untagged: the first variant that accepts a value wins.
@@ -2613,24 +2774,47 @@ pub mod p_notion_api_post_search {
         #[serde(rename = "data_source")]
         DataSource,
     }
+    impl InputFilterVariant0Value {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputFilterVariant0Value",
+            variants: &["page", "data_source"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Page,
+                _ => Self::DataSource,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputFilterVariant0Value {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputFilterVariant0Value {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputFilterVariant0Value {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputFilterVariant0Value",
-                variants: &["page", "data_source"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Page,
-                    _ => Self::DataSource,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Untagged: the first variant that accepts a value wins.
@@ -2955,24 +3139,47 @@ pub mod p_notion_api_query_data_source {
         #[serde(rename = "descending")]
         Descending,
     }
+    impl InputSortObjectDirection {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputSortObjectDirection",
+            variants: &["ascending", "descending"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Ascending,
+                _ => Self::Descending,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputSortObjectDirection {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputSortObjectDirection {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputSortObjectDirection {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputSortObjectDirection",
-                variants: &["ascending", "descending"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Ascending,
-                    _ => Self::Descending,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -3792,23 +3999,46 @@ pub mod p_notion_api_update_a_data_source {
         #[serde(rename = "text")]
         Text,
     }
+    impl InputRichTextRequestType {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputRichTextRequestType",
+            variants: &["text"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::Text,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputRichTextRequestType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputRichTextRequestType {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputRichTextRequestType {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputRichTextRequestType",
-                variants: &["text"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::Text,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Untagged: the first variant that accepts a value wins.
@@ -4103,24 +4333,47 @@ pub mod p_notion_api_update_page_markdown {
         #[serde(rename = "end")]
         End,
     }
+    impl InputInsertContentVariant0PositionType {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputInsertContentVariant0PositionType",
+            variants: &["start", "end"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Start,
+                _ => Self::End,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputInsertContentVariant0PositionType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputInsertContentVariant0PositionType {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de>
     for InputInsertContentVariant0PositionType {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputInsertContentVariant0PositionType",
-                variants: &["start", "end"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Start,
-                    _ => Self::End,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Untagged: the first variant that accepts a value wins.
@@ -4313,30 +4566,53 @@ pub mod p_notion_api_update_page_markdown {
         #[serde(rename = "replace_content_range")]
         ReplaceContentRange,
     }
+    impl InputType {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputType",
+            variants: &[
+                "replace_content",
+                "update_content",
+                "insert_content",
+                "replace_content_range",
+            ],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::ReplaceContent,
+                1 => Self::UpdateContent,
+                2 => Self::InsertContent,
+                _ => Self::ReplaceContentRange,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputType {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputType {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputType {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputType",
-                variants: &[
-                    "replace_content",
-                    "update_content",
-                    "insert_content",
-                    "replace_content_range",
-                ],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::ReplaceContent,
-                    1 => Self::UpdateContent,
-                    2 => Self::InsertContent,
-                    _ => Self::ReplaceContentRange,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Untagged: the first variant that accepts a value wins.

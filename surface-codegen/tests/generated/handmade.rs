@@ -117,30 +117,53 @@ pub mod p_hostile_odd_enum {
         /// `"Input"`
         Input,
     }
+    impl Input {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "Input",
+            variants: &["", "Self", "self", "a b", "A-B", "a_b", "1", "ü", "Input"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Empty,
+                1 => Self::Self_,
+                2 => Self::Self2,
+                3 => Self::Ab,
+                4 => Self::Ab2,
+                5 => Self::Ab3,
+                6 => Self::V1,
+                7 => Self::Empty2,
+                _ => Self::Input,
+            }
+        }
+    }
+    impl ::core::fmt::Display for Input {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for Input {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "Input",
-                variants: &["", "Self", "self", "a b", "A-B", "a_b", "1", "ü", "Input"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Empty,
-                    1 => Self::Self_,
-                    2 => Self::Self2,
-                    3 => Self::Ab,
-                    4 => Self::Ab2,
-                    5 => Self::Ab3,
-                    6 => Self::V1,
-                    7 => Self::Empty2,
-                    _ => Self::Input,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Output schema at `#`: `const` \[1,2\] (an array or object); represented as `serde_json::Value`.
@@ -494,22 +517,45 @@ pub mod p_misc_mixed_enum {
         #[serde(rename = "a")]
         A,
     }
+    impl InputVA {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputVA",
+            variants: &["a"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::A,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputVA {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputVA {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputVA {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputVA",
-                variants: &["a"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::A,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Always `true`.
@@ -1608,22 +1654,45 @@ pub mod p_orpc_literals {
         #[serde(rename = "fixed")]
         Fixed,
     }
+    impl InputS {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputS",
+            variants: &["fixed"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::Fixed,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputS {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputS {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputS {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputS",
-                variants: &["fixed"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::Fixed,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -1950,23 +2019,46 @@ pub mod p_orpc_nested {
         #[serde(rename = "off")]
         Off,
     }
+    impl InputABCLeaf {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputABCLeaf",
+            variants: &["on", "off"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::On,
+                _ => Self::Off,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputABCLeaf {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputABCLeaf {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputABCLeaf {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputABCLeaf",
-                variants: &["on", "off"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::On,
-                    _ => Self::Off,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Procedure output: the manifest declares no `outputSchema`, so it is opaque JSON.
@@ -2692,23 +2784,46 @@ pub mod p_orpc_unions {
         #[serde(rename = "y")]
         Y,
     }
+    impl InputLits {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputLits",
+            variants: &["x", "y"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::X,
+                _ => Self::Y,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputLits {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputLits {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputLits {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputLits",
-                variants: &["x", "y"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::X,
-                    _ => Self::Y,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Untagged: the first variant that accepts a value wins.
@@ -3237,23 +3352,46 @@ pub mod p_zod_root_string {
         #[serde(rename = "b")]
         B,
     }
+    impl Input {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "Input",
+            variants: &["a", "b"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::A,
+                _ => Self::B,
+            }
+        }
+    }
+    impl ::core::fmt::Display for Input {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for Input {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for Input {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "Input",
-                variants: &["a", "b"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::A,
-                    _ => Self::B,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     pub type Output = Vec<String>;

@@ -314,23 +314,46 @@ pub mod p_constructs_defaults {
         #[serde(rename = "desc")]
         Desc,
     }
+    impl InputOrder {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputOrder",
+            variants: &["asc", "desc"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Asc,
+                _ => Self::Desc,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputOrder {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputOrder {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputOrder {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputOrder",
-                variants: &["asc", "desc"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Asc,
-                    _ => Self::Desc,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -419,23 +442,46 @@ pub mod p_constructs_defaults {
         #[serde(rename = "desc")]
         Desc,
     }
+    impl OutputOrder {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "OutputOrder",
+            variants: &["asc", "desc"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Asc,
+                _ => Self::Desc,
+            }
+        }
+    }
+    impl ::core::fmt::Display for OutputOrder {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for OutputOrder {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputOrder {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "OutputOrder",
-                variants: &["asc", "desc"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Asc,
-                    _ => Self::Desc,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
 }
@@ -1326,22 +1372,45 @@ pub mod p_constructs_literals {
         #[serde(rename = "fixed")]
         Fixed,
     }
+    impl InputKind {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputKind",
+            variants: &["fixed"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::Fixed,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputKind {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputKind {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputKind {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputKind",
-                variants: &["fixed"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::Fixed,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Always `2`.
@@ -1464,22 +1533,45 @@ pub mod p_constructs_literals {
         #[serde(rename = "fixed")]
         Fixed,
     }
+    impl OutputKind {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "OutputKind",
+            variants: &["fixed"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                _ => Self::Fixed,
+            }
+        }
+    }
+    impl ::core::fmt::Display for OutputKind {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for OutputKind {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputKind {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "OutputKind",
-                variants: &["fixed"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    _ => Self::Fixed,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     /// Always `2`.
@@ -3084,24 +3176,47 @@ pub mod p_constructs_string_enum {
         #[serde(rename = "blue")]
         Blue,
     }
+    impl InputColor {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputColor",
+            variants: &["red", "green", "blue"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Red,
+                1 => Self::Green,
+                _ => Self::Blue,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputColor {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputColor {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputColor {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputColor",
-                variants: &["red", "green", "blue"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Red,
-                    1 => Self::Green,
-                    _ => Self::Blue,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -3124,23 +3239,46 @@ pub mod p_constructs_string_enum {
         #[serde(rename = "disabled")]
         Disabled,
     }
+    impl InputStatus {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "InputStatus",
+            variants: &["active", "disabled"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Active,
+                _ => Self::Disabled,
+            }
+        }
+    }
+    impl ::core::fmt::Display for InputStatus {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for InputStatus {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for InputStatus {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "InputStatus",
-                variants: &["active", "disabled"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Active,
-                    _ => Self::Disabled,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(Debug, Clone, PartialEq, ::surface_runtime::__private::serde::Serialize)]
@@ -3215,24 +3353,47 @@ pub mod p_constructs_string_enum {
         #[serde(rename = "blue")]
         Blue,
     }
+    impl OutputColor {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "OutputColor",
+            variants: &["red", "green", "blue"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Red,
+                1 => Self::Green,
+                _ => Self::Blue,
+            }
+        }
+    }
+    impl ::core::fmt::Display for OutputColor {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for OutputColor {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputColor {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "OutputColor",
-                variants: &["red", "green", "blue"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Red,
-                    1 => Self::Green,
-                    _ => Self::Blue,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
     #[derive(
@@ -3255,23 +3416,46 @@ pub mod p_constructs_string_enum {
         #[serde(rename = "disabled")]
         Disabled,
     }
+    impl OutputStatus {
+        const SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
+            name: "OutputStatus",
+            variants: &["active", "disabled"],
+        };
+        /// The value's JSON string.
+        pub fn as_str(self) -> &'static str {
+            Self::SHAPE.variants[self as usize]
+        }
+        fn from_index(index: usize) -> Self {
+            match index {
+                0 => Self::Active,
+                _ => Self::Disabled,
+            }
+        }
+    }
+    impl ::core::fmt::Display for OutputStatus {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
+    impl ::core::str::FromStr for OutputStatus {
+        type Err = ::surface_runtime::__private::serde_helpers::UnknownEnumValue;
+        fn from_str(value: &str) -> ::core::result::Result<Self, Self::Err> {
+            ::surface_runtime::__private::serde_helpers::parse_string_enum(
+                    value,
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
+        }
+    }
     impl<'de> ::surface_runtime::__private::serde::Deserialize<'de> for OutputStatus {
         fn deserialize<D: ::surface_runtime::__private::serde::Deserializer<'de>>(
             deserializer: D,
         ) -> ::core::result::Result<Self, D::Error> {
-            static SHAPE: ::surface_runtime::__private::serde_helpers::EnumShape = ::surface_runtime::__private::serde_helpers::EnumShape {
-                name: "OutputStatus",
-                variants: &["active", "disabled"],
-            };
-            ::core::result::Result::Ok(
-                match ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
+            ::surface_runtime::__private::serde_helpers::deserialize_string_enum(
                     deserializer,
-                    &SHAPE,
-                )? {
-                    0 => Self::Active,
-                    _ => Self::Disabled,
-                },
-            )
+                    &Self::SHAPE,
+                )
+                .map(Self::from_index)
         }
     }
 }

@@ -465,6 +465,14 @@ fn regression(name: &str) {
     }
 }
 
+/// A `$ref` through the root `$id` is local: the generated validator
+/// follows it as jsonschema does (the generated type does too:
+/// surface-codegen's `a_ref_through_the_root_id_is_the_same_local_ref`).
+#[test]
+fn regression_ref_through_the_root_id_is_local() {
+    regression("ref_through_the_root_id_is_local");
+}
+
 #[test]
 fn regression_pattern_message_quotes_the_source_unescaped() {
     regression("pattern_message_quotes_the_source_unescaped");
