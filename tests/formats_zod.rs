@@ -383,21 +383,21 @@ fn formats_and_patterns_agree_with_real_zod_and_regexp_on_every_case() {
     );
 }
 
-/// A small deterministic generator (splitmix64): the mutations depend
-/// only on the seed.
-struct Rng(u64);
+/// The mutations' random numbers: proptest's ChaCha generator from the
+/// run's seed, so a seed replays the same strings.
+struct Rng(proptest::test_runner::TestRng);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+    fn new(seed: u64) -> Self {
+        use proptest::test_runner::{RngAlgorithm, TestRng};
+        let mut bytes = [0u8; 32];
+        bytes[..8].copy_from_slice(&seed.to_le_bytes());
+        Rng(TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
     }
 
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        use proptest::prelude::Rng as _;
+        (self.0.next_u64() % n.max(1) as u64) as usize
     }
 }
 
@@ -443,6 +443,19 @@ fn mutate_string(value: &str, rng: &mut Rng) -> String {
     chars.into_iter().collect()
 }
 
+/// A format, the strings it concerns, and why.
+type Divergence = (&'static str, fn(&str) -> bool, &'static str);
+
+/// Where the native check knowingly refuses what zod accepts, and why
+/// (docs/formats.md, "`uri`" note): only these strings may disagree, only
+/// in that direction.
+const KNOWN_DIVERGENCES: &[Divergence] = &[(
+    "uri",
+    |value| value.to_ascii_lowercase().contains("xn--"),
+    "the url crate's IDNA (UTS #46 15.1) refuses `xn--` labels with malformed or ASCII-only \
+     Punycode that Node.js 20's ICU accepts",
+)];
+
 /// Mutations per case string.
 const MUTATIONS_PER_CASE: usize = 8;
 
@@ -484,7 +497,7 @@ fn format_checks_agree_with_real_zod_on_mutated_strings() {
             }
         }
     }
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut seen = BTreeSet::new();
     let mut values = Vec::new();
     for original in &originals {
@@ -522,14 +535,26 @@ fn format_checks_agree_with_real_zod_on_mutated_strings() {
     assert_eq!(ours, theirs);
 
     let mut disagreements = Vec::new();
+    let mut known = Vec::new();
     let mut accepted = 0usize;
     for (name, expected) in references {
         for (value, zod) in values.iter().zip(bits(expected, values.len())) {
             accepted += usize::from(zod);
             if format::check(name, value) != Some(zod) {
-                disagreements.push(format!("format {name} {value:?}: zod {zod}, ours {}", !zod));
+                let line = format!("format {name} {value:?}: zod {zod}, ours {}", !zod);
+                if KNOWN_DIVERGENCES
+                    .iter()
+                    .any(|(format, applies, _)| format == name && zod && applies(value))
+                {
+                    known.push(line);
+                } else {
+                    disagreements.push(line);
+                }
             }
         }
+    }
+    if !known.is_empty() {
+        println!("known divergences (docs/formats.md): {known:?}");
     }
 
     // jsonschema's own format checks, where they mean what zod means.

@@ -260,13 +260,36 @@ pub fn is_cidrv4(value: &str) -> bool {
     })
 }
 
-/// An address [`is_ipv6`] accepts, exactly one `/`, and a prefix length
-/// 0–128 in canonical decimal (`z.cidrv6()`).
+/// An address [`is_ipv6`] accepts, exactly one `/`, and a prefix as
+/// `z.cidrv6()` checks it: JavaScript's own text of `Number(prefix)`, not
+/// below 0 nor above 128. So fractions pass (`::/6.4`, `2001:db8::/32.1`),
+/// and so does `NaN` (it fails neither comparison); `06`, `1e2`, `-0`,
+/// `+6` do not.
 #[must_use]
 pub fn is_cidrv6(value: &str) -> bool {
     value.split_once('/').is_some_and(|(address, prefix)| {
-        decimal(prefix.as_bytes(), 128).is_some() && is_ipv6(address)
+        !prefix.contains('/') && zod_prefix(prefix) && is_ipv6(address)
     })
+}
+
+/// `` `${Number(prefix)}` === prefix `` and `!(n < 0 || n > 128)`, as
+/// zod's `isValidCIDRv6` tests the prefix.
+fn zod_prefix(prefix: &str) -> bool {
+    if prefix == "NaN" {
+        return true;
+    }
+    let Ok(n) = prefix.parse::<f64>() else {
+        return false;
+    };
+    if !n.is_finite() || (n == 0.0 && prefix != "0") {
+        // `Infinity` is over 128; `-0` and `0.0` are written `0`.
+        return false;
+    }
+    if n != 0.0 && n.abs() < 1e-6 {
+        // JavaScript writes these with an exponent (`1e-7`).
+        return false;
+    }
+    (0.0..=128.0).contains(&n) && format!("{n}") == prefix
 }
 
 /// Six two-digit hex groups separated by one delimiter string repeated
