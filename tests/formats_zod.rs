@@ -452,8 +452,8 @@ type Divergence = (&'static str, fn(&str) -> bool, &'static str);
 const KNOWN_DIVERGENCES: &[Divergence] = &[(
     "uri",
     |value| value.to_ascii_lowercase().contains("xn--"),
-    "the url crate's IDNA (UTS #46 15.1) refuses `xn--` labels with malformed or ASCII-only \
-     Punycode that Node.js 20's ICU accepts",
+    "the url crate's IDNA refuses some `xn--` labels with malformed Punycode that \
+     Node.js 20's ICU accepts",
 )];
 
 /// Mutations per case string.
