@@ -303,7 +303,13 @@ fn crate_cycles(src: &Path) -> (usize, Vec<String>) {
             .or_default()
             .extend(references(&module, &code));
     }
-    // A reference names an item; its module is its longest known prefix.
+    to_modules(&modules, &mut uses);
+    (modules.len(), cycles(&modules, &uses))
+}
+
+/// A reference names an item; its module is its longest known prefix
+/// (references to nothing known are dropped).
+fn to_modules(modules: &BTreeSet<ModPath>, uses: &mut BTreeMap<ModPath, BTreeSet<ModPath>>) {
     for targets in uses.values_mut() {
         *targets = targets
             .iter()
@@ -315,7 +321,6 @@ fn crate_cycles(src: &Path) -> (usize, Vec<String>) {
             })
             .collect();
     }
-    (modules.len(), cycles(&modules, &uses))
 }
 
 #[test]
@@ -357,17 +362,7 @@ fn the_check_sees_a_cycle_through_a_use_tree_and_through_super() {
             .into_iter()
             .collect(),
     );
-    for targets in uses.values_mut() {
-        *targets = targets
-            .iter()
-            .filter_map(|t| {
-                (0..=t.len())
-                    .rev()
-                    .map(|k| t[..k].to_vec())
-                    .find(|p| modules.contains(p))
-            })
-            .collect();
-    }
+    to_modules(&modules, &mut uses);
     assert_eq!(
         cycles(&modules, &uses),
         vec!["in the crate root: a → b → a".to_string()]

@@ -108,6 +108,26 @@ fn assert_reached(what: &str, reached: &AtomicU32, cases: u32) {
     );
 }
 
+/// Registers `devices.disable` with `deviceIds` bound (locked) to a
+/// selection starting at `ids`; the selection and the handle.
+fn bind_selection(
+    f: &Fixture,
+    ids: &[String],
+) -> (Arc<Mutex<Vec<String>>>, surface_runtime::RegistrationHandle) {
+    let sel = Arc::new(Mutex::new(ids.to_vec()));
+    let s = sel.clone();
+    let handle =
+        f.registry
+            .register_procedure(
+                AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.disable"))
+                    .bind(move || DisableBinding {
+                        device_ids: s.lock().unwrap().clone(),
+                    }),
+            )
+            .unwrap();
+    (sel, handle)
+}
+
 fn bound_ids() -> impl Strategy<Value = Vec<String>> {
     prop::collection::vec("[a-z0-9]{0,3}", 0..4)
 }
@@ -155,17 +175,7 @@ fn locked_fields_never_reach_the_executor() {
     let inputs = prop::collection::vec(prop_oneof![agent_input(), valid_agent_input()], 1..5);
     let cases = check((bound_ids(), inputs), |(bound, inputs)| {
         let f = fixture();
-        let sel = Arc::new(Mutex::new(bound.clone()));
-        let s = sel.clone();
-        let _h = f
-            .registry
-            .register_procedure(
-                AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.disable"))
-                    .bind(move || DisableBinding {
-                        device_ids: s.lock().unwrap().clone(),
-                    }),
-            )
-            .unwrap();
+        let (_sel, _h) = bind_selection(&f, &bound);
         let mut n = 0;
         for input in &inputs {
             let before = f.executor.calls().len();
@@ -261,17 +271,7 @@ fn evidence_never_authorizes_a_different_effective_input() {
             (ids_b, reason_b)
         };
         let f = fixture();
-        let sel = Arc::new(Mutex::new(ids_a.clone()));
-        let s = sel.clone();
-        let _h = f
-            .registry
-            .register_procedure(
-                AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.disable"))
-                    .bind(move || DisableBinding {
-                        device_ids: s.lock().unwrap().clone(),
-                    }),
-            )
-            .unwrap();
+        let (sel, _h) = bind_selection(&f, &ids_a);
         let mut inv = AgentInvocation::new("ask", "domain:devices.disable");
         inv.input = json!({ "reason": reason_a });
         let r = now(f
