@@ -23,8 +23,9 @@ pub use surface_runtime::{AgentProcedureBinding, BoundField, BoundInput, Procedu
 
 /// The registry, components and view capabilities.
 pub use surface_runtime::{
-    ChangeReason, ComponentDefinition, RegistrationError, RegistrationHandle, Subscription,
-    SurfaceChange, SurfaceRegistry, SurfaceRegistryBuilder, ViewCapability,
+    ChangeReason, ComponentDefinition, Observation, ObservedItem, RegistrationError,
+    RegistrationHandle, Subscription, SurfaceChange, SurfaceRegistry, SurfaceRegistryBuilder,
+    ViewCapability,
 };
 
 /// The snapshot: the agent's catalog.
@@ -98,8 +99,8 @@ pub use surface_store as store;
 /// types above.
 pub use surface_runtime::{
     audit, authority, binding, bridge, cancellation, clock, component, confirmation, executor,
-    export, format, host, invocation, pattern, pipeline, policy, procedure, registry, snapshot,
-    sync,
+    export, format, host, invocation, page, pattern, pipeline, policy, procedure, registry,
+    snapshot, sync,
 };
 
 /// The manifest model: parsing, validation, digests and

@@ -72,6 +72,7 @@ pub mod host;
 pub mod invocation;
 mod json;
 pub mod manifest;
+pub mod page;
 pub mod pattern;
 pub mod pipeline;
 pub mod policy;
@@ -108,8 +109,8 @@ pub use executor::ConfirmationInfo;
 pub use invocation::ConfirmationEvidence;
 pub use policy::{AgentPolicy, PolicyContext, PolicyDecision};
 pub use registry::{
-    ChangeReason, RegistrationError, RegistrationHandle, Subscription, SurfaceChange,
-    SurfaceRegistry, SurfaceRegistryBuilder,
+    ChangeReason, Observation, ObservedItem, RegistrationError, RegistrationHandle, Subscription,
+    SurfaceChange, SurfaceRegistry, SurfaceRegistryBuilder,
 };
 pub use snapshot::{
     AgentProcedureDescriptor, BindingSource, BoundFieldDescriptor, ComponentContext,

@@ -68,6 +68,11 @@ impl RegistrationHandle {
         self.number
     }
 
+    /// Whether the registry whose shared state is at `owner` issued it.
+    pub(crate) fn issued_by<T>(&self, owner: *const T) -> bool {
+        std::ptr::addr_eq(self.owner.as_ptr(), owner)
+    }
+
     /// Unregisters now (same as dropping).
     pub fn unregister(self) {}
 }

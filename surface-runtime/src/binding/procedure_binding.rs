@@ -208,6 +208,12 @@ impl<I> AgentProcedureBinding<I> {
         self
     }
 
+    /// Whether [`AgentProcedureBinding::context`] was set (a framework
+    /// adapter gives a binding without one the enclosing component's).
+    pub fn has_context(&self) -> bool {
+        self.context.is_some()
+    }
+
     /// The bound procedure.
     pub fn procedure(&self) -> &AgentProcedureRef<I, Value> {
         &self.procedure

@@ -70,6 +70,12 @@ impl SurfaceRegistryBuilder {
         self.timer = Some(timer);
         self
     }
+    /// Sets `timer` unless one was set ([`SurfaceRegistryBuilder::timer`]):
+    /// what a convenience constructor calls to supply a platform default.
+    pub fn default_timer(mut self, timer: Arc<dyn Timer>) -> Self {
+        self.timer.get_or_insert(timer);
+        self
+    }
     /// Lifetime of a pending confirmation and, from approval, of its
     /// evidence (default [`DEFAULT_CONFIRMATION_TTL`], 5 min).
     pub fn confirmation_ttl(mut self, ttl: Duration) -> Self {

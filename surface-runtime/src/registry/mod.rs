@@ -32,6 +32,7 @@
 
 mod builder;
 mod entry;
+mod observe;
 mod register;
 
 use std::collections::{BTreeMap, HashMap};
@@ -61,6 +62,7 @@ pub use builder::SurfaceRegistryBuilder;
 pub(crate) use entry::{
     ComponentEntry, Observed, ProcedureEntry, Registered, SchemaCheck, ViewEntry,
 };
+pub use observe::{Observation, ObservedItem};
 
 /// Default lifetime of a pending confirmation and of issued evidence.
 pub const DEFAULT_CONFIRMATION_TTL: Duration = Duration::from_secs(300);
@@ -635,6 +637,23 @@ impl SurfaceRegistry {
         lock(&self.inner.state)
             .invocations
             .complete(key, result, keep);
+    }
+
+    /// The live procedure binding or component of registration `number`
+    /// issued by this registry (`registration`), cloned out of the lock.
+    fn entry_of(
+        &self,
+        registration: &RegistrationHandle,
+    ) -> (Option<Arc<ProcedureEntry>>, Option<Arc<ComponentEntry>>) {
+        if !registration.issued_by(Arc::as_ptr(&self.inner)) {
+            return (None, None);
+        }
+        let number = registration.number();
+        let state = lock(&self.inner.state);
+        (
+            state.procedures.get(&number).cloned(),
+            state.components.get(&number).cloned(),
+        )
     }
 
     /// The live entries and their surface version.

@@ -1,0 +1,131 @@
+//! Held confirmations as data, and a plain dialog.
+
+use agent_surface::host::{ConfirmationDecisionError, HeldConfirmation};
+use leptos::prelude::*;
+use serde_json::Value;
+
+use crate::provider::{use_agent_surface, AgentSurface};
+
+/// One call waiting for the user's decision.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeldCall {
+    /// What the session holds: the capability, the registry's summary
+    /// (`summary["input"]` is the effective input, bound values included:
+    /// exactly what the server will receive; `summary["description"]` the
+    /// contextual description).
+    pub held: HeldConfirmation,
+    surface: SurfaceKey,
+}
+
+#[derive(Clone, Copy)]
+struct SurfaceKey(AgentSurface);
+
+impl PartialEq for SurfaceKey {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for SurfaceKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AgentSurface")
+    }
+}
+
+impl HeldCall {
+    /// The capability id (`domain:devices.disable`).
+    pub fn capability_id(&self) -> &str {
+        &self.held.capability_id
+    }
+
+    /// The effective input the server will receive if approved now.
+    pub fn effective_input(&self) -> &Value {
+        &self.held.summary["input"]
+    }
+
+    /// The contextual description the agent saw, if any.
+    pub fn description(&self) -> Option<&str> {
+        self.held.summary["description"].as_str()
+    }
+
+    /// Approves: the call runs (unless the view changed since it asked,
+    /// which the registry refuses as a different call).
+    ///
+    /// # Errors
+    /// [`ConfirmationDecisionError`] (already decided, expired, …).
+    pub fn approve(&self) -> Result<(), ConfirmationDecisionError> {
+        self.surface.0.approve(&self.held.confirmation_id)
+    }
+
+    /// Rejects: the call is answered `CONFIRMATION_INVALID` (`rejected`).
+    ///
+    /// # Errors
+    /// [`ConfirmationDecisionError`].
+    pub fn reject(&self) -> Result<(), ConfirmationDecisionError> {
+        self.surface.0.reject(&self.held.confirmation_id)
+    }
+}
+
+/// The calls waiting for the user's decision, oldest first, as a signal:
+/// a page draws its own dialog from it.
+///
+/// # Panics
+/// Without an [`AgentSurface`] in the context ([`use_agent_surface`]).
+#[track_caller]
+pub fn use_held_confirmations() -> Signal<Vec<HeldCall>> {
+    let surface = use_agent_surface();
+    let held = surface.held;
+    Signal::derive(move || {
+        held.get()
+            .into_iter()
+            .map(|held| HeldCall {
+                held,
+                surface: SurfaceKey(surface),
+            })
+            .collect()
+    })
+}
+
+/// A plain confirmation dialog for the oldest held call: what the agent
+/// asked for, the effective input, Approve and Reject. Its elements carry
+/// ids and classes for the page's CSS: `#agent-confirmation`
+/// (`.agent-confirmation`), `.agent-confirmation-title`,
+/// `.agent-confirmation-description`, `#agent-confirmation-input`,
+/// `#agent-approve`, `#agent-reject`; an error deciding shows in
+/// `.agent-confirmation-error`.
+#[component]
+pub fn ConfirmationDialog() -> impl IntoView {
+    let calls = use_held_confirmations();
+    let current = move || calls.get().into_iter().next();
+    let error = RwSignal::new(None::<String>);
+    let decide = move |approve: bool| {
+        if let Some(call) = current() {
+            let outcome = if approve {
+                call.approve()
+            } else {
+                call.reject()
+            };
+            error.set(outcome.err().map(|e| e.to_string()));
+        }
+    };
+    view! {
+        <Show when=move || current().is_some()>
+            <aside id="agent-confirmation" class="agent-confirmation" role="dialog">
+                <h2 class="agent-confirmation-title">
+                    {move || current().map(|c| format!("The agent wants to run {}", c.capability_id())).unwrap_or_default()}
+                </h2>
+                <p class="agent-confirmation-description">
+                    {move || current().and_then(|c| c.description().map(str::to_string)).unwrap_or_default()}
+                </p>
+                <pre id="agent-confirmation-input">
+                    {move || current().map(|c| serde_json::to_string_pretty(c.effective_input()).unwrap_or_default()).unwrap_or_default()}
+                </pre>
+                <Show when=move || error.get().is_some()>
+                    <p class="agent-confirmation-error">{move || error.get().unwrap_or_default()}</p>
+                </Show>
+                <button id="agent-reject" on:click=move |_| decide(false)>"Reject"</button>
+                <button id="agent-approve" on:click=move |_| decide(true)>"Approve"</button>
+            </aside>
+        </Show>
+    }
+}

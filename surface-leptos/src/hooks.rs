@@ -1,0 +1,137 @@
+//! `use_agent_procedure` and `use_agent_component`: register on mount,
+//! unregister on cleanup, re-announce when tracked state changes.
+
+use agent_surface::{
+    AgentProcedureBinding, ComponentContext, ComponentDefinition, Observation, RegistrationError,
+    RegistrationHandle,
+};
+use std::rc::Rc;
+
+use leptos::prelude::*;
+
+use crate::provider::{use_agent_surface, AgentSurface};
+
+/// A live registration of the current component: unregistered when the
+/// component unmounts (or by [`AgentRegistration::unregister`]). `Copy`.
+#[derive(Clone, Copy)]
+pub struct AgentRegistration {
+    handle: StoredValue<Option<Rc<RegistrationHandle>>, LocalStorage>,
+}
+
+impl AgentRegistration {
+    /// The registration id (`r7`), while registered.
+    pub fn registration_id(&self) -> Option<String> {
+        self.handle
+            .try_with_value(|h| h.as_ref().map(|h| h.registration_id().to_string()))
+            .flatten()
+    }
+
+    /// Whether it is still registered.
+    pub fn is_registered(&self) -> bool {
+        self.registration_id().is_some()
+    }
+
+    /// Unregisters now instead of at unmount.
+    pub fn unregister(&self) {
+        let _ = self.handle.try_update_value(Option::take);
+    }
+}
+
+/// A component registered with [`use_agent_component`]; procedures this
+/// component and its descendants register record it as their context.
+#[derive(Clone, Copy)]
+pub struct AgentComponent {
+    registration: AgentRegistration,
+}
+
+impl AgentComponent {
+    /// The component's type and instance id, while registered.
+    pub fn context(&self) -> Option<ComponentContext> {
+        self.registration
+            .handle
+            .try_with_value(|h| h.as_ref().and_then(|h| h.component_context().cloned()))
+            .flatten()
+    }
+
+    /// The registration.
+    pub fn registration(&self) -> AgentRegistration {
+        self.registration
+    }
+}
+
+/// Registers `binding` for as long as the calling component is mounted.
+///
+/// Its `when()`, unavailable reason and `describe()` are tracked: they run
+/// in a Leptos effect, and when a signal they read changes the surface is
+/// re-announced (if what the agent sees changed). `bind` runs only when a
+/// call executes. Without a context of its own, the binding gets the
+/// enclosing [`use_agent_component`]'s (this component or an ancestor).
+///
+/// # Errors
+/// The registry's [`RegistrationError`] (an unknown procedure, a binding
+/// that does not match it, a context that is not live); nothing is
+/// registered then.
+///
+/// # Panics
+/// Without an [`AgentSurface`] in the context ([`use_agent_surface`]).
+#[track_caller]
+pub fn use_agent_procedure<I: 'static>(
+    binding: AgentProcedureBinding<I>,
+) -> Result<AgentRegistration, RegistrationError> {
+    let surface = use_agent_surface();
+    let component = use_context::<AgentComponent>()
+        .filter(|_| !binding.has_context())
+        .and_then(|c| c.registration.handle.try_get_value().flatten());
+    let binding = match component {
+        Some(component) => binding.context(&component),
+        None => binding,
+    };
+    let handle = surface.registry().register_procedure(binding)?;
+    Ok(keep(surface, handle))
+}
+
+/// Registers the component `definition` (its view capabilities) for as
+/// long as the calling component is mounted, and provides it as the
+/// context of the procedures this component and its descendants register.
+/// The capabilities' `when()` and unavailable reasons are tracked as in
+/// [`use_agent_procedure`]; their handlers run when a call executes and see
+/// the state they read then.
+///
+/// # Errors
+/// The registry's [`RegistrationError`] (a duplicate instance, a
+/// capability colliding with a manifest path, …).
+///
+/// # Panics
+/// Without an [`AgentSurface`] in the context ([`use_agent_surface`]).
+#[track_caller]
+pub fn use_agent_component(
+    definition: ComponentDefinition,
+) -> Result<AgentComponent, RegistrationError> {
+    let surface = use_agent_surface();
+    let handle = surface.registry().register_component(definition)?;
+    let component = AgentComponent {
+        registration: keep(surface, handle),
+    };
+    provide_context(component);
+    Ok(component)
+}
+
+/// Keeps `handle` until the current owner is cleaned up, with an effect
+/// that tracks its closures.
+fn keep(surface: AgentSurface, handle: RegistrationHandle) -> AgentRegistration {
+    let handle = StoredValue::new_local(Some(Rc::new(handle)));
+    let page = surface.page();
+    Effect::new(move |previous: Option<Option<Observation>>| {
+        let previous = previous.flatten();
+        handle
+            .try_with_value(|h| h.as_ref().and_then(|h| page.track(h, previous.as_ref())))
+            .flatten()
+    });
+    on_cleanup(move || {
+        // Dropping the handle unregisters (and re-announces); the only
+        // other `Rc`s are transient (a child's registration borrowing it
+        // as its context).
+        let _ = handle.try_update_value(Option::take);
+    });
+    AgentRegistration { handle }
+}

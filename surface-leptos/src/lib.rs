@@ -1,0 +1,69 @@
+//! Leptos 0.8 (client-side rendering) hooks for agent-surface
+//! (`docs/frameworks.md`).
+//!
+//! A page provides one [`AgentSurface`] near the root of its component
+//! tree ([`provide_agent_surface`]); components then register what the
+//! agent may do *while they are mounted*:
+//!
+//! ```ignore
+//! #[component]
+//! fn DevicesTable() -> impl IntoView {
+//!     let selection = RwSignal::new(Vec::<String>::new());
+//!     use_agent_procedure(
+//!         AgentProcedureBinding::new(api::devices::disable())
+//!             // `bind` runs at execution time: read untracked.
+//!             .bind(move || DisableSelection { device_ids: selection.get_untracked() })
+//!             // `when` and `describe` are tracked: when `selection`
+//!             // changes, the surface is re-announced. No notify anywhere.
+//!             .when(move || !selection.get().is_empty())
+//!             .confirmation(ConfirmationLevel::Required),
+//!     )?;
+//!     view! { /* … */ }
+//! }
+//! ```
+//!
+//! Lifecycle (the seed's `useAgentProcedure`):
+//!
+//! * [`use_agent_procedure`] and [`use_agent_component`] register when the
+//!   component runs (it mounts) and unregister in `on_cleanup` (it
+//!   unmounts): the agent host's tool list follows the page.
+//! * A reactive effect per registration evaluates its `when()`,
+//!   unavailable reason and `describe()` ([`agent_surface::page::PageSurface::track`]);
+//!   Leptos records the signals they read, and when one changes the effect
+//!   runs again and re-announces the surface if what the agent sees
+//!   changed.
+//! * `bind` is never tracked nor cached: the registry calls it when a call
+//!   executes (read signals with `get_untracked` there).
+//! * A procedure registered in a component that called
+//!   [`use_agent_component`] (or in one of its descendants) records that
+//!   component as its context, unless the binding names one itself;
+//!   elsewhere it is page-level.
+//! * Calls that need the user's confirmation wait in the page:
+//!   [`use_held_confirmations`] gives them as data (effective input,
+//!   summary, approve, reject) for the page's own dialog, or
+//!   [`ConfirmationDialog`] draws a plain one.
+//!
+//! Reading a signal with `.get()` in `when`/`describe` is right (the
+//! effect tracks it); when the registry evaluates the same closure for a
+//! snapshot, outside any effect, Leptos debug builds log "you access a
+//! signal outside a reactive tracking context" — expected there, and
+//! absent from release builds.
+//!
+//! Everything is wasm32-only; on other targets this crate is empty.
+#![forbid(unsafe_code)]
+
+#[cfg(target_arch = "wasm32")]
+mod confirmations;
+#[cfg(target_arch = "wasm32")]
+mod hooks;
+#[cfg(target_arch = "wasm32")]
+mod provider;
+
+#[cfg(target_arch = "wasm32")]
+pub use confirmations::{use_held_confirmations, ConfirmationDialog, HeldCall};
+#[cfg(target_arch = "wasm32")]
+pub use hooks::{use_agent_component, use_agent_procedure, AgentComponent, AgentRegistration};
+#[cfg(target_arch = "wasm32")]
+pub use provider::{
+    provide_agent_surface, try_use_agent_surface, use_agent_surface, AgentSurface, ConnectError,
+};

@@ -1,0 +1,149 @@
+//! The provider: one [`AgentSurface`] in the component tree's context.
+
+use std::sync::Arc;
+
+use agent_surface::browser::{
+    BrowserTimer, SessionSocket, SessionSocketOptions, SocketError, SocketEvent,
+};
+use agent_surface::host::{
+    BrowserSurfaceIdentity, BrowserSurfaceSessionOptions, ConfirmationDecisionError,
+    HeldConfirmation, SessionError,
+};
+use agent_surface::page::{HeldSubscription, PageSurface};
+use agent_surface::{AgentConsumer, SurfaceRegistry};
+use leptos::prelude::*;
+
+/// The page's agent surface in the Leptos context: the
+/// [`PageSurface`] (registry, bridge, session), the session's socket once
+/// connected, and the held confirmations as a signal. `Copy`: pass it
+/// around freely; it lives as long as the component that provided it.
+#[derive(Clone, Copy)]
+pub struct AgentSurface {
+    page: StoredValue<PageSurface, LocalStorage>,
+    socket: StoredValue<Option<SessionSocket>, LocalStorage>,
+    _held_subscription: StoredValue<Option<HeldSubscription>, LocalStorage>,
+    pub(crate) held: RwSignal<Vec<HeldConfirmation>>,
+}
+
+/// Why [`AgentSurface::connect`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The browser session could not start.
+    #[error("the agent session could not start: {0}")]
+    Session(#[from] SessionError),
+    /// The socket to the agent host could not be created.
+    #[error("{0}")]
+    Socket(#[from] SocketError),
+}
+
+/// Provides `page` to this component and its descendants, and returns the
+/// handle. Call it once, near the root; the hooks find it with
+/// [`use_agent_surface`].
+///
+/// ```ignore
+/// let surface = provide_agent_surface(PageSurface::orpc(
+///     api::authority(),
+///     Arc::new(FetchOrpcClient::new("/rpc")),
+/// ));
+/// ```
+pub fn provide_agent_surface(page: PageSurface) -> AgentSurface {
+    let held = RwSignal::new(page.held_confirmations());
+    let subscription = page.on_held_changed(move |calls| held.set(calls.to_vec()));
+    let surface = AgentSurface {
+        page: StoredValue::new_local(page),
+        socket: StoredValue::new_local(None),
+        _held_subscription: StoredValue::new_local(Some(subscription)),
+        held,
+    };
+    provide_context(surface);
+    surface
+}
+
+/// The [`AgentSurface`] an ancestor provided.
+///
+/// # Panics
+/// When no ancestor called [`provide_agent_surface`] (a wiring mistake in
+/// the page, like Leptos' own `expect_context`); [`try_use_agent_surface`]
+/// returns `None` instead.
+#[track_caller]
+pub fn use_agent_surface() -> AgentSurface {
+    match try_use_agent_surface() {
+        Some(surface) => surface,
+        None => panic!(
+            "no AgentSurface in the Leptos context: call provide_agent_surface(...) in an ancestor component"
+        ),
+    }
+}
+
+/// The [`AgentSurface`] an ancestor provided, if any.
+pub fn try_use_agent_surface() -> Option<AgentSurface> {
+    use_context::<AgentSurface>()
+}
+
+impl AgentSurface {
+    /// The page surface (a cheap clone).
+    pub fn page(&self) -> PageSurface {
+        self.page.get_value()
+    }
+
+    /// The registry (a cheap clone).
+    pub fn registry(&self) -> SurfaceRegistry {
+        self.page.with_value(|p| p.registry().clone())
+    }
+
+    /// Session options for this page's registry with `identity` and
+    /// `consumer`, the browser timer set (held confirmations expire on
+    /// time); adjust them before [`AgentSurface::connect`].
+    pub fn session_options(
+        &self,
+        identity: BrowserSurfaceIdentity,
+        consumer: AgentConsumer,
+    ) -> BrowserSurfaceSessionOptions {
+        BrowserSurfaceSessionOptions::new(self.registry(), identity, consumer)
+            .timer(Arc::new(BrowserTimer))
+    }
+
+    /// Starts the browser session (held confirmations) and opens its
+    /// socket to the agent host; `on_event` sees every [`SocketEvent`]
+    /// (connection state for the page's header, calls for an activity
+    /// list). Connecting again replaces the session and the socket.
+    ///
+    /// # Errors
+    /// [`ConnectError`]; nothing stays connected then.
+    pub fn connect(
+        &self,
+        session: BrowserSurfaceSessionOptions,
+        socket: SessionSocketOptions,
+        on_event: impl Fn(&SocketEvent) + 'static,
+    ) -> Result<(), ConnectError> {
+        let page = self.page();
+        // The previous socket closes before the new session starts.
+        self.socket.set_value(None);
+        page.attach(session)?;
+        let opened = page.open_socket(socket, on_event)?;
+        self.socket.set_value(Some(opened));
+        Ok(())
+    }
+
+    /// The socket's connection id, while connected.
+    pub fn connection_id(&self) -> Option<String> {
+        self.socket
+            .with_value(|s| s.as_ref().and_then(SessionSocket::connection_id))
+    }
+
+    /// Approves held call `confirmation_id` ([`PageSurface::approve`]).
+    ///
+    /// # Errors
+    /// [`ConfirmationDecisionError`].
+    pub fn approve(&self, confirmation_id: &str) -> Result<(), ConfirmationDecisionError> {
+        self.page.with_value(|p| p.approve(confirmation_id))
+    }
+
+    /// Rejects held call `confirmation_id` ([`PageSurface::reject`]).
+    ///
+    /// # Errors
+    /// [`ConfirmationDecisionError`].
+    pub fn reject(&self, confirmation_id: &str) -> Result<(), ConfirmationDecisionError> {
+        self.page.with_value(|p| p.reject(confirmation_id))
+    }
+}
