@@ -65,7 +65,12 @@ impl AgentComponent {
 /// in a Leptos effect, and when a signal they read changes the surface is
 /// re-announced (if what the agent sees changed). `bind` runs only when a
 /// call executes. Without a context of its own, the binding gets the
-/// enclosing [`use_agent_component`]'s (this component or an ancestor).
+/// [`AgentComponent`] in the Leptos context (`<Provider value=component>`
+/// around this component), else it is page-level.
+///
+/// It unregisters when the calling component's reactive owner is cleaned
+/// up: a `<Show>` or `<For>` row that removes it, a route change, the
+/// page's unmount.
 ///
 /// # Errors
 /// The registry's [`RegistrationError`] (an unknown procedure, a binding
@@ -78,8 +83,16 @@ impl AgentComponent {
 pub fn use_agent_procedure<I: 'static>(
     binding: AgentProcedureBinding<I>,
 ) -> Result<AgentRegistration, RegistrationError> {
+    register(use_context::<AgentComponent>(), binding)
+}
+
+#[track_caller]
+fn register<I: 'static>(
+    component: Option<AgentComponent>,
+    binding: AgentProcedureBinding<I>,
+) -> Result<AgentRegistration, RegistrationError> {
     let surface = use_agent_surface();
-    let component = use_context::<AgentComponent>()
+    let component = component
         .filter(|_| !binding.has_context())
         .and_then(|c| c.registration.handle.try_get_value().flatten());
     let binding = match component {
@@ -91,11 +104,17 @@ pub fn use_agent_procedure<I: 'static>(
 }
 
 /// Registers the component `definition` (its view capabilities) for as
-/// long as the calling component is mounted, and provides it as the
-/// context of the procedures this component and its descendants register.
-/// The capabilities' `when()` and unavailable reasons are tracked as in
-/// [`use_agent_procedure`]; their handlers run when a call executes and see
-/// the state they read then.
+/// long as the calling component is mounted. The capabilities' `when()`
+/// and unavailable reasons are tracked as in [`use_agent_procedure`];
+/// their handlers run when a call executes and see the state they read
+/// then.
+///
+/// Procedures belong to the component when registered with
+/// [`AgentComponent::use_procedure`], or with [`use_agent_procedure`]
+/// inside Leptos's `<Provider value=component>` (for descendants). A
+/// Leptos component has no reactive owner of its own, so the hook does not
+/// provide the context itself: it would reach the component's later
+/// siblings too.
 ///
 /// # Errors
 /// The registry's [`RegistrationError`] (a duplicate instance, a
@@ -109,20 +128,37 @@ pub fn use_agent_component(
 ) -> Result<AgentComponent, RegistrationError> {
     let surface = use_agent_surface();
     let handle = surface.registry().register_component(definition)?;
-    let component = AgentComponent {
+    Ok(AgentComponent {
         registration: keep(surface, handle),
-    };
-    provide_context(component);
-    Ok(component)
+    })
+}
+
+impl AgentComponent {
+    /// [`use_agent_procedure`] with this component as the binding's
+    /// context (unless the binding names one).
+    ///
+    /// # Errors
+    /// As [`use_agent_procedure`].
+    #[track_caller]
+    pub fn use_procedure<I: 'static>(
+        &self,
+        binding: AgentProcedureBinding<I>,
+    ) -> Result<AgentRegistration, RegistrationError> {
+        register(Some(*self), binding)
+    }
 }
 
 /// Keeps `handle` until the current owner is cleaned up, with an effect
 /// that tracks its closures.
 fn keep(surface: AgentSurface, handle: RegistrationHandle) -> AgentRegistration {
-    let handle = StoredValue::new_local(Some(Rc::new(handle)));
     let page = surface.page();
+    // What the agent sees at registration: the effect's first run happens
+    // later (on the browser's task queue), and a change in between must
+    // re-announce too.
+    let mut at_registration = Some(page.registry().observe(&handle));
+    let handle = StoredValue::new_local(Some(Rc::new(handle)));
     Effect::new(move |previous: Option<Option<Observation>>| {
-        let previous = previous.flatten();
+        let previous = previous.unwrap_or_else(|| at_registration.take().flatten());
         handle
             .try_with_value(|h| h.as_ref().and_then(|h| page.track(h, previous.as_ref())))
             .flatten()

@@ -1,0 +1,338 @@
+//! The Leptos hooks in headless Chromium (`wasm-bindgen-test`): mounting
+//! and unmounting a component registers and unregisters its procedures,
+//! availability and descriptions follow the signals `when`/`describe` read
+//! with no explicit notify, `bind` is read when a call executes, and a
+//! procedure inside `use_agent_component` records the component.
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_surface::browser::sleep;
+use agent_surface::page::PageSurface;
+use agent_surface::{
+    AgentConsumer, AgentInvocation, AgentProcedureBinding, AgentProcedureExecutor,
+    ComponentDefinition, ConfirmationLevel, ExecuteRequest, ExecutionError, SurfaceRegistry,
+    SurfaceSnapshot,
+};
+use agent_surface_leptos::{
+    provide_agent_surface, use_agent_component, use_agent_procedure, AgentSurface,
+};
+use devices_api::{api, DisableSelection};
+use leptos::prelude::*;
+use serde_json::{json, Value};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// Records the effective input of every executed call.
+#[derive(Default)]
+struct Recording(std::sync::Mutex<Vec<Value>>);
+
+impl AgentProcedureExecutor for Recording {
+    fn execute(
+        &self,
+        request: ExecuteRequest,
+    ) -> agent_surface::sync::BoxFuture<'_, Result<Value, ExecutionError>> {
+        self.0.lock().unwrap().push(request.input.clone());
+        Box::pin(async move { Ok(json!({"disabled": request.input["deviceIds"]})) })
+    }
+}
+
+fn consumer() -> AgentConsumer {
+    AgentConsumer::embedded("user-1")
+}
+
+fn snapshot(registry: &SurfaceRegistry) -> SurfaceSnapshot {
+    registry.snapshot(&consumer())
+}
+
+/// Waits (at most 2 s, in 10 ms steps) until `done` holds; the effects
+/// run on the browser's task queue.
+async fn until(what: &str, done: impl Fn() -> bool) {
+    for _ in 0..200 {
+        if done() {
+            return;
+        }
+        sleep(Duration::from_millis(10)).await;
+    }
+    panic!("not reached within 2 s: {what}");
+}
+
+fn applies_to(count: usize) -> String {
+    format!("Applies to the {count} selected device(s).")
+}
+
+/// The snapshot's description: the manifest's, then `describe()`'s.
+fn described(count: usize) -> String {
+    format!("Disable devices\n\n{}", applies_to(count))
+}
+
+/// The page under test: the selection-bound `devices.disable` in a
+/// `devices.table` component, and `devices.list` in a panel that exists
+/// while `show_panel` is true.
+#[component]
+fn Table(selection: RwSignal<Vec<String>>) -> impl IntoView {
+    let table = use_agent_component(ComponentDefinition::new("devices.table", "main")).unwrap();
+    table
+        .use_procedure(
+            AgentProcedureBinding::new(api::devices::disable())
+                .bind(move || DisableSelection {
+                    device_ids: selection.get_untracked(),
+                })
+                .when(move || !selection.get().is_empty())
+                .unavailable_reason("Select a device first")
+                .describe(move || applies_to(selection.get().len()))
+                .confirmation(ConfirmationLevel::Required),
+        )
+        .unwrap();
+    view! {
+        <p>"table"</p>
+        <leptos::context::Provider value=table>
+            <Stats />
+        </leptos::context::Provider>
+    }
+}
+
+/// A descendant of the table, inside `<Provider value=table>`.
+#[component]
+fn Stats() -> impl IntoView {
+    use_agent_procedure(AgentProcedureBinding::new(api::devices::stats())).unwrap();
+    view! { <p>"stats"</p> }
+}
+
+#[component]
+fn Panel() -> impl IntoView {
+    use_agent_procedure(AgentProcedureBinding::new(api::devices::list())).unwrap();
+    view! { <p id="panel">"panel"</p> }
+}
+
+struct Page {
+    registry: SurfaceRegistry,
+    executor: Arc<Recording>,
+    selection: RwSignal<Vec<String>>,
+    show_panel: RwSignal<bool>,
+    surface: Rc<RefCell<Option<AgentSurface>>>,
+}
+
+fn mount_page() -> Page {
+    let registry = SurfaceRegistry::new(api::authority());
+    let executor = Arc::new(Recording::default());
+    registry.set_procedure_executor(executor.clone());
+    let page = PageSurface::new(registry.clone());
+    let selection = RwSignal::new(Vec::<String>::new());
+    let show_panel = RwSignal::new(false);
+    let surface = Rc::new(RefCell::new(None));
+    let slot = surface.clone();
+    let root = web_sys::window()
+        .unwrap()
+        .document()
+        .unwrap()
+        .create_element("div")
+        .unwrap()
+        .dyn_into::<web_sys::HtmlElement>()
+        .unwrap();
+    web_sys::window()
+        .unwrap()
+        .document()
+        .unwrap()
+        .body()
+        .unwrap()
+        .append_child(&root)
+        .unwrap();
+    let handle = leptos::mount::mount_to(root, move || {
+        *slot.borrow_mut() = Some(provide_agent_surface(page));
+        view! {
+            <Table selection=selection />
+            <Show when=move || show_panel.get()>
+                <Panel />
+            </Show>
+        }
+    });
+    // The page lives for the rest of the test.
+    handle.forget();
+    Page {
+        registry,
+        executor,
+        selection,
+        show_panel,
+        surface,
+    }
+}
+
+fn paths(snapshot: &SurfaceSnapshot) -> Vec<&str> {
+    let mut paths: Vec<&str> = snapshot
+        .procedures
+        .iter()
+        .map(|p| p.procedure_id.as_str())
+        .collect();
+    paths.sort_unstable();
+    paths
+}
+
+#[wasm_bindgen_test]
+async fn mounting_and_unmounting_registers_and_unregisters() {
+    let page = mount_page();
+    assert!(page.surface.borrow().is_some());
+    let s = snapshot(&page.registry);
+    assert_eq!(
+        paths(&s),
+        ["domain:devices.disable", "domain:devices.stats"]
+    );
+    assert_eq!(s.components.len(), 1);
+    // The descendant inside <Provider value=table> is in the table.
+    let stats = s
+        .procedures
+        .iter()
+        .find(|p| p.procedure_id == "domain:devices.stats")
+        .unwrap();
+    assert_eq!(
+        stats.context.as_ref().map(|c| c.component_type.as_str()),
+        Some("devices.table")
+    );
+    assert_eq!(s.components[0].component_type, "devices.table");
+
+    let before = page.registry.surface_version();
+    page.show_panel.set(true);
+    until("the panel's devices.list is registered", || {
+        paths(&snapshot(&page.registry))
+            == [
+                "domain:devices.disable",
+                "domain:devices.list",
+                "domain:devices.stats",
+            ]
+    })
+    .await;
+    assert!(page.registry.surface_version() > before);
+    // Outside any use_agent_component: page-level.
+    let s = snapshot(&page.registry);
+    let list = s
+        .procedures
+        .iter()
+        .find(|p| p.procedure_id == "domain:devices.list")
+        .unwrap();
+    assert_eq!(list.context, None);
+
+    let before = page.registry.surface_version();
+    page.show_panel.set(false);
+    until("the panel's devices.list is unregistered", || {
+        paths(&snapshot(&page.registry)) == ["domain:devices.disable", "domain:devices.stats"]
+    })
+    .await;
+    assert!(page.registry.surface_version() > before);
+    assert!(web_sys::window()
+        .unwrap()
+        .document()
+        .unwrap()
+        .get_element_by_id("panel")
+        .is_none());
+}
+
+#[wasm_bindgen_test]
+async fn availability_and_description_follow_the_signals_without_notify() {
+    let page = mount_page();
+    let disable = |s: &SurfaceSnapshot| {
+        s.procedures
+            .iter()
+            .find(|p| p.procedure_id == "domain:devices.disable")
+            .cloned()
+            .unwrap()
+    };
+    let s = snapshot(&page.registry);
+    let d = disable(&s);
+    assert!(!d.available);
+    assert_eq!(
+        d.unavailable_reason.as_deref(),
+        Some("Select a device first")
+    );
+    assert_eq!(d.description, described(0));
+    // The binding is in the table component.
+    assert_eq!(
+        d.context.as_ref().map(|c| c.component_type.as_str()),
+        Some("devices.table")
+    );
+
+    // Changes are pushed: the version moves with no snapshot taken and no
+    // notify_changed anywhere.
+    let changes = Rc::new(RefCell::new(0u32));
+    let counted = changes.clone();
+    let _subscription = page.registry.subscribe(move |_| *counted.borrow_mut() += 1);
+    let before = page.registry.surface_version();
+    page.selection.set(vec!["dev-1".into()]);
+    until("the selection change re-announces", || {
+        page.registry.surface_version() > before
+    })
+    .await;
+    assert_eq!(*changes.borrow(), 1, "one change for one selection change");
+    let d = disable(&snapshot(&page.registry));
+    assert!(d.available);
+    assert_eq!(d.description, described(1));
+
+    // A description-only change (1 → 2 selected) is re-announced too.
+    let before = page.registry.surface_version();
+    page.selection.set(vec!["dev-1".into(), "dev-2".into()]);
+    until("the description change re-announces", || {
+        page.registry.surface_version() > before
+    })
+    .await;
+    assert_eq!(disable(&snapshot(&page.registry)).description, described(2));
+
+    // A change the agent cannot see (same count, other ids) announces
+    // nothing.
+    let before = page.registry.surface_version();
+    page.selection.set(vec!["dev-3".into(), "dev-4".into()]);
+    sleep(Duration::from_millis(50)).await;
+    assert_eq!(page.registry.surface_version(), before);
+}
+
+#[wasm_bindgen_test]
+async fn bind_is_read_when_the_call_executes() {
+    let page = mount_page();
+    page.selection.set(vec!["dev-1".into()]);
+    let consumer = consumer();
+    let mut call = AgentInvocation::new("call-1", "domain:devices.disable");
+    call.surface_version = Some(page.registry.surface_version());
+    let result = page.registry.invoke(call, &consumer).await;
+    let error = result.error().expect("confirmation required").clone();
+    assert_eq!(error.code.as_str(), "CONFIRMATION_REQUIRED");
+    assert_eq!(
+        error.details["summary"]["input"],
+        json!({"deviceIds": ["dev-1"]})
+    );
+
+    // The selection changes after registration and after the first call:
+    // the next call carries the new one (bind is never cached).
+    page.selection.set(vec!["dev-2".into(), "dev-3".into()]);
+    until("re-announced", || {
+        snapshot(&page.registry)
+            .procedures
+            .iter()
+            .any(|p| p.description == described(2))
+    })
+    .await;
+    let mut call = AgentInvocation::new("call-2", "domain:devices.disable");
+    call.surface_version = Some(page.registry.surface_version());
+    let result = page.registry.invoke(call, &consumer).await;
+    let error = result.error().expect("confirmation required").clone();
+    let id = error.details["confirmationId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        error.details["summary"]["input"],
+        json!({"deviceIds": ["dev-2", "dev-3"]})
+    );
+    let evidence = page.registry.confirm(&id).unwrap();
+    let mut call = AgentInvocation::new("call-3", "domain:devices.disable");
+    call.surface_version = Some(page.registry.surface_version());
+    call.confirmation = Some(evidence);
+    let result = serde_json::to_value(page.registry.invoke(call, &consumer).await).unwrap();
+    assert_eq!(result["status"], "success", "{result}");
+    assert_eq!(
+        *page.executor.0.lock().unwrap(),
+        vec![json!({"deviceIds": ["dev-2", "dev-3"]})]
+    );
+}
