@@ -9,7 +9,9 @@ use agent_surface::host::{
     BrowserSurfaceIdentity, BrowserSurfaceSessionOptions, ConfirmationDecisionError,
     HeldConfirmation, SessionError,
 };
-use agent_surface::page::{HeldSubscription, PageSurface};
+use agent_surface::page::{
+    AgentCall, ChangeSubscription, ConnectionState, PageChange, PageSurface,
+};
 use agent_surface::{AgentConsumer, SurfaceRegistry};
 use leptos::prelude::*;
 
@@ -21,8 +23,10 @@ use leptos::prelude::*;
 pub struct AgentSurface {
     page: StoredValue<PageSurface, LocalStorage>,
     socket: StoredValue<Option<SessionSocket>, LocalStorage>,
-    _held_subscription: StoredValue<Option<HeldSubscription>, LocalStorage>,
+    _subscription: StoredValue<Option<ChangeSubscription>, LocalStorage>,
     pub(crate) held: RwSignal<Vec<HeldConfirmation>>,
+    activity: RwSignal<Vec<AgentCall>>,
+    connection: RwSignal<ConnectionState>,
 }
 
 /// Why [`AgentSurface::connect`] failed.
@@ -48,12 +52,27 @@ pub enum ConnectError {
 /// ```
 pub fn provide_agent_surface(page: PageSurface) -> AgentSurface {
     let held = RwSignal::new(page.held_confirmations());
-    let subscription = page.on_held_changed(move |calls| held.set(calls.to_vec()));
+    let activity = RwSignal::new(page.activity());
+    let connection = RwSignal::new(page.connection());
+    let source = page.downgrade();
+    let subscription = page.on_change(move |change| {
+        let Some(page) = source.upgrade() else {
+            return;
+        };
+        match change {
+            PageChange::Held => held.set(page.held_confirmations()),
+            PageChange::Activity => activity.set(page.activity()),
+            PageChange::Connection => connection.set(page.connection()),
+            _ => {}
+        }
+    });
     let surface = AgentSurface {
         page: StoredValue::new_local(page),
         socket: StoredValue::new_local(None),
-        _held_subscription: StoredValue::new_local(Some(subscription)),
+        _subscription: StoredValue::new_local(Some(subscription)),
         held,
+        activity,
+        connection,
     };
     provide_context(surface);
     surface
@@ -123,6 +142,18 @@ impl AgentSurface {
         let opened = page.open_socket(socket, on_event)?;
         self.socket.set_value(Some(opened));
         Ok(())
+    }
+
+    /// The agent calls the page has seen, oldest first
+    /// ([`PageSurface::activity`]), as a signal for an activity panel.
+    pub fn activity(&self) -> Signal<Vec<AgentCall>> {
+        self.activity.into()
+    }
+
+    /// The socket's state ([`PageSurface::connection`]) as a signal, for
+    /// a status line.
+    pub fn connection(&self) -> Signal<ConnectionState> {
+        self.connection.into()
     }
 
     /// The socket's connection id, while connected.

@@ -16,9 +16,11 @@
 //!   re-announces the surface when the result differs from the previous
 //!   run's;
 //! * confirming — [`PageSurface::held_confirmations`],
-//!   [`PageSurface::on_held_changed`], [`PageSurface::approve`],
-//!   [`PageSurface::reject`], over the session's
-//!   [`ConfirmationMode::Hold`] calls.
+//!   [`PageSurface::approve`], [`PageSurface::reject`], over the session's
+//!   [`ConfirmationMode::Hold`] calls;
+//! * showing — [`PageSurface::activity`] (the agent's calls and where they
+//!   stand) and [`PageSurface::connection`] (the socket's state), with
+//!   [`PageSurface::on_change`] to re-render.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -28,16 +30,96 @@ use crate::bridge::{
     create_orpc_agent_bridge, invocation_id_header, OrpcAgentBridgeOptions, OrpcClient,
 };
 use crate::host::{
-    BrowserSurfaceSession, BrowserSurfaceSessionOptions, ConfirmationDecisionError,
-    ConfirmationEvent, ConfirmationMode, HeldConfirmation, SessionError, SessionEventSubscription,
+    BrowserSurfaceCall, BrowserSurfaceOutcome, BrowserSurfaceResult, BrowserSurfaceSession,
+    BrowserSurfaceSessionOptions, ConfirmationDecisionError, ConfirmationEvent, ConfirmationMode,
+    ConfirmationOutcome, HeldConfirmation, SessionError, SessionEventSubscription,
 };
 use crate::registry::{Observation, RegistrationHandle, SurfaceRegistry, SurfaceRegistryBuilder};
 use crate::sync::{lock, MaybeSend, MaybeSync};
 
 #[cfg(not(target_arch = "wasm32"))]
-type HeldListener = dyn Fn(&[HeldConfirmation]) + Send + Sync;
+type Listener = dyn Fn(PageChange) + Send + Sync;
 #[cfg(target_arch = "wasm32")]
-type HeldListener = dyn Fn(&[HeldConfirmation]);
+type Listener = dyn Fn(PageChange);
+
+/// How many agent calls [`PageSurface::activity`] keeps by default (the
+/// newest; older ones are dropped).
+pub const DEFAULT_ACTIVITY_ENTRIES: usize = 50;
+
+/// What changed, for [`PageSurface::on_change`] listeners (read the new
+/// state with the matching getter).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PageChange {
+    /// [`PageSurface::held_confirmations`].
+    Held,
+    /// [`PageSurface::activity`].
+    Activity,
+    /// [`PageSurface::connection`].
+    Connection,
+}
+
+/// One agent call the page has seen, for an activity panel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentCall {
+    /// The host's invocation id.
+    pub invocation_id: String,
+    /// The capability called (`domain:devices.disable`,
+    /// `view:devices.table.select`).
+    pub capability_id: String,
+    /// The agent's own input (bound values are not in it).
+    pub input: serde_json::Value,
+    /// Where it stands.
+    pub state: AgentCallState,
+}
+
+/// Where an [`AgentCall`] stands.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum AgentCallState {
+    /// Arrived; running.
+    Running,
+    /// Waiting for the user's decision ([`PageSurface::held_confirmations`]).
+    AwaitingConfirmation,
+    /// The user's decision or the confirmation's end (approved: running
+    /// again; rejected, expired, aborted: its answer follows).
+    Confirmation(ConfirmationOutcome),
+    /// Answered: the registry's result or the session's refusal.
+    Answered(BrowserSurfaceOutcome),
+}
+
+/// The state of the session's socket to the agent host
+/// ([`PageSurface::connection`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConnectionState {
+    /// No socket opened yet.
+    #[default]
+    Idle,
+    /// Opening a socket; `attempt` counts tries since the last success.
+    Connecting {
+        /// Attempt number (1 = first).
+        attempt: u32,
+    },
+    /// Connected under `connection_id`.
+    Connected {
+        /// The connection id.
+        connection_id: String,
+    },
+    /// Lost; the next attempt follows after `retry_in`. `aborted_calls`
+    /// calls were pending and may or may not have taken effect.
+    Retrying {
+        /// Delay before the next attempt.
+        retry_in: std::time::Duration,
+        /// Calls aborted by the loss.
+        aborted_calls: usize,
+    },
+    /// Stopped for good; the reason in words (`StopReason`'s).
+    Stopped {
+        /// Why, for the page's status line.
+        reason: String,
+    },
+}
 
 /// The registry, bridge, session and held confirmations of one page.
 /// Cheap to clone: clones share one page surface.
@@ -51,6 +133,10 @@ struct Inner {
     attached: Mutex<Option<Attached>>,
     /// The calls the session holds now, in the order they were asked.
     held: Mutex<Vec<HeldConfirmation>>,
+    /// The newest agent calls, oldest first, at most `max_activity`.
+    activity: Mutex<std::collections::VecDeque<AgentCall>>,
+    max_activity: usize,
+    connection: Mutex<ConnectionState>,
     listeners: Mutex<Listeners>,
 }
 
@@ -62,7 +148,7 @@ struct Attached {
 #[derive(Default)]
 struct Listeners {
     next: u64,
-    list: Vec<(u64, Arc<HeldListener>)>,
+    list: Vec<(u64, Arc<Listener>)>,
 }
 
 impl fmt::Debug for PageSurface {
@@ -84,6 +170,9 @@ impl PageSurface {
                 registry,
                 attached: Mutex::new(None),
                 held: Mutex::new(Vec::new()),
+                activity: Mutex::new(std::collections::VecDeque::new()),
+                max_activity: DEFAULT_ACTIVITY_ENTRIES,
+                connection: Mutex::new(ConnectionState::Idle),
                 listeners: Mutex::new(Listeners::default()),
             }),
         }
@@ -111,6 +200,12 @@ impl PageSurface {
         );
         registry.set_procedure_executor(bridge.executor);
         Self::new(registry)
+    }
+
+    /// A weak reference (for a listener of this surface that needs to read
+    /// it: holding a clone there would keep the surface alive forever).
+    pub fn downgrade(&self) -> WeakPageSurface {
+        WeakPageSurface(Arc::downgrade(&self.inner))
     }
 
     /// The registry (register and unregister through it).
@@ -163,18 +258,66 @@ impl PageSurface {
         lock(&self.inner.held).clone()
     }
 
-    /// Calls `listener` with the held calls every time the list changes
-    /// (a call asks, one is decided, expires or is aborted), outside any
-    /// lock. Dropping the returned [`HeldSubscription`] unsubscribes.
-    pub fn on_held_changed(
+    /// The agent calls seen, oldest first: the newest
+    /// [`DEFAULT_ACTIVITY_ENTRIES`] (or [`PageSurface::max_activity`]).
+    pub fn activity(&self) -> Vec<AgentCall> {
+        lock(&self.inner.activity).iter().cloned().collect()
+    }
+
+    /// Keeps the newest `count` agent calls in [`PageSurface::activity`]
+    /// (default [`DEFAULT_ACTIVITY_ENTRIES`]). Call before sharing the
+    /// surface (clones made before keep the old bound).
+    #[must_use]
+    pub fn max_activity(mut self, count: usize) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.max_activity = count;
+        }
+        self
+    }
+
+    /// The socket's state ([`ConnectionState::Idle`] until
+    /// `PageSurface::open_socket`).
+    pub fn connection(&self) -> ConnectionState {
+        lock(&self.inner.connection).clone()
+    }
+
+    /// Records a call that arrived for the session (`SocketEvent::Call`;
+    /// `open_socket` does it): a [`AgentCallState::Running`] entry.
+    pub fn record_call(&self, call: &BrowserSurfaceCall) {
+        self.inner.update_activity(|list, max| {
+            list.push_back(AgentCall {
+                invocation_id: call.invocation.invocation_id.clone(),
+                capability_id: call.invocation.capability_id.clone(),
+                input: call.invocation.input.clone(),
+                state: AgentCallState::Running,
+            });
+            while list.len() > max {
+                list.pop_front();
+            }
+        });
+    }
+
+    /// Records the session's answer (`SocketEvent::Answered`; `open_socket`
+    /// does it): the call's entry becomes [`AgentCallState::Answered`].
+    /// An answer to a call not in the list (dropped at the bound, or never
+    /// a call) changes nothing.
+    pub fn record_answer(&self, answer: &BrowserSurfaceResult) {
+        let state = AgentCallState::Answered(answer.result.clone());
+        self.inner.set_call_state(&answer.invocation_id, state);
+    }
+
+    /// Calls `listener` after every change of the held confirmations, the
+    /// activity or the connection state, outside any lock. Dropping the
+    /// returned [`ChangeSubscription`] unsubscribes.
+    pub fn on_change(
         &self,
-        listener: impl Fn(&[HeldConfirmation]) + MaybeSend + MaybeSync + 'static,
-    ) -> HeldSubscription {
+        listener: impl Fn(PageChange) + MaybeSend + MaybeSync + 'static,
+    ) -> ChangeSubscription {
         let mut listeners = lock(&self.inner.listeners);
         listeners.next += 1;
         let id = listeners.next;
         listeners.list.push((id, Arc::new(listener)));
-        HeldSubscription {
+        ChangeSubscription {
             inner: Arc::downgrade(&self.inner),
             id,
         }
@@ -245,7 +388,52 @@ impl PageSurface {
             .ok_or_else(|| crate::browser::SocketError::Create {
                 message: "no browser session is attached (PageSurface::attach)".to_string(),
             })?;
-        crate::browser::SessionSocket::open(session, options, listener)
+        let page = self.clone();
+        crate::browser::SessionSocket::open(session, options, move |event| {
+            page.socket_event(event);
+            listener(event);
+        })
+    }
+
+    #[cfg(all(target_arch = "wasm32", feature = "browser"))]
+    fn socket_event(&self, event: &crate::browser::SocketEvent) {
+        use crate::browser::{SocketEvent, StopReason};
+        let connection = match event {
+            SocketEvent::Call(call) => return self.record_call(call),
+            SocketEvent::Answered { result, .. } => return self.record_answer(result),
+            SocketEvent::Connecting { attempt } => {
+                ConnectionState::Connecting { attempt: *attempt }
+            }
+            SocketEvent::Connected { connection_id, .. } => ConnectionState::Connected {
+                connection_id: connection_id.clone(),
+            },
+            SocketEvent::Disconnected {
+                aborted_calls,
+                retry_in: Some(retry_in),
+                ..
+            } => ConnectionState::Retrying {
+                retry_in: *retry_in,
+                aborted_calls: *aborted_calls,
+            },
+            SocketEvent::Disconnected { retry_in: None, .. } => ConnectionState::Stopped {
+                reason: "the agent session is closed".to_string(),
+            },
+            SocketEvent::Stopped(reason) => ConnectionState::Stopped {
+                reason: match reason {
+                    StopReason::GaveUp { attempts } => {
+                        format!("the agent host could not be reached after {attempts} attempts")
+                    }
+                    StopReason::Session(e) => format!("the agent session ended: {e}"),
+                    StopReason::Create { message } => {
+                        format!("the socket could not be created: {message}")
+                    }
+                    _ => "the agent session is closed".to_string(),
+                },
+            },
+            _ => return,
+        };
+        *lock(&self.inner.connection) = connection;
+        self.inner.notify(PageChange::Connection);
     }
 }
 
@@ -256,49 +444,107 @@ impl Inner {
             ConfirmationEvent::Requested(call) => {
                 held.retain(|h| h.confirmation_id != call.confirmation_id);
                 held.push(call.clone());
+                self.set_call_state(&call.invocation_id, AgentCallState::AwaitingConfirmation);
             }
             ConfirmationEvent::Settled {
-                confirmation_id, ..
-            } => held.retain(|h| &h.confirmation_id != confirmation_id),
+                confirmation_id,
+                invocation_id,
+                outcome,
+            } => {
+                held.retain(|h| &h.confirmation_id != confirmation_id);
+                self.set_call_state(invocation_id, AgentCallState::Confirmation(*outcome));
+            }
         }
         self.set_held(held);
     }
 
     fn set_held(&self, held: Vec<HeldConfirmation>) {
-        *lock(&self.held) = held.clone();
-        let listeners: Vec<Arc<HeldListener>> = lock(&self.listeners)
+        *lock(&self.held) = held;
+        self.notify(PageChange::Held);
+    }
+
+    fn update_activity(
+        &self,
+        change: impl FnOnce(&mut std::collections::VecDeque<AgentCall>, usize),
+    ) {
+        change(&mut lock(&self.activity), self.max_activity);
+        self.notify(PageChange::Activity);
+    }
+
+    /// Sets the state of call `invocation_id`, unless it was answered
+    /// already (an answer is final).
+    fn set_call_state(&self, invocation_id: &str, state: AgentCallState) {
+        let changed = {
+            let mut activity = lock(&self.activity);
+            match activity
+                .iter_mut()
+                .rev()
+                .find(|c| c.invocation_id == invocation_id)
+            {
+                Some(call) if !matches!(call.state, AgentCallState::Answered(_)) => {
+                    call.state = state;
+                    true
+                }
+                _ => false,
+            }
+        };
+        if changed {
+            self.notify(PageChange::Activity);
+        }
+    }
+
+    fn notify(&self, change: PageChange) {
+        let listeners: Vec<Arc<Listener>> = lock(&self.listeners)
             .list
             .iter()
             .map(|(_, l)| l.clone())
             .collect();
         for listener in listeners {
-            listener(&held);
+            listener(change);
         }
     }
 }
 
-/// A listener from [`PageSurface::on_held_changed`]; dropping it (or
-/// [`HeldSubscription::unsubscribe`]) removes the listener.
+/// A [`PageSurface`] that does not keep it alive
+/// ([`PageSurface::downgrade`]).
+#[derive(Clone)]
+pub struct WeakPageSurface(std::sync::Weak<Inner>);
+
+impl WeakPageSurface {
+    /// The surface, unless every clone was dropped.
+    pub fn upgrade(&self) -> Option<PageSurface> {
+        self.0.upgrade().map(|inner| PageSurface { inner })
+    }
+}
+
+impl fmt::Debug for WeakPageSurface {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("WeakPageSurface")
+    }
+}
+
+/// A listener from [`PageSurface::on_change`]; dropping it (or
+/// [`ChangeSubscription::unsubscribe`]) removes the listener.
 #[must_use = "dropping the subscription unsubscribes the listener"]
-pub struct HeldSubscription {
+pub struct ChangeSubscription {
     inner: std::sync::Weak<Inner>,
     id: u64,
 }
 
-impl fmt::Debug for HeldSubscription {
+impl fmt::Debug for ChangeSubscription {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HeldSubscription")
+        f.debug_struct("ChangeSubscription")
             .field("id", &self.id)
             .finish()
     }
 }
 
-impl HeldSubscription {
+impl ChangeSubscription {
     /// Unsubscribes now (same as dropping).
     pub fn unsubscribe(self) {}
 }
 
-impl Drop for HeldSubscription {
+impl Drop for ChangeSubscription {
     fn drop(&mut self) {
         if let Some(inner) = self.inner.upgrade() {
             lock(&inner.listeners).list.retain(|(id, _)| *id != self.id);
