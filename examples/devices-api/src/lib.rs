@@ -38,6 +38,14 @@ pub struct PurgeSelection {
     pub device_ids: Vec<String>,
 }
 
+/// The device the details panel shows, bound into `devices.rename`
+/// (locked: the agent chooses only the new name).
+#[agent_procedure(api, "devices.rename")]
+pub struct RenameShown {
+    /// The shown device's id.
+    pub device_id: String,
+}
+
 /// The application id the page announces.
 pub const APP_ID: &str = "devices-console";
 

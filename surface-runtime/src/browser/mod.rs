@@ -15,6 +15,8 @@
 //!   registry change, every incoming call answered, pending calls aborted
 //!   when the socket drops, reconnects under a fresh connection id with a
 //!   bounded exponential [`Backoff`].
+//! * [`same_origin_socket_url`], [`new_tab_id`] — the session socket's
+//!   URL on the page's origin and a fresh tab identity.
 //! * [`BrowserTimer`] / [`sleep`] — a registry [`Timer`](crate::Timer) over
 //!   `setTimeout` (the timeout is cleared when the future is dropped).
 //!
@@ -26,10 +28,12 @@
 //! `js_sys::futures`).
 
 mod fetch;
+mod location;
 mod socket;
 mod timer;
 
 pub use fetch::{FetchCredentials, FetchOrpcClient};
+pub use location::{new_tab_id, same_origin_socket_url};
 pub use socket::{
     Backoff, SessionSocket, SessionSocketOptions, SocketError, SocketEvent, StopReason,
     DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX, DEFAULT_MAX_RECONNECT_ATTEMPTS,
