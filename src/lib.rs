@@ -8,6 +8,38 @@
 /// procedures (`docs/codegen.md`).
 pub use surface_macros::{agent_procedure, manifest};
 
+/// Generates the input types of view capabilities, with their JSON Schemas
+/// and validators, from a JSON file at compile time — so a page registers
+/// view capabilities without the `dynamic` feature (`docs/codegen.md`,
+/// "`view_inputs!`").
+///
+/// ```ignore
+/// pub mod view {
+///     agent_surface::view_inputs!("view-inputs.json");
+/// }
+/// // view-inputs.json: {"SelectRows": {"type": "object",
+/// //   "properties": {"deviceIds": {"type": "array", "items": {"type": "string"}}},
+/// //   "required": ["deviceIds"], "additionalProperties": false}}
+/// let select = ViewCapability::new::<view::SelectRows, _, _>("select", "Select rows",
+///     |input: view::SelectRows| async move { Ok(json!({"selected": input.device_ids})) });
+/// ```
+///
+/// | argument | type | meaning |
+/// |---|---|---|
+/// | first | string literal | the file, relative to the including crate's root (`CARGO_MANIFEST_DIR`); absolute paths are rejected |
+/// | `crate = path` | path, optional | how generated code names the facade; default `::agent_surface` |
+///
+/// The file is one JSON object, at most 1 MiB and 256 entries: each key an
+/// UpperCamelCase type name, each value an object schema
+/// (`"type": "object"`). For `SelectRows` the expansion holds the module
+/// `select_rows` (the generated `Input` and its helper types, named as
+/// `manifest!` names them), `pub use select_rows::Input as SelectRows;`
+/// and `impl ViewInput for SelectRows` (the schema text the agent sees and
+/// the validator generated from it). A bad key, a non-object schema or a
+/// schema part the generator does not support is a compile error naming
+/// the key and the JSON Pointer.
+pub use surface_macros::view_inputs;
+
 // The types an application names, at the root. Everything else is in the
 // modules below; `docs/design.md` maps each concept to its module.
 
@@ -25,7 +57,7 @@ pub use surface_runtime::{AgentProcedureBinding, BoundField, BoundInput, Procedu
 pub use surface_runtime::{
     ChangeReason, ComponentDefinition, Observation, ObservedItem, RegistrationError,
     RegistrationHandle, Subscription, SurfaceChange, SurfaceRegistry, SurfaceRegistryBuilder,
-    ViewCapability,
+    ViewCapability, ViewInput,
 };
 
 /// The snapshot: the agent's catalog.

@@ -26,5 +26,6 @@ pub mod manifest_macro;
 mod tokens;
 pub mod types;
 pub mod validator;
+pub mod view_inputs;
 
 pub use tokens::{ident_from_source, option_depth, option_inner, type_text};

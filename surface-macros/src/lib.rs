@@ -75,6 +75,15 @@ pub fn agent_procedure(attr: TokenStream, item: TokenStream) -> TokenStream {
     surface_codegen::binding::expand_attribute(attr.into(), item.into()).into()
 }
 
+/// Generates view capabilities' input types and their validators from a
+/// JSON file of schemas at compile time (`docs/codegen.md`,
+/// "`view_inputs!`"); the documentation users read is on the facade's
+/// re-export.
+#[proc_macro]
+pub fn view_inputs(input: TokenStream) -> TokenStream {
+    surface_codegen::view_inputs::expand_view_inputs(input.into()).into()
+}
+
 /// Internal: checks a struct against one procedure's facts, forwarded by the
 /// lookup macro `manifest!` emits. Not public API.
 #[doc(hidden)]

@@ -101,7 +101,7 @@ pub use audit::{AuditEvent, Phase, RegistrationKind};
 #[cfg(feature = "tokio")]
 pub use clock::TokioTimer;
 pub use clock::{Clock, ManualClock, SystemClock, Timer};
-pub use component::{ComponentDefinition, ViewCapability};
+pub use component::{ComponentDefinition, ViewCapability, ViewInput};
 pub use confirmation::{
     ConfirmationError, ConfirmationLevel, ConfirmationState, PendingConfirmation,
 };

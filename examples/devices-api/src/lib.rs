@@ -19,6 +19,14 @@
 use agent_surface::agent_procedure;
 use serde::{Deserialize, Serialize};
 
+/// The input types of the table's view capabilities, with their schemas
+/// and validators generated at compile time (`view_inputs!` of
+/// `view-inputs.json`): the page registers them without the `dynamic`
+/// feature.
+pub mod view {
+    agent_surface::view_inputs!("view-inputs.json");
+}
+
 /// Everything `manifest!` generates from the devices manifest.
 pub mod api {
     agent_surface::manifest!("../../tests/fixtures/devices.manifest.json");

@@ -9,8 +9,11 @@
 //! * Its selection and filter are UI state, bound into `devices.disable`
 //!   and `devices.purge` (`devices_api::DisableSelection`,
 //!   `PurgeSelection`: locked, the agent never sees the ids).
-//! * The tab's surface goes to the agent host over a WebSocket
-//!   (`agent_surface::browser::SessionSocket`).
+//! * The agent surface is `agent-surface-leptos`: the table registers its
+//!   view capabilities and bindings while it is mounted, the details
+//!   panel (one selected device) binds `devices.rename` while it is shown,
+//!   and the surface follows the selection with no explicit notify; the
+//!   session goes to the agent host over a WebSocket.
 //! * The activity panel shows each agent call and its result in words;
 //!   the confirmation dialog shows the effective input and approves or
 //!   rejects through the session — the model can do neither.
@@ -19,7 +22,9 @@
 #[cfg(target_arch = "wasm32")]
 mod app;
 #[cfg(target_arch = "wasm32")]
-mod surface;
+mod backend;
+#[cfg(target_arch = "wasm32")]
+mod table;
 #[cfg(target_arch = "wasm32")]
 mod words;
 

@@ -1,12 +1,13 @@
 //! What each outcome of an agent call means, in words for the person in
 //! front of the page (the activity panel and the turn report).
 
-use agent_surface::host::{BrowserSurfaceOutcome, RejectionReason};
+use agent_surface::host::{BrowserSurfaceOutcome, ConfirmationOutcome, RejectionReason};
+use agent_surface::page::{AgentCall, AgentCallState};
 use agent_surface::{AgentError, AgentInvocationResult, ErrorCode};
 use serde_json::Value;
 
 /// How an activity entry is drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Tone {
     /// Succeeded.
     Ok,
@@ -63,6 +64,10 @@ fn success_words(capability_id: &str, output: &Value) -> String {
             None => "Done.".to_string(),
         },
         "devices.table.filter" => "Done: the table filter changed.".to_string(),
+        "devices.rename" => match output["name"].as_str() {
+            Some(name) => format!("Done: renamed to “{name}”."),
+            None => "Done: renamed.".to_string(),
+        },
         _ => "Done.".to_string(),
     }
 }
@@ -113,6 +118,14 @@ pub fn rejection_words(reason: RejectionReason) -> String {
     }
 }
 
+/// Whether `outcome` is the registry's success.
+pub fn succeeded(outcome: &BrowserSurfaceOutcome) -> bool {
+    matches!(
+        outcome,
+        BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Success { .. })
+    )
+}
+
 /// The tone and sentence of a call's outcome.
 pub fn outcome_words(capability_id: &str, outcome: &BrowserSurfaceOutcome) -> (Tone, String) {
     match outcome {
@@ -135,4 +148,28 @@ pub fn input_words(input: &Value) -> String {
         Some(map) if map.is_empty() => "no input of its own".to_string(),
         _ => format!("input {input}"),
     }
+}
+
+/// The title and the tone and sentence of an activity entry.
+pub fn call_words(call: &AgentCall) -> (String, Tone, String) {
+    let name = short_name(&call.capability_id);
+    let title = format!("Agent → {name}, {}", input_words(&call.input));
+    let (tone, detail) = match &call.state {
+        AgentCallState::Answered(outcome) => outcome_words(&call.capability_id, outcome),
+        AgentCallState::AwaitingConfirmation => {
+            (Tone::Pending, "Waiting for your confirmation…".to_string())
+        }
+        AgentCallState::Confirmation(outcome) => (
+            Tone::Pending,
+            match outcome {
+                ConfirmationOutcome::Approved => "You approved; running it…",
+                ConfirmationOutcome::Rejected => "You rejected it.",
+                ConfirmationOutcome::Expired => "The confirmation expired.",
+                _ => "The confirmation was withdrawn (connection lost).",
+            }
+            .to_string(),
+        ),
+        _ => (Tone::Pending, "Running…".to_string()),
+    };
+    (title, tone, detail)
 }

@@ -271,7 +271,16 @@ impl SurfaceRegistry {
                 path,
             });
         }
-        let validator = view_validator(&capability_id, &capability.input_schema)?;
+        if let Some(message) = capability.schema_error {
+            return Err(RegistrationError::InvalidSchema {
+                name: capability_id,
+                message,
+            });
+        }
+        let validator = match capability.validator {
+            Some(generated) => SchemaCheck::Generated(generated),
+            None => view_validator(&capability_id, &capability.input_schema)?,
+        };
         Ok(ViewEntry {
             name: capability.name,
             capability_id,
