@@ -10,7 +10,6 @@ use agent_surface::{
     ErrorCode, ExecutionError, RegistrationError, RegistrationHandle, Retry, SurfaceRegistry,
     ViewCapability,
 };
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -155,7 +154,7 @@ impl DevicesView {
 }
 
 /// A device status, as the table's filter knows it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DeviceStatus {
     Active,
@@ -172,22 +171,12 @@ impl DeviceStatus {
     }
 }
 
-/// Input of `view:devices.table.select`.
-#[derive(Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SelectRows {
-    /// Ids of visible rows to select; replaces the current selection.
-    pub device_ids: Vec<String>,
+/// The view capabilities' inputs (`SelectRows`, `FilterRows`), typed and
+/// validated at compile time from `view-inputs.json`: no `dynamic` needed.
+pub mod view {
+    agent_surface::view_inputs!("examples/devices/view-inputs.json");
 }
-
-/// Input of `view:devices.table.filter`.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct FilterRows {
-    /// Show only devices with this status; omit to show all.
-    #[serde(default)]
-    pub status: Option<DeviceStatus>,
-}
+use view::{FilterRows, SelectRows};
 
 /// The live registrations of the console. Dropping it unregisters them.
 pub struct Registrations {
@@ -241,7 +230,10 @@ pub fn register(
                 "filter",
                 "Filter the devices table by status; hidden rows leave the selection",
                 move |input: FilterRows| {
-                    filter_view.set_filter(input.status);
+                    filter_view.set_filter(input.status.map(|s| match s {
+                        view::filter_rows::InputStatus::Active => DeviceStatus::Active,
+                        view::filter_rows::InputStatus::Disabled => DeviceStatus::Disabled,
+                    }));
                     let visible: Vec<String> = filter_view
                         .visible_rows()
                         .into_iter()

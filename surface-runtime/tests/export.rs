@@ -100,12 +100,12 @@ fn devices() -> Devices {
     let table = registry
         .register_component(
             ComponentDefinition::new("devices.table", "main")
-                .capability(ViewCapability::new::<SelectInput, _, _>(
+                .capability(ViewCapability::from_json_schema::<SelectInput, _, _>(
                     "select",
                     "Select devices in the table",
                     |i: SelectInput| async move { Ok(json!({"selected": i.ids.len()})) },
                 ))
-                .capability(ViewCapability::new::<FilterInput, _, _>(
+                .capability(ViewCapability::from_json_schema::<FilterInput, _, _>(
                     "filter",
                     "Filter the table by status",
                     |_i: FilterInput| async move { Ok(Value::Null) },

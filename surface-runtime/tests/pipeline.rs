@@ -1248,7 +1248,7 @@ struct SelectInput {
 fn table(f: &Fixture, selected: Arc<Mutex<Vec<String>>>) -> surface_runtime::RegistrationHandle {
     f.registry
         .register_component(
-            ComponentDefinition::new("devices.table", "main").capability(ViewCapability::new::<
+            ComponentDefinition::new("devices.table", "main").capability(ViewCapability::from_json_schema::<
                 SelectInput,
                 _,
                 _,

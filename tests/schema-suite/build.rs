@@ -5,7 +5,9 @@
 //!   draft-07 groups get the draft-07 `$schema` they leave implicit);
 //! * every input and output schema of `tests/fixtures/codegen/*.manifest.json`
 //!   and of `tests/fixtures/corpus/*.manifest.json`
-//!   (`SCHEMA_SUITE_CORPUS` names another corpus directory).
+//!   (`SCHEMA_SUITE_CORPUS` names another corpus directory);
+//! * every view capability input schema of the examples' `view_inputs!`
+//!   files (`VIEW_INPUT_FILES`).
 //!
 //! A schema the generator rejects is recorded with its reasons, so the tests
 //! can tell a skipped group from a passing one. `$OUT_DIR/sizes.tsv` holds
@@ -25,6 +27,12 @@ const PLAIN_SCHEMA: &str = r#"{"type": "object",
   "properties": {"deviceId": {"type": "string", "minLength": 1}, "name": {"type": "string", "minLength": 1, "maxLength": 64},
                  "tags": {"type": "array", "items": {"type": "string"}}},
   "required": ["deviceId", "name"], "additionalProperties": false}"#;
+
+/// The `view_inputs!` files of the examples, relative to the workspace root.
+const VIEW_INPUT_FILES: [&str; 2] = [
+    "examples/devices-api/view-inputs.json",
+    "examples/devices/view-inputs.json",
+];
 
 fn main() {
     let here = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
@@ -75,6 +83,23 @@ fn main() {
             sources.push((format!("corpus/{name}"), path));
         }
     }
+    // The view capabilities' input schemas of the examples (`view_inputs!`
+    // files: `{"TypeName": schema, …}`), checked like a manifest's inputs.
+    for file in VIEW_INPUT_FILES {
+        let path = root.join(file);
+        println!("cargo:rerun-if-changed={}", path.display());
+        let inputs: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap())
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let inputs = inputs.as_object().unwrap_or_else(|| panic!("{file}: not an object"));
+        assert!(!inputs.is_empty(), "{file}: no view inputs");
+        let source = format!("view/{file}");
+        for (name, schema) in inputs {
+            let (validator, _) = generate(schema, &options);
+            fixture_entries.push(quote! {
+                crate::Fixture { source: #source, tool: #name, schema: "input", validator: #validator }
+            });
+        }
+    }
     for (source, path) in &sources {
         if !source.ends_with(".manifest.json") {
             continue;
@@ -121,7 +146,10 @@ fn main() {
     let corpus_dir = corpus.display().to_string();
     let suite_dir = suite.display().to_string();
     let codegen_dir = codegen.display().to_string();
+    let root_dir = root.display().to_string();
     let out = quote! {
+        /// The workspace root (view-input fixtures are named relative to it).
+        pub const ROOT_DIR: &str = #root_dir;
         /// Directory of the vendored test-suite files.
         pub const SUITE_DIR: &str = #suite_dir;
         /// Directory of the codegen fixtures.

@@ -78,7 +78,7 @@ enum CallEnd {
 }
 
 struct AppState {
-    host: AgentHost,
+    host: Arc<AgentHost>,
     config: HostConfig,
     /// Page sessions by cookie.
     sessions: PageSessions<SessionRecord>,
@@ -116,8 +116,9 @@ impl Running {
         format!("http://{}/", self.addr)
     }
 
-    /// The agent host (its runs, tools and live surfaces).
-    pub fn host(&self) -> &AgentHost {
+    /// The agent host (its runs, tools and live surfaces); an `Arc`, so an
+    /// MCP server (`agent_surface::mcp::McpServer`) can serve its runs too.
+    pub fn host(&self) -> &Arc<AgentHost> {
         &self.state.host
     }
 
@@ -158,7 +159,7 @@ impl Drop for Running {
 /// # Errors
 /// The listener cannot bind.
 pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
-    let host = AgentHost::new().with_known_build(devices_api::known_build());
+    let host = Arc::new(AgentHost::new().with_known_build(devices_api::known_build()));
     let authority = devices_api::api::authority();
     let rpc_proxy = RpcProxy::new(
         &config.backend_rpc,

@@ -473,6 +473,176 @@ async fn unavailable_and_stale_capability_are_told_to_the_user_in_words() {
     s.finish().await;
 }
 
+// ----- the details panel mounts and unmounts --------------------------------
+
+impl Stack {
+    /// The capability ids of the tools run `run_id` is offered now, sorted,
+    /// each marked ` (unavailable)` when no registration of it is
+    /// available (the host's MCP export leaves those out).
+    fn tool_ids(&self, run_id: &str) -> Vec<String> {
+        use agent_surface::host::{BrowserReference, HostTool};
+        let mut ids: Vec<String> = self
+            .host
+            .host()
+            .tools_for_run(run_id)
+            .iter()
+            .map(|t| {
+                let available = match t {
+                    HostTool::Browser(b) => b.references.iter().any(|r| match r {
+                        BrowserReference::Procedure(p) => p.available,
+                        BrowserReference::View { capability, .. } => capability.available,
+                        _ => true,
+                    }),
+                    _ => true,
+                };
+                if available {
+                    t.capability_id().to_string()
+                } else {
+                    format!("{} (unavailable)", t.capability_id())
+                }
+            })
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    /// Waits (at most `WAIT`) until run `run_id`'s tools are `expected`.
+    async fn wait_tools(&self, step: &str, run_id: &str, expected: &[&str]) {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let now = self.tool_ids(run_id);
+            if now == expected {
+                return;
+            }
+            if Instant::now() > deadline {
+                panic!("{step}: run {run_id}'s tools never became {expected:?}; last {now:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_details_panel_adds_its_tool_while_mounted_and_availability_follows_the_selection() {
+    let _serial = SERIAL.lock().await;
+    let Some(s) = stack(
+        "the_details_panel_adds_its_tool_while_mounted_and_availability_follows_the_selection",
+    )
+    .await
+    else {
+        return;
+    };
+    let session = s.host.sessions()[0].clone();
+    let tab = session.tab_id.clone().expect("the tab announced itself");
+    s.host
+        .host()
+        .start_run(agent_surface::host::AgentRun {
+            run_id: "panel-run".into(),
+            session_id: session.session_id.clone(),
+            tab_id: Some(tab),
+            kind: agent_surface::ConsumerKind::Embedded,
+        })
+        .unwrap();
+    // Nothing selected: no details panel, no rename tool, and disable and
+    // purge are unavailable.
+    s.wait_tools(
+        "nothing selected",
+        "panel-run",
+        &[
+            "domain:devices.disable (unavailable)",
+            "domain:devices.list",
+            "domain:devices.purge (unavailable)",
+            "view:devices.table.filter",
+            "view:devices.table.select",
+        ],
+    )
+    .await;
+    assert!(s.browser.find("#details").await.unwrap().is_none());
+
+    // One device selected: the panel mounts and its tool appears;
+    // disable and purge become available — no notify anywhere in the page.
+    s.select(&["dev-1"]).await;
+    s.browser
+        .wait_for_text("#details-id", WAIT, |t| t == "dev-1")
+        .await
+        .expect("the details panel shows dev-1");
+    s.wait_tools(
+        "one selected",
+        "panel-run",
+        &[
+            "domain:devices.disable",
+            "domain:devices.list",
+            "domain:devices.purge",
+            "domain:devices.rename",
+            "view:devices.table.filter",
+            "view:devices.table.select",
+        ],
+    )
+    .await;
+    let rename = s
+        .host
+        .host()
+        .tools_for_run("panel-run")
+        .into_iter()
+        .find(|t| t.capability_id() == "domain:devices.rename")
+        .unwrap();
+    let described = format!("{rename:?}");
+    assert!(
+        described.contains("Renames the device shown in the details panel (now “Lobby camera”)."),
+        "{described}"
+    );
+    s.shot("10-details-mounted").await;
+
+    // A second device selected: the panel unmounts and its tool goes away.
+    s.browser.click("#select-dev-2").await.unwrap();
+    s.browser
+        .wait_for_text("#selection", WAIT, |t| {
+            t.starts_with("Selected: dev-1, dev-2")
+        })
+        .await
+        .unwrap();
+    s.wait_tools(
+        "two selected",
+        "panel-run",
+        &[
+            "domain:devices.disable",
+            "domain:devices.list",
+            "domain:devices.purge",
+            "view:devices.table.filter",
+            "view:devices.table.select",
+        ],
+    )
+    .await;
+    assert!(s.browser.find("#details").await.unwrap().is_none());
+    s.shot("11-details-unmounted").await;
+
+    // Nothing selected again: disable and purge are unavailable again.
+    s.browser.click("#select-dev-1").await.unwrap();
+    s.browser
+        .wait_for_text("#selection", WAIT, |t| t.starts_with("Selected: dev-2 "))
+        .await
+        .unwrap();
+    s.browser.click("#select-dev-2").await.unwrap();
+    s.browser
+        .wait_for_text("#selection", WAIT, |t| t.starts_with("No device selected"))
+        .await
+        .unwrap();
+    s.wait_tools(
+        "none again",
+        "panel-run",
+        &[
+            "domain:devices.disable (unavailable)",
+            "domain:devices.list",
+            "domain:devices.purge (unavailable)",
+            "view:devices.table.filter",
+            "view:devices.table.select",
+        ],
+    )
+    .await;
+    s.host.host().end_run("panel-run");
+    s.finish().await;
+}
+
 /// The page another server on the same machine serves (another
 /// `127.0.0.1` port: the same *site*, so the browser sends the host's
 /// `SameSite=Strict` cookie with its requests). `HOST` is replaced by the

@@ -19,7 +19,8 @@ pub struct SuiteGroup {
 
 /// One input or output schema of a fixture manifest.
 pub struct Fixture {
-    /// `codegen/<file>` or `corpus/<file>`.
+    /// `codegen/<file>`, `corpus/<file>` or `view/<path from the
+    /// workspace root>` (a `view_inputs!` file; `tool` is the type name).
     pub source: &'static str,
     /// The tool's path.
     pub tool: &'static str,

@@ -13,7 +13,9 @@ use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
-use schema_suite::{Fixture, CODEGEN_DIR, CORPUS_DIR, FIXTURES, REGRESSIONS, REGRESSIONS_FILE};
+use schema_suite::{
+    Fixture, CODEGEN_DIR, CORPUS_DIR, FIXTURES, REGRESSIONS, REGRESSIONS_FILE, ROOT_DIR,
+};
 use serde_json::{json, Map, Value};
 use surface_runtime::validation::Validator;
 
@@ -100,6 +102,17 @@ fn read(path: &str) -> Option<Value> {
 /// The fixture's schema and its sample instances.
 fn schema_and_samples(f: &Fixture) -> (Value, Vec<Value>) {
     let (kind, file) = f.source.split_once('/').unwrap();
+    if kind == "view" {
+        let inputs = read(&format!("{ROOT_DIR}/{file}")).unwrap();
+        let mut samples = vec![json!({})];
+        samples.extend(
+            VIEW_SAMPLES
+                .iter()
+                .filter(|(name, _)| *name == f.tool)
+                .map(|(_, text)| serde_json::from_str::<Value>(text).unwrap()),
+        );
+        return (inputs[f.tool].clone(), samples);
+    }
     let dir = match kind {
         "codegen" => CODEGEN_DIR,
         _ => CORPUS_DIR,
@@ -402,6 +415,45 @@ fn generated_validators_agree_with_jsonschema_on_codegen_fixtures() {
     let problems: Vec<String> = fixtures
         .iter()
         .flat_map(|f| run_fixture(f, CASES_CODEGEN))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Valid inputs of the examples' view capabilities (the mutations start
+/// from these and from `{}`).
+const VIEW_SAMPLES: [(&str, &str); 3] = [
+    ("SelectRows", r#"{"deviceIds": ["dev-1", "dev-2"]}"#),
+    ("FilterRows", r#"{"status": "active"}"#),
+    ("FilterRows", r#"{}"#),
+];
+
+/// The schema a view capability shows the agent and the validator
+/// `view_inputs!` generates from it agree (docs/codegen.md, "`view_inputs!`").
+#[test]
+fn generated_validators_agree_with_jsonschema_on_the_view_capability_inputs() {
+    let fixtures: Vec<&Fixture> = FIXTURES
+        .iter()
+        .filter(|f| f.source.starts_with("view/"))
+        .collect();
+    let names: Vec<String> = fixtures
+        .iter()
+        .map(|f| format!("{}#{}", f.source, f.tool))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "view/examples/devices-api/view-inputs.json#FilterRows",
+            "view/examples/devices-api/view-inputs.json#SelectRows",
+            "view/examples/devices/view-inputs.json#FilterRows",
+            "view/examples/devices/view-inputs.json#SelectRows",
+        ]
+    );
+    let problems: Vec<String> = fixtures
+        .iter()
+        .flat_map(|f| {
+            assert!(f.validator.is_ok(), "{}: {:?}", f.tool, f.validator.err());
+            run_fixture(f, CASES_CODEGEN)
+        })
         .collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
