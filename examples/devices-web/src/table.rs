@@ -131,11 +131,18 @@ impl TableState {
     }
 }
 
-/// The contextual description of the selection-bound procedures.
-fn applies_to(count: usize) -> String {
+/// The contextual description of the selection-bound procedures: the
+/// selection's size and the rows the table shows (so a filter change is a
+/// new view for the agent, and a confirmation asked before it is stale).
+fn applies_to(count: usize, filter: Option<Status>) -> String {
+    let shown = match filter {
+        None => "all devices",
+        Some(Status::Active) => "active devices only",
+        Some(Status::Disabled) => "disabled devices only",
+    };
     match count {
-        1 => "Applies to the device selected in the table.".to_string(),
-        n => format!("Applies to the {n} devices selected in the table."),
+        1 => format!("Applies to the device selected in the table (showing {shown})."),
+        n => format!("Applies to the {n} devices selected in the table (showing {shown})."),
     }
 }
 
@@ -193,7 +200,7 @@ fn register(table: TableState) -> Result<(), RegistrationError> {
             .when(move || selected() > 0)
             .unavailable_reason("Select at least one device in the table first")
             .confirmation(ConfirmationLevel::Required)
-            .describe(move || applies_to(selected())),
+            .describe(move || applies_to(selected(), table.filter.get())),
     )?;
     component.use_procedure(
         AgentProcedureBinding::new(api::devices::purge())
@@ -202,7 +209,7 @@ fn register(table: TableState) -> Result<(), RegistrationError> {
             })
             .when(move || selected() > 0)
             .unavailable_reason("Select at least one device in the table first")
-            .describe(move || applies_to(selected())),
+            .describe(move || applies_to(selected(), table.filter.get())),
     )?;
     Ok(())
 }
