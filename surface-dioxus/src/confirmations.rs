@@ -1,0 +1,117 @@
+//! Held confirmations as data, and a plain dialog.
+
+use agent_surface::host::{ConfirmationDecisionError, HeldConfirmation};
+use dioxus::prelude::*;
+use serde_json::Value;
+
+use crate::provider::{use_agent_surface, AgentSurface};
+
+/// One call waiting for the user's decision.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeldCall {
+    /// What the session holds: the capability, the registry's summary
+    /// (`summary["input"]` is the effective input, bound values included:
+    /// exactly what the server will receive; `summary["description"]` the
+    /// contextual description).
+    pub held: HeldConfirmation,
+    surface: AgentSurface,
+}
+
+impl HeldCall {
+    /// The capability id (`domain:devices.disable`).
+    pub fn capability_id(&self) -> &str {
+        &self.held.capability_id
+    }
+
+    /// The effective input the server will receive if approved now.
+    pub fn effective_input(&self) -> &Value {
+        &self.held.summary["input"]
+    }
+
+    /// The contextual description the agent saw, if any.
+    pub fn description(&self) -> Option<&str> {
+        self.held.summary["description"].as_str()
+    }
+
+    /// Approves: the call runs (unless the view changed since it asked,
+    /// which the registry refuses as a different call).
+    ///
+    /// # Errors
+    /// [`ConfirmationDecisionError`] (already decided, expired, …).
+    pub fn approve(&self) -> Result<(), ConfirmationDecisionError> {
+        self.surface.approve(&self.held.confirmation_id)
+    }
+
+    /// Rejects: the call is answered `CONFIRMATION_INVALID` (`rejected`).
+    ///
+    /// # Errors
+    /// [`ConfirmationDecisionError`].
+    pub fn reject(&self) -> Result<(), ConfirmationDecisionError> {
+        self.surface.reject(&self.held.confirmation_id)
+    }
+}
+
+/// The calls waiting for the user's decision, oldest first, as a memo (a
+/// read-only signal: reading it in a component re-renders the component
+/// when the list changes); a page draws its own dialog from it. A hook.
+///
+/// # Panics
+/// Without an [`AgentSurface`] in the context
+/// ([`crate::use_agent_surface`]).
+#[track_caller]
+pub fn use_held_confirmations() -> Memo<Vec<HeldCall>> {
+    let surface = use_agent_surface();
+    let held = surface.held;
+    use_memo(move || {
+        held.read()
+            .iter()
+            .map(|held| HeldCall {
+                held: held.clone(),
+                surface,
+            })
+            .collect()
+    })
+}
+
+/// A plain confirmation dialog for the oldest held call: what the agent
+/// asked for, the effective input, Approve and Reject. Its elements carry
+/// ids and classes for the page's CSS: `#agent-confirmation`
+/// (`.agent-confirmation`), `.agent-confirmation-title`,
+/// `.agent-confirmation-description`, `#agent-confirmation-input`,
+/// `#agent-approve`, `#agent-reject`; an error deciding shows in
+/// `.agent-confirmation-error`. Nothing is rendered while no call waits.
+#[component]
+pub fn ConfirmationDialog() -> Element {
+    let calls = use_held_confirmations();
+    let mut error = use_signal(|| None::<String>);
+    // The call decided is the oldest one at the click, not at the render.
+    let mut decide = move |approve: bool| {
+        let Some(call) = calls.peek().first().cloned() else {
+            return;
+        };
+        let outcome = if approve {
+            call.approve()
+        } else {
+            call.reject()
+        };
+        error.set(outcome.err().map(|e| e.to_string()));
+    };
+    let Some(call) = calls.read().first().cloned() else {
+        return rsx! {};
+    };
+    let title = format!("The agent wants to run {}", call.capability_id());
+    let description = call.description().unwrap_or_default().to_string();
+    let input = serde_json::to_string_pretty(call.effective_input()).unwrap_or_default();
+    rsx! {
+        aside { id: "agent-confirmation", class: "agent-confirmation", role: "dialog",
+            h2 { class: "agent-confirmation-title", "{title}" }
+            p { class: "agent-confirmation-description", "{description}" }
+            pre { id: "agent-confirmation-input", "{input}" }
+            if let Some(message) = error() {
+                p { class: "agent-confirmation-error", "{message}" }
+            }
+            button { id: "agent-reject", onclick: move |_| decide(false), "Reject" }
+            button { id: "agent-approve", onclick: move |_| decide(true), "Approve" }
+        }
+    }
+}
