@@ -1248,22 +1248,20 @@ struct SelectInput {
 fn table(f: &Fixture, selected: Arc<Mutex<Vec<String>>>) -> surface_runtime::RegistrationHandle {
     f.registry
         .register_component(
-            ComponentDefinition::new("devices.table", "main").capability(ViewCapability::from_json_schema::<
-                SelectInput,
-                _,
-                _,
-            >(
-                "select",
-                "Select rows",
-                move |input: SelectInput| {
-                    let selected = selected.clone();
-                    async move {
-                        let n = input.ids.len();
-                        *selected.lock().unwrap() = input.ids;
-                        Ok(json!({"selected": n}))
-                    }
-                },
-            )),
+            ComponentDefinition::new("devices.table", "main").capability(
+                ViewCapability::from_json_schema::<SelectInput, _, _>(
+                    "select",
+                    "Select rows",
+                    move |input: SelectInput| {
+                        let selected = selected.clone();
+                        async move {
+                            let n = input.ids.len();
+                            *selected.lock().unwrap() = input.ids;
+                            Ok(json!({"selected": n}))
+                        }
+                    },
+                ),
+            ),
         )
         .unwrap()
 }

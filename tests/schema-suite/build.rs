@@ -90,7 +90,9 @@ fn main() {
         println!("cargo:rerun-if-changed={}", path.display());
         let inputs: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap())
             .unwrap_or_else(|e| panic!("{file}: {e}"));
-        let inputs = inputs.as_object().unwrap_or_else(|| panic!("{file}: not an object"));
+        let inputs = inputs
+            .as_object()
+            .unwrap_or_else(|| panic!("{file}: not an object"));
         assert!(!inputs.is_empty(), "{file}: no view inputs");
         let source = format!("view/{file}");
         for (name, schema) in inputs {
