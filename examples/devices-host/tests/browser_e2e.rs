@@ -491,9 +491,8 @@ impl Stack {
                     HostTool::Browser(b) => b.references.iter().any(|r| match r {
                         BrowserReference::Procedure(p) => p.available,
                         BrowserReference::View { capability, .. } => capability.available,
-                        _ => true,
                     }),
-                    _ => true,
+                    HostTool::Server(_) => true,
                 };
                 if available {
                     t.capability_id().to_string()
