@@ -135,7 +135,7 @@ struct Inner {
     held: Mutex<Vec<HeldConfirmation>>,
     /// The newest agent calls, oldest first, at most `max_activity`.
     activity: Mutex<std::collections::VecDeque<AgentCall>>,
-    max_activity: usize,
+    max_activity: std::sync::atomic::AtomicUsize,
     connection: Mutex<ConnectionState>,
     listeners: Mutex<Listeners>,
 }
@@ -171,7 +171,7 @@ impl PageSurface {
                 attached: Mutex::new(None),
                 held: Mutex::new(Vec::new()),
                 activity: Mutex::new(std::collections::VecDeque::new()),
-                max_activity: DEFAULT_ACTIVITY_ENTRIES,
+                max_activity: std::sync::atomic::AtomicUsize::new(DEFAULT_ACTIVITY_ENTRIES),
                 connection: Mutex::new(ConnectionState::Idle),
                 listeners: Mutex::new(Listeners::default()),
             }),
@@ -265,13 +265,13 @@ impl PageSurface {
     }
 
     /// Keeps the newest `count` agent calls in [`PageSurface::activity`]
-    /// (default [`DEFAULT_ACTIVITY_ENTRIES`]). Call before sharing the
-    /// surface (clones made before keep the old bound).
+    /// (default [`DEFAULT_ACTIVITY_ENTRIES`]), for every clone; older
+    /// entries go at the next recorded call.
     #[must_use]
-    pub fn max_activity(mut self, count: usize) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.max_activity = count;
-        }
+    pub fn max_activity(self, count: usize) -> Self {
+        self.inner
+            .max_activity
+            .store(count, std::sync::atomic::Ordering::Relaxed);
         self
     }
 
@@ -467,7 +467,10 @@ impl Inner {
         &self,
         change: impl FnOnce(&mut std::collections::VecDeque<AgentCall>, usize),
     ) {
-        change(&mut lock(&self.activity), self.max_activity);
+        change(
+            &mut lock(&self.activity),
+            self.max_activity.load(std::sync::atomic::Ordering::Relaxed),
+        );
         self.notify(PageChange::Activity);
     }
 

@@ -212,9 +212,12 @@ fn without_a_session_decisions_are_refused_and_the_activity_is_bounded() {
         activity.last().unwrap().invocation_id,
         format!("inv-{}", DEFAULT_ACTIVITY_ENTRIES + 4)
     );
-    let small = PageSurface::new(p.registry.clone()).max_activity(2);
+    let small = PageSurface::new(p.registry.clone());
+    // The bound applies to clones made before it was set too.
+    let shared = small.clone();
+    let small = small.max_activity(2);
     for i in 0..3 {
-        small.record_call(&p.call(&format!("small-{i}")));
+        shared.record_call(&p.call(&format!("small-{i}")));
     }
     let ids: Vec<String> = small
         .activity()
