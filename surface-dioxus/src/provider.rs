@@ -1,13 +1,9 @@
 //! The provider: one [`AgentSurface`] in the component tree's context.
 
-use std::sync::Arc;
-
-use agent_surface::browser::{
-    BrowserTimer, SessionSocket, SessionSocketOptions, SocketError, SocketEvent,
-};
+use agent_surface::browser::{SessionSocket, SessionSocketOptions, SocketEvent};
 use agent_surface::host::{
     BrowserSurfaceIdentity, BrowserSurfaceSessionOptions, ConfirmationDecisionError,
-    HeldConfirmation, SessionError,
+    HeldConfirmation,
 };
 use agent_surface::page::{
     AgentCall, ChangeSubscription, ConnectionState, PageChange, PageSurface,
@@ -37,16 +33,7 @@ impl std::fmt::Debug for AgentSurface {
     }
 }
 
-/// Why [`AgentSurface::connect`] failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
-    /// The browser session could not start.
-    #[error("the agent session could not start: {0}")]
-    Session(#[from] SessionError),
-    /// The socket to the agent host could not be created.
-    #[error("{0}")]
-    Socket(#[from] SocketError),
-}
+pub use agent_surface::page::ConnectError;
 
 /// Provides `page` to this component and its descendants, and returns the
 /// handle. A hook: call it once, near the root, unconditionally; the first
@@ -152,8 +139,7 @@ impl AgentSurface {
         identity: BrowserSurfaceIdentity,
         consumer: AgentConsumer,
     ) -> BrowserSurfaceSessionOptions {
-        BrowserSurfaceSessionOptions::new(self.registry(), identity, consumer)
-            .timer(Arc::new(BrowserTimer))
+        self.page().session_options(identity, consumer)
     }
 
     /// Starts the browser session (held confirmations) and opens its
@@ -173,8 +159,7 @@ impl AgentSurface {
         let mut slot = self.socket;
         // The previous socket closes before the new session starts.
         slot.set(None);
-        page.attach(session)?;
-        let opened = page.open_socket(socket, on_event)?;
+        let opened = page.connect(session, socket, on_event)?;
         slot.set(Some(opened));
         Ok(())
     }

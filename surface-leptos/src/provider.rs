@@ -1,13 +1,9 @@
 //! The provider: one [`AgentSurface`] in the component tree's context.
 
-use std::sync::Arc;
-
-use agent_surface::browser::{
-    BrowserTimer, SessionSocket, SessionSocketOptions, SocketError, SocketEvent,
-};
+use agent_surface::browser::{SessionSocket, SessionSocketOptions, SocketEvent};
 use agent_surface::host::{
     BrowserSurfaceIdentity, BrowserSurfaceSessionOptions, ConfirmationDecisionError,
-    HeldConfirmation, SessionError,
+    HeldConfirmation,
 };
 use agent_surface::page::{
     AgentCall, ChangeSubscription, ConnectionState, PageChange, PageSurface,
@@ -29,16 +25,7 @@ pub struct AgentSurface {
     connection: RwSignal<ConnectionState>,
 }
 
-/// Why [`AgentSurface::connect`] failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
-    /// The browser session could not start.
-    #[error("the agent session could not start: {0}")]
-    Session(#[from] SessionError),
-    /// The socket to the agent host could not be created.
-    #[error("{0}")]
-    Socket(#[from] SocketError),
-}
+pub use agent_surface::page::ConnectError;
 
 /// Provides `page` to this component and its descendants, and returns the
 /// handle. Call it once, near the root; the hooks find it with
@@ -118,8 +105,7 @@ impl AgentSurface {
         identity: BrowserSurfaceIdentity,
         consumer: AgentConsumer,
     ) -> BrowserSurfaceSessionOptions {
-        BrowserSurfaceSessionOptions::new(self.registry(), identity, consumer)
-            .timer(Arc::new(BrowserTimer))
+        self.page().session_options(identity, consumer)
     }
 
     /// Starts the browser session (held confirmations) and opens its
@@ -138,8 +124,7 @@ impl AgentSurface {
         let page = self.page();
         // The previous socket closes before the new session starts.
         self.socket.set_value(None);
-        page.attach(session)?;
-        let opened = page.open_socket(socket, on_event)?;
+        let opened = page.connect(session, socket, on_event)?;
         self.socket.set_value(Some(opened));
         Ok(())
     }

@@ -370,6 +370,38 @@ impl PageSurface {
         Some(now)
     }
 
+    /// Session options for this page's registry with `identity` and
+    /// `consumer`, the browser timer set (held confirmations expire on
+    /// time); adjust them before [`PageSurface::connect`].
+    #[cfg(all(target_arch = "wasm32", feature = "browser"))]
+    pub fn session_options(
+        &self,
+        identity: crate::host::BrowserSurfaceIdentity,
+        consumer: crate::AgentConsumer,
+    ) -> BrowserSurfaceSessionOptions {
+        BrowserSurfaceSessionOptions::new(self.registry().clone(), identity, consumer)
+            .timer(Arc::new(crate::browser::BrowserTimer))
+    }
+
+    /// [`PageSurface::attach`] then [`PageSurface::open_socket`]: starts
+    /// the browser session (held confirmations) and opens its socket to the
+    /// agent host; `on_event` sees every `SocketEvent`. The caller keeps
+    /// the socket (dropping it closes the connection); drop a previous one
+    /// first.
+    ///
+    /// # Errors
+    /// [`ConnectError`].
+    #[cfg(all(target_arch = "wasm32", feature = "browser"))]
+    pub fn connect(
+        &self,
+        session: BrowserSurfaceSessionOptions,
+        socket: crate::browser::SessionSocketOptions,
+        on_event: impl Fn(&crate::browser::SocketEvent) + 'static,
+    ) -> Result<crate::browser::SessionSocket, ConnectError> {
+        self.attach(session)?;
+        Ok(self.open_socket(socket, on_event)?)
+    }
+
     /// Opens the session's WebSocket to the agent host
     /// ([`crate::browser::SessionSocket::open`]) for the attached session.
     /// The caller keeps the socket: dropping it closes the connection.
@@ -506,6 +538,18 @@ impl Inner {
             listener(change);
         }
     }
+}
+
+/// Why [`PageSurface::connect`] failed (wasm32, `browser`).
+#[cfg(all(target_arch = "wasm32", feature = "browser"))]
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The browser session could not start.
+    #[error("the agent session could not start: {0}")]
+    Session(#[from] SessionError),
+    /// The socket to the agent host could not be created.
+    #[error("{0}")]
+    Socket(#[from] crate::browser::SocketError),
 }
 
 /// A [`PageSurface`] that does not keep it alive
