@@ -45,7 +45,7 @@ mod args;
 mod dedup;
 mod expand;
 mod fields;
-mod source;
+pub(crate) mod source;
 mod valid;
 mod validators;
 
