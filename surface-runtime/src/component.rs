@@ -125,7 +125,13 @@ impl ViewCapability {
     {
         let (schema, schema_error) = match serde_json::from_str(I::INPUT_SCHEMA_JSON) {
             Ok(schema) => (schema, None),
-            Err(e) => (Value::Null, Some(e.to_string())),
+            Err(e) => (
+                Value::Null,
+                Some(format!(
+                    "`ViewInput::INPUT_SCHEMA_JSON` of `{}` is not JSON ({e}); implement `ViewInput` only through `view_inputs!`",
+                    std::any::type_name::<I>()
+                )),
+            ),
         };
         let mut capability = Self::typed::<I, F, Fut>(name, description, schema, handler);
         capability.validator = Some(I::VALIDATOR);

@@ -82,7 +82,8 @@ pub struct ViewCapabilityDescriptor {
     pub name: String,
     /// Model-facing description.
     pub description: String,
-    /// Input JSON Schema (derived with schemars).
+    /// Input JSON Schema (`ViewInput::INPUT_SCHEMA_JSON` of a `view_inputs!`
+    /// type, or the schema given at run time).
     pub input_schema: Arc<Value>,
     /// Whether `when()` holds.
     pub available: bool,

@@ -66,21 +66,16 @@ impl BoundInput for Selection {
     }
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-#[allow(dead_code)]
-struct SelectInput {
-    /// Device ids to select.
-    ids: Vec<String>,
-    /// Add to the current selection instead of replacing it.
-    extend: Option<bool>,
+/// The view capabilities' inputs (the schemas schemars derived for the
+/// example's structs before `view_inputs!`, kept so the golden files are
+/// those of the same catalog).
+mod view {
+    surface_macros::view_inputs!(
+        "tests/common/export-view-inputs.json",
+        crate = ::surface_runtime
+    );
 }
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-#[allow(dead_code)]
-struct FilterInput {
-    /// Show only devices with this status; omit to show all.
-    status: Option<String>,
-}
+use view::{FilterInput, SelectInput};
 
 /// The devices example: the `devices.table` "main" with select/filter view
 /// capabilities; devices.list, devices.disable (deviceIds bound to the
@@ -100,12 +95,12 @@ fn devices() -> Devices {
     let table = registry
         .register_component(
             ComponentDefinition::new("devices.table", "main")
-                .capability(ViewCapability::from_json_schema::<SelectInput, _, _>(
+                .capability(ViewCapability::new::<SelectInput, _, _>(
                     "select",
                     "Select devices in the table",
                     |i: SelectInput| async move { Ok(json!({"selected": i.ids.len()})) },
                 ))
-                .capability(ViewCapability::from_json_schema::<FilterInput, _, _>(
+                .capability(ViewCapability::new::<FilterInput, _, _>(
                     "filter",
                     "Filter the table by status",
                     |_i: FilterInput| async move { Ok(Value::Null) },

@@ -1240,6 +1240,8 @@ async fn invoke_runs_under_tokio_with_a_real_timer() {
 
 // ----- view capabilities -----------------------------------------------------
 
+/// A view capability with a runtime schema (`from_json_schema`: derived
+/// with schemars, compiled at registration; feature `dynamic`).
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct SelectInput {
     ids: Vec<String>,
@@ -1304,6 +1306,113 @@ fn view_capability_runs_its_local_handler_with_validated_input() {
         json!("array")
     );
     assert_eq!(cap.input_schema["required"], json!(["ids"]));
+}
+
+/// View capability inputs typed and validated at compile time
+/// (`view_inputs!`, docs/codegen.md).
+mod view {
+    surface_macros::view_inputs!("tests/common/view-inputs.json", crate = ::surface_runtime);
+}
+
+fn generated_table(f: &Fixture) -> surface_runtime::RegistrationHandle {
+    f.registry
+        .register_component(
+            ComponentDefinition::new("devices.table", "main")
+                .capability(ViewCapability::new::<view::SelectRows, _, _>(
+                    "select",
+                    "Select rows",
+                    |input: view::SelectRows| async move { Ok(json!({"selected": input.ids})) },
+                ))
+                .capability(ViewCapability::new::<view::RenameShown, _, _>(
+                    "rename",
+                    "Rename the shown device",
+                    |input: view::RenameShown| async move {
+                        Ok(json!({"renamed": input.device_id, "to": input.name}))
+                    },
+                )),
+        )
+        .unwrap()
+}
+
+#[test]
+fn a_view_inputs_capability_runs_with_its_generated_validator_and_schema() {
+    let f = fixture();
+    let _t = generated_table(&f);
+    let r = call(
+        &f.registry,
+        "i1",
+        "view:devices.table.select",
+        json!({"ids": ["d1", "d2"]}),
+    );
+    assert_eq!(
+        serde_json::to_value(&r).unwrap(),
+        json!({"status": "success", "invocationId": "i1", "output": {"selected": ["d1", "d2"]}})
+    );
+    let r = call(
+        &f.registry,
+        "i2",
+        "view:devices.table.select",
+        json!({"ids": ["d1", ""], "extend": true}),
+    );
+    assert_eq!(
+        serde_json::to_value(&r).unwrap(),
+        json!({"status": "error", "invocationId": "i2", "error": {
+            "code": "INVALID_INPUT",
+            "message": "The input does not match the input schema.",
+            "retry": "with-changes",
+            "details": {"errors": [
+                {"instancePath": "/ids/1", "keyword": "minLength", "message": "value is shorter than 1 character"},
+                {"instancePath": "", "keyword": "additionalProperties", "message": "Additional properties are not allowed ('extend' was unexpected)"}
+            ]}
+        }})
+    );
+    // The agent sees the schema the validator was generated from.
+    let snap = f.registry.snapshot(&consumer());
+    let cap = &snap.components[0].capabilities[0];
+    assert_eq!(cap.capability_id, "view:devices.table.select");
+    assert_eq!(
+        *cap.input_schema,
+        serde_json::from_str::<Value>(
+            <view::SelectRows as surface_runtime::ViewInput>::INPUT_SCHEMA_JSON
+        )
+        .unwrap()
+    );
+    assert_eq!(
+        cap.input_schema["properties"]["ids"]["description"],
+        json!("Ids of the rows to select.")
+    );
+}
+
+#[test]
+fn a_view_inputs_capability_fails_validation_exactly_as_a_procedure_input_does() {
+    // `RenameShown` is `devices.rename`'s input schema: the same wrong
+    // input gets the same error from both paths.
+    let f = fixture();
+    let _t = generated_table(&f);
+    let _rename = register_plain(&f.registry, "devices.rename");
+    for (i, input) in [
+        json!({"deviceId": 7, "name": ""}),
+        json!({"name": "x", "more": 1}),
+        json!({}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let view = call(
+            &f.registry,
+            &format!("v{i}"),
+            "view:devices.table.rename",
+            input.clone(),
+        );
+        let procedure = call(
+            &f.registry,
+            &format!("p{i}"),
+            "domain:devices.rename",
+            input.clone(),
+        );
+        assert_eq!(error_code(&view), Some("INVALID_INPUT"), "{input}");
+        assert_eq!(view.error(), procedure.error(), "{input}");
+    }
 }
 
 #[test]

@@ -129,9 +129,7 @@ pub(crate) fn read_source_file(
             if bytes.len() > max {
                 return Err(syn::Error::new(
                     span,
-                    format!(
-                        "the {what} `{written}` is over the limit of {max} bytes; split it"
-                    ),
+                    format!("the {what} `{written}` is over the limit of {max} bytes; split it"),
                 ));
             }
             String::from_utf8(bytes).map_err(|_| {

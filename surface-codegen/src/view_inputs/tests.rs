@@ -83,10 +83,14 @@ fn each_schema_becomes_a_module_a_reexport_and_the_view_input_impl() {
     assert!(out.contains("pub status : Option < InputStatus >"), "{out}");
     assert!(!out.contains("Output"), "{out}");
     // In the order written.
-    let positions: Vec<usize> = ["pub mod select_rows", "pub mod filter_rows", "pub mod show_details"]
-        .iter()
-        .map(|m| out.find(m).unwrap())
-        .collect();
+    let positions: Vec<usize> = [
+        "pub mod select_rows",
+        "pub mod filter_rows",
+        "pub mod show_details",
+    ]
+    .iter()
+    .map(|m| out.find(m).unwrap())
+    .collect();
     assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
 }
 
@@ -115,7 +119,10 @@ fn keys_named_like_keywords_get_the_manifest_module_names() {
     )
     .unwrap();
     assert!(out.contains("pub mod r#type {"), "{out}");
-    assert!(out.contains("pub use self :: r#type :: Input as Type ;"), "{out}");
+    assert!(
+        out.contains("pub use self :: r#type :: Input as Type ;"),
+        "{out}"
+    );
     assert!(out.contains("pub mod super_ {"), "{out}");
 }
 
@@ -308,7 +315,8 @@ fn the_arguments_are_a_path_and_an_optional_crate() {
 
 /// A fresh directory under the system's temporary one.
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("surface-view-inputs-{name}-{}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("surface-view-inputs-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -358,7 +366,9 @@ fn the_file_is_found_like_manifests_and_embedded_for_rebuilds() {
         "{missing}"
     );
     assert!(
-        missing.ends_with("; relative paths are resolved against the including crate's root (CARGO_MANIFEST_DIR)"),
+        missing.ends_with(
+            "; relative paths are resolved against the including crate's root (CARGO_MANIFEST_DIR)"
+        ),
         "{missing}"
     );
 
