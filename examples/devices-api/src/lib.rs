@@ -7,6 +7,8 @@
 //!
 //! * [`api`] — `manifest!` of `tests/fixtures/devices.manifest.json` (the
 //!   one the real oRPC peer's zod contracts generate).
+//! * [`view`] — `view_inputs!` of `view-inputs.json`: the input types of
+//!   the page's view capabilities, typed and validated at compile time.
 //! * [`DisableSelection`], [`PurgeSelection`] — the table's selection bound
 //!   into `devices.disable` / `devices.purge` (locked: the agent never sees
 //!   or sets `deviceIds`).
@@ -19,10 +21,11 @@
 use agent_surface::agent_procedure;
 use serde::{Deserialize, Serialize};
 
-/// The input types of the table's view capabilities, with their schemas
-/// and validators generated at compile time (`view_inputs!` of
-/// `view-inputs.json`): the page registers them without the `dynamic`
-/// feature.
+/// The input types of the page's view capabilities — the table's
+/// [`view::SelectRows`] and [`view::FilterRows`], the details panel's
+/// [`view::ShowDetails`] — with their schemas and validators generated at
+/// compile time (`view_inputs!` of `view-inputs.json`): the page registers
+/// them without the `dynamic` feature.
 pub mod view {
     agent_surface::view_inputs!("view-inputs.json");
 }

@@ -421,10 +421,12 @@ fn generated_validators_agree_with_jsonschema_on_codegen_fixtures() {
 
 /// Valid inputs of the examples' view capabilities (the mutations start
 /// from these and from `{}`).
-const VIEW_SAMPLES: [(&str, &str); 3] = [
+const VIEW_SAMPLES: [(&str, &str); 5] = [
     ("SelectRows", r#"{"deviceIds": ["dev-1", "dev-2"]}"#),
+    ("SelectRows", r#"{"deviceIds": []}"#),
     ("FilterRows", r#"{"status": "active"}"#),
     ("FilterRows", r#"{}"#),
+    ("ShowDetails", r#"{"deviceId": "dev-1"}"#),
 ];
 
 /// The schema a view capability shows the agent and the validator
@@ -444,6 +446,7 @@ fn generated_validators_agree_with_jsonschema_on_the_view_capability_inputs() {
         [
             "view/examples/devices-api/view-inputs.json#FilterRows",
             "view/examples/devices-api/view-inputs.json#SelectRows",
+            "view/examples/devices-api/view-inputs.json#ShowDetails",
             "view/examples/devices/view-inputs.json#FilterRows",
             "view/examples/devices/view-inputs.json#SelectRows",
         ]
@@ -455,6 +458,40 @@ fn generated_validators_agree_with_jsonschema_on_the_view_capability_inputs() {
             run_fixture(f, CASES_CODEGEN)
         })
         .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The same for the types `view_inputs!` compiled in `devices-api` (what
+/// the devices page registers): the schema the agent is shown is
+/// `INPUT_SCHEMA_JSON`, the file's schema, and the validator that runs,
+/// `VALIDATOR`, agrees with jsonschema on that schema.
+#[test]
+fn compiled_view_inputs_show_the_files_schema_and_validate_as_jsonschema_does() {
+    use devices_api::view::{FilterRows, SelectRows, ShowDetails};
+    use surface_runtime::ViewInput;
+
+    fn check<I: ViewInput>(tool: &'static str) -> Vec<String> {
+        let source = "view/examples/devices-api/view-inputs.json";
+        let from_file = FIXTURES
+            .iter()
+            .find(|f| f.source == source && f.tool == tool)
+            .unwrap_or_else(|| panic!("{tool} is not a fixture of {source}"));
+        let shown: Value = serde_json::from_str(I::INPUT_SCHEMA_JSON).unwrap();
+        assert_eq!(shown, schema_and_samples(from_file).0, "{tool}");
+        let compiled = Fixture {
+            source,
+            tool,
+            schema: "input",
+            validator: Ok(I::VALIDATOR),
+        };
+        run_fixture(&compiled, CASES_CODEGEN)
+    }
+    let problems: Vec<String> = [
+        check::<SelectRows>("SelectRows"),
+        check::<FilterRows>("FilterRows"),
+        check::<ShowDetails>("ShowDetails"),
+    ]
+    .concat();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
