@@ -8,36 +8,53 @@
 /// procedures (`docs/codegen.md`).
 pub use surface_macros::{agent_procedure, manifest};
 
-/// Generates the input types of view capabilities, with their JSON Schemas
-/// and validators, from a JSON file at compile time — so a page registers
-/// view capabilities without the `dynamic` feature (`docs/codegen.md`,
-/// "`view_inputs!`").
+/// Generates the input types of view capabilities, with the JSON Schemas
+/// the agent is shown and validators generated from them, from a JSON file
+/// at compile time — by the generator `manifest!` uses for procedure
+/// inputs — so a page registers view capabilities without the `dynamic`
+/// feature (no jsonschema in the page), and the schema the agent sees and
+/// the validator that runs agree by construction (`docs/codegen.md`,
+/// "`view_inputs!`", has the compiled example).
 ///
 /// ```ignore
-/// pub mod view {
-///     agent_surface::view_inputs!("view-inputs.json");
-/// }
-/// // view-inputs.json: {"SelectRows": {"type": "object",
+/// // view-inputs.json, next to Cargo.toml:
+/// // {"SelectRows": {"type": "object",
 /// //   "properties": {"deviceIds": {"type": "array", "items": {"type": "string"}}},
 /// //   "required": ["deviceIds"], "additionalProperties": false}}
+/// pub mod view {
+///     agent_surface::view_inputs!("view-inputs.json");
+///     // or, when the facade is re-exported under another path:
+///     // agent_surface::view_inputs!("view-inputs.json", crate = ::my_facade);
+/// }
 /// let select = ViewCapability::new::<view::SelectRows, _, _>("select", "Select rows",
 ///     |input: view::SelectRows| async move { Ok(json!({"selected": input.device_ids})) });
 /// ```
 ///
 /// | argument | type | meaning |
 /// |---|---|---|
-/// | first | string literal | the file, relative to the including crate's root (`CARGO_MANIFEST_DIR`); absolute paths are rejected |
-/// | `crate = path` | path, optional | how generated code names the facade; default `::agent_surface` |
+/// | first | string literal | path of the file, relative to the including crate's root (`CARGO_MANIFEST_DIR`), as for `manifest!`; absolute and empty paths are rejected |
+/// | `crate = path` | path, optional | the path generated code names the facade by; default `::agent_surface` |
 ///
-/// The file is one JSON object, at most 1 MiB and 256 entries: each key an
-/// UpperCamelCase type name, each value an object schema
-/// (`"type": "object"`). For `SelectRows` the expansion holds the module
-/// `select_rows` (the generated `Input` and its helper types, named as
-/// `manifest!` names them), `pub use select_rows::Input as SelectRows;`
-/// and `impl ViewInput for SelectRows` (the schema text the agent sees and
-/// the validator generated from it). A bad key, a non-object schema or a
-/// schema part the generator does not support is a compile error naming
-/// the key and the JSON Pointer.
+/// The file is one JSON object, `{"SelectRows": <schema>, …}`: each key an
+/// UpperCamelCase ASCII type name, each value an object schema
+/// (`"type": "object"`). For each key, in the order written, it emits in
+/// the invoking module:
+///
+/// | item | what it is |
+/// |---|---|
+/// | `pub mod select_rows` | the key in snake_case (keywords as `manifest!` maps path segments: `Type` → `r#type`): the generated `Input` and its helper types, named as `manifest!` names them (`filter_rows::InputStatus`), serde `Deserialize`/`Serialize`, docs from `description` |
+/// | `pub use select_rows::Input as SelectRows;` | the type a handler takes |
+/// | `impl ViewInput for SelectRows` | [`ViewInput::INPUT_SCHEMA_JSON`] (the schema in canonical JSON, as the agent sees it) and [`ViewInput::VALIDATOR`] (generated from it) |
+///
+/// and an `include_str!` of the file, so editing it rebuilds the crate.
+///
+/// Compile errors, on the path literal, all of a file's at once: a file
+/// that is missing, over 1 MiB or 256 entries, not JSON or not an object; a
+/// key written twice, not an UpperCamelCase type name (with the fix), `Self`,
+/// or giving the module of another key; a schema that is not an object
+/// schema, or whose type is a map rather than a struct or enum (declare
+/// `properties`); every schema part the generated validator does not
+/// support, with its keyword and JSON Pointer (at most 32, then a count).
 pub use surface_macros::view_inputs;
 
 // The types an application names, at the root. Everything else is in the

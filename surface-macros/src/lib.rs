@@ -1,5 +1,6 @@
-//! The `manifest!` and `#[agent_procedure]` macros. Thin entry points: the
-//! work lives in `surface-codegen` (`manifest_macro` and `binding`); the
+//! The `manifest!`, `#[agent_procedure]` and `view_inputs!` macros. Thin
+//! entry points: the work lives in `surface-codegen` (`manifest_macro`,
+//! `binding` and `view_inputs`); the
 //! documentation users read is on the re-exports in the `agent-surface`
 //! facade crate.
 #![forbid(unsafe_code)]
@@ -75,10 +76,8 @@ pub fn agent_procedure(attr: TokenStream, item: TokenStream) -> TokenStream {
     surface_codegen::binding::expand_attribute(attr.into(), item.into()).into()
 }
 
-/// Generates view capabilities' input types and their validators from a
-/// JSON file of schemas at compile time (`docs/codegen.md`,
-/// "`view_inputs!`"); the documentation users read is on the facade's
-/// re-export.
+/// (The entry point in `surface-macros`; the expansion is
+/// `surface_codegen::view_inputs`.)
 #[proc_macro]
 pub fn view_inputs(input: TokenStream) -> TokenStream {
     surface_codegen::view_inputs::expand_view_inputs(input.into()).into()
