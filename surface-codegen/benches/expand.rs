@@ -71,6 +71,7 @@ fn bench_expand(c: &mut Criterion) {
         invocation_site: String::new(),
         validation: surface_codegen::manifest_macro::ValidationMode::Generated,
         typed_formats: Default::default(),
+        runtime_validation: Vec::new(),
     };
     let mut group = c.benchmark_group("manifest_expand");
     group.sample_size(10);

@@ -48,6 +48,7 @@ fn main() {
         invocation_site: String::new(),
         validation: surface_codegen::manifest_macro::ValidationMode::Generated,
         typed_formats: Default::default(),
+        runtime_validation: Vec::new(),
     };
     let enum_values = manifest(json!({
         "type": "object",

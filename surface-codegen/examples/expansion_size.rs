@@ -56,6 +56,7 @@ fn main() {
         invocation_site: String::new(),
         validation: ValidationMode::Generated,
         typed_formats: Default::default(),
+        runtime_validation: Vec::new(),
     };
     let started = Instant::now();
     let expansion = match expand_manifest_text(&text, &options, Span::call_site()) {

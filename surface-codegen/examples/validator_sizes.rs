@@ -44,7 +44,14 @@ fn main() {
                         lines += l;
                         per_schema.push((n, l, format!("{tool} {key}")));
                     }
-                    Err(_) => rejected += 1,
+                    Err(reasons) => {
+                        rejected += 1;
+                        let first = &reasons[0];
+                        eprintln!(
+                            "rejected: {tool} {key}: {} at {}: {}",
+                            first.keyword, first.pointer, first.reason
+                        );
+                    }
                 }
             }
         }

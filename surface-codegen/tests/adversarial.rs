@@ -33,6 +33,7 @@ fn options(display_path: &str) -> ExpandOptions {
         invocation_site: String::new(),
         validation: surface_codegen::manifest_macro::ValidationMode::Generated,
         typed_formats: Default::default(),
+        runtime_validation: Vec::new(),
     }
 }
 
@@ -47,6 +48,7 @@ fn expand_runtime(text: &str, display_path: &str) -> TokenStream {
     let options = ExpandOptions {
         validation: surface_codegen::manifest_macro::ValidationMode::Runtime,
         typed_formats: Default::default(),
+        runtime_validation: Vec::new(),
         ..options(display_path)
     };
     expand_with(text, &options)

@@ -21,6 +21,7 @@ fn expand_fixture(relative: &str) -> String {
         invocation_site: String::new(),
         validation: surface_codegen::manifest_macro::ValidationMode::Generated,
         typed_formats: Default::default(),
+        runtime_validation: Vec::new(),
     };
     let tokens = expand_manifest_text(&text, &options, Span::call_site()).unwrap();
     let file: syn::File = syn::parse2(tokens).expect("the expansion parses as a Rust file");

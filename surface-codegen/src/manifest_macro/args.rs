@@ -1,5 +1,6 @@
 //! What the user wrote: `manifest!("path.json")`, optionally followed by
-//! `crate = some::path` and `validation = runtime`. Every malformed, unknown
+//! `crate = some::path`, `validation = runtime`, `runtime_validation =
+//! ["a.b", …]` and `typed_formats = […]`. Every malformed, unknown
 //! or repeated argument is reported in one build.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
@@ -25,11 +26,15 @@ pub struct ManifestArgs {
     pub validation: ValidationMode,
     /// `typed_formats = [uuid, chrono, url]` (none by default).
     pub typed_formats: TypedFormats,
+    /// `runtime_validation = ["a.b", …]`: procedures validated at run time
+    /// although the rest of the manifest has generated validators (none by
+    /// default).
+    pub runtime_validation: Vec<LitStr>,
 }
 
 /// What an unknown argument's message lists.
 const OPTIONS: &str =
-    "the options are `crate = path::to::agent_surface`, `validation = runtime` and `typed_formats = [uuid, chrono, url]`";
+    "the options are `crate = path::to::agent_surface`, `validation = runtime`, `runtime_validation = [\"procedure.path\", …]` and `typed_formats = [uuid, chrono, url]`";
 
 impl ManifestArgs {
     /// Parses the arguments, recording every problem in `errors`; `None`
@@ -51,7 +56,9 @@ impl ManifestArgs {
         let mut crate_path: Option<syn::Path> = None;
         let mut validation = ValidationMode::default();
         let mut typed_formats = TypedFormats::default();
+        let mut runtime_validation = Vec::new();
         let (mut seen_crate, mut seen_validation, mut seen_typed) = (false, false, false);
+        let mut seen_runtime = false;
         for arg in arguments {
             let Some((key, value)) = option_key(arg, errors) else {
                 continue;
@@ -71,6 +78,14 @@ impl ManifestArgs {
                 } else {
                     seen_validation = true;
                     validation = mode.unwrap_or_default();
+                }
+            } else if key == "runtime_validation" {
+                let paths = runtime_validation_value(value, errors);
+                if seen_runtime {
+                    errors.add(key.span(), "`runtime_validation` is given twice");
+                } else {
+                    seen_runtime = true;
+                    runtime_validation = paths;
                 }
             } else if key == "typed_formats" {
                 let formats = typed_formats_value(value, errors);
@@ -92,6 +107,7 @@ impl ManifestArgs {
             crate_path,
             validation,
             typed_formats,
+            runtime_validation,
         })
     }
 }
@@ -154,6 +170,31 @@ fn validation_value(value: TokenStream, errors: &mut Errors) -> Option<Validatio
             "expected `validation = runtime` (validate this manifest's schemas at run time, with the `dynamic` feature) or `validation = generated` (the default)",
         )
     }))
+}
+
+/// `= ["a.b", …]` of `runtime_validation = …`: the procedure paths as
+/// string literals (empty when malformed, which is reported). Whether each
+/// names a procedure is checked against the manifest
+/// (`validators::generate`).
+fn runtime_validation_value(value: TokenStream, errors: &mut Errors) -> Vec<LitStr> {
+    let parser = |input: ParseStream<'_>| {
+        input.parse::<Token![=]>()?;
+        let content;
+        syn::bracketed!(content in input);
+        let paths = syn::punctuated::Punctuated::<LitStr, Token![,]>::parse_terminated(&content)?;
+        if !input.is_empty() {
+            return Err(input.error("x"));
+        }
+        Ok(paths.into_iter().collect())
+    };
+    errors
+        .take(parser.parse2(value).map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "expected `runtime_validation = [\"devices.disable\", …]`: the paths of the procedures whose schemas are validated at run time (with the `dynamic` feature) instead of by generated validators",
+            )
+        }))
+        .unwrap_or_default()
 }
 
 /// Whether the facade feature bringing in each format crate is enabled:
@@ -263,7 +304,7 @@ mod tests {
             errors_of(quote!(a_json, krate = x, crate = 1, crate = ::a, crate = ::b)),
             [
                 "expected the manifest path as a string literal, relative to the crate root: `manifest!(\"agent.manifest.json\")`",
-                "unknown `manifest!` argument `krate`; the options are `crate = path::to::agent_surface`, `validation = runtime` and `typed_formats = [uuid, chrono, url]`",
+                "unknown `manifest!` argument `krate`; the options are `crate = path::to::agent_surface`, `validation = runtime`, `runtime_validation = [\"procedure.path\", …]` and `typed_formats = [uuid, chrono, url]`",
                 "expected `crate = path::to::agent_surface`, the path generated code names the facade by",
                 "`crate` is given twice",
                 "`crate` is given twice",
@@ -274,6 +315,33 @@ mod tests {
             ["expected the manifest path: `manifest!(\"relative/path/to/agent.manifest.json\")`"]
         );
         assert!(errors_of(quote!("a.json",)).is_empty());
+    }
+
+    #[test]
+    fn runtime_validation_is_a_list_of_path_literals_given_once() {
+        let args: ManifestArgs = syn::parse2(quote!(
+            "a.json",
+            runtime_validation = ["openai.createResponse", "a.b"]
+        ))
+        .unwrap();
+        let paths: Vec<String> = args.runtime_validation.iter().map(LitStr::value).collect();
+        assert_eq!(paths, ["openai.createResponse", "a.b"]);
+        let default: ManifestArgs = syn::parse2(quote!("a.json")).unwrap();
+        assert!(default.runtime_validation.is_empty());
+        let expected = "expected `runtime_validation = [\"devices.disable\", …]`: the paths of the procedures whose schemas are validated at run time (with the `dynamic` feature) instead of by generated validators";
+        assert_eq!(
+            errors_of(quote!(
+                "a.json",
+                runtime_validation = [a.b],
+                runtime_validation = ["a.b"],
+                runtime_validation = ["a.b"]
+            )),
+            [
+                expected,
+                "`runtime_validation` is given twice",
+                "`runtime_validation` is given twice"
+            ]
+        );
     }
 
     #[test]

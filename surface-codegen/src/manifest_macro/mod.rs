@@ -87,6 +87,10 @@ pub struct ExpandOptions {
     pub validation: ValidationMode,
     /// The `format`s generated as typed values (`typed_formats = […]`).
     pub typed_formats: crate::types::TypedFormats,
+    /// Procedures validated at run time under [`ValidationMode::Generated`]
+    /// (`runtime_validation = ["a.b", …]`), as written: each must name a
+    /// procedure of the manifest.
+    pub runtime_validation: Vec<syn::LitStr>,
 }
 
 /// How the schemas of a `manifest!` are validated (docs/validation.md).
@@ -159,6 +163,7 @@ pub fn expand_manifest_args(
         invocation_site: invocation_site(span),
         validation: args.validation,
         typed_formats: args.typed_formats,
+        runtime_validation: args.runtime_validation.clone(),
     };
     expand_manifest_text(&text, &options, span)
 }

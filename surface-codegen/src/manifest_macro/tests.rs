@@ -9,6 +9,7 @@ fn opts() -> ExpandOptions {
         invocation_site: "src/lib.rs:1:1".into(),
         validation: ValidationMode::Generated,
         typed_formats: Default::default(),
+        runtime_validation: Vec::new(),
     }
 }
 
@@ -158,6 +159,7 @@ fn lookup_macro_name_differs_by_invocation_site() {
             invocation_site: site.into(),
             validation: ValidationMode::Generated,
             typed_formats: Default::default(),
+            runtime_validation: Vec::new(),
             ..opts()
         };
         let tokens = expand_manifest_text(text, &options, Span::call_site())
@@ -181,8 +183,8 @@ fn unsupported_schema_keyword_is_a_compile_error_naming_keyword_and_pointer() {
     assert_eq!(
         err_text(text),
         [
-            "the input schema of `a.b` cannot be checked by a generated validator: `unevaluatedProperties` at `/properties/x/unevaluatedProperties`: is not supported by the generated validator; change the schema, or validate this manifest's schemas at run time with `manifest!(\"…\", validation = runtime)` (needs the `dynamic` feature)",
-            "the output schema of `a.c` cannot be checked by a generated validator: `$dynamicRef` at `/items/$dynamicRef`: is not supported by the generated validator; change the schema, or validate this manifest's schemas at run time with `manifest!(\"…\", validation = runtime)` (needs the `dynamic` feature)",
+            "the input schema of `a.b` cannot be checked by a generated validator: `unevaluatedProperties` at `/properties/x/unevaluatedProperties`: is not supported by the generated validator; change the schema, or validate this procedure at run time with `manifest!(\"…\", runtime_validation = [\"a.b\"])` (or the whole manifest with `validation = runtime`; both need the `dynamic` feature)",
+            "the output schema of `a.c` cannot be checked by a generated validator: `$dynamicRef` at `/items/$dynamicRef`: is not supported by the generated validator; change the schema, or validate this procedure at run time with `manifest!(\"…\", runtime_validation = [\"a.c\"])` (or the whole manifest with `validation = runtime`; both need the `dynamic` feature)",
         ]
     );
 }
@@ -232,6 +234,7 @@ fn runtime_validation_generates_no_validator_and_accepts_any_keyword() {
     let options = ExpandOptions {
         validation: ValidationMode::Runtime,
         typed_formats: Default::default(),
+        runtime_validation: Vec::new(),
         ..opts()
     };
     let out = expand_manifest_text(text, &options, Span::call_site())
@@ -241,6 +244,74 @@ fn runtime_validation_generates_no_validator_and_accepts_any_keyword() {
     assert!(
         out.contains("input : :: core :: option :: Option :: None"),
         "{out}"
+    );
+}
+
+fn listed(paths: &[&str]) -> Vec<syn::LitStr> {
+    paths
+        .iter()
+        .map(|p| syn::LitStr::new(p, Span::call_site()))
+        .collect()
+}
+
+#[test]
+fn a_procedure_listed_in_runtime_validation_gets_no_validator_and_the_others_keep_theirs() {
+    // `a.b` is unsupported (refused without the list), `a.c` is supported.
+    let text = r#"{"tools":{
+        "a.b":{"effect":"server-query","inputSchema":{"unevaluatedProperties":false},"outputSchema":{"type":"string"}},
+        "a.c":{"effect":"server-query","inputSchema":{"type":"object"}}
+    }}"#;
+    let options = ExpandOptions {
+        runtime_validation: listed(&["a.b"]),
+        ..opts()
+    };
+    let out = expand_manifest_text(text, &options, Span::call_site())
+        .unwrap()
+        .to_string();
+    // Only `a.c`'s input: `a.b`'s input and output are left to run time.
+    assert_eq!(
+        out.matches("validation :: Validator :: new").count(),
+        1,
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("input : :: core :: option :: Option :: None")
+            .count(),
+        1,
+        "{out}"
+    );
+}
+
+#[test]
+fn runtime_validation_entries_must_name_procedures_once_and_not_repeat_validation_runtime() {
+    let text = r#"{"tools":{
+        "devices.disable":{"effect":"server-mutation","inputSchema":{}},
+        "devices.list":{"effect":"server-query","inputSchema":{}}
+    }}"#;
+    let errors = |options: ExpandOptions| -> Vec<String> {
+        expand_manifest_text(text, &options, Span::call_site())
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect()
+    };
+    assert_eq!(
+        errors(ExpandOptions {
+            runtime_validation: listed(&["devices.disabel", "devices.list", "devices.list"]),
+            ..opts()
+        }),
+        [
+            "`runtime_validation` lists `devices.disabel`, which is not a procedure of this manifest; did you mean `devices.disable`?",
+            "`devices.list` is listed twice in `runtime_validation`",
+        ]
+    );
+    assert_eq!(
+        errors(ExpandOptions {
+            validation: ValidationMode::Runtime,
+            runtime_validation: listed(&["devices.list"]),
+            ..opts()
+        }),
+        ["`devices.list` is listed in `runtime_validation`, but `validation = runtime` already validates every procedure at run time; remove one of them"]
     );
 }
 
