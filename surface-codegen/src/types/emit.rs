@@ -202,6 +202,36 @@ fn head(name: &str, doc: &[DocText]) -> (TokenStream, Ident) {
     (doc_attrs(doc), ident(name))
 }
 
+/// The `#[serde(flatten)]` field of the properties not listed in
+/// `properties` and its read in `finish` (nothing without one).
+fn extras_tokens(p: &Paths, extras: Option<&(String, Ty)>) -> (TokenStream, TokenStream) {
+    let Some((field, ty)) = extras else {
+        return (TokenStream::new(), TokenStream::new());
+    };
+    let field = ident(field);
+    let ty = Ty::map(ty.clone()).tokens(&p.krate);
+    (
+        quote! {
+            /// Properties not listed in `properties` (`additionalProperties`).
+            #[serde(flatten)]
+            pub #field: #ty,
+        },
+        quote!(#field: _f.extras()?,),
+    )
+}
+
+/// The `UnknownProperties` variant of a struct: kept in its extras field,
+/// refused (`additionalProperties: false`) or ignored.
+fn unknown_mode(has_extras: bool, deny_unknown_fields: bool) -> TokenStream {
+    if has_extras {
+        quote!(Keep)
+    } else if deny_unknown_fields {
+        quote!(Deny)
+    } else {
+        quote!(Ignore)
+    }
+}
+
 fn struct_tokens(
     p: &Paths,
     (name, doc): (&str, &[DocText]),
@@ -226,28 +256,8 @@ fn struct_tokens(
     let finishes = reads.iter().map(|r| &r[2]);
     let slot_names: Vec<Ident> = fields.iter().map(|f| ident(&f.ident)).collect();
     let json_names = fields.iter().map(|f| f.json_name.as_str());
-    let (extras_def, extras_read) = match extras {
-        Some((field, ty)) => {
-            let field = ident(field);
-            let ty = Ty::map(ty.clone()).tokens(&p.krate);
-            (
-                quote! {
-                    /// Properties not listed in `properties` (`additionalProperties`).
-                    #[serde(flatten)]
-                    pub #field: #ty,
-                },
-                quote!(#field: _f.extras()?,),
-            )
-        }
-        None => (TokenStream::new(), TokenStream::new()),
-    };
-    let unknown = if extras.is_some() {
-        quote!(Keep)
-    } else if deny_unknown_fields {
-        quote!(Deny)
-    } else {
-        quote!(Ignore)
-    };
+    let (extras_def, extras_read) = extras_tokens(p, extras);
+    let unknown = unknown_mode(extras.is_some(), deny_unknown_fields);
     // `Deserialize` is written by hand: a slot per field, a `put`
     // converting each property as it is read, a `finish`, and one call of
     // the runtime's generic `deserialize_struct`, instead of serde's derived

@@ -565,58 +565,75 @@ pub(super) fn hold(
                 expires_at_ms,
             ));
 
-        let decision = match &ctx.timer {
-            None => decision.await.ok(),
-            Some(timer) => {
-                let wait = expires_at_ms.saturating_sub(ctx.clock.now_ms());
-                // One millisecond past the expiry: the registry's check is
-                // `expires < now`.
-                let sleep = timer.sleep(std::time::Duration::from_millis(wait.saturating_add(1)));
-                match select(decision, sleep).await {
-                    Either::Left((decided, _)) => decided.ok(),
-                    Either::Right(((), decision)) => {
-                        // Expired unless decided at the same moment.
-                        if let Some(entry) = ctx.table.take(&confirmation_id) {
-                            let _ = ctx.source.reject(&confirmation_id);
-                            let _ = entry.decide.send(Decision::Withdrawn("expired"));
-                            ctx.table.settled(&entry.info, ConfirmationOutcome::Expired);
-                        }
-                        decision.await.ok()
-                    }
-                }
-            }
-        };
+        let decision = await_decision(&ctx, &confirmation_id, expires_at_ms, decision).await;
         // Whoever took the entry out of the table has settled it.
         guard.confirmation_id = None;
-        let original = call.invocation.invocation_id.as_str();
-        match decision {
-            Some(Decision::Approve(evidence)) => {
-                let retry_id = fresh_invocation_id();
-                ctx.table
-                    .progress(&BrowserSurfaceProgress::confirmed(call, retry_id.clone()));
-                let mut invocation = call.invocation.clone();
-                invocation.invocation_id = retry_id;
-                invocation.confirmation = Some(evidence);
-                let result = ctx
-                    .source
-                    .invoke(invocation, ctx.consumer.clone(), ctx.cancellation.clone())
-                    .await;
-                as_invocation(result, original)
-            }
-            Some(Decision::Reject) => invalid(original, "rejected"),
-            Some(Decision::Withdrawn(reason)) => invalid(original, reason),
-            // The sender was dropped without a decision: only when the
-            // table is cleared, i.e. the session is going away.
-            None => AgentInvocationResult::Error {
-                invocation_id: original.to_string(),
-                error: AgentError::new(
-                    ErrorCode::Cancelled,
-                    "The application closed before the user decided; the call did not run.",
-                    Retry::No,
-                ),
-            },
-        }
+        decided(&ctx, decision).await
     })
+}
+
+/// The user's decision on a held call, or `Withdrawn("expired")` when the
+/// timer fires first (the entry is then rejected at the registry and
+/// settled as expired here); `None` when the table was cleared.
+async fn await_decision(
+    ctx: &HoldContext,
+    confirmation_id: &str,
+    expires_at_ms: u64,
+    decision: oneshot::Receiver<Decision>,
+) -> Option<Decision> {
+    let Some(timer) = &ctx.timer else {
+        return decision.await.ok();
+    };
+    let wait = expires_at_ms.saturating_sub(ctx.clock.now_ms());
+    // One millisecond past the expiry: the registry's check is
+    // `expires < now`.
+    let sleep = timer.sleep(std::time::Duration::from_millis(wait.saturating_add(1)));
+    match select(decision, sleep).await {
+        Either::Left((decided, _)) => decided.ok(),
+        Either::Right(((), decision)) => {
+            // Expired unless decided at the same moment.
+            if let Some(entry) = ctx.table.take(confirmation_id) {
+                let _ = ctx.source.reject(confirmation_id);
+                let _ = entry.decide.send(Decision::Withdrawn("expired"));
+                ctx.table.settled(&entry.info, ConfirmationOutcome::Expired);
+            }
+            decision.await.ok()
+        }
+    }
+}
+
+/// What the held call answers once decided: an approval retries it under
+/// a fresh invocation id with the evidence, answered under the original id.
+async fn decided(ctx: &HoldContext, decision: Option<Decision>) -> AgentInvocationResult {
+    let call = &ctx.call;
+    let original = call.invocation.invocation_id.as_str();
+    match decision {
+        Some(Decision::Approve(evidence)) => {
+            let retry_id = fresh_invocation_id();
+            ctx.table
+                .progress(&BrowserSurfaceProgress::confirmed(call, retry_id.clone()));
+            let mut invocation = call.invocation.clone();
+            invocation.invocation_id = retry_id;
+            invocation.confirmation = Some(evidence);
+            let result = ctx
+                .source
+                .invoke(invocation, ctx.consumer.clone(), ctx.cancellation.clone())
+                .await;
+            as_invocation(result, original)
+        }
+        Some(Decision::Reject) => invalid(original, "rejected"),
+        Some(Decision::Withdrawn(reason)) => invalid(original, reason),
+        // The sender was dropped without a decision: only when the
+        // table is cleared, i.e. the session is going away.
+        None => AgentInvocationResult::Error {
+            invocation_id: original.to_string(),
+            error: AgentError::new(
+                ErrorCode::Cancelled,
+                "The application closed before the user decided; the call did not run.",
+                Retry::No,
+            ),
+        },
+    }
 }
 
 /// Aborts every held wait's bookkeeping (dispose): entries are dropped
