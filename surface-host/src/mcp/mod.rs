@@ -29,6 +29,7 @@
 mod errors;
 mod http;
 pub mod jsonrpc;
+pub mod rmcp_model;
 mod tab;
 
 use std::collections::HashMap;
