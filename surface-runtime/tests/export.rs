@@ -14,8 +14,10 @@ use serde_json::{json, Map, Value};
 use surface_runtime::export::strict::check_strict_schema;
 use surface_runtime::export::{
     ExportError, ExportOptions, OpenAiMode, StrictLimits, ToolCall, ToolCallError, ToolCatalog,
-    ToolResultText,
+    ToolDescriptor, ToolResultText, ToolRoute, ToolSource,
 };
+use surface_runtime::host::{BrowserReference, BrowserTool};
+use surface_runtime::snapshot::{ComponentContext, ComponentDescriptor};
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
     AgentConsumer, AgentError, AgentInvocationResult, AgentManifest, AgentProcedureBinding,
@@ -1144,5 +1146,242 @@ fn strict_calls_of_the_corpus_samples_map_back_to_the_samples() {
         round_trips >= 2900 && refusals >= 1750,
         "the corpus samples gave {round_trips} strict round trips and {refusals} refusals; \
          expected at least 2,900 and 1,750"
+    );
+}
+
+// ----- catalogs of tools -----------------------------------------------------------------------
+
+/// Every exported list of a catalog, as JSON.
+fn exported(catalog: &ToolCatalog) -> Value {
+    json!({
+        "mcp": catalog.mcp_tools(),
+        "responses.plain": catalog.openai_responses_tools(OpenAiMode::Plain),
+        "responses.strict": catalog.openai_responses_tools(OpenAiMode::Strict),
+        "chat.plain": catalog.openai_chat_tools(OpenAiMode::Plain),
+        "chat.strict": catalog.openai_chat_tools(OpenAiMode::Strict),
+        "anthropic": catalog.anthropic_tools(),
+    })
+}
+
+fn all_names(catalog: &ToolCatalog) -> Vec<&str> {
+    catalog.all_tools().iter().map(|t| t.name()).collect()
+}
+
+const DEVICES_NAMES: [&str; 6] = [
+    "devices__list",
+    "devices__disable",
+    "devices__purge",
+    "devices__rename",
+    "view__devices__table__select",
+    "view__devices__table__filter",
+];
+
+#[test]
+fn a_catalog_of_a_snapshots_tools_equals_the_snapshots_catalog() {
+    let d = devices();
+    let snapshot = d.registry.snapshot(&embedded());
+    for options in [
+        ExportOptions::default(),
+        ExportOptions {
+            include_unavailable: true,
+            ..ExportOptions::default()
+        },
+    ] {
+        let of_snapshot = ToolCatalog::with_options(&snapshot, &options).unwrap();
+        let of_tools =
+            ToolCatalog::from_tools(ToolSource::from_snapshot(&snapshot), &options).unwrap();
+        assert_eq!(of_tools, of_snapshot);
+        assert_eq!(all_names(&of_tools), DEVICES_NAMES);
+        assert_eq!(exported(&of_tools), exported(&of_snapshot));
+        assert_eq!(of_tools.surface_version(), snapshot.surface_version);
+    }
+    let sources = ToolSource::from_snapshot(&snapshot);
+    assert_eq!(sources.len(), 6);
+    assert!(sources
+        .iter()
+        .all(|s| s.route == ToolRoute::Registry && s.surface_version == snapshot.surface_version));
+    assert_eq!(
+        sources
+            .iter()
+            .map(|s| s.descriptor.capability_id())
+            .collect::<Vec<_>>(),
+        [
+            "domain:devices.list",
+            "domain:devices.disable",
+            "domain:devices.purge",
+            "domain:devices.rename",
+            "view:devices.table.select",
+            "view:devices.table.filter",
+        ]
+    );
+    // The golden files' catalog, built from its tools.
+    let (registry, _h) = unbound(manifest("tests/fixtures/codegen/zod.manifest.json"));
+    let snapshot = registry.snapshot(&embedded());
+    let of_tools = ToolCatalog::from_tools(
+        ToolSource::from_snapshot(&snapshot),
+        &ExportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(of_tools, ToolCatalog::new(&snapshot).unwrap());
+}
+
+#[test]
+fn a_catalog_of_tools_lists_procedures_first_then_views_by_component() {
+    let d = devices();
+    let _grid = d
+        .registry
+        .register_component(ComponentDefinition::new("devices.grid", "side").capability(
+            ViewCapability::with_schema("zoom", "Zoom", json!({"type": "object"}), |_v| async {
+                Ok(Value::Null)
+            }),
+        ))
+        .unwrap();
+    let snapshot = d.registry.snapshot(&embedded());
+    let mut sources = ToolSource::from_snapshot(&snapshot);
+    // Sorted by capability id, as an agent host composes a run's tools:
+    // views of two components and procedures interleaved.
+    sources.sort_by(|a, b| {
+        a.descriptor
+            .capability_id()
+            .cmp(b.descriptor.capability_id())
+    });
+    sources.reverse();
+    let catalog = ToolCatalog::from_tools(sources, &ExportOptions::default()).unwrap();
+    assert_eq!(
+        all_names(&catalog),
+        [
+            "devices__rename",
+            "devices__purge",
+            "devices__list",
+            "devices__disable",
+            "view__devices__table__select",
+            "view__devices__table__filter",
+            "view__devices__grid__zoom",
+        ]
+    );
+}
+
+#[test]
+fn each_invocation_carries_its_tools_route_registration_and_surface_version() {
+    let d = devices();
+    let snapshot = d.registry.snapshot(&embedded());
+    let mut sources = ToolSource::from_snapshot(&snapshot);
+    let browser = ToolRoute::Browser {
+        tab_id: "tab-1".into(),
+    };
+    for source in &mut sources {
+        if source.descriptor.capability_id() != "domain:devices.list" {
+            source.route = browser.clone();
+            source.surface_version = 40;
+        }
+    }
+    let catalog = ToolCatalog::from_tools(sources, &ExportOptions::default()).unwrap();
+    assert_eq!(catalog.surface_version(), 40);
+    assert_eq!(
+        exported(&catalog),
+        exported(&ToolCatalog::new(&snapshot).unwrap())
+    );
+    let list = catalog.tool("devices__list").unwrap();
+    assert_eq!(
+        (list.route(), list.surface_version()),
+        (&ToolRoute::Registry, snapshot.surface_version)
+    );
+    let invocation = catalog
+        .invocation(ToolCall::new("devices__list", "c1", None))
+        .unwrap();
+    assert_eq!(invocation.surface_version, Some(snapshot.surface_version));
+    let select = catalog.tool("view__devices__table__select").unwrap();
+    assert_eq!((select.route(), select.surface_version()), (&browser, 40));
+    let invocation = catalog
+        .invocation(ToolCall::new("view__devices__table__select", "c2", None))
+        .unwrap();
+    assert_eq!(invocation.surface_version, Some(40));
+    assert_eq!(invocation.capability_id, "view:devices.table.select");
+    assert_eq!(
+        invocation.registration_id.as_deref(),
+        Some(snapshot.components[0].registration_id.as_str())
+    );
+    // Without tools: surface version 0 (a snapshot's catalog keeps the
+    // snapshot's).
+    let empty = ToolCatalog::from_tools(Vec::new(), &ExportOptions::default()).unwrap();
+    assert_eq!((empty.surface_version(), empty.all_tools().len()), (0, 0));
+    let mut none = snapshot.clone();
+    none.procedures.clear();
+    none.components.clear();
+    assert_eq!(
+        ToolCatalog::new(&none).unwrap().surface_version(),
+        snapshot.surface_version
+    );
+}
+
+#[test]
+fn an_agent_hosts_browser_tool_catalogs_as_its_snapshot_entries() {
+    let d = devices();
+    let snapshot = d.registry.snapshot(&embedded());
+    let procedure = snapshot.procedures[0].clone();
+    let component = snapshot.components[0].clone();
+    let tool = BrowserTool {
+        capability_id: "view:devices.table.select".into(),
+        tab_id: "tab-1".into(),
+        surface_version: 9,
+        references: vec![
+            BrowserReference::Procedure(procedure.clone()),
+            BrowserReference::View {
+                component: ComponentDescriptor {
+                    capabilities: Vec::new(),
+                    ..component.clone()
+                },
+                capability: component.capabilities[0].clone(),
+            },
+        ],
+    };
+    let sources: Vec<ToolSource> = tool.into_tool_sources().collect();
+    let route = ToolRoute::Browser {
+        tab_id: "tab-1".into(),
+    };
+    assert_eq!(
+        sources,
+        [
+            ToolSource {
+                descriptor: ToolDescriptor::Procedure(procedure),
+                route: route.clone(),
+                surface_version: 9,
+            },
+            ToolSource {
+                descriptor: ToolDescriptor::View {
+                    registration_id: component.registration_id.clone(),
+                    component: ComponentContext {
+                        component_type: "devices.table".into(),
+                        instance_id: "main".into(),
+                    },
+                    capability: component.capabilities[0].clone(),
+                },
+                route,
+                surface_version: 9,
+            },
+        ]
+    );
+    assert_eq!(
+        sources[1].descriptor.registration_id(),
+        component.registration_id
+    );
+}
+
+#[test]
+fn one_tool_given_twice_is_a_name_collision() {
+    let d = devices();
+    let snapshot = d.registry.snapshot(&embedded());
+    let list = ToolSource::from_snapshot(&snapshot).remove(0);
+    assert_eq!(list.descriptor.registration_id(), "r2");
+    // Two registrations of one capability are qualified by registration id
+    // (they have no component): both get `devices__list__r2`.
+    let err = ToolCatalog::from_tools([list.clone(), list], &ExportOptions::default()).unwrap_err();
+    assert_eq!(
+        err,
+        ExportError::NameCollision {
+            name: "devices__list__r2".into(),
+            first: "domain:devices.list".into(),
+            second: "domain:devices.list".into(),
+        }
     );
 }

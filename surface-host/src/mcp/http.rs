@@ -12,9 +12,9 @@ use bytes::Bytes;
 use http::{header, Request, Response, StatusCode};
 use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation,
-    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -22,7 +22,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::ServerHandler;
 use serde_json::Value;
 
-use super::{McpProgress, McpServer, Shared, PROTOCOL_VERSIONS};
+use super::{rmcp_model, McpProgress, McpServer, Shared, PROTOCOL_VERSIONS};
 
 /// The run a request's bearer token was issued for (an HTTP request
 /// extension set by [`McpHttpService`]).
@@ -91,7 +91,7 @@ impl ServerHandler for SessionHandler {
         Cow::Owned(
             PROTOCOL_VERSIONS
                 .iter()
-                .filter_map(|v| serde_json::from_value(Value::String((*v).into())).ok())
+                .filter_map(|v| rmcp_model::protocol_version(v))
                 .collect(),
         )
     }
@@ -119,8 +119,8 @@ impl ServerHandler for SessionHandler {
             .mcp_tools(&run)
             .map_err(|e| internal("the run's tools cannot be exported", e))?;
         self.shared.mark_listed(&run, &tools);
-        let value = serde_json::json!({ "tools": tools });
-        serde_json::from_value(value).map_err(|e| internal("a tool definition did not convert", e))
+        rmcp_model::list_tools_result(tools)
+            .map_err(|e| internal("a tool definition did not convert", e))
     }
 
     async fn call_tool(
@@ -168,11 +168,7 @@ impl ServerHandler for SessionHandler {
                 return Err(ErrorData::internal_error("the client cancelled the call", None));
             }
         };
-        let value = serde_json::to_value(&result)
-            .map_err(|e| internal("a tool result did not convert", e))?;
-        let result: CallToolResult = serde_json::from_value(value)
-            .map_err(|e| internal("a tool result did not convert", e))?;
-        Ok(CallToolResponse::from(result))
+        Ok(CallToolResponse::from(rmcp_model::call_tool_result(result)))
     }
 }
 

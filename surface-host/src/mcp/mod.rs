@@ -29,6 +29,7 @@
 mod errors;
 mod http;
 pub mod jsonrpc;
+pub mod rmcp_model;
 mod tab;
 
 use std::collections::HashMap;
@@ -44,8 +45,8 @@ pub use http::McpHttpService;
 pub use tab::{McpTabConnection, Received, TabCalls, TabError};
 
 use surface_runtime::export::{
-    ExportError, ExportOptions, McpCallToolResult, McpTool, ToolCall, ToolCatalog,
-    MAX_ARGUMENTS_BYTES,
+    CatalogTool, ExportError, ExportOptions, McpCallToolResult, McpTool, ToolCall, ToolCatalog,
+    ToolDescriptor, ToolRoute, ToolSource, MAX_ARGUMENTS_BYTES,
 };
 use surface_runtime::host::{
     AgentHost, BrowserSurfaceCall, BrowserSurfaceOutcome, BrowserSurfaceProgress, HostTool,
@@ -53,7 +54,6 @@ use surface_runtime::host::{
 };
 use surface_runtime::invocation::{AgentConsumer, AgentError, AgentInvocationResult};
 use surface_runtime::registry::SurfaceRegistry;
-use surface_runtime::snapshot::{ComponentDescriptor, SurfaceSnapshot};
 
 /// Default host-side bound of one `tools/call`: 6 minutes — longer than the
 /// registry's default confirmation lifetime (5 minutes) plus the default
@@ -225,7 +225,9 @@ struct McpState {
 struct CachedTools {
     tools: Vec<HostTool>,
     server_version: Option<u64>,
-    export: Arc<RunTools>,
+    /// Keeps where each tool is served ([`ToolRoute::Browser`]: the run's
+    /// tab; [`ToolRoute::Registry`]: the server registry).
+    export: Arc<ToolCatalog>,
 }
 
 pub(crate) struct Shared {
@@ -277,23 +279,6 @@ pub struct McpProgress {
 pub type ProgressSink<'a> =
     &'a (dyn Fn(McpProgress) -> surface_runtime::sync::BoxFuture<'static, ()> + Send + Sync);
 
-/// Where a listed tool is served.
-#[derive(Clone, Debug)]
-enum Route {
-    Browser,
-    Server {
-        registration_id: String,
-        surface_version: u64,
-    },
-}
-
-/// A run's tools at one moment: the export catalog and where each tool is
-/// served.
-struct RunTools {
-    catalog: ToolCatalog,
-    routes: HashMap<String, Route>,
-}
-
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, McpState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -307,7 +292,7 @@ impl Shared {
     /// The run's tools now: the cached export when the composition did not
     /// change (schemas are `Arc`s, so the comparison is cheap), else a new
     /// export.
-    fn run_tools(&self, run_id: &str) -> Result<Arc<RunTools>, ExportError> {
+    fn run_tools(&self, run_id: &str) -> Result<Arc<ToolCatalog>, ExportError> {
         let tools = self.host.tools_for_run(run_id);
         let server_version = self
             .options
@@ -335,7 +320,12 @@ impl Shared {
         Ok(export)
     }
 
-    fn export_tools(&self, tools: Vec<HostTool>) -> Result<RunTools, ExportError> {
+    /// The catalog of a run's composed tools: each browser tool's
+    /// registrations routed to its tab; each server tool as the server
+    /// registry describes it, routed to that registry (not listed, with a
+    /// warning, when there is no server registry or it does not register
+    /// the capability).
+    fn export_tools(&self, tools: Vec<HostTool>) -> Result<ToolCatalog, ExportError> {
         let server_snapshot = match &self.options.server_registry {
             Some((registry, consumer))
                 if tools.iter().any(|t| matches!(t, HostTool::Server(_))) =>
@@ -344,39 +334,10 @@ impl Shared {
             }
             _ => None,
         };
-        let mut snapshot = SurfaceSnapshot {
-            surface_version: 0,
-            components: Vec::new(),
-            procedures: Vec::new(),
-        };
-        let mut routes = HashMap::new();
-        let mut components: Vec<ComponentDescriptor> = Vec::new();
+        let mut sources: Vec<ToolSource> = Vec::new();
         for tool in tools {
             match tool {
-                HostTool::Browser(browser) => {
-                    snapshot.surface_version = browser.surface_version;
-                    routes.insert(browser.capability_id.clone(), Route::Browser);
-                    for reference in browser.references {
-                        match reference {
-                            surface_runtime::host::BrowserReference::Procedure(p) => {
-                                snapshot.procedures.push(p)
-                            }
-                            surface_runtime::host::BrowserReference::View {
-                                component,
-                                capability,
-                            } => match components
-                                .iter_mut()
-                                .find(|c| c.registration_id == component.registration_id)
-                            {
-                                Some(c) => c.capabilities.push(capability),
-                                None => components.push(ComponentDescriptor {
-                                    capabilities: vec![capability],
-                                    ..component
-                                }),
-                            },
-                        }
-                    }
-                }
+                HostTool::Browser(browser) => sources.extend(browser.into_tool_sources()),
                 HostTool::Server(server) => {
                     let Some(snap) = &server_snapshot else {
                         tracing::warn!(
@@ -385,21 +346,16 @@ impl Shared {
                         );
                         continue;
                     };
-                    let found = snap.procedures.iter().find(|p| {
-                        p.capability_id.as_deref().unwrap_or(&p.procedure_id)
-                            == server.capability_id
-                    });
+                    let found = snap
+                        .procedures
+                        .iter()
+                        .find(|p| p.canonical_capability_id() == server.capability_id);
                     match found {
-                        Some(p) => {
-                            routes.insert(
-                                server.capability_id.clone(),
-                                Route::Server {
-                                    registration_id: p.registration_id.clone(),
-                                    surface_version: snap.surface_version,
-                                },
-                            );
-                            snapshot.procedures.push(p.clone());
-                        }
+                        Some(p) => sources.push(ToolSource {
+                            descriptor: ToolDescriptor::Procedure(p.clone()),
+                            route: ToolRoute::Registry,
+                            surface_version: snap.surface_version,
+                        }),
                         None => tracing::warn!(
                             capability_id = %server.capability_id,
                             "server tool not listed: the server registry does not register it"
@@ -408,13 +364,11 @@ impl Shared {
                 }
             }
         }
-        snapshot.components = components;
-        let catalog = ToolCatalog::with_options(&snapshot, &self.options.export)?;
-        Ok(RunTools { catalog, routes })
+        ToolCatalog::from_tools(sources, &self.options.export)
     }
 
     fn mcp_tools(&self, run_id: &str) -> Result<Vec<McpTool>, ExportError> {
-        Ok(self.run_tools(run_id)?.catalog.mcp_tools())
+        Ok(self.run_tools(run_id)?.mcp_tools())
     }
 
     /// Remembers what `run_id`'s client was shown.
@@ -631,7 +585,7 @@ impl McpServer {
         arguments: Option<Value>,
         progress: Option<ProgressSink<'_>>,
     ) -> McpCallToolResult {
-        let tools = match self.shared.run_tools(run_id) {
+        let catalog = match self.shared.run_tools(run_id) {
             Ok(t) => t,
             Err(error) => {
                 tracing::error!(run_id, %error, "the run's tools cannot be exported");
@@ -650,36 +604,26 @@ impl McpServer {
                 size,
                 limit: MAX_ARGUMENTS_BYTES,
             };
-            return tools
-                .catalog
-                .mcp_result(name, &error.to_result(invocation_id));
+            return catalog.mcp_result(name, &error.to_result(invocation_id));
         }
         let invocation =
-            match tools
-                .catalog
-                .invocation(ToolCall::new(name, invocation_id.clone(), arguments))
-            {
+            match catalog.invocation(ToolCall::new(name, invocation_id.clone(), arguments)) {
                 Ok(invocation) => invocation,
                 Err(error) => {
-                    return tools
-                        .catalog
-                        .mcp_result(name, &error.to_result(invocation_id));
+                    return catalog.mcp_result(name, &error.to_result(invocation_id));
                 }
             };
-        let result = match tools.routes.get(&invocation.capability_id) {
-            Some(Route::Server {
-                registration_id,
-                surface_version,
-            }) => {
+        let route = catalog.tool(name).map(CatalogTool::route);
+        let result = match route {
+            // The invocation carries the server registry's registration id
+            // and surface version (the tool's, in the catalog).
+            Some(ToolRoute::Registry) => {
                 let Some((registry, consumer)) = &self.shared.options.server_registry else {
-                    return tools.catalog.mcp_result(
+                    return catalog.mcp_result(
                         name,
                         &error_result(&invocation_id, errors::no_server_executor()),
                     );
                 };
-                let mut invocation = invocation;
-                invocation.registration_id = Some(registration_id.clone());
-                invocation.surface_version = Some(*surface_version);
                 let call = registry.invoke(invocation, consumer);
                 match tokio::time::timeout(self.shared.options.call_timeout, call).await {
                     Ok(result) => result,
@@ -703,7 +647,7 @@ impl McpServer {
                 self.browser_call(request, progress).await
             }
         };
-        tools.catalog.mcp_result(name, &result)
+        catalog.mcp_result(name, &result)
     }
 
     /// Dispatches to the run's tab and waits for the result.

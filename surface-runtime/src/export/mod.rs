@@ -1,12 +1,16 @@
 //! The snapshot as tool definitions for agents (docs/agents.md).
 //!
-//! A [`ToolCatalog`] is built from one [`SurfaceSnapshot`]. It names every
-//! live capability once ([`naming`]), holds the exported definitions for
-//! MCP ([`mcp`]), OpenAI ([`openai`], plain and strict) and Anthropic
+//! A [`ToolCatalog`] is built from one [`SurfaceSnapshot`]
+//! ([`ToolCatalog::new`]), or from a list of tools directly
+//! ([`ToolCatalog::from_tools`]: each a [`ToolSource`] — descriptor, route,
+//! surface version — as an agent host hands over a run's tools). It names
+//! every live capability once ([`naming`]), holds the exported definitions
+//! for MCP ([`mcp`]), OpenAI ([`openai`], plain and strict) and Anthropic
 //! ([`anthropic`]), and maps the model's tool calls back to
 //! [`AgentInvocation`]s carrying the capability id, registration id and
-//! surface version the catalog was built from — so the registry detects a
-//! stale call whatever the agent host did with the tool list.
+//! surface version each tool was described with — so the registry detects
+//! a stale call whatever the agent host did with the tool list — and keeps
+//! each tool's [`ToolRoute`] for whoever dispatches the call.
 //!
 //! ```
 //! use serde_json::json;
@@ -49,6 +53,7 @@ pub mod naming;
 pub mod openai;
 pub mod result;
 pub mod schema;
+pub mod source;
 pub mod strict;
 
 use std::collections::{BTreeMap, HashMap};
@@ -65,6 +70,7 @@ pub use mcp::{McpCallToolResult, McpContent, McpTool, McpToolAnnotations};
 pub use openai::{OpenAiChatTool, OpenAiFunction, OpenAiMode, OpenAiResponsesTool};
 pub use result::ToolResultText;
 pub use schema::{Loosening, LooseningReason, NormalizeOptions, RefMode};
+pub use source::{ToolDescriptor, ToolRoute, ToolSource};
 pub use strict::{
     NotStrict, NotStrictReason, StrictLimits, StrictRule, StrictSchema, StrictViolation,
 };
@@ -79,7 +85,7 @@ pub const MAX_CALL_ID_BYTES: usize = 256;
 /// Characters of a model-supplied tool name kept in error messages.
 const NAME_IN_ERRORS: usize = 128;
 
-/// Options of [`ToolCatalog::with_options`].
+/// Options of [`ToolCatalog::with_options`] and [`ToolCatalog::from_tools`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExportOptions {
     /// Export unavailable capabilities too (with "Currently unavailable: …"
@@ -94,7 +100,7 @@ pub struct ExportOptions {
     pub strict_limits: StrictLimits,
 }
 
-/// Errors of [`ToolCatalog::new`].
+/// Errors of [`ToolCatalog::new`] and [`ToolCatalog::from_tools`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ExportError {
@@ -106,7 +112,7 @@ pub enum ExportError {
     NameCollision {
         /// The shared name.
         name: String,
-        /// Capability id of the first registration (snapshot order).
+        /// Capability id of the first registration (catalog order).
         first: String,
         /// Capability id of the second.
         second: String,
@@ -154,6 +160,8 @@ pub struct CatalogTool {
     input_loosened: Vec<Loosening>,
     output: Option<OutputSchema>,
     strict: Result<StrictSchema, NotStrict>,
+    route: ToolRoute,
+    surface_version: u64,
 }
 
 impl CatalogTool {
@@ -234,6 +242,14 @@ impl CatalogTool {
     pub fn strict(&self) -> Result<&StrictSchema, &NotStrict> {
         self.strict.as_ref()
     }
+    /// Where its calls go ([`ToolRoute::Registry`] for a snapshot's tools).
+    pub fn route(&self) -> &ToolRoute {
+        &self.route
+    }
+    /// The surface version it was described at; its invocations carry it.
+    pub fn surface_version(&self) -> u64 {
+        self.surface_version
+    }
 
     /// The MCP `Tool`. Annotations from the effect class: server-query →
     /// `readOnlyHint: true`; server-mutation → `readOnlyHint: false,
@@ -312,8 +328,9 @@ fn annotations(effect: Option<AgentEffect>) -> McpToolAnnotations {
     }
 }
 
-/// The tool catalog of one snapshot: exported definitions per target, and
-/// name → (capability id, registration id, surface version).
+/// The tool catalog of one snapshot (or one list of tools): exported
+/// definitions per target, and name → (capability id, registration id,
+/// surface version, route).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolCatalog {
     surface_version: u64,
@@ -321,13 +338,13 @@ pub struct ToolCatalog {
     by_name: HashMap<String, usize>,
 }
 
-/// One capability of the snapshot, before naming.
+/// One tool, before naming.
 struct Entry<'a> {
     kind: ToolKind,
     key: String,
-    capability_id: String,
+    capability_id: &'a str,
     registration_id: &'a str,
-    context: Option<ComponentContext>,
+    context: Option<&'a ComponentContext>,
     description: &'a str,
     input: &'a Value,
     output: Option<&'a Value>,
@@ -336,20 +353,19 @@ struct Entry<'a> {
     available: bool,
     unavailable_reason: Option<&'a str>,
     bound: &'a [BoundFieldDescriptor],
+    route: &'a ToolRoute,
+    surface_version: u64,
 }
 
-fn entries(snapshot: &SurfaceSnapshot) -> Vec<Entry<'_>> {
-    let mut out = Vec::new();
-    for p in &snapshot.procedures {
-        out.push(Entry {
+fn entry(tool: &ToolSource) -> Entry<'_> {
+    let (route, surface_version) = (&tool.route, tool.surface_version);
+    match &tool.descriptor {
+        ToolDescriptor::Procedure(p) => Entry {
             kind: ToolKind::Procedure,
             key: naming::base_key(&p.procedure_id),
-            capability_id: p
-                .capability_id
-                .clone()
-                .unwrap_or_else(|| p.procedure_id.clone()),
+            capability_id: p.canonical_capability_id(),
             registration_id: &p.registration_id,
-            context: p.context.clone(),
+            context: p.context.as_ref(),
             description: &p.description,
             input: &p.input_schema,
             output: p.output_schema.as_deref(),
@@ -358,31 +374,60 @@ fn entries(snapshot: &SurfaceSnapshot) -> Vec<Entry<'_>> {
             available: p.available,
             unavailable_reason: p.unavailable_reason.as_deref(),
             bound: &p.bound_fields,
-        });
+            route,
+            surface_version,
+        },
+        ToolDescriptor::View {
+            registration_id,
+            component,
+            capability: v,
+        } => Entry {
+            kind: ToolKind::View,
+            key: naming::base_key(&v.capability_id),
+            capability_id: &v.capability_id,
+            registration_id,
+            context: Some(component),
+            description: &v.description,
+            input: &v.input_schema,
+            output: None,
+            effect: None,
+            confirmation: ConfirmationLevel::Never,
+            available: v.available,
+            unavailable_reason: v.unavailable_reason.as_deref(),
+            bound: &[],
+            route,
+            surface_version,
+        },
     }
-    for c in &snapshot.components {
-        for v in &c.capabilities {
-            out.push(Entry {
-                kind: ToolKind::View,
-                key: naming::base_key(&v.capability_id),
-                capability_id: v.capability_id.clone(),
-                registration_id: &c.registration_id,
-                context: Some(ComponentContext {
-                    component_type: c.component_type.clone(),
-                    instance_id: c.instance_id.clone(),
-                }),
-                description: &v.description,
-                input: &v.input_schema,
-                output: None,
-                effect: None,
-                confirmation: ConfirmationLevel::Never,
-                available: v.available,
-                unavailable_reason: v.unavailable_reason.as_deref(),
-                bound: &[],
-            });
+}
+
+/// The name and qualifier of each entry: registrations of one capability
+/// share a key and are qualified; two capabilities with one key are a
+/// collision (found by the caller).
+fn names(entries: &[Entry<'_>]) -> Vec<(String, Option<String>)> {
+    let mut groups: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        groups
+            .entry((e.key.as_str(), e.capability_id))
+            .or_default()
+            .push(i);
+    }
+    let mut names: Vec<(String, Option<String>)> = vec![(String::new(), None); entries.len()];
+    for ((key, _), members) in &groups {
+        let described: Vec<naming::Member<'_>> = members
+            .iter()
+            .map(|&i| naming::Member {
+                component: entries[i]
+                    .context
+                    .map(|c| (c.component_type.as_str(), c.instance_id.as_str())),
+                registration_id: entries[i].registration_id,
+            })
+            .collect();
+        for (&i, named) in members.iter().zip(naming::group_names(key, &described)) {
+            names[i] = named;
         }
     }
-    out
+    names
 }
 
 impl ToolCatalog {
@@ -394,7 +439,11 @@ impl ToolCatalog {
         Self::with_options(snapshot, &ExportOptions::default())
     }
 
-    /// The catalog of a snapshot. Work is linear in the snapshot's size
+    /// The catalog of a snapshot: [`ToolCatalog::from_tools`] of its
+    /// [`ToolSource::from_snapshot`] (every tool routed
+    /// [`ToolRoute::Registry`] at the snapshot's surface version), in
+    /// snapshot order, with the snapshot's surface version as the catalog's
+    /// (also when it has no tools). Work is linear in the snapshot's size
     /// (schemas included) plus the normalization node budget per schema.
     ///
     /// # Errors
@@ -403,39 +452,55 @@ impl ToolCatalog {
         snapshot: &SurfaceSnapshot,
         options: &ExportOptions,
     ) -> Result<Self, ExportError> {
-        let entries = entries(snapshot);
-        // Registrations of one capability share a key and are qualified;
-        // two capabilities with one key are a collision below.
-        let mut groups: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
-        for (i, e) in entries.iter().enumerate() {
-            groups
-                .entry((e.key.as_str(), e.capability_id.as_str()))
-                .or_default()
-                .push(i);
-        }
-        let mut names: Vec<(String, Option<String>)> = vec![(String::new(), None); entries.len()];
-        for ((key, _), members) in &groups {
-            let described: Vec<naming::Member<'_>> = members
-                .iter()
-                .map(|&i| naming::Member {
-                    component: entries[i]
-                        .context
-                        .as_ref()
-                        .map(|c| (c.component_type.as_str(), c.instance_id.as_str())),
-                    registration_id: entries[i].registration_id,
-                })
-                .collect();
-            for (&i, named) in members.iter().zip(naming::group_names(key, &described)) {
-                names[i] = named;
-            }
-        }
+        Self::build(
+            snapshot.surface_version,
+            &ToolSource::from_snapshot(snapshot),
+            options,
+        )
+    }
+
+    /// The catalog of a list of tools, each with its descriptor, route and
+    /// surface version — what an agent host hands over for a run (the
+    /// browser tools of its tab, its server tools) without a snapshot.
+    ///
+    /// Naming, descriptions and schemas are those of a snapshot holding the
+    /// same descriptors: a snapshot's [`ToolSource::from_snapshot`] gives a
+    /// catalog equal to [`ToolCatalog::with_options`] of the snapshot. The
+    /// order (of [`tools`](Self::tools) and the lists exported) is
+    /// procedures first, in the given order, then view capabilities grouped
+    /// by component registration, components in order of first appearance.
+    /// Each invocation carries its own tool's registration id and surface
+    /// version ([`CatalogTool::surface_version`]); the catalog's
+    /// [`surface_version`](Self::surface_version) is the highest of its
+    /// tools' (0 without tools).
+    ///
+    /// # Errors
+    /// [`ExportError::NameCollision`] when two tools get one name: two
+    /// capabilities with one key, or one capability given twice with the
+    /// same registration id.
+    pub fn from_tools(
+        tools: impl IntoIterator<Item = ToolSource>,
+        options: &ExportOptions,
+    ) -> Result<Self, ExportError> {
+        let tools = source::catalog_order(tools.into_iter().collect());
+        let surface_version = tools.iter().map(|t| t.surface_version).max().unwrap_or(0);
+        Self::build(surface_version, &tools, options)
+    }
+
+    fn build(
+        surface_version: u64,
+        tools: &[ToolSource],
+        options: &ExportOptions,
+    ) -> Result<Self, ExportError> {
+        let entries: Vec<Entry<'_>> = tools.iter().map(entry).collect();
+        let names = names(&entries);
         let mut by_name: HashMap<String, usize> = HashMap::with_capacity(entries.len());
         for (i, (name, _)) in names.iter().enumerate() {
             if let Some(&first) = by_name.get(name) {
                 return Err(ExportError::NameCollision {
                     name: name.clone(),
-                    first: entries[first].capability_id.clone(),
-                    second: entries[i].capability_id.clone(),
+                    first: entries[first].capability_id.to_string(),
+                    second: entries[i].capability_id.to_string(),
                 });
             }
             by_name.insert(name.clone(), i);
@@ -446,23 +511,28 @@ impl ToolCatalog {
             .map(|(e, (name, qualifier))| build_tool(e, name, qualifier, options))
             .collect();
         Ok(Self {
-            surface_version: snapshot.surface_version,
+            surface_version,
             tools,
             by_name,
         })
     }
 
-    /// The snapshot's surface version (carried by every invocation).
+    /// The catalog's surface version: the snapshot's, or for a catalog of
+    /// [`from_tools`](Self::from_tools) the highest of its tools'. Every
+    /// invocation carries its own tool's ([`CatalogTool::surface_version`];
+    /// the snapshot's, for a snapshot's catalog).
     pub fn surface_version(&self) -> u64 {
         self.surface_version
     }
 
-    /// The exported tools, procedures first, in snapshot order.
+    /// The exported tools, procedures first, in snapshot order (catalog
+    /// order: [`from_tools`](Self::from_tools)).
     pub fn tools(&self) -> impl Iterator<Item = &CatalogTool> + '_ {
         self.tools.iter().filter(|t| t.exported)
     }
 
-    /// Every live capability of the snapshot, exported or not.
+    /// Every live capability of the snapshot (every tool given), exported
+    /// or not.
     pub fn all_tools(&self) -> &[CatalogTool] {
         &self.tools
     }
@@ -573,7 +643,7 @@ impl ToolCatalog {
             invocation_id: call.call_id,
             capability_id: tool.capability_id.clone(),
             registration_id: Some(tool.registration_id.clone()),
-            surface_version: Some(self.surface_version),
+            surface_version: Some(tool.surface_version),
             input,
             instance: None,
             confirmation: None,
@@ -645,9 +715,9 @@ fn build_tool(
         name,
         description,
         kind: e.kind,
-        capability_id: e.capability_id,
+        capability_id: e.capability_id.to_string(),
         registration_id: e.registration_id.to_string(),
-        context: e.context,
+        context: e.context.cloned(),
         effect: e.effect,
         confirmation: e.confirmation,
         available: e.available,
@@ -658,6 +728,8 @@ fn build_tool(
         input_loosened: normalized.loosened,
         output,
         strict,
+        route: e.route.clone(),
+        surface_version: e.surface_version,
     }
 }
 
@@ -693,7 +765,7 @@ fn describe(e: &Entry<'_>, qualified: bool, include_unavailable: bool) -> String
     if !e.description.trim().is_empty() {
         parts.push(e.description.to_string());
     }
-    if let Some(c) = &e.context {
+    if let Some(c) = e.context {
         if e.kind == ToolKind::Procedure || qualified {
             parts.push(format!(
                 "Acts on the {} component \"{}\".",

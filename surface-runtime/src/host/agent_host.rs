@@ -24,11 +24,13 @@ use super::wire::{
 };
 use crate::authority::Authority;
 use crate::confirmation::ConfirmationLevel;
+use crate::export::{ToolDescriptor, ToolRoute, ToolSource};
 use crate::hash::{IdDigest, IdDigester};
 use crate::invocation::{check_invocation_id, AgentInvocation, ConfirmationEvidence, ConsumerKind};
 use crate::manifest::{canonical_capability_id, AgentEffect};
 use crate::snapshot::{
-    AgentProcedureDescriptor, ComponentDescriptor, SurfaceSnapshot, ViewCapabilityDescriptor,
+    AgentProcedureDescriptor, ComponentContext, ComponentDescriptor, SurfaceSnapshot,
+    ViewCapabilityDescriptor,
 };
 use crate::sync::lock;
 
@@ -175,6 +177,23 @@ impl BrowserTool {
     pub fn is_contextual(&self) -> bool {
         self.references.iter().any(BrowserReference::is_contextual)
     }
+
+    /// The tool's registrations as tools to catalog
+    /// ([`ToolCatalog::from_tools`](crate::export::ToolCatalog::from_tools)):
+    /// one per reference, in order, routed [`ToolRoute::Browser`] to its
+    /// tab, at the announcement's surface version.
+    pub fn into_tool_sources(self) -> impl Iterator<Item = ToolSource> {
+        let (tab_id, surface_version) = (self.tab_id, self.surface_version);
+        self.references
+            .into_iter()
+            .map(move |reference| ToolSource {
+                descriptor: reference.into(),
+                route: ToolRoute::Browser {
+                    tab_id: tab_id.clone(),
+                },
+                surface_version,
+            })
+    }
 }
 
 /// One live registration of a [`BrowserTool`].
@@ -184,7 +203,8 @@ pub enum BrowserReference {
     Procedure(AgentProcedureDescriptor),
     /// A view capability of a component instance.
     View {
-        /// The component (its `capabilities` trimmed to this one).
+        /// The component (its `capabilities` left empty: the capability
+        /// is `capability`).
         component: ComponentDescriptor,
         /// The capability.
         capability: ViewCapabilityDescriptor,
@@ -213,6 +233,27 @@ impl BrowserReference {
                 !p.bound_fields.is_empty() || p.confirmation != ConfirmationLevel::Never
             }
             BrowserReference::View { .. } => true,
+        }
+    }
+}
+
+impl From<BrowserReference> for ToolDescriptor {
+    /// The same descriptor: a procedure as it is; a view capability with
+    /// its component's registration id, type and instance id.
+    fn from(reference: BrowserReference) -> Self {
+        match reference {
+            BrowserReference::Procedure(p) => ToolDescriptor::Procedure(p),
+            BrowserReference::View {
+                component,
+                capability,
+            } => ToolDescriptor::View {
+                registration_id: component.registration_id,
+                component: ComponentContext {
+                    component_type: component.component_type,
+                    instance_id: component.instance_id,
+                },
+                capability,
+            },
         }
     }
 }
