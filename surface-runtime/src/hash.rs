@@ -56,7 +56,8 @@ impl Fingerprint {
 }
 
 /// A fixed-size keyed digest of an invocation id (SipHash-2-4, 128-bit
-/// output): what the registry and the agent host remember of an id.
+/// output, 16 bytes whatever the id's length): what the id ledger of the
+/// registry, the browser session and the agent host remembers of an id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct IdDigest([u64; 2]);
 
@@ -72,7 +73,7 @@ impl IdDigest {
 ///
 /// SipHash is a keyed pseudorandom function: without the key, two ids
 /// with the same digest cannot be found faster than by trying about 2⁶⁴
-/// of them, and the registry and the host admit at most a few million ids
+/// of them, and the registry, session and host admit at most a few million ids
 /// in their lifetime. It costs about a tenth of an HMAC-SHA-256 of the
 /// same id.
 #[derive(Clone)]
