@@ -6,15 +6,15 @@
 //! characters); an id that breaks it is refused and never recorded.
 //!
 //! The registry then remembers every invocation id it admitted for its
-//! whole lifetime in an [`InvocationIds`] table — not the id itself but a
-//! fixed-size **keyed digest** of it ([`crate::hash::IdDigest`]: SipHash-2-4
-//! with 128-bit output under a key derived from the registry's secret), next to the
-//! keyed hash of the envelope (so an identical repeat can be told from a
-//! reused id) and whether it completed (its place in the order of
-//! completions). The results of the last `recorded_results` completions
-//! are kept beside the table, oldest first, and replayed to an identical
-//! repeat. Each remembered id costs 32 bytes plus one control byte of the
-//! hash table, whatever the id's length.
+//! whole lifetime in an [`InvocationIds`] table: the shared
+//! [`crate::ledger::IdLedger`] (a keyed 128-bit digest per id, under a key
+//! derived from the registry's secret) with the keyed hash of the envelope
+//! as its envelope value (so an identical repeat can be told from a
+//! reused id) and the outcome of each completion as its result. The
+//! outcomes of the last `recorded_results` completions are kept, oldest
+//! evicted first, and replayed to an identical repeat. Each remembered id
+//! costs 32 bytes plus one control byte of the hash table, whatever the
+//! id's length.
 //!
 //! The table holds at most `max_invocation_ids` ids
 //! ([`crate::registry::DEFAULT_MAX_INVOCATION_IDS`], 100,000 ≈ 4.3 MB).
@@ -23,34 +23,21 @@
 //! still answered): forgetting ids would let one run twice, so the
 //! application replaces the registry instead (a new page session).
 //!
-//! A digest collision (two ids sharing 128 bits of a keyed pseudorandom
-//! function, about n²/2¹²⁹ for n ids) could only make a fresh id be refused as a repeat or
-//! be answered with another call's recorded outcome; it can never make an
-//! id execute twice.
+//! What this module adds to the ledger is the registry's answer to each
+//! of the ledger's answers ([`Refusal`]): a different envelope is
+//! `invocation-id-reused`, a pending id `invocation-in-flight`, a kept
+//! result a replay, an evicted one `duplicate-invocation`, the bound
+//! `invocation-ids-exhausted`. A digest collision could only make a fresh
+//! id be refused as a repeat or be answered with another call's recorded
+//! outcome; it can never make an id execute twice.
 
-use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
-
-use hashbrown::HashTable;
 
 use crate::hash::{Fingerprint, IdDigest, IdDigester};
 use crate::invocation::{
     AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult, ErrorCode, Retry,
 };
-
-/// What is remembered of one admitted id: 32 bytes, whatever the id.
-struct InvocationRecord {
-    id: IdDigest,
-    /// Keyed hash of the envelope (invocation + consumer).
-    fingerprint: u64,
-    /// [`IN_FLIGHT`], or the id's number in the order of completions (its
-    /// outcome is kept while that number is among the last
-    /// `recorded_results`).
-    completion: u64,
-}
-
-/// [`InvocationRecord::completion`] of an id still running.
-const IN_FLIGHT: u64 = u64::MAX;
+use crate::ledger::{Admission, IdLedger, Known, Status};
 
 /// A recorded result without its invocation id (the invocation id comes
 /// from the repeat, which carries the same id).
@@ -101,6 +88,19 @@ pub(crate) enum Refusal {
 }
 
 impl Refusal {
+    /// The refusal of a repeat of `id` (envelope hash `fingerprint`) the
+    /// ledger knows as `known`.
+    fn of_repeat(known: Known<'_, u64, Outcome>, fingerprint: u64, id: &str) -> Self {
+        if *known.envelope != fingerprint {
+            return Refusal::Reused;
+        }
+        match known.status {
+            Status::Pending => Refusal::InFlight,
+            Status::Completed(outcome) => Refusal::Replay(outcome.to_result(id)),
+            Status::Forgotten => Refusal::Duplicate,
+        }
+    }
+
     /// `details.reason` of the `PRECONDITION_FAILED` answer (`None` for a
     /// replay, which answers with the recorded result).
     pub(crate) fn reason(&self) -> Option<&'static str> {
@@ -173,89 +173,42 @@ pub(crate) fn envelope_fingerprint(
     h.finish()
 }
 
-/// Every invocation id a registry admitted (as digests), and the recent
-/// results.
+/// Every invocation id a registry admitted (as digests, with the keyed
+/// hash of its envelope), and the recent outcomes.
 pub(crate) struct InvocationIds {
-    table: HashTable<InvocationRecord>,
-    digester: IdDigester,
-    /// The outcomes of the last completions, oldest first: the outcome of
-    /// completion number `n` is at `n - first_kept` while that is in range.
-    kept: VecDeque<Outcome>,
-    /// The completion number of `kept[0]` (the next completion's number is
-    /// `first_kept + kept.len()`).
-    first_kept: u64,
-    /// The most ids the table holds.
-    max_ids: usize,
+    ledger: IdLedger<u64, Outcome>,
 }
 
 impl InvocationIds {
-    /// An empty table keyed with `key`, holding at most `max_ids` ids.
-    pub(crate) fn new(key: &[u8], max_ids: usize) -> Self {
+    /// An empty table keyed with `key` (any length), holding at most
+    /// `max_ids` ids and the outcomes of the last `keep` completions.
+    pub(crate) fn new(key: &[u8], max_ids: usize, keep: usize) -> Self {
         Self {
-            table: HashTable::new(),
-            digester: IdDigester::new(key),
-            kept: VecDeque::new(),
-            first_kept: 0,
-            max_ids,
+            ledger: IdLedger::new(IdDigester::new(key), max_ids, keep),
         }
     }
 
     /// How many ids are remembered.
     pub(crate) fn len(&self) -> usize {
-        self.table.len()
+        self.ledger.len()
     }
 
-    /// Admits `id` (recording it as in flight) and returns its digest, or
-    /// says why a repeat (or a new id beyond the bound) is refused.
+    /// Admits `id` (recording it as in flight with the envelope hash
+    /// `fingerprint`) and returns its digest, or says why a repeat (or a
+    /// new id beyond the bound) is refused.
     pub(crate) fn admit(&mut self, id: &str, fingerprint: u64) -> Result<IdDigest, Refusal> {
-        let digest = self.digester.digest(id);
-        if let Some(record) = self.table.find(digest.table_hash(), |r| r.id == digest) {
-            return Err(if record.fingerprint != fingerprint {
-                Refusal::Reused
-            } else if record.completion == IN_FLIGHT {
-                Refusal::InFlight
-            } else if let Some(outcome) = record
-                .completion
-                .checked_sub(self.first_kept)
-                .and_then(|i| usize::try_from(i).ok())
-                .and_then(|i| self.kept.get(i))
-            {
-                Refusal::Replay(outcome.to_result(id))
-            } else {
-                Refusal::Duplicate
-            });
+        let digest = self.ledger.digest(id);
+        match self.ledger.admit(digest, fingerprint) {
+            Admission::Admitted => Ok(digest),
+            Admission::Refused => Err(Refusal::Exhausted),
+            Admission::Known(known) => Err(Refusal::of_repeat(known, fingerprint, id)),
         }
-        if self.table.len() >= self.max_ids {
-            return Err(Refusal::Exhausted);
-        }
-        self.table.insert_unique(
-            digest.table_hash(),
-            InvocationRecord {
-                id: digest,
-                fingerprint,
-                completion: IN_FLIGHT,
-            },
-            |r| r.id.table_hash(),
-        );
-        Ok(digest)
     }
 
-    /// Marks `id` completed with `result`, keeping the last `keep` results
-    /// for replay.
-    pub(crate) fn complete(&mut self, id: IdDigest, result: &AgentInvocationResult, keep: usize) {
-        let number = self.first_kept + self.kept.len() as u64;
-        let Some(record) = self.table.find_mut(id.table_hash(), |r| r.id == id) else {
-            return;
-        };
-        if record.completion != IN_FLIGHT {
-            return;
-        }
-        record.completion = number;
-        self.kept.push_back(Outcome::of(result));
-        while self.kept.len() > keep {
-            self.kept.pop_front();
-            self.first_kept += 1;
-        }
+    /// Marks `id` completed with `result` (a second completion is
+    /// ignored).
+    pub(crate) fn complete(&mut self, id: IdDigest, result: &AgentInvocationResult) {
+        self.ledger.complete(id, Outcome::of(result));
     }
 }
 
@@ -280,14 +233,14 @@ mod tests {
 
     #[test]
     fn ids_are_admitted_once_and_survive_growth() {
-        let mut ids = InvocationIds::new(&[7; 32], usize::MAX);
+        let mut ids = InvocationIds::new(&[7; 32], usize::MAX, 2);
         let keys: Vec<IdDigest> = (0..5_000)
             .map(|i| ids.admit(&format!("inv-{i}"), i).ok().unwrap())
             .collect();
         assert_eq!(reason(ids.admit("inv-17", 17)), "invocation-in-flight");
         assert_eq!(reason(ids.admit("inv-17", 18)), "invocation-id-reused");
         for (i, key) in keys.into_iter().enumerate() {
-            ids.complete(key, &ok(&format!("inv-{i}")), 2);
+            ids.complete(key, &ok(&format!("inv-{i}")));
         }
         // Only the last two results are kept; every id stays known.
         assert_eq!(reason(ids.admit("inv-17", 17)), "duplicate-invocation");
@@ -300,38 +253,33 @@ mod tests {
 
     #[test]
     fn new_ids_beyond_the_bound_are_refused_known_ones_still_answered() {
-        let mut ids = InvocationIds::new(&[1; 32], 2);
+        let mut ids = InvocationIds::new(&[1; 32], 2, 1);
         let a = ids.admit("a", 1).ok().unwrap();
         let b = ids.admit("b", 2).ok().unwrap();
         assert_eq!(reason(ids.admit("c", 3)), "invocation-ids-exhausted");
         assert_eq!(ids.len(), 2, "a refused id is not remembered");
         assert_eq!(reason(ids.admit("a", 1)), "invocation-in-flight");
-        ids.complete(a, &ok("a"), 1);
-        ids.complete(b, &ok("b"), 1);
+        ids.complete(a, &ok("a"));
+        ids.complete(b, &ok("b"));
         assert_eq!(reason(ids.admit("a", 1)), "duplicate-invocation");
         assert!(matches!(ids.admit("b", 2), Err(Refusal::Replay(r)) if r == ok("b")));
         assert_eq!(reason(ids.admit("c", 3)), "invocation-ids-exhausted");
     }
 
     #[test]
-    fn a_remembered_id_costs_32_bytes_whatever_its_length() {
-        assert_eq!(std::mem::size_of::<InvocationRecord>(), 32);
-    }
-
-    #[test]
     fn a_second_completion_of_one_id_is_ignored() {
-        let mut ids = InvocationIds::new(&[5; 32], 10);
+        let mut ids = InvocationIds::new(&[5; 32], 10, 10);
         let a = ids.admit("a", 1).ok().unwrap();
-        ids.complete(a, &ok("a"), 10);
-        ids.complete(a, &ok("other"), 10);
+        ids.complete(a, &ok("a"));
+        ids.complete(a, &ok("other"));
         assert!(matches!(ids.admit("a", 1), Err(Refusal::Replay(r)) if r == ok("a")));
     }
 
     #[test]
     fn with_no_results_kept_a_completed_repeat_is_a_duplicate() {
-        let mut ids = InvocationIds::new(&[6; 32], 10);
+        let mut ids = InvocationIds::new(&[6; 32], 10, 0);
         let a = ids.admit("a", 1).ok().unwrap();
-        ids.complete(a, &ok("a"), 0);
+        ids.complete(a, &ok("a"));
         assert_eq!(reason(ids.admit("a", 1)), "duplicate-invocation");
     }
 }

@@ -24,13 +24,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use crate::clock::Clock;
 use crate::executor::ConfirmationInfo;
+use crate::hash::{sha256, HmacSha256};
 use crate::invocation::ConfirmationEvidence;
 use crate::manifest::{canonical_json, AgentEffect};
 use crate::sync::lock;
@@ -161,10 +160,8 @@ pub enum ConfirmationError {
 
 /// Hex SHA-256 of `canonical_json(input)`: the digest evidence is bound to.
 pub fn input_digest(input: &Value) -> String {
-    hex::encode(Sha256::digest(canonical_json(input).as_bytes()))
+    hex::encode(sha256(canonical_json(input).as_bytes()))
 }
-
-type HmacSha256 = Hmac<Sha256>;
 
 /// Signs and verifies evidence with the per-registry secret.
 pub(crate) struct Signer {
@@ -177,8 +174,7 @@ impl Signer {
     }
 
     fn mac(&self) -> HmacSha256 {
-        // HMAC accepts keys of any length; 32 bytes never fails.
-        <HmacSha256 as Mac>::new_from_slice(&self.secret).expect("HMAC takes any key length")
+        HmacSha256::new(&self.secret)
     }
 
     fn message(ev: &ConfirmationEvidence) -> String {
@@ -197,7 +193,7 @@ impl Signer {
     fn sign(&self, ev: &ConfirmationEvidence) -> String {
         let mut mac = self.mac();
         mac.update(Self::message(ev).as_bytes());
-        hex::encode(mac.finalize().into_bytes())
+        hex::encode(mac.finish())
     }
 
     /// Constant-time check of the signature.
@@ -207,7 +203,7 @@ impl Signer {
         };
         let mut mac = self.mac();
         mac.update(Self::message(ev).as_bytes());
-        mac.verify_slice(&sig).is_ok()
+        mac.verify(&sig)
     }
 
     /// A 32-byte key for another purpose, derived from the secret
@@ -216,7 +212,7 @@ impl Signer {
         let mut mac = self.mac();
         mac.update(b"agent-surface derived key:");
         mac.update(label.as_bytes());
-        mac.finalize().into_bytes().into()
+        mac.finish()
     }
 
     /// An unpredictable id (HMAC of a counter): ids cannot be guessed
@@ -224,7 +220,7 @@ impl Signer {
     fn id(&self, prefix: &str, counter: u64) -> String {
         let mut mac = self.mac();
         mac.update(format!("{prefix}:{counter}").as_bytes());
-        let bytes = mac.finalize().into_bytes();
+        let bytes = mac.finish();
         format!("{prefix}_{}", hex::encode(&bytes[..12]))
     }
 }

@@ -6,13 +6,19 @@
 //!   invocation id carry the identical call?);
 //! * [`IdDigest`] / [`IdDigester`] — fixed-size keyed digests of invocation
 //!   ids (SipHash-2-4 with 128-bit output under a 128-bit secret key), what
-//!   the registry's admission and the agent host remember of every id they
-//!   saw.
+//!   the id ledger ([`crate::ledger::IdLedger`]) of the registry, the
+//!   browser session and the agent host remembers of every id;
+//! * [`sha256`] / [`Sha256Hasher`] — SHA-256 (input digests of confirmation
+//!   evidence, the session's envelope digests, the host's result digests);
+//! * [`HmacSha256`] — HMAC-SHA-256 under the registry's secret (evidence
+//!   signatures, derived keys, unguessable ids).
+//!
+//! No other module of the runtime names `sha2`, `hmac` or `siphasher`.
 
 use std::hash::{BuildHasher, Hash, Hasher};
 
 use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use sha2::{Digest, Sha256};
 use siphasher::sip128::{Hasher128, SipHasher24};
 
 /// The hasher of the registry's hot maps: foldhash with a per-map random
@@ -50,7 +56,8 @@ impl Fingerprint {
 }
 
 /// A fixed-size keyed digest of an invocation id (SipHash-2-4, 128-bit
-/// output): what the registry and the agent host remember of an id.
+/// output, 16 bytes whatever the id's length): what the id ledger of the
+/// registry, the browser session and the agent host remembers of an id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct IdDigest([u64; 2]);
 
@@ -66,7 +73,7 @@ impl IdDigest {
 ///
 /// SipHash is a keyed pseudorandom function: without the key, two ids
 /// with the same digest cannot be found faster than by trying about 2⁶⁴
-/// of them, and the registry and the host admit at most a few million ids
+/// of them, and the registry, session and host admit at most a few million ids
 /// in their lifetime. It costs about a tenth of an HMAC-SHA-256 of the
 /// same id.
 #[derive(Clone)]
@@ -79,11 +86,9 @@ impl IdDigester {
     /// A digester keyed with `key` (any length; its 128-bit SipHash key
     /// is derived from it with HMAC-SHA-256, once).
     pub(crate) fn new(key: &[u8]) -> Self {
-        // HMAC accepts keys of any length; this never fails.
-        let mut mac =
-            <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key length");
+        let mut mac = HmacSha256::new(key);
         mac.update(b"agent-surface invocation-id digest");
-        let bytes = mac.finalize().into_bytes();
+        let bytes = mac.finish();
         let mut sip_key = [0u8; 16];
         sip_key.copy_from_slice(&bytes[..16]);
         Self {
@@ -107,6 +112,72 @@ impl IdDigester {
         h.write(id.as_bytes());
         let d = h.finish128();
         IdDigest([d.h1, d.h2])
+    }
+}
+
+/// The SHA-256 of `bytes` (32 bytes).
+pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+/// An incremental SHA-256; also an [`std::io::Write`] sink, so a value can
+/// be serialized straight into it (writing never fails).
+#[derive(Clone, Default)]
+pub(crate) struct Sha256Hasher(Sha256);
+
+impl Sha256Hasher {
+    /// A hasher with nothing hashed yet.
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends `bytes`.
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The SHA-256 of everything appended (32 bytes).
+    pub(crate) fn finish(self) -> [u8; 32] {
+        self.0.finalize().into()
+    }
+}
+
+impl std::io::Write for Sha256Hasher {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// An HMAC-SHA-256 in progress under one key.
+#[derive(Clone)]
+pub(crate) struct HmacSha256(Hmac<Sha256>);
+
+impl HmacSha256 {
+    /// A MAC keyed with `key` (HMAC accepts any key length).
+    pub(crate) fn new(key: &[u8]) -> Self {
+        // HMAC accepts keys of any length; this never fails.
+        Self(<Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key length"))
+    }
+
+    /// Appends `bytes` to the message.
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The 32-byte tag of the message.
+    pub(crate) fn finish(self) -> [u8; 32] {
+        self.0.finalize().into_bytes().into()
+    }
+
+    /// Whether `tag` is the message's tag, compared in constant time (a
+    /// truncated or longer `tag` is `false`).
+    pub(crate) fn verify(self, tag: &[u8]) -> bool {
+        self.0.verify_slice(tag).is_ok()
     }
 }
 
@@ -141,5 +212,33 @@ mod tests {
             one.digest(&"x".repeat(10_000)),
             one.digest(&"x".repeat(10_001))
         );
+    }
+
+    #[test]
+    fn sha256_matches_the_fips_180_vector_in_one_piece_and_incrementally() {
+        let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        assert_eq!(hex::encode(sha256(b"abc")), abc);
+        let mut h = Sha256Hasher::new();
+        h.update(b"a");
+        std::io::Write::write_all(&mut h, b"bc").unwrap();
+        assert_eq!(hex::encode(h.finish()), abc);
+    }
+
+    #[test]
+    fn hmac_sha256_matches_rfc_4231_case_2_and_verifies_in_constant_time() {
+        let tag = "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843";
+        let mac = |data: &[u8]| {
+            let mut m = HmacSha256::new(b"Jefe");
+            m.update(data);
+            m
+        };
+        assert_eq!(
+            hex::encode(mac(b"what do ya want for nothing?").finish()),
+            tag
+        );
+        let bytes = hex::decode(tag).unwrap();
+        assert!(mac(b"what do ya want for nothing?").verify(&bytes));
+        assert!(!mac(b"what do ya want for nothing!").verify(&bytes));
+        assert!(!mac(b"what do ya want for nothing?").verify(&bytes[..16]));
     }
 }

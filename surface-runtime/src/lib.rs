@@ -71,6 +71,7 @@ mod hash;
 pub mod host;
 pub mod invocation;
 mod json;
+mod ledger;
 pub mod manifest;
 pub mod page;
 pub mod pattern;

@@ -9,12 +9,10 @@
 //! application sends the [`BrowserSurfaceCall`]s it returns and hands back
 //! what arrives.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
-use hashbrown::HashTable;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::error::{EchoField, HostError, IdentityChange};
 use super::verify::{verify_snapshot, KnownBuild};
@@ -25,8 +23,9 @@ use super::wire::{
 use crate::authority::Authority;
 use crate::confirmation::ConfirmationLevel;
 use crate::export::{ToolDescriptor, ToolRoute, ToolSource};
-use crate::hash::{IdDigest, IdDigester};
+use crate::hash::{IdDigester, Sha256Hasher};
 use crate::invocation::{check_invocation_id, AgentInvocation, ConfirmationEvidence, ConsumerKind};
+use crate::ledger::{Admission, IdLedger, Status};
 use crate::manifest::{canonical_capability_id, AgentEffect};
 use crate::snapshot::{
     AgentProcedureDescriptor, ComponentContext, ComponentDescriptor, SurfaceSnapshot,
@@ -39,12 +38,13 @@ use crate::sync::lock;
 pub const DEFAULT_HOST_MAX_OUTSTANDING: usize = 1_000;
 /// Default number of completed calls whose result is remembered to
 /// recognise duplicate results (oldest forgotten first; a forgotten call's
-/// late result is `Unsolicited`). Each costs a 16-byte id digest and a
-/// 32-byte result digest.
+/// late result is `Unsolicited`). Each costs a 32-byte result digest (its
+/// id's digest is held for the host's lifetime anyway).
 pub const DEFAULT_HOST_COMPLETED_MEMORY: usize = 10_000;
 /// Default bound of the invocation ids a host remembers for its lifetime
-/// (every id it ever dispatched, as a 16-byte digest: ≈ 36 MB with the
-/// hash table at the bound). At the bound `dispatch` refuses new ids with
+/// (every id it ever dispatched, in the shared id ledger: a 16-byte keyed
+/// digest and an 8-byte state each, ≈ 52 MB with the hash table at the
+/// bound). At the bound `dispatch` refuses new ids with
 /// [`HostError::InvocationIdsExhausted`]; an id is never forgotten, so a
 /// completed or interrupted call is never dispatched again.
 pub const DEFAULT_HOST_MAX_INVOCATION_IDS: usize = 1_000_000;
@@ -380,12 +380,10 @@ struct HostState {
     runs: HashMap<String, AgentRun>,
     outstanding: HashMap<String, Outstanding>,
     /// Every invocation id ever dispatched (outstanding, completed or
-    /// interrupted), as keyed digests; at most `max_invocation_ids`.
-    dispatched: HashTable<IdDigest>,
-    digester: IdDigester,
-    /// The result digests of the last `completed_memory` completed calls.
-    completed: HashMap<IdDigest, ResultDigest>,
-    completed_order: VecDeque<IdDigest>,
+    /// interrupted), as keyed digests (at most `max_invocation_ids`), and
+    /// the result digests of the last `completed_memory` completed calls.
+    /// An outstanding, withdrawn or interrupted call's id is pending there.
+    ledger: IdLedger<(), ResultDigest>,
     /// Capability ids some accepted announcement bound or confirmed: never
     /// offered as direct server tools afterwards, even with no live tab.
     contextual_seen: BTreeSet<String>,
@@ -405,8 +403,6 @@ pub struct AgentHost {
     builds: BTreeMap<(String, String), KnownBuild>,
     server_tools: Vec<ServerTool>,
     max_outstanding: usize,
-    completed_memory: usize,
-    max_invocation_ids: usize,
     state: Mutex<HostState>,
 }
 
@@ -445,16 +441,15 @@ impl AgentHost {
             builds: BTreeMap::new(),
             server_tools: Vec::new(),
             max_outstanding: DEFAULT_HOST_MAX_OUTSTANDING,
-            completed_memory: DEFAULT_HOST_COMPLETED_MEMORY,
-            max_invocation_ids: DEFAULT_HOST_MAX_INVOCATION_IDS,
             state: Mutex::new(HostState {
                 surfaces: HashMap::new(),
                 runs: HashMap::new(),
                 outstanding: HashMap::new(),
-                dispatched: HashTable::new(),
-                digester: IdDigester::random(),
-                completed: HashMap::new(),
-                completed_order: VecDeque::new(),
+                ledger: IdLedger::new(
+                    IdDigester::random(),
+                    DEFAULT_HOST_MAX_INVOCATION_IDS,
+                    DEFAULT_HOST_COMPLETED_MEMORY,
+                ),
                 contextual_seen: BTreeSet::new(),
             }),
         }
@@ -482,23 +477,32 @@ impl AgentHost {
 
     /// Sets how many completed calls' result digests are remembered to
     /// recognise duplicate results (default
-    /// [`DEFAULT_HOST_COMPLETED_MEMORY`]). It does not affect which ids may
-    /// be dispatched: that record is separate and kept for the host's
-    /// lifetime.
+    /// [`DEFAULT_HOST_COMPLETED_MEMORY`]; oldest forgotten first). It does
+    /// not affect which ids may be dispatched: a forgotten call's id stays
+    /// in the id ledger for the host's lifetime.
     pub fn with_completed_memory(mut self, count: usize) -> Self {
-        self.completed_memory = count;
+        self.ledger_mut().set_max_results(count);
         self
     }
 
     /// Sets how many dispatched invocation ids the host remembers (default
     /// [`DEFAULT_HOST_MAX_INVOCATION_IDS`], at least 1). Every dispatched id
-    /// is remembered for the host's lifetime as a 16-byte keyed digest, so
+    /// is remembered for the host's lifetime as a 16-byte keyed digest
+    /// (24 bytes with its state, whatever the id's length), so
     /// a completed or interrupted call is never dispatched again; at the
     /// bound `dispatch` refuses new ids with
     /// [`HostError::InvocationIdsExhausted`].
     pub fn with_max_invocation_ids(mut self, count: usize) -> Self {
-        self.max_invocation_ids = count.max(1);
+        self.ledger_mut().set_max_ids(count.max(1));
         self
+    }
+
+    fn ledger_mut(&mut self) -> &mut IdLedger<(), ResultDigest> {
+        &mut self
+            .state
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .ledger
     }
 
     /// How full the host's bounded collections are.
@@ -506,8 +510,8 @@ impl AgentHost {
         let state = self.lock();
         HostUsage {
             outstanding: state.outstanding.len(),
-            remembered_results: state.completed.len(),
-            invocation_ids: state.dispatched.len(),
+            remembered_results: state.ledger.kept_results(),
+            invocation_ids: state.ledger.len(),
         }
     }
 
@@ -720,23 +724,25 @@ impl AgentHost {
                 Err(HostError::InvocationConflict(request.invocation_id))
             };
         }
-        let id = state.digester.digest(&request.invocation_id);
-        if state
-            .dispatched
-            .find(id.table_hash(), |known| *known == id)
-            .is_some()
-        {
+        // Not outstanding but dispatched before: completed, withdrawn or
+        // interrupted, never dispatched again.
+        let id = state.ledger.digest(&request.invocation_id);
+        if state.ledger.lookup(id).is_some() {
             return Err(HostError::InvocationConflict(request.invocation_id));
         }
         if state.outstanding.len() >= self.max_outstanding {
             return Err(HostError::CapacityExceeded(self.max_outstanding));
         }
-        if state.dispatched.len() >= self.max_invocation_ids {
-            return Err(HostError::InvocationIdsExhausted(self.max_invocation_ids));
+        match state.ledger.admit(id, ()) {
+            Admission::Admitted => {}
+            Admission::Known(_) => {
+                return Err(HostError::InvocationConflict(request.invocation_id))
+            }
+            Admission::Refused => {
+                let max = state.ledger.max_ids();
+                return Err(HostError::InvocationIdsExhausted(max));
+            }
         }
-        state
-            .dispatched
-            .insert_unique(id.table_hash(), id, |known| known.table_hash());
         state.outstanding.insert(
             request.invocation_id,
             Outstanding {
@@ -849,32 +855,23 @@ impl AgentHost {
         }
         let mut state = self.lock();
         let id = &result.invocation_id;
+        let digest = state.ledger.digest(id);
         let Some(outstanding) = state.outstanding.remove(id) else {
-            let digest = state.digester.digest(id);
-            return match state.completed.get(&digest) {
-                Some(done) if *done == result_digest(connection, result) => {
+            return match state.ledger.lookup(digest).map(|known| known.status) {
+                Some(Status::Completed(done)) if *done == result_digest(connection, result) => {
                     Ok(ResultDisposition::Duplicate)
                 }
-                Some(_) => Err(HostError::ChangedDuplicate(id.clone())),
-                None => Err(HostError::Unsolicited(id.clone())),
+                Some(Status::Completed(_)) => Err(HostError::ChangedDuplicate(id.clone())),
+                _ => Err(HostError::Unsolicited(id.clone())),
             };
         };
         if let Err(e) = echoes(&outstanding.call, connection, result) {
             state.outstanding.insert(id.clone(), outstanding);
             return Err(e);
         }
-        if self.completed_memory > 0 {
-            let digest = state.digester.digest(id);
-            while state.completed_order.len() >= self.completed_memory {
-                if let Some(old) = state.completed_order.pop_front() {
-                    state.completed.remove(&old);
-                }
-            }
-            state.completed_order.push_back(digest);
-            state
-                .completed
-                .insert(digest, result_digest(connection, result));
-        }
+        state
+            .ledger
+            .complete(digest, result_digest(connection, result));
         Ok(ResultDisposition::Completed(Box::new(CompletedCall {
             call: outstanding.call,
             result: result.result.clone(),
@@ -1057,17 +1054,7 @@ fn result_digest(
     connection: &AuthenticatedConnection,
     result: &BrowserSurfaceResult,
 ) -> ResultDigest {
-    struct Hashing<'a>(&'a mut Sha256);
-    impl std::io::Write for Hashing<'_> {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.update(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut hasher = Sha256::new();
+    let mut hasher = Sha256Hasher::new();
     for field in [
         &connection.connection_id,
         &connection.session_id,
@@ -1076,13 +1063,13 @@ fn result_digest(
         &result.tool_call_id,
         &result.invocation_id,
     ] {
-        hasher.update((field.len() as u64).to_le_bytes());
+        hasher.update(&(field.len() as u64).to_le_bytes());
         hasher.update(field.as_bytes());
     }
     // Writing into a hasher cannot fail; a serialization error (never for
     // these types) would only make a duplicate count as changed.
-    let _ = serde_json::to_writer(Hashing(&mut hasher), &result.result);
-    hasher.finalize().into()
+    let _ = serde_json::to_writer(&mut hasher, &result.result);
+    hasher.finish()
 }
 
 fn echoes(

@@ -32,10 +32,15 @@
 //!    "Confirmation while the call waits").
 //!
 //! Only dispatched calls are recorded: rejections are stateless, so
-//! garbage cannot fill the table. Per recorded call the session keeps the
-//! invocation id (at most 256 bytes), the 32-byte SHA-256 of the envelope
-//! — never the envelope — and, once settled, the frozen outcome; every
-//! bound is listed in `docs/limits.md`.
+//! garbage cannot fill the table. The table is the shared invocation-id
+//! ledger ([`crate::ledger::IdLedger`], also used by the registry and the
+//! agent host): per recorded call it keeps a 16-byte keyed digest of the
+//! invocation id (whatever its length), the 32-byte SHA-256 of the
+//! envelope — never the envelope — and, once settled, the frozen outcome;
+//! the ledger's bound of ids and of kept outcomes are both `max_entries`,
+//! so nothing is ever evicted. What only the session does stays here: the
+//! futures of calls in flight, which duplicates join. Every bound is listed
+//! in `docs/limits.md`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -43,7 +48,6 @@ use std::time::Duration;
 
 use futures_util::future::{AbortHandle, Abortable, FutureExt, Shared};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::confirm::{
     self, ConfirmationDecisionError, ConfirmationEvent, ConfirmationMode, HeldConfirmation,
@@ -58,9 +62,11 @@ use super::wire::{
 };
 use crate::cancellation::Cancellation;
 use crate::clock::{Clock, SystemClock, Timer};
+use crate::hash::{sha256, IdDigest, IdDigester};
 use crate::invocation::{
     check_invocation_id, AgentConsumer, AgentError, AgentInvocationResult, ErrorCode, Retry,
 };
+use crate::ledger::{Admission, IdLedger, Known, Status};
 use crate::snapshot::SurfaceSnapshot;
 use crate::sync::BoxFuture;
 
@@ -214,31 +220,29 @@ impl std::fmt::Display for SessionCollection {
 /// Shared output of a dispatched call.
 type CallFuture = Shared<BoxFuture<'static, BrowserSurfaceOutcome>>;
 
-enum CallState {
-    Pending {
-        future: CallFuture,
-        abort: AbortHandle,
-        cancellation: Cancellation,
-    },
-    Done(BrowserSurfaceOutcome),
+/// A recorded call still in flight: what duplicates join and what
+/// `disconnect` aborts.
+struct PendingCall {
+    future: CallFuture,
+    abort: AbortHandle,
+    cancellation: Cancellation,
 }
 
-/// A recorded call: the SHA-256 of its compact JSON envelope instead of the
-/// envelope itself, which keeps a full table small (see `benches/host.rs`).
-/// Identical envelopes serialize identically (objects are key-sorted
-/// maps). If an application enables serde_json's `preserve_order`, key
-/// order becomes significant: a reordered input then counts as a changed
-/// envelope (`invocation-conflict`) — never as a second execution.
-struct CallEntry {
-    digest: EnvelopeDigest,
-    seq: u64,
-    state: CallState,
-}
-
+/// The envelope value of a recorded call in the ledger: the SHA-256 of its
+/// compact JSON envelope instead of the envelope itself, which keeps a full
+/// table small (see `benches/host.rs`). Identical envelopes serialize
+/// identically (objects are key-sorted maps). If an application enables
+/// serde_json's `preserve_order`, key order becomes significant: a
+/// reordered input then counts as a changed envelope
+/// (`invocation-conflict`) — never as a second execution.
 type EnvelopeDigest = [u8; 32];
 
+/// The recorded calls: invocation ids (as keyed digests) with their
+/// envelope digests and frozen outcomes.
+type CallLedger = IdLedger<EnvelopeDigest, BrowserSurfaceOutcome>;
+
 fn envelope_digest(text: &str) -> EnvelopeDigest {
-    Sha256::digest(text.as_bytes()).into()
+    sha256(text.as_bytes())
 }
 
 /// Whether the envelope's size was already checked on the text received.
@@ -280,11 +284,14 @@ struct State {
     used_connections: HashSet<String>,
     listeners: Vec<ListenerEntry>,
     next_id: u64,
-    calls: HashMap<String, CallEntry>,
+    /// Every recorded call (pending or frozen), at most `max_entries`.
+    calls: CallLedger,
+    /// The calls of `calls` still pending, by id digest.
+    pending: HashMap<IdDigest, PendingCall>,
     source_subscription: Option<Box<dyn SourceSubscription>>,
     /// Call futures aborted under the lock, dropped once it is released
     /// (dropping a held call runs its clean-up, which calls listeners).
-    graveyard: Vec<CallState>,
+    graveyard: Vec<PendingCall>,
 }
 
 /// The locked state; drops the aborted call futures after unlocking.
@@ -526,22 +533,15 @@ fn clear(state: &mut State, reason: RejectionReason) -> Option<Box<dyn SourceSub
     state.source_subscription.take()
 }
 
+/// Aborts every pending call and freezes `reason` as its outcome.
 fn abort_pending(state: &mut State, reason: RejectionReason) {
-    for entry in state.calls.values_mut() {
-        if let CallState::Pending {
-            abort,
-            cancellation,
-            ..
-        } = &entry.state
-        {
-            cancellation.cancel();
-            abort.abort();
-            let aborted = std::mem::replace(
-                &mut entry.state,
-                CallState::Done(BrowserSurfaceOutcome::rejected(reason)),
-            );
-            state.graveyard.push(aborted);
-        }
+    for (id, pending) in state.pending.drain() {
+        pending.cancellation.cancel();
+        pending.abort.abort();
+        state
+            .calls
+            .complete(id, BrowserSurfaceOutcome::rejected(reason));
+        state.graveyard.push(pending);
     }
 }
 
@@ -580,7 +580,12 @@ impl BrowserSurfaceSession {
                 used_connections: HashSet::new(),
                 listeners: Vec::new(),
                 next_id: 0,
-                calls: HashMap::new(),
+                calls: IdLedger::new(
+                    IdDigester::random(),
+                    options.max_entries,
+                    options.max_entries,
+                ),
+                pending: HashMap::new(),
                 source_subscription: None,
                 graveyard: Vec::new(),
             }),
@@ -866,11 +871,7 @@ impl BrowserSurfaceSession {
         let state = self.inner.lock();
         SessionUsage {
             calls: state.calls.len(),
-            pending_calls: state
-                .calls
-                .values()
-                .filter(|c| matches!(c.state, CallState::Pending { .. }))
-                .count(),
+            pending_calls: state.pending.len(),
             connection_ids: state.used_connections.len(),
             listeners: state.listeners.len(),
         }
@@ -1029,23 +1030,39 @@ impl BrowserSurfaceSession {
         if let Some(reason) = connection_refusal(&state, call) {
             return Some(ready(BrowserSurfaceOutcome::rejected(reason)));
         }
-        let entry = state.calls.get(&call.invocation.invocation_id)?;
-        if entry.digest != *digest {
-            return Some(ready(BrowserSurfaceOutcome::rejected(
+        let id = state.calls.digest(&call.invocation.invocation_id);
+        let known = state.calls.lookup(id)?;
+        Some(self.answer_known(known, digest, id, &state.pending))
+    }
+
+    /// Step 5 for a recorded invocation id: `invocation-conflict` for a
+    /// different envelope, else the frozen outcome or a join of the call in
+    /// flight.
+    fn answer_known(
+        &self,
+        known: Known<'_, EnvelopeDigest, BrowserSurfaceOutcome>,
+        digest: &EnvelopeDigest,
+        id: IdDigest,
+        pending: &HashMap<IdDigest, PendingCall>,
+    ) -> BoxFuture<'static, BrowserSurfaceOutcome> {
+        let ready = |o: BrowserSurfaceOutcome| -> BoxFuture<'static, BrowserSurfaceOutcome> {
+            Box::pin(std::future::ready(o))
+        };
+        if known.envelope != digest {
+            return ready(BrowserSurfaceOutcome::rejected(
                 RejectionReason::InvocationConflict,
-            )));
+            ));
         }
-        Some(match &entry.state {
-            CallState::Done(outcome) => ready(outcome.clone()),
-            CallState::Pending { future, .. } => {
-                let join = self.await_entry(
-                    call.invocation.invocation_id.clone(),
-                    entry.seq,
-                    future.clone(),
-                );
-                Box::pin(join)
-            }
-        })
+        match (known.status, pending.get(&id)) {
+            (Status::Completed(outcome), _) => ready(outcome.clone()),
+            (Status::Pending, Some(call)) => Box::pin(self.await_entry(id, call.future.clone())),
+            // Not reached: a pending id always has its call, and outcomes
+            // are kept for every id the ledger holds (both bounds are
+            // `max_entries`). The id is still never dispatched again.
+            (Status::Pending, None) | (Status::Forgotten, _) => ready(
+                BrowserSurfaceOutcome::rejected(RejectionReason::InvocationConflict),
+            ),
+        }
     }
 
     fn dispatch(
@@ -1066,44 +1083,28 @@ impl BrowserSurfaceSession {
         if let Some(reason) = connection_refusal(&state, call) {
             return ready(BrowserSurfaceOutcome::rejected(reason));
         }
-        if let Some(entry) = state.calls.get(&call.invocation.invocation_id) {
+        let id = state.calls.digest(&call.invocation.invocation_id);
+        let state = &mut *state;
+        match state.calls.admit(id, digest) {
+            Admission::Admitted => {}
             // A duplicate raced us between the two locked sections.
-            if entry.digest != digest {
-                return ready(BrowserSurfaceOutcome::rejected(
-                    RejectionReason::InvocationConflict,
-                ));
+            Admission::Known(known) => {
+                return self.answer_known(known, &digest, id, &state.pending)
             }
-            return match &entry.state {
-                CallState::Done(o) => ready(o.clone()),
-                CallState::Pending { future, .. } => Box::pin(self.await_entry(
-                    call.invocation.invocation_id.clone(),
-                    entry.seq,
-                    future.clone(),
-                )),
-            };
-        }
-        if state.calls.len() >= self.inner.max_entries {
-            return ready(BrowserSurfaceOutcome::rejected(
-                RejectionReason::CapacityExceeded,
-            ));
+            Admission::Refused => {
+                return ready(BrowserSurfaceOutcome::rejected(
+                    RejectionReason::CapacityExceeded,
+                ))
+            }
         }
         let (future, abort, cancellation) = self.start_call(call);
-        let seq = state.next_id;
-        state.next_id += 1;
-        state.calls.insert(
-            call.invocation.invocation_id.clone(),
-            CallEntry {
-                digest,
-                seq,
-                state: CallState::Pending {
-                    future: future.clone(),
-                    abort,
-                    cancellation,
-                },
-            },
-        );
-        drop(state);
-        Box::pin(self.await_entry(call.invocation.invocation_id.clone(), seq, future))
+        let pending = PendingCall {
+            future: future.clone(),
+            abort,
+            cancellation,
+        };
+        state.pending.insert(id, pending);
+        Box::pin(self.await_entry(id, future))
     }
 
     /// Starts the registry's pipeline for `call`: the shared outcome
@@ -1144,8 +1145,7 @@ impl BrowserSurfaceSession {
     /// every observer sees the same answer.
     fn await_entry(
         &self,
-        invocation_id: String,
-        seq: u64,
+        id: IdDigest,
         future: CallFuture,
     ) -> impl std::future::Future<Output = BrowserSurfaceOutcome> + 'static {
         let inner = Arc::downgrade(&self.inner);
@@ -1154,15 +1154,15 @@ impl BrowserSurfaceSession {
             let Some(inner) = inner.upgrade() else {
                 return outcome;
             };
-            let mut state = inner.lock();
-            match state.calls.get_mut(&invocation_id) {
-                Some(entry) if entry.seq == seq => match &entry.state {
-                    CallState::Done(frozen) => frozen.clone(),
-                    CallState::Pending { .. } => {
-                        entry.state = CallState::Done(outcome.clone());
-                        outcome
-                    }
-                },
+            let mut guard = inner.lock();
+            let state = &mut *guard;
+            match state.calls.lookup(id).map(|known| known.status) {
+                Some(Status::Completed(frozen)) => frozen.clone(),
+                Some(Status::Pending) => {
+                    state.pending.remove(&id);
+                    state.calls.complete(id, outcome.clone());
+                    outcome
+                }
                 // Cleared by expiry or dispose while in flight.
                 _ => match state.phase {
                     Phase::Expired => {

@@ -164,6 +164,7 @@ impl SurfaceRegistryBuilder {
         let invocations = InvocationIds::new(
             &signer.derived_key("invocation-ids"),
             self.max_invocation_ids,
+            self.recorded_results,
         );
         let confirmations = Confirmations::new(
             signer,
@@ -179,7 +180,6 @@ impl SurfaceRegistryBuilder {
                     timeout,
                     timer: self.timer,
                     policies: self.policies,
-                    recorded_results: self.recorded_results,
                 },
                 state: Mutex::new(State {
                     version: 0,

@@ -267,8 +267,6 @@ pub(crate) struct Settings {
     pub(crate) timer: Option<Arc<dyn Timer>>,
     /// Registry-wide policies, applied before the binding's own.
     pub(crate) policies: Vec<Arc<dyn AgentPolicy>>,
-    /// How many completed results are kept for replay.
-    pub(crate) recorded_results: usize,
 }
 
 #[derive(Default)]
@@ -634,10 +632,7 @@ impl SurfaceRegistry {
 
     /// Records the result of admitted invocation `key`.
     pub(crate) fn record(&self, key: IdDigest, result: &AgentInvocationResult) {
-        let keep = self.inner.settings.recorded_results;
-        lock(&self.inner.state)
-            .invocations
-            .complete(key, result, keep);
+        lock(&self.inner.state).invocations.complete(key, result);
     }
 
     /// The live procedure binding or component of registration `number`
