@@ -68,7 +68,10 @@ fn skipped_len(rest: &str) -> Option<usize> {
             let close = format!("\"{}", "#".repeat(hashes));
             let body = &after_r[hashes + 1..];
             let prefix = rest.len() - body.len();
-            return Some(body.find(&close).map_or(rest.len(), |e| prefix + e + close.len()));
+            return Some(
+                body.find(&close)
+                    .map_or(rest.len(), |e| prefix + e + close.len()),
+            );
         }
     }
     if bytes[0] == b'"' {
@@ -83,7 +86,11 @@ fn skipped_len(rest: &str) -> Option<usize> {
         let close = if bytes.get(1) == Some(&b'\\') {
             rest[2..].find('\'').map(|e| e + 2)
         } else {
-            rest[1..].char_indices().nth(1).filter(|(_, c)| *c == '\'').map(|(e, _)| e + 1)
+            rest[1..]
+                .char_indices()
+                .nth(1)
+                .filter(|(_, c)| *c == '\'')
+                .map(|(e, _)| e + 1)
         };
         return close.map(|e| e + 1);
     }
@@ -126,7 +133,14 @@ fn fn_name(line: &str) -> Option<&str> {
     let mut rest = line.trim_start();
     loop {
         let before = rest;
-        for prefix in ["pub(crate) ", "pub(super) ", "pub ", "const ", "async ", "unsafe "] {
+        for prefix in [
+            "pub(crate) ",
+            "pub(super) ",
+            "pub ",
+            "const ",
+            "async ",
+            "unsafe ",
+        ] {
             rest = rest.strip_prefix(prefix).unwrap_or(rest);
         }
         if rest == before {
