@@ -11,39 +11,15 @@
 //! skipped.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The most lines one library function may span.
 const MAX_LINES: usize = 80;
 
-const CRATES: [&str; 9] = [
-    "src",
-    "surface-manifest/src",
-    "surface-runtime/src",
-    "surface-host/src",
-    "surface-macros/src",
-    "surface-codegen/src",
-    "surface-store/src",
-    "surface-leptos/src",
-    "surface-dioxus/src",
-];
+#[path = "support/sources.rs"]
+mod sources;
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs")
-            && path.file_name().is_some_and(|n| n != "tests.rs")
-        {
-            out.push(path);
-        }
-    }
-}
+use sources::{rust_files, LIBRARY_CRATES};
 
 /// Pushes `skipped` as blanks, keeping its line breaks.
 fn blank(out: &mut String, skipped: &str) {
@@ -190,10 +166,11 @@ fn no_library_function_is_over_80_lines() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut long = Vec::new();
     let mut counted = 0;
-    for krate in CRATES {
-        let mut files = Vec::new();
-        rust_files(&root.join(krate), &mut files);
-        for file in files {
+    for krate in LIBRARY_CRATES {
+        for file in rust_files(&root.join(krate))
+            .into_iter()
+            .filter(|f| f.file_name().is_some_and(|n| n != "tests.rs"))
+        {
             let text = fs::read_to_string(&file).unwrap();
             for (name, line, count) in functions(&code_of(&text)) {
                 counted += 1;

@@ -12,17 +12,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-const CRATES: [&str; 7] = [
-    "src",
-    "surface-manifest/src",
-    "surface-runtime/src",
-    "surface-host/src",
-    "surface-macros/src",
-    "surface-codegen/src",
-    "surface-store/src",
-];
+#[path = "support/sources.rs"]
+mod sources;
+
+use sources::{rust_files, LIBRARY_CRATES as CRATES};
 
 /// A module path below the crate root, e.g. `["host", "verify"]`.
 type ModPath = Vec<String>;
@@ -39,21 +34,6 @@ fn module_of(src: &Path, file: &Path) -> ModPath {
         parts.push(stem.to_string());
     }
     parts
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// The source without test code, comments, strings and `quote!` bodies.
@@ -286,8 +266,7 @@ fn cycles(modules: &BTreeSet<ModPath>, uses: &BTreeMap<ModPath, BTreeSet<ModPath
 }
 
 fn crate_cycles(src: &Path) -> (usize, Vec<String>) {
-    let mut files = Vec::new();
-    rust_files(src, &mut files);
+    let files = rust_files(src);
     let mut modules = BTreeSet::new();
     let mut uses: BTreeMap<ModPath, BTreeSet<ModPath>> = BTreeMap::new();
     for file in &files {
