@@ -21,13 +21,14 @@
 //! | [`naming`] | path segment → Rust identifier, the path rules (prefix conflicts, collisions), nearest-path suggestions, the keyword tables |
 //! | [`digest`] | canonical JSON and its SHA-256 digest |
 //! | [`portable`] | the backend's portable descriptors → a manifest |
+//! | [`schema`] | the typed view of JSON Schema: [`schema::Pointer`], the one `$ref` resolver, the keyword table, the subschema visitor |
 //! | [`error`] | [`ManifestError`], [`ManifestIssue`], [`UnsafeSegment`] |
 //!
 //! The user-facing description of the format and its rules is the "The
 //! agent manifest" section of `docs/codegen.md`.
 //!
-//! This crate depends only on serde, serde_json, sha2, hex, heck, strsim
-//! and thiserror, because the proc-macro crate builds it.
+//! This crate depends only on serde, serde_json, sha2, hex, heck, strsim,
+//! percent-encoding and thiserror, because the proc-macro crate builds it.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -36,6 +37,7 @@ pub mod error;
 pub mod model;
 pub mod naming;
 pub mod portable;
+pub mod schema;
 
 pub use digest::{canonical_json, sha256_hex};
 pub use error::{ManifestError, ManifestIssue, UnsafeSegment};
