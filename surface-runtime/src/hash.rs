@@ -13,7 +13,9 @@
 //! * [`HmacSha256`] — HMAC-SHA-256 under the registry's secret (evidence
 //!   signatures, derived keys, unguessable ids).
 //!
-//! No other module of the runtime names `sha2`, `hmac` or `siphasher`.
+//! No other module of the runtime names `sha2`, `hmac` or `siphasher`, and
+//! the agent host (`surface-host`: session-token and tool-list digests)
+//! hashes through the one public function here, [`sha256`].
 
 use std::hash::{BuildHasher, Hash, Hasher};
 
@@ -116,7 +118,13 @@ impl IdDigester {
 }
 
 /// The SHA-256 of `bytes` (32 bytes).
-pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
+///
+/// ```
+/// let d = surface_runtime::hash::sha256(b"abc");
+/// assert_eq!(d[..4], [0xba, 0x78, 0x16, 0xbf]);
+/// ```
+#[must_use]
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
 

@@ -67,7 +67,7 @@ pub mod confirmation;
 pub mod executor;
 pub mod export;
 pub mod format;
-mod hash;
+pub mod hash;
 pub mod host;
 pub mod invocation;
 mod json;

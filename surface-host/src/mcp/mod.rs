@@ -38,7 +38,6 @@ use std::time::Duration;
 
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use tokio::sync::{mpsc, oneshot};
 
 pub use http::McpHttpService;
@@ -452,12 +451,12 @@ impl Drop for WaiterGuard<'_> {
 }
 
 fn token_digest(token: &str) -> TokenDigest {
-    Sha256::digest(token.as_bytes()).into()
+    surface_runtime::hash::sha256(token.as_bytes())
 }
 
 fn tools_digest(tools: &[McpTool]) -> TokenDigest {
     let text = serde_json::to_string(tools).unwrap_or_default();
-    Sha256::digest(text.as_bytes()).into()
+    surface_runtime::hash::sha256(text.as_bytes())
 }
 
 /// 32 random bytes as hex, prefixed.

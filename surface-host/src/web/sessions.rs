@@ -9,7 +9,6 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use axum::http::{header, HeaderMap, HeaderValue};
-use sha2::{Digest, Sha256};
 
 /// Default [`SessionLimits::max_sessions`]: 10,000.
 pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
@@ -63,7 +62,7 @@ impl std::fmt::Debug for SessionToken {
 
 impl SessionToken {
     fn digest(&self) -> [u8; 32] {
-        Sha256::digest(self.0.as_bytes()).into()
+        surface_runtime::hash::sha256(self.0.as_bytes())
     }
 }
 
