@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
+use surface_manifest::schema::{child_pointer, resolve_ref, walk as walk_schemas, RefError};
 
 use super::{Draft, Unsupported, UnsupportedReason};
 
@@ -18,6 +19,9 @@ pub(crate) struct Target<'s> {
     edges: Vec<Edge>,
     /// Emitted as a function of its own (root, shared or recursive).
     pub(crate) function: bool,
+    /// Whether the path from the root to this target enters (or ends at)
+    /// a subschema with its own `$id`.
+    in_resource: bool,
 }
 
 struct Edge {
@@ -37,10 +41,19 @@ pub(crate) struct Analysis<'s> {
     /// `$ref` keyword pointer → target index.
     pub(crate) refs: HashMap<String, usize>,
     root: &'s Value,
-    root_id: Option<String>,
+    /// The draft-mix reading of 2019-09's recursion keywords applies: the
+    /// document is 2019-09, or a 2020-12 one holding a boolean
+    /// `$recursiveAnchor` (docs/validation.md, "Draft-mix readings").
+    recursive_keywords: bool,
+    /// Some subschema below the root has an `$id` of its own.
+    embedded_resources: bool,
     errors: Vec<Unsupported>,
     seen: HashSet<(String, String)>,
 }
+
+/// How deep [`Analysis::scan_document`] looks (`serde_json` parses at most
+/// 128 levels, and a subschema is at least one level).
+const MAX_SCAN_DEPTH: usize = 256;
 
 /// `walk`'s target for subschemas only checked against the meta-schema
 /// (unreferenced `$defs`): no `$ref` edges, no "unsupported" errors.
@@ -84,7 +97,8 @@ impl<'s> Analysis<'s> {
             by_pointer: HashMap::new(),
             refs: HashMap::new(),
             root,
-            root_id: None,
+            recursive_keywords: false,
+            embedded_resources: false,
             errors: Vec::new(),
             seen: HashSet::new(),
         };
@@ -106,23 +120,21 @@ impl<'s> Analysis<'s> {
                 },
                 Some(_) => a.unsupported("$schema", "/$schema", UnsupportedReason::MustBeString),
             }
-            if let Some(id) = map.get("$id") {
-                match id.as_str() {
-                    Some(id) => a.root_id = Some(id.trim_end_matches('#').to_string()),
-                    None => a.unsupported("$id", "/$id", UnsupportedReason::MustBeString),
-                }
+            if map.get("$id").is_some_and(|id| !id.is_string()) {
+                a.unsupported("$id", "/$id", UnsupportedReason::MustBeString);
             }
         }
+        a.scan_document();
         if !matches!(root, Value::Object(_) | Value::Bool(_)) {
             a.unsupported("", "", UnsupportedReason::NotASchema);
             return Err(a.errors);
         }
-        a.add_target(String::new(), root);
+        a.add_target(String::new(), root, false);
         let mut next = 0;
         while next < a.targets.len() {
-            let node = a.targets[next].node;
-            let pointer = a.targets[next].pointer.clone();
-            let in_resource = a.inside_nested_resource(&pointer);
+            let target = &a.targets[next];
+            let (node, pointer, in_resource) =
+                (target.node, target.pointer.clone(), target.in_resource);
             a.walk(node, &pointer, Place::new(next, in_resource));
             next += 1;
         }
@@ -148,7 +160,25 @@ impl<'s> Analysis<'s> {
         }
     }
 
-    fn add_target(&mut self, pointer: String, node: &'s Value) -> usize {
+    /// Document-wide facts, from one walk over every subschema: whether a
+    /// boolean `$recursiveAnchor` turns on the 2019-09 recursion keywords
+    /// in a 2020-12 document, and whether the document embeds resources.
+    fn scan_document(&mut self) {
+        let (mut boolean_anchor, mut embedded) = (false, false);
+        walk_schemas(self.root, MAX_SCAN_DEPTH, &mut |at, node| {
+            boolean_anchor |= node.get("$recursiveAnchor").is_some_and(Value::is_boolean);
+            embedded |= !at.is_root() && node.get("$id").is_some();
+            true
+        });
+        self.embedded_resources = embedded;
+        self.recursive_keywords = match self.draft {
+            Draft::D2019 => true,
+            Draft::D2020 => boolean_anchor,
+            Draft::D6 | Draft::D7 => false,
+        };
+    }
+
+    fn add_target(&mut self, pointer: String, node: &'s Value, in_resource: bool) -> usize {
         if let Some(&t) = self.by_pointer.get(&pointer) {
             return t;
         }
@@ -160,33 +190,9 @@ impl<'s> Analysis<'s> {
             refs: 0,
             edges: Vec::new(),
             function: false,
+            in_resource,
         });
         t
-    }
-
-    /// Whether a subschema strictly between the root and `pointer` has an
-    /// `$id` of its own (a nested resource, whose `$ref`s would resolve
-    /// against another base).
-    fn inside_nested_resource(&self, pointer: &str) -> bool {
-        let mut node = self.root;
-        for token in pointer.split('/').skip(1) {
-            if node.get("$id").is_some() && !std::ptr::eq(node, self.root) {
-                return true;
-            }
-            let token = unescape_token(token);
-            node = match node {
-                Value::Object(m) => match m.get(&token) {
-                    Some(v) => v,
-                    None => return false,
-                },
-                Value::Array(a) => match token.parse::<usize>().ok().and_then(|i| a.get(i)) {
-                    Some(v) => v,
-                    None => return false,
-                },
-                _ => return false,
-            };
-        }
-        false
     }
 
     /// Checks every keyword of `node` and follows its subschemas.
@@ -204,17 +210,24 @@ impl<'s> Analysis<'s> {
             ..place
         };
         if let Some(r) = map.get("$ref") {
-            let at = child(ptr, "$ref");
-            self.walk_ref(r, &at, place.target, place.descended, place.in_resource);
+            self.walk_ref("$ref", r, &child_pointer(ptr, "$ref"), place);
             if !self.draft.ref_siblings() {
                 return;
             }
+        }
+        if let Some(r) = map.get("$recursiveRef").filter(|_| self.recursive_keywords) {
+            self.walk_ref(
+                "$recursiveRef",
+                r,
+                &child_pointer(ptr, "$recursiveRef"),
+                place,
+            );
         }
         for (keyword, value) in map {
             if !self.draft.knows(keyword) {
                 continue;
             }
-            let at = child(ptr, keyword);
+            let at = child_pointer(ptr, keyword);
             if !self.walk_applicator(keyword, value, &at, place) {
                 self.check_value(keyword, value, &at, place.target == SHAPE_ONLY);
             }
@@ -234,7 +247,7 @@ impl<'s> Analysis<'s> {
             "$defs" | "definitions" => match value.as_object() {
                 Some(defs) => {
                     for (name, sub) in defs {
-                        self.walk(sub, &child(at, name), place.shape_only());
+                        self.walk(sub, &child_pointer(at, name), place.shape_only());
                     }
                 }
                 None => self.unsupported(keyword, at, UnsupportedReason::MetaSchema),
@@ -260,9 +273,9 @@ impl<'s> Analysis<'s> {
                 Some(deps) => {
                     for (name, dep) in deps {
                         if dep.is_array() {
-                            self.check_string_array(dep, &child(at, name), keyword);
+                            self.check_string_array(dep, &child_pointer(at, name), keyword);
                         } else {
-                            self.walk(dep, &child(at, name), place);
+                            self.walk(dep, &child_pointer(at, name), place);
                         }
                     }
                 }
@@ -288,14 +301,14 @@ impl<'s> Analysis<'s> {
             if keyword == "patternProperties" && place.target != SHAPE_ONLY {
                 self.check_pattern(name, at, keyword);
             }
-            self.walk(sub, &child(at, name), place);
+            self.walk(sub, &child_pointer(at, name), place);
         }
     }
 
     /// Each schema of an array keyword, at `at/0`, `at/1`, …
     fn walk_list(&mut self, items: &'s [Value], at: &str, place: Place) {
         for (n, sub) in items.iter().enumerate() {
-            self.walk(sub, &child(at, &n.to_string()), place);
+            self.walk(sub, &child_pointer(at, &n.to_string()), place);
         }
     }
 
@@ -313,12 +326,11 @@ impl<'s> Analysis<'s> {
                     R::MetaSchema,
                 );
             }
+            // 2019-09's boolean, read in 2020-12 too (the draft-mix
+            // reading); 2020-12 reserves the name for an anchor string.
             "$recursiveAnchor" => {
-                let ok = if self.draft == Draft::D2019 {
-                    value.is_boolean()
-                } else {
-                    value.as_str().is_some_and(is_anchor)
-                };
+                let ok = value.is_boolean()
+                    || (self.draft != Draft::D2019 && value.as_str().is_some_and(is_anchor));
                 self.require(ok, keyword, at, R::MetaSchema);
             }
             "$id" | "$comment" | "title" | "description" | "contentEncoding"
@@ -330,7 +342,7 @@ impl<'s> Analysis<'s> {
             "dependentRequired" => match value.as_object() {
                 Some(deps) => {
                     for (name, dep) in deps {
-                        self.check_string_array(dep, &child(at, name), keyword);
+                        self.check_string_array(dep, &child_pointer(at, name), keyword);
                     }
                 }
                 None => self.unsupported(keyword, at, R::MustBeStringArrayObject),
@@ -349,8 +361,12 @@ impl<'s> Analysis<'s> {
             | "maxProperties" | "minContains" | "maxContains" => {
                 self.require(size_limit(value).is_some(), keyword, at, R::MustBeSize);
             }
-            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
-                self.require(value.is_number(), keyword, at, R::MustBeNumber);
+            "minimum" | "maximum" => self.require(value.is_number(), keyword, at, R::MustBeNumber),
+            // A boolean is draft-04's modifier of `minimum`/`maximum`, read
+            // in every draft (the draft-mix reading).
+            "exclusiveMinimum" | "exclusiveMaximum" => {
+                let ok = value.is_number() || value.is_boolean();
+                self.require(ok, keyword, at, R::MustBeNumberOrBoolean);
             }
             "multipleOf" => {
                 let ok = value.as_f64().is_some_and(|m| m > 0.0 && m.is_finite());
@@ -363,13 +379,11 @@ impl<'s> Analysis<'s> {
             },
             "format" => self.require(value.is_string(), keyword, at, R::MustBeString),
             "uniqueItems" => self.require(value.is_boolean(), keyword, at, R::MustBeBoolean),
-            "unevaluatedProperties" | "unevaluatedItems" | "$dynamicRef" | "$recursiveRef"
-                if !shape_only =>
-            {
+            "unevaluatedProperties" | "unevaluatedItems" | "$dynamicRef" if !shape_only => {
                 self.unsupported(keyword, at, R::Keyword);
             }
-            // `$ref` (walked first), annotations, identifiers and unknown
-            // keywords: nothing to check.
+            // `$ref` and `$recursiveRef` (walked first), annotations,
+            // identifiers and unknown keywords: nothing to check.
             _ => {}
         }
     }
@@ -392,7 +406,7 @@ impl<'s> Analysis<'s> {
     fn check_pattern(&mut self, source: &str, at: &str, keyword: &str) {
         if let Err(err) = regress::Regex::with_flags(source, "u") {
             let at = if keyword == "patternProperties" {
-                child(at, source)
+                child_pointer(at, source)
             } else {
                 at.to_string()
             };
@@ -400,73 +414,47 @@ impl<'s> Analysis<'s> {
         }
     }
 
-    fn walk_ref(
-        &mut self,
-        reference: &Value,
-        at: &str,
-        from: usize,
-        descends: bool,
-        in_resource: bool,
-    ) {
+    /// A `$ref` (or a read `$recursiveRef`) at `at`: resolved, and an edge
+    /// from the target being walked to the one it names.
+    fn walk_ref(&mut self, keyword: &str, reference: &Value, at: &str, place: Place) {
         let Some(reference) = reference.as_str() else {
-            self.unsupported("$ref", at, UnsupportedReason::MustBeString);
+            self.unsupported(keyword, at, UnsupportedReason::MustBeString);
             return;
         };
-        if from == SHAPE_ONLY {
+        if place.target == SHAPE_ONLY {
             return;
         }
-        if in_resource {
-            self.unsupported("$ref", at, UnsupportedReason::RefInResource);
+        if place.in_resource {
+            self.unsupported(keyword, at, UnsupportedReason::RefInResource);
             return;
         }
-        let fragment = match reference.split_once('#') {
-            Some(("", fragment)) => fragment,
-            Some((base, fragment)) if Some(base) == self.root_id.as_deref() => fragment,
-            None if Some(reference) == self.root_id.as_deref() => "",
-            _ => {
-                self.unsupported("$ref", at, UnsupportedReason::ExternalRef);
+        let resolved = match resolve_ref(self.root, reference) {
+            Ok(resolved) => resolved,
+            Err(err) => {
+                self.unsupported(keyword, at, ref_error_reason(&err));
                 return;
             }
         };
-        let Some(fragment) = percent_decode(fragment) else {
-            self.unsupported("$ref", at, UnsupportedReason::BadFragment);
-            return;
-        };
-        if !fragment.is_empty() && !fragment.starts_with('/') {
-            self.unsupported("$ref", at, UnsupportedReason::AnchorRef);
-            return;
-        }
-        let mut node = self.root;
-        for token in fragment.split('/').skip(1) {
-            let token = unescape_token(token);
-            let next = match node {
-                Value::Object(m) => m.get(&token),
-                Value::Array(a) => token.parse::<usize>().ok().and_then(|i| a.get(i)),
-                _ => None,
-            };
-            match next {
-                Some(next) => node = next,
-                None => {
-                    self.unsupported("$ref", at, UnsupportedReason::DanglingRef);
-                    return;
-                }
+        if keyword == "$recursiveRef" {
+            // 2019-09 defines `$recursiveRef` for `"#"` only, whose target
+            // is the outermost resource of the dynamic scope with
+            // `$recursiveAnchor: true` when the root has one: with no
+            // embedded resource that is the root, with or without it.
+            if !resolved.pointer.is_root() {
+                self.unsupported(keyword, at, UnsupportedReason::RecursiveRefNotRoot);
+                return;
+            }
+            if self.embedded_resources {
+                self.unsupported(keyword, at, UnsupportedReason::RecursiveRefWithResources);
+                return;
             }
         }
-        if !matches!(node, Value::Object(_) | Value::Bool(_)) {
-            self.unsupported("$ref", at, UnsupportedReason::RefToNonSchema);
-            return;
-        }
-        // Canonical pointer of the target (re-escaped).
-        let pointer: String = fragment
-            .split('/')
-            .skip(1)
-            .map(|t| format!("/{}", escape_token(&unescape_token(t))))
-            .collect();
-        let to = self.add_target(pointer, node);
+        let pointer = resolved.pointer.into_string();
+        let to = self.add_target(pointer, resolved.target, resolved.crosses_resource);
         self.targets[to].refs += 1;
-        self.targets[from].edges.push(Edge {
+        self.targets[place.target].edges.push(Edge {
             to,
-            descends,
+            descends: place.descended,
             at: at.to_string(),
         });
         self.refs.insert(at.to_string(), to);
@@ -542,32 +530,13 @@ pub(crate) fn size_limit(value: &Value) -> Option<u64> {
     None
 }
 
-/// `ptr` + `/` + the escaped `token`.
-pub(crate) fn child(ptr: &str, token: &str) -> String {
-    format!("{ptr}/{}", escape_token(token))
-}
-
-fn escape_token(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
-}
-
-fn unescape_token(token: &str) -> String {
-    token.replace("~1", "/").replace("~0", "~")
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
+/// The reason a `$ref` that does not resolve is refused.
+fn ref_error_reason(err: &RefError) -> UnsupportedReason {
+    match err {
+        RefError::External => UnsupportedReason::ExternalRef,
+        RefError::Anchor => UnsupportedReason::AnchorRef,
+        RefError::BadFragment => UnsupportedReason::BadFragment,
+        RefError::Dangling => UnsupportedReason::DanglingRef,
+        RefError::NotASchema => UnsupportedReason::RefToNonSchema,
     }
-    String::from_utf8(out).ok()
 }

@@ -13,7 +13,9 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 use serde_json::{Map, Value};
 
-use super::{child, size_limit, Analysis, ValidatorOptions};
+use surface_manifest::schema::child_pointer;
+
+use super::{size_limit, Analysis, ValidatorOptions};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -359,7 +361,7 @@ impl<'a, 's> Emitter<'a, 's> {
     fn node(&mut self, cx: &Cx, m: &Map<String, Value>, ptr: &str) -> Vec<TokenStream> {
         let mut out = Vec::new();
         if m.contains_key("$ref") && !self.a.draft.ref_siblings() {
-            out.push(self.apply_ref(cx, &child(ptr, "$ref")));
+            out.push(self.apply_ref(cx, &child_pointer(ptr, "$ref")));
             return out;
         }
         let types: Option<Vec<&str>> = match m.get("type") {
@@ -469,18 +471,22 @@ impl<'a, 's> Emitter<'a, 's> {
     ) {
         if let Some(Value::Array(all)) = m.get("allOf") {
             for (n, sub) in all.iter().enumerate() {
-                out.push(self.apply(cx, sub, &child(&child(ptr, "allOf"), &n.to_string())));
+                out.push(self.apply(
+                    cx,
+                    sub,
+                    &child_pointer(&child_pointer(ptr, "allOf"), &n.to_string()),
+                ));
             }
         }
         if let Some(Value::Array(any)) = m.get("anyOf") {
-            out.extend(self.any_of(cx, any, &child(ptr, "anyOf")));
+            out.extend(self.any_of(cx, any, &child_pointer(ptr, "anyOf")));
         }
         if let Some(Value::Array(one)) = m.get("oneOf") {
-            out.push(self.one_of(cx, one, &child(ptr, "oneOf")));
+            out.push(self.one_of(cx, one, &child_pointer(ptr, "oneOf")));
         }
         if let Some(not) = m.get("not") {
             let message = format!("{not} is not allowed for value");
-            let cond = match self.valid_shared(not, &child(ptr, "not")) {
+            let cond = match self.valid_shared(not, &child_pointer(ptr, "not")) {
                 Some(v) => quote!(!(#v)),
                 None => quote!(false),
             };
@@ -491,7 +497,12 @@ impl<'a, 's> Emitter<'a, 's> {
             out.extend(self.if_then_else(cx, m, ptr));
         }
         if m.contains_key("$ref") {
-            out.push(self.apply_ref(cx, &child(ptr, "$ref")));
+            out.push(self.apply_ref(cx, &child_pointer(ptr, "$ref")));
+        }
+        // Empty unless the analysis read it (2019-09, or the draft-mix
+        // reading of a 2020-12 document).
+        if m.contains_key("$recursiveRef") {
+            out.push(self.apply_ref(cx, &child_pointer(ptr, "$recursiveRef")));
         }
     }
 
@@ -501,7 +512,7 @@ impl<'a, 's> Emitter<'a, 's> {
         let branches: Vec<TokenStream> = any
             .iter()
             .enumerate()
-            .map(|(n, sub)| self.valid_shared(sub, &child(at, &n.to_string())))
+            .map(|(n, sub)| self.valid_shared(sub, &child_pointer(at, &n.to_string())))
             .collect::<Option<_>>()?;
         Some(Self::leaf(
             cx,
@@ -517,7 +528,7 @@ impl<'a, 's> Emitter<'a, 's> {
             .iter()
             .enumerate()
             .map(|(n, sub)| {
-                self.valid_shared(sub, &child(at, &n.to_string()))
+                self.valid_shared(sub, &child_pointer(at, &n.to_string()))
                     .unwrap_or_else(|| quote!(true))
             })
             .collect();
@@ -545,10 +556,10 @@ impl<'a, 's> Emitter<'a, 's> {
     /// `if`/`then`/`else`; `None` when neither branch checks anything.
     fn if_then_else(&mut self, cx: &Cx, m: &Map<String, Value>, ptr: &str) -> Option<TokenStream> {
         let cond = self
-            .valid_shared(&m["if"], &child(ptr, "if"))
+            .valid_shared(&m["if"], &child_pointer(ptr, "if"))
             .unwrap_or_else(|| quote!(true));
         let mut branch = |keyword: &str| match m.get(keyword) {
-            Some(s) => self.apply(cx, s, &child(ptr, keyword)),
+            Some(s) => self.apply(cx, s, &child_pointer(ptr, keyword)),
             None => TokenStream::new(),
         };
         let then = branch("then");
@@ -577,7 +588,17 @@ impl<'a, 's> Emitter<'a, 's> {
             ),
         ];
         for (keyword, op, words) in bounds {
-            if let Some(limit) = m.get(keyword).filter(|v| v.is_number()) {
+            // Draft-04's `exclusiveMinimum: true` makes `minimum` exclusive,
+            // reported as `exclusiveMinimum` (as jsonschema's draft-04 does).
+            let (keyword, limit, (op, words)) = match draft_04_exclusive(m, keyword) {
+                Some((exclusive, limit, bound)) => (exclusive, Some(limit), bound),
+                None => (
+                    keyword,
+                    m.get(keyword).filter(|v| v.is_number()),
+                    (op, words),
+                ),
+            };
+            if let Some(limit) = limit {
                 let op = Ident::new(op, Span::call_site());
                 let lim = limit_tokens(limit);
                 out.push(Self::leaf(
@@ -694,10 +715,14 @@ impl<'a, 's> Emitter<'a, 's> {
             if keyword == "items" {
                 tuple_len = Some(list.len());
             }
-            let at = child(ptr, keyword);
+            let at = child_pointer(ptr, keyword);
             for (n, sub) in list.iter().enumerate() {
-                let check =
-                    self.apply_child(cx, sub, &child(&at, &n.to_string()), quote!(index(#n)));
+                let check = self.apply_child(
+                    cx,
+                    sub,
+                    &child_pointer(&at, &n.to_string()),
+                    quote!(index(#n)),
+                );
                 if !check.is_empty() {
                     out.push(quote!(if let Some(i) = a.get(#n) { #check }));
                 }
@@ -721,7 +746,7 @@ impl<'a, 's> Emitter<'a, 's> {
             let fail = &cx.fail;
             return Some(quote!(if a.len() > #skip { #fail; }));
         }
-        let check = self.apply_child(cx, items, &child(ptr, "items"), quote!(index(j)));
+        let check = self.apply_child(cx, items, &child_pointer(ptr, "items"), quote!(index(j)));
         (!check.is_empty()).then(|| {
             quote! {
                 for (j, i) in a.iter().enumerate().skip(#skip) { #check }
@@ -749,7 +774,7 @@ impl<'a, 's> Emitter<'a, 's> {
                 let check = self.apply_child(
                     cx,
                     additional,
-                    &child(ptr, "additionalItems"),
+                    &child_pointer(ptr, "additionalItems"),
                     quote!(index(j)),
                 );
                 (!check.is_empty()).then(|| {
@@ -781,7 +806,7 @@ impl<'a, 's> Emitter<'a, 's> {
             (None, None)
         };
         let matches = self
-            .valid_shared(contains, &child(ptr, "contains"))
+            .valid_shared(contains, &child_pointer(ptr, "contains"))
             .unwrap_or_else(|| quote!(true));
         let message = "None of value are valid under the given schema";
         let min = min.unwrap_or(1);
@@ -824,10 +849,10 @@ impl<'a, 's> Emitter<'a, 's> {
         self.required_checks(cx, m, &mut out);
         let props = m.get("properties").and_then(Value::as_object);
         if let Some(props) = props {
-            let at = child(ptr, "properties");
+            let at = child_pointer(ptr, "properties");
             for (name, sub) in props {
                 let lit = Literal::string(name);
-                let check = self.apply_child(cx, sub, &child(&at, name), quote!(key(#lit)));
+                let check = self.apply_child(cx, sub, &child_pointer(&at, name), quote!(key(#lit)));
                 if !check.is_empty() {
                     out.push(quote!(if let Some(i) = o.get(#lit) { #check }));
                 }
@@ -835,7 +860,7 @@ impl<'a, 's> Emitter<'a, 's> {
         }
         self.other_properties(cx, m, props, ptr, &mut out);
         if let Some(names) = m.get("propertyNames") {
-            out.extend(self.property_names(cx, names, &child(ptr, "propertyNames")));
+            out.extend(self.property_names(cx, names, &child_pointer(ptr, "propertyNames")));
         }
         out.extend(self.dependent_schemas(cx, m, ptr));
         out
@@ -941,11 +966,11 @@ impl<'a, 's> Emitter<'a, 's> {
         track: bool,
         ptr: &str,
     ) -> Vec<TokenStream> {
-        let at = child(ptr, "patternProperties");
+        let at = child_pointer(ptr, "patternProperties");
         let mut body = Vec::new();
         for (source, sub) in patterns {
             let id = self.pattern(source);
-            let check = self.apply_child(cx, sub, &child(&at, source), quote!(key(k)));
+            let check = self.apply_child(cx, sub, &child_pointer(&at, source), quote!(key(k)));
             let mark = if track {
                 quote!(matched = true;)
             } else {
@@ -973,7 +998,7 @@ impl<'a, 's> Emitter<'a, 's> {
                 let check = self.apply_child(
                     cx,
                     additional,
-                    &child(ptr, "additionalProperties"),
+                    &child_pointer(ptr, "additionalProperties"),
                     quote!(key(k)),
                 );
                 quote!(if !matched { #check })
@@ -1033,14 +1058,18 @@ impl<'a, 's> Emitter<'a, 's> {
         if let Some(Value::Object(deps)) = m.get("dependencies") {
             for (trigger, sub) in deps {
                 if !sub.is_array() {
-                    dependent.push((trigger, sub, child(&child(ptr, "dependencies"), trigger)));
+                    dependent.push((
+                        trigger,
+                        sub,
+                        child_pointer(&child_pointer(ptr, "dependencies"), trigger),
+                    ));
                 }
             }
         }
         if self.a.draft.knows("dependentSchemas") {
             if let Some(Value::Object(deps)) = m.get("dependentSchemas") {
                 for (trigger, sub) in deps {
-                    let at = child(&child(ptr, "dependentSchemas"), trigger);
+                    let at = child_pointer(&child_pointer(ptr, "dependentSchemas"), trigger);
                     dependent.push((trigger, sub, at));
                 }
             }
@@ -1055,6 +1084,31 @@ impl<'a, 's> Emitter<'a, 's> {
         }
         out
     }
+}
+
+/// `minimum`/`maximum` under draft-04's `exclusiveMinimum: true` /
+/// `exclusiveMaximum: true` (the draft-mix reading, in every draft): the
+/// modifier's keyword, the limit and the exclusive comparison.
+fn draft_04_exclusive<'m>(
+    m: &'m Map<String, Value>,
+    keyword: &str,
+) -> Option<(&'static str, &'m Value, (&'static str, &'static str))> {
+    let (modifier, bound) = match keyword {
+        "minimum" => (
+            "exclusiveMinimum",
+            ("gt", "is less than or equal to the minimum of"),
+        ),
+        "maximum" => (
+            "exclusiveMaximum",
+            ("lt", "is greater than or equal to the maximum of"),
+        ),
+        _ => return None,
+    };
+    if m.get(modifier) != Some(&Value::Bool(true)) {
+        return None;
+    }
+    let limit = m.get(keyword).filter(|v| v.is_number())?;
+    Some((modifier, limit, bound))
 }
 
 /// The checks that each of `names` is a key of `o`.

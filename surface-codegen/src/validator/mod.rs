@@ -48,7 +48,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use serde_json::Value;
 
-pub(crate) use analysis::{child, size_limit, Analysis, TYPES};
+pub(crate) use analysis::{size_limit, Analysis, TYPES};
 
 mod analysis;
 mod emit;
@@ -200,23 +200,36 @@ pub enum UnsupportedReason {
     /// The value must be a non-negative integer.
     #[error("must be a non-negative integer")]
     MustBeSize,
-    /// The value must be a number (draft-04's boolean form is not supported).
-    #[error("must be a number (draft-04's boolean form is not supported)")]
+    /// The value must be a number.
+    #[error("must be a number")]
     MustBeNumber,
+    /// The value must be a number, or a boolean (draft-04's modifier of
+    /// `minimum`/`maximum`).
+    #[error("must be a number, or a boolean (draft-04's modifier of `minimum`/`maximum`)")]
+    MustBeNumberOrBoolean,
     /// The value must be a number greater than 0.
     #[error("must be a number greater than 0")]
     MustBePositive,
-    /// `unevaluatedProperties`, `unevaluatedItems`, `$dynamicRef`, `$recursiveRef`.
+    /// `unevaluatedProperties`, `unevaluatedItems`, `$dynamicRef`.
     #[error("is not supported by the generated validator")]
     Keyword,
+    /// A `$recursiveRef` whose value does not name the document root
+    /// (2019-09 defines the keyword for `"#"` only).
+    #[error("only `\"#\"` (the document root) is supported: 2019-09 defines `$recursiveRef` for no other value")]
+    RecursiveRefNotRoot,
+    /// A `$recursiveRef` in a document with embedded `$id` resources, where
+    /// its target depends on the dynamic scope.
+    #[error("a `$recursiveRef` in a document with embedded `$id` resources is not supported (its target depends on the dynamic scope)")]
+    RecursiveRefWithResources,
     /// A `$ref` inside a subschema with its own `$id` is not supported.
     #[error("a `$ref` inside a subschema with its own `$id` is not supported")]
     RefInResource,
     /// A `$ref` to another document.
     #[error("only references within this schema (`#…`) are supported")]
     ExternalRef,
-    /// The fragment is not valid percent-encoded UTF-8.
-    #[error("the fragment is not valid percent-encoded UTF-8")]
+    /// The fragment is not valid percent-encoded UTF-8, or not a JSON
+    /// Pointer (a `~` not followed by `0` or `1`).
+    #[error("the fragment is not valid percent-encoded UTF-8 or not a JSON Pointer")]
     BadFragment,
     /// References to anchors (`#name`) are not supported.
     #[error("references to anchors (`#name`) are not supported")]

@@ -122,12 +122,35 @@ fn draft_04_and_unknown_dialects_are_unsupported() {
         vec![("$schema".to_string(), "/$schema".to_string())]
     );
     assert_eq!(
-        unsupported(json!({"exclusiveMinimum": true})),
+        unsupported(json!({"exclusiveMinimum": "1"})),
         vec![(
             "exclusiveMinimum".to_string(),
             "/exclusiveMinimum".to_string()
         )]
     );
+}
+
+/// The draft-mix reading (docs/validation.md): a boolean
+/// `exclusiveMinimum`/`exclusiveMaximum` is draft-04's modifier of
+/// `minimum`/`maximum` in any draft (OpenAI's
+/// `FineTuneDPOHyperparameters.beta`), reported as the modifier.
+#[test]
+fn boolean_exclusive_bounds_modify_minimum_and_maximum() {
+    let code = tokens(
+        json!({"minimum": 0, "exclusiveMinimum": true, "maximum": 2, "exclusiveMaximum": false}),
+    );
+    assert!(code.contains("rt :: gt (n , Limit :: U (0u64))"), "{code}");
+    assert!(code.contains("rt :: le (n , Limit :: U (2u64))"), "{code}");
+    assert!(
+        code.contains("\"value is less than or equal to the minimum of 0\""),
+        "{code}"
+    );
+    assert!(!code.contains("rt :: ge"), "{code}");
+    // Without `minimum` the modifier checks nothing.
+    let code = tokens(
+        json!({"$schema": "http://json-schema.org/draft-07/schema#", "exclusiveMaximum": true}),
+    );
+    assert!(!code.contains("rt :: lt"), "{code}");
 }
 
 #[test]
@@ -141,33 +164,114 @@ fn annotations_and_unknown_keywords_check_nothing() {
     assert!(code.contains("return false ; } true"), "{code}");
 }
 
-/// Found on OpenAI's 2020-12 schemas: `$recursiveRef` is a 2019-09
-/// keyword the 2020-12 dialect (and the runtime validator) ignores, while a
-/// `$recursiveAnchor: true` makes the runtime validator reject the schema
-/// (the 2020-12 meta-schema wants an anchor name), so the generator does.
+/// `$recursiveRef` is a 2019-09 keyword the 2020-12 dialect (and the
+/// runtime validator) ignores; a 2020-12 document holding a boolean
+/// `$recursiveAnchor` (OpenAI's `CompoundFilter`) is read in the draft-mix
+/// reading, where both are the 2019-09 keywords (docs/validation.md).
 #[test]
-fn recursive_ref_is_ignored_in_2020_12_and_recursive_anchor_must_be_a_name() {
-    assert!(validator_tokens(
-        &json!({"properties": {"a": {"$recursiveRef": "#"}}}),
-        &ValidatorOptions::default()
-    )
-    .is_ok());
+fn recursive_ref_is_ignored_in_2020_12_unless_a_boolean_recursive_anchor_is_present() {
+    let ignored = tokens(json!({"properties": {"a": {"$recursiveRef": "#"}}}));
+    assert!(!ignored.contains("v0 (i , d + 1)"), "{ignored}");
+    let read = tokens(json!({
+        "$defs": {"f": {"$recursiveAnchor": true, "properties": {"fs": {"items": {"$recursiveRef": "#"}}}}},
+        "$ref": "#/$defs/f"
+    }));
+    assert!(read.contains("v0 (i , d + 1)"), "{read}");
+    // 2020-12's anchor string stays a name.
     assert_eq!(
-        unsupported(json!({"$defs": {"f": {"$recursiveAnchor": true}}})),
+        unsupported(json!({"$defs": {"f": {"$recursiveAnchor": "no name"}}})),
         vec![(
             "$recursiveAnchor".to_string(),
             "/$defs/f/$recursiveAnchor".to_string()
         )]
     );
-    assert_eq!(
-        unsupported(json!({
+}
+
+/// 2019-09: `$recursiveRef: "#"` targets the root (with no embedded
+/// resource the outermost `$recursiveAnchor: true` resource is the root, or
+/// there is none and the initial target, the root, stays).
+#[test]
+fn recursive_ref_in_2019_09_calls_the_root() {
+    for anchor in [json!(true), json!(false)] {
+        let code = tokens(json!({
             "$schema": "https://json-schema.org/draft/2019-09/schema",
-            "items": {"$recursiveRef": "#"}
-        })),
-        vec![(
-            "$recursiveRef".to_string(),
-            "/items/$recursiveRef".to_string()
-        )]
+            "$recursiveAnchor": anchor,
+            "properties": {"kids": {"items": {"$recursiveRef": "#"}}}
+        }));
+        assert!(code.contains("v0 (i , d + 1)"), "{code}");
+        assert!(code.contains("e0 (i , p , e , d + 1)"), "{code}");
+    }
+}
+
+#[test]
+fn recursive_refs_the_generator_cannot_follow_say_why() {
+    let d2019 = "https://json-schema.org/draft/2019-09/schema";
+    let reasons = |schema: Value| -> Vec<UnsupportedReason> {
+        validator_tokens(&schema, &ValidatorOptions::default())
+            .err()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|u| u.reason)
+            .collect()
+    };
+    assert_eq!(
+        reasons(
+            json!({"$schema": d2019, "$defs": {"a": {}}, "items": {"$recursiveRef": "#/$defs/a"}})
+        ),
+        [UnsupportedReason::RecursiveRefNotRoot]
+    );
+    assert_eq!(
+        reasons(
+            json!({"$schema": d2019, "$defs": {"a": {"$id": "a"}}, "items": {"$recursiveRef": "#"}})
+        ),
+        [UnsupportedReason::RecursiveRefWithResources]
+    );
+    assert_eq!(
+        reasons(json!({"$schema": d2019, "items": {"$recursiveRef": "other.json"}})),
+        [UnsupportedReason::ExternalRef]
+    );
+    assert_eq!(
+        reasons(json!({"$schema": d2019, "items": {"$recursiveRef": 1}})),
+        [UnsupportedReason::MustBeString]
+    );
+    assert_eq!(
+        reasons(
+            json!({"$schema": d2019, "$recursiveAnchor": true, "allOf": [{"$recursiveRef": "#"}]})
+        ),
+        [UnsupportedReason::EndlessCycle]
+    );
+    assert_eq!(
+        reasons(json!({"$ref": "#/a~2"})),
+        [UnsupportedReason::BadFragment]
+    );
+}
+
+/// Every input and output schema of the 834 corpus tools gets a generated
+/// validator (issue item 7: the draft-mix readings cover the 11 that mixed
+/// drafts).
+#[test]
+fn every_corpus_tool_has_a_generated_validator() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/corpus/all.manifest.json"
+    );
+    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let tools = manifest["tools"].as_object().unwrap();
+    assert_eq!(tools.len(), 834);
+    let mut refused = Vec::new();
+    for (name, tool) in tools {
+        for key in ["inputSchema", "outputSchema"] {
+            if let Some(schema) = tool.get(key) {
+                if let Err(e) = validator_tokens(schema, &ValidatorOptions::default()) {
+                    refused.push(format!("{name} {key}: {}", e[0]));
+                }
+            }
+        }
+    }
+    assert!(
+        refused.is_empty(),
+        "{} refused: {refused:#?}",
+        refused.len()
     );
 }
 
