@@ -47,7 +47,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::schema::push_token;
+use surface_manifest::schema::push_token;
 
 /// Internal keyword of the call plan: the optional properties of an object
 /// whose `null` means "absent". Never exported (every other keyword of the
