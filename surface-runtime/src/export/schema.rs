@@ -1232,6 +1232,74 @@ mod tests {
     }
 
     #[test]
+    fn a_2019_09_recursive_ref_to_a_recursive_anchor_root_is_a_ref_to_the_root() {
+        let input = json!({"$schema": "https://json-schema.org/draft/2019-09/schema",
+            "$recursiveAnchor": true, "type": "object",
+            "properties": {"next": {"$recursiveRef": "#"}, "v": {"type": "string"}}});
+        let out = norm(input.clone());
+        assert_eq!(
+            out.schema,
+            json!({"type": "object", "properties": {"next": {"$ref": "#/$defs/root"}, "v": {"type": "string"}},
+                "$defs": {"root": {"type": "object", "properties": {"next": {"$ref": "#/$defs/root"},
+                    "v": {"type": "string"}}}}})
+        );
+        assert!(out.loosened.is_empty());
+        same_verdicts(
+            &input,
+            &out.schema,
+            &[
+                json!({"next": {"next": {"v": "x"}}}),
+                json!({"next": {"next": {"v": 1}}}),
+                json!({"next": 3}),
+            ],
+        );
+    }
+
+    #[test]
+    fn recursive_anchors_are_dropped_and_other_recursive_refs_loosened() {
+        // 2020-12 (no `$schema`): `$recursiveRef` is not a keyword there and
+        // the pipeline's validator ignores it, so the export drops it.
+        let later = json!({"$recursiveAnchor": true, "type": "object",
+            "properties": {"next": {"$recursiveRef": "#"}}});
+        // An embedded resource makes the dynamic scope more than the root.
+        let embedded = json!({"$schema": "https://json-schema.org/draft/2019-09/schema",
+            "$recursiveAnchor": true, "type": "object",
+            "properties": {"next": {"$recursiveRef": "#"}, "inner": {"$id": "inner", "type": "string"}}});
+        // Not at the root: `#` is still the root, whose anchor is not set.
+        let nested = json!({"$schema": "https://json-schema.org/draft/2019-09/schema",
+            "type": "object", "properties": {"f": {"$ref": "#/$defs/F"}},
+            "$defs": {"F": {"$recursiveAnchor": true, "type": "object",
+                "properties": {"next": {"$recursiveRef": "#"}}}}});
+        for input in [later, embedded, nested] {
+            let out = norm(input.clone());
+            let text = out.schema.to_string();
+            assert!(!text.contains("$recursive"), "{text}");
+            assert!(!text.contains("$ref"), "{text}");
+            assert_eq!(out.loosened.len(), 1, "{input}");
+            assert_eq!(out.loosened[0].reason, LooseningReason::UnresolvableRef);
+            assert!(out.loosened[0]
+                .path
+                .ends_with("/properties/next/$recursiveRef"));
+        }
+    }
+
+    #[test]
+    fn draft_04_exclusive_bounds_inside_a_2020_12_union_become_numeric() {
+        let input = json!({"type": "object", "properties": {"m": {"oneOf": [
+            {"type": "string", "enum": ["auto"]},
+            {"type": "number", "minimum": 0, "exclusiveMinimum": true,
+                "maximum": 10, "exclusiveMaximum": true}]}}});
+        assert_eq!(
+            norm(input).schema,
+            json!({"type": "object", "properties": {"m": {"oneOf": [
+                {"type": "string", "enum": ["auto"]},
+                {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 10}]}}})
+        );
+        let lone = json!({"type": "number", "exclusiveMinimum": true});
+        assert_eq!(norm(lone).schema, json!({"type": "number"}));
+    }
+
+    #[test]
     fn unroll_mode_expands_recursion_and_ends_in_an_empty_schema() {
         let input = json!({"type": "object", "properties": {"root": {"$ref": "#/$defs/Node"}},
             "$defs": {"Node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"},

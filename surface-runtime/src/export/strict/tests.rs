@@ -375,3 +375,56 @@ fn stripping_stops_at_its_step_budget() {
         .count();
     assert_eq!(removed + kept, 60_000);
 }
+
+#[test]
+fn the_plan_is_a_tree_beside_the_schema_and_never_inside_it() {
+    let s = strict(json!({"type": "object", "properties": {
+        "top": {"type": "string"},
+        "list": {"type": "array", "items": {"$ref": "#/$defs/Item"}},
+        "either": {"type": "object", "required": ["u"], "properties": {
+            "u": {"anyOf": [{"type": "integer"}, {"type": "object", "properties": {"x": {"type": "string"}}}]}}}},
+        "required": ["list", "either"],
+        "$defs": {"Item": {"type": "object", "properties": {"n": {"type": "integer"}}}}}))
+    .unwrap();
+    assert!(!s.parameters().to_string().contains("x-agent-surface"));
+    let plan = s.plan().expect("optional properties were made nullable");
+    assert_eq!(plan.root().absent_if_null(), ["top"]);
+    assert!(
+        plan.root().property("list").is_empty(),
+        "the items are a $ref"
+    );
+    assert_eq!(plan.def("Item").absent_if_null(), ["n"]);
+    let union = plan.root().property("either").property("u");
+    assert!(union.branch(0).is_empty());
+    assert_eq!(union.branch(1).absent_if_null(), ["x"]);
+    let mut call = json!({"top": null, "list": [{"n": null}, {"n": 2}],
+        "either": {"u": {"x": null}}});
+    assert_eq!(s.strip_absent_nulls(&mut call), 3);
+    assert_eq!(call, json!({"list": [{}, {"n": 2}], "either": {"u": {}}}));
+    let none = strict(
+        json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "string"}}}),
+    )
+    .unwrap();
+    assert!(none.plan().is_none() && !none.has_absent_nulls());
+}
+
+#[test]
+fn strict_refs_resolve_through_the_shared_resolver_in_their_plain_form_only() {
+    let doc =
+        json!({"type": "object", "$defs": {"A": {"type": "string"}, "a/b": {"type": "integer"}}});
+    assert!(matches!(def_target(&doc, "#"), Some(DefRef::Root(_))));
+    assert!(matches!(def_target(&doc, "#/$defs/A"), Some(DefRef::Def { name, .. }) if name == "A"));
+    assert!(
+        matches!(def_target(&doc, "#/$defs/a~1b"), Some(DefRef::Def { name, .. }) if name == "a/b")
+    );
+    for r in [
+        "#/%24defs/A",
+        "#/$defs/B",
+        "#/$defs",
+        "#/type",
+        "other#/$defs/A",
+        "#A",
+    ] {
+        assert!(def_target(&doc, r).is_none(), "{r}");
+    }
+}
