@@ -156,17 +156,17 @@ impl LooseningReason {
 
 // ----- keyword tables ---------------------------------------------------------
 
-/// Annotations: no effect on validation.
-pub(crate) const ANNOTATIONS: &[&str] = &[
-    "title",
-    "description",
-    "default",
-    "examples",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "$comment",
-];
+/// Meta-data: no effect on validation and meaningful for every type (the
+/// keyword table's annotations that apply to any instance, outside
+/// OpenAPI's extras: `title`, `description`, `default`, `examples`,
+/// `deprecated`, `readOnly`, `writeOnly`), and `$comment`.
+pub(crate) fn is_meta_data(name: &str) -> bool {
+    name == "$comment"
+        || keyword(name).is_some_and(|k| {
+            k.kind == KeywordKind::Annotation && k.applies_to == AppliesTo::Any && !k.openapi
+        })
+}
+
 /// Keywords that read each other inside one schema object: splitting one
 /// group across two merged objects changes the meaning.
 const GROUPS: &[&[&str]] = &[
@@ -261,7 +261,7 @@ pub(crate) fn merge_exact(
     }
     let mut merged = inner.clone();
     for (key, value) in outer {
-        if ANNOTATIONS.contains(&key.as_str()) {
+        if is_meta_data(key) {
             merged.insert(key.clone(), value.clone());
             continue;
         }
@@ -1297,6 +1297,36 @@ mod tests {
         );
         let lone = json!({"type": "number", "exclusiveMinimum": true});
         assert_eq!(norm(lone).schema, json!({"type": "number"}));
+    }
+
+    #[test]
+    fn meta_data_and_type_applicability_come_from_the_keyword_table() {
+        let mut meta: Vec<&str> = surface_manifest::schema::KEYWORDS
+            .iter()
+            .map(|k| k.name)
+            .filter(|k| is_meta_data(k))
+            .collect();
+        meta.sort_unstable();
+        assert_eq!(
+            meta,
+            [
+                "$comment",
+                "default",
+                "deprecated",
+                "description",
+                "examples",
+                "readOnly",
+                "title",
+                "writeOnly"
+            ]
+        );
+        assert!(keyword_applies("contentMediaType", "string"));
+        assert!(!keyword_applies("contentMediaType", "integer"));
+        assert!(keyword_applies("exclusiveMinimum", "integer"));
+        assert!(!keyword_applies("required", "array"));
+        assert!(keyword_applies("x-unknown", "null"));
+        assert!(is_assertion("contentSchema") && is_assertion("$ref") && is_assertion("if"));
+        assert!(!is_assertion("title") && !is_assertion("nullable") && !is_assertion("x-order"));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use super::{
     def_target, pattern_is_portable, scalar_eq, DefRef, StrictOptions, StrictSchema,
     MAX_WALK_DEPTH, SUPPORTED_FORMATS,
 };
-use crate::export::schema::{is_integral, merge_exact, value_has_type, ANNOTATIONS};
+use crate::export::schema::{is_integral, is_meta_data, merge_exact, value_has_type};
 
 fn annotations(m: &Map<String, Value>) -> Map<String, Value> {
     let mut out = Map::new();
@@ -208,7 +208,7 @@ impl Strictifier<'_> {
             Value::Bool(false) => return Err(self.fail(NotStrictReason::NeverValid)),
             _ => return Err(self.fail(NotStrictReason::Unconstrained)),
         };
-        if m.keys().all(|k| ANNOTATIONS.contains(&k.as_str())) {
+        if m.keys().all(|k| is_meta_data(k)) {
             return Err(self.fail(NotStrictReason::Unconstrained));
         }
         if let Some(r) = m.get("$ref") {
@@ -264,7 +264,7 @@ impl Strictifier<'_> {
     ) -> Result<Vec<Value>, NotStrict> {
         let siblings: Map<String, Value> = m
             .iter()
-            .filter(|(k, _)| *k != keyword && !ANNOTATIONS.contains(&k.as_str()))
+            .filter(|(k, _)| *k != keyword && !is_meta_data(k))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let mut merged = Vec::with_capacity(branches.len());
