@@ -10,13 +10,18 @@
 //!
 //! What it does:
 //!
-//! * drops `$schema`, `$id`, `$anchor`, `$dynamicAnchor`, `$comment`,
-//!   `$vocabulary` and the original `$defs` / `definitions`;
+//! * drops `$schema`, `$id`, `$anchor`, `$dynamicAnchor`,
+//!   `$recursiveAnchor`, `$comment`, `$vocabulary` and the original `$defs`
+//!   / `definitions`;
 //! * resolves local `$ref`s (`#`, `#/json/pointer`, or the root `$id`
 //!   followed by a fragment) and inlines them; a recursive reference is kept
 //!   under the root `$defs` ([`RefMode::InlineKeepRecursive`]) or unrolled a
 //!   bounded number of times and then replaced by `{}`
-//!   ([`RefMode::Unroll`]);
+//!   ([`RefMode::Unroll`]); `$dynamicRef` and `$recursiveRef` are dropped
+//!   (reported), except `$recursiveRef: "#"` in a 2019-09 document whose
+//!   root has `$recursiveAnchor: true` and no embedded resource, read as
+//!   `$ref: "#"` (exact there); references resolve through
+//!   [`surface_manifest::schema::resolve_ref`];
 //! * merges a `$ref`'s siblings and single `allOf` members into the
 //!   surrounding schema when that is exact, otherwise keeps them as `allOf`;
 //! * rewrites `type: [a, b]` into `anyOf: [{type: a, …}, {type: b, …}]`,

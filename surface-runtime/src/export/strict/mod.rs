@@ -43,18 +43,18 @@
 //! properties before the call reaches the pipeline, following the
 //! [`NullPlan`] the transform returns beside the schema.
 //!
-//! Modules: [`transform`] (the rewrite), [`check`] (the rules on their
-//! own), [`strip`] (the plan and the null stripping), [`error`] (why not).
+//! Modules: `transform` (the rewrite), `check` (the rules on their own),
+//! `strip` (the plan and the null stripping), `error` (why not).
 
 use std::sync::Arc;
 
 use serde_json::Value;
 use surface_manifest::schema::resolve_ref;
 
-pub mod check;
-pub mod error;
-pub mod strip;
-pub mod transform;
+mod check;
+mod error;
+mod strip;
+mod transform;
 
 pub use check::check_strict_schema;
 pub use error::{NotStrict, NotStrictReason, StrictRule, StrictViolation};

@@ -75,7 +75,7 @@ fn strict_accepts_null(t: &Value) -> bool {
     }
 }
 
-/// Converts a normalized input schema (see [`super::schema::normalize`]:
+/// Converts a normalized input schema (see [`crate::export::schema::normalize`]:
 /// single `type`s, local references only under the root `$defs`) into a
 /// strict one.
 ///
