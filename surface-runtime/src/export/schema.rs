@@ -715,8 +715,13 @@ impl<'a> Normalizer<'a> {
         stack: &mut Vec<Pointer>,
         depth: usize,
     ) -> Value {
+        // Inside an embedded `$id` resource a reference is relative to it,
+        // and a path into one is refused too: both are dropped.
         let resolved = match sub.as_str() {
-            Some(r) if self.nested_resource == 0 => self.resolve(r),
+            Some(r) if self.nested_resource == 0 => resolve_ref(self.doc, r)
+                .ok()
+                .filter(|r| !r.crosses_resource)
+                .map(|r| (r.pointer, r.target)),
             _ => None,
         };
         let Some((pointer, target)) = resolved else {
@@ -829,16 +834,6 @@ impl<'a> Normalizer<'a> {
             n += 1;
         }
         name
-    }
-
-    /// Resolves a local reference to (decoded pointer, target), refusing
-    /// one whose path enters an embedded `$id` resource.
-    fn resolve(&self, r: &str) -> Option<(Pointer, &'a Value)> {
-        let resolved = resolve_ref(self.doc, r).ok()?;
-        if resolved.crosses_resource {
-            return None;
-        }
-        Some((resolved.pointer, resolved.target))
     }
 
     /// Schema nesting height of a target, not following references (capped
