@@ -1385,3 +1385,165 @@ fn one_tool_given_twice_is_a_name_collision() {
         }
     );
 }
+
+// ----- mixed drafts and root-`$id` references in every target --------------------------------
+
+/// The input schema `name` is exported with in every target: MCP, OpenAI
+/// Responses and Chat (plain and strict) and Anthropic.
+fn exported_inputs(catalog: &ToolCatalog, name: &str) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for t in catalog.mcp_tools().into_iter().filter(|t| t.name == name) {
+        out.push(("mcp".to_string(), t.input_schema));
+    }
+    for mode in [OpenAiMode::Plain, OpenAiMode::Strict] {
+        for t in catalog.openai_responses_tools(mode) {
+            if t.name == name {
+                out.push((format!("openai-responses {mode:?}"), t.parameters));
+            }
+        }
+        for t in catalog.openai_chat_tools(mode) {
+            if t.function.name == name {
+                out.push((format!("openai-chat {mode:?}"), t.function.parameters));
+            }
+        }
+    }
+    for t in catalog
+        .anthropic_tools()
+        .into_iter()
+        .filter(|t| t.name == name)
+    {
+        out.push(("anthropic".to_string(), t.input_schema));
+    }
+    assert_eq!(out.len(), 6, "{name} is exported to every target");
+    out
+}
+
+/// Calls `f` on every schema object of `v` (any value below it that is an
+/// object).
+fn every_object(v: &Value, f: &mut dyn FnMut(&Map<String, Value>)) {
+    match v {
+        Value::Object(m) => {
+            f(m);
+            m.values().for_each(|x| every_object(x, f));
+        }
+        Value::Array(a) => a.iter().for_each(|x| every_object(x, f)),
+        _ => {}
+    }
+}
+
+#[test]
+fn a_root_id_prefixed_ref_is_a_local_ref_in_every_target() {
+    let m = AgentManifest::from_json_str(
+        r#"{"tools":{"names.set":{"description":"Set","effect":"server-query","inputSchema":
+            {"$id": "https://x.test/s", "type": "object",
+             "properties": {"a": {"$ref": "https://x.test/s#/$defs/Name"}},
+             "$defs": {"Name": {"type": "string"}}}}}}"#,
+    )
+    .unwrap();
+    let (registry, _h) = unbound(m);
+    let catalog = ToolCatalog::new(&registry.snapshot(&embedded())).unwrap();
+    let tool = catalog.tool("names__set").expect("exported");
+    assert!(tool.strict().is_ok(), "{:?}", tool.strict().err());
+    for (target, schema) in exported_inputs(&catalog, "names__set") {
+        let a = &schema["properties"]["a"];
+        let strict = target.ends_with("Strict");
+        let expected = if strict {
+            // Optional in strict mode: required and nullable.
+            json!({"anyOf": [{"type": "string"}, {"type": "null"}]})
+        } else {
+            json!({"type": "string"})
+        };
+        assert_eq!(a, &expected, "{target}: {schema}");
+        assert!(schema.get("$defs").is_none(), "{target}: {schema}");
+        assert!(schema.get("$id").is_none(), "{target}: {schema}");
+    }
+}
+
+/// The OpenAI tools of the corpus written in mixed drafts: 2019-09's
+/// `$recursiveAnchor` (with `$recursiveRef: "#"`) and draft-04's boolean
+/// `exclusiveMinimum`, inside otherwise 2020-12 OpenAPI schemas.
+const MIXED_DRAFT_TOOLS: [&str; 11] = [
+    "openai.Compactconversation",
+    "openai.Getinputtokencounts",
+    "openai.beta_Compactconversation",
+    "openai.beta_Getinputtokencounts",
+    "openai.beta_createResponse",
+    "openai.createConversation",
+    "openai.createConversationItems",
+    "openai.createEvalRun",
+    "openai.createResponse",
+    "openai.searchVectorStore",
+    "openai.createFineTuningJob",
+];
+
+#[test]
+fn mixed_draft_corpus_tools_export_to_every_target_in_one_reading() {
+    let mut all = manifest("tests/fixtures/corpus/all.manifest.json");
+    all.tools
+        .retain(|path, _| MIXED_DRAFT_TOOLS.contains(&path.as_str()));
+    assert_eq!(all.tools.len(), MIXED_DRAFT_TOOLS.len());
+    // The registry's validator (2020-12) refuses these schemas (a boolean
+    // `$recursiveAnchor` or `exclusiveMinimum` breaks its meta-schema), so
+    // they are registered with a placeholder and exported as an agent host
+    // exports descriptors: through `ToolCatalog::from_tools`.
+    let originals: std::collections::BTreeMap<String, Value> = all
+        .tools
+        .iter_mut()
+        .map(|(path, tool)| {
+            let schema = std::mem::replace(&mut tool.input_schema, json!({"type": "object"}));
+            (path.clone(), schema)
+        })
+        .collect();
+    let (registry, _h, refused) = register_all(all);
+    assert_eq!(refused, 0);
+    let mut sources = ToolSource::from_snapshot(&registry.snapshot(&embedded()));
+    for source in &mut sources {
+        if let ToolDescriptor::Procedure(p) = &mut source.descriptor {
+            let path = p.procedure_id.trim_start_matches("domain:");
+            p.input_schema = Arc::new(originals[path].clone());
+        }
+    }
+    let catalog = ToolCatalog::from_tools(sources, &ExportOptions::default()).expect("exports");
+    assert_eq!(catalog.all_tools().len(), MIXED_DRAFT_TOOLS.len());
+    let names: Vec<String> = catalog.tools().map(|t| t.name().to_string()).collect();
+    for t in catalog.tools() {
+        let status = t.strict().map(|_| "strict".to_string());
+        eprintln!("{}: {:?}", t.name(), status.map_err(|e| e.to_string()));
+    }
+    for name in &names {
+        for (target, schema) in exported_inputs(&catalog, name) {
+            jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{name} {target}: {e}"));
+            every_object(&schema, &mut |m| {
+                for k in [
+                    "$recursiveAnchor",
+                    "$recursiveRef",
+                    "$dynamicAnchor",
+                    "$anchor",
+                ] {
+                    assert!(!m.contains_key(k), "{name} {target}: {k} kept");
+                }
+                for k in ["exclusiveMinimum", "exclusiveMaximum"] {
+                    assert!(
+                        !m.get(k).is_some_and(Value::is_boolean),
+                        "{name} {target}: boolean {k} kept"
+                    );
+                }
+            });
+        }
+    }
+    // The draft-04 bound is read as such: `minimum: 0, exclusiveMinimum:
+    // true` is the 2020-12 `exclusiveMinimum: 0`.
+    let tuning = catalog
+        .tools()
+        .find(|t| t.name().contains("createFineTuningJob"))
+        .expect("createFineTuningJob exported");
+    let (_, mcp) = &exported_inputs(&catalog, tuning.name())[0];
+    let mut exclusive = 0;
+    every_object(mcp, &mut |m| {
+        if m.get("exclusiveMinimum").is_some_and(Value::is_number) {
+            exclusive += 1;
+            assert!(!m.contains_key("minimum"), "{m:?}");
+        }
+    });
+    assert!(exclusive > 0, "{mcp}");
+}

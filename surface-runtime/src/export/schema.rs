@@ -10,13 +10,18 @@
 //!
 //! What it does:
 //!
-//! * drops `$schema`, `$id`, `$anchor`, `$dynamicAnchor`, `$comment`,
-//!   `$vocabulary` and the original `$defs` / `definitions`;
+//! * drops `$schema`, `$id`, `$anchor`, `$dynamicAnchor`,
+//!   `$recursiveAnchor`, `$comment`, `$vocabulary` and the original `$defs`
+//!   / `definitions`;
 //! * resolves local `$ref`s (`#`, `#/json/pointer`, or the root `$id`
 //!   followed by a fragment) and inlines them; a recursive reference is kept
 //!   under the root `$defs` ([`RefMode::InlineKeepRecursive`]) or unrolled a
 //!   bounded number of times and then replaced by `{}`
-//!   ([`RefMode::Unroll`]);
+//!   ([`RefMode::Unroll`]); `$dynamicRef` and `$recursiveRef` are dropped
+//!   (reported), except `$recursiveRef: "#"` in a 2019-09 document whose
+//!   root has `$recursiveAnchor: true` and no embedded resource, read as
+//!   `$ref: "#"` (exact there); references resolve through
+//!   [`surface_manifest::schema::resolve_ref`];
 //! * merges a `$ref`'s siblings and single `allOf` members into the
 //!   surrounding schema when that is exact, otherwise keeps them as `allOf`;
 //! * rewrites `type: [a, b]` into `anyOf: [{type: a, …}, {type: b, …}]`,
@@ -43,6 +48,9 @@
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
+use surface_manifest::schema::{
+    keyword, push_token, resolve_ref, subschemas, AppliesTo, KeywordKind, Pointer, Subschemas,
+};
 
 /// Default of [`NormalizeOptions::max_nodes`].
 pub const DEFAULT_MAX_NODES: usize = 20_000;
@@ -153,60 +161,17 @@ impl LooseningReason {
 
 // ----- keyword tables ---------------------------------------------------------
 
-/// Annotations: no effect on validation.
-pub(crate) const ANNOTATIONS: &[&str] = &[
-    "title",
-    "description",
-    "default",
-    "examples",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "$comment",
-];
-const STRING_KEYWORDS: &[&str] = &[
-    "minLength",
-    "maxLength",
-    "pattern",
-    "format",
-    "contentEncoding",
-    "contentMediaType",
-    "contentSchema",
-];
-const NUMBER_KEYWORDS: &[&str] = &[
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-];
-const OBJECT_KEYWORDS: &[&str] = &[
-    "properties",
-    "required",
-    "additionalProperties",
-    "patternProperties",
-    "propertyNames",
-    "minProperties",
-    "maxProperties",
-    "dependentRequired",
-    "dependentSchemas",
-    "unevaluatedProperties",
-];
-const ARRAY_KEYWORDS: &[&str] = &[
-    "items",
-    "prefixItems",
-    "contains",
-    "minContains",
-    "maxContains",
-    "minItems",
-    "maxItems",
-    "uniqueItems",
-    "unevaluatedItems",
-];
-/// Assertions that apply to every instance type.
-const GENERIC_KEYWORDS: &[&str] = &[
-    "enum", "const", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "$ref",
-];
+/// Meta-data: no effect on validation and meaningful for every type (the
+/// keyword table's annotations that apply to any instance, outside
+/// OpenAPI's extras: `title`, `description`, `default`, `examples`,
+/// `deprecated`, `readOnly`, `writeOnly`), and `$comment`.
+pub(crate) fn is_meta_data(name: &str) -> bool {
+    name == "$comment"
+        || keyword(name).is_some_and(|k| {
+            k.kind == KeywordKind::Annotation && k.applies_to == AppliesTo::Any && !k.openapi
+        })
+}
+
 /// Keywords that read each other inside one schema object: splitting one
 /// group across two merged objects changes the meaning.
 const GROUPS: &[&[&str]] = &[
@@ -221,26 +186,29 @@ const GROUPS: &[&[&str]] = &[
     &["contains", "minContains", "maxContains"],
 ];
 
-fn keyword_applies(keyword: &str, ty: &str) -> bool {
-    if STRING_KEYWORDS.contains(&keyword) {
-        ty == "string"
-    } else if NUMBER_KEYWORDS.contains(&keyword) {
-        ty == "number" || ty == "integer"
-    } else if OBJECT_KEYWORDS.contains(&keyword) {
-        ty == "object"
-    } else if ARRAY_KEYWORDS.contains(&keyword) {
-        ty == "array"
-    } else {
-        true
+/// Whether `keyword` can constrain an instance of type `ty` (the keyword
+/// table's [`AppliesTo`]; unknown keywords apply to every type).
+fn keyword_applies(keyword_name: &str, ty: &str) -> bool {
+    match keyword(keyword_name).map(|k| k.applies_to) {
+        Some(AppliesTo::String) => ty == "string",
+        Some(AppliesTo::Number) => ty == "number" || ty == "integer",
+        Some(AppliesTo::Object) => ty == "object",
+        Some(AppliesTo::Array) => ty == "array",
+        Some(AppliesTo::Any) | None => true,
     }
 }
 
-fn is_assertion(keyword: &str) -> bool {
-    STRING_KEYWORDS.contains(&keyword)
-        || NUMBER_KEYWORDS.contains(&keyword)
-        || OBJECT_KEYWORDS.contains(&keyword)
-        || ARRAY_KEYWORDS.contains(&keyword)
-        || GENERIC_KEYWORDS.contains(&keyword)
+/// Whether `keyword` constrains the instance (an assertion, applicator or
+/// reference of the keyword table, or one that applies to one type only,
+/// such as `contentMediaType`), so a type-array split copies it into every
+/// branch it applies to.
+fn is_assertion(keyword_name: &str) -> bool {
+    keyword(keyword_name).is_some_and(|k| {
+        matches!(
+            k.kind,
+            KeywordKind::Assertion | KeywordKind::Applicator | KeywordKind::Reference
+        ) || k.applies_to != AppliesTo::Any
+    })
 }
 
 /// Whether a JSON value is an instance of the JSON Schema type `ty`
@@ -298,7 +266,7 @@ pub(crate) fn merge_exact(
     }
     let mut merged = inner.clone();
     for (key, value) in outer {
-        if ANNOTATIONS.contains(&key.as_str()) {
+        if is_meta_data(key) {
             merged.insert(key.clone(), value.clone());
             continue;
         }
@@ -491,11 +459,12 @@ pub fn normalize(schema: &Value, options: &NormalizeOptions) -> NormalizedSchema
         loosened: Vec::new(),
         path: String::new(),
         nested_resource: 0,
+        recursive_ref_is_root: recursive_ref_is_root(schema),
     };
-    let mut stack = vec![String::new()];
+    let mut stack = vec![Pointer::root()];
     let mut root = n.node(schema, &mut stack, 0);
     while let Some((pointer, name, target)) = n.pending.pop() {
-        n.path = pointer.clone();
+        n.path = pointer.as_str().to_string();
         let mut stack = vec![pointer];
         let body = n.node(target, &mut stack, 0);
         n.defs.insert(name, body);
@@ -526,30 +495,20 @@ struct Normalizer<'a> {
     options: &'a NormalizeOptions,
     nodes: usize,
     /// Target pointer → name under the output `$defs`.
-    kept: HashMap<String, String>,
+    kept: HashMap<Pointer, String>,
     used_names: HashSet<String>,
-    pending: Vec<(String, String, &'a Value)>,
+    pending: Vec<(Pointer, String, &'a Value)>,
     defs: Map<String, Value>,
-    heights: HashMap<String, usize>,
+    heights: HashMap<Pointer, usize>,
     /// Targets found to reference themselves (kept instead of inlined).
-    recursive: HashSet<String>,
+    recursive: HashSet<Pointer>,
     loosened: Vec<Loosening>,
     /// Pointer of the input node being walked.
     path: String,
     /// > 0 while inside an embedded `$id` resource.
     nested_resource: usize,
-}
-
-/// Appends `/token` to a JSON Pointer, escaping `~` and `/`.
-pub(crate) fn push_token(path: &mut String, token: &str) {
-    path.push('/');
-    for c in token.chars() {
-        match c {
-            '~' => path.push_str("~0"),
-            '/' => path.push_str("~1"),
-            c => path.push(c),
-        }
-    }
+    /// `$recursiveRef: "#"` means `$ref: "#"` here (see [`recursive_ref_is_root`]).
+    recursive_ref_is_root: bool,
 }
 
 fn empty() -> Value {
@@ -568,7 +527,7 @@ impl<'a> Normalizer<'a> {
         &mut self,
         tokens: &[&str],
         v: &'a Value,
-        stack: &mut Vec<String>,
+        stack: &mut Vec<Pointer>,
         depth: usize,
     ) -> Value {
         let len = self.path.len();
@@ -580,7 +539,7 @@ impl<'a> Normalizer<'a> {
         out
     }
 
-    fn node(&mut self, v: &'a Value, stack: &mut Vec<String>, depth: usize) -> Value {
+    fn node(&mut self, v: &'a Value, stack: &mut Vec<Pointer>, depth: usize) -> Value {
         self.nodes += 1;
         if depth > self.options.max_depth {
             self.loosen(LooseningReason::TooDeep);
@@ -608,7 +567,7 @@ impl<'a> Normalizer<'a> {
     fn keywords(
         &mut self,
         m: &'a Map<String, Value>,
-        stack: &mut Vec<String>,
+        stack: &mut Vec<Pointer>,
         depth: usize,
     ) -> Value {
         let mut out = Map::new();
@@ -616,18 +575,21 @@ impl<'a> Normalizer<'a> {
         let tuple = matches!(m.get("items"), Some(Value::Array(_)));
         for (key, sub) in m {
             match key.as_str() {
-                "$schema" | "$id" | "$anchor" | "$dynamicAnchor" | "$comment" | "$vocabulary"
-                | "$defs" | "definitions" => {}
-                "$ref" => target = Some(self.reference(sub, stack, depth)),
+                "$schema" | "$id" | "$anchor" | "$dynamicAnchor" | "$recursiveAnchor"
+                | "$comment" | "$vocabulary" | "$defs" | "definitions" => {}
+                "$ref" => target = Some(self.reference(key, sub, stack, depth)),
+                "$recursiveRef"
+                    if self.recursive_ref_is_root
+                        && sub.as_str() == Some("#")
+                        && !m.contains_key("$ref") =>
+                {
+                    target = Some(self.reference(key, sub, stack, depth));
+                }
                 "$dynamicRef" | "$recursiveRef" => {
                     let len = self.path.len();
                     push_token(&mut self.path, key);
                     self.loosen(LooseningReason::UnresolvableRef);
                     self.path.truncate(len);
-                }
-                "properties" | "patternProperties" | "dependentSchemas" => {
-                    let walked = self.schema_map(key, sub, stack, depth);
-                    out.insert(key.clone(), walked);
                 }
                 "dependencies" => self.dependencies(key, sub, &mut out, stack, depth),
                 "items" if tuple => {
@@ -642,21 +604,9 @@ impl<'a> Normalizer<'a> {
                         out.insert("items".into(), walked);
                     }
                 }
-                k if k == "items" || ONE_SUBSCHEMA.contains(&k) => {
-                    let walked = self.child(&[key], sub, stack, depth);
-                    out.insert(key.clone(), walked);
-                }
-                "allOf" | "anyOf" | "oneOf" | "prefixItems" => match sub {
-                    Value::Array(list) => {
-                        let walked = self.list(key, list, stack, depth);
-                        out.insert(key.clone(), walked);
-                    }
-                    _ => {
-                        out.insert(key.clone(), sub.clone());
-                    }
-                },
                 _ => {
-                    out.insert(key.clone(), sub.clone());
+                    let walked = self.subschema_keyword(key, sub, stack, depth);
+                    out.insert(key.clone(), walked);
                 }
             }
         }
@@ -674,13 +624,32 @@ impl<'a> Normalizer<'a> {
         }
     }
 
+    /// The value of any other keyword: its subschemas (by the keyword
+    /// table) walked, anything else kept as it is.
+    fn subschema_keyword(
+        &mut self,
+        key: &str,
+        sub: &'a Value,
+        stack: &mut Vec<Pointer>,
+        depth: usize,
+    ) -> Value {
+        match (keyword(key).map(|k| k.subschemas), sub) {
+            (Some(Subschemas::One | Subschemas::OneOrList), _) => {
+                self.child(&[key], sub, stack, depth)
+            }
+            (Some(Subschemas::Map), _) => self.schema_map(key, sub, stack, depth),
+            (Some(Subschemas::List), Value::Array(list)) => self.list(key, list, stack, depth),
+            _ => sub.clone(),
+        }
+    }
+
     /// A keyword whose value maps names to subschemas (`properties`, …),
     /// each walked; any other value is kept as it is.
     fn schema_map(
         &mut self,
         key: &str,
         sub: &'a Value,
-        stack: &mut Vec<String>,
+        stack: &mut Vec<Pointer>,
         depth: usize,
     ) -> Value {
         let Value::Object(map) = sub else {
@@ -700,7 +669,7 @@ impl<'a> Normalizer<'a> {
         key: &str,
         sub: &'a Value,
         out: &mut Map<String, Value>,
-        stack: &mut Vec<String>,
+        stack: &mut Vec<Pointer>,
         depth: usize,
     ) {
         let Value::Object(map) = sub else {
@@ -726,7 +695,7 @@ impl<'a> Normalizer<'a> {
         &mut self,
         key: &str,
         list: &'a [Value],
-        stack: &mut Vec<String>,
+        stack: &mut Vec<Pointer>,
         depth: usize,
     ) -> Value {
         let mut walked = Vec::with_capacity(list.len());
@@ -736,53 +705,33 @@ impl<'a> Normalizer<'a> {
         Value::Array(walked)
     }
 
-    /// A `$ref`'s replacement: the inlined target, a kept `{"$ref"}`, or
-    /// `true` (no constraint) when it was dropped.
-    fn reference(&mut self, sub: &'a Value, stack: &mut Vec<String>, depth: usize) -> Value {
+    /// A `$ref`'s replacement (`key` is `$ref`, or `$recursiveRef` read as
+    /// one): the inlined target, a kept `{"$ref"}`, or `true` (no
+    /// constraint) when it was dropped.
+    fn reference(
+        &mut self,
+        key: &str,
+        sub: &'a Value,
+        stack: &mut Vec<Pointer>,
+        depth: usize,
+    ) -> Value {
+        // Inside an embedded `$id` resource a reference is relative to it,
+        // and a path into one is refused too: both are dropped.
         let resolved = match sub.as_str() {
-            Some(r) if self.nested_resource == 0 => self.resolve(r),
+            Some(r) if self.nested_resource == 0 => resolve_ref(self.doc, r)
+                .ok()
+                .filter(|r| !r.crosses_resource)
+                .map(|r| (r.pointer, r.target)),
             _ => None,
         };
         let Some((pointer, target)) = resolved else {
-            let len = self.path.len();
-            push_token(&mut self.path, "$ref");
-            self.loosen(LooseningReason::UnresolvableRef);
-            self.path.truncate(len);
+            self.loosen_at(key, LooseningReason::UnresolvableRef);
             return Value::Bool(true);
         };
-        let fits = depth + self.height(&pointer, target) <= self.options.max_depth;
-        let budget = self.nodes < self.options.max_nodes;
-        match self.options.refs {
-            RefMode::InlineKeepRecursive => {
-                if stack.contains(&pointer) {
-                    self.recursive.insert(pointer.clone());
-                    return self.keep(pointer, target);
-                }
-                if !fits || !budget {
-                    return self.keep(pointer, target);
-                }
-            }
-            RefMode::Unroll { depth: limit } => {
-                let seen = stack.iter().filter(|p| **p == pointer).count();
-                let reason = if seen > usize::from(limit) {
-                    Some(LooseningReason::RecursionCut)
-                } else if !budget {
-                    Some(LooseningReason::Budget)
-                } else if !fits {
-                    Some(LooseningReason::TooDeep)
-                } else {
-                    None
-                };
-                if let Some(reason) = reason {
-                    let len = self.path.len();
-                    push_token(&mut self.path, "$ref");
-                    self.loosen(reason);
-                    self.path.truncate(len);
-                    return Value::Bool(true);
-                }
-            }
+        if let Some(cut) = self.cut_reference(key, &pointer, target, stack, depth) {
+            return cut;
         }
-        let saved = std::mem::replace(&mut self.path, pointer.clone());
+        let saved = std::mem::replace(&mut self.path, pointer.as_str().to_string());
         stack.push(pointer.clone());
         let out = self.node(target, stack, depth);
         stack.pop();
@@ -795,7 +744,57 @@ impl<'a> Normalizer<'a> {
         out
     }
 
-    fn keep(&mut self, pointer: String, target: &'a Value) -> Value {
+    /// What a reference becomes instead of being inlined here (kept under
+    /// `$defs`, or cut to `true` in [`RefMode::Unroll`]), `None` to inline.
+    fn cut_reference(
+        &mut self,
+        key: &str,
+        pointer: &Pointer,
+        target: &'a Value,
+        stack: &[Pointer],
+        depth: usize,
+    ) -> Option<Value> {
+        let fits = depth + self.height(pointer, target) <= self.options.max_depth;
+        let budget = self.nodes < self.options.max_nodes;
+        match self.options.refs {
+            RefMode::InlineKeepRecursive => {
+                if stack.contains(pointer) {
+                    self.recursive.insert(pointer.clone());
+                    return Some(self.keep(pointer.clone(), target));
+                }
+                if !fits || !budget {
+                    return Some(self.keep(pointer.clone(), target));
+                }
+            }
+            RefMode::Unroll { depth: limit } => {
+                let seen = stack.iter().filter(|p| *p == pointer).count();
+                let reason = if seen > usize::from(limit) {
+                    Some(LooseningReason::RecursionCut)
+                } else if !budget {
+                    Some(LooseningReason::Budget)
+                } else if !fits {
+                    Some(LooseningReason::TooDeep)
+                } else {
+                    None
+                };
+                if let Some(reason) = reason {
+                    self.loosen_at(key, reason);
+                    return Some(Value::Bool(true));
+                }
+            }
+        }
+        None
+    }
+
+    /// A loosening reported at the keyword `key` of the node being walked.
+    fn loosen_at(&mut self, key: &str, reason: LooseningReason) {
+        let len = self.path.len();
+        push_token(&mut self.path, key);
+        self.loosen(reason);
+        self.path.truncate(len);
+    }
+
+    fn keep(&mut self, pointer: Pointer, target: &'a Value) -> Value {
         let name = match self.kept.get(&pointer) {
             Some(name) => name.clone(),
             None => {
@@ -810,13 +809,8 @@ impl<'a> Normalizer<'a> {
         Value::Object(m)
     }
 
-    fn def_name(&mut self, pointer: &str) -> String {
-        let last = pointer
-            .rsplit('/')
-            .next()
-            .unwrap_or("")
-            .replace("~1", "/")
-            .replace("~0", "~");
+    fn def_name(&mut self, pointer: &Pointer) -> String {
+        let last = pointer.last().unwrap_or_default();
         let mut base: String = last
             .chars()
             .map(|c| {
@@ -828,7 +822,7 @@ impl<'a> Normalizer<'a> {
             })
             .take(48)
             .collect();
-        if pointer.is_empty() {
+        if pointer.is_root() {
             base = "root".into();
         } else if base.is_empty() {
             base = "def".into();
@@ -842,49 +836,14 @@ impl<'a> Normalizer<'a> {
         name
     }
 
-    /// Resolves a local reference to (decoded pointer, target).
-    fn resolve(&self, r: &str) -> Option<(String, &'a Value)> {
-        let fragment = match r.strip_prefix('#') {
-            Some(f) => f,
-            None => {
-                let (uri, f) = r.split_once('#').unwrap_or((r, ""));
-                let root_id = self.doc.get("$id")?.as_str()?;
-                if uri.is_empty() || uri != root_id.trim_end_matches('#') {
-                    return None;
-                }
-                f
-            }
-        };
-        if !fragment.is_empty() && !fragment.starts_with('/') {
-            return None;
-        }
-        let decoded = percent_encoding::percent_decode_str(fragment)
-            .decode_utf8()
-            .ok()?
-            .into_owned();
-        let mut current = self.doc;
-        for token in decoded.split('/').skip(1) {
-            let token = token.replace("~1", "/").replace("~0", "~");
-            current = match current {
-                Value::Object(m) => m.get(&token)?,
-                Value::Array(a) => a.get(token.parse::<usize>().ok()?)?,
-                _ => return None,
-            };
-            if current.get("$id").is_some() {
-                return None;
-            }
-        }
-        Some((decoded, current))
-    }
-
     /// Schema nesting height of a target, not following references (capped
     /// just above `max_depth`).
-    fn height(&mut self, pointer: &str, target: &Value) -> usize {
+    fn height(&mut self, pointer: &Pointer, target: &Value) -> usize {
         if let Some(h) = self.heights.get(pointer) {
             return *h;
         }
         let h = height_of(target, self.options.max_depth + 1);
-        self.heights.insert(pointer.to_string(), h);
+        self.heights.insert(pointer.clone(), h);
         h
     }
 }
@@ -893,53 +852,32 @@ fn height_of(v: &Value, cap: usize) -> usize {
     if cap == 0 {
         return 1;
     }
-    let mut max = 0;
-    for_each_subschema(v, &mut |s| {
-        max = max.max(height_of(s, cap - 1));
-    });
+    let max = subschemas(v)
+        .map(|(_, s)| height_of(s, cap - 1))
+        .max()
+        .unwrap_or(0);
     (max + 1).min(cap + 1)
 }
 
-/// The keywords whose value is one subschema (besides `items` and
-/// `additionalItems`, whose meaning depends on the draft).
-const ONE_SUBSCHEMA: &[&str] = &[
-    "additionalProperties",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contains",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contentSchema",
-];
-
-/// Calls `f` on every direct subschema of a schema object.
-pub(crate) fn for_each_subschema<'v>(v: &'v Value, f: &mut dyn FnMut(&'v Value)) {
-    let Value::Object(m) = v else {
-        return;
-    };
-    for (key, sub) in m {
-        match key.as_str() {
-            "properties" | "patternProperties" | "dependentSchemas" | "$defs" | "definitions" => {
-                if let Value::Object(map) = sub {
-                    map.values().for_each(&mut *f);
-                }
-            }
-            "dependencies" => {
-                if let Value::Object(map) = sub {
-                    map.values().filter(|d| !d.is_array()).for_each(&mut *f);
-                }
-            }
-            "items" | "allOf" | "anyOf" | "oneOf" | "prefixItems" => match sub {
-                Value::Array(list) => list.iter().for_each(&mut *f),
-                other => f(other),
-            },
-            k if k == "additionalItems" || ONE_SUBSCHEMA.contains(&k) => f(sub),
-            _ => {}
-        }
+/// Whether `$recursiveRef: "#"` is exactly `$ref: "#"` in `doc`: a
+/// 2019-09 document (the only draft that defines `$recursiveRef`: the
+/// pipeline's validator ignores it under 2020-12, so resolving it there
+/// would tighten the export) whose root has `$recursiveAnchor: true`, with
+/// no embedded `$id` resource (the dynamic scope is then the root alone).
+fn recursive_ref_is_root(doc: &Value) -> bool {
+    let draft_2019 = doc
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|s| s.contains("draft/2019-09/schema"));
+    if !draft_2019 || doc.get("$recursiveAnchor") != Some(&Value::Bool(true)) {
+        return false;
     }
+    let mut embedded = false;
+    surface_manifest::schema::walk(doc, DEFAULT_MAX_DEPTH, &mut |at, node| {
+        embedded |= !at.is_root() && node.get("$id").is_some();
+        !embedded
+    });
+    !embedded
 }
 
 /// `prefixItems: [A, B], items: R` → `items: anyOf[A, B, R]`, the length
@@ -1291,6 +1229,104 @@ mod tests {
                 json!({"next": {"next": {"v": 1}}}),
             ],
         );
+    }
+
+    #[test]
+    fn a_2019_09_recursive_ref_to_a_recursive_anchor_root_is_a_ref_to_the_root() {
+        let input = json!({"$schema": "https://json-schema.org/draft/2019-09/schema",
+            "$recursiveAnchor": true, "type": "object",
+            "properties": {"next": {"$recursiveRef": "#"}, "v": {"type": "string"}}});
+        let out = norm(input.clone());
+        assert_eq!(
+            out.schema,
+            json!({"type": "object", "properties": {"next": {"$ref": "#/$defs/root"}, "v": {"type": "string"}},
+                "$defs": {"root": {"type": "object", "properties": {"next": {"$ref": "#/$defs/root"},
+                    "v": {"type": "string"}}}}})
+        );
+        assert!(out.loosened.is_empty());
+        same_verdicts(
+            &input,
+            &out.schema,
+            &[
+                json!({"next": {"next": {"v": "x"}}}),
+                json!({"next": {"next": {"v": 1}}}),
+                json!({"next": 3}),
+            ],
+        );
+    }
+
+    #[test]
+    fn recursive_anchors_are_dropped_and_other_recursive_refs_loosened() {
+        // 2020-12 (no `$schema`): `$recursiveRef` is not a keyword there and
+        // the pipeline's validator ignores it, so the export drops it.
+        let later = json!({"$recursiveAnchor": true, "type": "object",
+            "properties": {"next": {"$recursiveRef": "#"}}});
+        // An embedded resource makes the dynamic scope more than the root.
+        let embedded = json!({"$schema": "https://json-schema.org/draft/2019-09/schema",
+            "$recursiveAnchor": true, "type": "object",
+            "properties": {"next": {"$recursiveRef": "#"}, "inner": {"$id": "inner", "type": "string"}}});
+        // Not at the root: `#` is still the root, whose anchor is not set.
+        let nested = json!({"$schema": "https://json-schema.org/draft/2019-09/schema",
+            "type": "object", "properties": {"f": {"$ref": "#/$defs/F"}},
+            "$defs": {"F": {"$recursiveAnchor": true, "type": "object",
+                "properties": {"next": {"$recursiveRef": "#"}}}}});
+        for input in [later, embedded, nested] {
+            let out = norm(input.clone());
+            let text = out.schema.to_string();
+            assert!(!text.contains("$recursive"), "{text}");
+            assert!(!text.contains("$ref"), "{text}");
+            assert_eq!(out.loosened.len(), 1, "{input}");
+            assert_eq!(out.loosened[0].reason, LooseningReason::UnresolvableRef);
+            assert!(out.loosened[0]
+                .path
+                .ends_with("/properties/next/$recursiveRef"));
+        }
+    }
+
+    #[test]
+    fn draft_04_exclusive_bounds_inside_a_2020_12_union_become_numeric() {
+        let input = json!({"type": "object", "properties": {"m": {"oneOf": [
+            {"type": "string", "enum": ["auto"]},
+            {"type": "number", "minimum": 0, "exclusiveMinimum": true,
+                "maximum": 10, "exclusiveMaximum": true}]}}});
+        assert_eq!(
+            norm(input).schema,
+            json!({"type": "object", "properties": {"m": {"oneOf": [
+                {"type": "string", "enum": ["auto"]},
+                {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 10}]}}})
+        );
+        let lone = json!({"type": "number", "exclusiveMinimum": true});
+        assert_eq!(norm(lone).schema, json!({"type": "number"}));
+    }
+
+    #[test]
+    fn meta_data_and_type_applicability_come_from_the_keyword_table() {
+        let mut meta: Vec<&str> = surface_manifest::schema::KEYWORDS
+            .iter()
+            .map(|k| k.name)
+            .filter(|k| is_meta_data(k))
+            .collect();
+        meta.sort_unstable();
+        assert_eq!(
+            meta,
+            [
+                "$comment",
+                "default",
+                "deprecated",
+                "description",
+                "examples",
+                "readOnly",
+                "title",
+                "writeOnly"
+            ]
+        );
+        assert!(keyword_applies("contentMediaType", "string"));
+        assert!(!keyword_applies("contentMediaType", "integer"));
+        assert!(keyword_applies("exclusiveMinimum", "integer"));
+        assert!(!keyword_applies("required", "array"));
+        assert!(keyword_applies("x-unknown", "null"));
+        assert!(is_assertion("contentSchema") && is_assertion("$ref") && is_assertion("if"));
+        assert!(!is_assertion("title") && !is_assertion("nullable") && !is_assertion("x-order"));
     }
 
     #[test]

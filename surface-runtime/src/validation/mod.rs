@@ -216,16 +216,7 @@ impl<'a> Path<'a> {
         for segment in segments.iter().rev() {
             match segment {
                 Segment::Root => {}
-                Segment::Key(key) => {
-                    out.push('/');
-                    for c in key.chars() {
-                        match c {
-                            '~' => out.push_str("~0"),
-                            '/' => out.push_str("~1"),
-                            c => out.push(c),
-                        }
-                    }
-                }
+                Segment::Key(key) => surface_manifest::schema::push_token(&mut out, key),
                 Segment::Index(i) => {
                     let _ = write!(out, "/{i}");
                 }
