@@ -630,7 +630,7 @@ impl ToolCatalog {
             Some(other) => {
                 return Err(ToolCallError::ArgumentsNotObject {
                     name: tool.name.clone(),
-                    found: json_kind(&other),
+                    found: crate::json::type_phrase(&other),
                 })
             }
         };
@@ -662,17 +662,6 @@ impl ToolCatalog {
 
 fn clip(name: &str) -> String {
     name.chars().take(NAME_IN_ERRORS).collect()
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn build_tool(
