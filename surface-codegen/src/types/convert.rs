@@ -1,8 +1,12 @@
 //! Schema → [`Ty`] / [`ItemDef`] conversion.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
+use surface_manifest::schema::{
+    child_pointer, is_annotation, keyword, resolve_ref, AppliesTo, KeywordKind, RefError,
+};
 
 use crate::doc::{description_paragraphs, DocText};
 
@@ -610,31 +614,19 @@ impl Converter {
     /// schema there would be (so the same contract gets the same names from
     /// a converter that inlines its recursion).
     fn convert_ref(&mut self, root: &Value, reference: &str, hint: &Hint, ptr: &str) -> Ty {
-        // A reference to the root resource by its `$id` is local, as the
-        // validator (`validator::analysis`) and the export resolve it:
-        // `https://example.com/s#/$defs/Pet` with that root `$id` is
-        // `#/$defs/Pet`.
-        let root_id = root
-            .get("$id")
-            .and_then(Value::as_str)
-            .map(|id| id.trim_end_matches('#'));
-        let local = match reference.split_once('#') {
-            Some(("", fragment)) => Some(fragment),
-            Some((base, fragment)) if Some(base) == root_id => Some(fragment),
-            None if Some(reference) == root_id => Some(""),
-            _ => None,
+        // Local references (`#/…`, or `<root $id>#/…`) resolve through the
+        // one resolver the validator and the export use.
+        let resolved = match resolve_ref(root, reference) {
+            Ok(resolved) => resolved,
+            Err(error) => {
+                self.note(ptr, ref_error_note(reference, &error));
+                return Ty::Value;
+            }
         };
-        let Some(pointer) = local else {
-            self.note(
-                ptr,
-                DocText::new()
-                    .ours("external `$ref` ")
-                    .text(format!("{reference:?}"))
-                    .ours(" is not resolved"),
-            );
-            return Ty::Value;
-        };
-        let pointer = percent_decode(pointer);
+        let target = resolved.target;
+        let segment = resolved.pointer.last().map(Cow::into_owned);
+        let segment = segment.as_deref().unwrap_or_default();
+        let pointer = resolved.pointer.into_string();
         match self.defs.get_mut(&pointer) {
             Some(DefState::InProgress { name, recursive }) => {
                 *recursive = true;
@@ -643,17 +635,6 @@ impl Converter {
             Some(DefState::Done(ty)) => return ty.clone(),
             None => {}
         }
-        let Some(target) = root.pointer(&pointer) else {
-            self.note(
-                ptr,
-                DocText::new()
-                    .ours("`$ref` ")
-                    .text(format!("{reference:?}"))
-                    .ours(" points to nothing"),
-            );
-            return Ty::Value;
-        };
-        let segment = pointer.rsplit('/').next().unwrap_or_default();
         let title = target.get("title").and_then(Value::as_str);
         let name = match (title, hint) {
             (None, Hint::Exact(name)) if is_generated_def_key(segment) => name.clone(),
@@ -1154,10 +1135,7 @@ impl Converter {
         ptr: &str,
     ) -> (FieldDef, FieldInfo) {
         let field_notes = self.notes.len();
-        let prop_ptr = format!(
-            "{ptr}/properties/{}",
-            json_name.replace('~', "~0").replace('/', "~1")
-        );
+        let prop_ptr = child_pointer(&format!("{ptr}/properties"), json_name);
         let value_ty = self.convert(
             root,
             property,
@@ -1419,16 +1397,12 @@ impl Converter {
     /// a union arm's shape without converting it).
     fn peek<'v>(&self, root: &'v Value, mut schema: &'v Value) -> &'v Value {
         for _ in 0..16 {
-            match schema
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| r.strip_prefix('#'))
-            {
-                Some(pointer) => match root.pointer(&percent_decode(pointer)) {
-                    Some(target) => schema = target,
-                    None => return schema,
-                },
-                None => return schema,
+            let Some(reference) = schema.get("$ref").and_then(Value::as_str) else {
+                return schema;
+            };
+            match resolve_ref(root, reference) {
+                Ok(resolved) => schema = resolved.target,
+                Err(_) => return schema,
             }
         }
         schema
@@ -1496,7 +1470,7 @@ impl Converter {
                     self.open_enum(s, &known, &inner_hint)
                 } else if let Some((tag, values)) = discriminator(&peeked) {
                     self.tagged(root, s, (&tag, &values), &peeked, &inner_hint, ptr)
-                } else if let Some((tag, values)) = openapi_discriminator(s, many, &peeked) {
+                } else if let Some((tag, values)) = openapi_discriminator(root, s, many, &peeked) {
                     self.tagged(root, s, (&tag, &values), &peeked, &inner_hint, ptr)
                 } else {
                     self.untagged(root, s, many, &inner_hint, ptr)
@@ -1846,29 +1820,12 @@ struct PartKind {
     unencoded: Vec<String>,
 }
 
-/// Keywords that neither shape a type nor constrain a value.
-fn is_annotation(key: &str) -> bool {
-    key.starts_with("x-")
-        || matches!(
-            key,
-            "description"
-                | "title"
-                | "$schema"
-                | "$id"
-                | "$comment"
-                | "$defs"
-                | "definitions"
-                | "default"
-                | "example"
-                | "examples"
-                | "deprecated"
-                | "readOnly"
-                | "writeOnly"
-                | "nullable"
-                | "discriminator"
-                | "externalDocs"
-                | "xml"
-        )
+/// An applicator on the instance itself (`anyOf`, `oneOf`, `not`, `if`,
+/// `then`, `else`; `allOf` too, which [`part_kind`] skips): the keywords
+/// of an object part its struct does not encode.
+fn is_composition(key: &str) -> bool {
+    keyword(key)
+        .is_some_and(|k| k.kind == KeywordKind::Applicator && k.applies_to == AppliesTo::Any)
 }
 
 /// Classifies an `allOf` part (or the schema holding the `allOf`, whose
@@ -1898,12 +1855,7 @@ fn part_kind(s: &Map<String, Value>) -> PartKind {
     let (shape, unencoded) = if object {
         let composition = keys
             .iter()
-            .filter(|k| {
-                matches!(
-                    k.as_str(),
-                    "anyOf" | "oneOf" | "not" | "if" | "then" | "else"
-                )
-            })
+            .filter(|k| is_composition(k))
             .map(|k| k.to_string())
             .collect();
         (PartShape::Object, composition)
@@ -2052,6 +2004,7 @@ fn discriminator(arms: &[&Value]) -> Option<(String, Vec<String>)> {
 /// a `const`, two keys name one arm (serde would write only one of them
 /// back), or two arms get the same value.
 fn openapi_discriminator(
+    root: &Value,
     s: &Map<String, Value>,
     raw_arms: &[(usize, &Value)],
     arms: &[&Value],
@@ -2084,12 +2037,16 @@ fn openapi_discriminator(
                 let keys: Vec<&String> = mapping
                     .into_iter()
                     .flatten()
-                    .filter(|(_, target)| target.as_str() == Some(reference))
+                    .filter(|(_, target)| {
+                        target
+                            .as_str()
+                            .is_some_and(|target| same_ref(root, target, reference))
+                    })
                     .map(|(key, _)| key)
                     .collect();
                 match keys.as_slice() {
                     [key] => (*key).clone(),
-                    [] => reference.rsplit('/').next()?.to_string(),
+                    [] => ref_name(root, reference)?,
                     _ => return None,
                 }
             }
@@ -2100,6 +2057,26 @@ fn openapi_discriminator(
         values.push(value);
     }
     Some((tag.to_string(), values))
+}
+
+/// Whether two `$ref` texts name the same schema: the same text, or the
+/// same target once resolved (`#/$defs/A` and `<root $id>#/%24defs/A`).
+fn same_ref(root: &Value, a: &str, b: &str) -> bool {
+    a == b
+        || matches!(
+            (resolve_ref(root, a), resolve_ref(root, b)),
+            (Ok(a), Ok(b)) if a.pointer == b.pointer
+        )
+}
+
+/// The schema name OpenAPI reads from a `$ref`: the last token of its
+/// pointer (decoded and unescaped when it resolves, else the text after
+/// the last `/`).
+fn ref_name(root: &Value, reference: &str) -> Option<String> {
+    match resolve_ref(root, reference) {
+        Ok(resolved) => resolved.pointer.last().map(Cow::into_owned),
+        Err(_) => reference.rsplit('/').next().map(str::to_string),
+    }
 }
 
 /// A property that looks like a tag but is optional in (or missing from)
@@ -2203,22 +2180,29 @@ fn item_name(item: &ItemDef) -> &str {
     }
 }
 
-/// Decodes `%XX` escapes in a URI fragment (JSON pointer in a `$ref`).
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = |b: u8| (b as char).to_digit(16);
-            if let (Some(hi), Some(lo)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((hi * 16 + lo) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
+/// The note for a `$ref` that does not resolve inside its document.
+fn ref_error_note(reference: &str, error: &RefError) -> DocText {
+    let quoted = format!("{reference:?}");
+    match error {
+        RefError::External => DocText::new()
+            .ours("external `$ref` ")
+            .text(quoted)
+            .ours(" is not resolved"),
+        RefError::Dangling => DocText::new()
+            .ours("`$ref` ")
+            .text(quoted)
+            .ours(" points to nothing"),
+        RefError::Anchor => DocText::new()
+            .ours("`$ref` ")
+            .text(quoted)
+            .ours(" names an anchor, which is not resolved"),
+        RefError::BadFragment => DocText::new()
+            .ours("`$ref` ")
+            .text(quoted)
+            .ours(" is not a percent-encoded JSON Pointer"),
+        RefError::NotASchema => DocText::new()
+            .ours("`$ref` ")
+            .text(quoted)
+            .ours(" names a value that is not a schema"),
     }
-    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
 }
