@@ -30,6 +30,44 @@ impl Converter {
             self.note(ptr, "`allOf` is not an array");
             return Ty::Value;
         };
+        let Some(flat) = self.flatten_all_of(root, parts, ptr) else {
+            return Ty::Value;
+        };
+        let Some(mut parts) = self.sort_parts(root, &flat, ptr) else {
+            return Ty::Value;
+        };
+        let hint = if parts.nullable {
+            hint.wrapped()
+        } else {
+            hint.clone()
+        };
+        let Some(ty) = self.all_of_type(root, s, &mut parts, &hint, ptr) else {
+            return Ty::Value;
+        };
+        for (part_ptr, keys) in parts.unencoded {
+            let remark = self.remark(
+                ptr,
+                DocText::new()
+                    .ours("a value must also match the `allOf` part at ")
+                    .code(part_ptr)
+                    .ours(" (")
+                    .code(keys.join(", "))
+                    .ours("), which this type does not encode; the validator checks it."),
+            );
+            self.attach_doc(&ty, remark);
+        }
+        self.nullable_if(parts.nullable, ty)
+    }
+
+    /// The parts of an `allOf` with their pointers, nested `allOf`s (also
+    /// behind `$ref`s) flattened in order, each paid for; `None` past the
+    /// budget.
+    fn flatten_all_of<'v>(
+        &mut self,
+        root: &'v Value,
+        parts: &'v [Value],
+        ptr: &str,
+    ) -> Option<Vec<(String, &'v Value)>> {
         let mut flat: Vec<(String, &Value)> = Vec::new();
         let mut stack: Vec<(String, &Value, usize)> = parts
             .iter()
@@ -39,7 +77,7 @@ impl Converter {
             .collect();
         while let Some((part_ptr, part, level)) = stack.pop() {
             if !self.spend(1, &part_ptr) {
-                return Ty::Value;
+                return None;
             }
             if let Some(Value::Array(inner)) = self.peek(root, part).get("allOf") {
                 if level < MAX_DEPTH {
@@ -54,102 +92,97 @@ impl Converter {
             }
             flat.push((part_ptr, part));
         }
-        let own = part_kind(s);
-        let mut nullable = false;
-        let mut objects: Vec<&Map<String, Value>> = Vec::new();
-        let mut typed: Vec<(String, &Value)> = Vec::new();
-        let mut lone_object: Option<(String, &Value)> = None;
-        // `(pointer, keywords)` of what the type does not encode.
-        let mut unencoded: Vec<(String, Vec<String>)> = Vec::new();
-        for (part_ptr, part) in &flat {
+        Some(flat)
+    }
+
+    /// The flattened parts sorted by what they contribute; `None` (noted)
+    /// when a part is not an object schema.
+    fn sort_parts<'v>(
+        &mut self,
+        root: &'v Value,
+        flat: &[(String, &'v Value)],
+        ptr: &str,
+    ) -> Option<Parts<'v>> {
+        let mut parts = Parts::default();
+        for (part_ptr, part) in flat {
             let peeked = self.peek(root, part);
             let Some(map) = peeked.as_object() else {
                 if peeked == &Value::Bool(true) {
                     continue;
                 }
                 self.note(ptr, "an `allOf` part is not an object schema");
-                return Ty::Value;
+                return None;
             };
             let kind = part_kind(map);
-            nullable |= kind.shape == PartShape::Annotation && kind.nullable;
+            parts.nullable |= kind.shape == PartShape::Annotation && kind.nullable;
             match kind.shape {
-                PartShape::Annotation => {}
+                PartShape::Annotation | PartShape::Constraint => {}
                 PartShape::Object => {
-                    objects.push(map);
-                    lone_object = Some((part_ptr.clone(), *part));
+                    parts.objects.push(map);
+                    parts.lone_object = Some((part_ptr.clone(), *part));
                 }
-                PartShape::Typed => typed.push((part_ptr.clone(), *part)),
-                PartShape::Constraint => {}
+                PartShape::Typed => parts.typed.push((part_ptr.clone(), *part)),
             }
             if !kind.unencoded.is_empty() {
-                unencoded.push((part_ptr.clone(), kind.unencoded));
+                parts.unencoded.push((part_ptr.clone(), kind.unencoded));
             }
         }
-        let hint = if nullable {
-            hint.wrapped()
-        } else {
-            hint.clone()
-        };
-        let ty = if let (
-            PartShape::Annotation | PartShape::Constraint,
-            [_],
-            [],
-            Some((part_ptr, part)),
-        ) = (
-            own.shape,
-            objects.as_slice(),
-            typed.as_slice(),
-            &lone_object,
+        Some(parts)
+    }
+
+    /// The type of an `allOf` from its sorted parts (before `nullable`);
+    /// `None` when it is `Value` without remarks (past the budget, or
+    /// several non-object types, noted).
+    fn all_of_type(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        parts: &mut Parts<'_>,
+        hint: &Hint,
+        ptr: &str,
+    ) -> Option<Ty> {
+        let own = part_kind(s).shape;
+        let own_untyped = matches!(own, PartShape::Annotation | PartShape::Constraint);
+        if let (true, [_], [], Some((part_ptr, part))) = (
+            own_untyped,
+            parts.objects.as_slice(),
+            parts.typed.as_slice(),
+            &parts.lone_object,
         ) {
             // One object part (`allOf: [{$ref}, {nullable: true}]`): its own
             // type, name and `additionalProperties` kept.
-            self.convert(root, part, &hint, part_ptr)
-        } else if own.shape == PartShape::Object || !objects.is_empty() {
-            for (part_ptr, part) in &typed {
+            return Some(self.convert(root, part, hint, part_ptr));
+        }
+        if own == PartShape::Object || !parts.objects.is_empty() {
+            for (part_ptr, part) in &parts.typed {
                 let keys = self
                     .peek(root, part)
                     .as_object()
                     .map(|p| p.keys().cloned().collect())
                     .unwrap_or_default();
-                unencoded.push((part_ptr.clone(), keys));
+                parts.unencoded.push((part_ptr.clone(), keys));
             }
-            self.merged_object(root, s, &objects, &hint, ptr)
-        } else {
-            match (own.shape, typed.as_slice()) {
-                (PartShape::Typed, []) => {
-                    let Some(mut rest) = self.copy_map(s, ptr) else {
-                        return Ty::Value;
-                    };
-                    rest.remove("allOf");
-                    self.convert(root, &Value::Object(rest), &hint, ptr)
-                }
-                (PartShape::Annotation | PartShape::Constraint, [(part_ptr, part)]) => {
-                    self.convert(root, part, &hint, part_ptr)
-                }
-                // Validation keywords only: any JSON they admit.
-                (PartShape::Annotation | PartShape::Constraint, []) => Ty::Value,
-                _ => {
-                    self.note(
-                        ptr,
-                        "an `allOf` of several non-object types is not representable",
-                    );
-                    return Ty::Value;
-                }
-            }
-        };
-        for (part_ptr, keys) in unencoded {
-            let remark = self.remark(
-                ptr,
-                DocText::new()
-                    .ours("a value must also match the `allOf` part at ")
-                    .code(part_ptr)
-                    .ours(" (")
-                    .code(keys.join(", "))
-                    .ours("), which this type does not encode; the validator checks it."),
-            );
-            self.attach_doc(&ty, remark);
+            return Some(self.merged_object(root, s, &parts.objects, hint, ptr));
         }
-        self.nullable_if(nullable, ty)
+        match (own, parts.typed.as_slice()) {
+            (PartShape::Typed, []) => {
+                let mut rest = self.copy_map(s, ptr)?;
+                rest.remove("allOf");
+                Some(self.convert(root, &Value::Object(rest), hint, ptr))
+            }
+            (_, [(part_ptr, part)]) if own_untyped => {
+                Some(self.convert(root, part, hint, part_ptr))
+            }
+            // Validation keywords only: any JSON they admit.
+            (_, []) if own_untyped => Some(Ty::Value),
+            _ => {
+                self.note(
+                    ptr,
+                    "an `allOf` of several non-object types is not representable",
+                );
+                None
+            }
+        }
     }
 
     /// The struct of an `allOf`'s object parts: `s` (minus `allOf`) with
@@ -197,6 +230,21 @@ impl Converter {
         merged.insert("required".into(), Value::Array(required));
         self.convert(root, &Value::Object(merged), hint, ptr)
     }
+}
+
+/// The parts of an `allOf`, sorted by what they contribute.
+#[derive(Default)]
+struct Parts<'v> {
+    /// A `{"nullable": true}` part.
+    nullable: bool,
+    /// The object parts, merged into the struct.
+    objects: Vec<&'v Map<String, Value>>,
+    /// `(pointer, part)` of the parts of another type.
+    typed: Vec<(String, &'v Value)>,
+    /// The last object part.
+    lone_object: Option<(String, &'v Value)>,
+    /// `(pointer, keywords)` of what the type does not encode.
+    unencoded: Vec<(String, Vec<String>)>,
 }
 
 /// What one `allOf` part contributes to the type.

@@ -33,10 +33,8 @@ use crate::types::{InputObject, TypedFormats};
 
 use budget::local_steps;
 use keywords::{integer_type, json_short};
-use objects::required_only_arms;
 #[cfg(test)]
 pub(crate) use refs::is_generated_def_key;
-use unions::content_only_arms;
 
 /// Deepest schema nesting converted; deeper schemas become `Value`.
 const MAX_DEPTH: usize = 32;
@@ -277,24 +275,7 @@ impl Converter {
     ) -> Ty {
         for keyword in ["anyOf", "oneOf"] {
             if let Some(arms) = s.get(keyword) {
-                let Some(arms) = arms.as_array() else {
-                    self.note(
-                        ptr,
-                        DocText::new()
-                            .ours("`")
-                            .ours(keyword)
-                            .ours("` is not an array"),
-                    );
-                    return Ty::Value;
-                };
-                if let Some(names) = required_only_arms(s, arms) {
-                    return self.object_with_required_arms(root, s, keyword, &names, hint, ptr);
-                }
-                let peeked: Vec<&Value> = arms.iter().map(|arm| self.peek(root, arm)).collect();
-                if let Some((shape, media)) = content_only_arms(&peeked) {
-                    return self.content_arms(root, s, keyword, (shape, &media), hint, ptr);
-                }
-                return self.union(root, s, arms, hint, &format!("{ptr}/{keyword}"));
+                return self.union_keyword(root, s, keyword, arms, hint, ptr);
             }
         }
         if let Some(all) = s.get("allOf") {

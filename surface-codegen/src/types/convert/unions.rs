@@ -12,10 +12,43 @@ use crate::types::names::{variant, NameSet};
 use super::budget::local_steps;
 use super::enums::open_enum_values;
 use super::keywords::{is_null_schema, string_values};
+use super::objects::required_only_arms;
 use super::tags::{discriminator, openapi_discriminator, optional_tag};
 use super::{Converter, Hint};
 
 impl Converter {
+    /// `anyOf`/`oneOf` (`keyword`) in `s`: an object whose arms only list
+    /// `required` names, a union whose arms differ only in content
+    /// annotations, or a union of its arms.
+    pub(super) fn union_keyword(
+        &mut self,
+        root: &Value,
+        s: &Map<String, Value>,
+        keyword: &'static str,
+        arms: &Value,
+        hint: &Hint,
+        ptr: &str,
+    ) -> Ty {
+        let Some(arms) = arms.as_array() else {
+            self.note(
+                ptr,
+                DocText::new()
+                    .ours("`")
+                    .ours(keyword)
+                    .ours("` is not an array"),
+            );
+            return Ty::Value;
+        };
+        if let Some(names) = required_only_arms(s, arms) {
+            return self.object_with_required_arms(root, s, keyword, &names, hint, ptr);
+        }
+        let peeked: Vec<&Value> = arms.iter().map(|arm| self.peek(root, arm)).collect();
+        if let Some((shape, media)) = content_only_arms(&peeked) {
+            return self.content_arms(root, s, keyword, (shape, &media), hint, ptr);
+        }
+        self.union(root, s, arms, hint, &format!("{ptr}/{keyword}"))
+    }
+
     pub(super) fn union(
         &mut self,
         root: &Value,
@@ -221,7 +254,7 @@ impl Converter {
     /// plus the arms' common `type`/`format`, with the media types in a
     /// doc note (annotations: neither the type nor the validator checks
     /// them).
-    pub(super) fn content_arms(
+    fn content_arms(
         &mut self,
         root: &Value,
         s: &Map<String, Value>,
@@ -257,7 +290,7 @@ impl Converter {
 /// `title`/`description` are removed, and at least one arm has a
 /// `contentMediaType`: that common schema (only `type` and `format`
 /// allowed in it) and the media types in arm order.
-pub(super) fn content_only_arms(arms: &[&Value]) -> Option<(Map<String, Value>, Vec<String>)> {
+fn content_only_arms(arms: &[&Value]) -> Option<(Map<String, Value>, Vec<String>)> {
     let mut shape: Option<Map<String, Value>> = None;
     let mut media = Vec::new();
     for arm in arms {
