@@ -540,6 +540,8 @@ fn root_id_prefixed_refs_are_typed_like_local_refs() {
     let validator = root_id_api::authority()
         .input_validator("refs.rootId")
         .expect("manifest! generated the validator");
-    assert!(validator.errors(&json!({"a": "x", "maybe": null})).is_empty());
+    assert!(validator
+        .errors(&json!({"a": "x", "maybe": null}))
+        .is_empty());
     assert_eq!(validator.errors(&json!({"a": 5})).len(), 1);
 }
