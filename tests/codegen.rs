@@ -520,3 +520,28 @@ fn a_tuple_without_items_false_is_used_like_the_closed_tuple() {
     );
     assert!(serde_json::from_value::<zod_constructs::constructs::tuple::Input>(longer).is_err());
 }
+
+/// A `$ref` prefixed with the root `$id` is local for the generated types
+/// too (as for the validator and the export): the field is the target's
+/// type, and a `null` arm behind such a reference makes the union an
+/// `Option`.
+mod root_id_api {
+    agent_surface::manifest!("tests/fixtures/codegen/root_id_refs.manifest.json");
+}
+
+#[test]
+fn root_id_prefixed_refs_are_typed_like_local_refs() {
+    use root_id_api::refs::root_id::Input;
+    let input: Input = serde_json::from_value(json!({"a": "x", "maybe": "y"})).unwrap();
+    let a: String = input.a.clone();
+    let maybe: Option<Option<String>> = input.maybe.clone();
+    assert_eq!((a.as_str(), maybe), ("x", Some(Some("y".to_string()))));
+    assert!(serde_json::from_value::<Input>(json!({"a": 5})).is_err());
+    let validator = root_id_api::authority()
+        .input_validator("refs.rootId")
+        .expect("manifest! generated the validator");
+    assert!(validator
+        .errors(&json!({"a": "x", "maybe": null}))
+        .is_empty());
+    assert_eq!(validator.errors(&json!({"a": 5})).len(), 1);
+}

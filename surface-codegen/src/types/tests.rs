@@ -1702,3 +1702,126 @@ fn string_enum_reader_matches_the_variant_index() {
         .collect();
     assert_eq!(readers, expected);
 }
+
+/// A `$ref` prefixed with the root `$id` names a local schema, as the
+/// validator and the export read it (`surface_manifest::schema::resolve_ref`):
+/// the field is the target's type, not `serde_json::Value`.
+#[test]
+fn a_root_id_prefixed_ref_types_the_field_with_its_target() {
+    let x = extras();
+    let types = generate(
+        json!({"$id": "https://x.test/s", "properties": {"a": {"$ref": "https://x.test/s#/$defs/Name"}},
+               "$defs": {"Name": {"type": "string"}}}),
+        None,
+    );
+    let (s, c, o, out) = (
+        struct_derive(),
+        serde_crate(),
+        optional_attr(),
+        opaque_output(),
+    );
+    assert_items(
+        &types,
+        quote! {
+            #s #c
+            pub struct Input {
+                #o
+                pub a: Option<InputName>,
+                #x
+            }
+            pub type InputName = String;
+            #out
+        },
+    );
+    assert!(types.notes.is_empty(), "{:?}", types.notes);
+}
+
+/// Union arms are looked at through the same resolver: a `null` arm or a
+/// discriminated arm behind `<root $id>#/…` (percent-encoded too) reads as
+/// it does behind `#/…`, and a `discriminator` mapping names an arm however
+/// its `$ref` is spelled.
+#[test]
+fn union_arms_behind_root_id_refs_are_seen_through() {
+    let schema = |prefix: &str| {
+        json!({"$id": "https://x.test/s", "type": "object",
+        "properties": {
+            "maybe": {"anyOf": [{"$ref": format!("{prefix}#/%24defs/Nothing")}, {"type": "string"}]},
+            "pet": {"oneOf": [{"$ref": format!("{prefix}#/$defs/Dog")}, {"$ref": format!("{prefix}#/$defs/Cat")}],
+                    "discriminator": {"propertyName": "petType", "mapping": {"dog": "#/$defs/Dog"}}}
+        },
+        "$defs": {
+            "Nothing": {"type": "null"},
+            "Dog": {"type": "object", "properties": {"petType": {"type": "string"}}, "required": ["petType"]},
+            "Cat": {"type": "object", "properties": {"petType": {"type": "string"}}, "required": ["petType"]}
+        }})
+    };
+    let through_id = generate(schema("https://x.test/s"), None);
+    let local = generate(schema(""), None);
+    assert_eq!(through_id.items.to_string(), local.items.to_string());
+    let text = through_id.items.to_string();
+    assert!(
+        text.contains("pub maybe : Option < Option < String > >"),
+        "{text}"
+    );
+    assert!(text.contains("tag = \"petType\""), "{text}");
+    assert!(text.contains("# [serde (rename = \"dog\")] Dog"), "{text}");
+}
+
+/// References that do not resolve say why, and never panic.
+#[test]
+fn unresolved_refs_are_value_with_a_note_saying_why() {
+    let types = generate(
+        json!({"type": "object", "properties": {
+            "anchor": {"$ref": "#thing"},
+            "bad": {"$ref": "#/%FF"},
+            "list": {"$ref": "#/$defs/list"}
+        }, "$defs": {"list": [1]}}),
+        None,
+    );
+    assert_eq!(
+        types.notes,
+        [
+            "Input schema at `#/properties/anchor`: `$ref` \"#thing\" names an anchor, which is not resolved; represented as `serde_json::Value`.",
+            "Input schema at `#/properties/bad`: `$ref` \"#/%FF\" is not a percent-encoded JSON Pointer; represented as `serde_json::Value`.",
+            "Input schema at `#/properties/list`: `$ref` \"#/$defs/list\" names a value that is not a schema; represented as `serde_json::Value`.",
+        ]
+    );
+}
+
+/// The keywords this generator skips as annotations come from the shared
+/// table; every name of the list it kept before is one there.
+#[test]
+fn the_shared_annotation_table_covers_the_old_list() {
+    for name in [
+        "description",
+        "title",
+        "$schema",
+        "$id",
+        "$comment",
+        "$defs",
+        "definitions",
+        "default",
+        "example",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "nullable",
+        "discriminator",
+        "externalDocs",
+        "xml",
+        "x-anything",
+    ] {
+        assert!(surface_manifest::schema::is_annotation(name), "{name}");
+    }
+    for name in [
+        "type",
+        "properties",
+        "required",
+        "$ref",
+        "allOf",
+        "minLength",
+    ] {
+        assert!(!surface_manifest::schema::is_annotation(name), "{name}");
+    }
+}
