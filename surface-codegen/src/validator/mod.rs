@@ -30,13 +30,20 @@
 //! `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, and `$ref` to any
 //! JSON Pointer in the document (`#`, `#/$defs/…`, `#/definitions/…`,
 //! `~0`/`~1` and percent-escapes; recursion allowed, `$ref` siblings applied
-//! from 2019-09 on and ignored before, as the drafts say). Everything else —
+//! from 2019-09 on and ignored before, as the drafts say), 2019-09's
+//! `$recursiveRef` to the root, and the draft-mix readings of
+//! docs/validation.md ("Draft-mix readings": a boolean `$recursiveAnchor`
+//! in a 2020-12 document turns on 2019-09's recursion keywords; a boolean
+//! `exclusiveMinimum`/`exclusiveMaximum` is draft-04's modifier of
+//! `minimum`/`maximum` in every draft). References are resolved by
+//! `surface_manifest::schema::resolve_ref`. Everything else —
 //! `title`, `description`, `default`, `examples`, `deprecated`, `readOnly`,
 //! `writeOnly`, `content*`, `$comment`, `x-*`, OpenAPI's `nullable` and any
 //! unknown keyword — is an annotation and checks nothing.
 //!
 //! [`Unsupported`] (never a silent accept): `unevaluatedProperties`,
-//! `unevaluatedItems`, `$dynamicRef`, `$recursiveRef`, `$ref` to an anchor
+//! `unevaluatedItems`, `$dynamicRef`, a `$recursiveRef` to anything but the
+//! root or in a document with embedded `$id` resources, `$ref` to an anchor
 //! or another document, `$ref` inside a subschema with its own `$id`, a
 //! `$ref` cycle that does not descend into the instance, draft-04 and
 //! unknown `$schema` dialects, a `pattern` that is not a valid ECMA-262
@@ -114,8 +121,12 @@ impl fmt::Display for Unsupported {
 
 /// Generates the validator of `schema`: an expression of type
 /// `<crate_path>::__private::validation::Validator`, usable as a `const`
-/// initializer. Errors list every unsupported part of the schema, each with
-/// its keyword and JSON Pointer.
+/// initializer (docs/validation.md, "Keywords" and "Draft-mix readings").
+///
+/// # Errors
+/// Every unsupported part of the schema, each an [`Unsupported`] with its
+/// keyword, JSON Pointer and [`UnsupportedReason`]; never panics on a
+/// schema of any shape.
 pub fn validator_tokens(
     schema: &Value,
     options: &ValidatorOptions,
