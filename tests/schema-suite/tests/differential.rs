@@ -472,8 +472,8 @@ fn generated_validators_agree_with_jsonschema_on_codegen_fixtures() {
         .collect();
     assert_eq!(
         fixtures.len(),
-        79,
-        "orpc and zod: 19 + 19 tools with input and output; validation: 2 inputs, 1 output"
+        80,
+        "orpc and zod: 19 + 19 tools with input and output; validation: 2 inputs, 1 output; root_id_refs: 1 input"
     );
     let rejected: Vec<String> = fixtures
         .iter()
