@@ -13,7 +13,10 @@ use surface_runtime::{
 };
 
 fn bench_export(c: &mut Criterion) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/corpus/all.manifest.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/corpus/all.manifest.json"
+    );
     let manifest = AgentManifest::from_json_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let paths: Vec<String> = manifest.tools.keys().cloned().collect();
     let authority = Authority::from_manifest(manifest);
@@ -23,7 +26,9 @@ fn bench_export(c: &mut Criterion) {
         .filter_map(|p| {
             let r: AgentProcedureRef<Value, Value> =
                 AgentProcedureRef::from_authority(&authority, p).unwrap();
-            registry.register_procedure(AgentProcedureBinding::new(r)).ok()
+            registry
+                .register_procedure(AgentProcedureBinding::new(r))
+                .ok()
         })
         .collect();
     let snapshot = registry.snapshot(&AgentConsumer::embedded("bench"));
