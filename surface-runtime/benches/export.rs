@@ -4,8 +4,9 @@
 //! then the MCP and OpenAI strict tool lists. Run with
 //! `cargo bench -p surface-runtime --features dynamic --bench export`.
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::Value;
+use std::hint::black_box;
 use surface_runtime::export::{OpenAiMode, ToolCatalog};
 use surface_runtime::{
     AgentConsumer, AgentManifest, AgentProcedureBinding, AgentProcedureRef, Authority,
