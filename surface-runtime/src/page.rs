@@ -385,7 +385,7 @@ impl PageSurface {
     }
 
     /// Runs a call of an agent **inside the page** (the browser's own
-    /// agent through WebMCP: `browser::WebMcpBridge`) through the
+    /// agent through WebMCP: `webmcp::WebMcpBridge`) through the
     /// registry's pipeline as `consumer`. A call that needs the user's
     /// confirmation waits in the page exactly as a held host call does: it
     /// appears in [`PageSurface::held_confirmations`] (its

@@ -1,4 +1,4 @@
-//! `browser::WebMcpBridge` against Chromium's own WebMCP
+//! `webmcp::WebMcpBridge` against Chromium's own WebMCP
 //! (`document.modelContext`), from Rust through `Reflect` as a browser
 //! agent would call it: `getTools()` and `executeTool(tool, input)`.
 //!
@@ -28,10 +28,11 @@ use common::{authority, procedure, DisableBinding, RecordingExecutor};
 use js_sys::futures::JsFuture;
 use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
 use serde_json::{json, Value};
-use surface_runtime::browser::{model_context, sleep, WebMcpBridge, WebMcpOptions};
+use surface_runtime::browser::sleep;
 use surface_runtime::export::ExportOptions;
 use surface_runtime::page::{PageSurface, IN_PAGE_CONNECTION_ID};
 use surface_runtime::registry::RegistrationHandle;
+use surface_runtime::webmcp::{model_context, WebMcpBridge, WebMcpOptions};
 use surface_runtime::{AgentProcedureBinding, ConfirmationLevel, SurfaceRegistry};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};

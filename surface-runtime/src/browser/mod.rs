@@ -17,11 +17,11 @@
 //!   bounded exponential [`Backoff`].
 //! * [`same_origin_socket_url`], [`new_tab_id`] — the session socket's
 //!   URL on the page's origin and a fresh tab identity.
-//! * [`WebMcpBridge`] — the registry's live surface as the browser's own
-//!   agent tools (`document.modelContext`, WebMCP), calls through the
-//!   page's held confirmations; nothing when the browser lacks the API.
 //! * [`BrowserTimer`] / [`sleep`] — a registry [`Timer`](crate::Timer) over
 //!   `setTimeout` (the timeout is cleared when the future is dropped).
+//!
+//! The WebMCP bridge (the page's tools for the browser's own agent) is
+//! [`crate::webmcp`], under the same feature.
 //!
 //! On other targets the feature adds nothing, so `--all-features` builds of
 //! a workspace keep compiling natively.
@@ -34,7 +34,6 @@ mod fetch;
 mod location;
 mod socket;
 mod timer;
-mod webmcp;
 
 pub use fetch::{FetchCredentials, FetchOrpcClient};
 pub use location::{new_tab_id, same_origin_socket_url};
@@ -43,7 +42,6 @@ pub use socket::{
     DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX, DEFAULT_MAX_RECONNECT_ATTEMPTS,
 };
 pub use timer::{sleep, BrowserTimer, Sleep, MAX_TIMER_DELAY};
-pub use webmcp::{model_context, webmcp_consumer, WebMcpBridge, WebMcpOptions, WEBMCP_CONSUMER_ID};
 
 use wasm_bindgen::{JsCast, JsValue};
 

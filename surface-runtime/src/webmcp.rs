@@ -1,5 +1,6 @@
 //! WebMCP: the page's live surface as the browser's own agent tools
-//! (`docs/browser.md`, "WebMCP").
+//! (cargo feature `browser`, `wasm32-unknown-unknown` only;
+//! `docs/browser.md`, "WebMCP").
 //!
 //! [`WebMcpBridge::start`] registers one `document.modelContext` tool per
 //! exported tool of the [`ToolCatalog`] of the page registry's snapshot
@@ -249,7 +250,7 @@ fn refuse(state: &mut State, name: String, error: String) {
 
 /// Registers one tool: `registerTool(definition + execute, {signal})`.
 fn register(bridge: &Rc<Bridge>, name: &str, definition: &str) -> Result<Registered, String> {
-    let text = |e: JsValue| super::js_error_text(&e);
+    let text = |e: JsValue| crate::browser::js_error_text(&e);
     let tool = JSON::parse(definition).map_err(text)?;
     let weak = Rc::downgrade(bridge);
     let tool_name = name.to_string();
@@ -300,7 +301,7 @@ fn input_json(input: &JsValue) -> Result<serde_json::Value, String> {
         return Ok(serde_json::Value::Object(serde_json::Map::new()));
     }
     let text = JSON::stringify(input)
-        .map_err(|e| super::js_error_text(&e))?
+        .map_err(|e| crate::browser::js_error_text(&e))?
         .as_string()
         .unwrap_or_default();
     serde_json::from_str(&text).map_err(|e| e.to_string())
