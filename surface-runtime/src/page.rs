@@ -395,7 +395,11 @@ impl PageSurface {
     /// invocation id while [`PageSurface::reject`] answers it
     /// `CONFIRMATION_INVALID`. The call and its answer are recorded in
     /// [`PageSurface::activity`]. No session or socket is needed.
-    /// Cancelling `cancellation` cancels the call (and a held wait).
+    /// Cancelling `cancellation` ends the call at once: a held wait is
+    /// withdrawn (its confirmation settles as aborted and leaves
+    /// [`PageSurface::held_confirmations`]), a running procedure call is
+    /// dropped (a `fetch` in flight is aborted), and the answer is
+    /// `CANCELLED`.
     pub fn invoke_in_page(
         &self,
         invocation: AgentInvocation,
@@ -416,10 +420,20 @@ impl PageSurface {
         };
         self.record_call(&call);
         let invocation_id = call.invocation.invocation_id.clone();
+        let cancelled = Box::pin(cancellation.cancelled());
         let run = self.inner.local.invoke(call, consumer, cancellation);
         let weak = Arc::downgrade(&self.inner);
         async move {
-            let result = run.await;
+            use futures_util::future::{select, Either};
+            let result = match select(run, cancelled).await {
+                Either::Left((result, _)) => result,
+                // Dropping the call ends a held wait (the confirmation is
+                // withdrawn and settles as aborted) or the executor's call.
+                Either::Right(((), run)) => {
+                    drop(run);
+                    cancelled_in_page(&invocation_id)
+                }
+            };
             if let Some(inner) = weak.upgrade() {
                 let state =
                     AgentCallState::Answered(BrowserSurfaceOutcome::Invocation(result.clone()));
@@ -635,6 +649,18 @@ pub enum ConnectError {
     /// The socket to the agent host could not be created.
     #[error("{0}")]
     Socket(#[from] crate::browser::SocketError),
+}
+
+/// The answer to an in-page call cancelled before it ended.
+fn cancelled_in_page(invocation_id: &str) -> AgentInvocationResult {
+    AgentInvocationResult::Error {
+        invocation_id: invocation_id.to_string(),
+        error: crate::invocation::AgentError::new(
+            crate::invocation::ErrorCode::Cancelled,
+            "The call was cancelled before it finished; it may or may not have taken effect.",
+            crate::invocation::Retry::No,
+        ),
+    }
 }
 
 /// A [`PageSurface`] that does not keep it alive

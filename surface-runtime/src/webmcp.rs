@@ -18,6 +18,11 @@
 //! the page (the same held confirmations as host calls); it resolves to
 //! the MCP `CallToolResult` of [`CatalogTool::mcp_result`].
 //!
+//! A `toolcancel` event (the browser cancelled a call of a tool, for
+//! example `executeTool`'s `AbortSignal`) cancels every call of that tool
+//! still running: a held confirmation is withdrawn, a procedure call in
+//! flight is dropped (WebMCP names only the tool, not the call).
+//!
 //! Without the API (`document.modelContext` absent: every browser but
 //! Chromium with `--enable-features=WebMCP` today) `start` returns `None`
 //! and registers nothing.
@@ -81,6 +86,7 @@ impl Default for WebMcpOptions {
 }
 
 type Execute = Closure<dyn FnMut(JsValue, JsValue) -> Promise>;
+type Listener = Closure<dyn FnMut(JsValue)>;
 
 /// One tool registered with the browser.
 struct Registered {
@@ -96,6 +102,9 @@ struct State {
     tools: HashMap<String, Registered>,
     scheduled: bool,
     refused: Vec<(String, String)>,
+    /// Calls running per tool name, for `toolcancel`.
+    running: HashMap<String, Vec<(u64, crate::Cancellation)>>,
+    next_call: u64,
 }
 
 struct Bridge {
@@ -104,6 +113,7 @@ struct Bridge {
     options: WebMcpOptions,
     state: RefCell<State>,
     subscription: RefCell<Option<Subscription>>,
+    on_cancel: RefCell<Option<Listener>>,
 }
 
 /// Keeps `document.modelContext` in sync with a page's registry (module
@@ -135,7 +145,9 @@ impl WebMcpBridge {
             options,
             state: RefCell::new(State::default()),
             subscription: RefCell::new(None),
+            on_cancel: RefCell::new(None),
         });
+        listen_for_cancel(&inner);
         let weak = Rc::downgrade(&inner);
         let subscription = page.registry().subscribe(move |_change| {
             if let Some(bridge) = weak.upgrade() {
@@ -167,8 +179,41 @@ impl WebMcpBridge {
     }
 }
 
+/// `toolcancel` → cancel the tool's running calls.
+fn listen_for_cancel(bridge: &Rc<Bridge>) {
+    let weak = Rc::downgrade(bridge);
+    let listener: Listener = Closure::new(move |event: JsValue| {
+        let name = Reflect::get(&event, &"toolName".into())
+            .ok()
+            .and_then(|n| n.as_string());
+        if let (Some(bridge), Some(name)) = (weak.upgrade(), name) {
+            let calls = bridge.state.borrow_mut().running.remove(&name);
+            for (_, cancellation) in calls.unwrap_or_default() {
+                cancellation.cancel();
+            }
+        }
+    });
+    if event_method(&bridge.context, "addEventListener", &listener) {
+        *bridge.on_cancel.borrow_mut() = Some(listener);
+    }
+}
+
+/// `context[method]("toolcancel", listener)`; whether it could be called.
+fn event_method(context: &Object, method: &str, listener: &Listener) -> bool {
+    Reflect::get(context, &method.into())
+        .ok()
+        .and_then(|f| f.dyn_into::<Function>().ok())
+        .is_some_and(|f| {
+            f.call2(context, &"toolcancel".into(), listener.as_ref())
+                .is_ok()
+        })
+}
+
 impl Drop for Bridge {
     fn drop(&mut self) {
+        if let Some(listener) = self.on_cancel.get_mut().take() {
+            event_method(&self.context, "removeEventListener", &listener);
+        }
         for (_, tool) in self.state.get_mut().tools.drain() {
             tool.abort.abort();
         }
@@ -314,6 +359,40 @@ fn invalid_input(invocation_id: &str, message: String) -> AgentInvocationResult 
     }
 }
 
+/// Runs `invocation` in the page, cancellable by `toolcancel` for `name`.
+async fn run(
+    bridge: Rc<Bridge>,
+    name: &str,
+    invocation: crate::AgentInvocation,
+) -> AgentInvocationResult {
+    let cancellation = crate::Cancellation::new();
+    let number = {
+        let mut state = bridge.state.borrow_mut();
+        state.next_call += 1;
+        let number = state.next_call;
+        let calls = state.running.entry(name.to_string()).or_default();
+        calls.push((number, cancellation.clone()));
+        number
+    };
+    let consumer = bridge.options.consumer.clone();
+    let call = bridge
+        .page
+        .invoke_in_page(invocation, consumer, cancellation);
+    let weak = Rc::downgrade(&bridge);
+    drop(bridge);
+    let result = call.await;
+    if let Some(bridge) = weak.upgrade() {
+        let mut state = bridge.state.borrow_mut();
+        if let Some(calls) = state.running.get_mut(name) {
+            calls.retain(|(n, _)| *n != number);
+            if calls.is_empty() {
+                state.running.remove(name);
+            }
+        }
+    }
+    result
+}
+
 /// One `execute`: the MCP `CallToolResult` as a JavaScript object.
 async fn execute(bridge: Weak<Bridge>, name: String, input: JsValue) -> JsValue {
     let Some(bridge) = bridge.upgrade() else {
@@ -334,14 +413,7 @@ async fn execute(bridge: Weak<Bridge>, name: String, input: JsValue) -> JsValue 
     };
     let (invocation, tool, catalog) = prepared;
     let result = match invocation {
-        Ok(invocation) => {
-            let consumer = bridge.options.consumer.clone();
-            let cancellation = crate::Cancellation::new();
-            let page = bridge.page.clone();
-            drop(bridge);
-            page.invoke_in_page(invocation, consumer, cancellation)
-                .await
-        }
+        Ok(invocation) => run(bridge, &name, invocation).await,
         Err(result) => result,
     };
     let mcp = match tool {

@@ -261,6 +261,42 @@ async fn reject_fails_the_call_and_nothing_runs() {
     assert!(page.executor.calls().is_empty());
 }
 
+/// `executeTool(tool, input, {signal})` aborted while the call waits for
+/// the user: Chromium rejects the promise (`AbortError`) and fires
+/// `toolcancel`; the bridge withdraws the held confirmation and nothing
+/// runs.
+#[wasm_bindgen_test]
+async fn toolcancel_withdraws_a_held_call() {
+    let Some(context) = context() else { return };
+    let page = page();
+    let _bridge = WebMcpBridge::start(&page.page, WebMcpOptions::default()).unwrap();
+    let disable = tool(&context, "devices__disable").await.unwrap();
+    let abort = web_sys::AbortController::new().unwrap();
+    let options = Object::new();
+    Reflect::set(&options, &"signal".into(), &abort.signal()).unwrap();
+    let input = JSON::parse("{}").unwrap();
+    let pending: Promise = method(&context, "executeTool")
+        .call3(&context, &disable, &input, &options)
+        .unwrap()
+        .unchecked_into();
+    tick().await;
+    let held = page.page.held_confirmations();
+    assert_eq!(held.len(), 1);
+    abort.abort();
+    let error = JsFuture::from(pending).await.expect_err("aborted");
+    let name = Reflect::get(&error, &"name".into()).unwrap();
+    assert_eq!(name.as_string().as_deref(), Some("AbortError"));
+    tick().await;
+    assert!(page.page.held_confirmations().is_empty());
+    assert!(page.page.approve(&held[0].confirmation_id).is_err());
+    assert!(page.executor.calls().is_empty());
+    let activity = page.page.activity();
+    assert!(
+        format!("{:?}", activity[0].state).contains("Cancelled"),
+        "{activity:?}"
+    );
+}
+
 #[wasm_bindgen_test]
 async fn registry_changes_update_and_remove_tools() {
     let Some(context) = context() else { return };
