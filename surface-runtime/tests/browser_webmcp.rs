@@ -33,7 +33,9 @@ use surface_runtime::export::ExportOptions;
 use surface_runtime::page::{PageSurface, IN_PAGE_CONNECTION_ID};
 use surface_runtime::registry::RegistrationHandle;
 use surface_runtime::webmcp::{model_context, WebMcpBridge, WebMcpOptions};
-use surface_runtime::{AgentProcedureBinding, ConfirmationLevel, SurfaceRegistry};
+use surface_runtime::{
+    AgentProcedureBinding, ComponentDefinition, ConfirmationLevel, SurfaceRegistry, ViewCapability,
+};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
@@ -343,6 +345,52 @@ async fn an_unavailable_tool_answers_unavailable_with_the_reason() {
         "{result}"
     );
     assert!(page.executor.calls().is_empty());
+}
+
+/// A component's view capability is a WebMCP tool too (the default
+/// consumer is embedded), and `executeTool` runs its handler in the page.
+#[wasm_bindgen_test]
+async fn view_capabilities_are_tools_and_run_in_the_page() {
+    let Some(context) = context() else { return };
+    let page = page();
+    let selection = page.selection.clone();
+    let _table = page
+        .page
+        .registry()
+        .register_component(
+            ComponentDefinition::new("devices.table", "main").capability(
+                ViewCapability::with_schema(
+                    "select",
+                    "Select devices in the table",
+                    json!({"type": "object", "properties": {"ids": {"type": "array",
+                    "items": {"type": "string"}}}, "required": ["ids"],
+                    "additionalProperties": false}),
+                    move |input: Value| {
+                        let ids: Vec<String> =
+                            serde_json::from_value(input["ids"].clone()).unwrap();
+                        *selection.borrow_mut() = ids.clone();
+                        async move { Ok(json!({"selected": ids.len()})) }
+                    },
+                ),
+            ),
+        )
+        .unwrap();
+    let bridge = WebMcpBridge::start(&page.page, WebMcpOptions::default()).unwrap();
+    let name = bridge
+        .tool_names()
+        .into_iter()
+        .find(|n| n.contains("select"))
+        .expect("the view capability is registered");
+    let select = tool(&context, &name).await.expect("listed");
+    assert_eq!(
+        field(&select, "inputSchema")["required"],
+        json!(["ids"]),
+        "{name}"
+    );
+    let result = outcome(execute(&context, &select, json!({"ids": ["dev-7"]}))).await;
+    assert_eq!(result["isError"], json!(false), "{result}");
+    assert_eq!(result["structuredContent"], json!({"selected": 1}));
+    assert_eq!(*page.selection.borrow(), ["dev-7"]);
 }
 
 /// Without `document.modelContext`, `start` registers nothing and returns
