@@ -115,6 +115,11 @@ pub use surface_runtime::TokioTimer;
 /// (`docs/browser.md`).
 #[cfg(all(feature = "browser", target_arch = "wasm32"))]
 pub use surface_runtime::browser;
+/// WebMCP (feature `browser`, wasm32 only): the page's tools registered
+/// with the browser's own agent API, `document.modelContext`
+/// (`docs/browser.md`, "WebMCP").
+#[cfg(all(feature = "browser", target_arch = "wasm32"))]
+pub use surface_runtime::webmcp;
 
 /// The agent host's MCP server (feature `mcp`, native only: the
 /// `surface-host` crate's `mcp` module; `docs/agents.md`, "The MCP

@@ -4,8 +4,9 @@
 //! then the MCP and OpenAI strict tool lists. Run with
 //! `cargo bench -p surface-runtime --features dynamic --bench export`.
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::Value;
+use std::hint::black_box;
 use surface_runtime::export::{OpenAiMode, ToolCatalog};
 use surface_runtime::{
     AgentConsumer, AgentManifest, AgentProcedureBinding, AgentProcedureRef, Authority,
@@ -13,7 +14,10 @@ use surface_runtime::{
 };
 
 fn bench_export(c: &mut Criterion) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/corpus/all.manifest.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/corpus/all.manifest.json"
+    );
     let manifest = AgentManifest::from_json_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let paths: Vec<String> = manifest.tools.keys().cloned().collect();
     let authority = Authority::from_manifest(manifest);
@@ -23,7 +27,9 @@ fn bench_export(c: &mut Criterion) {
         .filter_map(|p| {
             let r: AgentProcedureRef<Value, Value> =
                 AgentProcedureRef::from_authority(&authority, p).unwrap();
-            registry.register_procedure(AgentProcedureBinding::new(r)).ok()
+            registry
+                .register_procedure(AgentProcedureBinding::new(r))
+                .ok()
         })
         .collect();
     let snapshot = registry.snapshot(&AgentConsumer::embedded("bench"));

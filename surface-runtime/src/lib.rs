@@ -86,6 +86,8 @@ pub mod serde_helpers;
 pub mod snapshot;
 pub mod sync;
 pub mod validation;
+#[cfg(all(feature = "browser", target_arch = "wasm32"))]
+pub mod webmcp;
 
 pub use authority::{Authority, AuthorityError, AuthorityProcedure};
 pub use binding::{AgentProcedureBinding, BoundField, BoundInput, ProcedureInput};

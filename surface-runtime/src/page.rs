@@ -17,7 +17,8 @@
 //!   run's;
 //! * confirming — [`PageSurface::held_confirmations`],
 //!   [`PageSurface::approve`], [`PageSurface::reject`], over the session's
-//!   [`ConfirmationMode::Hold`] calls;
+//!   [`ConfirmationMode::Hold`] calls and the calls of in-page agents
+//!   ([`PageSurface::invoke_in_page`], the WebMCP bridge's);
 //! * showing — [`PageSurface::activity`] (the agent's calls and where they
 //!   stand) and [`PageSurface::connection`] (the socket's state), with
 //!   [`PageSurface::on_change`] to re-render.
@@ -32,8 +33,9 @@ use crate::bridge::{
 use crate::host::{
     BrowserSurfaceCall, BrowserSurfaceOutcome, BrowserSurfaceResult, BrowserSurfaceSession,
     BrowserSurfaceSessionOptions, ConfirmationDecisionError, ConfirmationEvent, ConfirmationMode,
-    ConfirmationOutcome, HeldConfirmation, SessionError, SessionEventSubscription,
+    ConfirmationOutcome, HeldConfirmation, LocalHolds, SessionError, SessionEventSubscription,
 };
+use crate::invocation::{AgentConsumer, AgentInvocation, AgentInvocationResult};
 use crate::registry::{Observation, RegistrationHandle, SurfaceRegistry, SurfaceRegistryBuilder};
 use crate::sync::{lock, MaybeSend, MaybeSync};
 
@@ -41,6 +43,10 @@ use crate::sync::{lock, MaybeSend, MaybeSync};
 type Listener = dyn Fn(PageChange) + Send + Sync;
 #[cfg(target_arch = "wasm32")]
 type Listener = dyn Fn(PageChange);
+
+/// The `connectionId` of the held confirmations of in-page agents' calls
+/// ([`PageSurface::invoke_in_page`]): no host connection carries them.
+pub const IN_PAGE_CONNECTION_ID: &str = "in-page";
 
 /// How many agent calls [`PageSurface::activity`] keeps by default (the
 /// newest; older ones are dropped).
@@ -138,6 +144,10 @@ struct Inner {
     max_activity: std::sync::atomic::AtomicUsize,
     connection: Mutex<ConnectionState>,
     listeners: Mutex<Listeners>,
+    /// Held confirmations of in-page agents' calls
+    /// ([`PageSurface::invoke_in_page`]).
+    local: LocalHolds,
+    local_subscription: Mutex<Option<SessionEventSubscription>>,
 }
 
 struct Attached {
@@ -165,8 +175,20 @@ impl PageSurface {
     /// A page surface over `registry` (procedure calls go to whatever
     /// executor the registry has; see [`PageSurface::orpc`]).
     pub fn new(registry: SurfaceRegistry) -> Self {
-        Self {
+        #[cfg(all(target_arch = "wasm32", feature = "browser"))]
+        let timer: Option<Arc<dyn crate::clock::Timer>> =
+            Some(Arc::new(crate::browser::BrowserTimer));
+        #[cfg(not(all(target_arch = "wasm32", feature = "browser")))]
+        let timer: Option<Arc<dyn crate::clock::Timer>> = None;
+        let local = LocalHolds::new(
+            Arc::new(registry.clone()),
+            Arc::new(crate::clock::SystemClock),
+            timer,
+        );
+        let surface = Self {
             inner: Arc::new(Inner {
+                local,
+                local_subscription: Mutex::new(None),
                 registry,
                 attached: Mutex::new(None),
                 held: Mutex::new(Vec::new()),
@@ -175,7 +197,18 @@ impl PageSurface {
                 connection: Mutex::new(ConnectionState::Idle),
                 listeners: Mutex::new(Listeners::default()),
             }),
-        }
+        };
+        let weak = Arc::downgrade(&surface.inner);
+        *lock(&surface.inner.local_subscription) =
+            surface
+                .inner
+                .local
+                .on_confirmation(Arc::new(move |event: &ConfirmationEvent| {
+                    if let Some(inner) = weak.upgrade() {
+                        inner.confirmation_event(event);
+                    }
+                }));
+        surface
     }
 
     /// The usual page: a registry over `authority` (with
@@ -239,7 +272,8 @@ impl PageSurface {
         });
         if let Some(previous) = previous {
             previous.session.dispose();
-            self.inner.set_held(Vec::new());
+            // The in-page agents' held calls stay.
+            self.inner.set_held(self.inner.local.list());
         }
         Ok(session)
     }
@@ -330,6 +364,9 @@ impl PageSurface {
     /// [`ConfirmationDecisionError`]; `Unknown` also when no session is
     /// attached.
     pub fn approve(&self, confirmation_id: &str) -> Result<(), ConfirmationDecisionError> {
+        if self.inner.local.holds(confirmation_id) {
+            return self.inner.local.approve(confirmation_id);
+        }
         self.attached_session(confirmation_id)?
             .approve(confirmation_id)
     }
@@ -340,8 +377,70 @@ impl PageSurface {
     /// # Errors
     /// As [`PageSurface::approve`].
     pub fn reject(&self, confirmation_id: &str) -> Result<(), ConfirmationDecisionError> {
+        if self.inner.local.holds(confirmation_id) {
+            return self.inner.local.reject(confirmation_id);
+        }
         self.attached_session(confirmation_id)?
             .reject(confirmation_id)
+    }
+
+    /// Runs a call of an agent **inside the page** (the browser's own
+    /// agent through WebMCP: `webmcp::WebMcpBridge`) through the
+    /// registry's pipeline as `consumer`. A call that needs the user's
+    /// confirmation waits in the page exactly as a held host call does: it
+    /// appears in [`PageSurface::held_confirmations`] (its
+    /// `connectionId` is [`IN_PAGE_CONNECTION_ID`], its `runId` the
+    /// consumer id, its `toolCallId` the invocation id), and
+    /// [`PageSurface::approve`] re-runs it with the evidence under a fresh
+    /// invocation id while [`PageSurface::reject`] answers it
+    /// `CONFIRMATION_INVALID`. The call and its answer are recorded in
+    /// [`PageSurface::activity`]. No session or socket is needed.
+    /// Cancelling `cancellation` ends the call at once: a held wait is
+    /// withdrawn (its confirmation settles as aborted and leaves
+    /// [`PageSurface::held_confirmations`]), a running procedure call is
+    /// dropped (a `fetch` in flight is aborted), and the answer is
+    /// `CANCELLED`.
+    pub fn invoke_in_page(
+        &self,
+        invocation: AgentInvocation,
+        consumer: AgentConsumer,
+        cancellation: crate::Cancellation,
+    ) -> impl std::future::Future<Output = AgentInvocationResult> + 'static {
+        let identity = self.session().map_or_else(
+            || crate::host::BrowserSurfaceIdentity::new("", "", "", ""),
+            |s| s.identity().clone(),
+        );
+        let call = BrowserSurfaceCall {
+            protocol_version: crate::host::PROTOCOL_VERSION,
+            identity,
+            connection_id: IN_PAGE_CONNECTION_ID.to_string(),
+            run_id: consumer.id.to_string(),
+            tool_call_id: invocation.invocation_id.clone(),
+            invocation,
+        };
+        self.record_call(&call);
+        let invocation_id = call.invocation.invocation_id.clone();
+        let cancelled = Box::pin(cancellation.cancelled());
+        let run = self.inner.local.invoke(call, consumer, cancellation);
+        let weak = Arc::downgrade(&self.inner);
+        async move {
+            use futures_util::future::{select, Either};
+            let result = match select(run, cancelled).await {
+                Either::Left((result, _)) => result,
+                // Dropping the call ends a held wait (the confirmation is
+                // withdrawn and settles as aborted) or the executor's call.
+                Either::Right(((), run)) => {
+                    drop(run);
+                    cancelled_in_page(&invocation_id)
+                }
+            };
+            if let Some(inner) = weak.upgrade() {
+                let state =
+                    AgentCallState::Answered(BrowserSurfaceOutcome::Invocation(result.clone()));
+                inner.set_call_state(&invocation_id, state);
+            }
+            result
+        }
     }
 
     fn attached_session(
@@ -550,6 +649,18 @@ pub enum ConnectError {
     /// The socket to the agent host could not be created.
     #[error("{0}")]
     Socket(#[from] crate::browser::SocketError),
+}
+
+/// The answer to an in-page call cancelled before it ended.
+fn cancelled_in_page(invocation_id: &str) -> AgentInvocationResult {
+    AgentInvocationResult::Error {
+        invocation_id: invocation_id.to_string(),
+        error: crate::invocation::AgentError::new(
+            crate::invocation::ErrorCode::Cancelled,
+            "The call was cancelled before it finished; it may or may not have taken effect.",
+            crate::invocation::Retry::No,
+        ),
+    }
 }
 
 /// A [`PageSurface`] that does not keep it alive

@@ -257,3 +257,106 @@ fn track_re_announces_once_and_only_when_what_the_agent_sees_changed() {
     let other = PageSurface::new(SurfaceRegistry::new(authority()));
     assert_eq!(other.track(handle, None), None);
 }
+
+/// A host call and an in-page agent's call (`invoke_in_page`, what the
+/// WebMCP bridge runs) held at the same time on one page: one list, each
+/// decided on its own, each run at most once under its own invocation id.
+#[tokio::test]
+async fn in_page_calls_are_held_beside_host_calls_and_decided_on_their_own() {
+    let p = page();
+    let session = p
+        .page
+        .attach(BrowserSurfaceSessionOptions::new(
+            p.registry.clone(),
+            identity(),
+            AgentConsumer::embedded("u1"),
+        ))
+        .unwrap();
+    session.connect("conn-1").unwrap();
+    let host_call = p.call("host-1");
+    let host = tokio::spawn({
+        let session = session.clone();
+        async move { session.invoke(host_call).await }
+    });
+    let in_page_call = p.call("page-1").invocation;
+    let in_page = tokio::spawn(p.page.invoke_in_page(
+        in_page_call,
+        AgentConsumer::embedded("webmcp"),
+        surface_runtime::Cancellation::new(),
+    ));
+    for _ in 0..1_000 {
+        if p.page.held_confirmations().len() == 2 {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let held = p.page.held_confirmations();
+    assert_eq!(held.len(), 2, "{held:?}");
+    let local = held.iter().find(|h| h.invocation_id == "page-1").unwrap();
+    assert_eq!(
+        local.connection_id,
+        surface_runtime::page::IN_PAGE_CONNECTION_ID
+    );
+    assert_eq!(local.run_id, "webmcp");
+    let remote = held.iter().find(|h| h.invocation_id == "host-1").unwrap();
+    assert_eq!(remote.connection_id, "conn-1");
+
+    p.page.approve(&local.confirmation_id).unwrap();
+    let result = in_page.await.unwrap();
+    assert!(result.error().is_none(), "{result:?}");
+    assert_eq!(result.invocation_id(), "page-1");
+    assert_eq!(p.executor.count(), 1);
+    assert_eq!(p.page.held_confirmations().len(), 1);
+
+    p.page.reject(&remote.confirmation_id).unwrap();
+    let answer = host.await.unwrap();
+    let BrowserSurfaceOutcome::Invocation(result) = answer.result else {
+        panic!("{answer:?}");
+    };
+    assert_eq!(result.error().unwrap().code, ErrorCode::ConfirmationInvalid);
+    assert_eq!(p.executor.count(), 1, "the rejected host call never ran");
+    let activity = p.page.activity();
+    let entry = activity
+        .iter()
+        .find(|c| c.invocation_id == "page-1")
+        .unwrap();
+    assert!(
+        matches!(entry.state, AgentCallState::Answered(_)),
+        "{entry:?}"
+    );
+}
+
+/// A new session attached while an in-page call waits keeps that call's
+/// confirmation in the list.
+#[tokio::test]
+async fn attaching_a_session_keeps_in_page_held_calls() {
+    let p = page();
+    let call = p.call("page-2").invocation;
+    let cancellation = surface_runtime::Cancellation::new();
+    let waiting = tokio::spawn(p.page.invoke_in_page(
+        call,
+        AgentConsumer::embedded("webmcp"),
+        cancellation.clone(),
+    ));
+    for _ in 0..1_000 {
+        if !p.page.held_confirmations().is_empty() {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let options = || {
+        BrowserSurfaceSessionOptions::new(
+            p.registry.clone(),
+            identity(),
+            AgentConsumer::embedded("u1"),
+        )
+    };
+    p.page.attach(options()).unwrap();
+    p.page.attach(options()).unwrap();
+    assert_eq!(p.page.held_confirmations().len(), 1);
+    cancellation.cancel();
+    let result = waiting.await.unwrap();
+    assert_eq!(result.error().unwrap().code, ErrorCode::Cancelled);
+    assert!(p.page.held_confirmations().is_empty());
+    assert_eq!(p.executor.count(), 0);
+}

@@ -77,6 +77,11 @@ struct Stack {
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 async fn stack(test: &str) -> Option<Stack> {
+    stack_with(test, &[]).await
+}
+
+/// [`stack`] with extra Chromium flags.
+async fn stack_with(test: &str, flags: &[&str]) -> Option<Stack> {
     let chromium = tool("CHROMIUM", "/usr/bin/chromium");
     let chromedriver = tool("CHROMEDRIVER", "/usr/bin/chromedriver");
     if !chromium.exists() || !chromedriver.exists() {
@@ -127,7 +132,7 @@ async fn stack(test: &str) -> Option<Stack> {
     let _ = std::fs::remove_dir_all(&profile);
     std::fs::create_dir_all(&profile).unwrap();
     let browser = driver
-        .session(&chromium, &profile)
+        .session_with(&chromium, &profile, flags)
         .await
         .expect("a Chromium session");
     browser.goto(&host.url()).await.unwrap();
@@ -772,4 +777,132 @@ async fn a_page_on_another_loopback_port_cannot_act_through_the_host() {
     assert!(s.host.reports().is_empty());
     server.abort();
     s.finish().await;
+}
+
+/// The page's tools through Chromium's WebMCP: `getTools()` names and
+/// input schemas.
+async fn webmcp_tools(s: &Stack) -> Vec<Value> {
+    s.browser
+        .execute(
+            "return document.modelContext.getTools().then(t => t.map(x => \
+             ({name: x.name, inputSchema: x.inputSchema})))",
+            json!([]),
+        )
+        .await
+        .unwrap()
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Starts `executeTool(devices__disable, input)`; its result lands in
+/// `window.__webmcp` (the JSON text Chromium resolves to).
+async fn webmcp_disable(s: &Stack, input: Value) {
+    s.browser
+        .execute(
+            "window.__webmcp = null; const input = arguments[0]; \
+             document.modelContext.getTools() \
+               .then(t => document.modelContext.executeTool(t.find(x => x.name == 'devices__disable'), input)) \
+               .then(r => window.__webmcp = r, e => window.__webmcp = 'rejected: ' + e);",
+            json!([input]),
+        )
+        .await
+        .unwrap();
+}
+
+async fn webmcp_result(s: &Stack) -> Value {
+    let started = Instant::now();
+    loop {
+        let value = s
+            .browser
+            .execute("return window.__webmcp", json!([]))
+            .await
+            .unwrap();
+        if let Some(text) = value.as_str() {
+            return serde_json::from_str(text).unwrap_or_else(|_| panic!("{text}"));
+        }
+        assert!(started.elapsed() < WAIT, "executeTool did not resolve");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The console's surface through the browser's own agent API (WebMCP,
+/// Chromium with `--enable-features=WebMCP`) while the host session is
+/// connected: tools follow the selection with `deviceIds` bound, a
+/// supplied `deviceIds` is refused, a call waits in the page's dialog and
+/// Approve runs it once on the real peer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webmcp_tools_follow_the_view_and_wait_for_the_pages_confirmation() {
+    let _serial = SERIAL.lock().await;
+    let test = "webmcp_tools_follow_the_view_and_wait_for_the_pages_confirmation";
+    let Some(s) = stack_with(test, &["--enable-features=WebMCP"]).await else {
+        return;
+    };
+    let names = |tools: &[Value]| -> Vec<String> {
+        tools
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let before = webmcp_tools(&s).await;
+    assert!(
+        names(&before).contains(&"devices__list".to_string()),
+        "{before:?}"
+    );
+    assert!(
+        !names(&before).contains(&"devices__disable".to_string()),
+        "{before:?}"
+    );
+    s.select(&["dev-1", "dev-2"]).await;
+    let after = webmcp_tools(&s).await;
+    let disable = after
+        .iter()
+        .find(|t| t["name"] == "devices__disable")
+        .unwrap_or_else(|| panic!("{after:?}"));
+    assert!(
+        disable["inputSchema"]["properties"]
+            .get("deviceIds")
+            .is_none(),
+        "{disable}"
+    );
+
+    webmcp_disable(&s, json!({"deviceIds": ["dev-locked"]})).await;
+    let refused = webmcp_result(&s).await;
+    assert_eq!(refused["isError"], json!(true), "{refused}");
+    assert_eq!(
+        refused["structuredContent"]["code"], "INVALID_INPUT",
+        "{refused}"
+    );
+
+    webmcp_disable(&s, json!({})).await;
+    s.browser.wait_for("#confirm-dialog", WAIT).await.unwrap();
+    s.shot("10-webmcp-confirmation").await;
+    assert_eq!(s.server_statuses().await, seed_with(&[]), "nothing ran yet");
+    s.browser.click("#approve").await.unwrap();
+    let done = webmcp_result(&s).await;
+    assert_eq!(done["isError"], json!(false), "{done}");
+    assert_eq!(
+        done["structuredContent"],
+        json!({"disabled": ["dev-1", "dev-2"]})
+    );
+    s.wait_table_status("dev-1", "disabled").await;
+    assert_eq!(s.server_statuses().await, seed_with(&["dev-1", "dev-2"]));
+    assert!(s.host.reports().is_empty(), "no host turn ran");
+    s.shot("11-webmcp-result").await;
+}
+
+/// Without the flag the page registers nothing: `document.modelContext`
+/// is absent and the page still connects and loads (the other tests).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_webmcp_the_page_has_no_model_context() {
+    let _serial = SERIAL.lock().await;
+    let Some(s) = stack("without_webmcp_the_page_has_no_model_context").await else {
+        return;
+    };
+    let kind = s
+        .browser
+        .execute("return typeof document.modelContext", json!([]))
+        .await
+        .unwrap();
+    assert_eq!(kind, json!("undefined"));
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use agent_surface::browser::{new_tab_id, same_origin_socket_url, SessionSocketOptions};
 use agent_surface::host::BrowserSurfaceIdentity;
 use agent_surface::page::{AgentCallState, ConnectionState, PageSurface};
+use agent_surface::webmcp::{WebMcpBridge, WebMcpOptions};
 use agent_surface::{AgentConsumer, AgentProcedureBinding};
 use agent_surface_leptos::{
     provide_agent_surface, use_agent_procedure, use_held_confirmations, AgentSurface, HeldCall,
@@ -49,6 +50,10 @@ pub fn App() -> impl IntoView {
         api::authority(),
         Arc::new(backend::rpc_client()),
     ));
+    // The same live surface for the browser's own agent (WebMCP), when the
+    // browser has `document.modelContext`; kept for the page's lifetime.
+    let webmcp = WebMcpBridge::start(&surface.page(), WebMcpOptions::default());
+    let _webmcp = StoredValue::new_local(webmcp);
     if let Err(e) = use_agent_procedure(AgentProcedureBinding::new(api::devices::list())) {
         startup_error.set(Some(format!("The agent surface could not start: {e}.")));
     }

@@ -20,6 +20,9 @@
 //! * [`BrowserTimer`] / [`sleep`] — a registry [`Timer`](crate::Timer) over
 //!   `setTimeout` (the timeout is cleared when the future is dropped).
 //!
+//! The WebMCP bridge (the page's tools for the browser's own agent) is
+//! [`crate::webmcp`], under the same feature.
+//!
 //! On other targets the feature adds nothing, so `--all-features` builds of
 //! a workspace keep compiling natively.
 //!

@@ -646,3 +646,92 @@ pub(super) fn abort_all(table: &HeldTable, source: &dyn SurfaceSource) {
         drop(entry.decide);
     }
 }
+
+/// Held confirmations for calls that start in the page itself (an in-page
+/// agent such as the browser's WebMCP one) rather than from the agent
+/// host: the same table, decisions and retry as a session's
+/// [`ConfirmationMode::Hold`] calls, with no connection behind them.
+/// `PageSurface` owns one and merges it into its held confirmations.
+pub(crate) struct LocalHolds {
+    table: Arc<HeldTable>,
+    source: Arc<dyn SurfaceSource>,
+    clock: Arc<dyn Clock>,
+    timer: Option<Arc<dyn Timer>>,
+}
+
+impl LocalHolds {
+    /// Holds over `source`, expiring with `timer` when there is one (else
+    /// lazily, at the next decision or listing).
+    pub(crate) fn new(
+        source: Arc<dyn SurfaceSource>,
+        clock: Arc<dyn Clock>,
+        timer: Option<Arc<dyn Timer>>,
+    ) -> Self {
+        Self {
+            table: HeldTable::new(super::DEFAULT_MAX_ENTRIES),
+            source,
+            clock,
+            timer,
+        }
+    }
+
+    /// Tells `listener` every requested and settled confirmation.
+    pub(crate) fn on_confirmation(
+        &self,
+        listener: Arc<ConfirmationListener>,
+    ) -> Option<SessionEventSubscription> {
+        self.table.add_confirmation_listener(listener)
+    }
+
+    /// Runs `call.invocation` through the source as `consumer`; a
+    /// `CONFIRMATION_REQUIRED` answer waits for [`Self::approve`] /
+    /// [`Self::reject`] as a held session call does.
+    pub(crate) fn invoke(
+        &self,
+        call: BrowserSurfaceCall,
+        consumer: AgentConsumer,
+        cancellation: Cancellation,
+    ) -> BoxFuture<'static, AgentInvocationResult> {
+        self.table.sweep_expired(&*self.source, self.clock.now_ms());
+        let first = self.source.invoke(
+            call.invocation.clone(),
+            consumer.clone(),
+            cancellation.clone(),
+        );
+        hold(
+            HoldContext {
+                table: self.table.clone(),
+                source: self.source.clone(),
+                consumer,
+                call,
+                cancellation,
+                clock: self.clock.clone(),
+                timer: self.timer.clone(),
+            },
+            first,
+        )
+    }
+
+    /// Whether a call waits for `confirmation_id` here.
+    pub(crate) fn holds(&self, confirmation_id: &str) -> bool {
+        self.table.lock().entries.contains_key(confirmation_id)
+    }
+
+    /// The held confirmations, oldest first.
+    pub(crate) fn list(&self) -> Vec<HeldConfirmation> {
+        self.table.sweep_expired(&*self.source, self.clock.now_ms());
+        self.table.list()
+    }
+
+    /// The user approves: the call re-runs with the evidence.
+    pub(crate) fn approve(&self, confirmation_id: &str) -> Result<(), ConfirmationDecisionError> {
+        self.table
+            .approve(&*self.source, confirmation_id, self.clock.now_ms())
+    }
+
+    /// The user rejects: the call is answered `CONFIRMATION_INVALID`.
+    pub(crate) fn reject(&self, confirmation_id: &str) -> Result<(), ConfirmationDecisionError> {
+        self.table
+            .reject(&*self.source, confirmation_id, self.clock.now_ms())
+    }
+}

@@ -28,6 +28,7 @@ mod verify;
 mod wire;
 
 pub use agent_host::*;
+pub(crate) use confirm::LocalHolds;
 pub use confirm::{
     ConfirmationDecisionError, ConfirmationEvent, ConfirmationListener, ConfirmationMode,
     ConfirmationOutcome, HeldConfirmation, ProgressListener, SessionEventSubscription,

@@ -88,7 +88,19 @@ impl Driver {
     /// A new browser session with the [`CHROMIUM_FLAGS`] and a fresh
     /// profile directory.
     pub async fn session(&self, chromium: &Path, profile: &Path) -> Result<Session, String> {
+        self.session_with(chromium, profile, &[]).await
+    }
+
+    /// [`Driver::session`] with `extra` Chromium flags
+    /// (`--enable-features=WebMCP`).
+    pub async fn session_with(
+        &self,
+        chromium: &Path,
+        profile: &Path,
+        extra: &[&str],
+    ) -> Result<Session, String> {
         let mut args: Vec<String> = CHROMIUM_FLAGS.iter().map(|s| s.to_string()).collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
         args.push(format!("--user-data-dir={}", profile.display()));
         let capabilities = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
