@@ -25,17 +25,19 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use surface_runtime::bridge::{CallOptions, CapabilityClient, DomainReceipt, OrpcCallError};
+use surface_runtime::bridge::{
+    CallOptions, CapabilityClient, DomainReceipt, GovernedOutcome, OrpcCallError,
+};
 use surface_runtime::host::{
     AgentHost, AgentRun, AnnouncementAccepted, AuthenticatedConnection, BrowserSurfaceAnnouncement,
-    BrowserSurfaceCall, BrowserSurfaceOutcome, BrowserSurfaceResult, HostError, InterruptedCall,
-    ResultDisposition, ToolCallRequest,
+    BrowserSurfaceCall, BrowserSurfaceOutcome, BrowserSurfaceProgress, BrowserSurfaceResult,
+    HostError, InterruptedCall, ProgressStage, ResultDisposition, ToolCallRequest,
 };
-use surface_runtime::{Clock, ConsumerKind, ErrorCode, SystemClock};
+use surface_runtime::{AgentInvocationResult, Clock, ConsumerKind, ErrorCode, SystemClock};
 
 use crate::store::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, HostStore, RunRecord, StoreError, Transition, DEFAULT_LIST_LIMIT,
+    DispatchWrite, HostStore, OutcomeWrite, RunRecord, StoreError, Transition, DEFAULT_LIST_LIMIT,
 };
 
 /// Default bound of the active runs [`DurableHost::open`] restores into
@@ -78,6 +80,25 @@ pub enum DurableError {
         /// The transport or gateway error.
         #[source]
         error: OrpcCallError,
+    },
+    /// No approval has this id in the store.
+    #[error("the host store has no approval {0}")]
+    UnknownApproval(String),
+    /// The approval is not decided yet — in the store (decide it first,
+    /// [`DurableHost::decide_approval`]) or at the backend (its `resume`
+    /// still answers `approval-required`: send the decision to the
+    /// backend first). Nothing was recorded.
+    #[error("approval {0} is not decided yet; nothing was resumed")]
+    NotDecided(String),
+    /// `resume` gave no trustworthy receipt (lost response, server error,
+    /// a receipt for another id) or was refused; nothing was recorded.
+    /// Resuming is idempotent at the backend: try again.
+    #[error("resuming approval {approval_id} through the backend failed: {reason}")]
+    Resume {
+        /// The approval id.
+        approval_id: String,
+        /// What went wrong (no server text).
+        reason: String,
     },
     /// The backend answered with a receipt for another invocation id; the
     /// call stays interrupted.
@@ -230,6 +251,41 @@ impl DurableHost {
         }
     }
 
+    /// [`AgentHost::accept_progress`]; a `confirmed` stage with a
+    /// `retryInvocationId` (the user confirmed in the page under
+    /// `ConfirmationMode::Hold`, the call runs as that id at the backend)
+    /// records that id on the call's row first, so reconciliation and
+    /// resumption ask the backend about the id it knows.
+    ///
+    /// # Errors
+    /// Every [`AgentHost::accept_progress`] error (nothing recorded);
+    /// [`DurableError::Store`].
+    pub async fn accept_progress(
+        &self,
+        connection: &AuthenticatedConnection,
+        progress: &BrowserSurfaceProgress,
+    ) -> Result<BrowserSurfaceCall, DurableError> {
+        let call = self.host.accept_progress(connection, progress)?;
+        if let (ProgressStage::Confirmed, Some(retry)) =
+            (progress.stage, progress.retry_invocation_id.as_deref())
+        {
+            match self
+                .store
+                .set_backend_invocation(&progress.invocation_id, retry)
+                .await?
+            {
+                Transition::Applied => {}
+                Transition::NotApplied(row)
+                    if row.backend_invocation_id.as_deref() == Some(retry) => {}
+                Transition::NotApplied(row) => return Err(not_in_state(&row)),
+                Transition::Unknown => {
+                    return Err(DurableError::MissingRow(progress.invocation_id.clone()))
+                }
+            }
+        }
+        Ok(call)
+    }
+
     /// Starts a run: written to the store first, then tracked.
     ///
     /// # Errors
@@ -329,6 +385,7 @@ impl DurableHost {
             receipt: None,
             dispatched_at_ms: self.now(),
             settled_at_ms: None,
+            backend_invocation_id: None,
         };
         match self.store.record_dispatch(&record).await {
             Ok(DispatchWrite::Inserted) => Ok(call),
@@ -422,10 +479,15 @@ impl DurableHost {
         let Some(Value::String(approval_id)) = error.details.get("approvalId") else {
             return Ok(());
         };
+        let id = &call.invocation.invocation_id;
+        let backend = match self.store.call(id).await? {
+            Some(row) => row.backend_id().to_string(),
+            None => return Err(DurableError::MissingRow(id.clone())),
+        };
         self.store
             .record_approval(&ApprovalRecord {
                 approval_id: approval_id.clone(),
-                invocation_id: call.invocation.invocation_id.clone(),
+                invocation_id: id.clone(),
                 run_id: call.run_id.clone(),
                 tool_call_id: call.tool_call_id.clone(),
                 capability_id: call.invocation.capability_id.clone(),
@@ -433,6 +495,9 @@ impl DurableHost {
                 requested_at_ms: self.now(),
                 decided_by: None,
                 decided_at_ms: None,
+                backend_invocation_id: backend,
+                outcome: None,
+                resumed_at_ms: None,
             })
             .await?;
         Ok(())
@@ -461,14 +526,15 @@ impl DurableHost {
         if row.state != CallState::Interrupted {
             return Err(not_in_state(&row));
         }
+        let backend = row.backend_id();
         let receipt = client
-            .get_invocation(invocation_id, CallOptions::default())
+            .get_invocation(backend, CallOptions::default())
             .await
             .map_err(|error| DurableError::Reconcile {
                 invocation_id: invocation_id.to_string(),
                 error,
             })?;
-        if receipt.invocation_id() != invocation_id {
+        if receipt.invocation_id() != backend {
             return Err(DurableError::ReceiptMismatch {
                 invocation_id: invocation_id.to_string(),
                 received: receipt.invocation_id().chars().take(64).collect(),
@@ -486,6 +552,9 @@ impl DurableHost {
                     requested_at_ms: self.now(),
                     decided_by: None,
                     decided_at_ms: None,
+                    backend_invocation_id: backend.to_string(),
+                    outcome: None,
+                    resumed_at_ms: None,
                 })
                 .await?;
         }
@@ -503,9 +572,9 @@ impl DurableHost {
 
     /// Records a person's decision on a pending approval (`pending` →
     /// `approved`/`rejected`, once). `decided_by` is the application's
-    /// authenticated approver — never a model tool. Resuming through the
-    /// backend is the application's next step (not yet done by this
-    /// crate).
+    /// authenticated approver — never a model tool. Send the decision to
+    /// the backend's own decision endpoint (with the approver's
+    /// credential) and record it here; then [`Self::resume_approval`].
     ///
     /// # Errors
     /// [`DurableError::Store`].
@@ -527,6 +596,152 @@ impl DurableHost {
     /// [`DurableError::Store`].
     pub async fn pending_approvals(&self, limit: u32) -> Result<Vec<ApprovalRecord>, DurableError> {
         Ok(self.store.pending_approvals(limit).await?)
+    }
+
+    /// The approvals of `run_id`, oldest first, at most `limit`: how a run
+    /// observes a resumed approval — [`ApprovalRecord::outcome`] is the
+    /// JSON of the [`AgentInvocationResult`] it receives.
+    ///
+    /// # Errors
+    /// [`DurableError::Store`].
+    pub async fn run_approvals(
+        &self,
+        run_id: &str,
+        limit: u32,
+    ) -> Result<Vec<ApprovalRecord>, DurableError> {
+        Ok(self.store.run_approvals(run_id, limit).await?)
+    }
+
+    /// Resumes a decided approval through the backend's `resume`
+    /// (`client` carries the requester's fresh authority — their current
+    /// credential, never the approver's — and `options` its per-call
+    /// headers) and records the outcome for the run, once. The browser
+    /// call is never re-dispatched: the backend executes the held
+    /// invocation (by [`ApprovalRecord::backend_invocation_id`]) itself,
+    /// at most once.
+    ///
+    /// Returns the [`AgentInvocationResult`] the run receives, answered
+    /// under the run's own invocation id: a completed receipt is a
+    /// success with its output, a rejected approval or a failed execution
+    /// an error (`GovernedOutcome::to_invocation_result`'s mapping). An
+    /// approval whose outcome is already recorded returns it without
+    /// calling the backend.
+    ///
+    /// # Errors
+    /// [`DurableError::UnknownApproval`]; [`DurableError::NotDecided`] (in
+    /// the store, or `resume` still answers `approval-required`);
+    /// [`DurableError::Resume`] (no trustworthy receipt; nothing recorded —
+    /// try again); [`DurableError::Store`].
+    pub async fn resume_approval(
+        &self,
+        approval_id: &str,
+        client: &dyn CapabilityClient,
+        options: CallOptions,
+    ) -> Result<AgentInvocationResult, DurableError> {
+        let approval = self
+            .store
+            .approval(approval_id)
+            .await?
+            .ok_or_else(|| DurableError::UnknownApproval(approval_id.to_string()))?;
+        if let Some(recorded) = &approval.outcome {
+            return stored_outcome(approval_id, recorded);
+        }
+        if approval.state == ApprovalState::Pending {
+            return Err(DurableError::NotDecided(approval_id.to_string()));
+        }
+        let backend = approval.backend_invocation_id.as_str();
+        let answer = client.resume(backend, options).await;
+        let outcome = GovernedOutcome::classify(backend, answer);
+        match &outcome {
+            GovernedOutcome::Receipt(DomainReceipt::ApprovalRequired { .. }) => {
+                return Err(DurableError::NotDecided(approval_id.to_string()))
+            }
+            GovernedOutcome::Receipt(_) => {}
+            GovernedOutcome::Unknown { reason, .. } => {
+                return Err(DurableError::Resume {
+                    approval_id: approval_id.to_string(),
+                    reason: format!("the outcome is unknown ({})", unknown_reason(reason)),
+                })
+            }
+            GovernedOutcome::Rejected { error, .. } => {
+                return Err(DurableError::Resume {
+                    approval_id: approval_id.to_string(),
+                    reason: match error.orpc_code() {
+                        Some(code) => format!("the backend refused it ({})", safe_code(code)),
+                        None => {
+                            "the backend could not be reached or answered unexpectedly".to_string()
+                        }
+                    },
+                })
+            }
+        }
+        let result = with_invocation_id(outcome.to_invocation_result(), &approval.invocation_id);
+        let json = serde_json::to_string(&result).unwrap_or_default();
+        match self
+            .store
+            .record_outcome(approval_id, &json, self.now())
+            .await?
+        {
+            OutcomeWrite::Applied => Ok(result),
+            OutcomeWrite::NotApplied(row) => match &row.outcome {
+                Some(recorded) => stored_outcome(approval_id, recorded),
+                None => Err(DurableError::NotDecided(approval_id.to_string())),
+            },
+            OutcomeWrite::Unknown => Err(DurableError::UnknownApproval(approval_id.to_string())),
+        }
+    }
+}
+
+fn unknown_reason(reason: &surface_runtime::bridge::UnknownReason) -> &'static str {
+    use surface_runtime::bridge::UnknownReason;
+    match reason {
+        UnknownReason::LostResponse => "the response was lost",
+        UnknownReason::MismatchedInvocation { .. } => "a receipt for another invocation id",
+        UnknownReason::Cancelled => "cancelled",
+        _ => "an invalid or failed response",
+    }
+}
+
+/// An outcome recorded earlier, read back.
+fn stored_outcome(approval_id: &str, json: &str) -> Result<AgentInvocationResult, DurableError> {
+    serde_json::from_str(json)
+        .map_err(|_| StoreError::corrupt("host_approvals.outcome", approval_id).into())
+}
+
+/// `result` answered under `invocation_id` (the run's id, not the
+/// backend's).
+fn with_invocation_id(result: AgentInvocationResult, invocation_id: &str) -> AgentInvocationResult {
+    match result {
+        AgentInvocationResult::Success { output, .. } => AgentInvocationResult::Success {
+            invocation_id: invocation_id.to_string(),
+            output,
+        },
+        AgentInvocationResult::Error { mut error, .. } => {
+            if error.details.contains_key("invocationId") {
+                error
+                    .details
+                    .insert("invocationId".into(), Value::String(invocation_id.into()));
+            }
+            AgentInvocationResult::Error {
+                invocation_id: invocation_id.to_string(),
+                error,
+            }
+        }
+    }
+}
+
+/// An oRPC error code as it may appear in an error message: at most 64
+/// characters of `A-Z`, `0-9` and `_`, else `"unexpected code"`.
+fn safe_code(code: &str) -> &str {
+    let ok = !code.is_empty()
+        && code.len() <= 64
+        && code
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    if ok {
+        code
+    } else {
+        "unexpected code"
     }
 }
 

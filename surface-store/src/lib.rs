@@ -26,8 +26,8 @@ pub use durable::{
 };
 pub use store::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, Durability, HostStore, MemoryStore, RunRecord, StoreError, StoreFuture,
-    Transition,
+    DispatchWrite, Durability, HostStore, MemoryStore, OutcomeWrite, RunRecord, StoreError,
+    StoreFuture, Transition,
 };
 #[cfg(feature = "postgres")]
 pub use store::{PostgresStore, PostgresStoreOptions};

@@ -20,8 +20,8 @@ use surface_runtime::bridge::{
     CallOptions, CapabilityClient, CapabilityInvokeRequest, DomainReceipt, OrpcCallError,
 };
 use surface_runtime::host::{
-    AgentRun, BrowserSurfaceOutcome, BrowserSurfaceResult, HostError, ResultDisposition,
-    ToolCallRequest, PROTOCOL_VERSION,
+    AgentRun, BrowserSurfaceOutcome, BrowserSurfaceProgress, BrowserSurfaceResult, HostError,
+    ResultDisposition, ToolCallRequest, PROTOCOL_VERSION,
 };
 use surface_runtime::manifest::PortableDescriptor;
 use surface_runtime::sync::BoxFuture;
@@ -93,6 +93,7 @@ fn record(invocation_id: &str) -> CallRecord {
         receipt: None,
         dispatched_at_ms: 1,
         settled_at_ms: None,
+        backend_invocation_id: None,
     }
 }
 
@@ -479,6 +480,194 @@ async fn an_interrupted_governed_call_is_reconciled_into_a_receipt(db: &Db) {
     assert_eq!(s.fx.executor.count(), 0);
 }
 
+/// A gateway whose `resume` answers a completed purge for the id it is
+/// asked about (or a failed receipt, `APPROVAL_REJECTED`, when built with
+/// `rejected`) and records every id; nothing else may be called.
+#[derive(Default)]
+struct ResumingGateway {
+    rejected: bool,
+    resumed: std::sync::Mutex<Vec<String>>,
+    other: AtomicUsize,
+}
+
+impl CapabilityClient for ResumingGateway {
+    fn describe(
+        &self,
+        _: CallOptions,
+    ) -> BoxFuture<'_, Result<Vec<PortableDescriptor>, OrpcCallError>> {
+        self.other.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Ok(Vec::new()) })
+    }
+    fn invoke(
+        &self,
+        _: CapabilityInvokeRequest,
+        _: CallOptions,
+    ) -> BoxFuture<'_, Result<DomainReceipt, OrpcCallError>> {
+        self.other.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Err(OrpcCallError::Cancelled) })
+    }
+    fn get_invocation<'a>(
+        &'a self,
+        _: &'a str,
+        _: CallOptions,
+    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
+        self.other.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Err(OrpcCallError::Cancelled) })
+    }
+    fn resume<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        _: CallOptions,
+    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
+        self.resumed.lock().unwrap().push(invocation_id.to_string());
+        let receipt = if self.rejected {
+            serde_json::from_value(json!({"status": "failed", "invocationId": invocation_id,
+                "executionId": "exec-2", "error": {"code": "APPROVAL_REJECTED", "message": "The approval was rejected"}}))
+            .unwrap()
+        } else {
+            DomainReceipt::Completed {
+                invocation_id: invocation_id.to_string(),
+                execution_id: Some("exec-1".into()),
+                output: json!({"purged": ["dev-1"]}),
+            }
+        };
+        Box::pin(async move { Ok(receipt) })
+    }
+}
+
+async fn a_decided_approval_is_resumed_once_and_the_run_gets_the_outcome(db: &Db) {
+    let s = session();
+    let host = started(db, &s).await;
+    let call = host.dispatch(disable("inv-1")).await.unwrap();
+    // The user confirmed in the page: the call runs as `confirmed-1`.
+    let confirmed = BrowserSurfaceProgress::confirmed(&call, "confirmed-1");
+    host.accept_progress(&auth("conn-1"), &confirmed)
+        .await
+        .unwrap();
+    host.accept_progress(&auth("conn-1"), &confirmed)
+        .await
+        .expect("the same progress again changes nothing");
+    let other = BrowserSurfaceProgress::confirmed(&call, "confirmed-2");
+    assert!(
+        matches!(
+            host.accept_progress(&auth("conn-1"), &other).await,
+            Err(DurableError::NotInState { .. })
+        ),
+        "{}: a second retry id is refused",
+        db.name()
+    );
+    host.accept_result(&auth("conn-1"), &approval_result(&call))
+        .await
+        .unwrap();
+    drop(host);
+
+    // Restart between the request and the decision.
+    let (host, recovery) = host_on(db, &s, "conn-2").await;
+    let pending = &recovery.pending_approvals;
+    assert_eq!(pending.len(), 1, "{}", db.name());
+    assert_eq!(
+        (
+            pending[0].invocation_id.as_str(),
+            pending[0].backend_invocation_id.as_str(),
+            pending[0].outcome.as_deref()
+        ),
+        ("inv-1", "confirmed-1", None)
+    );
+    let gateway = ResumingGateway::default();
+    assert!(matches!(
+        host.resume_approval("appr-1", &gateway, CallOptions::default()).await,
+        Err(DurableError::NotDecided(id)) if id == "appr-1"
+    ));
+    assert!(matches!(
+        host.resume_approval("appr-x", &gateway, CallOptions::default()).await,
+        Err(DurableError::UnknownApproval(id)) if id == "appr-x"
+    ));
+    assert!(gateway.resumed.lock().unwrap().is_empty());
+    host.decide_approval("appr-1", ApprovalDecision::Approve, "approver-1")
+        .await
+        .unwrap();
+    let expected = AgentInvocationResult::Success {
+        invocation_id: "inv-1".into(),
+        output: json!({"purged": ["dev-1"]}),
+    };
+    for _ in 0..2 {
+        assert_eq!(
+            host.resume_approval("appr-1", &gateway, CallOptions::default())
+                .await
+                .unwrap(),
+            expected,
+            "{}",
+            db.name()
+        );
+    }
+    assert_eq!(
+        *gateway.resumed.lock().unwrap(),
+        ["confirmed-1"],
+        "{}: resumed once, by the id the backend knows",
+        db.name()
+    );
+    assert_eq!(gateway.other.load(Ordering::SeqCst), 0);
+    let observed = host.run_approvals("run-1", 10).await.unwrap();
+    assert_eq!(observed.len(), 1);
+    assert_eq!(observed[0].state, ApprovalState::Approved);
+    assert_eq!(
+        serde_json::from_str::<AgentInvocationResult>(observed[0].outcome.as_deref().unwrap())
+            .unwrap(),
+        expected
+    );
+    // A second host on the same database reads the outcome; no second resume.
+    let (again, _) = DurableHost::open(devices_host(), db.connect().await, "host-2")
+        .await
+        .unwrap();
+    assert_eq!(
+        again
+            .resume_approval("appr-1", &gateway, CallOptions::default())
+            .await
+            .unwrap(),
+        expected
+    );
+    assert_eq!(gateway.resumed.lock().unwrap().len(), 1);
+    assert_eq!(
+        s.fx.executor.count(),
+        0,
+        "the page call is never re-dispatched"
+    );
+}
+
+async fn a_rejected_approval_resumes_into_the_backends_failure(db: &Db) {
+    let s = session();
+    let host = started(db, &s).await;
+    let call = host.dispatch(disable("inv-r")).await.unwrap();
+    host.accept_result(&auth("conn-1"), &approval_result(&call))
+        .await
+        .unwrap();
+    host.decide_approval("appr-1", ApprovalDecision::Reject, "approver-1")
+        .await
+        .unwrap();
+    let gateway = ResumingGateway {
+        rejected: true,
+        ..ResumingGateway::default()
+    };
+    let result = host
+        .resume_approval("appr-1", &gateway, CallOptions::default())
+        .await
+        .unwrap();
+    let AgentInvocationResult::Error {
+        invocation_id,
+        error,
+    } = &result
+    else {
+        panic!("{}: {result:?}", db.name());
+    };
+    assert_eq!(invocation_id, "inv-r");
+    assert_eq!(
+        (error.code, error.retry),
+        (ErrorCode::ExecutionFailed, Retry::No)
+    );
+    assert_eq!(error.details.get("invocationId"), Some(&json!("inv-r")));
+    assert_eq!(*gateway.resumed.lock().unwrap(), ["inv-r"]);
+}
+
 /// Every case on a fresh database from `fresh`.
 async fn run_all<F, Fut>(fresh: F)
 where
@@ -492,6 +681,8 @@ where
     racing_writers_apply_each_transition_once(&fresh().await).await;
     approvals_stay_pending_across_a_restart_and_are_decided_once(&fresh().await).await;
     an_interrupted_governed_call_is_reconciled_into_a_receipt(&fresh().await).await;
+    a_decided_approval_is_resumed_once_and_the_run_gets_the_outcome(&fresh().await).await;
+    a_rejected_approval_resumes_into_the_backends_failure(&fresh().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

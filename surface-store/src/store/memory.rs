@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, HostStore, RunRecord, StoreError, StoreFuture, Transition,
+    DispatchWrite, HostStore, OutcomeWrite, RunRecord, StoreError, StoreFuture, Transition,
 };
 
 /// An in-memory [`HostStore`] with the same transitions as the SQL
@@ -70,6 +70,7 @@ impl HostStore for MemoryStore {
         row.result = None;
         row.receipt = None;
         row.settled_at_ms = None;
+        row.backend_invocation_id = None;
         tables.calls.insert(call.invocation_id.clone(), row);
         ready(Ok(DispatchWrite::Inserted))
     }
@@ -219,6 +220,8 @@ impl HostStore for MemoryStore {
         row.state = ApprovalState::Pending;
         row.decided_by = None;
         row.decided_at_ms = None;
+        row.outcome = None;
+        row.resumed_at_ms = None;
         tables.approvals.insert(approval.approval_id.clone(), row);
         ready(Ok(true))
     }
@@ -260,5 +263,61 @@ impl HostStore for MemoryStore {
         });
         pending.truncate(limit as usize);
         ready(Ok(pending))
+    }
+
+    fn run_approvals<'a>(
+        &'a self,
+        run_id: &'a str,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+        let tables = self.lock();
+        let mut approvals: Vec<ApprovalRecord> = tables
+            .approvals
+            .values()
+            .filter(|a| a.run_id == run_id)
+            .cloned()
+            .collect();
+        approvals.sort_by(|a, b| {
+            (a.requested_at_ms, &a.approval_id).cmp(&(b.requested_at_ms, &b.approval_id))
+        });
+        approvals.truncate(limit as usize);
+        ready(Ok(approvals))
+    }
+
+    fn record_outcome<'a>(
+        &'a self,
+        approval_id: &'a str,
+        outcome: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, OutcomeWrite> {
+        if let Err(e) = StoreError::check_size("outcome", outcome) {
+            return ready(Err(e));
+        }
+        let mut tables = self.lock();
+        ready(Ok(match tables.approvals.get_mut(approval_id) {
+            Some(a) if a.state != ApprovalState::Pending && a.outcome.is_none() => {
+                a.outcome = Some(outcome.to_string());
+                a.resumed_at_ms = Some(at_ms);
+                OutcomeWrite::Applied
+            }
+            Some(a) => OutcomeWrite::NotApplied(Box::new(a.clone())),
+            None => OutcomeWrite::Unknown,
+        }))
+    }
+
+    fn set_backend_invocation<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        backend_invocation_id: &'a str,
+    ) -> StoreFuture<'a, Transition> {
+        let mut tables = self.lock();
+        ready(Ok(match tables.calls.get_mut(invocation_id) {
+            Some(c) if c.state == CallState::Dispatched && c.backend_invocation_id.is_none() => {
+                c.backend_invocation_id = Some(backend_invocation_id.to_string());
+                Transition::Applied
+            }
+            Some(c) => Transition::NotApplied(Box::new(c.clone())),
+            None => Transition::Unknown,
+        }))
     }
 }

@@ -31,19 +31,33 @@ fn migrator(steps: &[(i64, &'static str, &'static str)]) -> Migrator {
 /// The SQLite schema.
 #[cfg(feature = "sqlite")]
 pub(super) fn sqlite() -> Migrator {
-    migrator(&[(
-        1,
-        "host store",
-        include_str!("../../migrations/sqlite/0001_host_store.sql"),
-    )])
+    migrator(&[
+        (
+            1,
+            "host store",
+            include_str!("../../migrations/sqlite/0001_host_store.sql"),
+        ),
+        (
+            2,
+            "approval resume",
+            include_str!("../../migrations/sqlite/0002_approval_resume.sql"),
+        ),
+    ])
 }
 
 /// The PostgreSQL schema.
 #[cfg(feature = "postgres")]
 pub(super) fn postgres() -> Migrator {
-    migrator(&[(
-        1,
-        "host store",
-        include_str!("../../migrations/postgres/0001_host_store.sql"),
-    )])
+    migrator(&[
+        (
+            1,
+            "host store",
+            include_str!("../../migrations/postgres/0001_host_store.sql"),
+        ),
+        (
+            2,
+            "approval resume",
+            include_str!("../../migrations/postgres/0002_approval_resume.sql"),
+        ),
+    ])
 }

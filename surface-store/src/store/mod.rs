@@ -146,6 +146,22 @@ pub struct CallRecord {
     pub dispatched_at_ms: i64,
     /// When it left `dispatched`, milliseconds since the Unix epoch.
     pub settled_at_ms: Option<i64>,
+    /// The id the backend knows the call by when it is not
+    /// `invocation_id`: a call the user confirmed in the page under
+    /// `ConfirmationMode::Hold` runs as its `retryInvocationId`
+    /// ([`HostStore::set_backend_invocation`]). Reconciliation and
+    /// resumption use it.
+    pub backend_invocation_id: Option<String>,
+}
+
+impl CallRecord {
+    /// The id the backend knows this call by: `backend_invocation_id`,
+    /// else `invocation_id`.
+    pub fn backend_id(&self) -> &str {
+        self.backend_invocation_id
+            .as_deref()
+            .unwrap_or(&self.invocation_id)
+    }
 }
 
 /// The result written by [`HostStore::complete`].
@@ -276,6 +292,17 @@ pub struct ApprovalRecord {
     pub decided_by: Option<String>,
     /// Milliseconds since the Unix epoch.
     pub decided_at_ms: Option<i64>,
+    /// The id the backend knows the held invocation by (what
+    /// `resume` is called with): the call's
+    /// [`CallRecord::backend_id`] when the approval was recorded.
+    pub backend_invocation_id: String,
+    /// The outcome of resuming it through the backend, once known: the
+    /// JSON of the `AgentInvocationResult` the run receives (under the
+    /// run's own invocation id), written once
+    /// ([`HostStore::record_outcome`]).
+    pub outcome: Option<String>,
+    /// When the outcome was recorded, milliseconds since the Unix epoch.
+    pub resumed_at_ms: Option<i64>,
 }
 
 /// What [`HostStore::decide_approval`] did.
@@ -285,6 +312,18 @@ pub enum Decision {
     Applied,
     /// It was already decided; it is as returned.
     AlreadyDecided(Box<ApprovalRecord>),
+    /// No approval has this id.
+    Unknown,
+}
+
+/// What [`HostStore::record_outcome`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OutcomeWrite {
+    /// This statement recorded it.
+    Applied,
+    /// Not recorded: the approval is still pending, or an outcome was
+    /// recorded first (by another writer); it is as returned.
+    NotApplied(Box<ApprovalRecord>),
     /// No approval has this id.
     Unknown,
 }
@@ -477,4 +516,40 @@ pub trait HostStore: Send + Sync {
     /// # Errors
     /// [`StoreError`].
     fn pending_approvals<'a>(&'a self, limit: u32) -> StoreFuture<'a, Vec<ApprovalRecord>>;
+
+    /// The approvals of one run, oldest first, at most `limit` (how a run
+    /// observes the outcome of a resumed approval).
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn run_approvals<'a>(
+        &'a self,
+        run_id: &'a str,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>>;
+
+    /// Records the outcome of resuming a decided approval (`outcome`: the
+    /// run's result JSON, at most [`MAX_STORED_JSON_BYTES`]), once:
+    /// conditional on the approval being decided and having no outcome.
+    ///
+    /// # Errors
+    /// [`StoreError`] ([`StoreError::TooLarge`] for a larger outcome).
+    fn record_outcome<'a>(
+        &'a self,
+        approval_id: &'a str,
+        outcome: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, OutcomeWrite>;
+
+    /// Records the id the backend knows a `dispatched` call by (the
+    /// `retryInvocationId` of a call confirmed in the page), once:
+    /// conditional on the call being `dispatched` with no such id yet.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn set_backend_invocation<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        backend_invocation_id: &'a str,
+    ) -> StoreFuture<'a, Transition>;
 }

@@ -10,7 +10,7 @@ pub(super) const INSERT_CALL: &str = "INSERT INTO host_calls (invocation_id, own
     ON CONFLICT (invocation_id) DO NOTHING";
 pub(super) const SELECT_CALL: &str = "SELECT invocation_id, owner, run_id, tool_call_id, \
     session_id, tab_id, connection_id, capability_id, effect, envelope_digest, state, \
-    result_digest, result, receipt, dispatched_at_ms, settled_at_ms FROM host_calls \
+    result_digest, result, receipt, dispatched_at_ms, settled_at_ms, backend_invocation_id FROM host_calls \
     WHERE invocation_id = $1";
 pub(super) const COMPLETE_CALL: &str = "UPDATE host_calls SET state = 'completed', \
     result_digest = $2, result = $3, settled_at_ms = $4 \
@@ -21,12 +21,12 @@ pub(super) const INTERRUPT_OWNER: &str = "UPDATE host_calls SET state = 'interru
     settled_at_ms = $2 WHERE owner = $1 AND state = 'dispatched' \
     RETURNING invocation_id, owner, run_id, tool_call_id, session_id, tab_id, connection_id, \
     capability_id, effect, envelope_digest, state, result_digest, result, receipt, \
-    dispatched_at_ms, settled_at_ms";
+    dispatched_at_ms, settled_at_ms, backend_invocation_id";
 pub(super) const RECONCILE_CALL: &str = "UPDATE host_calls SET state = 'reconciled', \
     receipt = $2, settled_at_ms = $3 WHERE invocation_id = $1 AND state = 'interrupted'";
 pub(super) const CALLS_IN_STATE: &str = "SELECT invocation_id, owner, run_id, tool_call_id, \
     session_id, tab_id, connection_id, capability_id, effect, envelope_digest, state, \
-    result_digest, result, receipt, dispatched_at_ms, settled_at_ms FROM host_calls \
+    result_digest, result, receipt, dispatched_at_ms, settled_at_ms, backend_invocation_id FROM host_calls \
     WHERE owner = $1 AND state = $2 ORDER BY invocation_id LIMIT $3";
 
 pub(super) const INSERT_RUN: &str = "INSERT INTO host_runs (run_id, owner, session_id, tab_id, \
@@ -38,17 +38,28 @@ pub(super) const END_RUN: &str =
 pub(super) const ACTIVE_RUNS: &str = "SELECT run_id, owner, session_id, tab_id, kind, state, \
     started_at_ms FROM host_runs WHERE owner = $1 AND state = 'active' ORDER BY run_id LIMIT $2";
 
+pub(super) const SET_BACKEND_INVOCATION: &str = "UPDATE host_calls SET \
+    backend_invocation_id = $2 WHERE invocation_id = $1 AND state = 'dispatched' \
+    AND backend_invocation_id IS NULL";
+
 pub(super) const INSERT_APPROVAL: &str = "INSERT INTO host_approvals (approval_id, \
-    invocation_id, run_id, tool_call_id, capability_id, state, requested_at_ms) \
-    VALUES ($1, $2, $3, $4, $5, 'pending', $6) ON CONFLICT (approval_id) DO NOTHING";
+    invocation_id, run_id, tool_call_id, capability_id, state, requested_at_ms, \
+    backend_invocation_id) VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7) \
+    ON CONFLICT (approval_id) DO NOTHING";
 pub(super) const DECIDE_APPROVAL: &str = "UPDATE host_approvals SET state = $2, \
     decided_by = $3, decided_at_ms = $4 WHERE approval_id = $1 AND state = 'pending'";
 pub(super) const SELECT_APPROVAL: &str = "SELECT approval_id, invocation_id, run_id, \
-    tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms \
-    FROM host_approvals WHERE approval_id = $1";
+    tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms, \
+    backend_invocation_id, outcome, resumed_at_ms FROM host_approvals WHERE approval_id = $1";
 pub(super) const PENDING_APPROVALS: &str = "SELECT approval_id, invocation_id, run_id, \
-    tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms \
-    FROM host_approvals WHERE state = 'pending' ORDER BY requested_at_ms, approval_id LIMIT $1";
+    tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms, \
+    backend_invocation_id, outcome, resumed_at_ms FROM host_approvals WHERE state = 'pending' ORDER BY requested_at_ms, approval_id LIMIT $1";
+pub(super) const RUN_APPROVALS: &str = "SELECT approval_id, invocation_id, run_id, \
+    tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms, \
+    backend_invocation_id, outcome, resumed_at_ms FROM host_approvals \
+    WHERE run_id = $1 ORDER BY requested_at_ms, approval_id LIMIT $2";
+pub(super) const RECORD_OUTCOME: &str = "UPDATE host_approvals SET outcome = $2, \
+    resumed_at_ms = $3 WHERE approval_id = $1 AND state <> 'pending' AND outcome IS NULL";
 
 /// Implements `HostStore` for `$store` (a struct with `pool:
 /// sqlx::Pool<$db>`) with the statements above.
@@ -74,6 +85,7 @@ macro_rules! sql_store {
                     receipt: get(row, "receipt")?,
                     dispatched_at_ms: get(row, "dispatched_at_ms")?,
                     settled_at_ms: get(row, "settled_at_ms")?,
+                    backend_invocation_id: get(row, "backend_invocation_id")?,
                 })
             }
 
@@ -98,9 +110,12 @@ macro_rules! sql_store {
                 row: &<$db as sqlx::Database>::Row,
             ) -> Result<ApprovalRecord, StoreError> {
                 let state: String = get(row, "state")?;
+                let invocation_id: String = get(row, "invocation_id")?;
+                let backend: Option<String> = get(row, "backend_invocation_id")?;
                 Ok(ApprovalRecord {
                     approval_id: get(row, "approval_id")?,
-                    invocation_id: get(row, "invocation_id")?,
+                    backend_invocation_id: backend.unwrap_or_else(|| invocation_id.clone()),
+                    invocation_id,
                     run_id: get(row, "run_id")?,
                     tool_call_id: get(row, "tool_call_id")?,
                     capability_id: get(row, "capability_id")?,
@@ -108,6 +123,8 @@ macro_rules! sql_store {
                     requested_at_ms: get(row, "requested_at_ms")?,
                     decided_by: get(row, "decided_by")?,
                     decided_at_ms: get(row, "decided_at_ms")?,
+                    outcome: get(row, "outcome")?,
+                    resumed_at_ms: get(row, "resumed_at_ms")?,
                 })
             }
 
@@ -335,6 +352,7 @@ macro_rules! sql_store {
                         .bind(&approval.tool_call_id)
                         .bind(&approval.capability_id)
                         .bind(approval.requested_at_ms)
+                        .bind(&approval.backend_invocation_id)
                         .execute(&self.pool)
                         .await
                         .map_err(|e| db("record the approval", e))?;
@@ -390,6 +408,63 @@ macro_rules! sql_store {
                         .await
                         .map_err(|e| db("list approvals", e))?;
                     rows.iter().map(Self::approval_row).collect()
+                })
+            }
+
+            fn run_approvals<'a>(
+                &'a self,
+                run_id: &'a str,
+                limit: u32,
+            ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+                Box::pin(async move {
+                    let rows = sqlx::query(sql::RUN_APPROVALS)
+                        .bind(run_id)
+                        .bind(i64::from(limit))
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| db("list a run's approvals", e))?;
+                    rows.iter().map(Self::approval_row).collect()
+                })
+            }
+
+            fn record_outcome<'a>(
+                &'a self,
+                approval_id: &'a str,
+                outcome: &'a str,
+                at_ms: i64,
+            ) -> StoreFuture<'a, OutcomeWrite> {
+                Box::pin(async move {
+                    StoreError::check_size("outcome", outcome)?;
+                    let done = sqlx::query(sql::RECORD_OUTCOME)
+                        .bind(approval_id)
+                        .bind(outcome)
+                        .bind(at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("record the outcome", e))?;
+                    if done.rows_affected() == 1 {
+                        return Ok(OutcomeWrite::Applied);
+                    }
+                    Ok(match self.approval(approval_id).await? {
+                        Some(a) => OutcomeWrite::NotApplied(Box::new(a)),
+                        None => OutcomeWrite::Unknown,
+                    })
+                })
+            }
+
+            fn set_backend_invocation<'a>(
+                &'a self,
+                invocation_id: &'a str,
+                backend_invocation_id: &'a str,
+            ) -> StoreFuture<'a, Transition> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::SET_BACKEND_INVOCATION)
+                        .bind(invocation_id)
+                        .bind(backend_invocation_id)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("record the backend invocation id", e))?;
+                    self.transition(invocation_id, done.rows_affected()).await
                 })
             }
         }

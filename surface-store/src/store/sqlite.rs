@@ -12,7 +12,8 @@ use super::migrations;
 use super::sql::{self, sql_store};
 use super::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, Durability, HostStore, RunRecord, StoreError, StoreFuture, Transition,
+    DispatchWrite, Durability, HostStore, OutcomeWrite, RunRecord, StoreError, StoreFuture,
+    Transition,
 };
 
 /// Default wait for a lock held by another connection or process
