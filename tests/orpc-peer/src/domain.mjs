@@ -103,8 +103,30 @@ export function createDomainRouter(state = createState()) {
       .meta({ agent: { sideEffect: 'destructive', description: 'Permanently delete devices', requiresApproval: true } })
       .input(PurgeInput)
       .output(z.object({ purged: z.array(z.string()) }))
-      .handler(({ errors }) => {
-        throw errors.APPROVAL_REQUIRED({ data: { approvalId: state.newApproval() } });
+      .handler(({ input, context, errors }) => {
+        // With an `x-agent-invocation-id` the held purge is resumable
+        // through the gateway (`capabilities.resume` by that id, once
+        // `approvals.decide` approved it); the same id asks again for the
+        // same approval. Without one the approval cannot be resumed.
+        const invocationId = headerValue(context.headers, 'x-agent-invocation-id');
+        if (!invocationId) {
+          throw errors.APPROVAL_REQUIRED({ data: { approvalId: state.newApproval() } });
+        }
+        let record = state.invocations.get(invocationId);
+        if (!record) {
+          const approvalId = state.newApproval(invocationId);
+          record = {
+            capabilityId: 'devices.purge@v1',
+            input: { deviceIds: [...input.deviceIds] },
+            approvalId,
+            receipt: { status: 'approval-required', invocationId, executionId: state.newExecutionId(), approvalId },
+          };
+          state.invocations.set(invocationId, record);
+        }
+        if (record.receipt.status !== 'approval-required' || record.capabilityId !== 'devices.purge@v1') {
+          throw new ORPCError('CONFLICT', { message: 'The invocation id was already used' });
+        }
+        throw errors.APPROVAL_REQUIRED({ data: { approvalId: record.approvalId } });
       }),
 
     stats: requester

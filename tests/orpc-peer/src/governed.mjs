@@ -223,7 +223,9 @@ export function createGatewayRouter(state = createState()) {
         const { invocationId, executionId } = record.receipt;
         const decision = state.approvals.get(record.approvalId).decision;
         if (decision === 'approve') {
-          record.receipt = receiptFrom(invocationId, executionId, record.cap.execute(state, record.input));
+          // A purge held by the domain router has no `cap` yet.
+          const cap = record.cap ?? BY_ID.get(record.capabilityId).cap;
+          record.receipt = receiptFrom(invocationId, executionId, cap.execute(state, record.input));
         } else if (decision === 'reject') {
           record.receipt = receiptFrom(invocationId, executionId, {
             status: 'failed',
@@ -235,6 +237,31 @@ export function createGatewayRouter(state = createState()) {
   };
 
   const approvals = {
+    /** The approval and what it would run: the effective input the server holds. */
+    get: approver
+      .errors({ NOT_FOUND: { status: 404, message: 'Unknown approval', data: z.object({ approvalId: z.string() }) } })
+      .input(z.object({ approvalId: z.string() }))
+      .output(
+        z.object({
+          approvalId: z.string(),
+          decision: z.enum(['pending', 'approve', 'reject']),
+          invocationId: z.string().nullable(),
+          capabilityId: z.string().nullable(),
+          input: z.unknown(),
+        }),
+      )
+      .handler(({ input, errors }) => {
+        const approval = state.approvals.get(input.approvalId);
+        if (!approval) throw errors.NOT_FOUND({ data: { approvalId: input.approvalId } });
+        const record = approval.invocationId ? state.invocations.get(approval.invocationId) : undefined;
+        return {
+          approvalId: approval.approvalId,
+          decision: approval.decision,
+          invocationId: approval.invocationId ?? null,
+          capabilityId: record?.capabilityId ?? null,
+          input: record?.input ?? null,
+        };
+      }),
     decide: approver
       .errors({ NOT_FOUND: { status: 404, message: 'Unknown approval', data: z.object({ approvalId: z.string() }) } })
       .input(z.object({ approvalId: z.string(), decision: z.enum(['approve', 'reject']) }))

@@ -450,6 +450,37 @@ describe('governed gateway /gateway', () => {
     assert.deepEqual((await call('/gateway/capabilities/getInvocation', { invocationId: 'inv-purge-1' })).body.json, done);
   });
 
+  test('domain devices.purge with x-agent-invocation-id: held, shown to the approver, resumed once', async () => {
+    const held = { ...USER, 'x-agent-invocation-id': 'confirmed-purge-1' };
+    const a = assertError(await call('/rpc/devices/purge', { deviceIds: ['dev-2'] }, held), 409, 'APPROVAL_REQUIRED', {
+      defined: true,
+    });
+    // The same id asks again for the same approval.
+    const b = assertError(await call('/rpc/devices/purge', { deviceIds: ['dev-2'] }, held), 409, 'APPROVAL_REQUIRED', {
+      defined: true,
+    });
+    assert.equal(a.data.approvalId, b.data.approvalId);
+    const get = { approvalId: a.data.approvalId };
+    assertError(await call('/gateway/approvals/get', get, USER), 403, 'FORBIDDEN');
+    assert.deepEqual((await call('/gateway/approvals/get', get, APPROVER)).body.json, {
+      approvalId: a.data.approvalId,
+      decision: 'pending',
+      invocationId: 'confirmed-purge-1',
+      capabilityId: 'devices.purge@v1',
+      input: { deviceIds: ['dev-2'] },
+    });
+    assert.ok((await listIds()).includes('dev-2'));
+    const decide = { approvalId: a.data.approvalId, decision: 'approve' };
+    assert.deepEqual((await call('/gateway/approvals/decide', decide, APPROVER)).body.json, decide);
+    const done = (await call('/gateway/capabilities/resume', { invocationId: 'confirmed-purge-1' })).body.json;
+    assert.equal(done.status, 'completed');
+    assert.deepEqual(done.output, { purged: ['dev-2'] });
+    assert.ok(!(await listIds()).includes('dev-2'));
+    assert.deepEqual((await call('/gateway/capabilities/resume', { invocationId: 'confirmed-purge-1' })).body.json, done);
+    // The id is spent: the domain procedure refuses it now.
+    assertError(await call('/rpc/devices/purge', { deviceIds: ['dev-2'] }, held), 409, 'CONFLICT');
+  });
+
   test('devices.purge rejected ⇒ resume returns failed APPROVAL_REJECTED; device kept', async () => {
     const first = (await invoke('devices.purge', 'inv-purge-2', { deviceIds: ['dev-locked'] })).body.json;
     assert.equal(first.status, 'approval-required');
