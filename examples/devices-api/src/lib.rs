@@ -122,3 +122,31 @@ pub struct TurnReport {
     /// One line for a person: what happened.
     pub summary: String,
 }
+
+/// `POST /app/run` `{"runId"}`: how a run that asked the server for an
+/// approval observes what became of it. A person decides on the host's
+/// approver page; the host resumes the held call through the backend and
+/// records the outcome for the run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunStatus {
+    /// The run id.
+    pub run_id: String,
+    /// The approvals the run waits for or waited for, oldest first.
+    pub approvals: Vec<ApprovalStatus>,
+}
+
+/// One approval of a run ([`RunStatus`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalStatus {
+    /// The backend's approval id (`appr-1`, …).
+    pub approval_id: String,
+    /// `pending`, `approved` or `rejected`.
+    pub state: String,
+    /// The result the run received once the host resumed the call (an
+    /// `AgentInvocationResult` as JSON); `None` while it waits.
+    pub outcome: Option<serde_json::Value>,
+    /// One line for a person once there is an outcome.
+    pub summary: Option<String>,
+}

@@ -20,14 +20,20 @@
 //! the host, and prints the URL.
 #![forbid(unsafe_code)]
 
+mod approver;
 pub mod page;
 pub mod peer;
 mod server;
 
+pub use approver::escape_html;
 pub use server::{
-    serve, HostConfig, Running, SessionRecord, COOKIE, INDEX_HTML, MAX_SOCKET_MESSAGE,
+    serve, Database, HostConfig, Running, SessionRecord, COOKIE, INDEX_HTML, MAX_SOCKET_MESSAGE,
     MAX_TURN_REQUEST, TURN_WAIT,
 };
 
 /// The credential the oRPC peer accepts for the requester.
 pub const PEER_USER_TOKEN: &str = "Bearer user-token";
+
+/// The credential the oRPC peer accepts for the approver
+/// (`approvals.get`, `approvals.decide` only).
+pub const PEER_APPROVER_TOKEN: &str = "Bearer approver-token";

@@ -2,28 +2,36 @@
 //! the host on 127.0.0.1, prints the URL.
 //!
 //! ```text
-//! devices-host [--port N] [--backend URL] [--no-build]
+//! devices-host [--port N] [--backend URL] [--database DB] [--approver-secret S] [--no-build]
 //! ```
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
-use devices_host::{page, peer::Peer, serve, HostConfig, PEER_USER_TOKEN};
+use devices_host::{page, peer::Peer, serve, Database, HostConfig};
 
-const USAGE: &str = "usage: devices-host [--port N] [--backend URL] [--no-build]
+const USAGE: &str = "usage: devices-host [--port N] [--backend URL] [--database DB] [--approver-secret S] [--no-build]
 
 Builds the devices page (wasm32, Leptos), starts the oRPC peer of
 tests/orpc-peer and the agent host on 127.0.0.1, and prints the URL.
 
   --port N        listen on port N (default 8080; 0 = any free port)
-  --backend URL   use a running oRPC backend (e.g. http://127.0.0.1:4000/rpc)
-                  instead of starting the peer
+  --backend URL   use a running oRPC backend (e.g. http://127.0.0.1:4000/rpc;
+                  its governed gateway is the sibling /gateway) instead of
+                  starting the peer
+  --database DB   the host store: sqlite:PATH (default
+                  sqlite:target/devices-host/host.db), postgres://… or memory
+  --approver-secret S
+                  what the approver types on /approver (default: random,
+                  printed at start-up)
   --no-build      serve the page built last time";
 
 fn main() -> ExitCode {
     let mut port = 8080u16;
     let mut backend = None;
     let mut build = true;
+    let mut database = Database::Sqlite(page::target_dir().join("devices-host").join("host.db"));
+    let mut approver_secret = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -34,6 +42,15 @@ fn main() -> ExitCode {
             "--backend" => match args.next() {
                 Some(url) => backend = Some(url),
                 None => return usage("--backend needs a URL"),
+            },
+            "--database" => match args.next().map(|d| Database::parse(&d)) {
+                Some(Ok(d)) => database = d,
+                Some(Err(e)) => return usage(&e),
+                None => return usage("--database needs a value"),
+            },
+            "--approver-secret" => match args.next() {
+                Some(secret) if !secret.is_empty() => approver_secret = Some(secret),
+                _ => return usage("--approver-secret needs a non-empty value"),
             },
             "--no-build" => build = false,
             "-h" | "--help" => {
@@ -83,12 +100,16 @@ fn main() -> ExitCode {
         }
     };
     runtime.block_on(async {
-        let config = HostConfig {
-            bind: SocketAddr::from(([127, 0, 0, 1], port)),
-            backend_rpc: backend_rpc.clone(),
-            backend_authorization: PEER_USER_TOKEN.into(),
-            page_dir: page::pkg_dir(),
-        };
+        let mut config = HostConfig::new(
+            SocketAddr::from(([127, 0, 0, 1], port)),
+            backend_rpc.clone(),
+            page::pkg_dir(),
+        );
+        config.database = database;
+        if let Some(secret) = approver_secret {
+            config.approver_secret = secret;
+        }
+        let secret = config.approver_secret.clone();
         let running = match serve(config).await {
             Ok(running) => running,
             Err(e) => {
@@ -97,6 +118,10 @@ fn main() -> ExitCode {
             }
         };
         println!("devices console: {}", running.url());
+        println!(
+            "approver page:   {}approver (approver secret: {secret})",
+            running.url()
+        );
         eprintln!("devices-host: backend {backend_rpc}; Ctrl-C stops host and peer");
         let _ = tokio::signal::ctrl_c().await;
         drop(running);

@@ -14,6 +14,8 @@ use agent_surface::host::{
     AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceOutcome, BrowserToHostMessage,
     HostTool, ResultDisposition, ToolCallRequest,
 };
+use agent_surface::store::{DurableHost, HostStore, MemoryStore};
+use agent_surface::store::{PostgresStore, PostgresStoreOptions, SqliteStore, SqliteStoreOptions};
 use agent_surface::web::{
     page_guard, PageOrigin, PageSessions, ProxyLimits, RpcProxy, SessionLimits, SessionToken,
 };
@@ -25,7 +27,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::Router;
-use devices_api::{SessionInfo, TurnReport, TurnStep};
+use devices_api::{ApprovalStatus, RunStatus, SessionInfo, TurnReport, TurnStep};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot, Notify};
@@ -45,6 +47,66 @@ pub const MAX_TURN_REQUEST: usize = 64 * 1024;
 /// user may be deciding): 10 minutes.
 pub const TURN_WAIT: Duration = Duration::from_secs(600);
 
+/// Where the host keeps its durable state (`docs/host.md`, "The durable
+/// store").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Database {
+    /// A SQLite file (created when missing): the embedded default.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database, `postgres://user@host:port/db`.
+    Postgres(String),
+    /// In memory: nothing survives the process (tests only).
+    Memory,
+}
+
+impl Database {
+    /// Parses `--database`: `sqlite:PATH`, `postgres://…`/`postgresql://…`
+    /// or `memory`.
+    ///
+    /// # Errors
+    /// Anything else, with what was expected.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if let Some(path) = text.strip_prefix("sqlite:") {
+            if path.is_empty() {
+                return Err("sqlite: needs a file path, e.g. sqlite:host.db".into());
+            }
+            return Ok(Database::Sqlite(PathBuf::from(path)));
+        }
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            return Ok(Database::Postgres(text.to_string()));
+        }
+        if text == "memory" {
+            return Ok(Database::Memory);
+        }
+        Err(format!(
+            "--database must be sqlite:PATH, postgres://… or memory, not {:?}",
+            text.chars().take(40).collect::<String>()
+        ))
+    }
+
+    async fn open(&self) -> Result<Arc<dyn HostStore>, String> {
+        Ok(match self {
+            Database::Sqlite(path) => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| format!("creating {}: {e}", dir.display()))?;
+                }
+                Arc::new(
+                    SqliteStore::open(SqliteStoreOptions::file(path))
+                        .await
+                        .map_err(|e| e.to_string())?,
+                )
+            }
+            Database::Postgres(url) => Arc::new(
+                PostgresStore::open(PostgresStoreOptions::new(url.clone()))
+                    .await
+                    .map_err(|e| e.to_string())?,
+            ),
+            Database::Memory => Arc::new(MemoryStore::new()),
+        })
+    }
+}
+
 /// How the host runs.
 #[derive(Clone, Debug)]
 pub struct HostConfig {
@@ -52,11 +114,50 @@ pub struct HostConfig {
     pub bind: SocketAddr,
     /// The backend's RPC handler, e.g. `http://127.0.0.1:4000/rpc`.
     pub backend_rpc: String,
+    /// The backend's governed gateway (`capabilities.resume`,
+    /// `approvals.get`/`decide`), e.g. `http://127.0.0.1:4000/gateway`.
+    pub backend_gateway: String,
     /// The backend credential the host adds for an authenticated page
-    /// (the peer's `Bearer user-token`).
+    /// and uses to resume a held call for its requester (the peer's
+    /// `Bearer user-token`).
     pub backend_authorization: String,
+    /// The backend credential of the approver, used only for the approver
+    /// page's `approvals.get`/`approvals.decide` (the peer's
+    /// `Bearer approver-token`).
+    pub approver_authorization: String,
+    /// What a person types on `/approver` to sign in as the approver.
+    pub approver_secret: String,
+    /// The durable store.
+    pub database: Database,
+    /// This host's owner name in the store (stable across restarts).
+    pub owner: String,
     /// The built page (`devices_web.js`, `devices_web_bg.wasm`).
     pub page_dir: PathBuf,
+}
+
+impl HostConfig {
+    /// A config for the backend at `backend_rpc` (`…/rpc`; the gateway is
+    /// its sibling `…/gateway`) with the peer's credentials, a fresh
+    /// random approver secret, an in-memory store and owner
+    /// `devices-host`.
+    pub fn new(bind: SocketAddr, backend_rpc: impl Into<String>, page_dir: PathBuf) -> Self {
+        let backend_rpc = backend_rpc.into();
+        let backend_gateway = match backend_rpc.strip_suffix("/rpc") {
+            Some(base) => format!("{base}/gateway"),
+            None => format!("{}/gateway", backend_rpc.trim_end_matches('/')),
+        };
+        Self {
+            bind,
+            backend_rpc,
+            backend_gateway,
+            backend_authorization: crate::PEER_USER_TOKEN.into(),
+            approver_authorization: crate::PEER_APPROVER_TOKEN.into(),
+            approver_secret: random_hex(12),
+            database: Database::Memory,
+            owner: "devices-host".into(),
+            page_dir,
+        }
+    }
 }
 
 /// A session the host issued a cookie for.
@@ -77,9 +178,13 @@ enum CallEnd {
     Interrupted,
 }
 
-struct AppState {
-    host: Arc<AgentHost>,
-    config: HostConfig,
+pub(crate) struct AppState {
+    pub(crate) host: Arc<DurableHost>,
+    pub(crate) config: HostConfig,
+    /// The approver's sessions (`/approver`), a cookie of their own.
+    pub(crate) approvers: PageSessions<String>,
+    /// Which page session started each run (for `/app/run`).
+    run_sessions: Mutex<HashMap<String, String>>,
     /// Page sessions by cookie.
     sessions: PageSessions<SessionRecord>,
     proxy: RpcProxy,
@@ -87,16 +192,16 @@ struct AppState {
     sockets: Mutex<HashMap<String, mpsc::UnboundedSender<String>>>,
     /// Turns waiting for a call's end, by invocation id.
     waiting: Mutex<HashMap<String, oneshot::Sender<CallEnd>>>,
-    reports: Mutex<Vec<TurnReport>>,
-    reported: Notify,
+    pub(crate) reports: Mutex<Vec<TurnReport>>,
+    pub(crate) reported: Notify,
     counter: AtomicU64,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn random_hex(bytes: usize) -> String {
+pub(crate) fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
     getrandom::fill(&mut buf).expect("the OS random source");
     hex::encode(buf)
@@ -116,9 +221,13 @@ impl Running {
         format!("http://{}/", self.addr)
     }
 
-    /// The agent host (its runs, tools and live surfaces); an `Arc`, so an
-    /// MCP server (`agent_surface::mcp::McpServer`) can serve its runs too.
-    pub fn host(&self) -> &Arc<AgentHost> {
+    /// The in-memory agent host (its runs, tools and live surfaces).
+    pub fn host(&self) -> &AgentHost {
+        self.state.host.host()
+    }
+
+    /// The durable host over the store (approvals, recorded calls).
+    pub fn durable(&self) -> &Arc<DurableHost> {
         &self.state.host
     }
 
@@ -154,12 +263,35 @@ impl Drop for Running {
     }
 }
 
-/// Starts the host on `config.bind`.
+/// Starts the host on `config.bind` over its store: calls a previous run
+/// of this host left outstanding are reported interrupted (never
+/// replayed), pending approvals stay on the approver page.
 ///
 /// # Errors
-/// The listener cannot bind.
+/// The store cannot be opened, the listener cannot bind.
 pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
-    let host = Arc::new(AgentHost::new().with_known_build(devices_api::known_build()));
+    let store = config
+        .database
+        .open()
+        .await
+        .map_err(std::io::Error::other)?;
+    let agent_host = AgentHost::new().with_known_build(devices_api::known_build());
+    let (host, recovery) = DurableHost::open(agent_host, store, config.owner.clone())
+        .await
+        .map_err(std::io::Error::other)?;
+    for call in &recovery.interrupted {
+        eprintln!(
+            "devices-host: {} ({}) was outstanding when the host stopped: its outcome is unknown; it is not replayed",
+            call.invocation_id, call.capability_id
+        );
+    }
+    if !recovery.pending_approvals.is_empty() {
+        eprintln!(
+            "devices-host: {} approval(s) pending on /approver",
+            recovery.pending_approvals.len()
+        );
+    }
+    let host = Arc::new(host);
     let authority = devices_api::api::authority();
     let rpc_proxy = RpcProxy::new(
         &config.backend_rpc,
@@ -173,6 +305,8 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
     let state = Arc::new(AppState {
         host,
         config,
+        approvers: PageSessions::new(crate::approver::COOKIE, SessionLimits::default()),
+        run_sessions: Mutex::default(),
         sessions: PageSessions::new(COOKIE, SessionLimits::default()),
         proxy: rpc_proxy,
         sockets: Mutex::default(),
@@ -186,6 +320,10 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
         .route("/pkg/{file}", get(page_file))
         .route("/app/session", post(session_info))
         .route("/app/turn", post(turn))
+        .route("/app/run", post(run_status))
+        .route("/approver", get(crate::approver::page))
+        .route("/approver/login", post(crate::approver::login))
+        .route("/approver/decide", post(crate::approver::decide))
         .route("/rpc/{*path}", any(proxy))
         .route("/agent/ws", get(socket))
         .with_state(state.clone())
@@ -202,7 +340,7 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
 }
 
 /// An oRPC error body, so the page's `FetchOrpcClient` decodes it.
-fn orpc_error(status: StatusCode, code: &str, message: &str) -> Response {
+pub(crate) fn orpc_error(status: StatusCode, code: &str, message: &str) -> Response {
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],
@@ -212,7 +350,7 @@ fn orpc_error(status: StatusCode, code: &str, message: &str) -> Response {
         .into_response()
 }
 
-fn orpc_ok(value: &impl serde::Serialize) -> Response {
+pub(crate) fn orpc_ok(value: &impl serde::Serialize) -> Response {
     (
         StatusCode::OK,
         [(header::CONTENT_TYPE, "application/json")],
@@ -370,22 +508,27 @@ async fn run_turn(state: &Arc<AppState>, token: &SessionToken, path: &str) -> Tu
             "Not run: this page has no live agent session (is it connected?).".into(),
         );
     };
-    if let Err(e) = state.host.start_run(AgentRun {
-        run_id: run_id.clone(),
-        session_id: record.session_id.clone(),
-        tab_id: Some(tab_id),
-        kind: ConsumerKind::Embedded,
-    }) {
+    if let Err(e) = state
+        .host
+        .start_run(AgentRun {
+            run_id: run_id.clone(),
+            session_id: record.session_id.clone(),
+            tab_id: Some(tab_id),
+            kind: ConsumerKind::Embedded,
+        })
+        .await
+    {
         return report(steps, format!("Not run: {e}."));
     }
-    let tools = state.host.tools_for_run(&run_id);
+    lock(&state.run_sessions).insert(run_id.clone(), record.session_id.clone());
+    let tools = state.host.host().tools_for_run(&run_id);
     steps.push(TurnStep {
         action: "discover".into(),
         outcome: Value::Array(tools.iter().map(describe_tool).collect()),
     });
     let capability = format!("domain:{path}");
     if !tools.iter().any(|t| t.capability_id() == capability) {
-        state.host.end_run(&run_id);
+        end_run(state, &run_id).await;
         return report(steps, format!("Not run: the page does not offer {path}."));
     }
     let invocation_id = format!("{run_id}-{}", random_hex(8));
@@ -401,6 +544,7 @@ async fn run_turn(state: &Arc<AppState>, token: &SessionToken, path: &str) -> Tu
     let sent = state
         .host
         .dispatch(request)
+        .await
         .map_err(|e| e.to_string())
         .and_then(|call| {
             let text = serde_json::to_string(&call).map_err(|e| e.to_string())?;
@@ -418,12 +562,12 @@ async fn run_turn(state: &Arc<AppState>, token: &SessionToken, path: &str) -> Tu
     });
     if let Err(e) = sent {
         lock(&state.waiting).remove(&invocation_id);
-        state.host.end_run(&run_id);
+        end_run(state, &run_id).await;
         return report(steps, format!("Not run: {e}."));
     }
     let end = tokio::time::timeout(TURN_WAIT, rx).await;
     lock(&state.waiting).remove(&invocation_id);
-    state.host.end_run(&run_id);
+    end_run(state, &run_id).await;
     let (outcome, summary) = match end {
         Ok(Ok(CallEnd::Completed(outcome))) => {
             let summary = summarize(path, &outcome);
@@ -445,6 +589,109 @@ async fn run_turn(state: &Arc<AppState>, token: &SessionToken, path: &str) -> Tu
         outcome,
     });
     report(steps, summary)
+}
+
+/// Ends a run (its approvals stay observable through `/app/run`).
+async fn end_run(state: &AppState, run_id: &str) {
+    if let Err(e) = state.host.end_run(run_id).await {
+        eprintln!("devices-host: ending {run_id}: {e}");
+    }
+}
+
+/// `POST /app/run` `{"json":{"runId"}}`: the approvals of a run this page
+/// session started, with their outcome once resumed.
+async fn run_status(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    request: Request,
+) -> Response {
+    let Some((_, record)) = session_of(&state, &headers) else {
+        return orpc_error(
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHORIZED",
+            "No session: reload the page.",
+        );
+    };
+    let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_TURN_REQUEST).await else {
+        return orpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "PAYLOAD_TOO_LARGE",
+            "the request is too large",
+        );
+    };
+    let run_id = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| v["json"]["runId"].as_str().map(str::to_string));
+    let Some(run_id) = run_id else {
+        return orpc_error(StatusCode::BAD_REQUEST, "BAD_REQUEST", "runId is required");
+    };
+    let owned = lock(&state.run_sessions).get(&run_id) == Some(&record.session_id);
+    if !owned {
+        return orpc_error(
+            StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+            "No such run in this session.",
+        );
+    }
+    match state.host.run_approvals(&run_id, 100).await {
+        Ok(approvals) => orpc_ok(&RunStatus {
+            run_id,
+            approvals: approvals.iter().map(approval_status).collect(),
+        }),
+        Err(e) => {
+            eprintln!("devices-host: reading the approvals of {run_id}: {e}");
+            orpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "SERVICE_UNAVAILABLE",
+                "The host store cannot be read right now.",
+            )
+        }
+    }
+}
+
+/// A stored approval as the page sees it.
+pub(crate) fn approval_status(approval: &agent_surface::store::ApprovalRecord) -> ApprovalStatus {
+    let outcome = approval
+        .outcome
+        .as_deref()
+        .and_then(|o| serde_json::from_str::<AgentInvocationResult>(o).ok());
+    ApprovalStatus {
+        approval_id: approval.approval_id.clone(),
+        state: approval.state.as_str().to_string(),
+        summary: outcome.as_ref().map(|o| resumed_summary(approval, o)),
+        outcome: outcome.and_then(|o| serde_json::to_value(o).ok()),
+    }
+}
+
+/// One line for a person: what the resumed call did.
+pub(crate) fn resumed_summary(
+    approval: &agent_surface::store::ApprovalRecord,
+    outcome: &AgentInvocationResult,
+) -> String {
+    let by = approval.decided_by.as_deref().unwrap_or("the approver");
+    match outcome {
+        AgentInvocationResult::Success { output, .. } => {
+            let ids: Vec<&str> = output["purged"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            format!(
+                "Approved by {by} and resumed: the server purged {}.",
+                if ids.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    ids.join(", ")
+                }
+            )
+        }
+        AgentInvocationResult::Error { error, .. } => {
+            if approval.state == agent_surface::store::ApprovalState::Rejected {
+                format!("Rejected by {by}: nothing was purged.")
+            } else {
+                format!("Approved by {by}, but not done: {}.", error.code.as_str())
+            }
+        }
+    }
 }
 
 fn describe_tool(tool: &HostTool) -> Value {
@@ -494,6 +741,16 @@ fn summarize(path: &str, outcome: &BrowserSurfaceOutcome) -> String {
             }
         }
         BrowserSurfaceOutcome::Invocation(result) => match result.error() {
+            Some(error) if error.code == agent_surface::ErrorCode::DomainApprovalRequired => {
+                let id = error
+                    .details
+                    .get("approvalId")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?");
+                format!(
+                    "Waiting for approval {id}: the server holds {path} until a person decides on the approver page; nothing was done yet."
+                )
+            }
             Some(error) => {
                 let reason = error
                     .details
@@ -575,7 +832,7 @@ async fn run_socket(
         tokio::select! {
             incoming = stream.next() => match incoming {
                 Some(Ok(Message::Text(text))) => {
-                    if let Err(why) = on_message(&state, &token, &record, &mut connection, &tx, text.as_str()) {
+                    if let Err(why) = on_message(&state, &token, &record, &mut connection, &tx, text.as_str()).await {
                         refusal = Some(why);
                         break;
                     }
@@ -610,7 +867,7 @@ async fn run_socket(
                 s.connection_id = None;
             }
         });
-        for interrupted in state.host.connection_closed(&connection_id) {
+        for interrupted in state.host.connection_closed(&connection_id).await {
             end_call(
                 &state,
                 &interrupted.call.invocation.invocation_id,
@@ -621,7 +878,7 @@ async fn run_socket(
 }
 
 /// Handles one frame; `Err` closes the socket with that reason.
-fn on_message(
+async fn on_message(
     state: &AppState,
     token: &SessionToken,
     record: &SessionRecord,
@@ -645,6 +902,7 @@ fn on_message(
             let accepted = state
                 .host
                 .accept_announcement(&auth(&announcement.connection_id), &announcement)
+                .await
                 .map_err(|e| format!("announcement refused: {e}"))?;
             if connection.is_none() {
                 *connection = Some(announcement.connection_id.clone());
@@ -666,7 +924,11 @@ fn on_message(
             let Some(connection_id) = connection.as_deref() else {
                 return Err("a result before any announcement".into());
             };
-            match state.host.accept_result(&auth(connection_id), &result) {
+            match state
+                .host
+                .accept_result(&auth(connection_id), &result)
+                .await
+            {
                 Ok(ResultDisposition::Completed(done)) => {
                     end_call(
                         state,
@@ -684,7 +946,11 @@ fn on_message(
             let Some(connection_id) = connection.as_deref() else {
                 return Err("progress before any announcement".into());
             };
-            match state.host.accept_progress(&auth(connection_id), &progress) {
+            match state
+                .host
+                .accept_progress(&auth(connection_id), &progress)
+                .await
+            {
                 Ok(_) => eprintln!(
                     "devices-host: {} is {}",
                     progress.invocation_id,

@@ -18,11 +18,14 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use agent_surface::bridge::{CallOptions, HttpOrpcClient, OrpcClient};
-use devices_host::{page, peer::Peer, serve, HostConfig, Running, PEER_USER_TOKEN};
+use devices_host::{page, peer::Peer, serve, Database, HostConfig, Running, PEER_USER_TOKEN};
 use serde_json::{json, Value};
 use webdriver::{Driver, Session};
 
 const WAIT: Duration = Duration::from_secs(20);
+
+/// What the approver types on `/approver` in these tests.
+const APPROVER_SECRET: &str = "approver-secret-e2e";
 
 fn ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
@@ -67,6 +70,7 @@ fn built_page() -> &'static Result<page::Built, String> {
 struct Stack {
     peer: Peer,
     host: Running,
+    config: HostConfig,
     _driver: Driver,
     browser: Session,
     profile: PathBuf,
@@ -117,20 +121,23 @@ async fn stack_with(test: &str, flags: &[&str]) -> Option<Stack> {
         .as_ref()
         .unwrap_or_else(|e| panic!("{test}: the page could not be built: {e}"));
     let peer = Peer::start().expect("the oRPC peer starts");
-    let host = serve(HostConfig {
-        bind: "127.0.0.1:0".parse().unwrap(),
-        backend_rpc: peer.rpc_url(),
-        backend_authorization: PEER_USER_TOKEN.into(),
-        page_dir: built.dir.clone(),
-    })
-    .await
-    .expect("the host starts");
-    let driver = Driver::start(&chromedriver).expect("chromedriver starts");
     let profile = page::target_dir()
         .join("browser-e2e")
         .join(format!("profile-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&profile);
     std::fs::create_dir_all(&profile).unwrap();
+    let mut config = HostConfig::new(
+        "127.0.0.1:0".parse().unwrap(),
+        peer.rpc_url(),
+        built.dir.clone(),
+    );
+    // The host store is a SQLite file beside the profile, so a test can
+    // restart the host on it.
+    config.database = Database::Sqlite(profile.join("host.db"));
+    config.approver_secret = APPROVER_SECRET.into();
+    let host = serve(config.clone()).await.expect("the host starts");
+    config.bind = host.addr;
+    let driver = Driver::start(&chromedriver).expect("chromedriver starts");
     let browser = driver
         .session_with(&chromium, &profile, flags)
         .await
@@ -147,6 +154,7 @@ async fn stack_with(test: &str, flags: &[&str]) -> Option<Stack> {
     Some(Stack {
         peer,
         host,
+        config,
         _driver: driver,
         browser,
         profile,
@@ -905,4 +913,217 @@ async fn without_webmcp_the_page_has_no_model_context() {
         .await
         .unwrap();
     assert_eq!(kind, json!("undefined"));
+}
+
+impl Stack {
+    /// Opens the approver page in a new tab (the console's tab stays
+    /// open), signs in and waits for `approval_id`'s row; returns the
+    /// console tab's handle.
+    async fn approver_tab(&self, approval_id: &str) -> String {
+        let console = self.browser.window().await.unwrap();
+        let tab = self.browser.new_tab().await.unwrap();
+        self.browser.switch_to(&tab).await.unwrap();
+        self.browser
+            .goto(&format!("{}approver", self.host.url()))
+            .await
+            .unwrap();
+        self.browser
+            .wait_for("#approver-secret", WAIT)
+            .await
+            .unwrap();
+        self.browser
+            .execute(
+                "document.querySelector('#approver-secret').value = arguments[0];",
+                json!([APPROVER_SECRET]),
+            )
+            .await
+            .unwrap();
+        self.browser.click("#approver-login").await.unwrap();
+        self.browser
+            .wait_for(&format!("#approval-{approval_id}"), WAIT)
+            .await
+            .unwrap_or_else(|e| panic!("the approver page lists {approval_id}: {e}"));
+        console
+    }
+
+    /// The statuses the backend reports, ids only.
+    async fn server_ids(&self) -> Vec<String> {
+        self.server_statuses()
+            .await
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    /// Asks the agent to purge `dev-2`, confirms in the page and waits
+    /// until the server holds it for approval `appr-1`; returns the run id.
+    async fn purge_until_approval_required(&self) -> String {
+        self.select(&["dev-2"]).await;
+        let input = self.start_turn_until_confirmation("#start-purge").await;
+        assert_eq!(input, json!({"deviceIds": ["dev-2"]}));
+        self.browser.click("#approve").await.unwrap();
+        let report = self.report().await;
+        assert_eq!(
+            report,
+            "Agent turn: Waiting for approval appr-1: the server holds devices.purge until a person decides on the approver page; nothing was done yet."
+        );
+        assert!(self.server_ids().await.contains(&"dev-2".to_string()));
+        let approvals = self.host.durable().pending_approvals(10).await.unwrap();
+        assert_eq!(approvals.len(), 1);
+        assert_eq!(approvals[0].approval_id, "appr-1");
+        assert_eq!(approvals[0].capability_id, "domain:devices.purge");
+        // The page confirmed, so the server knows the call by the retry's id.
+        assert_ne!(
+            approvals[0].backend_invocation_id,
+            approvals[0].invocation_id
+        );
+        approvals[0].run_id.clone()
+    }
+}
+
+/// The held input the approver page shows for a row.
+async fn shown_input(s: &Stack, approval_id: &str) -> Value {
+    let text = s
+        .browser
+        .wait_for_text(&format!("#approval-{approval_id} code.input"), WAIT, |t| {
+            !t.is_empty()
+        })
+        .await
+        .unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text:?}: {e}"))
+}
+
+const RESUMED: &str = "appr-1: Approved by approver and resumed: the server purged dev-2.";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_purge_approved_on_the_approver_page_is_resumed_and_the_run_gets_the_outcome() {
+    let _serial = SERIAL.lock().await;
+    let Some(s) =
+        stack("a_purge_approved_on_the_approver_page_is_resumed_and_the_run_gets_the_outcome")
+            .await
+    else {
+        return;
+    };
+    let run_id = s.purge_until_approval_required().await;
+    s.shot("12-waiting-for-approval").await;
+    let console = s.approver_tab("appr-1").await;
+    assert_eq!(
+        shown_input(&s, "appr-1").await,
+        json!({"deviceIds": ["dev-2"]})
+    );
+    s.shot("13-approver-page").await;
+    s.browser.click("#approve-appr-1").await.unwrap();
+    s.browser
+        .wait_for_text("#approver-result", WAIT, |t| t == RESUMED)
+        .await
+        .expect("the approver sees the resumed outcome");
+    s.browser.wait_for("#no-approvals", WAIT).await.unwrap();
+    s.shot("14-approver-decided").await;
+    assert!(
+        !s.server_ids().await.contains(&"dev-2".to_string()),
+        "purged at the peer"
+    );
+    // The run observes the outcome: its approvals in the store, and the
+    // console (polling /app/run) shows it.
+    let approvals = s.host.durable().run_approvals(&run_id, 10).await.unwrap();
+    assert_eq!(approvals.len(), 1);
+    let outcome: Value = serde_json::from_str(approvals[0].outcome.as_deref().unwrap()).unwrap();
+    assert_eq!(outcome["status"], "success");
+    assert_eq!(outcome["invocationId"], json!(approvals[0].invocation_id));
+    assert_eq!(outcome["output"], json!({"purged": ["dev-2"]}));
+    s.browser.close_window().await.unwrap();
+    s.browser.switch_to(&console).await.unwrap();
+    s.browser
+        .wait_for_text("#turn-report", WAIT, |t| {
+            t == "Agent turn: Approved by approver and resumed: the server purged dev-2."
+        })
+        .await
+        .expect("the console shows the run's outcome");
+    wait_gone(&s, "#status-dev-2").await;
+    s.shot("15-console-after-approval").await;
+    let reports = s.host.reports();
+    assert_eq!(reports.len(), 2);
+    assert_eq!(reports[1].run_id, run_id);
+    assert_eq!(
+        reports[1].summary,
+        "Approved by approver and resumed: the server purged dev-2."
+    );
+    // Deciding again changes nothing and resumes nothing.
+    assert_eq!(
+        s.host.durable().pending_approvals(10).await.unwrap().len(),
+        0
+    );
+    s.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_survives_a_host_restart_and_is_resumed_once_after_it() {
+    let _serial = SERIAL.lock().await;
+    let Some(mut s) =
+        stack("an_approval_survives_a_host_restart_and_is_resumed_once_after_it").await
+    else {
+        return;
+    };
+    let run_id = s.purge_until_approval_required().await;
+    // The host stops between the request and the decision; a new host
+    // process state starts on the same store (a new port: the old page
+    // session is gone with the old host's memory anyway).
+    let mut config = s.config.clone();
+    config.bind = "127.0.0.1:0".parse().unwrap();
+    let restarted = serve(config).await.expect("the host restarts on its store");
+    drop(std::mem::replace(&mut s.host, restarted));
+    assert!(s.host.reports().is_empty(), "a fresh host");
+    let pending = s.host.durable().pending_approvals(10).await.unwrap();
+    assert_eq!(
+        pending.len(),
+        1,
+        "the approval is still pending after the restart"
+    );
+    assert_eq!(pending[0].run_id, run_id);
+    s.approver_tab("appr-1").await;
+    assert_eq!(
+        shown_input(&s, "appr-1").await,
+        json!({"deviceIds": ["dev-2"]})
+    );
+    s.browser.click("#approve-appr-1").await.unwrap();
+    s.browser
+        .wait_for_text("#approver-result", WAIT, |t| t == RESUMED)
+        .await
+        .expect("the approver sees the resumed outcome");
+    s.shot("16-approver-after-restart").await;
+    assert!(
+        !s.server_ids().await.contains(&"dev-2".to_string()),
+        "purged at the peer"
+    );
+    let approvals = s.host.durable().run_approvals(&run_id, 10).await.unwrap();
+    let outcome: Value = serde_json::from_str(approvals[0].outcome.as_deref().unwrap()).unwrap();
+    assert_eq!(outcome["output"], json!({"purged": ["dev-2"]}));
+    let first_resume = approvals[0].resumed_at_ms;
+    // Deciding again (a second click, a stale form) resumes nothing.
+    s.browser
+        .goto(&format!("{}approver", s.host.url()))
+        .await
+        .unwrap();
+    s.browser.wait_for("#no-approvals", WAIT).await.unwrap();
+    let again = s.host.durable().run_approvals(&run_id, 10).await.unwrap();
+    assert_eq!(again[0].resumed_at_ms, first_resume);
+    let reports = s.host.reports();
+    assert_eq!(reports.len(), 1);
+    assert_eq!(
+        (reports[0].run_id.as_str(), reports[0].summary.as_str()),
+        (
+            run_id.as_str(),
+            "Approved by approver and resumed: the server purged dev-2."
+        )
+    );
+    s.finish().await;
+}
+
+/// Waits until nothing matches `css`.
+async fn wait_gone(s: &Stack, css: &str) {
+    let deadline = Instant::now() + WAIT;
+    while s.browser.find(css).await.unwrap().is_some() {
+        assert!(Instant::now() < deadline, "{css} is still shown");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

@@ -9,14 +9,13 @@ use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::Error as WsError;
 
 async fn host() -> Running {
-    serve(HostConfig {
-        bind: "127.0.0.1:0".parse().unwrap(),
-        // Nothing listens there: a request that got through would fail
-        // with 502, not with the statuses asserted below.
-        backend_rpc: "http://127.0.0.1:9/rpc".into(),
-        backend_authorization: "Bearer user-token".into(),
-        page_dir: std::env::temp_dir(),
-    })
+    // Nothing listens at the backend: a request that got through would
+    // fail with 502, not with the statuses asserted below.
+    serve(HostConfig::new(
+        "127.0.0.1:0".parse().unwrap(),
+        "http://127.0.0.1:9/rpc",
+        std::env::temp_dir(),
+    ))
     .await
     .expect("the host starts")
 }

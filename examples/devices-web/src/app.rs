@@ -105,12 +105,30 @@ pub fn App() -> impl IntoView {
         spawn_local(async move {
             let outcome = backend::run_turn(script).await;
             turn_running.set(false);
+            let waiting = match &outcome {
+                Ok(r) if r.summary.starts_with("Waiting for approval") => Some(r.run_id.clone()),
+                _ => None,
+            };
             report.set(Some(match outcome {
                 Ok(r) if r.summary.starts_with("Success") => (Tone::Ok, r.summary),
+                Ok(r) if waiting.is_some() => (Tone::Pending, r.summary),
                 Ok(r) => (Tone::Error, r.summary),
                 Err(e) => (Tone::Error, format!("The agent turn failed: {e}.")),
             }));
             reload();
+            if let Some(run_id) = waiting {
+                // The run observes the approval's outcome: a person decides
+                // on the approver page, the host resumes the held call.
+                if let Some(summary) = await_approval_outcome(&run_id).await {
+                    let tone = if summary.starts_with("Approved") && !summary.contains("not done") {
+                        Tone::Ok
+                    } else {
+                        Tone::Error
+                    };
+                    report.set(Some((tone, summary)));
+                    reload();
+                }
+            }
         });
     };
 
@@ -286,4 +304,31 @@ fn ConnectionLine(surface: AgentSurface, startup_error: RwSignal<Option<String>>
     view! {
         <span id="agent-status" class=move || format!("status {}", text().0)>{move || text().1}</span>
     }
+}
+
+/// Asks the host once a second (for at most an hour) whether the run's
+/// approval was decided and resumed; the outcome's summary, or `None` when
+/// the host no longer knows the run (it restarted: the outcome is still
+/// recorded for the run in its store).
+async fn await_approval_outcome(run_id: &str) -> Option<String> {
+    use agent_surface::Timer;
+    for _ in 0..3_600 {
+        agent_surface::browser::BrowserTimer
+            .sleep(std::time::Duration::from_secs(1))
+            .await;
+        match backend::run_status(run_id).await {
+            Ok(status) => {
+                if let Some(summary) = status
+                    .approvals
+                    .iter()
+                    .rev()
+                    .find_map(|a| a.summary.clone())
+                {
+                    return Some(summary);
+                }
+            }
+            Err(_) => return None,
+        }
+    }
+    None
 }

@@ -3,7 +3,7 @@
 
 use agent_surface::bridge::{CallOptions, ClientLimits, OrpcCallError, OrpcClient};
 use agent_surface::browser::FetchOrpcClient;
-use devices_api::{api, SessionInfo, TurnReport};
+use devices_api::{api, RunStatus, SessionInfo, TurnReport};
 use serde_json::json;
 
 /// One row of the devices table.
@@ -54,6 +54,21 @@ pub async fn run_turn(script: &str) -> Result<TurnReport, String> {
         .map_err(|e| describe_call_error(&e))?;
     serde_json::from_value(value)
         .map_err(|e| format!("the host answered an unexpected report: {e}"))
+}
+
+/// `POST /app/run`: the run's approvals and, once a person decided and the
+/// host resumed the call, their outcome.
+pub async fn run_status(run_id: &str) -> Result<RunStatus, String> {
+    let value = app_client()
+        .call(
+            "run",
+            Some(json!({ "runId": run_id })),
+            CallOptions::default(),
+        )
+        .await
+        .map_err(|e| describe_call_error(&e))?;
+    serde_json::from_value(value)
+        .map_err(|e| format!("the host answered an unexpected run status: {e}"))
 }
 
 /// Loads the table through `devices.list` (the generated output type).

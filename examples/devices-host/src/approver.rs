@@ -1,0 +1,369 @@
+//! The approver page (`/approver`, `docs/host.md`, "Approvals, decided
+//! and resumed"): a person who knows the approver secret signs in (a
+//! cookie of its own — the requester's page session grants nothing here),
+//! sees every pending approval with the input the server holds for it
+//! (`approvals.get`, with the approver's backend credential) and decides.
+//! A decision goes to the backend (`approvals.decide`), is recorded in the
+//! host store, and the held call is resumed through the backend
+//! (`capabilities.resume`) with the requester's credential — never by
+//! sending the browser call again. The outcome is recorded for the run,
+//! which observes it through `/app/run`.
+//!
+//! Server-rendered HTML without scripts; every value shown is escaped.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use agent_surface::bridge::{
+    CallOptions, HttpOrpcClient, OrpcCallError, OrpcCapabilityClient, OrpcClient,
+};
+use agent_surface::store::{ApprovalDecision, ApprovalRecord, ApprovalState};
+use agent_surface::AgentInvocationResult;
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Form;
+use devices_api::{TurnReport, TurnStep};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::server::{lock, resumed_summary, AppState};
+
+/// The approver session cookie's name.
+pub const COOKIE: &str = "approver_session";
+
+/// Most pending approvals the page lists.
+pub const MAX_LISTED: u32 = 100;
+
+/// `<`, `>`, `&`, `"` and `'` as HTML entities.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn html(status: StatusCode, body: &str) -> Response {
+    let page = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Approvals — devices console</title>\
+         <style>body{{font:15px system-ui,sans-serif;margin:2rem;max-width:60rem;color:#1b1f24}}\
+         table{{border-collapse:collapse;width:100%}}td,th{{border-bottom:1px solid #ddd;padding:.5rem;text-align:left;vertical-align:top}}\
+         code{{background:#f3f4f6;padding:.1rem .3rem}}button{{margin-right:.5rem;padding:.3rem .8rem}}\
+         .ok{{color:#116329}}.error{{color:#a40e26}}</style></head><body><h1>Approvals</h1>{body}</body></html>"
+    );
+    let mut response = (
+        status,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        page,
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn see_other(location: &str) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    if let Ok(value) = HeaderValue::from_str(location) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    response
+}
+
+fn signed_in(state: &AppState, headers: &HeaderMap) -> Option<String> {
+    state.approvers.authenticate(headers).map(|s| s.data)
+}
+
+const LOGIN_FORM: &str = "<p>Sign in with the approver secret the host printed at start-up.</p>\
+    <form method=\"post\" action=\"/approver/login\"><label>Approver secret \
+    <input type=\"password\" name=\"secret\" id=\"approver-secret\" autocomplete=\"off\"></label> \
+    <button id=\"approver-login\">Sign in</button></form>";
+
+/// `GET /approver[?done=ID]`: the sign-in form, or the pending approvals.
+pub(crate) async fn page(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let Some(approver) = signed_in(&state, &headers) else {
+        return html(StatusCode::OK, LOGIN_FORM);
+    };
+    let mut body = format!(
+        "<p id=\"approver-user\">Signed in as {}.</p>",
+        escape_html(&approver)
+    );
+    if let Some(done) = query.get("done") {
+        body.push_str(&decided_line(&state, done).await);
+    }
+    if let Some(problem) = query.get("problem") {
+        body.push_str(&format!(
+            "<p id=\"approver-result\" class=\"error\">{}</p>",
+            escape_html(problem)
+        ));
+    }
+    let pending = match state.host.pending_approvals(MAX_LISTED).await {
+        Ok(pending) => pending,
+        Err(e) => {
+            eprintln!("devices-host: listing approvals: {e}");
+            body.push_str("<p class=\"error\">The host store cannot be read right now.</p>");
+            return html(StatusCode::SERVICE_UNAVAILABLE, &body);
+        }
+    };
+    if pending.is_empty() {
+        body.push_str("<p id=\"no-approvals\">No approvals are pending.</p>");
+        return html(StatusCode::OK, &body);
+    }
+    body.push_str(
+        "<table id=\"approvals\"><tr><th>Approval</th><th>Procedure</th><th>Run</th>\
+         <th>Input the server will run</th><th>Decision</th></tr>",
+    );
+    let client = approver_client(&state);
+    for approval in &pending {
+        body.push_str(&row(
+            approval,
+            held_input(&client, &approval.approval_id).await,
+        ));
+    }
+    body.push_str("</table>");
+    html(StatusCode::OK, &body)
+}
+
+/// The line shown after a decision: the run's outcome, or why there is
+/// none yet.
+async fn decided_line(state: &AppState, approval_id: &str) -> String {
+    match state.host.store().approval(approval_id).await {
+        Ok(Some(approval)) => {
+            let outcome = approval
+                .outcome
+                .as_deref()
+                .and_then(|o| serde_json::from_str::<AgentInvocationResult>(o).ok());
+            match outcome {
+                Some(outcome) => format!(
+                    "<p id=\"approver-result\" class=\"ok\">{}: {}</p>",
+                    escape_html(approval_id),
+                    escape_html(&resumed_summary(&approval, &outcome))
+                ),
+                None => format!(
+                    "<p id=\"approver-result\" class=\"error\">{}: decided ({}), not resumed yet.</p>",
+                    escape_html(approval_id),
+                    approval.state.as_str()
+                ),
+            }
+        }
+        _ => String::new(),
+    }
+}
+
+/// One pending approval's table row.
+fn row(approval: &ApprovalRecord, input: Result<Value, String>) -> String {
+    let id = escape_html(&approval.approval_id);
+    let input = match input {
+        Ok(value) => format!(
+            "<code class=\"input\">{}</code>",
+            escape_html(&value.to_string())
+        ),
+        Err(why) => format!("<span class=\"error\">{}</span>", escape_html(&why)),
+    };
+    format!(
+        "<tr id=\"approval-{id}\"><td>{id}</td><td>{capability}</td><td>{run} / {tool}</td><td>{input}</td>\
+         <td><form method=\"post\" action=\"/approver/decide\"><input type=\"hidden\" name=\"approvalId\" value=\"{id}\">\
+         <button name=\"decision\" value=\"approve\" id=\"approve-{id}\">Approve</button>\
+         <button name=\"decision\" value=\"reject\" id=\"reject-{id}\">Reject</button></form></td></tr>",
+        capability = escape_html(&approval.capability_id),
+        run = escape_html(&approval.run_id),
+        tool = escape_html(&approval.tool_call_id),
+    )
+}
+
+fn approver_client(state: &AppState) -> HttpOrpcClient {
+    HttpOrpcClient::new(state.config.backend_gateway.clone())
+        .with_header("authorization", state.config.approver_authorization.clone())
+}
+
+/// What the server holds for the approval (`approvals.get`): its input.
+async fn held_input(client: &HttpOrpcClient, approval_id: &str) -> Result<Value, String> {
+    let answer = client
+        .call(
+            "approvals.get",
+            Some(json!({ "approvalId": approval_id })),
+            CallOptions::default(),
+        )
+        .await
+        .map_err(|e| backend_problem("read the approval", &e))?;
+    Ok(answer["input"].clone())
+}
+
+/// A backend failure in words, without the server's text.
+fn backend_problem(what: &str, error: &OrpcCallError) -> String {
+    let code = error
+        .orpc_code()
+        .filter(|c| c.len() <= 64 && c.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'));
+    match code {
+        Some(code) => format!("The backend refused to {what} ({code})."),
+        None => format!("The backend could not {what} (unreachable or an unexpected answer)."),
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct LoginForm {
+    secret: String,
+}
+
+/// `POST /approver/login` (form `secret`): a session cookie for the
+/// approver when the secret matches.
+pub(crate) async fn login(
+    State(state): State<Arc<AppState>>,
+    Form(form): Form<LoginForm>,
+) -> Response {
+    // Compared as digests, so the time taken says nothing about the secret.
+    let given = Sha256::digest(form.secret.as_bytes());
+    let expected = Sha256::digest(state.config.approver_secret.as_bytes());
+    if given != expected || state.config.approver_secret.is_empty() {
+        return html(
+            StatusCode::UNAUTHORIZED,
+            &format!(
+                "<p id=\"approver-result\" class=\"error\">Wrong approver secret.</p>{LOGIN_FORM}"
+            ),
+        );
+    }
+    match state.approvers.issue("approver".to_string()) {
+        Ok(issued) => {
+            let mut response = see_other("/approver");
+            response
+                .headers_mut()
+                .insert(header::SET_COOKIE, issued.set_cookie);
+            response
+        }
+        Err(full) => html(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &escape_html(&full.to_string()),
+        ),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DecideForm {
+    approval_id: String,
+    decision: String,
+}
+
+/// `POST /approver/decide` (form `approvalId`, `decision`): the decision
+/// to the backend, then to the store, then the held call resumed through
+/// the backend for its requester; the outcome recorded for the run.
+pub(crate) async fn decide(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Form(form): Form<DecideForm>,
+) -> Response {
+    let Some(approver) = signed_in(&state, &headers) else {
+        return html(StatusCode::UNAUTHORIZED, LOGIN_FORM);
+    };
+    let decision = match form.decision.as_str() {
+        "approve" => ApprovalDecision::Approve,
+        "reject" => ApprovalDecision::Reject,
+        _ => return problem("The decision must be approve or reject."),
+    };
+    if agent_surface::check_invocation_id(&form.approval_id).is_err() {
+        return problem("That is not an approval id.");
+    }
+    let id = form.approval_id.as_str();
+    let approval = match state.host.store().approval(id).await {
+        Ok(Some(approval)) => approval,
+        Ok(None) => return problem("No such approval."),
+        Err(e) => {
+            eprintln!("devices-host: reading approval {id}: {e}");
+            return problem("The host store cannot be read right now.");
+        }
+    };
+    if approval.outcome.is_some() {
+        return see_other(&format!("/approver?done={id}"));
+    }
+    if approval.state == ApprovalState::Pending {
+        let answer = approver_client(&state)
+            .call(
+                "approvals.decide",
+                Some(json!({"approvalId": id, "decision": form.decision})),
+                CallOptions::default(),
+            )
+            .await;
+        if let Err(e) = answer {
+            return problem(&backend_problem("record the decision", &e));
+        }
+        if let Err(e) = state.host.decide_approval(id, decision, &approver).await {
+            eprintln!("devices-host: recording the decision on {id}: {e}");
+            return problem("The decision reached the backend but the host store could not record it; decide again.");
+        }
+    }
+    // Fresh requester authority: the requester's credential, at resume time.
+    let requester = OrpcCapabilityClient::new(
+        HttpOrpcClient::new(state.config.backend_gateway.clone())
+            .with_header("authorization", state.config.backend_authorization.clone()),
+    );
+    match state
+        .host
+        .resume_approval(id, &requester, CallOptions::default())
+        .await
+    {
+        Ok(outcome) => {
+            report_to_run(&state, id, &outcome).await;
+            see_other(&format!("/approver?done={id}"))
+        }
+        Err(e) => {
+            eprintln!("devices-host: resuming {id}: {e}");
+            problem(&format!(
+                "Decided, but the call could not be resumed yet: {}. Decide again to retry.",
+                match e {
+                    agent_surface::store::DurableError::NotDecided(_) =>
+                        "the backend has not seen the decision",
+                    agent_surface::store::DurableError::Resume { .. } =>
+                        "the backend did not answer with a receipt",
+                    _ => "the host store failed",
+                }
+            ))
+        }
+    }
+}
+
+fn problem(text: &str) -> Response {
+    let query: String = text
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            other => format!("%{other:02X}"),
+        })
+        .collect();
+    see_other(&format!("/approver?problem={query}"))
+}
+
+/// The run's report of the resumed call (what `Running::reports` and
+/// `/app/run` show).
+async fn report_to_run(state: &AppState, approval_id: &str, outcome: &AgentInvocationResult) {
+    let Ok(Some(approval)) = state.host.store().approval(approval_id).await else {
+        return;
+    };
+    let report = TurnReport {
+        run_id: approval.run_id.clone(),
+        steps: vec![TurnStep {
+            action: format!(
+                "approval {approval_id} {} by {}; resumed through the backend",
+                approval.state.as_str(),
+                approval.decided_by.as_deref().unwrap_or("the approver")
+            ),
+            outcome: serde_json::to_value(outcome).unwrap_or(Value::Null),
+        }],
+        summary: resumed_summary(&approval, outcome),
+    };
+    lock(&state.reports).push(report);
+    state.reported.notify_waiters();
+}
