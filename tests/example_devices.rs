@@ -88,7 +88,7 @@ fn text(bytes: &[u8]) -> String {
 }
 
 /// The lines every successful scripted run prints, in order.
-const STEP_LINES: [&str; 8] = [
+const STEP_LINES: [&str; 10] = [
     "[ok] step 1: catalog lists 3 procedures + 2 view capabilities",
     "[ok] step 2: INVALID_INPUT with lockedFields [\"deviceIds\"]",
     "[ok] step 3: CONFIRMATION_REQUIRED; the summary shows the selected ids [\"dev-1\",\"dev-2\"]",
@@ -96,7 +96,9 @@ const STEP_LINES: [&str; 8] = [
     "[ok] step 5: evidence approved for [\"dev-locked\"] is CONFIRMATION_INVALID (different-call)",
     "[ok] step 6: STALE_CAPABILITY (after-refresh)",
     "[ok] step 7: the local confirmation passed, the server still answered DOMAIN_APPROVAL_REQUIRED (appr-1)",
-    "All 7 steps passed.",
+    "[approver] approves appr-1 at the backend's decision endpoint (approvals.decide, approver credential; never a model tool)",
+    "[ok] step 8: approved by a person, resumed once through the backend: the run received {\"purged\":[\"dev-1\"]}; a second resume returned the same receipt; dev-1 is gone",
+    "All 8 steps passed.",
 ];
 
 /// Asserts a successful run: exit 0, every step line in order, and the
@@ -160,7 +162,7 @@ fn example_devices_against_the_real_orpc_peer_exits_0() {
         &format!("backend:  real oRPC server at {url} (through create_orpc_agent_bridge + HttpOrpcClient)"),
     );
 
-    // The run changed the peer's state (dev-1, dev-2 disabled): the checks
+    // The run changed the peer's state (dev-1 purged, dev-2 disabled): the checks
     // are real, so a second run against the same peer fails at step 1 and
     // says why.
     let again = run_example(&["--orpc-url", &url]);
@@ -170,7 +172,7 @@ fn example_devices_against_the_real_orpc_peer_exits_0() {
         stderr.contains(
             "FAILED at step 1 (discovery): devices.list should return the four seed devices with their seed statuses: \
              expected dev-1 active, dev-2 active, dev-3 disabled, dev-locked active; \
-             got dev-1 disabled, dev-2 disabled, dev-3 disabled, dev-locked active"
+             got dev-2 disabled, dev-3 disabled, dev-locked active"
         ) && stderr.contains("start a fresh one for every run"),
         "stderr: {stderr}"
     );

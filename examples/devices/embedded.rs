@@ -8,9 +8,14 @@
 //! ordinary bridge's own [`map_orpc_error`], so the agent sees exactly what
 //! it sees through `--orpc-url`.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 
-use agent_surface::bridge::{map_orpc_error, OrpcCallError, OrpcError, UnexpectedReason};
+use agent_surface::bridge::{
+    map_orpc_error, CallOptions, CapabilityClient, CapabilityInvokeRequest, DomainReceipt,
+    OrpcCallError, OrpcError, UnexpectedReason,
+};
+use agent_surface::manifest::PortableDescriptor;
 use agent_surface::sync::BoxFuture;
 use agent_surface::{AgentProcedureExecutor, ExecuteRequest, ExecutionError};
 use serde::Deserialize;
@@ -41,6 +46,20 @@ fn seed_devices() -> Vec<Device> {
 struct State {
     devices: Vec<Device>,
     approvals: u64,
+    /// approval id → `pending` / `approve` / `reject`.
+    decisions: HashMap<String, String>,
+    /// Purges held for approval, by the invocation id they arrived with
+    /// (the peer's `x-agent-invocation-id`): what `resume` runs.
+    held: HashMap<String, Held>,
+}
+
+/// A purge the backend holds until a person decides.
+struct Held {
+    approval_id: String,
+    device_ids: Vec<String>,
+    execution_id: String,
+    /// Once resumed after a decision: the receipt, returned ever after.
+    settled: Option<DomainReceipt>,
 }
 
 /// The in-process backend. State is per instance, like one peer process.
@@ -75,7 +94,6 @@ struct RenameInput {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct PurgeInput {
-    #[allow(dead_code)]
     device_ids: Vec<String>,
 }
 
@@ -127,6 +145,8 @@ impl EmbeddedDevices {
             state: Mutex::new(State {
                 devices: seed_devices(),
                 approvals: 0,
+                decisions: HashMap::new(),
+                held: HashMap::new(),
             }),
         }
     }
@@ -228,14 +248,45 @@ impl EmbeddedDevices {
                 }
             }
             "devices.purge" => {
-                let _: PurgeInput = parse(input)?;
-                state.approvals += 1;
+                let input: PurgeInput = parse(input)?;
+                // Held under the invocation id (the same id asks again for
+                // the same approval), resumable once a person decided.
+                let approval_id = match state.held.get(invocation_id) {
+                    Some(held) if held.settled.is_none() => held.approval_id.clone(),
+                    Some(_) => {
+                        return Err(orpc_error(
+                            false,
+                            "CONFLICT",
+                            409,
+                            "The invocation id was already used",
+                            None,
+                        ))
+                    }
+                    None => {
+                        state.approvals += 1;
+                        let approval_id = format!("appr-{}", state.approvals);
+                        state
+                            .decisions
+                            .insert(approval_id.clone(), "pending".into());
+                        let execution_id = format!("exec-{}", state.approvals);
+                        state.held.insert(
+                            invocation_id.to_string(),
+                            Held {
+                                approval_id: approval_id.clone(),
+                                device_ids: input.device_ids,
+                                execution_id,
+                                settled: None,
+                            },
+                        );
+                        approval_id
+                    }
+                };
                 Err(orpc_error(
                     true,
                     "APPROVAL_REQUIRED",
                     409,
                     "Purging devices requires approval",
-                    Some(json!({"approvalId": format!("appr-{}", state.approvals)})),
+                    Some(json!({ "approvalId": approval_id })),
                 ))
             }
             // The peer's fixed statistics, as the oRPC codec decodes them
@@ -260,6 +311,137 @@ impl EmbeddedDevices {
                 },
             }),
         }
+    }
+}
+
+impl EmbeddedDevices {
+    /// The backend's approver endpoint (the peer's `approvals.decide`):
+    /// the first decision stands; returns the stored one.
+    ///
+    /// # Errors
+    /// An unknown approval id (the peer's `NOT_FOUND`).
+    pub fn decide(&self, approval_id: &str, decision: &str) -> Result<String, OrpcCallError> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match state.decisions.get_mut(approval_id) {
+            Some(stored) => {
+                if stored == "pending" {
+                    *stored = decision.to_string();
+                }
+                Ok(stored.clone())
+            }
+            None => Err(orpc_error(true, "NOT_FOUND", 404, "Unknown approval", None)),
+        }
+    }
+
+    /// The peer's `capabilities.resume`: a held purge runs once after its
+    /// approval (rejected: `failed APPROVAL_REJECTED`; pending: still
+    /// `approval-required`); later calls return the stored receipt.
+    fn resume_held(&self, invocation_id: &str) -> Result<DomainReceipt, OrpcCallError> {
+        let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let state = &mut *guard;
+        let Some(held) = state.held.get_mut(invocation_id) else {
+            return Err(orpc_error(
+                true,
+                "NOT_FOUND",
+                404,
+                "Unknown invocation",
+                None,
+            ));
+        };
+        if let Some(receipt) = &held.settled {
+            return Ok(receipt.clone());
+        }
+        let invocation_id = invocation_id.to_string();
+        let execution_id = Some(held.execution_id.clone());
+        let receipt = match state.decisions.get(&held.approval_id).map(String::as_str) {
+            Some("approve") => {
+                let mut purged = Vec::new();
+                for id in &held.device_ids {
+                    if let Some(at) = state.devices.iter().position(|d| &d.id == id) {
+                        state.devices.remove(at);
+                        purged.push(id.clone());
+                    }
+                }
+                DomainReceipt::Completed {
+                    invocation_id,
+                    execution_id,
+                    output: json!({ "purged": purged }),
+                }
+            }
+            Some("reject") => serde_json::from_value(json!({
+                "status": "failed", "invocationId": invocation_id, "executionId": held.execution_id,
+                "error": {"code": "APPROVAL_REJECTED", "message": "The approval was rejected"}
+            }))
+            .map_err(|e| bad_request(&e))?,
+            _ => {
+                return Ok(DomainReceipt::ApprovalRequired {
+                    invocation_id,
+                    execution_id,
+                    approval_id: held.approval_id.clone(),
+                })
+            }
+        };
+        held.settled = Some(receipt.clone());
+        Ok(receipt)
+    }
+}
+
+/// The governed gateway's receipts for the held purges (`resume`,
+/// `getInvocation`); `describe` and `invoke` are not served in process.
+impl CapabilityClient for EmbeddedDevices {
+    fn describe(
+        &self,
+        _: CallOptions,
+    ) -> BoxFuture<'_, Result<Vec<PortableDescriptor>, OrpcCallError>> {
+        Box::pin(std::future::ready(Ok(Vec::new())))
+    }
+
+    fn invoke(
+        &self,
+        _: CapabilityInvokeRequest,
+        _: CallOptions,
+    ) -> BoxFuture<'_, Result<DomainReceipt, OrpcCallError>> {
+        Box::pin(std::future::ready(Err(orpc_error(
+            false,
+            "NOT_FOUND",
+            404,
+            "Unknown capability",
+            None,
+        ))))
+    }
+
+    fn get_invocation<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        _: CallOptions,
+    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let answer = match state.held.get(invocation_id) {
+            Some(held) => Ok(held
+                .settled
+                .clone()
+                .unwrap_or(DomainReceipt::ApprovalRequired {
+                    invocation_id: invocation_id.to_string(),
+                    execution_id: Some(held.execution_id.clone()),
+                    approval_id: held.approval_id.clone(),
+                })),
+            None => Err(orpc_error(
+                true,
+                "NOT_FOUND",
+                404,
+                "Unknown invocation",
+                None,
+            )),
+        };
+        Box::pin(std::future::ready(answer))
+    }
+
+    fn resume<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        _: CallOptions,
+    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
+        Box::pin(std::future::ready(self.resume_held(invocation_id)))
     }
 }
 

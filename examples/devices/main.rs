@@ -40,8 +40,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agent_surface::bridge::{
-    create_orpc_agent_bridge, invocation_id_header, CallOptions, HttpOrpcClient,
-    OrpcAgentBridgeOptions, OrpcClient,
+    create_orpc_agent_bridge, invocation_id_header, CallOptions, CapabilityClient, GovernedOutcome,
+    HttpOrpcClient, OrpcAgentBridgeOptions, OrpcCapabilityClient, OrpcClient,
 };
 use agent_surface::{
     AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult, AgentManifest,
@@ -104,6 +104,17 @@ fn outcome_line(result: &AgentInvocationResult) -> String {
 /// The requester's credential the real peer accepts.
 const USER_TOKEN: &str = "Bearer user-token";
 
+/// The approver's credential the real peer accepts (`approvals.*` only).
+const APPROVER_TOKEN: &str = "Bearer approver-token";
+
+/// The peer's governed gateway beside its RPC handler: `…/rpc` → `…/gateway`.
+fn gateway_url(rpc_url: &str) -> String {
+    match rpc_url.trim_end_matches('/').strip_suffix("/rpc") {
+        Some(base) => format!("{base}/gateway"),
+        None => format!("{}/gateway", rpc_url.trim_end_matches('/')),
+    }
+}
+
 /// A step that did not go as scripted.
 type StepResult<T = ()> = Result<T, String>;
 
@@ -128,6 +139,31 @@ fn expect_error(result: &AgentInvocationResult, code: ErrorCode) -> StepResult<A
             serde_json::to_string(other).unwrap_or_default()
         )),
     }
+}
+
+/// `rows` must be the four seed devices with their seed statuses.
+fn ensure_seed(rows: &[Device]) -> StepResult {
+    ensure(
+        rows.iter()
+            .map(|d| (d.id.as_str(), d.name.as_str(), d.status.as_str()))
+            .eq([
+                ("dev-1", "Lobby camera", "active"),
+                ("dev-2", "Door sensor", "active"),
+                ("dev-3", "Old router", "disabled"),
+                ("dev-locked", "Core switch", "active"),
+            ]),
+        || {
+            format!(
+                "devices.list should return the four seed devices with their seed statuses: \
+             expected dev-1 active, dev-2 active, dev-3 disabled, dev-locked active; got {} \
+             (the peer keeps its state in memory: start a fresh one for every run)",
+                rows.iter()
+                    .map(|d| format!("{} {}", d.id, d.status))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        },
+    )
 }
 
 /// The output of `result`, which must be a success.
@@ -178,6 +214,40 @@ impl Backend {
                         .get("devices.list"),
                 )
                 .executor
+            }
+        }
+    }
+
+    /// The backend's governed gateway as the host resumes through it, with
+    /// the requester's credential (fresh requester authority).
+    fn requester_gateway(&self) -> Arc<dyn CapabilityClient> {
+        match self {
+            Backend::Embedded(backend) => backend.clone(),
+            Backend::Orpc { url, .. } => Arc::new(OrpcCapabilityClient::new(
+                HttpOrpcClient::new(gateway_url(url)).with_header("authorization", USER_TOKEN),
+            )),
+        }
+    }
+
+    /// The backend's approver endpoint (`approvals.decide`, with the
+    /// approver's credential): the stored decision.
+    async fn decide(&self, approval_id: &str, decision: &str) -> Result<String, String> {
+        match self {
+            Backend::Embedded(backend) => backend
+                .decide(approval_id, decision)
+                .map_err(|e| format!("approvals.decide failed: {e}")),
+            Backend::Orpc { url, .. } => {
+                let client = HttpOrpcClient::new(gateway_url(url))
+                    .with_header("authorization", APPROVER_TOKEN);
+                let answer = client
+                    .call(
+                        "approvals.decide",
+                        Some(json!({"approvalId": approval_id, "decision": decision})),
+                        CallOptions::default(),
+                    )
+                    .await
+                    .map_err(|e| format!("approvals.decide failed: {e}"))?;
+                Ok(answer["decision"].as_str().unwrap_or_default().to_string())
             }
         }
     }
@@ -470,6 +540,9 @@ async fn run(backend: Backend) -> StepResult {
 
     // ---------------------------------------------------------------- 1
     step(1, "discovery");
+    // The rows the app loaded must be the seed (the script's checks
+    // depend on it): a reused peer is caught here, before any selection.
+    ensure_seed(&app.view.visible_rows())?;
     app.user_selects(&["dev-1", "dev-2"])?;
     let snapshot = agent.discover().clone();
     let catalog = serde_json::to_value(&snapshot).map_err(|e| e.to_string())?;
@@ -541,29 +614,7 @@ async fn run(backend: Backend) -> StepResult {
     })?;
     let call = agent.invocation("domain:devices.list", json!({}))?;
     let listed = devices_of(&expect_success(&agent.call(call).await)?)?;
-    ensure(
-        listed
-            .iter()
-            .map(|d| (d.id.as_str(), d.name.as_str(), d.status.as_str()))
-            .eq([
-                ("dev-1", "Lobby camera", "active"),
-                ("dev-2", "Door sensor", "active"),
-                ("dev-3", "Old router", "disabled"),
-                ("dev-locked", "Core switch", "active"),
-            ]),
-        || {
-            format!(
-                "devices.list should return the four seed devices with their seed statuses: \
-             expected dev-1 active, dev-2 active, dev-3 disabled, dev-locked active; got {} \
-             (the peer keeps its state in memory: start a fresh one for every run)",
-                listed
-                    .iter()
-                    .map(|d| format!("{} {}", d.id, d.status))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        },
-    )?;
+    ensure_seed(&listed)?;
     passed(1, "catalog lists 3 procedures + 2 view capabilities; disable's schema hides the bound deviceIds; devices.list returned the 4 seed devices");
 
     // ---------------------------------------------------------------- 2
@@ -738,6 +789,8 @@ async fn run(backend: Backend) -> StepResult {
     let evidence = app.user_approves(&confirmation_id)?;
     let mut call = agent.invocation("domain:devices.purge", json!({}))?;
     call.confirmation = Some(evidence);
+    // The backend holds the purge under this id.
+    let held_id = call.invocation_id.clone();
     let error = expect_error(&agent.call(call).await, ErrorCode::DomainApprovalRequired)?;
     ensure(
         error.details.get("approvalId") == Some(&json!("appr-1")) && error.retry == Retry::No,
@@ -751,7 +804,47 @@ async fn run(backend: Backend) -> StepResult {
     )?;
     passed(7, "the local confirmation passed, the server still answered DOMAIN_APPROVAL_REQUIRED (appr-1); nothing was purged");
 
-    say!("\nAll 7 steps passed.");
+    // ---------------------------------------------------------------- 8
+    step(
+        8,
+        "a person approves appr-1; the host resumes the held purge through the backend",
+    );
+    say!("[approver] approves appr-1 at the backend's decision endpoint (approvals.decide, approver credential; never a model tool)");
+    let decided = app.backend.decide("appr-1", "approve").await?;
+    ensure(decided == "approve", || {
+        format!("approvals.decide should store approve, got {decided:?}")
+    })?;
+    say!("[host] resumes {held_id} through capabilities.resume with the requester's credential; the confirmed call is not sent again");
+    let gateway = app.backend.requester_gateway();
+    let outcome = GovernedOutcome::classify(
+        &held_id,
+        gateway.resume(&held_id, CallOptions::default()).await,
+    );
+    let result = outcome.to_invocation_result();
+    if verbose() {
+        say!("<- the run receives:\n{}", pretty(&result));
+    } else {
+        say!("<- the run receives {}", outcome_line(&result));
+    }
+    let output = expect_success(&result)?;
+    ensure(output == json!({"purged": ["dev-1"]}), || {
+        format!("the resumed purge should purge [\"dev-1\"]: {output}")
+    })?;
+    let again = GovernedOutcome::classify(
+        &held_id,
+        gateway.resume(&held_id, CallOptions::default()).await,
+    );
+    ensure(again == outcome, || {
+        format!("a second resume must return the same receipt: {again:?}")
+    })?;
+    let call = agent.invocation("domain:devices.list", json!({}))?;
+    let listed = devices_of(&expect_success(&agent.call(call).await)?)?;
+    ensure(ids(&listed) == ["dev-2", "dev-3", "dev-locked"], || {
+        format!("dev-1 should be gone after the approved purge: {listed:?}")
+    })?;
+    passed(8, "approved by a person, resumed once through the backend: the run received {\"purged\":[\"dev-1\"]}; a second resume returned the same receipt; dev-1 is gone");
+
+    say!("\nAll 8 steps passed.");
     Ok(())
 }
 
