@@ -7,7 +7,12 @@
 //!
 //! * between dispatch and result: after the restart the call is reported
 //!   interrupted, its id refused, nothing executed twice;
-//! * a result arriving twice across the restart is a duplicate.
+//! * a result arriving twice across the restart is a duplicate;
+//! * with an approval pending: after the restart the approver decides,
+//!   the host is killed again before resuming, and the next incarnation
+//!   resumes once (the backend — a file outside the killed processes —
+//!   executes once) and the run gets the outcome; a later incarnation
+//!   answers from the store without calling the backend.
 
 #[path = "../../surface-runtime/tests/host_support/mod.rs"]
 mod host_support;
@@ -23,14 +28,21 @@ use host_support::session;
 use serde_json::{json, Value};
 use support::pg::PgCluster;
 use support::{auth, devices_host, temp_dir, Db};
-use surface_runtime::host::{
-    AgentRun, BrowserSurfaceAnnouncement, BrowserSurfaceCall, BrowserSurfaceResult, HostError,
-    ResultDisposition, ToolCallRequest,
+use surface_runtime::bridge::{
+    CallOptions, CapabilityClient, CapabilityInvokeRequest, DomainReceipt, OrpcCallError,
 };
-use surface_runtime::ConsumerKind;
-use surface_store::{DurableError, DurableHost};
+use surface_runtime::host::{
+    AgentRun, BrowserSurfaceAnnouncement, BrowserSurfaceCall, BrowserSurfaceOutcome,
+    BrowserSurfaceResult, HostError, ResultDisposition, ToolCallRequest, PROTOCOL_VERSION,
+};
+use surface_runtime::manifest::PortableDescriptor;
+use surface_runtime::sync::BoxFuture;
+use surface_runtime::{AgentError, AgentInvocationResult, ConsumerKind, ErrorCode, Retry};
+use surface_store::{ApprovalDecision, Decision, DurableError, DurableHost};
 
 const PROBE_ENV: &str = "SURFACE_STORE_PROBE";
+/// The file the probe's backend keeps its executions in.
+const BACKEND_ENV: &str = "SURFACE_STORE_PROBE_BACKEND";
 const WAIT: Duration = Duration::from_secs(60);
 
 /// The host process: not a test of its own (ignored), run by
@@ -56,6 +68,7 @@ fn kind(error: &DurableError) -> String {
         DurableError::Host(HostError::InvocationConflict(_)) => "invocation-conflict".into(),
         DurableError::Host(HostError::ChangedDuplicate(_)) => "changed-duplicate".into(),
         DurableError::NotInState { state, .. } => format!("not-in-state:{}", state.as_str()),
+        DurableError::NotDecided(_) => "not-decided".into(),
         other => format!("other:{other}"),
     }
 }
@@ -70,7 +83,9 @@ async fn probe_main(db: Db) {
     say(json!({"ready": {
         "interrupted": ids(&recovery.interrupted),
         "runs": recovery.runs.iter().map(|r| r.run_id.clone()).collect::<Vec<_>>(),
+        "pendingApprovals": recovery.pending_approvals.iter().map(|a| a.approval_id.clone()).collect::<Vec<_>>(),
     }}));
+    let backend = FileBackend(std::env::var(BACKEND_ENV).unwrap_or_default().into());
     for line in std::io::stdin().lines() {
         let command: Value = serde_json::from_str(&line.unwrap()).unwrap();
         let answer = match command["op"].as_str().unwrap() {
@@ -113,12 +128,102 @@ async fn probe_main(db: Db) {
                     ResultDisposition::Duplicate => json!("duplicate"),
                 })
             }
+            "decide" => host
+                .decide_approval(
+                    command["approvalId"].as_str().unwrap(),
+                    ApprovalDecision::Approve,
+                    "approver-1",
+                )
+                .await
+                .map(|d| json!(matches!(d, Decision::Applied))),
+            "resume" => host
+                .resume_approval(
+                    command["approvalId"].as_str().unwrap(),
+                    &backend,
+                    CallOptions::default(),
+                )
+                .await
+                .map(|r| serde_json::to_value(r).unwrap()),
+            "runApprovals" => host.run_approvals("run-1", 10).await.map(|a| {
+                json!(a
+                    .iter()
+                    .map(|a| json!({"approvalId": a.approval_id, "state": a.state.as_str(),
+                        "outcome": a.outcome.as_deref().map(|o| serde_json::from_str::<Value>(o).unwrap())}))
+                    .collect::<Vec<_>>())
+            }),
             other => panic!("unknown probe op {other}"),
         };
         say(match answer {
             Ok(value) => json!({"ok": value}),
             Err(error) => json!({"error": kind(&error)}),
         });
+    }
+}
+
+/// The backend's `resume`, kept outside the killed host processes: a file
+/// with one line per execution (`<invocation id> <receipt JSON>`). A known
+/// id returns its stored receipt (the backend is idempotent); a new one
+/// executes — appends a line — and returns `completed {purged}`.
+struct FileBackend(std::path::PathBuf);
+
+impl FileBackend {
+    fn resume_now(&self, invocation_id: &str) -> Result<DomainReceipt, OrpcCallError> {
+        let text = std::fs::read_to_string(&self.0).unwrap_or_default();
+        for line in text.lines() {
+            if let Some((id, receipt)) = line.split_once(' ') {
+                if id == invocation_id {
+                    return Ok(serde_json::from_str(receipt).unwrap());
+                }
+            }
+        }
+        let receipt = DomainReceipt::Completed {
+            invocation_id: invocation_id.to_string(),
+            execution_id: Some("exec-1".into()),
+            output: json!({"purged": ["dev-2"]}),
+        };
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.0)
+            .unwrap();
+        writeln!(
+            file,
+            "{invocation_id} {}",
+            serde_json::to_string(&receipt).unwrap()
+        )
+        .unwrap();
+        file.sync_all().unwrap();
+        Ok(receipt)
+    }
+}
+
+impl CapabilityClient for FileBackend {
+    fn describe(
+        &self,
+        _: CallOptions,
+    ) -> BoxFuture<'_, Result<Vec<PortableDescriptor>, OrpcCallError>> {
+        unreachable!("the host never describes")
+    }
+    fn invoke(
+        &self,
+        _: CapabilityInvokeRequest,
+        _: CallOptions,
+    ) -> BoxFuture<'_, Result<DomainReceipt, OrpcCallError>> {
+        unreachable!("the host never invokes: nothing is re-dispatched")
+    }
+    fn get_invocation<'a>(
+        &'a self,
+        _: &'a str,
+        _: CallOptions,
+    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
+        unreachable!("not reconciled here")
+    }
+    fn resume<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        _: CallOptions,
+    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
+        Box::pin(std::future::ready(self.resume_now(invocation_id)))
     }
 }
 
@@ -131,6 +236,11 @@ struct Probe {
 
 impl Probe {
     fn start(db: &Db) -> (Self, Value) {
+        Self::start_with(db, std::path::Path::new(""))
+    }
+
+    /// [`Probe::start`] with the backend's execution file.
+    fn start_with(db: &Db, backend: &std::path::Path) -> (Self, Value) {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
                 "host_probe",
@@ -140,6 +250,7 @@ impl Probe {
                 "--test-threads=1",
             ])
             .env(PROBE_ENV, db.probe_spec())
+            .env(BACKEND_ENV, backend)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -278,6 +389,110 @@ fn a_result_twice_across_the_restart_is_a_duplicate(db: &Db) {
     probe.kill9();
 }
 
+/// The page's answer to `call`: the backend asked for approval `appr-1`.
+fn approval_required(call: &BrowserSurfaceCall) -> BrowserSurfaceResult {
+    let mut details = serde_json::Map::new();
+    details.insert("approvalId".into(), json!("appr-1"));
+    BrowserSurfaceResult {
+        protocol_version: PROTOCOL_VERSION,
+        connection_id: call.connection_id.clone(),
+        run_id: call.run_id.clone(),
+        tool_call_id: call.tool_call_id.clone(),
+        invocation_id: call.invocation.invocation_id.clone(),
+        result: BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Error {
+            invocation_id: call.invocation.invocation_id.clone(),
+            error: AgentError {
+                code: ErrorCode::DomainApprovalRequired,
+                message: "The backend requires an approval.".into(),
+                retry: Retry::No,
+                details,
+            },
+        }),
+    }
+}
+
+fn killed_with_an_approval_pending(db: &Db, dir: &std::path::Path) {
+    let s = session();
+    let backend = dir.join(format!("backend-{}.log", db.name()));
+    let (mut probe, _) = Probe::start_with(db, &backend);
+    probe.announce("conn-1", &s.session.connect("conn-1").unwrap());
+    probe.ask(json!({"op": "startRun"}));
+    let call: BrowserSurfaceCall =
+        serde_json::from_value(probe.dispatch("inv-a")["ok"].clone()).expect("a call");
+    let result = approval_required(&call);
+    assert_eq!(
+        probe.ask(json!({"op": "result", "connection": "conn-1", "result": result})),
+        json!({"ok": "completed"})
+    );
+    probe.kill9();
+
+    // Restarted: the approval is still pending; the approver decides, and
+    // the host dies again before it resumes.
+    let (mut probe, ready) = Probe::start_with(db, &backend);
+    assert_eq!(
+        ready["pendingApprovals"],
+        json!(["appr-1"]),
+        "{}",
+        db.name()
+    );
+    let resume = json!({"op": "resume", "approvalId": "appr-1"});
+    assert_eq!(probe.ask(resume.clone()), json!({"error": "not-decided"}));
+    assert_eq!(
+        probe.ask(json!({"op": "decide", "approvalId": "appr-1"})),
+        json!({"ok": true})
+    );
+    probe.kill9();
+    assert!(!backend.exists(), "{}: nothing resumed yet", db.name());
+
+    // The next incarnation resumes once; the run gets the outcome.
+    let (mut probe, ready) = Probe::start_with(db, &backend);
+    assert_eq!(ready["pendingApprovals"], json!([]), "{}", db.name());
+    let outcome =
+        json!({"status": "success", "invocationId": "inv-a", "output": {"purged": ["dev-2"]}});
+    assert_eq!(
+        probe.ask(resume.clone()),
+        json!({"ok": outcome}),
+        "{}",
+        db.name()
+    );
+    assert_eq!(
+        probe.ask(json!({"op": "runApprovals"})),
+        json!({"ok": [{"approvalId": "appr-1", "state": "approved", "outcome": outcome}]})
+    );
+    probe.kill9();
+    let executions = std::fs::read_to_string(&backend).unwrap();
+    assert_eq!(
+        executions.lines().count(),
+        1,
+        "{}: executed once",
+        db.name()
+    );
+
+    // Without the backend's file, a call to it would execute again: the
+    // next incarnation answers from the store.
+    std::fs::remove_file(&backend).unwrap();
+    let (mut probe, _) = Probe::start_with(db, &backend);
+    assert_eq!(probe.ask(resume), json!({"ok": outcome}), "{}", db.name());
+    probe.kill9();
+    assert!(
+        !backend.exists(),
+        "{}: the backend was not called again",
+        db.name()
+    );
+    assert_eq!(
+        s.fx.executor.count(),
+        0,
+        "the page call was never re-dispatched"
+    );
+}
+
+#[test]
+fn crash_sqlite_approval_pending_is_decided_and_resumed_once_across_restarts() {
+    let dir = temp_dir("surface-store-crash");
+    killed_with_an_approval_pending(&Db::Sqlite(dir.join("host.db")), &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn crash_sqlite_killed_between_dispatch_and_result() {
     let dir = temp_dir("surface-store-crash");
@@ -299,4 +514,7 @@ fn crash_postgres() {
     };
     killed_between_dispatch_and_result(&Db::Postgres(cluster.database("crash")));
     a_result_twice_across_the_restart_is_a_duplicate(&Db::Postgres(cluster.database("crash")));
+    let dir = temp_dir("surface-store-crash-pg");
+    killed_with_an_approval_pending(&Db::Postgres(cluster.database("crash")), &dir);
+    let _ = std::fs::remove_dir_all(&dir);
 }
