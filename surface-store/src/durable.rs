@@ -124,6 +124,10 @@ pub struct Recovery {
     pub runs: Vec<RunRecord>,
     /// Approvals still pending, oldest first (at most 1,000).
     pub pending_approvals: Vec<ApprovalRecord>,
+    /// Approvals decided but not resumed (the host stopped in between),
+    /// oldest first (at most 1,000): resume each with
+    /// [`DurableHost::resume_approval`].
+    pub awaiting_resume: Vec<ApprovalRecord>,
 }
 
 /// An [`AgentHost`] with a durable [`HostStore`] (module docs).
@@ -187,10 +191,15 @@ impl DurableHost {
             this.host.start_run(agent_run(run))?;
         }
         let pending_approvals = this.store.pending_approvals(DEFAULT_LIST_LIMIT).await?;
+        let awaiting_resume = this
+            .store
+            .approvals_awaiting_resume(DEFAULT_LIST_LIMIT)
+            .await?;
         let recovery = Recovery {
             interrupted,
             runs,
             pending_approvals,
+            awaiting_resume,
         };
         Ok((this, recovery))
     }

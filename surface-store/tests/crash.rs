@@ -84,6 +84,7 @@ async fn probe_main(db: Db) {
         "interrupted": ids(&recovery.interrupted),
         "runs": recovery.runs.iter().map(|r| r.run_id.clone()).collect::<Vec<_>>(),
         "pendingApprovals": recovery.pending_approvals.iter().map(|a| a.approval_id.clone()).collect::<Vec<_>>(),
+        "awaitingResume": recovery.awaiting_resume.iter().map(|a| a.approval_id.clone()).collect::<Vec<_>>(),
     }}));
     let backend = FileBackend(std::env::var(BACKEND_ENV).unwrap_or_default().into());
     for line in std::io::stdin().lines() {
@@ -447,6 +448,7 @@ fn killed_with_an_approval_pending(db: &Db, dir: &std::path::Path) {
     // The next incarnation resumes once; the run gets the outcome.
     let (mut probe, ready) = Probe::start_with(db, &backend);
     assert_eq!(ready["pendingApprovals"], json!([]), "{}", db.name());
+    assert_eq!(ready["awaitingResume"], json!(["appr-1"]), "{}", db.name());
     let outcome =
         json!({"status": "success", "invocationId": "inv-a", "output": {"purged": ["dev-2"]}});
     assert_eq!(
@@ -471,7 +473,8 @@ fn killed_with_an_approval_pending(db: &Db, dir: &std::path::Path) {
     // Without the backend's file, a call to it would execute again: the
     // next incarnation answers from the store.
     std::fs::remove_file(&backend).unwrap();
-    let (mut probe, _) = Probe::start_with(db, &backend);
+    let (mut probe, ready) = Probe::start_with(db, &backend);
+    assert_eq!(ready["awaitingResume"], json!([]), "{}", db.name());
     assert_eq!(probe.ask(resume), json!({"ok": outcome}), "{}", db.name());
     probe.kill9();
     assert!(

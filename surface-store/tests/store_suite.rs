@@ -586,6 +586,16 @@ async fn a_decided_approval_is_resumed_once_and_the_run_gets_the_outcome(db: &Db
     host.decide_approval("appr-1", ApprovalDecision::Approve, "approver-1")
         .await
         .unwrap();
+    let (_, recovery) = DurableHost::open(devices_host(), db.connect().await, "host-3")
+        .await
+        .unwrap();
+    let waiting: Vec<&str> = recovery
+        .awaiting_resume
+        .iter()
+        .map(|a| a.approval_id.as_str())
+        .collect();
+    assert_eq!(waiting, ["appr-1"], "{}: decided, not resumed", db.name());
+    assert!(recovery.pending_approvals.is_empty());
     let expected = AgentInvocationResult::Success {
         invocation_id: "inv-1".into(),
         output: json!({"purged": ["dev-1"]}),
@@ -616,9 +626,10 @@ async fn a_decided_approval_is_resumed_once_and_the_run_gets_the_outcome(db: &Db
         expected
     );
     // A second host on the same database reads the outcome; no second resume.
-    let (again, _) = DurableHost::open(devices_host(), db.connect().await, "host-2")
+    let (again, recovery) = DurableHost::open(devices_host(), db.connect().await, "host-2")
         .await
         .unwrap();
+    assert!(recovery.awaiting_resume.is_empty(), "{}", db.name());
     assert_eq!(
         again
             .resume_approval("appr-1", &gateway, CallOptions::default())

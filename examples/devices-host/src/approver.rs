@@ -305,20 +305,8 @@ pub(crate) async fn decide(
             return problem("The decision reached the backend but the host store could not record it; decide again.");
         }
     }
-    // Fresh requester authority: the requester's credential, at resume time.
-    let requester = OrpcCapabilityClient::new(
-        HttpOrpcClient::new(state.config.backend_gateway.clone())
-            .with_header("authorization", state.config.backend_authorization.clone()),
-    );
-    match state
-        .host
-        .resume_approval(id, &requester, CallOptions::default())
-        .await
-    {
-        Ok(outcome) => {
-            report_to_run(&state, id, &outcome).await;
-            see_other(&format!("/approver?done={id}"))
-        }
+    match resume_and_report(&state, id).await {
+        Ok(()) => see_other(&format!("/approver?done={id}")),
         Err(e) => {
             eprintln!("devices-host: resuming {id}: {e}");
             problem(&format!(
@@ -344,6 +332,25 @@ fn problem(text: &str) -> Response {
         })
         .collect();
     see_other(&format!("/approver?problem={query}"))
+}
+
+/// Resumes a decided approval through the backend with the requester's
+/// credential (fresh requester authority: read at resume time) and
+/// reports the outcome to its run.
+pub(crate) async fn resume_and_report(
+    state: &AppState,
+    approval_id: &str,
+) -> Result<(), agent_surface::store::DurableError> {
+    let requester = OrpcCapabilityClient::new(
+        HttpOrpcClient::new(state.config.backend_gateway.clone())
+            .with_header("authorization", state.config.backend_authorization.clone()),
+    );
+    let outcome = state
+        .host
+        .resume_approval(approval_id, &requester, CallOptions::default())
+        .await?;
+    report_to_run(state, approval_id, &outcome).await;
+    Ok(())
 }
 
 /// The run's report of the resumed call (what `Running::reports` and

@@ -315,6 +315,17 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
         reported: Notify::new(),
         counter: AtomicU64::new(1),
     });
+    // Decided before the host stopped, not resumed yet: resume now.
+    for approval in recovery.awaiting_resume {
+        let state = state.clone();
+        tokio::spawn(async move {
+            let id = approval.approval_id;
+            match crate::approver::resume_and_report(&state, &id).await {
+                Ok(()) => eprintln!("devices-host: resumed {id}, decided before the restart"),
+                Err(e) => eprintln!("devices-host: resuming {id} after the restart: {e}"),
+            }
+        });
+    }
     let app = Router::new()
         .route("/", get(index))
         .route("/pkg/{file}", get(page_file))

@@ -284,6 +284,21 @@ impl HostStore for MemoryStore {
         ready(Ok(approvals))
     }
 
+    fn approvals_awaiting_resume<'a>(&'a self, limit: u32) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+        let tables = self.lock();
+        let mut waiting: Vec<ApprovalRecord> = tables
+            .approvals
+            .values()
+            .filter(|a| a.state != ApprovalState::Pending && a.outcome.is_none())
+            .cloned()
+            .collect();
+        waiting.sort_by(|a, b| {
+            (a.requested_at_ms, &a.approval_id).cmp(&(b.requested_at_ms, &b.approval_id))
+        });
+        waiting.truncate(limit as usize);
+        ready(Ok(waiting))
+    }
+
     fn record_outcome<'a>(
         &'a self,
         approval_id: &'a str,

@@ -528,6 +528,14 @@ pub trait HostStore: Send + Sync {
         limit: u32,
     ) -> StoreFuture<'a, Vec<ApprovalRecord>>;
 
+    /// Approvals decided but not resumed yet (no outcome), oldest first, at
+    /// most `limit`: what a host that stopped between a decision and its
+    /// resumption still has to resume.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn approvals_awaiting_resume<'a>(&'a self, limit: u32) -> StoreFuture<'a, Vec<ApprovalRecord>>;
+
     /// Records the outcome of resuming a decided approval (`outcome`: the
     /// run's result JSON, at most [`MAX_STORED_JSON_BYTES`]), once:
     /// conditional on the approval being decided and having no outcome.

@@ -58,6 +58,11 @@ pub(super) const RUN_APPROVALS: &str = "SELECT approval_id, invocation_id, run_i
     tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms, \
     backend_invocation_id, outcome, resumed_at_ms FROM host_approvals \
     WHERE run_id = $1 ORDER BY requested_at_ms, approval_id LIMIT $2";
+pub(super) const AWAITING_RESUME: &str = "SELECT approval_id, invocation_id, run_id, \
+    tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms, \
+    backend_invocation_id, outcome, resumed_at_ms FROM host_approvals \
+    WHERE state <> 'pending' AND outcome IS NULL \
+    ORDER BY requested_at_ms, approval_id LIMIT $1";
 pub(super) const RECORD_OUTCOME: &str = "UPDATE host_approvals SET outcome = $2, \
     resumed_at_ms = $3 WHERE approval_id = $1 AND state <> 'pending' AND outcome IS NULL";
 
@@ -423,6 +428,20 @@ macro_rules! sql_store {
                         .fetch_all(&self.pool)
                         .await
                         .map_err(|e| db("list a run's approvals", e))?;
+                    rows.iter().map(Self::approval_row).collect()
+                })
+            }
+
+            fn approvals_awaiting_resume<'a>(
+                &'a self,
+                limit: u32,
+            ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+                Box::pin(async move {
+                    let rows = sqlx::query(sql::AWAITING_RESUME)
+                        .bind(i64::from(limit))
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| db("list approvals awaiting resumption", e))?;
                     rows.iter().map(Self::approval_row).collect()
                 })
             }
