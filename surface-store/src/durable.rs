@@ -278,6 +278,9 @@ impl DurableHost {
         if let (ProgressStage::Confirmed, Some(retry)) =
             (progress.stage, progress.retry_invocation_id.as_deref())
         {
+            if let Err(reason) = surface_runtime::check_invocation_id(retry) {
+                return Err(HostError::InvalidInvocationId(reason).into());
+            }
             match self
                 .store
                 .set_backend_invocation(&progress.invocation_id, retry)
@@ -489,11 +492,16 @@ impl DurableHost {
             return Ok(());
         };
         let id = &call.invocation.invocation_id;
+        if surface_runtime::check_invocation_id(approval_id).is_err() {
+            tracing::warn!(invocation_id = %id, "an approval id that breaks the id rule is not recorded");
+            return Ok(());
+        }
         let backend = match self.store.call(id).await? {
             Some(row) => row.backend_id().to_string(),
             None => return Err(DurableError::MissingRow(id.clone())),
         };
-        self.store
+        let recorded = self
+            .store
             .record_approval(&ApprovalRecord {
                 approval_id: approval_id.clone(),
                 invocation_id: id.clone(),
@@ -509,6 +517,12 @@ impl DurableHost {
                 resumed_at_ms: None,
             })
             .await?;
+        if !recorded {
+            // The approval id is taken (by this call's earlier copy, or by
+            // another call naming the same backend approval: the first
+            // binding stands and an approver is shown the backend's own).
+            tracing::warn!(invocation_id = %id, approval_id = %approval_id, "the approval id is already recorded; the first binding stands");
+        }
         Ok(())
     }
 
@@ -632,7 +646,9 @@ impl DurableHost {
     /// Returns the [`AgentInvocationResult`] the run receives, answered
     /// under the run's own invocation id: a completed receipt is a
     /// success with its output, a rejected approval or a failed execution
-    /// an error (`GovernedOutcome::to_invocation_result`'s mapping). An
+    /// an error (`GovernedOutcome::to_invocation_result`'s mapping); a
+    /// `NOT_FOUND` from `resume` (the backend holds no such invocation:
+    /// nothing ran) is recorded as `EXECUTION_FAILED`, retry `no`. An
     /// approval whose outcome is already recorded returns it without
     /// calling the backend.
     ///
@@ -672,6 +688,19 @@ impl DurableHost {
                     reason: format!("the outcome is unknown ({})", unknown_reason(reason)),
                 })
             }
+            GovernedOutcome::Rejected { error, .. } if error.orpc_code() == Some("NOT_FOUND") => {
+                // The backend has no such held invocation: nothing ran and
+                // nothing will; the run is told so, once.
+                let result = AgentInvocationResult::Error {
+                    invocation_id: approval.invocation_id.clone(),
+                    error: surface_runtime::AgentError::new(
+                        ErrorCode::ExecutionFailed,
+                        "The backend has no record of the held call; it did not run.",
+                        surface_runtime::Retry::No,
+                    ),
+                };
+                return self.record_resumed(approval_id, result).await;
+            }
             GovernedOutcome::Rejected { error, .. } => {
                 return Err(DurableError::Resume {
                     approval_id: approval_id.to_string(),
@@ -685,6 +714,16 @@ impl DurableHost {
             }
         }
         let result = with_invocation_id(outcome.to_invocation_result(), &approval.invocation_id);
+        self.record_resumed(approval_id, result).await
+    }
+
+    /// Records `result` as the approval's outcome (once) and returns the
+    /// outcome that stands.
+    async fn record_resumed(
+        &self,
+        approval_id: &str,
+        result: AgentInvocationResult,
+    ) -> Result<AgentInvocationResult, DurableError> {
         let json = serde_json::to_string(&result).unwrap_or_default();
         match self
             .store

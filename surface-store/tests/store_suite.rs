@@ -486,6 +486,7 @@ async fn an_interrupted_governed_call_is_reconciled_into_a_receipt(db: &Db) {
 #[derive(Default)]
 struct ResumingGateway {
     rejected: bool,
+    not_found: bool,
     resumed: std::sync::Mutex<Vec<String>>,
     other: AtomicUsize,
 }
@@ -520,6 +521,16 @@ impl CapabilityClient for ResumingGateway {
         _: CallOptions,
     ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
         self.resumed.lock().unwrap().push(invocation_id.to_string());
+        if self.not_found {
+            let error = OrpcCallError::Orpc(surface_runtime::bridge::OrpcError {
+                defined: true,
+                code: "NOT_FOUND".into(),
+                status: 404,
+                message: "Unknown invocation".into(),
+                data: None,
+            });
+            return Box::pin(async move { Err(error) });
+        }
         let receipt = if self.rejected {
             serde_json::from_value(json!({"status": "failed", "invocationId": invocation_id,
                 "executionId": "exec-2", "error": {"code": "APPROVAL_REJECTED", "message": "The approval was rejected"}}))
@@ -679,6 +690,57 @@ async fn a_rejected_approval_resumes_into_the_backends_failure(db: &Db) {
     assert_eq!(*gateway.resumed.lock().unwrap(), ["inv-r"]);
 }
 
+async fn a_resume_the_backend_cannot_find_is_a_failed_outcome_once(db: &Db) {
+    let s = session();
+    let host = started(db, &s).await;
+    let call = host.dispatch(disable("inv-n")).await.unwrap();
+    let bad = BrowserSurfaceProgress::confirmed(&call, "bad id");
+    assert!(
+        matches!(
+            host.accept_progress(&auth("conn-1"), &bad).await,
+            Err(DurableError::Host(HostError::InvalidInvocationId(_)))
+        ),
+        "{}: a retry id that breaks the id rule is refused",
+        db.name()
+    );
+    host.accept_result(&auth("conn-1"), &approval_result(&call))
+        .await
+        .unwrap();
+    host.decide_approval("appr-1", ApprovalDecision::Approve, "approver-1")
+        .await
+        .unwrap();
+    let gateway = ResumingGateway {
+        not_found: true,
+        ..ResumingGateway::default()
+    };
+    for _ in 0..2 {
+        let result = host
+            .resume_approval("appr-1", &gateway, CallOptions::default())
+            .await
+            .unwrap();
+        let AgentInvocationResult::Error {
+            invocation_id,
+            error,
+        } = &result
+        else {
+            panic!("{}: {result:?}", db.name());
+        };
+        assert_eq!(invocation_id, "inv-n");
+        assert_eq!(
+            (error.code, error.retry),
+            (ErrorCode::ExecutionFailed, Retry::No)
+        );
+    }
+    assert_eq!(*gateway.resumed.lock().unwrap(), ["inv-n"], "{}", db.name());
+    assert!(db
+        .connect()
+        .await
+        .approvals_awaiting_resume(10)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
 /// Every case on a fresh database from `fresh`.
 async fn run_all<F, Fut>(fresh: F)
 where
@@ -694,6 +756,7 @@ where
     an_interrupted_governed_call_is_reconciled_into_a_receipt(&fresh().await).await;
     a_decided_approval_is_resumed_once_and_the_run_gets_the_outcome(&fresh().await).await;
     a_rejected_approval_resumes_into_the_backends_failure(&fresh().await).await;
+    a_resume_the_backend_cannot_find_is_a_failed_outcome_once(&fresh().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -119,6 +119,29 @@ pub(crate) async fn page(
             return html(StatusCode::SERVICE_UNAVAILABLE, &body);
         }
     };
+    match state
+        .host
+        .store()
+        .approvals_awaiting_resume(MAX_LISTED)
+        .await
+    {
+        Ok(waiting) if !waiting.is_empty() => {
+            body.push_str("<h2>Decided, not resumed yet</h2><table id=\"awaiting-resume\">");
+            for approval in &waiting {
+                let id = escape_html(&approval.approval_id);
+                body.push_str(&format!(
+                    "<tr id=\"awaiting-{id}\"><td>{id}</td><td>{}</td><td>{}</td><td><form method=\"post\" action=\"/approver/decide\">\
+                     <input type=\"hidden\" name=\"approvalId\" value=\"{id}\">\
+                     <button name=\"decision\" value=\"resume\" id=\"resume-{id}\">Retry</button></form></td></tr>",
+                    escape_html(&approval.capability_id),
+                    approval.state.as_str()
+                ));
+            }
+            body.push_str("</table>");
+        }
+        Ok(_) => {}
+        Err(e) => eprintln!("devices-host: listing approvals awaiting resumption: {e}"),
+    }
     if pending.is_empty() {
         body.push_str("<p id=\"no-approvals\">No approvals are pending.</p>");
         return html(StatusCode::OK, &body);
@@ -200,6 +223,9 @@ async fn held_input(client: &HttpOrpcClient, approval_id: &str) -> Result<Value,
         )
         .await
         .map_err(|e| backend_problem("read the approval", &e))?;
+    if answer["input"].is_null() {
+        return Err("The backend holds no input for this approval.".into());
+    }
     Ok(answer["input"].clone())
 }
 
@@ -258,9 +284,12 @@ pub(crate) struct DecideForm {
     decision: String,
 }
 
-/// `POST /approver/decide` (form `approvalId`, `decision`): the decision
-/// to the backend, then to the store, then the held call resumed through
-/// the backend for its requester; the outcome recorded for the run.
+/// `POST /approver/decide` (form `approvalId`, `decision`: `approve`,
+/// `reject`, or `resume` for an approval decided earlier whose resumption
+/// failed): the decision to the backend, then to the store — the decision
+/// the *backend* kept, which is the one it acts on — then the held call
+/// resumed through the backend for its requester; the outcome recorded
+/// for the run.
 pub(crate) async fn decide(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
@@ -269,11 +298,9 @@ pub(crate) async fn decide(
     let Some(approver) = signed_in(&state, &headers) else {
         return html(StatusCode::UNAUTHORIZED, LOGIN_FORM);
     };
-    let decision = match form.decision.as_str() {
-        "approve" => ApprovalDecision::Approve,
-        "reject" => ApprovalDecision::Reject,
-        _ => return problem("The decision must be approve or reject."),
-    };
+    if !matches!(form.decision.as_str(), "approve" | "reject" | "resume") {
+        return problem("The decision must be approve, reject or resume.");
+    }
     if agent_surface::check_invocation_id(&form.approval_id).is_err() {
         return problem("That is not an approval id.");
     }
@@ -287,30 +314,22 @@ pub(crate) async fn decide(
         }
     };
     if approval.outcome.is_some() {
-        return see_other(&format!("/approver?done={id}"));
+        return see_other(&done_location(id));
     }
     if approval.state == ApprovalState::Pending {
-        let answer = approver_client(&state)
-            .call(
-                "approvals.decide",
-                Some(json!({"approvalId": id, "decision": form.decision})),
-                CallOptions::default(),
-            )
-            .await;
-        if let Err(e) = answer {
-            return problem(&backend_problem("record the decision", &e));
+        if form.decision == "resume" {
+            return problem("Decide first: the approval is still pending.");
         }
-        if let Err(e) = state.host.decide_approval(id, decision, &approver).await {
-            eprintln!("devices-host: recording the decision on {id}: {e}");
-            return problem("The decision reached the backend but the host store could not record it; decide again.");
+        if let Err(why) = record_decision(&state, &approval, &form.decision, &approver).await {
+            return problem(&why);
         }
     }
     match resume_and_report(&state, id).await {
-        Ok(()) => see_other(&format!("/approver?done={id}")),
+        Ok(()) => see_other(&done_location(id)),
         Err(e) => {
             eprintln!("devices-host: resuming {id}: {e}");
             problem(&format!(
-                "Decided, but the call could not be resumed yet: {}. Decide again to retry.",
+                "Decided, but the call could not be resumed yet: {}. Use Retry to resume it.",
                 match e {
                     agent_surface::store::DurableError::NotDecided(_) =>
                         "the backend has not seen the decision",
@@ -323,15 +342,84 @@ pub(crate) async fn decide(
     }
 }
 
-fn problem(text: &str) -> Response {
-    let query: String = text
-        .bytes()
+/// Sends `decision` to the backend and records the decision the backend
+/// kept (its first one stands: a second approver's different click, or a
+/// decision sent before a crash, wins over this form). `Err` is the
+/// sentence for the approver.
+async fn record_decision(
+    state: &AppState,
+    approval: &ApprovalRecord,
+    decision: &str,
+    approver: &str,
+) -> Result<(), String> {
+    let id = approval.approval_id.as_str();
+    let client = approver_client(state);
+    // The backend's approval must hold the call this approval row is
+    // about; a page that named another call's approval id is refused.
+    let held = client
+        .call(
+            "approvals.get",
+            Some(json!({ "approvalId": id })),
+            CallOptions::default(),
+        )
+        .await
+        .map_err(|e| backend_problem("read the approval", &e))?;
+    if held["invocationId"].as_str() != Some(approval.backend_invocation_id.as_str()) {
+        eprintln!(
+            "devices-host: approval {id} at the backend holds another invocation than the host's row; not decided"
+        );
+        return Err(
+            "The backend's approval belongs to another call than this one; it was not decided."
+                .into(),
+        );
+    }
+    let answer = client
+        .call(
+            "approvals.decide",
+            Some(json!({"approvalId": id, "decision": decision})),
+            CallOptions::default(),
+        )
+        .await
+        .map_err(|e| backend_problem("record the decision", &e))?;
+    let kept = match answer["decision"].as_str() {
+        Some("approve") => ApprovalDecision::Approve,
+        Some("reject") => ApprovalDecision::Reject,
+        _ => return Err("The backend answered the decision unexpectedly.".into()),
+    };
+    match state.host.decide_approval(id, kept, approver).await {
+        Ok(agent_surface::store::Decision::AlreadyDecided(row)) if row.state != kept.state() => {
+            eprintln!(
+                "devices-host: approval {id}: the store holds {} but the backend kept {:?}",
+                row.state.as_str(),
+                kept
+            );
+            Err("The host and the backend disagree on this decision; it was not resumed.".into())
+        }
+        Ok(_) => Ok(()),
+        Err(e) => {
+            eprintln!("devices-host: recording the decision on {id}: {e}");
+            Err("The decision reached the backend but the host store could not record it; decide again.".into())
+        }
+    }
+}
+
+/// `/approver?done=ID`, the id percent-encoded.
+fn done_location(id: &str) -> String {
+    format!("/approver?done={}", query_encode(id))
+}
+
+/// Every byte but `A-Z a-z 0-9 - _ .` as `%XX`.
+fn query_encode(text: &str) -> String {
+    text.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
             other => format!("%{other:02X}"),
         })
-        .collect();
-    see_other(&format!("/approver?problem={query}"))
+        .collect()
+}
+
+fn problem(text: &str) -> Response {
+    see_other(&format!("/approver?problem={}", query_encode(text)))
 }
 
 /// Resumes a decided approval through the backend with the requester's
@@ -356,6 +444,16 @@ pub(crate) async fn resume_and_report(
 /// The run's report of the resumed call (what `Running::reports` and
 /// `/app/run` show).
 async fn report_to_run(state: &AppState, approval_id: &str, outcome: &AgentInvocationResult) {
+    // One report per approval, however many clicks or restarts resumed it.
+    {
+        let mut reported = lock(&state.reported_approvals);
+        if reported.len() >= crate::server::MAX_TRACKED_RUNS {
+            reported.clear();
+        }
+        if !reported.insert(approval_id.to_string()) {
+            return;
+        }
+    }
     let Ok(Some(approval)) = state.host.store().approval(approval_id).await else {
         return;
     };

@@ -22,7 +22,7 @@ use agent_surface::web::{
 use agent_surface::{AgentInvocationResult, ConsumerKind};
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::extract::{Path, Request, State};
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
@@ -43,6 +43,13 @@ pub const COOKIE: &str = "agent_session";
 pub const MAX_SOCKET_MESSAGE: usize = 1 << 20;
 /// Largest `/app/turn` body: 64 KiB (read after the session is checked).
 pub const MAX_TURN_REQUEST: usize = 64 * 1024;
+/// Runs whose page session `/app/run` remembers: 10,000 (past it the
+/// table starts over; a forgotten run's page no longer sees its outcome,
+/// which stays in the store).
+pub const MAX_TRACKED_RUNS: usize = 10_000;
+/// Largest approver form body (`/approver/login`, `/approver/decide`):
+/// 4 KiB.
+pub const MAX_APPROVER_FORM: usize = 4 * 1024;
 /// How long a scripted turn waits for the page to answer its call (the
 /// user may be deciding): 10 minutes.
 pub const TURN_WAIT: Duration = Duration::from_secs(600);
@@ -183,8 +190,11 @@ pub(crate) struct AppState {
     pub(crate) config: HostConfig,
     /// The approver's sessions (`/approver`), a cookie of their own.
     pub(crate) approvers: PageSessions<String>,
-    /// Which page session started each run (for `/app/run`).
+    /// Which page session started each run (for `/app/run`), at most
+    /// [`MAX_TRACKED_RUNS`] (the oldest are forgotten).
     run_sessions: Mutex<HashMap<String, String>>,
+    /// Approvals whose resumed outcome was reported to their run.
+    pub(crate) reported_approvals: Mutex<std::collections::HashSet<String>>,
     /// Page sessions by cookie.
     sessions: PageSessions<SessionRecord>,
     proxy: RpcProxy,
@@ -307,6 +317,7 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
         config,
         approvers: PageSessions::new(crate::approver::COOKIE, SessionLimits::default()),
         run_sessions: Mutex::default(),
+        reported_approvals: Mutex::default(),
         sessions: PageSessions::new(COOKIE, SessionLimits::default()),
         proxy: rpc_proxy,
         sockets: Mutex::default(),
@@ -333,8 +344,14 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
         .route("/app/turn", post(turn))
         .route("/app/run", post(run_status))
         .route("/approver", get(crate::approver::page))
-        .route("/approver/login", post(crate::approver::login))
-        .route("/approver/decide", post(crate::approver::decide))
+        .route(
+            "/approver/login",
+            post(crate::approver::login).layer(DefaultBodyLimit::max(MAX_APPROVER_FORM)),
+        )
+        .route(
+            "/approver/decide",
+            post(crate::approver::decide).layer(DefaultBodyLimit::max(MAX_APPROVER_FORM)),
+        )
         .route("/rpc/{*path}", any(proxy))
         .route("/agent/ws", get(socket))
         .with_state(state.clone())
@@ -531,7 +548,13 @@ async fn run_turn(state: &Arc<AppState>, token: &SessionToken, path: &str) -> Tu
     {
         return report(steps, format!("Not run: {e}."));
     }
-    lock(&state.run_sessions).insert(run_id.clone(), record.session_id.clone());
+    {
+        let mut runs = lock(&state.run_sessions);
+        if runs.len() >= MAX_TRACKED_RUNS {
+            runs.clear();
+        }
+        runs.insert(run_id.clone(), record.session_id.clone());
+    }
     let tools = state.host.host().tools_for_run(&run_id);
     steps.push(TurnStep {
         action: "discover".into(),
@@ -967,6 +990,12 @@ async fn on_message(
                     progress.invocation_id,
                     progress.stage.as_str()
                 ),
+                // The id the backend knows the call by could not be
+                // recorded: fail closed — the socket closes, the call is
+                // interrupted (ambiguous), never guessed later.
+                Err(agent_surface::store::DurableError::Store(e)) => {
+                    return Err(format!("the host store could not record progress: {e}"));
+                }
                 Err(e) => eprintln!("devices-host: progress refused: {e}"),
             }
         }
