@@ -3,8 +3,8 @@
 //! HTTP/1.1, no TLS, no proxy detection) to keep the tree lean. For
 //! `https` enable the cargo feature `rustls`: the same constructors then
 //! speak https too, trusting the webpki roots, and
-//! [`HttpOrpcClient::with_tls`] trusts other roots (a private CA, a
-//! self-signed backend: [`TlsRoots`](super::tls::TlsRoots)).
+//! `HttpOrpcClient::with_tls` trusts other roots (a private CA, a
+//! self-signed backend: `bridge::tls::TlsRoots`).
 //! It speaks oRPC's RPC protocol (`docs/bridges.md`), against an
 //! unmodified `@orpc/server` `RPCHandler`:
 //!
@@ -77,7 +77,7 @@ impl HttpOrpcClient {
     /// (8 MiB, 10 s connect, 30 s total) and no redirect following.
     ///
     /// With the cargo feature `rustls`, `https://` bases work too and
-    /// trust the webpki roots ([`TlsRoots::webpki`](super::tls::TlsRoots::webpki));
+    /// trust the webpki roots (`TlsRoots::webpki`);
     /// without it an `https://` call fails as
     /// [`OrpcCallError::Connect`].
     ///

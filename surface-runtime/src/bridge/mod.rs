@@ -18,7 +18,7 @@
 //!   value passes before it reaches an agent-facing result.
 //! * `http` (cargo feature `http`) — [`http::HttpOrpcClient`], the reqwest
 //!   transport.
-//! * `tls` (cargo feature `rustls`) — [`tls::TlsRoots`], the roots its
+//! * `tls` (cargo feature `rustls`) — `tls::TlsRoots`, the roots its
 //!   https connections trust.
 
 pub mod client;
