@@ -45,8 +45,8 @@ use futures_util::future::{select, Either};
 use serde_json::Value;
 
 use crate::bridge::client::{
-    decode_response, encode_request_body, excerpt, rpc_get_url, rpc_url, CallMethod, CallOptions,
-    Headers, OrpcCallError, OrpcClient, MAX_GET_URL_LENGTH,
+    decode_response, encode_request_body, error_chain, excerpt, rpc_get_url, rpc_url, CallMethod,
+    CallOptions, Headers, OrpcCallError, OrpcClient, MAX_GET_URL_LENGTH,
 };
 use crate::bridge::limits::{ClientLimits, LimitedBody};
 use crate::sync::BoxFuture;
@@ -296,17 +296,6 @@ impl HttpOrpcClient {
             OrpcCallError::Transport { message }
         }
     }
-}
-
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    message
 }
 
 impl OrpcClient for HttpOrpcClient {

@@ -121,7 +121,7 @@ impl TlsRoots {
             .tls_certs_only(certs.iter().map(der_certificate))
             .build()
             .map_err(|e| TlsError::Certificate {
-                message: super::http::error_chain(&e),
+                message: super::client::error_chain(&e),
             })?;
         self.added.extend(certs);
         Ok(self)
