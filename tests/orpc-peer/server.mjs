@@ -2,6 +2,7 @@
 // The oRPC test peer (README.md).
 //
 //   node tests/orpc-peer/server.mjs --port 0 [--exit-on-stdin-close]
+//                                   [--tls-cert PATH --tls-key PATH]
 //
 // Listens on 127.0.0.1 (port 0 = ephemeral) and prints exactly one line to
 // stdout when ready: {"port":<n>}. Runs until SIGTERM / SIGINT, so it can be
@@ -9,14 +10,16 @@
 // With --exit-on-stdin-close it also exits when its stdin closes: the test
 // harnesses pass it and keep a pipe open, so the peer ends with its parent
 // even when the parent dies without a signal. State is in memory, fresh per
-// process.
+// process. With --tls-cert and --tls-key (PEM files, both or neither) it
+// serves https (node:https) instead of http, with the same handler.
 //
 // /rpc/...      domain router (+ the constructs echo procedures), RPCHandler
 // /gateway/...  governed gateway, a second RPCHandler
 // anything else 404 text/plain "Not found"
 
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { RPCHandler } from '@orpc/server/node';
@@ -28,14 +31,15 @@ import { createState } from './src/state.mjs';
 
 /**
  * Starts a peer; resolves to `{ server, port, state, close() }`.
- * `host` defaults to 127.0.0.1 and `port` to 0.
+ * `host` defaults to 127.0.0.1 and `port` to 0. With `tls` (`{ cert, key }`,
+ * PEM) it serves https.
  */
-export async function startPeer({ port = 0, host = '127.0.0.1' } = {}) {
+export async function startPeer({ port = 0, host = '127.0.0.1', tls } = {}) {
   const state = createState();
   const rpc = new RPCHandler({ ...createDomainRouter(state), constructs: constructsRouter(requester) });
   const gateway = new RPCHandler(createGatewayRouter(state));
 
-  const server = createServer(async (req, res) => {
+  const handle = async (req, res) => {
     const context = {
       headers: req.headers,
       dropConnection: () => req.socket.destroy(),
@@ -61,7 +65,8 @@ export async function startPeer({ port = 0, host = '127.0.0.1' } = {}) {
         res.destroy();
       }
     }
-  });
+  };
+  const server = tls ? createHttpsServer(tls, handle) : createServer(handle);
 
   await new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -85,6 +90,8 @@ async function main() {
       port: { type: 'string', default: '0' },
       host: { type: 'string', default: '127.0.0.1' },
       'exit-on-stdin-close': { type: 'boolean', default: false },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
     },
   });
   const port = Number(values.port);
@@ -92,7 +99,13 @@ async function main() {
     console.error(`peer: --port must be an integer 0..65535, got ${JSON.stringify(values.port)}`);
     process.exit(2);
   }
-  const peer = await startPeer({ port, host: values.host });
+  const [certPath, keyPath] = [values['tls-cert'], values['tls-key']];
+  if ((certPath === undefined) !== (keyPath === undefined)) {
+    console.error('peer: --tls-cert and --tls-key go together');
+    process.exit(2);
+  }
+  const tls = certPath === undefined ? undefined : { cert: readFileSync(certPath), key: readFileSync(keyPath) };
+  const peer = await startPeer({ port, host: values.host, tls });
   const stop = () => {
     peer.close().then(() => process.exit(0));
     setTimeout(() => process.exit(0), 1000).unref();

@@ -27,6 +27,8 @@ pub struct Peer {
     _stdin: Option<ChildStdin>,
     /// Its loopback port.
     pub port: u16,
+    /// `http`, or `https` when started with [`Peer::start_tls`].
+    pub scheme: &'static str,
 }
 
 /// The requester's credential (PEER-CONTRACT.md "Auth").
@@ -123,13 +125,34 @@ impl Peer {
             return None;
         }
         ensure_node_modules();
-        Some(Self::spawn(&peer_dir()))
+        Some(Self::spawn(&peer_dir(), &[]))
     }
 
-    fn spawn(dir: &Path) -> Peer {
+    /// [`Peer::start`] serving https with the PEM certificate and key at
+    /// `cert` and `key` (`--tls-cert`, `--tls-key`).
+    ///
+    /// # Panics
+    /// As [`Peer::start`].
+    pub fn start_tls(test: &str, cert: &Path, key: &Path) -> Option<Peer> {
+        if !node_available(test) {
+            return None;
+        }
+        ensure_node_modules();
+        let args = [
+            "--tls-cert".as_ref(),
+            cert.as_os_str(),
+            "--tls-key".as_ref(),
+            key.as_os_str(),
+        ];
+        Some(Self::spawn(&peer_dir(), &args))
+    }
+
+    fn spawn(dir: &Path, extra: &[&std::ffi::OsStr]) -> Peer {
+        let scheme = if extra.is_empty() { "http" } else { "https" };
         let mut child = Command::new("node")
             .arg(dir.join("server.mjs"))
             .args(["--port", "0", "--exit-on-stdin-close"])
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -174,12 +197,13 @@ impl Peer {
             child,
             _stdin: stdin,
             port,
+            scheme,
         }
     }
 
-    /// `http://127.0.0.1:<port>`.
+    /// `http://127.0.0.1:<port>` (`https://…` for [`Peer::start_tls`]).
     pub fn origin(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        format!("{}://127.0.0.1:{}", self.scheme, self.port)
     }
 
     /// The domain router's URL prefix (`…/rpc`).

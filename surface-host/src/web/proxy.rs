@@ -75,6 +75,9 @@ impl RpcProxy {
     /// `procedures` (`devices.disable`; e.g. an authority's
     /// `procedures()`).
     ///
+    /// With the cargo feature `rustls`, an `https://` backend works too,
+    /// trusting the webpki roots; [`Self::with_tls`] trusts other roots.
+    ///
     /// # Errors
     /// [`ProxyError`].
     pub fn new<I, S>(
@@ -87,11 +90,56 @@ impl RpcProxy {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let authorization =
-            HeaderValue::from_str(authorization).map_err(|_| ProxyError::Credential)?;
-        let http = reqwest::Client::builder()
+        let builder = Self::client_builder(&limits);
+        #[cfg(feature = "rustls")]
+        let builder = surface_runtime::bridge::TlsRoots::webpki().configure(builder);
+        Self::with_builder(backend_rpc, authorization, procedures, limits, builder)
+    }
+
+    /// [`Self::new`] for an `https://` backend whose certificate chains to
+    /// one of `roots` (cargo feature `rustls`): e.g.
+    /// `TlsRoots::empty().add_pem(&pem)?` for a backend with its own CA.
+    /// The same bounds, no redirects.
+    ///
+    /// # Errors
+    /// [`ProxyError`] ([`ProxyError::Client`] when the client cannot be
+    /// built with these roots).
+    #[cfg(feature = "rustls")]
+    pub fn with_tls<I, S>(
+        backend_rpc: &str,
+        authorization: &str,
+        procedures: I,
+        limits: ProxyLimits,
+        roots: &surface_runtime::bridge::TlsRoots,
+    ) -> Result<Self, ProxyError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let builder = roots.configure(Self::client_builder(&limits));
+        Self::with_builder(backend_rpc, authorization, procedures, limits, builder)
+    }
+
+    fn client_builder(limits: &ProxyLimits) -> reqwest::ClientBuilder {
+        reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(limits.timeout)
+    }
+
+    fn with_builder<I, S>(
+        backend_rpc: &str,
+        authorization: &str,
+        procedures: I,
+        limits: ProxyLimits,
+        builder: reqwest::ClientBuilder,
+    ) -> Result<Self, ProxyError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let authorization =
+            HeaderValue::from_str(authorization).map_err(|_| ProxyError::Credential)?;
+        let http = builder
             .build()
             .map_err(|e| ProxyError::Client(e.to_string()))?;
         Ok(Self {

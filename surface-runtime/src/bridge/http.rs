@@ -1,10 +1,10 @@
 //! [`HttpOrpcClient`]: an [`OrpcClient`] over HTTP with reqwest (cargo
 //! feature `http`). reqwest is built without default features (plain
-//! HTTP/1.1, no TLS, no proxy detection) to keep the tree lean; for `https`
-//! enable a reqwest TLS feature in the application's own `Cargo.toml`
-//! (`reqwest = { version = "0.13", features = ["rustls"] }`: cargo unifies
-//! the features) and pass a client built from
-//! [`HttpOrpcClient::client_builder`] to [`HttpOrpcClient::with_client`].
+//! HTTP/1.1, no TLS, no proxy detection) to keep the tree lean. For
+//! `https` enable the cargo feature `rustls`: the same constructors then
+//! speak https too, trusting the webpki roots, and
+//! `HttpOrpcClient::with_tls` trusts other roots (a private CA, a
+//! self-signed backend: `bridge::tls::TlsRoots`).
 //! It speaks oRPC's RPC protocol (`docs/bridges.md`), against an
 //! unmodified `@orpc/server` `RPCHandler`:
 //!
@@ -45,8 +45,8 @@ use futures_util::future::{select, Either};
 use serde_json::Value;
 
 use crate::bridge::client::{
-    decode_response, encode_request_body, excerpt, rpc_get_url, rpc_url, CallMethod, CallOptions,
-    Headers, OrpcCallError, OrpcClient, MAX_GET_URL_LENGTH,
+    decode_response, encode_request_body, error_chain, excerpt, rpc_get_url, rpc_url, CallMethod,
+    CallOptions, Headers, OrpcCallError, OrpcClient, MAX_GET_URL_LENGTH,
 };
 use crate::bridge::limits::{ClientLimits, LimitedBody};
 use crate::sync::BoxFuture;
@@ -76,9 +76,14 @@ impl HttpOrpcClient {
     /// e.g. `http://127.0.0.1:3000/rpc`) with the default [`ClientLimits`]
     /// (8 MiB, 10 s connect, 30 s total) and no redirect following.
     ///
+    /// With the cargo feature `rustls`, `https://` bases work too and
+    /// trust the webpki roots (`TlsRoots::webpki`);
+    /// without it an `https://` call fails as
+    /// [`OrpcCallError::Connect`].
+    ///
     /// # Panics
-    /// Like `reqwest::Client::new`, when a TLS backend enabled in the
-    /// application cannot be initialized.
+    /// Like `reqwest::Client::new`, when the TLS backend cannot be
+    /// initialized.
     pub fn new(base: impl Into<String>) -> Self {
         Self::with_limits(base, ClientLimits::default())
     }
@@ -95,12 +100,53 @@ impl HttpOrpcClient {
         Self::with_client(http, base, limits)
     }
 
+    /// A client for the RPC handler at `base` (`https://…`) trusting
+    /// exactly `roots` (cargo feature `rustls`), with `limits` and the safe
+    /// settings of [`Self::new`] (no redirect following).
+    ///
+    /// ```no_run
+    /// # use surface_runtime::bridge::{http::HttpOrpcClient, tls::TlsRoots, ClientLimits};
+    /// let pem = std::fs::read("backend-cert.pem")?;
+    /// let client = HttpOrpcClient::with_tls(
+    ///     "https://127.0.0.1:3443/rpc",
+    ///     ClientLimits::default(),
+    ///     &TlsRoots::empty().add_pem(&pem)?,
+    /// )?
+    /// .with_header("authorization", "Bearer user-token");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`TlsError::Client`](super::tls::TlsError::Client) when the client
+    /// cannot be built (the TLS backend cannot be initialized).
+    #[cfg(all(feature = "rustls", not(target_arch = "wasm32")))]
+    pub fn with_tls(
+        base: impl Into<String>,
+        limits: ClientLimits,
+        roots: &super::tls::TlsRoots,
+    ) -> Result<Self, super::tls::TlsError> {
+        let http = roots
+            .configure(Self::plain_builder(&limits))
+            .build()
+            .map_err(|e| super::tls::TlsError::Client {
+                message: error_chain(&e),
+            })?;
+        Ok(Self::with_client(http, base, limits))
+    }
+
     /// A reqwest client builder with the safe settings of [`Self::new`]:
     /// redirects never followed, `limits.connect_timeout`, and
-    /// `limits.timeout` as the client's total timeout. Add TLS roots,
-    /// cookies or proxies to it, then pass the client to
-    /// [`Self::with_client`].
+    /// `limits.timeout` as the client's total timeout (and, with the
+    /// feature `rustls`, the webpki roots alone). Add cookies or proxies to
+    /// it, then pass the client to [`Self::with_client`].
     pub fn client_builder(limits: &ClientLimits) -> reqwest::ClientBuilder {
+        let builder = Self::plain_builder(limits);
+        #[cfg(all(feature = "rustls", not(target_arch = "wasm32")))]
+        let builder = super::tls::TlsRoots::webpki().configure(builder);
+        builder
+    }
+
+    fn plain_builder(limits: &ClientLimits) -> reqwest::ClientBuilder {
         reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(limits.connect_timeout)
@@ -250,17 +296,6 @@ impl HttpOrpcClient {
             OrpcCallError::Transport { message }
         }
     }
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    message
 }
 
 impl OrpcClient for HttpOrpcClient {
@@ -471,6 +506,21 @@ mod tests {
         drop(listener);
         let err = HttpOrpcClient::new(format!("http://{addr}/rpc"))
             .call("devices.disable", Some(json!({})), CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, OrpcCallError::Connect { .. }), "{err:?}");
+        assert!(!err.may_have_executed());
+    }
+
+    /// The lean default: no TLS backend, so `https` fails before anything
+    /// is sent.
+    #[cfg(not(feature = "rustls"))]
+    #[tokio::test]
+    async fn without_the_rustls_feature_https_is_a_connect_error() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let err = HttpOrpcClient::new(format!("https://{addr}/rpc"))
+            .call("devices.list", Some(json!({})), CallOptions::default())
             .await
             .unwrap_err();
         assert!(matches!(err, OrpcCallError::Connect { .. }), "{err:?}");

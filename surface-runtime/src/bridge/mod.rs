@@ -18,6 +18,8 @@
 //!   value passes before it reaches an agent-facing result.
 //! * `http` (cargo feature `http`) — [`http::HttpOrpcClient`], the reqwest
 //!   transport.
+//! * `tls` (cargo feature `rustls`) — `tls::TlsRoots`, the roots its
+//!   https connections trust.
 
 pub mod client;
 pub mod governed;
@@ -26,6 +28,8 @@ pub mod http;
 pub mod limits;
 pub mod ordinary;
 pub mod sanitize;
+#[cfg(all(feature = "rustls", not(target_arch = "wasm32")))]
+pub mod tls;
 
 pub use client::{
     CallMethod, CallOptions, Headers, MetaEntry, MetaPathItem, MetaType, OrpcCallError, OrpcClient,
@@ -45,6 +49,8 @@ pub use ordinary::{
     OrpcAgentBridge, OrpcAgentBridgeOptions, INVOCATION_ID_HEADER,
 };
 pub use sanitize::{safe_identifier, MAX_IDENTIFIER_CHARS};
+#[cfg(all(feature = "rustls", not(target_arch = "wasm32")))]
+pub use tls::{TlsError, TlsRoots};
 
 #[cfg(test)]
 mod tests;
