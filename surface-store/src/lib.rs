@@ -20,6 +20,7 @@
 
 mod durable;
 pub mod store;
+pub mod wake;
 
 pub use durable::{
     digest_call, digest_result, DurableError, DurableHost, Recovery, DEFAULT_RESTORED_RUNS,

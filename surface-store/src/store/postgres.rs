@@ -118,6 +118,12 @@ impl PostgresStore {
         Ok(Self { pool })
     }
 
+    /// `LISTEN/NOTIFY` wake-ups on this store's database
+    /// ([`crate::wake`]), sharing its pool.
+    pub fn wakeups(&self) -> crate::wake::PostgresWakeups {
+        crate::wake::PostgresWakeups::new(self.pool.clone())
+    }
+
     /// Closes the pool: later operations fail with [`StoreError::Closed`].
     pub async fn close(&self) {
         self.pool.close().await;
