@@ -27,8 +27,8 @@ pub use durable::{
 };
 pub use store::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, Durability, HostStore, MemoryStore, OutcomeWrite, RunRecord, StoreError,
-    StoreFuture, Transition,
+    DispatchWrite, Durability, HostStore, LeaseClaim, MemoryStore, OutcomeWrite, RunRecord,
+    StoreError, StoreFuture, SurfaceLease, Transition,
 };
 #[cfg(feature = "postgres")]
 pub use store::{PostgresStore, PostgresStoreOptions};

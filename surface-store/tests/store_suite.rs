@@ -741,6 +741,108 @@ async fn a_resume_the_backend_cannot_find_is_a_failed_outcome_once(db: &Db) {
         .is_empty());
 }
 
+fn lease(tab: &str, replica: &str, expires: i64, now: i64) -> surface_store::SurfaceLease {
+    surface_store::SurfaceLease {
+        tab_id: tab.into(),
+        session_id: "sess-1".into(),
+        replica: replica.into(),
+        connection_id: format!("conn-{replica}"),
+        announcement: format!("{{\"by\":\"{replica}\"}}"),
+        lease_expires_at_ms: expires,
+        updated_at_ms: now,
+    }
+}
+
+async fn surface_leases_are_held_by_one_replica_until_they_expire(db: &Db) {
+    use surface_store::LeaseClaim;
+    let a = db.connect().await;
+    let b = db.connect().await;
+    let name = db.name();
+    assert_eq!(
+        a.claim_surface(&lease("tab-1", "a", 2000, 1000), 1000)
+            .await
+            .unwrap(),
+        LeaseClaim::Held
+    );
+    match b
+        .claim_surface(&lease("tab-1", "b", 2500, 1500), 1500)
+        .await
+        .unwrap()
+    {
+        LeaseClaim::HeldElsewhere(other) => assert_eq!(
+            (other.replica.as_str(), other.lease_expires_at_ms),
+            ("a", 2000),
+            "{name}"
+        ),
+        other => panic!("{name}: {other:?}"),
+    }
+    // The holder re-announces and renews.
+    assert_eq!(
+        a.claim_surface(&lease("tab-1", "a", 2100, 1600), 1600)
+            .await
+            .unwrap(),
+        LeaseClaim::Held
+    );
+    assert_eq!(a.renew_leases("a", 3000, 1800).await.unwrap(), 1, "{name}");
+    assert!(matches!(
+        b.claim_surface(&lease("tab-1", "b", 3500, 2500), 2500)
+            .await
+            .unwrap(),
+        LeaseClaim::HeldElsewhere(_)
+    ));
+    assert!(a.expired_surfaces(2999, 10).await.unwrap().is_empty());
+    let expired = a.expired_surfaces(3500, 10).await.unwrap();
+    assert_eq!(expired.len(), 1);
+    assert_eq!(
+        (expired[0].tab_id.as_str(), expired[0].replica.as_str()),
+        ("tab-1", "a")
+    );
+    // A stopped renewing: B takes the tab over; A's renewals no longer touch it.
+    assert_eq!(
+        b.claim_surface(&lease("tab-1", "b", 5000, 3500), 3500)
+            .await
+            .unwrap(),
+        LeaseClaim::Held
+    );
+    assert_eq!(a.renew_leases("a", 9000, 3600).await.unwrap(), 0, "{name}");
+    let held = a.surface("tab-1").await.unwrap().unwrap();
+    assert_eq!(
+        (
+            held.replica.as_str(),
+            held.announcement.as_str(),
+            held.lease_expires_at_ms
+        ),
+        ("b", "{\"by\":\"b\"}", 5000)
+    );
+    assert!(!a.release_surface("tab-1", "a").await.unwrap());
+    assert!(b.release_surface("tab-1", "b").await.unwrap());
+    assert_eq!(a.surface("tab-1").await.unwrap(), None);
+    // Six processes race for an expired lease: one gets it.
+    a.claim_surface(&lease("tab-2", "old", 10, 1), 1)
+        .await
+        .unwrap();
+    let mut stores = Vec::new();
+    for _ in 0..6 {
+        stores.push(db.connect().await);
+    }
+    let claims = join_all(stores.iter().enumerate().map(|(n, store)| {
+        let l = lease("tab-2", &format!("r{n}"), 10_000, 100);
+        async move { store.claim_surface(&l, 100).await.unwrap() }
+    }))
+    .await;
+    assert_eq!(
+        claims.iter().filter(|c| **c == LeaseClaim::Held).count(),
+        1,
+        "{name}: {claims:?}"
+    );
+    let mut big = lease("tab-3", "a", 10, 1);
+    big.announcement = "x".repeat(surface_store::store::MAX_STORED_ANNOUNCEMENT_BYTES + 1);
+    assert!(matches!(
+        a.claim_surface(&big, 1).await,
+        Err(StoreError::TooLarge { .. })
+    ));
+}
+
 /// Every case on a fresh database from `fresh`.
 async fn run_all<F, Fut>(fresh: F)
 where
@@ -757,6 +859,7 @@ where
     a_decided_approval_is_resumed_once_and_the_run_gets_the_outcome(&fresh().await).await;
     a_rejected_approval_resumes_into_the_backends_failure(&fresh().await).await;
     a_resume_the_backend_cannot_find_is_a_failed_outcome_once(&fresh().await).await;
+    surface_leases_are_held_by_one_replica_until_they_expire(&fresh().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

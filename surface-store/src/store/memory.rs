@@ -6,7 +6,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, HostStore, OutcomeWrite, RunRecord, StoreError, StoreFuture, Transition,
+    DispatchWrite, HostStore, LeaseClaim, OutcomeWrite, RunRecord, StoreError, StoreFuture,
+    SurfaceLease, Transition, MAX_STORED_ANNOUNCEMENT_BYTES,
 };
 
 /// An in-memory [`HostStore`] with the same transitions as the SQL
@@ -21,6 +22,7 @@ struct Tables {
     calls: BTreeMap<String, CallRecord>,
     runs: BTreeMap<String, RunRecord>,
     approvals: BTreeMap<String, ApprovalRecord>,
+    surfaces: BTreeMap<String, SurfaceLease>,
 }
 
 impl MemoryStore {
@@ -318,6 +320,87 @@ impl HostStore for MemoryStore {
             Some(a) => OutcomeWrite::NotApplied(Box::new(a.clone())),
             None => OutcomeWrite::Unknown,
         }))
+    }
+
+    fn claim_surface<'a>(
+        &'a self,
+        lease: &'a SurfaceLease,
+        now_ms: i64,
+    ) -> StoreFuture<'a, LeaseClaim> {
+        if lease.announcement.len() > MAX_STORED_ANNOUNCEMENT_BYTES {
+            return ready(Err(StoreError::TooLarge {
+                what: "announcement",
+                bytes: lease.announcement.len(),
+                limit: MAX_STORED_ANNOUNCEMENT_BYTES,
+            }));
+        }
+        let mut tables = self.lock();
+        ready(Ok(match tables.surfaces.get(&lease.tab_id) {
+            Some(other)
+                if other.replica != lease.replica && other.lease_expires_at_ms >= now_ms =>
+            {
+                LeaseClaim::HeldElsewhere(Box::new(other.clone()))
+            }
+            _ => {
+                tables.surfaces.insert(lease.tab_id.clone(), lease.clone());
+                LeaseClaim::Held
+            }
+        }))
+    }
+
+    fn renew_leases<'a>(
+        &'a self,
+        replica: &'a str,
+        expires_at_ms: i64,
+        now_ms: i64,
+    ) -> StoreFuture<'a, u64> {
+        let mut tables = self.lock();
+        let mut renewed = 0;
+        for lease in tables
+            .surfaces
+            .values_mut()
+            .filter(|l| l.replica == replica)
+        {
+            lease.lease_expires_at_ms = expires_at_ms;
+            lease.updated_at_ms = now_ms;
+            renewed += 1;
+        }
+        ready(Ok(renewed))
+    }
+
+    fn release_surface<'a>(&'a self, tab_id: &'a str, replica: &'a str) -> StoreFuture<'a, bool> {
+        let mut tables = self.lock();
+        let held = tables
+            .surfaces
+            .get(tab_id)
+            .is_some_and(|l| l.replica == replica);
+        if held {
+            tables.surfaces.remove(tab_id);
+        }
+        ready(Ok(held))
+    }
+
+    fn surface<'a>(&'a self, tab_id: &'a str) -> StoreFuture<'a, Option<SurfaceLease>> {
+        ready(Ok(self.lock().surfaces.get(tab_id).cloned()))
+    }
+
+    fn expired_surfaces<'a>(
+        &'a self,
+        now_ms: i64,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<SurfaceLease>> {
+        let tables = self.lock();
+        let mut expired: Vec<SurfaceLease> = tables
+            .surfaces
+            .values()
+            .filter(|l| l.lease_expires_at_ms < now_ms)
+            .cloned()
+            .collect();
+        expired.sort_by(|a, b| {
+            (a.lease_expires_at_ms, &a.tab_id).cmp(&(b.lease_expires_at_ms, &b.tab_id))
+        });
+        expired.truncate(limit as usize);
+        ready(Ok(expired))
     }
 
     fn set_backend_invocation<'a>(

@@ -42,6 +42,11 @@ pub(super) fn sqlite() -> Migrator {
             "approval resume",
             include_str!("../../migrations/sqlite/0002_approval_resume.sql"),
         ),
+        (
+            3,
+            "surface leases",
+            include_str!("../../migrations/sqlite/0003_surface_leases.sql"),
+        ),
     ])
 }
 
@@ -58,6 +63,11 @@ pub(super) fn postgres() -> Migrator {
             2,
             "approval resume",
             include_str!("../../migrations/postgres/0002_approval_resume.sql"),
+        ),
+        (
+            3,
+            "surface leases",
+            include_str!("../../migrations/postgres/0003_surface_leases.sql"),
         ),
     ])
 }

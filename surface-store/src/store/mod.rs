@@ -316,6 +316,41 @@ pub enum Decision {
     Unknown,
 }
 
+/// A tab's live surface as a host process holds it (`host_surfaces`):
+/// the verified announcement and a lease naming the replica that holds the
+/// tab's socket.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SurfaceLease {
+    /// The tab (primary key).
+    pub tab_id: String,
+    /// Its authenticated session.
+    pub session_id: String,
+    /// The host process holding the socket.
+    pub replica: String,
+    /// The connection id the announcement came on.
+    pub connection_id: String,
+    /// The verified announcement's JSON (at most
+    /// [`MAX_STORED_ANNOUNCEMENT_BYTES`]).
+    pub announcement: String,
+    /// Until when the lease holds, milliseconds since the Unix epoch.
+    pub lease_expires_at_ms: i64,
+    /// When it was last written, milliseconds since the Unix epoch.
+    pub updated_at_ms: i64,
+}
+
+/// What [`HostStore::claim_surface`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LeaseClaim {
+    /// The lease is this replica's now (taken, renewed or re-announced).
+    Held,
+    /// Another replica holds an unexpired lease on the tab; it is as
+    /// returned.
+    HeldElsewhere(Box<SurfaceLease>),
+}
+
+/// Largest announcement a surface lease stores: 1 MiB of JSON.
+pub const MAX_STORED_ANNOUNCEMENT_BYTES: usize = 1 << 20;
+
 /// What [`HostStore::record_outcome`] did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OutcomeWrite {
@@ -548,6 +583,56 @@ pub trait HostStore: Send + Sync {
         outcome: &'a str,
         at_ms: i64,
     ) -> StoreFuture<'a, OutcomeWrite>;
+
+    /// Takes or updates `lease.tab_id`'s lease for `lease.replica` — one
+    /// conditional statement: it applies when no lease exists, when this
+    /// replica holds it, or when it expired before `now_ms`.
+    ///
+    /// # Errors
+    /// [`StoreError`] ([`StoreError::TooLarge`] past
+    /// [`MAX_STORED_ANNOUNCEMENT_BYTES`]).
+    fn claim_surface<'a>(
+        &'a self,
+        lease: &'a SurfaceLease,
+        now_ms: i64,
+    ) -> StoreFuture<'a, LeaseClaim>;
+
+    /// Extends every lease `replica` holds to `expires_at_ms`; returns how
+    /// many. A lease another replica took over (after expiry) is not
+    /// touched.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn renew_leases<'a>(
+        &'a self,
+        replica: &'a str,
+        expires_at_ms: i64,
+        now_ms: i64,
+    ) -> StoreFuture<'a, u64>;
+
+    /// Drops `tab_id`'s lease if `replica` holds it (the tab's socket
+    /// closed); `false` otherwise.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn release_surface<'a>(&'a self, tab_id: &'a str, replica: &'a str) -> StoreFuture<'a, bool>;
+
+    /// `tab_id`'s lease, expired or not.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn surface<'a>(&'a self, tab_id: &'a str) -> StoreFuture<'a, Option<SurfaceLease>>;
+
+    /// Leases that expired before `now_ms` (their replica stopped renewing),
+    /// oldest first, at most `limit`.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn expired_surfaces<'a>(
+        &'a self,
+        now_ms: i64,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<SurfaceLease>>;
 
     /// Records the id the backend knows a `dispatched` call by (the
     /// `retryInvocationId` of a call confirmed in the page), once:

@@ -10,8 +10,8 @@ use super::migrations;
 use super::sql::{self, sql_store};
 use super::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, Durability, HostStore, OutcomeWrite, RunRecord, StoreError, StoreFuture,
-    Transition,
+    DispatchWrite, Durability, HostStore, LeaseClaim, OutcomeWrite, RunRecord, StoreError,
+    StoreFuture, SurfaceLease, Transition, MAX_STORED_ANNOUNCEMENT_BYTES,
 };
 
 /// Default wait for a pooled connection (connecting included).

@@ -66,6 +66,23 @@ pub(super) const AWAITING_RESUME: &str = "SELECT approval_id, invocation_id, run
 pub(super) const RECORD_OUTCOME: &str = "UPDATE host_approvals SET outcome = $2, \
     resumed_at_ms = $3 WHERE approval_id = $1 AND state <> 'pending' AND outcome IS NULL";
 
+pub(super) const CLAIM_SURFACE: &str = "INSERT INTO host_surfaces (tab_id, session_id, \
+    replica, connection_id, announcement, lease_expires_at_ms, updated_at_ms) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tab_id) DO UPDATE SET \
+    session_id = excluded.session_id, replica = excluded.replica, \
+    connection_id = excluded.connection_id, announcement = excluded.announcement, \
+    lease_expires_at_ms = excluded.lease_expires_at_ms, updated_at_ms = excluded.updated_at_ms \
+    WHERE host_surfaces.replica = excluded.replica OR host_surfaces.lease_expires_at_ms < $8";
+pub(super) const RENEW_LEASES: &str = "UPDATE host_surfaces SET lease_expires_at_ms = $2, \
+    updated_at_ms = $3 WHERE replica = $1";
+pub(super) const RELEASE_SURFACE: &str =
+    "DELETE FROM host_surfaces WHERE tab_id = $1 AND replica = $2";
+pub(super) const SELECT_SURFACE: &str = "SELECT tab_id, session_id, replica, connection_id, \
+    announcement, lease_expires_at_ms, updated_at_ms FROM host_surfaces WHERE tab_id = $1";
+pub(super) const EXPIRED_SURFACES: &str = "SELECT tab_id, session_id, replica, connection_id, \
+    announcement, lease_expires_at_ms, updated_at_ms FROM host_surfaces \
+    WHERE lease_expires_at_ms < $1 ORDER BY lease_expires_at_ms, tab_id LIMIT $2";
+
 /// Implements `HostStore` for `$store` (a struct with `pool:
 /// sqlx::Pool<$db>`) with the statements above.
 macro_rules! sql_store {
@@ -131,6 +148,30 @@ macro_rules! sql_store {
                     outcome: get(row, "outcome")?,
                     resumed_at_ms: get(row, "resumed_at_ms")?,
                 })
+            }
+
+            fn surface_row(row: &<$db as sqlx::Database>::Row) -> Result<SurfaceLease, StoreError> {
+                Ok(SurfaceLease {
+                    tab_id: get(row, "tab_id")?,
+                    session_id: get(row, "session_id")?,
+                    replica: get(row, "replica")?,
+                    connection_id: get(row, "connection_id")?,
+                    announcement: get(row, "announcement")?,
+                    lease_expires_at_ms: get(row, "lease_expires_at_ms")?,
+                    updated_at_ms: get(row, "updated_at_ms")?,
+                })
+            }
+
+            async fn fetch_surface(
+                &self,
+                tab_id: &str,
+            ) -> Result<Option<SurfaceLease>, StoreError> {
+                let row = sqlx::query(sql::SELECT_SURFACE)
+                    .bind(tab_id)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(|e| db("read a surface lease", e))?;
+                row.as_ref().map(Self::surface_row).transpose()
             }
 
             async fn fetch_call(&self, id: &str) -> Result<Option<CallRecord>, StoreError> {
@@ -468,6 +509,98 @@ macro_rules! sql_store {
                         Some(a) => OutcomeWrite::NotApplied(Box::new(a)),
                         None => OutcomeWrite::Unknown,
                     })
+                })
+            }
+
+            fn claim_surface<'a>(
+                &'a self,
+                lease: &'a SurfaceLease,
+                now_ms: i64,
+            ) -> StoreFuture<'a, LeaseClaim> {
+                Box::pin(async move {
+                    if lease.announcement.len() > MAX_STORED_ANNOUNCEMENT_BYTES {
+                        return Err(StoreError::TooLarge {
+                            what: "announcement",
+                            bytes: lease.announcement.len(),
+                            limit: MAX_STORED_ANNOUNCEMENT_BYTES,
+                        });
+                    }
+                    let done = sqlx::query(sql::CLAIM_SURFACE)
+                        .bind(&lease.tab_id)
+                        .bind(&lease.session_id)
+                        .bind(&lease.replica)
+                        .bind(&lease.connection_id)
+                        .bind(&lease.announcement)
+                        .bind(lease.lease_expires_at_ms)
+                        .bind(lease.updated_at_ms)
+                        .bind(now_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("claim a surface lease", e))?;
+                    if done.rows_affected() == 1 {
+                        return Ok(LeaseClaim::Held);
+                    }
+                    match self.fetch_surface(&lease.tab_id).await? {
+                        Some(other) => Ok(LeaseClaim::HeldElsewhere(Box::new(other))),
+                        None => Err(StoreError::Database {
+                            operation: "claim a surface lease",
+                            source: "the claim was refused but no lease has the tab".into(),
+                        }),
+                    }
+                })
+            }
+
+            fn renew_leases<'a>(
+                &'a self,
+                replica: &'a str,
+                expires_at_ms: i64,
+                now_ms: i64,
+            ) -> StoreFuture<'a, u64> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::RENEW_LEASES)
+                        .bind(replica)
+                        .bind(expires_at_ms)
+                        .bind(now_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("renew surface leases", e))?;
+                    Ok(done.rows_affected())
+                })
+            }
+
+            fn release_surface<'a>(
+                &'a self,
+                tab_id: &'a str,
+                replica: &'a str,
+            ) -> StoreFuture<'a, bool> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::RELEASE_SURFACE)
+                        .bind(tab_id)
+                        .bind(replica)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("release a surface lease", e))?;
+                    Ok(done.rows_affected() == 1)
+                })
+            }
+
+            fn surface<'a>(&'a self, tab_id: &'a str) -> StoreFuture<'a, Option<SurfaceLease>> {
+                Box::pin(self.fetch_surface(tab_id))
+            }
+
+            fn expired_surfaces<'a>(
+                &'a self,
+                now_ms: i64,
+                limit: u32,
+            ) -> StoreFuture<'a, Vec<SurfaceLease>> {
+                Box::pin(async move {
+                    let rows = sqlx::query(sql::EXPIRED_SURFACES)
+                        .bind(now_ms)
+                        .bind(i64::from(limit))
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| db("list expired surface leases", e))?;
+                    rows.iter().map(Self::surface_row).collect()
                 })
             }
 
