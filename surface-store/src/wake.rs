@@ -11,7 +11,7 @@
 //! * [`LocalWakeups`] — in process (the embedded single-process default:
 //!   SQLite and no server);
 //! * [`PostgresWakeups`] (feature `postgres`) — PostgreSQL `LISTEN/NOTIFY`
-//!   on the store's own database.
+//!   on the store's own database ([`PostgresWakeups::for_store`]).
 //!
 //! Limits: a target is 1–64 characters of `A–Z a–z 0–9 . _ -`; an id
 //! follows the invocation-id rule (1–256 visible ASCII); each subscription
@@ -245,7 +245,7 @@ mod postgres {
     use crate::store::StoreError;
 
     /// PostgreSQL `LISTEN/NOTIFY` wake-ups on a store's database
-    /// ([`crate::PostgresStore::wakeups`]). One channel per target,
+    /// ([`PostgresWakeups::for_store`]). One channel per target,
     /// `surface_wake_<first 16 hex digits of SHA-256(target)>`; the payload
     /// is the id alone. `NOTIFY` is transactional and at most once per
     /// listening connection: a listener that reconnects gets a
@@ -259,8 +259,11 @@ mod postgres {
     const RECONNECT_WAIT: Duration = Duration::from_secs(1);
 
     impl PostgresWakeups {
-        pub(crate) fn new(pool: PgPool) -> Self {
-            Self { pool }
+        /// Wake-ups on `store`'s database, sharing its pool.
+        pub fn for_store(store: &crate::store::PostgresStore) -> Self {
+            Self {
+                pool: store.pool().clone(),
+            }
         }
 
         /// The channel of `target`.

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use support::pg::PgCluster;
 use surface_store::wake::{
-    Delivery, LocalWakeups, Subscription, WakeError, Wakeups, MAX_QUEUED_WAKEUPS,
+    Delivery, LocalWakeups, PostgresWakeups, Subscription, WakeError, Wakeups, MAX_QUEUED_WAKEUPS,
 };
 use surface_store::{PostgresStore, PostgresStoreOptions};
 
@@ -96,12 +96,16 @@ async fn postgres_wakeups_between_two_stores_and_across_a_lost_connection() {
     let b = PostgresStore::open(PostgresStoreOptions::new(url))
         .await
         .unwrap();
-    contract(&a.wakeups(), &b.wakeups()).await;
+    contract(
+        &PostgresWakeups::for_store(&a),
+        &PostgresWakeups::for_store(&b),
+    )
+    .await;
 
     // Kill the listening connection: the subscriber hears a rescan (what
     // was sent meanwhile is lost) and then new wake-ups again.
-    let bus_a = a.wakeups();
-    let bus_b = b.wakeups();
+    let bus_a = PostgresWakeups::for_store(&a);
+    let bus_b = PostgresWakeups::for_store(&b);
     let mut sub = bus_a.subscribe("replica-a").await.unwrap();
     assert_eq!(next(&mut sub).await, Delivery::Rescan);
     let pool = sqlx_pool(&cluster).await;

@@ -118,10 +118,9 @@ impl PostgresStore {
         Ok(Self { pool })
     }
 
-    /// `LISTEN/NOTIFY` wake-ups on this store's database
-    /// ([`crate::wake`]), sharing its pool.
-    pub fn wakeups(&self) -> crate::wake::PostgresWakeups {
-        crate::wake::PostgresWakeups::new(self.pool.clone())
+    /// The pool (shared with the wake-ups of `crate::wake`).
+    pub(crate) fn pool(&self) -> &PgPool {
+        &self.pool
     }
 
     /// Closes the pool: later operations fail with [`StoreError::Closed`].
