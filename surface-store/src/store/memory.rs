@@ -6,8 +6,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, HostStore, LeaseClaim, OutcomeWrite, RunRecord, StoreError, StoreFuture,
-    SurfaceLease, Transition, MAX_STORED_ANNOUNCEMENT_BYTES,
+    DispatchWrite, HostStore, LeaseClaim, OutcomeWrite, RouteRecord, RouteState, RouteTransition,
+    RouteWrite, RunRecord, StoreError, StoreFuture, SurfaceLease, Transition,
+    MAX_STORED_ANNOUNCEMENT_BYTES,
 };
 
 /// An in-memory [`HostStore`] with the same transitions as the SQL
@@ -23,6 +24,9 @@ struct Tables {
     runs: BTreeMap<String, RunRecord>,
     approvals: BTreeMap<String, ApprovalRecord>,
     surfaces: BTreeMap<String, SurfaceLease>,
+    routes: BTreeMap<String, RouteRecord>,
+    tokens: BTreeMap<String, String>,
+    mcp_sessions: BTreeMap<String, String>,
 }
 
 impl MemoryStore {
@@ -52,6 +56,26 @@ impl MemoryStore {
             }
             Some(call) => Transition::NotApplied(Box::new(call.clone())),
             None => Transition::Unknown,
+        }
+    }
+}
+
+impl MemoryStore {
+    /// Moves routed call `invocation_id` out of a state `from` accepts.
+    fn route_transition(
+        &self,
+        invocation_id: &str,
+        from: impl FnOnce(&RouteRecord) -> bool,
+        change: impl FnOnce(&mut RouteRecord),
+    ) -> RouteTransition {
+        let mut tables = self.lock();
+        match tables.routes.get_mut(invocation_id) {
+            Some(route) if from(route) => {
+                change(route);
+                RouteTransition::Applied
+            }
+            Some(route) => RouteTransition::NotApplied(Box::new(route.clone())),
+            None => RouteTransition::Unknown,
         }
     }
 }
@@ -417,5 +441,163 @@ impl HostStore for MemoryStore {
             Some(c) => Transition::NotApplied(Box::new(c.clone())),
             None => Transition::Unknown,
         }))
+    }
+
+    fn run<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, Option<RunRecord>> {
+        ready(Ok(self.lock().runs.get(run_id).cloned()))
+    }
+
+    fn record_route<'a>(&'a self, route: &'a RouteRecord) -> StoreFuture<'a, RouteWrite> {
+        if let Err(e) = StoreError::check_size("request", &route.request) {
+            return ready(Err(e));
+        }
+        let mut tables = self.lock();
+        if let Some(existing) = tables.routes.get(&route.invocation_id) {
+            return ready(Ok(RouteWrite::Exists(Box::new(existing.clone()))));
+        }
+        let mut row = route.clone();
+        row.state = RouteState::Requested;
+        row.result = None;
+        row.settled_at_ms = None;
+        tables.routes.insert(route.invocation_id.clone(), row);
+        ready(Ok(RouteWrite::Inserted))
+    }
+
+    fn take_route<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        holder: &'a str,
+        _at_ms: i64,
+    ) -> StoreFuture<'a, RouteTransition> {
+        ready(Ok(self.route_transition(
+            invocation_id,
+            |r| r.state == RouteState::Requested && r.holder == holder,
+            |r| r.state = RouteState::Taken,
+        )))
+    }
+
+    fn answer_route<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        result: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, RouteTransition> {
+        if let Err(e) = StoreError::check_size("result", result) {
+            return ready(Err(e));
+        }
+        ready(Ok(self.route_transition(
+            invocation_id,
+            |r| r.state == RouteState::Taken,
+            |r| {
+                r.state = RouteState::Answered;
+                r.result = Some(result.to_string());
+                r.settled_at_ms = Some(at_ms);
+            },
+        )))
+    }
+
+    fn interrupt_route<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, RouteTransition> {
+        ready(Ok(self.route_transition(
+            invocation_id,
+            |r| matches!(r.state, RouteState::Requested | RouteState::Taken),
+            |r| {
+                r.state = RouteState::Interrupted;
+                r.settled_at_ms = Some(at_ms);
+            },
+        )))
+    }
+
+    fn route<'a>(&'a self, invocation_id: &'a str) -> StoreFuture<'a, Option<RouteRecord>> {
+        ready(Ok(self.lock().routes.get(invocation_id).cloned()))
+    }
+
+    fn routes_for_holder<'a>(
+        &'a self,
+        holder: &'a str,
+        state: RouteState,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<RouteRecord>> {
+        let mut routes: Vec<RouteRecord> = self
+            .lock()
+            .routes
+            .values()
+            .filter(|r| r.holder == holder && r.state == state)
+            .cloned()
+            .collect();
+        routes.sort_by(|a, b| {
+            (a.requested_at_ms, &a.invocation_id).cmp(&(b.requested_at_ms, &b.invocation_id))
+        });
+        routes.truncate(limit as usize);
+        ready(Ok(routes))
+    }
+
+    fn interrupt_holder_routes<'a>(
+        &'a self,
+        holder: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, Vec<RouteRecord>> {
+        let mut tables = self.lock();
+        let mut moved = Vec::new();
+        for route in tables.routes.values_mut() {
+            if route.holder == holder
+                && matches!(route.state, RouteState::Requested | RouteState::Taken)
+            {
+                route.state = RouteState::Interrupted;
+                route.settled_at_ms = Some(at_ms);
+                moved.push(route.clone());
+            }
+        }
+        ready(Ok(moved))
+    }
+
+    fn record_token<'a>(
+        &'a self,
+        token_digest: &'a str,
+        run_id: &'a str,
+        _at_ms: i64,
+    ) -> StoreFuture<'a, bool> {
+        let mut tables = self.lock();
+        if tables.tokens.contains_key(token_digest) {
+            return ready(Ok(false));
+        }
+        tables
+            .tokens
+            .insert(token_digest.to_string(), run_id.to_string());
+        ready(Ok(true))
+    }
+
+    fn token_run<'a>(&'a self, token_digest: &'a str) -> StoreFuture<'a, Option<String>> {
+        ready(Ok(self.lock().tokens.get(token_digest).cloned()))
+    }
+
+    fn revoke_token<'a>(&'a self, token_digest: &'a str) -> StoreFuture<'a, bool> {
+        ready(Ok(self.lock().tokens.remove(token_digest).is_some()))
+    }
+
+    fn store_mcp_session<'a>(
+        &'a self,
+        session_id: &'a str,
+        state: &'a str,
+        _at_ms: i64,
+    ) -> StoreFuture<'a, ()> {
+        if let Err(e) = StoreError::check_size("MCP session", state) {
+            return ready(Err(e));
+        }
+        self.lock()
+            .mcp_sessions
+            .insert(session_id.to_string(), state.to_string());
+        ready(Ok(()))
+    }
+
+    fn mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<String>> {
+        ready(Ok(self.lock().mcp_sessions.get(session_id).cloned()))
+    }
+
+    fn delete_mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, bool> {
+        ready(Ok(self.lock().mcp_sessions.remove(session_id).is_some()))
     }
 }

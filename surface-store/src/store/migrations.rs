@@ -47,6 +47,11 @@ pub(super) fn sqlite() -> Migrator {
             "surface leases",
             include_str!("../../migrations/sqlite/0003_surface_leases.sql"),
         ),
+        (
+            4,
+            "routed calls",
+            include_str!("../../migrations/sqlite/0004_routed_calls.sql"),
+        ),
     ])
 }
 
@@ -68,6 +73,11 @@ pub(super) fn postgres() -> Migrator {
             3,
             "surface leases",
             include_str!("../../migrations/postgres/0003_surface_leases.sql"),
+        ),
+        (
+            4,
+            "routed calls",
+            include_str!("../../migrations/postgres/0004_routed_calls.sql"),
         ),
     ])
 }

@@ -20,6 +20,7 @@
 //!   durability settings; `migrations` — the schema shipped with the crate.
 
 mod memory;
+mod route;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod migrations;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -34,6 +35,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use memory::MemoryStore;
+pub use route::{RouteRecord, RouteState, RouteTransition, RouteWrite};
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresStore, PostgresStoreOptions};
 #[cfg(feature = "sqlite")]
@@ -645,4 +647,129 @@ pub trait HostStore: Send + Sync {
         invocation_id: &'a str,
         backend_invocation_id: &'a str,
     ) -> StoreFuture<'a, Transition>;
+
+    /// One run, active or ended (any owner).
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn run<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, Option<RunRecord>>;
+
+    /// Writes a routed call `requested` unless a routed call has its
+    /// invocation id (`docs/host.md`, "Replicas").
+    ///
+    /// # Errors
+    /// [`StoreError`] ([`StoreError::TooLarge`] for a request over
+    /// [`MAX_STORED_JSON_BYTES`]): the call must not be routed.
+    fn record_route<'a>(&'a self, route: &'a RouteRecord) -> StoreFuture<'a, RouteWrite>;
+
+    /// `requested` → `taken`, by its `holder` only.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn take_route<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        holder: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, RouteTransition>;
+
+    /// `taken` → `answered`, storing the result JSON.
+    ///
+    /// # Errors
+    /// [`StoreError`] ([`StoreError::TooLarge`]).
+    fn answer_route<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        result: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, RouteTransition>;
+
+    /// `requested` or `taken` → `interrupted`.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn interrupt_route<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, RouteTransition>;
+
+    /// One routed call.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn route<'a>(&'a self, invocation_id: &'a str) -> StoreFuture<'a, Option<RouteRecord>>;
+
+    /// The routed calls `holder` has in `state`, oldest first, at most
+    /// `limit` (what a holder re-reads on [`crate::wake::Delivery::Rescan`]).
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn routes_for_holder<'a>(
+        &'a self,
+        holder: &'a str,
+        state: RouteState,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<RouteRecord>>;
+
+    /// Every routed call of `holder` still `requested` or `taken` →
+    /// `interrupted`, in one statement; returns them (after the change)
+    /// sorted by invocation id. Run when `holder` restarts, or when its
+    /// leases expired (it stopped).
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn interrupt_holder_routes<'a>(
+        &'a self,
+        holder: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, Vec<RouteRecord>>;
+
+    /// Records an MCP bearer token's SHA-256 (hex) for `run_id`. `false`
+    /// when the digest is recorded already.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn record_token<'a>(
+        &'a self,
+        token_digest: &'a str,
+        run_id: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, bool>;
+
+    /// The run a token digest was issued for.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn token_run<'a>(&'a self, token_digest: &'a str) -> StoreFuture<'a, Option<String>>;
+
+    /// Deletes a token digest; `false` when it was not recorded.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn revoke_token<'a>(&'a self, token_digest: &'a str) -> StoreFuture<'a, bool>;
+
+    /// Writes (or replaces) an MCP session's state JSON (at most
+    /// [`MAX_STORED_JSON_BYTES`]).
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn store_mcp_session<'a>(
+        &'a self,
+        session_id: &'a str,
+        state: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, ()>;
+
+    /// An MCP session's state JSON.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<String>>;
+
+    /// Deletes an MCP session; `false` when there was none.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn delete_mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, bool>;
 }

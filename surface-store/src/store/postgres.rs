@@ -10,7 +10,8 @@ use super::migrations;
 use super::sql::{self, sql_store};
 use super::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, Durability, HostStore, LeaseClaim, OutcomeWrite, RunRecord, StoreError,
+    DispatchWrite, Durability, HostStore, LeaseClaim, OutcomeWrite, RouteRecord, RouteState,
+    RouteTransition, RouteWrite, RunRecord, StoreError,
     StoreFuture, SurfaceLease, Transition, MAX_STORED_ANNOUNCEMENT_BYTES,
 };
 

@@ -83,6 +83,41 @@ pub(super) const EXPIRED_SURFACES: &str = "SELECT tab_id, session_id, replica, c
     announcement, lease_expires_at_ms, updated_at_ms FROM host_surfaces \
     WHERE lease_expires_at_ms < $1 ORDER BY lease_expires_at_ms, tab_id LIMIT $2";
 
+pub(super) const SELECT_RUN: &str = "SELECT run_id, owner, session_id, tab_id, kind, state, \
+    started_at_ms FROM host_runs WHERE run_id = $1";
+
+pub(super) const INSERT_ROUTE: &str = "INSERT INTO host_routes (invocation_id, run_id, tab_id, \
+    requester, holder, request, state, requested_at_ms) \
+    VALUES ($1, $2, $3, $4, $5, $6, 'requested', $7) ON CONFLICT (invocation_id) DO NOTHING";
+pub(super) const TAKE_ROUTE: &str = "UPDATE host_routes SET state = 'taken' \
+    WHERE invocation_id = $1 AND holder = $2 AND state = 'requested'";
+pub(super) const ANSWER_ROUTE: &str = "UPDATE host_routes SET state = 'answered', result = $2, \
+    settled_at_ms = $3 WHERE invocation_id = $1 AND state = 'taken'";
+pub(super) const INTERRUPT_ROUTE: &str = "UPDATE host_routes SET state = 'interrupted', \
+    settled_at_ms = $2 WHERE invocation_id = $1 AND state IN ('requested', 'taken')";
+pub(super) const INTERRUPT_HOLDER_ROUTES: &str = "UPDATE host_routes SET state = 'interrupted', \
+    settled_at_ms = $2 WHERE holder = $1 AND state IN ('requested', 'taken') \
+    RETURNING invocation_id, run_id, tab_id, requester, holder, request, state, result, \
+    requested_at_ms, settled_at_ms";
+
+pub(super) const SELECT_ROUTE: &str = "SELECT invocation_id, run_id, tab_id, requester, \
+    holder, request, state, result, requested_at_ms, settled_at_ms FROM host_routes \
+    WHERE invocation_id = $1";
+pub(super) const ROUTES_FOR_HOLDER: &str = "SELECT invocation_id, run_id, tab_id, requester, \
+    holder, request, state, result, requested_at_ms, settled_at_ms FROM host_routes \
+    WHERE holder = $1 AND state = $2 ORDER BY requested_at_ms, invocation_id LIMIT $3";
+
+pub(super) const INSERT_TOKEN: &str = "INSERT INTO host_tokens (token_digest, run_id, \
+    issued_at_ms) VALUES ($1, $2, $3) ON CONFLICT (token_digest) DO NOTHING";
+pub(super) const SELECT_TOKEN: &str = "SELECT run_id FROM host_tokens WHERE token_digest = $1";
+pub(super) const DELETE_TOKEN: &str = "DELETE FROM host_tokens WHERE token_digest = $1";
+pub(super) const UPSERT_MCP_SESSION: &str = "INSERT INTO host_mcp_sessions (session_id, state, \
+    updated_at_ms) VALUES ($1, $2, $3) ON CONFLICT (session_id) DO UPDATE SET \
+    state = excluded.state, updated_at_ms = excluded.updated_at_ms";
+pub(super) const SELECT_MCP_SESSION: &str =
+    "SELECT state FROM host_mcp_sessions WHERE session_id = $1";
+pub(super) const DELETE_MCP_SESSION: &str = "DELETE FROM host_mcp_sessions WHERE session_id = $1";
+
 /// Implements `HostStore` for `$store` (a struct with `pool:
 /// sqlx::Pool<$db>`) with the statements above.
 macro_rules! sql_store {
@@ -147,6 +182,47 @@ macro_rules! sql_store {
                     decided_at_ms: get(row, "decided_at_ms")?,
                     outcome: get(row, "outcome")?,
                     resumed_at_ms: get(row, "resumed_at_ms")?,
+                })
+            }
+
+            fn route_row(row: &<$db as sqlx::Database>::Row) -> Result<RouteRecord, StoreError> {
+                let state: String = get(row, "state")?;
+                Ok(RouteRecord {
+                    invocation_id: get(row, "invocation_id")?,
+                    run_id: get(row, "run_id")?,
+                    tab_id: get(row, "tab_id")?,
+                    requester: get(row, "requester")?,
+                    holder: get(row, "holder")?,
+                    request: get(row, "request")?,
+                    state: RouteState::parse(&state)?,
+                    result: get(row, "result")?,
+                    requested_at_ms: get(row, "requested_at_ms")?,
+                    settled_at_ms: get(row, "settled_at_ms")?,
+                })
+            }
+
+            async fn fetch_route(&self, id: &str) -> Result<Option<RouteRecord>, StoreError> {
+                let row = sqlx::query(sql::SELECT_ROUTE)
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(|e| db("read a routed call", e))?;
+                row.as_ref().map(Self::route_row).transpose()
+            }
+
+            /// The [`RouteTransition`] of a conditional update that changed
+            /// `rows` rows.
+            async fn route_transition(
+                &self,
+                id: &str,
+                rows: u64,
+            ) -> Result<RouteTransition, StoreError> {
+                if rows == 1 {
+                    return Ok(RouteTransition::Applied);
+                }
+                Ok(match self.fetch_route(id).await? {
+                    Some(route) => RouteTransition::NotApplied(Box::new(route)),
+                    None => RouteTransition::Unknown,
                 })
             }
 
@@ -617,6 +693,220 @@ macro_rules! sql_store {
                         .await
                         .map_err(|e| db("record the backend invocation id", e))?;
                     self.transition(invocation_id, done.rows_affected()).await
+                })
+            }
+
+            fn run<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, Option<RunRecord>> {
+                Box::pin(async move {
+                    let row = sqlx::query(sql::SELECT_RUN)
+                        .bind(run_id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(|e| db("read a run", e))?;
+                    row.as_ref().map(Self::run_row).transpose()
+                })
+            }
+
+            fn record_route<'a>(&'a self, route: &'a RouteRecord) -> StoreFuture<'a, RouteWrite> {
+                Box::pin(async move {
+                    StoreError::check_size("request", &route.request)?;
+                    let done = sqlx::query(sql::INSERT_ROUTE)
+                        .bind(&route.invocation_id)
+                        .bind(&route.run_id)
+                        .bind(&route.tab_id)
+                        .bind(&route.requester)
+                        .bind(&route.holder)
+                        .bind(&route.request)
+                        .bind(route.requested_at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("route a call", e))?;
+                    if done.rows_affected() == 1 {
+                        return Ok(RouteWrite::Inserted);
+                    }
+                    match self.fetch_route(&route.invocation_id).await? {
+                        Some(existing) => Ok(RouteWrite::Exists(Box::new(existing))),
+                        None => Err(StoreError::Database {
+                            operation: "route a call",
+                            source: "the insert was refused but no routed call has the id".into(),
+                        }),
+                    }
+                })
+            }
+
+            fn take_route<'a>(
+                &'a self,
+                invocation_id: &'a str,
+                holder: &'a str,
+                _at_ms: i64,
+            ) -> StoreFuture<'a, RouteTransition> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::TAKE_ROUTE)
+                        .bind(invocation_id)
+                        .bind(holder)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("take a routed call", e))?;
+                    self.route_transition(invocation_id, done.rows_affected()).await
+                })
+            }
+
+            fn answer_route<'a>(
+                &'a self,
+                invocation_id: &'a str,
+                result: &'a str,
+                at_ms: i64,
+            ) -> StoreFuture<'a, RouteTransition> {
+                Box::pin(async move {
+                    StoreError::check_size("result", result)?;
+                    let done = sqlx::query(sql::ANSWER_ROUTE)
+                        .bind(invocation_id)
+                        .bind(result)
+                        .bind(at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("answer a routed call", e))?;
+                    self.route_transition(invocation_id, done.rows_affected()).await
+                })
+            }
+
+            fn interrupt_route<'a>(
+                &'a self,
+                invocation_id: &'a str,
+                at_ms: i64,
+            ) -> StoreFuture<'a, RouteTransition> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::INTERRUPT_ROUTE)
+                        .bind(invocation_id)
+                        .bind(at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("interrupt a routed call", e))?;
+                    self.route_transition(invocation_id, done.rows_affected()).await
+                })
+            }
+
+            fn route<'a>(&'a self, invocation_id: &'a str) -> StoreFuture<'a, Option<RouteRecord>> {
+                Box::pin(self.fetch_route(invocation_id))
+            }
+
+            fn routes_for_holder<'a>(
+                &'a self,
+                holder: &'a str,
+                state: RouteState,
+                limit: u32,
+            ) -> StoreFuture<'a, Vec<RouteRecord>> {
+                Box::pin(async move {
+                    let rows = sqlx::query(sql::ROUTES_FOR_HOLDER)
+                        .bind(holder)
+                        .bind(state.as_str())
+                        .bind(i64::from(limit))
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| db("list routed calls", e))?;
+                    rows.iter().map(Self::route_row).collect()
+                })
+            }
+
+            fn interrupt_holder_routes<'a>(
+                &'a self,
+                holder: &'a str,
+                at_ms: i64,
+            ) -> StoreFuture<'a, Vec<RouteRecord>> {
+                Box::pin(async move {
+                    let rows = sqlx::query(sql::INTERRUPT_HOLDER_ROUTES)
+                        .bind(holder)
+                        .bind(at_ms)
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| db("interrupt a replica's routed calls", e))?;
+                    let mut routes = rows
+                        .iter()
+                        .map(Self::route_row)
+                        .collect::<Result<Vec<_>, _>>()?;
+                    routes.sort_by(|a, b| a.invocation_id.cmp(&b.invocation_id));
+                    Ok(routes)
+                })
+            }
+
+            fn record_token<'a>(
+                &'a self,
+                token_digest: &'a str,
+                run_id: &'a str,
+                at_ms: i64,
+            ) -> StoreFuture<'a, bool> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::INSERT_TOKEN)
+                        .bind(token_digest)
+                        .bind(run_id)
+                        .bind(at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("record a token", e))?;
+                    Ok(done.rows_affected() == 1)
+                })
+            }
+
+            fn token_run<'a>(&'a self, token_digest: &'a str) -> StoreFuture<'a, Option<String>> {
+                Box::pin(async move {
+                    let row = sqlx::query(sql::SELECT_TOKEN)
+                        .bind(token_digest)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(|e| db("read a token", e))?;
+                    row.as_ref().map(|r| get(r, "run_id")).transpose()
+                })
+            }
+
+            fn revoke_token<'a>(&'a self, token_digest: &'a str) -> StoreFuture<'a, bool> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::DELETE_TOKEN)
+                        .bind(token_digest)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("revoke a token", e))?;
+                    Ok(done.rows_affected() == 1)
+                })
+            }
+
+            fn store_mcp_session<'a>(
+                &'a self,
+                session_id: &'a str,
+                state: &'a str,
+                at_ms: i64,
+            ) -> StoreFuture<'a, ()> {
+                Box::pin(async move {
+                    StoreError::check_size("MCP session", state)?;
+                    sqlx::query(sql::UPSERT_MCP_SESSION)
+                        .bind(session_id)
+                        .bind(state)
+                        .bind(at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("store an MCP session", e))?;
+                    Ok(())
+                })
+            }
+
+            fn mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<String>> {
+                Box::pin(async move {
+                    let row = sqlx::query(sql::SELECT_MCP_SESSION)
+                        .bind(session_id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(|e| db("read an MCP session", e))?;
+                    row.as_ref().map(|r| get(r, "state")).transpose()
+                })
+            }
+
+            fn delete_mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, bool> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::DELETE_MCP_SESSION)
+                        .bind(session_id)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("delete an MCP session", e))?;
+                    Ok(done.rows_affected() == 1)
                 })
             }
         }
