@@ -220,7 +220,7 @@ impl DurableHost {
         &self.owner
     }
 
-    fn now(&self) -> i64 {
+    pub(crate) fn now(&self) -> i64 {
         i64::try_from(self.clock.now_ms()).unwrap_or(i64::MAX)
     }
 
@@ -814,7 +814,7 @@ fn compare_with_row(row: &CallRecord, digest: &[u8]) -> Result<ResultDisposition
     }
 }
 
-fn agent_run(run: &RunRecord) -> AgentRun {
+pub(crate) fn agent_run(run: &RunRecord) -> AgentRun {
     AgentRun {
         run_id: run.run_id.clone(),
         session_id: run.session_id.clone(),

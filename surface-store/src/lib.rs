@@ -12,13 +12,18 @@
 //!   feature, the default; [`PostgresStore`] with `postgres`), the
 //!   migrations and the durability settings;
 //! * `durable` — [`DurableHost`], recovery ([`Recovery`]) and
-//!   reconciliation through the backend's `getInvocation`.
+//!   reconciliation through the backend's `getInvocation`;
+//! * `wake` — wake-ups between host processes (in process, PostgreSQL
+//!   `LISTEN/NOTIFY`);
+//! * `replica` — [`Replica`](replica::Replica): several host processes on
+//!   one store, each call run by the replica holding its tab.
 //!
 //! Native only (tokio, through sqlx); the page never needs it.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod durable;
+pub mod replica;
 pub mod store;
 pub mod wake;
 
@@ -27,8 +32,9 @@ pub use durable::{
 };
 pub use store::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, Durability, HostStore, LeaseClaim, MemoryStore, OutcomeWrite, RunRecord,
-    StoreError, StoreFuture, SurfaceLease, Transition,
+    DispatchWrite, Durability, HostStore, LeaseClaim, MemoryStore, OutcomeWrite, RouteRecord,
+    RouteState, RouteTransition, RouteWrite, RunRecord, StoreError, StoreFuture, SurfaceLease,
+    Transition,
 };
 #[cfg(feature = "postgres")]
 pub use store::{PostgresStore, PostgresStoreOptions};

@@ -258,8 +258,11 @@ impl From<BrowserReference> for ToolDescriptor {
     }
 }
 
-/// A model tool call the host wants to run on a browser surface.
-#[derive(Clone, Debug, PartialEq)]
+/// A model tool call the host wants to run on a browser surface. Its JSON
+/// (camelCase, absent options left out) is what replicas hand each other
+/// (`docs/host.md`, "Replicas").
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolCallRequest {
     /// The run.
     pub run_id: String,
@@ -270,12 +273,15 @@ pub struct ToolCallRequest {
     /// Canonical capability id of the tool.
     pub capability_id: String,
     /// Required when the tool has more than one live registration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registration_id: Option<String>,
     /// Agent input (unlocked fields only).
     pub input: Value,
     /// Component instance, for view capabilities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<String>,
     /// Confirmation evidence, for a retry after local confirmation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<ConfirmationEvidence>,
 }
 

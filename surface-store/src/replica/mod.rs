@@ -1,0 +1,609 @@
+//! [`Replica`]: one of several agent-host processes sharing one store
+//! (`docs/host.md`, "Replicas").
+//!
+//! A browser tab's socket is pinned to the replica it reached; an agent's
+//! requests land on any replica. Each replica:
+//!
+//! * holds a **lease** on every tab connected to it (`host_surfaces`: the
+//!   verified announcement and the replica's name, renewed every
+//!   [`ReplicaOptions::renew_interval`], expiring after
+//!   [`ReplicaOptions::lease`] without renewal);
+//! * composes a run's tools from the store: a tab held elsewhere is
+//!   verified again here from its stored announcement (a *mirror*: it is
+//!   listed, never dispatched to);
+//! * runs a call for a tab it holds itself ([`DurableHost::dispatch`]: the
+//!   call's row is the id's one dispatch), and **routes** a call for a tab
+//!   held elsewhere: a `host_routes` row, a wake-up to the holder, which
+//!   takes the row (one conditional statement), dispatches it to its tab,
+//!   answers the row and wakes the requester back ([`crate::wake`]: ids
+//!   only; both sides re-read their rows on a rescan and the requester
+//!   re-checks every [`ReplicaOptions::check_interval`]).
+//!
+//! Failure rules: a call is never moved to another tab or replica; a
+//! holder that stops renewing loses its leases after
+//! [`ReplicaOptions::lease`] and the calls routed to it are answered
+//! [`CallEnd::Interrupted`] (ambiguous: they may have taken effect) by the
+//! requester's next check; a holder that restarts interrupts every routed
+//! call it had taken ([`Replica::start`]) and so never completes one another
+//! replica already answered; an invocation id is dispatched at most once
+//! across replicas (the primary keys of `host_calls` and `host_routes`).
+
+mod route;
+mod tab;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use surface_runtime::host::{
+    BrowserSurfaceAnnouncement, BrowserSurfaceCall, BrowserSurfaceOutcome, BrowserSurfaceProgress,
+    HostError, HostTool, ToolCallRequest,
+};
+use tokio::sync::{mpsc, oneshot, watch, Notify, Semaphore};
+
+pub use tab::{ReplicaTab, Received, TabCalls};
+
+use crate::durable::{agent_run, DurableError, DurableHost};
+use crate::store::{HostStore, RouteRecord, RunRecord, StoreError};
+use crate::wake::{WakeError, Wakeups};
+
+/// Default lease of a tab's surface: 10 seconds without renewal.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
+/// Default interval of lease renewal: 3 seconds (three renewals per lease).
+pub const DEFAULT_RENEW_INTERVAL: Duration = Duration::from_secs(3);
+/// Default interval at which a requester re-reads a routed call and its
+/// holder's lease: 1 second.
+pub const DEFAULT_CHECK_INTERVAL: Duration = Duration::from_secs(1);
+/// Default bound of one call, from dispatch (or routing) to result: 6
+/// minutes (above the registry's 5-minute confirmation lifetime).
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(6 * 60);
+/// Default bound of the routed calls a replica waits for, and of those it
+/// runs for others, at once: 1,024 each.
+pub const DEFAULT_MAX_ROUTED_CALLS: usize = 1_024;
+/// Longest replica name: 60 characters of `A–Z a–z 0–9 . _ -` (it names
+/// wake-up targets).
+pub const MAX_REPLICA_NAME_CHARS: usize = 60;
+/// The wake-up target every replica listens on for changed surfaces.
+pub const SURFACES_TARGET: &str = "surfaces";
+
+/// Configuration of [`Replica::start`].
+#[derive(Clone, Debug)]
+pub struct ReplicaOptions {
+    /// How long a tab's lease holds without renewal (default
+    /// [`DEFAULT_LEASE`]): the bound after which the calls routed to a
+    /// stopped replica are answered interrupted. Keep it at least three
+    /// `renew_interval`s.
+    pub lease: Duration,
+    /// How often the leases are renewed (default [`DEFAULT_RENEW_INTERVAL`]).
+    pub renew_interval: Duration,
+    /// How often a requester re-reads a routed call it waits for (default
+    /// [`DEFAULT_CHECK_INTERVAL`]).
+    pub check_interval: Duration,
+    /// Bound of one call (default [`DEFAULT_CALL_TIMEOUT`]).
+    pub call_timeout: Duration,
+    /// Routed calls waited for, and run for others, at once (default
+    /// [`DEFAULT_MAX_ROUTED_CALLS`] each). Past it a call is refused
+    /// [`Refusal::Capacity`], and a routed call is left for later.
+    pub max_routed_calls: usize,
+}
+
+impl Default for ReplicaOptions {
+    fn default() -> Self {
+        Self {
+            lease: DEFAULT_LEASE,
+            renew_interval: DEFAULT_RENEW_INTERVAL,
+            check_interval: DEFAULT_CHECK_INTERVAL,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            max_routed_calls: DEFAULT_MAX_ROUTED_CALLS,
+        }
+    }
+}
+
+/// Why a call was not dispatched (it never ran).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Refusal {
+    /// The run's tab is not connected to any replica.
+    NoLivePage,
+    /// The run is unknown or ended, or its tab does not offer the tool.
+    UnknownTool,
+    /// Too many calls are outstanding or routed.
+    Capacity,
+    /// The invocation id was dispatched or routed before.
+    Conflict,
+    /// The store could not be written (fail closed).
+    StoreUnavailable,
+    /// The request broke a rule of the host (an invalid id, input or
+    /// reference).
+    Invalid,
+}
+
+impl Refusal {
+    /// The refusal of a failed [`DurableHost::dispatch`].
+    pub fn of(error: &DurableError) -> Self {
+        match error {
+            DurableError::Host(HostError::NoLiveSession(_)) => Refusal::NoLivePage,
+            DurableError::Host(HostError::NotOffered { .. } | HostError::UnknownRun(_)) => {
+                Refusal::UnknownTool
+            }
+            DurableError::Host(HostError::CapacityExceeded(_)) => Refusal::Capacity,
+            DurableError::Host(HostError::InvocationConflict(_)) => Refusal::Conflict,
+            DurableError::Store(_) => Refusal::StoreUnavailable,
+            _ => Refusal::Invalid,
+        }
+    }
+}
+
+/// How a call ended ([`Replica::call`]); the JSON a holder answers a
+/// routed call with (`{"end":"outcome","outcome":…}`, `{"end":"interrupted"}`,
+/// `{"end":"timed-out"}`, `{"end":"refused","reason":…}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "end", rename_all = "kebab-case")]
+pub enum CallEnd {
+    /// The page answered (a registry result, or its refusal).
+    Outcome {
+        /// What the page sent.
+        outcome: BrowserSurfaceOutcome,
+    },
+    /// The tab's connection closed, or the replica holding it stopped,
+    /// while the call was out: it may have taken effect (reconcile; never
+    /// retry blindly).
+    Interrupted,
+    /// No answer within [`ReplicaOptions::call_timeout`]: it may have
+    /// taken effect.
+    TimedOut,
+    /// Not dispatched: it never ran.
+    Refused {
+        /// Why.
+        reason: Refusal,
+    },
+}
+
+/// Why a [`Replica`] could not start or open a connection.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReplicaError {
+    /// The host's owner name cannot name a replica.
+    #[error(
+        "a replica name must be 1 to {MAX_REPLICA_NAME_CHARS} characters of A-Z a-z 0-9 . _ - (got {0:?})"
+    )]
+    InvalidName(String),
+    /// A connection with this id is open on this replica.
+    #[error("connection `{0}` is already open; every page connection needs a fresh id")]
+    ConnectionOpen(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The wake-up bus failed.
+    #[error(transparent)]
+    Wake(#[from] WakeError),
+}
+
+/// A live page connection on this replica.
+struct Connection {
+    sender: mpsc::UnboundedSender<BrowserSurfaceCall>,
+    session_id: String,
+    /// The tab it announced, and the announcement's JSON for its lease.
+    tab: Option<(String, String)>,
+}
+
+/// A call dispatched to a tab on this replica, waiting for its end.
+struct Waiter {
+    done: oneshot::Sender<CallEnd>,
+    progress: Option<mpsc::UnboundedSender<BrowserSurfaceProgress>>,
+}
+
+/// A tab held elsewhere, verified here from its stored announcement.
+struct Mirror {
+    connection_id: String,
+    digest: [u8; 32],
+}
+
+#[derive(Default)]
+struct State {
+    connections: HashMap<String, Connection>,
+    /// Tabs connected here → their connection.
+    local_tabs: HashMap<String, String>,
+    /// Connections whose tab's lease another replica still holds.
+    unclaimed: HashSet<String>,
+    waiters: HashMap<String, Waiter>,
+    /// Routed calls this replica waits for → their wake-up.
+    answers: HashMap<String, Arc<Notify>>,
+    mirrors: HashMap<String, Mirror>,
+}
+
+pub(crate) struct Inner {
+    durable: Arc<DurableHost>,
+    wake: Arc<dyn Wakeups>,
+    options: ReplicaOptions,
+    state: Mutex<State>,
+    changes: watch::Sender<u64>,
+    /// Routed calls this replica waits for.
+    waiting: Arc<Semaphore>,
+    /// Routed calls this replica runs for others.
+    running: Arc<Semaphore>,
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        for task in self.tasks.get_mut().unwrap_or_else(|p| p.into_inner()) {
+            task.abort();
+        }
+    }
+}
+
+/// One replica (module docs). Cheap to clone; the background tasks
+/// (wake-ups, lease renewal) stop when the last clone is dropped.
+#[derive(Clone)]
+pub struct Replica {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Replica {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Replica")
+            .field("name", &self.name())
+            .field("options", &self.inner.options)
+            .finish_non_exhaustive()
+    }
+}
+
+fn check_name(name: &str) -> Result<(), ReplicaError> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_REPLICA_NAME_CHARS
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(ReplicaError::InvalidName(
+            name.chars().take(MAX_REPLICA_NAME_CHARS).collect(),
+        ))
+    }
+}
+
+/// The wake-up target of the routed calls `replica` holds.
+pub(crate) fn calls_target(replica: &str) -> String {
+    format!("c.{replica}")
+}
+
+/// The wake-up target of the answers `replica` waits for.
+pub(crate) fn answers_target(replica: &str) -> String {
+    format!("a.{replica}")
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn name(&self) -> &str {
+        self.durable.owner()
+    }
+
+    fn store(&self) -> &Arc<dyn HostStore> {
+        self.durable.store()
+    }
+
+    fn now(&self) -> i64 {
+        self.durable.now()
+    }
+
+    fn lease_ms(&self) -> i64 {
+        i64::try_from(self.options.lease.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    /// Tells this replica's MCP front (and every other replica) that tool
+    /// lists may have changed.
+    async fn surfaces_changed(&self, tab_id: &str) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+        if let Err(error) = self.wake.notify(SURFACES_TARGET, tab_id).await {
+            tracing::warn!(%error, "replica: surface change not announced");
+        }
+    }
+
+    /// The run as the store has it, tracked in the in-memory host when
+    /// active (another replica may have started it); `None` when unknown
+    /// or ended.
+    async fn ensure_run(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
+        match self.store().run(run_id).await? {
+            Some(run) if run.active => {
+                match self.durable.host().start_run(agent_run(&run)) {
+                    Ok(()) | Err(HostError::RunExists(_)) => {}
+                    Err(error) => tracing::warn!(run_id, %error, "replica: run not tracked"),
+                }
+                Ok(Some(run))
+            }
+            Some(_) => {
+                self.durable.host().end_run(run_id);
+                Ok(None)
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Verifies again here the announcement of a tab another replica
+    /// holds (or drops the mirror once no replica holds it).
+    async fn refresh_mirror(&self, tab_id: &str) -> Result<(), StoreError> {
+        let lease = self.store().surface(tab_id).await?;
+        let now = self.now();
+        let held_elsewhere = lease
+            .filter(|l| l.replica != self.name() && l.lease_expires_at_ms >= now);
+        let Some(lease) = held_elsewhere else {
+            let gone = self.lock().mirrors.remove(tab_id);
+            if let Some(mirror) = gone {
+                self.durable.host().connection_closed(&mirror.connection_id);
+            }
+            return Ok(());
+        };
+        let digest = surface_runtime::hash::sha256(lease.announcement.as_bytes());
+        if self.lock().mirrors.get(tab_id).map(|m| m.digest) == Some(digest) {
+            return Ok(());
+        }
+        let announcement: BrowserSurfaceAnnouncement =
+            match serde_json::from_str(&lease.announcement) {
+                Ok(a) => a,
+                Err(error) => {
+                    tracing::warn!(tab_id, %error, "replica: a stored announcement does not parse");
+                    return Ok(());
+                }
+            };
+        let connection = surface_runtime::host::AuthenticatedConnection::new(
+            lease.connection_id.clone(),
+            lease.session_id.clone(),
+            format!("replica:{}", lease.replica),
+        );
+        match self
+            .durable
+            .host()
+            .accept_announcement(&connection, &announcement)
+        {
+            Ok(_) => {
+                self.lock().mirrors.insert(
+                    tab_id.to_string(),
+                    Mirror {
+                        connection_id: lease.connection_id,
+                        digest,
+                    },
+                );
+            }
+            Err(error) => {
+                tracing::warn!(tab_id, %error, "replica: a stored announcement is refused here")
+            }
+        }
+        Ok(())
+    }
+
+    /// Renews this replica's leases and claims those it could not take
+    /// before (a tab that reconnected here while its old replica's lease
+    /// still held).
+    async fn renew(&self) {
+        let now = self.now();
+        let until = now.saturating_add(self.lease_ms());
+        if let Err(error) = self.store().renew_leases(self.name(), until, now).await {
+            tracing::warn!(%error, "replica: leases not renewed");
+        }
+        let unclaimed: Vec<String> = self.lock().unclaimed.iter().cloned().collect();
+        for connection_id in unclaimed {
+            if let Some(tab_id) = self.claim(&connection_id).await {
+                self.surfaces_changed(&tab_id).await;
+            }
+        }
+    }
+
+    /// Claims the lease of `connection_id`'s tab; the tab id once held.
+    async fn claim(&self, connection_id: &str) -> Option<String> {
+        let (session_id, (tab_id, announcement)) = {
+            let state = self.lock();
+            let c = state.connections.get(connection_id)?;
+            (c.session_id.clone(), c.tab.clone()?)
+        };
+        let now = self.now();
+        let lease = crate::store::SurfaceLease {
+            tab_id: tab_id.clone(),
+            session_id,
+            replica: self.name().to_string(),
+            connection_id: connection_id.to_string(),
+            announcement,
+            lease_expires_at_ms: now.saturating_add(self.lease_ms()),
+            updated_at_ms: now,
+        };
+        let held = match self.store().claim_surface(&lease, now).await {
+            Ok(crate::store::LeaseClaim::Held) => true,
+            Ok(crate::store::LeaseClaim::HeldElsewhere(_)) => false,
+            Err(error) => {
+                tracing::warn!(%error, tab_id, "replica: lease not claimed");
+                false
+            }
+        };
+        let mut state = self.lock();
+        if held {
+            state.unclaimed.remove(connection_id);
+            Some(tab_id)
+        } else {
+            if state.connections.contains_key(connection_id) {
+                state.unclaimed.insert(connection_id.to_string());
+            }
+            None
+        }
+    }
+}
+
+impl Replica {
+    /// Starts a replica over `durable` (whose owner name is the replica's
+    /// name, stable across restarts) and the wake-up bus shared by every
+    /// replica of the store ([`crate::wake::LocalWakeups`] in one process,
+    /// [`crate::wake::PostgresWakeups`] across processes). Every routed
+    /// call this replica had taken before it stopped is interrupted first
+    /// (and its requester woken); they are returned. Needs a tokio runtime
+    /// (the background tasks).
+    ///
+    /// # Errors
+    /// [`ReplicaError::InvalidName`], [`ReplicaError::Store`],
+    /// [`ReplicaError::Wake`].
+    pub async fn start(
+        durable: Arc<DurableHost>,
+        wake: Arc<dyn Wakeups>,
+        options: ReplicaOptions,
+    ) -> Result<(Self, Vec<RouteRecord>), ReplicaError> {
+        check_name(durable.owner())?;
+        let name = durable.owner().to_string();
+        let interrupted = durable
+            .store()
+            .interrupt_holder_routes(&name, durable.now())
+            .await?;
+        for route in &interrupted {
+            let _ = wake
+                .notify(&answers_target(&route.requester), &route.invocation_id)
+                .await;
+        }
+        let calls = wake.subscribe(&calls_target(&name)).await?;
+        let answers = wake.subscribe(&answers_target(&name)).await?;
+        let surfaces = wake.subscribe(SURFACES_TARGET).await?;
+        let max = options.max_routed_calls;
+        let inner = Arc::new(Inner {
+            durable,
+            wake,
+            options,
+            state: Mutex::default(),
+            changes: watch::channel(0).0,
+            waiting: Arc::new(Semaphore::new(max)),
+            running: Arc::new(Semaphore::new(max)),
+            tasks: Mutex::default(),
+        });
+        let weak = Arc::downgrade(&inner);
+        let tasks = vec![
+            tokio::spawn(route::serve_calls(weak.clone(), calls)),
+            tokio::spawn(route::serve_answers(weak.clone(), answers)),
+            tokio::spawn(serve_surfaces(weak.clone(), surfaces)),
+            tokio::spawn(renew_leases(weak)),
+        ];
+        *inner.tasks.lock().unwrap_or_else(|p| p.into_inner()) = tasks;
+        Ok((Self { inner }, interrupted))
+    }
+
+    /// This replica's name (its durable host's owner).
+    pub fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    /// The durable host.
+    pub fn durable(&self) -> &Arc<DurableHost> {
+        &self.inner.durable
+    }
+
+    /// The options.
+    pub fn options(&self) -> &ReplicaOptions {
+        &self.inner.options
+    }
+
+    /// Bumped whenever a run's tools may have changed: a tab announced,
+    /// closed or moved here or on another replica.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.inner.changes.subscribe()
+    }
+
+    /// Opens the host side of an authenticated page connection (as
+    /// `McpServer::open_connection`): the page's messages go to
+    /// [`ReplicaTab::receive`], the calls to send it come out of
+    /// [`TabCalls::next`].
+    ///
+    /// # Errors
+    /// [`ReplicaError::ConnectionOpen`].
+    pub fn open_connection(
+        &self,
+        connection: surface_runtime::host::AuthenticatedConnection,
+    ) -> Result<(ReplicaTab, TabCalls), ReplicaError> {
+        tab::open(self.inner.clone(), connection)
+    }
+
+    /// The run's composed tools, wherever its tab is connected: a tab
+    /// held by another replica is verified here from its stored
+    /// announcement. Empty for an unknown or ended run.
+    ///
+    /// # Errors
+    /// [`StoreError`] when the store cannot be read.
+    pub async fn tools_for_run(&self, run_id: &str) -> Result<Vec<HostTool>, StoreError> {
+        let inner = &*self.inner;
+        let Some(run) = inner.ensure_run(run_id).await? else {
+            return Ok(Vec::new());
+        };
+        if let Some(tab_id) = &run.tab_id {
+            if !inner.lock().local_tabs.contains_key(tab_id) {
+                inner.refresh_mirror(tab_id).await?;
+            }
+        }
+        Ok(inner.durable.host().tools_for_run(run_id))
+    }
+
+    /// Runs one call on the run's tab, wherever it is connected: on this
+    /// replica through [`DurableHost::dispatch`], on another by routing
+    /// (module docs). `progress` receives the page's progress messages of
+    /// a call on this replica's tab (a routed call reports none).
+    pub async fn call(
+        &self,
+        request: ToolCallRequest,
+        progress: Option<mpsc::UnboundedSender<BrowserSurfaceProgress>>,
+    ) -> CallEnd {
+        let inner = &*self.inner;
+        let run = match inner.ensure_run(&request.run_id).await {
+            Ok(Some(run)) => run,
+            Ok(None) => return refused(Refusal::UnknownTool),
+            Err(error) => {
+                tracing::error!(%error, "replica: the run cannot be read");
+                return refused(Refusal::StoreUnavailable);
+            }
+        };
+        let Some(tab_id) = run.tab_id else {
+            return refused(Refusal::UnknownTool);
+        };
+        if inner.lock().local_tabs.contains_key(&tab_id) {
+            return route::local_call(inner, request, progress).await;
+        }
+        match inner.store().surface(&tab_id).await {
+            Ok(Some(lease))
+                if lease.replica != inner.name() && lease.lease_expires_at_ms >= inner.now() =>
+            {
+                route::routed_call(inner, request, lease).await
+            }
+            Ok(_) => route::local_call(inner, request, progress).await,
+            Err(error) => {
+                tracing::error!(%error, "replica: the tab's lease cannot be read");
+                refused(Refusal::StoreUnavailable)
+            }
+        }
+    }
+}
+
+fn refused(reason: Refusal) -> CallEnd {
+    CallEnd::Refused { reason }
+}
+
+/// Any surface change anywhere → the local change counter.
+async fn serve_surfaces(inner: Weak<Inner>, mut surfaces: crate::wake::Subscription) {
+    while surfaces.next().await.is_some() {
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        inner.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+}
+
+async fn renew_leases(inner: Weak<Inner>) {
+    let interval = match inner.upgrade() {
+        Some(i) => i.options.renew_interval,
+        None => return,
+    };
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        inner.renew().await;
+    }
+}

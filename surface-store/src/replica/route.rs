@@ -1,0 +1,304 @@
+//! Calls: on this replica's own tab ([`local_call`]), routed to the
+//! replica holding the tab ([`routed_call`], the requester), and run here
+//! for another replica ([`serve_calls`], the holder).
+
+use std::sync::{Arc, Weak};
+
+use surface_runtime::host::{BrowserSurfaceProgress, ToolCallRequest};
+use tokio::sync::{mpsc, oneshot, Notify};
+
+use super::{answers_target, calls_target, refused, CallEnd, Inner, Refusal, Waiter};
+use crate::store::{RouteRecord, RouteState, RouteTransition, RouteWrite, SurfaceLease};
+use crate::wake::{Delivery, Subscription};
+
+/// Removes an entry of the replica's state when its call ends, however it
+/// ends.
+struct Forget<'a> {
+    inner: &'a Inner,
+    invocation_id: String,
+    answer: bool,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        let mut state = self.inner.lock();
+        if self.answer {
+            state.answers.remove(&self.invocation_id);
+        } else {
+            state.waiters.remove(&self.invocation_id);
+        }
+    }
+}
+
+/// Dispatches to the tab connected to this replica and waits for the end.
+pub(super) async fn local_call(
+    inner: &Inner,
+    request: ToolCallRequest,
+    progress: Option<mpsc::UnboundedSender<BrowserSurfaceProgress>>,
+) -> CallEnd {
+    let id = request.invocation_id.clone();
+    let (done, ended) = oneshot::channel();
+    {
+        let mut state = inner.lock();
+        if state.waiters.contains_key(&id) {
+            return refused(Refusal::Conflict);
+        }
+        // Registered before dispatch, so no answer can arrive unheard.
+        state.waiters.insert(id.clone(), Waiter { done, progress });
+    }
+    let _forget = Forget {
+        inner,
+        invocation_id: id.clone(),
+        answer: false,
+    };
+    let call = match inner.durable.dispatch(request).await {
+        Ok(call) => call,
+        Err(error) => return refused(Refusal::of(&error)),
+    };
+    let sent = {
+        let state = inner.lock();
+        state
+            .connections
+            .get(&call.connection_id)
+            .is_some_and(|c| c.sender.send(call).is_ok())
+    };
+    if !sent {
+        // The surface is a mirror, or its connection just closed: nothing
+        // left the host, and the id stays refused.
+        inner.durable.host().withdraw(&id);
+        if let Err(error) = inner.store().interrupt(&id, inner.now()).await {
+            tracing::warn!(invocation_id = %id, %error, "replica: unsent call not recorded");
+        }
+        return refused(Refusal::NoLivePage);
+    }
+    match tokio::time::timeout(inner.options.call_timeout, ended).await {
+        Ok(Ok(end)) => end,
+        Ok(Err(_)) => CallEnd::Interrupted,
+        Err(_) => CallEnd::TimedOut,
+    }
+}
+
+/// Routes a call to `lease.replica` and waits for its answer (module docs
+/// of [`super`]).
+pub(super) async fn routed_call(
+    inner: &Inner,
+    request: ToolCallRequest,
+    lease: SurfaceLease,
+) -> CallEnd {
+    let Ok(_permit) = inner.waiting.clone().try_acquire_owned() else {
+        return refused(Refusal::Capacity);
+    };
+    let id = request.invocation_id.clone();
+    if surface_runtime::check_invocation_id(&id).is_err() {
+        return refused(Refusal::Invalid);
+    }
+    let notify = Arc::new(Notify::new());
+    inner.lock().answers.insert(id.clone(), notify.clone());
+    let _forget = Forget {
+        inner,
+        invocation_id: id.clone(),
+        answer: true,
+    };
+    let route = RouteRecord {
+        invocation_id: id.clone(),
+        run_id: request.run_id.clone(),
+        tab_id: lease.tab_id.clone(),
+        requester: inner.name().to_string(),
+        holder: lease.replica.clone(),
+        request: serde_json::to_string(&request).unwrap_or_default(),
+        state: RouteState::Requested,
+        result: None,
+        requested_at_ms: inner.now(),
+        settled_at_ms: None,
+    };
+    match inner.store().record_route(&route).await {
+        Ok(RouteWrite::Inserted) => {}
+        Ok(RouteWrite::Exists(_)) => return refused(Refusal::Conflict),
+        Err(error) => {
+            tracing::error!(invocation_id = %id, %error, "replica: the call cannot be routed");
+            return refused(Refusal::StoreUnavailable);
+        }
+    }
+    // An id dispatched here before (not routed) is refused too: the
+    // holder's dispatch would find its host_calls row.
+    wake_holder(inner, &route).await;
+    await_answer(inner, &route, &notify).await
+}
+
+async fn wake_holder(inner: &Inner, route: &RouteRecord) {
+    let target = calls_target(&route.holder);
+    if let Err(error) = inner.wake.notify(&target, &route.invocation_id).await {
+        tracing::warn!(%error, "replica: holder not woken; it is woken again at the next check");
+    }
+}
+
+/// Waits for a routed call's answer: on a wake-up, at every check (which
+/// also re-wakes a holder that may have missed it and gives up on a holder
+/// whose lease is gone), until the call timeout.
+async fn await_answer(inner: &Inner, route: &RouteRecord, notify: &Notify) -> CallEnd {
+    let id = &route.invocation_id;
+    let deadline = tokio::time::Instant::now() + inner.options.call_timeout;
+    loop {
+        let check = tokio::select! {
+            () = notify.notified() => false,
+            () = tokio::time::sleep(inner.options.check_interval) => true,
+            () = tokio::time::sleep_until(deadline) => {
+                return give_up(inner, id, CallEnd::TimedOut).await;
+            }
+        };
+        let row = match inner.store().route(id).await {
+            Ok(Some(row)) => row,
+            Ok(None) => return CallEnd::Interrupted,
+            Err(error) => {
+                tracing::warn!(invocation_id = %id, %error, "replica: routed call not readable");
+                continue;
+            }
+        };
+        if let Some(end) = settled(&row) {
+            return end;
+        }
+        if !check {
+            continue;
+        }
+        if !holder_alive(inner, route).await {
+            return give_up(inner, id, CallEnd::Interrupted).await;
+        }
+        if row.state == RouteState::Requested {
+            wake_holder(inner, route).await;
+        }
+    }
+}
+
+/// The end of a settled routed call.
+fn settled(row: &RouteRecord) -> Option<CallEnd> {
+    match row.state {
+        RouteState::Answered => Some(
+            row.result
+                .as_deref()
+                .and_then(|r| serde_json::from_str(r).ok())
+                .unwrap_or(CallEnd::Interrupted),
+        ),
+        RouteState::Interrupted => Some(CallEnd::Interrupted),
+        RouteState::Requested | RouteState::Taken => None,
+    }
+}
+
+/// Whether the holder still holds the tab's lease (a store that cannot be
+/// read counts as alive: the deadline still bounds the wait).
+async fn holder_alive(inner: &Inner, route: &RouteRecord) -> bool {
+    match inner.store().surface(&route.tab_id).await {
+        Ok(Some(lease)) => {
+            lease.replica == route.holder && lease.lease_expires_at_ms >= inner.now()
+        }
+        Ok(None) => false,
+        Err(_) => true,
+    }
+}
+
+/// Interrupts a routed call this requester stops waiting for; an answer
+/// that won the race is returned instead.
+async fn give_up(inner: &Inner, id: &str, end: CallEnd) -> CallEnd {
+    match inner.store().interrupt_route(id, inner.now()).await {
+        Ok(RouteTransition::NotApplied(row)) => settled(&row).unwrap_or(end),
+        _ => end,
+    }
+}
+
+/// The holder's side: takes the routed calls it is woken for (and every
+/// `requested` one on a rescan).
+pub(super) async fn serve_calls(inner: Weak<Inner>, mut calls: Subscription) {
+    while let Some(delivery) = calls.next().await {
+        let Some(strong) = inner.upgrade() else {
+            return;
+        };
+        match delivery {
+            Delivery::Wake(id) => take(&strong, &id).await,
+            Delivery::Rescan => {
+                let limit = u32::try_from(strong.options.max_routed_calls).unwrap_or(u32::MAX);
+                let rows = strong
+                    .store()
+                    .routes_for_holder(strong.name(), RouteState::Requested, limit)
+                    .await;
+                match rows {
+                    Ok(rows) => {
+                        for row in rows {
+                            take(&strong, &row.invocation_id).await;
+                        }
+                    }
+                    Err(error) => tracing::warn!(%error, "replica: routed calls not re-read"),
+                }
+            }
+        }
+    }
+}
+
+/// Takes one routed call (one conditional statement) and runs it.
+async fn take(inner: &Arc<Inner>, id: &str) {
+    // Past the bound the row stays `requested`; its requester re-wakes us.
+    let Ok(permit) = inner.running.clone().try_acquire_owned() else {
+        return;
+    };
+    match inner.store().take_route(id, inner.name(), inner.now()).await {
+        Ok(RouteTransition::Applied) => {}
+        Ok(_) => return,
+        Err(error) => {
+            tracing::warn!(invocation_id = %id, %error, "replica: routed call not taken");
+            return;
+        }
+    }
+    let row = match inner.store().route(id).await {
+        Ok(Some(row)) => row,
+        _ => return,
+    };
+    let inner = inner.clone();
+    tokio::spawn(async move {
+        let _permit = permit;
+        run_routed(&inner, row).await;
+    });
+}
+
+/// Runs a taken call on this replica's tab and answers it.
+async fn run_routed(inner: &Inner, row: RouteRecord) {
+    let request = serde_json::from_str::<ToolCallRequest>(&row.request)
+        .ok()
+        .filter(|r| r.invocation_id == row.invocation_id && r.run_id == row.run_id);
+    let end = match request {
+        Some(request) => match inner.ensure_run(&request.run_id).await {
+            Ok(Some(_)) => local_call(inner, request, None).await,
+            Ok(None) => refused(Refusal::UnknownTool),
+            Err(_) => refused(Refusal::StoreUnavailable),
+        },
+        None => refused(Refusal::Invalid),
+    };
+    let json = serde_json::to_string(&end).unwrap_or_default();
+    let id = &row.invocation_id;
+    match inner.store().answer_route(id, &json, inner.now()).await {
+        Ok(RouteTransition::Applied) => {
+            let target = answers_target(&row.requester);
+            if let Err(error) = inner.wake.notify(&target, id).await {
+                tracing::warn!(%error, "replica: requester not woken; it re-reads at its next check");
+            }
+        }
+        Ok(_) => tracing::info!(invocation_id = %id, "replica: the requester stopped waiting first"),
+        Err(error) => tracing::error!(invocation_id = %id, %error, "replica: answer not recorded"),
+    }
+}
+
+/// The requester's side: wakes the routed call a wake-up names (every one
+/// on a rescan).
+pub(super) async fn serve_answers(inner: Weak<Inner>, mut answers: Subscription) {
+    while let Some(delivery) = answers.next().await {
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        let state = inner.lock();
+        match delivery {
+            Delivery::Wake(id) => {
+                if let Some(notify) = state.answers.get(&id) {
+                    notify.notify_one();
+                }
+            }
+            Delivery::Rescan => state.answers.values().for_each(|n| n.notify_one()),
+        }
+    }
+}
