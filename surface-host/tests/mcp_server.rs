@@ -167,7 +167,7 @@ async fn server_tools_are_listed_once_and_run_in_the_server_registry() {
     // devices.list is a plain query both sides offer: the server keeps it;
     // devices.rename is not registered by the server registry: not listed.
     assert_eq!(
-        names(&mcp.tools(RUN).unwrap()),
+        names(&mcp.tools(RUN).await.unwrap()),
         [
             "devices__disable",
             "devices__list",
@@ -205,7 +205,7 @@ async fn server_tools_are_listed_once_and_run_in_the_server_registry() {
 async fn a_server_tool_without_server_registry_is_not_listed() {
     let mcp = McpServer::new(host_with(&["devices.stats"]), McpServerOptions::default());
     let (_tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
-    assert!(!names(&mcp.tools(RUN).unwrap()).contains(&"devices__stats"));
+    assert!(!names(&mcp.tools(RUN).await.unwrap()).contains(&"devices__stats"));
     let result = mcp.call_tool(RUN, "tc", "devices__stats", None).await;
     assert_eq!(error_of(&result)["code"], json!("UNKNOWN_CAPABILITY"));
 }
@@ -269,7 +269,7 @@ async fn closing_the_tab_while_a_call_waits_answers_disconnected_and_removes_its
         json!({"code": "EXECUTION_FAILED", "details": {"reason": "disconnected"}, "retry": "no",
                "message": "The application's page disconnected before answering; the call may or may not have taken effect."})
     );
-    assert_eq!(mcp.tools(RUN).unwrap(), vec![]);
+    assert_eq!(mcp.tools(RUN).await.unwrap(), vec![]);
     assert!(calls.next().await.is_none(), "the call stream ended");
     let after = mcp.call_tool(RUN, "tc-2", "devices__list", None).await;
     assert_eq!(error_of(&after)["code"], json!("UNKNOWN_CAPABILITY"));
@@ -349,7 +349,7 @@ async fn progress_repeats_while_the_user_decides_then_reports_the_approval() {
 async fn an_unknown_run_has_no_tools_and_its_calls_are_unknown() {
     let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
     let (_tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
-    assert_eq!(mcp.tools("other-run").unwrap(), vec![]);
+    assert_eq!(mcp.tools("other-run").await.unwrap(), vec![]);
     let result = mcp
         .call_tool("other-run", "tc", "devices__list", None)
         .await;

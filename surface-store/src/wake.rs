@@ -121,6 +121,7 @@ impl Sink {
         }
     }
 
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     fn rescan(&self) {
         self.lost.store(true, Ordering::SeqCst);
         // Wake a subscriber waiting on an empty queue.
@@ -133,6 +134,7 @@ impl Sink {
 pub struct Subscription {
     queue: mpsc::Receiver<String>,
     lost: Arc<AtomicBool>,
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     task: Option<AbortOnDrop>,
     hold: Option<LocalHold>,
 }

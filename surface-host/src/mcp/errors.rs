@@ -100,3 +100,52 @@ pub(super) fn no_server_executor() -> AgentError {
     )
     .with_detail("reason", "no-server-registration")
 }
+
+/// A dispatch the replica refused (feature `store`).
+#[cfg(feature = "store")]
+pub(super) fn refusal_error(reason: surface_store::replica::Refusal) -> AgentError {
+    use surface_store::replica::Refusal;
+    match reason {
+        Refusal::NoLivePage => dispatch_error(&HostError::NoLiveSession(String::new())),
+        Refusal::UnknownTool => dispatch_error(&HostError::UnknownRun(String::new())),
+        Refusal::Capacity => dispatch_error(&HostError::CapacityExceeded(0)),
+        Refusal::StoreUnavailable => AgentError::new(
+            ErrorCode::ExecutionFailed,
+            "The host could not record the call, so it was not sent; try again later.",
+            Retry::Yes,
+        )
+        .with_detail("reason", "host-store"),
+        Refusal::Conflict | Refusal::Invalid => AgentError::new(
+            ErrorCode::ExecutionFailed,
+            "The tool call could not be dispatched.",
+            Retry::No,
+        )
+        .with_detail("reason", "dispatch-refused"),
+    }
+}
+
+/// The result of a call a replica ran or routed (feature `store`).
+#[cfg(feature = "store")]
+pub(super) fn call_end_result(
+    invocation_id: &str,
+    end: surface_store::replica::CallEnd,
+    timeout_ms: u64,
+) -> surface_runtime::invocation::AgentInvocationResult {
+    use surface_runtime::host::BrowserSurfaceOutcome;
+    use surface_store::replica::CallEnd;
+    let error = match end {
+        CallEnd::Outcome {
+            outcome: BrowserSurfaceOutcome::Invocation(result),
+        } => return result,
+        CallEnd::Outcome {
+            outcome: BrowserSurfaceOutcome::Rejected(rejected),
+        } => rejection_error(rejected.reason),
+        CallEnd::Interrupted => interrupted(),
+        CallEnd::TimedOut => timed_out(timeout_ms),
+        CallEnd::Refused { reason } => refusal_error(reason),
+    };
+    surface_runtime::invocation::AgentInvocationResult::Error {
+        invocation_id: invocation_id.to_string(),
+        error,
+    }
+}

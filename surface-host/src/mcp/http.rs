@@ -104,7 +104,7 @@ impl ServerHandler for SessionHandler {
         let run = self.run(&context)?;
         context.peer.set_peer_info(request.clone());
         let result = self.negotiate_initialize(&request)?;
-        self.shared.register_peer(&run, context.peer.clone());
+        self.shared.register_peer(&run, context.peer.clone()).await;
         Ok(result)
     }
 
@@ -117,6 +117,7 @@ impl ServerHandler for SessionHandler {
         let tools = self
             .shared
             .mcp_tools(&run)
+            .await
             .map_err(|e| internal("the run's tools cannot be exported", e))?;
         self.shared.mark_listed(&run, &tools);
         rmcp_model::list_tools_result(tools)
@@ -262,11 +263,17 @@ impl McpHttpService {
         // nothing when the client asked for no progress.
         sessions.session_config.keep_alive = Some(options.call_timeout + Duration::from_secs(30));
         let sessions = Arc::new(sessions);
-        let config = StreamableHttpServerConfig::default()
+        #[allow(unused_mut)]
+        let mut config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(options.allowed_hosts.clone())
             .with_allowed_origins(options.allowed_origins.clone())
             .enforce_origin_validation()
             .with_max_request_body_bytes(options.max_request_body_bytes);
+        #[cfg(feature = "store")]
+        if let super::Backend::Replica(replica) = &shared.backend {
+            // Sessions opened on another replica are served here too.
+            config.session_store = Some(Arc::new(super::replica::StoreSessions(replica.clone())));
+        }
         let factory_shared = shared.clone();
         let inner = StreamableHttpService::new(
             move || {
@@ -307,19 +314,21 @@ where
     }
 
     fn call(&mut self, mut request: Request<B>) -> Self::Future {
-        let run = bearer(request.headers()).and_then(|t| self.shared.run_for_token(t));
-        let Some(run) = run else {
+        let Some(token) = bearer(request.headers()).map(str::to_string) else {
             return Box::pin(std::future::ready(Ok(unauthorized())));
         };
-        request.extensions_mut().insert(AuthenticatedRun(run));
-        if !origin_may_pass(request.headers(), &self.shared.options.allowed_origins) {
-            return Box::pin(std::future::ready(Ok(plain(
-                StatusCode::FORBIDDEN,
-                "Forbidden: Origin header is not allowed",
-            ))));
-        }
         let this = self.clone();
         Box::pin(async move {
+            let Some(run) = this.shared.run_for_token(&token).await else {
+                return Ok(unauthorized());
+            };
+            request.extensions_mut().insert(AuthenticatedRun(run));
+            if !origin_may_pass(request.headers(), &this.shared.options.allowed_origins) {
+                return Ok(plain(
+                    StatusCode::FORBIDDEN,
+                    "Forbidden: Origin header is not allowed",
+                ));
+            }
             if request.method() != http::Method::POST {
                 return Ok(this.inner.handle(request).await);
             }

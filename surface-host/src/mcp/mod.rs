@@ -29,6 +29,8 @@
 mod errors;
 mod http;
 pub mod jsonrpc;
+#[cfg(feature = "store")]
+mod replica;
 pub mod rmcp_model;
 mod tab;
 
@@ -229,8 +231,20 @@ struct CachedTools {
     export: Arc<ToolCatalog>,
 }
 
+/// Where the server's browser tools live.
+pub(crate) enum Backend {
+    /// This process's in-memory host; pages connect through
+    /// [`McpServer::open_connection`].
+    Local(Arc<AgentHost>),
+    /// A replica of a shared store (feature `store`): pages connect
+    /// through [`surface_store::replica::Replica::open_connection`] on
+    /// whichever replica they reached.
+    #[cfg(feature = "store")]
+    Replica(surface_store::replica::Replica),
+}
+
 pub(crate) struct Shared {
-    host: Arc<AgentHost>,
+    backend: Backend,
     options: McpServerOptions,
     state: Mutex<McpState>,
 }
@@ -283,16 +297,57 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The run a bearer token was issued for.
-    pub(crate) fn run_for_token(&self, token: &str) -> Option<String> {
-        self.lock().tokens.get(&token_digest(token)).cloned()
+    /// The in-memory host (of the replica, in replica mode).
+    fn agent_host(&self) -> &AgentHost {
+        match &self.backend {
+            Backend::Local(host) => host,
+            #[cfg(feature = "store")]
+            Backend::Replica(replica) => replica.durable().host(),
+        }
+    }
+
+    /// The run a bearer token was issued for: one issued here, or (in
+    /// replica mode) one the shared store records.
+    pub(crate) async fn run_for_token(&self, token: &str) -> Option<String> {
+        let digest = token_digest(token);
+        if let Some(run) = self.lock().tokens.get(&digest).cloned() {
+            return Some(run);
+        }
+        match &self.backend {
+            Backend::Local(_) => None,
+            #[cfg(feature = "store")]
+            Backend::Replica(replica) => {
+                match replica.durable().store().token_run(&hex::encode(digest)).await {
+                    Ok(run) => run,
+                    Err(error) => {
+                        tracing::error!(%error, "MCP: the token store cannot be read");
+                        None
+                    }
+                }
+            }
+        }
+    }
+
+    /// The run's composed tools from the backend.
+    async fn composed_tools(&self, run_id: &str) -> Vec<HostTool> {
+        match &self.backend {
+            Backend::Local(host) => host.tools_for_run(run_id),
+            #[cfg(feature = "store")]
+            Backend::Replica(replica) => match replica.tools_for_run(run_id).await {
+                Ok(tools) => tools,
+                Err(error) => {
+                    tracing::error!(run_id, %error, "MCP: the run's tools cannot be read");
+                    Vec::new()
+                }
+            },
+        }
     }
 
     /// The run's tools now: the cached export when the composition did not
     /// change (schemas are `Arc`s, so the comparison is cheap), else a new
     /// export.
-    fn run_tools(&self, run_id: &str) -> Result<Arc<ToolCatalog>, ExportError> {
-        let tools = self.host.tools_for_run(run_id);
+    async fn run_tools(&self, run_id: &str) -> Result<Arc<ToolCatalog>, ExportError> {
+        let tools = self.composed_tools(run_id).await;
         let server_version = self
             .options
             .server_registry
@@ -366,8 +421,8 @@ impl Shared {
         ToolCatalog::from_tools(sources, &self.options.export)
     }
 
-    fn mcp_tools(&self, run_id: &str) -> Result<Vec<McpTool>, ExportError> {
-        Ok(self.run_tools(run_id)?.mcp_tools())
+    async fn mcp_tools(&self, run_id: &str) -> Result<Vec<McpTool>, ExportError> {
+        Ok(self.run_tools(run_id).await?.mcp_tools())
     }
 
     /// Remembers what `run_id`'s client was shown.
@@ -376,8 +431,8 @@ impl Shared {
         self.lock().listed.insert(run_id.to_string(), digest);
     }
 
-    pub(crate) fn register_peer(&self, run_id: &str, peer: Peer<RoleServer>) {
-        let tools = self.mcp_tools(run_id).unwrap_or_default();
+    pub(crate) async fn register_peer(&self, run_id: &str, peer: Peer<RoleServer>) {
+        let tools = self.mcp_tools(run_id).await.unwrap_or_default();
         let mut state = self.lock();
         let peers = state.peers.entry(run_id.to_string()).or_default();
         peers.retain(|p| !p.is_transport_closed());
@@ -389,8 +444,18 @@ impl Shared {
     }
 
     /// Sends `notifications/tools/list_changed` to the sessions of every
-    /// run whose tool list differs from what it was last shown.
-    fn notify_tool_changes(&self) {
+    /// run whose tool list differs from what it was last shown (in the
+    /// background: the tools are composed asynchronously).
+    fn notify_tool_changes(self: &Arc<Self>) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!("tools/list_changed not sent: no tokio runtime");
+            return;
+        };
+        let shared = self.clone();
+        runtime.spawn(async move { shared.notify_tool_changes_now().await });
+    }
+
+    async fn notify_tool_changes_now(&self) {
         let runs: Vec<String> = {
             let mut state = self.lock();
             state.peers.retain(|_, peers| {
@@ -400,7 +465,7 @@ impl Shared {
             state.peers.keys().cloned().collect()
         };
         for run_id in runs {
-            let tools = self.mcp_tools(&run_id).unwrap_or_default();
+            let tools = self.mcp_tools(&run_id).await.unwrap_or_default();
             let digest = tools_digest(&tools);
             let peers = {
                 let mut state = self.lock();
@@ -410,12 +475,8 @@ impl Shared {
                 state.listed.insert(run_id.clone(), digest);
                 state.peers.get(&run_id).cloned().unwrap_or_default()
             };
-            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-                tracing::warn!(run_id = %run_id, "tools/list_changed not sent: no tokio runtime");
-                continue;
-            };
             for peer in peers {
-                runtime.spawn(async move {
+                tokio::spawn(async move {
                     if let Err(error) = peer.notify_tool_list_changed().await {
                         tracing::debug!(%error, "tools/list_changed not delivered");
                     }
@@ -481,16 +542,16 @@ impl McpServer {
     pub fn new(host: Arc<AgentHost>, options: McpServerOptions) -> Self {
         Self {
             shared: Arc::new(Shared {
-                host,
+                backend: Backend::Local(host),
                 options,
                 state: Mutex::new(McpState::default()),
             }),
         }
     }
 
-    /// The agent host.
-    pub fn host(&self) -> &Arc<AgentHost> {
-        &self.shared.host
+    /// The in-memory agent host (in replica mode, the replica's).
+    pub fn host(&self) -> &AgentHost {
+        self.shared.agent_host()
     }
 
     /// The options.
@@ -532,8 +593,8 @@ impl McpServer {
     /// # Errors
     /// [`ExportError::NameCollision`] when two composed capabilities map to
     /// one tool name.
-    pub fn tools(&self, run_id: &str) -> Result<Vec<McpTool>, ExportError> {
-        self.shared.mcp_tools(run_id)
+    pub async fn tools(&self, run_id: &str) -> Result<Vec<McpTool>, ExportError> {
+        self.shared.mcp_tools(run_id).await
     }
 
     /// The streamable HTTP endpoint: rmcp's transport behind the bearer
@@ -584,7 +645,7 @@ impl McpServer {
         arguments: Option<Value>,
         progress: Option<ProgressSink<'_>>,
     ) -> McpCallToolResult {
-        let catalog = match self.shared.run_tools(run_id) {
+        let catalog = match self.shared.run_tools(run_id).await {
             Ok(t) => t,
             Err(error) => {
                 tracing::error!(run_id, %error, "the run's tools cannot be exported");
@@ -649,16 +710,45 @@ impl McpServer {
         catalog.mcp_result(name, &result)
     }
 
-    /// Dispatches to the run's tab and waits for the result.
+    /// Runs a call on the run's tab and waits for the result.
     async fn browser_call(
         &self,
         request: ToolCallRequest,
         progress: Option<ProgressSink<'_>>,
     ) -> AgentInvocationResult {
+        let (progress_tx, progress_rx) = mpsc::unbounded_channel();
+        match &self.shared.backend {
+            Backend::Local(host) => {
+                self.local_call(host, request, progress_tx, progress_rx, progress)
+                    .await
+            }
+            #[cfg(feature = "store")]
+            Backend::Replica(replica) => {
+                let invocation_id = request.invocation_id.clone();
+                let timeout_ms = millis(replica.options().call_timeout);
+                let id = invocation_id.clone();
+                let done = async move {
+                    let end = replica.call(request, Some(progress_tx)).await;
+                    errors::call_end_result(&id, end, timeout_ms)
+                };
+                self.await_call(&invocation_id, done, progress_rx, progress)
+                    .await
+            }
+        }
+    }
+
+    /// Dispatches to a tab connected to this server and waits.
+    async fn local_call(
+        &self,
+        host: &AgentHost,
+        request: ToolCallRequest,
+        progress_tx: mpsc::UnboundedSender<BrowserSurfaceProgress>,
+        progress_rx: mpsc::UnboundedReceiver<BrowserSurfaceProgress>,
+        progress: Option<ProgressSink<'_>>,
+    ) -> AgentInvocationResult {
         let shared = &*self.shared;
         let invocation_id = request.invocation_id.clone();
-        let (done_tx, mut done_rx) = oneshot::channel();
-        let (progress_tx, mut progress_rx) = mpsc::unbounded_channel();
+        let (done_tx, done_rx) = oneshot::channel();
         // Registered before dispatch, so no answer can arrive unheard.
         shared.lock().waiters.insert(
             invocation_id.clone(),
@@ -671,7 +761,7 @@ impl McpServer {
             shared,
             invocation_id: invocation_id.clone(),
         };
-        let call = match shared.host.dispatch(request) {
+        let call = match host.dispatch(request) {
             Ok(call) => call,
             Err(error) => return error_result(&invocation_id, errors::dispatch_error(&error)),
         };
@@ -682,9 +772,33 @@ impl McpServer {
             // will interrupt) the call.
             _ => return error_result(&invocation_id, errors::interrupted()),
         }
+        let id = invocation_id.clone();
+        let done = async move {
+            match done_rx.await {
+                Ok(Completion::Outcome(BrowserSurfaceOutcome::Invocation(result))) => result,
+                Ok(Completion::Outcome(BrowserSurfaceOutcome::Rejected(rejected))) => {
+                    error_result(&id, errors::rejection_error(rejected.reason))
+                }
+                Ok(Completion::Interrupted) | Err(_) => error_result(&id, errors::interrupted()),
+            }
+        };
+        self.await_call(&invocation_id, done, progress_rx, progress)
+            .await
+    }
 
+    /// Waits for `done`, reporting the page's progress, until the call
+    /// timeout.
+    async fn await_call(
+        &self,
+        invocation_id: &str,
+        done: impl std::future::Future<Output = AgentInvocationResult>,
+        mut progress_rx: mpsc::UnboundedReceiver<BrowserSurfaceProgress>,
+        progress: Option<ProgressSink<'_>>,
+    ) -> AgentInvocationResult {
+        let shared = &*self.shared;
         let timeout = tokio::time::sleep(shared.options.call_timeout);
         tokio::pin!(timeout);
+        tokio::pin!(done);
         let mut ticker: Option<tokio::time::Interval> = None;
         let mut sent = 0u64;
         let mut waiting_message = String::new();
@@ -696,17 +810,7 @@ impl McpServer {
                 Some(message) = progress_rx.recv() => {
                     self.report(message, progress, &mut ticker, &mut sent, &mut waiting_message).await;
                 }
-                done = &mut done_rx => {
-                    return match done {
-                        Ok(Completion::Outcome(BrowserSurfaceOutcome::Invocation(result))) => result,
-                        Ok(Completion::Outcome(BrowserSurfaceOutcome::Rejected(rejected))) => {
-                            error_result(&invocation_id, errors::rejection_error(rejected.reason))
-                        }
-                        Ok(Completion::Interrupted) | Err(_) => {
-                            error_result(&invocation_id, errors::interrupted())
-                        }
-                    };
-                }
+                result = &mut done => return result,
                 _ = async { ticker.as_mut().expect("guarded").tick().await }, if ticker.is_some() => {
                     if let Some(report) = progress {
                         sent += 1;
@@ -715,7 +819,7 @@ impl McpServer {
                 }
                 () = &mut timeout => {
                     tracing::warn!(invocation_id = %invocation_id, "tools/call timed out waiting for the page");
-                    return error_result(&invocation_id, errors::timed_out(millis(shared.options.call_timeout)));
+                    return error_result(invocation_id, errors::timed_out(millis(shared.options.call_timeout)));
                 }
             }
         }

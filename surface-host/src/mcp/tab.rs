@@ -34,6 +34,10 @@ pub enum TabError {
     /// The agent host refused it (see [`HostError`]).
     #[error(transparent)]
     Host(#[from] HostError),
+    /// The server runs on a replica (`McpServer::for_replica`): pages
+    /// connect through the replica's `open_connection`.
+    #[error("this MCP server runs on a replica; open page connections on the replica")]
+    OnReplica,
 }
 
 /// What [`McpTabConnection::receive`] did.
@@ -90,6 +94,9 @@ pub(super) fn open(
     shared: Arc<Shared>,
     connection: AuthenticatedConnection,
 ) -> Result<(McpTabConnection, TabCalls), TabError> {
+    if !matches!(shared.backend, super::Backend::Local(_)) {
+        return Err(TabError::OnReplica);
+    }
     let (sender, receiver) = mpsc::unbounded_channel();
     {
         let mut state = shared.lock();
@@ -150,14 +157,14 @@ impl McpTabConnection {
         match message {
             BrowserToHostMessage::Announcement(announcement) => {
                 let accepted = shared
-                    .host
+                    .agent_host()
                     .accept_announcement(&self.connection, &announcement)?;
                 shared.interrupt(&accepted.interrupted);
                 shared.notify_tool_changes();
                 Ok(Received::Announcement(accepted))
             }
             BrowserToHostMessage::Result(result) => {
-                match shared.host.accept_result(&self.connection, &result)? {
+                match shared.agent_host().accept_result(&self.connection, &result)? {
                     ResultDisposition::Completed(done) => {
                         let waiter = shared
                             .lock()
@@ -172,7 +179,7 @@ impl McpTabConnection {
                 }
             }
             BrowserToHostMessage::Progress(progress) => {
-                let call = shared.host.accept_progress(&self.connection, &progress)?;
+                let call = shared.agent_host().accept_progress(&self.connection, &progress)?;
                 let state = shared.lock();
                 if let Some(waiter) = state.waiters.get(&call.invocation.invocation_id) {
                     let _ = waiter.progress.send(progress);
@@ -201,7 +208,7 @@ impl McpTabConnection {
             .connections
             .remove(&self.connection.connection_id);
         let interrupted = shared
-            .host
+            .agent_host()
             .connection_closed(&self.connection.connection_id);
         shared.interrupt(&interrupted);
         shared.notify_tool_changes();
