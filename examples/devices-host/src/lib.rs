@@ -21,9 +21,11 @@
 #![forbid(unsafe_code)]
 
 mod approver;
+mod mcp;
 pub mod page;
 pub mod peer;
 mod server;
+mod socket;
 
 pub use approver::escape_html;
 pub use server::{

@@ -2,7 +2,7 @@
 //! the host on 127.0.0.1, prints the URL.
 //!
 //! ```text
-//! devices-host [--port N] [--backend URL] [--database DB] [--approver-secret S] [--no-build]
+//! devices-host [--port N] [--backend URL] [--database DB] [--approver-secret S] [--replica NAME] [--no-build]
 //! ```
 
 use std::net::SocketAddr;
@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use devices_host::{page, peer::Peer, serve, Database, HostConfig};
 
-const USAGE: &str = "usage: devices-host [--port N] [--backend URL] [--database DB] [--approver-secret S] [--no-build]
+const USAGE: &str = "usage: devices-host [--port N] [--backend URL] [--database DB] [--approver-secret S] [--replica NAME] [--no-build]
 
 Builds the devices page (wasm32, Leptos), starts the oRPC peer of
 tests/orpc-peer and the agent host on 127.0.0.1, and prints the URL.
@@ -24,6 +24,10 @@ tests/orpc-peer and the agent host on 127.0.0.1, and prints the URL.
   --approver-secret S
                   what the approver types on /approver (default: random,
                   printed at start-up)
+  --replica NAME  this host's name in the store (default devices-host): start
+                  several hosts on one postgres:// database with distinct
+                  names and any of them serves any agent (docs/host.md,
+                  \"Replicas\")
   --no-build      serve the page built last time";
 
 fn main() -> ExitCode {
@@ -32,6 +36,7 @@ fn main() -> ExitCode {
     let mut build = true;
     let mut database = Database::Sqlite(page::target_dir().join("devices-host").join("host.db"));
     let mut approver_secret = None;
+    let mut replica = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -51,6 +56,10 @@ fn main() -> ExitCode {
             "--approver-secret" => match args.next() {
                 Some(secret) if !secret.is_empty() => approver_secret = Some(secret),
                 _ => return usage("--approver-secret needs a non-empty value"),
+            },
+            "--replica" => match args.next() {
+                Some(name) if !name.is_empty() => replica = Some(name),
+                _ => return usage("--replica needs a name"),
             },
             "--no-build" => build = false,
             "-h" | "--help" => {
@@ -109,6 +118,9 @@ fn main() -> ExitCode {
         if let Some(secret) = approver_secret {
             config.approver_secret = secret;
         }
+        if let Some(name) = replica {
+            config.owner = name;
+        }
         let secret = config.approver_secret.clone();
         let running = match serve(config).await {
             Ok(running) => running,
@@ -118,6 +130,11 @@ fn main() -> ExitCode {
             }
         };
         println!("devices console: {}", running.url());
+        println!(
+            "MCP endpoint:    {}mcp (replica {}; a run and its bearer token: POST /app/mcp-run from the page's session)",
+            running.url(),
+            running.replica().name()
+        );
         println!(
             "approver page:   {}approver (approver secret: {secret})",
             running.url()

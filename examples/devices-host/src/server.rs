@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use agent_surface::host::{
-    AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceOutcome, BrowserToHostMessage,
-    HostTool, ResultDisposition, ToolCallRequest,
-};
+use agent_surface::host::{AgentHost, AgentRun, BrowserSurfaceOutcome, HostTool, ToolCallRequest};
+use agent_surface::mcp::McpServer;
+use agent_surface::store::replica::{CallEnd, Replica, ReplicaOptions};
+use agent_surface::store::wake::{LocalWakeups, PostgresWakeups, Wakeups};
 use agent_surface::store::{DurableHost, HostStore, MemoryStore};
 use agent_surface::store::{PostgresStore, PostgresStoreOptions, SqliteStore, SqliteStoreOptions};
 use agent_surface::web::{
@@ -21,16 +21,14 @@ use agent_surface::web::{
 };
 use agent_surface::{AgentInvocationResult, ConsumerKind};
 
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::Router;
 use devices_api::{ApprovalStatus, RunStatus, SessionInfo, TurnReport, TurnStep};
-use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
-use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::sync::{oneshot, Notify};
 
 /// The page's HTML (the wasm-bindgen module is loaded from `/pkg/`).
 pub const INDEX_HTML: &str = include_str!("../../devices-web/index.html");
@@ -91,8 +89,18 @@ impl Database {
         ))
     }
 
-    async fn open(&self) -> Result<Arc<dyn HostStore>, String> {
-        Ok(match self {
+    /// The store and the wake-up bus of its replicas: PostgreSQL's
+    /// `LISTEN/NOTIFY` for a PostgreSQL store (replicas in several
+    /// processes), in-process wake-ups otherwise.
+    async fn open(&self) -> Result<(Arc<dyn HostStore>, Arc<dyn Wakeups>), String> {
+        if let Database::Postgres(url) = self {
+            let store = PostgresStore::open(PostgresStoreOptions::new(url.clone()))
+                .await
+                .map_err(|e| e.to_string())?;
+            let wake = Arc::new(PostgresWakeups::for_store(&store));
+            return Ok((Arc::new(store), wake));
+        }
+        let store: Arc<dyn HostStore> = match self {
             Database::Sqlite(path) => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir)
@@ -104,13 +112,10 @@ impl Database {
                         .map_err(|e| e.to_string())?,
                 )
             }
-            Database::Postgres(url) => Arc::new(
-                PostgresStore::open(PostgresStoreOptions::new(url.clone()))
-                    .await
-                    .map_err(|e| e.to_string())?,
-            ),
+            Database::Postgres(_) => unreachable!("opened above"),
             Database::Memory => Arc::new(MemoryStore::new()),
-        })
+        };
+        Ok((store, Arc::new(LocalWakeups::new())))
     }
 }
 
@@ -136,7 +141,8 @@ pub struct HostConfig {
     pub approver_secret: String,
     /// The durable store.
     pub database: Database,
-    /// This host's owner name in the store (stable across restarts).
+    /// This host's owner name in the store, which is its replica name
+    /// (`--replica`; stable across restarts, distinct per replica).
     pub owner: String,
     /// The built page (`devices_web.js`, `devices_web_bg.wasm`).
     pub page_dir: PathBuf,
@@ -180,31 +186,26 @@ pub struct SessionRecord {
     pub connection_id: Option<String>,
 }
 
-enum CallEnd {
-    Completed(BrowserSurfaceOutcome),
-    Interrupted,
-}
-
 pub(crate) struct AppState {
     pub(crate) host: Arc<DurableHost>,
+    /// This replica (the tabs connected here, calls routed to the others).
+    pub(crate) replica: Replica,
+    /// The MCP endpoint (`/mcp`) on the replica.
+    pub(crate) mcp: McpServer,
     pub(crate) config: HostConfig,
     /// The approver's sessions (`/approver`), a cookie of their own.
     pub(crate) approvers: PageSessions<String>,
     /// Which page session started each run (for `/app/run`), at most
     /// [`MAX_TRACKED_RUNS`] (the oldest are forgotten).
-    run_sessions: Mutex<HashMap<String, String>>,
+    pub(crate) run_sessions: Mutex<HashMap<String, String>>,
     /// Approvals whose resumed outcome was reported to their run.
     pub(crate) reported_approvals: Mutex<std::collections::HashSet<String>>,
     /// Page sessions by cookie.
-    sessions: PageSessions<SessionRecord>,
+    pub(crate) sessions: PageSessions<SessionRecord>,
     proxy: RpcProxy,
-    /// Outgoing frames by connection id.
-    sockets: Mutex<HashMap<String, mpsc::UnboundedSender<String>>>,
-    /// Turns waiting for a call's end, by invocation id.
-    waiting: Mutex<HashMap<String, oneshot::Sender<CallEnd>>>,
     pub(crate) reports: Mutex<Vec<TurnReport>>,
     pub(crate) reported: Notify,
-    counter: AtomicU64,
+    pub(crate) counter: AtomicU64,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -239,6 +240,16 @@ impl Running {
     /// The durable host over the store (approvals, recorded calls).
     pub fn durable(&self) -> &Arc<DurableHost> {
         &self.state.host
+    }
+
+    /// This replica.
+    pub fn replica(&self) -> &Replica {
+        &self.state.replica
+    }
+
+    /// The MCP server (`/mcp`).
+    pub fn mcp(&self) -> &McpServer {
+        &self.state.mcp
     }
 
     /// Every session issued so far.
@@ -280,7 +291,7 @@ impl Drop for Running {
 /// # Errors
 /// The store cannot be opened, the listener cannot bind.
 pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
-    let store = config
+    let (store, wake) = config
         .database
         .open()
         .await
@@ -302,6 +313,18 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
         );
     }
     let host = Arc::new(host);
+    let (replica, routed) = Replica::start(host.clone(), wake, ReplicaOptions::default())
+        .await
+        .map_err(std::io::Error::other)?;
+    for route in &routed {
+        eprintln!(
+            "devices-host: {} (routed from {}) was running here when this replica stopped: interrupted",
+            route.invocation_id, route.requester
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(config.bind).await?;
+    let addr = listener.local_addr()?;
+    let mcp = McpServer::for_replica(replica.clone(), crate::mcp::options(addr));
     let authority = devices_api::api::authority();
     let rpc_proxy = RpcProxy::new(
         &config.backend_rpc,
@@ -310,18 +333,16 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
         ProxyLimits::default(),
     )
     .map_err(std::io::Error::other)?;
-    let listener = tokio::net::TcpListener::bind(config.bind).await?;
-    let addr = listener.local_addr()?;
     let state = Arc::new(AppState {
         host,
+        replica,
+        mcp,
         config,
         approvers: PageSessions::new(crate::approver::COOKIE, SessionLimits::default()),
         run_sessions: Mutex::default(),
         reported_approvals: Mutex::default(),
         sessions: PageSessions::new(COOKIE, SessionLimits::default()),
         proxy: rpc_proxy,
-        sockets: Mutex::default(),
-        waiting: Mutex::default(),
         reports: Mutex::default(),
         reported: Notify::new(),
         counter: AtomicU64::new(1),
@@ -343,6 +364,7 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
         .route("/app/session", post(session_info))
         .route("/app/turn", post(turn))
         .route("/app/run", post(run_status))
+        .route("/app/mcp-run", post(crate::mcp::mcp_run))
         .route("/approver", get(crate::approver::page))
         .route(
             "/approver/login",
@@ -353,12 +375,15 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
             post(crate::approver::decide).layer(DefaultBodyLimit::max(MAX_APPROVER_FORM)),
         )
         .route("/rpc/{*path}", any(proxy))
-        .route("/agent/ws", get(socket))
+        .route("/agent/ws", get(crate::socket::socket))
         .with_state(state.clone())
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(PageOrigin::for_bind(addr)),
             page_guard,
-        ));
+        ))
+        // The MCP endpoint checks its own Host/Origin rules and a bearer
+        // token; agents send no Origin, so it is outside the page guard.
+        .route_service("/mcp", state.mcp.http_service());
     let task = tokio::spawn(agent_surface::server::serve(
         listener,
         app,
@@ -388,7 +413,7 @@ pub(crate) fn orpc_ok(value: &impl serde::Serialize) -> Response {
 }
 
 /// The session of the request's cookie (checked before any body is read).
-fn session_of(state: &AppState, headers: &HeaderMap) -> Option<(SessionToken, SessionRecord)> {
+pub(crate) fn session_of(state: &AppState, headers: &HeaderMap) -> Option<(SessionToken, SessionRecord)> {
     let session = state.sessions.authenticate(headers)?;
     Some((session.token, session.data))
 }
@@ -566,8 +591,6 @@ async fn run_turn(state: &Arc<AppState>, token: &SessionToken, path: &str) -> Tu
         return report(steps, format!("Not run: the page does not offer {path}."));
     }
     let invocation_id = format!("{run_id}-{}", random_hex(8));
-    let (tx, rx) = oneshot::channel();
-    lock(&state.waiting).insert(invocation_id.clone(), tx);
     let request = ToolCallRequest::new(
         &run_id,
         "tool-call-1",
@@ -575,45 +598,27 @@ async fn run_turn(state: &Arc<AppState>, token: &SessionToken, path: &str) -> Tu
         &capability,
         json!({}),
     );
-    let sent = state
-        .host
-        .dispatch(request)
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|call| {
-            let text = serde_json::to_string(&call).map_err(|e| e.to_string())?;
-            let sockets = lock(&state.sockets);
-            let socket = sockets
-                .get(&call.connection_id)
-                .ok_or_else(|| "the tab's connection is gone".to_string())?;
-            socket
-                .send(text)
-                .map_err(|_| "the tab's connection is closing".to_string())
-        });
     steps.push(TurnStep {
         action: format!("call {path} with no ids"),
         outcome: json!({"input": {}, "invocationId": invocation_id}),
     });
-    if let Err(e) = sent {
-        lock(&state.waiting).remove(&invocation_id);
-        end_run(state, &run_id).await;
-        return report(steps, format!("Not run: {e}."));
-    }
-    let end = tokio::time::timeout(TURN_WAIT, rx).await;
-    lock(&state.waiting).remove(&invocation_id);
+    let end = tokio::time::timeout(TURN_WAIT, state.replica.call(request, None)).await;
     end_run(state, &run_id).await;
     let (outcome, summary) = match end {
-        Ok(Ok(CallEnd::Completed(outcome))) => {
+        Ok(CallEnd::Outcome { outcome }) => {
             let summary = summarize(path, &outcome);
             (serde_json::to_value(&outcome).unwrap_or(Value::Null), summary)
         }
-        Ok(Ok(CallEnd::Interrupted)) | Ok(Err(_)) => (
+        Ok(CallEnd::Refused { reason }) => {
+            return report(steps, format!("Not run: the call was refused ({reason:?})."));
+        }
+        Ok(CallEnd::Interrupted) => (
             json!({"interrupted": true}),
             format!(
                 "Interrupted: the tab went away while {path} was pending; its outcome is unknown, reconcile before retrying."
             ),
         ),
-        Err(_) => (
+        Ok(CallEnd::TimedOut) | Err(_) => (
             json!({"timedOut": true}),
             format!("No answer: the page did not answer {path} within {} minutes.", TURN_WAIT.as_secs() / 60),
         ),
@@ -827,178 +832,3 @@ async fn proxy(
     state.proxy.forward(&raw, request).await
 }
 
-async fn socket(
-    State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    upgrade: WebSocketUpgrade,
-) -> Response {
-    let Some((token, record)) = session_of(&state, &headers) else {
-        return (
-            StatusCode::UNAUTHORIZED,
-            "no session cookie: load the page first",
-        )
-            .into_response();
-    };
-    // The page guard already refused a foreign Host or Origin.
-    upgrade
-        .max_message_size(MAX_SOCKET_MESSAGE)
-        .max_frame_size(MAX_SOCKET_MESSAGE)
-        .on_upgrade(move |ws| run_socket(state, token, record, ws))
-}
-
-fn end_call(state: &AppState, invocation_id: &str, end: CallEnd) {
-    if let Some(waiter) = lock(&state.waiting).remove(invocation_id) {
-        let _ = waiter.send(end);
-    }
-}
-
-async fn run_socket(
-    state: Arc<AppState>,
-    token: SessionToken,
-    record: SessionRecord,
-    ws: WebSocket,
-) {
-    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
-    let (mut sink, mut stream) = ws.split();
-    let mut connection: Option<String> = None;
-    let mut refusal: Option<String> = None;
-    loop {
-        tokio::select! {
-            incoming = stream.next() => match incoming {
-                Some(Ok(Message::Text(text))) => {
-                    if let Err(why) = on_message(&state, &token, &record, &mut connection, &tx, text.as_str()).await {
-                        refusal = Some(why);
-                        break;
-                    }
-                }
-                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
-                Some(Ok(_)) => {}
-            },
-            outgoing = rx.recv() => match outgoing {
-                Some(text) => {
-                    if sink.send(Message::Text(text.into())).await.is_err() {
-                        break;
-                    }
-                }
-                None => break,
-            },
-        }
-    }
-    if let Some(why) = refusal {
-        eprintln!("devices-host: closing a session socket: {why}");
-        let reason: String = why.chars().take(100).collect();
-        let _ = sink
-            .send(Message::Close(Some(CloseFrame {
-                code: 1008,
-                reason: reason.into(),
-            })))
-            .await;
-    }
-    if let Some(connection_id) = connection {
-        lock(&state.sockets).remove(&connection_id);
-        state.sessions.update(&token, |s| {
-            if s.connection_id.as_deref() == Some(connection_id.as_str()) {
-                s.connection_id = None;
-            }
-        });
-        for interrupted in state.host.connection_closed(&connection_id).await {
-            end_call(
-                &state,
-                &interrupted.call.invocation.invocation_id,
-                CallEnd::Interrupted,
-            );
-        }
-    }
-}
-
-/// Handles one frame; `Err` closes the socket with that reason.
-async fn on_message(
-    state: &AppState,
-    token: &SessionToken,
-    record: &SessionRecord,
-    connection: &mut Option<String>,
-    tx: &mpsc::UnboundedSender<String>,
-    text: &str,
-) -> Result<(), String> {
-    let message: BrowserToHostMessage = serde_json::from_str(text)
-        .map_err(|e| format!("neither an announcement, a result nor progress: {e}"))?;
-    let auth = |connection_id: &str| {
-        AuthenticatedConnection::new(connection_id, &record.session_id, &record.user_id)
-    };
-    match message {
-        BrowserToHostMessage::Announcement(announcement) => {
-            // One socket carries one connection id.
-            if let Some(existing) = connection.as_deref() {
-                if existing != announcement.connection_id {
-                    return Err("a second connection id on one socket".into());
-                }
-            }
-            let accepted = state
-                .host
-                .accept_announcement(&auth(&announcement.connection_id), &announcement)
-                .await
-                .map_err(|e| format!("announcement refused: {e}"))?;
-            if connection.is_none() {
-                *connection = Some(announcement.connection_id.clone());
-                lock(&state.sockets).insert(announcement.connection_id.clone(), tx.clone());
-            }
-            state.sessions.update(token, |s| {
-                s.tab_id = Some(announcement.identity.tab_id.clone());
-                s.connection_id = Some(announcement.connection_id.clone());
-            });
-            for interrupted in accepted.interrupted {
-                end_call(
-                    state,
-                    &interrupted.call.invocation.invocation_id,
-                    CallEnd::Interrupted,
-                );
-            }
-        }
-        BrowserToHostMessage::Result(result) => {
-            let Some(connection_id) = connection.as_deref() else {
-                return Err("a result before any announcement".into());
-            };
-            match state
-                .host
-                .accept_result(&auth(connection_id), &result)
-                .await
-            {
-                Ok(ResultDisposition::Completed(done)) => {
-                    end_call(
-                        state,
-                        &done.call.invocation.invocation_id,
-                        CallEnd::Completed(done.result),
-                    );
-                }
-                Ok(ResultDisposition::Duplicate) => {}
-                Err(e) => eprintln!("devices-host: result refused: {e}"),
-            }
-        }
-        BrowserToHostMessage::Progress(progress) => {
-            // A call waiting for the user (awaiting-confirmation, then
-            // confirmed with the retry's id): checked, and logged.
-            let Some(connection_id) = connection.as_deref() else {
-                return Err("progress before any announcement".into());
-            };
-            match state
-                .host
-                .accept_progress(&auth(connection_id), &progress)
-                .await
-            {
-                Ok(_) => eprintln!(
-                    "devices-host: {} is {}",
-                    progress.invocation_id,
-                    progress.stage.as_str()
-                ),
-                // The id the backend knows the call by could not be
-                // recorded: fail closed — the socket closes, the call is
-                // interrupted (ambiguous), never guessed later.
-                Err(agent_surface::store::DurableError::Store(e)) => {
-                    return Err(format!("the host store could not record progress: {e}"));
-                }
-                Err(e) => eprintln!("devices-host: progress refused: {e}"),
-            }
-        }
-    }
-    Ok(())
-}
