@@ -6,7 +6,10 @@
 //
 //   node scenario.mjs <scenario> <mcp-url> <token>
 //
-// Scenarios: approve, reject, unauthorized, concurrent.
+// Scenarios: approve, reject, unauthorized, concurrent, replicas.
+// For `replicas`, <mcp-url> may be several URLs joined by commas: the
+// client sends its HTTP requests to them in turn (one MCP session spread
+// over several agent-host replicas, no sticky routing).
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -152,7 +155,37 @@ async function concurrent() {
   return out;
 }
 
-const scenarios = { approve: approveOrReject, reject: approveOrReject, unauthorized, concurrent };
+/** One client whose requests alternate between the given replicas: list,
+ * then `devices__disable` (confirmed or not in the page by the test). */
+async function replicas() {
+  const urls = url.split(',');
+  const served = Object.fromEntries(urls.map((u) => [u, 0]));
+  let next = 0;
+  const alternating = (_input, init) => {
+    const target = urls[next % urls.length];
+    next += 1;
+    served[target] += 1;
+    return fetch(target, init);
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(urls[0]), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    fetch: alternating,
+  });
+  const client = new Client({ name: 'replicas', version: '1.0.0' });
+  await client.connect(transport);
+  const out = { sdkVersion, protocolVersion: transport.protocolVersion ?? null };
+  out.session = transport.sessionId !== undefined;
+  const listed = await client.listTools();
+  out.tools = listed.tools.map((t) => t.name).sort();
+  out.disable = await call(client, 'devices__disable', { reason: 'lost' }, { timeout: 120000 });
+  const list = await call(client, 'devices__list', {});
+  out.listed = list.structuredContent ? statuses(list) : list;
+  await client.close();
+  out.requestsPerUrl = urls.map((u) => served[u]);
+  return out;
+}
+
+const scenarios = { approve: approveOrReject, reject: approveOrReject, unauthorized, concurrent, replicas };
 const run = scenarios[scenario];
 if (!run) {
   console.error(`unknown scenario ${scenario}`);
