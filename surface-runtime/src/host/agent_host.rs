@@ -638,6 +638,11 @@ impl AgentHost {
         Ok(())
     }
 
+    /// A tracked run (a copy), or `None`.
+    pub fn run(&self, run_id: &str) -> Option<AgentRun> {
+        self.lock().runs.get(run_id).cloned()
+    }
+
     /// Points a run at another tab (for example the new tab after a
     /// reload). Refused while the run has calls outstanding on its current
     /// tab: a pending call never moves to another tab.

@@ -311,9 +311,20 @@ impl Inner {
     async fn ensure_run(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
         match self.store().run(run_id).await? {
             Some(run) if run.active => {
-                match self.durable.host().start_run(agent_run(&run)) {
-                    Ok(()) | Err(HostError::RunExists(_)) => {}
-                    Err(error) => tracing::warn!(run_id, %error, "replica: run not tracked"),
+                let host = self.durable.host();
+                match host.run(run_id) {
+                    None => {
+                        if let Err(error) = host.start_run(agent_run(&run)) {
+                            tracing::warn!(run_id, %error, "replica: run not tracked");
+                        }
+                    }
+                    // Attached to another tab by another replica.
+                    Some(known) if known.tab_id != run.tab_id => {
+                        if let Err(error) = host.attach_run_to_tab(run_id, run.tab_id.clone()) {
+                            tracing::warn!(run_id, %error, "replica: run's tab not updated");
+                        }
+                    }
+                    Some(_) => {}
                 }
                 Ok(Some(run))
             }
@@ -582,12 +593,28 @@ fn refused(reason: Refusal) -> CallEnd {
     CallEnd::Refused { reason }
 }
 
-/// Any surface change anywhere → the local change counter.
+/// Any surface change anywhere: the mirrors it concerns are verified
+/// again (or dropped), then the local change counter moves.
 async fn serve_surfaces(inner: Weak<Inner>, mut surfaces: crate::wake::Subscription) {
-    while surfaces.next().await.is_some() {
+    while let Some(delivery) = surfaces.next().await {
         let Some(inner) = inner.upgrade() else {
             return;
         };
+        let tabs: Vec<String> = {
+            let state = inner.lock();
+            match &delivery {
+                crate::wake::Delivery::Wake(tab) if state.mirrors.contains_key(tab) => {
+                    vec![tab.clone()]
+                }
+                crate::wake::Delivery::Wake(_) => Vec::new(),
+                crate::wake::Delivery::Rescan => state.mirrors.keys().cloned().collect(),
+            }
+        };
+        for tab in tabs {
+            if let Err(error) = inner.refresh_mirror(&tab).await {
+                tracing::warn!(%error, tab_id = %tab, "replica: mirror not refreshed");
+            }
+        }
         inner.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 }

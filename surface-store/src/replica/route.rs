@@ -263,11 +263,21 @@ async fn run_routed(inner: &Inner, row: RouteRecord) {
         .ok()
         .filter(|r| r.invocation_id == row.invocation_id && r.run_id == row.run_id);
     let end = match request {
-        Some(request) => match inner.ensure_run(&request.run_id).await {
-            Ok(Some(_)) => local_call(inner, request, None).await,
-            Ok(None) => refused(Refusal::UnknownTool),
-            Err(_) => refused(Refusal::StoreUnavailable),
-        },
+        Some(request) => {
+            // The requester read the run from the store just before
+            // routing; a run tracked here on the routed tab needs no
+            // second read.
+            let known = inner.durable.host().run(&request.run_id);
+            if known.is_some_and(|run| run.tab_id.as_deref() == Some(row.tab_id.as_str())) {
+                local_call(inner, request, None).await
+            } else {
+                match inner.ensure_run(&request.run_id).await {
+                    Ok(Some(_)) => local_call(inner, request, None).await,
+                    Ok(None) => refused(Refusal::UnknownTool),
+                    Err(_) => refused(Refusal::StoreUnavailable),
+                }
+            }
+        }
         None => refused(Refusal::Invalid),
     };
     let json = serde_json::to_string(&end).unwrap_or_default();
