@@ -6,7 +6,7 @@
 //!   replica) and a client of `r2` (the call is routed to `r1`);
 //! * **necessary work** — what routing one call must do in the store,
 //!   alone: read the tab's lease, insert the route, wake the holder
-//!   (`NOTIFY` → `LISTEN` delivery), take it, read it, answer it, wake the
+//!   (`NOTIFY` → `LISTEN` delivery), take it (one `UPDATE … RETURNING`), answer it, wake the
 //!   requester, read the answer — the goal is cross − same ≤ 1.5× this;
 //! * **throughput** — 50 concurrent runs (one MCP client each, 10 tabs),
 //!   20 sequential calls per client: one replica holding every tab and
@@ -193,8 +193,8 @@ impl NecessaryWork {
         self.requester_wake.notify("c.nw-holder", &id).await.unwrap();
         let woken = self.holder_calls.lock().await.next().await;
         assert_eq!(woken, Some(Delivery::Wake(id.clone())));
-        self.holder.take_route(&id, "nw-holder", 2).await.unwrap();
-        self.holder.route(&id).await.unwrap();
+        let taken = self.holder.take_route(&id, "nw-holder", 2).await.unwrap();
+        assert!(matches!(taken, surface_store::RouteTake::Taken(_)));
         let answer = r#"{"end":"outcome","outcome":{"status":"success","invocationId":"x","output":{}}}"#;
         self.holder.answer_route(&id, answer, 3).await.unwrap();
         self.holder_wake.notify("a.nw-requester", &id).await.unwrap();
@@ -246,6 +246,9 @@ struct Pair {
     same: Client,
     cross: Client,
     spread: Vec<Client>,
+    /// The same runs, each client on the replica holding its tab (no
+    /// call routed): what two replicas cost without routing.
+    pinned: Vec<Client>,
 }
 
 async fn pair(url: &str, announcement: &BrowserSurfaceAnnouncement) -> Pair {
@@ -257,9 +260,13 @@ async fn pair(url: &str, announcement: &BrowserSurfaceAnnouncement) -> Pair {
     let same = client(&r1, &mcp1, &url1, 0).await;
     let cross = client(&r1, &mcp2, &url2, 0).await;
     let mut spread = Vec::new();
+    let mut pinned = Vec::new();
     for i in 0..CLIENTS {
+        let tab = i % TABS;
         let (mcp, url) = if i % 2 == 0 { (&mcp1, &url1) } else { (&mcp2, &url2) };
-        spread.push(client(&r1, mcp, url, i % TABS).await);
+        spread.push(client(&r1, mcp, url, tab).await);
+        let (mcp, url) = if tab < TABS / 2 { (&mcp1, &url1) } else { (&mcp2, &url2) };
+        pinned.push(client(&r1, mcp, url, tab).await);
     }
     // The servers' tasks keep the replicas alive.
     drop((r1, r2, mcp1, mcp2));
@@ -267,6 +274,7 @@ async fn pair(url: &str, announcement: &BrowserSurfaceAnnouncement) -> Pair {
         same,
         cross,
         spread,
+        pinned,
     }
 }
 
@@ -316,9 +324,16 @@ fn bench_replicas(c: &mut Criterion) {
         );
         let one = throughput(&solo).await;
         let two = throughput(&pair.spread).await;
+        let pinned = throughput(&pair.pinned).await;
+        println!("{CLIENTS} concurrent runs x {CALLS_PER_CLIENT} calls (calls/s):");
+        println!("  1 replica, every tab and client                 {one:>6.0}");
         println!(
-            "{CLIENTS} concurrent runs x {CALLS_PER_CLIENT} calls: 1 replica {one:.0} calls/s, 2 replicas {two:.0} calls/s ({:.2}x, goal >= 0.9x)",
+            "  2 replicas, clients on either (half routed)     {two:>6.0}  ({:.2}x, goal >= 0.9x)",
             two / one
+        );
+        println!(
+            "  2 replicas, clients on their tab's replica      {pinned:>6.0}  ({:.2}x)",
+            pinned / one
         );
     });
     let mut group = c.benchmark_group("replicas/tools-call");

@@ -33,7 +33,7 @@ pub use durable::{
 pub use store::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
     DispatchWrite, Durability, HostStore, LeaseClaim, MemoryStore, OutcomeWrite, RouteRecord,
-    RouteState, RouteTransition, RouteWrite, RunRecord, StoreError, StoreFuture, SurfaceLease,
+    RouteState, RouteTake, RouteTransition, RouteWrite, RunRecord, StoreError, StoreFuture, SurfaceLease,
     Transition,
 };
 #[cfg(feature = "postgres")]

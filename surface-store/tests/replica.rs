@@ -145,6 +145,15 @@ async fn wait_for_route(store: &Arc<dyn HostStore>, id: &str, state: RouteState)
     }
 }
 
+/// Waits until the holder dispatched `id` to its page (its row written).
+async fn wait_for_dispatch(store: &Arc<dyn HostStore>, id: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while store.call(id).await.unwrap().is_none() {
+        assert!(Instant::now() < deadline, "{id} was never dispatched");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 async fn a_call_on_another_replica_runs_once_on_the_tabs_replica(shared: &Shared) {
     let s = Arc::new(session());
     let r1 = shared.replica("r1").await;
@@ -215,6 +224,7 @@ async fn a_tab_closing_on_its_replica_interrupts_the_routed_call(shared: &Shared
         async move { r2.call(disable("held-1"), None).await }
     });
     wait_for_route(r2.durable().store(), "held-1", RouteState::Taken).await;
+    wait_for_dispatch(r2.durable().store(), "held-1").await;
     page_task.abort();
     let _ = page_task.await;
     let tab = Arc::try_unwrap(tab).expect("the page task let go of the tab");
@@ -306,6 +316,8 @@ async fn a_killed_replica_loses_its_tab_and_its_routed_call() {
     });
     let store = r2.durable().store().clone();
     wait_for_route(&store, "held-kill", RouteState::Taken).await;
+    // Dispatched to the page by r1 (its row written) and held there.
+    wait_for_dispatch(&store, "held-kill").await;
 
     child.kill().expect("SIGKILL sent");
     let killed = Instant::now();

@@ -10,7 +10,9 @@
 //!   [`ReplicaOptions::lease`] without renewal);
 //! * composes a run's tools from the store: a tab held elsewhere is
 //!   verified again here from its stored announcement (a *mirror*: it is
-//!   listed, never dispatched to);
+//!   listed, never dispatched to); the run and lease read for a listing
+//!   decide where a call made within 250 ms after it goes (an MCP
+//!   `tools/call` lists, then calls: one read of each, not two);
 //! * runs a call for a tab it holds itself ([`DurableHost::dispatch`]: the
 //!   call's row is the id's one dispatch), and **routes** a call for a tab
 //!   held elsewhere: a `host_routes` row, a wake-up to the holder, which
@@ -200,6 +202,21 @@ struct Mirror {
     digest: [u8; 32],
 }
 
+/// What [`Replica::tools_for_run`] read for a run, reused by the
+/// [`Replica::call`] that follows within [`DECISION_REUSE`].
+struct Decision {
+    at: std::time::Instant,
+    run: RunRecord,
+    /// The tab's lease, when it was read (the tab is not connected here).
+    lease: Option<Option<crate::store::SurfaceLease>>,
+}
+
+/// How long a run and lease read for listing a run's tools serve the call
+/// that follows (an MCP `tools/call` lists, then calls): 250 ms.
+const DECISION_REUSE: Duration = Duration::from_millis(250);
+/// Decisions kept at most (past it they are all dropped).
+const MAX_DECISIONS: usize = 4_096;
+
 #[derive(Default)]
 struct State {
     connections: HashMap<String, Connection>,
@@ -211,6 +228,7 @@ struct State {
     /// Routed calls this replica waits for → their wake-up.
     answers: HashMap<String, Arc<Notify>>,
     mirrors: HashMap<String, Mirror>,
+    decisions: HashMap<String, Decision>,
 }
 
 pub(crate) struct Inner {
@@ -338,28 +356,33 @@ impl Inner {
 
     /// Verifies again here the announcement of a tab another replica
     /// holds (or drops the mirror once no replica holds it).
-    async fn refresh_mirror(&self, tab_id: &str) -> Result<(), StoreError> {
-        let lease = self.store().surface(tab_id).await?;
+    /// Returns the lease it read.
+    async fn refresh_mirror(
+        &self,
+        tab_id: &str,
+    ) -> Result<Option<crate::store::SurfaceLease>, StoreError> {
+        let read = self.store().surface(tab_id).await?;
         let now = self.now();
-        let held_elsewhere = lease
+        let held_elsewhere = read
+            .as_ref()
             .filter(|l| l.replica != self.name() && l.lease_expires_at_ms >= now);
-        let Some(lease) = held_elsewhere else {
+        let Some(lease) = held_elsewhere.cloned() else {
             let gone = self.lock().mirrors.remove(tab_id);
             if let Some(mirror) = gone {
                 self.durable.host().connection_closed(&mirror.connection_id);
             }
-            return Ok(());
+            return Ok(read);
         };
         let digest = surface_runtime::hash::sha256(lease.announcement.as_bytes());
         if self.lock().mirrors.get(tab_id).map(|m| m.digest) == Some(digest) {
-            return Ok(());
+            return Ok(read);
         }
         let announcement: BrowserSurfaceAnnouncement =
             match serde_json::from_str(&lease.announcement) {
                 Ok(a) => a,
                 Err(error) => {
                     tracing::warn!(tab_id, %error, "replica: a stored announcement does not parse");
-                    return Ok(());
+                    return Ok(read);
                 }
             };
         let connection = surface_runtime::host::AuthenticatedConnection::new(
@@ -367,13 +390,20 @@ impl Inner {
             lease.session_id.clone(),
             format!("replica:{}", lease.replica),
         );
+        // Under the state lock (then the host's: the one order of the
+        // two), so a tab connected here meanwhile is never replaced by its
+        // mirror.
+        let mut state = self.lock();
+        if state.local_tabs.contains_key(tab_id) {
+            return Ok(read);
+        }
         match self
             .durable
             .host()
             .accept_announcement(&connection, &announcement)
         {
             Ok(_) => {
-                self.lock().mirrors.insert(
+                state.mirrors.insert(
                     tab_id.to_string(),
                     Mirror {
                         connection_id: lease.connection_id,
@@ -385,7 +415,29 @@ impl Inner {
                 tracing::warn!(tab_id, %error, "replica: a stored announcement is refused here")
             }
         }
-        Ok(())
+        Ok(read)
+    }
+
+    fn remember(&self, run: RunRecord, lease: Option<Option<crate::store::SurfaceLease>>) {
+        let mut state = self.lock();
+        if state.decisions.len() >= MAX_DECISIONS {
+            state.decisions.clear();
+        }
+        let decision = Decision {
+            at: std::time::Instant::now(),
+            run,
+            lease,
+        };
+        state.decisions.insert(decision.run.run_id.clone(), decision);
+    }
+
+    /// The decision [`Replica::tools_for_run`] just made for `run_id`, if
+    /// recent.
+    fn recent(&self, run_id: &str) -> Option<Decision> {
+        self.lock()
+            .decisions
+            .remove(run_id)
+            .filter(|d| d.at.elapsed() < DECISION_REUSE)
     }
 
     /// Renews this replica's leases and claims those it could not take
@@ -542,11 +594,13 @@ impl Replica {
         let Some(run) = inner.ensure_run(run_id).await? else {
             return Ok(Vec::new());
         };
+        let mut lease = None;
         if let Some(tab_id) = &run.tab_id {
             if !inner.lock().local_tabs.contains_key(tab_id) {
-                inner.refresh_mirror(tab_id).await?;
+                lease = Some(inner.refresh_mirror(tab_id).await?);
             }
         }
+        inner.remember(run, lease);
         Ok(inner.durable.host().tools_for_run(run_id))
     }
 
@@ -560,13 +614,17 @@ impl Replica {
         progress: Option<mpsc::UnboundedSender<BrowserSurfaceProgress>>,
     ) -> CallEnd {
         let inner = &*self.inner;
-        let run = match inner.ensure_run(&request.run_id).await {
-            Ok(Some(run)) => run,
-            Ok(None) => return refused(Refusal::UnknownTool),
-            Err(error) => {
-                tracing::error!(%error, "replica: the run cannot be read");
-                return refused(Refusal::StoreUnavailable);
-            }
+        let recent = inner.recent(&request.run_id);
+        let (run, lease) = match recent {
+            Some(decision) => (decision.run, decision.lease),
+            None => match inner.ensure_run(&request.run_id).await {
+                Ok(Some(run)) => (run, None),
+                Ok(None) => return refused(Refusal::UnknownTool),
+                Err(error) => {
+                    tracing::error!(%error, "replica: the run cannot be read");
+                    return refused(Refusal::StoreUnavailable);
+                }
+            },
         };
         let Some(tab_id) = run.tab_id else {
             return refused(Refusal::UnknownTool);
@@ -574,7 +632,11 @@ impl Replica {
         if inner.lock().local_tabs.contains_key(&tab_id) {
             return route::local_call(inner, request, progress).await;
         }
-        match inner.store().surface(&tab_id).await {
+        let lease = match lease {
+            Some(read) => Ok(read),
+            None => inner.store().surface(&tab_id).await,
+        };
+        match lease {
             Ok(Some(lease))
                 if lease.replica != inner.name() && lease.lease_expires_at_ms >= inner.now() =>
             {

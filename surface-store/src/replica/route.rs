@@ -8,7 +8,9 @@ use surface_runtime::host::{BrowserSurfaceProgress, ToolCallRequest};
 use tokio::sync::{mpsc, oneshot, Notify};
 
 use super::{answers_target, calls_target, refused, CallEnd, Inner, Refusal, Waiter};
-use crate::store::{RouteRecord, RouteState, RouteTransition, RouteWrite, SurfaceLease};
+use crate::store::{
+    RouteRecord, RouteState, RouteTake, RouteTransition, RouteWrite, SurfaceLease,
+};
 use crate::wake::{Delivery, Subscription};
 
 /// Removes an entry of the replica's state when its call ends, however it
@@ -212,7 +214,7 @@ pub(super) async fn serve_calls(inner: Weak<Inner>, mut calls: Subscription) {
             return;
         };
         match delivery {
-            Delivery::Wake(id) => take(&strong, &id).await,
+            Delivery::Wake(id) => take(&strong, id),
             Delivery::Rescan => {
                 let limit = u32::try_from(strong.options.max_routed_calls).unwrap_or(u32::MAX);
                 let rows = strong
@@ -222,7 +224,7 @@ pub(super) async fn serve_calls(inner: Weak<Inner>, mut calls: Subscription) {
                 match rows {
                     Ok(rows) => {
                         for row in rows {
-                            take(&strong, &row.invocation_id).await;
+                            take(&strong, row.invocation_id);
                         }
                     }
                     Err(error) => tracing::warn!(%error, "replica: routed calls not re-read"),
@@ -232,28 +234,23 @@ pub(super) async fn serve_calls(inner: Weak<Inner>, mut calls: Subscription) {
     }
 }
 
-/// Takes one routed call (one conditional statement) and runs it.
-async fn take(inner: &Arc<Inner>, id: &str) {
+/// Takes one routed call (one conditional statement) and runs it, in a
+/// task of its own: at most `max_routed_calls` at once.
+fn take(inner: &Arc<Inner>, id: String) {
     // Past the bound the row stays `requested`; its requester re-wakes us.
     let Ok(permit) = inner.running.clone().try_acquire_owned() else {
         return;
     };
-    match inner.store().take_route(id, inner.name(), inner.now()).await {
-        Ok(RouteTransition::Applied) => {}
-        Ok(_) => return,
-        Err(error) => {
-            tracing::warn!(invocation_id = %id, %error, "replica: routed call not taken");
-            return;
-        }
-    }
-    let row = match inner.store().route(id).await {
-        Ok(Some(row)) => row,
-        _ => return,
-    };
     let inner = inner.clone();
     tokio::spawn(async move {
         let _permit = permit;
-        run_routed(&inner, row).await;
+        match inner.store().take_route(&id, inner.name(), inner.now()).await {
+            Ok(RouteTake::Taken(row)) => run_routed(&inner, *row).await,
+            Ok(_) => {}
+            Err(error) => {
+                tracing::warn!(invocation_id = %id, %error, "replica: routed call not taken")
+            }
+        }
     });
 }
 

@@ -122,12 +122,15 @@ impl Inner {
                 .remove(connection_id)
                 .and_then(|c| c.tab)
                 .map(|(tab, _)| tab);
-            if let Some(tab) = &tab {
-                if state.local_tabs.get(tab).map(String::as_str) == Some(connection_id) {
+            // A tab that reconnected here on a new connection keeps its
+            // lease: only its current connection gives it up.
+            tab.filter(|tab| {
+                let current = state.local_tabs.get(tab).map(String::as_str) == Some(connection_id);
+                if current {
                     state.local_tabs.remove(tab);
                 }
-            }
-            tab
+                current
+            })
         };
         let interrupted = self.durable.connection_closed(connection_id).await;
         self.end_waiters(&interrupted);
@@ -159,18 +162,31 @@ impl ReplicaTab {
         let conn = &self.connection;
         match message {
             BrowserToHostMessage::Announcement(announcement) => {
-                let accepted = inner.durable.accept_announcement(conn, &announcement).await?;
-                inner.end_waiters(&accepted.interrupted);
                 let tab_id = announcement.identity.tab_id.clone();
+                // Marked local first, so no mirror of the tab replaces the
+                // real connection once it is accepted.
+                let before = inner
+                    .lock()
+                    .local_tabs
+                    .insert(tab_id.clone(), conn.connection_id.clone());
+                let accepted = match inner.durable.accept_announcement(conn, &announcement).await {
+                    Ok(accepted) => accepted,
+                    Err(error) => {
+                        let mut state = inner.lock();
+                        match before {
+                            Some(previous) => state.local_tabs.insert(tab_id, previous),
+                            None => state.local_tabs.remove(&tab_id),
+                        };
+                        return Err(error);
+                    }
+                };
+                inner.end_waiters(&accepted.interrupted);
                 let json = serde_json::to_string(&announcement).unwrap_or_default();
                 {
                     let mut state = inner.lock();
                     if let Some(c) = state.connections.get_mut(&conn.connection_id) {
                         c.tab = Some((tab_id.clone(), json));
                     }
-                    state
-                        .local_tabs
-                        .insert(tab_id.clone(), conn.connection_id.clone());
                     state.mirrors.remove(&tab_id);
                 }
                 let leased = inner.claim(&conn.connection_id).await.is_some();

@@ -6,8 +6,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, HostStore, LeaseClaim, OutcomeWrite, RouteRecord, RouteState, RouteTransition,
-    RouteWrite, RunRecord, StoreError, StoreFuture, SurfaceLease, Transition,
+    DispatchWrite, HostStore, LeaseClaim, OutcomeWrite, RouteRecord, RouteState, RouteTake,
+    RouteTransition, RouteWrite, RunRecord, StoreError, StoreFuture, SurfaceLease, Transition,
     MAX_STORED_ANNOUNCEMENT_BYTES,
 };
 
@@ -468,12 +468,16 @@ impl HostStore for MemoryStore {
         invocation_id: &'a str,
         holder: &'a str,
         _at_ms: i64,
-    ) -> StoreFuture<'a, RouteTransition> {
-        ready(Ok(self.route_transition(
-            invocation_id,
-            |r| r.state == RouteState::Requested && r.holder == holder,
-            |r| r.state = RouteState::Taken,
-        )))
+    ) -> StoreFuture<'a, RouteTake> {
+        let mut tables = self.lock();
+        ready(Ok(match tables.routes.get_mut(invocation_id) {
+            Some(r) if r.state == RouteState::Requested && r.holder == holder => {
+                r.state = RouteState::Taken;
+                RouteTake::Taken(Box::new(r.clone()))
+            }
+            Some(r) => RouteTake::NotTaken(Box::new(r.clone())),
+            None => RouteTake::Unknown,
+        }))
     }
 
     fn answer_route<'a>(

@@ -35,7 +35,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use memory::MemoryStore;
-pub use route::{RouteRecord, RouteState, RouteTransition, RouteWrite};
+pub use route::{RouteRecord, RouteState, RouteTake, RouteTransition, RouteWrite};
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresStore, PostgresStoreOptions};
 #[cfg(feature = "sqlite")]
@@ -662,7 +662,8 @@ pub trait HostStore: Send + Sync {
     /// [`MAX_STORED_JSON_BYTES`]): the call must not be routed.
     fn record_route<'a>(&'a self, route: &'a RouteRecord) -> StoreFuture<'a, RouteWrite>;
 
-    /// `requested` → `taken`, by its `holder` only.
+    /// `requested` → `taken`, by its `holder` only; one statement that
+    /// also returns the row.
     ///
     /// # Errors
     /// [`StoreError`].
@@ -671,7 +672,7 @@ pub trait HostStore: Send + Sync {
         invocation_id: &'a str,
         holder: &'a str,
         at_ms: i64,
-    ) -> StoreFuture<'a, RouteTransition>;
+    ) -> StoreFuture<'a, RouteTake>;
 
     /// `taken` → `answered`, storing the result JSON.
     ///

@@ -11,7 +11,7 @@ use super::sql::{self, sql_store};
 use super::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
     DispatchWrite, Durability, HostStore, LeaseClaim, OutcomeWrite, RouteRecord, RouteState,
-    RouteTransition, RouteWrite, RunRecord, StoreError,
+    RouteTake, RouteTransition, RouteWrite, RunRecord, StoreError,
     StoreFuture, SurfaceLease, Transition, MAX_STORED_ANNOUNCEMENT_BYTES,
 };
 

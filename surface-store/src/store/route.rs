@@ -92,3 +92,15 @@ pub enum RouteTransition {
     /// No routed call has this id.
     Unknown,
 }
+
+/// What [`super::HostStore::take_route`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RouteTake {
+    /// This statement took it; it is as returned (`taken`).
+    Taken(Box<RouteRecord>),
+    /// It was not `requested`, or not the caller's to take; it is as
+    /// returned.
+    NotTaken(Box<RouteRecord>),
+    /// No routed call has this id.
+    Unknown,
+}

@@ -90,7 +90,9 @@ pub(super) const INSERT_ROUTE: &str = "INSERT INTO host_routes (invocation_id, r
     requester, holder, request, state, requested_at_ms) \
     VALUES ($1, $2, $3, $4, $5, $6, 'requested', $7) ON CONFLICT (invocation_id) DO NOTHING";
 pub(super) const TAKE_ROUTE: &str = "UPDATE host_routes SET state = 'taken' \
-    WHERE invocation_id = $1 AND holder = $2 AND state = 'requested'";
+    WHERE invocation_id = $1 AND holder = $2 AND state = 'requested' \
+    RETURNING invocation_id, run_id, tab_id, requester, holder, request, state, result, \
+    requested_at_ms, settled_at_ms";
 pub(super) const ANSWER_ROUTE: &str = "UPDATE host_routes SET state = 'answered', result = $2, \
     settled_at_ms = $3 WHERE invocation_id = $1 AND state = 'taken'";
 pub(super) const INTERRUPT_ROUTE: &str = "UPDATE host_routes SET state = 'interrupted', \
@@ -739,15 +741,21 @@ macro_rules! sql_store {
                 invocation_id: &'a str,
                 holder: &'a str,
                 _at_ms: i64,
-            ) -> StoreFuture<'a, RouteTransition> {
+            ) -> StoreFuture<'a, RouteTake> {
                 Box::pin(async move {
-                    let done = sqlx::query(sql::TAKE_ROUTE)
+                    let taken = sqlx::query(sql::TAKE_ROUTE)
                         .bind(invocation_id)
                         .bind(holder)
-                        .execute(&self.pool)
+                        .fetch_optional(&self.pool)
                         .await
                         .map_err(|e| db("take a routed call", e))?;
-                    self.route_transition(invocation_id, done.rows_affected()).await
+                    if let Some(row) = taken {
+                        return Ok(RouteTake::Taken(Box::new(Self::route_row(&row)?)));
+                    }
+                    Ok(match self.fetch_route(invocation_id).await? {
+                        Some(route) => RouteTake::NotTaken(Box::new(route)),
+                        None => RouteTake::Unknown,
+                    })
                 })
             }
 

@@ -1,0 +1,160 @@
+//! The MCP server of two replicas on one store (docs/host.md, "Replicas"),
+//! over real loopback sockets: a token issued on one replica is accepted
+//! by the other and refused by both once revoked; a session opened on one
+//! replica is served by the other (rmcp's session store over the host
+//! store); tools of a tab connected to one replica are listed and called
+//! through the other. The in-process store and wake-ups stand for the
+//! shared database (the PostgreSQL runs are `surface-store`'s replica tests
+//! and the devices host's two-process tests).
+
+#[path = "../../surface-runtime/tests/host_support/mod.rs"]
+mod host_support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use surface_host::mcp::{McpServer, McpServerOptions};
+use surface_runtime::host::{
+    AgentHost, AgentRun, AuthenticatedConnection, BrowserToHostMessage, KnownBuild,
+};
+use surface_runtime::ConsumerKind;
+use surface_store::replica::{Replica, ReplicaOptions};
+use surface_store::wake::LocalWakeups;
+use surface_store::{DurableHost, MemoryStore};
+
+struct Endpoint {
+    url: String,
+    mcp: McpServer,
+    _task: tokio::task::JoinHandle<()>,
+}
+
+async fn endpoint(store: &Arc<MemoryStore>, wake: &Arc<LocalWakeups>, name: &str) -> Endpoint {
+    let host = AgentHost::new().with_known_build(KnownBuild::new(
+        "console",
+        "build-1",
+        host_support::authority(),
+    ));
+    let (durable, _) = DurableHost::open(host, store.clone(), name).await.unwrap();
+    let (replica, _) = Replica::start(Arc::new(durable), wake.clone(), ReplicaOptions::default())
+        .await
+        .unwrap();
+    let mcp = McpServer::for_replica(replica, McpServerOptions::default());
+    let app = axum::Router::new().route_service("/mcp", mcp.http_service());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    Endpoint {
+        url: format!("http://{addr}/mcp"),
+        mcp,
+        _task: task,
+    }
+}
+
+/// One JSON-RPC POST; the status, the JSON answer and the session id.
+async fn post(url: &str, token: &str, session: Option<&str>, body: Value) -> (u16, Value, Option<String>) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .timeout(Duration::from_secs(20))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25");
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let response = request.body(body.to_string()).send().await.unwrap();
+    let status = response.status().as_u16();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let text = response.text().await.unwrap();
+    let value = serde_json::from_str(&text).ok().or_else(|| {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .find_map(|d| serde_json::from_str(d.trim()).ok())
+    });
+    (status, value.unwrap_or(Value::String(text)), session)
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+           "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                      "clientInfo": {"name": "replicas", "version": "1"}}})
+}
+
+fn initialized() -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+}
+
+fn tool_names(answer: &Value) -> Vec<String> {
+    let mut names: Vec<String> = answer["result"]["tools"]
+        .as_array()
+        .unwrap_or(&Vec::new())
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_replica_serves_any_request_of_a_client() {
+    let store = Arc::new(MemoryStore::new());
+    let wake = Arc::new(LocalWakeups::new());
+    let r1 = endpoint(&store, &wake, "r1").await;
+    let r2 = endpoint(&store, &wake, "r2").await;
+
+    // The tab is connected to r1; the run was started there.
+    let s = host_support::session();
+    let replica1 = r1.mcp.replica().unwrap().clone();
+    let (tab, _calls) = replica1
+        .open_connection(AuthenticatedConnection::new("conn-1", "sess-1", "user-1"))
+        .unwrap();
+    let announcement = s.session.connect("conn-1").unwrap();
+    tab.receive(BrowserToHostMessage::Announcement(Box::new(announcement)))
+        .await
+        .unwrap();
+    replica1
+        .durable()
+        .start_run(AgentRun {
+            run_id: "run-1".into(),
+            session_id: "sess-1".into(),
+            tab_id: Some("tab-1".into()),
+            kind: ConsumerKind::Embedded,
+        })
+        .await
+        .unwrap();
+    let token = r1.mcp.issue_durable_token("run-1").await.unwrap();
+
+    // A session opened on r1 …
+    let (status, answer, session) = post(&r1.url, &token, None, initialize()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["result"]["protocolVersion"], json!("2025-11-25"));
+    let session = session.expect("a session id");
+    let (status, _, _) = post(&r1.url, &token, Some(&session), initialized()).await;
+    assert_eq!(status, 202);
+    // … is served by r2, which lists the tab's tools from the store.
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let (status, on_r2, _) = post(&r2.url, &token, Some(&session), list.clone()).await;
+    assert_eq!(status, 200, "{on_r2}");
+    let (_, on_r1, _) = post(&r1.url, &token, Some(&session), list.clone()).await;
+    assert!(tool_names(&on_r2).contains(&"devices__disable".to_string()), "{on_r2}");
+    assert_eq!(tool_names(&on_r2), tool_names(&on_r1));
+
+    // An unknown token is refused by both; a revoked one too.
+    for url in [&r1.url, &r2.url] {
+        let (status, _, _) = post(url, "not-a-token", None, initialize()).await;
+        assert_eq!(status, 401);
+    }
+    assert!(r2.mcp.revoke_durable_token(&token).await.unwrap());
+    for url in [&r1.url, &r2.url] {
+        let (status, _, _) = post(url, &token, Some(&session), list.clone()).await;
+        assert_eq!(status, 401, "revoked on every replica");
+    }
+    assert!(!r1.mcp.revoke_durable_token(&token).await.unwrap());
+}
