@@ -58,14 +58,22 @@ type Client = RunningService<RoleClient, ()>;
 
 fn host() -> AgentHost {
     AgentHost::new()
-        .with_known_build(KnownBuild::new("console", "build-1", host_support::authority()))
+        .with_known_build(KnownBuild::new(
+            "console",
+            "build-1",
+            host_support::authority(),
+        ))
         .with_max_invocation_ids(10_000_000)
 }
 
 async fn replica(url: &str, name: &str) -> (Replica, McpServer, String) {
-    let store = PostgresStore::open(PostgresStoreOptions::new(url)).await.unwrap();
+    let store = PostgresStore::open(PostgresStoreOptions::new(url))
+        .await
+        .unwrap();
     let wake = Arc::new(PostgresWakeups::for_store(&store));
-    let (durable, _) = DurableHost::open(host(), Arc::new(store), name).await.unwrap();
+    let (durable, _) = DurableHost::open(host(), Arc::new(store), name)
+        .await
+        .unwrap();
     let (replica, _) = Replica::start(Arc::new(durable), wake, ReplicaOptions::default())
         .await
         .unwrap();
@@ -89,7 +97,11 @@ async fn page(replica: &Replica, announcement: &BrowserSurfaceAnnouncement, tab:
     a.connection_id = connection.clone();
     a.identity.tab_id = format!("tab-{tab}");
     let (tab, mut calls) = replica
-        .open_connection(AuthenticatedConnection::new(&connection, "sess-1", "user-1"))
+        .open_connection(AuthenticatedConnection::new(
+            &connection,
+            "sess-1",
+            "user-1",
+        ))
         .unwrap();
     tab.receive(BrowserToHostMessage::Announcement(Box::new(a)))
         .await
@@ -154,8 +166,12 @@ struct NecessaryWork {
 
 impl NecessaryWork {
     async fn new(url: &str) -> Self {
-        let requester = PostgresStore::open(PostgresStoreOptions::new(url)).await.unwrap();
-        let holder = PostgresStore::open(PostgresStoreOptions::new(url)).await.unwrap();
+        let requester = PostgresStore::open(PostgresStoreOptions::new(url))
+            .await
+            .unwrap();
+        let holder = PostgresStore::open(PostgresStoreOptions::new(url))
+            .await
+            .unwrap();
         let requester_wake = PostgresWakeups::for_store(&requester);
         let holder_wake = PostgresWakeups::for_store(&holder);
         let mut calls = holder_wake.subscribe("c.nw-holder").await.unwrap();
@@ -190,14 +206,21 @@ impl NecessaryWork {
         };
         self.requester.surface("tab-0").await.unwrap();
         self.requester.record_route(&route).await.unwrap();
-        self.requester_wake.notify("c.nw-holder", &id).await.unwrap();
+        self.requester_wake
+            .notify("c.nw-holder", &id)
+            .await
+            .unwrap();
         let woken = self.holder_calls.lock().await.next().await;
         assert_eq!(woken, Some(Delivery::Wake(id.clone())));
         let taken = self.holder.take_route(&id, "nw-holder", 2).await.unwrap();
         assert!(matches!(taken, surface_store::RouteTake::Taken(_)));
-        let answer = r#"{"end":"outcome","outcome":{"status":"success","invocationId":"x","output":{}}}"#;
+        let answer =
+            r#"{"end":"outcome","outcome":{"status":"success","invocationId":"x","output":{}}}"#;
         self.holder.answer_route(&id, answer, 3).await.unwrap();
-        self.holder_wake.notify("a.nw-requester", &id).await.unwrap();
+        self.holder_wake
+            .notify("a.nw-requester", &id)
+            .await
+            .unwrap();
         let woken = self.requester_answers.lock().await.next().await;
         assert_eq!(woken, Some(Delivery::Wake(id.clone())));
         self.requester.route(&id).await.unwrap();
@@ -225,7 +248,10 @@ where
     }
     samples.sort();
     let us = |d: Duration| d.as_secs_f64() * 1e6;
-    (us(percentile(&samples, 0.5)), us(percentile(&samples, 0.95)))
+    (
+        us(percentile(&samples, 0.5)),
+        us(percentile(&samples, 0.95)),
+    )
 }
 
 /// Calls per second of every client making its calls at once.
@@ -263,9 +289,17 @@ async fn pair(url: &str, announcement: &BrowserSurfaceAnnouncement) -> Pair {
     let mut pinned = Vec::new();
     for i in 0..CLIENTS {
         let tab = i % TABS;
-        let (mcp, url) = if i % 2 == 0 { (&mcp1, &url1) } else { (&mcp2, &url2) };
+        let (mcp, url) = if i % 2 == 0 {
+            (&mcp1, &url1)
+        } else {
+            (&mcp2, &url2)
+        };
         spread.push(client(&r1, mcp, url, tab).await);
-        let (mcp, url) = if tab < TABS / 2 { (&mcp1, &url1) } else { (&mcp2, &url2) };
+        let (mcp, url) = if tab < TABS / 2 {
+            (&mcp1, &url1)
+        } else {
+            (&mcp2, &url2)
+        };
         pinned.push(client(&r1, mcp, url, tab).await);
     }
     // The servers' tasks keep the replicas alive.

@@ -54,7 +54,12 @@ async fn endpoint(store: &Arc<MemoryStore>, wake: &Arc<LocalWakeups>, name: &str
 }
 
 /// One JSON-RPC POST; the status, the JSON answer and the session id.
-async fn post(url: &str, token: &str, session: Option<&str>, body: Value) -> (u16, Value, Option<String>) {
+async fn post(
+    url: &str,
+    token: &str,
+    session: Option<&str>,
+    body: Value,
+) -> (u16, Value, Option<String>) {
     let mut request = reqwest::Client::new()
         .post(url)
         .timeout(Duration::from_secs(20))
@@ -143,7 +148,10 @@ async fn any_replica_serves_any_request_of_a_client() {
     let (status, on_r2, _) = post(&r2.url, &token, Some(&session), list.clone()).await;
     assert_eq!(status, 200, "{on_r2}");
     let (_, on_r1, _) = post(&r1.url, &token, Some(&session), list.clone()).await;
-    assert!(tool_names(&on_r2).contains(&"devices__disable".to_string()), "{on_r2}");
+    assert!(
+        tool_names(&on_r2).contains(&"devices__disable".to_string()),
+        "{on_r2}"
+    );
     assert_eq!(tool_names(&on_r2), tool_names(&on_r1));
 
     // An unknown token is refused by both; a revoked one too.

@@ -33,8 +33,8 @@ pub use durable::{
 pub use store::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
     DispatchWrite, Durability, HostStore, LeaseClaim, MemoryStore, OutcomeWrite, RouteRecord,
-    RouteState, RouteTake, RouteTransition, RouteWrite, RunRecord, StoreError, StoreFuture, SurfaceLease,
-    Transition,
+    RouteState, RouteTake, RouteTransition, RouteWrite, RunRecord, StoreError, StoreFuture,
+    SurfaceLease, Transition,
 };
 #[cfg(feature = "postgres")]
 pub use store::{PostgresStore, PostgresStoreOptions};

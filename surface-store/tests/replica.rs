@@ -21,13 +21,14 @@ use host_support::{session, SessionFixture};
 use serde_json::{json, Value};
 use support::pg::PgCluster;
 use support::{auth, devices_host};
-use surface_runtime::host::{AgentRun, BrowserSurfaceOutcome, BrowserToHostMessage, ToolCallRequest};
+use surface_runtime::host::{
+    AgentRun, BrowserSurfaceOutcome, BrowserToHostMessage, ToolCallRequest,
+};
 use surface_runtime::ConsumerKind;
 use surface_store::replica::{CallEnd, Received, Refusal, Replica, ReplicaOptions, ReplicaTab};
 use surface_store::wake::{LocalWakeups, PostgresWakeups, Wakeups};
 use surface_store::{
-    CallState, DurableHost, HostStore, MemoryStore, PostgresStore, PostgresStoreOptions,
-    RouteState,
+    CallState, DurableHost, HostStore, MemoryStore, PostgresStore, PostgresStoreOptions, RouteState,
 };
 
 const DISABLE: &str = "domain:devices.disable";
@@ -140,7 +141,10 @@ async fn wait_for_route(store: &Arc<dyn HostStore>, id: &str, state: RouteState)
         if row.as_ref().map(|r| r.state) == Some(state) {
             return;
         }
-        assert!(Instant::now() < deadline, "route {id} never reached {state:?}: {row:?}");
+        assert!(
+            Instant::now() < deadline,
+            "route {id} never reached {state:?}: {row:?}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -172,8 +176,15 @@ async fn a_call_on_another_replica_runs_once_on_the_tabs_replica(shared: &Shared
     assert_eq!(s.fx.executor.count(), 1);
 
     let store = r2.durable().store();
-    let row = store.call("inv-1").await.unwrap().expect("the holder's row");
-    assert_eq!((row.owner.as_str(), row.state), ("r1", CallState::Completed));
+    let row = store
+        .call("inv-1")
+        .await
+        .unwrap()
+        .expect("the holder's row");
+    assert_eq!(
+        (row.owner.as_str(), row.state),
+        ("r1", CallState::Completed)
+    );
     let route = store.route("inv-1").await.unwrap().expect("the route");
     assert_eq!(
         (route.requester.as_str(), route.holder.as_str(), route.state),
@@ -183,7 +194,12 @@ async fn a_call_on_another_replica_runs_once_on_the_tabs_replica(shared: &Shared
     // The id is spent on both replicas; nothing runs again.
     for replica in [&r1, &r2] {
         let again = replica.call(disable("inv-1"), None).await;
-        assert_eq!(again, CallEnd::Refused { reason: Refusal::Conflict });
+        assert_eq!(
+            again,
+            CallEnd::Refused {
+                reason: Refusal::Conflict
+            }
+        );
     }
     assert_eq!(s.fx.executor.count(), 1);
 
@@ -206,7 +222,11 @@ async fn one_id_sent_to_both_replicas_at_once_runs_once(shared: &Shared) {
         let ran = [&a, &b].iter().filter(|e| success(e)).count();
         let refused = [&a, &b]
             .iter()
-            .filter(|e| **e == &CallEnd::Refused { reason: Refusal::Conflict })
+            .filter(|e| {
+                **e == &CallEnd::Refused {
+                    reason: Refusal::Conflict,
+                }
+            })
             .count();
         assert_eq!((ran, refused), (1, 1), "{id}: {a:?} / {b:?}");
     }
@@ -233,10 +253,15 @@ async fn a_tab_closing_on_its_replica_interrupts_the_routed_call(shared: &Shared
     assert_eq!(call.await.unwrap(), CallEnd::Interrupted);
     assert_eq!(s.fx.executor.count(), 0);
     let tools = r2.tools_for_run("run-1").await.unwrap();
-    assert!(tools.iter().all(|t| t.capability_id() != DISABLE), "the tab's tools are gone");
+    assert!(
+        tools.iter().all(|t| t.capability_id() != DISABLE),
+        "the tab's tools are gone"
+    );
     assert_eq!(
         r2.call(disable("after-close"), None).await,
-        CallEnd::Refused { reason: Refusal::NoLivePage }
+        CallEnd::Refused {
+            reason: Refusal::NoLivePage
+        }
     );
 }
 
@@ -305,7 +330,10 @@ async fn a_killed_replica_loses_its_tab_and_its_routed_call() {
     .await
     .unwrap()
     .expect("the replica process's ready line");
-    assert_eq!(serde_json::from_str::<Value>(&ready).unwrap(), json!({"leased": true}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&ready).unwrap(),
+        json!({"leased": true})
+    );
 
     let shared = Shared::Postgres(url);
     let r2 = shared.replica("r2").await;
@@ -326,9 +354,15 @@ async fn a_killed_replica_loses_its_tab_and_its_routed_call() {
     let waited = killed.elapsed();
     eprintln!("the routed call was answered interrupted {waited:?} after the kill");
     let bound = options().lease + options().renew_interval + 2 * options().check_interval;
-    assert!(waited <= bound + Duration::from_secs(1), "answered after {waited:?}; bound {bound:?}");
+    assert!(
+        waited <= bound + Duration::from_secs(1),
+        "answered after {waited:?}; bound {bound:?}"
+    );
     let row = store.call("held-kill").await.unwrap().unwrap();
-    assert_eq!((row.owner.as_str(), row.state), ("r1", CallState::Dispatched));
+    assert_eq!(
+        (row.owner.as_str(), row.state),
+        ("r1", CallState::Dispatched)
+    );
 
     // The tab reconnects to r2 and takes the expired lease.
     let s = Arc::new(session());
@@ -343,6 +377,8 @@ async fn a_killed_replica_loses_its_tab_and_its_routed_call() {
     assert_eq!(row.state, CallState::Interrupted);
     assert_eq!(
         r1.call(disable("held-kill"), None).await,
-        CallEnd::Refused { reason: Refusal::Conflict }
+        CallEnd::Refused {
+            reason: Refusal::Conflict
+        }
     );
 }

@@ -413,7 +413,10 @@ pub(crate) fn orpc_ok(value: &impl serde::Serialize) -> Response {
 }
 
 /// The session of the request's cookie (checked before any body is read).
-pub(crate) fn session_of(state: &AppState, headers: &HeaderMap) -> Option<(SessionToken, SessionRecord)> {
+pub(crate) fn session_of(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Option<(SessionToken, SessionRecord)> {
     let session = state.sessions.authenticate(headers)?;
     Some((session.token, session.data))
 }
@@ -831,4 +834,3 @@ async fn proxy(
         .to_string();
     state.proxy.forward(&raw, request).await
 }
-

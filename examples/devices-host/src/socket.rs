@@ -43,7 +43,12 @@ struct Tab {
     calls: TabCalls,
 }
 
-async fn run_socket(state: Arc<AppState>, token: SessionToken, record: SessionRecord, ws: WebSocket) {
+async fn run_socket(
+    state: Arc<AppState>,
+    token: SessionToken,
+    record: SessionRecord,
+    ws: WebSocket,
+) {
     let (mut sink, mut stream) = ws.split();
     let mut tab: Option<Tab> = None;
     let mut refusal: Option<String> = None;

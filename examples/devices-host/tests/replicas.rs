@@ -22,9 +22,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use agent_surface::bridge::{CallOptions, HttpOrpcClient, OrpcClient};
-use agent_surface::store::{
-    CallState, HostStore, PostgresStore, PostgresStoreOptions, RouteState,
-};
+use agent_surface::store::{CallState, HostStore, PostgresStore, PostgresStoreOptions, RouteState};
 use devices_host::{page, peer::Peer, PEER_USER_TOKEN};
 use pg::PgCluster;
 use serde_json::{json, Value};
@@ -135,11 +133,17 @@ async fn world(test: &str) -> Option<World> {
     let chromium = tool("CHROMIUM", "/usr/bin/chromium");
     let chromedriver = tool("CHROMEDRIVER", "/usr/bin/chromedriver");
     if !chromium.exists() || !chromedriver.exists() {
-        unavailable(test, "Chromium or ChromeDriver is missing: apt-get install -y chromium chromium-driver");
+        unavailable(
+            test,
+            "Chromium or ChromeDriver is missing: apt-get install -y chromium chromium-driver",
+        );
         return None;
     }
     if !available("node") || !mcp_client_dir().join("node_modules").exists() {
-        unavailable(test, "Node.js or tests/mcp-client/node_modules is missing (npm ci there)");
+        unavailable(
+            test,
+            "Node.js or tests/mcp-client/node_modules is missing (npm ci there)",
+        );
         return None;
     }
     if !available("wasm-bindgen") {
@@ -319,7 +323,10 @@ async fn a_call_reaching_the_other_replica_runs_once_on_the_tabs_replica() {
     let out = client.await.unwrap();
     assert_eq!(out["protocolVersion"], json!("2025-11-25"));
     assert_eq!(out["session"], json!(true));
-    assert!(out["tools"].as_array().unwrap().contains(&json!("devices__disable")));
+    assert!(out["tools"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("devices__disable")));
     assert_eq!(
         out["disable"],
         json!({"isError": false, "text": ["{\"disabled\":[\"dev-2\"]}"],
@@ -332,9 +339,16 @@ async fn a_call_reaching_the_other_replica_runs_once_on_the_tabs_replica() {
     // way): each answered once, by r1's one dispatch.
     let answered = routed(&store, "r1", RouteState::Answered).await;
     assert_eq!(answered, vec!["r2>r1", "r2>r1"]);
-    for route in store.routes_for_holder("r1", RouteState::Answered, 10).await.unwrap() {
+    for route in store
+        .routes_for_holder("r1", RouteState::Answered, 10)
+        .await
+        .unwrap()
+    {
         let call = store.call(&route.invocation_id).await.unwrap().unwrap();
-        assert_eq!((call.owner.as_str(), call.state), ("r1", CallState::Completed));
+        assert_eq!(
+            (call.owner.as_str(), call.state),
+            ("r1", CallState::Completed)
+        );
     }
 
     // A second run whose requests alternate between the replicas within
@@ -385,10 +399,20 @@ async fn a_killed_replica_interrupts_its_tabs_call_and_the_tab_moves_on() {
     assert_eq!(out["disable"]["isError"], json!(true));
     assert_eq!(out["disable"]["text"][0], json!(INTERRUPTED));
     // Lease 10 s + a renewal 3 s + a check 1 s, plus the client's list.
-    assert!(waited < Duration::from_secs(20), "answered after {waited:?}");
-    assert_eq!(w.server_statuses().await, statuses(&[]), "nothing was disabled");
+    assert!(
+        waited < Duration::from_secs(20),
+        "answered after {waited:?}"
+    );
+    assert_eq!(
+        w.server_statuses().await,
+        statuses(&[]),
+        "nothing was disabled"
+    );
     let store = w.store().await;
-    assert_eq!(routed(&store, "r1", RouteState::Interrupted).await, vec!["r2>r1"]);
+    assert_eq!(
+        routed(&store, "r1", RouteState::Interrupted).await,
+        vec!["r2>r1"]
+    );
 
     // The tab reconnects to r2 (the page reloaded there); new calls work.
     w.open_page(&r2, &["dev-2"]).await;
@@ -410,6 +434,9 @@ async fn a_killed_replica_interrupts_its_tabs_call_and_the_tab_moves_on() {
     let id = &interrupted[0].invocation_id;
     let _r1 = w.replica("r1");
     let call = store.call(id).await.unwrap().unwrap();
-    assert_eq!((call.owner.as_str(), call.state), ("r1", CallState::Interrupted));
+    assert_eq!(
+        (call.owner.as_str(), call.state),
+        ("r1", CallState::Interrupted)
+    );
     w.browser.quit().await;
 }

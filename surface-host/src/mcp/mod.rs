@@ -317,7 +317,12 @@ impl Shared {
             Backend::Local(_) => None,
             #[cfg(feature = "store")]
             Backend::Replica(replica) => {
-                match replica.durable().store().token_run(&hex::encode(digest)).await {
+                match replica
+                    .durable()
+                    .store()
+                    .token_run(&hex::encode(digest))
+                    .await
+                {
                     Ok(run) => run,
                     Err(error) => {
                         tracing::error!(%error, "MCP: the token store cannot be read");

@@ -42,7 +42,9 @@ impl McpServer {
                     }
                 });
             }
-            Err(_) => tracing::warn!("McpServer::for_replica outside a tokio runtime: tools/list_changed is not sent"),
+            Err(_) => tracing::warn!(
+                "McpServer::for_replica outside a tokio runtime: tools/list_changed is not sent"
+            ),
         }
         Self { shared }
     }
@@ -71,8 +73,10 @@ impl McpServer {
         let token = super::random_id("");
         let digest = hex::encode(token_digest(&token));
         let store = replica.durable().store();
-        let at = i64::try_from(surface_runtime::Clock::now_ms(&surface_runtime::SystemClock))
-            .unwrap_or(i64::MAX);
+        let at = i64::try_from(surface_runtime::Clock::now_ms(
+            &surface_runtime::SystemClock,
+        ))
+        .unwrap_or(i64::MAX);
         store.record_token(&digest, run_id, at).await?;
         Ok(token)
     }
@@ -99,8 +103,10 @@ pub(super) struct StoreSessions(pub(super) Replica);
 
 impl StoreSessions {
     fn now() -> i64 {
-        i64::try_from(surface_runtime::Clock::now_ms(&surface_runtime::SystemClock))
-            .unwrap_or(i64::MAX)
+        i64::try_from(surface_runtime::Clock::now_ms(
+            &surface_runtime::SystemClock,
+        ))
+        .unwrap_or(i64::MAX)
     }
 }
 
@@ -127,7 +133,11 @@ impl SessionStore for StoreSessions {
     }
 
     async fn delete(&self, session_id: &str) -> SessionResult<()> {
-        self.0.durable().store().delete_mcp_session(session_id).await?;
+        self.0
+            .durable()
+            .store()
+            .delete_mcp_session(session_id)
+            .await?;
         Ok(())
     }
 }

@@ -164,7 +164,10 @@ impl McpTabConnection {
                 Ok(Received::Announcement(accepted))
             }
             BrowserToHostMessage::Result(result) => {
-                match shared.agent_host().accept_result(&self.connection, &result)? {
+                match shared
+                    .agent_host()
+                    .accept_result(&self.connection, &result)?
+                {
                     ResultDisposition::Completed(done) => {
                         let waiter = shared
                             .lock()
@@ -179,7 +182,9 @@ impl McpTabConnection {
                 }
             }
             BrowserToHostMessage::Progress(progress) => {
-                let call = shared.agent_host().accept_progress(&self.connection, &progress)?;
+                let call = shared
+                    .agent_host()
+                    .accept_progress(&self.connection, &progress)?;
                 let state = shared.lock();
                 if let Some(waiter) = state.waiters.get(&call.invocation.invocation_id) {
                     let _ = waiter.progress.send(progress);

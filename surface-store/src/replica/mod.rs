@@ -44,7 +44,7 @@ use surface_runtime::host::{
 };
 use tokio::sync::{mpsc, oneshot, watch, Notify, Semaphore};
 
-pub use tab::{ReplicaTab, Received, TabCalls};
+pub use tab::{Received, ReplicaTab, TabCalls};
 
 use crate::durable::{agent_run, DurableError, DurableHost};
 use crate::store::{HostStore, RouteRecord, RunRecord, StoreError};
@@ -428,7 +428,9 @@ impl Inner {
             run,
             lease,
         };
-        state.decisions.insert(decision.run.run_id.clone(), decision);
+        state
+            .decisions
+            .insert(decision.run.run_id.clone(), decision);
     }
 
     /// The decision [`Replica::tools_for_run`] just made for `run_id`, if

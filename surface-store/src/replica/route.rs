@@ -8,9 +8,7 @@ use surface_runtime::host::{BrowserSurfaceProgress, ToolCallRequest};
 use tokio::sync::{mpsc, oneshot, Notify};
 
 use super::{answers_target, calls_target, refused, CallEnd, Inner, Refusal, Waiter};
-use crate::store::{
-    RouteRecord, RouteState, RouteTake, RouteTransition, RouteWrite, SurfaceLease,
-};
+use crate::store::{RouteRecord, RouteState, RouteTake, RouteTransition, RouteWrite, SurfaceLease};
 use crate::wake::{Delivery, Subscription};
 
 /// Removes an entry of the replica's state when its call ends, however it
@@ -244,7 +242,11 @@ fn take(inner: &Arc<Inner>, id: String) {
     let inner = inner.clone();
     tokio::spawn(async move {
         let _permit = permit;
-        match inner.store().take_route(&id, inner.name(), inner.now()).await {
+        match inner
+            .store()
+            .take_route(&id, inner.name(), inner.now())
+            .await
+        {
             Ok(RouteTake::Taken(row)) => run_routed(&inner, *row).await,
             Ok(_) => {}
             Err(error) => {
@@ -286,7 +288,9 @@ async fn run_routed(inner: &Inner, row: RouteRecord) {
                 tracing::warn!(%error, "replica: requester not woken; it re-reads at its next check");
             }
         }
-        Ok(_) => tracing::info!(invocation_id = %id, "replica: the requester stopped waiting first"),
+        Ok(_) => {
+            tracing::info!(invocation_id = %id, "replica: the requester stopped waiting first")
+        }
         Err(error) => tracing::error!(invocation_id = %id, %error, "replica: answer not recorded"),
     }
 }

@@ -20,9 +20,9 @@
 //!   durability settings; `migrations` — the schema shipped with the crate.
 
 mod memory;
-mod route;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod migrations;
+mod route;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 
@@ -35,9 +35,9 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use memory::MemoryStore;
-pub use route::{RouteRecord, RouteState, RouteTake, RouteTransition, RouteWrite};
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresStore, PostgresStoreOptions};
+pub use route::{RouteRecord, RouteState, RouteTake, RouteTransition, RouteWrite};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, SqliteStoreOptions};
 

@@ -774,7 +774,8 @@ macro_rules! sql_store {
                         .execute(&self.pool)
                         .await
                         .map_err(|e| db("answer a routed call", e))?;
-                    self.route_transition(invocation_id, done.rows_affected()).await
+                    self.route_transition(invocation_id, done.rows_affected())
+                        .await
                 })
             }
 
@@ -790,7 +791,8 @@ macro_rules! sql_store {
                         .execute(&self.pool)
                         .await
                         .map_err(|e| db("interrupt a routed call", e))?;
-                    self.route_transition(invocation_id, done.rows_affected()).await
+                    self.route_transition(invocation_id, done.rows_affected())
+                        .await
                 })
             }
 

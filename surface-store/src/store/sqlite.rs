@@ -13,8 +13,8 @@ use super::sql::{self, sql_store};
 use super::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
     DispatchWrite, Durability, HostStore, LeaseClaim, OutcomeWrite, RouteRecord, RouteState,
-    RouteTake, RouteTransition, RouteWrite, RunRecord, StoreError,
-    StoreFuture, SurfaceLease, Transition, MAX_STORED_ANNOUNCEMENT_BYTES,
+    RouteTake, RouteTransition, RouteWrite, RunRecord, StoreError, StoreFuture, SurfaceLease,
+    Transition, MAX_STORED_ANNOUNCEMENT_BYTES,
 };
 
 /// Default wait for a lock held by another connection or process
