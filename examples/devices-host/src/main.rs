@@ -131,7 +131,7 @@ fn main() -> ExitCode {
         };
         println!("devices console: {}", running.url());
         println!(
-            "MCP endpoint:    {}mcp (replica {}; a run and its bearer token: POST /app/mcp-run from the page's session)",
+            "MCP endpoint:    {}mcp (replica {}; a run and its bearer token: the page's \"Connect an MCP agent\")",
             running.url(),
             running.replica().name()
         );

@@ -222,16 +222,23 @@ impl World {
 
     /// A run on the page's tab and its MCP bearer token (`POST
     /// /app/mcp-run` from the page, with its session cookie).
-    async fn mcp_token(&self) -> String {
-        let script = "var x = new XMLHttpRequest(); x.open('POST', '/app/mcp-run', false); \
-            x.setRequestHeader('content-type', 'application/json'); x.send('{}'); \
-            return x.status + ' ' + x.responseText;";
-        let answer = self.browser.execute(script, json!([])).await.unwrap();
-        let text = answer.as_str().unwrap_or_default().to_string();
-        let (status, body) = text.split_once(' ').unwrap_or_default();
-        assert_eq!(status, "200", "POST /app/mcp-run: {text}");
-        let body: Value = serde_json::from_str(body).unwrap();
-        body["json"]["token"].as_str().unwrap().to_string()
+    /// The user clicks "Connect an MCP agent" and reads the token.
+    async fn mcp_token(&self, host: &HostProcess, shot: &str) -> String {
+        // A fresh answer each time: wait for a token other than the last.
+        let last = match self.browser.find("#mcp-token").await.unwrap() {
+            Some(element) => self.browser.text(&element).await.unwrap(),
+            None => String::new(),
+        };
+        self.browser.click("#mcp-connect").await.unwrap();
+        let token = self
+            .browser
+            .wait_for_text("#mcp-token", WAIT, |t| t.len() == 64 && t != last)
+            .await
+            .expect("the page shows the MCP run's token");
+        let url = self.browser.wait_for("#mcp-url", WAIT).await.unwrap();
+        assert_eq!(self.browser.text(&url).await.unwrap(), host.mcp());
+        self.shot(shot).await;
+        token
     }
 
     /// The statuses the backend itself reports.
@@ -315,7 +322,7 @@ async fn a_call_reaching_the_other_replica_runs_once_on_the_tabs_replica() {
     let r1 = w.replica("r1");
     let r2 = w.replica("r2");
     w.open_page(&r1, &["dev-2"]).await;
-    let token = w.mcp_token().await;
+    let token = w.mcp_token(&r1, "replicas-0-mcp-token").await;
 
     // The client talks to r2 only; the tab's socket is on r1.
     let client = mcp_client(&[r2.mcp()], &token);
@@ -354,9 +361,9 @@ async fn a_call_reaching_the_other_replica_runs_once_on_the_tabs_replica() {
     // A second run whose requests alternate between the replicas within
     // one MCP session: no sticky routing.
     w.open_page(&r1, &["dev-1"]).await;
-    let token = w.mcp_token().await;
+    let token = w.mcp_token(&r1, "replicas-2-mcp-token").await;
     let client = mcp_client(&[r1.mcp(), r2.mcp()], &token);
-    w.approve_in_page("replicas-2-alternating").await;
+    w.approve_in_page("replicas-2-confirm-alternating").await;
     let out = client.await.unwrap();
     assert_eq!(out["session"], json!(true));
     assert_eq!(
@@ -382,13 +389,13 @@ async fn a_killed_replica_interrupts_its_tabs_call_and_the_tab_moves_on() {
     let mut r1 = w.replica("r1");
     let r2 = w.replica("r2");
     w.open_page(&r1, &["dev-2"]).await;
-    let token = w.mcp_token().await;
+    let token = w.mcp_token(&r1, "replicas-3-mcp-token").await;
     let client = mcp_client(&[r2.mcp()], &token);
     w.browser
         .wait_for_text("#confirm-input", WAIT, |t| !t.is_empty())
         .await
         .expect("the page shows the call's confirmation");
-    w.shot("replicas-3-confirm-before-kill").await;
+    w.shot("replicas-4-confirm-before-kill").await;
 
     // r1 dies while the call waits for the user.
     r1.kill9();
@@ -416,9 +423,9 @@ async fn a_killed_replica_interrupts_its_tabs_call_and_the_tab_moves_on() {
 
     // The tab reconnects to r2 (the page reloaded there); new calls work.
     w.open_page(&r2, &["dev-2"]).await;
-    let token = w.mcp_token().await;
+    let token = w.mcp_token(&r2, "replicas-5-mcp-token-on-r2").await;
     let client = mcp_client(&[r2.mcp()], &token);
-    w.approve_in_page("replicas-4-confirm-on-r2").await;
+    w.approve_in_page("replicas-6-confirm-on-r2").await;
     let out = client.await.unwrap();
     assert_eq!(
         out["disable"]["structuredContent"],

@@ -29,6 +29,11 @@ pub fn App() -> impl IntoView {
     let turn_running = RwSignal::new(false);
     let report = RwSignal::new(None::<(Tone, String)>);
     let startup_error = RwSignal::new(None::<String>);
+    // The MCP endpoint and a run's token, once asked for.
+    let mcp = RwSignal::new(None::<Result<(String, String), String>>);
+    let connect_mcp = move |_| {
+        spawn_local(async move { mcp.set(Some(backend::mcp_run().await)) });
+    };
 
     let reload = move || {
         spawn_local(async move {
@@ -150,8 +155,25 @@ pub fn App() -> impl IntoView {
                     on:click=move |_| start_turn("purge")>
                     "Ask the agent to purge the selection"
                 </button>
+                <button id="mcp-connect" class="secondary" on:click=connect_mcp>
+                    "Connect an MCP agent"
+                </button>
             </div>
         </header>
+        <Show when=move || mcp.get().is_some()>
+            <div id="mcp-run" class=move || match mcp.get() { Some(Ok(_)) => "report info", _ => "report error" }>
+                {move || match mcp.get() {
+                    Some(Ok((url, token))) => view! {
+                        <strong>"MCP agent: "</strong>
+                        <span>"point an MCP client at "</span><code id="mcp-url">{url}</code>
+                        <span>" with the header Authorization: Bearer "</span><code id="mcp-token">{token}</code>
+                        <span>" — its calls act in this page, after your confirmation."</span>
+                    }.into_any(),
+                    Some(Err(e)) => view! { <span>{format!("No MCP run: {e}.")}</span> }.into_any(),
+                    None => view! { <span></span> }.into_any(),
+                }}
+            </div>
+        </Show>
         <Show when=move || report.get().is_some()>
             <div id="turn-report" class=move || format!("report {}", report.get().map(|r| r.0.class()).unwrap_or("info"))>
                 <strong>"Agent turn: "</strong>

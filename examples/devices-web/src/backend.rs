@@ -71,6 +71,19 @@ pub async fn run_status(run_id: &str) -> Result<RunStatus, String> {
         .map_err(|e| format!("the host answered an unexpected run status: {e}"))
 }
 
+/// `POST /app/mcp-run`: a run on this page's tab for an MCP client — the
+/// host's MCP endpoint and the run's bearer token (shown once).
+pub async fn mcp_run() -> Result<(String, String), String> {
+    let value = app_client()
+        .call("mcp-run", None, CallOptions::default())
+        .await
+        .map_err(|e| describe_call_error(&e))?;
+    match (value["mcpUrl"].as_str(), value["token"].as_str()) {
+        (Some(url), Some(token)) => Ok((url.to_string(), token.to_string())),
+        _ => Err("the host answered an unexpected MCP run".into()),
+    }
+}
+
 /// Loads the table through `devices.list` (the generated output type).
 pub async fn load_devices() -> Result<Vec<Device>, String> {
     let value = rpc_client()
