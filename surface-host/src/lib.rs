@@ -8,7 +8,9 @@
 //! * [`mcp`] (feature `mcp`) — the agent host's MCP server: an
 //!   [`AgentHost`](surface_runtime::host::AgentHost)'s runs as MCP tools
 //!   over rmcp's streamable HTTP transport (docs/agents.md, "The MCP
-//!   server").
+//!   server"); with feature `store` also the MCP server of one replica of
+//!   a shared `surface-store` (`McpServer::for_replica`; docs/host.md,
+//!   "Replicas").
 //! * `web` (feature `axum`) — the safe HTTP surface of a host serving an
 //!   application page: the `Host`/`Origin` guard, page session cookies,
 //!   the backend `/rpc` proxy (docs/host.md, "Threat model").
