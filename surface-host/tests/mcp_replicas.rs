@@ -154,6 +154,24 @@ async fn any_replica_serves_any_request_of_a_client() {
     );
     assert_eq!(tool_names(&on_r2), tool_names(&on_r1));
 
+    // Another run's token cannot restore the session anywhere.
+    let r3 = endpoint(&store, &wake, "r3").await;
+    replica1
+        .durable()
+        .start_run(AgentRun {
+            run_id: "run-2".into(),
+            session_id: "sess-1".into(),
+            tab_id: Some("tab-1".into()),
+            kind: ConsumerKind::Embedded,
+        })
+        .await
+        .unwrap();
+    let other = r1.mcp.issue_durable_token("run-2").await.unwrap();
+    let (status, _, _) = post(&r3.url, &other, Some(&session), list.clone()).await;
+    assert_eq!(status, 404, "a session is restored only for its own run");
+    let (status, on_r3, _) = post(&r3.url, &token, Some(&session), list.clone()).await;
+    assert_eq!((status, tool_names(&on_r3)), (200, tool_names(&on_r1)));
+
     // An unknown token is refused by both; a revoked one too.
     for url in [&r1.url, &r2.url] {
         let (status, _, _) = post(url, "not-a-token", None, initialize()).await;

@@ -28,7 +28,8 @@ use surface_runtime::sync::BoxFuture;
 use surface_runtime::{AgentError, AgentInvocationResult, ConsumerKind, ErrorCode, Retry};
 use surface_store::{
     digest_call, ApprovalDecision, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, DurableError, DurableHost, MemoryStore, StoreError, Transition,
+    DispatchWrite, DurableError, DurableHost, MemoryStore, RouteState, RouteTake, RouteTransition,
+    RouteWrite, StoreError, Transition,
 };
 
 const DISABLE: &str = "domain:devices.disable";
@@ -843,6 +844,174 @@ async fn surface_leases_are_held_by_one_replica_until_they_expire(db: &Db) {
     ));
 }
 
+fn route(id: &str, requester: &str, holder: &str, at: i64) -> surface_store::RouteRecord {
+    surface_store::RouteRecord {
+        invocation_id: id.into(),
+        run_id: "run-1".into(),
+        tab_id: "tab-1".into(),
+        requester: requester.into(),
+        holder: holder.into(),
+        request: format!("{{\"invocationId\":\"{id}\"}}"),
+        state: RouteState::Requested,
+        result: None,
+        requested_at_ms: at,
+        settled_at_ms: None,
+    }
+}
+
+async fn routed_calls_are_taken_once_and_settled_once(db: &Db) {
+    let store = db.connect().await;
+    assert_eq!(
+        store
+            .record_route(&route("x", "r2", "r1", 100))
+            .await
+            .unwrap(),
+        RouteWrite::Inserted
+    );
+    assert!(matches!(
+        store.record_route(&route("x", "r3", "r1", 101)).await.unwrap(),
+        RouteWrite::Exists(row) if row.requester == "r2"
+    ));
+    // Only its holder takes it, and only while it is young enough.
+    assert!(matches!(
+        store.take_route("x", "r3", 0).await.unwrap(),
+        RouteTake::NotTaken(_)
+    ));
+    assert!(matches!(
+        store.take_route("x", "r1", 101).await.unwrap(),
+        RouteTake::NotTaken(_)
+    ));
+    assert_eq!(
+        store.take_route("nope", "r1", 0).await.unwrap(),
+        RouteTake::Unknown
+    );
+    // Six pools race to take it: one wins.
+    let handles: Vec<_> = join_all((0..6).map(|_| db.connect())).await;
+    let takes = join_all(handles.iter().map(|h| h.take_route("x", "r1", 100))).await;
+    let taken: Vec<_> = takes
+        .into_iter()
+        .filter_map(|t| match t.unwrap() {
+            RouteTake::Taken(row) => Some(row),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(taken.len(), 1);
+    assert_eq!(taken[0].state, RouteState::Taken);
+    // A taken call is not cancelled (it may be running) but answered once.
+    assert!(matches!(
+        store.cancel_route("x", 5).await.unwrap(),
+        RouteTransition::NotApplied(_)
+    ));
+    assert_eq!(
+        store.answer_route("x", "{}", 6).await.unwrap(),
+        RouteTransition::Applied
+    );
+    assert!(matches!(
+        store.answer_route("x", "{\"other\":1}", 7).await.unwrap(),
+        RouteTransition::NotApplied(row) if row.result.as_deref() == Some("{}")
+    ));
+    assert!(matches!(
+        store.interrupt_route("x", 8).await.unwrap(),
+        RouteTransition::NotApplied(_)
+    ));
+
+    // A requested call is cancelled; a holder's and a requester's
+    // unsettled calls are interrupted in one statement each.
+    store
+        .record_route(&route("y", "r2", "r1", 200))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.cancel_route("y", 9).await.unwrap(),
+        RouteTransition::Applied
+    );
+    for (id, requester, holder) in [("a", "r2", "r1"), ("b", "r3", "r1"), ("c", "r2", "r4")] {
+        store
+            .record_route(&route(id, requester, holder, 300))
+            .await
+            .unwrap();
+    }
+    let cancelled = store.cancel_requester_routes("r3", 10).await.unwrap();
+    assert_eq!(
+        cancelled
+            .iter()
+            .map(|r| r.invocation_id.as_str())
+            .collect::<Vec<_>>(),
+        ["b"]
+    );
+    let interrupted = store.interrupt_holder_routes("r1", 11).await.unwrap();
+    assert_eq!(
+        interrupted
+            .iter()
+            .map(|r| r.invocation_id.as_str())
+            .collect::<Vec<_>>(),
+        ["a"]
+    );
+    let requested = store
+        .routes_for_holder("r4", RouteState::Requested, 10)
+        .await
+        .unwrap();
+    assert_eq!(requested.len(), 1);
+    assert!(matches!(
+        store
+            .record_route(&surface_store::RouteRecord {
+                request: "x".repeat(surface_store::store::MAX_STORED_JSON_BYTES + 1),
+                ..route("big", "r2", "r1", 1)
+            })
+            .await,
+        Err(StoreError::TooLarge { .. })
+    ));
+
+    // Leases: an expired one is not revived; a starting replica drops its own.
+    store
+        .claim_surface(&lease("tab-9", "r1", 1_000, 1), 1)
+        .await
+        .unwrap();
+    assert_eq!(store.renew_leases("r1", 9_000, 2_000).await.unwrap(), 0);
+    assert_eq!(
+        store
+            .surface("tab-9")
+            .await
+            .unwrap()
+            .unwrap()
+            .lease_expires_at_ms,
+        1_000
+    );
+    assert_eq!(store.release_replica_surfaces("r1").await.unwrap(), 1);
+    assert_eq!(store.surface("tab-9").await.unwrap(), None);
+
+    // Tokens and MCP sessions.
+    assert!(store.record_token("d1", "run-1", 1).await.unwrap());
+    assert!(!store.record_token("d1", "run-2", 2).await.unwrap());
+    assert_eq!(
+        store.token_run("d1").await.unwrap().as_deref(),
+        Some("run-1")
+    );
+    assert!(store.revoke_token("d1").await.unwrap());
+    assert_eq!(store.token_run("d1").await.unwrap(), None);
+    assert!(store.bind_mcp_session("s1", "run-1", 1).await.unwrap());
+    assert_eq!(
+        store.mcp_session("s1").await.unwrap(),
+        None,
+        "no state stored yet"
+    );
+    store.store_mcp_session("s1", "{\"v\":1}", 2).await.unwrap();
+    assert!(
+        !store.bind_mcp_session("s1", "run-2", 3).await.unwrap(),
+        "bound once"
+    );
+    assert_eq!(
+        store.mcp_session_run("s1").await.unwrap().as_deref(),
+        Some("run-1")
+    );
+    assert_eq!(
+        store.mcp_session("s1").await.unwrap().as_deref(),
+        Some("{\"v\":1}")
+    );
+    assert!(store.delete_mcp_session("s1").await.unwrap());
+    assert_eq!(store.mcp_session_run("s1").await.unwrap(), None);
+}
+
 /// Every case on a fresh database from `fresh`.
 async fn run_all<F, Fut>(fresh: F)
 where
@@ -860,6 +1029,7 @@ where
     a_rejected_approval_resumes_into_the_backends_failure(&fresh().await).await;
     a_resume_the_backend_cannot_find_is_a_failed_outcome_once(&fresh().await).await;
     surface_leases_are_held_by_one_replica_until_they_expire(&fresh().await).await;
+    routed_calls_are_taken_once_and_settled_once(&fresh().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -299,6 +299,74 @@ impl McpHttpService {
     }
 }
 
+fn too_many_sessions() -> HttpResponse {
+    plain(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "too many MCP sessions are open; close one (HTTP DELETE) or try later",
+    )
+}
+
+impl McpHttpService {
+    /// In replica mode, a request for a session this replica does not hold
+    /// (opened on another replica, or here before it expired) is restored
+    /// by rmcp from the store — only for the run whose token opened it
+    /// (**404** otherwise, as for an unknown session) and within
+    /// `max_sessions` (**503**).
+    #[cfg_attr(not(feature = "store"), allow(clippy::unused_async))]
+    async fn check_restore<B>(&self, request: &Request<B>) -> Option<HttpResponse> {
+        #[cfg(feature = "store")]
+        if let super::Backend::Replica(replica) = &self.shared.backend {
+            let session = request.headers().get("mcp-session-id")?.to_str().ok()?;
+            if self.sessions.sessions.read().await.contains_key(session) {
+                return None;
+            }
+            let run = request.extensions().get::<AuthenticatedRun>()?;
+            let bound = replica.durable().store().mcp_session_run(session).await;
+            match bound {
+                Ok(Some(bound)) if bound == run.0 => {}
+                Ok(_) => return Some(plain(StatusCode::NOT_FOUND, "Session not found")),
+                Err(error) => {
+                    tracing::error!(%error, "MCP: the session store cannot be read");
+                    return Some(plain(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "the session cannot be restored now; try again",
+                    ));
+                }
+            }
+            let _opening = self.opening.lock().await;
+            if self.session_count().await >= self.shared.options.max_sessions {
+                return Some(too_many_sessions());
+            }
+        }
+        let _ = request;
+        None
+    }
+
+    /// In replica mode, records the run a new session was opened for.
+    #[cfg_attr(not(feature = "store"), allow(clippy::unused_async))]
+    async fn bind_session(&self, response: &HttpResponse, run: &str) {
+        #[cfg(feature = "store")]
+        if let super::Backend::Replica(replica) = &self.shared.backend {
+            let Some(session) = response
+                .headers()
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+            else {
+                return;
+            };
+            let at = i64::try_from(surface_runtime::Clock::now_ms(
+                &surface_runtime::SystemClock,
+            ))
+            .unwrap_or(i64::MAX);
+            let store = replica.durable().store();
+            if let Err(error) = store.bind_mcp_session(session, run, at).await {
+                tracing::error!(%error, "MCP: the session's run is not recorded; other replicas will not serve it");
+            }
+        }
+        let _ = (response, run);
+    }
+}
+
 impl<B> tower_service::Service<Request<B>> for McpHttpService
 where
     B: http_body::Body + Send + 'static,
@@ -322,7 +390,9 @@ where
             let Some(run) = this.shared.run_for_token(&token).await else {
                 return Ok(unauthorized());
             };
-            request.extensions_mut().insert(AuthenticatedRun(run));
+            request
+                .extensions_mut()
+                .insert(AuthenticatedRun(run.clone()));
             if !origin_may_pass(request.headers(), &this.shared.options.allowed_origins) {
                 return Ok(plain(
                     StatusCode::FORBIDDEN,
@@ -341,18 +411,20 @@ where
             };
             let request = Request::from_parts(parts, Full::new(body));
             if !opens_session {
+                if let Some(refusal) = this.check_restore(&request).await {
+                    return Ok(refusal);
+                }
                 return Ok(this.inner.handle(request).await);
             }
             // One opening at a time: the count and the new session are
             // one step, so concurrent `initialize`s cannot overshoot.
             let _opening = this.opening.lock().await;
             if this.session_count().await >= this.shared.options.max_sessions {
-                return Ok(plain(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "too many MCP sessions are open; close one (HTTP DELETE) or try later",
-                ));
+                return Ok(too_many_sessions());
             }
-            Ok(this.inner.handle(request).await)
+            let response = this.inner.handle(request).await;
+            this.bind_session(&response, &run).await;
+            Ok(response)
         })
     }
 }

@@ -19,6 +19,7 @@ CREATE TABLE host_routes (
     settled_at_ms   BIGINT
 );
 CREATE INDEX host_routes_holder ON host_routes (holder, state);
+CREATE INDEX host_routes_requester ON host_routes (requester, state);
 
 -- MCP bearer tokens (SHA-256 hex of the token → its run), so any replica
 -- serves any client's request.
@@ -30,9 +31,11 @@ CREATE TABLE host_tokens (
 
 -- MCP sessions of the session-based revisions (2024-11-05 … 2025-11-25):
 -- the client's initialize parameters, so a request with an Mcp-Session-Id
--- reaching another replica is served there (rmcp's session store).
+-- reaching another replica is served there (rmcp's session store), and
+-- the run whose token opened it, so no other run's token restores it.
 CREATE TABLE host_mcp_sessions (
     session_id    TEXT PRIMARY KEY,
-    state         TEXT NOT NULL,
+    run_id        TEXT,
+    state         TEXT NOT NULL DEFAULT '',
     updated_at_ms BIGINT NOT NULL
 );

@@ -129,9 +129,12 @@ impl Refusal {
             DurableError::Host(HostError::NotOffered { .. } | HostError::UnknownRun(_)) => {
                 Refusal::UnknownTool
             }
-            DurableError::Host(HostError::CapacityExceeded(_)) => Refusal::Capacity,
-            DurableError::Host(HostError::InvocationConflict(_)) => Refusal::Conflict,
-            DurableError::Store(_) => Refusal::StoreUnavailable,
+            DurableError::Host(
+                HostError::CapacityExceeded(_) | HostError::InvocationIdsExhausted(_),
+            ) => Refusal::Capacity,
+            DurableError::Host(HostError::InvocationConflict(_))
+            | DurableError::NotInState { .. } => Refusal::Conflict,
+            DurableError::Store(_) | DurableError::MissingRow(_) => Refusal::StoreUnavailable,
             _ => Refusal::Invalid,
         }
     }
@@ -229,7 +232,18 @@ struct State {
     answers: HashMap<String, Arc<Notify>>,
     mirrors: HashMap<String, Mirror>,
     decisions: HashMap<String, Decision>,
+    /// Tabs whose lease could not be released when their socket closed
+    /// (retried at every renewal).
+    to_release: HashSet<String>,
+    /// Runs another replica started, tracked here, oldest first (at most
+    /// [`MAX_FOREIGN_RUNS`]; the oldest is untracked past it).
+    foreign_runs: std::collections::VecDeque<String>,
 }
+
+/// Runs started by other replicas that one replica tracks in memory at
+/// most: 10,000 (a run untracked here is read from the store again when a
+/// call of it arrives).
+pub const MAX_FOREIGN_RUNS: usize = 10_000;
 
 pub(crate) struct Inner {
     durable: Arc<DurableHost>,
@@ -331,11 +345,21 @@ impl Inner {
             Some(run) if run.active => {
                 let host = self.durable.host();
                 match host.run(run_id) {
-                    None => {
-                        if let Err(error) = host.start_run(agent_run(&run)) {
-                            tracing::warn!(run_id, %error, "replica: run not tracked");
+                    None => match host.start_run(agent_run(&run)) {
+                        Ok(()) => {
+                            let evicted = {
+                                let mut state = self.lock();
+                                state.foreign_runs.push_back(run_id.to_string());
+                                (state.foreign_runs.len() > MAX_FOREIGN_RUNS)
+                                    .then(|| state.foreign_runs.pop_front())
+                                    .flatten()
+                            };
+                            if let Some(old) = evicted {
+                                host.end_run(&old);
+                            }
                         }
-                    }
+                        Err(error) => tracing::warn!(run_id, %error, "replica: run not tracked"),
+                    },
                     // Attached to another tab by another replica.
                     Some(known) if known.tab_id != run.tab_id => {
                         if let Err(error) = host.attach_run_to_tab(run_id, run.tab_id.clone()) {
@@ -448,8 +472,39 @@ impl Inner {
     async fn renew(&self) {
         let now = self.now();
         let until = now.saturating_add(self.lease_ms());
-        if let Err(error) = self.store().renew_leases(self.name(), until, now).await {
-            tracing::warn!(%error, "replica: leases not renewed");
+        match self.store().renew_leases(self.name(), until, now).await {
+            Ok(renewed) => {
+                // A lease that expired meanwhile (a stalled process or
+                // database) is claimed again like a new one.
+                let mut state = self.lock();
+                let held: Vec<String> = state
+                    .local_tabs
+                    .values()
+                    .filter(|c| !state.unclaimed.contains(*c))
+                    .cloned()
+                    .collect();
+                if (renewed as usize) < held.len() {
+                    state.unclaimed.extend(held);
+                }
+            }
+            Err(error) => tracing::warn!(%error, "replica: leases not renewed"),
+        }
+        let to_release: Vec<String> = {
+            let mut state = self.lock();
+            let tabs: Vec<String> = state.to_release.drain().collect();
+            tabs.into_iter()
+                .filter(|t| !state.local_tabs.contains_key(t))
+                .collect()
+        };
+        for tab in to_release {
+            if self
+                .store()
+                .release_surface(&tab, self.name())
+                .await
+                .is_err()
+            {
+                self.lock().to_release.insert(tab);
+            }
         }
         let unclaimed: Vec<String> = self.lock().unclaimed.iter().cloned().collect();
         for connection_id in unclaimed {
@@ -501,9 +556,11 @@ impl Replica {
     /// Starts a replica over `durable` (whose owner name is the replica's
     /// name, stable across restarts) and the wake-up bus shared by every
     /// replica of the store ([`crate::wake::LocalWakeups`] in one process,
-    /// [`crate::wake::PostgresWakeups`] across processes). Every routed
-    /// call this replica had taken before it stopped is interrupted first
-    /// (and its requester woken); they are returned. Needs a tokio runtime
+    /// [`crate::wake::PostgresWakeups`] across processes). What this
+    /// replica left before it stopped is settled first: its surface leases
+    /// are dropped, the calls it had routed and nobody took are cancelled,
+    /// and every routed call it had taken is interrupted (and its requester
+    /// woken); those are returned. Needs a tokio runtime
     /// (the background tasks).
     ///
     /// # Errors
@@ -516,10 +573,14 @@ impl Replica {
     ) -> Result<(Self, Vec<RouteRecord>), ReplicaError> {
         check_name(durable.owner())?;
         let name = durable.owner().to_string();
-        let interrupted = durable
-            .store()
-            .interrupt_holder_routes(&name, durable.now())
-            .await?;
+        let store = durable.store();
+        // A replica starting holds no socket: its old leases go, so no call
+        // is routed to it for a tab it lost …
+        store.release_replica_surfaces(&name).await?;
+        // … nobody waits for the calls it had routed …
+        store.cancel_requester_routes(&name, durable.now()).await?;
+        // … and the calls it had taken end (their requesters are woken).
+        let interrupted = store.interrupt_holder_routes(&name, durable.now()).await?;
         for route in &interrupted {
             let _ = wake
                 .notify(&answers_target(&route.requester), &route.invocation_id)
@@ -632,7 +693,7 @@ impl Replica {
             return refused(Refusal::UnknownTool);
         };
         if inner.lock().local_tabs.contains_key(&tab_id) {
-            return route::local_call(inner, request, progress).await;
+            return route::local_call(inner, request, progress, None).await;
         }
         let lease = match lease {
             Some(read) => Ok(read),
@@ -644,7 +705,7 @@ impl Replica {
             {
                 route::routed_call(inner, request, lease).await
             }
-            Ok(_) => route::local_call(inner, request, progress).await,
+            Ok(_) => route::local_call(inner, request, progress, None).await,
             Err(error) => {
                 tracing::error!(%error, "replica: the tab's lease cannot be read");
                 refused(Refusal::StoreUnavailable)

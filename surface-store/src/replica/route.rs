@@ -31,16 +31,21 @@ impl Drop for Forget<'_> {
 }
 
 /// Dispatches to the tab connected to this replica and waits for the end.
+/// `expected_tab`: for a routed call, the tab it was routed to — a call
+/// the host would send to another tab is withdrawn (a call never moves).
 pub(super) async fn local_call(
     inner: &Inner,
     request: ToolCallRequest,
     progress: Option<mpsc::UnboundedSender<BrowserSurfaceProgress>>,
+    expected_tab: Option<&str>,
 ) -> CallEnd {
     let id = request.invocation_id.clone();
     let (done, ended) = oneshot::channel();
     {
         let mut state = inner.lock();
-        if state.waiters.contains_key(&id) {
+        // An id still outstanding here (a call that timed out, its page
+        // may still answer) is never sent again.
+        if state.waiters.contains_key(&id) || inner.durable.host().outstanding_call(&id).is_some() {
             return refused(Refusal::Conflict);
         }
         // Registered before dispatch, so no answer can arrive unheard.
@@ -55,7 +60,8 @@ pub(super) async fn local_call(
         Ok(call) => call,
         Err(error) => return refused(Refusal::of(&error)),
     };
-    let sent = {
+    let on_tab = expected_tab.is_none_or(|tab| call.identity.tab_id == tab);
+    let sent = on_tab && {
         let state = inner.lock();
         state
             .connections
@@ -63,8 +69,9 @@ pub(super) async fn local_call(
             .is_some_and(|c| c.sender.send(call).is_ok())
     };
     if !sent {
-        // The surface is a mirror, or its connection just closed: nothing
-        // left the host, and the id stays refused.
+        // The surface is a mirror, its connection just closed, or the run
+        // is on another tab now: nothing left the host, and the id stays
+        // refused.
         inner.durable.host().withdraw(&id);
         if let Err(error) = inner.store().interrupt(&id, inner.now()).await {
             tracing::warn!(invocation_id = %id, %error, "replica: unsent call not recorded");
@@ -93,7 +100,13 @@ pub(super) async fn routed_call(
         return refused(Refusal::Invalid);
     }
     let notify = Arc::new(Notify::new());
-    inner.lock().answers.insert(id.clone(), notify.clone());
+    {
+        let mut state = inner.lock();
+        if state.answers.contains_key(&id) {
+            return refused(Refusal::Conflict);
+        }
+        state.answers.insert(id.clone(), notify.clone());
+    }
     let _forget = Forget {
         inner,
         invocation_id: id.clone(),
@@ -116,7 +129,18 @@ pub(super) async fn routed_call(
         Ok(RouteWrite::Exists(_)) => return refused(Refusal::Conflict),
         Err(error) => {
             tracing::error!(invocation_id = %id, %error, "replica: the call cannot be routed");
-            return refused(Refusal::StoreUnavailable);
+            // The insert may have committed with its answer lost: only a
+            // row known cancelled (or absent) never runs.
+            return match inner.store().cancel_route(&id, inner.now()).await {
+                Ok(RouteTransition::Applied | RouteTransition::Unknown) => {
+                    refused(Refusal::StoreUnavailable)
+                }
+                Ok(RouteTransition::NotApplied(row)) => match settled(&row) {
+                    Some(end) => end,
+                    None => await_answer(inner, &route, &notify).await,
+                },
+                Err(_) => CallEnd::Interrupted,
+            };
         }
     }
     // An id dispatched here before (not routed) is refused too: the
@@ -143,6 +167,13 @@ async fn await_answer(inner: &Inner, route: &RouteRecord, notify: &Notify) -> Ca
             () = notify.notified() => false,
             () = tokio::time::sleep(inner.options.check_interval) => true,
             () = tokio::time::sleep_until(deadline) => {
+                // Still requested: cancelled, it never runs (and is never
+                // taken after the call timeout anyway).
+                if let Ok(RouteTransition::NotApplied(row)) = inner.store().cancel_route(id, inner.now()).await {
+                    if let Some(end) = settled(&row) {
+                        return end;
+                    }
+                }
                 return give_up(inner, id, CallEnd::TimedOut).await;
             }
         };
@@ -242,9 +273,11 @@ fn take(inner: &Arc<Inner>, id: String) {
     let inner = inner.clone();
     tokio::spawn(async move {
         let _permit = permit;
+        let timeout = i64::try_from(inner.options.call_timeout.as_millis()).unwrap_or(i64::MAX);
+        let not_before = inner.now().saturating_sub(timeout);
         match inner
             .store()
-            .take_route(&id, inner.name(), inner.now())
+            .take_route(&id, inner.name(), not_before)
             .await
         {
             Ok(RouteTake::Taken(row)) => run_routed(&inner, *row).await,
@@ -263,16 +296,22 @@ async fn run_routed(inner: &Inner, row: RouteRecord) {
         .filter(|r| r.invocation_id == row.invocation_id && r.run_id == row.run_id);
     let end = match request {
         Some(request) => {
+            let tab = Some(row.tab_id.as_str());
             // The requester read the run from the store just before
-            // routing; a run tracked here on the routed tab needs no
-            // second read.
+            // routing; a run tracked here on the routed tab, routed within
+            // the last check interval, needs no second read.
             let known = inner.durable.host().run(&request.run_id);
-            if known.is_some_and(|run| run.tab_id.as_deref() == Some(row.tab_id.as_str())) {
-                local_call(inner, request, None).await
+            let check = i64::try_from(inner.options.check_interval.as_millis()).unwrap_or(0);
+            let fresh = inner.now().saturating_sub(row.requested_at_ms) <= check;
+            if fresh && known.is_some_and(|run| run.tab_id.as_deref() == tab) {
+                local_call(inner, request, None, tab).await
             } else {
                 match inner.ensure_run(&request.run_id).await {
-                    Ok(Some(_)) => local_call(inner, request, None).await,
-                    Ok(None) => refused(Refusal::UnknownTool),
+                    Ok(Some(run)) if run.tab_id.as_deref() == tab => {
+                        local_call(inner, request, None, tab).await
+                    }
+                    // Ended, or on another tab now: a call never moves.
+                    Ok(_) => refused(Refusal::UnknownTool),
                     Err(_) => refused(Refusal::StoreUnavailable),
                 }
             }

@@ -136,7 +136,8 @@ impl Inner {
         self.end_waiters(&interrupted);
         if let Some(tab) = tab {
             if let Err(error) = self.store().release_surface(&tab, self.name()).await {
-                tracing::warn!(%error, "replica: lease not released; it expires");
+                tracing::warn!(%error, "replica: lease not released; retried at the next renewal");
+                self.lock().to_release.insert(tab.clone());
             }
             self.surfaces_changed(&tab).await;
         }

@@ -26,7 +26,8 @@ struct Tables {
     surfaces: BTreeMap<String, SurfaceLease>,
     routes: BTreeMap<String, RouteRecord>,
     tokens: BTreeMap<String, String>,
-    mcp_sessions: BTreeMap<String, String>,
+    /// Session id → (state JSON, empty until stored; the run it is bound to).
+    mcp_sessions: BTreeMap<String, (String, Option<String>)>,
 }
 
 impl MemoryStore {
@@ -383,7 +384,7 @@ impl HostStore for MemoryStore {
         for lease in tables
             .surfaces
             .values_mut()
-            .filter(|l| l.replica == replica)
+            .filter(|l| l.replica == replica && l.lease_expires_at_ms >= now_ms)
         {
             lease.lease_expires_at_ms = expires_at_ms;
             lease.updated_at_ms = now_ms;
@@ -467,11 +468,15 @@ impl HostStore for MemoryStore {
         &'a self,
         invocation_id: &'a str,
         holder: &'a str,
-        _at_ms: i64,
+        not_before_ms: i64,
     ) -> StoreFuture<'a, RouteTake> {
         let mut tables = self.lock();
         ready(Ok(match tables.routes.get_mut(invocation_id) {
-            Some(r) if r.state == RouteState::Requested && r.holder == holder => {
+            Some(r)
+                if r.state == RouteState::Requested
+                    && r.holder == holder
+                    && r.requested_at_ms >= not_before_ms =>
+            {
                 r.state = RouteState::Taken;
                 RouteTake::Taken(Box::new(r.clone()))
             }
@@ -513,6 +518,45 @@ impl HostStore for MemoryStore {
                 r.settled_at_ms = Some(at_ms);
             },
         )))
+    }
+
+    fn cancel_route<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, RouteTransition> {
+        ready(Ok(self.route_transition(
+            invocation_id,
+            |r| r.state == RouteState::Requested,
+            |r| {
+                r.state = RouteState::Interrupted;
+                r.settled_at_ms = Some(at_ms);
+            },
+        )))
+    }
+
+    fn cancel_requester_routes<'a>(
+        &'a self,
+        requester: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, Vec<RouteRecord>> {
+        let mut tables = self.lock();
+        let mut moved = Vec::new();
+        for route in tables.routes.values_mut() {
+            if route.requester == requester && route.state == RouteState::Requested {
+                route.state = RouteState::Interrupted;
+                route.settled_at_ms = Some(at_ms);
+                moved.push(route.clone());
+            }
+        }
+        ready(Ok(moved))
+    }
+
+    fn release_replica_surfaces<'a>(&'a self, replica: &'a str) -> StoreFuture<'a, u64> {
+        let mut tables = self.lock();
+        let before = tables.surfaces.len();
+        tables.surfaces.retain(|_, l| l.replica != replica);
+        ready(Ok((before - tables.surfaces.len()) as u64))
     }
 
     fn route<'a>(&'a self, invocation_id: &'a str) -> StoreFuture<'a, Option<RouteRecord>> {
@@ -593,12 +637,45 @@ impl HostStore for MemoryStore {
         }
         self.lock()
             .mcp_sessions
-            .insert(session_id.to_string(), state.to_string());
+            .entry(session_id.to_string())
+            .or_default()
+            .0 = state.to_string();
         ready(Ok(()))
     }
 
     fn mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<String>> {
-        ready(Ok(self.lock().mcp_sessions.get(session_id).cloned()))
+        let state = self
+            .lock()
+            .mcp_sessions
+            .get(session_id)
+            .map(|s| s.0.clone());
+        ready(Ok(state.filter(|s| !s.is_empty())))
+    }
+
+    fn bind_mcp_session<'a>(
+        &'a self,
+        session_id: &'a str,
+        run_id: &'a str,
+        _at_ms: i64,
+    ) -> StoreFuture<'a, bool> {
+        let mut tables = self.lock();
+        let entry = tables
+            .mcp_sessions
+            .entry(session_id.to_string())
+            .or_default();
+        if entry.1.is_some() {
+            return ready(Ok(false));
+        }
+        entry.1 = Some(run_id.to_string());
+        ready(Ok(true))
+    }
+
+    fn mcp_session_run<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<String>> {
+        ready(Ok(self
+            .lock()
+            .mcp_sessions
+            .get(session_id)
+            .and_then(|s| s.1.clone())))
     }
 
     fn delete_mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, bool> {

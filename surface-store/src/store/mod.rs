@@ -599,9 +599,9 @@ pub trait HostStore: Send + Sync {
         now_ms: i64,
     ) -> StoreFuture<'a, LeaseClaim>;
 
-    /// Extends every lease `replica` holds to `expires_at_ms`; returns how
-    /// many. A lease another replica took over (after expiry) is not
-    /// touched.
+    /// Extends every unexpired lease `replica` holds to `expires_at_ms`;
+    /// returns how many. A lease that expired before `now_ms` is not
+    /// revived, and one another replica took over is not touched.
     ///
     /// # Errors
     /// [`StoreError`].
@@ -662,8 +662,10 @@ pub trait HostStore: Send + Sync {
     /// [`MAX_STORED_JSON_BYTES`]): the call must not be routed.
     fn record_route<'a>(&'a self, route: &'a RouteRecord) -> StoreFuture<'a, RouteWrite>;
 
-    /// `requested` → `taken`, by its `holder` only; one statement that
-    /// also returns the row.
+    /// `requested` → `taken`, by its `holder` only, and only if it was
+    /// requested at or after `not_before_ms` (a row older than the call
+    /// timeout is never taken: its requester stopped waiting); one
+    /// statement that also returns the row.
     ///
     /// # Errors
     /// [`StoreError`].
@@ -671,8 +673,38 @@ pub trait HostStore: Send + Sync {
         &'a self,
         invocation_id: &'a str,
         holder: &'a str,
-        at_ms: i64,
+        not_before_ms: i64,
     ) -> StoreFuture<'a, RouteTake>;
+
+    /// `requested` → `interrupted` only: applied, the call never ran and
+    /// never will.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn cancel_route<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, RouteTransition>;
+
+    /// Every routed call `requester` still has `requested` →
+    /// `interrupted`, in one statement (a requester that restarts: nobody
+    /// waits for them); returns them sorted by invocation id.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn cancel_requester_routes<'a>(
+        &'a self,
+        requester: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, Vec<RouteRecord>>;
+
+    /// Drops every surface lease `replica` holds (a replica starting: it
+    /// holds no socket yet); returns how many.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn release_replica_surfaces<'a>(&'a self, replica: &'a str) -> StoreFuture<'a, u64>;
 
     /// `taken` → `answered`, storing the result JSON.
     ///
@@ -762,11 +794,30 @@ pub trait HostStore: Send + Sync {
         at_ms: i64,
     ) -> StoreFuture<'a, ()>;
 
-    /// An MCP session's state JSON.
+    /// An MCP session's state JSON (`None` also before its state is
+    /// stored).
     ///
     /// # Errors
     /// [`StoreError`].
     fn mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<String>>;
+
+    /// Records the run whose token opened an MCP session (once: a second
+    /// binding is ignored); `false` when it was bound already.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn bind_mcp_session<'a>(
+        &'a self,
+        session_id: &'a str,
+        run_id: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, bool>;
+
+    /// The run an MCP session was opened for.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn mcp_session_run<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<String>>;
 
     /// Deletes an MCP session; `false` when there was none.
     ///

@@ -74,7 +74,8 @@ pub(super) const CLAIM_SURFACE: &str = "INSERT INTO host_surfaces (tab_id, sessi
     lease_expires_at_ms = excluded.lease_expires_at_ms, updated_at_ms = excluded.updated_at_ms \
     WHERE host_surfaces.replica = excluded.replica OR host_surfaces.lease_expires_at_ms < $8";
 pub(super) const RENEW_LEASES: &str = "UPDATE host_surfaces SET lease_expires_at_ms = $2, \
-    updated_at_ms = $3 WHERE replica = $1";
+    updated_at_ms = $3 WHERE replica = $1 AND lease_expires_at_ms >= $3";
+pub(super) const RELEASE_REPLICA_SURFACES: &str = "DELETE FROM host_surfaces WHERE replica = $1";
 pub(super) const RELEASE_SURFACE: &str =
     "DELETE FROM host_surfaces WHERE tab_id = $1 AND replica = $2";
 pub(super) const SELECT_SURFACE: &str = "SELECT tab_id, session_id, replica, connection_id, \
@@ -90,13 +91,19 @@ pub(super) const INSERT_ROUTE: &str = "INSERT INTO host_routes (invocation_id, r
     requester, holder, request, state, requested_at_ms) \
     VALUES ($1, $2, $3, $4, $5, $6, 'requested', $7) ON CONFLICT (invocation_id) DO NOTHING";
 pub(super) const TAKE_ROUTE: &str = "UPDATE host_routes SET state = 'taken' \
-    WHERE invocation_id = $1 AND holder = $2 AND state = 'requested' \
+    WHERE invocation_id = $1 AND holder = $2 AND state = 'requested' AND requested_at_ms >= $3 \
     RETURNING invocation_id, run_id, tab_id, requester, holder, request, state, result, \
     requested_at_ms, settled_at_ms";
 pub(super) const ANSWER_ROUTE: &str = "UPDATE host_routes SET state = 'answered', result = $2, \
     settled_at_ms = $3 WHERE invocation_id = $1 AND state = 'taken'";
 pub(super) const INTERRUPT_ROUTE: &str = "UPDATE host_routes SET state = 'interrupted', \
     settled_at_ms = $2 WHERE invocation_id = $1 AND state IN ('requested', 'taken')";
+pub(super) const CANCEL_ROUTE: &str = "UPDATE host_routes SET state = 'interrupted', \
+    settled_at_ms = $2 WHERE invocation_id = $1 AND state = 'requested'";
+pub(super) const CANCEL_REQUESTER_ROUTES: &str = "UPDATE host_routes SET state = 'interrupted', \
+    settled_at_ms = $2 WHERE requester = $1 AND state = 'requested' \
+    RETURNING invocation_id, run_id, tab_id, requester, holder, request, state, result, \
+    requested_at_ms, settled_at_ms";
 pub(super) const INTERRUPT_HOLDER_ROUTES: &str = "UPDATE host_routes SET state = 'interrupted', \
     settled_at_ms = $2 WHERE holder = $1 AND state IN ('requested', 'taken') \
     RETURNING invocation_id, run_id, tab_id, requester, holder, request, state, result, \
@@ -117,7 +124,10 @@ pub(super) const UPSERT_MCP_SESSION: &str = "INSERT INTO host_mcp_sessions (sess
     updated_at_ms) VALUES ($1, $2, $3) ON CONFLICT (session_id) DO UPDATE SET \
     state = excluded.state, updated_at_ms = excluded.updated_at_ms";
 pub(super) const SELECT_MCP_SESSION: &str =
-    "SELECT state FROM host_mcp_sessions WHERE session_id = $1";
+    "SELECT state, run_id FROM host_mcp_sessions WHERE session_id = $1";
+pub(super) const BIND_MCP_SESSION: &str = "INSERT INTO host_mcp_sessions (session_id, run_id, \
+    updated_at_ms) VALUES ($1, $2, $3) ON CONFLICT (session_id) DO UPDATE SET \
+    run_id = excluded.run_id WHERE host_mcp_sessions.run_id IS NULL";
 pub(super) const DELETE_MCP_SESSION: &str = "DELETE FROM host_mcp_sessions WHERE session_id = $1";
 
 /// Implements `HostStore` for `$store` (a struct with `pool:
@@ -740,12 +750,13 @@ macro_rules! sql_store {
                 &'a self,
                 invocation_id: &'a str,
                 holder: &'a str,
-                _at_ms: i64,
+                not_before_ms: i64,
             ) -> StoreFuture<'a, RouteTake> {
                 Box::pin(async move {
                     let taken = sqlx::query(sql::TAKE_ROUTE)
                         .bind(invocation_id)
                         .bind(holder)
+                        .bind(not_before_ms)
                         .fetch_optional(&self.pool)
                         .await
                         .map_err(|e| db("take a routed call", e))?;
@@ -793,6 +804,55 @@ macro_rules! sql_store {
                         .map_err(|e| db("interrupt a routed call", e))?;
                     self.route_transition(invocation_id, done.rows_affected())
                         .await
+                })
+            }
+
+            fn cancel_route<'a>(
+                &'a self,
+                invocation_id: &'a str,
+                at_ms: i64,
+            ) -> StoreFuture<'a, RouteTransition> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::CANCEL_ROUTE)
+                        .bind(invocation_id)
+                        .bind(at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("cancel a routed call", e))?;
+                    self.route_transition(invocation_id, done.rows_affected())
+                        .await
+                })
+            }
+
+            fn cancel_requester_routes<'a>(
+                &'a self,
+                requester: &'a str,
+                at_ms: i64,
+            ) -> StoreFuture<'a, Vec<RouteRecord>> {
+                Box::pin(async move {
+                    let rows = sqlx::query(sql::CANCEL_REQUESTER_ROUTES)
+                        .bind(requester)
+                        .bind(at_ms)
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| db("cancel a replica's routed calls", e))?;
+                    let mut routes = rows
+                        .iter()
+                        .map(Self::route_row)
+                        .collect::<Result<Vec<_>, _>>()?;
+                    routes.sort_by(|a, b| a.invocation_id.cmp(&b.invocation_id));
+                    Ok(routes)
+                })
+            }
+
+            fn release_replica_surfaces<'a>(&'a self, replica: &'a str) -> StoreFuture<'a, u64> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::RELEASE_REPLICA_SURFACES)
+                        .bind(replica)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("release a replica's surface leases", e))?;
+                    Ok(done.rows_affected())
                 })
             }
 
@@ -905,7 +965,46 @@ macro_rules! sql_store {
                         .fetch_optional(&self.pool)
                         .await
                         .map_err(|e| db("read an MCP session", e))?;
-                    row.as_ref().map(|r| get(r, "state")).transpose()
+                    let Some(row) = row else {
+                        return Ok(None);
+                    };
+                    let state: String = get(&row, "state")?;
+                    Ok(Some(state).filter(|s| !s.is_empty()))
+                })
+            }
+
+            fn bind_mcp_session<'a>(
+                &'a self,
+                session_id: &'a str,
+                run_id: &'a str,
+                at_ms: i64,
+            ) -> StoreFuture<'a, bool> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::BIND_MCP_SESSION)
+                        .bind(session_id)
+                        .bind(run_id)
+                        .bind(at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("bind an MCP session", e))?;
+                    Ok(done.rows_affected() == 1)
+                })
+            }
+
+            fn mcp_session_run<'a>(
+                &'a self,
+                session_id: &'a str,
+            ) -> StoreFuture<'a, Option<String>> {
+                Box::pin(async move {
+                    let row = sqlx::query(sql::SELECT_MCP_SESSION)
+                        .bind(session_id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(|e| db("read an MCP session", e))?;
+                    match row {
+                        Some(row) => get(&row, "run_id"),
+                        None => Ok(None),
+                    }
                 })
             }
 

@@ -137,14 +137,19 @@ impl SqliteStore {
 /// Applies the migrations. SQLite has no advisory lock for sqlx to take,
 /// so two processes opening a new file at once may both start the first
 /// migration; the loser's transaction fails, and the retry finds it
-/// applied by the winner (at most three attempts).
+/// applied by the winner. A process can lose once per migration, so it
+/// tries once per migration plus two, 20 ms apart.
 async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
     let migrator = migrations::sqlite();
-    let mut attempt = 0;
+    let attempts = migrator.iter().count() + 2;
+    let mut attempt = 1;
     loop {
         match migrator.run(pool).await {
             Ok(()) => return Ok(()),
-            Err(_) if attempt < 2 => attempt += 1,
+            Err(_) if attempt < attempts => {
+                attempt += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
             Err(e) => return Err(StoreError::Migration(Box::new(e))),
         }
     }
