@@ -201,6 +201,7 @@ impl NecessaryWork {
             .to_string(),
             state: RouteState::Requested,
             result: None,
+            progress: None,
             requested_at_ms: 1,
             settled_at_ms: None,
         };

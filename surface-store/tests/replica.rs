@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use support::pg::PgCluster;
 use support::{auth, devices_host};
 use surface_runtime::host::{
-    AgentRun, BrowserSurfaceOutcome, BrowserToHostMessage, ToolCallRequest,
+    AgentRun, BrowserSurfaceOutcome, BrowserSurfaceProgress, BrowserToHostMessage, ToolCallRequest,
 };
 use surface_runtime::ConsumerKind;
 use surface_store::replica::{CallEnd, Received, Refusal, Replica, ReplicaOptions, ReplicaTab};
@@ -265,10 +265,90 @@ async fn a_tab_closing_on_its_replica_interrupts_the_routed_call(shared: &Shared
     );
 }
 
+async fn a_routed_calls_progress_reaches_the_requester_once_per_stage(shared: &Shared) {
+    let s = Arc::new(session());
+    let r1 = shared.replica("r1").await;
+    let r2 = shared.replica("r2").await;
+    // The page on r1 reports that it waits for the user (twice), that the
+    // user confirmed, then answers.
+    let (tab, mut calls) = r1.open_connection(auth("conn-1")).unwrap();
+    let announcement = s.session.connect("conn-1").unwrap();
+    tab.receive(BrowserToHostMessage::Announcement(Box::new(announcement)))
+        .await
+        .unwrap();
+    let page = tokio::spawn({
+        let s = s.clone();
+        async move {
+            let call = calls
+                .next()
+                .await
+                .expect("the routed call reaches the page");
+            let awaiting = BrowserSurfaceProgress::awaiting_confirmation(&call, 42);
+            for message in [
+                awaiting.clone(),
+                awaiting,
+                BrowserSurfaceProgress::confirmed(&call, "confirmed-1"),
+            ] {
+                let received = tab
+                    .receive(BrowserToHostMessage::Progress(message))
+                    .await
+                    .unwrap();
+                assert_eq!(received, Received::Progress);
+            }
+            let result = s.session.invoke(call).await;
+            tab.receive(BrowserToHostMessage::Result(Box::new(result)))
+                .await
+                .unwrap();
+            tab
+        }
+    });
+    r2.durable().start_run(run1()).await.unwrap();
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let end = r2.call(disable("progress-1"), Some(sender)).await;
+    assert!(success(&end), "{end:?}");
+    let _tab = page.await.unwrap();
+    let mut relayed = Vec::new();
+    while let Ok(message) = receiver.try_recv() {
+        relayed.push(message);
+    }
+    let stages: Vec<_> = relayed.iter().map(|p| p.stage.as_str()).collect();
+    // The requester reads the row after each wake-up; with both stages
+    // written before the answer it may find the second one only.
+    assert!(
+        stages == ["awaiting-confirmation", "confirmed"] || stages == ["confirmed"],
+        "{stages:?}"
+    );
+    let confirmed = relayed.last().unwrap();
+    assert_eq!(
+        (
+            confirmed.invocation_id.as_str(),
+            confirmed.retry_invocation_id.as_deref()
+        ),
+        ("progress-1", Some("confirmed-1"))
+    );
+    if let [awaiting, _] = relayed.as_slice() {
+        assert_eq!(awaiting.expires_at_ms, Some(42));
+    }
+    let row = r2
+        .durable()
+        .store()
+        .route("progress-1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.state, RouteState::Answered);
+    assert_eq!(
+        row.progress.as_deref(),
+        Some(serde_json::to_string(confirmed).unwrap().as_str())
+    );
+    assert_eq!(s.fx.executor.count(), 1);
+}
+
 async fn run_all(shared: impl Fn() -> Shared) {
     a_call_on_another_replica_runs_once_on_the_tabs_replica(&shared()).await;
     one_id_sent_to_both_replicas_at_once_runs_once(&shared()).await;
     a_tab_closing_on_its_replica_interrupts_the_routed_call(&shared()).await;
+    a_routed_calls_progress_reaches_the_requester_once_per_stage(&shared()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

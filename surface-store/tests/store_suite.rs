@@ -854,6 +854,7 @@ fn route(id: &str, requester: &str, holder: &str, at: i64) -> surface_store::Rou
         request: format!("{{\"invocationId\":\"{id}\"}}"),
         state: RouteState::Requested,
         result: None,
+        progress: None,
         requested_at_ms: at,
         settled_at_ms: None,
     }
@@ -897,6 +898,39 @@ async fn routed_calls_are_taken_once_and_settled_once(db: &Db) {
         .collect();
     assert_eq!(taken.len(), 1);
     assert_eq!(taken[0].state, RouteState::Taken);
+    // Its progress is recorded by its holder only, while taken.
+    assert_eq!(
+        store
+            .progress_route("x", "r1", "{\"stage\":\"awaiting-confirmation\"}")
+            .await
+            .unwrap(),
+        RouteTransition::Applied
+    );
+    assert!(matches!(
+        store.progress_route("x", "r3", "{\"stage\":\"confirmed\"}").await.unwrap(),
+        RouteTransition::NotApplied(row)
+            if row.progress.as_deref() == Some("{\"stage\":\"awaiting-confirmation\"}")
+    ));
+    assert_eq!(
+        store.progress_route("nope", "r1", "{}").await.unwrap(),
+        RouteTransition::Unknown
+    );
+    assert!(matches!(
+        store
+            .progress_route(
+                "x",
+                "r1",
+                &"x".repeat(surface_store::store::MAX_STORED_JSON_BYTES + 1)
+            )
+            .await,
+        Err(StoreError::TooLarge { .. })
+    ));
+    assert_eq!(
+        store.route("x").await.unwrap().unwrap().progress.as_deref(),
+        Some("{\"stage\":\"awaiting-confirmation\"}"),
+        "{}: read back",
+        db.name()
+    );
     // A taken call is not cancelled (it may be running) but answered once.
     assert!(matches!(
         store.cancel_route("x", 5).await.unwrap(),
@@ -913,6 +947,22 @@ async fn routed_calls_are_taken_once_and_settled_once(db: &Db) {
     assert!(matches!(
         store.interrupt_route("x", 8).await.unwrap(),
         RouteTransition::NotApplied(_)
+    ));
+    assert!(
+        matches!(
+            store.progress_route("x", "r1", "{}").await.unwrap(),
+            RouteTransition::NotApplied(_)
+        ),
+        "no progress after the answer"
+    );
+    // A requested call has no progress yet.
+    store
+        .record_route(&route("p", "r2", "r5", 150))
+        .await
+        .unwrap();
+    assert!(matches!(
+        store.progress_route("p", "r5", "{}").await.unwrap(),
+        RouteTransition::NotApplied(row) if row.progress.is_none()
     ));
 
     // A requested call is cancelled; a holder's and a requester's

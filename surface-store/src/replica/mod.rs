@@ -669,8 +669,8 @@ impl Replica {
 
     /// Runs one call on the run's tab, wherever it is connected: on this
     /// replica through [`DurableHost::dispatch`], on another by routing
-    /// (module docs). `progress` receives the page's progress messages of
-    /// a call on this replica's tab (a routed call reports none).
+    /// (module docs). `progress` receives the page's progress messages
+    /// (of a routed call: as the holder relays them, once per stage).
     pub async fn call(
         &self,
         request: ToolCallRequest,
@@ -703,7 +703,7 @@ impl Replica {
             Ok(Some(lease))
                 if lease.replica != inner.name() && lease.lease_expires_at_ms >= inner.now() =>
             {
-                route::routed_call(inner, request, lease).await
+                route::routed_call(inner, request, lease, progress).await
             }
             Ok(_) => route::local_call(inner, request, progress, None).await,
             Err(error) => {

@@ -91,6 +91,7 @@ pub(super) async fn routed_call(
     inner: &Inner,
     request: ToolCallRequest,
     lease: SurfaceLease,
+    progress: Option<mpsc::UnboundedSender<BrowserSurfaceProgress>>,
 ) -> CallEnd {
     let Ok(_permit) = inner.waiting.clone().try_acquire_owned() else {
         return refused(Refusal::Capacity);
@@ -121,6 +122,7 @@ pub(super) async fn routed_call(
         request: serde_json::to_string(&request).unwrap_or_default(),
         state: RouteState::Requested,
         result: None,
+        progress: None,
         requested_at_ms: inner.now(),
         settled_at_ms: None,
     };
@@ -137,7 +139,7 @@ pub(super) async fn routed_call(
                 }
                 Ok(RouteTransition::NotApplied(row)) => match settled(&row) {
                     Some(end) => end,
-                    None => await_answer(inner, &route, &notify).await,
+                    None => await_answer(inner, &route, &notify, progress.as_ref()).await,
                 },
                 Err(_) => CallEnd::Interrupted,
             };
@@ -146,7 +148,7 @@ pub(super) async fn routed_call(
     // An id dispatched here before (not routed) is refused too: the
     // holder's dispatch would find its host_calls row.
     wake_holder(inner, &route).await;
-    await_answer(inner, &route, &notify).await
+    await_answer(inner, &route, &notify, progress.as_ref()).await
 }
 
 async fn wake_holder(inner: &Inner, route: &RouteRecord) {
@@ -158,10 +160,17 @@ async fn wake_holder(inner: &Inner, route: &RouteRecord) {
 
 /// Waits for a routed call's answer: on a wake-up, at every check (which
 /// also re-wakes a holder that may have missed it and gives up on a holder
-/// whose lease is gone), until the call timeout.
-async fn await_answer(inner: &Inner, route: &RouteRecord, notify: &Notify) -> CallEnd {
+/// whose lease is gone), until the call timeout. The progress the holder
+/// relays is handed to `progress` as it is read.
+async fn await_answer(
+    inner: &Inner,
+    route: &RouteRecord,
+    notify: &Notify,
+    progress: Option<&mpsc::UnboundedSender<BrowserSurfaceProgress>>,
+) -> CallEnd {
     let id = &route.invocation_id;
     let deadline = tokio::time::Instant::now() + inner.options.call_timeout;
+    let mut last_progress: Option<String> = None;
     loop {
         let check = tokio::select! {
             () = notify.notified() => false,
@@ -185,7 +194,12 @@ async fn await_answer(inner: &Inner, route: &RouteRecord, notify: &Notify) -> Ca
                 continue;
             }
         };
+        let relayed = forward_progress(&row, &mut last_progress, progress);
         if let Some(end) = settled(&row) {
+            if relayed {
+                // The waiting side reads the progress before the end.
+                tokio::task::yield_now().await;
+            }
             return end;
         }
         if !check {
@@ -196,6 +210,29 @@ async fn await_answer(inner: &Inner, route: &RouteRecord, notify: &Notify) -> Ca
         }
         if row.state == RouteState::Requested {
             wake_holder(inner, route).await;
+        }
+    }
+}
+
+/// Hands the row's progress to `sink` when it changed since `last`;
+/// whether it did.
+fn forward_progress(
+    row: &RouteRecord,
+    last: &mut Option<String>,
+    sink: Option<&mpsc::UnboundedSender<BrowserSurfaceProgress>>,
+) -> bool {
+    let (Some(sink), Some(json)) = (sink, row.progress.as_ref()) else {
+        return false;
+    };
+    if last.as_ref() == Some(json) {
+        return false;
+    }
+    *last = Some(json.clone());
+    match serde_json::from_str::<BrowserSurfaceProgress>(json) {
+        Ok(message) if message.invocation_id == row.invocation_id => sink.send(message).is_ok(),
+        _ => {
+            tracing::warn!(invocation_id = %row.invocation_id, "replica: a routed call's progress is not this call's; ignored");
+            false
         }
     }
 }
@@ -289,48 +326,90 @@ fn take(inner: &Arc<Inner>, id: String) {
     });
 }
 
-/// Runs a taken call on this replica's tab and answers it.
+/// Runs a taken call on this replica's tab, relaying its progress, and
+/// answers it.
 async fn run_routed(inner: &Inner, row: RouteRecord) {
-    let request = serde_json::from_str::<ToolCallRequest>(&row.request)
-        .ok()
-        .filter(|r| r.invocation_id == row.invocation_id && r.run_id == row.run_id);
-    let end = match request {
-        Some(request) => {
-            let tab = Some(row.tab_id.as_str());
-            // The requester read the run from the store just before
-            // routing; a run tracked here on the routed tab, routed within
-            // the last check interval, needs no second read.
-            let known = inner.durable.host().run(&request.run_id);
-            let check = i64::try_from(inner.options.check_interval.as_millis()).unwrap_or(0);
-            let fresh = inner.now().saturating_sub(row.requested_at_ms) <= check;
-            if fresh && known.is_some_and(|run| run.tab_id.as_deref() == tab) {
-                local_call(inner, request, None, tab).await
-            } else {
-                match inner.ensure_run(&request.run_id).await {
-                    Ok(Some(run)) if run.tab_id.as_deref() == tab => {
-                        local_call(inner, request, None, tab).await
-                    }
-                    // Ended, or on another tab now: a call never moves.
-                    Ok(_) => refused(Refusal::UnknownTool),
-                    Err(_) => refused(Refusal::StoreUnavailable),
-                }
-            }
+    let end = match runnable(inner, &row).await {
+        Ok(request) => {
+            let (sender, receiver) = mpsc::unbounded_channel();
+            let call = local_call(inner, request, Some(sender), Some(&row.tab_id));
+            // The relay ends once the call's waiter (the sender) is gone,
+            // after its last write: the answer follows every progress.
+            let (end, ()) = tokio::join!(call, relay_progress(inner, &row, receiver));
+            end
         }
-        None => refused(Refusal::Invalid),
+        Err(end) => end,
     };
     let json = serde_json::to_string(&end).unwrap_or_default();
     let id = &row.invocation_id;
     match inner.store().answer_route(id, &json, inner.now()).await {
-        Ok(RouteTransition::Applied) => {
-            let target = answers_target(&row.requester);
-            if let Err(error) = inner.wake.notify(&target, id).await {
-                tracing::warn!(%error, "replica: requester not woken; it re-reads at its next check");
-            }
-        }
+        Ok(RouteTransition::Applied) => wake_requester(inner, &row).await,
         Ok(_) => {
             tracing::info!(invocation_id = %id, "replica: the requester stopped waiting first")
         }
         Err(error) => tracing::error!(invocation_id = %id, %error, "replica: answer not recorded"),
+    }
+}
+
+/// The request of a taken routed call when it may run here: it parses,
+/// and its run is still on the tab it was routed to (a call never moves).
+async fn runnable(inner: &Inner, row: &RouteRecord) -> Result<ToolCallRequest, CallEnd> {
+    let request = serde_json::from_str::<ToolCallRequest>(&row.request)
+        .ok()
+        .filter(|r| r.invocation_id == row.invocation_id && r.run_id == row.run_id)
+        .ok_or(refused(Refusal::Invalid))?;
+    let tab = Some(row.tab_id.as_str());
+    // The requester read the run from the store just before routing; a
+    // run tracked here on the routed tab, routed within the last check
+    // interval, needs no second read.
+    let known = inner.durable.host().run(&request.run_id);
+    let check = i64::try_from(inner.options.check_interval.as_millis()).unwrap_or(0);
+    let fresh = inner.now().saturating_sub(row.requested_at_ms) <= check;
+    if fresh && known.is_some_and(|run| run.tab_id.as_deref() == tab) {
+        return Ok(request);
+    }
+    match inner.ensure_run(&request.run_id).await {
+        Ok(Some(run)) if run.tab_id.as_deref() == tab => Ok(request),
+        // Ended, or on another tab now.
+        Ok(_) => Err(refused(Refusal::UnknownTool)),
+        Err(_) => Err(refused(Refusal::StoreUnavailable)),
+    }
+}
+
+/// Relays the page's progress of a routed call to its requester: the
+/// message is written to the row and the requester woken, once per stage
+/// (awaiting-confirmation, confirmed), so at most two writes a call
+/// whatever the page sends.
+async fn relay_progress(
+    inner: &Inner,
+    row: &RouteRecord,
+    mut progress: mpsc::UnboundedReceiver<BrowserSurfaceProgress>,
+) {
+    let mut relayed = Vec::with_capacity(2);
+    while let Some(message) = progress.recv().await {
+        if relayed.contains(&message.stage) {
+            continue;
+        }
+        relayed.push(message.stage);
+        let Ok(json) = serde_json::to_string(&message) else {
+            continue;
+        };
+        let id = &row.invocation_id;
+        match inner.store().progress_route(id, inner.name(), &json).await {
+            Ok(RouteTransition::Applied) => wake_requester(inner, row).await,
+            // Settled meanwhile: nobody waits for its progress.
+            Ok(_) => {}
+            Err(error) => {
+                tracing::warn!(invocation_id = %id, %error, "replica: progress not relayed")
+            }
+        }
+    }
+}
+
+async fn wake_requester(inner: &Inner, row: &RouteRecord) {
+    let target = answers_target(&row.requester);
+    if let Err(error) = inner.wake.notify(&target, &row.invocation_id).await {
+        tracing::warn!(%error, "replica: requester not woken; it re-reads at its next check");
     }
 }
 

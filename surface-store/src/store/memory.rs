@@ -459,6 +459,7 @@ impl HostStore for MemoryStore {
         let mut row = route.clone();
         row.state = RouteState::Requested;
         row.result = None;
+        row.progress = None;
         row.settled_at_ms = None;
         tables.routes.insert(route.invocation_id.clone(), row);
         ready(Ok(RouteWrite::Inserted))
@@ -502,6 +503,22 @@ impl HostStore for MemoryStore {
                 r.result = Some(result.to_string());
                 r.settled_at_ms = Some(at_ms);
             },
+        )))
+    }
+
+    fn progress_route<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        holder: &'a str,
+        progress: &'a str,
+    ) -> StoreFuture<'a, RouteTransition> {
+        if let Err(e) = StoreError::check_size("progress", progress) {
+            return ready(Err(e));
+        }
+        ready(Ok(self.route_transition(
+            invocation_id,
+            |r| r.state == RouteState::Taken && r.holder == holder,
+            |r| r.progress = Some(progress.to_string()),
         )))
     }
 

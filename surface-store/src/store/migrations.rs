@@ -52,6 +52,11 @@ pub(super) fn sqlite() -> Migrator {
             "routed calls",
             include_str!("../../migrations/sqlite/0004_routed_calls.sql"),
         ),
+        (
+            5,
+            "route progress",
+            include_str!("../../migrations/sqlite/0005_route_progress.sql"),
+        ),
     ])
 }
 
@@ -78,6 +83,11 @@ pub(super) fn postgres() -> Migrator {
             4,
             "routed calls",
             include_str!("../../migrations/postgres/0004_routed_calls.sql"),
+        ),
+        (
+            5,
+            "route progress",
+            include_str!("../../migrations/postgres/0005_route_progress.sql"),
         ),
     ])
 }

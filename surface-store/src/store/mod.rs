@@ -717,6 +717,21 @@ pub trait HostStore: Send + Sync {
         at_ms: i64,
     ) -> StoreFuture<'a, RouteTransition>;
 
+    /// Records the latest progress of a routed call (the page's
+    /// `BrowserSurfaceProgress` JSON) while it is `taken`, by its
+    /// `holder` only; applied, the holder wakes the requester, which
+    /// relays it to the agent.
+    ///
+    /// # Errors
+    /// [`StoreError`] ([`StoreError::TooLarge`] over
+    /// [`MAX_STORED_JSON_BYTES`]).
+    fn progress_route<'a>(
+        &'a self,
+        invocation_id: &'a str,
+        holder: &'a str,
+        progress: &'a str,
+    ) -> StoreFuture<'a, RouteTransition>;
+
     /// `requested` or `taken` → `interrupted`.
     ///
     /// # Errors

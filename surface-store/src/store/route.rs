@@ -64,8 +64,13 @@ pub struct RouteRecord {
     pub request: String,
     /// Where it is.
     pub state: RouteState,
-    /// The `AgentInvocationResult` JSON once answered.
+    /// The `CallEnd` JSON once answered.
     pub result: Option<String>,
+    /// The latest `BrowserSurfaceProgress` JSON the holder relayed while
+    /// the call was `taken` (at most [`super::MAX_STORED_JSON_BYTES`]):
+    /// what the page reported, e.g. that it waits for the user's
+    /// confirmation. `None` until the first progress.
+    pub progress: Option<String>,
     /// When the requester wrote it, milliseconds since the Unix epoch.
     pub requested_at_ms: i64,
     /// When it was answered or interrupted.

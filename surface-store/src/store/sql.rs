@@ -93,9 +93,11 @@ pub(super) const INSERT_ROUTE: &str = "INSERT INTO host_routes (invocation_id, r
 pub(super) const TAKE_ROUTE: &str = "UPDATE host_routes SET state = 'taken' \
     WHERE invocation_id = $1 AND holder = $2 AND state = 'requested' AND requested_at_ms >= $3 \
     RETURNING invocation_id, run_id, tab_id, requester, holder, request, state, result, \
-    requested_at_ms, settled_at_ms";
+    progress, requested_at_ms, settled_at_ms";
 pub(super) const ANSWER_ROUTE: &str = "UPDATE host_routes SET state = 'answered', result = $2, \
     settled_at_ms = $3 WHERE invocation_id = $1 AND state = 'taken'";
+pub(super) const PROGRESS_ROUTE: &str = "UPDATE host_routes SET progress = $3 \
+    WHERE invocation_id = $1 AND holder = $2 AND state = 'taken'";
 pub(super) const INTERRUPT_ROUTE: &str = "UPDATE host_routes SET state = 'interrupted', \
     settled_at_ms = $2 WHERE invocation_id = $1 AND state IN ('requested', 'taken')";
 pub(super) const CANCEL_ROUTE: &str = "UPDATE host_routes SET state = 'interrupted', \
@@ -103,17 +105,17 @@ pub(super) const CANCEL_ROUTE: &str = "UPDATE host_routes SET state = 'interrupt
 pub(super) const CANCEL_REQUESTER_ROUTES: &str = "UPDATE host_routes SET state = 'interrupted', \
     settled_at_ms = $2 WHERE requester = $1 AND state = 'requested' \
     RETURNING invocation_id, run_id, tab_id, requester, holder, request, state, result, \
-    requested_at_ms, settled_at_ms";
+    progress, requested_at_ms, settled_at_ms";
 pub(super) const INTERRUPT_HOLDER_ROUTES: &str = "UPDATE host_routes SET state = 'interrupted', \
     settled_at_ms = $2 WHERE holder = $1 AND state IN ('requested', 'taken') \
     RETURNING invocation_id, run_id, tab_id, requester, holder, request, state, result, \
-    requested_at_ms, settled_at_ms";
+    progress, requested_at_ms, settled_at_ms";
 
 pub(super) const SELECT_ROUTE: &str = "SELECT invocation_id, run_id, tab_id, requester, \
-    holder, request, state, result, requested_at_ms, settled_at_ms FROM host_routes \
+    holder, request, state, result, progress, requested_at_ms, settled_at_ms FROM host_routes \
     WHERE invocation_id = $1";
 pub(super) const ROUTES_FOR_HOLDER: &str = "SELECT invocation_id, run_id, tab_id, requester, \
-    holder, request, state, result, requested_at_ms, settled_at_ms FROM host_routes \
+    holder, request, state, result, progress, requested_at_ms, settled_at_ms FROM host_routes \
     WHERE holder = $1 AND state = $2 ORDER BY requested_at_ms, invocation_id LIMIT $3";
 
 pub(super) const INSERT_TOKEN: &str = "INSERT INTO host_tokens (token_digest, run_id, \
@@ -208,6 +210,7 @@ macro_rules! sql_store {
                     request: get(row, "request")?,
                     state: RouteState::parse(&state)?,
                     result: get(row, "result")?,
+                    progress: get(row, "progress")?,
                     requested_at_ms: get(row, "requested_at_ms")?,
                     settled_at_ms: get(row, "settled_at_ms")?,
                 })
@@ -785,6 +788,26 @@ macro_rules! sql_store {
                         .execute(&self.pool)
                         .await
                         .map_err(|e| db("answer a routed call", e))?;
+                    self.route_transition(invocation_id, done.rows_affected())
+                        .await
+                })
+            }
+
+            fn progress_route<'a>(
+                &'a self,
+                invocation_id: &'a str,
+                holder: &'a str,
+                progress: &'a str,
+            ) -> StoreFuture<'a, RouteTransition> {
+                Box::pin(async move {
+                    StoreError::check_size("progress", progress)?;
+                    let done = sqlx::query(sql::PROGRESS_ROUTE)
+                        .bind(invocation_id)
+                        .bind(holder)
+                        .bind(progress)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("record a routed call's progress", e))?;
                     self.route_transition(invocation_id, done.rows_affected())
                         .await
                 })
