@@ -156,7 +156,8 @@ async function concurrent() {
 }
 
 /** One client whose requests alternate between the given replicas: list,
- * then `devices__disable` (confirmed or not in the page by the test). */
+ * then `devices__disable` (confirmed or not in the page by the test), with
+ * the progress notifications it received meanwhile. */
 async function replicas() {
   const urls = url.split(',');
   const served = Object.fromEntries(urls.map((u) => [u, 0]));
@@ -177,7 +178,18 @@ async function replicas() {
   out.session = transport.sessionId !== undefined;
   const listed = await client.listTools();
   out.tools = listed.tools.map((t) => t.name).sort();
-  out.disable = await call(client, 'devices__disable', { reason: 'lost' }, { timeout: 120000 });
+  const progress = [];
+  out.disable = await call(
+    client,
+    'devices__disable',
+    { reason: 'lost' },
+    {
+      onprogress: (p) => progress.push({ progress: p.progress, message: p.message }),
+      resetTimeoutOnProgress: true,
+      timeout: 120000,
+    },
+  );
+  out.progress = progress;
   const list = await call(client, 'devices__list', {});
   out.listed = list.structuredContent ? statuses(list) : list;
   await client.close();

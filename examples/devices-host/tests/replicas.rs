@@ -29,6 +29,10 @@ use serde_json::{json, Value};
 use webdriver::{Driver, Session};
 
 const WAIT: Duration = Duration::from_secs(30);
+/// The progress messages an MCP client receives while the page waits for
+/// the user, and once the user confirmed.
+const WAITING: &str = "Waiting for the user to confirm this call in the application.";
+const CONFIRMED: &str = "The user confirmed; the call runs.";
 /// What the MCP client reads for a call interrupted by a lost replica.
 const INTERRUPTED: &str = "EXECUTION_FAILED: The application's page disconnected before answering; the call may or may not have taken effect. Do not retry this call; tell the user what happened.";
 
@@ -288,6 +292,31 @@ fn mcp_client(urls: &[String], token: &str) -> tokio::task::JoinHandle<Value> {
     })
 }
 
+/// Asserts the progress a client received for a call the page held for
+/// the user's confirmation: numbered 1, 2, …, the waiting message first
+/// (then again every progress interval while the user decides) and, when
+/// `confirmed`, the confirmation last.
+fn assert_progress(progress: &Value, confirmed: bool) {
+    let progress = progress.as_array().expect("a progress list");
+    assert!(!progress.is_empty(), "no progress reached the client");
+    for (n, report) in progress.iter().enumerate() {
+        let last = n + 1 == progress.len();
+        let message = if confirmed && last {
+            CONFIRMED
+        } else {
+            WAITING
+        };
+        assert_eq!(
+            report,
+            &json!({"progress": n + 1, "message": message}),
+            "{progress:?}"
+        );
+    }
+    if confirmed {
+        assert!(progress.len() >= 2, "{progress:?}");
+    }
+}
+
 fn statuses(disabled: &[&str]) -> Value {
     let mut map = serde_json::Map::new();
     for id in ["dev-1", "dev-2", "dev-3", "dev-locked"] {
@@ -339,6 +368,8 @@ async fn a_call_reaching_the_other_replica_runs_once_on_the_tabs_replica() {
         json!({"isError": false, "text": ["{\"disabled\":[\"dev-2\"]}"],
                "structuredContent": {"disabled": ["dev-2"]}})
     );
+    // The page's progress, relayed from r1 through the store to r2.
+    assert_progress(&out["progress"], true);
     assert_eq!(out["listed"], statuses(&["dev-2"]));
     assert_eq!(w.server_statuses().await, statuses(&["dev-2"]));
     let store = w.store().await;
@@ -370,6 +401,7 @@ async fn a_call_reaching_the_other_replica_runs_once_on_the_tabs_replica() {
         out["disable"]["structuredContent"],
         json!({"disabled": ["dev-1"]})
     );
+    assert_progress(&out["progress"], true);
     let per_url = out["requestsPerUrl"].as_array().unwrap();
     assert!(
         per_url.iter().all(|n| n.as_u64().unwrap() >= 2),
@@ -405,6 +437,8 @@ async fn a_killed_replica_interrupts_its_tabs_call_and_the_tab_moves_on() {
     eprintln!("the MCP client got its answer {waited:?} after the kill");
     assert_eq!(out["disable"]["isError"], json!(true));
     assert_eq!(out["disable"]["text"][0], json!(INTERRUPTED));
+    // r1 relayed that the page waits for the user before it died.
+    assert_progress(&out["progress"], false);
     // Lease 10 s + a renewal 3 s + a check 1 s, plus the client's list.
     assert!(
         waited < Duration::from_secs(20),
