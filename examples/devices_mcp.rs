@@ -18,6 +18,17 @@
 //! approves (`--approve`) or rejects (`--reject`) every confirmation the
 //! tab shows, after `--decide-after-ms` (default 200). It serves until
 //! killed.
+//!
+//! With `--database postgres://… --replica NAME` the process is one
+//! replica of several sharing that database (docs/host.md, "Replicas"):
+//! start two with different names and ports, and an MCP client of either
+//! one, with either token, acts in the tab of the token's replica — the
+//! call is routed through the database to the replica holding the tab.
+//!
+//! ```text
+//! cargo run --example devices_mcp -- --approve --port 8091 --database postgres://… --replica r1
+//! cargo run --example devices_mcp -- --approve --port 8092 --database postgres://… --replica r2
+//! ```
 
 #[allow(dead_code)]
 #[path = "devices/app.rs"]
@@ -39,9 +50,10 @@ use std::time::Duration;
 // name the same items through the runtime crate (a dev-dependency with `mcp`).
 use surface_host::mcp::McpServerOptions;
 
-use host::{Backend, UserDecision};
+use host::{Backend, Hosting, UserDecision};
 
 const USAGE: &str = "usage: devices_mcp [--port PORT] (--approve | --reject) [--orpc-url URL] [--decide-after-ms MS]
+                   [--database postgres://… --replica NAME]
 
 Serves the agent host's MCP endpoint on 127.0.0.1 with a simulated devices
 console tab; prints {\"mcp\":URL,\"token\":TOKEN} on stdout when ready.
@@ -51,13 +63,20 @@ console tab; prints {\"mcp\":URL,\"token\":TOKEN} on stdout when ready.
   --reject             the simulated user rejects every confirmation
   --orpc-url URL       call a real oRPC server (e.g. http://127.0.0.1:4000/rpc,
                        the peer in tests/orpc-peer) instead of the embedded backend
-  --decide-after-ms MS how long the user looks at the dialog (default 200)";
+  --decide-after-ms MS how long the user looks at the dialog (default 200)
+  --database URL       with --replica: run as one replica of several sharing
+                       this PostgreSQL database (postgres://…); the token is
+                       valid on every replica, and a call reaching another
+                       replica is routed to this one's tab
+  --replica NAME       this replica's name (1-60 of A-Z a-z 0-9 . _ -), stable
+                       across its restarts, distinct per replica";
 
 struct Args {
     port: u16,
     decision: UserDecision,
     orpc_url: Option<String>,
     decide_after: Duration,
+    hosting: Hosting,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -65,6 +84,8 @@ fn parse_args() -> Result<Args, String> {
     let mut decision = None;
     let mut orpc_url = None;
     let mut decide_after = Duration::from_millis(200);
+    let mut database = None;
+    let mut replica = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -93,16 +114,47 @@ fn parse_args() -> Result<Args, String> {
                         .map_err(|_| format!("--decide-after-ms `{value}` is not a number"))?,
                 );
             }
+            "--database" => {
+                let value = args.next().ok_or("--database needs a value")?;
+                if !value.starts_with("postgres://") && !value.starts_with("postgresql://") {
+                    return Err(format!(
+                        "--database `{value}` is not a PostgreSQL URL (postgres://…)"
+                    ));
+                }
+                database = Some(value);
+            }
+            "--replica" => {
+                let value = args.next().ok_or("--replica needs a value")?;
+                let valid = (1..=surface_store::replica::MAX_REPLICA_NAME_CHARS)
+                    .contains(&value.len())
+                    && value
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+                if !valid {
+                    return Err(format!(
+                        "--replica `{value}`: a replica name is 1 to {} of A-Z a-z 0-9 . _ -",
+                        surface_store::replica::MAX_REPLICA_NAME_CHARS
+                    ));
+                }
+                replica = Some(value);
+            }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
     let decision = decision.ok_or("give one of --approve and --reject")?;
+    let hosting = match (database, replica) {
+        (None, None) => Hosting::InProcess,
+        (Some(database), Some(name)) => Hosting::Replica { database, name },
+        (Some(_), None) => return Err("--database needs --replica NAME".into()),
+        (None, Some(_)) => return Err("--replica needs --database postgres://…".into()),
+    };
     Ok(Args {
         port,
         decision,
         orpc_url,
         decide_after,
+        hosting,
     })
 }
 
@@ -128,6 +180,7 @@ async fn main() -> ExitCode {
         args.decision,
         args.decide_after,
         McpServerOptions::default(),
+        args.hosting.clone(),
     )
     .await
     {
@@ -170,6 +223,12 @@ async fn main() -> ExitCode {
          the user will {:?} every confirmation",
         args.decision
     );
+    if let Hosting::Replica { name, .. } = &args.hosting {
+        eprintln!(
+            "[host] replica {name}: the token is valid on every replica of the database; \
+             a call for this tab reaching another replica is routed here"
+        );
+    }
     // Unlike `axum::serve`, a connection whose headers never complete is
     // closed after the header-read timeout (docs/limits.md).
     surface_host::server::serve(listener, app, surface_host::server::ServeOptions::default()).await;

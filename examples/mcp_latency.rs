@@ -91,6 +91,7 @@ async fn main() -> Result<(), String> {
         host::UserDecision::Approve,
         Duration::ZERO,
         McpServerOptions::default(),
+        host::Hosting::InProcess,
     )
     .await?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))

@@ -8,6 +8,11 @@
 //! `BrowserSurfaceSession` holding confirmations while the simulated user
 //! decides. Its messages reach the host through an `McpTabConnection`
 //! directly (no WebSocket): exactly the calls a transport would carry.
+//!
+//! [`Hosting::Replica`] makes the process one replica of several on a
+//! PostgreSQL database (docs/host.md, "Replicas"): its tab's messages go
+//! to a `ReplicaTab`, its MCP server is `McpServer::for_replica`, and its
+//! token is valid on every replica.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -28,8 +33,13 @@ use agent_surface::{AgentManifest, AgentProcedureExecutor, ConsumerKind, Surface
 // a cargo example cannot enable its own package's features, so the examples
 // name the same items through the runtime crate (a dev-dependency with `mcp`).
 use serde_json::{json, Value};
-use surface_host::mcp::{McpServer, McpServerOptions, McpTabConnection};
+use surface_host::mcp::{McpServer, McpServerOptions};
+use surface_runtime::host::BrowserSurfaceCall;
 use surface_runtime::TokioTimer;
+use surface_store::replica::{Replica, ReplicaOptions};
+use surface_store::wake::PostgresWakeups;
+use surface_store::{DurableHost, PostgresStore, PostgresStoreOptions};
+use tokio::sync::mpsc;
 
 use crate::app::{self, api, Device, DevicesView};
 use crate::embedded::EmbeddedDevices;
@@ -66,6 +76,24 @@ pub enum UserDecision {
     Approve,
     /// Reject (`session.reject`).
     Reject,
+}
+
+/// Where the host keeps its state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Hosting {
+    /// In this process only (`McpServer::new` over an `AgentHost`); the
+    /// tab, session, connection and run ids are fixed.
+    InProcess,
+    /// One replica of several sharing a PostgreSQL database
+    /// (`postgres://…`): `DurableHost` + `Replica` named `name`, wake-ups
+    /// over `LISTEN/NOTIFY`; the ids are fresh for every start (an id is
+    /// never reused across incarnations).
+    Replica {
+        /// The database URL.
+        database: String,
+        /// The replica's name (stable across its restarts).
+        name: String,
+    },
 }
 
 /// Where the procedures run.
@@ -147,7 +175,7 @@ pub struct DevicesMcp {
     pub session: BrowserSurfaceSession,
     /// The tab's consumer.
     pub consumer: agent_surface::AgentConsumer,
-    _tab: Arc<McpTabConnection>,
+    _tab: TabLink,
     _registrations: app::Registrations,
     _subscriptions: Vec<SessionEventSubscription>,
     _announcements: agent_surface::host::AnnouncementSubscription,
@@ -167,18 +195,169 @@ fn render(registry: &SurfaceRegistry, view: &DevicesView, rendered: &AtomicU64) 
     }
 }
 
-fn deliver(tab: &McpTabConnection, message: BrowserToHostMessage) {
-    if let Err(error) = tab.receive(message) {
-        log!("[host] refused a message of the tab: {error}");
+/// The tab's side of its connection to the host: messages in dispatch
+/// order, whatever the host.
+#[derive(Clone)]
+enum TabLink {
+    /// `McpTabConnection::receive` (synchronous, in order).
+    InProcess(Arc<surface_host::mcp::McpTabConnection>),
+    /// To the task that hands them to `ReplicaTab::receive`, one at a time.
+    Replica(mpsc::UnboundedSender<BrowserToHostMessage>),
+}
+
+fn deliver(tab: &TabLink, message: BrowserToHostMessage) {
+    match tab {
+        TabLink::InProcess(tab) => {
+            if let Err(error) = tab.receive(message) {
+                log!("[host] refused a message of the tab: {error}");
+            }
+        }
+        TabLink::Replica(sender) => {
+            let _ = sender.send(message);
+        }
     }
 }
 
-/// Starts the host, its MCP server and the simulated tab.
+/// The host, its MCP server, the run's token, the tab's link and the calls
+/// for the tab.
+struct Connected {
+    mcp: McpServer,
+    token: String,
+    tab: TabLink,
+    calls: mpsc::UnboundedReceiver<BrowserSurfaceCall>,
+}
+
+/// The tab's ids: fixed in process, fresh per start for a replica.
+struct Ids {
+    session: String,
+    tab: String,
+    connection: String,
+    run: String,
+}
+
+impl Ids {
+    fn of(hosting: &Hosting) -> Self {
+        match hosting {
+            Hosting::InProcess => Ids {
+                session: "session-1".into(),
+                tab: "tab-1".into(),
+                connection: "conn-1".into(),
+                run: RUN_ID.into(),
+            },
+            Hosting::Replica { name, .. } => {
+                let nanos = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos());
+                let n = format!("{name}-{nanos:x}-{:x}", std::process::id());
+                Ids {
+                    session: format!("session-{n}"),
+                    tab: format!("tab-{n}"),
+                    connection: format!("conn-{n}"),
+                    run: format!("{RUN_ID}-{n}"),
+                }
+            }
+        }
+    }
+}
+
+/// Starts the host as `hosting` says, the run on the tab, and the tab's
+/// connection.
+async fn connect(
+    hosting: &Hosting,
+    ids: &Ids,
+    options: McpServerOptions,
+) -> Result<Connected, String> {
+    let host =
+        AgentHost::new().with_known_build(KnownBuild::new(APP_ID, BUILD_ID, api::authority()));
+    let run = AgentRun {
+        run_id: ids.run.clone(),
+        session_id: ids.session.clone(),
+        tab_id: Some(ids.tab.clone()),
+        kind: ConsumerKind::Embedded,
+    };
+    // Authenticated by the app; here in-process.
+    let auth = AuthenticatedConnection::new(&ids.connection, &ids.session, "user-1");
+    let (calls_in, calls) = mpsc::unbounded_channel();
+    match hosting {
+        Hosting::InProcess => {
+            let host = Arc::new(host);
+            host.start_run(run).map_err(|e| e.to_string())?;
+            let mcp = McpServer::new(host, options);
+            let token = mcp.issue_token(&ids.run);
+            let (tab, mut tab_calls) = mcp.open_connection(auth).map_err(|e| e.to_string())?;
+            tokio::spawn(async move {
+                while let Some(call) = tab_calls.next().await {
+                    let _ = calls_in.send(call);
+                }
+            });
+            Ok(Connected {
+                mcp,
+                token,
+                tab: TabLink::InProcess(Arc::new(tab)),
+                calls,
+            })
+        }
+        Hosting::Replica { database, name } => {
+            let store = PostgresStore::open(PostgresStoreOptions::new(database.clone()))
+                .await
+                .map_err(|e| format!("the host store at {database}: {e}"))?;
+            let wake = Arc::new(PostgresWakeups::for_store(&store));
+            let (durable, _) = DurableHost::open(host, Arc::new(store), name)
+                .await
+                .map_err(|e| e.to_string())?;
+            let (replica, interrupted) =
+                Replica::start(Arc::new(durable), wake, ReplicaOptions::default())
+                    .await
+                    .map_err(|e| e.to_string())?;
+            if !interrupted.is_empty() {
+                log!(
+                    "[host] replica {name}: {} routed call(s) it held before it stopped are interrupted",
+                    interrupted.len()
+                );
+            }
+            let mcp = McpServer::for_replica(replica.clone(), options);
+            replica
+                .durable()
+                .start_run(run)
+                .await
+                .map_err(|e| e.to_string())?;
+            let token = mcp
+                .issue_durable_token(&ids.run)
+                .await
+                .map_err(|e| e.to_string())?;
+            let (tab, mut tab_calls) = replica.open_connection(auth).map_err(|e| e.to_string())?;
+            tokio::spawn(async move {
+                while let Some(call) = tab_calls.next().await {
+                    let _ = calls_in.send(call);
+                }
+            });
+            let (sender, mut messages) = mpsc::unbounded_channel();
+            tokio::spawn(async move {
+                while let Some(message) = messages.recv().await {
+                    if let Err(error) = tab.receive(message).await {
+                        log!("[host] refused a message of the tab: {error}");
+                    }
+                }
+                tab.close().await;
+            });
+            Ok(Connected {
+                mcp,
+                token,
+                tab: TabLink::Replica(sender),
+                calls,
+            })
+        }
+    }
+}
+
+/// Starts the host (as `hosting` says), its MCP server and the simulated
+/// tab.
 pub async fn start(
     backend: Backend,
     decision: UserDecision,
     decide_after: Duration,
     options: McpServerOptions,
+    hosting: Hosting,
 ) -> Result<DevicesMcp, String> {
     let manifest = AgentManifest::from_json_str(api::MANIFEST_JSON)
         .map_err(|e| format!("the compiled-in manifest does not parse: {e}"))?;
@@ -199,45 +378,27 @@ pub async fn start(
     log!("[tab] devices table loaded; the user selected dev-1 and dev-2");
 
     let consumer = app::consumer();
-    let session_id = "session-1";
-    let tab_id = "tab-1";
+    let ids = Ids::of(&hosting);
     let session = BrowserSurfaceSession::new(
         BrowserSurfaceSessionOptions::new(
             registry.clone(),
-            BrowserSurfaceIdentity::new(APP_ID, BUILD_ID, session_id, tab_id),
+            BrowserSurfaceIdentity::new(APP_ID, BUILD_ID, &ids.session, &ids.tab),
             consumer.clone(),
         )
         .confirmations(ConfirmationMode::Hold)
         .timer(Arc::new(TokioTimer)),
     );
 
-    // ----- the host
-    let host = Arc::new(AgentHost::new().with_known_build(KnownBuild::new(
-        APP_ID,
-        BUILD_ID,
-        api::authority(),
-    )));
-    host.start_run(AgentRun {
-        run_id: RUN_ID.into(),
-        session_id: session_id.into(),
-        tab_id: Some(tab_id.into()),
-        kind: ConsumerKind::Embedded,
-    })
-    .map_err(|e| e.to_string())?;
-    let mcp = McpServer::new(host, options);
-    let token = mcp.issue_token(RUN_ID);
-
-    // ----- the tab's connection (authenticated by the app; here in-process)
-    let connection_id = "conn-1";
-    let (tab, mut calls) = mcp
-        .open_connection(AuthenticatedConnection::new(
-            connection_id,
-            session_id,
-            "user-1",
-        ))
+    // ----- the host, the run, the tab's connection
+    let Connected {
+        mcp,
+        token,
+        tab,
+        mut calls,
+    } = connect(&hosting, &ids, options).await?;
+    let announcement = session
+        .connect(&ids.connection)
         .map_err(|e| e.to_string())?;
-    let tab = Arc::new(tab);
-    let announcement = session.connect(connection_id).map_err(|e| e.to_string())?;
     deliver(
         &tab,
         BrowserToHostMessage::Announcement(Box::new(announcement)),
@@ -298,7 +459,7 @@ pub async fn start(
         let (tab, session, registry, view) =
             (tab.clone(), session.clone(), registry.clone(), view.clone());
         tokio::spawn(async move {
-            while let Some(call) = calls.next().await {
+            while let Some(call) = calls.recv().await {
                 let (tab, session, registry, view, rendered) = (
                     tab.clone(),
                     session.clone(),

@@ -68,6 +68,8 @@ pub fn example_binary() -> PathBuf {
         root.join("examples/support"),
         root.join("examples/devices"),
         root.join("surface-runtime/src"),
+        root.join("surface-host/src"),
+        root.join("surface-store/src"),
         root.join("tests/fixtures/devices.manifest.json"),
     ]);
     let fresh = std::fs::metadata(&binary)
@@ -251,6 +253,18 @@ pub fn ensure_client_installed() {
 /// TypeScript SDK client and returns its JSON report; `None` when Node.js
 /// is missing outside CI.
 pub fn ts_client(test: &str, scenario: &str, server: &DevicesMcp) -> Option<Value> {
+    ts_client_on(test, scenario, &server.url, &server.token, &[server])
+}
+
+/// [`ts_client`] at `url` (several joined by commas for the `replicas`
+/// scenario) with `token`; a failure shows the stderr of `servers`.
+pub fn ts_client_on(
+    test: &str,
+    scenario: &str,
+    url: &str,
+    token: &str,
+    servers: &[&DevicesMcp],
+) -> Option<Value> {
     if !node_available(test) {
         return None;
     }
@@ -258,7 +272,7 @@ pub fn ts_client(test: &str, scenario: &str, server: &DevicesMcp) -> Option<Valu
     let output = super::process::output_within(
         Command::new("node")
             .arg(client_dir().join("scenario.mjs"))
-            .args([scenario, &server.url, &server.token]),
+            .args([scenario, url, token]),
         std::time::Duration::from_secs(30),
         &format!("node tests/mcp-client/scenario.mjs {scenario}"),
     );
@@ -268,7 +282,11 @@ pub fn ts_client(test: &str, scenario: &str, server: &DevicesMcp) -> Option<Valu
         "the TypeScript client failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{}\n--- server stderr\n{}",
         output.status,
         String::from_utf8_lossy(&output.stderr),
-        server.stderr()
+        servers
+            .iter()
+            .map(|s| s.stderr())
+            .collect::<Vec<_>>()
+            .join("\n--- next server\n")
     );
     Some(
         serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
