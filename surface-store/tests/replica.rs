@@ -5,13 +5,14 @@
 //! absent). The page (a browser session with a counting executor) is
 //! connected to replica `r1`; the agent's calls reach `r2`. The kill test
 //! runs `r1` in a child process (this binary re-run as `replica_probe`)
-//! and kills it with `kill -9`.
+//! and kills it with `kill -9`; the same process answers calls for the
+//! test that sends one invocation id to both replica processes at once.
 
 #[path = "../../surface-runtime/tests/host_support/mod.rs"]
 mod host_support;
 mod support;
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write as _};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -33,6 +34,7 @@ use surface_store::{
 
 const DISABLE: &str = "domain:devices.disable";
 const PROBE_ENV: &str = "SURFACE_STORE_REPLICA_PROBE";
+const PROBE_MODE_ENV: &str = "SURFACE_STORE_REPLICA_PROBE_MODE";
 
 fn options() -> ReplicaOptions {
     ReplicaOptions {
@@ -364,23 +366,157 @@ async fn replicas_on_postgres() {
     run_all(|| Shared::Postgres(cluster.database("replica"))).await;
 }
 
-/// Replica `r1` with a page that holds every call: not a test of its own
-/// (ignored), run by [`a_killed_replica_loses_its_tab_and_its_routed_call`].
+/// Replica `r1` in a process of its own, with the page: not a test of its
+/// own (ignored), run by the tests below. With [`PROBE_MODE_ENV`] `hold`
+/// the page holds every call ([`a_killed_replica_loses_its_tab_and_its_routed_call`]);
+/// with `answer` it answers them, and the process reads commands on
+/// stdin: `call ID DELAY_MS` runs `devices.disable` under `ID` on `r1`
+/// after `DELAY_MS` milliseconds and prints
+/// `END {"id":ID,"ran":bool,"end":CallEnd}`; `count` prints `COUNT n`,
+/// the executions of the page's executor.
 #[test]
-#[ignore = "the kill test's replica process; run by it"]
+#[ignore = "the replica process of the multi-process tests; run by them"]
 fn replica_probe() {
     let Ok(url) = std::env::var(PROBE_ENV) else {
-        panic!("replica_probe is started by the kill test with {PROBE_ENV} set");
+        panic!("replica_probe is started by the multi-process tests with {PROBE_ENV} set");
     };
+    let hold = std::env::var(PROBE_MODE_ENV).as_deref() != Ok("answer");
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let shared = Shared::Postgres(url);
         let r1 = shared.replica("r1").await;
         let s = Arc::new(session());
-        let (_tab, leased, page_task) = page(&r1, &s, "conn-1", true).await;
+        let (_tab, leased, page_task) = page(&r1, &s, "conn-1", hold).await;
         println!("PROBE {}", json!({"leased": leased}));
-        let _ = page_task.await;
+        if hold {
+            let _ = page_task.await;
+            return;
+        }
+        let (sender, mut commands) = tokio::sync::mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        while let Some(line) = commands.recv().await {
+            match line.split_once(' ') {
+                Some(("call", rest)) => {
+                    let (id, delay) = rest.split_once(' ').expect("call ID DELAY_MS");
+                    tokio::time::sleep(Duration::from_millis(delay.parse().unwrap())).await;
+                    let end = r1.call(disable(id), None).await;
+                    let report = json!({"id": id, "ran": success(&end), "end": end});
+                    println!("END {report}");
+                }
+                _ if line == "count" => println!("COUNT {}", s.fx.executor.count()),
+                _ => panic!("unknown command {line:?}"),
+            }
+        }
     });
+}
+
+/// Starts [`replica_probe`] on `url` in `mode` (`hold` or `answer`),
+/// waits for its ready line and returns it with its stdout lines.
+async fn probe(
+    url: &str,
+    mode: &str,
+) -> (
+    std::process::Child,
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["replica_probe", "--exact", "--ignored", "--nocapture"])
+        .env(PROBE_ENV, url)
+        .env(PROBE_MODE_ENV, mode)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the replica process starts");
+    let stdout = child.stdout.take().unwrap();
+    let (sender, mut lines) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let ready = probe_line(&mut lines, "PROBE ").await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&ready).unwrap(),
+        json!({"leased": true})
+    );
+    (child, lines)
+}
+
+/// The next line of the probe starting with `prefix`, without it.
+async fn probe_line(
+    lines: &mut tokio::sync::mpsc::UnboundedReceiver<String>,
+    prefix: &str,
+) -> String {
+    let wait = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.recv().await {
+            if let Some(rest) = line.strip_prefix(prefix) {
+                return rest.to_string();
+            }
+        }
+        panic!("the replica process ended before printing {prefix:?}");
+    });
+    wait.await
+        .unwrap_or_else(|_| panic!("no {prefix:?} line from the replica process in 30 s"))
+}
+
+/// One invocation id sent at once to `r1` (a process of its own, holding
+/// the tab) and to `r2` (this process, routing it to `r1`): it runs once,
+/// the other is refused `conflict` — the database's unique keys decide.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_id_sent_to_two_replica_processes_at_once_runs_once() {
+    let test = "one_id_sent_to_two_replica_processes_at_once_runs_once";
+    let Some(cluster) = PgCluster::require(test) else {
+        return;
+    };
+    let url = cluster.database("both");
+    let (mut child, mut lines) = probe(&url, "answer").await;
+    let mut commands = child.stdin.take().unwrap();
+    let shared = Shared::Postgres(url);
+    let r2 = shared.replica("r2").await;
+    r2.durable().start_run(run1()).await.unwrap();
+    // r1 starts after a delay, so either side wins some of the races:
+    // without one the local call (fewer statements) wins them all.
+    const DELAYS_MS: [u64; 5] = [0, 2, 5, 20, 100];
+    const IDS: usize = 20;
+    let mut ran_on = [0usize; 2];
+    for n in 0..IDS {
+        let id = format!("both-{n}");
+        writeln!(commands, "call {id} {}", DELAYS_MS[n % DELAYS_MS.len()]).unwrap();
+        commands.flush().unwrap();
+        let here = r2.call(disable(&id), None).await;
+        let there: Value = serde_json::from_str(&probe_line(&mut lines, "END ").await).unwrap();
+        assert_eq!(there["id"], json!(id));
+        let conflict = json!({"end": "refused", "reason": "conflict"});
+        let here_json = serde_json::to_value(&here).unwrap();
+        let (r1_ran, r2_ran) = (there["ran"] == json!(true), success(&here));
+        assert!(
+            (r1_ran && here_json == conflict) || (r2_ran && there["end"] == conflict),
+            "{id}: r1 {there} / r2 {here_json}"
+        );
+        ran_on[usize::from(r2_ran)] += 1;
+    }
+    writeln!(commands, "count").unwrap();
+    commands.flush().unwrap();
+    let count = probe_line(&mut lines, "COUNT ").await;
+    assert_eq!(count, IDS.to_string(), "each id ran once, in r1's page");
+    eprintln!(
+        "{test}: {} ran through r1 directly, {} routed from r2",
+        ran_on[0], ran_on[1]
+    );
+    assert!(
+        ran_on.iter().all(|&n| n > 0),
+        "both sides won some races: {ran_on:?}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// `kill -9` of the replica holding the tab while a routed call waits on
@@ -394,26 +530,7 @@ async fn a_killed_replica_loses_its_tab_and_its_routed_call() {
         return;
     };
     let url = cluster.database("kill");
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["replica_probe", "--exact", "--ignored", "--nocapture"])
-        .env(PROBE_ENV, &url)
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the replica process starts");
-    let stdout = child.stdout.take().unwrap();
-    let ready = tokio::task::spawn_blocking(move || {
-        BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-            .find_map(|l| l.split_once("PROBE ").map(|(_, j)| j.to_string()))
-    })
-    .await
-    .unwrap()
-    .expect("the replica process's ready line");
-    assert_eq!(
-        serde_json::from_str::<Value>(&ready).unwrap(),
-        json!({"leased": true})
-    );
+    let (mut child, _lines) = probe(&url, "hold").await;
 
     let shared = Shared::Postgres(url);
     let r2 = shared.replica("r2").await;
