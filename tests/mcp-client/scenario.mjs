@@ -68,6 +68,24 @@ async function call(client, name, args, options) {
   }
 }
 
+/** `devices__disable` as a client waiting for a confirmation calls it: the
+ * progress notifications it receives reset its timeout; returns the result
+ * and those notifications. */
+async function disableWithProgress(client) {
+  const progress = [];
+  const result = await call(
+    client,
+    'devices__disable',
+    { reason: 'lost' },
+    {
+      onprogress: (p) => progress.push({ progress: p.progress, message: p.message }),
+      resetTimeoutOnProgress: true,
+      timeout: 120000,
+    },
+  );
+  return [result, progress];
+}
+
 function statuses(listed) {
   return Object.fromEntries(listed.structuredContent.devices.map((d) => [d.id, d.status]));
 }
@@ -95,18 +113,7 @@ async function approveOrReject() {
   const seen = changes.count;
   out.select = await call(client, 'view__devices__table__select', { deviceIds: ['dev-2'] });
   out.listChangedAfterSelect = await changedAfter(changes, seen);
-  const progress = [];
-  out.disable = await call(
-    client,
-    'devices__disable',
-    { reason: 'lost' },
-    {
-      onprogress: (p) => progress.push({ progress: p.progress, message: p.message }),
-      resetTimeoutOnProgress: true,
-      timeout: 120000,
-    },
-  );
-  out.progress = progress;
+  [out.disable, out.progress] = await disableWithProgress(client);
   out.afterDisable = statuses(await client.callTool({ name: 'devices__list', arguments: {} }));
   out.unknownTool = await call(client, 'no_such_tool', {});
   const relisted = await client.listTools();
@@ -178,18 +185,7 @@ async function replicas() {
   out.session = transport.sessionId !== undefined;
   const listed = await client.listTools();
   out.tools = listed.tools.map((t) => t.name).sort();
-  const progress = [];
-  out.disable = await call(
-    client,
-    'devices__disable',
-    { reason: 'lost' },
-    {
-      onprogress: (p) => progress.push({ progress: p.progress, message: p.message }),
-      resetTimeoutOnProgress: true,
-      timeout: 120000,
-    },
-  );
-  out.progress = progress;
+  [out.disable, out.progress] = await disableWithProgress(client);
   const list = await call(client, 'devices__list', {});
   out.listed = list.structuredContent ? statuses(list) : list;
   await client.close();
