@@ -834,3 +834,41 @@ async fn proxy(
         .to_string();
     state.proxy.forward(&raw, request).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Database;
+    use std::path::PathBuf;
+
+    #[test]
+    fn database_parses_its_three_forms_and_names_what_it_expected() {
+        assert_eq!(
+            Database::parse("sqlite:target/host.db"),
+            Ok(Database::Sqlite(PathBuf::from("target/host.db")))
+        );
+        for url in ["postgres://u@127.0.0.1:5432/db", "postgresql://u@h/db"] {
+            assert_eq!(Database::parse(url), Ok(Database::Postgres(url.into())));
+        }
+        assert_eq!(Database::parse("memory"), Ok(Database::Memory));
+        assert_eq!(
+            Database::parse("sqlite:"),
+            Err("sqlite: needs a file path, e.g. sqlite:host.db".into())
+        );
+        assert_eq!(
+            Database::parse("mysql://h/db"),
+            Err(
+                "--database must be sqlite:PATH, postgres://… or memory, not \"mysql://h/db\""
+                    .into()
+            )
+        );
+        // A long value is cut to 40 characters in the message.
+        let long = format!("x{}", "y".repeat(100));
+        assert_eq!(
+            Database::parse(&long),
+            Err(format!(
+                "--database must be sqlite:PATH, postgres://… or memory, not {:?}",
+                &long[..40]
+            ))
+        );
+    }
+}
