@@ -32,9 +32,9 @@ pub use durable::{
 };
 pub use store::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, Durability, HostStore, LeaseClaim, MemoryStore, OutcomeWrite, RouteRecord,
-    RouteState, RouteTake, RouteTransition, RouteWrite, RunRecord, StoreError, StoreFuture,
-    SurfaceLease, Transition,
+    DispatchWrite, Durability, HostStore, LeaseClaim, MemoryStore, OutcomeWrite, RenewedLease,
+    RouteRecord, RouteState, RouteTake, RouteTransition, RouteWrite, RunRecord, StoreError,
+    StoreFuture, SurfaceLease, Transition,
 };
 #[cfg(feature = "postgres")]
 pub use store::{PostgresStore, PostgresStoreOptions};

@@ -12,6 +12,8 @@
 mod host_support;
 mod support;
 
+use support::faults;
+
 use std::io::{BufRead, BufReader, Write as _};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
@@ -344,6 +346,261 @@ async fn a_routed_calls_progress_reaches_the_requester_once_per_stage(shared: &S
         Some(serde_json::to_string(confirmed).unwrap().as_str())
     );
     assert_eq!(s.fx.executor.count(), 1);
+}
+
+/// Two replicas over `store` (each through its own wrapper, if any) on
+/// in-process wake-ups.
+async fn replica_on(
+    name: &str,
+    store: Arc<dyn HostStore>,
+    wake: Arc<dyn Wakeups>,
+    options: ReplicaOptions,
+) -> Replica {
+    let (durable, _) = DurableHost::open(devices_host(), store, name)
+        .await
+        .expect("host opens");
+    Replica::start(Arc::new(durable), wake, options)
+        .await
+        .expect("replica starts")
+        .0
+}
+
+/// Closes a page opened by [`page`].
+async fn close_page(tab: Arc<ReplicaTab>, task: tokio::task::JoinHandle<()>) {
+    task.abort();
+    let _ = task.await;
+    Arc::try_unwrap(tab)
+        .expect("the page task let go of the tab")
+        .close()
+        .await;
+}
+
+/// Waits until `check` holds (20 s at most).
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !check().await {
+        assert!(Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A lease claim in flight when its socket closes leaves no lease behind:
+/// the tab, back on a third replica, gets the lease and its calls run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_racing_a_close_leaves_no_lease_behind() {
+    let memory: Arc<dyn HostStore> = Arc::new(MemoryStore::new());
+    let wake = Arc::new(LocalWakeups::new());
+    let slow = faults::Faulty::new(memory.clone());
+    let r1 = replica_on("r1", memory.clone(), wake.clone(), options()).await;
+    let r2 = replica_on("r2", slow.clone(), wake.clone(), options()).await;
+    let r3 = replica_on("r3", memory.clone(), wake.clone(), options()).await;
+    let s = Arc::new(session());
+    let (tab1, leased, page1) = page(&r1, &s, "conn-1", true).await;
+    assert!(leased);
+    // The tab reconnects to r2 while r1's lease holds: r2 claims it at
+    // each renewal, slowly.
+    let (tab2, leased, page2) = page(&r2, &s, "conn-2", true).await;
+    assert!(!leased);
+    slow.claim_delay_ms
+        .store(400, std::sync::atomic::Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    // Both sockets close, r2's while its claim is in flight.
+    close_page(tab1, page1).await;
+    close_page(tab2, page2).await;
+    slow.claim_delay_ms
+        .store(0, std::sync::atomic::Ordering::SeqCst);
+    eventually("r2 holds no lease for the closed socket", || async {
+        memory.surface("tab-1").await.unwrap().is_none()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        memory.surface("tab-1").await.unwrap(),
+        None,
+        "not claimed again"
+    );
+
+    let (_tab3, leased, _page3) = page(&r3, &s, "conn-3", false).await;
+    assert!(leased, "the tab's new replica gets the lease at once");
+    r1.durable().start_run(run1()).await.unwrap();
+    let end = r1.call(disable("after-race"), None).await;
+    assert!(success(&end), "{end:?}");
+    assert_eq!(s.fx.executor.count(), 1);
+}
+
+/// A holder whose answer write fails retries it: the requester gets the
+/// result at once, not at its call timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_answer_write_is_retried() {
+    let memory: Arc<dyn HostStore> = Arc::new(MemoryStore::new());
+    let wake = Arc::new(LocalWakeups::new());
+    let failing = faults::Faulty::new(memory.clone());
+    failing
+        .failing_answers
+        .store(2, std::sync::atomic::Ordering::SeqCst);
+    let r1 = replica_on("r1", failing.clone(), wake.clone(), options()).await;
+    let r2 = replica_on("r2", memory.clone(), wake.clone(), options()).await;
+    let s = Arc::new(session());
+    let (_tab, _, _page) = page(&r1, &s, "conn-1", false).await;
+    r2.durable().start_run(run1()).await.unwrap();
+    let started = Instant::now();
+    let end = r2.call(disable("answer-1"), None).await;
+    assert!(success(&end), "{end:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        failing
+            .failing_answers
+            .load(std::sync::atomic::Ordering::SeqCst),
+        0
+    );
+    assert_eq!(s.fx.executor.count(), 1);
+}
+
+/// A holder that loses its wake-ups without a rescan (a listening
+/// connection that died silently) takes its routed calls at its next
+/// lease renewal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holder_deaf_to_wake_ups_takes_its_calls_at_the_next_renewal() {
+    let memory: Arc<dyn HostStore> = Arc::new(MemoryStore::new());
+    let local = Arc::new(LocalWakeups::new());
+    let r1 = replica_on("r1", memory.clone(), local.clone(), options()).await;
+    // Every wake-up r2 sends to r1's calls is lost.
+    let deaf = Arc::new(faults::Deaf {
+        inner: local.clone(),
+        deaf: "c.r1".into(),
+    });
+    let r2 = replica_on("r2", memory.clone(), deaf, options()).await;
+    let s = Arc::new(session());
+    let (_tab, _, _page) = page(&r1, &s, "conn-1", false).await;
+    r2.durable().start_run(run1()).await.unwrap();
+    let started = Instant::now();
+    let end = r2.call(disable("deaf-1"), None).await;
+    assert!(success(&end), "{end:?}");
+    let bound = options().renew_interval + Duration::from_secs(1);
+    assert!(started.elapsed() < bound, "{:?}", started.elapsed());
+    assert_eq!(s.fx.executor.count(), 1);
+}
+
+/// A routed call nobody takes — its holder stopped before it took it —
+/// is withdrawn when the holder's lease ends: refused (it never ran),
+/// not "may have taken effect".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_no_holder_took_is_refused_when_its_lease_ends() {
+    let memory: Arc<dyn HostStore> = Arc::new(MemoryStore::new());
+    let wake = Arc::new(LocalWakeups::new());
+    let r2 = replica_on("r2", memory.clone(), wake.clone(), options()).await;
+    let s = Arc::new(session());
+    // A replica `ghost` claimed the tab, then stopped (no process runs it).
+    let announcement = s.session.connect("conn-g").unwrap();
+    let now = i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap();
+    let lease = surface_store::SurfaceLease {
+        tab_id: "tab-1".into(),
+        session_id: "sess-1".into(),
+        replica: "ghost".into(),
+        connection_id: "conn-g".into(),
+        announcement: serde_json::to_string(&announcement).unwrap(),
+        lease_expires_at_ms: now + 1_500,
+        updated_at_ms: now,
+    };
+    memory.claim_surface(&lease, now).await.unwrap();
+    r2.durable().start_run(run1()).await.unwrap();
+    assert!(!r2.tools_for_run("run-1").await.unwrap().is_empty());
+    let end = r2.call(disable("ghost-1"), None).await;
+    assert_eq!(
+        end,
+        CallEnd::Refused {
+            reason: Refusal::HolderUnavailable
+        }
+    );
+    let row = memory.route("ghost-1").await.unwrap().unwrap();
+    assert_eq!(row.state, RouteState::Interrupted);
+    // It can never run now.
+    assert!(matches!(
+        memory.take_route("ghost-1", "ghost", 0).await.unwrap(),
+        surface_store::RouteTake::NotTaken(_)
+    ));
+}
+
+/// A requester whose agent went away (the call's future dropped) cancels
+/// its routed call while nobody took it: it never runs later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abandoned_routed_call_is_cancelled() {
+    let memory: Arc<dyn HostStore> = Arc::new(MemoryStore::new());
+    let wake = Arc::new(LocalWakeups::new());
+    // r1 runs no routed call (no slot): the row stays requested.
+    let busy = ReplicaOptions {
+        max_routed_calls: 0,
+        ..options()
+    };
+    let r1 = replica_on("r1", memory.clone(), wake.clone(), busy).await;
+    let r2 = replica_on("r2", memory.clone(), wake.clone(), options()).await;
+    let s = Arc::new(session());
+    let (_tab, _, _page) = page(&r1, &s, "conn-1", false).await;
+    r2.durable().start_run(run1()).await.unwrap();
+    let call = tokio::spawn({
+        let r2 = r2.clone();
+        async move { r2.call(disable("gone-1"), None).await }
+    });
+    eventually("the call is routed", || async {
+        memory.route("gone-1").await.unwrap().is_some()
+    })
+    .await;
+    call.abort();
+    let _ = call.await;
+    eventually("the abandoned call is cancelled", || async {
+        memory.route("gone-1").await.unwrap().map(|r| r.state) == Some(RouteState::Interrupted)
+    })
+    .await;
+    assert_eq!(s.fx.executor.count(), 0, "it never ran");
+    let _ = r1;
+}
+
+/// A call is sent only to the socket that announced its tab on this
+/// replica: a socket here carrying the connection id of another
+/// replica's tab (a mirror) never receives it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_is_sent_only_to_the_socket_that_announced_its_tab() {
+    let memory: Arc<dyn HostStore> = Arc::new(MemoryStore::new());
+    let wake = Arc::new(LocalWakeups::new());
+    let r1 = replica_on("r1", memory.clone(), wake.clone(), options()).await;
+    let r2 = replica_on("r2", memory.clone(), wake.clone(), options()).await;
+    let s = Arc::new(session());
+    let (_tab, _, _page) = page(&r1, &s, "conn-1", true).await;
+    r2.durable().start_run(run1()).await.unwrap();
+    // r2 mirrors tab-1 under r1's connection id conn-1 …
+    assert!(!r2.tools_for_run("run-1").await.unwrap().is_empty());
+    // … a socket reaches r2 under that same id and never announces …
+    let (_other, mut other_calls) = r2.open_connection(auth("conn-1")).unwrap();
+    // … and r1's lease disappears without a wake-up.
+    assert!(memory
+        .release_surface("tab-1", "r1", "conn-1")
+        .await
+        .unwrap());
+    // Past the listing's reuse window: the call reads the lease afresh.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let end = r2.call(disable("stray-1"), None).await;
+    assert_eq!(
+        end,
+        CallEnd::Refused {
+            reason: Refusal::NoLivePage
+        }
+    );
+    let received = tokio::time::timeout(Duration::from_millis(300), other_calls.next()).await;
+    assert!(received.is_err(), "the other socket received {received:?}");
 }
 
 async fn run_all(shared: impl Fn() -> Shared) {

@@ -784,7 +784,14 @@ async fn surface_leases_are_held_by_one_replica_until_they_expire(db: &Db) {
             .unwrap(),
         LeaseClaim::Held
     );
-    assert_eq!(a.renew_leases("a", 3000, 1800).await.unwrap(), 1, "{name}");
+    assert_eq!(
+        a.renew_leases("a", 3000, 1800).await.unwrap(),
+        [surface_store::RenewedLease {
+            tab_id: "tab-1".into(),
+            connection_id: "conn-a".into()
+        }],
+        "{name}"
+    );
     assert!(matches!(
         b.claim_surface(&lease("tab-1", "b", 3500, 2500), 2500)
             .await
@@ -805,7 +812,7 @@ async fn surface_leases_are_held_by_one_replica_until_they_expire(db: &Db) {
             .unwrap(),
         LeaseClaim::Held
     );
-    assert_eq!(a.renew_leases("a", 9000, 3600).await.unwrap(), 0, "{name}");
+    assert_eq!(a.renew_leases("a", 9000, 3600).await.unwrap(), [], "{name}");
     let held = a.surface("tab-1").await.unwrap().unwrap();
     assert_eq!(
         (
@@ -815,8 +822,10 @@ async fn surface_leases_are_held_by_one_replica_until_they_expire(db: &Db) {
         ),
         ("b", "{\"by\":\"b\"}", 5000)
     );
-    assert!(!a.release_surface("tab-1", "a").await.unwrap());
-    assert!(b.release_surface("tab-1", "b").await.unwrap());
+    assert!(!a.release_surface("tab-1", "a", "conn-a").await.unwrap());
+    // Only for the connection it names (a newer connection's lease stays).
+    assert!(!b.release_surface("tab-1", "b", "conn-old").await.unwrap());
+    assert!(b.release_surface("tab-1", "b", "conn-b").await.unwrap());
     assert_eq!(a.surface("tab-1").await.unwrap(), None);
     // Six processes race for an expired lease: one gets it.
     a.claim_surface(&lease("tab-2", "old", 10, 1), 1)
@@ -936,6 +945,13 @@ async fn routed_calls_are_taken_once_and_settled_once(db: &Db) {
         store.cancel_route("x", 5).await.unwrap(),
         RouteTransition::NotApplied(_)
     ));
+    // An answer is a stored result and its envelope: up to 1 KiB more.
+    let limit = surface_store::store::MAX_ROUTE_ANSWER_BYTES;
+    assert_eq!(limit, surface_store::store::MAX_STORED_JSON_BYTES + 1024);
+    assert!(matches!(
+        store.answer_route("x", &"x".repeat(limit + 1), 6).await,
+        Err(StoreError::TooLarge { limit: l, .. }) if l == limit
+    ));
     assert_eq!(
         store.answer_route("x", "{}", 6).await.unwrap(),
         RouteTransition::Applied
@@ -964,6 +980,59 @@ async fn routed_calls_are_taken_once_and_settled_once(db: &Db) {
         store.progress_route("p", "r5", "{}").await.unwrap(),
         RouteTransition::NotApplied(row) if row.progress.is_none()
     ));
+
+    store
+        .record_route(&route("big-answer", "r2", "r1", 110))
+        .await
+        .unwrap();
+    store.take_route("big-answer", "r1", 0).await.unwrap();
+    assert_eq!(
+        store
+            .answer_route("big-answer", &"x".repeat(limit), 11)
+            .await
+            .unwrap(),
+        RouteTransition::Applied,
+        "{}",
+        db.name()
+    );
+
+    // A withdrawn call: written interrupted when it has no row (an insert
+    // committing later finds the id taken) ...
+    assert_eq!(
+        store
+            .withdraw_route(&route("w", "r2", "r1", 120), 12)
+            .await
+            .unwrap(),
+        RouteTransition::Applied
+    );
+    assert!(matches!(
+        store.record_route(&route("w", "r2", "r1", 120)).await.unwrap(),
+        RouteWrite::Exists(row) if row.state == RouteState::Interrupted && row.settled_at_ms == Some(12)
+    ));
+    // ... or moved there from `requested`, for its own requester only.
+    store
+        .record_route(&route("w2", "r2", "r1", 130))
+        .await
+        .unwrap();
+    assert!(matches!(
+        store.withdraw_route(&route("w2", "r3", "r1", 130), 13).await.unwrap(),
+        RouteTransition::NotApplied(row) if row.state == RouteState::Requested
+    ));
+    assert_eq!(
+        store
+            .withdraw_route(&route("w2", "r2", "r1", 130), 13)
+            .await
+            .unwrap(),
+        RouteTransition::Applied
+    );
+    assert_eq!(
+        store.take_route("w2", "r1", 0).await.unwrap(),
+        RouteTake::NotTaken(Box::new(surface_store::RouteRecord {
+            state: RouteState::Interrupted,
+            settled_at_ms: Some(13),
+            ..route("w2", "r2", "r1", 130)
+        }))
+    );
 
     // A requested call is cancelled; a holder's and a requester's
     // unsettled calls are interrupted in one statement each.
@@ -1017,7 +1086,7 @@ async fn routed_calls_are_taken_once_and_settled_once(db: &Db) {
         .claim_surface(&lease("tab-9", "r1", 1_000, 1), 1)
         .await
         .unwrap();
-    assert_eq!(store.renew_leases("r1", 9_000, 2_000).await.unwrap(), 0);
+    assert_eq!(store.renew_leases("r1", 9_000, 2_000).await.unwrap(), []);
     assert_eq!(
         store
             .surface("tab-9")

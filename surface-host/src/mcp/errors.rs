@@ -115,6 +115,12 @@ pub(super) fn refusal_error(reason: surface_store::replica::Refusal) -> AgentErr
             Retry::Yes,
         )
         .with_detail("reason", "host-store"),
+        Refusal::HolderUnavailable => AgentError::new(
+            ErrorCode::ExecutionFailed,
+            "The application's page could not be reached in time, so the call was not sent; try again.",
+            Retry::Yes,
+        )
+        .with_detail("reason", "page-unreachable"),
         Refusal::Conflict | Refusal::Invalid => AgentError::new(
             ErrorCode::ExecutionFailed,
             "The tool call could not be dispatched.",

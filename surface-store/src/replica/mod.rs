@@ -119,6 +119,10 @@ pub enum Refusal {
     /// The request broke a rule of the host (an invalid id, input or
     /// reference).
     Invalid,
+    /// The replica holding the tab did not take the routed call before
+    /// the requester stopped waiting (its lease ended, or the call
+    /// timeout passed): the call was withdrawn and never ran.
+    HolderUnavailable,
 }
 
 impl Refusal {
@@ -232,9 +236,10 @@ struct State {
     answers: HashMap<String, Arc<Notify>>,
     mirrors: HashMap<String, Mirror>,
     decisions: HashMap<String, Decision>,
-    /// Tabs whose lease could not be released when their socket closed
-    /// (retried at every renewal).
-    to_release: HashSet<String>,
+    /// Leases to drop: their socket closed and the release failed, or a
+    /// claim that raced the close committed after it — (tab, connection),
+    /// retried at every renewal.
+    to_release: HashSet<(String, String)>,
     /// Runs another replica started, tracked here, oldest first (at most
     /// [`MAX_FOREIGN_RUNS`]; the oldest is untracked past it).
     foreign_runs: std::collections::VecDeque<String>,
@@ -466,51 +471,75 @@ impl Inner {
             .filter(|d| d.at.elapsed() < DECISION_REUSE)
     }
 
-    /// Renews this replica's leases and claims those it could not take
-    /// before (a tab that reconnected here while its old replica's lease
-    /// still held).
+    /// Renews this replica's leases, compares them with the sockets it
+    /// has, and claims those it could not take before (a tab that
+    /// reconnected here while its old replica's lease still held).
     async fn renew(&self) {
         let now = self.now();
         let until = now.saturating_add(self.lease_ms());
         match self.store().renew_leases(self.name(), until, now).await {
-            Ok(renewed) => {
-                // A lease that expired meanwhile (a stalled process or
-                // database) is claimed again like a new one.
-                let mut state = self.lock();
-                let held: Vec<String> = state
-                    .local_tabs
-                    .values()
-                    .filter(|c| !state.unclaimed.contains(*c))
-                    .cloned()
-                    .collect();
-                if (renewed as usize) < held.len() {
-                    state.unclaimed.extend(held);
-                }
-            }
+            Ok(renewed) => self.reconcile_leases(&renewed),
             Err(error) => tracing::warn!(%error, "replica: leases not renewed"),
         }
-        let to_release: Vec<String> = {
+        let to_release: Vec<(String, String)> = {
             let mut state = self.lock();
-            let tabs: Vec<String> = state.to_release.drain().collect();
-            tabs.into_iter()
-                .filter(|t| !state.local_tabs.contains_key(t))
+            let leases: Vec<_> = state.to_release.drain().collect();
+            leases
+                .into_iter()
+                // A tab connected here again is claimed for its new
+                // connection instead (the claim overwrites the lease).
+                .filter(|(tab, _)| !state.local_tabs.contains_key(tab))
                 .collect()
         };
-        for tab in to_release {
-            if self
-                .store()
-                .release_surface(&tab, self.name())
-                .await
-                .is_err()
-            {
-                self.lock().to_release.insert(tab);
-            }
+        for (tab, connection) in to_release {
+            self.release(&tab, &connection).await;
         }
         let unclaimed: Vec<String> = self.lock().unclaimed.iter().cloned().collect();
         for connection_id in unclaimed {
             if let Some(tab_id) = self.claim(&connection_id).await {
                 self.surfaces_changed(&tab_id).await;
             }
+        }
+    }
+
+    /// Compares the leases just renewed with the sockets this replica has:
+    /// a socket whose lease is missing or names an older connection (it
+    /// expired meanwhile — a stalled process or database — or another
+    /// replica took it) is claimed again like a new one; a lease for a
+    /// socket this replica no longer has is released.
+    fn reconcile_leases(&self, renewed: &[crate::store::RenewedLease]) {
+        let mut state = self.lock();
+        let leased: HashSet<(&str, &str)> = renewed
+            .iter()
+            .map(|l| (l.tab_id.as_str(), l.connection_id.as_str()))
+            .collect();
+        let lost: Vec<String> = state
+            .local_tabs
+            .iter()
+            .filter(|(tab, connection)| !leased.contains(&(tab.as_str(), connection.as_str())))
+            .map(|(_, connection)| connection.clone())
+            .collect();
+        state.unclaimed.extend(lost);
+        let stale: Vec<(String, String)> = renewed
+            .iter()
+            .filter(|l| !state.local_tabs.contains_key(&l.tab_id))
+            .map(|l| (l.tab_id.clone(), l.connection_id.clone()))
+            .collect();
+        state.to_release.extend(stale);
+    }
+
+    /// Drops the lease of `tab` claimed for `connection` (kept for the
+    /// next renewal when the store fails).
+    async fn release(&self, tab: &str, connection: &str) {
+        if let Err(error) = self
+            .store()
+            .release_surface(tab, self.name(), connection)
+            .await
+        {
+            tracing::warn!(%error, "replica: lease not released; retried at the next renewal");
+            self.lock()
+                .to_release
+                .insert((tab.to_string(), connection.to_string()));
         }
     }
 
@@ -539,16 +568,32 @@ impl Inner {
                 false
             }
         };
-        let mut state = self.lock();
-        if held {
-            state.unclaimed.remove(connection_id);
-            Some(tab_id)
-        } else {
-            if state.connections.contains_key(connection_id) {
-                state.unclaimed.insert(connection_id.to_string());
+        let release = {
+            let mut state = self.lock();
+            match state.local_tabs.get(&tab_id).cloned() {
+                Some(current) if current == connection_id => {
+                    if held {
+                        state.unclaimed.remove(connection_id);
+                        return Some(tab_id);
+                    }
+                    state.unclaimed.insert(current);
+                    false
+                }
+                // The tab moved to a newer connection here while the claim
+                // was in flight: that one claims it again (overwriting).
+                Some(newer) => {
+                    state.unclaimed.insert(newer);
+                    false
+                }
+                // The socket closed while the claim was in flight: a lease
+                // for it would be renewed with nobody behind it.
+                None => held,
             }
-            None
+        };
+        if release {
+            self.release(&tab_id, connection_id).await;
         }
+        None
     }
 }
 
@@ -703,7 +748,7 @@ impl Replica {
             Ok(Some(lease))
                 if lease.replica != inner.name() && lease.lease_expires_at_ms >= inner.now() =>
             {
-                route::routed_call(inner, request, lease, progress).await
+                route::routed_call(&self.inner, request, lease, progress).await
             }
             Ok(_) => route::local_call(inner, request, progress, None).await,
             Err(error) => {
@@ -757,5 +802,8 @@ async fn renew_leases(inner: Weak<Inner>) {
             return;
         };
         inner.renew().await;
+        // Routed calls whose wake-up was lost without a rescan (a
+        // listening connection that died silently) wait one interval.
+        route::take_requested(&inner).await;
     }
 }

@@ -3,12 +3,15 @@
 //! for another replica ([`serve_calls`], the holder).
 
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use surface_runtime::host::{BrowserSurfaceProgress, ToolCallRequest};
 use tokio::sync::{mpsc, oneshot, Notify};
 
 use super::{answers_target, calls_target, refused, CallEnd, Inner, Refusal, Waiter};
-use crate::store::{RouteRecord, RouteState, RouteTake, RouteTransition, RouteWrite, SurfaceLease};
+use crate::store::{
+    RouteRecord, RouteState, RouteTake, RouteTransition, RouteWrite, StoreError, SurfaceLease,
+};
 use crate::wake::{Delivery, Subscription};
 
 /// Removes an entry of the replica's state when its call ends, however it
@@ -63,10 +66,15 @@ pub(super) async fn local_call(
     let on_tab = expected_tab.is_none_or(|tab| call.identity.tab_id == tab);
     let sent = on_tab && {
         let state = inner.lock();
-        state
-            .connections
-            .get(&call.connection_id)
-            .is_some_and(|c| c.sender.send(call).is_ok())
+        // Only to the socket that announced the call's tab here (a mirror
+        // names another replica's connection id, which a socket here may
+        // also carry).
+        let announced = state.local_tabs.get(&call.identity.tab_id) == Some(&call.connection_id);
+        announced
+            && state
+                .connections
+                .get(&call.connection_id)
+                .is_some_and(|c| c.sender.send(call).is_ok())
     };
     if !sent {
         // The surface is a mirror, its connection just closed, or the run
@@ -88,7 +96,7 @@ pub(super) async fn local_call(
 /// Routes a call to `lease.replica` and waits for its answer (module docs
 /// of [`super`]).
 pub(super) async fn routed_call(
-    inner: &Inner,
+    inner: &Arc<Inner>,
     request: ToolCallRequest,
     lease: SurfaceLease,
     progress: Option<mpsc::UnboundedSender<BrowserSurfaceProgress>>,
@@ -126,29 +134,67 @@ pub(super) async fn routed_call(
         requested_at_ms: inner.now(),
         settled_at_ms: None,
     };
-    match inner.store().record_route(&route).await {
-        Ok(RouteWrite::Inserted) => {}
-        Ok(RouteWrite::Exists(_)) => return refused(Refusal::Conflict),
+    // From here on, a requester that stops waiting (its agent went away:
+    // this future is dropped) cancels the row if it is still `requested`.
+    let mut abandon = Abandon {
+        inner: Some(inner.clone()),
+        invocation_id: id.clone(),
+    };
+    let end = match inner.store().record_route(&route).await {
+        Ok(RouteWrite::Inserted) => {
+            // An id dispatched here before (not routed) is refused too:
+            // the holder's dispatch would find its host_calls row.
+            wake_holder(inner, &route).await;
+            await_answer(inner, &route, &notify, progress.as_ref()).await
+        }
+        Ok(RouteWrite::Exists(_)) => {
+            abandon.inner = None;
+            return refused(Refusal::Conflict);
+        }
         Err(error) => {
             tracing::error!(invocation_id = %id, %error, "replica: the call cannot be routed");
-            // The insert may have committed with its answer lost: only a
-            // row known cancelled (or absent) never runs.
-            return match inner.store().cancel_route(&id, inner.now()).await {
-                Ok(RouteTransition::Applied | RouteTransition::Unknown) => {
-                    refused(Refusal::StoreUnavailable)
+            // The insert may have committed with its answer lost, or may
+            // still commit: the row is written `interrupted` (or moved
+            // there from `requested`), so that insert never runs either.
+            match inner.store().withdraw_route(&route, inner.now()).await {
+                Ok(RouteTransition::Applied) => refused(Refusal::StoreUnavailable),
+                Ok(RouteTransition::NotApplied(row)) if row.requester != route.requester => {
+                    refused(Refusal::Conflict)
                 }
                 Ok(RouteTransition::NotApplied(row)) => match settled(&row) {
                     Some(end) => end,
                     None => await_answer(inner, &route, &notify, progress.as_ref()).await,
                 },
-                Err(_) => CallEnd::Interrupted,
-            };
+                Ok(RouteTransition::Unknown) | Err(_) => CallEnd::Interrupted,
+            }
+        }
+    };
+    abandon.inner = None;
+    end
+}
+
+/// Cancels a routed call whose requester stopped waiting before it
+/// settled (the future was dropped): a row still `requested` never runs.
+struct Abandon {
+    inner: Option<Arc<Inner>>,
+    invocation_id: String,
+}
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        let Some(inner) = self.inner.take() else {
+            return;
+        };
+        let id = std::mem::take(&mut self.invocation_id);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let now = inner.now();
+                if let Err(error) = inner.store().cancel_route(&id, now).await {
+                    tracing::warn!(invocation_id = %id, %error, "replica: abandoned routed call not cancelled");
+                }
+            });
         }
     }
-    // An id dispatched here before (not routed) is refused too: the
-    // holder's dispatch would find its host_calls row.
-    wake_holder(inner, &route).await;
-    await_answer(inner, &route, &notify, progress.as_ref()).await
 }
 
 async fn wake_holder(inner: &Inner, route: &RouteRecord) {
@@ -176,13 +222,6 @@ async fn await_answer(
             () = notify.notified() => false,
             () = tokio::time::sleep(inner.options.check_interval) => true,
             () = tokio::time::sleep_until(deadline) => {
-                // Still requested: cancelled, it never runs (and is never
-                // taken after the call timeout anyway).
-                if let Ok(RouteTransition::NotApplied(row)) = inner.store().cancel_route(id, inner.now()).await {
-                    if let Some(end) = settled(&row) {
-                        return end;
-                    }
-                }
                 return give_up(inner, id, CallEnd::TimedOut).await;
             }
         };
@@ -263,9 +302,21 @@ async fn holder_alive(inner: &Inner, route: &RouteRecord) -> bool {
     }
 }
 
-/// Interrupts a routed call this requester stops waiting for; an answer
-/// that won the race is returned instead.
+/// Ends a routed call this requester stops waiting for: one still
+/// `requested` is cancelled — it never ran and never will, so it is
+/// refused [`Refusal::HolderUnavailable`]; one taken is interrupted
+/// (`end`: it may have taken effect); an answer that won the race is
+/// returned instead.
 async fn give_up(inner: &Inner, id: &str, end: CallEnd) -> CallEnd {
+    match inner.store().cancel_route(id, inner.now()).await {
+        Ok(RouteTransition::Applied) => return refused(Refusal::HolderUnavailable),
+        Ok(RouteTransition::NotApplied(row)) => {
+            if let Some(end) = settled(&row) {
+                return end;
+            }
+        }
+        Ok(RouteTransition::Unknown) | Err(_) => {}
+    }
     match inner.store().interrupt_route(id, inner.now()).await {
         Ok(RouteTransition::NotApplied(row)) => settled(&row).unwrap_or(end),
         _ => end,
@@ -281,22 +332,27 @@ pub(super) async fn serve_calls(inner: Weak<Inner>, mut calls: Subscription) {
         };
         match delivery {
             Delivery::Wake(id) => take(&strong, id),
-            Delivery::Rescan => {
-                let limit = u32::try_from(strong.options.max_routed_calls).unwrap_or(u32::MAX);
-                let rows = strong
-                    .store()
-                    .routes_for_holder(strong.name(), RouteState::Requested, limit)
-                    .await;
-                match rows {
-                    Ok(rows) => {
-                        for row in rows {
-                            take(&strong, row.invocation_id);
-                        }
-                    }
-                    Err(error) => tracing::warn!(%error, "replica: routed calls not re-read"),
-                }
+            Delivery::Rescan => take_requested(&strong).await,
+        }
+    }
+}
+
+/// Takes every routed call still `requested` from this replica: on a
+/// rescan of the wake-ups, and at every lease renewal (a listening
+/// connection that died silently loses wake-ups without a rescan).
+pub(super) async fn take_requested(inner: &Arc<Inner>) {
+    let limit = u32::try_from(inner.options.max_routed_calls).unwrap_or(u32::MAX);
+    let rows = inner
+        .store()
+        .routes_for_holder(inner.name(), RouteState::Requested, limit)
+        .await;
+    match rows {
+        Ok(rows) => {
+            for row in rows {
+                take(inner, row.invocation_id);
             }
         }
+        Err(error) => tracing::warn!(%error, "replica: routed calls not re-read"),
     }
 }
 
@@ -340,14 +396,42 @@ async fn run_routed(inner: &Inner, row: RouteRecord) {
         }
         Err(end) => end,
     };
-    let json = serde_json::to_string(&end).unwrap_or_default();
+    answer(inner, &row, &end).await;
+}
+
+/// Attempts at writing a routed call's answer, [`ANSWER_RETRY`] apart,
+/// doubling: 5 (within 1.5 s).
+const ANSWER_ATTEMPTS: u32 = 5;
+const ANSWER_RETRY: Duration = Duration::from_millis(100);
+
+/// Writes the answer of a routed call (`taken` → `answered`) and wakes
+/// its requester. A store error is retried ([`ANSWER_ATTEMPTS`]); an
+/// answer the row cannot hold is written [`CallEnd::Interrupted`] (the
+/// call ran; its result is not carried); past the attempts the requester
+/// ends its wait at its call timeout.
+async fn answer(inner: &Inner, row: &RouteRecord, end: &CallEnd) {
     let id = &row.invocation_id;
-    match inner.store().answer_route(id, &json, inner.now()).await {
-        Ok(RouteTransition::Applied) => wake_requester(inner, &row).await,
-        Ok(_) => {
-            tracing::info!(invocation_id = %id, "replica: the requester stopped waiting first")
+    let mut json = serde_json::to_string(end).unwrap_or_default();
+    let mut delay = ANSWER_RETRY;
+    for attempt in 1..=ANSWER_ATTEMPTS {
+        match inner.store().answer_route(id, &json, inner.now()).await {
+            Ok(RouteTransition::Applied) => return wake_requester(inner, row).await,
+            Ok(_) => {
+                return tracing::info!(invocation_id = %id, "replica: the requester stopped waiting first")
+            }
+            Err(StoreError::TooLarge { bytes, .. }) => {
+                tracing::error!(invocation_id = %id, bytes, "replica: the answer does not fit its row; answered interrupted");
+                json = serde_json::to_string(&CallEnd::Interrupted).unwrap_or_default();
+            }
+            Err(error) if attempt < ANSWER_ATTEMPTS => {
+                tracing::warn!(invocation_id = %id, %error, attempt, "replica: answer not recorded; retrying");
+                tokio::time::sleep(delay).await;
+                delay = delay.saturating_mul(2);
+            }
+            Err(error) => {
+                tracing::error!(invocation_id = %id, %error, "replica: answer not recorded")
+            }
         }
-        Err(error) => tracing::error!(invocation_id = %id, %error, "replica: answer not recorded"),
     }
 }
 

@@ -135,10 +135,7 @@ impl Inner {
         let interrupted = self.durable.connection_closed(connection_id).await;
         self.end_waiters(&interrupted);
         if let Some(tab) = tab {
-            if let Err(error) = self.store().release_surface(&tab, self.name()).await {
-                tracing::warn!(%error, "replica: lease not released; retried at the next renewal");
-                self.lock().to_release.insert(tab.clone());
-            }
+            self.release(&tab, connection_id).await;
             self.surfaces_changed(&tab).await;
         }
         interrupted

@@ -6,9 +6,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, HostStore, LeaseClaim, OutcomeWrite, RouteRecord, RouteState, RouteTake,
-    RouteTransition, RouteWrite, RunRecord, StoreError, StoreFuture, SurfaceLease, Transition,
-    MAX_STORED_ANNOUNCEMENT_BYTES,
+    DispatchWrite, HostStore, LeaseClaim, OutcomeWrite, RenewedLease, RouteRecord, RouteState,
+    RouteTake, RouteTransition, RouteWrite, RunRecord, StoreError, StoreFuture, SurfaceLease,
+    Transition, MAX_ROUTE_ANSWER_BYTES, MAX_STORED_ANNOUNCEMENT_BYTES,
 };
 
 /// An in-memory [`HostStore`] with the same transitions as the SQL
@@ -378,9 +378,9 @@ impl HostStore for MemoryStore {
         replica: &'a str,
         expires_at_ms: i64,
         now_ms: i64,
-    ) -> StoreFuture<'a, u64> {
+    ) -> StoreFuture<'a, Vec<RenewedLease>> {
         let mut tables = self.lock();
-        let mut renewed = 0;
+        let mut renewed = Vec::new();
         for lease in tables
             .surfaces
             .values_mut()
@@ -388,17 +388,26 @@ impl HostStore for MemoryStore {
         {
             lease.lease_expires_at_ms = expires_at_ms;
             lease.updated_at_ms = now_ms;
-            renewed += 1;
+            renewed.push(RenewedLease {
+                tab_id: lease.tab_id.clone(),
+                connection_id: lease.connection_id.clone(),
+            });
         }
+        // The map is ordered by tab id.
         ready(Ok(renewed))
     }
 
-    fn release_surface<'a>(&'a self, tab_id: &'a str, replica: &'a str) -> StoreFuture<'a, bool> {
+    fn release_surface<'a>(
+        &'a self,
+        tab_id: &'a str,
+        replica: &'a str,
+        connection_id: &'a str,
+    ) -> StoreFuture<'a, bool> {
         let mut tables = self.lock();
         let held = tables
             .surfaces
             .get(tab_id)
-            .is_some_and(|l| l.replica == replica);
+            .is_some_and(|l| l.replica == replica && l.connection_id == connection_id);
         if held {
             tables.surfaces.remove(tab_id);
         }
@@ -492,7 +501,7 @@ impl HostStore for MemoryStore {
         result: &'a str,
         at_ms: i64,
     ) -> StoreFuture<'a, RouteTransition> {
-        if let Err(e) = StoreError::check_size("result", result) {
+        if let Err(e) = StoreError::check_size_within("result", result, MAX_ROUTE_ANSWER_BYTES) {
             return ready(Err(e));
         }
         ready(Ok(self.route_transition(
@@ -535,6 +544,35 @@ impl HostStore for MemoryStore {
                 r.settled_at_ms = Some(at_ms);
             },
         )))
+    }
+
+    fn withdraw_route<'a>(
+        &'a self,
+        route: &'a RouteRecord,
+        at_ms: i64,
+    ) -> StoreFuture<'a, RouteTransition> {
+        if let Err(e) = StoreError::check_size("request", &route.request) {
+            return ready(Err(e));
+        }
+        let mut tables = self.lock();
+        let id = &route.invocation_id;
+        ready(Ok(match tables.routes.get_mut(id) {
+            None => {
+                let mut row = route.clone();
+                row.state = RouteState::Interrupted;
+                row.result = None;
+                row.progress = None;
+                row.settled_at_ms = Some(at_ms);
+                tables.routes.insert(id.clone(), row);
+                RouteTransition::Applied
+            }
+            Some(row) if row.state == RouteState::Requested && row.requester == route.requester => {
+                row.state = RouteState::Interrupted;
+                row.settled_at_ms = Some(at_ms);
+                RouteTransition::Applied
+            }
+            Some(row) => RouteTransition::NotApplied(Box::new(row.clone())),
+        }))
     }
 
     fn cancel_route<'a>(

@@ -52,6 +52,10 @@ pub const DEFAULT_LIST_LIMIT: u32 = 1_000;
 /// refused with [`StoreError::TooLarge`].
 pub const MAX_STORED_JSON_BYTES: usize = 262_144;
 
+/// Largest answer of a routed call (`host_routes.result`): a result of
+/// [`MAX_STORED_JSON_BYTES`] and 1 KiB for the replica's envelope around it.
+pub const MAX_ROUTE_ANSWER_BYTES: usize = MAX_STORED_JSON_BYTES + 1024;
+
 /// How much a committed write survives: the setting applied to every
 /// connection a SQL store opens (`docs/host.md`, "Durability").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -350,6 +354,16 @@ pub enum LeaseClaim {
     HeldElsewhere(Box<SurfaceLease>),
 }
 
+/// A lease [`HostStore::renew_leases`] extended: its tab and the
+/// connection it names.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RenewedLease {
+    /// The tab.
+    pub tab_id: String,
+    /// The connection the lease was claimed for.
+    pub connection_id: String,
+}
+
 /// Largest announcement a surface lease stores: 1 MiB of JSON.
 pub const MAX_STORED_ANNOUNCEMENT_BYTES: usize = 1 << 20;
 
@@ -416,11 +430,19 @@ impl StoreError {
     }
 
     pub(crate) fn check_size(what: &'static str, json: &str) -> Result<(), Self> {
-        if json.len() > MAX_STORED_JSON_BYTES {
+        Self::check_size_within(what, json, MAX_STORED_JSON_BYTES)
+    }
+
+    pub(crate) fn check_size_within(
+        what: &'static str,
+        json: &str,
+        limit: usize,
+    ) -> Result<(), Self> {
+        if json.len() > limit {
             return Err(StoreError::TooLarge {
                 what,
                 bytes: json.len(),
-                limit: MAX_STORED_JSON_BYTES,
+                limit,
             });
         }
         Ok(())
@@ -599,9 +621,12 @@ pub trait HostStore: Send + Sync {
         now_ms: i64,
     ) -> StoreFuture<'a, LeaseClaim>;
 
-    /// Extends every unexpired lease `replica` holds to `expires_at_ms`;
-    /// returns how many. A lease that expired before `now_ms` is not
-    /// revived, and one another replica took over is not touched.
+    /// Extends every unexpired lease `replica` holds to `expires_at_ms`, in
+    /// one statement; returns them sorted by tab id (the caller compares
+    /// them with the sockets it has: a lease it holds for a socket it no
+    /// longer has is released, a socket whose lease is missing is claimed
+    /// again). A lease that expired before `now_ms` is not revived, and
+    /// one another replica took over is not touched.
     ///
     /// # Errors
     /// [`StoreError`].
@@ -610,14 +635,20 @@ pub trait HostStore: Send + Sync {
         replica: &'a str,
         expires_at_ms: i64,
         now_ms: i64,
-    ) -> StoreFuture<'a, u64>;
+    ) -> StoreFuture<'a, Vec<RenewedLease>>;
 
-    /// Drops `tab_id`'s lease if `replica` holds it (the tab's socket
-    /// closed); `false` otherwise.
+    /// Drops `tab_id`'s lease if `replica` holds it for `connection_id`
+    /// (that socket closed); `false` otherwise — a lease the tab's newer
+    /// connection claimed stays.
     ///
     /// # Errors
     /// [`StoreError`].
-    fn release_surface<'a>(&'a self, tab_id: &'a str, replica: &'a str) -> StoreFuture<'a, bool>;
+    fn release_surface<'a>(
+        &'a self,
+        tab_id: &'a str,
+        replica: &'a str,
+        connection_id: &'a str,
+    ) -> StoreFuture<'a, bool>;
 
     /// `tab_id`'s lease, expired or not.
     ///
@@ -676,6 +707,21 @@ pub trait HostStore: Send + Sync {
         not_before_ms: i64,
     ) -> StoreFuture<'a, RouteTake>;
 
+    /// Withdraws a routed call whose [`Self::record_route`] failed — its
+    /// insert may have committed unseen, or may still commit: writes the
+    /// row `interrupted` when the id has none, or moves this requester's
+    /// `requested` row to `interrupted`, in one statement; an insert that
+    /// commits later finds the id taken. Applied: the call never ran and
+    /// never will.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn withdraw_route<'a>(
+        &'a self,
+        route: &'a RouteRecord,
+        at_ms: i64,
+    ) -> StoreFuture<'a, RouteTransition>;
+
     /// `requested` → `interrupted` only: applied, the call never ran and
     /// never will.
     ///
@@ -706,7 +752,9 @@ pub trait HostStore: Send + Sync {
     /// [`StoreError`].
     fn release_replica_surfaces<'a>(&'a self, replica: &'a str) -> StoreFuture<'a, u64>;
 
-    /// `taken` → `answered`, storing the result JSON.
+    /// `taken` → `answered`, storing the result JSON (the replica's
+    /// `CallEnd`, at most [`MAX_ROUTE_ANSWER_BYTES`]: a result the call
+    /// rows hold, and its envelope).
     ///
     /// # Errors
     /// [`StoreError`] ([`StoreError::TooLarge`]).

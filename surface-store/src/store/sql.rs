@@ -74,10 +74,11 @@ pub(super) const CLAIM_SURFACE: &str = "INSERT INTO host_surfaces (tab_id, sessi
     lease_expires_at_ms = excluded.lease_expires_at_ms, updated_at_ms = excluded.updated_at_ms \
     WHERE host_surfaces.replica = excluded.replica OR host_surfaces.lease_expires_at_ms < $8";
 pub(super) const RENEW_LEASES: &str = "UPDATE host_surfaces SET lease_expires_at_ms = $2, \
-    updated_at_ms = $3 WHERE replica = $1 AND lease_expires_at_ms >= $3";
+    updated_at_ms = $3 WHERE replica = $1 AND lease_expires_at_ms >= $3 \
+    RETURNING tab_id, connection_id";
 pub(super) const RELEASE_REPLICA_SURFACES: &str = "DELETE FROM host_surfaces WHERE replica = $1";
 pub(super) const RELEASE_SURFACE: &str =
-    "DELETE FROM host_surfaces WHERE tab_id = $1 AND replica = $2";
+    "DELETE FROM host_surfaces WHERE tab_id = $1 AND replica = $2 AND connection_id = $3";
 pub(super) const SELECT_SURFACE: &str = "SELECT tab_id, session_id, replica, connection_id, \
     announcement, lease_expires_at_ms, updated_at_ms FROM host_surfaces WHERE tab_id = $1";
 pub(super) const EXPIRED_SURFACES: &str = "SELECT tab_id, session_id, replica, connection_id, \
@@ -100,6 +101,12 @@ pub(super) const PROGRESS_ROUTE: &str = "UPDATE host_routes SET progress = $3 \
     WHERE invocation_id = $1 AND holder = $2 AND state = 'taken'";
 pub(super) const INTERRUPT_ROUTE: &str = "UPDATE host_routes SET state = 'interrupted', \
     settled_at_ms = $2 WHERE invocation_id = $1 AND state IN ('requested', 'taken')";
+pub(super) const WITHDRAW_ROUTE: &str = "INSERT INTO host_routes (invocation_id, run_id, \
+    tab_id, requester, holder, request, state, requested_at_ms, settled_at_ms) \
+    VALUES ($1, $2, $3, $4, $5, $6, 'interrupted', $7, $8) \
+    ON CONFLICT (invocation_id) DO UPDATE SET state = 'interrupted', \
+    settled_at_ms = excluded.settled_at_ms \
+    WHERE host_routes.state = 'requested' AND host_routes.requester = excluded.requester";
 pub(super) const CANCEL_ROUTE: &str = "UPDATE host_routes SET state = 'interrupted', \
     settled_at_ms = $2 WHERE invocation_id = $1 AND state = 'requested'";
 pub(super) const CANCEL_REQUESTER_ROUTES: &str = "UPDATE host_routes SET state = 'interrupted', \
@@ -646,16 +653,26 @@ macro_rules! sql_store {
                 replica: &'a str,
                 expires_at_ms: i64,
                 now_ms: i64,
-            ) -> StoreFuture<'a, u64> {
+            ) -> StoreFuture<'a, Vec<RenewedLease>> {
                 Box::pin(async move {
-                    let done = sqlx::query(sql::RENEW_LEASES)
+                    let rows = sqlx::query(sql::RENEW_LEASES)
                         .bind(replica)
                         .bind(expires_at_ms)
                         .bind(now_ms)
-                        .execute(&self.pool)
+                        .fetch_all(&self.pool)
                         .await
                         .map_err(|e| db("renew surface leases", e))?;
-                    Ok(done.rows_affected())
+                    let mut renewed = rows
+                        .iter()
+                        .map(|row| {
+                            Ok(RenewedLease {
+                                tab_id: get(row, "tab_id")?,
+                                connection_id: get(row, "connection_id")?,
+                            })
+                        })
+                        .collect::<Result<Vec<_>, StoreError>>()?;
+                    renewed.sort_by(|a, b| a.tab_id.cmp(&b.tab_id));
+                    Ok(renewed)
                 })
             }
 
@@ -663,11 +680,13 @@ macro_rules! sql_store {
                 &'a self,
                 tab_id: &'a str,
                 replica: &'a str,
+                connection_id: &'a str,
             ) -> StoreFuture<'a, bool> {
                 Box::pin(async move {
                     let done = sqlx::query(sql::RELEASE_SURFACE)
                         .bind(tab_id)
                         .bind(replica)
+                        .bind(connection_id)
                         .execute(&self.pool)
                         .await
                         .map_err(|e| db("release a surface lease", e))?;
@@ -780,7 +799,7 @@ macro_rules! sql_store {
                 at_ms: i64,
             ) -> StoreFuture<'a, RouteTransition> {
                 Box::pin(async move {
-                    StoreError::check_size("result", result)?;
+                    StoreError::check_size_within("result", result, MAX_ROUTE_ANSWER_BYTES)?;
                     let done = sqlx::query(sql::ANSWER_ROUTE)
                         .bind(invocation_id)
                         .bind(result)
@@ -826,6 +845,30 @@ macro_rules! sql_store {
                         .await
                         .map_err(|e| db("interrupt a routed call", e))?;
                     self.route_transition(invocation_id, done.rows_affected())
+                        .await
+                })
+            }
+
+            fn withdraw_route<'a>(
+                &'a self,
+                route: &'a RouteRecord,
+                at_ms: i64,
+            ) -> StoreFuture<'a, RouteTransition> {
+                Box::pin(async move {
+                    StoreError::check_size("request", &route.request)?;
+                    let done = sqlx::query(sql::WITHDRAW_ROUTE)
+                        .bind(&route.invocation_id)
+                        .bind(&route.run_id)
+                        .bind(&route.tab_id)
+                        .bind(&route.requester)
+                        .bind(&route.holder)
+                        .bind(&route.request)
+                        .bind(route.requested_at_ms)
+                        .bind(at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("withdraw a routed call", e))?;
+                    self.route_transition(&route.invocation_id, done.rows_affected())
                         .await
                 })
             }

@@ -3,6 +3,7 @@
 //! PostgreSQL cluster), and the devices host the runtime's host tests use.
 #![allow(dead_code)]
 
+pub mod faults;
 pub mod pg;
 
 use std::path::PathBuf;
