@@ -23,12 +23,16 @@
 //!
 //! Failure rules: a call is never moved to another tab or replica; a
 //! holder that stops renewing loses its leases after
-//! [`ReplicaOptions::lease`] and the calls routed to it are answered
-//! [`CallEnd::Interrupted`] (ambiguous: they may have taken effect) by the
-//! requester's next check; a holder that restarts interrupts every routed
-//! call it had taken ([`Replica::start`]) and so never completes one another
-//! replica already answered; an invocation id is dispatched at most once
-//! across replicas (the primary keys of `host_calls` and `host_routes`).
+//! [`ReplicaOptions::lease`] and the calls routed to it are answered by
+//! the requester's next check — [`CallEnd::Interrupted`] (ambiguous: they
+//! may have taken effect) when it had taken them, refused
+//! [`Refusal::HolderUnavailable`] (withdrawn, never run) when not; a
+//! holder that restarts interrupts every routed call it had taken
+//! ([`Replica::start`]) and so never completes one another replica already
+//! answered; an invocation id is dispatched at most once across replicas
+//! (the primary keys of `host_calls` and `host_routes`); no lease outlives
+//! the socket it names (each renewal compares the leases it extended with
+//! the sockets it has).
 
 mod route;
 mod tab;
