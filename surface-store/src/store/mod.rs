@@ -36,10 +36,15 @@ use std::pin::Pin;
 
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
-pub use postgres::{PostgresStore, PostgresStoreOptions};
+pub use postgres::{
+    PostgresStore, PostgresStoreOptions, DEFAULT_POSTGRES_ACQUIRE_TIMEOUT,
+    DEFAULT_POSTGRES_MAX_CONNECTIONS, DEFAULT_POSTGRES_STATEMENT_TIMEOUT,
+};
 pub use route::{RouteRecord, RouteState, RouteTake, RouteTransition, RouteWrite};
 #[cfg(feature = "sqlite")]
-pub use sqlite::{SqliteStore, SqliteStoreOptions};
+pub use sqlite::{
+    SqliteStore, SqliteStoreOptions, DEFAULT_SQLITE_BUSY_TIMEOUT, DEFAULT_SQLITE_MAX_CONNECTIONS,
+};
 
 /// A boxed, `Send` future of a store operation.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
