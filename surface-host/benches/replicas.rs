@@ -213,7 +213,7 @@ impl NecessaryWork {
             .unwrap();
         let woken = self.holder_calls.lock().await.next().await;
         assert_eq!(woken, Some(Delivery::Wake(id.clone())));
-        let taken = self.holder.take_route(&id, "nw-holder", 2).await.unwrap();
+        let taken = self.holder.take_route(&id, "nw-holder", 0).await.unwrap();
         assert!(matches!(taken, surface_store::RouteTake::Taken(_)));
         let answer =
             r#"{"end":"outcome","outcome":{"status":"success","invocationId":"x","output":{}}}"#;
