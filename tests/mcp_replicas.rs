@@ -81,7 +81,7 @@ fn a_client_of_either_replica_acts_in_the_tab_of_its_tokens_replica() {
             .await
             .expect("the test's own store handle");
         let routed = store
-            .routes_for_holder("r1", RouteState::Answered, 10)
+            .routes_for_holder("r1", RouteState::Answered, 0, 10)
             .await
             .unwrap();
         let pairs: Vec<_> = routed

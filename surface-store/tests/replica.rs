@@ -603,6 +603,34 @@ async fn a_call_is_sent_only_to_the_socket_that_announced_its_tab() {
     assert!(received.is_err(), "the other socket received {received:?}");
 }
 
+/// A routed request too large to store is refused as invalid at once: it
+/// was never written, so it never runs (and waits for nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_routed_request_is_refused_at_once() {
+    let memory: Arc<dyn HostStore> = Arc::new(MemoryStore::new());
+    let wake = Arc::new(LocalWakeups::new());
+    let r1 = replica_on("r1", memory.clone(), wake.clone(), options()).await;
+    let r2 = replica_on("r2", memory.clone(), wake.clone(), options()).await;
+    let s = Arc::new(session());
+    let (_tab, _, _page) = page(&r1, &s, "conn-1", false).await;
+    r2.durable().start_run(run1()).await.unwrap();
+    let big = ToolCallRequest::new(
+        "run-1",
+        "tc-big",
+        "big-1",
+        DISABLE,
+        json!({"reason": "x".repeat(surface_store::store::MAX_STORED_JSON_BYTES)}),
+    );
+    assert_eq!(
+        r2.call(big, None).await,
+        CallEnd::Refused {
+            reason: Refusal::Invalid
+        }
+    );
+    assert_eq!(memory.route("big-1").await.unwrap(), None);
+    assert_eq!(s.fx.executor.count(), 0);
+}
+
 async fn run_all(shared: impl Fn() -> Shared) {
     a_call_on_another_replica_runs_once_on_the_tabs_replica(&shared()).await;
     one_id_sent_to_both_replicas_at_once_runs_once(&shared()).await;

@@ -1067,10 +1067,18 @@ async fn routed_calls_are_taken_once_and_settled_once(db: &Db) {
         ["a"]
     );
     let requested = store
-        .routes_for_holder("r4", RouteState::Requested, 10)
+        .routes_for_holder("r4", RouteState::Requested, 0, 10)
         .await
         .unwrap();
     assert_eq!(requested.len(), 1);
+    // Rows requested before `since` are left out (too old to take).
+    assert_eq!(
+        store
+            .routes_for_holder("r4", RouteState::Requested, 301, 10)
+            .await
+            .unwrap(),
+        []
+    );
     assert!(matches!(
         store
             .record_route(&surface_store::RouteRecord {

@@ -333,7 +333,7 @@ fn statuses(disabled: &[&str]) -> Value {
 /// The one routed call of a replica pair, from the store.
 async fn routed(store: &PostgresStore, holder: &str, state: RouteState) -> Vec<String> {
     store
-        .routes_for_holder(holder, state, 100)
+        .routes_for_holder(holder, state, 0, 100)
         .await
         .unwrap()
         .into_iter()
@@ -378,7 +378,7 @@ async fn a_call_reaching_the_other_replica_runs_once_on_the_tabs_replica() {
     let answered = routed(&store, "r1", RouteState::Answered).await;
     assert_eq!(answered, vec!["r2>r1", "r2>r1"]);
     for route in store
-        .routes_for_holder("r1", RouteState::Answered, 10)
+        .routes_for_holder("r1", RouteState::Answered, 0, 10)
         .await
         .unwrap()
     {
@@ -469,7 +469,7 @@ async fn a_killed_replica_interrupts_its_tabs_call_and_the_tab_moves_on() {
 
     // r1 comes back: the call it held is interrupted, never completed.
     let interrupted = store
-        .routes_for_holder("r1", RouteState::Interrupted, 10)
+        .routes_for_holder("r1", RouteState::Interrupted, 0, 10)
         .await
         .unwrap();
     let id = &interrupted[0].invocation_id;

@@ -135,10 +135,11 @@ pub(super) async fn routed_call(
         settled_at_ms: None,
     };
     // From here on, a requester that stops waiting (its agent went away:
-    // this future is dropped) cancels the row if it is still `requested`.
+    // this future is dropped) withdraws the row if it is still its own and
+    // `requested` (or not written yet: an insert in flight never runs).
     let mut abandon = Abandon {
         inner: Some(inner.clone()),
-        invocation_id: id.clone(),
+        route: Some(route.clone()),
     };
     let end = match inner.store().record_route(&route).await {
         Ok(RouteWrite::Inserted) => {
@@ -151,6 +152,13 @@ pub(super) async fn routed_call(
             abandon.inner = None;
             return refused(Refusal::Conflict);
         }
+        // Nothing was written: the request cannot be stored (and so
+        // cannot be routed) at all.
+        Err(StoreError::TooLarge { bytes, limit, .. }) => {
+            abandon.inner = None;
+            tracing::warn!(invocation_id = %id, bytes, limit, "replica: the call is too large to route");
+            return refused(Refusal::Invalid);
+        }
         Err(error) => {
             tracing::error!(invocation_id = %id, %error, "replica: the call cannot be routed");
             // The insert may have committed with its answer lost, or may
@@ -158,7 +166,9 @@ pub(super) async fn routed_call(
             // there from `requested`), so that insert never runs either.
             match inner.store().withdraw_route(&route, inner.now()).await {
                 Ok(RouteTransition::Applied) => refused(Refusal::StoreUnavailable),
-                Ok(RouteTransition::NotApplied(row)) if row.requester != route.requester => {
+                // Another call's row (another requester's, or an earlier
+                // one with this id).
+                Ok(RouteTransition::NotApplied(row)) if !same_call(&row, &route) => {
                     refused(Refusal::Conflict)
                 }
                 Ok(RouteTransition::NotApplied(row)) => match settled(&row) {
@@ -173,24 +183,33 @@ pub(super) async fn routed_call(
     end
 }
 
-/// Cancels a routed call whose requester stopped waiting before it
-/// settled (the future was dropped): a row still `requested` never runs.
+/// Whether `row` is the row `route` wrote (not another call's with the
+/// same id).
+fn same_call(row: &RouteRecord, route: &RouteRecord) -> bool {
+    row.requester == route.requester
+        && row.requested_at_ms == route.requested_at_ms
+        && row.request == route.request
+}
+
+/// Withdraws a routed call whose requester stopped waiting before it
+/// settled (the future was dropped): its own row still `requested`, or
+/// one not written yet, never runs.
 struct Abandon {
     inner: Option<Arc<Inner>>,
-    invocation_id: String,
+    route: Option<RouteRecord>,
 }
 
 impl Drop for Abandon {
     fn drop(&mut self) {
-        let Some(inner) = self.inner.take() else {
+        let (Some(inner), Some(route)) = (self.inner.take(), self.route.take()) else {
             return;
         };
-        let id = std::mem::take(&mut self.invocation_id);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
                 let now = inner.now();
-                if let Err(error) = inner.store().cancel_route(&id, now).await {
-                    tracing::warn!(invocation_id = %id, %error, "replica: abandoned routed call not cancelled");
+                if let Err(error) = inner.store().withdraw_route(&route, now).await {
+                    let id = &route.invocation_id;
+                    tracing::warn!(invocation_id = %id, %error, "replica: abandoned routed call not withdrawn");
                 }
             });
         }
@@ -342,9 +361,11 @@ pub(super) async fn serve_calls(inner: Weak<Inner>, mut calls: Subscription) {
 /// connection that died silently loses wake-ups without a rescan).
 pub(super) async fn take_requested(inner: &Arc<Inner>) {
     let limit = u32::try_from(inner.options.max_routed_calls).unwrap_or(u32::MAX);
+    // Older rows are never taken (their requester stopped waiting).
+    let since = inner.now().saturating_sub(call_timeout_ms(inner));
     let rows = inner
         .store()
-        .routes_for_holder(inner.name(), RouteState::Requested, limit)
+        .routes_for_holder(inner.name(), RouteState::Requested, since, limit)
         .await;
     match rows {
         Ok(rows) => {
@@ -354,6 +375,10 @@ pub(super) async fn take_requested(inner: &Arc<Inner>) {
         }
         Err(error) => tracing::warn!(%error, "replica: routed calls not re-read"),
     }
+}
+
+fn call_timeout_ms(inner: &Inner) -> i64 {
+    i64::try_from(inner.options.call_timeout.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// Takes one routed call (one conditional statement) and runs it, in a
@@ -366,8 +391,7 @@ fn take(inner: &Arc<Inner>, id: String) {
     let inner = inner.clone();
     tokio::spawn(async move {
         let _permit = permit;
-        let timeout = i64::try_from(inner.options.call_timeout.as_millis()).unwrap_or(i64::MAX);
-        let not_before = inner.now().saturating_sub(timeout);
+        let not_before = inner.now().saturating_sub(call_timeout_ms(&inner));
         match inner
             .store()
             .take_route(&id, inner.name(), not_before)
@@ -416,6 +440,12 @@ async fn answer(inner: &Inner, row: &RouteRecord, end: &CallEnd) {
     for attempt in 1..=ANSWER_ATTEMPTS {
         match inner.store().answer_route(id, &json, inner.now()).await {
             Ok(RouteTransition::Applied) => return wake_requester(inner, row).await,
+            // An earlier attempt committed though its reply was lost.
+            Ok(RouteTransition::NotApplied(now))
+                if attempt > 1 && now.state == RouteState::Answered =>
+            {
+                return wake_requester(inner, row).await
+            }
             Ok(_) => {
                 return tracing::info!(invocation_id = %id, "replica: the requester stopped waiting first")
             }

@@ -170,11 +170,16 @@ impl ReplicaTab {
                 let accepted = match inner.durable.accept_announcement(conn, &announcement).await {
                     Ok(accepted) => accepted,
                     Err(error) => {
+                        // Undone only while the entry is still this
+                        // connection's (a newer connection of the tab may
+                        // have announced meanwhile).
                         let mut state = inner.lock();
-                        match before {
-                            Some(previous) => state.local_tabs.insert(tab_id, previous),
-                            None => state.local_tabs.remove(&tab_id),
-                        };
+                        if state.local_tabs.get(&tab_id) == Some(&conn.connection_id) {
+                            match before {
+                                Some(previous) => state.local_tabs.insert(tab_id, previous),
+                                None => state.local_tabs.remove(&tab_id),
+                            };
+                        }
                         return Err(error);
                     }
                 };

@@ -622,13 +622,14 @@ impl HostStore for MemoryStore {
         &'a self,
         holder: &'a str,
         state: RouteState,
+        since_ms: i64,
         limit: u32,
     ) -> StoreFuture<'a, Vec<RouteRecord>> {
         let mut routes: Vec<RouteRecord> = self
             .lock()
             .routes
             .values()
-            .filter(|r| r.holder == holder && r.state == state)
+            .filter(|r| r.holder == holder && r.state == state && r.requested_at_ms >= since_ms)
             .cloned()
             .collect();
         routes.sort_by(|a, b| {

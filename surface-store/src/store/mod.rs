@@ -801,8 +801,10 @@ pub trait HostStore: Send + Sync {
     /// [`StoreError`].
     fn route<'a>(&'a self, invocation_id: &'a str) -> StoreFuture<'a, Option<RouteRecord>>;
 
-    /// The routed calls `holder` has in `state`, oldest first, at most
-    /// `limit` (what a holder re-reads on [`crate::wake::Delivery::Rescan`]).
+    /// The routed calls `holder` has in `state`, requested at or after
+    /// `since_ms` (0: all), oldest first, at most `limit` (what a holder
+    /// re-reads on [`crate::wake::Delivery::Rescan`] and at every lease
+    /// renewal: the `requested` rows young enough to take).
     ///
     /// # Errors
     /// [`StoreError`].
@@ -810,6 +812,7 @@ pub trait HostStore: Send + Sync {
         &'a self,
         holder: &'a str,
         state: RouteState,
+        since_ms: i64,
         limit: u32,
     ) -> StoreFuture<'a, Vec<RouteRecord>>;
 

@@ -123,7 +123,8 @@ pub(super) const SELECT_ROUTE: &str = "SELECT invocation_id, run_id, tab_id, req
     WHERE invocation_id = $1";
 pub(super) const ROUTES_FOR_HOLDER: &str = "SELECT invocation_id, run_id, tab_id, requester, \
     holder, request, state, result, progress, requested_at_ms, settled_at_ms FROM host_routes \
-    WHERE holder = $1 AND state = $2 ORDER BY requested_at_ms, invocation_id LIMIT $3";
+    WHERE holder = $1 AND state = $2 AND requested_at_ms >= $3 \
+    ORDER BY requested_at_ms, invocation_id LIMIT $4";
 
 pub(super) const INSERT_TOKEN: &str = "INSERT INTO host_tokens (token_digest, run_id, \
     issued_at_ms) VALUES ($1, $2, $3) ON CONFLICT (token_digest) DO NOTHING";
@@ -930,12 +931,14 @@ macro_rules! sql_store {
                 &'a self,
                 holder: &'a str,
                 state: RouteState,
+                since_ms: i64,
                 limit: u32,
             ) -> StoreFuture<'a, Vec<RouteRecord>> {
                 Box::pin(async move {
                     let rows = sqlx::query(sql::ROUTES_FOR_HOLDER)
                         .bind(holder)
                         .bind(state.as_str())
+                        .bind(since_ms)
                         .bind(i64::from(limit))
                         .fetch_all(&self.pool)
                         .await

@@ -279,9 +279,10 @@ impl HostStore for Faulty {
         &'a self,
         holder: &'a str,
         state: RouteState,
+        since_ms: i64,
         limit: u32,
     ) -> StoreFuture<'a, Vec<RouteRecord>> {
-        self.inner.routes_for_holder(holder, state, limit)
+        self.inner.routes_for_holder(holder, state, since_ms, limit)
     }
 
     fn interrupt_holder_routes<'a>(
