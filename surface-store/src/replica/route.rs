@@ -161,26 +161,36 @@ pub(super) async fn routed_call(
         }
         Err(error) => {
             tracing::error!(invocation_id = %id, %error, "replica: the call cannot be routed");
-            // The insert may have committed with its answer lost, or may
-            // still commit: the row is written `interrupted` (or moved
-            // there from `requested`), so that insert never runs either.
-            match inner.store().withdraw_route(&route, inner.now()).await {
-                Ok(RouteTransition::Applied) => refused(Refusal::StoreUnavailable),
-                // Another call's row (another requester's, or an earlier
-                // one with this id).
-                Ok(RouteTransition::NotApplied(row)) if !same_call(&row, &route) => {
-                    refused(Refusal::Conflict)
-                }
-                Ok(RouteTransition::NotApplied(row)) => match settled(&row) {
-                    Some(end) => end,
-                    None => await_answer(inner, &route, &notify, progress.as_ref()).await,
-                },
-                Ok(RouteTransition::Unknown) | Err(_) => CallEnd::Interrupted,
-            }
+            after_failed_insert(inner, &route, &notify, progress.as_ref()).await
         }
     };
     abandon.inner = None;
     end
+}
+
+/// The end of a routed call whose insert failed: it may have committed
+/// with its answer lost, or may still commit — the row is written
+/// `interrupted` (or moved there from `requested`), so that insert never
+/// runs either; a row that got further is waited for.
+async fn after_failed_insert(
+    inner: &Inner,
+    route: &RouteRecord,
+    notify: &Notify,
+    progress: Option<&mpsc::UnboundedSender<BrowserSurfaceProgress>>,
+) -> CallEnd {
+    match inner.store().withdraw_route(route, inner.now()).await {
+        Ok(RouteTransition::Applied) => refused(Refusal::StoreUnavailable),
+        // Another call's row (another requester's, or an earlier one with
+        // this id).
+        Ok(RouteTransition::NotApplied(row)) if !same_call(&row, route) => {
+            refused(Refusal::Conflict)
+        }
+        Ok(RouteTransition::NotApplied(row)) => match settled(&row) {
+            Some(end) => end,
+            None => await_answer(inner, route, notify, progress).await,
+        },
+        Ok(RouteTransition::Unknown) | Err(_) => CallEnd::Interrupted,
+    }
 }
 
 /// Whether `row` is the row `route` wrote (not another call's with the
