@@ -57,8 +57,9 @@ pub const DEFAULT_LIST_LIMIT: u32 = 1_000;
 /// refused with [`StoreError::TooLarge`].
 pub const MAX_STORED_JSON_BYTES: usize = 262_144;
 
-/// Largest answer of a routed call (`host_routes.result`): a result of
-/// [`MAX_STORED_JSON_BYTES`] and 1 KiB for the replica's envelope around it.
+/// Largest answer of a routed call (`host_routes.result`), in bytes of
+/// JSON: a result of [`MAX_STORED_JSON_BYTES`] and 1 KiB for the replica's
+/// envelope around it (`docs/limits.md`).
 pub const MAX_ROUTE_ANSWER_BYTES: usize = MAX_STORED_JSON_BYTES + 1024;
 
 /// How much a committed write survives: the setting applied to every
@@ -360,7 +361,7 @@ pub enum LeaseClaim {
 }
 
 /// A lease [`HostStore::renew_leases`] extended: its tab and the
-/// connection it names.
+/// connection it names (`docs/host.md`, "Surface leases").
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RenewedLease {
     /// The tab.
@@ -717,7 +718,8 @@ pub trait HostStore: Send + Sync {
     /// row `interrupted` when the id has none, or moves this requester's
     /// `requested` row to `interrupted`, in one statement; an insert that
     /// commits later finds the id taken. Applied: the call never ran and
-    /// never will.
+    /// never will (`docs/host.md`, "Replicas": "Not sent" is said only
+    /// when it is certain).
     ///
     /// # Errors
     /// [`StoreError`].
@@ -773,7 +775,7 @@ pub trait HostStore: Send + Sync {
     /// Records the latest progress of a routed call (the page's
     /// `BrowserSurfaceProgress` JSON) while it is `taken`, by its
     /// `holder` only; applied, the holder wakes the requester, which
-    /// relays it to the agent.
+    /// relays it to the agent (`docs/host.md`, "Replicas").
     ///
     /// # Errors
     /// [`StoreError`] ([`StoreError::TooLarge`] over
