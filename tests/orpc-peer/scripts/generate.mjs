@@ -24,7 +24,6 @@ import { constructs, constructsRouter } from '../src/constructs.mjs';
 import { fixtureText, sortedKeys } from '../src/json.mjs';
 import { buildManifest, orpcJsonSchema, pathProblems, zodJsonSchema } from '../src/manifest.mjs';
 import { domainRouter } from '../src/domain.mjs';
-import { describeCapabilities } from '../src/governed.mjs';
 
 const addFormats = addFormatsModule.default ?? addFormatsModule;
 const here = dirname(fileURLToPath(import.meta.url));
@@ -116,7 +115,6 @@ async function buildArtifacts() {
     ['codegen/zod.manifest.json', fixtureText(zodManifest)],
     ['codegen/samples.json', fixtureText(samplesFixture())],
     ['devices.manifest.json', fixtureText(devicesManifest)],
-    ['governed.descriptors.json', fixtureText(describeCapabilities())],
   ]);
 }
 

@@ -1,4 +1,5 @@
-// Bearer-token auth for both routers (README.md, "Auth").
+// Bearer-token auth for the routers and the decision endpoint (README.md,
+// "Auth").
 //
 // The initial context is `{ headers, dropConnection }`: `headers` are the
 // node request headers (lower-case names), `dropConnection()` destroys the
@@ -33,18 +34,4 @@ export const base = os.$context();
 export const requester = base.use(({ context, next }) => {
   if (bearerToken(context.headers) !== USER_TOKEN) throw new ORPCError('UNAUTHORIZED');
   return next();
-});
-
-/**
- * Approver procedures (`approvals.decide`): `Bearer approver-token`
- * required; the requester's `user-token` ⇒ `FORBIDDEN` (403); anything else
- * ⇒ `UNAUTHORIZED` (401).
- */
-export const approver = base.use(({ context, next }) => {
-  const token = bearerToken(context.headers);
-  if (token === APPROVER_TOKEN) return next();
-  if (token === USER_TOKEN) {
-    throw new ORPCError('FORBIDDEN', { message: 'Only the approver may decide approvals' });
-  }
-  throw new ORPCError('UNAUTHORIZED');
 });

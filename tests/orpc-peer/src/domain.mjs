@@ -52,7 +52,11 @@ export function disableDevices(state, ids) {
   return { disabled };
 }
 
-export function createDomainRouter(state = createState()) {
+/**
+ * The domain router over `state`; `governed` is the `/gateway` gateway
+ * (`{ invoke }`) its `devices.purge` dispatches through.
+ */
+export function createDomainRouter(state = createState(), governed = { invoke: () => { throw new Error('no gateway'); } }) {
   const withNotFound = requester.errors({ NOT_FOUND });
 
   const devices = {
@@ -104,29 +108,33 @@ export function createDomainRouter(state = createState()) {
       .input(PurgeInput)
       .output(z.object({ purged: z.array(z.string()) }))
       .handler(({ input, context, errors }) => {
-        // With an `x-agent-invocation-id` the held purge is resumable
-        // through the gateway (`capabilities.resume` by that id, once
-        // `approvals.decide` approved it); the same id asks again for the
-        // same approval. Without one the approval cannot be resumed.
-        const invocationId = headerValue(context.headers, 'x-agent-invocation-id');
-        if (!invocationId) {
-          throw errors.APPROVAL_REQUIRED({ data: { approvalId: state.newApproval() } });
+        // Governed: the purge goes through the `/gateway` gateway's
+        // `invoke` under the caller's `x-agent-invocation-id` (or an id of
+        // the peer's own, which nobody can resume), so the approval is
+        // resumable there (`resumeApproval {invocationId, approvalId}`).
+        const invocationId = headerValue(context.headers, 'x-agent-invocation-id') ?? `rpc-${state.ids.execution()}`;
+        let outcome;
+        try {
+          outcome = governed.invoke({ invocationId, capabilityId: 'devices.purge', input, correlationId: invocationId });
+        } catch {
+          throw new ORPCError('BAD_REQUEST', { message: 'The invocation id is not a valid gateway id' });
         }
-        let record = state.invocations.get(invocationId);
-        if (!record) {
-          const approvalId = state.newApproval(invocationId);
-          record = {
-            capabilityId: 'devices.purge@v1',
-            input: { deviceIds: [...input.deviceIds] },
-            approvalId,
-            receipt: { status: 'approval-required', invocationId, executionId: state.newExecutionId(), approvalId },
-          };
-          state.invocations.set(invocationId, record);
+        switch (outcome.status) {
+          case 'approval-required':
+            throw errors.APPROVAL_REQUIRED({ data: { approvalId: outcome.approval.id } });
+          case 'completed':
+            return outcome.output;
+          case 'failed':
+            if (outcome.error.code === 'INVOCATION_CONFLICT') {
+              throw new ORPCError('CONFLICT', { message: 'The invocation id was already used' });
+            }
+            if (outcome.error.code === 'INPUT_INVALID') {
+              throw new ORPCError('BAD_REQUEST', { message: 'Input validation failed', data: outcome.error.details });
+            }
+            throw new ORPCError('INTERNAL_SERVER_ERROR');
+          default:
+            throw new ORPCError('INTERNAL_SERVER_ERROR');
         }
-        if (record.receipt.status !== 'approval-required' || record.capabilityId !== 'devices.purge@v1') {
-          throw new ORPCError('CONFLICT', { message: 'The invocation id was already used' });
-        }
-        throw errors.APPROVAL_REQUIRED({ data: { approvalId: record.approvalId } });
       }),
 
     stats: requester

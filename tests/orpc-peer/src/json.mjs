@@ -1,5 +1,5 @@
 // JSON helpers shared by the generator and the server: fixture formatting,
-// canonical JSON and the contract digest.
+// canonical JSON and SHA-256 hex digests.
 
 import { createHash } from 'node:crypto';
 
@@ -22,9 +22,9 @@ export function canonicalJson(value) {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
 }
 
-/** `"sha256:" + lowercase hex SHA-256 of canonicalJson(schema)` (UTF-8). */
-export function contractDigest(schema) {
-  return `sha256:${createHash('sha256').update(canonicalJson(schema), 'utf8').digest('hex')}`;
+/** Lowercase hex SHA-256 of `text` (UTF-8), no prefix. */
+export function sha256Hex(text) {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
 /** Agent-manifest effect names from orpc-agent's `sideEffect`. */

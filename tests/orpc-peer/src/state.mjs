@@ -1,5 +1,6 @@
-// In-memory state of one peer process (fresh per process): the devices, the
-// approvals, and the governed gateway's receipts.
+// In-memory state of one peer process (fresh per process): the domain
+// router's devices (shared with the `/gateway` gateway) and the id source
+// both gateways draw approval and execution ids from.
 
 /** The initial devices (README.md, "Domain router"), in list order. */
 export const SEED_DEVICES = Object.freeze([
@@ -12,27 +13,24 @@ export const SEED_DEVICES = Object.freeze([
 /** The device whose disabling is forbidden. */
 export const LOCKED_DEVICE_ID = 'dev-locked';
 
+/**
+ * Approval ids `appr-1`, `appr-2`, … and execution ids `exec-1`, `exec-2`,
+ * … per process, shared by every gateway of the process (so an approval id
+ * names one approval of one gateway).
+ */
+export function createIds() {
+  let approvals = 0;
+  let executions = 0;
+  return {
+    approval: () => `appr-${++approvals}`,
+    execution: () => `exec-${++executions}`,
+  };
+}
+
 export function createState() {
-  let approvalSeq = 0;
-  let executionSeq = 0;
   return {
     /** id → { id, name, status }, insertion order = list order. */
     devices: new Map(SEED_DEVICES.map((d) => [d.id, { ...d }])),
-    /** approvalId → { approvalId, decision: 'pending'|'approve'|'reject', invocationId? } */
-    approvals: new Map(),
-    /** invocationId → { capabilityId, input, receipt } (governed gateway) */
-    invocations: new Map(),
-    /** Opens a pending approval; ids are `appr-1`, `appr-2`, … per process. */
-    newApproval(invocationId) {
-      approvalSeq += 1;
-      const approvalId = `appr-${approvalSeq}`;
-      this.approvals.set(approvalId, { approvalId, decision: 'pending', invocationId });
-      return approvalId;
-    },
-    /** Execution ids are `exec-1`, `exec-2`, … per process. */
-    newExecutionId() {
-      executionSeq += 1;
-      return `exec-${executionSeq}`;
-    },
+    ids: createIds(),
   };
 }

@@ -13,7 +13,7 @@ import { once } from 'node:events';
 import { createORPCClient } from '@orpc/client';
 import { RPCLink } from '@orpc/client/fetch';
 import { constructs } from '../src/constructs.mjs';
-import { canonicalJson, contractDigest } from '../src/json.mjs';
+import { canonicalJson, sha256Hex } from '../src/json.mjs';
 import { pathProblems } from '../src/manifest.mjs';
 
 const peerDir = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -70,17 +70,6 @@ function assertError(res, status, code, { defined = false, message, data } = {})
   if (message !== undefined) assert.equal(e.message, message);
   if (data !== undefined) assert.deepEqual(e.data, data);
   return e;
-}
-
-const descriptors = JSON.parse(readFileSync(join(fixturesDir, 'governed.descriptors.json'), 'utf8'));
-const digestOf = (path) => descriptors.find((d) => d.path === path).contractDigest;
-
-function invoke(path, invocationId, input, headers = {}) {
-  return call(
-    '/gateway/capabilities/invoke',
-    { capabilityId: `${path}@v1`, invocationId, contractDigest: digestOf(path), input },
-    { ...USER, ...headers },
-  );
 }
 
 async function listIds() {
@@ -141,9 +130,10 @@ describe('auth', () => {
   test('wrong token ⇒ UNAUTHORIZED', async () => {
     assertError(await call('/rpc/devices/list', {}, { authorization: 'Bearer nope' }), 401, 'UNAUTHORIZED');
   });
-  test('approver token outside approvals.decide ⇒ UNAUTHORIZED', async () => {
+  test('the approver token is no requester credential ⇒ UNAUTHORIZED', async () => {
     assertError(await call('/rpc/devices/list', {}, APPROVER), 401, 'UNAUTHORIZED');
-    assertError(await call('/gateway/capabilities/describe', {}, APPROVER), 401, 'UNAUTHORIZED');
+    assertError(await call('/gateway/describe', {}, APPROVER), 401, 'UNAUTHORIZED');
+    assertError(await call('/capabilities/describe', {}, APPROVER), 401, 'UNAUTHORIZED');
   });
 });
 
@@ -213,7 +203,7 @@ describe('domain router /rpc', () => {
     });
   });
 
-  test('devices.purge always ⇒ defined APPROVAL_REQUIRED 409 with a fresh approvalId', async () => {
+  test('devices.purge without an invocation id ⇒ defined APPROVAL_REQUIRED 409 with a fresh approvalId', async () => {
     const a = assertError(await call('/rpc/devices/purge', { deviceIds: ['dev-1'] }), 409, 'APPROVAL_REQUIRED', {
       defined: true,
     });
@@ -284,11 +274,19 @@ describe('domain router /rpc', () => {
   });
 
   test('unmatched paths ⇒ 404 text/plain "Not found"', async () => {
-    for (const path of ['/rpc/devices.disable', '/rpc/nope', '/gateway/nope', '/elsewhere']) {
+    for (const path of ['/rpc/devices.disable', '/rpc/nope', '/gateway/nope', '/gateway/capabilities/resume', '/elsewhere']) {
       const res = await call(path, {});
       assert.equal(res.status, 404, path);
       assert.equal(res.contentType, 'text/plain');
       assert.equal(res.text, 'Not found');
+    }
+  });
+
+  test('unmatched paths under /capabilities ⇒ 404 {"error":"no such procedure"} (as recorded)', async () => {
+    for (const path of ['/capabilities/resume', '/capabilities/capabilities/invoke']) {
+      const res = await call(path, { invocationId: 'x' });
+      assert.equal(res.status, 404, path);
+      assert.deepEqual(res.body, { error: 'no such procedure' });
     }
   });
 
@@ -313,251 +311,12 @@ describe('domain router /rpc', () => {
   });
 });
 
-describe('governed gateway /gateway', () => {
-  test('capabilities.describe returns the committed descriptors fixture', async () => {
-    const res = await call('/gateway/capabilities/describe', {});
-    assert.equal(res.status, 200);
-    assert.deepEqual(res.body.json, descriptors);
-    assert.deepEqual(
-      descriptors.map((d) => [d.path, d.effect, d.requiresApproval, d.capabilityId]),
-      [
-        ['devices.disable', 'write', false, 'devices.disable@v1'],
-        ['devices.locate', 'read', false, 'devices.locate@v1'],
-        ['devices.purge', 'destructive', true, 'devices.purge@v1'],
-        ['mail.send', 'external', false, 'mail.send@v1'],
-      ],
-    );
-    for (const d of descriptors) assert.equal(d.contractDigest, contractDigest(d.inputSchema));
-    assert.ok(descriptors.find((d) => d.path === 'devices.locate').modelOutputSchema);
-  });
-
-  test('canonical JSON sorts keys and drops whitespace', () => {
-    assert.equal(canonicalJson({ b: [1, { d: 'x', c: null }], a: true }), '{"a":true,"b":[1,{"c":null,"d":"x"}]}');
-  });
-
-  test('invoke: digest mismatch ⇒ CONTRACT_MISMATCH 409, nothing executed', async () => {
-    const res = await call('/gateway/capabilities/invoke', {
-      capabilityId: 'devices.disable@v1',
-      invocationId: 'mismatch-1',
-      contractDigest: 'sha256:0000',
-      input: { deviceIds: ['dev-2'] },
-    });
-    assertError(res, 409, 'CONTRACT_MISMATCH', {
-      defined: true,
-      data: { capabilityId: 'devices.disable@v1', contractDigest: digestOf('devices.disable') },
-    });
-    assertError(await call('/gateway/capabilities/getInvocation', { invocationId: 'mismatch-1' }), 404, 'NOT_FOUND', {
-      defined: true,
-    });
-  });
-
-  test('invoke: invalid capability input ⇒ BAD_REQUEST; unknown capability ⇒ NOT_FOUND', async () => {
-    const e = assertError(await invoke('devices.disable', 'bad-1', { deviceIds: [] }), 400, 'BAD_REQUEST', {
-      message: 'Input validation failed',
-    });
-    assert.deepEqual(e.data.issues[0].path, ['deviceIds']);
-    assertError(await invoke('mail.send', 'bad-2', { to: 'not-an-email', subject: 's' }), 400, 'BAD_REQUEST');
-    const unknown = await call('/gateway/capabilities/invoke', {
-      capabilityId: 'devices.disable',
-      invocationId: 'bad-3',
-      contractDigest: digestOf('devices.disable'),
-      input: { deviceIds: ['dev-2'] },
-    });
-    assertError(unknown, 404, 'NOT_FOUND', { defined: true, data: { capabilityId: 'devices.disable' } });
-  });
-
-  test('invoke devices.disable completes; a repeat returns the stored receipt without executing', async () => {
-    const first = await invoke('devices.disable', 'inv-disable-1', { deviceIds: ['dev-2'] });
-    assert.equal(first.status, 200);
-    const receipt = first.body.json;
-    assert.equal(receipt.status, 'completed');
-    assert.equal(receipt.invocationId, 'inv-disable-1');
-    assert.match(receipt.executionId, /^exec-\d+$/);
-    assert.deepEqual(receipt.output, { disabled: ['dev-2'] });
-    const repeat = await invoke('devices.disable', 'inv-disable-1', { deviceIds: ['dev-2'] });
-    assert.deepEqual(repeat.body.json, receipt);
-    // A fresh invocation does execute again: dev-2 is already disabled.
-    const fresh = await invoke('devices.disable', 'inv-disable-2', { deviceIds: ['dev-2'] });
-    assert.equal(fresh.body.json.status, 'completed');
-    assert.notEqual(fresh.body.json.executionId, receipt.executionId);
-    assert.deepEqual(fresh.body.json.output, { disabled: [] });
-    const stored = await call('/gateway/capabilities/getInvocation', { invocationId: 'inv-disable-1' });
-    assert.deepEqual(stored.body.json, receipt);
-  });
-
-  test('invoke devices.disable on dev-locked ⇒ failed FORBIDDEN receipt', async () => {
-    const r = (await invoke('devices.disable', 'inv-disable-locked', { deviceIds: ['dev-locked'] })).body.json;
-    assert.equal(r.status, 'failed');
-    assert.equal(r.error.code, 'FORBIDDEN');
-  });
-
-  test('invoke mail.send ⇒ outcome-unknown, stored for getInvocation', async () => {
-    const r = (await invoke('mail.send', 'inv-mail-1', { to: 'a@example.com', subject: 'Hi' })).body.json;
-    assert.deepEqual(Object.keys(r).sort(), ['executionId', 'invocationId', 'status']);
-    assert.equal(r.status, 'outcome-unknown');
-    assert.equal(r.invocationId, 'inv-mail-1');
-    assert.deepEqual((await call('/gateway/capabilities/getInvocation', { invocationId: 'inv-mail-1' })).body.json, r);
-  });
-
-  test('invoke devices.locate: failed FORBIDDEN / PROVIDER_DOWN, cancelled, completed', async () => {
-    const locate = async (deviceId) => (await invoke('devices.locate', `inv-locate-${deviceId}`, { deviceId })).body.json;
-    const locked = await locate('dev-locked');
-    assert.equal(locked.status, 'failed');
-    assert.equal(locked.error.code, 'FORBIDDEN');
-    assert.equal(typeof locked.error.message, 'string');
-    const down = await locate('dev-3');
-    assert.equal(down.status, 'failed');
-    assert.equal(down.error.code, 'PROVIDER_DOWN');
-    const cancelled = await locate('dev-2');
-    assert.equal(cancelled.status, 'cancelled');
-    assert.deepEqual(Object.keys(cancelled).sort(), ['executionId', 'invocationId', 'status']);
-    const ok = await locate('dev-1');
-    assert.equal(ok.status, 'completed');
-    assert.deepEqual(ok.output, { deviceId: 'dev-1', room: 'Lobby' });
-  });
-
-  test('devices.purge: approval-required → decide → resume completes once; devices gone', async () => {
-    const first = (await invoke('devices.purge', 'inv-purge-1', { deviceIds: ['dev-1', 'dev-3'] })).body.json;
-    assert.equal(first.status, 'approval-required');
-    assert.match(first.approvalId, /^appr-\d+$/);
-    assert.deepEqual(Object.keys(first).sort(), ['approvalId', 'executionId', 'invocationId', 'status']);
-    assert.ok((await listIds()).includes('dev-1'));
-
-    const pending = await call('/gateway/capabilities/resume', { invocationId: 'inv-purge-1' });
-    assert.deepEqual(pending.body.json, first);
-
-    const decide = { approvalId: first.approvalId, decision: 'approve' };
-    assertError(await call('/gateway/approvals/decide', decide, USER), 403, 'FORBIDDEN');
-    assertError(await call('/gateway/approvals/decide', decide, {}), 401, 'UNAUTHORIZED');
-    assertError(await call('/gateway/approvals/decide', { ...decide, approvalId: 'appr-999' }, APPROVER), 404, 'NOT_FOUND', {
-      defined: true,
-    });
-    assert.deepEqual((await call('/gateway/approvals/decide', decide, APPROVER)).body.json, decide);
-
-    assertError(await call('/gateway/capabilities/resume', { invocationId: 'inv-purge-1' }, APPROVER), 401, 'UNAUTHORIZED');
-    const done = (await call('/gateway/capabilities/resume', { invocationId: 'inv-purge-1' })).body.json;
-    assert.deepEqual(done, {
-      status: 'completed',
-      invocationId: 'inv-purge-1',
-      executionId: first.executionId,
-      output: { purged: ['dev-1', 'dev-3'] },
-    });
-    const ids = await listIds();
-    assert.ok(!ids.includes('dev-1') && !ids.includes('dev-3'), ids.join());
-    // Resuming or re-invoking again returns the stored receipt; nothing runs twice.
-    assert.deepEqual((await call('/gateway/capabilities/resume', { invocationId: 'inv-purge-1' })).body.json, done);
-    assert.deepEqual((await invoke('devices.purge', 'inv-purge-1', { deviceIds: ['dev-1', 'dev-3'] })).body.json, done);
-    assert.deepEqual((await call('/gateway/capabilities/getInvocation', { invocationId: 'inv-purge-1' })).body.json, done);
-  });
-
-  test('domain devices.purge with x-agent-invocation-id: held, shown to the approver, resumed once', async () => {
-    const held = { ...USER, 'x-agent-invocation-id': 'confirmed-purge-1' };
-    const a = assertError(await call('/rpc/devices/purge', { deviceIds: ['dev-2'] }, held), 409, 'APPROVAL_REQUIRED', {
-      defined: true,
-    });
-    // The same id asks again for the same approval.
-    const b = assertError(await call('/rpc/devices/purge', { deviceIds: ['dev-2'] }, held), 409, 'APPROVAL_REQUIRED', {
-      defined: true,
-    });
-    assert.equal(a.data.approvalId, b.data.approvalId);
-    const get = { approvalId: a.data.approvalId };
-    assertError(await call('/gateway/approvals/get', get, USER), 403, 'FORBIDDEN');
-    assert.deepEqual((await call('/gateway/approvals/get', get, APPROVER)).body.json, {
-      approvalId: a.data.approvalId,
-      decision: 'pending',
-      invocationId: 'confirmed-purge-1',
-      capabilityId: 'devices.purge@v1',
-      input: { deviceIds: ['dev-2'] },
-    });
-    assert.ok((await listIds()).includes('dev-2'));
-    const decide = { approvalId: a.data.approvalId, decision: 'approve' };
-    assert.deepEqual((await call('/gateway/approvals/decide', decide, APPROVER)).body.json, decide);
-    const done = (await call('/gateway/capabilities/resume', { invocationId: 'confirmed-purge-1' })).body.json;
-    assert.equal(done.status, 'completed');
-    assert.deepEqual(done.output, { purged: ['dev-2'] });
-    assert.ok(!(await listIds()).includes('dev-2'));
-    assert.deepEqual((await call('/gateway/capabilities/resume', { invocationId: 'confirmed-purge-1' })).body.json, done);
-    // The id is spent: the domain procedure refuses it now.
-    assertError(await call('/rpc/devices/purge', { deviceIds: ['dev-2'] }, held), 409, 'CONFLICT');
-  });
-
-  test('devices.purge rejected ⇒ resume returns failed APPROVAL_REJECTED; device kept', async () => {
-    const first = (await invoke('devices.purge', 'inv-purge-2', { deviceIds: ['dev-locked'] })).body.json;
-    assert.equal(first.status, 'approval-required');
-    const decision = { approvalId: first.approvalId, decision: 'reject' };
-    assert.deepEqual((await call('/gateway/approvals/decide', decision, APPROVER)).body.json, decision);
-    // The first decision stands.
-    assert.deepEqual(
-      (await call('/gateway/approvals/decide', { ...decision, decision: 'approve' }, APPROVER)).body.json,
-      decision,
-    );
-    const r = (await call('/gateway/capabilities/resume', { invocationId: 'inv-purge-2' })).body.json;
-    assert.equal(r.status, 'failed');
-    assert.equal(r.error.code, 'APPROVAL_REJECTED');
-    assert.equal(r.executionId, first.executionId);
-    assert.ok((await listIds()).includes('dev-locked'));
-  });
-
-  test('resume / getInvocation of an unknown invocation ⇒ NOT_FOUND', async () => {
-    for (const p of ['/gateway/capabilities/resume', '/gateway/capabilities/getInvocation']) {
-      assertError(await call(p, { invocationId: 'never' }), 404, 'NOT_FOUND', {
-        defined: true,
-        data: { invocationId: 'never' },
-      });
-    }
-  });
-
-  test('x-test-drop-response: no response, receipt stored; reconciled via getInvocation', async () => {
-    const input = { deviceId: 'dev-1' };
-    await assert.rejects(invoke('devices.locate', 'inv-drop-1', input, { 'x-test-drop-response': '1' }));
-    const stored = (await call('/gateway/capabilities/getInvocation', { invocationId: 'inv-drop-1' })).body.json;
-    assert.equal(stored.invocationId, 'inv-drop-1');
-    assert.equal(stored.status, 'completed');
-    assert.deepEqual(stored.output, { deviceId: 'dev-1', room: 'Lobby' });
-    assert.deepEqual((await invoke('devices.locate', 'inv-drop-1', input)).body.json, stored);
-  });
-
-  test('x-test-drop-response on a completing mutation executes it exactly once', async () => {
-    const p = await spawnPeer();
-    const url = `http://127.0.0.1:${p.port}`;
-    try {
-      const post = (path, json, headers = {}) =>
-        fetch(`${url}${path}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', ...USER, ...headers },
-          body: JSON.stringify({ json }),
-        });
-      const req = {
-        capabilityId: 'devices.disable@v1',
-        invocationId: 'drop-2',
-        contractDigest: digestOf('devices.disable'),
-        input: { deviceIds: ['dev-1'] },
-      };
-      await assert.rejects(post('/gateway/capabilities/invoke', req, { 'x-test-drop-response': '1' }));
-      const stored = await (await post('/gateway/capabilities/getInvocation', { invocationId: 'drop-2' })).json();
-      assert.equal(stored.json.status, 'completed');
-      assert.deepEqual(stored.json.output, { disabled: ['dev-1'] });
-      const list = await (await post('/rpc/devices/list', { status: 'disabled' })).json();
-      assert.deepEqual(list.json.devices.map((d) => d.id), ['dev-1', 'dev-3']);
-      const repeat = await (await post('/gateway/capabilities/invoke', req)).json();
-      assert.deepEqual(repeat.json, stored.json);
-    } finally {
-      await stopPeer(p.child);
-    }
-  });
-
-  test('x-test-mismatch-invocation answers with "other-" + invocationId, stores the right one', async () => {
-    const res = await invoke('devices.locate', 'inv-mm-1', { deviceId: 'dev-1' }, { 'x-test-mismatch-invocation': '1' });
-    assert.equal(res.status, 200);
-    assert.equal(res.body.json.invocationId, 'other-inv-mm-1');
-    assert.equal(res.body.json.status, 'completed');
-    const stored = (await call('/gateway/capabilities/getInvocation', { invocationId: 'inv-mm-1' })).body.json;
-    assert.equal(stored.invocationId, 'inv-mm-1');
-    assert.equal(stored.executionId, res.body.json.executionId);
-  });
-});
-
 describe('fixtures', () => {
+  test('canonical JSON sorts keys and drops whitespace; digests are bare lowercase hex', () => {
+    assert.equal(canonicalJson({ b: [1, { d: 'x', c: null }], a: true }), '{"a":true,"b":[1,{"c":null,"d":"x"}]}');
+    assert.equal(sha256Hex('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+
   test('manifest path check rejects unsafe segments, prefix conflicts and collisions', () => {
     assert.deepEqual(pathProblems(['devices.disable', 'constructs.optionalNullable']), []);
     assert.deepEqual(pathProblems(['a.b', 'a.b.c', 'x.listAll', 'x.list_all', 'x.__proto__', 'y.9a']), [
