@@ -39,36 +39,9 @@ use crate::invocation::{
 };
 use crate::ledger::{Admission, IdLedger, Known, Status};
 
-/// A recorded result without its invocation id (the invocation id comes
-/// from the repeat, which carries the same id).
-#[derive(Clone)]
-enum Outcome {
-    Success(serde_json::Value),
-    Error(AgentError),
-}
-
-impl Outcome {
-    fn of(result: &AgentInvocationResult) -> Self {
-        match result {
-            AgentInvocationResult::Success { output, .. } => Outcome::Success(output.clone()),
-            AgentInvocationResult::Error { error, .. } => Outcome::Error(error.clone()),
-        }
-    }
-
-    fn to_result(&self, invocation_id: &str) -> AgentInvocationResult {
-        let invocation_id = invocation_id.to_string();
-        match self {
-            Outcome::Success(output) => AgentInvocationResult::Success {
-                invocation_id,
-                output: output.clone(),
-            },
-            Outcome::Error(error) => AgentInvocationResult::Error {
-                invocation_id,
-                error: error.clone(),
-            },
-        }
-    }
-}
+/// A recorded result: replayed as it was (the repeat carries the same
+/// invocation id, capability id and envelope).
+type Outcome = AgentInvocationResult;
 
 /// Why admission did not admit an invocation id.
 #[derive(Debug)]
@@ -90,13 +63,13 @@ pub(crate) enum Refusal {
 impl Refusal {
     /// The refusal of a repeat of `id` (envelope hash `fingerprint`) the
     /// ledger knows as `known`.
-    fn of_repeat(known: Known<'_, u64, Outcome>, fingerprint: u64, id: &str) -> Self {
+    fn of_repeat(known: Known<'_, u64, Outcome>, fingerprint: u64) -> Self {
         if *known.envelope != fingerprint {
             return Refusal::Reused;
         }
         match known.status {
             Status::Pending => Refusal::InFlight,
-            Status::Completed(outcome) => Refusal::Replay(outcome.to_result(id)),
+            Status::Completed(outcome) => Refusal::Replay(outcome.clone()),
             Status::Forgotten => Refusal::Duplicate,
         }
     }
@@ -113,29 +86,62 @@ impl Refusal {
         })
     }
 
-    /// The answer to the refused call: the recorded result of a replay, or
-    /// `PRECONDITION_FAILED` with `details.reason` and a message saying what
-    /// to do.
-    pub(crate) fn into_result(self, invocation_id: String) -> AgentInvocationResult {
+    /// The answer to the refused call at `surface_version`: the recorded
+    /// result of a replay; a reused, running or forgotten id is
+    /// `INVOCATION_CONFLICT` (retry `with-changes`: a fresh id); the id
+    /// table's bound is `PRECONDITION_FAILED` (retry `after-refresh`: a new
+    /// session). Both carry `details.reason` and a message saying what to
+    /// do.
+    pub(crate) fn into_result(
+        self,
+        inv: &AgentInvocation,
+        surface_version: u64,
+    ) -> AgentInvocationResult {
         let reason = self.reason();
-        let message = match self {
+        let (code, retry, message) = match self {
             Refusal::Replay(result) => return result,
-            Refusal::InFlight => "This invocation id is already running; wait for its result.",
-            Refusal::Reused => {
-                "This invocation id was already used for a different call; use a fresh invocation id."
-            }
-            Refusal::Exhausted => {
-                "This application session has reached its limit of invocations; the application must start a new session."
-            }
-            Refusal::Duplicate => "This invocation id was already used; use a fresh invocation id.",
+            Refusal::InFlight => (
+                ErrorCode::InvocationConflict,
+                Retry::WithChanges,
+                "This invocation id is already running; wait for its result or use a fresh invocation id.",
+            ),
+            Refusal::Reused => (
+                ErrorCode::InvocationConflict,
+                Retry::WithChanges,
+                "This invocation id was already used for a different call; use a fresh invocation id.",
+            ),
+            Refusal::Duplicate => (
+                ErrorCode::InvocationConflict,
+                Retry::WithChanges,
+                "This invocation id was already used; use a fresh invocation id.",
+            ),
+            Refusal::Exhausted => (
+                ErrorCode::PreconditionFailed,
+                Retry::AfterRefresh,
+                "This application session has reached its limit of invocations; the application must start a new session.",
+            ),
         };
-        let mut error = AgentError::new(ErrorCode::PreconditionFailed, message, Retry::No);
+        let mut error = AgentError::new(code, message, retry);
         if let Some(reason) = reason {
             error = error.with_detail("reason", reason);
         }
-        AgentInvocationResult::Error {
-            invocation_id,
+        AgentInvocationResult::err(
+            inv.invocation_id.clone(),
+            inv.capability_id.clone(),
             error,
+            surface_version,
+        )
+    }
+
+    /// The agent-facing code of a refusal (`None` for a replay), as
+    /// [`Self::into_result`] answers it.
+    pub(crate) fn code(&self) -> Option<ErrorCode> {
+        match self {
+            Refusal::Replay(_) => None,
+            Refusal::Reused | Refusal::InFlight | Refusal::Duplicate => {
+                Some(ErrorCode::InvocationConflict)
+            }
+            Refusal::Exhausted => Some(ErrorCode::PreconditionFailed),
         }
     }
 }
@@ -154,21 +160,8 @@ pub(crate) fn envelope_fingerprint(
     inv.registration_id.hash(&mut h);
     inv.surface_version.hash(&mut h);
     inv.input.hash(&mut h);
-    inv.instance.hash(&mut h);
-    inv.confirmation
-        .as_ref()
-        .map(|c| {
-            (
-                &c.confirmation_id,
-                &c.capability_id,
-                &c.registration_id,
-                &c.input_digest,
-                c.approved_at_ms,
-                c.expires_at_ms,
-                &c.signature,
-            )
-        })
-        .hash(&mut h);
+    inv.instance_id.hash(&mut h);
+    inv.confirmation_id.hash(&mut h);
     consumer.hash(&mut h);
     h.finish()
 }
@@ -201,14 +194,14 @@ impl InvocationIds {
         match self.ledger.admit(digest, fingerprint) {
             Admission::Admitted => Ok(digest),
             Admission::Refused => Err(Refusal::Exhausted),
-            Admission::Known(known) => Err(Refusal::of_repeat(known, fingerprint, id)),
+            Admission::Known(known) => Err(Refusal::of_repeat(known, fingerprint)),
         }
     }
 
     /// Marks `id` completed with `result` (a second completion is
     /// ignored).
     pub(crate) fn complete(&mut self, id: IdDigest, result: &AgentInvocationResult) {
-        self.ledger.complete(id, Outcome::of(result));
+        self.ledger.complete(id, result.clone());
     }
 }
 
@@ -218,10 +211,7 @@ mod tests {
     use serde_json::json;
 
     fn ok(id: &str) -> AgentInvocationResult {
-        AgentInvocationResult::Success {
-            invocation_id: id.into(),
-            output: json!(id),
-        }
+        AgentInvocationResult::ok(id, "view:t.a", json!(id), 1)
     }
 
     fn reason(r: Result<IdDigest, Refusal>) -> &'static str {

@@ -71,6 +71,44 @@ impl Clock for ManualClock {
     }
 }
 
+/// `ms` (milliseconds since the Unix epoch) as JavaScript's
+/// `Date.prototype.toISOString` writes it: `"2026-09-13T00:00:00.000Z"`
+/// (UTC, millisecond precision; years past 9999 are written with six
+/// digits and a sign, `"+010000-01-01T00:00:00.000Z"`, as JavaScript does).
+/// The timestamps of the wire (`capturedAt`, `expiresAt`) use it.
+pub fn iso_8601(ms: u64) -> String {
+    let days = ms / 86_400_000;
+    let in_day = ms % 86_400_000;
+    let (year, month, day) = civil_from_days(days);
+    let (h, m, s, milli) = (
+        in_day / 3_600_000,
+        in_day / 60_000 % 60,
+        in_day / 1_000 % 60,
+        in_day % 1_000,
+    );
+    let year = if year > 9_999 {
+        format!("+{year:06}")
+    } else {
+        format!("{year:04}")
+    };
+    format!("{year}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, for non-negative day counts).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
 /// Produces sleep futures for the registry timeout (the execute phase).
 ///
 /// The registry has **no timeout unless a timer is installed**
@@ -108,6 +146,22 @@ mod tests {
         assert_eq!(c.now_ms(), 1_250);
         c.set(7);
         assert_eq!(c.now_ms(), 7);
+    }
+
+    #[test]
+    fn iso_8601_writes_what_javascript_writes() {
+        // new Date(x).toISOString() for each x.
+        for (ms, text) in [
+            (0, "1970-01-01T00:00:00.000Z"),
+            (1_789_257_600_000, "2026-09-13T00:00:00.000Z"),
+            (951_782_400_000, "2000-02-29T00:00:00.000Z"),
+            (1_709_251_199_999, "2024-02-29T23:59:59.999Z"),
+            (4_102_444_800_000, "2100-01-01T00:00:00.000Z"),
+            (253_402_300_799_999, "9999-12-31T23:59:59.999Z"),
+            (253_402_300_800_000, "+010000-01-01T00:00:00.000Z"),
+        ] {
+            assert_eq!(iso_8601(ms), text, "{ms}");
+        }
     }
 
     #[test]

@@ -1,7 +1,11 @@
 //! Component instances and their view capabilities (`docs/design.md`,
-//! "Identity"): local actions a UI component performs itself (selecting rows, opening a
-//! panel), with input types and validators generated at compile time
-//! (`view_inputs!`, [`ViewInput`]) and local async handlers.
+//! "Identity"): **observations**, read-only views of a component's state
+//! called with no input ([`ViewCapability::observation`]), and
+//! **actions**, local changes a UI component performs itself (selecting
+//! rows, opening a panel) with input types and validators generated at
+//! compile time (`view_inputs!`, [`ViewInput`]), an effect
+//! ([`ViewEffect`]), `idempotent`, `reversible` and a confirmation level.
+//! Both run local async handlers.
 //!
 //! The view-capability rules live here, once, for the registry (at
 //! registration) and the agent host (when it verifies an announcement):
@@ -21,11 +25,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::callback::{availability_builders, Availability, HandlerFn};
+use crate::confirmation::ConfirmationLevel;
 use crate::executor::ExecutionError;
 use crate::invocation::{ErrorCode, Retry};
 use crate::manifest::AgentManifest;
 use crate::sync::{BoxFuture, MaybeSend, MaybeSync};
-use crate::validation::Validator;
+use crate::validation::{Errors, Path, Validator};
 
 /// A view capability's input type with its JSON Schema and the validator
 /// generated from that schema at compile time. `view_inputs!` implements
@@ -74,10 +79,88 @@ pub fn colliding_path(
     manifest.tools.contains_key(&qualified).then_some(qualified)
 }
 
-/// One view capability of a component.
+/// What a view action changes: `"local-state"` (the component's own state:
+/// a selection, an open panel) or `"navigation"` (the page's route). The
+/// original's plane rule: a view action never has a server effect — that
+/// is a procedure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ViewEffect {
+    /// Changes the component's local state (the default).
+    #[default]
+    LocalState,
+    /// Changes the page's route.
+    Navigation,
+}
+
+impl ViewEffect {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ViewEffect::LocalState => "local-state",
+            ViewEffect::Navigation => "navigation",
+        }
+    }
+}
+
+/// An action's metadata as the snapshot reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ActionMeta {
+    pub(crate) effect: ViewEffect,
+    pub(crate) idempotent: bool,
+    pub(crate) reversible: bool,
+    pub(crate) confirmation: ConfirmationLevel,
+    pub(crate) output_schema: Option<Arc<Value>>,
+}
+
+impl Default for ActionMeta {
+    fn default() -> Self {
+        Self {
+            effect: ViewEffect::LocalState,
+            idempotent: false,
+            reversible: true,
+            confirmation: ConfirmationLevel::Never,
+            output_schema: None,
+        }
+    }
+}
+
+/// Whether a view capability is an observation or an action.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum ViewKind {
+    /// Read-only, no input; what it returns.
+    Observation { output_schema: Arc<Value> },
+    /// A local action.
+    Action(ActionMeta),
+}
+
+/// The input schema of an observation: no input.
+const NO_INPUT_SCHEMA: &str = r#"{"type":"object","properties":{},"additionalProperties":false}"#;
+
+fn no_input_is_valid(instance: &Value, _: u32) -> bool {
+    instance.as_object().is_some_and(serde_json::Map::is_empty)
+}
+
+fn no_input_collect(instance: &Value, path: &Path<'_>, errors: &mut Errors, _: u32) {
+    match instance.as_object() {
+        None => errors.push(path, "type", "value is not of type \"object\""),
+        Some(map) => {
+            for key in map.keys() {
+                errors.push(
+                    &path.key(key),
+                    "additionalProperties",
+                    "an observation takes no input",
+                );
+            }
+        }
+    }
+}
+
+/// One view capability of a component: an observation or an action.
 pub struct ViewCapability {
     pub(crate) name: String,
     pub(crate) description: String,
+    pub(crate) kind: ViewKind,
     pub(crate) input_schema: Value,
     /// The generated validator (`ViewCapability::new`); `None`: the schema
     /// is compiled at registration (feature `dynamic`).
@@ -205,6 +288,7 @@ impl ViewCapability {
         Self {
             name: name.into(),
             description: description.into(),
+            kind: ViewKind::Action(ActionMeta::default()),
             input_schema,
             validator: None,
             schema_error: None,
@@ -215,7 +299,91 @@ impl ViewCapability {
         }
     }
 
+    /// An observation named `name`: a read-only view of the component's
+    /// state, called with no input (a call with any input is
+    /// `INVALID_INPUT`), returning JSON described by `output_schema` (the
+    /// snapshot shows it; the registry does not validate outputs). Needs no
+    /// runtime schema compiler.
+    ///
+    /// ```ignore
+    /// ViewCapability::observation("readState", "Visible rows and the selection",
+    ///     json!({"type": "object"}), move || async move { Ok(json!({"selectedIds": ids()})) })
+    /// ```
+    pub fn observation<F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        output_schema: Value,
+        handler: F,
+    ) -> Self
+    where
+        F: Fn() -> Fut + MaybeSend + MaybeSync + 'static,
+        Fut: Future<Output = Result<Value, ExecutionError>> + MaybeSend + 'static,
+    {
+        let input_schema = serde_json::from_str(NO_INPUT_SCHEMA).unwrap_or(Value::Null);
+        let mut capability =
+            Self::with_schema(name, description, input_schema, move |_input: Value| {
+                handler()
+            });
+        capability.kind = ViewKind::Observation {
+            output_schema: Arc::new(output_schema),
+        };
+        capability.validator = Some(Validator::new(no_input_is_valid, no_input_collect));
+        capability
+    }
+
+    /// An action's effect (default [`ViewEffect::LocalState`]); ignored on
+    /// an observation.
+    pub fn effect(mut self, effect: ViewEffect) -> Self {
+        if let ViewKind::Action(meta) = &mut self.kind {
+            meta.effect = effect;
+        }
+        self
+    }
+
+    /// Whether repeating the action changes nothing more (default `false`);
+    /// ignored on an observation.
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        if let ViewKind::Action(meta) = &mut self.kind {
+            meta.idempotent = idempotent;
+        }
+        self
+    }
+
+    /// Whether the user can undo the action (default `true`); ignored on an
+    /// observation.
+    pub fn reversible(mut self, reversible: bool) -> Self {
+        if let ViewKind::Action(meta) = &mut self.kind {
+            meta.reversible = reversible;
+        }
+        self
+    }
+
+    /// The action's local confirmation level (default `never`): `required`
+    /// makes every call wait for the user's approval (`docs/pipeline.md`,
+    /// "Local confirmation"); ignored on an observation.
+    pub fn confirmation(mut self, level: ConfirmationLevel) -> Self {
+        if let ViewKind::Action(meta) = &mut self.kind {
+            meta.confirmation = level;
+        }
+        self
+    }
+
+    /// The JSON Schema of the action's output, shown in the snapshot
+    /// (`outputSchema`); ignored on an observation (whose schema is given
+    /// at construction).
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        if let ViewKind::Action(meta) = &mut self.kind {
+            meta.output_schema = Some(Arc::new(schema));
+        }
+        self
+    }
+
     availability_builders!("capability");
+
+    /// Whether this is an observation (else an action).
+    pub fn is_observation(&self) -> bool {
+        matches!(self.kind, ViewKind::Observation { .. })
+    }
 
     /// The capability name.
     pub fn name(&self) -> &str {

@@ -1,36 +1,37 @@
 //! Local confirmation (`docs/pipeline.md`, "Local confirmation"): levels,
 //! the issuance of pending confirmations, their approval or rejection by
-//! the application, and the HMAC-signed [`ConfirmationEvidence`] the
-//! registry issues and consumes.
+//! the application, and their single use by the confirmed retry.
 //!
-//! Protocol:
-//! 1. A call whose confirmation level demands it and carries no evidence
-//!    ends with `CONFIRMATION_REQUIRED`, `details.confirmationId` and
-//!    `details.summary` (capability, registration, effect and the
-//!    **effective input**, bound values included: what the server will
-//!    receive). The registry records a [`PendingConfirmation`].
-//! 2. The application (never the model) shows the summary and calls
-//!    `SurfaceRegistry::confirm(id)` — which returns the signed evidence —
-//!    or `SurfaceRegistry::reject(id)`.
-//! 3. The agent retries with a **fresh** invocation id and the evidence.
-//!    The registry recomputes the effective input (bindings run again) and
-//!    accepts the evidence only if its signature verifies with the
-//!    registry's secret, it has not expired, it was approved and not yet
-//!    used, and it names the same capability, registration and digest of
-//!    the effective input. It is consumed by that call (single use), even
-//!    when execution then fails.
+//! Protocol (agent-surface's protocol 1: the evidence a retry carries is
+//! the `confirmationId`; what it approves stays in the registry):
+//! 1. A call whose confirmation level demands it and names no confirmation
+//!    ends with `CONFIRMATION_REQUIRED`: `details.confirmationId`,
+//!    `details.summary` (the description and the **effective input**,
+//!    bound values included: what the server will receive),
+//!    `details.expiresAt`, `details.effect`, `details.origin: "client"`.
+//!    The registry records a [`PendingConfirmation`] bound to the
+//!    capability, the registration and the digest of that input.
+//! 2. The application (never the model) shows it and calls
+//!    `SurfaceRegistry::confirm(id)` or `SurfaceRegistry::reject(id)`.
+//! 3. The agent retries with a **fresh** invocation id and
+//!    `confirmationId`. The registry recomputes the effective input
+//!    (bindings run again) and accepts the id only if the registry issued
+//!    it (ids are HMAC outputs under the registry's secret: unguessable),
+//!    the application approved it, it has not expired or been used, and it
+//!    was issued for the same capability, registration and digest of the
+//!    effective input. It is consumed by that call (single use), even when
+//!    execution then fails.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::clock::Clock;
 use crate::executor::ConfirmationInfo;
 use crate::hash::{sha256, HmacSha256};
-use crate::invocation::ConfirmationEvidence;
 use crate::manifest::{canonical_json, AgentEffect};
 use crate::sync::lock;
 
@@ -124,21 +125,19 @@ pub struct PendingConfirmation {
     pub expires_at_ms: u64,
     /// Pending or approved.
     pub state: ConfirmationState,
+    /// When the application approved it, ms since the Unix epoch (`None`
+    /// while pending).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_at_ms: Option<u64>,
 }
 
 impl PendingConfirmation {
-    /// The `details.summary` object of `CONFIRMATION_REQUIRED`.
-    pub fn summary(&self) -> Value {
-        let mut summary = json!({
-            "capabilityId": self.capability_id,
-            "registrationId": self.registration_id,
-            "description": self.description,
-            "input": self.input,
-        });
-        if let Some(effect) = self.effect {
-            summary["effect"] = json!(effect);
-        }
-        summary
+    /// The `details.summary` text of `CONFIRMATION_REQUIRED`, as the
+    /// original writes it: `"<description> — input: <effective input as
+    /// compact JSON>"`.
+    pub fn summary(&self) -> String {
+        let input = serde_json::to_string(&self.input).unwrap_or_default();
+        format!("{} — input: {input}", self.description)
     }
 }
 
@@ -177,35 +176,6 @@ impl Signer {
         HmacSha256::new(&self.secret)
     }
 
-    fn message(ev: &ConfirmationEvidence) -> String {
-        canonical_json(&json!({
-            "confirmationId": ev.confirmation_id,
-            "capabilityId": ev.capability_id,
-            "registrationId": ev.registration_id,
-            "inputDigest": ev.input_digest,
-            "approvedAtMs": ev.approved_at_ms,
-            "expiresAtMs": ev.expires_at_ms,
-        }))
-    }
-
-    /// Hex HMAC-SHA-256 of the evidence's fields (everything but the
-    /// signature).
-    fn sign(&self, ev: &ConfirmationEvidence) -> String {
-        let mut mac = self.mac();
-        mac.update(Self::message(ev).as_bytes());
-        hex::encode(mac.finish())
-    }
-
-    /// Constant-time check of the signature.
-    fn verify(&self, ev: &ConfirmationEvidence) -> bool {
-        let Ok(sig) = hex::decode(&ev.signature) else {
-            return false;
-        };
-        let mut mac = self.mac();
-        mac.update(Self::message(ev).as_bytes());
-        mac.verify(&sig)
-    }
-
     /// A 32-byte key for another purpose, derived from the secret
     /// (HMAC of `label`), so one secret keys several independent MACs.
     pub(crate) fn derived_key(&self, label: &str) -> [u8; 32] {
@@ -217,7 +187,7 @@ impl Signer {
 
     /// An unpredictable id (HMAC of a counter): ids cannot be guessed
     /// without the secret.
-    fn id(&self, prefix: &str, counter: u64) -> String {
+    pub(crate) fn id(&self, prefix: &str, counter: u64) -> String {
         let mut mac = self.mac();
         mac.update(format!("{prefix}:{counter}").as_bytes());
         let bytes = mac.finish();
@@ -225,20 +195,22 @@ impl Signer {
     }
 }
 
-/// Why evidence did not apply (audit only; the agent sees
-/// `CONFIRMATION_INVALID` with `details.reason`).
+/// Why a `confirmationId` did not apply: the agent sees
+/// `CONFIRMATION_INVALID` with `details.reason`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum EvidenceProblem {
-    Signature,
+    /// Expired before the retry.
     Expired,
+    /// Never issued by this registry, rejected, already used, or not (yet)
+    /// approved.
     NotApproved,
+    /// Issued for another capability, registration or effective input.
     Mismatch,
 }
 
 impl EvidenceProblem {
     pub(crate) fn as_str(self) -> &'static str {
         match self {
-            EvidenceProblem::Signature => "bad-signature",
             EvidenceProblem::Expired => "expired",
             EvidenceProblem::NotApproved => "not-approved-or-used",
             EvidenceProblem::Mismatch => "different-call",
@@ -335,14 +307,13 @@ impl ConfirmationStore {
         all.into_iter().map(|e| e.pending.clone()).collect()
     }
 
-    /// Approves: the evidence expires `ttl_ms` after approval.
+    /// Approves: the approval expires `ttl_ms` after it is given.
     fn approve(
         &mut self,
         id: &str,
         now: u64,
         ttl_ms: u64,
-        signer: &Signer,
-    ) -> Result<ConfirmationEvidence, ConfirmationError> {
+    ) -> Result<PendingConfirmation, ConfirmationError> {
         let entry = self
             .entries
             .get_mut(id)
@@ -356,18 +327,9 @@ impl ConfirmationStore {
             return Err(ConfirmationError::AlreadyApproved(id.to_string()));
         }
         entry.state = ConfirmationState::Approved;
+        entry.approved_at_ms = Some(now);
         entry.expires_at_ms = now.saturating_add(ttl_ms);
-        let mut ev = ConfirmationEvidence {
-            confirmation_id: entry.confirmation_id.clone(),
-            capability_id: entry.capability_id.clone(),
-            registration_id: entry.registration_id.clone(),
-            input_digest: entry.input_digest.clone(),
-            approved_at_ms: now,
-            expires_at_ms: entry.expires_at_ms,
-            signature: String::new(),
-        };
-        ev.signature = signer.sign(&ev);
-        Ok(ev)
+        Ok(entry.clone())
     }
 
     fn reject(&mut self, id: &str, now: u64) -> Result<PendingConfirmation, ConfirmationError> {
@@ -382,41 +344,35 @@ impl ConfirmationStore {
         Ok(entry)
     }
 
-    /// Checks `ev` for a call to `capability_id` / `registration_id` with
-    /// effective-input digest `digest`, and consumes it when it applies.
+    /// Checks confirmation `id` for a call to `capability_id` /
+    /// `registration_id` with effective-input digest `digest`, and consumes
+    /// it when it applies. Returns when it was approved.
     fn consume(
         &mut self,
-        ev: &ConfirmationEvidence,
+        id: &str,
         capability_id: &str,
         registration_id: &str,
         digest: &str,
         now: u64,
-        signer: &Signer,
-    ) -> Result<(), EvidenceProblem> {
-        if !signer.verify(ev) {
-            return Err(EvidenceProblem::Signature);
-        }
-        if ev.expires_at_ms < now {
-            self.entries.remove(&ev.confirmation_id);
-            return Err(EvidenceProblem::Expired);
-        }
-        let Some(entry) = self.entries.get(&ev.confirmation_id).map(|e| &e.pending) else {
+    ) -> Result<u64, EvidenceProblem> {
+        let Some(entry) = self.entries.get(id).map(|e| &e.pending) else {
             return Err(EvidenceProblem::NotApproved);
         };
-        if entry.state != ConfirmationState::Approved {
-            return Err(EvidenceProblem::NotApproved);
+        if entry.expires_at_ms < now {
+            self.entries.remove(id);
+            return Err(EvidenceProblem::Expired);
         }
-        if ev.capability_id != capability_id
-            || ev.registration_id != registration_id
-            || ev.input_digest != digest
-            || entry.capability_id != capability_id
+        let Some(approved_at_ms) = entry.approved_at_ms else {
+            return Err(EvidenceProblem::NotApproved);
+        };
+        if entry.capability_id != capability_id
             || entry.registration_id != registration_id
             || entry.input_digest != digest
         {
             return Err(EvidenceProblem::Mismatch);
         }
-        self.entries.remove(&ev.confirmation_id);
-        Ok(())
+        self.entries.remove(id);
+        Ok(approved_at_ms)
     }
 }
 
@@ -470,6 +426,11 @@ impl Confirmations {
         }
     }
 
+    /// The registry clock's time, ms since the Unix epoch.
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
     /// Whether a call at `level` needs evidence: `Required`, or
     /// `Optional` when the registry enforces optional confirmations.
     pub(crate) fn required(&self, level: ConfirmationLevel) -> bool {
@@ -494,39 +455,35 @@ impl Confirmations {
             requested_at_ms: now,
             expires_at_ms: now.saturating_add(self.ttl_ms),
             state: ConfirmationState::Pending,
+            approved_at_ms: None,
         };
         let evicted = store.insert(pending.clone(), now);
         Issued { pending, evicted }
     }
 
-    /// Consumes `evidence` for a call to `capability_id` /
+    /// Consumes confirmation `id` for a call to `capability_id` /
     /// `registration_id` with effective-input digest `digest`.
     pub(crate) fn consume(
         &self,
-        evidence: &ConfirmationEvidence,
+        id: &str,
         capability_id: &str,
         registration_id: &str,
         digest: &str,
     ) -> Result<ConfirmationInfo, EvidenceProblem> {
         let now = self.clock.now_ms();
-        lock(&self.store).consume(
-            evidence,
-            capability_id,
-            registration_id,
-            digest,
-            now,
-            &self.signer,
-        )?;
+        let approved_at_ms =
+            lock(&self.store).consume(id, capability_id, registration_id, digest, now)?;
         Ok(ConfirmationInfo {
-            id: evidence.confirmation_id.clone(),
-            approved_at_ms: evidence.approved_at_ms,
+            id: id.to_string(),
+            approved_at_ms,
         })
     }
 
-    /// The application approves: signed evidence, valid `ttl` from now.
-    pub(crate) fn approve(&self, id: &str) -> Result<ConfirmationEvidence, ConfirmationError> {
+    /// The application approves: the approved confirmation, usable by one
+    /// retry within `ttl` from now.
+    pub(crate) fn approve(&self, id: &str) -> Result<PendingConfirmation, ConfirmationError> {
         let now = self.clock.now_ms();
-        lock(&self.store).approve(id, now, self.ttl_ms, &self.signer)
+        lock(&self.store).approve(id, now, self.ttl_ms)
     }
 
     /// The application rejects.
@@ -565,6 +522,7 @@ mod tests {
             requested_at_ms: now,
             expires_at_ms: now + 100,
             state: ConfirmationState::Pending,
+            approved_at_ms: None,
         }
     }
 
@@ -606,63 +564,71 @@ mod tests {
     }
 
     #[test]
-    fn evidence_is_single_use_and_signed() {
-        let signer = Signer::new([7; 32]);
+    fn a_confirmation_is_single_use_and_bound_to_its_call() {
         let mut store = ConfirmationStore::new(10);
         store.insert(pending("c1", 10), 10);
-        let ev = store.approve("c1", 20, 50, &signer).unwrap();
-        assert_eq!(ev.expires_at_ms, 70);
+        let digest = input_digest(&json!({"x": 1}));
+        // Not approved yet: a retry with its id does not apply.
         assert_eq!(
-            store.approve("c1", 21, 50, &signer),
+            store.consume("c1", "domain:a.b", "r1", &digest, 15),
+            Err(EvidenceProblem::NotApproved)
+        );
+        let approved = store.approve("c1", 20, 50).unwrap();
+        assert_eq!(
+            (approved.expires_at_ms, approved.approved_at_ms),
+            (70, Some(20))
+        );
+        assert_eq!(
+            store.approve("c1", 21, 50),
             Err(ConfirmationError::AlreadyApproved("c1".into()))
         );
-        let digest = input_digest(&json!({"x": 1}));
-        let mut forged = ev.clone();
-        forged.input_digest = input_digest(&json!({"x": 2}));
+        let other_input = input_digest(&json!({"x": 2}));
         assert_eq!(
-            store.consume(
-                &forged,
-                "domain:a.b",
-                "r1",
-                &forged.input_digest,
-                30,
-                &signer
-            ),
-            Err(EvidenceProblem::Signature)
-        );
-        let other = Signer::new([8; 32]);
-        assert_eq!(
-            store.consume(&ev, "domain:a.b", "r1", &digest, 30, &other),
-            Err(EvidenceProblem::Signature)
-        );
-        assert_eq!(
-            store.consume(&ev, "domain:a.b", "r2", &digest, 30, &signer),
+            store.consume("c1", "domain:a.b", "r1", &other_input, 30),
             Err(EvidenceProblem::Mismatch)
         );
         assert_eq!(
-            store.consume(&ev, "domain:a.b", "r1", &digest, 30, &signer),
-            Ok(())
+            store.consume("c1", "domain:a.b", "r2", &digest, 30),
+            Err(EvidenceProblem::Mismatch)
         );
         assert_eq!(
-            store.consume(&ev, "domain:a.b", "r1", &digest, 31, &signer),
+            store.consume("c1", "domain:a.c", "r1", &digest, 30),
+            Err(EvidenceProblem::Mismatch)
+        );
+        assert_eq!(
+            store.consume("forged", "domain:a.b", "r1", &digest, 30),
+            Err(EvidenceProblem::NotApproved)
+        );
+        assert_eq!(store.consume("c1", "domain:a.b", "r1", &digest, 30), Ok(20));
+        assert_eq!(
+            store.consume("c1", "domain:a.b", "r1", &digest, 31),
             Err(EvidenceProblem::NotApproved)
         );
     }
 
     #[test]
+    fn the_summary_is_the_originals_text() {
+        let mut p = pending("c1", 0);
+        p.description = "Permanently purge the given devices".into();
+        p.input = json!({"deviceIds": ["d1", "d2"]});
+        assert_eq!(
+            p.summary(),
+            "Permanently purge the given devices — input: {\"deviceIds\":[\"d1\",\"d2\"]}"
+        );
+    }
+
+    #[test]
     fn expired_confirmations_cannot_be_approved_or_used() {
-        let signer = Signer::new([1; 32]);
         let mut store = ConfirmationStore::new(10);
         store.insert(pending("c1", 10), 10);
         assert_eq!(
-            store.approve("c1", 111, 50, &signer),
+            store.approve("c1", 111, 50),
             Err(ConfirmationError::Expired("c1".into()))
         );
         store.insert(pending("c2", 10), 10);
-        let ev = store.approve("c2", 20, 5, &signer).unwrap();
-        let digest = ev.input_digest.clone();
+        let approved = store.approve("c2", 20, 5).unwrap();
         assert_eq!(
-            store.consume(&ev, "domain:a.b", "r1", &digest, 26, &signer),
+            store.consume("c2", "domain:a.b", "r1", &approved.input_digest, 26),
             Err(EvidenceProblem::Expired)
         );
         assert_eq!(
@@ -682,13 +648,12 @@ mod tests {
 
     #[test]
     fn at_the_bound_the_oldest_pending_confirmation_is_evicted_first() {
-        let signer = Signer::new([3; 32]);
         let mut store = ConfirmationStore::new(3);
         assert_eq!(store.insert(pending("c1", 10), 10), None);
         assert_eq!(store.insert(pending("c2", 10), 10), None);
         assert_eq!(store.insert(pending("c3", 10), 10), None);
         // c1 approved: the oldest *pending* one, c2, goes first.
-        store.approve("c1", 11, 50, &signer).unwrap();
+        store.approve("c1", 11, 50).unwrap();
         let evicted = store.insert(pending("c4", 12), 12).unwrap();
         assert_eq!(evicted.confirmation_id, "c2");
         assert_eq!(store.len(), 3);
@@ -699,15 +664,15 @@ mod tests {
             .collect();
         assert_eq!(live, ["c1", "c3", "c4"]);
         // With every live one approved, the oldest approved one goes.
-        store.approve("c3", 13, 50, &signer).unwrap();
-        store.approve("c4", 13, 50, &signer).unwrap();
+        store.approve("c3", 13, 50).unwrap();
+        store.approve("c4", 13, 50).unwrap();
         let evicted = store.insert(pending("c5", 14), 14).unwrap();
         assert_eq!(
             (evicted.confirmation_id.as_str(), evicted.state),
             ("c1", ConfirmationState::Approved)
         );
         assert_eq!(
-            store.approve("c2", 15, 50, &signer),
+            store.approve("c2", 15, 50),
             Err(ConfirmationError::Unknown("c2".into()))
         );
         // Expired entries make room before anything is evicted.

@@ -103,7 +103,7 @@ impl ExecutionError {
     /// The agent-facing part.
     pub fn to_agent_error(&self) -> AgentError {
         AgentError {
-            code: self.code,
+            code: self.code.clone(),
             message: self.message.clone(),
             retry: self.retry,
             details: self.details.clone(),

@@ -43,9 +43,11 @@ pub enum ConsumerKind {
     Headless,
 }
 
-/// One call from the agent (`docs/pipeline.md`). Wire names are camelCase:
-/// `invocationId`, `capabilityId`, `registrationId`, `surfaceVersion`,
-/// `input`, `instance`, `confirmation`.
+/// One call from the agent (`docs/pipeline.md`), protocol 1's `invocation`
+/// as agent-surface's TypeScript session reads and writes it. Wire
+/// (camelCase): `{"invocationId", "capabilityId", "registrationId"?,
+/// "surfaceVersion"? (a decimal string, `"4"`), "input"?, "instanceId"?,
+/// "confirmationId"?}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentInvocation {
@@ -59,20 +61,27 @@ pub struct AgentInvocation {
     /// than one reference to the capability is live.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registration_id: Option<String>,
-    /// The `surfaceVersion` of the snapshot the agent acted on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The `surfaceVersion` of the snapshot the agent acted on (a decimal
+    /// string on the wire, [`crate::snapshot::surface_version`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::snapshot::surface_version::option"
+    )]
     pub surface_version: Option<u64>,
     /// Agent-supplied input (only unlocked fields); defaults to `{}`.
     #[serde(default = "empty_object")]
     pub input: Value,
     /// Component instance id, for view capabilities of multi-instance
-    /// components.
+    /// components (wire `instanceId`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instance: Option<String>,
-    /// Confirmation evidence issued by the registry after the application
-    /// approved (`docs/pipeline.md`, "Local confirmation").
+    pub instance_id: Option<String>,
+    /// The id of a confirmation the application approved
+    /// (`details.confirmationId` of the `CONFIRMATION_REQUIRED` answer;
+    /// `docs/pipeline.md`, "Local confirmation"). It grants nothing by
+    /// itself: the registry holds what the approval is bound to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub confirmation: Option<ConfirmationEvidence>,
+    pub confirmation_id: Option<String>,
 }
 
 fn empty_object() -> Value {
@@ -88,8 +97,8 @@ impl AgentInvocation {
             registration_id: None,
             surface_version: None,
             input: empty_object(),
-            instance: None,
-            confirmation: None,
+            instance_id: None,
+            confirmation_id: None,
         }
     }
 }
@@ -162,73 +171,150 @@ pub enum InvalidInvocationId {
     },
 }
 
-/// Registry-issued, HMAC-signed proof that the application approved one
-/// confirmation. Single-use, expiring, bound to the
-/// capability, the registration and a digest of the effective input.
-/// Wire names are camelCase.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ConfirmationEvidence {
-    /// The id from the `CONFIRMATION_REQUIRED` error's details.
-    pub confirmation_id: String,
-    /// Canonical capability id the evidence is bound to.
-    pub capability_id: String,
-    /// Registration the evidence is bound to.
-    pub registration_id: String,
-    /// Hex SHA-256 of the canonical effective input it approves.
-    pub input_digest: String,
-    /// When the application approved, milliseconds since the Unix epoch.
-    pub approved_at_ms: u64,
-    /// Expiry, milliseconds since the Unix epoch.
-    pub expires_at_ms: u64,
-    /// Hex HMAC-SHA-256 over the fields above with the registry's secret.
-    pub signature: String,
-}
-
-/// The outcome of one invocation, serialized as
-/// `{"status":"success","invocationId":…,"output":…}` or
-/// `{"status":"error","invocationId":…,"error":{…}}`.
+/// The outcome of one invocation, as agent-surface's TypeScript registry
+/// writes it (`docs/pipeline.md`, "The call and its result"):
+///
+/// ```json
+/// {"status":"ok","invocationId":"i-1","capabilityId":"domain:devices.disable",
+///  "output":{"disabled":2},"surfaceVersion":"2"}
+/// {"status":"error","invocationId":"i-2","capabilityId":"domain:devices.disable",
+///  "error":{"code":"INVALID_INPUT","message":"…","retry":"with-changes","details":{…}},
+///  "surfaceVersion":"2"}
+/// ```
+///
+/// `surfaceVersion` is the registry's version when the call settled (a
+/// decimal string on the wire); `surfaceChanged` is `true` when the surface
+/// changed while the call ran. `output` is absent when the capability
+/// returned nothing (a handler's `Value::Null`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "lowercase")]
+#[serde(
+    tag = "status",
+    rename_all = "lowercase",
+    rename_all_fields = "camelCase"
+)]
 pub enum AgentInvocationResult {
     /// The capability ran.
-    Success {
+    Ok {
         /// Echo of the invocation id.
-        #[serde(rename = "invocationId")]
         invocation_id: String,
-        /// The handler's or procedure's output (`null` when none).
-        output: Value,
+        /// The capability id the call named.
+        capability_id: String,
+        /// The handler's or procedure's output; `None` (absent) when it
+        /// returned nothing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<Value>,
+        /// The surface version when the call settled.
+        #[serde(with = "crate::snapshot::surface_version")]
+        surface_version: u64,
+        /// `Some(true)` when the surface changed during execution.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        surface_changed: Option<bool>,
     },
     /// The call ended in a pipeline phase or in execution.
     Error {
         /// Echo of the invocation id.
-        #[serde(rename = "invocationId")]
         invocation_id: String,
+        /// The capability id the call named.
+        capability_id: String,
         /// What went wrong.
         error: AgentError,
+        /// The surface version when the call settled.
+        #[serde(with = "crate::snapshot::surface_version")]
+        surface_version: u64,
+        /// `Some(true)` when the surface changed during execution.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        surface_changed: Option<bool>,
     },
 }
 
 impl AgentInvocationResult {
+    /// A success with `output` (`Value::Null` is "no output") at
+    /// `surface_version`.
+    pub fn ok(
+        invocation_id: impl Into<String>,
+        capability_id: impl Into<String>,
+        output: Value,
+        surface_version: u64,
+    ) -> Self {
+        AgentInvocationResult::Ok {
+            invocation_id: invocation_id.into(),
+            capability_id: capability_id.into(),
+            output: (!output.is_null()).then_some(output),
+            surface_version,
+            surface_changed: None,
+        }
+    }
+
+    /// An error result at `surface_version`.
+    pub fn err(
+        invocation_id: impl Into<String>,
+        capability_id: impl Into<String>,
+        error: AgentError,
+        surface_version: u64,
+    ) -> Self {
+        AgentInvocationResult::Error {
+            invocation_id: invocation_id.into(),
+            capability_id: capability_id.into(),
+            error,
+            surface_version,
+            surface_changed: None,
+        }
+    }
+
     /// The invocation id either variant carries.
     pub fn invocation_id(&self) -> &str {
         match self {
-            AgentInvocationResult::Success { invocation_id, .. }
+            AgentInvocationResult::Ok { invocation_id, .. }
             | AgentInvocationResult::Error { invocation_id, .. } => invocation_id,
         }
     }
+
+    /// The capability id either variant carries.
+    pub fn capability_id(&self) -> &str {
+        match self {
+            AgentInvocationResult::Ok { capability_id, .. }
+            | AgentInvocationResult::Error { capability_id, .. } => capability_id,
+        }
+    }
+
+    /// The surface version either variant carries.
+    pub fn surface_version(&self) -> u64 {
+        match self {
+            AgentInvocationResult::Ok {
+                surface_version, ..
+            }
+            | AgentInvocationResult::Error {
+                surface_version, ..
+            } => *surface_version,
+        }
+    }
+
+    /// The output of a success (`None` for an error or a void success).
+    pub fn output(&self) -> Option<&Value> {
+        match self {
+            AgentInvocationResult::Ok { output, .. } => output.as_ref(),
+            AgentInvocationResult::Error { .. } => None,
+        }
+    }
+
     /// The error, if the call failed.
     pub fn error(&self) -> Option<&AgentError> {
         match self {
             AgentInvocationResult::Error { error, .. } => Some(error),
-            AgentInvocationResult::Success { .. } => None,
+            AgentInvocationResult::Ok { .. } => None,
         }
+    }
+
+    /// Whether the call succeeded.
+    pub fn is_ok(&self) -> bool {
+        matches!(self, AgentInvocationResult::Ok { .. })
     }
 }
 
-/// An agent-facing error: `{"code","message","retry","details"}`. The
-/// message is always safe to show the model: transport and server text goes
-/// to audit/logs only.
+/// An agent-facing error: `{"code","message","retry","details"?}` (the
+/// original's `AgentCapabilityErrorPayload`). The message is always safe to
+/// show the model: transport and server text goes to audit/logs only.
+/// `details` is left out of the JSON when empty.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AgentError {
     /// Machine-readable code.
@@ -237,9 +323,9 @@ pub struct AgentError {
     pub message: String,
     /// What the agent may do next.
     pub retry: Retry,
-    /// Structured details (`lockedFields`, `confirmationId`, `instances`,
-    /// `approvalId`, …); `{}` when none.
-    #[serde(default)]
+    /// Structured, agent-safe details (`lockedFields`, `confirmationId`,
+    /// `instances`, `approvalId`, …; per code in `docs/errors.md`).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub details: Map<String, Value>,
 }
 
@@ -261,63 +347,121 @@ impl AgentError {
     }
 }
 
-/// Every error code of the pipeline (`docs/pipeline.md`), serialized SCREAMING_SNAKE_CASE.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+/// An agent-facing error code (`docs/errors.md`): the 16 codes of
+/// agent-surface's closed error matrix, the seeds' two domain codes, and
+/// [`ErrorCode::Unrecognized`] for a code another party sent that this
+/// version does not know — kept, so one new code never makes a whole
+/// result unreadable. Serialized as its SCREAMING_SNAKE_CASE name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
-    /// No live capability or reference with that id.
-    UnknownCapability,
-    /// The registration is gone, or the surface version moved on for a
-    /// destructive/external procedure.
-    StaleCapability,
-    /// More than one live registration and no `registrationId`.
+    /// No live capability or reference with that id (retry `after-refresh`).
+    CapabilityNotFound,
+    /// `when()` is false (`details.reason`; retry `after-refresh`).
+    CapabilityNotAvailable,
+    /// More than one live registration and no `registrationId`
+    /// (`details.instances`; retry `with-changes`).
     AmbiguousInstance,
-    /// `when()` is false.
-    Unavailable,
-    /// A pre-input policy or the server refused authorization.
-    NotAuthorized,
-    /// A post-input policy denied the call.
-    PolicyDenied,
-    /// The agent input is invalid (including locked fields).
+    /// The component instance unmounted before or while the call ran
+    /// (`details.phase`; retry `after-refresh`).
+    ComponentUnmounted,
+    /// The registration is gone, or the surface version moved on for a
+    /// destructive/external procedure (`details.reason`; retry
+    /// `after-refresh`).
+    StaleCapability,
+    /// The invocation id was already used for another call (`details.reason`;
+    /// retry `with-changes`).
+    InvocationConflict,
+    /// The agent input is invalid, locked fields included
+    /// (`details.issues`, `details.lockedFields`; retry `with-changes`).
     InvalidInput,
+    /// The caller is not authenticated (retry `no`).
+    NotAuthenticated,
+    /// A policy or the server refused authorization (`details.origin`;
+    /// retry `no`).
+    NotAuthorized,
     /// A precondition failed (`details.reason`, e.g. `binding-failed`).
     PreconditionFailed,
-    /// A local confirmation is needed (`details.confirmationId`).
+    /// A local confirmation is needed (`details.confirmationId`, `summary`,
+    /// `expiresAt`, `effect`, `origin`; retry `with-confirmation`).
     ConfirmationRequired,
-    /// The evidence is forged, expired, used, rejected or for another input.
+    /// The confirmation is unknown, expired, rejected, used or for another
+    /// call (`details.reason`).
     ConfirmationInvalid,
-    /// The backend requires its own approval (`details.approvalId`).
-    DomainApprovalRequired,
-    /// The backend may or may not have executed; reconcile by invocation id.
-    DomainOutcomeUnknown,
-    /// Execution failed (safe message).
-    ExecutionFailed,
-    /// The registry timeout elapsed.
+    /// Too many calls (`details.reason`, `details.retryAfterMs`; retry
+    /// `after-delay`).
+    RateLimited,
+    /// The call's time ran out (`details.timeoutMs`).
     Timeout,
     /// The call was cancelled.
     Cancelled,
+    /// Execution failed (safe message; `details.reason`, `transient`,
+    /// `retryAfterMs`).
+    ExecutionFailed,
+    /// The backend holds the call for its own approval (`details.approvalId`;
+    /// retry `no`).
+    DomainApprovalRequired,
+    /// The backend may or may not have executed; reconcile by invocation id
+    /// (retry `no`).
+    DomainOutcomeUnknown,
+    /// A code this version does not know, as the other party wrote it.
+    Unrecognized(Box<str>),
 }
 
 impl ErrorCode {
-    /// The wire name (`"UNKNOWN_CAPABILITY"`, …).
-    pub fn as_str(self) -> &'static str {
+    /// Every code this version knows, in the order of `docs/errors.md`.
+    pub const KNOWN: [ErrorCode; 18] = [
+        ErrorCode::CapabilityNotFound,
+        ErrorCode::CapabilityNotAvailable,
+        ErrorCode::AmbiguousInstance,
+        ErrorCode::ComponentUnmounted,
+        ErrorCode::StaleCapability,
+        ErrorCode::InvocationConflict,
+        ErrorCode::InvalidInput,
+        ErrorCode::NotAuthenticated,
+        ErrorCode::NotAuthorized,
+        ErrorCode::PreconditionFailed,
+        ErrorCode::ConfirmationRequired,
+        ErrorCode::ConfirmationInvalid,
+        ErrorCode::RateLimited,
+        ErrorCode::Timeout,
+        ErrorCode::Cancelled,
+        ErrorCode::ExecutionFailed,
+        ErrorCode::DomainApprovalRequired,
+        ErrorCode::DomainOutcomeUnknown,
+    ];
+
+    /// The wire name (`"CAPABILITY_NOT_FOUND"`, …).
+    pub fn as_str(&self) -> &str {
         match self {
-            ErrorCode::UnknownCapability => "UNKNOWN_CAPABILITY",
-            ErrorCode::StaleCapability => "STALE_CAPABILITY",
+            ErrorCode::CapabilityNotFound => "CAPABILITY_NOT_FOUND",
+            ErrorCode::CapabilityNotAvailable => "CAPABILITY_NOT_AVAILABLE",
             ErrorCode::AmbiguousInstance => "AMBIGUOUS_INSTANCE",
-            ErrorCode::Unavailable => "UNAVAILABLE",
-            ErrorCode::NotAuthorized => "NOT_AUTHORIZED",
-            ErrorCode::PolicyDenied => "POLICY_DENIED",
+            ErrorCode::ComponentUnmounted => "COMPONENT_UNMOUNTED",
+            ErrorCode::StaleCapability => "STALE_CAPABILITY",
+            ErrorCode::InvocationConflict => "INVOCATION_CONFLICT",
             ErrorCode::InvalidInput => "INVALID_INPUT",
+            ErrorCode::NotAuthenticated => "NOT_AUTHENTICATED",
+            ErrorCode::NotAuthorized => "NOT_AUTHORIZED",
             ErrorCode::PreconditionFailed => "PRECONDITION_FAILED",
             ErrorCode::ConfirmationRequired => "CONFIRMATION_REQUIRED",
             ErrorCode::ConfirmationInvalid => "CONFIRMATION_INVALID",
-            ErrorCode::DomainApprovalRequired => "DOMAIN_APPROVAL_REQUIRED",
-            ErrorCode::DomainOutcomeUnknown => "DOMAIN_OUTCOME_UNKNOWN",
-            ErrorCode::ExecutionFailed => "EXECUTION_FAILED",
+            ErrorCode::RateLimited => "RATE_LIMITED",
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::Cancelled => "CANCELLED",
+            ErrorCode::ExecutionFailed => "EXECUTION_FAILED",
+            ErrorCode::DomainApprovalRequired => "DOMAIN_APPROVAL_REQUIRED",
+            ErrorCode::DomainOutcomeUnknown => "DOMAIN_OUTCOME_UNKNOWN",
+            ErrorCode::Unrecognized(name) => name,
         }
+    }
+
+    /// The code named `name`: a known one, else [`ErrorCode::Unrecognized`].
+    pub fn from_name(name: &str) -> Self {
+        Self::KNOWN
+            .iter()
+            .find(|code| code.as_str() == name)
+            .cloned()
+            .unwrap_or_else(|| ErrorCode::Unrecognized(name.into()))
     }
 }
 
@@ -327,8 +471,32 @@ impl std::fmt::Display for ErrorCode {
     }
 }
 
-/// What the agent may do after an error , serialized kebab-case:
-/// `no`, `yes`, `after-refresh`, `after-confirmation`, `with-changes`.
+impl Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        if name.is_empty() || name.len() > MAX_ERROR_CODE_CHARS {
+            return Err(serde::de::Error::custom(format_args!(
+                "an error code must be 1 to {MAX_ERROR_CODE_CHARS} characters, got {}",
+                name.len()
+            )));
+        }
+        Ok(ErrorCode::from_name(&name))
+    }
+}
+
+/// The longest error code read from another party: 64 bytes (the longest
+/// known code is 24). A longer one makes the result unreadable.
+pub const MAX_ERROR_CODE_CHARS: usize = 64;
+
+/// What the agent may do after an error, serialized kebab-case: `no`,
+/// `yes`, `after-refresh`, `after-delay`, `with-confirmation`,
+/// `with-changes` (the original's `AgentErrorRetry`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Retry {
@@ -338,8 +506,11 @@ pub enum Retry {
     Yes,
     /// Take a fresh snapshot first.
     AfterRefresh,
-    /// Retry with a fresh invocation id and the issued evidence.
-    AfterConfirmation,
+    /// Wait (`details.retryAfterMs` when given), then retry.
+    AfterDelay,
+    /// Retry with a fresh invocation id and the approved
+    /// `confirmationId`.
+    WithConfirmation,
     /// Retry with different input.
     WithChanges,
 }
@@ -350,27 +521,62 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn result_wire_shape() {
-        let ok = AgentInvocationResult::Success {
-            invocation_id: "i1".into(),
-            output: json!({"n": 1}),
-        };
+    fn result_wire_shape_is_the_originals() {
+        let ok = AgentInvocationResult::ok("i1", "domain:x.y", json!({"n": 1}), 2);
         assert_eq!(
             serde_json::to_value(&ok).unwrap(),
-            json!({"status": "success", "invocationId": "i1", "output": {"n": 1}})
+            json!({"status": "ok", "invocationId": "i1", "capabilityId": "domain:x.y",
+                   "output": {"n": 1}, "surfaceVersion": "2"})
         );
-        let err = AgentInvocationResult::Error {
-            invocation_id: "i2".into(),
-            error: AgentError::new(ErrorCode::InvalidInput, "Locked fields", Retry::WithChanges)
+        // A void success has no `output`.
+        let void = AgentInvocationResult::ok("i0", "view:t.a", Value::Null, 7);
+        assert_eq!(
+            serde_json::to_value(&void).unwrap(),
+            json!({"status": "ok", "invocationId": "i0", "capabilityId": "view:t.a", "surfaceVersion": "7"})
+        );
+        let err = AgentInvocationResult::err(
+            "i2",
+            "domain:x.y",
+            AgentError::new(ErrorCode::InvalidInput, "Locked fields", Retry::WithChanges)
                 .with_detail("lockedFields", json!(["deviceIds"])),
-        };
+            3,
+        );
         assert_eq!(
             serde_json::to_value(&err).unwrap(),
-            json!({"status": "error", "invocationId": "i2", "error": {"code": "INVALID_INPUT", "message": "Locked fields", "retry": "with-changes", "details": {"lockedFields": ["deviceIds"]}}})
+            json!({"status": "error", "invocationId": "i2", "capabilityId": "domain:x.y",
+                   "error": {"code": "INVALID_INPUT", "message": "Locked fields", "retry": "with-changes",
+                             "details": {"lockedFields": ["deviceIds"]}},
+                   "surfaceVersion": "3"})
         );
         let back: AgentInvocationResult =
             serde_json::from_value(serde_json::to_value(&err).unwrap()).unwrap();
         assert_eq!(back, err);
+        // Empty details are left out.
+        let plain = AgentError::new(ErrorCode::Cancelled, "Cancelled.", Retry::No);
+        assert_eq!(
+            serde_json::to_value(&plain).unwrap(),
+            json!({"code": "CANCELLED", "message": "Cancelled.", "retry": "no"})
+        );
+    }
+
+    #[test]
+    fn an_unknown_error_code_is_kept_not_refused() {
+        let read: AgentError = serde_json::from_value(
+            json!({"code": "QUOTA_EXCEEDED", "message": "m", "retry": "after-delay"}),
+        )
+        .unwrap();
+        assert_eq!(read.code, ErrorCode::Unrecognized("QUOTA_EXCEEDED".into()));
+        assert_eq!(read.retry, Retry::AfterDelay);
+        assert_eq!(
+            serde_json::to_value(&read).unwrap()["code"],
+            json!("QUOTA_EXCEEDED")
+        );
+        for code in ErrorCode::KNOWN {
+            assert_eq!(ErrorCode::from_name(code.as_str()), code);
+        }
+        let too_long = json!({"code": "X".repeat(65), "message": "m", "retry": "no"});
+        let err = serde_json::from_value::<AgentError>(too_long).unwrap_err();
+        assert!(err.to_string().contains("1 to 64 characters, got 65"), "{err}");
     }
 
     #[test]
@@ -443,9 +649,40 @@ mod tests {
             serde_json::to_value(ErrorCode::DomainOutcomeUnknown).unwrap(),
             json!("DOMAIN_OUTCOME_UNKNOWN")
         );
+        let retries: Vec<Value> = [
+            Retry::No,
+            Retry::Yes,
+            Retry::AfterRefresh,
+            Retry::AfterDelay,
+            Retry::WithConfirmation,
+            Retry::WithChanges,
+        ]
+        .iter()
+        .map(|r| serde_json::to_value(r).unwrap())
+        .collect();
         assert_eq!(
-            serde_json::to_value(Retry::AfterConfirmation).unwrap(),
-            json!("after-confirmation")
+            retries,
+            vec![
+                json!("no"),
+                json!("yes"),
+                json!("after-refresh"),
+                json!("after-delay"),
+                json!("with-confirmation"),
+                json!("with-changes")
+            ]
         );
+        let call: AgentInvocation = serde_json::from_value(json!({
+            "invocationId": "i", "capabilityId": "view:t.a", "registrationId": "r",
+            "surfaceVersion": "12", "input": {}, "instanceId": "main", "confirmationId": "c"
+        }))
+        .unwrap();
+        assert_eq!(call.surface_version, Some(12));
+        assert_eq!(call.instance_id.as_deref(), Some("main"));
+        assert_eq!(call.confirmation_id.as_deref(), Some("c"));
+        // A number is not a surface version on this wire.
+        assert!(serde_json::from_value::<AgentInvocation>(json!({
+            "invocationId": "i", "capabilityId": "view:t.a", "surfaceVersion": 12
+        }))
+        .is_err());
     }
 }

@@ -410,16 +410,18 @@ impl PageSurface {
             || crate::host::BrowserSurfaceIdentity::new("", "", "", ""),
             |s| s.identity().clone(),
         );
-        let call = BrowserSurfaceCall {
-            protocol_version: crate::host::PROTOCOL_VERSION,
+        let tool_call_id = invocation.invocation_id.clone();
+        let call = BrowserSurfaceCall::new(
             identity,
-            connection_id: IN_PAGE_CONNECTION_ID.to_string(),
-            run_id: consumer.id.to_string(),
-            tool_call_id: invocation.invocation_id.clone(),
+            IN_PAGE_CONNECTION_ID,
+            consumer.id.to_string(),
+            tool_call_id,
             invocation,
-        };
+        );
         self.record_call(&call);
         let invocation_id = call.invocation.invocation_id.clone();
+        let capability_id = call.invocation.capability_id.clone();
+        let registry = self.inner.registry.clone();
         let cancelled = Box::pin(cancellation.cancelled());
         let run = self.inner.local.invoke(call, consumer, cancellation);
         let weak = Arc::downgrade(&self.inner);
@@ -431,7 +433,7 @@ impl PageSurface {
                 // withdrawn and settles as aborted) or the executor's call.
                 Either::Right(((), run)) => {
                     drop(run);
-                    cancelled_in_page(&invocation_id)
+                    cancelled_in_page(&invocation_id, &capability_id, registry.surface_version())
                 }
             };
             if let Some(inner) = weak.upgrade() {
@@ -652,15 +654,21 @@ pub enum ConnectError {
 }
 
 /// The answer to an in-page call cancelled before it ended.
-fn cancelled_in_page(invocation_id: &str) -> AgentInvocationResult {
-    AgentInvocationResult::Error {
-        invocation_id: invocation_id.to_string(),
-        error: crate::invocation::AgentError::new(
+fn cancelled_in_page(
+    invocation_id: &str,
+    capability_id: &str,
+    surface_version: u64,
+) -> AgentInvocationResult {
+    AgentInvocationResult::err(
+        invocation_id,
+        capability_id,
+        crate::invocation::AgentError::new(
             crate::invocation::ErrorCode::Cancelled,
             "The call was cancelled before it finished; it may or may not have taken effect.",
             crate::invocation::Retry::No,
         ),
-    }
+        surface_version,
+    )
 }
 
 /// A [`PageSurface`] that does not keep it alive

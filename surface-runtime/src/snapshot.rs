@@ -1,38 +1,158 @@
 //! The snapshot: the agent's tool catalog at one surface version, and how
 //! the registry builds it ([`SurfaceRegistry::snapshot`]). Serialized in
-//! camelCase (`docs/design.md`, "Snapshot").
+//! camelCase exactly as agent-surface's TypeScript registry writes it
+//! (`docs/design.md`, "Snapshot"; `docs/host.md`, "Messages"):
+//!
+//! ```json
+//! {"surfaceId":"surf_…","surfaceVersion":"2","capturedAt":"2026-09-13T00:00:00.000Z",
+//!  "components":[{"type":"devices.table","instanceId":"default","registrationId":"reg_1",
+//!                 "description":"…","observations":[…],"actions":[…]}],
+//!  "procedures":[{"procedureId":"domain:devices.disable","description":"…",
+//!                 "contextualNote":"Currently bound to 2 selected device(s)",
+//!                 "inputSchema":{…},"effect":"server-mutation","confirmation":"optional",
+//!                 "available":true,"boundFields":[…],"registrationId":"reg_1"}]}
+//! ```
 //!
 //! A snapshot is a consistent cut: every descriptor in it belongs to the
 //! registration set of `surfaceVersion`, and availability was evaluated
 //! against that set. Bound *values* never appear — only binding metadata
-//! (`boundFields`).
+//! (`boundFields`). A procedure's `description` is the manifest's, stable
+//! across snapshots; the contextual `describe()` text is `contextualNote`.
 
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::callback::TextFn;
+use crate::clock::iso_8601;
+use crate::component::{ViewEffect, ViewKind};
 use crate::confirmation::ConfirmationLevel;
 use crate::invocation::{AgentConsumer, ConsumerKind};
 use crate::manifest::AgentEffect;
-use crate::registry::{ComponentEntry, ProcedureEntry, SurfaceRegistry, ViewEntry};
+use crate::registry::{ComponentEntry, ProcedureEntry, SurfaceRegistry};
 
 pub use crate::binding::{BindingSource, BoundFieldDescriptor};
 pub use crate::component::ComponentContext;
 
-/// The catalog one consumer sees.
+/// `surfaceVersion` on the wire: the registry's `u64` counter written as a
+/// decimal string (`"4"`), as the original writes `String(version)`.
+/// Reading accepts only the canonical form — ASCII digits, no sign, no
+/// leading zero (but `"0"`), at most 20 digits, within `u64` — anything else
+/// (a JSON number included) is an error naming the value's problem.
+/// `#[serde(with = "surface_version")]` on a `u64`;
+/// [`surface_version::option`] on an `Option<u64>`.
+pub mod surface_version {
+    use serde::{de, Deserialize, Deserializer, Serializer};
+
+    /// Writes `version` as a decimal string.
+    ///
+    /// # Errors
+    /// The serializer's.
+    pub fn serialize<S: Serializer>(version: &u64, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(version)
+    }
+
+    /// Reads a canonical decimal string.
+    ///
+    /// # Errors
+    /// Not a string, or not a canonical decimal `u64`.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+        let text = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        parse(&text).map_err(de::Error::custom)
+    }
+
+    /// `text` as a surface version.
+    ///
+    /// # Errors
+    /// A message saying what is wrong (never echoing more than 20
+    /// characters of `text`).
+    pub fn parse(text: &str) -> Result<u64, String> {
+        let canonical = !text.is_empty()
+            && text.len() <= 20
+            && text.bytes().all(|b| b.is_ascii_digit())
+            && (text == "0" || !text.starts_with('0'));
+        match text.parse::<u64>() {
+            Ok(version) if canonical => Ok(version),
+            _ => {
+                let shown: String = text.chars().take(20).flat_map(char::escape_default).collect();
+                Err(format!(
+                    "surfaceVersion must be a decimal string such as \"4\" (digits, no sign or leading zero, at most 18446744073709551615), got \"{shown}\""
+                ))
+            }
+        }
+    }
+
+    /// The same for `Option<u64>` (use with `default` and
+    /// `skip_serializing_if = "Option::is_none"`).
+    pub mod option {
+        use serde::{Deserializer, Serializer};
+
+        /// Writes `Some(version)` as a decimal string, `None` as `null`.
+        ///
+        /// # Errors
+        /// The serializer's.
+        pub fn serialize<S: Serializer>(
+            version: &Option<u64>,
+            serializer: S,
+        ) -> Result<S::Ok, S::Error> {
+            match version {
+                Some(v) => super::serialize(v, serializer),
+                None => serializer.serialize_none(),
+            }
+        }
+
+        /// Reads a canonical decimal string (a present field).
+        ///
+        /// # Errors
+        /// As [`super::deserialize`].
+        pub fn deserialize<'de, D: Deserializer<'de>>(
+            deserializer: D,
+        ) -> Result<Option<u64>, D::Error> {
+            super::deserialize(deserializer).map(Some)
+        }
+    }
+}
+
+/// The catalog one consumer sees (the original's `AgentSurfaceSnapshot`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SurfaceSnapshot {
-    /// Increases on every registration change and every availability change.
+    /// The registry's id ([`SurfaceRegistry::surface_id`]).
+    pub surface_id: String,
+    /// Increases on every registration change and every availability change
+    /// (a decimal string on the wire).
+    #[serde(with = "surface_version")]
     pub surface_version: u64,
-    /// Live component instances with their view capabilities (empty for
-    /// headless consumers).
+    /// When the snapshot was taken: ISO 8601, UTC, milliseconds
+    /// (`"2026-09-13T00:00:00.000Z"`).
+    pub captured_at: String,
+    /// The page's route, when the application reports one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<SurfaceRoute>,
+    /// Live component instances with their observations and actions (empty
+    /// for headless consumers).
     pub components: Vec<ComponentDescriptor>,
     /// One descriptor per live procedure binding, top level (never nested
     /// in components).
     pub procedures: Vec<AgentProcedureDescriptor>,
+    /// Present when a budget left components out (`{"droppedComponents":
+    /// n}`); this registry never truncates, a TypeScript page may.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<Map<String, Value>>,
+    /// Present when a scope floor refused part of a requested scope
+    /// (`{"prefixes": […]}`); set by the original's adapters only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope_rejected: Option<Map<String, Value>>,
+}
+
+/// The page's route: `{"path", "params"?}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SurfaceRoute {
+    /// The route path (`"/devices"`).
+    pub path: String,
+    /// Route parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<std::collections::BTreeMap<String, String>>,
 }
 
 impl SurfaceSnapshot {
@@ -52,9 +172,24 @@ impl SurfaceSnapshot {
             .iter()
             .filter(move |p| p.procedure_id == procedure_id)
     }
+
+    /// Whether `capability_id` is served by `registration_id` in this
+    /// snapshot: a procedure's `procedureId`, or a component's observation
+    /// or action.
+    pub fn serves(&self, capability_id: &str, registration_id: &str) -> bool {
+        self.procedures
+            .iter()
+            .any(|p| p.procedure_id == capability_id && p.registration_id == registration_id)
+            || self.components.iter().any(|c| {
+                c.registration_id == registration_id
+                    && (c.observations.iter().any(|o| o.capability_id == capability_id)
+                        || c.actions.iter().any(|a| a.capability_id == capability_id))
+            })
+    }
 }
 
-/// A live component instance.
+/// A live component instance: `{"type", "instanceId", "registrationId",
+/// "description", "observations", "actions", "parent"?, "meta"?}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ComponentDescriptor {
@@ -65,45 +200,205 @@ pub struct ComponentDescriptor {
     pub instance_id: String,
     /// Registration id of the instance.
     pub registration_id: String,
-    /// Optional description of the component.
+    /// Description of the component (`""` when the application gave none).
+    #[serde(default)]
+    pub description: String,
+    /// Its read-only views of state (no input).
+    pub observations: Vec<ObservationDescriptor>,
+    /// Its local actions.
+    pub actions: Vec<ActionDescriptor>,
+    /// The enclosing component, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Its view capabilities.
-    pub capabilities: Vec<ViewCapabilityDescriptor>,
+    pub parent: Option<ComponentContext>,
+    /// App metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
 }
 
-/// A view capability (local action of a component).
+impl ComponentDescriptor {
+    /// Every observation, then every action, as one
+    /// [`ViewCapabilityDescriptor`] each (cloned).
+    pub fn capabilities(&self) -> impl Iterator<Item = ViewCapabilityDescriptor> + '_ {
+        let observations = self
+            .observations
+            .iter()
+            .cloned()
+            .map(ViewCapabilityDescriptor::Observation);
+        let actions = self
+            .actions
+            .iter()
+            .cloned()
+            .map(ViewCapabilityDescriptor::Action);
+        observations.chain(actions)
+    }
+
+    /// The observation or action with this capability id.
+    pub fn capability(&self, capability_id: &str) -> Option<ViewCapabilityDescriptor> {
+        self.capabilities()
+            .find(|c| c.capability_id() == capability_id)
+    }
+}
+
+/// One view capability of a component, observation or action, for code
+/// that treats both alike (tool catalogs, the agent host).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ViewCapabilityDescriptor {
+    /// A read-only observation (no input).
+    Observation(ObservationDescriptor),
+    /// A local action.
+    Action(ActionDescriptor),
+}
+
+/// The input schema of an observation as a tool shows it: no input.
+pub fn no_input_schema() -> Value {
+    serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false})
+}
+
+impl ViewCapabilityDescriptor {
+    /// `"view:" + type + "." + name`.
+    pub fn capability_id(&self) -> &str {
+        match self {
+            ViewCapabilityDescriptor::Observation(o) => &o.capability_id,
+            ViewCapabilityDescriptor::Action(a) => &a.capability_id,
+        }
+    }
+
+    /// The capability's name.
+    pub fn name(&self) -> &str {
+        match self {
+            ViewCapabilityDescriptor::Observation(o) => &o.name,
+            ViewCapabilityDescriptor::Action(a) => &a.name,
+        }
+    }
+
+    /// Model-facing description.
+    pub fn description(&self) -> &str {
+        match self {
+            ViewCapabilityDescriptor::Observation(o) => &o.description,
+            ViewCapabilityDescriptor::Action(a) => &a.description,
+        }
+    }
+
+    /// The input schema: an action's, [`no_input_schema`] for an
+    /// observation.
+    pub fn input_schema(&self) -> Arc<Value> {
+        match self {
+            ViewCapabilityDescriptor::Observation(_) => Arc::new(no_input_schema()),
+            ViewCapabilityDescriptor::Action(a) => a.input_schema.clone(),
+        }
+    }
+
+    /// The output schema: an observation's, an action's when declared.
+    pub fn output_schema(&self) -> Option<&Arc<Value>> {
+        match self {
+            ViewCapabilityDescriptor::Observation(o) => Some(&o.output_schema),
+            ViewCapabilityDescriptor::Action(a) => a.output_schema.as_ref(),
+        }
+    }
+
+    /// Whether `when()` holds.
+    pub fn available(&self) -> bool {
+        match self {
+            ViewCapabilityDescriptor::Observation(o) => o.available,
+            ViewCapabilityDescriptor::Action(a) => a.available,
+        }
+    }
+
+    /// Why not, when unavailable.
+    pub fn unavailable_reason(&self) -> Option<&str> {
+        match self {
+            ViewCapabilityDescriptor::Observation(o) => o.unavailable_reason.as_deref(),
+            ViewCapabilityDescriptor::Action(a) => a.unavailable_reason.as_deref(),
+        }
+    }
+
+    /// The local confirmation level (`never` for an observation).
+    pub fn confirmation(&self) -> ConfirmationLevel {
+        match self {
+            ViewCapabilityDescriptor::Observation(_) => ConfirmationLevel::Never,
+            ViewCapabilityDescriptor::Action(a) => a.confirmation,
+        }
+    }
+
+    /// Whether it is an observation (read-only).
+    pub fn is_observation(&self) -> bool {
+        matches!(self, ViewCapabilityDescriptor::Observation(_))
+    }
+}
+
+/// An observation: a read-only view of a component's state, called with no
+/// input. `{"capabilityId", "name", "description", "outputSchema",
+/// "available", "unavailableReason"?, "meta"?}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ViewCapabilityDescriptor {
+pub struct ObservationDescriptor {
     /// `"view:" + type + "." + name`.
     pub capability_id: String,
-    /// Capability name (`"select"`).
+    /// Observation name (`"readState"`).
+    pub name: String,
+    /// Model-facing description.
+    pub description: String,
+    /// JSON Schema of what it returns.
+    pub output_schema: Arc<Value>,
+    /// Whether `when()` holds.
+    pub available: bool,
+    /// Why not, when unavailable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable_reason: Option<String>,
+    /// App metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// A local action of a component: `{"capabilityId", "name", "description",
+/// "inputSchema", "outputSchema"?, "effect", "idempotent", "reversible",
+/// "confirmation", "available", "unavailableReason"?, "meta"?}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionDescriptor {
+    /// `"view:" + type + "." + name`.
+    pub capability_id: String,
+    /// Action name (`"selectRows"`).
     pub name: String,
     /// Model-facing description.
     pub description: String,
     /// Input JSON Schema (`ViewInput::INPUT_SCHEMA_JSON` of a `view_inputs!`
     /// type, or the schema given at run time).
     pub input_schema: Arc<Value>,
+    /// JSON Schema of its output, when declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Arc<Value>>,
+    /// `local-state` or `navigation`.
+    pub effect: ViewEffect,
+    /// Whether repeating it changes nothing more.
+    pub idempotent: bool,
+    /// Whether the user can undo it.
+    pub reversible: bool,
+    /// Local confirmation level.
+    pub confirmation: ConfirmationLevel,
     /// Whether `when()` holds.
     pub available: bool,
     /// Why not, when unavailable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable_reason: Option<String>,
+    /// App metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
 }
 
-/// One live procedure binding, as the agent sees it.
+/// One live procedure binding, as the agent sees it (the original's
+/// `AgentProcedureDescriptor`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentProcedureDescriptor {
-    /// `"domain:" + path`.
+    /// `"domain:" + path`: the id calls name.
     pub procedure_id: String,
-    /// Canonical capability id when the manifest overrides it; absent when
-    /// equal to `procedureId`. Invocations may name either.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capability_id: Option<String>,
-    /// Manifest description, then the contextual `describe()` text.
+    /// The manifest's description: stable across snapshots, so tool
+    /// definitions built from it stay cacheable.
     pub description: String,
+    /// This snapshot's contextual `describe()` text, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contextual_note: Option<String>,
     /// Agent-facing input schema: the manifest schema minus locked fields;
     /// overridable fields annotated (binding rules 1 and 3,
     /// [`crate::binding::agent_input_schema`]).
@@ -113,6 +408,11 @@ pub struct AgentProcedureDescriptor {
     pub output_schema: Option<Arc<Value>>,
     /// Effect class.
     pub effect: AgentEffect,
+    /// `true` when the manifest says the server holds calls for its own
+    /// approval (absent otherwise). A hint: it never forces a local
+    /// confirmation.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub requires_approval: bool,
     /// max(effect floor, reference, static policy levels).
     pub confirmation: ConfirmationLevel,
     /// Whether `when()` holds.
@@ -134,37 +434,21 @@ pub struct AgentProcedureDescriptor {
 }
 
 impl AgentProcedureDescriptor {
-    /// The canonical capability id: [`Self::capability_id`] when the
-    /// manifest overrides it, else [`Self::procedure_id`].
-    pub fn canonical_capability_id(&self) -> &str {
-        self.capability_id.as_deref().unwrap_or(&self.procedure_id)
+    /// The description a tool list shows the model: the manifest's, then
+    /// the contextual note after a blank line (an empty part is left out).
+    pub fn model_description(&self) -> String {
+        join_description(&self.description, self.contextual_note.as_deref())
     }
 }
 
-/// A procedure's description: the manifest's, then the contextual
-/// `describe()` text after a blank line (an empty part is left out).
-pub(crate) fn join_description(manifest: &str, describe: Option<&TextFn>) -> String {
-    match describe {
-        None => manifest.to_string(),
-        Some(f) => {
-            let extra = f();
-            match (manifest.is_empty(), extra.is_empty()) {
-                (_, true) => manifest.to_string(),
-                (true, false) => extra,
-                (false, false) => format!("{manifest}\n\n{extra}"),
-            }
-        }
+/// The manifest's description, then the contextual text after a blank line
+/// (an empty part is left out).
+pub(crate) fn join_description(manifest: &str, note: Option<&str>) -> String {
+    match note {
+        None | Some("") => manifest.to_string(),
+        Some(extra) if manifest.is_empty() => extra.to_string(),
+        Some(extra) => format!("{manifest}\n\n{extra}"),
     }
-}
-
-/// Whether `announced` is a description [`join_description`] can produce
-/// from the manifest's `manifest` text (it may only append).
-pub(crate) fn extends_description(manifest: &str, announced: &str) -> bool {
-    manifest.is_empty()
-        || announced == manifest
-        || announced
-            .strip_prefix(manifest)
-            .is_some_and(|rest| rest.starts_with("\n\n"))
 }
 
 /// How many times a snapshot is retaken when registrations change while
@@ -173,8 +457,8 @@ const SNAPSHOT_ATTEMPTS: usize = 8;
 
 impl SurfaceRegistry {
     /// The catalog `consumer` sees: every live procedure binding and, for
-    /// non-headless consumers, every component with its view capabilities.
-    /// Availability is evaluated now; if it differs from the last
+    /// non-headless consumers, every component with its observations and
+    /// actions. Availability is evaluated now; if it differs from the last
     /// observation the version is bumped first, so `surfaceVersion` always
     /// names the availability reported. Bound values are never included.
     pub fn snapshot(&self, consumer: &AgentConsumer) -> SurfaceSnapshot {
@@ -203,13 +487,18 @@ impl SurfaceRegistry {
                 continue;
             }
             return SurfaceSnapshot {
+                surface_id: self.surface_id().to_string(),
                 surface_version: if changed {
                     self.bump_availability()
                 } else {
                     version
                 },
+                captured_at: iso_8601(self.confirmations().now_ms()),
+                route: None,
                 components,
                 procedures,
+                truncated: None,
+                scope_rejected: None,
             };
         }
     }
@@ -242,11 +531,12 @@ fn procedure_descriptor(p: &ProcedureEntry, changed: &mut bool) -> AgentProcedur
     *changed |= p.observed.record(available);
     AgentProcedureDescriptor {
         procedure_id: p.procedure_id.clone(),
-        capability_id: (*p.capability_id != *p.procedure_id).then(|| p.capability_id.to_string()),
-        description: join_description(&p.manifest_description, p.describe.as_deref()),
+        description: p.manifest_description.to_string(),
+        contextual_note: p.describe.as_ref().map(|f| f()).filter(|t| !t.is_empty()),
         input_schema: p.agent_schema.clone(),
         output_schema: p.output_schema.clone(),
         effect: p.effect,
+        requires_approval: p.requires_approval,
         confirmation: p.confirmation,
         available,
         unavailable_reason: if available {
@@ -275,35 +565,52 @@ fn component_descriptor(
         }
         return None;
     }
-    let capabilities = c
-        .views
-        .iter()
-        .map(|v| view_descriptor(v, changed))
-        .collect();
+    let mut observations = Vec::new();
+    let mut actions = Vec::new();
+    for v in &c.views {
+        let available = v.availability.holds();
+        *changed |= v.observed.record(available);
+        let unavailable_reason = if available {
+            None
+        } else {
+            v.availability.reason_text()
+        };
+        match &v.kind {
+            ViewKind::Observation { output_schema } => observations.push(ObservationDescriptor {
+                capability_id: v.capability_id.clone(),
+                name: v.name.clone(),
+                description: v.description.clone(),
+                output_schema: output_schema.clone(),
+                available,
+                unavailable_reason,
+                meta: None,
+            }),
+            ViewKind::Action(action) => actions.push(ActionDescriptor {
+                capability_id: v.capability_id.clone(),
+                name: v.name.clone(),
+                description: v.description.clone(),
+                input_schema: v.input_schema.clone(),
+                output_schema: action.output_schema.clone(),
+                effect: action.effect,
+                idempotent: action.idempotent,
+                reversible: action.reversible,
+                confirmation: action.confirmation,
+                available,
+                unavailable_reason,
+                meta: None,
+            }),
+        }
+    }
     Some(ComponentDescriptor {
         component_type: c.context.component_type.clone(),
         instance_id: c.context.instance_id.clone(),
         registration_id: c.registration_id.clone(),
-        description: c.description.clone(),
-        capabilities,
+        description: c.description.clone().unwrap_or_default(),
+        observations,
+        actions,
+        parent: None,
+        meta: None,
     })
-}
-
-fn view_descriptor(v: &ViewEntry, changed: &mut bool) -> ViewCapabilityDescriptor {
-    let available = v.availability.holds();
-    *changed |= v.observed.record(available);
-    ViewCapabilityDescriptor {
-        capability_id: v.capability_id.clone(),
-        name: v.name.clone(),
-        description: v.description.clone(),
-        input_schema: v.input_schema.clone(),
-        available,
-        unavailable_reason: if available {
-            None
-        } else {
-            v.availability.reason_text()
-        },
-    }
 }
 
 #[cfg(test)]
@@ -311,22 +618,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn description_joins_manifest_and_describe() {
-        let describe: Arc<TextFn> = Arc::new(|| "two".to_string());
-        let empty: Arc<TextFn> = Arc::new(String::new);
-        assert_eq!(join_description("one", Some(&*describe)), "one\n\ntwo");
-        assert_eq!(join_description("", Some(&*describe)), "two");
-        assert_eq!(join_description("one", Some(&*empty)), "one");
+    fn description_joins_manifest_and_note() {
+        assert_eq!(join_description("one", Some("two")), "one\n\ntwo");
+        assert_eq!(join_description("", Some("two")), "two");
+        assert_eq!(join_description("one", Some("")), "one");
         assert_eq!(join_description("one", None), "one");
     }
 
     #[test]
-    fn an_announced_description_may_only_append_to_the_manifest_one() {
-        assert!(extends_description("one", "one"));
-        assert!(extends_description("one", "one\n\ntwo"));
-        assert!(extends_description("", "anything"));
-        assert!(!extends_description("one", "onetwo"));
-        assert!(!extends_description("one", "one\ntwo"));
-        assert!(!extends_description("one", "Ignore previous instructions"));
+    fn surface_versions_are_canonical_decimal_strings() {
+        for (text, version) in [("0", 0), ("2", 2), ("18446744073709551615", u64::MAX)] {
+            assert_eq!(surface_version::parse(text), Ok(version), "{text}");
+        }
+        for text in ["", "02", "-1", "+1", " 1", "1.0", "1e3", "18446744073709551616", "٣"] {
+            let err = surface_version::parse(text).unwrap_err();
+            assert!(err.starts_with("surfaceVersion must be a decimal string"), "{text}: {err}");
+        }
+        let long = "9".repeat(1_000);
+        let err = surface_version::parse(&long).unwrap_err();
+        assert!(err.len() < 200, "the message quotes at most 20 characters: {err}");
     }
 }

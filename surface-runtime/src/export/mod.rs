@@ -57,6 +57,7 @@ pub mod source;
 pub mod strict;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -151,6 +152,8 @@ pub struct CatalogTool {
     registration_id: String,
     context: Option<ComponentContext>,
     effect: Option<AgentEffect>,
+    /// A view observation (read-only, no input).
+    observation: bool,
     confirmation: ConfirmationLevel,
     available: bool,
     unavailable_reason: Option<String>,
@@ -185,8 +188,8 @@ impl CatalogTool {
     pub fn kind(&self) -> ToolKind {
         self.kind
     }
-    /// The canonical capability id the invocation names (the manifest's
-    /// `capabilityId` override when there is one).
+    /// The capability id the invocation names (a procedure's `domain:…`
+    /// id, a view capability's `view:…` id).
     pub fn capability_id(&self) -> &str {
         &self.capability_id
     }
@@ -267,7 +270,7 @@ impl CatalogTool {
             description: Some(self.description.clone()),
             input_schema: self.input_schema.clone(),
             output_schema: self.output.as_ref().map(|o| o.schema.clone()),
-            annotations: Some(annotations(self.effect)),
+            annotations: Some(annotations(self.effect, self.observation)),
         }
     }
 
@@ -313,7 +316,7 @@ impl CatalogTool {
     }
 }
 
-fn annotations(effect: Option<AgentEffect>) -> McpToolAnnotations {
+fn annotations(effect: Option<AgentEffect>, observation: bool) -> McpToolAnnotations {
     let hints = |read_only, destructive: Option<bool>, open_world| McpToolAnnotations {
         read_only_hint: Some(read_only),
         destructive_hint: destructive,
@@ -321,6 +324,7 @@ fn annotations(effect: Option<AgentEffect>) -> McpToolAnnotations {
         open_world_hint: Some(open_world),
     };
     match effect {
+        _ if observation => hints(true, Some(false), false),
         Some(AgentEffect::ServerQuery) => hints(true, Some(false), false),
         Some(AgentEffect::ServerMutation) | None => hints(false, Some(false), false),
         Some(AgentEffect::Destructive) => hints(false, Some(true), false),
@@ -345,8 +349,12 @@ struct Entry<'a> {
     capability_id: &'a str,
     registration_id: &'a str,
     context: Option<&'a ComponentContext>,
-    description: &'a str,
-    input: &'a Value,
+    /// The model-facing description (a procedure's manifest text and its
+    /// contextual note).
+    description: String,
+    /// A view observation: read-only, no input.
+    observation: bool,
+    input: Arc<Value>,
     output: Option<&'a Value>,
     effect: Option<AgentEffect>,
     confirmation: ConfirmationLevel,
@@ -363,11 +371,12 @@ fn entry(tool: &ToolSource) -> Entry<'_> {
         ToolDescriptor::Procedure(p) => Entry {
             kind: ToolKind::Procedure,
             key: naming::base_key(&p.procedure_id),
-            capability_id: p.canonical_capability_id(),
+            capability_id: &p.procedure_id,
             registration_id: &p.registration_id,
             context: p.context.as_ref(),
-            description: &p.description,
-            input: &p.input_schema,
+            description: p.model_description(),
+            observation: false,
+            input: p.input_schema.clone(),
             output: p.output_schema.as_deref(),
             effect: Some(p.effect),
             confirmation: p.confirmation,
@@ -383,17 +392,18 @@ fn entry(tool: &ToolSource) -> Entry<'_> {
             capability: v,
         } => Entry {
             kind: ToolKind::View,
-            key: naming::base_key(&v.capability_id),
-            capability_id: &v.capability_id,
+            key: naming::base_key(v.capability_id()),
+            capability_id: v.capability_id(),
             registration_id,
             context: Some(component),
-            description: &v.description,
-            input: &v.input_schema,
-            output: None,
+            description: v.description().to_string(),
+            observation: v.is_observation(),
+            input: v.input_schema(),
+            output: v.output_schema().map(|o| &**o),
             effect: None,
-            confirmation: ConfirmationLevel::Never,
-            available: v.available,
-            unavailable_reason: v.unavailable_reason.as_deref(),
+            confirmation: v.confirmation(),
+            available: v.available(),
+            unavailable_reason: v.unavailable_reason(),
             bound: &[],
             route,
             surface_version,
@@ -645,8 +655,8 @@ impl ToolCatalog {
             registration_id: Some(tool.registration_id.clone()),
             surface_version: Some(tool.surface_version),
             input,
-            instance: None,
-            confirmation: None,
+            instance_id: None,
+            confirmation_id: None,
         })
     }
 
@@ -670,7 +680,7 @@ fn build_tool(
     qualifier: Option<String>,
     options: &ExportOptions,
 ) -> CatalogTool {
-    let normalized = schema::normalize(e.input, &options.schema);
+    let normalized = schema::normalize(&e.input, &options.schema);
     let rooted = schema::object_root(normalized.schema.clone());
     let callable = rooted.is_some();
     let strict_options = strict::StrictOptions {
@@ -684,7 +694,7 @@ fn build_tool(
             refs: RefMode::InlineKeepRecursive,
             ..options.schema.clone()
         };
-        schema::object_root(schema::normalize(e.input, &keep).schema)
+        schema::object_root(schema::normalize(&e.input, &keep).schema)
     }
     .map_or_else(
         || {
@@ -708,6 +718,7 @@ fn build_tool(
         registration_id: e.registration_id.to_string(),
         context: e.context.cloned(),
         effect: e.effect,
+        observation: e.observation,
         confirmation: e.confirmation,
         available: e.available,
         unavailable_reason: e.unavailable_reason.map(str::to_string),
@@ -752,7 +763,7 @@ fn output_schema(schema: Value) -> OutputSchema {
 fn describe(e: &Entry<'_>, qualified: bool, include_unavailable: bool) -> String {
     let mut parts: Vec<String> = Vec::new();
     if !e.description.trim().is_empty() {
-        parts.push(e.description.to_string());
+        parts.push(e.description.clone());
     }
     if let Some(c) = e.context {
         if e.kind == ToolKind::Procedure || qualified {
@@ -913,33 +924,31 @@ pub enum ToolCallError {
 
 impl ToolCallError {
     /// The error to give the model (safe text, no echo of its input):
-    /// unknown tool → `UNKNOWN_CAPABILITY`, retry `after-refresh`; bad
-    /// arguments → `INVALID_INPUT`, retry `with-changes`, `details.reason`
-    /// `arguments-not-object` / `arguments-not-json` /
-    /// `arguments-too-large`; bad call id (the host's fault) →
+    /// unknown tool → `CAPABILITY_NOT_FOUND`, retry `after-refresh`; bad
+    /// arguments → `INVALID_INPUT`, retry `with-changes`, one issue at the
+    /// root (`details.issues: [{"path": [], "message"}]`, the message
+    /// saying what is wrong); bad call id (the host's fault) →
     /// `EXECUTION_FAILED`, retry `no`.
     pub fn agent_error(&self) -> AgentError {
-        let invalid = |reason: &str, message: &str| {
-            AgentError::new(ErrorCode::InvalidInput, message, Retry::WithChanges)
-                .with_detail("reason", reason)
+        let invalid = |message: &str| {
+            AgentError::new(ErrorCode::InvalidInput, message, Retry::WithChanges).with_detail(
+                "issues",
+                serde_json::json!([{"path": [], "message": message}]),
+            )
         };
         match self {
             ToolCallError::UnknownTool { .. } => AgentError::new(
-                ErrorCode::UnknownCapability,
+                ErrorCode::CapabilityNotFound,
                 "No tool with this name is available.",
                 Retry::AfterRefresh,
             ),
-            ToolCallError::ArgumentsNotObject { .. } => invalid(
-                "arguments-not-object",
-                "The arguments must be one JSON object.",
-            ),
-            ToolCallError::ArgumentsNotJson { .. } => {
-                invalid("arguments-not-json", "The arguments are not valid JSON.")
+            ToolCallError::ArgumentsNotObject { .. } => {
+                invalid("The arguments must be one JSON object.")
             }
-            ToolCallError::ArgumentsTooLarge { limit, .. } => invalid(
-                "arguments-too-large",
-                &format!("The arguments are larger than {limit} bytes."),
-            ),
+            ToolCallError::ArgumentsNotJson { .. } => invalid("The arguments are not valid JSON."),
+            ToolCallError::ArgumentsTooLarge { limit, .. } => {
+                invalid(&format!("The arguments are larger than {limit} bytes."))
+            }
             ToolCallError::EmptyCallId | ToolCallError::CallIdTooLong { .. } => AgentError::new(
                 ErrorCode::ExecutionFailed,
                 "The tool call could not be dispatched.",
@@ -949,11 +958,20 @@ impl ToolCallError {
     }
 
     /// [`agent_error`](Self::agent_error) as an invocation result with this
-    /// invocation id (e.g. for [`ToolCatalog::mcp_result`]).
-    pub fn to_result(&self, invocation_id: impl Into<String>) -> AgentInvocationResult {
-        AgentInvocationResult::Error {
-            invocation_id: invocation_id.into(),
-            error: self.agent_error(),
-        }
+    /// invocation id, the capability id the call meant (the tool's, or
+    /// `""` for an unknown tool) and the catalog's surface version (e.g. for
+    /// [`ToolCatalog::mcp_result`]).
+    pub fn to_result(
+        &self,
+        invocation_id: impl Into<String>,
+        capability_id: impl Into<String>,
+        surface_version: u64,
+    ) -> AgentInvocationResult {
+        AgentInvocationResult::err(
+            invocation_id,
+            capability_id,
+            self.agent_error(),
+            surface_version,
+        )
     }
 }

@@ -20,7 +20,8 @@ pub fn retry_hint(retry: Retry) -> &'static str {
         Retry::AfterRefresh => {
             "The application's tools have changed: list the tools again, then use a current tool."
         }
-        Retry::AfterConfirmation => {
+        Retry::AfterDelay => "Wait a moment, then make the same call again.",
+        Retry::WithConfirmation => {
             "The user is asked to confirm this call in the application; you cannot confirm it yourself. Once the user has confirmed, make the same call again."
         }
         Retry::WithChanges => "Change the arguments as the message says, then call the tool again.",
@@ -59,8 +60,8 @@ impl ToolResultText {
     /// The text of a result.
     pub fn new(result: &AgentInvocationResult) -> Self {
         match result {
-            AgentInvocationResult::Success { output, .. } => Self {
-                text: output.to_string(),
+            AgentInvocationResult::Ok { output, .. } => Self {
+                text: output.as_ref().unwrap_or(&Value::Null).to_string(),
                 is_error: false,
             },
             AgentInvocationResult::Error { error, .. } => Self {
@@ -102,7 +103,8 @@ pub fn mcp_result(
     output_schema: Option<&OutputSchema>,
 ) -> McpCallToolResult {
     match result {
-        AgentInvocationResult::Success { output, .. } => {
+        AgentInvocationResult::Ok { output, .. } => {
+            let output = output.as_ref().unwrap_or(&Value::Null);
             let structured_content = match (output_schema, output) {
                 (Some(schema), value) if schema.wrapped => {
                     let mut m = Map::new();

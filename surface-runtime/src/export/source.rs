@@ -18,31 +18,30 @@ use crate::snapshot::{
 #[derive(Clone, Debug, PartialEq)]
 pub enum ToolDescriptor {
     /// A procedure reference (an entry of [`SurfaceSnapshot::procedures`]):
-    /// id, capability id override, description, input and output schemas,
+    /// id, description and contextual note, input and output schemas,
     /// effect, confirmation, availability, bound fields, registration id
     /// and component context all come from it.
     Procedure(AgentProcedureDescriptor),
-    /// A view capability of a component instance (an entry of a
+    /// An observation or action of a component instance (an entry of a
     /// [`ComponentDescriptor`](crate::snapshot::ComponentDescriptor)'s
-    /// `capabilities`).
+    /// `observations` or `actions`).
     View {
         /// The component instance's registration id (what calls carry).
         registration_id: String,
         /// The component type and instance id.
         component: ComponentContext,
-        /// The capability: id, description, input schema, availability.
+        /// The capability: id, description, schemas, availability.
         capability: ViewCapabilityDescriptor,
     },
 }
 
 impl ToolDescriptor {
-    /// The canonical capability id an invocation names: a procedure's
-    /// `capabilityId` override when there is one, else its procedure id
-    /// (`domain:…`); a view capability's id (`view:…`).
+    /// The capability id an invocation names: a procedure's id
+    /// (`domain:…`), a view capability's (`view:…`).
     pub fn capability_id(&self) -> &str {
         match self {
-            ToolDescriptor::Procedure(p) => p.canonical_capability_id(),
-            ToolDescriptor::View { capability, .. } => &capability.capability_id,
+            ToolDescriptor::Procedure(p) => &p.procedure_id,
+            ToolDescriptor::View { capability, .. } => capability.capability_id(),
         }
     }
 
@@ -83,7 +82,8 @@ pub enum ToolRoute {
 ///
 /// ```
 /// use surface_runtime::export::{ToolDescriptor, ToolRoute, ToolSource};
-/// use surface_runtime::snapshot::{ComponentContext, ViewCapabilityDescriptor};
+/// use surface_runtime::snapshot::{ActionDescriptor, ComponentContext, ViewCapabilityDescriptor};
+/// use surface_runtime::{ConfirmationLevel, ViewEffect};
 /// use std::sync::Arc;
 ///
 /// let select = ToolSource {
@@ -93,14 +93,20 @@ pub enum ToolRoute {
 ///             component_type: "devices.table".into(),
 ///             instance_id: "main".into(),
 ///         },
-///         capability: ViewCapabilityDescriptor {
+///         capability: ViewCapabilityDescriptor::Action(ActionDescriptor {
 ///             capability_id: "view:devices.table.select".into(),
 ///             name: "select".into(),
 ///             description: "Select devices".into(),
 ///             input_schema: Arc::new(serde_json::json!({"type": "object"})),
+///             output_schema: None,
+///             effect: ViewEffect::LocalState,
+///             idempotent: false,
+///             reversible: true,
+///             confirmation: ConfirmationLevel::Never,
 ///             available: true,
 ///             unavailable_reason: None,
-///         },
+///             meta: None,
+///         }),
 ///     },
 ///     route: ToolRoute::Browser { tab_id: "tab-1".into() },
 ///     surface_version: 7,
@@ -133,14 +139,14 @@ impl ToolSource {
             .iter()
             .map(|p| at(ToolDescriptor::Procedure(p.clone())));
         let views = snapshot.components.iter().flat_map(|c| {
-            c.capabilities.iter().map(move |v| {
+            c.capabilities().map(move |v| {
                 at(ToolDescriptor::View {
                     registration_id: c.registration_id.clone(),
                     component: ComponentContext {
                         component_type: c.component_type.clone(),
                         instance_id: c.instance_id.clone(),
                     },
-                    capability: v.clone(),
+                    capability: v,
                 })
             })
         });

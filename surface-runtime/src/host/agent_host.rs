@@ -24,7 +24,7 @@ use crate::authority::Authority;
 use crate::confirmation::ConfirmationLevel;
 use crate::export::{ToolDescriptor, ToolRoute, ToolSource};
 use crate::hash::{IdDigester, Sha256Hasher};
-use crate::invocation::{check_invocation_id, AgentInvocation, ConfirmationEvidence, ConsumerKind};
+use crate::invocation::{check_invocation_id, AgentInvocation, ConsumerKind};
 use crate::ledger::{Admission, IdLedger, Status};
 use crate::manifest::{canonical_capability_id, AgentEffect};
 use crate::snapshot::{
@@ -201,10 +201,10 @@ impl BrowserTool {
 pub enum BrowserReference {
     /// A procedure binding.
     Procedure(AgentProcedureDescriptor),
-    /// A view capability of a component instance.
+    /// An observation or action of a component instance.
     View {
-        /// The component (its `capabilities` left empty: the capability
-        /// is `capability`).
+        /// The component (its `observations` and `actions` left empty: the
+        /// capability is `capability`).
         component: ComponentDescriptor,
         /// The capability.
         capability: ViewCapabilityDescriptor,
@@ -212,6 +212,14 @@ pub enum BrowserReference {
 }
 
 impl BrowserReference {
+    /// The capability id calls name: the procedure id (`domain:…`) or the
+    /// view capability's (`view:…`).
+    pub fn capability_id(&self) -> &str {
+        match self {
+            BrowserReference::Procedure(p) => &p.procedure_id,
+            BrowserReference::View { capability, .. } => capability.capability_id(),
+        }
+    }
     /// The registration id calls must carry.
     pub fn registration_id(&self) -> &str {
         match self {
@@ -270,7 +278,8 @@ pub struct ToolCallRequest {
     pub tool_call_id: String,
     /// A fresh invocation id (persist it before sending).
     pub invocation_id: String,
-    /// Canonical capability id of the tool.
+    /// Canonical capability id of the tool (as [`BrowserTool`] names it;
+    /// the call names the reference's procedure or view id).
     pub capability_id: String,
     /// Required when the tool has more than one live registration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -279,10 +288,10 @@ pub struct ToolCallRequest {
     pub input: Value,
     /// Component instance, for view capabilities.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instance: Option<String>,
-    /// Confirmation evidence, for a retry after local confirmation.
+    pub instance_id: Option<String>,
+    /// The approved confirmation id, for a retry after local confirmation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub confirmation: Option<ConfirmationEvidence>,
+    pub confirmation_id: Option<String>,
 }
 
 impl ToolCallRequest {
@@ -301,8 +310,8 @@ impl ToolCallRequest {
             capability_id: capability_id.into(),
             registration_id: None,
             input,
-            instance: None,
-            confirmation: None,
+            instance_id: None,
+            confirmation_id: None,
         }
     }
     /// Names the registration.
@@ -367,6 +376,10 @@ struct LiveSurface {
     identity: BrowserSurfaceIdentity,
     connection_id: String,
     snapshot: SurfaceSnapshot,
+    /// The canonical capability id of each announced procedure id
+    /// (`domain:<path>` → the build manifest's `capabilityId` override, or
+    /// the procedure id), for composing with server tools.
+    canonical: HashMap<String, String>,
 }
 
 struct Outstanding {
@@ -555,12 +568,16 @@ impl AgentHost {
     ) -> Result<AnnouncementAccepted, HostError> {
         let build = self.known_build(connection, announcement)?;
         verify_snapshot(build, &announcement.snapshot)?;
+        let canonical = canonical_ids(build, &announcement.snapshot);
         let identity = &announcement.identity;
         let mut state = self.lock();
         let interrupted = tab_takeover(&mut state, connection, announcement)?;
         for p in &announcement.snapshot.procedures {
             if BrowserReference::Procedure(p.clone()).is_contextual() {
-                let cap = p.canonical_capability_id().to_string();
+                let cap = canonical
+                    .get(&p.procedure_id)
+                    .cloned()
+                    .unwrap_or_else(|| p.procedure_id.clone());
                 state.contextual_seen.insert(cap);
             }
         }
@@ -570,6 +587,7 @@ impl AgentHost {
                 identity: identity.clone(),
                 connection_id: connection.connection_id.clone(),
                 snapshot: announcement.snapshot.clone(),
+                canonical,
             },
         );
         Ok(AnnouncementAccepted {
@@ -807,22 +825,21 @@ impl AgentHost {
                 })
             }
         };
-        let call = BrowserSurfaceCall {
-            protocol_version: PROTOCOL_VERSION,
-            identity: surface.identity.clone(),
-            connection_id: surface.connection_id.clone(),
-            run_id: request.run_id.clone(),
-            tool_call_id: request.tool_call_id.clone(),
-            invocation: AgentInvocation {
+        let call = BrowserSurfaceCall::new(
+            surface.identity.clone(),
+            surface.connection_id.clone(),
+            request.run_id.clone(),
+            request.tool_call_id.clone(),
+            AgentInvocation {
                 invocation_id: request.invocation_id.clone(),
-                capability_id: request.capability_id.clone(),
+                capability_id: reference.capability_id().to_string(),
                 registration_id: Some(reference.registration_id().to_string()),
                 surface_version: Some(surface.snapshot.surface_version),
                 input: request.input.clone(),
-                instance: request.instance.clone(),
-                confirmation: request.confirmation.clone(),
+                instance_id: request.instance_id.clone(),
+                confirmation_id: request.confirmation_id.clone(),
             },
-        };
+        );
         Ok((call, reference.effect()))
     }
 
@@ -1209,25 +1226,45 @@ fn browser_tools(state: &HostState, run: &AgentRun) -> Vec<BrowserTool> {
             .push(reference);
     };
     for p in &surface.snapshot.procedures {
-        let cap = p.canonical_capability_id().to_string();
+        let cap = surface
+            .canonical
+            .get(&p.procedure_id)
+            .cloned()
+            .unwrap_or_else(|| p.procedure_id.clone());
         add(cap, BrowserReference::Procedure(p.clone()));
     }
     if run.kind != ConsumerKind::Headless {
         for c in &surface.snapshot.components {
-            for cap in &c.capabilities {
+            for cap in c.capabilities() {
                 let component = ComponentDescriptor {
-                    capabilities: Vec::new(),
+                    observations: Vec::new(),
+                    actions: Vec::new(),
                     ..c.clone()
                 };
                 add(
-                    cap.capability_id.clone(),
+                    cap.capability_id().to_string(),
                     BrowserReference::View {
                         component,
-                        capability: cap.clone(),
+                        capability: cap,
                     },
                 );
             }
         }
     }
     by_cap.into_values().collect()
+}
+
+/// The canonical capability id of each procedure `snapshot` announces,
+/// from `build`'s manifest (the announcement was verified against it).
+fn canonical_ids(build: &KnownBuild, snapshot: &SurfaceSnapshot) -> HashMap<String, String> {
+    let manifest = build.authority.manifest();
+    snapshot
+        .procedures
+        .iter()
+        .filter_map(|p| {
+            let path = p.procedure_id.strip_prefix("domain:")?;
+            let tool = manifest.tools.get(path)?;
+            Some((p.procedure_id.clone(), canonical_capability_id(path, tool)))
+        })
+        .collect()
 }

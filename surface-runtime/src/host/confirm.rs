@@ -6,26 +6,28 @@
 //! is not answered yet. The session
 //!
 //! 1. records a [`HeldConfirmation`] (the registry's confirmation id, the
-//!    capability, and `summary` = the registry's `details.summary`, whose
-//!    `input` is the effective input the server will receive) and tells the
+//!    capability, its description, the registry's `details.summary` text
+//!    and the effective `input` the server will receive) and tells the
 //!    application ([`ConfirmationEvent::Requested`]) so the page can show
 //!    its dialog, and the host ([`BrowserSurfaceProgress`],
 //!    `awaiting-confirmation`);
 //! 2. waits for the application's decision — `approve` / `reject`, methods
 //!    of the session that neither the host nor the model can reach — or
 //!    the confirmation's expiry, or the connection's end;
-//! 3. on approval takes the evidence from the registry, tells the host
+//! 3. on approval has the registry approve it, tells the host
 //!    (`confirmed`, with the fresh invocation id), re-runs the call with
-//!    that evidence under a **fresh invocation id**, and answers the
+//!    its `confirmationId` under a **fresh invocation id**, and answers the
 //!    *original* call with that result (its `invocationId` the original's);
 //!    on rejection or expiry answers `CONFIRMATION_INVALID`
 //!    (`details.reason` `"rejected"`, retry `no`; `"expired"`, retry
-//!    `yes`; `"not-pending"`, retry `yes`, when the registry no longer
-//!    holds the confirmation). Disconnect and dispose abort the wait.
+//!    `with-confirmation`; `"not-pending"`, retry `with-confirmation`, when
+//!    the registry no longer holds the confirmation). Disconnect and
+//!    dispose abort the wait.
 //!
-//! Evidence never leaves the page: it goes from the registry to the retry
-//! inside this module. In this mode a host call that carries evidence is
-//! refused (`invalid-call`) before anything is recorded.
+//! The approval never leaves the page: the retry carrying the
+//! `confirmationId` is made inside this module. In this mode a host call
+//! that carries a `confirmationId` is refused (`invalid-call`) before
+//! anything is recorded.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -41,9 +43,7 @@ use super::wire::BrowserSurfaceCall;
 use crate::cancellation::Cancellation;
 use crate::clock::{Clock, Timer};
 use crate::confirmation::ConfirmationError;
-use crate::invocation::{
-    AgentConsumer, AgentError, AgentInvocationResult, ConfirmationEvidence, ErrorCode, Retry,
-};
+use crate::invocation::{AgentConsumer, AgentError, AgentInvocationResult, ErrorCode, Retry};
 use crate::sync::BoxFuture;
 
 /// How a `BrowserSurfaceSession` answers a call that needs the user's
@@ -82,11 +82,15 @@ pub struct HeldConfirmation {
     pub capability_id: String,
     /// The registration called.
     pub registration_id: String,
-    /// The registry's `details.summary`: `capabilityId`, `registrationId`,
-    /// `description`, `effect` (procedures) and `input` — the effective
-    /// input, bound values included, exactly what the server will receive
-    /// if the user approves and the view has not changed meanwhile.
-    pub summary: Value,
+    /// The capability's description (a procedure's manifest text).
+    pub description: String,
+    /// The effective input, bound values included: exactly what the server
+    /// will receive if the user approves and the view has not changed
+    /// meanwhile (`null` when the source cannot show it).
+    pub input: Value,
+    /// The registry's `details.summary` text: `"<description> — input:
+    /// <input as JSON>"`.
+    pub summary: String,
     /// When the confirmation expires, ms since the Unix epoch.
     pub expires_at_ms: u64,
 }
@@ -207,7 +211,8 @@ impl std::fmt::Debug for SessionEventSubscription {
 
 /// The decision sent to a waiting call.
 enum Decision {
-    Approve(ConfirmationEvidence),
+    /// Approved at the registry: retry with this `confirmationId`.
+    Approve(String),
     Reject,
     /// Expired or no longer pending at the registry: `details.reason`.
     Withdrawn(&'static str),
@@ -364,8 +369,8 @@ impl HeldTable {
         }
     }
 
-    /// The application approves: the registry issues the evidence and the
-    /// waiting call re-runs with it.
+    /// The application approves: the registry approves the confirmation
+    /// and the waiting call re-runs with its id.
     pub(super) fn approve(
         &self,
         source: &dyn SurfaceSource,
@@ -377,8 +382,10 @@ impl HeldTable {
             .take(confirmation_id)
             .ok_or_else(|| ConfirmationDecisionError::Unknown(confirmation_id.to_string()))?;
         match source.confirm(confirmation_id) {
-            Ok(evidence) => {
-                let _ = entry.decide.send(Decision::Approve(evidence));
+            Ok(approved) => {
+                let _ = entry
+                    .decide
+                    .send(Decision::Approve(approved.confirmation_id));
                 self.settled(&entry.info, ConfirmationOutcome::Approved);
                 Ok(())
             }
@@ -388,8 +395,8 @@ impl HeldTable {
                 Err(ConfirmationDecisionError::Expired(id))
             }
             Err(error) => {
-                // Approved elsewhere (its evidence is not ours) or gone:
-                // make sure no stray evidence stays usable.
+                // Approved elsewhere (not by this wait) or gone: make sure
+                // no stray approval stays usable.
                 let _ = source.reject(confirmation_id);
                 let _ = entry.decide.send(Decision::Withdrawn("not-pending"));
                 self.settled(&entry.info, ConfirmationOutcome::Expired);
@@ -454,18 +461,41 @@ pub(super) struct HoldContext {
     pub(super) timer: Option<Arc<dyn Timer>>,
 }
 
-/// The registry's confirmation request in `result`, if it is one:
-/// `(confirmationId, summary, expiresAtMs)`.
-fn confirmation_request(result: &AgentInvocationResult) -> Option<(String, Value, u64)> {
+/// The registry's confirmation request in `result`, if it is one: the
+/// pending confirmation as the source holds it (its `details.confirmationId`
+/// looked up; a source that shows none gives only the id and summary).
+fn confirmation_request(
+    source: &dyn SurfaceSource,
+    result: &AgentInvocationResult,
+) -> Option<PendingRequest> {
     let error = result.error()?;
     if error.code != ErrorCode::ConfirmationRequired {
         return None;
     }
     let details = &error.details;
     let id = details.get("confirmationId")?.as_str()?.to_string();
-    let summary = details.get("summary").cloned().unwrap_or(Value::Null);
-    let expires = details.get("expiresAtMs").and_then(Value::as_u64)?;
-    Some((id, summary, expires))
+    let summary = details
+        .get("summary")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let pending = source.pending_confirmation(&id)?;
+    Some(PendingRequest {
+        id,
+        summary,
+        description: pending.description,
+        input: pending.input,
+        expires_at_ms: pending.expires_at_ms,
+    })
+}
+
+/// What [`confirmation_request`] reads of a `CONFIRMATION_REQUIRED`.
+struct PendingRequest {
+    id: String,
+    summary: String,
+    description: String,
+    input: Value,
+    expires_at_ms: u64,
 }
 
 /// A fresh invocation id for the approved retry: `confirmed-` and 32 hex
@@ -485,7 +515,8 @@ fn fresh_invocation_id() -> String {
     format!("confirmed-{}", hex::encode(bytes))
 }
 
-fn invalid(invocation_id: &str, reason: &str) -> AgentInvocationResult {
+/// `CONFIRMATION_INVALID` for the held `call` at `surface_version`.
+fn invalid(call: &BrowserSurfaceCall, surface_version: u64, reason: &str) -> AgentInvocationResult {
     let (message, retry) = match reason {
         "rejected" => (
             "The user rejected this call in the application; it did not run.",
@@ -493,32 +524,34 @@ fn invalid(invocation_id: &str, reason: &str) -> AgentInvocationResult {
         ),
         "expired" => (
             "The user did not confirm this call in time; it did not run. Call again to ask the user again.",
-            Retry::Yes,
+            Retry::WithConfirmation,
         ),
         _ => (
             "The confirmation of this call is no longer pending in the application; it did not run. Call again to ask the user again.",
-            Retry::Yes,
+            Retry::WithConfirmation,
         ),
     };
-    AgentInvocationResult::Error {
-        invocation_id: invocation_id.to_string(),
-        error: AgentError::new(ErrorCode::ConfirmationInvalid, message, retry)
-            .with_detail("reason", reason),
-    }
+    let error =
+        AgentError::new(ErrorCode::ConfirmationInvalid, message, retry).with_detail("reason", reason);
+    AgentInvocationResult::err(
+        call.invocation.invocation_id.clone(),
+        call.invocation.capability_id.clone(),
+        error,
+        surface_version,
+    )
 }
 
 /// `result` answered as the invocation `invocation_id`.
-fn as_invocation(result: AgentInvocationResult, invocation_id: &str) -> AgentInvocationResult {
-    match result {
-        AgentInvocationResult::Success { output, .. } => AgentInvocationResult::Success {
-            invocation_id: invocation_id.to_string(),
-            output,
-        },
-        AgentInvocationResult::Error { error, .. } => AgentInvocationResult::Error {
-            invocation_id: invocation_id.to_string(),
-            error,
-        },
+fn as_invocation(mut result: AgentInvocationResult, invocation_id: &str) -> AgentInvocationResult {
+    match &mut result {
+        AgentInvocationResult::Ok {
+            invocation_id: id, ..
+        }
+        | AgentInvocationResult::Error {
+            invocation_id: id, ..
+        } => *id = invocation_id.to_string(),
     }
+    result
 }
 
 /// Runs `first` (the registry's answer to the host's call) and, when it is
@@ -529,9 +562,16 @@ pub(super) fn hold(
 ) -> BoxFuture<'static, AgentInvocationResult> {
     Box::pin(async move {
         let first = first.await;
-        let Some((confirmation_id, summary, expires_at_ms)) = confirmation_request(&first) else {
+        let Some(request) = confirmation_request(&*ctx.source, &first) else {
             return first;
         };
+        let PendingRequest {
+            id: confirmation_id,
+            summary,
+            description,
+            input,
+            expires_at_ms,
+        } = request;
         let call = &ctx.call;
         let info = HeldConfirmation {
             confirmation_id: confirmation_id.clone(),
@@ -541,6 +581,8 @@ pub(super) fn hold(
             tool_call_id: call.tool_call_id.clone(),
             capability_id: call.invocation.capability_id.clone(),
             registration_id: call.invocation.registration_id.clone().unwrap_or_default(),
+            description,
+            input,
             summary,
             expires_at_ms,
         };
@@ -607,32 +649,35 @@ async fn await_decision(
 async fn decided(ctx: &HoldContext, decision: Option<Decision>) -> AgentInvocationResult {
     let call = &ctx.call;
     let original = call.invocation.invocation_id.as_str();
+    let version = ctx.source.surface_version();
     match decision {
-        Some(Decision::Approve(evidence)) => {
+        Some(Decision::Approve(confirmation_id)) => {
             let retry_id = fresh_invocation_id();
             ctx.table
                 .progress(&BrowserSurfaceProgress::confirmed(call, retry_id.clone()));
             let mut invocation = call.invocation.clone();
             invocation.invocation_id = retry_id;
-            invocation.confirmation = Some(evidence);
+            invocation.confirmation_id = Some(confirmation_id);
             let result = ctx
                 .source
                 .invoke(invocation, ctx.consumer.clone(), ctx.cancellation.clone())
                 .await;
             as_invocation(result, original)
         }
-        Some(Decision::Reject) => invalid(original, "rejected"),
-        Some(Decision::Withdrawn(reason)) => invalid(original, reason),
+        Some(Decision::Reject) => invalid(call, version, "rejected"),
+        Some(Decision::Withdrawn(reason)) => invalid(call, version, reason),
         // The sender was dropped without a decision: only when the
         // table is cleared, i.e. the session is going away.
-        None => AgentInvocationResult::Error {
-            invocation_id: original.to_string(),
-            error: AgentError::new(
+        None => AgentInvocationResult::err(
+            original,
+            call.invocation.capability_id.clone(),
+            AgentError::new(
                 ErrorCode::Cancelled,
                 "The application closed before the user decided; the call did not run.",
                 Retry::No,
             ),
-        },
+            version,
+        ),
     }
 }
 

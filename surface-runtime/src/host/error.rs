@@ -148,14 +148,6 @@ pub enum ArtifactMismatch {
         /// The announced path.
         path: String,
     },
-    /// The canonical capability id differs from the manifest's.
-    #[error("canonical capability id `{announced}` differs from the manifest's `{manifest}`")]
-    CapabilityId {
-        /// As announced.
-        announced: String,
-        /// As the manifest defines it.
-        manifest: String,
-    },
     /// The effect differs from the manifest's.
     #[error("effect `{announced}` differs from the manifest's `{manifest}`")]
     Effect {
@@ -177,9 +169,13 @@ pub enum ArtifactMismatch {
         /// The manifest's effect.
         effect: AgentEffect,
     },
-    /// The description does not start with the manifest's.
-    #[error("description does not start with the manifest's description")]
+    /// The description is not the manifest's (the contextual text travels
+    /// as `contextualNote`).
+    #[error("description is not the manifest's description (contextual text belongs in contextualNote)")]
     Description,
+    /// `requiresApproval` differs from the manifest's.
+    #[error("requiresApproval differs from the manifest's")]
+    RequiresApproval,
     /// A bound field is not a top-level property of the manifest input
     /// schema.
     #[error("bound field `{field}` is not a property of the manifest input schema")]

@@ -9,24 +9,27 @@
 //!    `disconnected`;
 //! 2. envelope longer than [`MAX_ENVELOPE_CHARS`](super::MAX_ENVELOPE_CHARS)
 //!    (the text received by `invoke_json`; the compact serialization for
-//!    an already parsed call), `protocolVersion ≠ 1`, an empty id, an
-//!    invocation id that breaks the invocation-id rule
-//!    ([`check_invocation_id`]: 1–256 visible ASCII characters), or a
-//!    missing `registrationId`/`surfaceVersion` ⇒ `invalid-call` (with
-//!    [`ConfirmationMode::Hold`], also a call carrying confirmation
-//!    evidence: the page decides confirmations itself);
+//!    an already parsed call), `protocolVersion` absent or ≠ 1, `type`
+//!    absent or not `surface-call`, an empty id or one longer than
+//!    [`MAX_ID_CHARS`](super::MAX_ID_CHARS), an invocation id that breaks
+//!    the invocation-id rule ([`check_invocation_id`]: 1–256 visible ASCII
+//!    characters, stricter than the original), or a missing
+//!    `registrationId`/`surfaceVersion` ⇒ `invalid-call` (with
+//!    [`ConfirmationMode::Hold`], also a call carrying a `confirmationId`:
+//!    the page decides confirmations itself);
 //! 3. identity (app, build, session, tab) ≠ the session's ⇒ `wrong-session`;
-//! 4. not connected, or a connection id this session has closed ⇒
-//!    `disconnected`; a connection id it never opened ⇒ `wrong-session`;
-//! 5. invocation id already recorded: identical envelope ⇒ joins the call
-//!    in flight or returns the frozen result (even if the surface changed
-//!    since); different envelope ⇒ `invocation-conflict`;
-//! 6. `surfaceVersion` ≠ the registry's current version ⇒ `stale-surface`;
-//! 7. the capability/registration pair is not in the consumer's snapshot ⇒
-//!    an ordinary `UNKNOWN_CAPABILITY` error with `retry: after-refresh`,
-//!    without dispatch (only discoverable capabilities are dispatched);
-//! 8. `maxEntries` calls retained ⇒ `capacity-exceeded` (nothing evicted);
-//! 9. dispatch to the registry; the call is recorded and its result frozen
+//! 4. not connected, or any connection id but the current one (closed, or
+//!    never opened) ⇒ `disconnected`;
+//! 5. invocation id already recorded: identical envelope (its canonical
+//!    JSON) ⇒ joins the call in flight or returns the frozen result (even
+//!    if the surface changed since); different envelope ⇒
+//!    `invocation-conflict`;
+//! 6. `maxEntries` calls retained ⇒ `capacity-exceeded` (nothing evicted;
+//!    checked before staleness, as the original does);
+//! 7. `surfaceVersion` ≠ the registry's current version, or the
+//!    capability/registration pair not in the consumer's current snapshot
+//!    ⇒ `stale-surface` (only discoverable capabilities are dispatched);
+//! 8. dispatch to the registry; the call is recorded and its result frozen
 //!    (with [`ConfirmationMode::Hold`], a `CONFIRMATION_REQUIRED` answer
 //!    first waits for the user's decision: see `docs/host.md`,
 //!    "Confirmation while the call waits").
@@ -56,16 +59,14 @@ use super::confirm::{
 use super::progress::BrowserSurfaceProgress;
 use super::source::{SourceListener, SourceSubscription, SurfaceSource};
 use super::wire::{
-    echo_ids, within_envelope_limit, BrowserSurfaceAnnouncement, BrowserSurfaceCall,
-    BrowserSurfaceIdentity, BrowserSurfaceOutcome, BrowserSurfaceResult, RejectionReason,
-    PROTOCOL_VERSION,
+    echo_ids, serialized_chars, within_envelope_limit, BrowserSurfaceAnnouncement,
+    BrowserSurfaceCall, BrowserSurfaceIdentity, BrowserSurfaceOutcome, BrowserSurfaceResult,
+    RejectionReason, ResultType, MAX_ID_CHARS, PROTOCOL_VERSION,
 };
 use crate::cancellation::Cancellation;
 use crate::clock::{Clock, SystemClock, Timer};
 use crate::hash::{sha256, IdDigest, IdDigester};
-use crate::invocation::{
-    check_invocation_id, AgentConsumer, AgentError, AgentInvocationResult, ErrorCode, Retry,
-};
+use crate::invocation::{check_invocation_id, AgentConsumer};
 use crate::ledger::{Admission, IdLedger, Known, Status};
 use crate::snapshot::SurfaceSnapshot;
 use crate::sync::BoxFuture;
@@ -341,13 +342,13 @@ impl SnapshotIndex {
         };
         for p in &snapshot.procedures {
             add(&p.procedure_id, &p.registration_id);
-            if let Some(cap) = &p.capability_id {
-                add(cap, &p.registration_id);
-            }
         }
         for c in &snapshot.components {
-            for cap in &c.capabilities {
-                add(&cap.capability_id, &c.registration_id);
+            for o in &c.observations {
+                add(&o.capability_id, &c.registration_id);
+            }
+            for a in &c.actions {
+                add(&a.capability_id, &c.registration_id);
             }
         }
         SnapshotIndex {
@@ -513,12 +514,11 @@ impl Inner {
     }
 
     fn announce(&self, connection_id: String) -> BrowserSurfaceAnnouncement {
-        BrowserSurfaceAnnouncement {
-            protocol_version: PROTOCOL_VERSION,
-            identity: self.identity.clone(),
+        BrowserSurfaceAnnouncement::new(
+            self.identity.clone(),
             connection_id,
-            snapshot: self.source.snapshot(&self.consumer),
-        }
+            self.source.snapshot(&self.consumer),
+        )
     }
 }
 
@@ -545,21 +545,22 @@ fn abort_pending(state: &mut State, reason: RejectionReason) {
     }
 }
 
-/// Shape checks of step 2 (size is checked separately): the invocation id
-/// follows the one invocation-id rule ([`check_invocation_id`]).
+/// Shape checks of step 2 (size is checked separately): ids are 1 to
+/// [`MAX_ID_CHARS`] characters, the invocation id follows the one
+/// invocation-id rule ([`check_invocation_id`]).
 fn shape_ok(call: &BrowserSurfaceCall) -> bool {
+    let id_ok = |id: &str| !id.is_empty() && id.len() <= 4 * MAX_ID_CHARS && serialized_chars(id) <= MAX_ID_CHARS;
+    let inv = &call.invocation;
     call.protocol_version == PROTOCOL_VERSION
-        && !call.connection_id.is_empty()
-        && !call.run_id.is_empty()
-        && !call.tool_call_id.is_empty()
-        && check_invocation_id(&call.invocation.invocation_id).is_ok()
-        && !call.invocation.capability_id.is_empty()
-        && call
-            .invocation
-            .registration_id
-            .as_deref()
-            .is_some_and(|r| !r.is_empty())
-        && call.invocation.surface_version.is_some()
+        && id_ok(&call.connection_id)
+        && id_ok(&call.run_id)
+        && id_ok(&call.tool_call_id)
+        && check_invocation_id(&inv.invocation_id).is_ok()
+        && id_ok(&inv.capability_id)
+        && inv.registration_id.as_deref().is_some_and(id_ok)
+        && inv.instance_id.as_deref().is_none_or(id_ok)
+        && inv.confirmation_id.as_deref().is_none_or(id_ok)
+        && inv.surface_version.is_some()
 }
 
 impl BrowserSurfaceSession {
@@ -891,6 +892,8 @@ impl BrowserSurfaceSession {
                 value.map(echo_ids).unwrap_or_default();
             BrowserSurfaceResult {
                 protocol_version: PROTOCOL_VERSION,
+                message_type: ResultType::Only,
+                identity: self.inner.identity.clone(),
                 connection_id,
                 run_id,
                 tool_call_id,
@@ -912,7 +915,7 @@ impl BrowserSurfaceSession {
         match serde_json::from_value::<BrowserSurfaceCall>(value.clone()) {
             Ok(call) => {
                 let outcome = self.outcome(&call, Size::Checked).await;
-                BrowserSurfaceResult::for_call(&call, outcome)
+                BrowserSurfaceResult::for_call(&self.inner.identity, &call, outcome)
             }
             Err(_) => rejected(Some(&value), RejectionReason::InvalidCall),
         }
@@ -944,7 +947,7 @@ impl BrowserSurfaceSession {
     /// do.
     pub async fn invoke(&self, call: BrowserSurfaceCall) -> BrowserSurfaceResult {
         let outcome = self.outcome(&call, Size::Unchecked).await;
-        BrowserSurfaceResult::for_call(&call, outcome)
+        BrowserSurfaceResult::for_call(&self.inner.identity, &call, outcome)
     }
 
     async fn outcome(&self, call: &BrowserSurfaceCall, size: Size) -> BrowserSurfaceOutcome {
@@ -957,9 +960,9 @@ impl BrowserSurfaceSession {
             return O::rejected(RejectionReason::InvalidCall);
         }
         if self.inner.confirmations == ConfirmationMode::Hold {
-            // The page decides confirmations itself: evidence from the host
-            // is never legitimate in this mode.
-            if call.invocation.confirmation.is_some() {
+            // The page decides confirmations itself: a confirmation id from
+            // the host is never legitimate in this mode.
+            if call.invocation.confirmation_id.is_some() {
                 return O::rejected(RejectionReason::InvalidCall);
             }
             self.inner
@@ -979,11 +982,11 @@ impl BrowserSurfaceSession {
         if call.identity != self.inner.identity {
             return O::rejected(RejectionReason::WrongSession);
         }
-        // 4–5. connection and replay table.
+        // 4–6. connection, replay table, capacity.
         if let Some(answer) = self.connection_and_replay(call, &digest) {
             return answer.await;
         }
-        // 6. staleness (version), 7. discoverability — outside the lock:
+        // 7. staleness: version and discoverability — outside the lock:
         // the registry may run availability closures.
         let Some(expected) = call.invocation.surface_version else {
             return O::rejected(RejectionReason::InvalidCall);
@@ -1002,21 +1005,14 @@ impl BrowserSurfaceSession {
             .as_deref()
             .unwrap_or_default();
         if !index.discoverable(&call.invocation.capability_id, registration) {
-            return O::Invocation(AgentInvocationResult::Error {
-                invocation_id: call.invocation.invocation_id.clone(),
-                error: AgentError::new(
-                    ErrorCode::UnknownCapability,
-                    "This capability and registration are not offered to this agent in the current surface; refresh the tool list.",
-                    Retry::AfterRefresh,
-                ),
-            });
+            return O::rejected(RejectionReason::StaleSurface);
         }
-        // 8–9. record and dispatch (re-checking under the lock: the state
+        // 8. record and dispatch (re-checking under the lock: the state
         // may have changed while the snapshot was computed).
         self.dispatch(call, digest).await
     }
 
-    /// Steps 4–5 under the lock. `Some` answers the call (a rejection, a
+    /// Steps 4–6 under the lock. `Some` answers the call (a rejection, a
     /// frozen result, or a join of the call in flight).
     fn connection_and_replay(
         &self,
@@ -1031,8 +1027,13 @@ impl BrowserSurfaceSession {
             return Some(ready(BrowserSurfaceOutcome::rejected(reason)));
         }
         let id = state.calls.digest(&call.invocation.invocation_id);
-        let known = state.calls.lookup(id)?;
-        Some(self.answer_known(known, digest, id, &state.pending))
+        match state.calls.lookup(id) {
+            Some(known) => Some(self.answer_known(known, digest, id, &state.pending)),
+            None if state.calls.len() >= self.inner.max_entries => Some(ready(
+                BrowserSurfaceOutcome::rejected(RejectionReason::CapacityExceeded),
+            )),
+            None => None,
+        }
     }
 
     /// Step 5 for a recorded invocation id: `invocation-conflict` for a
@@ -1176,14 +1177,13 @@ impl BrowserSurfaceSession {
     }
 }
 
-/// Step 4: `None` when `call` travels on the current connection.
+/// Step 4: `None` when `call` travels on the current connection, else
+/// `disconnected` (a closed connection and one never opened alike, as the
+/// original answers).
 fn connection_refusal(state: &State, call: &BrowserSurfaceCall) -> Option<RejectionReason> {
     if state.connection.as_deref() == Some(call.connection_id.as_str()) {
-        return None;
-    }
-    if state.connection.is_none() || state.used_connections.contains(&call.connection_id) {
-        Some(RejectionReason::Disconnected)
+        None
     } else {
-        Some(RejectionReason::WrongSession)
+        Some(RejectionReason::Disconnected)
     }
 }

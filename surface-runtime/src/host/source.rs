@@ -8,9 +8,8 @@ use std::sync::Arc;
 
 use crate::cancellation::Cancellation;
 use crate::confirmation::ConfirmationError;
-use crate::invocation::{
-    AgentConsumer, AgentInvocation, AgentInvocationResult, ConfirmationEvidence,
-};
+use crate::confirmation::PendingConfirmation;
+use crate::invocation::{AgentConsumer, AgentInvocation, AgentInvocationResult};
 use crate::registry::SurfaceRegistry;
 use crate::snapshot::SurfaceSnapshot;
 use crate::sync::{BoxFuture, MaybeSend, MaybeSync};
@@ -49,20 +48,27 @@ pub trait SurfaceSource: MaybeSend + MaybeSync + 'static {
     /// Calls `listener` after every change until the returned guard is
     /// dropped.
     fn subscribe(&self, listener: Arc<SourceListener>) -> Box<dyn SourceSubscription>;
-    /// Approves a pending confirmation and returns the signed evidence
+    /// Approves a pending confirmation and returns it approved
     /// (`SurfaceRegistry::confirm`). Called only by
     /// `BrowserSurfaceSession::approve`, an application action. The default
     /// refuses every id ([`ConfirmationError::Unknown`]): a source that
     /// wraps a registry must forward this and [`Self::reject`], or held
     /// confirmations can never be approved (docs/host.md, "Confirmation
     /// while the call waits").
-    fn confirm(&self, confirmation_id: &str) -> Result<ConfirmationEvidence, ConfirmationError> {
+    fn confirm(&self, confirmation_id: &str) -> Result<PendingConfirmation, ConfirmationError> {
         Err(ConfirmationError::Unknown(confirmation_id.to_string()))
     }
     /// Rejects a pending (or approved, unused) confirmation
     /// (`SurfaceRegistry::reject`). The default refuses every id.
     fn reject(&self, confirmation_id: &str) -> Result<(), ConfirmationError> {
         Err(ConfirmationError::Unknown(confirmation_id.to_string()))
+    }
+    /// A live confirmation: what the user is asked to approve
+    /// (`SurfaceRegistry::pending_confirmation`). The default knows none;
+    /// a held call then shows only the registry's summary text.
+    fn pending_confirmation(&self, confirmation_id: &str) -> Option<PendingConfirmation> {
+        let _ = confirmation_id;
+        None
     }
 }
 
@@ -95,11 +101,15 @@ impl SurfaceSource for SurfaceRegistry {
         }))
     }
 
-    fn confirm(&self, confirmation_id: &str) -> Result<ConfirmationEvidence, ConfirmationError> {
+    fn confirm(&self, confirmation_id: &str) -> Result<PendingConfirmation, ConfirmationError> {
         SurfaceRegistry::confirm(self, confirmation_id)
     }
 
     fn reject(&self, confirmation_id: &str) -> Result<(), ConfirmationError> {
         SurfaceRegistry::reject(self, confirmation_id)
+    }
+
+    fn pending_confirmation(&self, confirmation_id: &str) -> Option<PendingConfirmation> {
+        SurfaceRegistry::pending_confirmation(self, confirmation_id)
     }
 }

@@ -12,10 +12,9 @@ use crate::authority::Authority;
 use crate::binding::{reduced_input_schema, unknown_bound_field};
 use crate::component::{colliding_path, view_capability_id};
 use crate::confirmation::ConfirmationLevel;
-use crate::manifest::{canonical_capability_id, AgentManifest};
+use crate::manifest::AgentManifest;
 use crate::snapshot::{
-    extends_description, AgentProcedureDescriptor, ComponentDescriptor, SurfaceSnapshot,
-    ViewCapabilityDescriptor,
+    AgentProcedureDescriptor, ComponentDescriptor, SurfaceSnapshot, ViewCapabilityDescriptor,
 };
 
 /// A build artifact the host trusts (the host compares announcements with
@@ -82,10 +81,10 @@ pub(super) fn verify_snapshot(
         })?;
     }
     for c in &snapshot.components {
-        for capability in &c.capabilities {
-            verify_view(build, manifest, c, capability).map_err(|mismatch| {
+        for capability in c.capabilities() {
+            verify_view(build, manifest, c, &capability).map_err(|mismatch| {
                 HostError::ArtifactMismatch {
-                    capability_id: capability.capability_id.clone(),
+                    capability_id: capability.capability_id().to_string(),
                     mismatch,
                 }
             })?;
@@ -107,14 +106,6 @@ fn verify_procedure(
         .tools
         .get(path)
         .ok_or_else(|| ArtifactMismatch::NotInManifest { path: path.into() })?;
-    let canonical = canonical_capability_id(path, tool);
-    let announced = p.canonical_capability_id();
-    if announced != canonical {
-        return Err(ArtifactMismatch::CapabilityId {
-            announced: announced.into(),
-            manifest: canonical,
-        });
-    }
     if p.effect != tool.effect {
         return Err(ArtifactMismatch::Effect {
             announced: p.effect,
@@ -132,8 +123,11 @@ fn verify_procedure(
             effect: tool.effect,
         });
     }
-    if !extends_description(&tool.description, &p.description) {
+    if p.description != tool.description {
         return Err(ArtifactMismatch::Description);
+    }
+    if p.requires_approval != tool.requires_approval {
+        return Err(ArtifactMismatch::RequiresApproval);
     }
     let bound = p.bound_fields.iter().map(|f| f.path.as_str());
     if let Some(field) = unknown_bound_field(&tool.input_schema, bound) {
@@ -155,15 +149,15 @@ fn verify_view(
     component: &ComponentDescriptor,
     capability: &ViewCapabilityDescriptor,
 ) -> Result<(), ArtifactMismatch> {
-    let expected = view_capability_id(&component.component_type, &capability.name);
-    if capability.capability_id != expected {
+    let expected = view_capability_id(&component.component_type, capability.name());
+    if capability.capability_id() != expected {
         return Err(ArtifactMismatch::ViewIdShape { expected });
     }
-    if let Some(path) = colliding_path(manifest, &component.component_type, &capability.name) {
+    if let Some(path) = colliding_path(manifest, &component.component_type, capability.name()) {
         return Err(ArtifactMismatch::ViewCollision { path });
     }
     if let Some(allowed) = &build.view_capabilities {
-        if !allowed.contains(&capability.capability_id) {
+        if !allowed.contains(capability.capability_id()) {
             return Err(ArtifactMismatch::ViewNotDeclared);
         }
     }

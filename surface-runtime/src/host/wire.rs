@@ -1,23 +1,33 @@
-//! The browser-session wire types (`docs/host.md`, "Messages").
+//! The browser-session wire types (`docs/host.md`, "Messages"): protocol 1
+//! exactly as agent-surface's TypeScript session (`createBrowserSurfaceSession`)
+//! emits and reads it, so a Rust page works with a TypeScript host and a
+//! Rust host with a TypeScript page.
 //!
-//! Every message is JSON with camelCase names and carries
-//! `"protocolVersion": 1`:
+//! Every message is JSON with camelCase names, `"protocolVersion": 1`
+//! (required: a call without it is `invalid-call`) and a `"type"`:
 //!
 //! ```json
 //! // browser → host
-//! {"protocolVersion":1,
-//!  "identity":{"appId":"console","buildId":"2026.11.29","sessionId":"s-1","tabId":"t-1"},
-//!  "connectionId":"c-1",
-//!  "snapshot":{"surfaceVersion":4,"components":[…],"procedures":[…]}}
+//! {"protocolVersion":1,"type":"surface-announcement",
+//!  "identity":{"appId":"console","buildId":"build-1","sessionId":"session-1","tabId":"tab-1"},
+//!  "connectionId":"connection-1",
+//!  "snapshot":{"surfaceId":"surf_…","surfaceVersion":"2","capturedAt":"2026-09-13T00:00:00.000Z",
+//!              "components":[…],"procedures":[…]}}
 //! // host → browser
-//! {"protocolVersion":1,"identity":{…},"connectionId":"c-1","runId":"r-1","toolCallId":"tc-1",
-//!  "invocation":{"invocationId":"i-1","capabilityId":"domain:devices.list",
-//!                "registrationId":"reg-3","surfaceVersion":4,"input":{}}}
+//! {"protocolVersion":1,"type":"surface-call","identity":{…},"connectionId":"connection-1",
+//!  "runId":"run-1","toolCallId":"tool-invocation-1",
+//!  "invocation":{"invocationId":"invocation-1","capabilityId":"domain:devices.disable",
+//!                "registrationId":"reg_1","surfaceVersion":"2","input":{"reason":"maintenance"}}}
 //! // browser → host
-//! {"protocolVersion":1,"connectionId":"c-1","runId":"r-1","toolCallId":"tc-1","invocationId":"i-1",
-//!  "result":{"status":"success","invocationId":"i-1","output":{…}}}
-//! {"protocolVersion":1,…,"result":{"status":"rejected","reason":"stale-surface"}}
+//! {"protocolVersion":1,"type":"surface-result","identity":{…},"connectionId":"connection-1",
+//!  "runId":"run-1","toolCallId":"tool-invocation-1","invocationId":"invocation-1",
+//!  "result":{"status":"ok","invocationId":"invocation-1","capabilityId":"domain:devices.disable",
+//!            "output":{"disabled":2},"surfaceVersion":"2"}}
+//! {"protocolVersion":1,"type":"surface-result",…,"result":{"status":"rejected","reason":"stale-surface"}}
 //! ```
+//!
+//! A result's `identity` is always the answering session's own (a call for
+//! another tab is answered `wrong-session` under the session's identity).
 
 use std::fmt;
 
@@ -37,9 +47,50 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// agree on the boundary; for ASCII text it equals the byte length.
 pub const MAX_ENVELOPE_CHARS: usize = 262_144;
 
-fn protocol_version() -> u32 {
-    PROTOCOL_VERSION
+/// The longest `connectionId`, `runId`, `toolCallId`, `registrationId`,
+/// `capabilityId` or `instanceId` a call may carry: 512 characters (UTF-16
+/// code units, the original's limit). Invocation ids follow the stricter
+/// rule of [`crate::invocation::check_invocation_id`].
+pub const MAX_ID_CHARS: usize = 512;
+
+macro_rules! message_type {
+    ($(#[$doc:meta])* $name:ident, $wire:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name {
+            #[doc = concat!("`\"", $wire, "\"`.")]
+            #[default]
+            #[serde(rename = $wire)]
+            Only,
+        }
+    };
 }
+
+message_type!(
+    /// The `type` of an announcement: always `"surface-announcement"`
+    /// (reading refuses any other).
+    AnnouncementType,
+    "surface-announcement"
+);
+message_type!(
+    /// The `type` of a call: always `"surface-call"` (reading refuses any
+    /// other).
+    CallType,
+    "surface-call"
+);
+message_type!(
+    /// The `type` of a result: always `"surface-result"` (reading refuses
+    /// any other).
+    ResultType,
+    "surface-result"
+);
+message_type!(
+    /// The `type` of this project's progress message: always
+    /// `"surface-progress"` (an extension of protocol 1, `docs/host.md`,
+    /// "Confirmation while the call waits").
+    ProgressType,
+    "surface-progress"
+);
 
 /// Who announces and who is called: wire
 /// `{"appId","buildId","sessionId","tabId"}`.
@@ -81,14 +132,16 @@ impl BrowserSurfaceIdentity {
 
 /// What a browser tells the host about its live surface: sent by
 /// `BrowserSurfaceSession::connect` and republished on every registry
-/// change. Wire: `{"protocolVersion":1,"identity":{…},"connectionId",
-/// "snapshot"}`.
+/// change. Wire: `{"protocolVersion":1,"type":"surface-announcement",
+/// "identity":{…},"connectionId","snapshot"}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BrowserSurfaceAnnouncement {
     /// Always [`PROTOCOL_VERSION`].
-    #[serde(default = "protocol_version")]
     pub protocol_version: u32,
+    /// `"surface-announcement"`.
+    #[serde(rename = "type")]
+    pub message_type: AnnouncementType,
     /// The announcing tab.
     pub identity: BrowserSurfaceIdentity,
     /// The connection this announcement travels on.
@@ -97,21 +150,39 @@ pub struct BrowserSurfaceAnnouncement {
     pub snapshot: SurfaceSnapshot,
 }
 
+impl BrowserSurfaceAnnouncement {
+    /// A protocol-1 announcement.
+    pub fn new(
+        identity: BrowserSurfaceIdentity,
+        connection_id: impl Into<String>,
+        snapshot: SurfaceSnapshot,
+    ) -> Self {
+        Self {
+            protocol_version: PROTOCOL_VERSION,
+            message_type: AnnouncementType::Only,
+            identity,
+            connection_id: connection_id.into(),
+            snapshot,
+        }
+    }
+}
+
 /// A host's call into a browser surface. Wire:
-/// `{"protocolVersion":1,"identity":{…},"connectionId","runId","toolCallId",
-/// "invocation":{…}}`.
+/// `{"protocolVersion":1,"type":"surface-call","identity":{…},
+/// "connectionId","runId","toolCallId","invocation":{…}}`.
 ///
 /// `invocation.registrationId` and `invocation.surfaceVersion` are optional
 /// in [`AgentInvocation`] but **required here, even for reads**: a call
 /// without them is [`RejectionReason::InvalidCall`]. Input, instance and
-/// confirmation evidence keep their ordinary meaning.
+/// `confirmationId` keep their ordinary meaning.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BrowserSurfaceCall {
-    /// [`PROTOCOL_VERSION`]; absent means `1`, any other value is
-    /// `invalid-call`.
-    #[serde(default = "protocol_version")]
+    /// [`PROTOCOL_VERSION`]; required, any other value is `invalid-call`.
     pub protocol_version: u32,
+    /// `"surface-call"`.
+    #[serde(rename = "type")]
+    pub message_type: CallType,
     /// The tab the host means to call; must equal the session's identity.
     pub identity: BrowserSurfaceIdentity,
     /// The connection the host dispatched on.
@@ -124,15 +195,41 @@ pub struct BrowserSurfaceCall {
     pub invocation: AgentInvocation,
 }
 
-/// The browser's answer to a [`BrowserSurfaceCall`]: echoes the
-/// dispatch ids. Wire: `{"protocolVersion":1,"connectionId","runId",
+impl BrowserSurfaceCall {
+    /// A protocol-1 call.
+    pub fn new(
+        identity: BrowserSurfaceIdentity,
+        connection_id: impl Into<String>,
+        run_id: impl Into<String>,
+        tool_call_id: impl Into<String>,
+        invocation: AgentInvocation,
+    ) -> Self {
+        Self {
+            protocol_version: PROTOCOL_VERSION,
+            message_type: CallType::Only,
+            identity,
+            connection_id: connection_id.into(),
+            run_id: run_id.into(),
+            tool_call_id: tool_call_id.into(),
+            invocation,
+        }
+    }
+}
+
+/// The browser's answer to a [`BrowserSurfaceCall`]: the session's own
+/// identity and the call's dispatch ids. Wire: `{"protocolVersion":1,
+/// "type":"surface-result","identity":{…},"connectionId","runId",
 /// "toolCallId","invocationId","result":{…}}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BrowserSurfaceResult {
     /// Always [`PROTOCOL_VERSION`].
-    #[serde(default = "protocol_version")]
     pub protocol_version: u32,
+    /// `"surface-result"`.
+    #[serde(rename = "type")]
+    pub message_type: ResultType,
+    /// The answering session's identity.
+    pub identity: BrowserSurfaceIdentity,
     /// Echo of the call's connection id.
     pub connection_id: String,
     /// Echo of the call's run id.
@@ -146,10 +243,16 @@ pub struct BrowserSurfaceResult {
 }
 
 impl BrowserSurfaceResult {
-    /// A result echoing `call`'s ids.
-    pub fn for_call(call: &BrowserSurfaceCall, result: BrowserSurfaceOutcome) -> Self {
+    /// A result of the session `identity` echoing `call`'s ids.
+    pub fn for_call(
+        identity: &BrowserSurfaceIdentity,
+        call: &BrowserSurfaceCall,
+        result: BrowserSurfaceOutcome,
+    ) -> Self {
         Self {
             protocol_version: PROTOCOL_VERSION,
+            message_type: ResultType::Only,
+            identity: identity.clone(),
             connection_id: call.connection_id.clone(),
             run_id: call.run_id.clone(),
             tool_call_id: call.tool_call_id.clone(),
@@ -177,7 +280,7 @@ impl BrowserSurfaceResult {
 }
 
 /// The `result` of a [`BrowserSurfaceResult`]: an ordinary
-/// [`AgentInvocationResult`] (`{"status":"success"|"error",…}`) or
+/// [`AgentInvocationResult`] (`{"status":"ok"|"error",…}`) or
 /// `{"status":"rejected","reason":…}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -221,18 +324,21 @@ pub enum RejectedStatus {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RejectionReason {
-    /// Malformed envelope: missing `registrationId`/`surfaceVersion`, empty
-    /// ids, unknown protocol version, unparseable JSON, or longer than
+    /// Malformed envelope: missing `protocolVersion`, `type`,
+    /// `registrationId` or `surfaceVersion`, an empty or over-long id,
+    /// unknown protocol version, unparseable JSON, or longer than
     /// [`MAX_ENVELOPE_CHARS`].
     InvalidCall,
-    /// The call names another app, build, session or tab, or a connection
-    /// this session never opened.
+    /// The call names another app, build, session or tab.
     WrongSession,
-    /// The session is not connected, the call names a connection that has
-    /// since been closed, or the call was pending when the connection
-    /// closed (it may still have taken effect: reconcile, do not replay).
+    /// The session is not connected, the call names a connection other
+    /// than the current one (closed, or never opened), or the call was
+    /// pending when the connection closed (it may still have taken effect:
+    /// reconcile, do not replay).
     Disconnected,
-    /// `invocation.surfaceVersion` is not the registry's current version.
+    /// `invocation.surfaceVersion` is not the registry's current version,
+    /// or the capability and registration are not in the current snapshot
+    /// for the session's consumer.
     StaleSurface,
     /// The invocation id was already used with a different envelope.
     InvocationConflict,
@@ -328,10 +434,16 @@ mod tests {
         }
     }
 
+    fn identity() -> BrowserSurfaceIdentity {
+        BrowserSurfaceIdentity::new("a", "b", "s", "t")
+    }
+
     #[test]
     fn result_wire_shapes_round_trip() {
         let rejected = BrowserSurfaceResult {
             protocol_version: 1,
+            message_type: ResultType::Only,
+            identity: identity(),
             connection_id: "c".into(),
             run_id: "r".into(),
             tool_call_id: "t".into(),
@@ -341,7 +453,9 @@ mod tests {
         let v = serde_json::to_value(&rejected).unwrap();
         assert_eq!(
             v,
-            json!({"protocolVersion":1,"connectionId":"c","runId":"r","toolCallId":"t","invocationId":"i",
+            json!({"protocolVersion":1,"type":"surface-result",
+                   "identity":{"appId":"a","buildId":"b","sessionId":"s","tabId":"t"},
+                   "connectionId":"c","runId":"r","toolCallId":"t","invocationId":"i",
                    "result":{"status":"rejected","reason":"stale-surface"}})
         );
         assert_eq!(
@@ -350,43 +464,54 @@ mod tests {
         );
 
         let err = BrowserSurfaceResult {
-            result: BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Error {
-                invocation_id: "i".into(),
-                error: AgentError::new(ErrorCode::Unavailable, "no", Retry::AfterRefresh),
-            }),
+            result: BrowserSurfaceOutcome::Invocation(AgentInvocationResult::err(
+                "i",
+                "domain:x.y",
+                AgentError::new(ErrorCode::CapabilityNotAvailable, "no", Retry::AfterRefresh),
+                4,
+            )),
             ..rejected.clone()
         };
         let v = serde_json::to_value(&err).unwrap();
         assert_eq!(v["result"]["status"], json!("error"));
+        assert_eq!(v["result"]["surfaceVersion"], json!("4"));
         assert_eq!(
             serde_json::from_value::<BrowserSurfaceResult>(v).unwrap(),
             err
         );
 
-        // An unknown status is refused, not read as a rejection.
-        let bad = json!({"protocolVersion":1,"connectionId":"c","runId":"r","toolCallId":"t","invocationId":"i",
-                         "result":{"status":"maybe","reason":"stale-surface"}});
+        // An unknown status is refused, not read as a rejection; so is
+        // another message type.
+        let mut bad = serde_json::to_value(&rejected).unwrap();
+        bad["result"]["status"] = json!("maybe");
         assert!(serde_json::from_value::<BrowserSurfaceResult>(bad).is_err());
+        let mut other = serde_json::to_value(&rejected).unwrap();
+        other["type"] = json!("surface-call");
+        assert!(serde_json::from_value::<BrowserSurfaceResult>(other).is_err());
     }
 
     #[test]
     fn call_wire_shape() {
-        let call: BrowserSurfaceCall = serde_json::from_value(json!({
+        let value = json!({
+            "protocolVersion": 1, "type": "surface-call",
             "identity": {"appId":"a","buildId":"b","sessionId":"s","tabId":"t"},
             "connectionId":"c","runId":"r","toolCallId":"tc",
-            "invocation":{"invocationId":"i","capabilityId":"domain:x.y","registrationId":"g","surfaceVersion":3}
-        }))
-        .unwrap();
+            "invocation":{"invocationId":"i","capabilityId":"domain:x.y","registrationId":"g","surfaceVersion":"3"}
+        });
+        let call: BrowserSurfaceCall = serde_json::from_value(value.clone()).unwrap();
         assert_eq!(call.protocol_version, 1);
-        assert_eq!(
-            call.identity,
-            BrowserSurfaceIdentity::new("a", "b", "s", "t")
-        );
+        assert_eq!(call.identity, identity());
         assert_eq!(call.invocation.surface_version, Some(3));
         let back = serde_json::to_value(&call).unwrap();
-        assert_eq!(back["protocolVersion"], json!(1));
-        assert_eq!(back["identity"]["tabId"], json!("t"));
+        assert_eq!(back["type"], json!("surface-call"));
+        assert_eq!(back["invocation"]["surfaceVersion"], json!("3"));
         assert_eq!(back["invocation"]["registrationId"], json!("g"));
+        // protocolVersion and type are required.
+        for key in ["protocolVersion", "type"] {
+            let mut missing = value.clone();
+            missing.as_object_mut().unwrap().remove(key);
+            assert!(serde_json::from_value::<BrowserSurfaceCall>(missing).is_err(), "{key}");
+        }
     }
 
     #[test]

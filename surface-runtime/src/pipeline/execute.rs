@@ -19,17 +19,32 @@ use crate::manifest::AgentEffect;
 use crate::registry::{Registered, SurfaceRegistry};
 use crate::sync::BoxFuture;
 
-/// The codes an executor or handler may return as they are; any other
-/// becomes `EXECUTION_FAILED` (view handlers may also answer
-/// `INVALID_INPUT`).
-const EXECUTOR_CODES: [ErrorCode; 7] = [
+/// The codes an executor or handler may return as they are (what a server
+/// or a gateway can decide: authentication, authorization, rate limits,
+/// validation, a changed contract, approvals and outcomes); any other —
+/// a local confirmation, an ambiguity, a code this version does not
+/// know — becomes `EXECUTION_FAILED`. View handlers may also answer
+/// [`VIEW_CODES`].
+const EXECUTOR_CODES: [ErrorCode; 13] = [
+    ErrorCode::CapabilityNotFound,
+    ErrorCode::StaleCapability,
+    ErrorCode::InvocationConflict,
+    ErrorCode::InvalidInput,
+    ErrorCode::NotAuthenticated,
     ErrorCode::NotAuthorized,
+    ErrorCode::PreconditionFailed,
+    ErrorCode::RateLimited,
     ErrorCode::DomainApprovalRequired,
     ErrorCode::DomainOutcomeUnknown,
     ErrorCode::ExecutionFailed,
     ErrorCode::Timeout,
     ErrorCode::Cancelled,
-    ErrorCode::PreconditionFailed,
+];
+
+/// The further codes a view capability's handler may return as they are.
+const VIEW_CODES: [ErrorCode; 2] = [
+    ErrorCode::ComponentUnmounted,
+    ErrorCode::CapabilityNotAvailable,
 ];
 
 /// How the race of an execution ended.
@@ -50,6 +65,8 @@ impl SurfaceRegistry {
         let Ready {
             key: _,
             invocation_id,
+            capability_id,
+            admitted_version,
             target,
             executor,
             input,
@@ -66,12 +83,13 @@ impl SurfaceRegistry {
         let raced = match &target {
             Registered::Procedure(p) => {
                 let Some(executor) = executor else {
-                    return self.result(
+                    let call = Settled {
                         invocation_id,
-                        &target,
+                        capability_id,
+                        admitted_version,
                         confirmation_id,
-                        Err(no_executor()),
-                    );
+                    };
+                    return self.result(call, &target, Err(no_executor()));
                 };
                 let request = ExecuteRequest {
                     path: p.path.clone(),
@@ -94,7 +112,13 @@ impl SurfaceRegistry {
         };
         let outcome = self.settle(&target, raced, &abandoned.0);
         abandoned.disarm();
-        self.result(invocation_id, &target, confirmation_id, outcome)
+        let call = Settled {
+            invocation_id,
+            capability_id,
+            admitted_version,
+            confirmation_id,
+        };
+        self.result(call, &target, outcome)
     }
 
     /// The outcome of a race: the output, a sanitized executor error, or
@@ -135,15 +159,24 @@ impl SurfaceRegistry {
         }
     }
 
-    /// Phase 8: the audit record of the execution and the agent's result.
+    /// Phase 8: the audit record of the execution and the agent's result,
+    /// at the surface version it settled at (`surfaceChanged` when that is
+    /// not the version it was admitted at). A `Value::Null` output is a
+    /// void success: no `output`.
     pub(super) fn result(
         &self,
-        invocation_id: String,
+        call: Settled,
         target: &Registered,
-        confirmation_id: Option<String>,
         outcome: Result<Value, ExecutionError>,
     ) -> AgentInvocationResult {
-        match outcome {
+        let Settled {
+            invocation_id,
+            capability_id,
+            admitted_version,
+            confirmation_id,
+        } = call;
+        let version = self.surface_version();
+        let mut result = match outcome {
             Ok(output) => {
                 self.audit(|| AuditEvent::Executed {
                     invocation_id: invocation_id.clone(),
@@ -151,26 +184,39 @@ impl SurfaceRegistry {
                     registration_id: target.registration_id().to_string(),
                     confirmation_id,
                 });
-                AgentInvocationResult::Success {
-                    invocation_id,
-                    output,
-                }
+                AgentInvocationResult::ok(invocation_id, capability_id, output, version)
             }
             Err(err) => {
                 self.audit(|| AuditEvent::ExecutionFailed {
                     invocation_id: invocation_id.clone(),
                     capability_id: target.capability_id().to_string(),
                     registration_id: target.registration_id().to_string(),
-                    code: err.code,
+                    code: err.code.clone(),
                     internal: err.internal.clone(),
                 });
-                AgentInvocationResult::Error {
-                    invocation_id,
-                    error: err.to_agent_error(),
+                AgentInvocationResult::err(invocation_id, capability_id, err.to_agent_error(), version)
+            }
+        };
+        if version != admitted_version {
+            match &mut result {
+                AgentInvocationResult::Ok {
+                    surface_changed, ..
                 }
+                | AgentInvocationResult::Error {
+                    surface_changed, ..
+                } => *surface_changed = Some(true),
             }
         }
+        result
     }
+}
+
+/// The identity of a call being settled: what its result echoes.
+pub(super) struct Settled {
+    invocation_id: String,
+    capability_id: String,
+    admitted_version: u64,
+    confirmation_id: Option<String>,
 }
 
 fn no_executor() -> ExecutionError {
@@ -186,7 +232,7 @@ fn no_executor() -> ExecutionError {
 /// other becomes `EXECUTION_FAILED` with the original kept for audit.
 fn sanitize(target: &Registered, e: ExecutionError) -> ExecutionError {
     let is_view = matches!(target, Registered::View(..));
-    if EXECUTOR_CODES.contains(&e.code) || (is_view && e.code == ErrorCode::InvalidInput) {
+    if EXECUTOR_CODES.contains(&e.code) || (is_view && VIEW_CODES.contains(&e.code)) {
         return e;
     }
     let internal = json!({"code": e.code, "message": e.message, "internal": e.internal});

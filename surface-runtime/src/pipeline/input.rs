@@ -22,7 +22,7 @@ pub(super) fn effective_input(target: &Registered, agent: Value) -> Result<Value
             let value = Value::Object(agent);
             match validation_errors(&c.views[*i].validator, &value, &|_| false) {
                 None => Ok(value),
-                Some(invalid) => Err(invalid.into_failure()),
+                Some(invalid) => Err(invalid.into_failure(&value)),
             }
         }
         Registered::Procedure(p) => procedure_input(p, agent),
@@ -41,8 +41,8 @@ fn agent_object(agent: Value) -> Result<Map<String, Value>, Failure> {
             Retry::WithChanges,
         )
         .detail(
-            "errors",
-            json!([{"instancePath": "", "keyword": "type", "message": "input must be a JSON object"}]),
+            "issues",
+            json!([{"path": [], "message": "input must be a JSON object"}]),
         )),
     }
 }
@@ -65,7 +65,7 @@ fn procedure_input(p: &ProcedureEntry, mut agent: Map<String, Value>) -> Result<
         None => Ok(effective),
         Some(invalid) if invalid.binding_fault => Err(binding_failed()
             .internal(json!({"errors": invalid.errors, "errorsTruncated": invalid.truncated}))),
-        Some(invalid) => Err(invalid.into_failure()),
+        Some(invalid) => Err(invalid.into_failure(&effective)),
     }
 }
 
@@ -96,7 +96,7 @@ fn reject_locked(p: &ProcedureEntry, agent: &Map<String, Value>) -> Result<Vec<u
     Err(fail(
         Phase::Input,
         ErrorCode::InvalidInput,
-        "The input sets fields the application binds from the UI; omit them.",
+        "Some fields are bound to the application's UI state and cannot be supplied by the agent. Omit them and retry.",
         Retry::WithChanges,
     )
     .detail("lockedFields", locked))
@@ -121,32 +121,51 @@ fn merge_bound(p: &ProcedureEntry, agent: &mut Map<String, Value>) -> Result<(),
     Ok(())
 }
 
+/// `PRECONDITION_FAILED`, `details.reason: "binding-failed"`, retry
+/// `after-refresh` (the view's state must change first).
 fn binding_failed() -> Failure {
     fail(
         Phase::Input,
         ErrorCode::PreconditionFailed,
         "The application could not bind this call's inputs from the current view.",
-        Retry::No,
+        Retry::AfterRefresh,
     )
     .detail("reason", "binding-failed")
 }
 
-fn invalid_input(errors: Vec<Value>) -> Failure {
-    fail(
-        Phase::Input,
-        ErrorCode::InvalidInput,
-        "The input does not match the input schema.",
-        Retry::WithChanges,
-    )
-    .detail("errors", errors)
-}
-
 /// The most validation errors one `INVALID_INPUT` lists in
-/// `details.errors` (the first ones the validator reports); when there are
-/// more, `details.errorsTruncated` is `true`. Without the cap a 262,144-
-/// character array of wrong-typed items would turn into an error list a
-/// hundred times its size, recorded for replay.
+/// `details.issues` (the first ones the validator reports). Without the cap
+/// a 262,144-character array of wrong-typed items would turn into an error
+/// list a hundred times its size, recorded for replay.
 pub const MAX_REPORTED_VALIDATION_ERRORS: usize = 32;
+
+/// One validation error as an issue of `details.issues`, the shape the
+/// originals use (Standard Schema's): `{"path": [segments], "message"}`,
+/// where a segment is a property name (string) or an array index (number),
+/// read off `instance` along the error's JSON Pointer.
+fn issue(instance: &Value, error: &Value) -> Value {
+    let pointer = error["instancePath"].as_str().unwrap_or_default();
+    let mut at = Some(instance);
+    let mut path = Vec::new();
+    for raw in pointer.split('/').skip(1) {
+        let key = raw.replace("~1", "/").replace("~0", "~");
+        let index = match at {
+            Some(Value::Array(_)) => key.parse::<usize>().ok(),
+            _ => None,
+        };
+        match index {
+            Some(i) => {
+                at = at.and_then(|v| v.get(i));
+                path.push(json!(i));
+            }
+            None => {
+                at = at.and_then(|v| v.get(&key));
+                path.push(Value::String(key));
+            }
+        }
+    }
+    json!({"path": path, "message": error["message"]})
+}
 
 /// Why an input failed its schema: the first
 /// [`MAX_REPORTED_VALIDATION_ERRORS`] errors as
@@ -160,14 +179,19 @@ struct Invalid {
 }
 
 impl Invalid {
-    fn into_failure(self) -> Failure {
-        let truncated = self.truncated;
-        let failure = invalid_input(self.errors);
-        if truncated {
-            failure.detail("errorsTruncated", true)
-        } else {
-            failure
-        }
+    /// `INVALID_INPUT` with `details.issues` (at most
+    /// [`MAX_REPORTED_VALIDATION_ERRORS`]; the full count goes to audit
+    /// only) for the invalid `instance`.
+    fn into_failure(self, instance: &Value) -> Failure {
+        let issues: Vec<Value> = self.errors.iter().map(|e| issue(instance, e)).collect();
+        fail(
+            Phase::Input,
+            ErrorCode::InvalidInput,
+            "The input does not match the input schema.",
+            Retry::WithChanges,
+        )
+        .detail("issues", issues)
+        .internal(json!({"errorsTruncated": self.truncated}))
     }
 }
 
@@ -342,6 +366,25 @@ mod tests {
         }
         if i.get("bound").is_some_and(|b| !b.is_string()) {
             e.push(&p.key("bound"), "type", "value is not of type \"string\"");
+        }
+    }
+
+    #[test]
+    fn issues_name_properties_as_strings_and_array_items_as_numbers() {
+        let instance = json!({"ids": ["a", 7], "a/b": {"0": 1}, "m~n": [[true]]});
+        for (pointer, path) in [
+            ("", json!([])),
+            ("/ids/1", json!(["ids", 1])),
+            ("/a~1b/0", json!(["a/b", "0"])),
+            ("/m~0n/0/0", json!(["m~n", 0, 0])),
+            ("/missing/3", json!(["missing", "3"])),
+        ] {
+            let error = json!({"instancePath": pointer, "keyword": "type", "message": "m"});
+            assert_eq!(
+                issue(&instance, &error),
+                json!({"path": path, "message": "m"}),
+                "{pointer}"
+            );
         }
     }
 

@@ -100,6 +100,11 @@ struct Ready {
     /// The admitted invocation id's digest.
     key: IdDigest,
     invocation_id: String,
+    /// The capability id the call named (echoed in the result).
+    capability_id: String,
+    /// The surface version when the call was admitted: a result settled at
+    /// another version says `surfaceChanged`.
+    admitted_version: u64,
     target: Registered,
     /// The procedure executor installed at admission (`None` for view
     /// capabilities, or when none is installed).
@@ -171,6 +176,7 @@ impl SurfaceRegistry {
             registration_id: inv.registration_id.clone(),
             consumer: consumer.clone(),
         });
+        let admitted_version = self.surface_version();
         let agent_input = std::mem::take(&mut inv.input);
         let checked = resolved.and_then(|(target, executor)| {
             match self.check(&inv, &target, agent_input, consumer) {
@@ -182,6 +188,8 @@ impl SurfaceRegistry {
             Ok((target, executor, input, confirmation)) => Prepared::Ready(Ready {
                 key,
                 invocation_id: inv.invocation_id,
+                capability_id: inv.capability_id,
+                admitted_version,
                 target,
                 executor,
                 input,
@@ -263,26 +271,29 @@ impl SurfaceRegistry {
             code: ErrorCode::InvalidInput,
             internal: Some(json!({"invocationId": problem.to_string()})),
         });
-        AgentInvocationResult::Error {
-            invocation_id: inv.invocation_id.clone(),
+        AgentInvocationResult::err(
+            inv.invocation_id.clone(),
+            inv.capability_id.clone(),
             error,
-        }
+            self.surface_version(),
+        )
     }
 
     /// The answer to a refused repeat of an id (or a new id once the
-    /// registry's id table is full): a replay, or `PRECONDITION_FAILED`.
+    /// registry's id table is full): a replay, `INVOCATION_CONFLICT` or
+    /// `PRECONDITION_FAILED`.
     fn refuse(&self, inv: &AgentInvocation, refusal: Refusal) -> AgentInvocationResult {
-        if refusal.reason().is_some() {
+        if let Some(code) = refusal.code() {
             self.audit(|| AuditEvent::InvocationRejected {
                 invocation_id: inv.invocation_id.clone(),
                 capability_id: inv.capability_id.clone(),
                 registration_id: None,
                 phase: Phase::Admission,
-                code: ErrorCode::PreconditionFailed,
+                code,
                 internal: None,
             });
         }
-        refusal.into_result(inv.invocation_id.clone())
+        refusal.into_result(inv, self.surface_version())
     }
 
     /// The result of a call that ended in phases 1–6, audited (a
@@ -295,14 +306,16 @@ impl SurfaceRegistry {
                 capability_id: inv.capability_id.clone(),
                 registration_id: failure.registration_id.clone(),
                 phase: failure.phase,
-                code: failure.error.code,
+                code: failure.error.code.clone(),
                 internal: failure.internal.clone(),
             });
         }
-        AgentInvocationResult::Error {
-            invocation_id: inv.invocation_id,
-            error: failure.error,
-        }
+        AgentInvocationResult::err(
+            inv.invocation_id,
+            inv.capability_id,
+            failure.error,
+            self.surface_version(),
+        )
     }
 }
 

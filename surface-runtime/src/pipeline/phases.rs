@@ -12,7 +12,7 @@ use crate::executor::ConfirmationInfo;
 use crate::invocation::{AgentConsumer, AgentInvocation, ConsumerKind, ErrorCode, Retry};
 use crate::policy::{AgentPolicy, PolicyContext, PolicyDecision};
 use crate::registry::{Live, Lookup, Registered, SurfaceRegistry};
-use crate::snapshot::join_description;
+use crate::clock::iso_8601;
 
 /// Phase 1: the registration a call names. A `registrationId` must name a
 /// live registration of this capability (`STALE_CAPABILITY` when it was
@@ -31,16 +31,28 @@ pub(super) fn resolve(
     if let Some(wanted) = inv.registration_id.as_deref() {
         return match live.lookup(capability_id, wanted) {
             Lookup::Serving(target) => Ok(target),
-            Lookup::Gone => Err(fail(
-                Phase::Resolve,
-                ErrorCode::StaleCapability,
-                "This registration is no longer live; take a fresh snapshot.",
-                Retry::AfterRefresh,
-            )),
+            Lookup::Gone => {
+                let failure = fail(
+                    Phase::Resolve,
+                    ErrorCode::StaleCapability,
+                    "This registration is no longer live; take a fresh snapshot.",
+                    Retry::AfterRefresh,
+                )
+                .detail("reason", "registration-gone");
+                // The registration now serving the capability, when exactly
+                // one does.
+                let mut live_ones = live.serving(capability_id);
+                Err(match (live_ones.next(), live_ones.next()) {
+                    (Some(only), None) => {
+                        failure.detail("liveRegistrationId", only.registration_id())
+                    }
+                    _ => failure,
+                })
+            }
             Lookup::Unknown => Err(unknown_capability()),
         };
     }
-    let instance = inv.instance.as_deref();
+    let instance = inv.instance_id.as_deref();
     let mut candidates = live.serving(capability_id).filter(|target| {
         instance.is_none_or(|i| target.context().is_some_and(|c| c.instance_id == i))
     });
@@ -67,7 +79,7 @@ pub(super) fn resolve(
 fn unknown_capability() -> Failure {
     fail(
         Phase::Resolve,
-        ErrorCode::UnknownCapability,
+        ErrorCode::CapabilityNotFound,
         "No capability with this id is available; take a fresh snapshot.",
         Retry::AfterRefresh,
     )
@@ -106,7 +118,8 @@ pub(super) fn staleness(
             ErrorCode::StaleCapability,
             "The surface changed since this capability was listed; take a fresh snapshot.",
             Retry::AfterRefresh,
-        ),
+        )
+        .detail("reason", "surface-version-changed"),
         None => fail(
             Phase::Staleness,
             ErrorCode::StaleCapability,
@@ -115,7 +128,7 @@ pub(super) fn staleness(
         )
         .detail("reason", "surface-version-required"),
     };
-    Err(failure.detail("currentSurfaceVersion", current).at(target))
+    Err(failure.at(target))
 }
 
 /// Phase 3: `when()`, evaluated now.
@@ -127,14 +140,14 @@ pub(super) fn availability(target: &Registered) -> Result<(), Failure> {
     let reason = availability.reason_text();
     let failure = fail(
         Phase::Availability,
-        ErrorCode::Unavailable,
+        ErrorCode::CapabilityNotAvailable,
         reason
             .clone()
             .unwrap_or_else(|| "This capability is not available right now.".into()),
         Retry::AfterRefresh,
     );
     Err(match reason {
-        Some(reason) => failure.detail("unavailableReason", reason),
+        Some(reason) => failure.detail("reason", reason),
         None => failure,
     })
 }
@@ -157,14 +170,14 @@ pub(super) fn authorize<'p>(
 
 /// Phase 6, first half: the post-input policies over the effective input.
 /// Returns the level raised by `RequireConfirmation`; a denial is
-/// `POLICY_DENIED`.
+/// `NOT_AUTHORIZED` (`details.origin: "client"`), as at phase 4.
 pub(super) fn check_input<'p>(
     policies: impl Iterator<Item = &'p Arc<dyn AgentPolicy>>,
     ctx: &PolicyContext<'_>,
     input: &Value,
     level: ConfirmationLevel,
 ) -> Result<ConfirmationLevel, Failure> {
-    let denial = (Phase::Confirmation, ErrorCode::PolicyDenied);
+    let denial = (Phase::Confirmation, ErrorCode::NotAuthorized);
     apply_policies(policies, denial, level, |policy, _| {
         policy.check_input(ctx, input)
     })
@@ -185,6 +198,7 @@ fn apply_policies<'p>(
             PolicyDecision::RequireConfirmation => level = ConfirmationLevel::Required,
             PolicyDecision::Deny { message, internal } => {
                 return Err(fail(phase, code, message, Retry::No)
+                    .detail("origin", "client")
                     .internal(json!({"policy": policy.name(), "internal": internal})))
             }
         }
@@ -193,12 +207,12 @@ fn apply_policies<'p>(
 }
 
 impl SurfaceRegistry {
-    /// Phase 6, second half: the confirmation `level` demands. Without
-    /// evidence a pending confirmation is issued and the call ends with
-    /// `CONFIRMATION_REQUIRED`; evidence must apply to this capability,
-    /// registration and effective input (`CONFIRMATION_INVALID` otherwise)
-    /// and is consumed. Returns the effective input and the confirmation it
-    /// passed.
+    /// Phase 6, second half: the confirmation `level` demands. A call that
+    /// names no `confirmationId` gets a pending confirmation and ends with
+    /// `CONFIRMATION_REQUIRED`; a `confirmationId` must have been approved
+    /// for this capability, registration and effective input
+    /// (`CONFIRMATION_INVALID` otherwise) and is consumed. Returns the
+    /// effective input and the confirmation it passed.
     pub(super) fn confirmation(
         &self,
         inv: &AgentInvocation,
@@ -211,11 +225,11 @@ impl SurfaceRegistry {
             return Ok((input, None));
         }
         let digest = input_digest(&input);
-        let Some(evidence) = &inv.confirmation else {
+        let Some(id) = &inv.confirmation_id else {
             return Err(self.request_confirmation(inv, target, input, digest));
         };
         match confirmations.consume(
-            evidence,
+            id,
             target.capability_id(),
             target.registration_id(),
             &digest,
@@ -224,11 +238,11 @@ impl SurfaceRegistry {
             Err(problem) => Err(fail(
                 Phase::Confirmation,
                 ErrorCode::ConfirmationInvalid,
-                "The confirmation evidence does not apply to this call; call again without evidence to request a new confirmation.",
-                Retry::Yes,
+                "This confirmationId does not apply to this call; call again without it to request a new confirmation.",
+                Retry::WithConfirmation,
             )
             .detail("reason", problem.as_str())
-            .internal(json!({"confirmationId": evidence.confirmation_id}))),
+            .internal(json!({"confirmationId": id}))),
         }
     }
 
@@ -265,24 +279,29 @@ impl SurfaceRegistry {
             registration_id: pending.registration_id.clone(),
             input_digest: pending.input_digest.clone(),
         });
+        let effect = match target {
+            Registered::Procedure(p) => json!(p.effect),
+            Registered::View(c, i) => json!(c.views[*i].effect_name()),
+        };
         fail(
             Phase::Confirmation,
             ErrorCode::ConfirmationRequired,
-            "The user must confirm this call. Retry with a fresh invocationId and the confirmation evidence once the application approves it.",
-            Retry::AfterConfirmation,
+            "User approval is required for this action. Wait for the user to resolve the confirmation, then retry with the confirmationId.",
+            Retry::WithConfirmation,
         )
         .detail("confirmationId", pending.confirmation_id.clone())
         .detail("summary", pending.summary())
-        .detail("expiresAtMs", pending.expires_at_ms)
+        .detail("expiresAt", iso_8601(pending.expires_at_ms))
+        .detail("effect", effect)
+        .detail("origin", "client")
     }
 }
 
-/// The capability's description as the snapshot shows it.
+/// The capability's stable description: the manifest's for a procedure
+/// (never the contextual note), the capability's for a view.
 fn description(target: &Registered) -> String {
     match target {
-        Registered::Procedure(p) => {
-            join_description(&p.manifest_description, p.describe.as_deref())
-        }
+        Registered::Procedure(p) => p.manifest_description.to_string(),
         Registered::View(c, i) => c.views[*i].description.clone(),
     }
 }

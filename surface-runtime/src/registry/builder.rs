@@ -160,6 +160,7 @@ impl SurfaceRegistryBuilder {
             (true, None) => Some(DEFAULT_TIMEOUT),
         };
         let signer = Signer::new(secret);
+        let surface_id = signer.id("surf", 0);
         let fingerprint = Fingerprint::new(fingerprint_seed(&signer));
         let invocations = InvocationIds::new(
             &signer.derived_key("invocation-ids"),
@@ -191,6 +192,7 @@ impl SurfaceRegistryBuilder {
                     executor: None,
                 }),
                 confirmations,
+                surface_id,
                 fingerprint,
                 audit_listeners: AtomicUsize::new(0),
                 listeners: Mutex::new(Listeners::default()),

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::binding::BoundFieldDescriptor;
 use crate::callback::{Availability, BindFn, HandlerFn, TextFn};
-use crate::component::ComponentContext;
+use crate::component::{ComponentContext, ViewKind};
 use crate::confirmation::ConfirmationLevel;
 use crate::manifest::AgentEffect;
 use crate::policy::AgentPolicy;
@@ -28,7 +28,10 @@ pub(crate) struct ProcedureEntry {
     /// The manifest's contract digest, shared with every `ExecuteRequest`.
     pub(crate) contract_digest: Option<Arc<str>>,
     pub(crate) effect: AgentEffect,
-    /// The manifest's description (the snapshot appends `describe()`).
+    /// The manifest's `requiresApproval` hint.
+    pub(crate) requires_approval: bool,
+    /// The manifest's description (the snapshot's `description`; the
+    /// `describe()` text is its `contextualNote`).
     pub(crate) manifest_description: String,
     /// The agent-facing input schema (binding rule 1).
     pub(crate) agent_schema: Arc<Value>,
@@ -75,12 +78,25 @@ pub(crate) struct ViewEntry {
     pub(crate) name: String,
     pub(crate) capability_id: String,
     pub(crate) description: String,
+    /// Observation or action (with the action's metadata).
+    pub(crate) kind: ViewKind,
     pub(crate) input_schema: Arc<Value>,
     pub(crate) validator: SchemaCheck,
     pub(crate) handler: Arc<HandlerFn>,
     pub(crate) availability: Availability,
     /// The last observed `when()`.
     pub(crate) observed: Observed,
+}
+
+impl ViewEntry {
+    /// The effect a confirmation's `details.effect` names: the action's
+    /// (`local-state`, `navigation`), `read` for an observation.
+    pub(crate) fn effect_name(&self) -> &'static str {
+        match &self.kind {
+            ViewKind::Observation { .. } => "read",
+            ViewKind::Action(meta) => meta.effect.as_str(),
+        }
+    }
 }
 
 /// The last observed availability of one capability: unknown until the
@@ -157,7 +173,10 @@ impl Registered {
     pub(crate) fn static_level(&self) -> ConfirmationLevel {
         match self {
             Registered::Procedure(p) => p.confirmation,
-            Registered::View(..) => ConfirmationLevel::Never,
+            Registered::View(c, i) => match &c.views[*i].kind {
+                ViewKind::Action(meta) => meta.confirmation,
+                ViewKind::Observation { .. } => ConfirmationLevel::Never,
+            },
         }
     }
 }

@@ -52,7 +52,7 @@ use crate::clock::Timer;
 use crate::confirmation::{ConfirmationError, Confirmations, PendingConfirmation};
 use crate::executor::AgentProcedureExecutor;
 use crate::hash::{FastHash, Fingerprint, IdDigest};
-use crate::invocation::{AgentInvocationResult, ConfirmationEvidence};
+use crate::invocation::AgentInvocationResult;
 use crate::policy::AgentPolicy;
 use crate::registration::{parse_registration_id, Unregister};
 use crate::sync::{lock, MaybeSend, MaybeSync};
@@ -281,6 +281,9 @@ struct Inner {
     settings: Settings,
     state: Mutex<State>,
     confirmations: Confirmations,
+    /// The snapshot's `surfaceId`: unguessable, fixed for the registry's
+    /// lifetime.
+    surface_id: String,
     /// Envelope fingerprints, seeded per registry.
     fingerprint: Fingerprint,
     /// Number of audit listeners (lets `audit` skip the lock when zero).
@@ -502,6 +505,12 @@ impl SurfaceRegistry {
         &self.inner.authority
     }
 
+    /// The registry's surface id (the snapshot's `surfaceId`): fixed for
+    /// its lifetime, derived from its secret (`surf_` and 24 hex digits).
+    pub fn surface_id(&self) -> &str {
+        &self.inner.surface_id
+    }
+
     /// The current surface version.
     pub fn surface_version(&self) -> u64 {
         lock(&self.inner.state).version
@@ -566,9 +575,10 @@ impl SurfaceRegistry {
 
     // ----- confirmations ---------------------------------------------------
 
-    /// The application approves a pending confirmation and receives the
-    /// signed evidence to hand back to the agent. Never expose this as a
-    /// model tool.
+    /// The application approves a pending confirmation: the agent's retry
+    /// with a fresh invocation id and this `confirmationId` may now run,
+    /// once, within the confirmation TTL. Returns the approved
+    /// confirmation. Never expose this as a model tool.
     ///
     /// # Errors
     /// [`ConfirmationError`] when the id is unknown (never issued, rejected,
@@ -576,14 +586,14 @@ impl SurfaceRegistry {
     pub fn confirm(
         &self,
         confirmation_id: &str,
-    ) -> Result<ConfirmationEvidence, ConfirmationError> {
-        let evidence = self.inner.confirmations.approve(confirmation_id)?;
+    ) -> Result<PendingConfirmation, ConfirmationError> {
+        let approved = self.inner.confirmations.approve(confirmation_id)?;
         self.audit(|| AuditEvent::ConfirmationApproved {
-            confirmation_id: evidence.confirmation_id.clone(),
-            capability_id: evidence.capability_id.clone(),
-            registration_id: evidence.registration_id.clone(),
+            confirmation_id: approved.confirmation_id.clone(),
+            capability_id: approved.capability_id.clone(),
+            registration_id: approved.registration_id.clone(),
         });
-        Ok(evidence)
+        Ok(approved)
     }
 
     /// The application rejects a pending (or approved, unused)
