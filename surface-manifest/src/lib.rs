@@ -20,7 +20,7 @@
 //! | [`model`] | the manifest's JSON shape ([`AgentManifest`], [`ManifestTool`], [`AgentEffect`]); duplicate paths found in the text; the manifest and per-procedure digests, canonical capability ids |
 //! | [`naming`] | path segment → Rust identifier, the path rules (prefix conflicts, collisions), nearest-path suggestions, the keyword tables |
 //! | [`digest`] | canonical JSON and its SHA-256 digest |
-//! | [`portable`] | the backend's portable descriptors → a manifest |
+//! | [`portable`] | the capability gateway's descriptors (version 1) → a manifest |
 //! | [`schema`] | the typed view of JSON Schema: [`schema::Pointer`], the one `$ref` resolver, the keyword table, the subschema visitor |
 //! | [`error`] | [`ManifestError`], [`ManifestIssue`], [`UnsafeSegment`] |
 //!
@@ -49,4 +49,7 @@ pub use naming::{
     nearest_paths, path_to_rust, segment_to_ident, validate_paths, NON_RAW_KEYWORDS,
     PROTOTYPE_SEGMENTS, RUST_KEYWORDS,
 };
-pub use portable::{create_orpc_agent_manifest, PortableDescriptor, PortableEffect};
+pub use portable::{
+    create_orpc_agent_manifest, CapabilityDescriptor, DescriptorVersion, SideEffect, ToolNames,
+    CAPABILITY_DESCRIPTOR_VERSION,
+};

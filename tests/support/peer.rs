@@ -1,4 +1,4 @@
-//! Starts the real oRPC test peer (`tests/orpc-peer`, PEER-CONTRACT.md) for
+//! Starts the real oRPC test peer (`tests/orpc-peer`, its README.md) for
 //! interop tests: `node tests/orpc-peer/server.mjs --port 0
 //! --exit-on-stdin-close` with a piped stdin, reads its `{"port":N}` line,
 //! and kills it on drop (the closed pipe stops it if this process dies).
@@ -31,9 +31,10 @@ pub struct Peer {
     pub scheme: &'static str,
 }
 
-/// The requester's credential (PEER-CONTRACT.md "Auth").
+/// The requester's credential (the peer's README.md, "Auth").
 pub const USER_TOKEN: &str = "Bearer user-token";
-/// The application approver's credential, only for `approvals.decide`.
+/// The application approver's credential, only for the decision
+/// endpoint (`POST /approvals/decide`).
 pub const APPROVER_TOKEN: &str = "Bearer approver-token";
 
 /// Repository root (the facade crate's manifest dir).
@@ -211,9 +212,22 @@ impl Peer {
         format!("{}/rpc", self.origin())
     }
 
-    /// The governed gateway's URL prefix (`…/gateway`).
+    /// The examples' governed gateway's URL prefix (`…/gateway`: the
+    /// domain router's devices, `tests/orpc-peer/README.md`).
     pub fn gateway_url(&self) -> String {
         format!("{}/gateway", self.origin())
+    }
+
+    /// The interop gateway's URL prefix (`…/capabilities`: `d1`, `d2`, `d3`,
+    /// the set of ORIGINALS' "The gateway an interop test meets").
+    pub fn capabilities_url(&self) -> String {
+        format!("{}/capabilities", self.origin())
+    }
+
+    /// The application's decision endpoint (`…/approvals/decide`, plain
+    /// JSON, the approver's token).
+    pub fn approver_url(&self) -> String {
+        format!("{}/approvals/decide", self.origin())
     }
 
     /// An HTTP oRPC client for the domain router, authenticated as the user.
@@ -221,15 +235,52 @@ impl Peer {
         HttpOrpcClient::new(self.rpc_url()).with_header("authorization", USER_TOKEN)
     }
 
-    /// An HTTP oRPC client for the gateway, authenticated as the user.
+    /// An HTTP oRPC client for the examples' gateway, authenticated as
+    /// the user.
     pub fn gateway_client(&self) -> HttpOrpcClient {
         HttpOrpcClient::new(self.gateway_url()).with_header("authorization", USER_TOKEN)
     }
 
-    /// The application's approver client for the gateway (`approvals.decide`).
-    pub fn approver_client(&self) -> HttpOrpcClient {
-        HttpOrpcClient::new(self.gateway_url()).with_header("authorization", APPROVER_TOKEN)
+    /// Decides an approval at the application's decision endpoint with the
+    /// approver's token: `(HTTP status, JSON body)`.
+    ///
+    /// # Panics
+    /// When the peer cannot be reached or answers something that is not
+    /// JSON.
+    pub async fn decide(&self, approval_id: &str, status: &str) -> (u16, serde_json::Value) {
+        decide_at(&self.approver_url(), APPROVER_TOKEN, approval_id, status).await
     }
+}
+
+/// `POST {approvalId, status}` to a decision endpoint `url` with
+/// `authorization`: `(HTTP status, JSON body)`.
+///
+/// # Panics
+/// When the endpoint cannot be reached or answers something that is not
+/// JSON.
+pub async fn decide_at(
+    url: &str,
+    authorization: &str,
+    approval_id: &str,
+    status: &str,
+) -> (u16, serde_json::Value) {
+    let body = serde_json::json!({ "approvalId": approval_id, "status": status });
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("authorization", authorization)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("POST {url}: {e}"));
+    let code = response.status().as_u16();
+    let bytes = response
+        .bytes()
+        .await
+        .unwrap_or_else(|e| panic!("POST {url} answered {code}, unreadable: {e}"));
+    let body = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|e| panic!("POST {url} answered {code} without JSON ({e}): {bytes:?}"));
+    (code, body)
 }
 
 impl Drop for Peer {

@@ -8,9 +8,11 @@
 //!   paths and an executor calling the app's oRPC client, with the error
 //!   mapping of `docs/bridges.md`.
 //! * [`governed`] — [`create_governed_orpc_agent_bridge`]: an executor that
-//!   dispatches through the backend's capability gateway with the canonical
-//!   capability id, a stable invocation id and the contract digest, the
-//!   outcome table of `docs/bridges.md`, reconciliation and approval resumption.
+//!   dispatches through orpc-agent's capability gateway (`describe`,
+//!   `invoke`, `getInvocation`, `getApproval`, `resumeApproval`) with the
+//!   descriptor's capability id, a stable invocation id, `correlationId`
+//!   and the contract digest; the outcome and code tables of
+//!   `docs/bridges.md`, reconciliation and approval resumption.
 //! * [`limits`] — [`ClientLimits`] (response size, connect and total
 //!   timeouts, with defaults) and [`LimitedBody`], the incremental size cap
 //!   every transport reads through; wasm-compatible.
@@ -36,10 +38,12 @@ pub use client::{
     OrpcError, PayloadError, UnexpectedReason,
 };
 pub use governed::{
-    create_governed_orpc_agent_bridge, CapabilityClient, CapabilityInvokeRequest, CapabilityPaths,
-    DomainFailure, DomainReceipt, GovernedBridgeOptions, GovernedOrpcAgentBridge, GovernedOutcome,
-    ObserverResult, OrpcCapabilityClient, OutcomeInfo, OutcomeObserver, OutcomePhase,
-    UnknownReason,
+    create_governed_orpc_agent_bridge, ApprovalDecisionRecord, ApprovalStatus, CapabilityClient,
+    CapabilityPaths, CorrelationIds, DescribeScope, GatewayApproval, GatewayFailure,
+    GatewayOutcome, GovernedBridgeOptions, GovernedOrpcAgentBridge, GovernedOutcome,
+    InvocationReceipt, InvokeRequest, ObserverResult, OrpcCapabilityClient, OutcomeInfo,
+    OutcomeObserver, OutcomePhase, ReceiptState, ResumeApprovalRequest, UnknownReason,
+    MAX_GATEWAY_ID_CHARS,
 };
 #[cfg(feature = "http")]
 pub use http::HttpOrpcClient;

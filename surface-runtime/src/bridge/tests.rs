@@ -186,13 +186,13 @@ async fn s8_ordinary_unknown_path_and_cancelled_never_call_client() {
         .await
         .unwrap_err();
     assert_eq!(
-        (err.code, err.retry),
+        (err.code.clone(), err.retry),
         (ErrorCode::ExecutionFailed, Retry::No)
     );
     let req = request("devices.disable", "i", json!({}));
     req.info.cancellation.cancel();
     let err = bridge.executor.execute(req).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::Cancelled);
+    assert_eq!(err.code.clone(), ErrorCode::Cancelled);
     assert!(client.calls().is_empty());
 }
 
@@ -202,7 +202,7 @@ async fn s8_ordinary_unauthorized_and_forbidden_map_to_not_authorized() {
         let err = run_ordinary(Err(orpc(code, 401, false, None)))
             .await
             .unwrap_err();
-        assert_eq!((err.code, err.retry), (ErrorCode::NotAuthorized, Retry::No));
+        assert_eq!((err.code.clone(), err.retry), (ErrorCode::NotAuthorized, Retry::No));
         assert_eq!(err.message, "The server refused to authorize this call.");
         assert!(err.details.is_empty());
         assert_eq!(err.internal.as_ref().unwrap()["code"], code);
@@ -220,7 +220,7 @@ async fn s8_ordinary_approval_required_maps_to_domain_approval_with_approval_id(
     .await
     .unwrap_err();
     assert_eq!(
-        (err.code, err.retry),
+        (err.code.clone(), err.retry),
         (ErrorCode::DomainApprovalRequired, Retry::No)
     );
     assert_eq!(
@@ -288,7 +288,7 @@ async fn s8_ordinary_other_errors_are_sanitized_execution_failed() {
     for (error, message, orpc_code, retry) in cases {
         let internal = error.to_internal();
         let err = run_ordinary(Err(error)).await.unwrap_err();
-        assert_eq!(err.code, ErrorCode::ExecutionFailed);
+        assert_eq!(err.code.clone(), ErrorCode::ExecutionFailed);
         assert_eq!(err.message, message);
         assert_eq!(err.retry, retry);
         assert_eq!(
@@ -302,7 +302,7 @@ async fn s8_ordinary_other_errors_are_sanitized_execution_failed() {
     let err = run_ordinary(Err(OrpcCallError::Cancelled))
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Cancelled);
+    assert_eq!(err.code.clone(), ErrorCode::Cancelled);
 }
 
 #[tokio::test]
@@ -339,7 +339,7 @@ async fn ordinary_limit_errors_map_per_table() {
     for (error, code, message, details) in cases {
         let internal = error.to_internal();
         let err = run_ordinary(Err(error)).await.unwrap_err();
-        assert_eq!((err.code, err.retry), (code, Retry::No));
+        assert_eq!((err.code.clone(), err.retry), (code, Retry::No));
         assert_eq!(err.message, message);
         assert_eq!(Value::Object(err.details.clone()), details);
         assert_eq!(err.internal, Some(internal));
@@ -356,552 +356,7 @@ async fn ordinary_limit_errors_map_per_table() {
         .execute(request("devices.list", "inv-1", json!({})))
         .await
         .unwrap_err();
-    assert_eq!((err.code, err.retry), (ErrorCode::Timeout, Retry::Yes));
-}
-
-// ---------------------------------------------------------------- governed
-
-#[derive(Default)]
-struct ScriptedGateway {
-    invokes: Mutex<Vec<(CapabilityInvokeRequest, Headers)>>,
-    other: Mutex<Vec<(&'static str, String)>>,
-    answers: Mutex<VecDeque<Result<DomainReceipt, OrpcCallError>>>,
-}
-
-impl ScriptedGateway {
-    fn answering(
-        answers: impl IntoIterator<Item = Result<DomainReceipt, OrpcCallError>>,
-    ) -> Arc<Self> {
-        Arc::new(Self {
-            answers: Mutex::new(answers.into_iter().collect()),
-            ..Self::default()
-        })
-    }
-    fn next(&self) -> Result<DomainReceipt, OrpcCallError> {
-        self.answers
-            .lock()
-            .unwrap()
-            .pop_front()
-            .expect("scripted answer")
-    }
-}
-
-impl CapabilityClient for ScriptedGateway {
-    fn describe(
-        &self,
-        _options: CallOptions,
-    ) -> BoxFuture<'_, Result<Vec<crate::manifest::PortableDescriptor>, OrpcCallError>> {
-        Box::pin(async { Ok(Vec::new()) })
-    }
-    fn invoke(
-        &self,
-        request: CapabilityInvokeRequest,
-        options: CallOptions,
-    ) -> BoxFuture<'_, Result<DomainReceipt, OrpcCallError>> {
-        self.invokes
-            .lock()
-            .unwrap()
-            .push((request, options.headers));
-        let answer = self.next();
-        Box::pin(async move { answer })
-    }
-    fn get_invocation<'a>(
-        &'a self,
-        invocation_id: &'a str,
-        _options: CallOptions,
-    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
-        self.other
-            .lock()
-            .unwrap()
-            .push(("getInvocation", invocation_id.into()));
-        let answer = self.next();
-        Box::pin(async move { answer })
-    }
-    fn resume<'a>(
-        &'a self,
-        invocation_id: &'a str,
-        _options: CallOptions,
-    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
-        self.other
-            .lock()
-            .unwrap()
-            .push(("resume", invocation_id.into()));
-        let answer = self.next();
-        Box::pin(async move { answer })
-    }
-}
-
-type Seen = Arc<Mutex<Vec<(GovernedOutcome, OutcomeInfo)>>>;
-
-fn governed(gateway: Arc<ScriptedGateway>) -> (GovernedOrpcAgentBridge, Seen) {
-    let seen: Seen = Arc::default();
-    let sink = seen.clone();
-    let bridge = create_governed_orpc_agent_bridge(
-        GovernedBridgeOptions::new(gateway, manifest()).on_outcome(
-            move |o: &GovernedOutcome, i: &OutcomeInfo| -> ObserverResult {
-                sink.lock().unwrap().push((o.clone(), i.clone()));
-                Ok(())
-            },
-        ),
-    );
-    (bridge, seen)
-}
-
-fn completed(id: &str, output: Value) -> DomainReceipt {
-    DomainReceipt::Completed {
-        invocation_id: id.into(),
-        execution_id: Some("exec-1".into()),
-        output,
-    }
-}
-
-async fn run_governed(
-    answer: Result<DomainReceipt, OrpcCallError>,
-) -> Result<Value, ExecutionError> {
-    let (bridge, _) = governed(ScriptedGateway::answering([answer]));
-    bridge
-        .executor
-        .execute(request(
-            "devices.purge",
-            "inv-9",
-            json!({"deviceIds": ["d"]}),
-        ))
-        .await
-}
-
-fn details(err: &ExecutionError) -> Value {
-    Value::Object(err.details.clone())
-}
-
-#[tokio::test]
-async fn s8_governed_sends_canonical_id_stable_invocation_id_and_digest() {
-    let gateway = ScriptedGateway::answering([
-        Ok(completed("inv-1", json!({"disabled": ["d"]}))),
-        Ok(completed("inv-2", json!({"devices": []}))),
-    ]);
-    let (bridge, seen) = governed(gateway.clone());
-    let out = bridge
-        .executor
-        .execute(request(
-            "devices.disable",
-            "inv-1",
-            json!({"deviceIds": ["d"]}),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(out, json!({"disabled": ["d"]}));
-    bridge
-        .executor
-        .execute(request("devices.list", "inv-2", json!({})))
-        .await
-        .unwrap();
-    let invokes = gateway.invokes.lock().unwrap().clone();
-    assert_eq!(
-        serde_json::to_value(&invokes[0].0).unwrap(),
-        json!({"capabilityId": "devices.disable@v1", "invocationId": "inv-1", "contractDigest": "sha256:abc", "input": {"deviceIds": ["d"]}})
-    );
-    // No override, no digest: `domain:` id and the digest omitted.
-    assert_eq!(
-        serde_json::to_value(&invokes[1].0).unwrap(),
-        json!({"capabilityId": "domain:devices.list", "invocationId": "inv-2", "input": {}})
-    );
-    let seen = seen.lock().unwrap();
-    assert_eq!(seen.len(), 2);
-    assert_eq!(seen[0].1.phase, OutcomePhase::Invoke);
-    assert_eq!(
-        seen[0].1.capability_id.as_deref(),
-        Some("devices.disable@v1")
-    );
-    assert_eq!(seen[0].1.path.as_deref(), Some("devices.disable"));
-}
-
-#[tokio::test]
-async fn s8_governed_approval_required_row() {
-    let err = run_governed(Ok(DomainReceipt::ApprovalRequired {
-        invocation_id: "inv-9".into(),
-        execution_id: Some("exec-4".into()),
-        approval_id: "appr-1".into(),
-    }))
-    .await
-    .unwrap_err();
-    assert_eq!(
-        (err.code, err.retry),
-        (ErrorCode::DomainApprovalRequired, Retry::No)
-    );
-    assert_eq!(
-        details(&err),
-        json!({"invocationId": "inv-9", "executionId": "exec-4", "approvalId": "appr-1"})
-    );
-}
-
-#[tokio::test]
-async fn s8_governed_outcome_unknown_rows() {
-    let answers = [
-        Ok(DomainReceipt::OutcomeUnknown {
-            invocation_id: "inv-9".into(),
-            execution_id: Some("e".into()),
-        }),
-        Err(OrpcCallError::Transport {
-            message: "socket hang up".into(),
-        }),
-        Err(OrpcCallError::Cancelled),
-        Err(orpc("INTERNAL_SERVER_ERROR", 500, false, None)),
-        Err(OrpcCallError::UnexpectedResponse {
-            status: 200,
-            content_type: None,
-            body: "{}".into(),
-            reason: UnexpectedReason::NotShaped {
-                expected: "a capability receipt",
-                message: "m".into(),
-            },
-        }),
-        Ok(completed("other-inv-9", json!({"purged": ["d"]}))),
-    ];
-    for answer in answers {
-        let label = format!("{answer:?}");
-        let err = run_governed(answer).await.unwrap_err();
-        assert_eq!(
-            (err.code, err.retry),
-            (ErrorCode::DomainOutcomeUnknown, Retry::No),
-            "{label}"
-        );
-        assert_eq!(details(&err), json!({"invocationId": "inv-9"}), "{label}");
-        assert!(err.internal.is_some());
-    }
-}
-
-#[tokio::test]
-async fn s8_governed_mismatched_receipt_is_unknown_not_success() {
-    let (bridge, seen) = governed(ScriptedGateway::answering([Ok(completed(
-        "other-inv-9",
-        json!({"purged": ["d"]}),
-    ))]));
-    let err = bridge
-        .executor
-        .execute(request("devices.purge", "inv-9", json!({})))
-        .await
-        .unwrap_err();
-    assert_eq!(err.code, ErrorCode::DomainOutcomeUnknown);
-    let seen = seen.lock().unwrap();
-    assert_eq!(
-        seen[0].0,
-        GovernedOutcome::Unknown {
-            invocation_id: "inv-9".into(),
-            reason: UnknownReason::MismatchedInvocation {
-                received: "other-inv-9".into()
-            },
-            internal: json!({"kind": "mismatched-invocation", "receipt": {"status": "completed", "invocationId": "other-inv-9", "executionId": "exec-1", "output": {"purged": ["d"]}}}),
-        }
-    );
-    assert_eq!(seen[0].0.completed_output(), None);
-}
-
-#[tokio::test]
-async fn s8_governed_failed_and_cancelled_rows() {
-    let failed = |code: &str| {
-        Ok(DomainReceipt::Failed {
-            invocation_id: "inv-9".into(),
-            execution_id: Some("e".into()),
-            error: DomainFailure {
-                code: code.into(),
-                message: "secret provider detail".into(),
-            },
-        })
-    };
-    for (answer, code) in [
-        (failed("FORBIDDEN"), ErrorCode::NotAuthorized),
-        (failed("UNAUTHORIZED"), ErrorCode::NotAuthorized),
-        (failed("PROVIDER_DOWN"), ErrorCode::ExecutionFailed),
-        (
-            Ok(DomainReceipt::Cancelled {
-                invocation_id: "inv-9".into(),
-                execution_id: None,
-            }),
-            ErrorCode::ExecutionFailed,
-        ),
-    ] {
-        let receipt = serde_json::to_value(answer.as_ref().unwrap()).unwrap();
-        let err = run_governed(answer).await.unwrap_err();
-        assert_eq!((err.code, err.retry), (code, Retry::No));
-        assert_eq!(details(&err), json!({"invocationId": "inv-9"}));
-        assert!(!err.message.contains("secret"));
-        // The full receipt, backend text included, is kept for audit only.
-        assert_eq!(
-            err.internal,
-            Some(json!({"kind": "receipt", "receipt": receipt}))
-        );
-    }
-}
-
-#[tokio::test]
-async fn s8_governed_gateway_refusals_map_like_ordinary_errors() {
-    let err = run_governed(Err(orpc("CONTRACT_MISMATCH", 409, true, None)))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        (err.code, err.retry),
-        (ErrorCode::ExecutionFailed, Retry::No)
-    );
-    assert_eq!(
-        details(&err),
-        json!({"orpcCode": "CONTRACT_MISMATCH", "invocationId": "inv-9"})
-    );
-    let err = run_governed(Err(orpc("UNAUTHORIZED", 401, false, None)))
-        .await
-        .unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotAuthorized);
-    let err = run_governed(Err(OrpcCallError::Connect {
-        message: "refused".into(),
-    }))
-    .await
-    .unwrap_err();
-    assert_eq!(
-        (err.code, err.retry),
-        (ErrorCode::ExecutionFailed, Retry::Yes)
-    );
-}
-
-#[tokio::test]
-async fn governed_limit_errors_are_outcome_unknown() {
-    for (error, reason) in [
-        (
-            OrpcCallError::Timeout {
-                timeout: std::time::Duration::from_secs(30),
-            },
-            UnknownReason::LostResponse,
-        ),
-        (
-            OrpcCallError::Redirect {
-                status: 303,
-                location: None,
-            },
-            UnknownReason::InvalidResponse,
-        ),
-        (
-            OrpcCallError::ResponseTooLarge {
-                status: 200,
-                limit: 8,
-                declared_length: Some(9),
-            },
-            UnknownReason::InvalidResponse,
-        ),
-        (
-            OrpcCallError::ResponseTooLarge {
-                status: 502,
-                limit: 8,
-                declared_length: None,
-            },
-            UnknownReason::ServerError,
-        ),
-    ] {
-        let internal = error.to_internal();
-        assert_eq!(
-            GovernedOutcome::classify("inv-9", Err(error.clone())),
-            GovernedOutcome::Unknown {
-                invocation_id: "inv-9".into(),
-                reason,
-                internal,
-            }
-        );
-        let err = run_governed(Err(error)).await.unwrap_err();
-        assert_eq!(
-            (err.code, err.retry),
-            (ErrorCode::DomainOutcomeUnknown, Retry::No)
-        );
-        assert_eq!(details(&err), json!({"invocationId": "inv-9"}));
-    }
-    // A 4xx over the size limit was refused: nothing ran.
-    let err = run_governed(Err(OrpcCallError::ResponseTooLarge {
-        status: 400,
-        limit: 8,
-        declared_length: None,
-    }))
-    .await
-    .unwrap_err();
-    assert_eq!(
-        (err.code, err.retry),
-        (ErrorCode::ExecutionFailed, Retry::No)
-    );
-}
-
-#[tokio::test]
-async fn governed_receipt_identifiers_pass_the_strict_shape_or_are_withheld() {
-    let err = run_governed(Ok(DomainReceipt::ApprovalRequired {
-        invocation_id: "inv-9".into(),
-        execution_id: Some("exec 4 <b>".into()),
-        approval_id: "appr-1".into(),
-    }))
-    .await
-    .unwrap_err();
-    assert_eq!(
-        details(&err),
-        json!({"invocationId": "inv-9", "approvalId": "appr-1"})
-    );
-    assert_eq!(
-        err.internal.as_ref().unwrap()["withheldDetails"],
-        json!(["executionId"])
-    );
-}
-
-#[tokio::test]
-async fn s8_governed_observer_error_or_panic_never_erases_completed_receipt() {
-    let observers: Vec<Arc<dyn OutcomeObserver>> = vec![
-        Arc::new(|_: &GovernedOutcome, _: &OutcomeInfo| -> ObserverResult {
-            Err("observer storage down".into())
-        }),
-        Arc::new(|_: &GovernedOutcome, _: &OutcomeInfo| -> ObserverResult {
-            panic!("observer bug")
-        }),
-    ];
-    for observer in observers {
-        let gateway = ScriptedGateway::answering([
-            Ok(completed("inv-1", json!({"ok": true}))),
-            Ok(completed("inv-1", json!({"ok": true}))),
-            Ok(completed("inv-1", json!({"ok": true}))),
-        ]);
-        let mut options = GovernedBridgeOptions::new(gateway, manifest());
-        options.on_outcome = Some(observer);
-        let bridge = create_governed_orpc_agent_bridge(options);
-        let out = bridge
-            .executor
-            .execute(request("devices.disable", "inv-1", json!({})))
-            .await;
-        assert_eq!(out, Ok(json!({"ok": true})));
-        let outcome = bridge.reconcile("inv-1").await.unwrap();
-        assert_eq!(outcome.to_result(), Ok(json!({"ok": true})));
-        let outcome = bridge.resume("inv-1").await;
-        assert_eq!(outcome.completed_output(), Some(&json!({"ok": true})));
-    }
-}
-
-#[tokio::test]
-async fn s8_governed_reconcile_and_resume_go_to_the_backend_only() {
-    let gateway = ScriptedGateway::answering([
-        Ok(completed("inv-3", json!({"sent": true}))),
-        Err(orpc("NOT_FOUND", 404, true, None)),
-        Ok(completed("inv-4", json!({"purged": ["d"]}))),
-        Ok(completed("other", json!(1))),
-    ]);
-    let (bridge, seen) = governed(gateway.clone());
-    let outcome = bridge.reconcile("inv-3").await.unwrap();
-    assert_eq!(
-        outcome.to_invocation_result(),
-        crate::invocation::AgentInvocationResult::Success {
-            invocation_id: "inv-3".into(),
-            output: json!({"sent": true})
-        }
-    );
-    let err = bridge.reconcile("inv-x").await.unwrap_err();
-    assert_eq!(err.orpc_code(), Some("NOT_FOUND"));
-    let outcome = bridge.resume("inv-4").await;
-    assert_eq!(outcome.completed_output(), Some(&json!({"purged": ["d"]})));
-    // A reconciled receipt for another id is still unknown.
-    let outcome = bridge.reconcile("inv-5").await.unwrap();
-    assert_eq!(
-        outcome.to_result().unwrap_err().code,
-        ErrorCode::DomainOutcomeUnknown
-    );
-    assert!(
-        gateway.invokes.lock().unwrap().is_empty(),
-        "never re-dispatched"
-    );
-    assert_eq!(
-        *gateway.other.lock().unwrap(),
-        vec![
-            ("getInvocation", "inv-3".to_string()),
-            ("getInvocation", "inv-x".to_string()),
-            ("resume", "inv-4".to_string()),
-            ("getInvocation", "inv-5".to_string()),
-        ]
-    );
-    let phases: Vec<_> = seen.lock().unwrap().iter().map(|(_, i)| i.phase).collect();
-    assert_eq!(
-        phases,
-        [
-            OutcomePhase::Reconcile,
-            OutcomePhase::Resume,
-            OutcomePhase::Reconcile
-        ]
-    );
-}
-
-#[tokio::test]
-async fn s8_orpc_capability_client_speaks_gateway_paths_and_parses_receipts() {
-    let orpc_client = ScriptedClient::answering([
-        Ok(
-            json!({"status": "approval-required", "invocationId": "i", "executionId": "e", "approvalId": "a"}),
-        ),
-        Ok(json!({"status": "weird", "invocationId": "i"})),
-        Ok(
-            json!([{"path": "devices.purge", "description": "P", "inputSchema": {"type": "object"}, "effect": "destructive", "requiresApproval": true, "capabilityId": "devices.purge@v1", "contractDigest": "sha256:x"}]),
-        ),
-        Ok(json!({"status": "cancelled", "invocationId": "i", "executionId": "e"})),
-        Ok(
-            json!({"status": "failed", "invocationId": "i", "executionId": "e", "error": {"code": "APPROVAL_REJECTED", "message": "no"}}),
-        ),
-    ]);
-    let client = OrpcCapabilityClient::new(orpc_client.clone());
-    let request = CapabilityInvokeRequest {
-        capability_id: "c".into(),
-        invocation_id: "i".into(),
-        contract_digest: Some("d".into()),
-        input: json!({}),
-    };
-    let receipt = client
-        .invoke(request.clone(), CallOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(
-        receipt,
-        DomainReceipt::ApprovalRequired {
-            invocation_id: "i".into(),
-            execution_id: Some("e".into()),
-            approval_id: "a".into()
-        }
-    );
-    let err = client
-        .invoke(request, CallOptions::default())
-        .await
-        .unwrap_err();
-    assert!(matches!(
-        err,
-        OrpcCallError::UnexpectedResponse { status: 200, .. }
-    ));
-    assert!(err.may_have_executed());
-    let descriptors = client.describe(CallOptions::default()).await.unwrap();
-    assert_eq!(
-        descriptors[0].capability_id.as_deref(),
-        Some("devices.purge@v1")
-    );
-    assert!(matches!(
-        client
-            .get_invocation("i", CallOptions::default())
-            .await
-            .unwrap(),
-        DomainReceipt::Cancelled { .. }
-    ));
-    assert!(matches!(
-        client.resume("i", CallOptions::default()).await.unwrap(),
-        DomainReceipt::Failed { .. }
-    ));
-    let calls = orpc_client.calls();
-    let paths: Vec<_> = calls.iter().map(|c| c.path.as_str()).collect();
-    assert_eq!(
-        paths,
-        [
-            "capabilities.invoke",
-            "capabilities.invoke",
-            "capabilities.describe",
-            "capabilities.getInvocation",
-            "capabilities.resume"
-        ]
-    );
-    assert_eq!(
-        calls[0].input,
-        Some(json!({"capabilityId": "c", "invocationId": "i", "contractDigest": "d", "input": {}}))
-    );
-    assert_eq!(calls[2].input, Some(json!({})));
-    assert_eq!(calls[3].input, Some(json!({"invocationId": "i"})));
+    assert_eq!((err.code.clone(), err.retry), (ErrorCode::Timeout, Retry::Yes));
 }
 
 #[test]
@@ -909,13 +364,6 @@ fn builders_accept_unannotated_closures() {
     let options = OrpcAgentBridgeOptions::new(ScriptedClient::answering([]), manifest())
         .call_context(|info| vec![("x-run".to_string(), info.invocation_id.to_string())]);
     assert!(options.call_context.is_some());
-    let options = GovernedBridgeOptions::new(ScriptedGateway::answering([]), manifest())
-        .on_outcome(|outcome, _info| {
-            let _ = outcome.invocation_id();
-            Ok(())
-        })
-        .call_context(invocation_id_header);
-    assert!(options.on_outcome.is_some() && options.call_context.is_some());
 }
 
 // ------------------------------------------------------------- properties
@@ -1004,13 +452,13 @@ mod properties {
 // ------------------------------------------------- decoding hostile answers
 
 /// Properties of the whole answer path — `decode_response`, then the
-/// ordinary mapping, or `parse_receipt` + `GovernedOutcome` for the
+/// ordinary mapping, or `parse_outcome` + `GovernedOutcome` for the
 /// governed bridge — over generated hostile answers: no panic, results of
 /// the documented shapes, and nothing of the server in the agent-facing
 /// error but identifiers that pass `safe_identifier`.
 mod response_properties {
     use super::super::client::{apply_meta, decode_response, parse_meta, BODY_EXCERPT_CHARS};
-    use super::super::governed::{parse_receipt, DomainReceipt, GovernedOutcome};
+    use super::super::governed::{parse_outcome, GatewayOutcome, GovernedOutcome};
     use super::super::ordinary::map_orpc_error;
     use super::super::sanitize::safe_identifier;
     use super::super::OrpcCallError;
@@ -1033,9 +481,18 @@ mod response_properties {
         "The connection failed before the server answered; the call may have taken effect.",
         "The call was cancelled.",
         "The call could not be sent.",
-        "The backend requires an approval for this call. It is decided in the application, then the call is resumed through the backend.",
+        "The domain operation is waiting for server approval.",
         "The backend's outcome is unknown; the effect may have happened. It is reconciled by invocation id, not retried.",
+        "The backend does not know the requester; sign in again.",
         "The backend refused to authorize this call.",
+        "The approver rejected this call; it did not run.",
+        "The backend refused the input; details.issues names the fields.",
+        "The backend already holds another call under this invocation id; call again with a fresh invocation id.",
+        "The backend's contract for this capability changed; refresh, then call again.",
+        "The backend does not offer this capability to this caller.",
+        "The approval expired before it was used; a new call asks for a new approval.",
+        "The backend ran the call but withheld its output; its effect may have happened.",
+        "The backend could not execute the call right now.",
         "The backend could not execute the call.",
         "The backend cancelled the call.",
     ];
@@ -1143,8 +600,31 @@ mod response_properties {
             .boxed()
     }
 
-    /// Capability receipts, well-formed or not, for our id or another.
-    fn receipt() -> BoxedStrategy<Value> {
+    /// Gateway outcomes, well-formed or not, for our id or another: every
+    /// status, approvals with server text, failures with every gateway
+    /// code and hostile ones, `INPUT_INVALID` issues with hostile paths.
+    fn outcome() -> BoxedStrategy<Value> {
+        let code = prop_oneof![
+            Just("UNAUTHENTICATED".to_string()),
+            Just("FORBIDDEN".to_string()),
+            Just("POLICY_DENIED".to_string()),
+            Just("INPUT_INVALID".to_string()),
+            Just("INVOCATION_CONFLICT".to_string()),
+            Just("CONTRACT_MISMATCH".to_string()),
+            Just("CAPABILITY_NOT_FOUND".to_string()),
+            Just("TIMEOUT".to_string()),
+            Just("APPROVAL_REJECTED".to_string()),
+            Just("APPROVAL_EXPIRED".to_string()),
+            Just("APPROVAL_CONSUMED".to_string()),
+            Just("EXECUTION_FAILED".to_string()),
+            Just("INTERNAL_ERROR".to_string()),
+            server_text(),
+        ];
+        let issues = prop::collection::vec(
+            (prop::collection::vec(prop_oneof![server_text().prop_map(Value::from), json_value()], 0..4), server_text())
+                .prop_map(|(path, message)| json!({"path": path, "message": message})),
+            0..40,
+        );
         (
             prop_oneof![
                 Just("completed".to_string()),
@@ -1156,23 +636,28 @@ mod response_properties {
             ],
             prop_oneof![3 => Just(OURS.to_string()), 1 => server_text()],
             prop::option::of(server_text()),
-            prop::option::of(server_text()),
+            prop::option::of((server_text(), server_text(), server_text())),
             prop::option::of(json_value()),
-            prop::option::of((server_text(), server_text())),
+            prop::option::of((code, server_text(), any::<bool>(), prop::option::of(issues))),
         )
             .prop_map(|(status, invocation, execution, approval, output, error)| {
                 let mut r = json!({"status": status, "invocationId": invocation});
                 if let Some(e) = execution {
                     r["executionId"] = json!(e);
                 }
-                if let Some(a) = approval {
-                    r["approvalId"] = json!(a);
+                if let Some((id, reason, expires)) = approval {
+                    r["approval"] = json!({"id": id, "capabilityId": "c", "status": "pending",
+                        "reasons": [reason], "types": ["irreversible"],
+                        "requestedAt": "2026-09-13T00:00:00.000Z", "expiresAt": expires});
                 }
                 if let Some(o) = output {
                     r["output"] = o;
                 }
-                if let Some((code, message)) = error {
-                    r["error"] = json!({"code": code, "message": message});
+                if let Some((code, message, retryable, issues)) = error {
+                    r["error"] = json!({"code": code, "message": message, "retryable": retryable});
+                    if let Some(issues) = issues {
+                        r["error"]["details"] = json!({"issues": issues});
+                    }
                 }
                 r
             })
@@ -1234,7 +719,7 @@ mod response_properties {
 
     /// The agent-facing part carries a fixed message, and `details` only
     /// the keys the tables name, each value an identifier of the strict
-    /// shape (or ours, or a number we set).
+    /// shape (or ours, or a value we set).
     fn check_agent_facing(err: &ExecutionError, ours: Option<&str>) -> Result<(), TestCaseError> {
         prop_assert!(
             MESSAGES.contains(&err.message.as_str()),
@@ -1244,8 +729,27 @@ mod response_properties {
         for (key, value) in &err.details {
             match (key.as_str(), value) {
                 ("invocationId", Value::String(id)) => prop_assert_eq!(Some(id.as_str()), ours),
-                ("approvalId" | "executionId" | "orpcCode", Value::String(id)) => {
+                ("approvalId" | "executionId" | "orpcCode" | "expiresAt", Value::String(id)) => {
                     prop_assert_eq!(safe_identifier(id), Some(id.as_str()), "{} = {:?}", key, id);
+                }
+                ("origin", v) => prop_assert_eq!(v, &json!("server")),
+                ("reason", Value::String(r)) => prop_assert!(
+                    ["approval-rejected", "invocation-id-reused", "contract-changed", "approval-expired", "output-invalid"]
+                        .contains(&r.as_str()),
+                    "reason {:?}", r
+                ),
+                ("transient" | "issuesTruncated", v) => prop_assert_eq!(v, &json!(true)),
+                ("issues", Value::Array(issues)) => {
+                    prop_assert!(issues.len() <= super::super::governed::MAX_REPORTED_ISSUES);
+                    for issue in issues {
+                        let path = issue["path"].as_array().cloned().unwrap_or_default();
+                        prop_assert_eq!(issue.as_object().map(|o| o.len()), Some(1), "{:?}", issue);
+                        for element in path {
+                            let safe = element.as_u64().is_some()
+                                || element.as_str().is_some_and(|s| safe_identifier(s).is_some());
+                            prop_assert!(safe, "issue path element {:?}", element);
+                        }
+                    }
                 }
                 ("timeoutMs", Value::Number(_)) => {}
                 _ => prop_assert!(false, "unexpected detail {} = {:?}", key, value),
@@ -1286,12 +790,12 @@ mod response_properties {
                 prop_assert_eq!(err.internal.as_ref(), Some(&expected));
                 match error {
                     OrpcCallError::Orpc(e) if e.code == "APPROVAL_REQUIRED" => {
-                        prop_assert_eq!(err.code, ErrorCode::DomainApprovalRequired);
+                        prop_assert_eq!(err.code.clone(), ErrorCode::DomainApprovalRequired);
                     }
                     OrpcCallError::Orpc(e) if e.code == "UNAUTHORIZED" || e.code == "FORBIDDEN" => {
-                        prop_assert_eq!(err.code, ErrorCode::NotAuthorized);
+                        prop_assert_eq!(err.code.clone(), ErrorCode::NotAuthorized);
                     }
-                    _ => prop_assert_eq!(err.code, ErrorCode::ExecutionFailed),
+                    _ => prop_assert_eq!(err.code.clone(), ErrorCode::ExecutionFailed),
                 }
             }
         }
@@ -1351,27 +855,27 @@ mod response_properties {
         }
 
         /// Governed bridge: an answer to `invoke` becomes success only for
-        /// a completed receipt of our invocation id (with exactly its
+        /// a completed outcome of our invocation id (with exactly its
         /// output); every error names our id and nothing of the server but
         /// strict identifiers.
         #[test]
         fn governed_answers_reach_the_agent_only_as_documented(
             status in status(),
             body in body(prop_oneof![
-                3 => (receipt(), meta()).prop_map(|(r, m)| envelope(Some(r), m)),
+                3 => (outcome(), meta()).prop_map(|(r, m)| envelope(Some(r), m)),
                 1 => (error_body(), meta()).prop_map(|(e, m)| envelope(Some(e), m)),
             ]),
         ) {
             let decoded = decode_response(status, Some("application/json"), &body);
             check_decoded(status, &decoded)?;
-            let answer = decoded.and_then(parse_receipt);
+            let answer = decoded.and_then(parse_outcome);
             if let Err(OrpcCallError::UnexpectedResponse { body, .. }) = &answer {
                 prop_assert!(body.chars().count() <= BODY_EXCERPT_CHARS + 1);
             }
             let outcome = GovernedOutcome::classify(OURS, answer.clone());
             prop_assert_eq!(outcome.invocation_id(), OURS);
             match (outcome.to_result(), &answer) {
-                (Ok(output), Ok(DomainReceipt::Completed { invocation_id, output: sent, .. })) => {
+                (Ok(output), Ok(GatewayOutcome::Completed { invocation_id, output: sent, .. })) => {
                     prop_assert_eq!(invocation_id.as_str(), OURS);
                     prop_assert_eq!(&output, sent);
                 }
