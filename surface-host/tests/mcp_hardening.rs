@@ -199,8 +199,23 @@ async fn oversized_tool_arguments_are_refused_at_the_host_naming_the_limit() {
         .await;
     let result = serde_json::to_value(&result).unwrap();
     assert_eq!(result["isError"], true, "{result}");
-    let text = result.to_string();
-    assert!(text.contains("arguments-too-large"), "{text}");
-    assert!(text.contains("262144 bytes"), "{text}");
-    assert!(text.contains("with-changes"), "{text}");
+    let message = "The arguments are larger than 262144 bytes.";
+    let expected = json!({
+        "code": "INVALID_INPUT",
+        "message": message,
+        "retry": "with-changes",
+        "details": {"issues": [{"path": [], "message": message}]},
+    });
+    // The tool declares no output schema: the error object is the
+    // structured content and the second text block (docs/agents.md,
+    // "Results").
+    assert_eq!(result["structuredContent"], expected, "{result}");
+    let error: serde_json::Value =
+        serde_json::from_str(result["content"][1]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(error, expected, "{result}");
+    assert_eq!(
+        result["content"][0]["text"],
+        format!("INVALID_INPUT: {message} Change the arguments as the message says, then call the tool again."),
+        "{result}"
+    );
 }

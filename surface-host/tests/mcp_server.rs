@@ -207,7 +207,7 @@ async fn a_server_tool_without_server_registry_is_not_listed() {
     let (_tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
     assert!(!names(&mcp.tools(RUN).await.unwrap()).contains(&"devices__stats"));
     let result = mcp.call_tool(RUN, "tc", "devices__stats", None).await;
-    assert_eq!(error_of(&result)["code"], json!("UNKNOWN_CAPABILITY"));
+    assert_eq!(error_of(&result)["code"], json!("CAPABILITY_NOT_FOUND"));
 }
 
 #[tokio::test]
@@ -272,7 +272,7 @@ async fn closing_the_tab_while_a_call_waits_answers_disconnected_and_removes_its
     assert_eq!(mcp.tools(RUN).await.unwrap(), vec![]);
     assert!(calls.next().await.is_none(), "the call stream ended");
     let after = mcp.call_tool(RUN, "tc-2", "devices__list", None).await;
-    assert_eq!(error_of(&after)["code"], json!("UNKNOWN_CAPABILITY"));
+    assert_eq!(error_of(&after)["code"], json!("CAPABILITY_NOT_FOUND"));
 }
 
 #[tokio::test]
@@ -353,7 +353,7 @@ async fn an_unknown_run_has_no_tools_and_its_calls_are_unknown() {
     let result = mcp
         .call_tool("other-run", "tc", "devices__list", None)
         .await;
-    assert_eq!(error_of(&result)["code"], json!("UNKNOWN_CAPABILITY"));
+    assert_eq!(error_of(&result)["code"], json!("CAPABILITY_NOT_FOUND"));
 }
 
 #[tokio::test]

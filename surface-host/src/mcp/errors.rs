@@ -11,20 +11,20 @@ use surface_runtime::invocation::{AgentError, ErrorCode, Retry};
 pub(super) fn dispatch_error(error: &HostError) -> AgentError {
     match error {
         HostError::NoLiveSession(_) => AgentError::new(
-            ErrorCode::Unavailable,
+            ErrorCode::CapabilityNotAvailable,
             "The application's page is not connected, so its tools are unavailable.",
             Retry::AfterRefresh,
         )
         .with_detail("reason", "no-live-page"),
         HostError::NotOffered { .. } | HostError::UnknownRun(_) => AgentError::new(
-            ErrorCode::UnknownCapability,
+            ErrorCode::CapabilityNotFound,
             "No tool with this name is available.",
             Retry::AfterRefresh,
         ),
         HostError::CapacityExceeded(_) => AgentError::new(
             ErrorCode::ExecutionFailed,
             "Too many calls are waiting for the application; try again later.",
-            Retry::Yes,
+            Retry::AfterDelay,
         )
         .with_detail("reason", "host-capacity"),
         _ => AgentError::new(
@@ -52,10 +52,10 @@ pub(super) fn rejection_error(reason: RejectionReason) -> AgentError {
         RejectionReason::CapacityExceeded => (
             ErrorCode::ExecutionFailed,
             "The application's page is handling too many calls.",
-            Retry::Yes,
+            Retry::AfterDelay,
         ),
         RejectionReason::SessionExpired => (
-            ErrorCode::Unavailable,
+            ErrorCode::CapabilityNotAvailable,
             "The application's page session expired; its tools are unavailable until it reconnects.",
             Retry::AfterRefresh,
         ),
@@ -112,13 +112,13 @@ pub(super) fn refusal_error(reason: surface_store::replica::Refusal) -> AgentErr
         Refusal::StoreUnavailable => AgentError::new(
             ErrorCode::ExecutionFailed,
             "The host could not record the call, so it was not sent; try again later.",
-            Retry::Yes,
+            Retry::AfterDelay,
         )
         .with_detail("reason", "host-store"),
         Refusal::HolderUnavailable => AgentError::new(
             ErrorCode::ExecutionFailed,
             "The application's page could not be reached in time, so the call was not sent; try again.",
-            Retry::Yes,
+            Retry::AfterDelay,
         )
         .with_detail("reason", "page-unreachable"),
         Refusal::Conflict | Refusal::Invalid => AgentError::new(
@@ -130,10 +130,14 @@ pub(super) fn refusal_error(reason: surface_store::replica::Refusal) -> AgentErr
     }
 }
 
-/// The result of a call a replica ran or routed (feature `store`).
+/// The result of a call a replica ran or routed (feature `store`); the
+/// host's own answers name `capability_id` at `surface_version` (the
+/// tool's, as the catalog lists it).
 #[cfg(feature = "store")]
 pub(super) fn call_end_result(
     invocation_id: &str,
+    capability_id: &str,
+    surface_version: u64,
     end: surface_store::replica::CallEnd,
     timeout_ms: u64,
 ) -> surface_runtime::invocation::AgentInvocationResult {
@@ -150,8 +154,10 @@ pub(super) fn call_end_result(
         CallEnd::TimedOut => timed_out(timeout_ms),
         CallEnd::Refused { reason } => refusal_error(reason),
     };
-    surface_runtime::invocation::AgentInvocationResult::Error {
-        invocation_id: invocation_id.to_string(),
+    surface_runtime::invocation::AgentInvocationResult::err(
+        invocation_id,
+        capability_id,
         error,
-    }
+        surface_version,
+    )
 }

@@ -224,11 +224,35 @@ struct McpState {
 }
 
 struct CachedTools {
-    tools: Vec<HostTool>,
     server_version: Option<u64>,
+    export: Arc<RunTools>,
+}
+
+/// One export of a run's composed tools.
+struct RunTools {
+    /// The composed tools exported (the host's canonical capability ids).
+    tools: Vec<HostTool>,
     /// Keeps where each tool is served ([`ToolRoute::Browser`]: the run's
     /// tab; [`ToolRoute::Registry`]: the server registry).
-    export: Arc<ToolCatalog>,
+    catalog: ToolCatalog,
+}
+
+impl RunTools {
+    /// The canonical capability id (what the host's tools are keyed by) of
+    /// the browser registration a catalog tool names: `capability_id` is
+    /// the procedure id (`domain:…`) or view id the call names.
+    fn canonical_id(&self, capability_id: &str, registration_id: &str) -> Option<&str> {
+        self.tools.iter().find_map(|tool| match tool {
+            HostTool::Browser(browser) => browser
+                .references
+                .iter()
+                .any(|r| {
+                    r.capability_id() == capability_id && r.registration_id() == registration_id
+                })
+                .then_some(browser.capability_id.as_str()),
+            HostTool::Server(_) => None,
+        })
+    }
 }
 
 /// Where the server's browser tools live.
@@ -351,7 +375,7 @@ impl Shared {
     /// The run's tools now: the cached export when the composition did not
     /// change (schemas are `Arc`s, so the comparison is cheap), else a new
     /// export.
-    async fn run_tools(&self, run_id: &str) -> Result<Arc<ToolCatalog>, ExportError> {
+    async fn run_tools(&self, run_id: &str) -> Result<Arc<RunTools>, ExportError> {
         let tools = self.composed_tools(run_id).await;
         let server_version = self
             .options
@@ -359,16 +383,17 @@ impl Shared {
             .as_ref()
             .map(|(registry, _)| registry.surface_version());
         if let Some(cached) = self.lock().catalogs.get(run_id) {
-            if cached.server_version == server_version && cached.tools == tools {
+            if cached.server_version == server_version && cached.export.tools == tools {
                 return Ok(cached.export.clone());
             }
         }
-        let export = Arc::new(self.export_tools(tools.clone())?);
-        if !tools.is_empty() {
+        let empty = tools.is_empty();
+        let catalog = self.export_tools(tools.clone())?;
+        let export = Arc::new(RunTools { tools, catalog });
+        if !empty {
             self.lock().catalogs.insert(
                 run_id.to_string(),
                 CachedTools {
-                    tools,
                     server_version,
                     export: export.clone(),
                 },
@@ -389,7 +414,7 @@ impl Shared {
             Some((registry, consumer))
                 if tools.iter().any(|t| matches!(t, HostTool::Server(_))) =>
             {
-                Some(registry.snapshot(consumer))
+                Some((registry, registry.snapshot(consumer)))
             }
             _ => None,
         };
@@ -398,17 +423,18 @@ impl Shared {
             match tool {
                 HostTool::Browser(browser) => sources.extend(browser.into_tool_sources()),
                 HostTool::Server(server) => {
-                    let Some(snap) = &server_snapshot else {
+                    let Some((registry, snap)) = &server_snapshot else {
                         tracing::warn!(
                             capability_id = %server.capability_id,
                             "server tool not listed: no server registry"
                         );
                         continue;
                     };
-                    let found = snap
-                        .procedures
-                        .iter()
-                        .find(|p| p.canonical_capability_id() == server.capability_id);
+                    let manifest = registry.authority().manifest();
+                    let found = snap.procedures.iter().find(|p| {
+                        canonical_id(manifest, &p.procedure_id).as_deref()
+                            == Some(server.capability_id.as_str())
+                    });
                     match found {
                         Some(p) => sources.push(ToolSource {
                             descriptor: ToolDescriptor::Procedure(p.clone()),
@@ -427,7 +453,7 @@ impl Shared {
     }
 
     async fn mcp_tools(&self, run_id: &str) -> Result<Vec<McpTool>, ExportError> {
-        Ok(self.run_tools(run_id).await?.mcp_tools())
+        Ok(self.run_tools(run_id).await?.catalog.mcp_tools())
     }
 
     /// Remembers what `run_id`'s client was shown.
@@ -535,10 +561,35 @@ fn random_id(prefix: &str) -> String {
     format!("{prefix}{}", hex::encode(bytes))
 }
 
-fn error_result(invocation_id: &str, error: AgentError) -> AgentInvocationResult {
-    AgentInvocationResult::Error {
-        invocation_id: invocation_id.to_string(),
-        error,
+/// The canonical capability id of a procedure id (`domain:<path>`) in
+/// `manifest`: its `capabilityId` override, else the procedure id.
+fn canonical_id(
+    manifest: &surface_runtime::manifest::AgentManifest,
+    procedure_id: &str,
+) -> Option<String> {
+    let path = procedure_id.strip_prefix("domain:")?;
+    let tool = manifest.tools.get(path)?;
+    Some(surface_runtime::manifest::canonical_capability_id(
+        path, tool,
+    ))
+}
+
+/// What a call is answered by the host itself: the capability the tool
+/// names, at the surface version the tool was listed at.
+struct CallTarget<'a> {
+    invocation_id: &'a str,
+    capability_id: &'a str,
+    surface_version: u64,
+}
+
+impl CallTarget<'_> {
+    fn error(&self, error: AgentError) -> AgentInvocationResult {
+        AgentInvocationResult::err(
+            self.invocation_id,
+            self.capability_id,
+            error,
+            self.surface_version,
+        )
     }
 }
 
@@ -650,7 +701,7 @@ impl McpServer {
         arguments: Option<Value>,
         progress: Option<ProgressSink<'_>>,
     ) -> McpCallToolResult {
-        let catalog = match self.shared.run_tools(run_id).await {
+        let tools = match self.shared.run_tools(run_id).await {
             Ok(t) => t,
             Err(error) => {
                 tracing::error!(run_id, %error, "the run's tools cannot be exported");
@@ -659,85 +710,99 @@ impl McpServer {
                     "The application's tools cannot be listed.",
                     surface_runtime::invocation::Retry::No,
                 );
-                return surface_runtime::export::result::mcp_result(&error_result("", error), None);
+                let result = AgentInvocationResult::err("", "", error, 0);
+                return surface_runtime::export::result::mcp_result(&result, None);
             }
         };
+        let catalog = &tools.catalog;
         let invocation_id = random_id("mcp-");
+        let tool = catalog.tool(name);
+        let target = CallTarget {
+            invocation_id: &invocation_id,
+            capability_id: tool.map_or("", CatalogTool::capability_id),
+            surface_version: tool.map_or(catalog.surface_version(), CatalogTool::surface_version),
+        };
         if let Some(size) = arguments.as_ref().and_then(oversized_arguments) {
             let error = surface_runtime::export::ToolCallError::ArgumentsTooLarge {
                 name: name.chars().take(128).collect(),
                 size,
                 limit: MAX_ARGUMENTS_BYTES,
             };
-            return catalog.mcp_result(name, &error.to_result(invocation_id));
+            return catalog.mcp_result(name, &target.error(error.agent_error()));
         }
         let invocation =
             match catalog.invocation(ToolCall::new(name, invocation_id.clone(), arguments)) {
                 Ok(invocation) => invocation,
-                Err(error) => {
-                    return catalog.mcp_result(name, &error.to_result(invocation_id));
-                }
+                Err(error) => return catalog.mcp_result(name, &target.error(error.agent_error())),
             };
-        let route = catalog.tool(name).map(CatalogTool::route);
-        let result = match route {
+        let result = match tool.map(CatalogTool::route) {
             // The invocation carries the server registry's registration id
             // and surface version (the tool's, in the catalog).
-            Some(ToolRoute::Registry) => {
-                let Some((registry, consumer)) = &self.shared.options.server_registry else {
-                    return catalog.mcp_result(
-                        name,
-                        &error_result(&invocation_id, errors::no_server_executor()),
-                    );
-                };
-                let call = registry.invoke(invocation, consumer);
-                match tokio::time::timeout(self.shared.options.call_timeout, call).await {
-                    Ok(result) => result,
-                    Err(_) => error_result(
-                        &invocation_id,
-                        errors::timed_out(millis(self.shared.options.call_timeout)),
-                    ),
-                }
-            }
+            Some(ToolRoute::Registry) => self.server_call(&target, invocation).await,
             _ => {
+                let registration = invocation.registration_id.as_deref().unwrap_or_default();
                 let request = ToolCallRequest {
                     run_id: run_id.to_string(),
                     tool_call_id: tool_call_id.to_string(),
                     invocation_id: invocation.invocation_id.clone(),
-                    capability_id: invocation.capability_id.clone(),
+                    capability_id: tools
+                        .canonical_id(&invocation.capability_id, registration)
+                        .unwrap_or(&invocation.capability_id)
+                        .to_string(),
                     registration_id: invocation.registration_id.clone(),
                     input: invocation.input,
-                    instance: None,
-                    confirmation: None,
+                    instance_id: None,
+                    confirmation_id: None,
                 };
-                self.browser_call(request, progress).await
+                self.browser_call(&target, request, progress).await
             }
         };
         catalog.mcp_result(name, &result)
     }
 
+    /// Runs a server tool in the server registry, within the call timeout.
+    async fn server_call(
+        &self,
+        target: &CallTarget<'_>,
+        invocation: surface_runtime::invocation::AgentInvocation,
+    ) -> AgentInvocationResult {
+        let Some((registry, consumer)) = &self.shared.options.server_registry else {
+            return target.error(errors::no_server_executor());
+        };
+        let call = registry.invoke(invocation, consumer);
+        match tokio::time::timeout(self.shared.options.call_timeout, call).await {
+            Ok(result) => result,
+            Err(_) => target.error(errors::timed_out(millis(self.shared.options.call_timeout))),
+        }
+    }
+
     /// Runs a call on the run's tab and waits for the result.
     async fn browser_call(
         &self,
+        target: &CallTarget<'_>,
         request: ToolCallRequest,
         progress: Option<ProgressSink<'_>>,
     ) -> AgentInvocationResult {
         let (progress_tx, progress_rx) = mpsc::unbounded_channel();
         match &self.shared.backend {
             Backend::Local(host) => {
-                self.local_call(host, request, progress_tx, progress_rx, progress)
+                self.local_call(host, target, request, progress_tx, progress_rx, progress)
                     .await
             }
             #[cfg(feature = "store")]
             Backend::Replica(replica) => {
-                let invocation_id = request.invocation_id.clone();
                 let timeout_ms = millis(replica.options().call_timeout);
-                let id = invocation_id.clone();
                 let done = async move {
                     let end = replica.call(request, Some(progress_tx)).await;
-                    errors::call_end_result(&id, end, timeout_ms)
+                    errors::call_end_result(
+                        target.invocation_id,
+                        target.capability_id,
+                        target.surface_version,
+                        end,
+                        timeout_ms,
+                    )
                 };
-                self.await_call(&invocation_id, done, progress_rx, progress)
-                    .await
+                self.await_call(target, done, progress_rx, progress).await
             }
         }
     }
@@ -746,6 +811,7 @@ impl McpServer {
     async fn local_call(
         &self,
         host: &AgentHost,
+        target: &CallTarget<'_>,
         request: ToolCallRequest,
         progress_tx: mpsc::UnboundedSender<BrowserSurfaceProgress>,
         progress_rx: mpsc::UnboundedReceiver<BrowserSurfaceProgress>,
@@ -764,38 +830,36 @@ impl McpServer {
         );
         let _guard = WaiterGuard {
             shared,
-            invocation_id: invocation_id.clone(),
+            invocation_id,
         };
         let call = match host.dispatch(request) {
             Ok(call) => call,
-            Err(error) => return error_result(&invocation_id, errors::dispatch_error(&error)),
+            Err(error) => return target.error(errors::dispatch_error(&error)),
         };
         let sender = shared.lock().connections.get(&call.connection_id).cloned();
         match sender {
             Some(sender) if sender.send(call).is_ok() => {}
             // The connection closed meanwhile: the host interrupted (or
             // will interrupt) the call.
-            _ => return error_result(&invocation_id, errors::interrupted()),
+            _ => return target.error(errors::interrupted()),
         }
-        let id = invocation_id.clone();
         let done = async move {
             match done_rx.await {
                 Ok(Completion::Outcome(BrowserSurfaceOutcome::Invocation(result))) => result,
                 Ok(Completion::Outcome(BrowserSurfaceOutcome::Rejected(rejected))) => {
-                    error_result(&id, errors::rejection_error(rejected.reason))
+                    target.error(errors::rejection_error(rejected.reason))
                 }
-                Ok(Completion::Interrupted) | Err(_) => error_result(&id, errors::interrupted()),
+                Ok(Completion::Interrupted) | Err(_) => target.error(errors::interrupted()),
             }
         };
-        self.await_call(&invocation_id, done, progress_rx, progress)
-            .await
+        self.await_call(target, done, progress_rx, progress).await
     }
 
     /// Waits for `done`, reporting the page's progress, until the call
     /// timeout.
     async fn await_call(
         &self,
-        invocation_id: &str,
+        target: &CallTarget<'_>,
         done: impl std::future::Future<Output = AgentInvocationResult>,
         mut progress_rx: mpsc::UnboundedReceiver<BrowserSurfaceProgress>,
         progress: Option<ProgressSink<'_>>,
@@ -823,8 +887,8 @@ impl McpServer {
                     }
                 }
                 () = &mut timeout => {
-                    tracing::warn!(invocation_id = %invocation_id, "tools/call timed out waiting for the page");
-                    return error_result(invocation_id, errors::timed_out(millis(shared.options.call_timeout)));
+                    tracing::warn!(invocation_id = %target.invocation_id, "tools/call timed out waiting for the page");
+                    return target.error(errors::timed_out(millis(shared.options.call_timeout)));
                 }
             }
         }

@@ -324,14 +324,14 @@ mod tests {
     #[test]
     fn a_call_result_with_every_field_converts_as_the_json_round_trip_did() {
         let mut structured = Map::new();
-        structured.insert("code".into(), json!("UNAVAILABLE"));
+        structured.insert("code".into(), json!("CAPABILITY_NOT_AVAILABLE"));
         let full = McpCallToolResult {
             content: vec![
                 McpContent::Text {
-                    text: "UNAVAILABLE: not now".into(),
+                    text: "CAPABILITY_NOT_AVAILABLE: not now".into(),
                 },
                 McpContent::Text {
-                    text: r#"{"code":"UNAVAILABLE"}"#.into(),
+                    text: r#"{"code":"CAPABILITY_NOT_AVAILABLE"}"#.into(),
                 },
             ],
             structured_content: Some(structured),
@@ -342,13 +342,13 @@ mod tests {
         assert_eq!(
             converted.content,
             vec![
-                ContentBlock::text("UNAVAILABLE: not now"),
-                ContentBlock::text(r#"{"code":"UNAVAILABLE"}"#)
+                ContentBlock::text("CAPABILITY_NOT_AVAILABLE: not now"),
+                ContentBlock::text(r#"{"code":"CAPABILITY_NOT_AVAILABLE"}"#)
             ]
         );
         assert_eq!(
             converted.structured_content,
-            Some(json!({"code": "UNAVAILABLE"}))
+            Some(json!({"code": "CAPABILITY_NOT_AVAILABLE"}))
         );
         assert_eq!(converted.is_error, Some(true));
         assert_eq!((converted.result_type, converted.meta), (None, None));
