@@ -39,7 +39,6 @@ use surface_host::mcp::{McpServer, McpServerOptions};
 use surface_runtime::host::{
     AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceAnnouncement,
     BrowserSurfaceOutcome, BrowserSurfaceResult, BrowserToHostMessage, KnownBuild,
-    PROTOCOL_VERSION,
 };
 use surface_runtime::{AgentInvocationResult, ConsumerKind};
 use surface_store::replica::{Replica, ReplicaOptions};
@@ -109,17 +108,17 @@ async fn page(replica: &Replica, announcement: &BrowserSurfaceAnnouncement, tab:
     tokio::spawn(async move {
         while let Some(call) = calls.next().await {
             let id = call.invocation.invocation_id.clone();
-            let result = BrowserSurfaceResult {
-                protocol_version: PROTOCOL_VERSION,
-                connection_id: call.connection_id.clone(),
-                run_id: call.run_id.clone(),
-                tool_call_id: call.tool_call_id.clone(),
-                invocation_id: id.clone(),
-                result: BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Success {
-                    invocation_id: id,
-                    output: json!({"disabled": ["d1", "d2"]}),
-                }),
-            };
+            let output = AgentInvocationResult::ok(
+                id,
+                call.invocation.capability_id.clone(),
+                json!({"disabled": ["d1", "d2"]}),
+                call.invocation.surface_version.unwrap_or_default(),
+            );
+            let result = BrowserSurfaceResult::for_call(
+                &call.identity,
+                &call,
+                BrowserSurfaceOutcome::Invocation(output),
+            );
             tab.receive(BrowserToHostMessage::Result(Box::new(result)))
                 .await
                 .unwrap();

@@ -26,7 +26,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use surface_runtime::bridge::{
-    CallOptions, CapabilityClient, DomainReceipt, GovernedOutcome, OrpcCallError,
+    CallOptions, CapabilityClient, GatewayOutcome, GovernedOutcome, InvocationReceipt,
+    OrpcCallError, ResumeApprovalRequest,
 };
 use surface_runtime::host::{
     AgentHost, AgentRun, AnnouncementAccepted, AuthenticatedConnection, BrowserSurfaceAnnouncement,
@@ -43,6 +44,11 @@ use crate::store::{
 /// Default bound of the active runs [`DurableHost::open`] restores into
 /// the in-memory host.
 pub const DEFAULT_RESTORED_RUNS: u32 = 10_000;
+
+/// The `surfaceVersion` of a result the host makes up itself for a
+/// resumed approval: the backend answered, not a page, so no surface
+/// version applies.
+pub const RESUMED_SURFACE_VERSION: u64 = 0;
 
 /// Why a [`DurableHost`] operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +78,7 @@ pub enum DurableError {
     #[error("the host store has no row for invocation {0}")]
     MissingRow(String),
     /// `getInvocation` failed; the call stays interrupted (try again
-    /// later; a `NOT_FOUND` means the backend has no record of the id).
+    /// later).
     #[error("reconciling invocation {invocation_id} through getInvocation failed: {error}")]
     Reconcile {
         /// The invocation id.
@@ -100,6 +106,11 @@ pub enum DurableError {
         /// What went wrong (no server text).
         reason: String,
     },
+    /// `getInvocation` answered `null`: the backend has no record of the
+    /// id, so nothing ran under it so far. The call stays interrupted (a
+    /// request still on its way could yet be recorded: ask again later).
+    #[error("the backend has no record of invocation {0}; the call stays interrupted")]
+    NotRecorded(String),
     /// The backend answered with a receipt for another invocation id; the
     /// call stays interrupted.
     #[error("getInvocation for {invocation_id} answered a receipt for {received}")]
@@ -529,18 +540,19 @@ impl DurableHost {
     /// Reconciles an interrupted call through the backend's
     /// `getInvocation` (for governed procedures: the backend's receipt is
     /// the source of truth) and records the receipt (`interrupted` →
-    /// `reconciled`). An `approval-required` receipt also records its
-    /// approval pending. Never re-dispatches anything.
+    /// `reconciled`). A receipt whose outcome is `approval-required` also
+    /// records its approval pending. Never re-dispatches anything.
     ///
     /// # Errors
     /// [`DurableError::MissingRow`]; [`DurableError::NotInState`] unless the
     /// call is `interrupted`; [`DurableError::Reconcile`];
-    /// [`DurableError::ReceiptMismatch`]; [`DurableError::Store`].
+    /// [`DurableError::NotRecorded`]; [`DurableError::ReceiptMismatch`];
+    /// [`DurableError::Store`].
     pub async fn reconcile(
         &self,
         invocation_id: &str,
         client: &dyn CapabilityClient,
-    ) -> Result<DomainReceipt, DurableError> {
+    ) -> Result<InvocationReceipt, DurableError> {
         let row = self
             .store
             .call(invocation_id)
@@ -556,30 +568,20 @@ impl DurableHost {
             .map_err(|error| DurableError::Reconcile {
                 invocation_id: invocation_id.to_string(),
                 error,
-            })?;
-        if receipt.invocation_id() != backend {
+            })?
+            .ok_or_else(|| DurableError::NotRecorded(invocation_id.to_string()))?;
+        let outcome_id = receipt.outcome.as_ref().map(GatewayOutcome::invocation_id);
+        if receipt.invocation_id != backend || outcome_id.is_some_and(|id| id != backend) {
+            let received = outcome_id
+                .filter(|id| *id != backend)
+                .unwrap_or(&receipt.invocation_id);
             return Err(DurableError::ReceiptMismatch {
                 invocation_id: invocation_id.to_string(),
-                received: receipt.invocation_id().chars().take(64).collect(),
+                received: received.chars().take(64).collect(),
             });
         }
-        if let DomainReceipt::ApprovalRequired { approval_id, .. } = &receipt {
-            self.store
-                .record_approval(&ApprovalRecord {
-                    approval_id: approval_id.clone(),
-                    invocation_id: invocation_id.to_string(),
-                    run_id: row.run_id.clone(),
-                    tool_call_id: row.tool_call_id.clone(),
-                    capability_id: row.capability_id.clone(),
-                    state: ApprovalState::Pending,
-                    requested_at_ms: self.now(),
-                    decided_by: None,
-                    decided_at_ms: None,
-                    backend_invocation_id: backend.to_string(),
-                    outcome: None,
-                    resumed_at_ms: None,
-                })
-                .await?;
+        if let Some(approval) = receipt.outcome.as_ref().and_then(GatewayOutcome::approval) {
+            self.record_reconciled_approval(&row, &approval.id).await?;
         }
         let json = serde_json::to_string(&receipt).unwrap_or_default();
         match self
@@ -591,6 +593,36 @@ impl DurableHost {
             Transition::NotApplied(row) => Err(not_in_state(&row)),
             Transition::Unknown => Err(DurableError::MissingRow(invocation_id.to_string())),
         }
+    }
+
+    /// Records pending the approval a reconciled receipt holds the call
+    /// for (an approval id that breaks the id rule is not recorded).
+    async fn record_reconciled_approval(
+        &self,
+        row: &CallRecord,
+        approval_id: &str,
+    ) -> Result<(), DurableError> {
+        if surface_runtime::check_invocation_id(approval_id).is_err() {
+            tracing::warn!(invocation_id = %row.invocation_id, "an approval id that breaks the id rule is not recorded");
+            return Ok(());
+        }
+        self.store
+            .record_approval(&ApprovalRecord {
+                approval_id: approval_id.to_string(),
+                invocation_id: row.invocation_id.clone(),
+                run_id: row.run_id.clone(),
+                tool_call_id: row.tool_call_id.clone(),
+                capability_id: row.capability_id.clone(),
+                state: ApprovalState::Pending,
+                requested_at_ms: self.now(),
+                decided_by: None,
+                decided_at_ms: None,
+                backend_invocation_id: row.backend_id().to_string(),
+                outcome: None,
+                resumed_at_ms: None,
+            })
+            .await?;
+        Ok(())
     }
 
     /// Records a person's decision on a pending approval (`pending` →
@@ -675,13 +707,20 @@ impl DurableHost {
             return Err(DurableError::NotDecided(approval_id.to_string()));
         }
         let backend = approval.backend_invocation_id.as_str();
-        let answer = client.resume(backend, options).await;
+        let request = ResumeApprovalRequest::new(backend, approval_id);
+        let answer = client.resume_approval(request, options).await;
         let outcome = GovernedOutcome::classify(backend, answer);
         match &outcome {
-            GovernedOutcome::Receipt(DomainReceipt::ApprovalRequired { .. }) => {
+            GovernedOutcome::Gateway(GatewayOutcome::ApprovalRequired { .. }) => {
                 return Err(DurableError::NotDecided(approval_id.to_string()))
             }
-            GovernedOutcome::Receipt(_) => {}
+            GovernedOutcome::Gateway(_) => {}
+            GovernedOutcome::Pending(_) | GovernedOutcome::NotRecorded { .. } => {
+                return Err(DurableError::Resume {
+                    approval_id: approval_id.to_string(),
+                    reason: "the outcome is unknown (an invalid or failed response)".to_string(),
+                })
+            }
             GovernedOutcome::Unknown { reason, .. } => {
                 return Err(DurableError::Resume {
                     approval_id: approval_id.to_string(),
@@ -691,14 +730,16 @@ impl DurableHost {
             GovernedOutcome::Rejected { error, .. } if error.orpc_code() == Some("NOT_FOUND") => {
                 // The backend has no such held invocation: nothing ran and
                 // nothing will; the run is told so, once.
-                let result = AgentInvocationResult::Error {
-                    invocation_id: approval.invocation_id.clone(),
-                    error: surface_runtime::AgentError::new(
+                let result = AgentInvocationResult::err(
+                    approval.invocation_id.clone(),
+                    approval.capability_id.clone(),
+                    surface_runtime::AgentError::new(
                         ErrorCode::ExecutionFailed,
                         "The backend has no record of the held call; it did not run.",
                         surface_runtime::Retry::No,
                     ),
-                };
+                    RESUMED_SURFACE_VERSION,
+                );
                 return self.record_resumed(approval_id, result).await;
             }
             GovernedOutcome::Rejected { error, .. } => {
@@ -713,7 +754,10 @@ impl DurableHost {
                 })
             }
         }
-        let result = with_invocation_id(outcome.to_invocation_result(), &approval.invocation_id);
+        let result = with_invocation_id(
+            outcome.to_invocation_result(&approval.capability_id, RESUMED_SURFACE_VERSION),
+            &approval.invocation_id,
+        );
         self.record_resumed(approval_id, result).await
     }
 
@@ -760,11 +804,26 @@ fn stored_outcome(approval_id: &str, json: &str) -> Result<AgentInvocationResult
 /// backend's).
 fn with_invocation_id(result: AgentInvocationResult, invocation_id: &str) -> AgentInvocationResult {
     match result {
-        AgentInvocationResult::Success { output, .. } => AgentInvocationResult::Success {
-            invocation_id: invocation_id.to_string(),
+        AgentInvocationResult::Ok {
+            capability_id,
             output,
+            surface_version,
+            surface_changed,
+            ..
+        } => AgentInvocationResult::Ok {
+            invocation_id: invocation_id.to_string(),
+            capability_id,
+            output,
+            surface_version,
+            surface_changed,
         },
-        AgentInvocationResult::Error { mut error, .. } => {
+        AgentInvocationResult::Error {
+            capability_id,
+            mut error,
+            surface_version,
+            surface_changed,
+            ..
+        } => {
             if error.details.contains_key("invocationId") {
                 error
                     .details
@@ -772,7 +831,10 @@ fn with_invocation_id(result: AgentInvocationResult, invocation_id: &str) -> Age
             }
             AgentInvocationResult::Error {
                 invocation_id: invocation_id.to_string(),
+                capability_id,
                 error,
+                surface_version,
+                surface_changed,
             }
         }
     }

@@ -29,6 +29,7 @@ pub mod wake;
 
 pub use durable::{
     digest_call, digest_result, DurableError, DurableHost, Recovery, DEFAULT_RESTORED_RUNS,
+    RESUMED_SURFACE_VERSION,
 };
 pub use store::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,

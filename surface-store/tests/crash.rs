@@ -29,13 +29,14 @@ use serde_json::{json, Value};
 use support::pg::PgCluster;
 use support::{auth, devices_host, temp_dir, Db};
 use surface_runtime::bridge::{
-    CallOptions, CapabilityClient, CapabilityInvokeRequest, DomainReceipt, OrpcCallError,
+    CallOptions, CapabilityClient, DescribeScope, GatewayApproval, GatewayOutcome,
+    InvocationReceipt, InvokeRequest, OrpcCallError, ResumeApprovalRequest,
 };
 use surface_runtime::host::{
     AgentRun, BrowserSurfaceAnnouncement, BrowserSurfaceCall, BrowserSurfaceOutcome,
-    BrowserSurfaceResult, HostError, ResultDisposition, ToolCallRequest, PROTOCOL_VERSION,
+    BrowserSurfaceResult, HostError, ResultDisposition, ToolCallRequest,
 };
-use surface_runtime::manifest::PortableDescriptor;
+use surface_runtime::manifest::CapabilityDescriptor;
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{AgentError, AgentInvocationResult, ConsumerKind, ErrorCode, Retry};
 use surface_store::{ApprovalDecision, Decision, DurableError, DurableHost};
@@ -161,25 +162,25 @@ async fn probe_main(db: Db) {
     }
 }
 
-/// The backend's `resume`, kept outside the killed host processes: a file
-/// with one line per execution (`<invocation id> <receipt JSON>`). A known
-/// id returns its stored receipt (the backend is idempotent); a new one
-/// executes — appends a line — and returns `completed {purged}`.
+/// The backend's `resumeApproval`, kept outside the killed host processes:
+/// a file with one line per execution (`<invocation id> <outcome JSON>`).
+/// A known id returns its stored outcome (the backend is idempotent); a new
+/// one executes — appends a line — and returns `completed {purged}`.
 struct FileBackend(std::path::PathBuf);
 
 impl FileBackend {
-    fn resume_now(&self, invocation_id: &str) -> Result<DomainReceipt, OrpcCallError> {
+    fn resume_now(&self, invocation_id: &str) -> Result<GatewayOutcome, OrpcCallError> {
         let text = std::fs::read_to_string(&self.0).unwrap_or_default();
         for line in text.lines() {
-            if let Some((id, receipt)) = line.split_once(' ') {
+            if let Some((id, outcome)) = line.split_once(' ') {
                 if id == invocation_id {
-                    return Ok(serde_json::from_str(receipt).unwrap());
+                    return Ok(serde_json::from_str(outcome).unwrap());
                 }
             }
         }
-        let receipt = DomainReceipt::Completed {
+        let outcome = GatewayOutcome::Completed {
             invocation_id: invocation_id.to_string(),
-            execution_id: Some("exec-1".into()),
+            execution_id: "exec-1".into(),
             output: json!({"purged": ["dev-2"]}),
         };
         let mut file = std::fs::OpenOptions::new()
@@ -190,41 +191,49 @@ impl FileBackend {
         writeln!(
             file,
             "{invocation_id} {}",
-            serde_json::to_string(&receipt).unwrap()
+            serde_json::to_string(&outcome).unwrap()
         )
         .unwrap();
         file.sync_all().unwrap();
-        Ok(receipt)
+        Ok(outcome)
     }
 }
 
 impl CapabilityClient for FileBackend {
     fn describe(
         &self,
+        _: DescribeScope,
         _: CallOptions,
-    ) -> BoxFuture<'_, Result<Vec<PortableDescriptor>, OrpcCallError>> {
+    ) -> BoxFuture<'_, Result<Vec<CapabilityDescriptor>, OrpcCallError>> {
         unreachable!("the host never describes")
     }
     fn invoke(
         &self,
-        _: CapabilityInvokeRequest,
+        _: InvokeRequest,
         _: CallOptions,
-    ) -> BoxFuture<'_, Result<DomainReceipt, OrpcCallError>> {
+    ) -> BoxFuture<'_, Result<GatewayOutcome, OrpcCallError>> {
         unreachable!("the host never invokes: nothing is re-dispatched")
     }
     fn get_invocation<'a>(
         &'a self,
         _: &'a str,
         _: CallOptions,
-    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
+    ) -> BoxFuture<'a, Result<Option<InvocationReceipt>, OrpcCallError>> {
         unreachable!("not reconciled here")
     }
-    fn resume<'a>(
+    fn get_approval<'a>(
         &'a self,
-        invocation_id: &'a str,
+        _: &'a str,
         _: CallOptions,
-    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
-        Box::pin(std::future::ready(self.resume_now(invocation_id)))
+    ) -> BoxFuture<'a, Result<Option<GatewayApproval>, OrpcCallError>> {
+        unreachable!("the host never reads approvals here")
+    }
+    fn resume_approval(
+        &self,
+        request: ResumeApprovalRequest,
+        _: CallOptions,
+    ) -> BoxFuture<'_, Result<GatewayOutcome, OrpcCallError>> {
+        Box::pin(std::future::ready(self.resume_now(&request.invocation_id)))
     }
 }
 
@@ -394,22 +403,22 @@ fn a_result_twice_across_the_restart_is_a_duplicate(db: &Db) {
 fn approval_required(call: &BrowserSurfaceCall) -> BrowserSurfaceResult {
     let mut details = serde_json::Map::new();
     details.insert("approvalId".into(), json!("appr-1"));
-    BrowserSurfaceResult {
-        protocol_version: PROTOCOL_VERSION,
-        connection_id: call.connection_id.clone(),
-        run_id: call.run_id.clone(),
-        tool_call_id: call.tool_call_id.clone(),
-        invocation_id: call.invocation.invocation_id.clone(),
-        result: BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Error {
-            invocation_id: call.invocation.invocation_id.clone(),
-            error: AgentError {
-                code: ErrorCode::DomainApprovalRequired,
-                message: "The backend requires an approval.".into(),
-                retry: Retry::No,
-                details,
-            },
-        }),
-    }
+    let error = AgentError {
+        code: ErrorCode::DomainApprovalRequired,
+        message: "The backend requires an approval.".into(),
+        retry: Retry::No,
+        details,
+    };
+    BrowserSurfaceResult::for_call(
+        &call.identity,
+        call,
+        BrowserSurfaceOutcome::Invocation(AgentInvocationResult::err(
+            call.invocation.invocation_id.clone(),
+            call.invocation.capability_id.clone(),
+            error,
+            call.invocation.surface_version.unwrap(),
+        )),
+    )
 }
 
 fn killed_with_an_approval_pending(db: &Db, dir: &std::path::Path) {
@@ -449,8 +458,9 @@ fn killed_with_an_approval_pending(db: &Db, dir: &std::path::Path) {
     let (mut probe, ready) = Probe::start_with(db, &backend);
     assert_eq!(ready["pendingApprovals"], json!([]), "{}", db.name());
     assert_eq!(ready["awaitingResume"], json!(["appr-1"]), "{}", db.name());
-    let outcome =
-        json!({"status": "success", "invocationId": "inv-a", "output": {"purged": ["dev-2"]}});
+    let outcome = json!({"status": "ok", "invocationId": "inv-a",
+        "capabilityId": "domain:devices.disable", "output": {"purged": ["dev-2"]},
+        "surfaceVersion": "0"});
     assert_eq!(
         probe.ask(resume.clone()),
         json!({"ok": outcome}),

@@ -17,13 +17,14 @@ use serde_json::{json, Map, Value};
 use support::pg::PgCluster;
 use support::{auth, devices_host, temp_dir, Db};
 use surface_runtime::bridge::{
-    CallOptions, CapabilityClient, CapabilityInvokeRequest, DomainReceipt, OrpcCallError,
+    CallOptions, CapabilityClient, DescribeScope, GatewayApproval, GatewayOutcome,
+    InvocationReceipt, InvokeRequest, OrpcCallError, ResumeApprovalRequest,
 };
 use surface_runtime::host::{
     AgentRun, BrowserSurfaceOutcome, BrowserSurfaceProgress, BrowserSurfaceResult, HostError,
-    ResultDisposition, ToolCallRequest, PROTOCOL_VERSION,
+    ResultDisposition, ToolCallRequest,
 };
-use surface_runtime::manifest::PortableDescriptor;
+use surface_runtime::manifest::CapabilityDescriptor;
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{AgentError, AgentInvocationResult, ConsumerKind, ErrorCode, Retry};
 use surface_store::{
@@ -243,17 +244,16 @@ async fn a_restart_interrupts_outstanding_calls_and_refuses_every_id(db: &Db) {
         );
     }
     // A late result of the interrupted call changes nothing.
-    let late = BrowserSurfaceResult {
-        protocol_version: PROTOCOL_VERSION,
-        connection_id: pending.connection_id.clone(),
-        run_id: pending.run_id.clone(),
-        tool_call_id: pending.tool_call_id.clone(),
-        invocation_id: "inv-1".into(),
-        result: BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Success {
-            invocation_id: "inv-1".into(),
-            output: Value::Null,
-        }),
-    };
+    let late = BrowserSurfaceResult::for_call(
+        &pending.identity,
+        &pending,
+        BrowserSurfaceOutcome::Invocation(AgentInvocationResult::ok(
+            "inv-1",
+            DISABLE,
+            Value::Null,
+            pending.invocation.surface_version.unwrap(),
+        )),
+    );
     assert!(matches!(
         host.accept_result(&auth("conn-2"), &late).await,
         Err(DurableError::NotInState {
@@ -328,22 +328,22 @@ async fn racing_writers_apply_each_transition_once(db: &Db) {
 fn approval_result(call: &surface_runtime::host::BrowserSurfaceCall) -> BrowserSurfaceResult {
     let mut details = Map::new();
     details.insert("approvalId".into(), json!("appr-1"));
-    BrowserSurfaceResult {
-        protocol_version: PROTOCOL_VERSION,
-        connection_id: call.connection_id.clone(),
-        run_id: call.run_id.clone(),
-        tool_call_id: call.tool_call_id.clone(),
-        invocation_id: call.invocation.invocation_id.clone(),
-        result: BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Error {
-            invocation_id: call.invocation.invocation_id.clone(),
-            error: AgentError {
-                code: ErrorCode::DomainApprovalRequired,
-                message: "The backend requires an approval.".into(),
-                retry: Retry::No,
-                details,
-            },
-        }),
-    }
+    let error = AgentError {
+        code: ErrorCode::DomainApprovalRequired,
+        message: "The backend requires an approval.".into(),
+        retry: Retry::No,
+        details,
+    };
+    BrowserSurfaceResult::for_call(
+        &call.identity,
+        call,
+        BrowserSurfaceOutcome::Invocation(AgentInvocationResult::err(
+            call.invocation.invocation_id.clone(),
+            call.invocation.capability_id.clone(),
+            error,
+            call.invocation.surface_version.unwrap(),
+        )),
+    )
 }
 
 async fn approvals_stay_pending_across_a_restart_and_are_decided_once(db: &Db) {
@@ -401,51 +401,91 @@ async fn approvals_stay_pending_across_a_restart_and_are_decided_once(db: &Db) {
     assert!(host.pending_approvals(10).await.unwrap().is_empty());
 }
 
-/// A gateway whose `getInvocation` answers a completed receipt and counts
-/// every call; `invoke` and `resume` must never be called.
-#[derive(Default)]
+/// A gateway whose `getInvocation` answers what `receipt` makes of the id
+/// it is asked about (a settled receipt of a completed call by default)
+/// and counts every call; `invoke`, `getApproval` and `resumeApproval`
+/// must never be called.
 struct Gateway {
+    receipt: fn(&str) -> Option<Value>,
     get_invocation: AtomicUsize,
     other: AtomicUsize,
+}
+
+impl Default for Gateway {
+    fn default() -> Self {
+        Self::answering(|id| {
+            Some(receipt(
+                id,
+                json!({"status": "completed", "invocationId": id, "executionId": "exec-9",
+                       "output": {"disabled": ["d1", "d2"]}}),
+            ))
+        })
+    }
+}
+
+impl Gateway {
+    fn answering(receipt: fn(&str) -> Option<Value>) -> Self {
+        Self {
+            receipt,
+            get_invocation: AtomicUsize::new(0),
+            other: AtomicUsize::new(0),
+        }
+    }
+}
+
+/// A settled receipt of `invocation_id` holding `outcome`, as the gateway
+/// answers `getInvocation`.
+fn receipt(invocation_id: &str, outcome: Value) -> Value {
+    json!({"invocationId": invocation_id, "capabilityId": "devices.disable",
+           "contractDigest": "ab".repeat(32), "correlationId": invocation_id,
+           "state": "settled", "outcome": outcome,
+           "createdAt": "2026-09-13T00:00:00.000Z", "updatedAt": "2026-09-13T00:00:01.000Z"})
+}
+
+fn refused<T: Send + 'static>(
+    counter: &AtomicUsize,
+) -> BoxFuture<'static, Result<T, OrpcCallError>> {
+    counter.fetch_add(1, Ordering::SeqCst);
+    Box::pin(async { Err(OrpcCallError::Cancelled) })
 }
 
 impl CapabilityClient for Gateway {
     fn describe(
         &self,
+        _: DescribeScope,
         _: CallOptions,
-    ) -> BoxFuture<'_, Result<Vec<PortableDescriptor>, OrpcCallError>> {
-        self.other.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async { Ok(Vec::new()) })
+    ) -> BoxFuture<'_, Result<Vec<CapabilityDescriptor>, OrpcCallError>> {
+        refused(&self.other)
     }
     fn invoke(
         &self,
-        _: CapabilityInvokeRequest,
+        _: InvokeRequest,
         _: CallOptions,
-    ) -> BoxFuture<'_, Result<DomainReceipt, OrpcCallError>> {
-        self.other.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async { Err(OrpcCallError::Cancelled) })
+    ) -> BoxFuture<'_, Result<GatewayOutcome, OrpcCallError>> {
+        refused(&self.other)
     }
     fn get_invocation<'a>(
         &'a self,
         invocation_id: &'a str,
         _: CallOptions,
-    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
+    ) -> BoxFuture<'a, Result<Option<InvocationReceipt>, OrpcCallError>> {
         self.get_invocation.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async move {
-            Ok(DomainReceipt::Completed {
-                invocation_id: invocation_id.to_string(),
-                execution_id: Some("exec-9".into()),
-                output: json!({"disabled": ["d1", "d2"]}),
-            })
-        })
+        let answer = (self.receipt)(invocation_id).map(|r| serde_json::from_value(r).unwrap());
+        Box::pin(async move { Ok(answer) })
     }
-    fn resume<'a>(
+    fn get_approval<'a>(
         &'a self,
         _: &'a str,
         _: CallOptions,
-    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
-        self.other.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async { Err(OrpcCallError::Cancelled) })
+    ) -> BoxFuture<'a, Result<Option<GatewayApproval>, OrpcCallError>> {
+        refused(&self.other)
+    }
+    fn resume_approval(
+        &self,
+        _: ResumeApprovalRequest,
+        _: CallOptions,
+    ) -> BoxFuture<'_, Result<GatewayOutcome, OrpcCallError>> {
+        refused(&self.other)
     }
 }
 
@@ -457,13 +497,18 @@ async fn an_interrupted_governed_call_is_reconciled_into_a_receipt(db: &Db) {
     let (host, recovery) = host_on(db, &s, "conn-2").await;
     assert_eq!(recovery.interrupted.len(), 1);
     let gateway = Gateway::default();
-    let receipt = host.reconcile("inv-g", &gateway).await.expect("reconciled");
-    assert_eq!(receipt.invocation_id(), "inv-g");
+    let got = host.reconcile("inv-g", &gateway).await.expect("reconciled");
+    let expected = receipt(
+        "inv-g",
+        json!({"status": "completed", "invocationId": "inv-g", "executionId": "exec-9",
+               "output": {"disabled": ["d1", "d2"]}}),
+    );
+    assert_eq!(serde_json::to_value(&got).unwrap(), expected);
     let row = db.connect().await.call("inv-g").await.unwrap().unwrap();
     assert_eq!(row.state, CallState::Reconciled, "{}", db.name());
     assert_eq!(
         serde_json::from_str::<Value>(row.receipt.as_deref().unwrap()).unwrap(),
-        json!({"status": "completed", "invocationId": "inv-g", "executionId": "exec-9", "output": {"disabled": ["d1", "d2"]}})
+        expected
     );
     assert!(matches!(
         host.reconcile("inv-g", &gateway).await,
@@ -481,47 +526,136 @@ async fn an_interrupted_governed_call_is_reconciled_into_a_receipt(db: &Db) {
     assert_eq!(s.fx.executor.count(), 0);
 }
 
-/// A gateway whose `resume` answers a completed purge for the id it is
-/// asked about (or a failed receipt, `APPROVAL_REJECTED`, when built with
-/// `rejected`) and records every id; nothing else may be called.
+/// `getInvocation` answers `null` (nothing recorded: the call stays
+/// interrupted), a receipt for another id (refused), then a receipt held
+/// for an approval (reconciled, the approval recorded pending).
+async fn reconciling_keeps_unrecorded_and_foreign_answers_out_and_records_a_held_approval(db: &Db) {
+    let s = session();
+    let host = started(db, &s).await;
+    host.dispatch(disable("inv-h")).await.unwrap();
+    drop(host);
+    let (host, _) = host_on(db, &s, "conn-2").await;
+    let unrecorded = Gateway::answering(|_| None);
+    assert!(matches!(
+        host.reconcile("inv-h", &unrecorded).await,
+        Err(DurableError::NotRecorded(id)) if id == "inv-h"
+    ));
+    let foreign = Gateway::answering(|_| {
+        Some(receipt(
+            "inv-other",
+            json!({"status": "outcome-unknown", "invocationId": "inv-other"}),
+        ))
+    });
+    assert!(matches!(
+        host.reconcile("inv-h", &foreign).await,
+        Err(DurableError::ReceiptMismatch { invocation_id, received })
+            if invocation_id == "inv-h" && received == "inv-other"
+    ));
+    let row = db.connect().await.call("inv-h").await.unwrap().unwrap();
+    assert_eq!(
+        (row.state, row.receipt),
+        (CallState::Interrupted, None),
+        "{}",
+        db.name()
+    );
+    let held = Gateway::answering(|id| {
+        let mut r = receipt(
+            id,
+            json!({"status": "approval-required", "invocationId": id, "executionId": "exec-3",
+                   "approval": {"id": "appr-h", "capabilityId": "devices.disable",
+                                "status": "pending", "reasons": ["policy"], "types": ["irreversible"],
+                                "requestedAt": "2026-09-13T00:00:00.000Z",
+                                "expiresAt": "2026-09-14T00:00:00.000Z"}}),
+        );
+        r["state"] = json!("pending");
+        r["approvalId"] = json!("appr-h");
+        Some(r)
+    });
+    let got = host.reconcile("inv-h", &held).await.unwrap();
+    assert_eq!(got.approval_id.as_deref(), Some("appr-h"));
+    let pending = host.pending_approvals(10).await.unwrap();
+    assert_eq!(pending.len(), 1, "{}", db.name());
+    assert_eq!(
+        (
+            pending[0].approval_id.as_str(),
+            pending[0].invocation_id.as_str(),
+            pending[0].backend_invocation_id.as_str(),
+            pending[0].capability_id.as_str(),
+            pending[0].state,
+        ),
+        ("appr-h", "inv-h", "inv-h", DISABLE, ApprovalState::Pending)
+    );
+    let row = db.connect().await.call("inv-h").await.unwrap().unwrap();
+    assert_eq!(row.state, CallState::Reconciled, "{}", db.name());
+    for gateway in [&unrecorded, &foreign, &held] {
+        assert_eq!(gateway.other.load(Ordering::SeqCst), 0);
+    }
+    assert_eq!(s.fx.executor.count(), 0);
+}
+
+/// A gateway whose `resumeApproval` answers a completed purge for the
+/// invocation it is asked about (or a failed outcome, `APPROVAL_REJECTED`,
+/// when built with `rejected`; an oRPC `NOT_FOUND` with `not_found`) and
+/// records every `(invocationId, approvalId)`; nothing else may be called.
 #[derive(Default)]
 struct ResumingGateway {
     rejected: bool,
     not_found: bool,
-    resumed: std::sync::Mutex<Vec<String>>,
+    resumed: std::sync::Mutex<Vec<(String, String)>>,
     other: AtomicUsize,
+}
+
+impl ResumingGateway {
+    /// The invocation ids resumed, in order.
+    fn resumed_ids(&self) -> Vec<String> {
+        self.resumed
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
 }
 
 impl CapabilityClient for ResumingGateway {
     fn describe(
         &self,
+        _: DescribeScope,
         _: CallOptions,
-    ) -> BoxFuture<'_, Result<Vec<PortableDescriptor>, OrpcCallError>> {
-        self.other.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async { Ok(Vec::new()) })
+    ) -> BoxFuture<'_, Result<Vec<CapabilityDescriptor>, OrpcCallError>> {
+        refused(&self.other)
     }
     fn invoke(
         &self,
-        _: CapabilityInvokeRequest,
+        _: InvokeRequest,
         _: CallOptions,
-    ) -> BoxFuture<'_, Result<DomainReceipt, OrpcCallError>> {
-        self.other.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async { Err(OrpcCallError::Cancelled) })
+    ) -> BoxFuture<'_, Result<GatewayOutcome, OrpcCallError>> {
+        refused(&self.other)
     }
     fn get_invocation<'a>(
         &'a self,
         _: &'a str,
         _: CallOptions,
-    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
-        self.other.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async { Err(OrpcCallError::Cancelled) })
+    ) -> BoxFuture<'a, Result<Option<InvocationReceipt>, OrpcCallError>> {
+        refused(&self.other)
     }
-    fn resume<'a>(
+    fn get_approval<'a>(
         &'a self,
-        invocation_id: &'a str,
+        _: &'a str,
         _: CallOptions,
-    ) -> BoxFuture<'a, Result<DomainReceipt, OrpcCallError>> {
-        self.resumed.lock().unwrap().push(invocation_id.to_string());
+    ) -> BoxFuture<'a, Result<Option<GatewayApproval>, OrpcCallError>> {
+        refused(&self.other)
+    }
+    fn resume_approval(
+        &self,
+        request: ResumeApprovalRequest,
+        _: CallOptions,
+    ) -> BoxFuture<'_, Result<GatewayOutcome, OrpcCallError>> {
+        let id = request.invocation_id.clone();
+        self.resumed
+            .lock()
+            .unwrap()
+            .push((request.invocation_id, request.approval_id));
         if self.not_found {
             let error = OrpcCallError::Orpc(surface_runtime::bridge::OrpcError {
                 defined: true,
@@ -532,18 +666,16 @@ impl CapabilityClient for ResumingGateway {
             });
             return Box::pin(async move { Err(error) });
         }
-        let receipt = if self.rejected {
-            serde_json::from_value(json!({"status": "failed", "invocationId": invocation_id,
-                "executionId": "exec-2", "error": {"code": "APPROVAL_REJECTED", "message": "The approval was rejected"}}))
-            .unwrap()
+        let outcome = if self.rejected {
+            json!({"status": "failed", "invocationId": id, "executionId": "exec-2",
+                   "error": {"code": "APPROVAL_REJECTED", "message": "The approval was rejected",
+                             "retryable": false}})
         } else {
-            DomainReceipt::Completed {
-                invocation_id: invocation_id.to_string(),
-                execution_id: Some("exec-1".into()),
-                output: json!({"purged": ["dev-1"]}),
-            }
+            json!({"status": "completed", "invocationId": id, "executionId": "exec-1",
+                   "output": {"purged": ["dev-1"]}})
         };
-        Box::pin(async move { Ok(receipt) })
+        let outcome = serde_json::from_value(outcome).unwrap();
+        Box::pin(async move { Ok(outcome) })
     }
 }
 
@@ -594,7 +726,7 @@ async fn a_decided_approval_is_resumed_once_and_the_run_gets_the_outcome(db: &Db
         host.resume_approval("appr-x", &gateway, CallOptions::default()).await,
         Err(DurableError::UnknownApproval(id)) if id == "appr-x"
     ));
-    assert!(gateway.resumed.lock().unwrap().is_empty());
+    assert!(gateway.resumed_ids().is_empty());
     host.decide_approval("appr-1", ApprovalDecision::Approve, "approver-1")
         .await
         .unwrap();
@@ -608,10 +740,12 @@ async fn a_decided_approval_is_resumed_once_and_the_run_gets_the_outcome(db: &Db
         .collect();
     assert_eq!(waiting, ["appr-1"], "{}: decided, not resumed", db.name());
     assert!(recovery.pending_approvals.is_empty());
-    let expected = AgentInvocationResult::Success {
-        invocation_id: "inv-1".into(),
-        output: json!({"purged": ["dev-1"]}),
-    };
+    let expected = AgentInvocationResult::ok(
+        "inv-1",
+        DISABLE,
+        json!({"purged": ["dev-1"]}),
+        surface_store::RESUMED_SURFACE_VERSION,
+    );
     for _ in 0..2 {
         assert_eq!(
             host.resume_approval("appr-1", &gateway, CallOptions::default())
@@ -624,8 +758,8 @@ async fn a_decided_approval_is_resumed_once_and_the_run_gets_the_outcome(db: &Db
     }
     assert_eq!(
         *gateway.resumed.lock().unwrap(),
-        ["confirmed-1"],
-        "{}: resumed once, by the id the backend knows",
+        [("confirmed-1".to_string(), "appr-1".to_string())],
+        "{}: resumed once, by the ids the backend knows",
         db.name()
     );
     assert_eq!(gateway.other.load(Ordering::SeqCst), 0);
@@ -649,7 +783,7 @@ async fn a_decided_approval_is_resumed_once_and_the_run_gets_the_outcome(db: &Db
             .unwrap(),
         expected
     );
-    assert_eq!(gateway.resumed.lock().unwrap().len(), 1);
+    assert_eq!(gateway.resumed_ids().len(), 1);
     assert_eq!(
         s.fx.executor.count(),
         0,
@@ -675,20 +809,21 @@ async fn a_rejected_approval_resumes_into_the_backends_failure(db: &Db) {
         .resume_approval("appr-1", &gateway, CallOptions::default())
         .await
         .unwrap();
-    let AgentInvocationResult::Error {
-        invocation_id,
-        error,
-    } = &result
-    else {
-        panic!("{}: {result:?}", db.name());
-    };
-    assert_eq!(invocation_id, "inv-r");
+    // The gateway's APPROVAL_REJECTED, mapped by the governed bridge and
+    // answered under the run's invocation id.
     assert_eq!(
-        (error.code, error.retry),
-        (ErrorCode::ExecutionFailed, Retry::No)
+        serde_json::to_value(&result).unwrap(),
+        json!({"status": "error", "invocationId": "inv-r", "capabilityId": DISABLE,
+               "error": {"code": "NOT_AUTHORIZED",
+                         "message": "The approver rejected this call; it did not run.",
+                         "retry": "no",
+                         "details": {"invocationId": "inv-r", "origin": "server",
+                                     "reason": "approval-rejected"}},
+               "surfaceVersion": "0"}),
+        "{}",
+        db.name()
     );
-    assert_eq!(error.details.get("invocationId"), Some(&json!("inv-r")));
-    assert_eq!(*gateway.resumed.lock().unwrap(), ["inv-r"]);
+    assert_eq!(gateway.resumed_ids(), ["inv-r"]);
 }
 
 async fn a_resume_the_backend_cannot_find_is_a_failed_outcome_once(db: &Db) {
@@ -722,17 +857,18 @@ async fn a_resume_the_backend_cannot_find_is_a_failed_outcome_once(db: &Db) {
         let AgentInvocationResult::Error {
             invocation_id,
             error,
+            ..
         } = &result
         else {
             panic!("{}: {result:?}", db.name());
         };
         assert_eq!(invocation_id, "inv-n");
         assert_eq!(
-            (error.code, error.retry),
+            (error.code.clone(), error.retry),
             (ErrorCode::ExecutionFailed, Retry::No)
         );
     }
-    assert_eq!(*gateway.resumed.lock().unwrap(), ["inv-n"], "{}", db.name());
+    assert_eq!(gateway.resumed_ids(), ["inv-n"], "{}", db.name());
     assert!(db
         .connect()
         .await
@@ -1152,6 +1288,10 @@ where
     racing_writers_apply_each_transition_once(&fresh().await).await;
     approvals_stay_pending_across_a_restart_and_are_decided_once(&fresh().await).await;
     an_interrupted_governed_call_is_reconciled_into_a_receipt(&fresh().await).await;
+    reconciling_keeps_unrecorded_and_foreign_answers_out_and_records_a_held_approval(
+        &fresh().await,
+    )
+    .await;
     a_decided_approval_is_resumed_once_and_the_run_gets_the_outcome(&fresh().await).await;
     a_rejected_approval_resumes_into_the_backends_failure(&fresh().await).await;
     a_resume_the_backend_cannot_find_is_a_failed_outcome_once(&fresh().await).await;
