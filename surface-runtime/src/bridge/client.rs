@@ -540,8 +540,8 @@ pub enum UnexpectedReason {
     /// A 2xx answer of the capability gateway without the expected shape.
     #[error("not {expected}: {message}")]
     NotShaped {
-        /// What was expected (`"a capability receipt"`, `"a list of
-        /// portable descriptors"`).
+        /// What was expected (`"a gateway outcome"`, `"a list of
+        /// capability descriptors"`).
         expected: &'static str,
         /// The deserializer's message.
         message: String,

@@ -423,8 +423,8 @@ mod tests {
             .with_header("x-app", "console");
         client
             .call(
-                "capabilities.resume",
-                Some(json!({"invocationId": "i"})),
+                "resumeApproval",
+                Some(json!({"invocationId": "i", "approvalId": "a"})),
                 CallOptions {
                     headers: vec![("authorization".into(), "Bearer fresh".into())],
                     ..CallOptions::default()

@@ -16,9 +16,9 @@ use crate::sync::BoxFuture;
 fn manifest() -> AgentManifest {
     AgentManifest::from_json_str(
         r#"{"tools": {
-            "devices.disable": {"description": "Disable", "inputSchema": {"type": "object"}, "effect": "server-mutation", "capabilityId": "devices.disable@v1", "contractDigest": "sha256:abc"},
+            "devices.disable": {"description": "Disable", "inputSchema": {"type": "object"}, "effect": "server-mutation", "capabilityId": "devices.disable@v1", "contractDigest": "abc"},
             "devices.list": {"description": "List", "inputSchema": {"type": "object"}, "effect": "server-query"},
-            "devices.purge": {"description": "Purge", "inputSchema": {"type": "object"}, "effect": "destructive", "requiresApproval": true, "capabilityId": "devices.purge@v1", "contractDigest": "sha256:def"}
+            "devices.purge": {"description": "Purge", "inputSchema": {"type": "object"}, "effect": "destructive", "requiresApproval": true, "capabilityId": "devices.purge@v1", "contractDigest": "def"}
         }}"#,
     )
     .unwrap()
