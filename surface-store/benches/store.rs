@@ -32,7 +32,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
 use surface_runtime::host::{
     AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceAnnouncement, BrowserSurfaceCall,
-    BrowserSurfaceOutcome, BrowserSurfaceResult, KnownBuild, ToolCallRequest, PROTOCOL_VERSION,
+    BrowserSurfaceOutcome, BrowserSurfaceResult, KnownBuild, ToolCallRequest,
 };
 use surface_runtime::{AgentInvocationResult, ConsumerKind};
 use surface_store::{
@@ -80,17 +80,17 @@ fn request() -> ToolCallRequest {
 }
 
 fn answer(call: &BrowserSurfaceCall) -> BrowserSurfaceResult {
-    BrowserSurfaceResult {
-        protocol_version: PROTOCOL_VERSION,
-        connection_id: call.connection_id.clone(),
-        run_id: call.run_id.clone(),
-        tool_call_id: call.tool_call_id.clone(),
-        invocation_id: call.invocation.invocation_id.clone(),
-        result: BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Success {
-            invocation_id: call.invocation.invocation_id.clone(),
-            output: json!({"disabled": ["d1", "d2"]}),
-        }),
-    }
+    let result = AgentInvocationResult::ok(
+        call.invocation.invocation_id.clone(),
+        call.invocation.capability_id.clone(),
+        json!({"disabled": ["d1", "d2"]}),
+        call.invocation.surface_version.unwrap_or_default(),
+    );
+    BrowserSurfaceResult::for_call(
+        &call.identity,
+        call,
+        BrowserSurfaceOutcome::Invocation(result),
+    )
 }
 
 /// One variant: a host with or without a store.

@@ -35,7 +35,7 @@ pub use store::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
     DispatchWrite, Durability, HostStore, LeaseClaim, MemoryStore, OutcomeWrite, RenewedLease,
     RouteRecord, RouteState, RouteTake, RouteTransition, RouteWrite, RunRecord, StoreError,
-    StoreFuture, SurfaceLease, Transition,
+    StoreFuture, SurfaceLease, Transition, LEGACY_SURFACE_VERSION,
 };
 #[cfg(feature = "postgres")]
 pub use store::{PostgresStore, PostgresStoreOptions};

@@ -878,6 +878,113 @@ async fn a_resume_the_backend_cannot_find_is_a_failed_outcome_once(db: &Db) {
         .is_empty());
 }
 
+/// Rows an earlier version wrote (results before protocol 1: `success`,
+/// no `capabilityId` or `surfaceVersion`, old codes and retry values) are
+/// read in today's shape by every reader — the call row, the run's
+/// approvals, a resume that returns the recorded outcome — on the SQL
+/// stores (nothing in the memory store outlives its process, so it never
+/// holds an earlier version's rows). The earlier version wrote through
+/// these same statements: the schema did not change.
+async fn rows_an_earlier_version_wrote_are_read_in_todays_shape(db: &Db) {
+    if matches!(db, Db::Memory(_)) {
+        return;
+    }
+    let store = db.connect().await;
+    let old_result = json!({"status": "error", "invocationId": "inv-old", "error": {
+        "code": "CONFIRMATION_REQUIRED",
+        "message": "The user must confirm this call.",
+        "retry": "after-confirmation",
+        "details": {"confirmationId": "conf-1", "expiresAtMs": 1_789_257_600_000_u64,
+                    "summary": {"capabilityId": DISABLE, "registrationId": "r1",
+                                "description": "Disable devices",
+                                "input": {"deviceIds": ["d1"], "reason": "lost"},
+                                "effect": "server-mutation"}}}});
+    assert_eq!(
+        store.record_dispatch(&record("inv-old")).await.unwrap(),
+        DispatchWrite::Inserted
+    );
+    let completion = Completion {
+        result_digest: vec![9; 32],
+        result: old_result.to_string(),
+        at_ms: 2,
+    };
+    assert_eq!(
+        store.complete("inv-old", &completion).await.unwrap(),
+        Transition::Applied
+    );
+    let old_outcome = json!({"status": "success", "invocationId": "inv-old",
+                             "output": {"purged": ["dev-1"]}});
+    let mut approval = surface_store::ApprovalRecord {
+        approval_id: "appr-old".into(),
+        invocation_id: "inv-old".into(),
+        run_id: "run-1".into(),
+        tool_call_id: "tc-1".into(),
+        capability_id: DISABLE.into(),
+        state: ApprovalState::Pending,
+        requested_at_ms: 3,
+        decided_by: None,
+        decided_at_ms: None,
+        backend_invocation_id: "inv-old".into(),
+        outcome: None,
+        resumed_at_ms: None,
+    };
+    assert!(store.record_approval(&approval).await.unwrap());
+    store
+        .decide_approval("appr-old", ApprovalDecision::Approve, "approver-1", 4)
+        .await
+        .unwrap();
+    store
+        .record_outcome("appr-old", &old_outcome.to_string(), 5)
+        .await
+        .unwrap();
+    drop(store);
+
+    // Today's host on the same database.
+    let (host, _) = DurableHost::open(devices_host(), db.connect().await, "host-1")
+        .await
+        .unwrap();
+    let row = host.store().call("inv-old").await.unwrap().unwrap();
+    let result: BrowserSurfaceOutcome =
+        serde_json::from_str(row.result.as_deref().unwrap()).expect("today's shape");
+    assert_eq!(
+        serde_json::to_value(&result).unwrap(),
+        json!({"status": "error", "invocationId": "inv-old", "capabilityId": DISABLE,
+               "error": {"code": "CONFIRMATION_REQUIRED",
+                         "message": "The user must confirm this call.",
+                         "retry": "with-confirmation",
+                         "details": {"confirmationId": "conf-1",
+                                     "expiresAt": "2026-09-13T00:00:00.000Z",
+                                     "summary": "Disable devices — input: {\"deviceIds\":[\"d1\"],\"reason\":\"lost\"}",
+                                     "effect": "server-mutation", "origin": "client"}},
+               "surfaceVersion": "0"}),
+        "{}",
+        db.name()
+    );
+    let expected = AgentInvocationResult::ok(
+        "inv-old",
+        DISABLE,
+        json!({"purged": ["dev-1"]}),
+        surface_store::LEGACY_SURFACE_VERSION,
+    );
+    let observed = host.run_approvals("run-1", 10).await.unwrap();
+    approval.state = ApprovalState::Approved;
+    approval.decided_by = Some("approver-1".into());
+    approval.decided_at_ms = Some(4);
+    approval.outcome = Some(serde_json::to_string(&expected).unwrap());
+    approval.resumed_at_ms = Some(5);
+    assert_eq!(observed, [approval], "{}", db.name());
+    // A resume returns the recorded outcome without asking the backend.
+    let gateway = ResumingGateway::default();
+    assert_eq!(
+        host.resume_approval("appr-old", &gateway, CallOptions::default())
+            .await
+            .unwrap(),
+        expected
+    );
+    assert!(gateway.resumed_ids().is_empty());
+    assert_eq!(gateway.other.load(Ordering::SeqCst), 0);
+}
+
 fn lease(tab: &str, replica: &str, expires: i64, now: i64) -> surface_store::SurfaceLease {
     surface_store::SurfaceLease {
         tab_id: tab.into(),
@@ -1297,6 +1404,7 @@ where
     a_resume_the_backend_cannot_find_is_a_failed_outcome_once(&fresh().await).await;
     surface_leases_are_held_by_one_replica_until_they_expire(&fresh().await).await;
     routed_calls_are_taken_once_and_settled_once(&fresh().await).await;
+    rows_an_earlier_version_wrote_are_read_in_todays_shape(&fresh().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -16,9 +16,12 @@
 //! default) and [`PostgresStore`] (`postgres` feature).
 //!
 //! * `memory` — [`MemoryStore`]; `sql` — the statements both SQL stores
-//!   share; `sqlite`, `postgres` — their connection options and
+//!   share; `legacy` — results recorded by earlier versions, read in
+//!   today's shape; `sqlite`, `postgres` — their connection options and
 //!   durability settings; `migrations` — the schema shipped with the crate.
 
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+mod legacy;
 mod memory;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod migrations;
@@ -34,6 +37,7 @@ mod sqlite;
 use std::future::Future;
 use std::pin::Pin;
 
+pub use legacy::LEGACY_SURFACE_VERSION;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{

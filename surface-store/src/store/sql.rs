@@ -147,6 +147,7 @@ macro_rules! sql_store {
         impl $store {
             fn call_row(row: &<$db as sqlx::Database>::Row) -> Result<CallRecord, StoreError> {
                 let state: String = get(row, "state")?;
+                let capability_id: String = get(row, "capability_id")?;
                 Ok(CallRecord {
                     invocation_id: get(row, "invocation_id")?,
                     owner: get(row, "owner")?,
@@ -155,12 +156,16 @@ macro_rules! sql_store {
                     session_id: get(row, "session_id")?,
                     tab_id: get(row, "tab_id")?,
                     connection_id: get(row, "connection_id")?,
-                    capability_id: get(row, "capability_id")?,
                     effect: get(row, "effect")?,
                     envelope_digest: get(row, "envelope_digest")?,
                     state: CallState::parse(&state)?,
                     result_digest: get(row, "result_digest")?,
-                    result: get(row, "result")?,
+                    // An earlier version's result in today's shape.
+                    result: $crate::store::legacy::result_column(
+                        get(row, "result")?,
+                        &capability_id,
+                    ),
+                    capability_id,
                     receipt: get(row, "receipt")?,
                     dispatched_at_ms: get(row, "dispatched_at_ms")?,
                     settled_at_ms: get(row, "settled_at_ms")?,
@@ -191,18 +196,23 @@ macro_rules! sql_store {
                 let state: String = get(row, "state")?;
                 let invocation_id: String = get(row, "invocation_id")?;
                 let backend: Option<String> = get(row, "backend_invocation_id")?;
+                let capability_id: String = get(row, "capability_id")?;
                 Ok(ApprovalRecord {
                     approval_id: get(row, "approval_id")?,
                     backend_invocation_id: backend.unwrap_or_else(|| invocation_id.clone()),
                     invocation_id,
                     run_id: get(row, "run_id")?,
                     tool_call_id: get(row, "tool_call_id")?,
-                    capability_id: get(row, "capability_id")?,
                     state: ApprovalState::parse(&state)?,
                     requested_at_ms: get(row, "requested_at_ms")?,
                     decided_by: get(row, "decided_by")?,
                     decided_at_ms: get(row, "decided_at_ms")?,
-                    outcome: get(row, "outcome")?,
+                    // An earlier version's outcome in today's shape.
+                    outcome: $crate::store::legacy::result_column(
+                        get(row, "outcome")?,
+                        &capability_id,
+                    ),
+                    capability_id,
                     resumed_at_ms: get(row, "resumed_at_ms")?,
                 })
             }
