@@ -508,6 +508,7 @@ impl Confirmations {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn pending(id: &str, now: u64) -> PendingConfirmation {
         PendingConfirmation {

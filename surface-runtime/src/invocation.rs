@@ -576,7 +576,10 @@ mod tests {
         }
         let too_long = json!({"code": "X".repeat(65), "message": "m", "retry": "no"});
         let err = serde_json::from_value::<AgentError>(too_long).unwrap_err();
-        assert!(err.to_string().contains("1 to 64 characters, got 65"), "{err}");
+        assert!(
+            err.to_string().contains("1 to 64 characters, got 65"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -74,7 +74,11 @@ pub mod surface_version {
         match text.parse::<u64>() {
             Ok(version) if canonical => Ok(version),
             _ => {
-                let shown: String = text.chars().take(20).flat_map(char::escape_default).collect();
+                let shown: String = text
+                    .chars()
+                    .take(20)
+                    .flat_map(char::escape_default)
+                    .collect();
                 Err(format!(
                     "surfaceVersion must be a decimal string such as \"4\" (digits, no sign or leading zero, at most 18446744073709551615), got \"{shown}\""
                 ))
@@ -182,7 +186,10 @@ impl SurfaceSnapshot {
             .any(|p| p.procedure_id == capability_id && p.registration_id == registration_id)
             || self.components.iter().any(|c| {
                 c.registration_id == registration_id
-                    && (c.observations.iter().any(|o| o.capability_id == capability_id)
+                    && (c
+                        .observations
+                        .iter()
+                        .any(|o| o.capability_id == capability_id)
                         || c.actions.iter().any(|a| a.capability_id == capability_id))
             })
     }
@@ -630,12 +637,28 @@ mod tests {
         for (text, version) in [("0", 0), ("2", 2), ("18446744073709551615", u64::MAX)] {
             assert_eq!(surface_version::parse(text), Ok(version), "{text}");
         }
-        for text in ["", "02", "-1", "+1", " 1", "1.0", "1e3", "18446744073709551616", "٣"] {
+        for text in [
+            "",
+            "02",
+            "-1",
+            "+1",
+            " 1",
+            "1.0",
+            "1e3",
+            "18446744073709551616",
+            "٣",
+        ] {
             let err = surface_version::parse(text).unwrap_err();
-            assert!(err.starts_with("surfaceVersion must be a decimal string"), "{text}: {err}");
+            assert!(
+                err.starts_with("surfaceVersion must be a decimal string"),
+                "{text}: {err}"
+            );
         }
         let long = "9".repeat(1_000);
         let err = surface_version::parse(&long).unwrap_err();
-        assert!(err.len() < 200, "the message quotes at most 20 characters: {err}");
+        assert!(
+            err.len() < 200,
+            "the message quotes at most 20 characters: {err}"
+        );
     }
 }

@@ -339,7 +339,7 @@ fn every_strict_schema_of_the_corpus_passes_the_strict_rules() {
             "{label}"
         );
         for p in &snapshot.procedures {
-            let id = p.capability_id.as_deref().unwrap_or(&p.procedure_id);
+            let id = p.procedure_id.as_str();
             let tool = catalog
                 .tool_for(id, &p.registration_id)
                 .expect("every reference named");
@@ -609,13 +609,13 @@ async fn a_confirmed_call_runs_with_the_bound_selection() {
     ));
     // No output schema: the error is also structuredContent.
     assert_eq!(text["structuredContent"]["code"], "CONFIRMATION_REQUIRED");
-    assert_eq!(text["structuredContent"]["retry"], "after-confirmation");
+    assert_eq!(text["structuredContent"]["retry"], "with-confirmation");
     // The application approves; the host retries with a fresh id.
     let id = error.details["confirmationId"].as_str().unwrap();
-    let evidence = d.registry.confirm(id).unwrap();
+    let approved = d.registry.confirm(id).unwrap();
     let retry = ToolCall::new("devices__disable", "c-2", Some(json!({"reason": "lost"})));
     let mut invocation = catalog.invocation(retry).unwrap();
-    invocation.confirmation = Some(evidence);
+    invocation.confirmation_id = Some(approved.confirmation_id);
     let second = d.registry.invoke(invocation, &consumer).await;
     assert!(second.error().is_none(), "{second:?}");
     assert_eq!(
@@ -654,10 +654,12 @@ async fn a_strict_call_has_its_absent_nulls_removed_and_a_plain_one_does_not() {
     let selected = d.registry.invoke(select, &consumer).await;
     assert_eq!(
         selected,
-        AgentInvocationResult::Success {
-            invocation_id: "c-3".into(),
-            output: json!({"selected": 1})
-        }
+        AgentInvocationResult::ok(
+            "c-3",
+            "view:devices.table.select",
+            json!({"selected": 1}),
+            d.registry.surface_version()
+        )
     );
 }
 
@@ -750,7 +752,7 @@ async fn an_unavailable_tool_is_not_exported_but_a_call_naming_it_gets_unavailab
         .invoke(catalog.invocation(call).unwrap(), &consumer)
         .await;
     let error = error_of(&result);
-    assert_eq!(error.code, ErrorCode::Unavailable);
+    assert_eq!(error.code, ErrorCode::CapabilityNotAvailable);
     assert!(
         error.message.contains("Select exactly one device"),
         "{error:?}"
@@ -802,7 +804,7 @@ fn tool_call_errors_are_typed_and_map_to_agent_errors() {
             surface_version: version
         }
     );
-    assert_eq!(unknown.agent_error().code, ErrorCode::UnknownCapability);
+    assert_eq!(unknown.agent_error().code, ErrorCode::CapabilityNotFound);
     assert_eq!(unknown.agent_error().retry, Retry::AfterRefresh);
     let long = "x".repeat(1000);
     match catalog.invocation(ToolCall::new(long, "c", None)) {
@@ -829,7 +831,10 @@ fn tool_call_errors_are_typed_and_map_to_agent_errors() {
             (agent.code, agent.retry),
             (ErrorCode::InvalidInput, Retry::WithChanges)
         );
-        assert_eq!(agent.details["reason"], "arguments-not-object");
+        assert_eq!(
+            agent.details["issues"],
+            json!([{"path": [], "message": "The arguments must be one JSON object."}])
+        );
     }
     assert_eq!(
         catalog
@@ -846,9 +851,11 @@ fn tool_call_errors_are_typed_and_map_to_agent_errors() {
             limit: 256
         }
     );
-    let result = unknown.to_result("c-9");
+    let result = unknown.to_result("c-9", "", catalog.surface_version());
     assert_eq!(result.invocation_id(), "c-9");
-    assert_eq!(result.error().unwrap().code, ErrorCode::UnknownCapability);
+    assert_eq!(result.capability_id(), "");
+    assert_eq!(result.surface_version(), catalog.surface_version());
+    assert_eq!(result.error().unwrap().code, ErrorCode::CapabilityNotFound);
 }
 
 #[test]
@@ -880,32 +887,28 @@ fn json_argument_text_is_parsed_with_limits() {
 fn results_map_to_mcp_and_provider_shapes() {
     let d = devices();
     let catalog = ToolCatalog::new(&d.registry.snapshot(&embedded())).unwrap();
-    let ok = AgentInvocationResult::Success {
-        invocation_id: "c".into(),
-        output: json!({"devices": []}),
-    };
+    let ok = AgentInvocationResult::ok("c", "domain:devices.list", json!({"devices": []}), 1);
     assert_eq!(
         serde_json::to_value(catalog.mcp_result("devices__list", &ok)).unwrap(),
         json!({"content": [{"type": "text", "text": "{\"devices\":[]}"}],
                "structuredContent": {"devices": []}, "isError": false})
     );
     // Declared output schema: an error carries no structuredContent.
-    let err = AgentInvocationResult::Error {
-        invocation_id: "c".into(),
-        error: AgentError::new(ErrorCode::Timeout, "The call timed out.", Retry::Yes),
-    };
+    let err = AgentInvocationResult::err(
+        "c",
+        "domain:devices.list",
+        AgentError::new(ErrorCode::Timeout, "The call timed out.", Retry::Yes),
+        1,
+    );
     assert_eq!(
         serde_json::to_value(catalog.mcp_result("devices__list", &err)).unwrap(),
         json!({"content": [
             {"type": "text", "text": "TIMEOUT: The call timed out. The same call may succeed if you make it again later."},
-            {"type": "text", "text": "{\"code\":\"TIMEOUT\",\"details\":{},\"message\":\"The call timed out.\",\"retry\":\"yes\"}"}],
+            {"type": "text", "text": "{\"code\":\"TIMEOUT\",\"message\":\"The call timed out.\",\"retry\":\"yes\"}"}],
           "isError": true})
     );
     // No output schema and a non-object output: text only.
-    let null = AgentInvocationResult::Success {
-        invocation_id: "c".into(),
-        output: Value::Null,
-    };
+    let null = AgentInvocationResult::ok("c", "domain:devices.purge", Value::Null, 1);
     assert_eq!(
         serde_json::to_value(catalog.mcp_result("devices__purge", &null)).unwrap(),
         json!({"content": [{"type": "text", "text": "null"}], "isError": false})
@@ -914,7 +917,7 @@ fn results_map_to_mcp_and_provider_shapes() {
     assert!(text.is_error);
     assert_eq!(
         text.text,
-        "TIMEOUT: The call timed out. The same call may succeed if you make it again later.\n{\"code\":\"TIMEOUT\",\"details\":{},\"message\":\"The call timed out.\",\"retry\":\"yes\"}"
+        "TIMEOUT: The call timed out. The same call may succeed if you make it again later.\n{\"code\":\"TIMEOUT\",\"message\":\"The call timed out.\",\"retry\":\"yes\"}"
     );
     assert_eq!(
         text.anthropic_tool_result("toolu_1"),
@@ -946,10 +949,7 @@ fn a_non_object_output_schema_is_wrapped_under_result() {
         out.schema,
         json!({"type": "object", "properties": {"result": {"type": "integer", "minimum": 0}}, "required": ["result"]})
     );
-    let ok = AgentInvocationResult::Success {
-        invocation_id: "c".into(),
-        output: json!(3),
-    };
+    let ok = AgentInvocationResult::ok("c", "domain:devices.count", json!(3), 1);
     let result = serde_json::to_value(tool.mcp_result(&ok)).unwrap();
     assert_eq!(result["structuredContent"], json!({"result": 3}));
     assert_eq!(result["content"][0]["text"], "3");
@@ -1065,7 +1065,7 @@ fn a_procedure_and_a_view_capability_with_one_name_are_a_collision_naming_both()
 }
 
 #[test]
-fn a_capability_id_override_is_what_the_invocation_names() {
+fn a_capability_id_override_stays_out_of_the_invocation() {
     let m = AgentManifest::from_json_str(
         r#"{"tools":{"mail.send":{"description":"Send","inputSchema":{"type":"object"},
             "effect":"external-side-effect","capabilityId":"cap:mail.send@2"}}}"#,
@@ -1079,10 +1079,12 @@ fn a_capability_id_override_is_what_the_invocation_names() {
         serde_json::to_value(&tool.annotations).unwrap(),
         json!({"readOnlyHint": false, "openWorldHint": true})
     );
+    // The call names the procedure id, as the original's does; the
+    // registry resolves it and the executor sends the override.
     let invocation = catalog
         .invocation(ToolCall::new("mail__send", "c", None))
         .unwrap();
-    assert_eq!(invocation.capability_id, "cap:mail.send@2");
+    assert_eq!(invocation.capability_id, "domain:mail.send");
 }
 
 /// An exact normalization (nothing loosened) keeps every refusal: each
@@ -1328,10 +1330,11 @@ fn an_agent_hosts_browser_tool_catalogs_as_its_snapshot_entries() {
             BrowserReference::Procedure(procedure.clone()),
             BrowserReference::View {
                 component: ComponentDescriptor {
-                    capabilities: Vec::new(),
+                    observations: Vec::new(),
+                    actions: Vec::new(),
                     ..component.clone()
                 },
-                capability: component.capabilities[0].clone(),
+                capability: component.capabilities().next().unwrap(),
             },
         ],
     };
@@ -1354,7 +1357,7 @@ fn an_agent_hosts_browser_tool_catalogs_as_its_snapshot_entries() {
                         component_type: "devices.table".into(),
                         instance_id: "main".into(),
                     },
-                    capability: component.capabilities[0].clone(),
+                    capability: component.capabilities().next().unwrap(),
                 },
                 route,
                 surface_version: 9,

@@ -103,7 +103,7 @@ fn bound_value_violating_a_format_is_precondition_failed_binding_failed() {
     let e = error(&r);
     assert_eq!(e.code.as_str(), "PRECONDITION_FAILED");
     assert_eq!(e.details["reason"], json!("binding-failed"));
-    assert_eq!(e.retry, Retry::No);
+    assert_eq!(e.retry, Retry::AfterRefresh);
     assert!(!serde_json::to_string(&r).unwrap().contains("not-a-uuid"));
     assert!(s.executor.calls().is_empty());
 
@@ -125,9 +125,9 @@ fn agent_value_violating_a_format_is_invalid_input_at_its_path() {
     let e = error(&r);
     assert_eq!(e.code.as_str(), "INVALID_INPUT");
     assert_eq!(e.retry, Retry::WithChanges);
-    let errors = e.details["errors"].as_array().expect("details.errors");
+    let errors = e.details["issues"].as_array().expect("details.issues");
     assert_eq!(errors.len(), 1, "{errors:?}");
-    assert_eq!(errors[0]["instancePath"], json!("/dueAt"));
+    assert_eq!(errors[0]["path"], json!(["dueAt"]));
     assert_eq!(errors[0]["keyword"], json!("format"));
     // The message names the format and never echoes the value.
     assert_eq!(errors[0]["message"], json!("value is not a \"date-time\""));
@@ -142,13 +142,13 @@ fn every_format_error_is_reported_with_its_path() {
         "i1",
         json!({"dueAt": "2026-02-30T10:00:00Z", "assignee": "a@localhost"}),
     );
-    let mut pairs: Vec<(String, String)> = error(&r).details["errors"]
+    let mut pairs: Vec<(String, String)> = error(&r).details["issues"]
         .as_array()
         .unwrap()
         .iter()
         .map(|e| {
             (
-                e["instancePath"].as_str().unwrap().to_string(),
+                format!("/{}", e["path"][0].as_str().unwrap()),
                 e["keyword"].as_str().unwrap().to_string(),
             )
         })

@@ -48,11 +48,9 @@ fn registry_refuses_invalid_invocation_ids_before_admission() {
         let error = r.error().unwrap();
         assert_eq!(error.retry, Retry::WithChanges, "{what}");
         assert_eq!(
-            error.details,
-            json!({"reason": "invalid-invocation-id"})
-                .as_object()
-                .unwrap()
-                .clone(),
+            Value::Object(error.details.clone()),
+            json!({"issues": [{"path": ["invocationId"], "keyword": "invocationId",
+                "message": "The invocationId must be 1 to 256 visible ASCII characters (0x21-0x7E, no spaces or control characters); send a fresh id such as a UUID."}]}),
             "{what}"
         );
         assert_eq!(r.invocation_id(), id, "{what}: the id is echoed");
@@ -186,7 +184,6 @@ fn destructive_call_without_surface_version_is_stale() {
     let f = fixture();
     let _disable = register_plain(&f.registry, "devices.disable");
     let _mail = register_plain(&f.registry, "mail.send");
-    let current = f.registry.surface_version();
     for (capability, input) in [
         ("domain:devices.disable", json!({"deviceIds": ["d1"]})),
         ("cap:mail.send", json!({"to": "a@example.com"})),
@@ -199,7 +196,7 @@ fn destructive_call_without_surface_version_is_stale() {
         assert_eq!(error.retry, Retry::AfterRefresh, "{capability}");
         assert_eq!(
             Value::Object(error.details.clone()),
-            json!({"reason": "surface-version-required", "currentSurfaceVersion": current}),
+            json!({"reason": "surface-version-required"}),
             "{capability}"
         );
     }
@@ -236,7 +233,7 @@ fn registration_id_aliases_do_not_resolve() {
         let r = now(f
             .registry
             .invoke(at_current_version(&f.registry, inv), &consumer()));
-        assert_eq!(error_code(&r), Some("UNKNOWN_CAPABILITY"), "{alias:?}");
+        assert_eq!(error_code(&r), Some("CAPABILITY_NOT_FOUND"), "{alias:?}");
     }
     assert!(f.executor.calls().is_empty());
     let mut inv = AgentInvocation::new("canonical", "domain:devices.list");
@@ -249,7 +246,7 @@ fn registration_id_aliases_do_not_resolve() {
     let gone = handles.remove(0);
     assert_eq!(gone.registration_id(), "r1");
     drop(gone);
-    for (spelling, code) in [("r01", "UNKNOWN_CAPABILITY"), ("r1", "STALE_CAPABILITY")] {
+    for (spelling, code) in [("r01", "CAPABILITY_NOT_FOUND"), ("r1", "STALE_CAPABILITY")] {
         let mut inv = AgentInvocation::new(format!("gone-{spelling}"), "domain:devices.list");
         inv.registration_id = Some(spelling.to_string());
         let r = now(f
@@ -293,8 +290,7 @@ fn registration_id_aliases_do_not_resolve_view_capabilities() {
 /// re-serialization would lengthen.
 fn received_text_of_length(s: &host_support::SessionFixture, id: &str, chars: usize) -> String {
     let call = s.call("conn-1", id, "domain:devices.list", json!({}));
-    let mut value = serde_json::to_value(&call).unwrap();
-    value.as_object_mut().unwrap().remove("protocolVersion");
+    let value = serde_json::to_value(&call).unwrap();
     let template = |pad: usize| {
         let mut v = value.clone();
         v["invocation"]["input"] = json!({"n": "N", "pad": "x".repeat(pad)});
@@ -383,6 +379,7 @@ fn interrupted_invocation_id_is_never_dispatched_again() {
     );
     // A late result of the interrupted call stays unsolicited.
     let late = BrowserSurfaceResult::for_call(
+        &call.identity,
         &call,
         BrowserSurfaceOutcome::rejected(RejectionReason::Disconnected),
     );

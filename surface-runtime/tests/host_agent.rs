@@ -117,10 +117,12 @@ async fn as_host_001_host_and_session_correlate_call_and_result_end_to_end() {
             assert_eq!(done.call, call);
             assert_eq!(
                 done.result,
-                BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Success {
-                    invocation_id: "inv-1".into(),
-                    output: json!({"path": "devices.disable", "input": {"deviceIds": ["d1", "d2"], "reason": "lost"}}),
-                })
+                BrowserSurfaceOutcome::Invocation(AgentInvocationResult::ok(
+                    "inv-1",
+                    "domain:devices.disable",
+                    json!({"path": "devices.disable", "input": {"deviceIds": ["d1", "d2"], "reason": "lost"}}),
+                    s.fx.registry.surface_version(),
+                ))
             );
         }
         other => panic!("expected completion, got {other:?}"),
@@ -226,15 +228,12 @@ fn announced_procedures_are_verified_against_the_known_artifact() {
             },
         ),
         (
-            "canonical id",
+            "requiresApproval",
             tamper(&a, |v| {
-                v["snapshot"]["procedures"][list]["capabilityId"] = json!("cap:other")
+                v["snapshot"]["procedures"][list]["requiresApproval"] = json!(true)
             }),
             "domain:devices.list",
-            ArtifactMismatch::CapabilityId {
-                announced: "cap:other".into(),
-                manifest: "domain:devices.list".into(),
-            },
+            ArtifactMismatch::RequiresApproval,
         ),
         (
             "output schema",
@@ -271,11 +270,24 @@ fn announced_procedures_are_verified_against_the_known_artifact() {
             ArtifactMismatch::Description,
         ),
         (
+            "contextual text folded into the description",
+            tamper(&a, |v| {
+                let manifest = v["snapshot"]["procedures"][list]["description"]
+                    .as_str()
+                    .unwrap()
+                    .to_string();
+                v["snapshot"]["procedures"][list]["description"] =
+                    json!(format!("{manifest}\n\nCurrently bound to 2 devices"))
+            }),
+            "domain:devices.list",
+            ArtifactMismatch::Description,
+        ),
+        (
             "view collides with path",
             tamper(&a, |v| {
                 v["snapshot"]["components"][0]["type"] = json!("devices");
-                v["snapshot"]["components"][0]["capabilities"][0]["name"] = json!("disable");
-                v["snapshot"]["components"][0]["capabilities"][0]["capabilityId"] =
+                v["snapshot"]["components"][0]["actions"][0]["name"] = json!("disable");
+                v["snapshot"]["components"][0]["actions"][0]["capabilityId"] =
                     json!("view:devices.disable");
             }),
             "view:devices.disable",
@@ -286,7 +298,7 @@ fn announced_procedures_are_verified_against_the_known_artifact() {
         (
             "view id shape",
             tamper(&a, |v| {
-                v["snapshot"]["components"][0]["capabilities"][0]["capabilityId"] =
+                v["snapshot"]["components"][0]["actions"][0]["capabilityId"] =
                     json!("domain:devices.purge")
             }),
             "domain:devices.purge",
@@ -529,10 +541,12 @@ async fn results_are_bound_to_connection_session_run_tool_call_and_invocation() 
         mismatch(EchoField::ConnectionId)
     );
     let mut wrong_inner = result.clone();
-    wrong_inner.result = BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Success {
-        invocation_id: "inv-other".into(),
-        output: json!(null),
-    });
+    wrong_inner.result = BrowserSurfaceOutcome::Invocation(AgentInvocationResult::ok(
+        "inv-other",
+        "domain:devices.disable",
+        json!(null),
+        1,
+    ));
     assert_eq!(
         host.accept_result(&auth("conn-1"), &wrong_inner)
             .unwrap_err(),
@@ -617,6 +631,7 @@ fn a_pending_mutation_never_moves_to_another_tab() {
     );
     // A late result for the interrupted call is unsolicited.
     let late = BrowserSurfaceResult::for_call(
+        &call.identity,
         &call,
         BrowserSurfaceOutcome::rejected(RejectionReason::Disconnected),
     );
@@ -696,7 +711,7 @@ fn identity_changes_and_outdated_announcements_are_refused() {
     let a = s.session.connect("conn-1").unwrap();
     host.accept_announcement(&auth("conn-1"), &a).unwrap();
     let older = tamper(&a, |v| {
-        v["snapshot"]["surfaceVersion"] = json!(a.snapshot.surface_version - 1)
+        v["snapshot"]["surfaceVersion"] = json!((a.snapshot.surface_version - 1).to_string())
     });
     assert!(matches!(
         host.accept_announcement(&auth("conn-1"), &older),

@@ -18,7 +18,7 @@ use surface_runtime::host::{
     BrowserSurfaceResult, BrowserSurfaceSession, BrowserSurfaceSessionOptions,
     ConfirmationDecisionError, ConfirmationEvent, ConfirmationMode, ConfirmationOutcome, EchoField,
     HostError, KnownBuild, ProgressStage, RejectionReason, ResultDisposition, SessionCollection,
-    SessionError, ToolCallRequest, PROTOCOL_VERSION,
+    SessionError, ToolCallRequest,
 };
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
@@ -151,14 +151,13 @@ impl Held {
         invocation.registration_id = Some(registration);
         invocation.surface_version = Some(self.registry.surface_version());
         invocation.input = input;
-        BrowserSurfaceCall {
-            protocol_version: PROTOCOL_VERSION,
-            identity: identity(),
-            connection_id: "conn-1".into(),
-            run_id: "run-1".into(),
-            tool_call_id: format!("tc-{invocation_id}"),
+        BrowserSurfaceCall::new(
+            identity(),
+            "conn-1",
+            "run-1",
+            format!("tc-{invocation_id}"),
             invocation,
-        }
+        )
     }
 
     fn disable(&self, invocation_id: &str) -> BrowserSurfaceCall {
@@ -234,12 +233,13 @@ async fn approval_reruns_the_held_call_with_fresh_id_and_answers_the_original() 
     assert_eq!(request.connection_id, "conn-1");
     assert_eq!(request.capability_id, "domain:devices.disable");
     assert_eq!(
-        request.summary["input"],
+        request.input,
         json!({"deviceIds": ["dev-1", "dev-2"], "reason": "lost"})
     );
+    assert_eq!(request.description, "Disable devices");
     assert_eq!(
-        request.summary["capabilityId"],
-        json!("domain:devices.disable")
+        request.summary,
+        r#"Disable devices — input: {"deviceIds":["dev-1","dev-2"],"reason":"lost"}"#
     );
     assert_eq!(request.expires_at_ms, T0 + 5 * 60 * 1_000);
     // The host is told the call waits.
@@ -247,6 +247,7 @@ async fn approval_reruns_the_held_call_with_fresh_id_and_answers_the_original() 
         h.progress(),
         vec![BrowserSurfaceProgress {
             protocol_version: 1,
+            message_type: Default::default(),
             connection_id: "conn-1".into(),
             run_id: "run-1".into(),
             tool_call_id: "tc-inv-1".into(),
@@ -264,11 +265,13 @@ async fn approval_reruns_the_held_call_with_fresh_id_and_answers_the_original() 
     assert_eq!(result.invocation_id, "inv-1");
     assert_eq!(
         result.invocation_result().unwrap(),
-        &AgentInvocationResult::Success {
-            invocation_id: "inv-1".into(),
-            output: json!({"path": "devices.disable",
-                           "input": {"deviceIds": ["dev-1", "dev-2"], "reason": "lost"}}),
-        }
+        &AgentInvocationResult::ok(
+            "inv-1",
+            "domain:devices.disable",
+            json!({"path": "devices.disable",
+                   "input": {"deviceIds": ["dev-1", "dev-2"], "reason": "lost"}}),
+            h.registry.surface_version(),
+        )
     );
     assert_eq!(h.executor.count(), 1);
     assert_eq!(h.source.invokes(), 2, "the held call and its retry");
@@ -317,7 +320,7 @@ async fn identical_replay_while_waiting_joins_the_held_call() {
     assert_eq!(a, b);
     assert!(matches!(
         a.invocation_result(),
-        Some(AgentInvocationResult::Success { .. })
+        Some(AgentInvocationResult::Ok { .. })
     ));
     assert_eq!(h.executor.count(), 1);
 }
@@ -379,7 +382,7 @@ async fn expiry_with_a_timer_answers_expired_and_the_registry_forgets_it() {
     let e = error(&result);
     assert_eq!(e.code, ErrorCode::ConfirmationInvalid);
     assert_eq!(e.details["reason"], json!("expired"));
-    assert_eq!(e.retry, Retry::Yes);
+    assert_eq!(e.retry, Retry::WithConfirmation);
     assert_eq!(settled(&h.events()), vec![ConfirmationOutcome::Expired]);
     assert_eq!(h.registry.pending_confirmation(&id), None);
     assert_eq!(
@@ -518,24 +521,21 @@ async fn a_listener_may_decide_inside_the_request_event() {
     let result = h.session.invoke(h.disable("inv-1")).await;
     assert!(matches!(
         result.invocation_result(),
-        Some(AgentInvocationResult::Success { .. })
+        Some(AgentInvocationResult::Ok { .. })
     ));
     assert_eq!(h.executor.count(), 1);
 }
 
 #[tokio::test]
-async fn the_host_cannot_supply_evidence_in_hold_mode() {
+async fn the_host_cannot_supply_a_confirmation_id_in_hold_mode() {
     let h = held();
-    // Real evidence, issued by the registry for a real confirmation: a
-    // host that somehow obtained it still cannot use it.
+    // A real confirmation, approved at the registry: a host that somehow
+    // learned its id still cannot use it.
     let task = h.start(h.disable("inv-1")).await;
     let id = h.only_held_id();
-    let evidence = h
-        .registry
-        .confirm(&id)
-        .expect("the registry issues evidence");
+    let approved = h.registry.confirm(&id).expect("the registry approves it");
     let mut forged = h.disable("inv-2");
-    forged.invocation.confirmation = Some(evidence);
+    forged.invocation.confirmation_id = Some(approved.confirmation_id);
     assert_eq!(
         h.session.invoke(forged).await.rejection(),
         Some(RejectionReason::InvalidCall)
@@ -611,7 +611,7 @@ async fn calls_without_confirmation_are_answered_directly_in_hold_mode() {
         .await;
     assert!(matches!(
         result.invocation_result(),
-        Some(AgentInvocationResult::Success { .. })
+        Some(AgentInvocationResult::Ok { .. })
     ));
     assert!(h.events().is_empty());
     assert!(h.progress().is_empty());
@@ -661,7 +661,9 @@ fn confirmation_events_serialize_for_a_javascript_ui() {
         tool_call_id: "t".into(),
         capability_id: "domain:devices.disable".into(),
         registration_id: "r1".into(),
-        summary: json!({"input": {"deviceIds": ["dev-1"]}}),
+        description: "Disable devices".into(),
+        input: json!({"deviceIds": ["dev-1"]}),
+        summary: r#"Disable devices — input: {"deviceIds":["dev-1"]}"#.into(),
         expires_at_ms: 7,
     });
     assert_eq!(
@@ -669,7 +671,8 @@ fn confirmation_events_serialize_for_a_javascript_ui() {
         json!({"type": "requested", "confirmationId": "conf_1", "invocationId": "inv-1",
                "connectionId": "c", "runId": "r", "toolCallId": "t",
                "capabilityId": "domain:devices.disable", "registrationId": "r1",
-               "summary": {"input": {"deviceIds": ["dev-1"]}}, "expiresAtMs": 7})
+               "description": "Disable devices", "input": {"deviceIds": ["dev-1"]},
+               "summary": "Disable devices — input: {\"deviceIds\":[\"dev-1\"]}", "expiresAtMs": 7})
     );
 }
 

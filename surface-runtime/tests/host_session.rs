@@ -14,11 +14,14 @@ use surface_runtime::host::{
     BrowserSurfaceResult, BrowserSurfaceSession, BrowserSurfaceSessionOptions, RejectionReason,
     SessionCollection, SessionError, SessionUsage, MAX_ENVELOPE_CHARS,
 };
-use surface_runtime::{AgentConsumer, AgentInvocationResult, ErrorCode, Retry};
+use surface_runtime::{AgentConsumer, AgentInvocationResult};
 
 fn output(result: &BrowserSurfaceResult) -> &Value {
     match result.invocation_result() {
-        Some(AgentInvocationResult::Success { output, .. }) => output,
+        Some(AgentInvocationResult::Ok {
+            output: Some(output),
+            ..
+        }) => output,
         other => panic!("expected success, got {other:?}"),
     }
 }
@@ -270,7 +273,9 @@ async fn rejection_invalid_call_for_unparseable_json_echoes_readable_ids() {
 }
 
 #[tokio::test]
-async fn rejection_wrong_session_for_unknown_connection_id() {
+async fn rejection_disconnected_for_a_connection_id_never_opened() {
+    // The original answers a connection it never opened as it answers a
+    // closed one.
     let s = session();
     s.session.connect("conn-1").unwrap();
     let call = s.call(
@@ -281,7 +286,7 @@ async fn rejection_wrong_session_for_unknown_connection_id() {
     );
     assert_eq!(
         s.session.invoke(call).await.rejection(),
-        Some(RejectionReason::WrongSession)
+        Some(RejectionReason::Disconnected)
     );
     assert_eq!(s.source.invokes(), 0);
 }
@@ -390,9 +395,10 @@ async fn rejection_session_expired_after_ttl() {
 }
 
 #[tokio::test]
-async fn undiscoverable_capability_is_answered_unknown_without_dispatch() {
+async fn undiscoverable_capability_is_a_stale_surface_without_dispatch() {
     // A headless consumer does not see view capabilities: a call naming one
-    // is not dispatched, whatever the host sends.
+    // is not dispatched, whatever the host sends — the original answers a
+    // capability or registration missing from the snapshot `stale-surface`.
     let s = session_with(AgentConsumer::headless("u1"), 10, Duration::from_secs(60));
     let announcement = s.session.connect("conn-1").unwrap();
     assert!(announcement.snapshot.components.is_empty());
@@ -403,23 +409,13 @@ async fn undiscoverable_capability_is_answered_unknown_without_dispatch() {
         json!({"ids": ["a"]}),
     );
     let r = s.session.invoke(view).await;
-    let error = r
-        .invocation_result()
-        .and_then(|r| r.error())
-        .expect("an error result");
-    assert_eq!(error.code, ErrorCode::UnknownCapability);
-    assert_eq!(error.retry, Retry::AfterRefresh);
+    assert_eq!(r.rejection(), Some(RejectionReason::StaleSurface));
     // A registration id that is not the capability's is not discoverable
     // either.
     let mut wrong_reg = s.call("conn-1", "inv-2", "domain:devices.list", json!({}));
     wrong_reg.invocation.registration_id = Some(s.fx.registration("domain:devices.purge"));
     let r = s.session.invoke(wrong_reg).await;
-    assert_eq!(
-        r.invocation_result()
-            .and_then(|r| r.error())
-            .map(|e| e.code),
-        Some(ErrorCode::UnknownCapability)
-    );
+    assert_eq!(r.rejection(), Some(RejectionReason::StaleSurface));
     assert_eq!(s.source.invokes(), 0);
     assert_eq!(s.session.usage().calls, 0);
 }
@@ -773,7 +769,7 @@ async fn reload_with_new_identity_starts_clean_and_refuses_the_old_tab() {
     let r = reloaded.invoke(fresh).await;
     assert!(matches!(
         r.result,
-        BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Success { .. })
+        BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Ok { .. })
     ));
     assert_eq!(s.source.invokes(), 2);
 }

@@ -5,7 +5,10 @@
 //! `BrowserSurfaceSession::invoke_json`.
 //!
 //! For every input: no panic; every answer serializes within the documented
-//! vocabulary (status, error codes, retry values, rejection reasons);
+//! vocabulary (status, error codes, retry values, rejection reasons) and
+//! every error follows the originals' error matrix
+//! (`tests/fixtures/originals/error-matrix.json`: the `retry` values and
+//! `details` keys allowed per code);
 //! locked fields never reach the executor; an id breaking the
 //! invocation-id rule never reaches it and no id reaches it twice; and no
 //! server text — the executor fails with hostile text in every field it
@@ -27,9 +30,8 @@ use surface_runtime::manifest::validate_paths;
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
     check_invocation_id, AgentInvocation, AgentManifest, AgentProcedureBinding,
-    AgentProcedureExecutor, ComponentDefinition, ConfirmationEvidence, ErrorCode, ExecuteRequest,
-    ExecutionError, ManifestError, ManualClock, RegistrationHandle, Retry, SurfaceRegistry,
-    ViewCapability,
+    AgentProcedureExecutor, ComponentDefinition, ErrorCode, ExecuteRequest, ExecutionError,
+    ManifestError, ManualClock, RegistrationHandle, Retry, SurfaceRegistry, ViewCapability,
 };
 
 /// Text only the hostile executor (the "server") ever writes.
@@ -41,30 +43,19 @@ fn server_text() -> String {
     )
 }
 
-const ERROR_CODES: [&str; 15] = [
-    "UNKNOWN_CAPABILITY",
-    "STALE_CAPABILITY",
-    "AMBIGUOUS_INSTANCE",
-    "UNAVAILABLE",
-    "NOT_AUTHORIZED",
-    "POLICY_DENIED",
-    "INVALID_INPUT",
-    "PRECONDITION_FAILED",
-    "CONFIRMATION_REQUIRED",
-    "CONFIRMATION_INVALID",
-    "DOMAIN_APPROVAL_REQUIRED",
-    "DOMAIN_OUTCOME_UNKNOWN",
-    "EXECUTION_FAILED",
-    "TIMEOUT",
-    "CANCELLED",
-];
-const RETRIES: [&str; 5] = [
-    "no",
-    "yes",
-    "after-refresh",
-    "after-confirmation",
-    "with-changes",
-];
+/// The originals' error matrix: per code, the allowed `retry` values and
+/// `details` keys.
+fn matrix() -> &'static Map<String, Value> {
+    static MATRIX: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+    MATRIX.get_or_init(|| {
+        let text = include_str!("../../tests/fixtures/originals/error-matrix.json");
+        let value: Value = serde_json::from_str(text).expect("the matrix is JSON");
+        value["codes"].as_object().expect("codes").clone()
+    })
+}
+
+/// The seeds' two domain codes (retry `no`), beside the matrix's 16.
+const DOMAIN_CODES: [&str; 2] = ["DOMAIN_APPROVAL_REQUIRED", "DOMAIN_OUTCOME_UNKNOWN"];
 const REJECTIONS: [&str; 7] = [
     "invalid-call",
     "wrong-session",
@@ -205,7 +196,7 @@ fn manifest_text() -> impl Strategy<Value = (String, Vec<String>)> {
 // ----- a registry with a hostile executor -------------------------------------------
 
 /// What the executor does with the next call.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Behaviour {
     Succeed,
     /// An execution-phase code: safe message, server text only in
@@ -218,17 +209,17 @@ enum Behaviour {
 fn behaviour() -> impl Strategy<Value = Behaviour> {
     let allowed = prop::sample::select(vec![
         ErrorCode::NotAuthorized,
+        ErrorCode::NotAuthenticated,
         ErrorCode::DomainOutcomeUnknown,
         ErrorCode::ExecutionFailed,
         ErrorCode::Timeout,
-        ErrorCode::PreconditionFailed,
+        ErrorCode::Cancelled,
     ]);
     let forbidden = prop::sample::select(vec![
-        ErrorCode::UnknownCapability,
-        ErrorCode::InvalidInput,
         ErrorCode::ConfirmationRequired,
-        ErrorCode::PolicyDenied,
-        ErrorCode::StaleCapability,
+        ErrorCode::ConfirmationInvalid,
+        ErrorCode::AmbiguousInstance,
+        ErrorCode::Unrecognized("SERVER_SAYS_SO".into()),
     ]);
     prop_oneof![
         2 => Just(Behaviour::Succeed),
@@ -241,7 +232,11 @@ fn execution(behaviour: Behaviour) -> Result<Value, ExecutionError> {
     match behaviour {
         Behaviour::Succeed => Ok(json!({"ok": true})),
         Behaviour::FailAllowed(code) => {
-            Err(ExecutionError::new(code, "The call failed.", Retry::No)
+            let retry = match code {
+                ErrorCode::Timeout | ErrorCode::Cancelled => Retry::Yes,
+                _ => Retry::No,
+            };
+            Err(ExecutionError::new(code, "The call failed.", retry)
                 .with_internal(json!({"server": server_text()})))
         }
         Behaviour::FailForbidden(code) => Err(ExecutionError::new(code, server_text(), Retry::Yes)
@@ -499,21 +494,25 @@ fn check_answer(answer: &Value) -> Result<&'static str, TestCaseError> {
         text
     );
     let status = answer["status"].as_str().unwrap_or_default();
+    let settled = |answer: &Value| -> Result<(), TestCaseError> {
+        prop_assert!(answer["invocationId"].is_string());
+        prop_assert!(answer["capabilityId"].is_string());
+        let version = answer["surfaceVersion"].as_str().unwrap_or_default();
+        prop_assert!(
+            surface_runtime::snapshot::surface_version::parse(version).is_ok(),
+            "surfaceVersion {:?}",
+            answer["surfaceVersion"]
+        );
+        Ok(())
+    };
     match status {
-        "success" => {
-            prop_assert!(answer["invocationId"].is_string());
-            prop_assert!(answer.get("output").is_some());
-            Ok("success")
+        "ok" => {
+            settled(answer)?;
+            Ok("ok")
         }
         "error" => {
-            prop_assert!(answer["invocationId"].is_string());
-            let e = &answer["error"];
-            let code = e["code"].as_str().unwrap_or_default();
-            prop_assert!(ERROR_CODES.contains(&code), "code {}", code);
-            let retry = e["retry"].as_str().unwrap_or_default();
-            prop_assert!(RETRIES.contains(&retry), "retry {}", retry);
-            prop_assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()));
-            prop_assert!(e["details"].is_object());
+            settled(answer)?;
+            check_error(&answer["error"])?;
             Ok("error")
         }
         "rejected" => {
@@ -527,6 +526,44 @@ fn check_answer(answer: &Value) -> Result<&'static str, TestCaseError> {
             unreachable!()
         }
     }
+}
+
+/// An error within the originals' matrix: a known code, a `retry` the
+/// matrix allows for it, `details` (when present) an object with only the
+/// keys it allows; the domain codes retry `no`.
+fn check_error(e: &Value) -> Result<(), TestCaseError> {
+    let code = e["code"].as_str().unwrap_or_default();
+    let retry = e["retry"].as_str().unwrap_or_default();
+    prop_assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()));
+    let details = e.get("details").map(|d| d.as_object());
+    prop_assert!(
+        !matches!(details, Some(None)),
+        "details not an object: {}",
+        e
+    );
+    if DOMAIN_CODES.contains(&code) {
+        prop_assert_eq!(retry, "no");
+        return Ok(());
+    }
+    let Some(row) = matrix().get(code) else {
+        prop_assert!(false, "code {} is not in the matrix: {}", code, e);
+        unreachable!()
+    };
+    let allowed_retry = |r: &str| {
+        row["retry"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|v| v == r))
+    };
+    prop_assert!(allowed_retry(retry), "retry {} for {}: {}", retry, code, e);
+    if let Some(Some(details)) = details {
+        for key in details.keys() {
+            let allowed = row["details"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|v| v == key.as_str()));
+            prop_assert!(allowed, "details.{} for {}: {}", key, code, e);
+        }
+    }
+    Ok(())
 }
 
 /// What every executed call must satisfy, whatever the agent sent.
@@ -590,13 +627,13 @@ proptest! {
     ) {
         let h = hostile_registry(script);
         let mut used: Vec<String> = Vec::new();
-        let mut evidence: Option<ConfirmationEvidence> = None;
+        let mut approved: Option<String> = None;
         let mut previous_version = h.registry.surface_version();
         for (n, step) in steps.into_iter().enumerate() {
             match step {
                 Step::Approve => {
                     if let Some(p) = h.registry.pending_confirmations().pop() {
-                        evidence = h.registry.confirm(&p.confirmation_id).ok().or(evidence);
+                        approved = h.registry.confirm(&p.confirmation_id).ok().map(|c| c.confirmation_id).or(approved);
                     }
                 }
                 Step::Notify => {
@@ -625,21 +662,16 @@ proptest! {
                         map.insert("deviceIds".into(), locked);
                     }
                     inv.input = input;
-                    inv.instance = instance;
-                    inv.confirmation = match ev {
+                    inv.instance_id = instance;
+                    inv.confirmation_id = match ev {
                         EvidenceChoice::None => None,
-                        EvidenceChoice::Approved => evidence.clone(),
-                        EvidenceChoice::Forged(v) => {
-                            let mut forged = evidence.clone().map(|e| serde_json::to_value(e).unwrap())
-                                .unwrap_or_else(|| json!({
-                                    "confirmationId": "conf_0", "capabilityId": "domain:devices.disable",
-                                    "registrationId": "r2", "inputDigest": "00", "approvedAtMs": 1,
-                                    "expiresAtMs": u64::MAX, "signature": "00"}));
-                            if let Some(obj) = v.as_object() {
-                                for (k, val) in obj { forged[k] = val.clone(); }
-                            }
-                            serde_json::from_value(forged).ok()
-                        }
+                        EvidenceChoice::Approved => approved.clone(),
+                        // A made-up id, or a real one's neighbour.
+                        EvidenceChoice::Forged(v) => Some(match (&approved, v.as_str()) {
+                            (Some(real), Some(suffix)) => format!("{real}{suffix}"),
+                            (_, Some(text)) => text.to_string(),
+                            _ => v.to_string(),
+                        }),
                     };
                     let result = common::now(h.registry.invoke(inv, &consumer()));
                     let answer = serde_json::to_value(&result).unwrap();
@@ -658,18 +690,19 @@ fn envelope(registry: &SurfaceRegistry, capability: &str, id: &str, input: Value
     let registration = snapshot
         .procedures
         .iter()
-        .find(|p| p.procedure_id == capability || p.capability_id.as_deref() == Some(capability))
+        .find(|p| p.procedure_id == capability)
         .map(|p| p.registration_id.clone())
         .or_else(|| {
             snapshot
                 .components
                 .iter()
-                .find(|c| c.capabilities.iter().any(|v| v.capability_id == capability))
+                .find(|c| c.capability(capability).is_some())
                 .map(|c| c.registration_id.clone())
         })
         .unwrap_or_else(|| "r1".into());
     json!({
         "protocolVersion": PROTOCOL_VERSION,
+        "type": "surface-call",
         "identity": {"appId": "console", "buildId": "build-1", "sessionId": "sess-1", "tabId": "tab-1"},
         "connectionId": "conn-1",
         "runId": "run-1",
@@ -678,7 +711,7 @@ fn envelope(registry: &SurfaceRegistry, capability: &str, id: &str, input: Value
             "invocationId": id,
             "capabilityId": capability,
             "registrationId": registration,
-            "surfaceVersion": snapshot.surface_version,
+            "surfaceVersion": snapshot.surface_version.to_string(),
             "input": input,
         }
     })
@@ -692,8 +725,9 @@ enum Mutation {
     Text(String),
 }
 
-const POINTERS: [&str; 14] = [
+const POINTERS: [&str; 16] = [
     "/protocolVersion",
+    "/type",
     "/identity",
     "/identity/tabId",
     "/connectionId",
@@ -706,7 +740,8 @@ const POINTERS: [&str; 14] = [
     "/invocation/surfaceVersion",
     "/invocation/input",
     "/invocation/input/deviceIds",
-    "/invocation/confirmation",
+    "/invocation/confirmationId",
+    "/invocation/instanceId",
 ];
 
 fn mutation() -> impl Strategy<Value = Mutation> {

@@ -12,7 +12,6 @@ use host_support::*;
 use serde_json::json;
 use surface_runtime::host::{
     BrowserSurfaceCall, BrowserSurfaceOutcome, BrowserSurfaceSessionOptions, ConfirmationOutcome,
-    PROTOCOL_VERSION,
 };
 use surface_runtime::page::{AgentCallState, PageChange, PageSurface, DEFAULT_ACTIVITY_ENTRIES};
 use surface_runtime::{
@@ -68,14 +67,13 @@ impl Page {
         invocation.registration_id = Some(snapshot.procedures[0].registration_id.clone());
         invocation.surface_version = Some(snapshot.surface_version);
         invocation.input = json!({});
-        BrowserSurfaceCall {
-            protocol_version: PROTOCOL_VERSION,
-            identity: identity(),
-            connection_id: "conn-1".into(),
-            run_id: "run-1".into(),
-            tool_call_id: format!("tc-{invocation_id}"),
+        BrowserSurfaceCall::new(
+            identity(),
+            "conn-1",
+            "run-1",
+            format!("tc-{invocation_id}"),
             invocation,
-        }
+        )
     }
 
     fn changes(&self) -> Vec<PageChange> {
@@ -116,7 +114,7 @@ async fn a_held_call_is_mirrored_decided_through_the_page_and_tracked_in_the_act
     let held = p.page.held_confirmations();
     assert_eq!(held.len(), 1);
     assert_eq!(held[0].invocation_id, "inv-1");
-    assert_eq!(held[0].summary["input"], json!({"deviceIds": ["dev-1"]}));
+    assert_eq!(held[0].input, json!({"deviceIds": ["dev-1"]}));
     assert_eq!(p.changes(), [PageChange::Activity, PageChange::Held]);
     assert_eq!(
         p.page.activity()[0].state,
@@ -136,7 +134,7 @@ async fn a_held_call_is_mirrored_decided_through_the_page_and_tracked_in_the_act
         matches!(
             &activity[0].state,
             AgentCallState::Answered(BrowserSurfaceOutcome::Invocation(
-                AgentInvocationResult::Success { .. }
+                AgentInvocationResult::Ok { .. }
             ))
         ),
         "{activity:?}"

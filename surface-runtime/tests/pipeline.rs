@@ -43,16 +43,29 @@ fn retry(result: &AgentInvocationResult) -> Retry {
     result.error().expect("an error").retry
 }
 
+/// The pending confirmation a `CONFIRMATION_REQUIRED` answer asks for:
+/// what the application shows the user (its `details.summary` is the
+/// text of it).
+fn pending(f: &Fixture, result: &AgentInvocationResult) -> surface_runtime::PendingConfirmation {
+    let id = details(result)["confirmationId"]
+        .as_str()
+        .expect("a confirmation")
+        .to_string();
+    let pending = f.registry.pending_confirmation(&id).expect("pending");
+    assert_eq!(details(result)["summary"], json!(pending.summary()));
+    pending
+}
+
 // ----- phase 1: resolve ---------------------------------------------------
 
 #[test]
 fn phase1_unknown_capability() {
     let f = fixture();
     let r = call(&f.registry, "i1", "domain:devices.list", json!({}));
-    assert_eq!(error_code(&r), Some("UNKNOWN_CAPABILITY"));
+    assert_eq!(error_code(&r), Some("CAPABILITY_NOT_FOUND"));
     assert_eq!(retry(&r), Retry::AfterRefresh);
     let r = call(&f.registry, "i2", "domain:nope", json!({}));
-    assert_eq!(error_code(&r), Some("UNKNOWN_CAPABILITY"));
+    assert_eq!(error_code(&r), Some("CAPABILITY_NOT_FOUND"));
     assert!(f.executor.calls().is_empty());
 }
 
@@ -76,7 +89,7 @@ fn phase1_stale_capability_when_registration_is_gone() {
         error_code(&now(f
             .registry
             .invoke(at_current_version(&f.registry, inv), &consumer()))),
-        Some("UNKNOWN_CAPABILITY")
+        Some("CAPABILITY_NOT_FOUND")
     );
 }
 
@@ -122,20 +135,17 @@ fn two_references_to_one_procedure_are_ambiguous_until_registration_id_given() {
         .registry
         .invoke(at_current_version(&f2.registry, inv), &consumer));
     assert_eq!(error_code(&r), Some("CONFIRMATION_REQUIRED"));
-    let summary = &details(&r)["summary"];
-    assert_eq!(summary["input"], json!({"deviceIds": ["d2", "d3"]}));
-    assert_eq!(summary["registrationId"], json!(hb.registration_id()));
+    let asked = pending(f2, &r);
+    assert_eq!(asked.input, json!({"deviceIds": ["d2", "d3"]}));
+    assert_eq!(asked.registration_id, hb.registration_id());
 
     // Also resolved by `instance`.
     let mut inv = invocation("i3", "domain:devices.disable", json!({}));
-    inv.instance = Some("a".into());
+    inv.instance_id = Some("a".into());
     let r = now(f
         .registry
         .invoke(at_current_version(&f.registry, inv), &consumer));
-    assert_eq!(
-        details(&r)["summary"]["input"],
-        json!({"deviceIds": ["d1"]})
-    );
+    assert_eq!(pending(&f, &r).input, json!({"deviceIds": ["d1"]}));
 }
 
 // ----- phase 2: staleness ---------------------------------------------------
@@ -157,7 +167,7 @@ fn phase2_destructive_call_with_old_surface_version_is_stale() {
         .invoke(at_current_version(&f.registry, inv), &consumer()));
     assert_eq!(error_code(&r), Some("STALE_CAPABILITY"));
     assert_eq!(retry(&r), Retry::AfterRefresh);
-    assert_eq!(details(&r)["currentSurfaceVersion"], json!(seen + 1));
+    assert_eq!(details(&r)["reason"], json!("surface-version-changed"));
 
     // A query with the same old version is not stale.
     let mut inv = invocation("i2", "domain:devices.list", json!({}));
@@ -196,12 +206,12 @@ fn phase3_unavailable_reference_never_runs_even_when_named() {
         )
         .unwrap();
     let r = call(&f.registry, "i1", "domain:devices.disable", json!({}));
-    assert_eq!(error_code(&r), Some("UNAVAILABLE"));
+    assert_eq!(error_code(&r), Some("CAPABILITY_NOT_AVAILABLE"));
     let e = r.error().unwrap();
     assert_eq!(e.message, "Select at least one device first");
     assert_eq!(e.retry, Retry::AfterRefresh);
     assert_eq!(
-        e.details["unavailableReason"],
+        e.details["reason"],
         json!("Select at least one device first")
     );
     assert!(f.executor.calls().is_empty());
@@ -281,12 +291,12 @@ fn phase5_schema_errors_report_instance_paths() {
         json!({"query": 5, "extra": true}),
     );
     assert_eq!(error_code(&r), Some("INVALID_INPUT"));
-    let errors = details(&r)["errors"].as_array().unwrap().clone();
+    let errors = details(&r)["issues"].as_array().unwrap().clone();
     let mut pairs: Vec<(String, String)> = errors
         .iter()
         .map(|e| {
             (
-                e["instancePath"].as_str().unwrap().to_string(),
+                e["path"].to_string(),
                 e["keyword"].as_str().unwrap().to_string(),
             )
         })
@@ -295,8 +305,8 @@ fn phase5_schema_errors_report_instance_paths() {
     assert_eq!(
         pairs,
         vec![
-            ("".to_string(), "additionalProperties".to_string()),
-            ("/query".to_string(), "type".to_string())
+            (r#"["query"]"#.to_string(), "type".to_string()),
+            ("[]".to_string(), "additionalProperties".to_string()),
         ]
     );
     assert!(f.executor.calls().is_empty());
@@ -446,12 +456,12 @@ fn d8_overridable_field_agent_value_wins_else_bound_value() {
         json!({"reason": "agent reason"}),
     );
     assert_eq!(
-        details(&r)["summary"]["input"],
+        pending(&f, &r).input,
         json!({"deviceIds": ["d1"], "reason": "agent reason"})
     );
     let r = call(&f.registry, "i2", "domain:devices.disable", json!({}));
     assert_eq!(
-        details(&r)["summary"]["input"],
+        pending(&f, &r).input,
         json!({"deviceIds": ["d1"], "reason": "UI reason"})
     );
 }
@@ -473,17 +483,17 @@ fn d21_binding_runs_at_execution_time_not_discovery() {
     assert_eq!(error_code(&r), Some("CONFIRMATION_REQUIRED"));
     let cid = details(&r)["confirmationId"].as_str().unwrap().to_string();
     assert_eq!(
-        details(&r)["summary"]["input"],
-        json!({"deviceIds": ["d7", "d8"]})
+        details(&r)["summary"],
+        json!(r#"Disable devices — input: {"deviceIds":["d7","d8"]}"#)
     );
     assert_eq!(
         f.registry.pending_confirmation(&cid).unwrap().input,
         json!({"deviceIds": ["d7", "d8"]})
     );
-    let evidence = f.registry.confirm(&cid).unwrap();
+    f.registry.confirm(&cid).unwrap();
     let mut inv = invocation("i2", "domain:devices.disable", json!({}));
     inv.registration_id = Some(h.registration_id().into());
-    inv.confirmation = Some(evidence);
+    inv.confirmation_id = Some(cid.clone());
     let r = now(f
         .registry
         .invoke(at_current_version(&f.registry, inv), &consumer()));
@@ -504,12 +514,12 @@ fn d21_binding_change_after_confirmation_invalidates_the_evidence() {
         .unwrap();
     let r = call(&f.registry, "i1", "domain:devices.disable", json!({}));
     let cid = details(&r)["confirmationId"].as_str().unwrap().to_string();
-    let evidence = f.registry.confirm(&cid).unwrap();
+    f.registry.confirm(&cid).unwrap();
 
     // The user changes the selection after approving.
     *sel.lock().unwrap() = vec!["d2".into()];
     let mut inv = invocation("i2", "domain:devices.disable", json!({}));
-    inv.confirmation = Some(evidence.clone());
+    inv.confirmation_id = Some(cid.clone());
     let r = now(f
         .registry
         .invoke(at_current_version(&f.registry, inv), &consumer()));
@@ -519,10 +529,7 @@ fn d21_binding_change_after_confirmation_invalidates_the_evidence() {
 
     // A fresh request shows the new value.
     let r = call(&f.registry, "i3", "domain:devices.disable", json!({}));
-    assert_eq!(
-        details(&r)["summary"]["input"],
-        json!({"deviceIds": ["d2"]})
-    );
+    assert_eq!(pending(&f, &r).input, json!({"deviceIds": ["d2"]}));
 }
 
 #[test]
@@ -561,7 +568,7 @@ fn binding_failed_when_bound_values_violate_the_full_schema() {
     );
     assert_eq!(error_code(&r), Some("PRECONDITION_FAILED"));
     assert_eq!(details(&r)["reason"], json!("binding-failed"));
-    assert_eq!(retry(&r), Retry::No);
+    assert_eq!(retry(&r), Retry::AfterRefresh);
     // An agent error on an unlocked field is still INVALID_INPUT.
     *sel.lock().unwrap() = vec!["d1".into()];
     let r = call(
@@ -571,7 +578,7 @@ fn binding_failed_when_bound_values_violate_the_full_schema() {
         json!({"reason": "x".repeat(41)}),
     );
     assert_eq!(error_code(&r), Some("INVALID_INPUT"));
-    assert_eq!(details(&r)["errors"][0]["instancePath"], json!("/reason"));
+    assert_eq!(details(&r)["issues"][0]["path"], json!(["reason"]));
     assert!(f.executor.calls().is_empty());
 }
 
@@ -605,7 +612,7 @@ fn phase6_post_input_policy_sees_effective_input_and_denies() {
         "domain:devices.rename",
         json!({"name": "root"}),
     );
-    assert_eq!(error_code(&r), Some("POLICY_DENIED"));
+    assert_eq!(error_code(&r), Some("NOT_AUTHORIZED"));
     assert_eq!(r.error().unwrap().message, "That name is reserved");
     assert_eq!(retry(&r), Retry::No);
     assert_eq!(
@@ -759,7 +766,7 @@ fn optional_confirmation_runs_unless_a_policy_asks_or_the_registry_enforces_it()
     );
 }
 
-fn confirmed_setup() -> (Fixture, String, surface_runtime::ConfirmationEvidence) {
+fn confirmed_setup() -> (Fixture, String, String) {
     let f = fixture();
     let sel = selection(&["d1"]);
     let h = f
@@ -774,28 +781,35 @@ fn confirmed_setup() -> (Fixture, String, surface_runtime::ConfirmationEvidence)
         json!({"reason": "cleanup"}),
     );
     assert_eq!(error_code(&r), Some("CONFIRMATION_REQUIRED"));
-    assert_eq!(retry(&r), Retry::AfterConfirmation);
+    assert_eq!(retry(&r), Retry::WithConfirmation);
     let d = details(&r);
     let cid = d["confirmationId"].as_str().unwrap().to_string();
+    // The originals' details: the summary text, an ISO expiry, the effect
+    // and where the confirmation comes from.
     assert_eq!(
-        d["summary"],
-        json!({"capabilityId": "domain:devices.disable", "registrationId": "r1",
-               "description": "Disable devices", "effect": "destructive",
-               "input": {"deviceIds": ["d1"], "reason": "cleanup"}})
+        d.clone(),
+        serde_json::from_value::<serde_json::Map<String, Value>>(json!({
+            "confirmationId": cid,
+            "summary": r#"Disable devices — input: {"deviceIds":["d1"],"reason":"cleanup"}"#,
+            "expiresAt": "1970-01-01T00:21:40.000Z",
+            "effect": "destructive",
+            "origin": "client"
+        }))
+        .unwrap()
     );
-    assert_eq!(d["expiresAtMs"], json!(1_000_000 + 300_000));
-    let ev = f.registry.confirm(&cid).unwrap();
-    (f, cid, ev)
+    let approved = f.registry.confirm(&cid).unwrap();
+    assert_eq!(approved.approved_at_ms, Some(1_000_000));
+    (f, cid.clone(), cid)
 }
 
 fn retry_with(
     f: &Fixture,
     id: &str,
-    ev: surface_runtime::ConfirmationEvidence,
+    confirmation_id: String,
     reason: &str,
 ) -> AgentInvocationResult {
     let mut inv = invocation(id, "domain:devices.disable", json!({"reason": reason}));
-    inv.confirmation = Some(ev);
+    inv.confirmation_id = Some(confirmation_id);
     now(f
         .registry
         .invoke(at_current_version(&f.registry, inv), &consumer()))
@@ -807,10 +821,12 @@ fn confirmation_evidence_authorizes_one_retry_with_a_fresh_invocation_id() {
     let r = retry_with(&f, "i2", ev.clone(), "cleanup");
     assert_eq!(
         r,
-        AgentInvocationResult::Success {
-            invocation_id: "i2".into(),
-            output: json!({"ok": true})
-        }
+        AgentInvocationResult::ok(
+            "i2",
+            "domain:devices.disable",
+            json!({"ok": true}),
+            f.registry.surface_version()
+        )
     );
     let calls = f.executor.calls();
     assert_eq!(calls.len(), 1);
@@ -862,27 +878,24 @@ fn confirmation_evidence_for_a_different_input_is_invalid() {
 }
 
 #[test]
-fn forged_or_altered_evidence_is_invalid() {
+fn made_up_or_foreign_confirmation_ids_are_invalid() {
     let (f, _cid, ev) = confirmed_setup();
-    let mut altered = ev.clone();
-    altered.expires_at_ms += 1_000_000;
-    assert_eq!(
-        details(&retry_with(&f, "i2", altered, "cleanup"))["reason"],
-        json!("bad-signature")
-    );
-    let mut forged = ev.clone();
-    forged.signature = "00".repeat(32);
-    assert_eq!(
-        details(&retry_with(&f, "i3", forged, "cleanup"))["reason"],
-        json!("bad-signature")
-    );
-    let mut garbage = ev.clone();
-    garbage.signature = "not hex".into();
-    assert_eq!(
-        details(&retry_with(&f, "i4", garbage, "cleanup"))["reason"],
-        json!("bad-signature")
-    );
-    // Evidence signed by another registry (another secret) does not verify.
+    // An id the registry never issued, and its neighbours.
+    for (n, forged) in [
+        "conf_000000000000000000000000".to_string(),
+        format!("{ev}0"),
+        ev[..ev.len() - 1].to_string(),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        assert_eq!(
+            details(&retry_with(&f, &format!("i{}", n + 2), forged, "cleanup"))["reason"],
+            json!("not-approved-or-used")
+        );
+    }
+    // An id another registry (another secret) issued and approved grants
+    // nothing here.
     let other = fixture_with(|b| b.secret([1; 32]));
     let sel = selection(&["d1"]);
     let _h = other
@@ -895,16 +908,15 @@ fn forged_or_altered_evidence_is_invalid() {
         "domain:devices.disable",
         json!({"reason": "cleanup"}),
     );
-    let foreign = other
-        .registry
-        .confirm(details(&r)["confirmationId"].as_str().unwrap())
-        .unwrap();
+    let foreign = details(&r)["confirmationId"].as_str().unwrap().to_string();
+    assert_ne!(foreign, ev, "ids are derived from each registry's secret");
+    other.registry.confirm(&foreign).unwrap();
     assert_eq!(
         details(&retry_with(&f, "i5", foreign, "cleanup"))["reason"],
-        json!("bad-signature")
+        json!("not-approved-or-used")
     );
     assert!(f.executor.calls().is_empty());
-    // The genuine evidence still works afterwards.
+    // The genuine one still works afterwards.
     assert!(retry_with(&f, "i6", ev, "cleanup").error().is_none());
 }
 
@@ -949,6 +961,8 @@ fn evidence_is_bound_to_its_registration() {
         .registry
         .confirm(details(&r)["confirmationId"].as_str().unwrap())
         .unwrap();
+    let registration = ev.registration_id.clone();
+    let ev = ev.confirmation_id;
     // Same procedure, same selection, another reference.
     let h2 = f
         .registry
@@ -956,7 +970,7 @@ fn evidence_is_bound_to_its_registration() {
         .unwrap();
     let mut inv = invocation("i2", "domain:devices.disable", json!({}));
     inv.registration_id = Some(h2.registration_id().into());
-    inv.confirmation = Some(ev.clone());
+    inv.confirmation_id = Some(ev.clone());
     let r = now(f
         .registry
         .invoke(at_current_version(&f.registry, inv), &consumer()));
@@ -964,8 +978,8 @@ fn evidence_is_bound_to_its_registration() {
     // The original registration, re-registered under a new id, is stale.
     drop(h1);
     let mut inv = invocation("i3", "domain:devices.disable", json!({}));
-    inv.registration_id = Some(ev.registration_id.clone());
-    inv.confirmation = Some(ev);
+    inv.registration_id = Some(registration);
+    inv.confirmation_id = Some(ev);
     assert_eq!(
         error_code(&now(f
             .registry
@@ -1001,7 +1015,8 @@ fn registry_never_executes_one_invocation_id_twice() {
         "domain:devices.list",
         json!({"query": "b"}),
     );
-    assert_eq!(error_code(&changed), Some("PRECONDITION_FAILED"));
+    assert_eq!(error_code(&changed), Some("INVOCATION_CONFLICT"));
+    assert_eq!(retry(&changed), Retry::WithChanges);
     assert_eq!(details(&changed)["reason"], json!("invocation-id-reused"));
     assert_eq!(f.executor.calls().len(), 1);
 }
@@ -1036,7 +1051,7 @@ fn phase7_executor_receives_path_capability_and_effective_input() {
         .unwrap();
     assert_eq!(ev.capability_id, "cap:mail.send");
     let mut inv = invocation("i2", "domain:mail.send", json!({"to": "a@b"}));
-    inv.confirmation = Some(ev);
+    inv.confirmation_id = Some(ev.confirmation_id);
     assert!(now(f
         .registry
         .invoke(at_current_version(&f.registry, inv), &consumer()))
@@ -1071,18 +1086,31 @@ fn phase7_executor_errors_are_sanitized() {
     assert_eq!(details(&r)["approvalId"], json!("ap-1"));
     assert!(!serde_json::to_string(&r).unwrap().contains("10.0.0.7"));
 
-    // A code that is not an execution-phase code becomes EXECUTION_FAILED.
-    *f.executor.fail_with.lock().unwrap() = Some(ExecutionError::new(
-        ErrorCode::InvalidInput,
-        "pg: column x (leak)",
-        Retry::Yes,
-    ));
-    let r = call(&f.registry, "i2", "domain:devices.list", json!({}));
-    let e = r.error().unwrap();
-    assert_eq!(
-        (e.code, e.message.as_str(), e.retry),
-        (ErrorCode::ExecutionFailed, "The call failed.", Retry::No)
-    );
+    // A code an executor may not answer (a local confirmation, an
+    // ambiguity, a code this version does not know) becomes
+    // EXECUTION_FAILED.
+    for (n, code) in [
+        ErrorCode::ConfirmationRequired,
+        ErrorCode::AmbiguousInstance,
+        ErrorCode::Unrecognized("PG_ERROR".into()),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        *f.executor.fail_with.lock().unwrap() =
+            Some(ExecutionError::new(code, "pg: column x (leak)", Retry::Yes));
+        let r = call(
+            &f.registry,
+            &format!("i2-{n}"),
+            "domain:devices.list",
+            json!({}),
+        );
+        let e = r.error().unwrap();
+        assert_eq!(
+            (e.code.clone(), e.message.as_str(), e.retry),
+            (ErrorCode::ExecutionFailed, "The call failed.", Retry::No)
+        );
+    }
     let audit = f.audit.lock().unwrap();
     assert!(audit.iter().any(|e| matches!(e, AuditEvent::ExecutionFailed { internal: Some(i), .. } if i.to_string().contains("10.0.0.7"))));
     assert!(audit.iter().any(|e| matches!(e, AuditEvent::ExecutionFailed { code: ErrorCode::ExecutionFailed, internal: Some(i), .. } if i.to_string().contains("(leak)"))));
@@ -1281,10 +1309,12 @@ fn view_capability_runs_its_local_handler_with_validated_input() {
     );
     assert_eq!(
         r,
-        AgentInvocationResult::Success {
-            invocation_id: "i1".into(),
-            output: json!({"selected": 2})
-        }
+        AgentInvocationResult::ok(
+            "i1",
+            "view:devices.table.select",
+            json!({"selected": 2}),
+            f.registry.surface_version()
+        )
     );
     assert_eq!(
         *selected.lock().unwrap(),
@@ -1297,9 +1327,12 @@ fn view_capability_runs_its_local_handler_with_validated_input() {
         json!({"ids": "d1"}),
     );
     assert_eq!(error_code(&r), Some("INVALID_INPUT"));
-    assert_eq!(details(&r)["errors"][0]["instancePath"], json!("/ids"));
+    assert_eq!(
+        details(&r)["issues"],
+        json!([{"path": ["ids"], "message": "value is not of type \"array\"", "keyword": "type"}])
+    );
     let snap = f.registry.snapshot(&consumer());
-    let cap = &snap.components[0].capabilities[0];
+    let cap = &snap.components[0].actions[0];
     assert_eq!(cap.capability_id, "view:devices.table.select");
     assert_eq!(
         cap.input_schema["properties"]["ids"]["type"],
@@ -1344,9 +1377,11 @@ fn a_view_inputs_capability_runs_with_its_generated_validator_and_schema() {
         "view:devices.table.select",
         json!({"ids": ["d1", "d2"]}),
     );
+    let version = f.registry.surface_version().to_string();
     assert_eq!(
         serde_json::to_value(&r).unwrap(),
-        json!({"status": "success", "invocationId": "i1", "output": {"selected": ["d1", "d2"]}})
+        json!({"status": "ok", "invocationId": "i1", "capabilityId": "view:devices.table.select",
+               "output": {"selected": ["d1", "d2"]}, "surfaceVersion": version})
     );
     let r = call(
         &f.registry,
@@ -1356,19 +1391,20 @@ fn a_view_inputs_capability_runs_with_its_generated_validator_and_schema() {
     );
     assert_eq!(
         serde_json::to_value(&r).unwrap(),
-        json!({"status": "error", "invocationId": "i2", "error": {
+        json!({"status": "error", "invocationId": "i2", "capabilityId": "view:devices.table.select",
+            "error": {
             "code": "INVALID_INPUT",
             "message": "The input does not match the input schema.",
             "retry": "with-changes",
-            "details": {"errors": [
-                {"instancePath": "/ids/1", "keyword": "minLength", "message": "value is shorter than 1 character"},
-                {"instancePath": "", "keyword": "additionalProperties", "message": "Additional properties are not allowed ('extend' was unexpected)"}
+            "details": {"issues": [
+                {"path": ["ids", 1], "message": "value is shorter than 1 character", "keyword": "minLength"},
+                {"path": [], "message": "Additional properties are not allowed ('extend' was unexpected)", "keyword": "additionalProperties"}
             ]}
-        }})
+        }, "surfaceVersion": version})
     );
     // The agent sees the schema the validator was generated from.
     let snap = f.registry.snapshot(&consumer());
-    let cap = &snap.components[0].capabilities[0];
+    let cap = &snap.components[0].actions[0];
     assert_eq!(cap.capability_id, "view:devices.table.select");
     assert_eq!(
         *cap.input_schema,
@@ -1426,7 +1462,7 @@ fn headless_consumers_neither_see_nor_invoke_view_capabilities() {
         invocation("i1", "view:devices.table.select", json!({"ids": []})),
         &headless,
     ));
-    assert_eq!(error_code(&r), Some("UNKNOWN_CAPABILITY"));
+    assert_eq!(error_code(&r), Some("CAPABILITY_NOT_FOUND"));
     assert!(selected.lock().unwrap().is_empty());
 }
 
@@ -1444,7 +1480,7 @@ fn max_invocation_ids_bounds_the_lifetime_id_table() {
     assert_eq!(f.registry.remembered_invocation_ids(), 3);
     let r = call(&f.registry, "i4", "domain:devices.list", json!({}));
     assert_eq!(error_code(&r), Some("PRECONDITION_FAILED"));
-    assert_eq!(retry(&r), Retry::No);
+    assert_eq!(retry(&r), Retry::AfterRefresh);
     assert_eq!(details(&r)["reason"], json!("invocation-ids-exhausted"));
     assert_eq!(f.registry.remembered_invocation_ids(), 3);
     // Known ids are still answered, never run again.
@@ -1496,7 +1532,7 @@ fn max_pending_confirmations_expires_the_oldest_pending_one_and_audits_it() {
     )));
     // The approved one still authorizes its retry.
     let mut retry_inv = invocation("i4", "cap:mail.send", json!({"to": "i1"}));
-    retry_inv.confirmation = Some(evidence);
+    retry_inv.confirmation_id = Some(evidence.confirmation_id);
     let r = now(f
         .registry
         .invoke(at_current_version(&f.registry, retry_inv), &consumer()));
@@ -1516,21 +1552,22 @@ fn invalid_input_lists_at_most_32_validation_errors() {
     );
     assert_eq!(error_code(&r), Some("INVALID_INPUT"));
     let d = details(&r);
-    let errors = d["errors"].as_array().unwrap();
+    let errors = d["issues"].as_array().unwrap();
     assert_eq!(
         errors.len(),
         surface_runtime::pipeline::MAX_REPORTED_VALIDATION_ERRORS
     );
-    assert_eq!(errors[0]["instancePath"], json!("/deviceIds/0"));
-    assert_eq!(d["errorsTruncated"], json!(true));
+    assert_eq!(errors[0]["path"], json!(["deviceIds", 0]));
+    // The issues are the matrix's only INVALID_INPUT detail: no truncation
+    // flag reaches the agent (the audit record has it).
+    assert_eq!(d.keys().collect::<Vec<_>>(), ["issues"]);
     let r = call(
         &f.registry,
         "i2",
         "domain:devices.disable",
         json!({"deviceIds": vec![1; 32]}),
     );
-    assert_eq!(details(&r)["errors"].as_array().unwrap().len(), 32);
-    assert_eq!(details(&r).get("errorsTruncated"), None);
+    assert_eq!(details(&r)["issues"].as_array().unwrap().len(), 32);
 }
 
 // ----- generated validators ---------------------------------------------------

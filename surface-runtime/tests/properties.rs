@@ -163,7 +163,7 @@ fn invoke_confirming(f: &Fixture, n: &mut u32, input: &Value) -> AgentInvocation
         .unwrap();
     *n += 1;
     inv.invocation_id = format!("i{n}");
-    inv.confirmation = Some(ev);
+    inv.confirmation_id = Some(ev.confirmation_id);
     now(f
         .registry
         .invoke(at_current_version(&f.registry, inv), &consumer()))
@@ -181,7 +181,10 @@ fn locked_fields_never_reach_the_executor() {
             let before = f.executor.calls().len();
             let r = invoke_confirming(&f, &mut n, input);
             if input.get("deviceIds").is_some() {
-                prop_assert_eq!(r.error().map(|e| e.code), Some(ErrorCode::InvalidInput));
+                prop_assert_eq!(
+                    r.error().map(|e| e.code.clone()),
+                    Some(ErrorCode::InvalidInput)
+                );
                 prop_assert_eq!(
                     &r.error().unwrap().details["lockedFields"],
                     &json!(["deviceIds"])
@@ -278,7 +281,7 @@ fn evidence_never_authorizes_a_different_effective_input() {
             .registry
             .invoke(at_current_version(&f.registry, inv), &consumer()));
         prop_assert_eq!(
-            r.error().map(|e| e.code),
+            r.error().map(|e| e.code.clone()),
             Some(ErrorCode::ConfirmationRequired)
         );
         let cid = r.error().unwrap().details["confirmationId"]
@@ -292,7 +295,7 @@ fn evidence_never_authorizes_a_different_effective_input() {
         *sel.lock().unwrap() = ids_b.clone();
         let mut retry = AgentInvocation::new("retry", "domain:devices.disable");
         retry.input = json!({ "reason": reason_b });
-        retry.confirmation = Some(ev);
+        retry.confirmation_id = Some(ev.confirmation_id);
         let r = now(f
             .registry
             .invoke(at_current_version(&f.registry, retry), &consumer()));
@@ -305,7 +308,7 @@ fn evidence_never_authorizes_a_different_effective_input() {
             prop_assert_eq!(&calls[0].input, &approved);
         } else {
             prop_assert_eq!(
-                r.error().map(|e| e.code),
+                r.error().map(|e| e.code.clone()),
                 Some(ErrorCode::ConfirmationInvalid)
             );
             prop_assert!(calls.is_empty());

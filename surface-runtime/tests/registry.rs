@@ -328,16 +328,23 @@ fn snapshot_descriptor_has_the_documented_shape_and_never_bound_values() {
     assert_eq!(
         value,
         json!({
-            "surfaceVersion": 2,
+            "surfaceId": f.registry.surface_id(),
+            "surfaceVersion": "2",
+            // The fixture's manual clock: 1,000,000 ms after the epoch.
+            "capturedAt": "1970-01-01T00:16:40.000Z",
             "components": [{
                 "type": "devices.table", "instanceId": "main", "registrationId": table.registration_id(),
                 "description": "The devices table",
-                "capabilities": [{"capabilityId": "view:devices.table.select", "name": "select",
-                    "description": "noop", "inputSchema": {"type": "object"}, "available": true}]
+                "observations": [],
+                "actions": [{"capabilityId": "view:devices.table.select", "name": "select",
+                    "description": "noop", "inputSchema": {"type": "object"},
+                    "effect": "local-state", "idempotent": false, "reversible": true,
+                    "confirmation": "never", "available": true}]
             }],
             "procedures": [{
                 "procedureId": "domain:devices.disable",
-                "description": "Disable devices\n\nBound to the 1 selected device(s)",
+                "description": "Disable devices",
+                "contextualNote": "Bound to the 1 selected device(s)",
                 "inputSchema": {"type": "object",
                     "properties": {"reason": {"type": "string", "description": "Why", "maxLength": 40}},
                     "additionalProperties": false},
@@ -358,7 +365,7 @@ fn snapshot_descriptor_has_the_documented_shape_and_never_bound_values() {
 }
 
 #[test]
-fn snapshot_reports_canonical_capability_override_and_output_schema() {
+fn snapshot_keeps_the_capability_override_internal_and_reports_output_schema() {
     let f = fixture();
     let auth = f.registry.authority().clone();
     let _m = f
@@ -371,13 +378,16 @@ fn snapshot_reports_canonical_capability_override_and_output_schema() {
         .unwrap();
     let snap = f.registry.snapshot(&consumer());
     let mail = snap.procedures_for("domain:mail.send").next().unwrap();
-    assert_eq!(mail.capability_id.as_deref(), Some("cap:mail.send"));
+    // The original's descriptor has no capabilityId: calls name the
+    // procedure id; the override is the executor's business.
+    let wire = serde_json::to_value(mail).unwrap();
+    assert_eq!(wire.get("capabilityId"), None);
+    assert_eq!(wire["procedureId"], json!("domain:mail.send"));
     assert_eq!(
         mail.confirmation,
         surface_runtime::ConfirmationLevel::Required
     );
     let list = snap.procedures_for("domain:devices.list").next().unwrap();
-    assert_eq!(list.capability_id, None);
     assert_eq!(
         list.output_schema.as_deref(),
         Some(&json!({"type": "array"}))
@@ -506,7 +516,8 @@ fn closures_may_use_the_registry_without_deadlock() {
         .unwrap();
     let snap = f.registry.snapshot(&consumer());
     assert!(snap.procedures[0].available);
-    assert_eq!(snap.procedures[0].description, "List devices\n\nv1");
+    assert_eq!(snap.procedures[0].description, "List devices");
+    assert_eq!(snap.procedures[0].contextual_note.as_deref(), Some("v1"));
     assert!(call(&f.registry, "i1", "domain:devices.list", json!({}))
         .error()
         .is_none());

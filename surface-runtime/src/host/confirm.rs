@@ -531,8 +531,8 @@ fn invalid(call: &BrowserSurfaceCall, surface_version: u64, reason: &str) -> Age
             Retry::WithConfirmation,
         ),
     };
-    let error =
-        AgentError::new(ErrorCode::ConfirmationInvalid, message, retry).with_detail("reason", reason);
+    let error = AgentError::new(ErrorCode::ConfirmationInvalid, message, retry)
+        .with_detail("reason", reason);
     AgentInvocationResult::err(
         call.invocation.invocation_id.clone(),
         call.invocation.capability_id.clone(),

@@ -171,7 +171,9 @@ pub enum ArtifactMismatch {
     },
     /// The description is not the manifest's (the contextual text travels
     /// as `contextualNote`).
-    #[error("description is not the manifest's description (contextual text belongs in contextualNote)")]
+    #[error(
+        "description is not the manifest's description (contextual text belongs in contextualNote)"
+    )]
     Description,
     /// `requiresApproval` differs from the manifest's.
     #[error("requiresApproval differs from the manifest's")]

@@ -5,24 +5,24 @@
 //!
 //! ```json
 //! // browser → host, when the page shows the confirmation
-//! {"protocolVersion":1,"connectionId":"c-1","runId":"r-1","toolCallId":"tc-1","invocationId":"i-1",
-//!  "stage":"awaiting-confirmation","expiresAtMs":1764400000000}
+//! {"protocolVersion":1,"type":"surface-progress","connectionId":"c-1","runId":"r-1",
+//!  "toolCallId":"tc-1","invocationId":"i-1","stage":"awaiting-confirmation","expiresAtMs":1764400000000}
 //! // browser → host, when the user approved and the call runs
-//! {"protocolVersion":1,…,"stage":"confirmed","retryInvocationId":"confirmed-4f…"}
+//! {"protocolVersion":1,"type":"surface-progress",…,"stage":"confirmed","retryInvocationId":"confirmed-4f…"}
 //! ```
 //!
-//! A progress message carries no evidence and grants nothing: the host can
-//! neither approve nor reject through it, and it is followed by exactly one
-//! [`BrowserSurfaceResult`] for the same ids.
+//! This message is this project's extension of protocol 1 (the original
+//! has none): a page sends it only in `ConfirmationMode::Hold`, which a
+//! TypeScript host does not ask for. A progress message grants nothing:
+//! the host can neither approve nor reject through it, and it is followed
+//! by exactly one [`BrowserSurfaceResult`] for the same ids.
 
 use serde::{Deserialize, Serialize};
 
-use super::wire::{BrowserSurfaceAnnouncement, BrowserSurfaceCall, BrowserSurfaceResult};
+use super::wire::{
+    BrowserSurfaceAnnouncement, BrowserSurfaceCall, BrowserSurfaceResult, ProgressType,
+};
 use super::PROTOCOL_VERSION;
-
-fn protocol_version() -> u32 {
-    PROTOCOL_VERSION
-}
 
 /// Where a held call stands, serialized kebab-case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -51,15 +51,17 @@ impl ProgressStage {
 /// "Confirmation while the call waits"). Echoes the call's dispatch ids
 /// like a [`BrowserSurfaceResult`]; accepted by
 /// `AgentHost::accept_progress` only on the dispatching authenticated
-/// connection. Wire: `{"protocolVersion":1,"connectionId","runId",
-/// "toolCallId","invocationId","stage", "expiresAtMs"?,
-/// "retryInvocationId"?}`.
+/// connection. Wire: `{"protocolVersion":1,"type":"surface-progress",
+/// "connectionId","runId","toolCallId","invocationId","stage",
+/// "expiresAtMs"?, "retryInvocationId"?}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BrowserSurfaceProgress {
     /// Always [`PROTOCOL_VERSION`].
-    #[serde(default = "protocol_version")]
     pub protocol_version: u32,
+    /// `"surface-progress"`.
+    #[serde(rename = "type")]
+    pub message_type: ProgressType,
     /// Echo of the call's connection id.
     pub connection_id: String,
     /// Echo of the call's run id.
@@ -99,6 +101,7 @@ impl BrowserSurfaceProgress {
     fn echo(call: &BrowserSurfaceCall, stage: ProgressStage) -> Self {
         Self {
             protocol_version: PROTOCOL_VERSION,
+            message_type: ProgressType::Only,
             connection_id: call.connection_id.clone(),
             run_id: call.run_id.clone(),
             tool_call_id: call.tool_call_id.clone(),
@@ -111,8 +114,8 @@ impl BrowserSurfaceProgress {
 }
 
 /// Any browser → host message, for transports that carry all three kinds
-/// on one channel: deserializes an announcement (it has `snapshot`), a
-/// result (`result`) or a progress message (`stage`), tried in that order.
+/// on one channel, told apart by `type` (each struct reads only its own
+/// `type`): `surface-announcement`, `surface-result`, `surface-progress`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum BrowserToHostMessage {
@@ -132,14 +135,13 @@ mod tests {
     use serde_json::json;
 
     fn call() -> BrowserSurfaceCall {
-        BrowserSurfaceCall {
-            protocol_version: 1,
-            identity: BrowserSurfaceIdentity::new("a", "b", "s", "t"),
-            connection_id: "c".into(),
-            run_id: "r".into(),
-            tool_call_id: "tc".into(),
-            invocation: AgentInvocation::new("i", "domain:x.y"),
-        }
+        BrowserSurfaceCall::new(
+            BrowserSurfaceIdentity::new("a", "b", "s", "t"),
+            "c",
+            "r",
+            "tc",
+            AgentInvocation::new("i", "domain:x.y"),
+        )
     }
 
     #[test]
@@ -147,13 +149,13 @@ mod tests {
         let awaiting = BrowserSurfaceProgress::awaiting_confirmation(&call(), 42);
         assert_eq!(
             serde_json::to_value(&awaiting).unwrap(),
-            json!({"protocolVersion":1,"connectionId":"c","runId":"r","toolCallId":"tc",
+            json!({"protocolVersion":1,"type":"surface-progress","connectionId":"c","runId":"r","toolCallId":"tc",
                    "invocationId":"i","stage":"awaiting-confirmation","expiresAtMs":42})
         );
         let confirmed = BrowserSurfaceProgress::confirmed(&call(), "confirmed-1");
         assert_eq!(
             serde_json::to_value(&confirmed).unwrap(),
-            json!({"protocolVersion":1,"connectionId":"c","runId":"r","toolCallId":"tc",
+            json!({"protocolVersion":1,"type":"surface-progress","connectionId":"c","runId":"r","toolCallId":"tc",
                    "invocationId":"i","stage":"confirmed","retryInvocationId":"confirmed-1"})
         );
         assert_eq!(ProgressStage::Confirmed.as_str(), "confirmed");
@@ -163,21 +165,31 @@ mod tests {
     }
 
     #[test]
-    fn browser_messages_are_told_apart_by_their_fields() {
+    fn browser_messages_are_told_apart_by_their_type() {
+        let identity = json!({"appId":"a","buildId":"b","sessionId":"s","tabId":"t"});
         let result: BrowserToHostMessage = serde_json::from_value(json!({
-            "protocolVersion":1,"connectionId":"c","runId":"r","toolCallId":"t","invocationId":"i",
+            "protocolVersion":1,"type":"surface-result","identity":identity,
+            "connectionId":"c","runId":"r","toolCallId":"t","invocationId":"i",
             "result":{"status":"rejected","reason":"stale-surface"}}))
         .unwrap();
         assert!(matches!(result, BrowserToHostMessage::Result(_)));
         let announcement: BrowserToHostMessage = serde_json::from_value(json!({
-            "protocolVersion":1,"identity":{"appId":"a","buildId":"b","sessionId":"s","tabId":"t"},
-            "connectionId":"c","snapshot":{"surfaceVersion":1,"components":[],"procedures":[]}}))
+            "protocolVersion":1,"type":"surface-announcement","identity":identity,
+            "connectionId":"c","snapshot":{"surfaceId":"s1","surfaceVersion":"1",
+            "capturedAt":"2026-09-13T00:00:00.000Z","components":[],"procedures":[]}}))
         .unwrap();
         assert!(matches!(
             announcement,
             BrowserToHostMessage::Announcement(_)
         ));
+        // The fields of a result under another type are not a result.
         assert!(serde_json::from_value::<BrowserToHostMessage>(json!({
+            "protocolVersion":1,"type":"surface-call","identity":identity,
+            "connectionId":"c","runId":"r","toolCallId":"t","invocationId":"i",
+            "result":{"status":"rejected","reason":"stale-surface"}}))
+        .is_err());
+        assert!(serde_json::from_value::<BrowserToHostMessage>(json!({
+            "protocolVersion":1,"type":"surface-progress",
             "connectionId":"c","runId":"r","toolCallId":"t","invocationId":"i","stage":"approved"}))
         .is_err());
     }

@@ -549,7 +549,9 @@ fn abort_pending(state: &mut State, reason: RejectionReason) {
 /// [`MAX_ID_CHARS`] characters, the invocation id follows the one
 /// invocation-id rule ([`check_invocation_id`]).
 fn shape_ok(call: &BrowserSurfaceCall) -> bool {
-    let id_ok = |id: &str| !id.is_empty() && id.len() <= 4 * MAX_ID_CHARS && serialized_chars(id) <= MAX_ID_CHARS;
+    let id_ok = |id: &str| {
+        !id.is_empty() && id.len() <= 4 * MAX_ID_CHARS && serialized_chars(id) <= MAX_ID_CHARS
+    };
     let inv = &call.invocation;
     call.protocol_version == PROTOCOL_VERSION
         && id_ok(&call.connection_id)

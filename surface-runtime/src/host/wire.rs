@@ -510,7 +510,10 @@ mod tests {
         for key in ["protocolVersion", "type"] {
             let mut missing = value.clone();
             missing.as_object_mut().unwrap().remove(key);
-            assert!(serde_json::from_value::<BrowserSurfaceCall>(missing).is_err(), "{key}");
+            assert!(
+                serde_json::from_value::<BrowserSurfaceCall>(missing).is_err(),
+                "{key}"
+            );
         }
     }
 

@@ -194,7 +194,12 @@ impl SurfaceRegistry {
                     code: err.code.clone(),
                     internal: err.internal.clone(),
                 });
-                AgentInvocationResult::err(invocation_id, capability_id, err.to_agent_error(), version)
+                AgentInvocationResult::err(
+                    invocation_id,
+                    capability_id,
+                    err.to_agent_error(),
+                    version,
+                )
             }
         };
         if version != admitted_version {

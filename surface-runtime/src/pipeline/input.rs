@@ -42,7 +42,7 @@ fn agent_object(agent: Value) -> Result<Map<String, Value>, Failure> {
         )
         .detail(
             "issues",
-            json!([{"path": [], "message": "input must be a JSON object"}]),
+            json!([{"path": [], "message": "input must be a JSON object", "keyword": "type"}]),
         )),
     }
 }
@@ -140,9 +140,10 @@ fn binding_failed() -> Failure {
 pub const MAX_REPORTED_VALIDATION_ERRORS: usize = 32;
 
 /// One validation error as an issue of `details.issues`, the shape the
-/// originals use (Standard Schema's): `{"path": [segments], "message"}`,
-/// where a segment is a property name (string) or an array index (number),
-/// read off `instance` along the error's JSON Pointer.
+/// originals use (Standard Schema's `{"path": [segments], "message"}`, a
+/// segment a property name (string) or an array index (number), read off
+/// `instance` along the error's JSON Pointer) plus the JSON Schema
+/// `keyword` that failed.
 fn issue(instance: &Value, error: &Value) -> Value {
     let pointer = error["instancePath"].as_str().unwrap_or_default();
     let mut at = Some(instance);
@@ -164,7 +165,7 @@ fn issue(instance: &Value, error: &Value) -> Value {
             }
         }
     }
-    json!({"path": path, "message": error["message"]})
+    json!({"path": path, "message": error["message"], "keyword": error["keyword"]})
 }
 
 /// Why an input failed its schema: the first
@@ -382,7 +383,7 @@ mod tests {
             let error = json!({"instancePath": pointer, "keyword": "type", "message": "m"});
             assert_eq!(
                 issue(&instance, &error),
-                json!({"path": path, "message": "m"}),
+                json!({"path": path, "message": "m", "keyword": "type"}),
                 "{pointer}"
             );
         }

@@ -4,13 +4,13 @@
 //!
 //! | phase | function | failure |
 //! |---|---|---|
-//! | admission | `SurfaceRegistry::admission` | `INVALID_INPUT` (`invalid-invocation-id`, nothing recorded); a replay of the recorded result; `PRECONDITION_FAILED` (`invocation-in-flight`, `invocation-id-reused`, `duplicate-invocation`, `invocation-ids-exhausted`) |
-//! | 1 resolve | `phases::resolve` | `UNKNOWN_CAPABILITY`, `STALE_CAPABILITY`, `AMBIGUOUS_INSTANCE` (`details.instances`) |
-//! | 2 staleness | `phases::staleness` | `STALE_CAPABILITY` (`details.currentSurfaceVersion`; `surface-version-required`) |
-//! | 3 availability | `phases::availability` | `UNAVAILABLE` (`details.unavailableReason`) |
-//! | 4 authorize | `phases::authorize` | `NOT_AUTHORIZED` |
-//! | 5 effective input | `input::effective_input` | `INVALID_INPUT` (`details.lockedFields`, `details.errors`, at most [`MAX_REPORTED_VALIDATION_ERRORS`], `details.errorsTruncated`); `PRECONDITION_FAILED` (`binding-failed`) |
-//! | 6 policies + confirmation | `phases::check_input`, `SurfaceRegistry::confirmation` | `POLICY_DENIED`; `CONFIRMATION_REQUIRED` (`details.confirmationId`, `details.summary`, `details.expiresAtMs`); `CONFIRMATION_INVALID` (`details.reason`) |
+//! | admission | `SurfaceRegistry::admission` | `INVALID_INPUT` (an issue at `["invocationId"]`, nothing recorded); a replay of the recorded result; `INVOCATION_CONFLICT` (`invocation-in-flight`, `invocation-id-reused`, `duplicate-invocation`); `PRECONDITION_FAILED` (`invocation-ids-exhausted`) |
+//! | 1 resolve | `phases::resolve` | `CAPABILITY_NOT_FOUND`, `STALE_CAPABILITY` (`registration-gone`, `details.liveRegistrationId`), `AMBIGUOUS_INSTANCE` (`details.instances`) |
+//! | 2 staleness | `phases::staleness` | `STALE_CAPABILITY` (`surface-version-changed`, `surface-version-required`) |
+//! | 3 availability | `phases::availability` | `CAPABILITY_NOT_AVAILABLE` (`details.reason`) |
+//! | 4 authorize | `phases::authorize` | `NOT_AUTHORIZED` (`details.origin: "client"`) |
+//! | 5 effective input | `input::effective_input` | `INVALID_INPUT` (`details.lockedFields`, `details.issues`, at most [`MAX_REPORTED_VALIDATION_ERRORS`]); `PRECONDITION_FAILED` (`binding-failed`) |
+//! | 6 policies + confirmation | `phases::check_input`, `SurfaceRegistry::confirmation` | `NOT_AUTHORIZED`; `CONFIRMATION_REQUIRED` (`details.confirmationId`, `summary`, `expiresAt`, `effect`, `origin`); `CONFIRMATION_INVALID` (`details.reason`) |
 //! | 7 execute | `SurfaceRegistry::execute` | executor / handler errors (sanitized), `TIMEOUT`, `CANCELLED`, `EXECUTION_FAILED` when no executor |
 //! | 8 result | `SurfaceRegistry::result` | — (audit, then the result is recorded for replay) |
 //!
@@ -18,9 +18,10 @@
 //! of the surface, one lock round trip); phases 3–6 run without it, on the
 //! caller's task, with no await point before execution.
 //!
-//! **Evidence on calls that need none** (level `never`, or `optional` not
-//! enforced) is ignored: it is neither checked nor consumed, and the
-//! executor's `ProcedureCallInfo::confirmation` is `None`.
+//! **A `confirmationId` on a call that needs none** (level `never`, or
+//! `optional` not enforced) is ignored: it is neither checked nor
+//! consumed, and the executor's `ProcedureCallInfo::confirmation` is
+//! `None`.
 
 mod execute;
 mod input;
@@ -257,12 +258,13 @@ impl SurfaceRegistry {
         inv: &AgentInvocation,
         problem: InvalidInvocationId,
     ) -> AgentInvocationResult {
-        let error = AgentError::new(
-            ErrorCode::InvalidInput,
-            "The invocationId must be 1 to 256 visible ASCII characters (0x21-0x7E, no spaces or control characters); send a fresh id such as a UUID.",
-            Retry::WithChanges,
-        )
-        .with_detail("reason", "invalid-invocation-id");
+        const MESSAGE: &str = "The invocationId must be 1 to 256 visible ASCII characters (0x21-0x7E, no spaces or control characters); send a fresh id such as a UUID.";
+        // The one issue names the invocation's own field, not the input.
+        let error = AgentError::new(ErrorCode::InvalidInput, MESSAGE, Retry::WithChanges)
+            .with_detail(
+                "issues",
+                json!([{"path": ["invocationId"], "message": MESSAGE, "keyword": "invocationId"}]),
+            );
         self.audit(|| AuditEvent::InvocationRejected {
             invocation_id: escaped_prefix(&inv.invocation_id),
             capability_id: escaped_prefix(&inv.capability_id),

@@ -7,12 +7,12 @@ use serde_json::{json, Value};
 
 use super::{fail, Failure};
 use crate::audit::{AuditEvent, Phase};
+use crate::clock::iso_8601;
 use crate::confirmation::{input_digest, ConfirmationLevel, ConfirmationRequest, Issued};
 use crate::executor::ConfirmationInfo;
 use crate::invocation::{AgentConsumer, AgentInvocation, ConsumerKind, ErrorCode, Retry};
 use crate::policy::{AgentPolicy, PolicyContext, PolicyDecision};
 use crate::registry::{Live, Lookup, Registered, SurfaceRegistry};
-use crate::clock::iso_8601;
 
 /// Phase 1: the registration a call names. A `registrationId` must name a
 /// live registration of this capability (`STALE_CAPABILITY` when it was

@@ -583,10 +583,7 @@ impl SurfaceRegistry {
     /// # Errors
     /// [`ConfirmationError`] when the id is unknown (never issued, rejected,
     /// used), expired, or already approved.
-    pub fn confirm(
-        &self,
-        confirmation_id: &str,
-    ) -> Result<PendingConfirmation, ConfirmationError> {
+    pub fn confirm(&self, confirmation_id: &str) -> Result<PendingConfirmation, ConfirmationError> {
         let approved = self.inner.confirmations.approve(confirmation_id)?;
         self.audit(|| AuditEvent::ConfirmationApproved {
             confirmation_id: approved.confirmation_id.clone(),

@@ -272,6 +272,6 @@ pub fn at_current_version(registry: &SurfaceRegistry, mut inv: AgentInvocation) 
     inv
 }
 
-pub fn error_code(result: &AgentInvocationResult) -> Option<&'static str> {
+pub fn error_code(result: &AgentInvocationResult) -> Option<&str> {
     result.error().map(|e| e.code.as_str())
 }

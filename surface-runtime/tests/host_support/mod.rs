@@ -12,7 +12,6 @@ use serde_json::{json, Map, Value};
 use surface_runtime::host::{
     BrowserSurfaceCall, BrowserSurfaceIdentity, BrowserSurfaceSession,
     BrowserSurfaceSessionOptions, SourceListener, SourceSubscription, SurfaceSource,
-    PROTOCOL_VERSION,
 };
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
@@ -169,11 +168,7 @@ impl Fixture {
         }
         snap.components
             .iter()
-            .find(|c| {
-                c.capabilities
-                    .iter()
-                    .any(|v| v.capability_id == capability_id)
-            })
+            .find(|c| c.capability(capability_id).is_some())
             .map(|c| c.registration_id.clone())
             .expect("capability registered")
     }
@@ -220,11 +215,17 @@ impl SurfaceSource for CountingSource {
     fn confirm(
         &self,
         confirmation_id: &str,
-    ) -> Result<surface_runtime::ConfirmationEvidence, surface_runtime::ConfirmationError> {
+    ) -> Result<surface_runtime::PendingConfirmation, surface_runtime::ConfirmationError> {
         SurfaceSource::confirm(&self.inner, confirmation_id)
     }
     fn reject(&self, confirmation_id: &str) -> Result<(), surface_runtime::ConfirmationError> {
         SurfaceSource::reject(&self.inner, confirmation_id)
+    }
+    fn pending_confirmation(
+        &self,
+        confirmation_id: &str,
+    ) -> Option<surface_runtime::PendingConfirmation> {
+        SurfaceSource::pending_confirmation(&self.inner, confirmation_id)
     }
 }
 
@@ -280,13 +281,12 @@ impl SessionFixture {
         invocation.registration_id = Some(self.fx.registration(capability_id));
         invocation.surface_version = Some(self.fx.registry.surface_version());
         invocation.input = input;
-        BrowserSurfaceCall {
-            protocol_version: PROTOCOL_VERSION,
-            identity: identity(),
-            connection_id: connection_id.into(),
-            run_id: "run-1".into(),
-            tool_call_id: format!("tc-{invocation_id}"),
+        BrowserSurfaceCall::new(
+            identity(),
+            connection_id,
+            "run-1",
+            format!("tc-{invocation_id}"),
             invocation,
-        }
+        )
     }
 }
