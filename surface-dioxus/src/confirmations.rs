@@ -9,10 +9,9 @@ use crate::provider::{use_agent_surface, AgentSurface};
 /// One call waiting for the user's decision.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HeldCall {
-    /// What the session holds: the capability, the registry's summary
-    /// (`summary["input"]` is the effective input, bound values included:
-    /// exactly what the server will receive; `summary["description"]` the
-    /// contextual description).
+    /// What the session holds: the capability, its description, the
+    /// effective `input` (bound values included: exactly what the server
+    /// will receive if approved now) and the registry's `summary` text.
     pub held: HeldConfirmation,
     surface: AgentSurface,
 }
@@ -23,14 +22,22 @@ impl HeldCall {
         &self.held.capability_id
     }
 
-    /// The effective input the server will receive if approved now.
+    /// The effective input the server will receive if approved now (bound
+    /// values included; `null` when the session could not show it).
     pub fn effective_input(&self) -> &Value {
-        &self.held.summary["input"]
+        &self.held.input
     }
 
-    /// The contextual description the agent saw, if any.
-    pub fn description(&self) -> Option<&str> {
-        self.held.summary["description"].as_str()
+    /// The capability's description (a procedure's manifest text; the
+    /// agent's contextual note is not part of what is approved).
+    pub fn description(&self) -> &str {
+        &self.held.description
+    }
+
+    /// The registry's one-line summary: `"<description> — input: <input
+    /// as JSON>"`.
+    pub fn summary(&self) -> &str {
+        &self.held.summary
     }
 
     /// Approves: the call runs (unless the view changed since it asked,
@@ -100,7 +107,7 @@ pub fn ConfirmationDialog() -> Element {
         return rsx! {};
     };
     let title = format!("The agent wants to run {}", call.capability_id());
-    let description = call.description().unwrap_or_default().to_string();
+    let description = call.description().to_string();
     let input = serde_json::to_string_pretty(call.effective_input()).unwrap_or_default();
     rsx! {
         aside { id: "agent-confirmation", class: "agent-confirmation", role: "dialog",

@@ -45,8 +45,9 @@
 //!   component as their context unless the binding names one; elsewhere
 //!   they are page-level.
 //! * Calls that need the user's confirmation wait in the page:
-//!   [`use_held_confirmations`] gives them as data (effective input,
-//!   summary, approve, reject) for the page's own dialog, or
+//!   [`use_held_confirmations`] gives them as data (description,
+//!   effective input, summary, approve, reject) for the page's own
+//!   dialog, or
 //!   [`ConfirmationDialog`] draws a plain one.
 //!
 //! Everything is wasm32-only; on other targets this crate is empty.

@@ -16,7 +16,7 @@ use std::time::Duration;
 use agent_surface::browser::sleep;
 use agent_surface::host::{
     BrowserSurfaceAnnouncement, BrowserSurfaceCall, BrowserSurfaceIdentity, BrowserSurfaceOutcome,
-    BrowserSurfaceResult, BrowserSurfaceSessionOptions, PROTOCOL_VERSION,
+    BrowserSurfaceResult, BrowserSurfaceSessionOptions,
 };
 use agent_surface::page::{AgentCallState, PageSurface};
 use agent_surface::{
@@ -55,9 +55,28 @@ fn applies_to(count: usize) -> String {
     format!("Applies to the {count} selected device(s).")
 }
 
-/// The snapshot's description: the manifest's, then `describe()`'s.
-fn described(count: usize) -> String {
-    format!("Disable devices\n\n{}", applies_to(count))
+/// Asserts that `d` carries the manifest's description and `describe()`'s
+/// text for `count` selected devices as its contextual note, and that a
+/// tool list shows both (`model_description`).
+fn assert_described(d: &AgentProcedureDescriptor, count: usize) {
+    assert_eq!(d.description, "Disable devices");
+    assert_eq!(d.contextual_note, Some(applies_to(count)));
+    assert_eq!(
+        d.model_description(),
+        format!("Disable devices\n\n{}", applies_to(count))
+    );
+}
+
+/// Asserts that the announced snapshot `s` is the registry's current view:
+/// equal to a fresh snapshot but for the instant it was captured at (an
+/// ISO 8601 UTC time, at most as late as the fresh one's).
+fn assert_current(s: &SurfaceSnapshot, registry: &SurfaceRegistry, consumer: &AgentConsumer) {
+    let mut fresh = registry.snapshot(consumer);
+    assert_eq!(s.captured_at.len(), "2026-09-13T00:00:00.000Z".len());
+    assert!(s.captured_at.ends_with('Z'), "{}", s.captured_at);
+    assert!(s.captured_at <= fresh.captured_at, "{}", s.captured_at);
+    fresh.captured_at = s.captured_at.clone();
+    assert_eq!(*s, fresh);
 }
 
 /// The page: the table with its selection, `devices.disable` bound to it
@@ -250,7 +269,7 @@ async fn the_devices_page_follows_selection_confirmation_and_mounting() {
 
     // Mounted: disable is registered (page-level), not available yet.
     let s = last().snapshot;
-    assert_eq!(s, registry.snapshot(&consumer));
+    assert_current(&s, &registry, &consumer);
     assert_eq!(paths(&s), ["domain:devices.disable"]);
     assert!(s.components.is_empty());
     let disable = procedure(&s, "domain:devices.disable");
@@ -259,7 +278,7 @@ async fn the_devices_page_follows_selection_confirmation_and_mounting() {
         disable.unavailable_reason.as_deref(),
         Some("Select a device first")
     );
-    assert_eq!(disable.description, described(0));
+    assert_described(disable, 0);
     assert_eq!(disable.context, None);
 
     // Two clicks in one task: one render with two rows selected (the
@@ -278,12 +297,12 @@ async fn the_devices_page_follows_selection_confirmation_and_mounting() {
     assert!(checked("select-dev-1") && checked("select-dev-2") && !checked("select-dev-3"));
     let s = last().snapshot;
     assert!(s.surface_version > version);
-    assert_eq!(s, registry.snapshot(&consumer));
+    assert_current(&s, &registry, &consumer);
     assert_eq!(paths(&s), ["domain:devices.disable"]);
     let disable = procedure(&s, "domain:devices.disable");
     assert!(disable.available);
     assert_eq!(disable.unavailable_reason, None);
-    assert_eq!(disable.description, described(2));
+    assert_described(disable, 2);
     assert!(element("details").is_none());
 
     // The agent calls disable: the session holds it for the user.
@@ -291,14 +310,7 @@ async fn the_devices_page_follows_selection_confirmation_and_mounting() {
     invocation.registration_id = Some(disable.registration_id.clone());
     invocation.surface_version = Some(s.surface_version);
     invocation.input = json!({});
-    let call = BrowserSurfaceCall {
-        protocol_version: PROTOCOL_VERSION,
-        identity: identity.clone(),
-        connection_id: "conn-1".into(),
-        run_id: "run-1".into(),
-        tool_call_id: "tc-1".into(),
-        invocation,
-    };
+    let call = BrowserSurfaceCall::new(identity.clone(), "conn-1", "run-1", "tc-1", invocation);
     assert_eq!(text("activity"), "none");
     // What `AgentSurface::connect`'s socket does for each call and answer.
     page.record_call(&call);
@@ -335,10 +347,26 @@ async fn the_devices_page_follows_selection_confirmation_and_mounting() {
         .unwrap()
         .text_content()
         .unwrap();
-    assert!(shown.contains('\n'), "pretty-printed: {shown}");
     assert_eq!(
-        serde_json::from_str::<Value>(&shown).unwrap(),
-        json!({"deviceIds": ["dev-1", "dev-2"]})
+        shown,
+        "{\n  \"deviceIds\": [\n    \"dev-1\",\n    \"dev-2\"\n  ]\n}"
+    );
+    // The manifest's description: what the approved call does.
+    assert_eq!(
+        element("agent-confirmation")
+            .unwrap()
+            .query_selector(".agent-confirmation-description")
+            .unwrap()
+            .unwrap()
+            .text_content()
+            .unwrap(),
+        "Disable devices"
+    );
+    let held = &page.held_confirmations()[0];
+    assert_eq!(held.input, json!({"deviceIds": ["dev-1", "dev-2"]}));
+    assert_eq!(
+        held.summary,
+        r#"Disable devices — input: {"deviceIds":["dev-1","dev-2"]}"#
     );
     assert!(executor.0.lock().unwrap().is_empty(), "nothing ran yet");
 
@@ -347,11 +375,21 @@ async fn the_devices_page_follows_selection_confirmation_and_mounting() {
     until("the call is answered", || answer.borrow().is_some()).await;
     let result = answer.borrow_mut().take().unwrap();
     assert_eq!(result.invocation_id, "call-1");
+    assert_eq!(result.identity, identity, "the session's own identity");
     let BrowserSurfaceOutcome::Invocation(outcome) = &result.result else {
         panic!("refused: {:?}", result.result);
     };
     let outcome = serde_json::to_value(outcome).unwrap();
-    assert_eq!(outcome["status"], "success", "{outcome}");
+    assert_eq!(
+        outcome,
+        json!({
+            "status": "ok",
+            "invocationId": "call-1",
+            "capabilityId": "domain:devices.disable",
+            "output": {"disabled": ["dev-1", "dev-2"]},
+            "surfaceVersion": s.surface_version.to_string(),
+        })
+    );
     assert_eq!(
         *executor.0.lock().unwrap(),
         vec![json!({"deviceIds": ["dev-1", "dev-2"]})]
@@ -373,7 +411,7 @@ async fn the_devices_page_follows_selection_confirmation_and_mounting() {
     assert!(element("details").is_some() && element("stats").is_some());
     let s = last().snapshot;
     assert!(s.surface_version > version);
-    assert_eq!(s, registry.snapshot(&consumer));
+    assert_current(&s, &registry, &consumer);
     assert_eq!(s.components.len(), 1);
     assert_eq!(s.components[0].component_type, "devices.details");
     assert_eq!(s.components[0].instance_id, "dev-1");
@@ -387,10 +425,7 @@ async fn the_devices_page_follows_selection_confirmation_and_mounting() {
         ("devices.details", "dev-1")
     );
     assert_eq!(procedure(&s, "domain:devices.disable").context, None);
-    assert_eq!(
-        procedure(&s, "domain:devices.disable").description,
-        described(1)
-    );
+    assert_described(procedure(&s, "domain:devices.disable"), 1);
 
     // No row selected: the details unmount and take devices.stats away.
     let version = registry.surface_version();
@@ -403,11 +438,11 @@ async fn the_devices_page_follows_selection_confirmation_and_mounting() {
     assert!(element("details").is_none() && element("stats").is_none());
     let s = last().snapshot;
     assert!(s.surface_version > version);
-    assert_eq!(s, registry.snapshot(&consumer));
+    assert_current(&s, &registry, &consumer);
     assert!(s.components.is_empty());
     let disable = procedure(&s, "domain:devices.disable");
     assert!(!disable.available);
-    assert_eq!(disable.description, described(0));
+    assert_described(disable, 0);
 }
 
 /// A page whose state changes during its first render, after the
@@ -467,5 +502,5 @@ async fn a_change_before_the_first_effect_run_is_announced() {
     let pushed = pushed.borrow();
     assert_eq!(pushed.len(), 2, "registration, then the change");
     assert!(!procedure(&pushed[0].snapshot, "domain:devices.list").available);
-    assert_eq!(pushed[1].snapshot, registry.snapshot(&consumer));
+    assert_current(&pushed[1].snapshot, &registry, &consumer);
 }

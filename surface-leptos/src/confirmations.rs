@@ -9,10 +9,9 @@ use crate::provider::{use_agent_surface, AgentSurface};
 /// One call waiting for the user's decision.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HeldCall {
-    /// What the session holds: the capability, the registry's summary
-    /// (`summary["input"]` is the effective input, bound values included:
-    /// exactly what the server will receive; `summary["description"]` the
-    /// contextual description).
+    /// What the session holds: the capability, its description, the
+    /// effective `input` (bound values included: exactly what the server
+    /// will receive if approved now) and the registry's `summary` text.
     pub held: HeldConfirmation,
     surface: SurfaceKey,
 }
@@ -38,14 +37,22 @@ impl HeldCall {
         &self.held.capability_id
     }
 
-    /// The effective input the server will receive if approved now.
+    /// The effective input the server will receive if approved now (bound
+    /// values included; `null` when the session could not show it).
     pub fn effective_input(&self) -> &Value {
-        &self.held.summary["input"]
+        &self.held.input
     }
 
-    /// The contextual description the agent saw, if any.
-    pub fn description(&self) -> Option<&str> {
-        self.held.summary["description"].as_str()
+    /// The capability's description (a procedure's manifest text; the
+    /// agent's contextual note is not part of what is approved).
+    pub fn description(&self) -> &str {
+        &self.held.description
+    }
+
+    /// The registry's one-line summary: `"<description> — input: <input
+    /// as JSON>"`.
+    pub fn summary(&self) -> &str {
+        &self.held.summary
     }
 
     /// Approves: the call runs (unless the view changed since it asked,
@@ -115,7 +122,7 @@ pub fn ConfirmationDialog() -> impl IntoView {
                     {move || current().map(|c| format!("The agent wants to run {}", c.capability_id())).unwrap_or_default()}
                 </h2>
                 <p class="agent-confirmation-description">
-                    {move || current().and_then(|c| c.description().map(str::to_string)).unwrap_or_default()}
+                    {move || current().map(|c| c.description().to_string()).unwrap_or_default()}
                 </p>
                 <pre id="agent-confirmation-input">
                     {move || current().map(|c| serde_json::to_string_pretty(c.effective_input()).unwrap_or_default()).unwrap_or_default()}

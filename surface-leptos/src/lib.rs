@@ -39,8 +39,9 @@
 //!   component as its context, unless the binding names one itself;
 //!   elsewhere it is page-level.
 //! * Calls that need the user's confirmation wait in the page:
-//!   [`use_held_confirmations`] gives them as data (effective input,
-//!   summary, approve, reject) for the page's own dialog, or
+//!   [`use_held_confirmations`] gives them as data (description,
+//!   effective input, summary, approve, reject) for the page's own
+//!   dialog, or
 //!   [`ConfirmationDialog`] draws a plain one.
 //!
 //! Reading a signal with `.get()` in `when`/`describe` is right (the

@@ -13,9 +13,9 @@ use std::time::Duration;
 use agent_surface::browser::sleep;
 use agent_surface::page::PageSurface;
 use agent_surface::{
-    AgentConsumer, AgentInvocation, AgentProcedureBinding, AgentProcedureExecutor,
-    ComponentDefinition, ConfirmationLevel, ExecuteRequest, ExecutionError, SurfaceRegistry,
-    SurfaceSnapshot,
+    AgentConsumer, AgentInvocation, AgentProcedureBinding, AgentProcedureDescriptor,
+    AgentProcedureExecutor, ComponentDefinition, ConfirmationLevel, ExecuteRequest, ExecutionError,
+    SurfaceRegistry, SurfaceSnapshot,
 };
 use agent_surface_leptos::{
     provide_agent_surface, use_agent_component, use_agent_procedure, AgentSurface,
@@ -66,9 +66,20 @@ fn applies_to(count: usize) -> String {
     format!("Applies to the {count} selected device(s).")
 }
 
-/// The snapshot's description: the manifest's, then `describe()`'s.
-fn described(count: usize) -> String {
-    format!("Disable devices\n\n{}", applies_to(count))
+/// The manifest's description of `devices.disable`: the descriptor's
+/// `description` whatever the selection.
+const DISABLE: &str = "Disable devices";
+
+/// Asserts that `d` carries the manifest's description and `describe()`'s
+/// text for `count` selected devices as its contextual note, and that a
+/// tool list shows both (`model_description`).
+fn assert_described(d: &AgentProcedureDescriptor, count: usize) {
+    assert_eq!(d.description, DISABLE);
+    assert_eq!(d.contextual_note, Some(applies_to(count)));
+    assert_eq!(
+        d.model_description(),
+        format!("{DISABLE}\n\n{}", applies_to(count))
+    );
 }
 
 /// The page under test: the selection-bound `devices.disable` in a
@@ -248,7 +259,7 @@ async fn availability_and_description_follow_the_signals_without_notify() {
         d.unavailable_reason.as_deref(),
         Some("Select a device first")
     );
-    assert_eq!(d.description, described(0));
+    assert_described(&d, 0);
     // The binding is in the table component.
     assert_eq!(
         d.context.as_ref().map(|c| c.component_type.as_str()),
@@ -269,7 +280,7 @@ async fn availability_and_description_follow_the_signals_without_notify() {
     assert_eq!(*changes.borrow(), 1, "one change for one selection change");
     let d = disable(&snapshot(&page.registry));
     assert!(d.available);
-    assert_eq!(d.description, described(1));
+    assert_described(&d, 1);
 
     // A description-only change (1 → 2 selected) is re-announced too.
     let before = page.registry.surface_version();
@@ -278,7 +289,7 @@ async fn availability_and_description_follow_the_signals_without_notify() {
         page.registry.surface_version() > before
     })
     .await;
-    assert_eq!(disable(&snapshot(&page.registry)).description, described(2));
+    assert_described(&disable(&snapshot(&page.registry)), 2);
 
     // A change the agent cannot see (same count, other ids) announces
     // nothing.
@@ -299,7 +310,12 @@ async fn bind_is_read_when_the_call_executes() {
     let error = result.error().expect("confirmation required").clone();
     assert_eq!(error.code.as_str(), "CONFIRMATION_REQUIRED");
     assert_eq!(
-        error.details["summary"]["input"],
+        error.details["summary"],
+        r#"Disable devices — input: {"deviceIds":["dev-1"]}"#
+    );
+    let first = error.details["confirmationId"].as_str().unwrap();
+    assert_eq!(
+        page.registry.pending_confirmation(first).unwrap().input,
         json!({"deviceIds": ["dev-1"]})
     );
 
@@ -310,7 +326,7 @@ async fn bind_is_read_when_the_call_executes() {
         snapshot(&page.registry)
             .procedures
             .iter()
-            .any(|p| p.description == described(2))
+            .any(|p| p.contextual_note == Some(applies_to(2)))
     })
     .await;
     let mut call = AgentInvocation::new("call-2", "domain:devices.disable");
@@ -322,15 +338,22 @@ async fn bind_is_read_when_the_call_executes() {
         .unwrap()
         .to_string();
     assert_eq!(
-        error.details["summary"]["input"],
-        json!({"deviceIds": ["dev-2", "dev-3"]})
+        error.details["summary"],
+        r#"Disable devices — input: {"deviceIds":["dev-2","dev-3"]}"#
     );
-    let evidence = page.registry.confirm(&id).unwrap();
+    let approved = page.registry.confirm(&id).unwrap();
+    assert_eq!(approved.input, json!({"deviceIds": ["dev-2", "dev-3"]}));
     let mut call = AgentInvocation::new("call-3", "domain:devices.disable");
     call.surface_version = Some(page.registry.surface_version());
-    call.confirmation = Some(evidence);
+    call.confirmation_id = Some(id);
     let result = serde_json::to_value(page.registry.invoke(call, &consumer).await).unwrap();
-    assert_eq!(result["status"], "success", "{result}");
+    assert_eq!(result["status"], "ok", "{result}");
+    assert_eq!(result["capabilityId"], "domain:devices.disable", "{result}");
+    assert_eq!(
+        result["output"],
+        json!({"disabled": ["dev-2", "dev-3"]}),
+        "{result}"
+    );
     assert_eq!(
         *page.executor.0.lock().unwrap(),
         vec![json!({"deviceIds": ["dev-2", "dev-3"]})]

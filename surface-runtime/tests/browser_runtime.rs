@@ -39,7 +39,8 @@ fn system_clock_reads_the_browsers_date_now() {
 
 /// A registry in the browser: the secret comes from `getrandom`
 /// (`crypto.getRandomValues`), confirmation expiry from the system clock,
-/// and evidence from one registry does not verify in another.
+/// and a confirmation id approved in one registry does not confirm a call
+/// in another (ids are MACs under each registry's secret).
 #[wasm_bindgen_test]
 fn registries_get_random_secrets_and_clock_based_expiry_in_the_browser() {
     let registries: Vec<(SurfaceRegistry, Arc<RecordingExecutor>, _)> = (0..2)
@@ -61,7 +62,7 @@ fn registries_get_random_secrets_and_clock_based_expiry_in_the_browser() {
             (registry, executor, handle)
         })
         .collect();
-    let mut evidence = Vec::new();
+    let mut approved = Vec::new();
     for (i, (registry, _, _)) in registries.iter().enumerate() {
         let mut call = AgentInvocation::new(format!("first-{i}"), "domain:devices.disable");
         call.surface_version = Some(registry.surface_version());
@@ -70,32 +71,46 @@ fn registries_get_random_secrets_and_clock_based_expiry_in_the_browser() {
         let error = result.error().expect("confirmation required");
         assert_eq!(error.code.as_str(), "CONFIRMATION_REQUIRED");
         assert_eq!(
-            error.details["summary"]["input"],
-            json!({"deviceIds": ["dev-1", "dev-2"]})
+            error.details["summary"],
+            r#"Disable devices — input: {"deviceIds":["dev-1","dev-2"]}"#
         );
-        let expires = error.details["expiresAtMs"].as_u64().unwrap();
+        let expires_at = error.details["expiresAt"].as_str().unwrap();
+        let expires = js_sys::Date::parse(expires_at) as u64;
+        // An ISO 8601 instant as JavaScript writes it.
+        assert_eq!(surface_runtime::clock::iso_8601(expires), expires_at);
         // The default confirmation lifetime is 5 minutes.
         assert!(
             expires >= before + 300_000 && expires <= js_sys::Date::now() as u64 + 300_000,
-            "{expires}"
+            "{expires_at}"
         );
         let id = error.details["confirmationId"].as_str().unwrap();
-        evidence.push(registry.confirm(id).unwrap());
+        let pending = registry.confirm(id).unwrap();
+        assert_eq!(pending.input, json!({"deviceIds": ["dev-1", "dev-2"]}));
+        approved.push(pending.confirmation_id);
     }
-    assert_ne!(evidence[0].signature, evidence[1].signature);
-    assert_eq!(evidence[0].signature.len(), 64);
-    // Registry 1's evidence presented to registry 0 (same confirmation id
-    // shape, different secret) is refused; its own is accepted.
+    // `conf_` and 24 hex digits of a MAC under each registry's secret.
+    for id in &approved {
+        assert_eq!(id.len(), "conf_".len() + 24, "{id}");
+        assert!(
+            id["conf_".len()..].bytes().all(|b| b.is_ascii_hexdigit()),
+            "{id}"
+        );
+    }
+    assert_ne!(approved[0], approved[1]);
+    assert_ne!(registries[0].0.surface_id(), registries[1].0.surface_id());
+    // Registry 1's approved confirmation presented to registry 0 is
+    // refused; registry 0's own is accepted.
     let (registry, executor, _) = &registries[0];
-    for (id, proof, expected) in [
-        ("cross", &evidence[1], "error"),
-        ("own", &evidence[0], "success"),
+    for (id, confirmation, expected) in [
+        ("cross", &approved[1], "error"),
+        ("own", &approved[0], "ok"),
     ] {
         let mut call = AgentInvocation::new(id, "domain:devices.disable");
         call.surface_version = Some(registry.surface_version());
-        call.confirmation = Some(proof.clone());
+        call.confirmation_id = Some(confirmation.clone());
         let result = serde_json::to_value(now(registry.invoke(call, &consumer()))).unwrap();
         assert_eq!(result["status"], expected, "{id}: {result}");
+        assert_eq!(result["capabilityId"], "domain:devices.disable", "{result}");
         if expected == "error" {
             assert_eq!(result["error"]["code"], "CONFIRMATION_INVALID", "{result}");
         }

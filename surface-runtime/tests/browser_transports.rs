@@ -558,6 +558,7 @@ fn call_for(announcement: &Value, invocation_id: &str, capability: &str, input: 
         .unwrap_or_else(|| panic!("{capability} announced: {announcement}"));
     json!({
         "protocolVersion": 1,
+        "type": "surface-call",
         "identity": announcement["identity"],
         "connectionId": announcement["connectionId"],
         "runId": "run-1",
@@ -617,7 +618,17 @@ async fn socket_announces_on_connect_and_after_every_registry_change_and_answers
         Some(connection_id.as_str())
     );
     assert!(socket.is_connected());
-    let v1 = first["snapshot"]["surfaceVersion"].as_u64().unwrap();
+    assert_eq!(first["protocolVersion"], 1);
+    assert_eq!(first["type"], "surface-announcement");
+    // `surfaceVersion` is a decimal string on the wire.
+    let version = |announcement: &Value| -> u64 {
+        announcement["snapshot"]["surfaceVersion"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let v1 = version(&first);
 
     // A registry change: a refreshed announcement on the same connection.
     let _rename = tab
@@ -629,7 +640,7 @@ async fn socket_announces_on_connect_and_after_every_registry_change_and_answers
         .unwrap();
     let second = control.next().await;
     assert_eq!(second["connectionId"], connection_id.as_str());
-    assert!(second["snapshot"]["surfaceVersion"].as_u64().unwrap() > v1);
+    assert!(version(&second) > v1);
     assert_eq!(
         second["snapshot"]["procedures"].as_array().unwrap().len(),
         2
@@ -643,11 +654,20 @@ async fn socket_announces_on_connect_and_after_every_registry_change_and_answers
         json!({}),
     ));
     let answer = control.next().await;
+    assert_eq!(answer["protocolVersion"], 1);
+    assert_eq!(answer["type"], "surface-result");
+    assert_eq!(answer["identity"], first["identity"]);
     assert_eq!(answer["invocationId"], "inv-1");
     assert_eq!(answer["connectionId"], connection_id.as_str());
     assert_eq!(
         answer["result"],
-        json!({"status": "success", "invocationId": "inv-1", "output": {"devices": ["dev-1"]}})
+        json!({
+            "status": "ok",
+            "invocationId": "inv-1",
+            "capabilityId": "domain:devices.list",
+            "output": {"devices": ["dev-1"]},
+            "surfaceVersion": second["snapshot"]["surfaceVersion"],
+        })
     );
     // Garbage is answered too (invalid-call), never dropped silently.
     control.send(&json!({"hello": "host"}));
