@@ -74,13 +74,14 @@ pub use surface_runtime::{AgentProcedureBinding, BoundField, BoundInput, Procedu
 pub use surface_runtime::{
     ChangeReason, ComponentDefinition, Observation, ObservedItem, RegistrationError,
     RegistrationHandle, Subscription, SurfaceChange, SurfaceRegistry, SurfaceRegistryBuilder,
-    ViewCapability, ViewInput,
+    ViewCapability, ViewEffect, ViewInput,
 };
 
 /// The snapshot: the agent's catalog.
 pub use surface_runtime::{
-    AgentProcedureDescriptor, BindingSource, BoundFieldDescriptor, ComponentContext,
-    ComponentDescriptor, SurfaceSnapshot, ViewCapabilityDescriptor,
+    ActionDescriptor, AgentProcedureDescriptor, BindingSource, BoundFieldDescriptor,
+    ComponentContext, ComponentDescriptor, ObservationDescriptor, SurfaceRoute, SurfaceSnapshot,
+    ViewCapabilityDescriptor,
 };
 
 /// Invocations and their results (`docs/pipeline.md`).
@@ -91,8 +92,7 @@ pub use surface_runtime::{
 
 /// Local confirmation.
 pub use surface_runtime::{
-    ConfirmationError, ConfirmationEvidence, ConfirmationInfo, ConfirmationLevel,
-    ConfirmationState, PendingConfirmation,
+    ConfirmationError, ConfirmationInfo, ConfirmationLevel, ConfirmationState, PendingConfirmation,
 };
 
 /// Policies and audit.

@@ -23,7 +23,7 @@ use futures_util::FutureExt;
 use serde_json::{json, Value};
 use surface_runtime::host::{
     BrowserSurfaceCall, BrowserSurfaceIdentity, BrowserSurfaceSession,
-    BrowserSurfaceSessionOptions, DEFAULT_MAX_ENTRIES, PROTOCOL_VERSION,
+    BrowserSurfaceSessionOptions, DEFAULT_MAX_ENTRIES,
 };
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
@@ -128,14 +128,13 @@ fn invocation(s: &Setup, i: u64) -> AgentInvocation {
 }
 
 fn call(s: &Setup, i: u64) -> BrowserSurfaceCall {
-    BrowserSurfaceCall {
-        protocol_version: PROTOCOL_VERSION,
-        identity: identity(),
-        connection_id: "conn-1".into(),
-        run_id: "run-1".into(),
-        tool_call_id: format!("tc-{i}"),
-        invocation: invocation(s, i),
-    }
+    BrowserSurfaceCall::new(
+        identity(),
+        "conn-1",
+        "run-1",
+        format!("tc-{i}"),
+        invocation(s, i),
+    )
 }
 
 /// Times `iters` calls of `op`, in batches of [`BATCH`] on fresh setups.

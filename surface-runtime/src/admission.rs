@@ -46,8 +46,9 @@ type Outcome = AgentInvocationResult;
 /// Why admission did not admit an invocation id.
 #[derive(Debug)]
 pub(crate) enum Refusal {
-    /// The identical envelope completed before: its recorded result.
-    Replay(AgentInvocationResult),
+    /// The identical envelope completed before: its recorded result
+    /// (boxed: a result is large, the other refusals are not).
+    Replay(Box<AgentInvocationResult>),
     /// A repeat with a different envelope (`invocation-id-reused`).
     Reused,
     /// A repeat while the first call still runs (`invocation-in-flight`).
@@ -69,7 +70,7 @@ impl Refusal {
         }
         match known.status {
             Status::Pending => Refusal::InFlight,
-            Status::Completed(outcome) => Refusal::Replay(outcome.clone()),
+            Status::Completed(outcome) => Refusal::Replay(Box::new(outcome.clone())),
             Status::Forgotten => Refusal::Duplicate,
         }
     }
@@ -99,7 +100,7 @@ impl Refusal {
     ) -> AgentInvocationResult {
         let reason = self.reason();
         let (code, retry, message) = match self {
-            Refusal::Replay(result) => return result,
+            Refusal::Replay(result) => return *result,
             Refusal::InFlight => (
                 ErrorCode::InvocationConflict,
                 Retry::WithChanges,
@@ -235,7 +236,7 @@ mod tests {
         // Only the last two results are kept; every id stays known.
         assert_eq!(reason(ids.admit("inv-17", 17)), "duplicate-invocation");
         match ids.admit("inv-4999", 4_999) {
-            Err(Refusal::Replay(result)) => assert_eq!(result, ok("inv-4999")),
+            Err(Refusal::Replay(result)) => assert_eq!(*result, ok("inv-4999")),
             _ => panic!("expected the recorded result"),
         }
         assert_eq!(reason(ids.admit("inv-5000", 1)), "admitted");
@@ -252,7 +253,7 @@ mod tests {
         ids.complete(a, &ok("a"));
         ids.complete(b, &ok("b"));
         assert_eq!(reason(ids.admit("a", 1)), "duplicate-invocation");
-        assert!(matches!(ids.admit("b", 2), Err(Refusal::Replay(r)) if r == ok("b")));
+        assert!(matches!(ids.admit("b", 2), Err(Refusal::Replay(r)) if *r == ok("b")));
         assert_eq!(reason(ids.admit("c", 3)), "invocation-ids-exhausted");
     }
 
@@ -262,7 +263,7 @@ mod tests {
         let a = ids.admit("a", 1).ok().unwrap();
         ids.complete(a, &ok("a"));
         ids.complete(a, &ok("other"));
-        assert!(matches!(ids.admit("a", 1), Err(Refusal::Replay(r)) if r == ok("a")));
+        assert!(matches!(ids.admit("a", 1), Err(Refusal::Replay(r)) if *r == ok("a")));
     }
 
     #[test]

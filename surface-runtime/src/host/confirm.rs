@@ -118,6 +118,9 @@ pub enum ConfirmationOutcome {
 /// "invocationId","outcome"}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
+// One event per confirmation shown or taken down: its size never matters,
+// and a box would only burden every listener's pattern.
+#[allow(clippy::large_enum_variant)]
 pub enum ConfirmationEvent {
     /// Show this confirmation to the user.
     Requested(HeldConfirmation),

@@ -43,7 +43,8 @@ pub use session::{
 pub use source::{SourceListener, SourceSubscription, SurfaceSource};
 pub use verify::KnownBuild;
 pub use wire::{
-    serialized_chars, BrowserSurfaceAnnouncement, BrowserSurfaceCall, BrowserSurfaceIdentity,
-    BrowserSurfaceOutcome, BrowserSurfaceResult, Rejected, RejectedStatus, RejectionReason,
-    MAX_ENVELOPE_CHARS, PROTOCOL_VERSION,
+    serialized_chars, AnnouncementType, BrowserSurfaceAnnouncement, BrowserSurfaceCall,
+    BrowserSurfaceIdentity, BrowserSurfaceOutcome, BrowserSurfaceResult, CallType, ProgressType,
+    Rejected, RejectedStatus, RejectionReason, ResultType, MAX_ENVELOPE_CHARS, MAX_ID_CHARS,
+    PROTOCOL_VERSION,
 };
