@@ -11,12 +11,13 @@ use serde_json::{json, Map, Value};
 use support::peer::{repo_root, Peer};
 use surface_runtime::bridge::{
     create_governed_orpc_agent_bridge, create_orpc_agent_bridge, invocation_id_header, CallOptions,
-    GovernedBridgeOptions, OrpcAgentBridgeOptions, OrpcCapabilityClient, OrpcClient,
+    CapabilityClient, DescribeScope, GovernedBridgeOptions, OrpcAgentBridgeOptions,
+    OrpcCapabilityClient, OrpcClient, ResumeApprovalRequest,
 };
-use surface_runtime::manifest::{create_orpc_agent_manifest, PortableDescriptor};
+use surface_runtime::manifest::create_orpc_agent_manifest;
 use surface_runtime::{
-    AgentConsumer, AgentInvocation, AgentInvocationResult, AgentManifest, AgentProcedureBinding,
-    Authority, BoundField, BoundInput, ErrorCode, Retry, SurfaceRegistry,
+    AgentConsumer, AgentInvocation, AgentManifest, AgentProcedureBinding, Authority, BoundField,
+    BoundInput, ErrorCode, Retry, SurfaceRegistry,
 };
 
 fn consumer() -> AgentConsumer {
@@ -116,13 +117,8 @@ async fn e2e_ordinary_registry_binds_ui_input_and_bridge_reaches_server() {
             &consumer(),
         )
         .await;
-    assert_eq!(
-        result,
-        AgentInvocationResult::Success {
-            invocation_id: "inv-e2e-1".into(),
-            output: json!({"disabled": ["dev-2"]}),
-        }
-    );
+    assert_eq!(result.invocation_id(), "inv-e2e-1");
+    assert_eq!(result.output(), Some(&json!({"disabled": ["dev-2"]})));
     // A model-guessed value for the locked field never reaches the server.
     let result = registry
         .invoke(
@@ -163,34 +159,33 @@ async fn e2e_ordinary_registry_binds_ui_input_and_bridge_reaches_server() {
         )
         .await;
     assert_eq!(
-        result,
-        AgentInvocationResult::Success {
-            invocation_id: "inv-e2e-echo".into(),
-            output: json!({"invocationId": "inv-e2e-echo"}),
-        }
+        result.output(),
+        Some(&json!({"invocationId": "inv-e2e-echo"}))
     );
 }
 
 /// AS-GOVERNED-001, end to end: a destructive governed call passes the
 /// local confirmation (the app approves the registry's confirmation), and
-/// the backend still requires its own approval — the local confirmation
-/// never satisfies it. The approver decides in the app, and the call
-/// resumes through the backend, not through the registry.
+/// the gateway still requires its own approval — the local confirmation
+/// never satisfies it. The approver decides at the application's endpoint,
+/// and the call resumes through the gateway's `resumeApproval`, not
+/// through the registry.
 #[tokio::test]
 async fn as_governed_001_local_confirmation_never_satisfies_backend_approval_end_to_end() {
     let Some(peer) = Peer::start("as_governed_001_end_to_end") else {
         return;
     };
-    let text =
-        std::fs::read_to_string(repo_root().join("tests/fixtures/governed.descriptors.json"))
-            .unwrap();
-    let descriptors: Vec<PortableDescriptor> = serde_json::from_str(&text).unwrap();
+    let gateway = Arc::new(OrpcCapabilityClient::new(peer.gateway_client()));
+    let descriptors = gateway
+        .describe(
+            DescribeScope::ids(["devices.purge"]),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
     let manifest = create_orpc_agent_manifest(descriptors).unwrap();
     let registry = SurfaceRegistry::new(Authority::from_manifest(manifest.clone()));
-    let bridge = create_governed_orpc_agent_bridge(GovernedBridgeOptions::new(
-        Arc::new(OrpcCapabilityClient::new(peer.gateway_client())),
-        manifest,
-    ));
+    let bridge = create_governed_orpc_agent_bridge(GovernedBridgeOptions::new(gateway, manifest));
     registry.set_procedure_executor(bridge.executor.clone());
     let selected = Arc::new(Mutex::new(vec!["dev-1".to_string()]));
     let sel = selected.clone();
@@ -203,58 +198,54 @@ async fn as_governed_001_local_confirmation_never_satisfies_backend_approval_end
     let snapshot = registry.snapshot(&consumer());
     let version = snapshot.surface_version;
     assert_eq!(snapshot.procedures.len(), 1);
+    let capability = snapshot.procedures[0].procedure_id.clone();
 
-    // Destructive: the registry asks for a local confirmation first. The
-    // canonical id override is how the agent may name it.
-    let mut call = invocation("inv-g-1", "devices.purge@v1", json!({}));
+    // Destructive: the registry asks for a local confirmation first.
+    let mut call = invocation("inv-g-1", &capability, json!({}));
     call.surface_version = Some(version);
     let result = registry.invoke(call, &consumer()).await;
     let err = result.error().unwrap();
     assert_eq!(
-        (err.code, err.retry),
-        (ErrorCode::ConfirmationRequired, Retry::AfterConfirmation)
+        (err.code.clone(), err.retry),
+        (ErrorCode::ConfirmationRequired, Retry::WithConfirmation)
     );
     let confirmation_id = err.details["confirmationId"].as_str().unwrap().to_string();
     // The app approves (never the model) and the agent retries with a fresh
-    // id and the evidence.
-    let evidence = registry.confirm(&confirmation_id).unwrap();
-    let mut call = invocation("inv-g-2", "devices.purge@v1", json!({}));
+    // id and the approved confirmation.
+    registry.confirm(&confirmation_id).unwrap();
+    let mut call = invocation("inv-g-2", &capability, json!({}));
     call.surface_version = Some(version);
-    call.confirmation = Some(evidence);
+    call.confirmation_id = Some(confirmation_id);
     let result = registry.invoke(call, &consumer()).await;
     let err = result.error().unwrap();
     assert_eq!(
-        (err.code, err.retry),
+        (err.code.clone(), err.retry),
         (ErrorCode::DomainApprovalRequired, Retry::No)
     );
-    assert_eq!(err.details["invocationId"], "inv-g-2");
+    assert_eq!(
+        (&err.details["invocationId"], &err.details["origin"]),
+        (&json!("inv-g-2"), &json!("server"))
+    );
     let approval_id = err.details["approvalId"].as_str().unwrap().to_string();
     assert!(statuses(&peer).await.iter().any(|(id, _)| id == "dev-1"));
 
     // The application's approver decides; the requester's bridge resumes.
-    peer.approver_client()
-        .call(
-            "approvals.decide",
-            Some(json!({"approvalId": approval_id, "decision": "approve"})),
-            CallOptions::default(),
-        )
-        .await
-        .unwrap();
-    let outcome = bridge.resume("inv-g-2").await;
+    assert_eq!(peer.decide(&approval_id, "approved").await.0, 200);
+    let outcome = bridge
+        .resume(ResumeApprovalRequest::new("inv-g-2", &approval_id))
+        .await;
+    let resumed = outcome.to_invocation_result(&capability, version);
     assert_eq!(
-        outcome.to_invocation_result(),
-        AgentInvocationResult::Success {
-            invocation_id: "inv-g-2".into(),
-            output: json!({"purged": ["dev-1"]}),
-        }
+        (resumed.invocation_id(), resumed.output()),
+        ("inv-g-2", Some(&json!({"purged": ["dev-1"]})))
     );
     assert!(!statuses(&peer).await.iter().any(|(id, _)| id == "dev-1"));
     // Resumption did not go through the registry: the invocation id there
-    // is spent, and reusing it without the evidence is refused.
-    let mut replay = invocation("inv-g-2", "devices.purge@v1", json!({}));
+    // is spent, and reusing it without the confirmation is refused.
+    let mut replay = invocation("inv-g-2", &capability, json!({}));
     replay.surface_version = Some(version);
     let replayed = registry.invoke(replay, &consumer()).await;
     let err = replayed.error().unwrap();
-    assert_eq!(err.code, ErrorCode::PreconditionFailed);
+    assert_eq!(err.code, ErrorCode::InvocationConflict);
     assert_eq!(err.details["reason"], "invocation-id-reused");
 }

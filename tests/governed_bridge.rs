@@ -1,21 +1,23 @@
 //! Interop tests of the governed bridge (`docs/bridges.md`, "Governed
-//! bridge") against the real gateway of the oRPC peer (`/gateway`, see
-//! `tests/orpc-peer/README.md`): every row of the outcome table, reconciliation,
-//! approval → decide → resume, and AS-GOVERNED-001/002.
+//! bridge") against the oRPC peer's examples gateway (`/gateway`, the
+//! domain router's devices, see `tests/orpc-peer/README.md`): every row of
+//! the outcome table, reconciliation, approval → decide → resume, fresh
+//! requester authority, and AS-GOVERNED-001/002. The flow against the
+//! interop set, and against any gateway, is `tests/gateway_interop.rs`.
 
 mod support;
 
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
-use support::peer::{repo_root, Peer};
+use support::peer::Peer;
 use surface_runtime::bridge::{
-    create_governed_orpc_agent_bridge, CallOptions, CapabilityClient, DomainReceipt,
-    GovernedBridgeOptions, GovernedOrpcAgentBridge, GovernedOutcome, HttpOrpcClient,
-    ObserverResult, OrpcCallError, OrpcCapabilityClient, OrpcClient, OutcomeInfo, OutcomePhase,
-    UnknownReason,
+    create_governed_orpc_agent_bridge, CallOptions, CapabilityClient, DescribeScope,
+    GatewayOutcome, GovernedBridgeOptions, GovernedOrpcAgentBridge, GovernedOutcome,
+    HttpOrpcClient, ObserverResult, OrpcCallError, OrpcCapabilityClient, OrpcClient, OutcomeInfo,
+    OutcomePhase, ResumeApprovalRequest, UnknownReason,
 };
-use surface_runtime::manifest::{create_orpc_agent_manifest, PortableDescriptor};
+use surface_runtime::manifest::create_orpc_agent_manifest;
 use surface_runtime::{
     AgentConsumer, AgentManifest, Cancellation, ErrorCode, ExecuteRequest, ExecutionError,
     ProcedureCallInfo, Retry,
@@ -23,15 +25,14 @@ use surface_runtime::{
 
 type Seen = Arc<Mutex<Vec<(GovernedOutcome, OutcomeInfo)>>>;
 
-fn fixture_descriptors() -> Vec<PortableDescriptor> {
-    let text =
-        std::fs::read_to_string(repo_root().join("tests/fixtures/governed.descriptors.json"))
-            .expect("tests/fixtures/governed.descriptors.json");
-    serde_json::from_str(&text).expect("descriptors")
-}
-
-fn governed_manifest() -> AgentManifest {
-    create_orpc_agent_manifest(fixture_descriptors()).expect("valid governed manifest")
+/// The manifest of the peer's `/gateway` from its own `describe`.
+async fn governed_manifest(peer: &Peer) -> AgentManifest {
+    let client = OrpcCapabilityClient::new(peer.gateway_client());
+    let descriptors = client
+        .describe(DescribeScope::default(), CallOptions::default())
+        .await
+        .unwrap();
+    create_orpc_agent_manifest(descriptors).expect("valid governed manifest")
 }
 
 fn request(path: &str, invocation_id: &str, input: Value) -> ExecuteRequest {
@@ -51,6 +52,24 @@ fn request(path: &str, invocation_id: &str, input: Value) -> ExecuteRequest {
 
 /// A governed bridge over `gateway` (an HTTP client of `/gateway`) with a
 /// recording observer.
+fn bridge_over(
+    gateway: HttpOrpcClient,
+    manifest: AgentManifest,
+) -> (GovernedOrpcAgentBridge, Seen) {
+    let seen: Seen = Arc::default();
+    let sink = seen.clone();
+    let bridge = create_governed_orpc_agent_bridge(
+        GovernedBridgeOptions::new(Arc::new(OrpcCapabilityClient::new(gateway)), manifest)
+            .on_outcome(
+                move |o: &GovernedOutcome, i: &OutcomeInfo| -> ObserverResult {
+                    sink.lock().unwrap().push((o.clone(), i.clone()));
+                    Ok(())
+                },
+            ),
+    );
+    (bridge, seen)
+}
+
 /// Starts a governed `devices.purge` of one device, which the gateway holds
 /// for approval; returns the approval id.
 async fn purge_awaiting_approval(
@@ -69,24 +88,6 @@ async fn purge_awaiting_approval(
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::DomainApprovalRequired, "{err:?}");
     err.details["approvalId"].as_str().unwrap().to_string()
-}
-
-fn bridge_over(
-    gateway: HttpOrpcClient,
-    manifest: AgentManifest,
-) -> (GovernedOrpcAgentBridge, Seen) {
-    let seen: Seen = Arc::default();
-    let sink = seen.clone();
-    let bridge = create_governed_orpc_agent_bridge(
-        GovernedBridgeOptions::new(Arc::new(OrpcCapabilityClient::new(gateway)), manifest)
-            .on_outcome(
-                move |o: &GovernedOutcome, i: &OutcomeInfo| -> ObserverResult {
-                    sink.lock().unwrap().push((o.clone(), i.clone()));
-                    Ok(())
-                },
-            ),
-    );
-    (bridge, seen)
 }
 
 fn details(err: &ExecutionError) -> Value {
@@ -112,29 +113,12 @@ async fn device_ids(peer: &Peer, status: Option<&str>) -> Vec<String> {
         .collect()
 }
 
-/// The application's approval endpoint (never a model tool): the approver
-/// decides with its own credentials.
-async fn decide(peer: &Peer, approval_id: &str, decision: &str) -> Value {
-    peer.approver_client()
-        .call(
-            "approvals.decide",
-            Some(json!({ "approvalId": approval_id, "decision": decision })),
-            CallOptions::default(),
-        )
-        .await
-        .unwrap()
-}
-
 #[tokio::test]
 async fn s3_describe_from_real_gateway_builds_the_manifest() {
     let Some(peer) = Peer::start("s3_describe_from_real_gateway_builds_the_manifest") else {
         return;
     };
-    let client = OrpcCapabilityClient::new(peer.gateway_client());
-    let descriptors = client.describe(CallOptions::default()).await.unwrap();
-    assert_eq!(descriptors, fixture_descriptors());
-    let manifest = create_orpc_agent_manifest(descriptors).unwrap();
-    assert_eq!(manifest, governed_manifest());
+    let manifest = governed_manifest(&peer).await;
     assert_eq!(
         manifest.tools.keys().collect::<Vec<_>>(),
         [
@@ -145,24 +129,28 @@ async fn s3_describe_from_real_gateway_builds_the_manifest() {
         ]
     );
     let purge = manifest.tool("devices.purge").unwrap();
-    assert_eq!(purge.capability_id.as_deref(), Some("devices.purge@v1"));
+    assert_eq!(purge.capability_id.as_deref(), Some("devices.purge"));
     assert!(purge.requires_approval);
-    assert!(purge
-        .contract_digest
-        .as_deref()
-        .unwrap()
-        .starts_with("sha256:"));
-    // Only the declared model-output schema is exposed.
-    assert!(manifest
-        .tool("devices.locate")
-        .unwrap()
-        .output_schema
-        .is_some());
-    assert!(manifest
-        .tool("devices.disable")
-        .unwrap()
-        .output_schema
-        .is_none());
+    let digest = purge.contract_digest.as_deref().unwrap();
+    assert!(
+        digest.len() == 64
+            && digest
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()),
+        "{digest}"
+    );
+    // Descriptors carry no output schema.
+    assert!(manifest.tools.values().all(|t| t.output_schema.is_none()));
+    // Scoped to one id, as a host that governs only the purge asks.
+    let scoped = OrpcCapabilityClient::new(peer.gateway_client())
+        .describe(
+            DescribeScope::ids(["devices.purge"]),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(scoped.len(), 1);
+    assert_eq!(scoped[0].contract_digest, digest);
 }
 
 #[tokio::test]
@@ -171,7 +159,7 @@ async fn s8_governed_completed_returns_output_and_reaches_observer() {
     else {
         return;
     };
-    let (bridge, seen) = bridge_over(peer.gateway_client(), governed_manifest());
+    let (bridge, seen) = bridge_over(peer.gateway_client(), governed_manifest(&peer).await);
     let out = bridge
         .executor
         .execute(request(
@@ -199,24 +187,25 @@ async fn s8_governed_completed_returns_output_and_reaches_observer() {
             info.invocation_id.as_str(),
             info.capability_id.as_deref()
         ),
-        (OutcomePhase::Invoke, "inv-c1", Some("devices.disable@v1"))
+        (OutcomePhase::Invoke, "inv-c1", Some("devices.disable"))
     );
 }
 
-/// AS-GOVERNED-001: the bridge sends the canonical capability id, the
-/// stable agent invocation id and the contract digest; backend approval
-/// maps to `DOMAIN_APPROVAL_REQUIRED` (never a local confirmation, nothing
-/// runs), is decided through the application's approver endpoint, and the
-/// call resumes through the backend without re-dispatching the UI call.
+/// AS-GOVERNED-001: the bridge sends the descriptor's capability id, the
+/// stable agent invocation id and the contract digest; the gateway's
+/// approval maps to `DOMAIN_APPROVAL_REQUIRED` (never a local
+/// confirmation, nothing runs), is decided at the application's decision
+/// endpoint, and the call resumes through `resumeApproval` without
+/// re-dispatching the UI call.
 #[tokio::test]
-async fn as_governed_001_canonical_id_digest_and_backend_approval_is_not_local_confirmation() {
+async fn as_governed_001_descriptor_id_digest_and_backend_approval_is_not_local_confirmation() {
     let Some(peer) = Peer::start("as_governed_001") else {
         return;
     };
-    let manifest = governed_manifest();
+    let manifest = governed_manifest(&peer).await;
     let (bridge, seen) = bridge_over(peer.gateway_client(), manifest.clone());
 
-    // 1. The call: approval required by the backend.
+    // 1. The call: the gateway holds it for an approval.
     let err = bridge
         .executor
         .execute(request(
@@ -227,68 +216,47 @@ async fn as_governed_001_canonical_id_digest_and_backend_approval_is_not_local_c
         .await
         .unwrap_err();
     assert_eq!(
-        (err.code, err.retry),
+        (err.code.clone(), err.retry),
         (ErrorCode::DomainApprovalRequired, Retry::No)
     );
-    assert_ne!(err.code, ErrorCode::ConfirmationRequired);
     assert!(!err.details.contains_key("confirmationId"));
     let approval_id = err.details["approvalId"].as_str().unwrap().to_string();
     let execution_id = err.details["executionId"].as_str().unwrap().to_string();
+    let expires_at = err.details["expiresAt"].as_str().unwrap().to_string();
     assert_eq!(
         details(&err),
-        json!({"invocationId": "inv-purge-1", "executionId": execution_id, "approvalId": approval_id})
+        json!({"origin": "server", "invocationId": "inv-purge-1", "executionId": execution_id,
+            "approvalId": approval_id, "expiresAt": expires_at})
     );
-    // Nothing ran: dev-3 still exists.
     assert!(device_ids(&peer, None).await.contains(&"dev-3".to_string()));
 
-    // The gateway stored the receipt under the stable invocation id the
-    // bridge sent (it also verified the canonical id and the digest, or it
-    // would have answered NOT_FOUND / CONTRACT_MISMATCH; see below).
+    // The gateway journaled it under the stable id the bridge sent.
     let stored = bridge.reconcile("inv-purge-1").await.unwrap();
-    assert_eq!(
-        stored,
-        GovernedOutcome::Receipt(DomainReceipt::ApprovalRequired {
-            invocation_id: "inv-purge-1".into(),
-            execution_id: Some(execution_id.clone()),
-            approval_id: approval_id.clone(),
-        })
-    );
+    assert_eq!(stored.approval_id(), Some(approval_id.as_str()));
 
     // 2. Resuming before a decision: still pending, nothing runs.
-    let pending = bridge.resume("inv-purge-1").await;
+    let resume = || ResumeApprovalRequest::new("inv-purge-1", &approval_id);
+    let pending = bridge.resume(resume()).await;
     assert_eq!(
         pending.to_result().unwrap_err().code,
         ErrorCode::DomainApprovalRequired
     );
     assert!(device_ids(&peer, None).await.contains(&"dev-3".to_string()));
 
-    // 3. The requester (the user's token) cannot decide its own approval;
-    //    the application's approver endpoint does.
-    let refused = peer
-        .gateway_client()
-        .call(
-            "approvals.decide",
-            Some(json!({"approvalId": approval_id, "decision": "approve"})),
-            CallOptions::default(),
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(refused.orpc_code(), Some("FORBIDDEN"));
-    assert_eq!(
-        decide(&peer, &approval_id, "approve").await,
-        json!({"approvalId": approval_id, "decision": "approve"})
-    );
+    // 3. The requester's token cannot decide; the approver's does.
+    let (status, _) = support::peer::decide_at(
+        &peer.approver_url(),
+        support::peer::USER_TOKEN,
+        &approval_id,
+        "approved",
+    )
+    .await;
+    assert_eq!(status, 403);
+    let (status, decided) = peer.decide(&approval_id, "approved").await;
+    assert_eq!((status, &decided["status"]), (200, &json!("approved")));
 
-    // 4. Resume through the backend with the requester's fresh authority.
-    let resumed = bridge.resume("inv-purge-1").await;
-    assert_eq!(
-        resumed,
-        GovernedOutcome::Receipt(DomainReceipt::Completed {
-            invocation_id: "inv-purge-1".into(),
-            execution_id: Some(execution_id),
-            output: json!({"purged": ["dev-3"]}),
-        })
-    );
+    // 4. Resume through the gateway with the requester's fresh authority.
+    let resumed = bridge.resume(resume()).await;
     assert_eq!(resumed.to_result(), Ok(json!({"purged": ["dev-3"]})));
     assert!(!device_ids(&peer, None).await.contains(&"dev-3".to_string()));
     let phases: Vec<OutcomePhase> = seen.lock().unwrap().iter().map(|(_, i)| i.phase).collect();
@@ -302,43 +270,14 @@ async fn as_governed_001_canonical_id_digest_and_backend_approval_is_not_local_c
         ]
     );
 
-    // The ids really are what the gateway checks: a manifest without the
-    // canonical override sends `domain:devices.purge` (unknown), one with a
-    // stale digest is refused; neither executes.
-    let mut no_override = manifest.clone();
-    no_override
-        .tools
-        .get_mut("devices.purge")
-        .unwrap()
-        .capability_id = None;
-    let (plain, _) = bridge_over(peer.gateway_client(), no_override);
-    let err = plain
-        .executor
-        .execute(request(
-            "devices.purge",
-            "inv-purge-2",
-            json!({"deviceIds": ["dev-1"]}),
-        ))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        (err.code, err.retry),
-        (ErrorCode::ExecutionFailed, Retry::No)
-    );
-    assert_eq!(
-        details(&err),
-        json!({"orpcCode": "NOT_FOUND", "invocationId": "inv-purge-2"})
-    );
-    assert_eq!(
-        err.internal.unwrap()["data"],
-        json!({"capabilityId": "domain:devices.purge"})
-    );
+    // The digest really is what the gateway checks: a stale one is refused
+    // before anything is journaled.
     let mut stale = manifest;
     stale
         .tools
         .get_mut("devices.purge")
         .unwrap()
-        .contract_digest = Some("sha256:stale".into());
+        .contract_digest = Some("0".repeat(64));
     let (stale, _) = bridge_over(peer.gateway_client(), stale);
     let err = stale
         .executor
@@ -350,19 +289,22 @@ async fn as_governed_001_canonical_id_digest_and_backend_approval_is_not_local_c
         .await
         .unwrap_err();
     assert_eq!(
-        details(&err),
-        json!({"orpcCode": "CONTRACT_MISMATCH", "invocationId": "inv-purge-3"})
+        (err.code.clone(), err.retry, details(&err)),
+        (
+            ErrorCode::StaleCapability,
+            Retry::AfterRefresh,
+            json!({"invocationId": "inv-purge-3", "reason": "contract-changed"})
+        )
     );
-    for id in ["inv-purge-2", "inv-purge-3"] {
-        assert_eq!(
-            bridge.reconcile(id).await.unwrap_err().orpc_code(),
-            Some("NOT_FOUND"),
-            "{id} was never stored"
-        );
-    }
+    assert_eq!(
+        bridge.reconcile("inv-purge-3").await.unwrap(),
+        GovernedOutcome::NotRecorded {
+            invocation_id: "inv-purge-3".into()
+        }
+    );
 }
 
-/// AS-GOVERNED-002: a response lost after the backend committed the effect
+/// AS-GOVERNED-002: an answer lost after the gateway committed the effect
 /// is `DOMAIN_OUTCOME_UNKNOWN` (retry no), never assumed failed; it is
 /// reconciled through `getInvocation` by invocation id as completed, and
 /// the effect happened exactly once.
@@ -371,10 +313,11 @@ async fn as_governed_002_lost_response_is_outcome_unknown_then_reconciled_as_com
     let Some(peer) = Peer::start("as_governed_002") else {
         return;
     };
+    let manifest = governed_manifest(&peer).await;
     let dropping = peer
         .gateway_client()
         .with_header("x-test-drop-response", "1");
-    let (bridge, seen) = bridge_over(dropping, governed_manifest());
+    let (bridge, seen) = bridge_over(dropping, manifest.clone());
     let err = bridge
         .executor
         .execute(request(
@@ -385,7 +328,7 @@ async fn as_governed_002_lost_response_is_outcome_unknown_then_reconciled_as_com
         .await
         .unwrap_err();
     assert_eq!(
-        (err.code, err.retry),
+        (err.code.clone(), err.retry),
         (ErrorCode::DomainOutcomeUnknown, Retry::No)
     );
     assert_eq!(details(&err), json!({"invocationId": "inv-lost-1"}));
@@ -397,26 +340,26 @@ async fn as_governed_002_lost_response_is_outcome_unknown_then_reconciled_as_com
             ..
         }
     ));
-    // The effect was committed although the response was lost.
+    // The effect was committed although the answer was lost.
     assert_eq!(
         device_ids(&peer, Some("disabled")).await,
         ["dev-2", "dev-3"]
     );
-
-    // Reconcile by invocation id: completed.
     let outcome = bridge.reconcile("inv-lost-1").await.unwrap();
     assert_eq!(outcome.to_result(), Ok(json!({"disabled": ["dev-2"]})));
     assert_eq!(
-        outcome.to_invocation_result(),
-        surface_runtime::AgentInvocationResult::Success {
-            invocation_id: "inv-lost-1".into(),
-            output: json!({"disabled": ["dev-2"]}),
-        }
+        outcome.to_invocation_result("domain:devices.disable", 3),
+        surface_runtime::AgentInvocationResult::ok(
+            "inv-lost-1",
+            "domain:devices.disable",
+            json!({"disabled": ["dev-2"]}),
+            3
+        )
     );
 
-    // The same invocation id never executes twice: a repeat (here through a
-    // bridge whose responses arrive) returns the stored receipt.
-    let (plain, _) = bridge_over(peer.gateway_client(), governed_manifest());
+    // The same invocation id never executes twice: a repeat answers the
+    // recorded outcome.
+    let (plain, _) = bridge_over(peer.gateway_client(), manifest);
     let again = plain
         .executor
         .execute(request(
@@ -424,12 +367,11 @@ async fn as_governed_002_lost_response_is_outcome_unknown_then_reconciled_as_com
             "inv-lost-1",
             json!({"deviceIds": ["dev-2"]}),
         ))
-        .await
-        .unwrap();
-    assert_eq!(again, json!({"disabled": ["dev-2"]}));
+        .await;
+    assert_eq!(again, Ok(json!({"disabled": ["dev-2"]})));
 
-    // The backend's own outcome-unknown (mail provider timeout) stays
-    // unknown after reconciliation: never turned into a failure.
+    // The gateway's own outcome-unknown (the mail provider timed out after
+    // sending) stays unknown after reconciliation: the receipt is pending.
     let err = plain
         .executor
         .execute(request(
@@ -440,7 +382,7 @@ async fn as_governed_002_lost_response_is_outcome_unknown_then_reconciled_as_com
         .await
         .unwrap_err();
     assert_eq!(
-        (err.code, err.retry, details(&err)),
+        (err.code.clone(), err.retry, details(&err)),
         (
             ErrorCode::DomainOutcomeUnknown,
             Retry::No,
@@ -448,10 +390,10 @@ async fn as_governed_002_lost_response_is_outcome_unknown_then_reconciled_as_com
         )
     );
     let outcome = plain.reconcile("inv-mail-1").await.unwrap();
-    assert!(matches!(
-        outcome,
-        GovernedOutcome::Receipt(DomainReceipt::OutcomeUnknown { .. })
-    ));
+    assert!(
+        matches!(outcome, GovernedOutcome::Pending(_)),
+        "{outcome:?}"
+    );
     assert_eq!(
         outcome.to_result().unwrap_err().code,
         ErrorCode::DomainOutcomeUnknown
@@ -467,7 +409,7 @@ async fn s8_governed_response_for_another_invocation_is_outcome_unknown() {
     let mismatching = peer
         .gateway_client()
         .with_header("x-test-mismatch-invocation", "1");
-    let (bridge, seen) = bridge_over(mismatching, governed_manifest());
+    let (bridge, seen) = bridge_over(mismatching, governed_manifest(&peer).await);
     let err = bridge
         .executor
         .execute(request(
@@ -478,7 +420,7 @@ async fn s8_governed_response_for_another_invocation_is_outcome_unknown() {
         .await
         .unwrap_err();
     assert_eq!(
-        (err.code, err.retry, details(&err)),
+        (err.code.clone(), err.retry, details(&err)),
         (
             ErrorCode::DomainOutcomeUnknown,
             Retry::No,
@@ -505,24 +447,35 @@ async fn s8_governed_failed_and_cancelled_rows() {
     let Some(peer) = Peer::start("s8_governed_failed_and_cancelled_rows") else {
         return;
     };
-    let (bridge, _) = bridge_over(peer.gateway_client(), governed_manifest());
-    // (device, surface code, backend code in the audit record)
+    let (bridge, _) = bridge_over(peer.gateway_client(), governed_manifest(&peer).await);
+    // (device, surface code, retry, details besides invocationId, status, gateway code)
     let cases = [
         (
             "dev-locked",
             ErrorCode::NotAuthorized,
-            Some("FORBIDDEN"),
+            Retry::No,
+            json!({"origin": "server"}),
             "failed",
+            "FORBIDDEN",
         ),
         (
             "dev-3",
             ErrorCode::ExecutionFailed,
-            Some("PROVIDER_DOWN"),
+            Retry::AfterDelay,
+            json!({"transient": true}),
             "failed",
+            "EXECUTION_FAILED",
         ),
-        ("dev-2", ErrorCode::ExecutionFailed, None, "cancelled"),
+        (
+            "dev-2",
+            ErrorCode::Cancelled,
+            Retry::No,
+            json!({}),
+            "cancelled",
+            "CANCELLED",
+        ),
     ];
-    for (i, (device, code, backend_code, status)) in cases.into_iter().enumerate() {
+    for (i, (device, code, retry, extra, status, gateway_code)) in cases.into_iter().enumerate() {
         let id = format!("inv-locate-{i}");
         let err = bridge
             .executor
@@ -533,17 +486,16 @@ async fn s8_governed_failed_and_cancelled_rows() {
             ))
             .await
             .unwrap_err();
-        assert_eq!((err.code, err.retry), (code, Retry::No), "{device}");
-        assert_eq!(details(&err), json!({ "invocationId": id }));
+        assert_eq!((err.code.clone(), err.retry), (code, retry), "{device}");
+        let mut expected = extra.as_object().unwrap().clone();
+        expected.insert("invocationId".into(), json!(id));
+        assert_eq!(err.details, expected, "{device}");
         let internal = err.internal.clone().unwrap();
-        assert_eq!(internal["receipt"]["status"], status);
-        assert_eq!(internal["receipt"]["error"]["code"].as_str(), backend_code);
-        // Backend text is audit-only.
+        assert_eq!(internal["outcome"]["status"], status);
+        assert_eq!(internal["outcome"]["error"]["code"], gateway_code);
+        // The gateway's text is audit-only.
         let agent = serde_json::to_string(&err.to_agent_error()).unwrap();
-        assert!(
-            !agent.contains("provider is down") && !agent.contains("Not allowed"),
-            "{agent}"
-        );
+        assert!(!agent.contains("provider is down"), "{agent}");
     }
     let ok = bridge
         .executor
@@ -558,28 +510,36 @@ async fn s8_governed_failed_and_cancelled_rows() {
 }
 
 #[tokio::test]
-async fn s8_governed_rejected_approval_resumes_as_failed() {
-    let Some(peer) = Peer::start("s8_governed_rejected_approval_resumes_as_failed") else {
+async fn s8_governed_rejected_approval_resumes_as_not_authorized() {
+    let Some(peer) = Peer::start("s8_governed_rejected_approval_resumes_as_not_authorized") else {
         return;
     };
-    let (bridge, _) = bridge_over(peer.gateway_client(), governed_manifest());
+    let (bridge, _) = bridge_over(peer.gateway_client(), governed_manifest(&peer).await);
     let approval_id = purge_awaiting_approval(&bridge, "inv-rej", "dev-1").await;
-    decide(&peer, &approval_id, "reject").await;
-    let outcome = bridge.resume("inv-rej").await;
+    assert_eq!(peer.decide(&approval_id, "rejected").await.0, 200);
+    let outcome = bridge
+        .resume(ResumeApprovalRequest::new("inv-rej", &approval_id))
+        .await;
     let err = outcome.to_result().unwrap_err();
     assert_eq!(
-        (err.code, err.retry, details(&err)),
+        (err.code.clone(), err.retry, details(&err)),
         (
-            ErrorCode::ExecutionFailed,
+            ErrorCode::NotAuthorized,
             Retry::No,
-            json!({"invocationId": "inv-rej"})
+            json!({"invocationId": "inv-rej", "origin": "server", "reason": "approval-rejected"})
         )
     );
     assert_eq!(
-        err.internal.unwrap()["receipt"]["error"]["code"],
+        err.internal.unwrap()["outcome"]["error"]["code"],
         "APPROVAL_REJECTED"
     );
     assert!(device_ids(&peer, None).await.contains(&"dev-1".to_string()));
+    let approval = bridge
+        .get_approval(&approval_id, CallOptions::default())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(approval.status.as_str(), "rejected");
 }
 
 #[tokio::test]
@@ -587,8 +547,9 @@ async fn s8_governed_gateway_refusals_run_nothing() {
     let Some(peer) = Peer::start("s8_governed_gateway_refusals_run_nothing") else {
         return;
     };
-    let (bridge, _) = bridge_over(peer.gateway_client(), governed_manifest());
-    // Input the gateway's contract rejects.
+    let manifest = governed_manifest(&peer).await;
+    let (bridge, _) = bridge_over(peer.gateway_client(), manifest.clone());
+    // Input the gateway's contract refuses: INVALID_INPUT with the path.
     let err = bridge
         .executor
         .execute(request(
@@ -599,16 +560,19 @@ async fn s8_governed_gateway_refusals_run_nothing() {
         .await
         .unwrap_err();
     assert_eq!(
-        (err.code, err.retry),
-        (ErrorCode::ExecutionFailed, Retry::No)
+        (err.code.clone(), err.retry, details(&err)),
+        (
+            ErrorCode::InvalidInput,
+            Retry::WithChanges,
+            json!({"invocationId": "inv-bad", "issues": [{"path": ["to"]}]})
+        )
     );
-    assert_eq!(err.internal.as_ref().unwrap()["code"], "BAD_REQUEST");
-    assert_eq!(
-        bridge.reconcile("inv-bad").await.unwrap_err().orpc_code(),
-        Some("NOT_FOUND")
-    );
+    assert!(matches!(
+        bridge.reconcile("inv-bad").await.unwrap(),
+        GovernedOutcome::Gateway(GatewayOutcome::Failed { .. })
+    ));
     // The requester's transport without credentials.
-    let (anonymous, _) = bridge_over(HttpOrpcClient::new(peer.gateway_url()), governed_manifest());
+    let (anonymous, _) = bridge_over(HttpOrpcClient::new(peer.gateway_url()), manifest);
     let err = anonymous
         .executor
         .execute(request(
@@ -619,9 +583,9 @@ async fn s8_governed_gateway_refusals_run_nothing() {
         .await
         .unwrap_err();
     assert_eq!(
-        (err.code, details(&err)),
+        (err.code.clone(), details(&err)),
         (
-            ErrorCode::NotAuthorized,
+            ErrorCode::NotAuthenticated,
             json!({"invocationId": "inv-anon"})
         )
     );
@@ -629,12 +593,13 @@ async fn s8_governed_gateway_refusals_run_nothing() {
 }
 
 #[tokio::test]
-async fn s8_governed_observer_error_or_panic_never_erases_completed_receipt() {
+async fn s8_governed_observer_error_or_panic_never_erases_completed_outcome() {
     let Some(peer) =
-        Peer::start("s8_governed_observer_error_or_panic_never_erases_completed_receipt")
+        Peer::start("s8_governed_observer_error_or_panic_never_erases_completed_outcome")
     else {
         return;
     };
+    let manifest = governed_manifest(&peer).await;
     let failing: [(&str, Arc<dyn surface_runtime::bridge::OutcomeObserver>); 2] = [
         (
             "error",
@@ -652,7 +617,7 @@ async fn s8_governed_observer_error_or_panic_never_erases_completed_receipt() {
     for (i, (label, observer)) in failing.into_iter().enumerate() {
         let mut options = GovernedBridgeOptions::new(
             Arc::new(OrpcCapabilityClient::new(peer.gateway_client())),
-            governed_manifest(),
+            manifest.clone(),
         );
         options.on_outcome = Some(observer);
         let bridge = create_governed_orpc_agent_bridge(options);
@@ -678,9 +643,13 @@ async fn s8_governed_observer_error_or_panic_never_erases_completed_receipt() {
 async fn s8_governed_connection_refused_is_retryable_execution_failure() {
     let refusing = support::net::RefusingPort::new();
     let addr = refusing.addr;
+    let manifest = AgentManifest::from_json_str(
+        r#"{"tools": {"devices.disable": {"inputSchema": {"type": "object"}, "effect": "server-mutation", "capabilityId": "devices.disable"}}}"#,
+    )
+    .unwrap();
     let (bridge, _) = bridge_over(
         HttpOrpcClient::new(format!("http://{addr}/gateway")),
-        governed_manifest(),
+        manifest,
     );
     let err = bridge
         .executor
@@ -692,7 +661,7 @@ async fn s8_governed_connection_refused_is_retryable_execution_failure() {
         .await
         .unwrap_err();
     assert_eq!(
-        (err.code, err.retry, details(&err)),
+        (err.code.clone(), err.retry, details(&err)),
         (
             ErrorCode::ExecutionFailed,
             Retry::Yes,
@@ -708,22 +677,23 @@ async fn s8_governed_resume_carries_fresh_requester_authority() {
     let Some(peer) = Peer::start("s8_governed_resume_carries_fresh_requester_authority") else {
         return;
     };
-    let (bridge, _) = bridge_over(peer.gateway_client(), governed_manifest());
+    let (bridge, _) = bridge_over(peer.gateway_client(), governed_manifest(&peer).await);
     let approval_id = purge_awaiting_approval(&bridge, "inv-fresh", "dev-2").await;
-    decide(&peer, &approval_id, "approve").await;
+    assert_eq!(peer.decide(&approval_id, "approved").await.0, 200);
     let with_auth = |token: &str| CallOptions {
         headers: vec![("authorization".into(), token.into())],
         ..CallOptions::default()
     };
-    // An expired requester credential: the backend refuses, nothing runs.
+    let resume = || ResumeApprovalRequest::new("inv-fresh", &approval_id);
+    // An expired requester credential: the gateway refuses, nothing runs.
     let refused = bridge
-        .resume_with("inv-fresh", with_auth("Bearer expired-token"))
+        .resume_with(resume(), with_auth("Bearer expired-token"))
         .await;
     let err = refused.to_result().unwrap_err();
     assert_eq!(
-        (err.code, err.retry, details(&err)),
+        (err.code.clone(), err.retry, details(&err)),
         (
-            ErrorCode::NotAuthorized,
+            ErrorCode::NotAuthenticated,
             Retry::No,
             json!({"invocationId": "inv-fresh"})
         )
@@ -732,14 +702,14 @@ async fn s8_governed_resume_carries_fresh_requester_authority() {
     assert!(device_ids(&peer, None).await.contains(&"dev-2".to_string()));
     // The approver's credential is not the requester's authority either.
     let err = bridge
-        .resume_with("inv-fresh", with_auth(support::peer::APPROVER_TOKEN))
+        .resume_with(resume(), with_auth(support::peer::APPROVER_TOKEN))
         .await
         .to_result()
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotAuthorized);
+    assert_eq!(err.code, ErrorCode::NotAuthenticated);
     // The requester's fresh credential resumes it.
     let outcome = bridge
-        .resume_with("inv-fresh", with_auth(support::peer::USER_TOKEN))
+        .resume_with(resume(), with_auth(support::peer::USER_TOKEN))
         .await;
     assert_eq!(outcome.to_result(), Ok(json!({"purged": ["dev-2"]})));
     assert!(!device_ids(&peer, None).await.contains(&"dev-2".to_string()));

@@ -269,7 +269,7 @@ fn manifest() -> AgentManifest {
         r#"{"tools": {
             "devices.disable": {"description": "Disable", "inputSchema": {"type": "object"}, "effect": "server-mutation"},
             "devices.list": {"description": "List", "inputSchema": {"type": "object"}, "effect": "server-query"},
-            "devices.purge": {"description": "Purge", "inputSchema": {"type": "object"}, "effect": "destructive", "capabilityId": "devices.purge@v1", "contractDigest": "sha256:def"}
+            "devices.purge": {"description": "Purge", "inputSchema": {"type": "object"}, "effect": "destructive", "capabilityId": "devices.purge", "contractDigest": "f34196f57e10b41004da82a0119eb2474740e4007b3570c1fb4cdb6d289fe88c"}
         }}"#,
     )
     .unwrap()
@@ -361,7 +361,7 @@ async fn redirect_is_not_followed_and_is_execution_failed() {
             .await
             .unwrap_err();
         assert_eq!(
-            (err.code, err.retry),
+            (err.code.clone(), err.retry),
             (ErrorCode::ExecutionFailed, Retry::No),
             "{status}"
         );
@@ -408,7 +408,7 @@ async fn redirect_loop_sends_the_mutation_once() {
         .await
         .unwrap_err();
     assert_eq!(
-        (err.code, err.retry),
+        (err.code.clone(), err.retry),
         (ErrorCode::ExecutionFailed, Retry::No)
     );
     assert_eq!(kind(&err), "redirect");
@@ -424,7 +424,7 @@ async fn redirect_loop_sends_the_mutation_once() {
 async fn governed_redirect_is_outcome_unknown_and_not_followed() {
     let elsewhere = Server::answering(json_response(
         "200 OK",
-        &json!({"json": {"status": "completed", "invocationId": "inv-1", "output": {"stolen": true}}}),
+        &json!({"json": {"status": "completed", "invocationId": "inv-1", "executionId": "e", "output": {"stolen": true}}}),
     ))
     .await;
     let origin = Server::answering(response(
@@ -435,7 +435,7 @@ async fn governed_redirect_is_outcome_unknown_and_not_followed() {
     .await;
     let err = bounded(governed(origin.base())).await.unwrap_err();
     assert_eq!(
-        (err.code, err.retry),
+        (err.code.clone(), err.retry),
         (ErrorCode::DomainOutcomeUnknown, Retry::No)
     );
     assert_eq!(
@@ -491,7 +491,7 @@ async fn response_body_over_cap_is_execution_failed() {
         .await
         .unwrap_err();
     assert_eq!(
-        (err.code, err.retry),
+        (err.code.clone(), err.retry),
         (ErrorCode::ExecutionFailed, Retry::No)
     );
     assert_eq!(
@@ -526,7 +526,7 @@ async fn declared_content_length_over_cap_is_refused_before_reading() {
         .await
         .unwrap_err();
     assert_eq!(
-        (err.code, err.retry),
+        (err.code.clone(), err.retry),
         (ErrorCode::ExecutionFailed, Retry::No)
     );
     assert_eq!(
@@ -543,7 +543,7 @@ async fn governed_response_body_over_cap_is_outcome_unknown() {
     let server = Server::start(|conn| chunked_string(conn, 16 << 20)).await;
     let err = bounded(governed(server.base())).await.unwrap_err();
     assert_eq!(
-        (err.code, err.retry),
+        (err.code.clone(), err.retry),
         (ErrorCode::DomainOutcomeUnknown, Retry::No)
     );
     assert_eq!(kind(&err), "response-too-large");
@@ -562,7 +562,10 @@ async fn silent_server_is_bounded_by_the_default_total_timeout() {
         .await
         .unwrap_err();
     let elapsed = start.elapsed();
-    assert_eq!((err.code, err.retry), (ErrorCode::Timeout, Retry::No));
+    assert_eq!(
+        (err.code.clone(), err.retry),
+        (ErrorCode::Timeout, Retry::No)
+    );
     assert_eq!(
         err.message,
         "The server did not answer within the client's time limit; the call may have taken effect."
@@ -590,7 +593,10 @@ async fn silent_server_timeout_of_a_query_is_retryable() {
     let err = bounded(ordinary(server.base(), "devices.list"))
         .await
         .unwrap_err();
-    assert_eq!((err.code, err.retry), (ErrorCode::Timeout, Retry::Yes));
+    assert_eq!(
+        (err.code.clone(), err.retry),
+        (ErrorCode::Timeout, Retry::Yes)
+    );
 }
 
 /// A head, then silence: the total timeout covers the body.
@@ -606,7 +612,7 @@ async fn silent_after_headers_is_bounded_by_the_total_timeout() {
     let err = bounded(ordinary(server.base(), "devices.disable"))
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Timeout);
+    assert_eq!(err.code.clone(), ErrorCode::Timeout);
     assert!(
         start.elapsed() < Duration::from_secs(31),
         "{:?}",
@@ -638,7 +644,10 @@ async fn trickling_body_is_bounded_by_the_total_timeout() {
         .await
         .unwrap_err();
     let elapsed = start.elapsed();
-    assert_eq!((err.code, err.retry), (ErrorCode::Timeout, Retry::No));
+    assert_eq!(
+        (err.code.clone(), err.retry),
+        (ErrorCode::Timeout, Retry::No)
+    );
     assert!(
         elapsed >= Duration::from_secs(30) && elapsed < Duration::from_secs(31),
         "{elapsed:?}"
@@ -671,7 +680,10 @@ async fn registry_without_timer_is_bounded_by_the_client_timeout() {
     ))
     .await;
     let err = result.error().expect("an error result");
-    assert_eq!((err.code, err.retry), (ErrorCode::Timeout, Retry::Yes));
+    assert_eq!(
+        (err.code.clone(), err.retry),
+        (ErrorCode::Timeout, Retry::Yes)
+    );
     assert_eq!(err.details["timeoutMs"], 30_000);
     assert!(
         start.elapsed() < Duration::from_secs(31),
@@ -683,7 +695,7 @@ async fn registry_without_timer_is_bounded_by_the_client_timeout() {
 // ------------------------------------------------------------ defect 5: server text
 
 /// Defect: `orpcCode`, `approvalId` (ordinary) and `executionId`,
-/// `approvalId` (governed) were copied from the server into `details`: a
+/// `approvalId`, `expiresAt` (governed) were copied from the server into `details`: a
 /// 100 kB "IGNORE PREVIOUS INSTRUCTIONS…" code arrived verbatim. Only
 /// values of a strict identifier shape reach `details`; the rest is kept
 /// in the audit record.
@@ -700,7 +712,7 @@ async fn server_identifiers_reach_details_only_in_a_strict_shape() {
         .await
         .unwrap_err();
     assert_eq!(
-        (err.code, err.retry),
+        (err.code.clone(), err.retry),
         (ErrorCode::ExecutionFailed, Retry::No)
     );
     assert!(err.details.is_empty(), "{:?}", err.details.keys());
@@ -718,7 +730,7 @@ async fn server_identifiers_reach_details_only_in_a_strict_shape() {
     let err = bounded(ordinary(server.base(), "devices.disable"))
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::DomainApprovalRequired);
+    assert_eq!(err.code.clone(), ErrorCode::DomainApprovalRequired);
     assert!(err.details.is_empty(), "{:?}", err.details.keys());
     assert!(!agent_text(&err).contains("IGNORE"));
     assert_eq!(
@@ -726,17 +738,23 @@ async fn server_identifiers_reach_details_only_in_a_strict_shape() {
         json!(hostile)
     );
 
-    // Governed: an approval receipt with hostile executionId and approvalId.
+    // Governed: an approval-required outcome with a hostile executionId,
+    // approval id and expiry.
+    let approval = |id: &str, expires: &str| {
+        json!({"id": id, "capabilityId": "devices.purge", "status": "pending", "reasons": [hostile],
+            "types": ["irreversible"], "requestedAt": "2026-09-13T00:00:00.000Z", "expiresAt": expires})
+    };
     let server = Server::answering(json_response(
         "200 OK",
-        &json!({"json": {"status": "approval-required", "invocationId": "inv-1", "executionId": hostile, "approvalId": format!("appr-1 {hostile}")}}),
+        &json!({"json": {"status": "approval-required", "invocationId": "inv-1", "executionId": hostile,
+            "approval": approval(&format!("appr-1 {hostile}"), &hostile)}}),
     ))
     .await;
     let err = bounded(governed(server.base())).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::DomainApprovalRequired);
+    assert_eq!(err.code.clone(), ErrorCode::DomainApprovalRequired);
     assert_eq!(
         err.details,
-        json!({"invocationId": "inv-1"})
+        json!({"origin": "server", "invocationId": "inv-1"})
             .as_object()
             .cloned()
             .unwrap()
@@ -745,21 +763,23 @@ async fn server_identifiers_reach_details_only_in_a_strict_shape() {
     let internal = err.internal.as_ref().unwrap();
     assert_eq!(
         internal["withheldDetails"],
-        json!(["executionId", "approvalId"])
+        json!(["executionId", "approvalId", "expiresAt"])
     );
-    assert_eq!(internal["receipt"]["executionId"], json!(hostile));
+    assert_eq!(internal["outcome"]["executionId"], json!(hostile));
 
     // Identifiers of the strict shape still pass, at exactly 128 characters.
     let id = "a".repeat(128);
     let server = Server::answering(json_response(
         "200 OK",
-        &json!({"json": {"status": "approval-required", "invocationId": "inv-1", "executionId": "exec-4", "approvalId": id}}),
+        &json!({"json": {"status": "approval-required", "invocationId": "inv-1", "executionId": "exec-4",
+            "approval": approval(&id, "2026-09-13T00:15:00.000Z")}}),
     ))
     .await;
     let err = bounded(governed(server.base())).await.unwrap_err();
     assert_eq!(
         err.details,
-        json!({"invocationId": "inv-1", "executionId": "exec-4", "approvalId": id})
+        json!({"origin": "server", "invocationId": "inv-1", "executionId": "exec-4", "approvalId": id,
+            "expiresAt": "2026-09-13T00:15:00.000Z"})
             .as_object()
             .cloned()
             .unwrap()
@@ -818,15 +838,15 @@ async fn deeply_nested_json_is_an_error_not_a_stack_overflow() {
         .await
         .unwrap_err();
     assert_eq!(
-        (err.code, err.retry),
+        (err.code.clone(), err.retry),
         (ErrorCode::ExecutionFailed, Retry::No)
     );
     assert_eq!(kind(&err), "unexpected-response");
     let reason = err.internal.as_ref().unwrap()["reason"].as_str().unwrap();
     assert!(reason.contains("recursion limit exceeded"), "{reason}");
-    // Also as a governed receipt and as an error body.
+    // Also as a governed outcome and as an error body.
     let err = bounded(governed(server.base())).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::DomainOutcomeUnknown);
+    assert_eq!(err.code.clone(), ErrorCode::DomainOutcomeUnknown);
     let server =
         Server::answering(response("500 Internal Server Error", "", body.as_bytes())).await;
     let err = bounded(ordinary(server.base(), "devices.disable"))
@@ -847,7 +867,7 @@ async fn huge_response_heads_end_the_call() {
             .await
             .unwrap_err();
         assert_eq!(
-            (err.code, err.retry),
+            (err.code.clone(), err.retry),
             (ErrorCode::ExecutionFailed, Retry::No)
         );
         assert_eq!(kind(&err), "transport");
@@ -933,7 +953,7 @@ async fn odd_status_codes_are_classified() {
             (Ok(out), Ok(want)) => assert_eq!(out, want, "{label}"),
             (Err(err), Err((code, retry, audit))) => {
                 assert_eq!(
-                    (err.code, err.retry, kind(&err)),
+                    (err.code.clone(), err.retry, kind(&err)),
                     (code, retry, audit),
                     "{label}"
                 );
@@ -989,7 +1009,7 @@ async fn non_json_and_truncated_bodies_are_execution_failed() {
             .await
             .unwrap_err();
         assert_eq!(
-            (err.code, err.retry, kind(&err)),
+            (err.code.clone(), err.retry, kind(&err)),
             (ErrorCode::ExecutionFailed, Retry::No, audit),
             "{label}"
         );
