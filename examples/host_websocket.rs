@@ -435,9 +435,10 @@ async fn run_host(listener: TcpListener) -> Result<(), AnyError> {
     send(&writers, &conn_a, Frame::Call(Box::new(call)))?;
     match next_event(&mut events).await? {
         HostEvent::Result(Ok(ResultDisposition::Completed(done))) => match &done.result {
-            agent_surface::host::BrowserSurfaceOutcome::Invocation(
-                AgentInvocationResult::Success { output, .. },
-            ) => {
+            agent_surface::host::BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Ok {
+                output: Some(output),
+                ..
+            }) => {
                 println!("[host] inv-1 completed: {output}");
                 if output != &json!({"disabled": ["d2"]}) {
                     return Err("the bound selection was not used".into());

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 // `mcp`/`tokio` features. An application enables them on `agent-surface`;
 // a cargo example cannot enable its own package's features, so the examples
 // name the same items through the runtime crate (a dev-dependency with `mcp`).
-use agent_surface::{AgentInvocation, AgentInvocationResult};
+use agent_surface::AgentInvocation;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -118,7 +118,7 @@ async fn main() -> Result<(), String> {
         let start = Instant::now();
         let result = running.registry.invoke(invocation, &running.consumer).await;
         let elapsed = start.elapsed();
-        if !matches!(result, AgentInvocationResult::Success { .. }) {
+        if !result.is_ok() {
             return Err(format!("direct call failed: {result:?}"));
         }
         if i >= iterations / 10 {

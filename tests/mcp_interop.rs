@@ -44,10 +44,11 @@ fn expected_annotations(name: &str) -> Value {
     }
 }
 
+const LOCKED_MESSAGE: &str = "Some fields are bound to the application's UI state and cannot be supplied by the agent. Omit them and retry.";
+
 fn locked_field_error() -> Value {
     json!({"code": "INVALID_INPUT", "details": {"lockedFields": ["deviceIds"]},
-           "message": "The input sets fields the application binds from the UI; omit them.",
-           "retry": "with-changes"})
+           "message": LOCKED_MESSAGE, "retry": "with-changes"})
 }
 
 fn rejected_error() -> Value {
@@ -57,7 +58,7 @@ fn rejected_error() -> Value {
 }
 
 fn unknown_tool_error() -> Value {
-    json!({"code": "UNKNOWN_CAPABILITY", "details": {},
+    json!({"code": "CAPABILITY_NOT_FOUND",
            "message": "No tool with this name is available.", "retry": "after-refresh"})
 }
 
@@ -132,10 +133,10 @@ fn ts_sdk_client_lists_tools_and_a_confirmed_call_completes_after_approval() {
         report["lockedField"]["structuredContent"],
         locked_field_error()
     );
-    assert!(report["lockedField"]["text"][0]
-        .as_str()
-        .unwrap()
-        .starts_with("INVALID_INPUT: The input sets fields the application binds from the UI; omit them. Change the arguments"));
+    assert_eq!(
+        report["lockedField"]["text"][0],
+        json!(format!("INVALID_INPUT: {LOCKED_MESSAGE} Change the arguments as the message says, then call the tool again."))
+    );
     // An error of a tool with an output schema: no structuredContent, so
     // the client (which validates it even on errors) does not throw.
     let invalid = &report["invalidList"];
@@ -145,8 +146,8 @@ fn ts_sdk_client_lists_tools_and_a_confirmed_call_completes_after_approval() {
     let error_json: Value = serde_json::from_str(invalid["text"][1].as_str().unwrap()).unwrap();
     assert_eq!(error_json["code"], json!("INVALID_INPUT"));
     assert_eq!(
-        error_json["details"]["errors"][0]["instancePath"],
-        json!("/limit")
+        error_json["details"]["issues"][0]["path"],
+        json!(["limit"])
     );
 
     // A selection change between calls reaches the next call.

@@ -429,7 +429,7 @@ pub async fn start(
                     log!(
                         "[tab] confirmation dialog: {} with {}",
                         c.capability_id,
-                        c.summary["input"]
+                        c.input
                     );
                     let session = decider.clone();
                     let id = c.confirmation_id.clone();

@@ -142,7 +142,9 @@ pub struct CallRecord {
     pub tab_id: String,
     /// The connection it was sent on.
     pub connection_id: String,
-    /// Canonical capability id.
+    /// The capability id the call named (`domain:<path>` or `view:…`; rows
+    /// written before protocol 1 hold the host's canonical id), which its
+    /// result echoes.
     pub capability_id: String,
     /// The procedure's effect (`server-mutation`, …), `None` for a view
     /// capability.
@@ -298,7 +300,8 @@ pub struct ApprovalRecord {
     pub run_id: String,
     /// Its tool call.
     pub tool_call_id: String,
-    /// Canonical capability id.
+    /// The capability id the held call named (as
+    /// [`CallRecord::capability_id`]).
     pub capability_id: String,
     /// Where it stands.
     pub state: ApprovalState,
