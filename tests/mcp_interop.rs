@@ -145,10 +145,7 @@ fn ts_sdk_client_lists_tools_and_a_confirmed_call_completes_after_approval() {
     assert!(invalid.get("threw").is_none(), "{invalid}");
     let error_json: Value = serde_json::from_str(invalid["text"][1].as_str().unwrap()).unwrap();
     assert_eq!(error_json["code"], json!("INVALID_INPUT"));
-    assert_eq!(
-        error_json["details"]["issues"][0]["path"],
-        json!(["limit"])
-    );
+    assert_eq!(error_json["details"]["issues"][0]["path"], json!(["limit"]));
 
     // A selection change between calls reaches the next call.
     assert_eq!(
