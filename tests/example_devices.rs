@@ -88,7 +88,7 @@ fn text(bytes: &[u8]) -> String {
 }
 
 /// The lines every successful scripted run prints, in order.
-const STEP_LINES: [&str; 10] = [
+const STEP_LINES: [&str; 11] = [
     "[ok] step 1: catalog lists 3 procedures + 2 view capabilities",
     "[ok] step 2: INVALID_INPUT with lockedFields [\"deviceIds\"]",
     "[ok] step 3: CONFIRMATION_REQUIRED; the summary shows the selected ids [\"dev-1\",\"dev-2\"]",
@@ -96,8 +96,9 @@ const STEP_LINES: [&str; 10] = [
     "[ok] step 5: evidence approved for [\"dev-locked\"] is CONFIRMATION_INVALID (different-call)",
     "[ok] step 6: STALE_CAPABILITY (after-refresh)",
     "[ok] step 7: the local confirmation passed, the server still answered DOMAIN_APPROVAL_REQUIRED (appr-1)",
-    "[approver] approves appr-1 at the backend's decision endpoint (approvals.decide, approver credential; never a model tool)",
-    "[ok] step 8: approved by a person, resumed once through the backend: the run received {\"purged\":[\"dev-1\"]}; a second resume returned the same receipt; dev-1 is gone",
+    "[approver page] getApproval(appr-1): devices.purge pending, types [\"irreversible\"], reasons [\"Approval is required for devices.purge.\"], expires ",
+    "[approver] approves appr-1 at the application's decision endpoint (POST /approvals/decide, approver credential; never a model tool)",
+    "[ok] step 8: approved by a person, resumed once through the gateway: the run received {\"purged\":[\"dev-1\"]}; a second resume answered the recorded outcome; dev-1 is gone",
     "All 8 steps passed.",
 ];
 
@@ -159,7 +160,10 @@ fn example_devices_against_the_real_orpc_peer_exits_0() {
     let output = run_example(&["--orpc-url", &url]);
     assert_full_run(
         &output,
-        &format!("backend:  real oRPC server at {url} (through create_orpc_agent_bridge + HttpOrpcClient)"),
+        &format!(
+            "backend:  real oRPC server at {url} (create_orpc_agent_bridge + HttpOrpcClient; devices.purge through the governed bridge and the gateway at {})",
+            peer.gateway_url()
+        ),
     );
 
     // The run changed the peer's state (dev-1 purged, dev-2 disabled): the checks
@@ -201,8 +205,10 @@ fn example_devices_short_mode_prints_the_steps_and_one_line_per_call() {
         // observed; later ones say only where the version was.
         "[agent] takes a snapshot: surfaceVersion 6 (was 4 at its last snapshot; this snapshot observed that domain:devices.disable and domain:devices.purge became available; the registry bumps the version on every registration, every change the app reports and every availability change a snapshot observes, so it can move by more than the app's reports)",
         "[agent] takes a snapshot: surfaceVersion 7 (was 6)\n",
-        "<- CONFIRMATION_REQUIRED (retry after-confirmation) {\"confirmationId\":\"conf_",
-        "\"summary.input\":{\"deviceIds\":[\"dev-1\",\"dev-2\"],\"reason\":\"maintenance\"}}",
+        "<- CONFIRMATION_REQUIRED (retry with-confirmation) {\"confirmationId\":\"conf_",
+        "\"effect\":\"server-mutation\",\"origin\":\"client\"}",
+        "[app] confirmation dialog: domain:devices.disable with {\"deviceIds\":[\"dev-1\",\"dev-2\"],\"reason\":\"maintenance\"}",
+        "<- DOMAIN_APPROVAL_REQUIRED (retry no) {\"approvalId\":\"appr-1\",\"executionId\":\"exec-2\",\"invocationId\":\"inv-11\",\"origin\":\"server\"}",
     ] {
         assert!(stdout.contains(line), "missing `{line}` in:\n{stdout}");
     }
@@ -225,10 +231,11 @@ fn example_devices_unreachable_server_fails_at_setup_with_exit_1() {
     let output = run_example(&["--orpc-url", &url]);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "stderr: {stderr}");
+    // The first call at setup is the gateway's `describe`.
+    let gateway = url.replace("/rpc", "/gateway/describe");
     assert!(
-        stderr.contains(&format!(
-            "FAILED at setup: could not list devices from {url}"
-        )),
+        stderr.contains("FAILED at setup: the gateway's describe failed: could not connect")
+            && stderr.contains(&gateway),
         "stderr: {stderr}"
     );
 }

@@ -40,13 +40,15 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agent_surface::bridge::{
-    create_orpc_agent_bridge, invocation_id_header, CallOptions, CapabilityClient, GovernedOutcome,
+    create_governed_orpc_agent_bridge, create_orpc_agent_bridge, invocation_id_header, CallOptions,
+    CapabilityClient, DescribeScope, GovernedBridgeOptions, GovernedOrpcAgentBridge,
     HttpOrpcClient, OrpcAgentBridgeOptions, OrpcCapabilityClient, OrpcClient,
+    ResumeApprovalRequest,
 };
+use agent_surface::manifest::create_orpc_agent_manifest;
 use agent_surface::{
     AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult, AgentManifest,
-    AgentProcedureExecutor, ConfirmationEvidence, ErrorCode, Retry, SurfaceRegistry,
-    SurfaceSnapshot,
+    AgentProcedureExecutor, ErrorCode, Retry, SurfaceRegistry, SurfaceSnapshot,
 };
 use serde_json::{json, Value};
 
@@ -76,14 +78,15 @@ fn verbose() -> bool {
 /// One line for a result: `success` or `CODE (retry …)`.
 fn outcome_line(result: &AgentInvocationResult) -> String {
     match result {
-        AgentInvocationResult::Success { output, .. } => format!("success {output}"),
+        AgentInvocationResult::Ok { output, .. } => {
+            format!("success {}", output.as_ref().unwrap_or(&Value::Null))
+        }
         AgentInvocationResult::Error { error, .. } => {
-            // The confirmation summary in short: what the server would receive.
+            // In short: the confirmation's summary text and expiry are
+            // left out (--verbose prints them).
             let mut details = error.details.clone();
-            details.remove("expiresAtMs");
-            if let Some(summary) = details.remove("summary") {
-                details.insert("summary.input".into(), summary["input"].clone());
-            }
+            details.remove("expiresAt");
+            details.remove("summary");
             let details = if details.is_empty() {
                 String::new()
             } else {
@@ -104,15 +107,14 @@ fn outcome_line(result: &AgentInvocationResult) -> String {
 /// The requester's credential the real peer accepts.
 const USER_TOKEN: &str = "Bearer user-token";
 
-/// The approver's credential the real peer accepts (`approvals.*` only).
+/// The approver's credential the real peer's decision endpoint accepts.
 const APPROVER_TOKEN: &str = "Bearer approver-token";
 
-/// The peer's governed gateway beside its RPC handler: `…/rpc` → `…/gateway`.
-fn gateway_url(rpc_url: &str) -> String {
-    match rpc_url.trim_end_matches('/').strip_suffix("/rpc") {
-        Some(base) => format!("{base}/gateway"),
-        None => format!("{}/gateway", rpc_url.trim_end_matches('/')),
-    }
+/// A sibling of the peer's RPC handler: `…/rpc` → `…/<path>` (the
+/// governed gateway `/gateway`, the decision endpoint `/approvals/decide`).
+fn sibling_url(rpc_url: &str, path: &str) -> String {
+    let rpc_url = rpc_url.trim_end_matches('/');
+    format!("{}/{path}", rpc_url.strip_suffix("/rpc").unwrap_or(rpc_url))
 }
 
 /// A step that did not go as scripted.
@@ -169,7 +171,7 @@ fn ensure_seed(rows: &[Device]) -> StepResult {
 /// The output of `result`, which must be a success.
 fn expect_success(result: &AgentInvocationResult) -> StepResult<Value> {
     match result {
-        AgentInvocationResult::Success { output, .. } => Ok(output.clone()),
+        AgentInvocationResult::Ok { output, .. } => Ok(output.clone().unwrap_or(Value::Null)),
         other => Err(format!(
             "expected success; got {}",
             serde_json::to_string(other).unwrap_or_default()
@@ -195,14 +197,16 @@ impl Backend {
             }
             Backend::Orpc { url, .. } => {
                 format!(
-                    "real oRPC server at {url} (through create_orpc_agent_bridge + HttpOrpcClient)"
+                    "real oRPC server at {url} (create_orpc_agent_bridge + HttpOrpcClient; devices.purge through the governed bridge and the gateway at {})",
+                    sibling_url(url, "gateway")
                 )
             }
         }
     }
 
-    /// The executor the registry runs procedures through.
-    fn executor(&self, manifest: AgentManifest) -> Arc<dyn AgentProcedureExecutor> {
+    /// The domain router's executor: the ordinary bridge (or the
+    /// embedded backend).
+    fn ordinary(&self, manifest: AgentManifest) -> Arc<dyn AgentProcedureExecutor> {
         match self {
             Backend::Embedded(backend) => backend.clone(),
             Backend::Orpc { client, .. } => {
@@ -210,44 +214,68 @@ impl Backend {
                 create_orpc_agent_bridge(
                     OrpcAgentBridgeOptions::new(client, manifest)
                         // x-agent-invocation-id: <invocationId> on every call.
-                        .call_context(invocation_id_header)
-                        .get("devices.list"),
+                        .call_context(invocation_id_header),
                 )
                 .executor
             }
         }
     }
 
-    /// The backend's governed gateway as the host resumes through it, with
-    /// the requester's credential (fresh requester authority).
-    fn requester_gateway(&self) -> Arc<dyn CapabilityClient> {
+    /// The backend's governed gateway, with the requester's credential.
+    fn gateway(&self) -> Arc<dyn CapabilityClient> {
         match self {
             Backend::Embedded(backend) => backend.clone(),
             Backend::Orpc { url, .. } => Arc::new(OrpcCapabilityClient::new(
-                HttpOrpcClient::new(gateway_url(url)).with_header("authorization", USER_TOKEN),
+                HttpOrpcClient::new(sibling_url(url, "gateway"))
+                    .with_header("authorization", USER_TOKEN),
             )),
         }
     }
 
-    /// The backend's approver endpoint (`approvals.decide`, with the
-    /// approver's credential): the stored decision.
-    async fn decide(&self, approval_id: &str, decision: &str) -> Result<String, String> {
+    /// The executor the registry runs procedures through: the governed
+    /// bridge for what the gateway governs here (`devices.purge`, from its
+    /// `describe`), the ordinary bridge for the rest.
+    async fn bridge(&self, manifest: AgentManifest) -> StepResult<GovernedOrpcAgentBridge> {
+        let gateway = self.gateway();
+        let descriptors = gateway
+            .describe(
+                DescribeScope::ids(["devices.purge"]),
+                CallOptions::default(),
+            )
+            .await
+            .map_err(|e| format!("the gateway's describe failed: {e}"))?;
+        let governed = create_orpc_agent_manifest(descriptors)
+            .map_err(|e| format!("the gateway's descriptors are not a manifest: {e}"))?;
+        Ok(create_governed_orpc_agent_bridge(
+            GovernedBridgeOptions::new(gateway, governed).fallback(self.ordinary(manifest)),
+        ))
+    }
+
+    /// The application's decision endpoint (the approver's credential):
+    /// the approval's status afterwards.
+    async fn decide(&self, approval_id: &str, status: &str) -> StepResult<String> {
         match self {
             Backend::Embedded(backend) => backend
-                .decide(approval_id, decision)
-                .map_err(|e| format!("approvals.decide failed: {e}")),
+                .decide(approval_id, status)
+                .map(|a| a.status.as_str().to_string()),
             Backend::Orpc { url, .. } => {
-                let client = HttpOrpcClient::new(gateway_url(url))
-                    .with_header("authorization", APPROVER_TOKEN);
-                let answer = client
-                    .call(
-                        "approvals.decide",
-                        Some(json!({"approvalId": approval_id, "decision": decision})),
-                        CallOptions::default(),
-                    )
+                let endpoint = sibling_url(url, "approvals/decide");
+                let response = reqwest::Client::new()
+                    .post(&endpoint)
+                    .header("authorization", APPROVER_TOKEN)
+                    .header("content-type", "application/json")
+                    .body(json!({"approvalId": approval_id, "status": status}).to_string())
+                    .send()
                     .await
-                    .map_err(|e| format!("approvals.decide failed: {e}"))?;
-                Ok(answer["decision"].as_str().unwrap_or_default().to_string())
+                    .map_err(|e| format!("POST {endpoint} failed: {e}"))?;
+                let code = response.status();
+                let body = response.bytes().await.map_err(|e| e.to_string())?;
+                let answer: Value = serde_json::from_slice(&body)
+                    .map_err(|e| format!("POST {endpoint} answered {code} without JSON: {e}"))?;
+                match answer["status"].as_str() {
+                    Some(status) if code.is_success() => Ok(status.to_string()),
+                    _ => Err(format!("POST {endpoint} answered {code}: {answer}")),
+                }
             }
         }
     }
@@ -268,11 +296,13 @@ impl Backend {
     }
 }
 
-/// The application: its registry, its devices table and its backend.
+/// The application: its registry, its devices table, its backend and the
+/// bridge its procedures run through.
 struct App {
     registry: SurfaceRegistry,
     view: DevicesView,
     backend: Backend,
+    bridge: GovernedOrpcAgentBridge,
     rendered_revision: std::sync::atomic::AtomicU64,
 }
 
@@ -310,8 +340,18 @@ impl App {
         Ok(())
     }
 
+    /// The effective input a `CONFIRMATION_REQUIRED` error's confirmation
+    /// holds (what the server will receive), as the app's dialog shows it.
+    fn held_input(&self, error: &AgentError) -> Value {
+        error.details["confirmationId"]
+            .as_str()
+            .and_then(|id| self.registry.pending_confirmation(id))
+            .map(|pending| pending.input)
+            .unwrap_or(Value::Null)
+    }
+
     /// The user approves in the app's own dialog; never a model tool.
-    fn user_approves(&self, confirmation_id: &str) -> StepResult<ConfirmationEvidence> {
+    fn user_approves(&self, confirmation_id: &str) -> StepResult<String> {
         let pending = self
             .registry
             .pending_confirmation(confirmation_id)
@@ -322,19 +362,15 @@ impl App {
             serde_json::to_string(&pending.input).unwrap_or_default()
         );
         say!("[user] approves -> registry.confirm({confirmation_id:?})");
-        let evidence = self
+        let approved = self
             .registry
             .confirm(confirmation_id)
             .map_err(|e| format!("confirm failed: {e}"))?;
         if verbose() {
-            say!(
-                "[app] hands the evidence to the agent:\n{}",
-                pretty(&evidence)
-            );
-        } else {
-            say!("[app] hands the signed evidence to the agent (single use, bound to this input)");
+            say!("[app] approved in the registry:\n{}", pretty(&approved));
         }
-        Ok(evidence)
+        say!("[app] tells the agent {confirmation_id} is approved (single use; the registry holds the input it binds)");
+        Ok(confirmation_id.to_string())
     }
 }
 
@@ -417,11 +453,7 @@ impl Agent {
             self.snapshot
                 .components
                 .iter()
-                .find(|c| {
-                    c.capabilities
-                        .iter()
-                        .any(|v| v.capability_id == capability_id)
-                })
+                .find(|c| c.capabilities().any(|v| v.capability_id() == capability_id))
                 .map(|c| c.registration_id.clone())
         } else {
             self.snapshot
@@ -448,7 +480,7 @@ impl Agent {
                 "-> agent calls {} with {}{}",
                 invocation.capability_id,
                 invocation.input,
-                if invocation.confirmation.is_some() {
+                if invocation.confirmation_id.is_some() {
                     " + the evidence"
                 } else {
                     ""
@@ -515,11 +547,13 @@ async fn run(backend: Backend) -> StepResult {
     );
 
     let registry = SurfaceRegistry::new(api::authority());
-    registry.set_procedure_executor(backend.executor(manifest));
+    let bridge = backend.bridge(manifest).await?;
+    registry.set_procedure_executor(bridge.executor.clone());
     let app = App {
         registry: registry.clone(),
         view: DevicesView::default(),
         backend,
+        bridge,
         rendered_revision: std::sync::atomic::AtomicU64::new(0),
     };
     let registrations = app::register(&registry, &app.view)
@@ -552,7 +586,7 @@ async fn run(backend: Backend) -> StepResult {
         say!(
             "[agent] sees {} procedures and {} view capabilities (--verbose prints the catalog's JSON)",
             snapshot.procedures.len(),
-            snapshot.components.iter().map(|c| c.capabilities.len()).sum::<usize>()
+            snapshot.components.iter().map(|c| c.capabilities().count()).sum::<usize>()
         );
     }
     let procedure_ids: Vec<&str> = snapshot
@@ -599,10 +633,10 @@ async fn run(backend: Backend) -> StepResult {
             && catalog["procedures"][0]["confirmation"] == "never",
         || "devices.purge should need confirmation (destructive floor), devices.list never".into(),
     )?;
-    let views: Vec<&str> = snapshot
+    let views: Vec<String> = snapshot
         .components
         .iter()
-        .flat_map(|c| c.capabilities.iter().map(|v| v.capability_id.as_str()))
+        .flat_map(|c| c.capabilities().map(|v| v.capability_id().to_string()))
         .collect();
     ensure(
         views == ["view:devices.table.select", "view:devices.table.filter"],
@@ -646,10 +680,10 @@ async fn run(backend: Backend) -> StepResult {
         .as_str()
         .ok_or("CONFIRMATION_REQUIRED without details.confirmationId")?
         .to_string();
-    let summary_input = &error.details["summary"]["input"];
+    let summary_input = &app.held_input(&error);
     ensure(
         summary_input == &json!({"deviceIds": ["dev-1", "dev-2"], "reason": "maintenance"})
-            && error.retry == Retry::AfterConfirmation,
+            && error.retry == Retry::WithConfirmation,
         || format!("the summary should show the selected ids dev-1, dev-2: {summary_input}"),
     )?;
     passed(
@@ -664,7 +698,7 @@ async fn run(backend: Backend) -> StepResult {
     );
     let evidence = app.user_approves(&confirmation_id)?;
     let mut call = agent.invocation("domain:devices.disable", json!({"reason": "maintenance"}))?;
-    call.confirmation = Some(evidence);
+    call.confirmation_id = Some(evidence);
     let output = expect_success(&agent.call(call).await)?;
     ensure(output == json!({"disabled": ["dev-1", "dev-2"]}), || {
         format!("the backend should report dev-1 and dev-2 disabled: {output}")
@@ -699,7 +733,7 @@ async fn run(backend: Backend) -> StepResult {
         .ok_or("CONFIRMATION_REQUIRED without details.confirmationId")?
         .to_string();
     ensure(
-        error.details["summary"]["input"] == json!({"deviceIds": ["dev-locked"]}),
+        app.held_input(&error) == json!({"deviceIds": ["dev-locked"]}),
         || {
             format!(
                 "the summary should show [\"dev-locked\"]: {}",
@@ -718,7 +752,7 @@ async fn run(backend: Backend) -> StepResult {
     say_raw!("{}", app.view.render());
     agent.discover();
     let mut call = agent.invocation("domain:devices.disable", json!({}))?;
-    call.confirmation = Some(stale_evidence);
+    call.confirmation_id = Some(stale_evidence);
     let error = expect_error(&agent.call(call).await, ErrorCode::ConfirmationInvalid)?;
     ensure(
         error.details.get("reason") == Some(&json!("different-call")),
@@ -732,7 +766,7 @@ async fn run(backend: Backend) -> StepResult {
     let call = agent.invocation("domain:devices.disable", json!({}))?;
     let error = expect_error(&agent.call(call).await, ErrorCode::ConfirmationRequired)?;
     ensure(
-        error.details["summary"]["input"] == json!({"deviceIds": ["dev-3"]}),
+        app.held_input(&error) == json!({"deviceIds": ["dev-3"]}),
         || {
             format!(
                 "the new confirmation should show [\"dev-3\"]: {}",
@@ -756,10 +790,10 @@ async fn run(backend: Backend) -> StepResult {
     let error = expect_error(&agent.call(purge).await, ErrorCode::StaleCapability)?;
     ensure(
         error.retry == Retry::AfterRefresh
-            && error.details.get("currentSurfaceVersion") == Some(&json!(current))
+            && error.details.get("reason") == Some(&json!("surface-version-changed"))
             && current > seen,
         || {
-            format!("STALE_CAPABILITY should be after-refresh with currentSurfaceVersion {current}: {error:?}")
+            format!("STALE_CAPABILITY should be after-refresh with reason surface-version-changed (the surface is at {current}): {error:?}")
         },
     )?;
     passed(6, &format!("STALE_CAPABILITY (after-refresh): the agent acted on surfaceVersion {seen}, the surface is at {current}"));
@@ -773,8 +807,8 @@ async fn run(backend: Backend) -> StepResult {
     let call = agent.invocation("domain:devices.purge", json!({}))?;
     let error = expect_error(&agent.call(call).await, ErrorCode::ConfirmationRequired)?;
     ensure(
-        error.details["summary"]["input"] == json!({"deviceIds": ["dev-1"]})
-            && error.details["summary"]["effect"] == "destructive",
+        app.held_input(&error) == json!({"deviceIds": ["dev-1"]})
+            && error.details["effect"] == "destructive",
         || {
             format!(
                 "the purge confirmation should show [\"dev-1\"]: {}",
@@ -788,13 +822,19 @@ async fn run(backend: Backend) -> StepResult {
         .to_string();
     let evidence = app.user_approves(&confirmation_id)?;
     let mut call = agent.invocation("domain:devices.purge", json!({}))?;
-    call.confirmation = Some(evidence);
+    call.confirmation_id = Some(evidence);
     // The backend holds the purge under this id.
     let held_id = call.invocation_id.clone();
     let error = expect_error(&agent.call(call).await, ErrorCode::DomainApprovalRequired)?;
     ensure(
-        error.details.get("approvalId") == Some(&json!("appr-1")) && error.retry == Retry::No,
-        || format!("DOMAIN_APPROVAL_REQUIRED should carry approvalId appr-1, retry no: {error:?}"),
+        error.details.get("approvalId") == Some(&json!("appr-1"))
+            && error.details.get("invocationId") == Some(&json!(held_id))
+            && error.details.get("origin") == Some(&json!("server"))
+            && error.details.contains_key("expiresAt")
+            && error.retry == Retry::No,
+        || {
+            format!("DOMAIN_APPROVAL_REQUIRED should carry approvalId appr-1, the invocation id, origin server and expiresAt, retry no: {error:?}")
+        },
     )?;
     let call = agent.invocation("domain:devices.list", json!({}))?;
     let listed = devices_of(&expect_success(&agent.call(call).await)?)?;
@@ -809,18 +849,29 @@ async fn run(backend: Backend) -> StepResult {
         8,
         "a person approves appr-1; the host resumes the held purge through the backend",
     );
-    say!("[approver] approves appr-1 at the backend's decision endpoint (approvals.decide, approver credential; never a model tool)");
-    let decided = app.backend.decide("appr-1", "approve").await?;
-    ensure(decided == "approve", || {
-        format!("approvals.decide should store approve, got {decided:?}")
-    })?;
-    say!("[host] resumes {held_id} through capabilities.resume with the requester's credential; the confirmed call is not sent again");
-    let gateway = app.backend.requester_gateway();
-    let outcome = GovernedOutcome::classify(
-        &held_id,
-        gateway.resume(&held_id, CallOptions::default()).await,
+    let approval = app
+        .bridge
+        .get_approval("appr-1", CallOptions::default())
+        .await
+        .map_err(|e| format!("getApproval failed: {e}"))?
+        .ok_or("the gateway has no approval appr-1")?;
+    say!(
+        "[approver page] getApproval(appr-1): {} {}, types {:?}, reasons {:?}, expires {}",
+        approval.capability_id,
+        approval.status.as_str(),
+        approval.types,
+        approval.reasons,
+        approval.expires_at
     );
-    let result = outcome.to_invocation_result();
+    say!("[approver] approves appr-1 at the application's decision endpoint (POST /approvals/decide, approver credential; never a model tool)");
+    let decided = app.backend.decide("appr-1", "approved").await?;
+    ensure(decided == "approved", || {
+        format!("the decision endpoint should answer approved, got {decided:?}")
+    })?;
+    say!("[host] resumes {held_id} through the gateway's resumeApproval {{invocationId, approvalId}} with the requester's credential; the confirmed call is not sent again");
+    let resume = || ResumeApprovalRequest::new(&held_id, "appr-1");
+    let outcome = app.bridge.resume(resume()).await;
+    let result = outcome.to_invocation_result("domain:devices.purge", registry.surface_version());
     if verbose() {
         say!("<- the run receives:\n{}", pretty(&result));
     } else {
@@ -830,19 +881,16 @@ async fn run(backend: Backend) -> StepResult {
     ensure(output == json!({"purged": ["dev-1"]}), || {
         format!("the resumed purge should purge [\"dev-1\"]: {output}")
     })?;
-    let again = GovernedOutcome::classify(
-        &held_id,
-        gateway.resume(&held_id, CallOptions::default()).await,
-    );
+    let again = app.bridge.resume(resume()).await;
     ensure(again == outcome, || {
-        format!("a second resume must return the same receipt: {again:?}")
+        format!("a second resume must answer the recorded outcome: {again:?}")
     })?;
     let call = agent.invocation("domain:devices.list", json!({}))?;
     let listed = devices_of(&expect_success(&agent.call(call).await)?)?;
     ensure(ids(&listed) == ["dev-2", "dev-3", "dev-locked"], || {
         format!("dev-1 should be gone after the approved purge: {listed:?}")
     })?;
-    passed(8, "approved by a person, resumed once through the backend: the run received {\"purged\":[\"dev-1\"]}; a second resume returned the same receipt; dev-1 is gone");
+    passed(8, "approved by a person, resumed once through the gateway: the run received {\"purged\":[\"dev-1\"]}; a second resume answered the recorded outcome; dev-1 is gone");
 
     say!("\nAll 8 steps passed.");
     Ok(())
