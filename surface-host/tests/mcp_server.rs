@@ -26,7 +26,10 @@ use surface_runtime::host::{
     HostError, KnownBuild, ServerTool, SessionEventSubscription,
 };
 use surface_runtime::sync::BoxFuture;
-use surface_runtime::{AgentConsumer, AgentProcedureBinding, ConsumerKind, SurfaceRegistry};
+use surface_runtime::{
+    AgentConsumer, AgentProcedureBinding, ComponentDefinition, ConsumerKind, RegistrationHandle,
+    SurfaceRegistry, ViewCapability,
+};
 
 const RUN: &str = "run-1";
 
@@ -354,6 +357,136 @@ async fn an_unknown_run_has_no_tools_and_its_calls_are_unknown() {
         .call_tool("other-run", "tc", "devices__list", None)
         .await;
     assert_eq!(error_of(&result)["code"], json!("CAPABILITY_NOT_FOUND"));
+}
+
+/// A page with a `devices.table` component offering an observation
+/// (`readState`) and an action (`select`), and `devices.list` with a
+/// contextual note; connected to `mcp` and answering every call.
+fn observing_page(
+    mcp: &McpServer,
+) -> (
+    SurfaceRegistry,
+    BrowserSurfaceSession,
+    Vec<RegistrationHandle>,
+) {
+    let authority = authority();
+    let registry = SurfaceRegistry::new(authority.clone());
+    registry.set_procedure_executor(Arc::new(CountingExecutor::default()));
+    let table = registry
+        .register_component(
+            ComponentDefinition::new("devices.table", "main")
+                .capability(ViewCapability::observation(
+                    "readState",
+                    "The rows the user selected",
+                    json!({"type": "object", "properties": {"selected": {"type": "array", "items": {"type": "string"}}}}),
+                    || async { Ok(json!({"selected": ["d1"]})) },
+                ))
+                .capability(ViewCapability::with_schema(
+                    "select",
+                    "Select rows",
+                    json!({"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "string"}}}, "required": ["ids"]}),
+                    |input: Value| async move { Ok(json!({"selected": input["ids"]})) },
+                )),
+        )
+        .unwrap();
+    let list = registry
+        .register_procedure(
+            AgentProcedureBinding::new(procedure(&authority, "devices.list"))
+                .describe(|| "The table shows 2 rows.".to_string()),
+        )
+        .unwrap();
+    let session = BrowserSurfaceSession::new(BrowserSurfaceSessionOptions::new(
+        registry.clone(),
+        identity(),
+        AgentConsumer::embedded("u1"),
+    ));
+    let (connection, mut calls) = mcp.open_connection(auth()).unwrap();
+    let connection = Arc::new(connection);
+    connection
+        .receive(BrowserToHostMessage::Announcement(Box::new(
+            session.connect("conn-1").unwrap(),
+        )))
+        .unwrap();
+    let s = session.clone();
+    tokio::spawn(async move {
+        while let Some(call) = calls.next().await {
+            let result = s.invoke(call).await;
+            let _ = connection.receive(BrowserToHostMessage::Result(Box::new(result)));
+        }
+    });
+    (registry, session, vec![table, list])
+}
+
+#[tokio::test]
+async fn observations_are_read_only_tools_and_descriptions_carry_the_contextual_note() {
+    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
+    let (_registry, _session, _handles) = observing_page(&mcp);
+    let tools = mcp.tools(RUN).await.unwrap();
+    assert_eq!(
+        names(&tools),
+        [
+            "devices__list",
+            "view__devices__table__readState",
+            "view__devices__table__select"
+        ]
+    );
+    // The manifest's description, then the page's contextual note.
+    assert_eq!(
+        tools[0].description.as_deref(),
+        Some("List devices, optionally filtered by status\n\nThe table shows 2 rows.")
+    );
+    let observation = serde_json::to_value(&tools[1]).unwrap();
+    assert_eq!(
+        observation,
+        json!({
+            "name": "view__devices__table__readState",
+            "title": "view.devices.table.readState",
+            "description": "The rows the user selected",
+            "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false},
+            "outputSchema": {"type": "object", "properties": {"selected": {"type": "array", "items": {"type": "string"}}}},
+            "annotations": {"readOnlyHint": true, "destructiveHint": false, "openWorldHint": false},
+        })
+    );
+    assert_eq!(
+        serde_json::to_value(&tools[2].annotations).unwrap(),
+        json!({"readOnlyHint": false, "destructiveHint": false, "openWorldHint": false})
+    );
+    // Called with no arguments, an observation answers its state.
+    let read = mcp
+        .call_tool(RUN, "tc-1", "view__devices__table__readState", None)
+        .await;
+    assert!(!read.is_error, "{read:?}");
+    assert_eq!(structured(&read), json!({"selected": ["d1"]}));
+    // Any input is refused. The observation declares an output schema, so
+    // the error object travels in the second text block only.
+    let refused = mcp
+        .call_tool(
+            RUN,
+            "tc-2",
+            "view__devices__table__readState",
+            Some(json!({"ids": ["d2"]})),
+        )
+        .await;
+    assert_eq!(
+        error_of(&refused),
+        json!({"code": "INVALID_INPUT", "message": "The input does not match the input schema.",
+               "retry": "with-changes",
+               "details": {"issues": [{"keyword": "additionalProperties", "path": ["ids"],
+                                       "message": "an observation takes no input"}]}})
+    );
+    assert_eq!(refused.structured_content, None);
+    // An action without an output schema: the error's structured content is
+    // the result's AgentError, the same object as the second text block.
+    let bad = mcp
+        .call_tool(RUN, "tc-3", "view__devices__table__select", Some(json!({})))
+        .await;
+    let error = error_of(&bad);
+    assert_eq!(
+        (&error["code"], &error["retry"]),
+        (&json!("INVALID_INPUT"), &json!("with-changes")),
+        "{error}"
+    );
+    assert_eq!(bad.structured_content.map(Value::Object), Some(error));
 }
 
 #[tokio::test]
