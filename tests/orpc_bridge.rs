@@ -622,7 +622,7 @@ async fn s8_ordinary_other_errors_are_sanitized_execution_failed() {
         let label = format!("{path} {input}");
         let err = exec(&bridge, path, input).await.unwrap_err();
         assert_eq!(
-            (err.code, err.retry),
+            (err.code.clone(), err.retry),
             (ErrorCode::ExecutionFailed, Retry::No),
             "{label}"
         );
