@@ -490,6 +490,81 @@ async fn observations_are_read_only_tools_and_descriptions_carry_the_contextual_
 }
 
 #[tokio::test]
+async fn a_procedure_whose_manifest_renames_its_capability_is_called_by_its_procedure_id() {
+    // docs/example.manifest.json: devices.rename's capabilityId is
+    // `devices.rename@v1`; the host keys its tools by it, the page's
+    // registry by the procedure id.
+    let authority = surface_runtime::Authority::from_manifest(
+        surface_runtime::AgentManifest::from_json_str(include_str!(
+            "../../docs/example.manifest.json"
+        ))
+        .unwrap(),
+    );
+    let host =
+        AgentHost::new().with_known_build(KnownBuild::new("console", "build-1", authority.clone()));
+    host.start_run(AgentRun {
+        run_id: RUN.into(),
+        session_id: "sess-1".into(),
+        tab_id: Some("tab-1".into()),
+        kind: ConsumerKind::Embedded,
+    })
+    .unwrap();
+    let mcp = McpServer::new(Arc::new(host), McpServerOptions::default());
+    let registry = SurfaceRegistry::new(authority.clone());
+    let executor = Arc::new(CountingExecutor::default());
+    registry.set_procedure_executor(executor.clone());
+    let _rename = registry
+        .register_procedure(AgentProcedureBinding::new(procedure(
+            &authority,
+            "devices.rename",
+        )))
+        .unwrap();
+    let session = BrowserSurfaceSession::new(BrowserSurfaceSessionOptions::new(
+        registry,
+        identity(),
+        AgentConsumer::embedded("u1"),
+    ));
+    let (connection, mut calls) = mcp.open_connection(auth()).unwrap();
+    connection
+        .receive(BrowserToHostMessage::Announcement(Box::new(
+            session.connect("conn-1").unwrap(),
+        )))
+        .unwrap();
+    let tools: Vec<String> = mcp
+        .host()
+        .tools_for_run(RUN)
+        .iter()
+        .map(|t| t.capability_id().to_string())
+        .collect();
+    assert_eq!(tools, ["devices.rename@v1"]);
+    assert_eq!(names(&mcp.tools(RUN).await.unwrap()), ["devices__rename"]);
+    let server = mcp.clone();
+    let waiting = tokio::spawn(async move {
+        server
+            .call_tool(
+                RUN,
+                "tc-1",
+                "devices__rename",
+                Some(json!({"deviceId": "d1", "name": "lab"})),
+            )
+            .await
+    });
+    let call = calls.next().await.expect("dispatched to the page");
+    assert_eq!(call.invocation.capability_id, "domain:devices.rename");
+    let result = session.invoke(call).await;
+    connection
+        .receive(BrowserToHostMessage::Result(Box::new(result)))
+        .unwrap();
+    let answer = waiting.await.unwrap();
+    assert!(!answer.is_error, "{answer:?}");
+    assert_eq!(
+        structured(&answer),
+        json!({"path": "devices.rename", "input": {"deviceId": "d1", "name": "lab"}})
+    );
+    assert_eq!(executor.count(), 1);
+}
+
+#[tokio::test]
 async fn page_connections_refuse_oversized_foreign_and_duplicate_input() {
     let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
     let (tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
