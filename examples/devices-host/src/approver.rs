@@ -1,13 +1,14 @@
 //! The approver page (`/approver`, `docs/host.md`, "Approvals, decided
 //! and resumed"): a person who knows the approver secret signs in (a
 //! cookie of its own — the requester's page session grants nothing here),
-//! sees every pending approval with the input the server holds for it
-//! (`approvals.get`, with the approver's backend credential) and decides.
-//! A decision goes to the backend (`approvals.decide`), is recorded in the
-//! host store, and the held call is resumed through the backend
-//! (`capabilities.resume`) with the requester's credential — never by
-//! sending the browser call again. The outcome is recorded for the run,
-//! which observes it through `/app/run`.
+//! sees every pending approval as the gateway shows it (`getApproval`:
+//! status, types, reasons, expiry) and decides. A decision goes to the
+//! application's decision endpoint (`POST {approvalId, status}` with the
+//! approver's credential), is recorded in the host store, and the held
+//! call is resumed through the gateway (`resumeApproval {invocationId,
+//! approvalId}`) with the requester's credential — never by sending the
+//! browser call again. The outcome is recorded for the run, which observes
+//! it through `/app/run`.
 //!
 //! Server-rendered HTML without scripts; every value shown is escaped.
 
@@ -15,7 +16,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use agent_surface::bridge::{
-    CallOptions, HttpOrpcClient, OrpcCallError, OrpcCapabilityClient, OrpcClient,
+    ApprovalStatus, CallOptions, CapabilityClient, GatewayApproval, HttpOrpcClient, OrpcCallError,
+    OrpcCapabilityClient,
 };
 use agent_surface::store::{ApprovalDecision, ApprovalRecord, ApprovalState};
 use agent_surface::AgentInvocationResult;
@@ -27,6 +29,12 @@ use devices_api::{TurnReport, TurnStep};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
+
+/// How long the decision endpoint may take to answer.
+pub const DECIDE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Largest decision-endpoint answer read, in bytes.
+pub const MAX_DECIDE_ANSWER: usize = 64 * 1024;
 
 use crate::server::{lock, resumed_summary, AppState};
 
@@ -148,13 +156,13 @@ pub(crate) async fn page(
     }
     body.push_str(
         "<table id=\"approvals\"><tr><th>Approval</th><th>Procedure</th><th>Run</th>\
-         <th>Input the server will run</th><th>Decision</th></tr>",
+         <th>At the gateway</th><th>Decision</th></tr>",
     );
-    let client = approver_client(&state);
+    let gateway = requester_gateway(&state);
     for approval in &pending {
         body.push_str(&row(
             approval,
-            held_input(&client, &approval.approval_id).await,
+            gateway_view(&gateway, &approval.approval_id).await,
         ));
     }
     body.push_str("</table>");
@@ -187,18 +195,30 @@ async fn decided_line(state: &AppState, approval_id: &str) -> String {
     }
 }
 
-/// One pending approval's table row.
-fn row(approval: &ApprovalRecord, input: Result<Value, String>) -> String {
+/// One pending approval's table row: the host's record and the gateway's
+/// view (`getApproval`), or why it could not be read.
+fn row(approval: &ApprovalRecord, view: Result<GatewayApproval, String>) -> String {
     let id = escape_html(&approval.approval_id);
-    let input = match input {
-        Ok(value) => format!(
-            "<code class=\"input\">{}</code>",
-            escape_html(&value.to_string())
-        ),
+    let view = match view {
+        Ok(gateway) => {
+            let shown = json!({
+                "status": gateway.status.as_str(),
+                "types": gateway.types,
+                "reasons": gateway.reasons,
+                "expiresAt": gateway.expires_at,
+            });
+            format!(
+                "<span class=\"status\">{}</span>, expires <span class=\"expires\">{}</span>\
+                 <br><code class=\"approval\">{}</code>",
+                gateway.status.as_str(),
+                escape_html(&gateway.expires_at),
+                escape_html(&shown.to_string())
+            )
+        }
         Err(why) => format!("<span class=\"error\">{}</span>", escape_html(&why)),
     };
     format!(
-        "<tr id=\"approval-{id}\"><td>{id}</td><td>{capability}</td><td>{run} / {tool}</td><td>{input}</td>\
+        "<tr id=\"approval-{id}\"><td>{id}</td><td>{capability}</td><td>{run} / {tool}</td><td>{view}</td>\
          <td><form method=\"post\" action=\"/approver/decide\"><input type=\"hidden\" name=\"approvalId\" value=\"{id}\">\
          <button name=\"decision\" value=\"approve\" id=\"approve-{id}\">Approve</button>\
          <button name=\"decision\" value=\"reject\" id=\"reject-{id}\">Reject</button></form></td></tr>",
@@ -208,25 +228,28 @@ fn row(approval: &ApprovalRecord, input: Result<Value, String>) -> String {
     )
 }
 
-fn approver_client(state: &AppState) -> HttpOrpcClient {
-    HttpOrpcClient::new(state.config.backend_gateway.clone())
-        .with_header("authorization", state.config.approver_authorization.clone())
+/// The gateway with the requester's credential (the host's backend
+/// credential): `getApproval`, `resumeApproval`.
+fn requester_gateway(state: &AppState) -> OrpcCapabilityClient<HttpOrpcClient> {
+    OrpcCapabilityClient::new(
+        HttpOrpcClient::new(state.config.backend_gateway.clone())
+            .with_header("authorization", state.config.backend_authorization.clone()),
+    )
 }
 
-/// What the server holds for the approval (`approvals.get`): its input.
-async fn held_input(client: &HttpOrpcClient, approval_id: &str) -> Result<Value, String> {
-    let answer = client
-        .call(
-            "approvals.get",
-            Some(json!({ "approvalId": approval_id })),
-            CallOptions::default(),
-        )
+/// What the gateway shows for the approval (`getApproval`).
+async fn gateway_view(
+    gateway: &OrpcCapabilityClient<HttpOrpcClient>,
+    approval_id: &str,
+) -> Result<GatewayApproval, String> {
+    match gateway
+        .get_approval(approval_id, CallOptions::default())
         .await
-        .map_err(|e| backend_problem("read the approval", &e))?;
-    if answer["input"].is_null() {
-        return Err("The backend holds no input for this approval.".into());
+    {
+        Ok(Some(approval)) => Ok(approval),
+        Ok(None) => Err("The gateway has no such approval.".into()),
+        Err(e) => Err(backend_problem("read the approval", &e)),
     }
-    Ok(answer["input"].clone())
 }
 
 /// A backend failure in words, without the server's text.
@@ -238,6 +261,60 @@ fn backend_problem(what: &str, error: &OrpcCallError) -> String {
         Some(code) => format!("The backend refused to {what} ({code})."),
         None => format!("The backend could not {what} (unreachable or an unexpected answer)."),
     }
+}
+
+/// `POST {approvalId, status}` to the application's decision endpoint with
+/// the approver's credential. A 200 is the decided approval; a 409 (not
+/// pending any more) carries the approval as it stands (`{"approval"}`):
+/// both give the decision the backend kept. `Err` is the sentence for the
+/// approver.
+async fn send_decision(
+    state: &AppState,
+    approval_id: &str,
+    status: &str,
+) -> Result<GatewayApproval, String> {
+    let http = reqwest::Client::builder()
+        .timeout(DECIDE_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|_| "The decision endpoint cannot be called.".to_string())?;
+    let response = http
+        .post(&state.config.backend_decide)
+        .header("authorization", state.config.approver_authorization.clone())
+        .header("content-type", "application/json")
+        .body(json!({"approvalId": approval_id, "status": status}).to_string())
+        .send()
+        .await
+        .map_err(|_| "The decision endpoint could not be reached.".to_string())?;
+    let code = response.status().as_u16();
+    let body = read_bounded(response)
+        .await
+        .ok_or("The decision endpoint's answer could not be read.")?;
+    let approval = match code {
+        200 => serde_json::from_slice::<GatewayApproval>(&body).ok(),
+        409 => serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|v| serde_json::from_value::<GatewayApproval>(v["approval"].clone()).ok()),
+        _ => {
+            return Err(format!(
+                "The decision endpoint refused the decision (HTTP {code})."
+            ))
+        }
+    };
+    approval.ok_or_else(|| "The decision endpoint answered unexpectedly.".into())
+}
+
+/// The body, at most [`MAX_DECIDE_ANSWER`] bytes; `None` when longer or
+/// unreadable.
+async fn read_bounded(mut response: reqwest::Response) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.ok()? {
+        if body.len() + chunk.len() > MAX_DECIDE_ANSWER {
+            return None;
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Some(body)
 }
 
 #[derive(Deserialize)]
@@ -342,10 +419,10 @@ pub(crate) async fn decide(
     }
 }
 
-/// Sends `decision` to the backend and records the decision the backend
-/// kept (its first one stands: a second approver's different click, or a
-/// decision sent before a crash, wins over this form). `Err` is the
-/// sentence for the approver.
+/// Sends `decision` to the decision endpoint and records the decision
+/// the backend kept (its first one stands: a second approver's different
+/// click, or a decision sent before a crash, wins over this form). `Err` is
+/// the sentence for the approver.
 async fn record_decision(
     state: &AppState,
     approval: &ApprovalRecord,
@@ -353,38 +430,34 @@ async fn record_decision(
     approver: &str,
 ) -> Result<(), String> {
     let id = approval.approval_id.as_str();
-    let client = approver_client(state);
-    // The backend's approval must hold the call this approval row is
-    // about; a page that named another call's approval id is refused.
-    let held = client
-        .call(
-            "approvals.get",
-            Some(json!({ "approvalId": id })),
-            CallOptions::default(),
-        )
+    // The gateway's receipt of the held call must name this approval: a
+    // page that reported another call's approval id is refused.
+    let receipt = requester_gateway(state)
+        .get_invocation(&approval.backend_invocation_id, CallOptions::default())
         .await
-        .map_err(|e| backend_problem("read the approval", &e))?;
-    if held["invocationId"].as_str() != Some(approval.backend_invocation_id.as_str()) {
-        eprintln!(
-            "devices-host: approval {id} at the backend holds another invocation than the host's row; not decided"
-        );
+        .map_err(|e| backend_problem("read the held call", &e))?;
+    if receipt.and_then(|r| r.approval_id).as_deref() != Some(id) {
+        eprintln!("devices-host: approval {id} is not the gateway's approval of the held call; not decided");
         return Err(
-            "The backend's approval belongs to another call than this one; it was not decided."
+            "The gateway's approval belongs to another call than this one; it was not decided."
                 .into(),
         );
     }
-    let answer = client
-        .call(
-            "approvals.decide",
-            Some(json!({"approvalId": id, "decision": decision})),
-            CallOptions::default(),
-        )
-        .await
-        .map_err(|e| backend_problem("record the decision", &e))?;
-    let kept = match answer["decision"].as_str() {
-        Some("approve") => ApprovalDecision::Approve,
-        Some("reject") => ApprovalDecision::Reject,
-        _ => return Err("The backend answered the decision unexpectedly.".into()),
+    let status = if decision == "approve" {
+        "approved"
+    } else {
+        "rejected"
+    };
+    let decided = send_decision(state, id, status).await?;
+    let kept = match decided.status {
+        ApprovalStatus::Approved | ApprovalStatus::Consumed => ApprovalDecision::Approve,
+        ApprovalStatus::Rejected => ApprovalDecision::Reject,
+        other => {
+            return Err(format!(
+                "The approval is {} at the gateway; it can no longer be decided.",
+                other.as_str()
+            ))
+        }
     };
     match state.host.decide_approval(id, kept, approver).await {
         Ok(agent_surface::store::Decision::AlreadyDecided(row)) if row.state != kept.state() => {
@@ -422,17 +495,14 @@ fn problem(text: &str) -> Response {
     see_other(&format!("/approver?problem={}", query_encode(text)))
 }
 
-/// Resumes a decided approval through the backend with the requester's
-/// credential (fresh requester authority: read at resume time) and
-/// reports the outcome to its run.
+/// Resumes a decided approval through the gateway's `resumeApproval`
+/// with the requester's credential (fresh requester authority: read at
+/// resume time) and reports the outcome to its run.
 pub(crate) async fn resume_and_report(
     state: &AppState,
     approval_id: &str,
 ) -> Result<(), agent_surface::store::DurableError> {
-    let requester = OrpcCapabilityClient::new(
-        HttpOrpcClient::new(state.config.backend_gateway.clone())
-            .with_header("authorization", state.config.backend_authorization.clone()),
-    );
+    let requester = requester_gateway(state);
     let outcome = state
         .host
         .resume_approval(approval_id, &requester, CallOptions::default())

@@ -37,5 +37,5 @@ pub use server::{
 pub const PEER_USER_TOKEN: &str = "Bearer user-token";
 
 /// The credential the oRPC peer accepts for the approver
-/// (`approvals.get`, `approvals.decide` only).
+/// (the decision endpoint `POST /approvals/decide` only).
 pub const PEER_APPROVER_TOKEN: &str = "Bearer approver-token";

@@ -17,8 +17,9 @@ tests/orpc-peer and the agent host on 127.0.0.1, and prints the URL.
 
   --port N        listen on port N (default 8080; 0 = any free port)
   --backend URL   use a running oRPC backend (e.g. http://127.0.0.1:4000/rpc;
-                  its governed gateway is the sibling /gateway) instead of
-                  starting the peer
+                  its capability gateway is the sibling /gateway, its
+                  decision endpoint /approvals/decide) instead of starting
+                  the peer
   --database DB   the host store: sqlite:PATH (default
                   sqlite:target/devices-host/host.db), postgres://… or memory
   --approver-secret S

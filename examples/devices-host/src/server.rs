@@ -126,16 +126,19 @@ pub struct HostConfig {
     pub bind: SocketAddr,
     /// The backend's RPC handler, e.g. `http://127.0.0.1:4000/rpc`.
     pub backend_rpc: String,
-    /// The backend's governed gateway (`capabilities.resume`,
-    /// `approvals.get`/`decide`), e.g. `http://127.0.0.1:4000/gateway`.
+    /// The backend's capability gateway (`getApproval`, `resumeApproval`;
+    /// `docs/bridges.md`, "Governed bridge"), e.g.
+    /// `http://127.0.0.1:4000/gateway`.
     pub backend_gateway: String,
+    /// The application's approval decision endpoint (`POST {approvalId,
+    /// status}`, plain JSON), e.g. `http://127.0.0.1:4000/approvals/decide`.
+    pub backend_decide: String,
     /// The backend credential the host adds for an authenticated page
-    /// and uses to resume a held call for its requester (the peer's
-    /// `Bearer user-token`).
+    /// and uses on the gateway for its requester (`getApproval`,
+    /// `resumeApproval`; the peer's `Bearer user-token`).
     pub backend_authorization: String,
-    /// The backend credential of the approver, used only for the approver
-    /// page's `approvals.get`/`approvals.decide` (the peer's
-    /// `Bearer approver-token`).
+    /// The credential of the approver, used only at the decision endpoint
+    /// (the peer's `Bearer approver-token`).
     pub approver_authorization: String,
     /// What a person types on `/approver` to sign in as the approver.
     pub approver_secret: String,
@@ -150,19 +153,18 @@ pub struct HostConfig {
 
 impl HostConfig {
     /// A config for the backend at `backend_rpc` (`…/rpc`; the gateway is
-    /// its sibling `…/gateway`) with the peer's credentials, a fresh
-    /// random approver secret, an in-memory store and owner
-    /// `devices-host`.
+    /// its sibling `…/gateway`, the decision endpoint `…/approvals/decide`)
+    /// with the peer's credentials, a fresh random approver secret, an
+    /// in-memory store and owner `devices-host`.
     pub fn new(bind: SocketAddr, backend_rpc: impl Into<String>, page_dir: PathBuf) -> Self {
         let backend_rpc = backend_rpc.into();
-        let backend_gateway = match backend_rpc.strip_suffix("/rpc") {
-            Some(base) => format!("{base}/gateway"),
-            None => format!("{}/gateway", backend_rpc.trim_end_matches('/')),
-        };
+        let trimmed = backend_rpc.trim_end_matches('/');
+        let base = trimmed.strip_suffix("/rpc").unwrap_or(trimmed).to_string();
         Self {
             bind,
+            backend_gateway: format!("{base}/gateway"),
+            backend_decide: format!("{base}/approvals/decide"),
             backend_rpc,
-            backend_gateway,
             backend_authorization: crate::PEER_USER_TOKEN.into(),
             approver_authorization: crate::PEER_APPROVER_TOKEN.into(),
             approver_secret: random_hex(12),

@@ -1,8 +1,8 @@
 //! The devices host's approvals without a browser, against the real oRPC
 //! peer: an approval decided before the host stopped but not resumed is
 //! resumed when the host starts again on its store — once, through the
-//! backend, with the requester's credential — and the run gets the
-//! outcome. Needs Node.js (the peer); skips with a notice without it, and
+//! gateway's `resumeApproval {invocationId, approvalId}`, with the
+//! requester's credential — and the run gets the outcome. Needs Node.js (the peer); skips with a notice without it, and
 //! fails when `CI=true`.
 
 use std::time::Duration;
@@ -52,7 +52,9 @@ async fn an_approval_decided_before_a_restart_is_resumed_at_start_up() {
     }
     let peer = Peer::start().expect("the oRPC peer starts");
     // What the page did before the host stopped: the confirmed purge
-    // reached the backend as `confirmed-1`, which holds it for appr-1.
+    // reached the backend as `confirmed-1`; its domain router dispatched it
+    // through the gateway's `invoke` under that id, which holds it for
+    // appr-1.
     let domain = HttpOrpcClient::new(peer.rpc_url())
         .with_header("authorization", PEER_USER_TOKEN)
         .with_header("x-agent-invocation-id", "confirmed-1");
@@ -65,18 +67,18 @@ async fn an_approval_decided_before_a_restart_is_resumed_at_start_up() {
         .await
         .expect_err("the backend holds the purge");
     assert_eq!(held.orpc_code(), Some("APPROVAL_REQUIRED"));
-    // The approver decided at the backend and the host recorded it; then
-    // the host stopped before resuming.
-    let gateway = peer.rpc_url().replace("/rpc", "/gateway");
-    HttpOrpcClient::new(gateway.clone())
-        .with_header("authorization", PEER_APPROVER_TOKEN)
-        .call(
-            "approvals.decide",
-            Some(json!({"approvalId": "appr-1", "decision": "approve"})),
-            CallOptions::default(),
-        )
+    // The approver decided at the application's decision endpoint and the
+    // host recorded it; then the host stopped before resuming.
+    let decide = peer.rpc_url().replace("/rpc", "/approvals/decide");
+    let decided = reqwest::Client::new()
+        .post(decide)
+        .header("authorization", PEER_APPROVER_TOKEN)
+        .header("content-type", "application/json")
+        .body(json!({"approvalId": "appr-1", "status": "approved"}).to_string())
+        .send()
         .await
         .unwrap();
+    assert_eq!(decided.status().as_u16(), 200);
     let dir = std::env::temp_dir().join(format!("devices-host-approvals-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -153,7 +155,8 @@ async fn an_approval_decided_before_a_restart_is_resumed_at_start_up() {
     let outcome: Value = serde_json::from_str(approvals[0].outcome.as_deref().unwrap()).unwrap();
     assert_eq!(
         outcome,
-        json!({"status": "success", "invocationId": "run-1-a", "output": {"purged": ["dev-2"]}})
+        json!({"status": "ok", "invocationId": "run-1-a", "capabilityId": "domain:devices.purge",
+            "output": {"purged": ["dev-2"]}, "surfaceVersion": "0"})
     );
     drop(host);
 
@@ -171,4 +174,203 @@ async fn an_approval_decided_before_a_restart_is_resumed_at_start_up() {
         .is_empty());
     drop(host);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A call row and its pending approval, as `accept_result` records them
+/// for a `DOMAIN_APPROVAL_REQUIRED` result of a page.
+async fn seed_pending(store: &SqliteStore, run: &str, approval_id: &str, backend: &str) {
+    let invocation_id = format!("{run}-a");
+    store
+        .record_dispatch(&CallRecord {
+            invocation_id: invocation_id.clone(),
+            owner: "devices-host".into(),
+            run_id: run.into(),
+            tool_call_id: "tool-call-1".into(),
+            session_id: "sess-1".into(),
+            tab_id: "tab-1".into(),
+            connection_id: "conn-1".into(),
+            capability_id: "domain:devices.purge".into(),
+            effect: Some("destructive".into()),
+            envelope_digest: vec![0; 32],
+            state: CallState::Dispatched,
+            result_digest: None,
+            result: None,
+            receipt: None,
+            dispatched_at_ms: 1,
+            settled_at_ms: None,
+            backend_invocation_id: None,
+        })
+        .await
+        .unwrap();
+    store
+        .record_approval(&ApprovalRecord {
+            approval_id: approval_id.into(),
+            invocation_id,
+            run_id: run.into(),
+            tool_call_id: "tool-call-1".into(),
+            capability_id: "domain:devices.purge".into(),
+            state: ApprovalState::Pending,
+            requested_at_ms: 2,
+            decided_by: None,
+            decided_at_ms: None,
+            backend_invocation_id: backend.into(),
+            outcome: None,
+            resumed_at_ms: None,
+        })
+        .await
+        .unwrap();
+}
+
+/// The purge of `device` held at the backend under `invocation_id`.
+async fn hold_purge(peer: &Peer, invocation_id: &str, device: &str) {
+    let held = HttpOrpcClient::new(peer.rpc_url())
+        .with_header("authorization", PEER_USER_TOKEN)
+        .with_header("x-agent-invocation-id", invocation_id)
+        .call(
+            "devices.purge",
+            Some(json!({ "deviceIds": [device] })),
+            CallOptions::default(),
+        )
+        .await
+        .expect_err("the backend holds the purge");
+    assert_eq!(held.orpc_code(), Some("APPROVAL_REQUIRED"));
+}
+
+/// The approver page over plain HTTP: sign-in, the pending approvals as
+/// the gateway's `getApproval` shows them, a decision through the
+/// application's decision endpoint and `resumeApproval`, and a forged row
+/// (an approval id that is not the gateway's approval of the held call)
+/// refused without deciding anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_approver_page_shows_get_approval_and_decides_at_the_endpoint() {
+    if !node_available() {
+        assert!(!ci(), "Node.js is missing (CI=true makes this a failure)");
+        eprintln!("\n!!! SKIPPED: Node.js is missing (the oRPC peer needs it)\n");
+        return;
+    }
+    let peer = Peer::start().expect("the oRPC peer starts");
+    hold_purge(&peer, "confirmed-7", "dev-2").await; // appr-1
+    hold_purge(&peer, "confirmed-8", "dev-3").await; // appr-2
+    let dir = std::env::temp_dir().join(format!("devices-host-approver-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("host.db");
+    {
+        let store = SqliteStore::open(SqliteStoreOptions::file(&path))
+            .await
+            .unwrap();
+        seed_pending(&store, "run-7", "appr-1", "confirmed-7").await;
+        // A forged row: appr-2 claimed for the call the backend holds as
+        // confirmed-7 (whose approval is appr-1).
+        seed_pending(&store, "run-8", "appr-2", "confirmed-7").await;
+        store.close().await;
+    }
+    let mut config = HostConfig::new(
+        "127.0.0.1:0".parse().unwrap(),
+        peer.rpc_url(),
+        std::env::temp_dir(),
+    );
+    config.database = Database::Sqlite(path);
+    config.approver_secret = "s3cret".into();
+    let host = serve(config).await.expect("the host starts");
+    let page = ApproverPage::sign_in(&host.url(), "s3cret").await;
+
+    let html = page.get("approver").await;
+    for shown in [
+        "<tr id=\"approval-appr-1\">",
+        "<span class=\"status\">pending</span>",
+        "&quot;types&quot;:[&quot;irreversible&quot;]",
+        "&quot;reasons&quot;:[&quot;Approval is required for devices.purge.&quot;]",
+        "&quot;status&quot;:&quot;pending&quot;",
+    ] {
+        assert!(html.contains(shown), "missing {shown} in {html}");
+    }
+
+    let location = page.decide("appr-2", "approve").await;
+    assert!(
+        location.starts_with("/approver?problem=") && location.contains("another%20call"),
+        "{location}"
+    );
+    let location = page.decide("appr-1", "approve").await;
+    assert_eq!(location, "/approver?done=appr-1");
+    let html = page.get("approver?done=appr-1").await;
+    assert!(
+        html.contains("appr-1: Approved by approver and resumed: the server purged dev-2."),
+        "{html}"
+    );
+    assert!(!peer_ids(&peer).await.contains(&"dev-2".to_string()));
+    // At the gateway: appr-1 was used, appr-2 was never decided.
+    let gateway = agent_surface::bridge::OrpcCapabilityClient::new(
+        HttpOrpcClient::new(peer.rpc_url().replace("/rpc", "/gateway"))
+            .with_header("authorization", PEER_USER_TOKEN),
+    );
+    use agent_surface::bridge::CapabilityClient;
+    for (id, status) in [("appr-1", "consumed"), ("appr-2", "pending")] {
+        let approval = gateway
+            .get_approval(id, CallOptions::default())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(approval.status.as_str(), status, "{id}");
+    }
+    drop(host);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The approver's browser, as plain HTTP: the session cookie and the
+/// same-origin headers the page guard wants.
+struct ApproverPage {
+    base: String,
+    cookie: String,
+    http: reqwest::Client,
+}
+
+impl ApproverPage {
+    async fn sign_in(base: &str, secret: &str) -> ApproverPage {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let base = base.trim_end_matches('/').to_string();
+        let answer = http
+            .post(format!("{base}/approver/login"))
+            .header("origin", &base)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("secret={secret}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status().as_u16(), 303);
+        let cookie = answer.headers()["set-cookie"].to_str().unwrap();
+        let cookie = cookie.split(';').next().unwrap().to_string();
+        ApproverPage { base, cookie, http }
+    }
+
+    async fn get(&self, path: &str) -> String {
+        let answer = self
+            .http
+            .get(format!("{}/{path}", self.base))
+            .header("cookie", &self.cookie)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status().as_u16(), 200);
+        answer.text().await.unwrap()
+    }
+
+    /// Posts a decision; returns where the page redirects.
+    async fn decide(&self, approval_id: &str, decision: &str) -> String {
+        let answer = self
+            .http
+            .post(format!("{}/approver/decide", self.base))
+            .header("cookie", &self.cookie)
+            .header("origin", &self.base)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("approvalId={approval_id}&decision={decision}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status().as_u16(), 303);
+        answer.headers()["location"].to_str().unwrap().to_string()
+    }
 }
