@@ -80,11 +80,20 @@ pub fn build_id() -> String {
 /// capabilities.
 pub fn known_build() -> agent_surface::host::KnownBuild {
     agent_surface::host::KnownBuild::new(APP_ID, build_id(), api::authority())
-        .with_view_capabilities([SELECT_CAPABILITY, FILTER_CAPABILITY])
+        .with_view_capabilities([
+            READ_STATE_CAPABILITY,
+            SELECT_CAPABILITY,
+            CLEAR_SELECTION_CAPABILITY,
+            FILTER_CAPABILITY,
+        ])
 }
 
+/// The table's observation of what it shows (rows, selection, filter).
+pub const READ_STATE_CAPABILITY: &str = "view:devices.table.readState";
 /// The table's view capability that replaces the selection.
 pub const SELECT_CAPABILITY: &str = "view:devices.table.select";
+/// The table's view capability that empties the selection.
+pub const CLEAR_SELECTION_CAPABILITY: &str = "view:devices.table.clearSelection";
 /// The table's view capability that filters rows by status.
 pub const FILTER_CAPABILITY: &str = "view:devices.table.filter";
 

@@ -714,9 +714,10 @@ pub(crate) fn resumed_summary(
 ) -> String {
     let by = approval.decided_by.as_deref().unwrap_or("the approver");
     match outcome {
-        AgentInvocationResult::Success { output, .. } => {
-            let ids: Vec<&str> = output["purged"]
-                .as_array()
+        AgentInvocationResult::Ok { output, .. } => {
+            let ids: Vec<&str> = output
+                .as_ref()
+                .and_then(|o| o["purged"].as_array())
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
             format!(
@@ -753,7 +754,7 @@ fn describe_tool(tool: &HostTool) -> Value {
                     }),
                     agent_surface::host::BrowserReference::View { component, capability } => json!({
                         "registrationId": component.registration_id,
-                        "available": capability.available,
+                        "available": capability.available(),
                     }),
                 })
                 .collect();
@@ -766,9 +767,10 @@ fn describe_tool(tool: &HostTool) -> Value {
 /// One line for a person: what the call's outcome means.
 fn summarize(path: &str, outcome: &BrowserSurfaceOutcome) -> String {
     match outcome {
-        BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Success { output, .. }) => {
-            let ids: Vec<&str> = output["disabled"]
-                .as_array()
+        BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Ok { output, .. }) => {
+            let ids: Vec<&str> = output
+                .as_ref()
+                .and_then(|o| o["disabled"].as_array())
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
             if path == "devices.disable" {
@@ -796,10 +798,15 @@ fn summarize(path: &str, outcome: &BrowserSurfaceOutcome) -> String {
                 )
             }
             Some(error) => {
+                // `details.reason` names the refusal (`rejected`,
+                // `surface-version-changed`), unless it is the message
+                // itself (an unavailable capability's reason is the app's
+                // text, which is the message).
                 let reason = error
                     .details
                     .get("reason")
                     .and_then(Value::as_str)
+                    .filter(|r| *r != error.message)
                     .map(|r| format!(" ({r})"))
                     .unwrap_or_default();
                 format!(

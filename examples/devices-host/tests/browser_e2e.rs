@@ -13,11 +13,18 @@
 
 mod webdriver;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use agent_surface::bridge::{CallOptions, HttpOrpcClient, OrpcClient};
+use agent_surface::host::{
+    AgentRun, BrowserReference, BrowserSurfaceOutcome, HostTool, ToolCallRequest,
+};
+use agent_surface::store::replica::CallEnd;
+use agent_surface::ViewCapabilityDescriptor;
 use devices_host::{page, peer::Peer, serve, Database, HostConfig, Running, PEER_USER_TOKEN};
 use serde_json::{json, Value};
 use webdriver::{Driver, Session};
@@ -278,6 +285,21 @@ async fn approving_the_confirmation_disables_exactly_the_selected_devices() {
     s.shot("01-selection").await;
     let input = s.start_turn_until_confirmation("#start-turn").await;
     assert_eq!(input, json!({"deviceIds": ["dev-1", "dev-2"]}));
+    // What the call does (the manifest's description) above the input.
+    let description = s
+        .browser
+        .wait_for("#confirm-description", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(
+        s.browser.text(&description).await.unwrap(),
+        "Disable devices"
+    );
+    let title = s.browser.wait_for("#confirm-title", WAIT).await.unwrap();
+    assert_eq!(
+        s.browser.text(&title).await.unwrap(),
+        "The agent wants to run devices.disable"
+    );
     s.shot("02-confirmation").await;
     // Nothing ran yet: the call waits for the user.
     assert_eq!(s.server_statuses().await, seed_with(&[]));
@@ -421,7 +443,7 @@ async fn closing_the_tab_aborts_the_pending_call_and_the_host_removes_its_tools(
     // A new run for that session gets no browser tools.
     s.host
         .host()
-        .start_run(agent_surface::host::AgentRun {
+        .start_run(AgentRun {
             run_id: "after-close".into(),
             session_id: sessions[0].session_id.clone(),
             tab_id: Some(tab.clone()),
@@ -443,9 +465,9 @@ async fn unavailable_and_stale_capability_are_told_to_the_user_in_words() {
     // Nothing selected: devices.disable is unavailable.
     s.browser.click("#start-turn").await.unwrap();
     let report = s.report().await;
-    assert!(
-        report.starts_with("Agent turn: Not done: UNAVAILABLE"),
-        "{report}"
+    assert_eq!(
+        report,
+        "Agent turn: Not done: CAPABILITY_NOT_AVAILABLE — Select at least one device in the table first"
     );
     assert!(
         s.activity()
@@ -493,7 +515,6 @@ impl Stack {
     /// each marked ` (unavailable)` when no registration of it is
     /// available (the host's MCP export leaves those out).
     fn tool_ids(&self, run_id: &str) -> Vec<String> {
-        use agent_surface::host::{BrowserReference, HostTool};
         let mut ids: Vec<String> = self
             .host
             .host()
@@ -503,7 +524,7 @@ impl Stack {
                 let available = match t {
                     HostTool::Browser(b) => b.references.iter().any(|r| match r {
                         BrowserReference::Procedure(p) => p.available,
-                        BrowserReference::View { capability, .. } => capability.available,
+                        BrowserReference::View { capability, .. } => capability.available(),
                     }),
                     HostTool::Server(_) => true,
                 };
@@ -548,15 +569,15 @@ async fn the_details_panel_adds_its_tool_while_mounted_and_availability_follows_
     let tab = session.tab_id.clone().expect("the tab announced itself");
     s.host
         .host()
-        .start_run(agent_surface::host::AgentRun {
+        .start_run(AgentRun {
             run_id: "panel-run".into(),
             session_id: session.session_id.clone(),
             tab_id: Some(tab),
             kind: agent_surface::ConsumerKind::Embedded,
         })
         .unwrap();
-    // Nothing selected: no details panel, no rename tool, and disable and
-    // purge are unavailable.
+    // Nothing selected: no details panel, no rename tool, and disable,
+    // purge and clearSelection are unavailable.
     s.wait_tools(
         "nothing selected",
         "panel-run",
@@ -564,7 +585,9 @@ async fn the_details_panel_adds_its_tool_while_mounted_and_availability_follows_
             "domain:devices.disable (unavailable)",
             "domain:devices.list",
             "domain:devices.purge (unavailable)",
+            "view:devices.table.clearSelection (unavailable)",
             "view:devices.table.filter",
+            "view:devices.table.readState",
             "view:devices.table.select",
         ],
     )
@@ -572,7 +595,8 @@ async fn the_details_panel_adds_its_tool_while_mounted_and_availability_follows_
     assert!(s.browser.find("#details").await.unwrap().is_none());
 
     // One device selected: the panel mounts and its tool appears;
-    // disable and purge become available — no notify anywhere in the page.
+    // disable, purge and clearSelection become available — no notify
+    // anywhere in the page.
     s.select(&["dev-1"]).await;
     s.browser
         .wait_for_text("#details-id", WAIT, |t| t == "dev-1")
@@ -586,7 +610,9 @@ async fn the_details_panel_adds_its_tool_while_mounted_and_availability_follows_
             "domain:devices.list",
             "domain:devices.purge",
             "domain:devices.rename",
+            "view:devices.table.clearSelection",
             "view:devices.table.filter",
+            "view:devices.table.readState",
             "view:devices.table.select",
         ],
     )
@@ -598,10 +624,22 @@ async fn the_details_panel_adds_its_tool_while_mounted_and_availability_follows_
         .into_iter()
         .find(|t| t.capability_id() == "domain:devices.rename")
         .unwrap();
-    let described = format!("{rename:?}");
-    assert!(
-        described.contains("Renames the device shown in the details panel (now “Lobby camera”)."),
-        "{described}"
+    let HostTool::Browser(rename) = rename else {
+        panic!("devices.rename is the page's: {rename:?}");
+    };
+    let [BrowserReference::Procedure(rename)] = rename.references.as_slice() else {
+        panic!("one registration of devices.rename: {rename:?}");
+    };
+    // The manifest's description, and what the panel says about this
+    // device as the contextual note; a tool list shows both.
+    assert_eq!(rename.description, "Rename a device");
+    assert_eq!(
+        rename.contextual_note.as_deref(),
+        Some("Renames the device shown in the details panel (now “Lobby camera”).")
+    );
+    assert_eq!(
+        rename.model_description(),
+        "Rename a device\n\nRenames the device shown in the details panel (now “Lobby camera”)."
     );
     s.shot("10-details-mounted").await;
 
@@ -620,7 +658,9 @@ async fn the_details_panel_adds_its_tool_while_mounted_and_availability_follows_
             "domain:devices.disable",
             "domain:devices.list",
             "domain:devices.purge",
+            "view:devices.table.clearSelection",
             "view:devices.table.filter",
+            "view:devices.table.readState",
             "view:devices.table.select",
         ],
     )
@@ -628,7 +668,8 @@ async fn the_details_panel_adds_its_tool_while_mounted_and_availability_follows_
     assert!(s.browser.find("#details").await.unwrap().is_none());
     s.shot("11-details-unmounted").await;
 
-    // Nothing selected again: disable and purge are unavailable again.
+    // Nothing selected again: disable, purge and clearSelection are
+    // unavailable again.
     s.browser.click("#select-dev-1").await.unwrap();
     s.browser
         .wait_for_text("#selection", WAIT, |t| t.starts_with("Selected: dev-2 "))
@@ -646,12 +687,304 @@ async fn the_details_panel_adds_its_tool_while_mounted_and_availability_follows_
             "domain:devices.disable (unavailable)",
             "domain:devices.list",
             "domain:devices.purge (unavailable)",
+            "view:devices.table.clearSelection (unavailable)",
             "view:devices.table.filter",
+            "view:devices.table.readState",
             "view:devices.table.select",
         ],
     )
     .await;
     s.host.host().end_run("panel-run");
+    s.finish().await;
+}
+
+// ----- the table's observation and actions ---------------------------------
+
+impl Stack {
+    /// Starts run `run_id` on the page's tab (as `/app/turn` does).
+    async fn start_view_run(&self, run_id: &str) {
+        let session = self.host.sessions()[0].clone();
+        self.host
+            .durable()
+            .start_run(AgentRun {
+                run_id: run_id.into(),
+                session_id: session.session_id,
+                tab_id: Some(session.tab_id.expect("the tab announced itself")),
+                kind: agent_surface::ConsumerKind::Embedded,
+            })
+            .await
+            .unwrap();
+    }
+
+    /// The `devices.table` observations and actions run `run_id` is
+    /// offered, by name, as the announcement described them (JSON).
+    fn table_capabilities(&self, run_id: &str) -> BTreeMap<String, Value> {
+        let mut found = BTreeMap::new();
+        for tool in self.host.host().tools_for_run(run_id) {
+            let HostTool::Browser(tool) = tool else {
+                continue;
+            };
+            for reference in &tool.references {
+                if let BrowserReference::View {
+                    component,
+                    capability,
+                } = reference
+                {
+                    assert_eq!(component.component_type, "devices.table");
+                    let described = match capability {
+                        ViewCapabilityDescriptor::Observation(o) => serde_json::to_value(o),
+                        ViewCapabilityDescriptor::Action(a) => serde_json::to_value(a),
+                    };
+                    found.insert(capability.name().to_string(), described.unwrap());
+                }
+            }
+        }
+        found
+    }
+
+    /// The surface version of the announcement run `run_id`'s table tools
+    /// come from.
+    fn table_version(&self, run_id: &str) -> u64 {
+        self.host
+            .host()
+            .tools_for_run(run_id)
+            .into_iter()
+            .find_map(|tool| match tool {
+                HostTool::Browser(b) if b.capability_id == "view:devices.table.readState" => {
+                    Some(b.surface_version)
+                }
+                _ => None,
+            })
+            .expect("readState is offered")
+    }
+
+    /// Calls the table's `name` as the agent of run `run_id` would, through
+    /// the host (fresh ids); the page's answer as JSON.
+    async fn call_view(&self, run_id: &str, name: &str, input: Value) -> Value {
+        static CALLS: AtomicU64 = AtomicU64::new(1);
+        let n = CALLS.fetch_add(1, Ordering::Relaxed);
+        let request = ToolCallRequest::new(
+            run_id,
+            format!("tc-{n}"),
+            format!("{run_id}-{n}"),
+            format!("view:devices.table.{name}"),
+            input,
+        );
+        match self.host.replica().call(request, None).await {
+            CallEnd::Outcome {
+                outcome: BrowserSurfaceOutcome::Invocation(result),
+            } => serde_json::to_value(result).unwrap(),
+            other => panic!("{name}: not answered by the page: {other:?}"),
+        }
+    }
+}
+
+/// The JSON Schema of a list of device ids, as the page declares it.
+fn ids_schema() -> Value {
+    json!({"type": "array", "items": {"type": "string"}})
+}
+
+/// What the agent may do on the table beyond the bound procedures: read
+/// what it shows (an observation, no input), select, clear and filter rows
+/// (local actions with honest metadata) — each call acting on the page the
+/// user sees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_reads_the_table_and_changes_its_selection_through_its_view_tools() {
+    let _serial = SERIAL.lock().await;
+    let Some(s) =
+        stack("the_agent_reads_the_table_and_changes_its_selection_through_its_view_tools").await
+    else {
+        return;
+    };
+    s.select(&["dev-1", "dev-2"]).await;
+    s.start_view_run("view-run").await;
+    s.wait_tools(
+        "two selected",
+        "view-run",
+        &[
+            "domain:devices.disable",
+            "domain:devices.list",
+            "domain:devices.purge",
+            "view:devices.table.clearSelection",
+            "view:devices.table.filter",
+            "view:devices.table.readState",
+            "view:devices.table.select",
+        ],
+    )
+    .await;
+    let described = s.table_capabilities("view-run");
+    let row = json!({
+        "type": "object",
+        "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "status": {"type": "string"}},
+        "required": ["id", "name", "status"],
+        "additionalProperties": false,
+    });
+    assert_eq!(
+        described["readState"],
+        json!({
+            "capabilityId": "view:devices.table.readState",
+            "name": "readState",
+            "description": "The rows the devices table shows, the selection and the status filter",
+            "outputSchema": {
+                "type": "object",
+                "properties": {
+                    "visibleRows": {"type": "array", "items": row},
+                    "selectedIds": ids_schema(),
+                    "filter": {"type": "string", "enum": ["all", "active", "disabled"]},
+                },
+                "required": ["visibleRows", "selectedIds", "filter"],
+                "additionalProperties": false,
+            },
+            "available": true,
+        })
+    );
+    assert_eq!(
+        described["clearSelection"],
+        json!({
+            "capabilityId": "view:devices.table.clearSelection",
+            "name": "clearSelection",
+            "description": "Clear the selection of the devices table",
+            "inputSchema": {
+                "type": "object",
+                "description": "Input of `view:devices.table.clearSelection`: none.",
+                "properties": {},
+                "additionalProperties": false,
+            },
+            "effect": "local-state",
+            "idempotent": true,
+            "reversible": true,
+            "confirmation": "never",
+            "available": true,
+        })
+    );
+    let metadata = |name: &str| {
+        let d = &described[name];
+        (
+            d["effect"].clone(),
+            d["idempotent"].clone(),
+            d["reversible"].clone(),
+            d["confirmation"].clone(),
+            d["available"].clone(),
+            d["outputSchema"]["required"].clone(),
+        )
+    };
+    assert_eq!(
+        metadata("select"),
+        (
+            json!("local-state"),
+            json!(true),
+            json!(true),
+            json!("never"),
+            json!(true),
+            json!(["selected"])
+        )
+    );
+    // Hidden rows leave the selection, and showing them again does not
+    // select them again: not reversible.
+    assert_eq!(
+        metadata("filter"),
+        (
+            json!("local-state"),
+            json!(true),
+            json!(false),
+            json!("never"),
+            json!(true),
+            json!(["visible", "selected"])
+        )
+    );
+
+    // readState: exactly what the user sees, at the announced version.
+    let version = s.table_version("view-run");
+    let read = s.call_view("view-run", "readState", json!({})).await;
+    assert_eq!(read["status"], "ok", "{read}");
+    assert_eq!(read["capabilityId"], "view:devices.table.readState");
+    assert_eq!(read["surfaceVersion"], version.to_string(), "{read}");
+    assert_eq!(
+        read["output"],
+        json!({
+            "visibleRows": [
+                {"id": "dev-1", "name": "Lobby camera", "status": "active"},
+                {"id": "dev-2", "name": "Door sensor", "status": "active"},
+                {"id": "dev-3", "name": "Old router", "status": "disabled"},
+                {"id": "dev-locked", "name": "Core switch", "status": "active"},
+            ],
+            "selectedIds": ["dev-1", "dev-2"],
+            "filter": "all",
+        })
+    );
+    // An observation takes no input.
+    let refused = s
+        .call_view("view-run", "readState", json!({"filter": "all"}))
+        .await;
+    assert_eq!(refused["error"]["code"], "INVALID_INPUT", "{refused}");
+    assert_eq!(
+        refused["error"]["details"]["issues"],
+        json!([{"path": ["filter"], "message": "an observation takes no input", "keyword": "additionalProperties"}]),
+        "{refused}"
+    );
+
+    // select replaces the selection in the page.
+    let selected = s
+        .call_view("view-run", "select", json!({"deviceIds": ["dev-locked"]}))
+        .await;
+    assert_eq!(
+        selected["output"],
+        json!({"selected": ["dev-locked"]}),
+        "{selected}"
+    );
+    s.browser
+        .wait_for_text("#selection", WAIT, |t| {
+            t.starts_with("Selected: dev-locked ")
+        })
+        .await
+        .unwrap();
+
+    // clearSelection: a void action (no output); the page's selection is
+    // empty, the details panel unmounts, and clearSelection itself becomes
+    // unavailable with the page's reason.
+    let cleared = s.call_view("view-run", "clearSelection", json!({})).await;
+    assert_eq!(cleared["status"], "ok", "{cleared}");
+    assert_eq!(cleared["capabilityId"], "view:devices.table.clearSelection");
+    assert!(cleared.get("output").is_none(), "{cleared}");
+    s.browser
+        .wait_for_text("#selection", WAIT, |t| t.starts_with("No device selected"))
+        .await
+        .unwrap();
+    s.wait_tools(
+        "cleared",
+        "view-run",
+        &[
+            "domain:devices.disable (unavailable)",
+            "domain:devices.list",
+            "domain:devices.purge (unavailable)",
+            "view:devices.table.clearSelection (unavailable)",
+            "view:devices.table.filter",
+            "view:devices.table.readState",
+            "view:devices.table.select",
+        ],
+    )
+    .await;
+    assert_eq!(
+        s.table_capabilities("view-run")["clearSelection"]["unavailableReason"],
+        "No device is selected"
+    );
+    let again = s.call_view("view-run", "clearSelection", json!({})).await;
+    assert_eq!(
+        again["error"]["code"], "CAPABILITY_NOT_AVAILABLE",
+        "{again}"
+    );
+    assert_eq!(again["error"]["details"]["reason"], "No device is selected");
+    let activity = s.activity().await;
+    for line in [
+        "Done: the agent read the table (4 row(s) shown, 2 selected).",
+        "Done: selected dev-locked.",
+        "Done: the selection was cleared.",
+        "Not available right now: No device is selected",
+    ] {
+        assert!(activity.contains(line), "{line}: {activity}");
+    }
+    s.shot("17-view-tools").await;
+    s.host.durable().end_run("view-run").await.unwrap();
     s.finish().await;
 }
 
@@ -981,16 +1314,47 @@ impl Stack {
     }
 }
 
-/// The held input the approver page shows for a row.
-async fn shown_input(s: &Stack, approval_id: &str) -> Value {
+/// What the approver page shows of a pending approval: the gateway's
+/// `getApproval` (status, types, reasons, expiry); asserts the values the
+/// peer gives a purge and returns `expiresAt`.
+async fn assert_shown_approval(s: &Stack, approval_id: &str) -> String {
+    let row = format!("#approval-{approval_id}");
     let text = s
         .browser
-        .wait_for_text(&format!("#approval-{approval_id} code.input"), WAIT, |t| {
-            !t.is_empty()
-        })
+        .wait_for_text(&format!("{row} code.approval"), WAIT, |t| !t.is_empty())
         .await
         .unwrap();
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text:?}: {e}"))
+    let mut shown: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+    let expires_at = shown["expiresAt"].take();
+    let expires_at = expires_at.as_str().expect("an ISO 8601 expiry").to_string();
+    assert_eq!(
+        shown,
+        json!({
+            "status": "pending",
+            "types": ["irreversible"],
+            "reasons": ["Approval is required for devices.purge."],
+            "expiresAt": null,
+        })
+    );
+    assert_eq!(
+        expires_at.len(),
+        "2026-09-13T00:15:00.000Z".len(),
+        "{expires_at}"
+    );
+    assert!(expires_at.ends_with('Z'), "{expires_at}");
+    let element = s
+        .browser
+        .wait_for(&format!("{row} .expires"), WAIT)
+        .await
+        .unwrap();
+    assert_eq!(s.browser.text(&element).await.unwrap(), expires_at);
+    let element = s
+        .browser
+        .wait_for(&format!("{row} .status"), WAIT)
+        .await
+        .unwrap();
+    assert_eq!(s.browser.text(&element).await.unwrap(), "pending");
+    expires_at
 }
 
 const RESUMED: &str = "appr-1: Approved by approver and resumed: the server purged dev-2.";
@@ -1007,10 +1371,7 @@ async fn a_purge_approved_on_the_approver_page_is_resumed_and_the_run_gets_the_o
     let run_id = s.purge_until_approval_required().await;
     s.shot("12-waiting-for-approval").await;
     let console = s.approver_tab("appr-1").await;
-    assert_eq!(
-        shown_input(&s, "appr-1").await,
-        json!({"deviceIds": ["dev-2"]})
-    );
+    assert_shown_approval(&s, "appr-1").await;
     s.shot("13-approver-page").await;
     s.browser.click("#approve-appr-1").await.unwrap();
     s.browser
@@ -1028,7 +1389,8 @@ async fn a_purge_approved_on_the_approver_page_is_resumed_and_the_run_gets_the_o
     let approvals = s.host.durable().run_approvals(&run_id, 10).await.unwrap();
     assert_eq!(approvals.len(), 1);
     let outcome: Value = serde_json::from_str(approvals[0].outcome.as_deref().unwrap()).unwrap();
-    assert_eq!(outcome["status"], "success");
+    assert_eq!(outcome["status"], "ok");
+    assert_eq!(outcome["capabilityId"], "domain:devices.purge");
     assert_eq!(outcome["invocationId"], json!(approvals[0].invocation_id));
     assert_eq!(outcome["output"], json!({"purged": ["dev-2"]}));
     s.browser.close_window().await.unwrap();
@@ -1081,10 +1443,7 @@ async fn an_approval_survives_a_host_restart_and_is_resumed_once_after_it() {
     );
     assert_eq!(pending[0].run_id, run_id);
     s.approver_tab("appr-1").await;
-    assert_eq!(
-        shown_input(&s, "appr-1").await,
-        json!({"deviceIds": ["dev-2"]})
-    );
+    assert_shown_approval(&s, "appr-1").await;
     s.browser.click("#approve-appr-1").await.unwrap();
     s.browser
         .wait_for_text("#approver-result", WAIT, |t| t == RESUMED)

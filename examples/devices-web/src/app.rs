@@ -260,7 +260,7 @@ fn ConfirmDialog(selection: RwSignal<Vec<String>>) -> impl IntoView {
         <Show when=move || current().is_some()>
             <aside id="confirm-dialog" class="dialog" role="dialog" aria-labelledby="confirm-title">
                 <h2 id="confirm-title">{field(|c| format!("The agent wants to run {}", words::short_name(c.capability_id())))}</h2>
-                <p class="description">{field(|c| c.description().unwrap_or("").to_string())}</p>
+                <p id="confirm-description" class="description">{field(|c| c.description().to_string())}</p>
                 <div class="label">"Devices it applies to"</div>
                 <div class="ids">
                     <For each=ids key=|id| id.clone() let:id>

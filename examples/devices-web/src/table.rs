@@ -9,9 +9,17 @@ use agent_surface_leptos::use_agent_component;
 use devices_api::view::{FilterRows, SelectRows};
 use devices_api::{api, DisableSelection, PurgeSelection, RenameShown};
 use leptos::prelude::*;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::backend::Device;
+
+/// The input types of the view actions this page defines itself (the
+/// others are the shared ones of `devices_api::view`), generated with
+/// their validators at compile time.
+mod view {
+    agent_surface::view_inputs!("view-inputs.json");
+}
+use view::ClearSelection;
 
 /// The table's status filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,13 +154,68 @@ fn applies_to(count: usize, filter: Option<Status>) -> String {
     }
 }
 
-/// What the agent may do on the table while it is on the page: select and
-/// filter rows (view capabilities), disable and purge the selection
-/// (bound, locked). `when`/`describe` read the selection tracked: the
-/// surface follows it with no notify.
-fn register(table: TableState) -> Result<(), RegistrationError> {
-    let selected = move || table.selection.get().len();
-    let select = ViewCapability::new::<SelectRows, _, _>(
+/// The table's state as the agent reads it (`readState`): the rows the
+/// filter shows, the selection, the filter.
+fn table_state(table: &TableState) -> Value {
+    let rows: Vec<Value> = table
+        .visible_untracked()
+        .into_iter()
+        .map(|d| json!({ "id": d.id, "name": d.name, "status": d.status }))
+        .collect();
+    let filter = table
+        .filter
+        .get_untracked()
+        .map_or("all", |status| status.as_str());
+    json!({
+        "visibleRows": rows,
+        "selectedIds": table.selection.get_untracked(),
+        "filter": filter,
+    })
+}
+
+/// The JSON Schema of a list of device ids.
+fn ids_schema() -> Value {
+    json!({ "type": "array", "items": { "type": "string" } })
+}
+
+/// `readState`: an observation (read-only, no input) of what the table
+/// shows — what the original's table example offers the agent instead of
+/// letting it guess the rows.
+fn read_state(table: TableState) -> ViewCapability {
+    let row = json!({
+        "type": "object",
+        "properties": {
+            "id": { "type": "string" },
+            "name": { "type": "string" },
+            "status": { "type": "string" },
+        },
+        "required": ["id", "name", "status"],
+        "additionalProperties": false,
+    });
+    ViewCapability::observation(
+        "readState",
+        "The rows the devices table shows, the selection and the status filter",
+        json!({
+            "type": "object",
+            "properties": {
+                "visibleRows": { "type": "array", "items": row },
+                "selectedIds": ids_schema(),
+                "filter": { "type": "string", "enum": ["all", "active", "disabled"] },
+            },
+            "required": ["visibleRows", "selectedIds", "filter"],
+            "additionalProperties": false,
+        }),
+        move || {
+            let state = table_state(&table);
+            async move { Ok(state) }
+        },
+    )
+}
+
+/// `select`: replaces the selection. Idempotent (the same ids twice leave
+/// the same selection) and reversible (select again, or clear).
+fn select_rows(table: TableState) -> ViewCapability {
+    ViewCapability::new::<SelectRows, _, _>(
         "select",
         "Select rows of the devices table (replaces the selection)",
         move |input: SelectRows| {
@@ -171,8 +234,39 @@ fn register(table: TableState) -> Result<(), RegistrationError> {
                     })
             }
         },
-    );
-    let filter = ViewCapability::new::<FilterRows, _, _>(
+    )
+    .idempotent(true)
+    .reversible(true)
+    .output_schema(json!({
+        "type": "object",
+        "properties": { "selected": ids_schema() },
+        "required": ["selected"],
+        "additionalProperties": false,
+    }))
+}
+
+/// `clearSelection`: empties the selection; no output (a void action).
+/// Idempotent and reversible; unavailable while nothing is selected.
+fn clear_selection(table: TableState) -> ViewCapability {
+    ViewCapability::new::<ClearSelection, _, _>(
+        "clearSelection",
+        "Clear the selection of the devices table",
+        move |_: ClearSelection| {
+            table.selection.set(Vec::new());
+            async move { Ok(Value::Null) }
+        },
+    )
+    .idempotent(true)
+    .reversible(true)
+    .when(move || !table.selection.get().is_empty())
+    .unavailable_reason("No device is selected")
+}
+
+/// `filter`: shows one status (or all). Idempotent, but not reversible:
+/// the rows it hides leave the selection, and showing them again does not
+/// select them again.
+fn filter_rows(table: TableState) -> ViewCapability {
+    ViewCapability::new::<FilterRows, _, _>(
         "filter",
         "Filter the devices table by status; hidden rows leave the selection",
         move |input: FilterRows| {
@@ -185,12 +279,30 @@ fn register(table: TableState) -> Result<(), RegistrationError> {
             let selected = table.selection.get_untracked();
             async move { Ok(json!({ "visible": visible, "selected": selected })) }
         },
-    );
+    )
+    .idempotent(true)
+    .reversible(false)
+    .output_schema(json!({
+        "type": "object",
+        "properties": { "visible": ids_schema(), "selected": ids_schema() },
+        "required": ["visible", "selected"],
+        "additionalProperties": false,
+    }))
+}
+
+/// What the agent may do on the table while it is on the page: read it
+/// (`readState`), select, clear and filter rows (local actions), disable
+/// and purge the selection (bound, locked). `when`/`describe` read the
+/// selection tracked: the surface follows it with no notify.
+fn register(table: TableState) -> Result<(), RegistrationError> {
+    let selected = move || table.selection.get().len();
     let component = use_agent_component(
         ComponentDefinition::new("devices.table", "main")
             .description("The devices table; its selection feeds devices.disable and devices.purge")
-            .capability(select)
-            .capability(filter),
+            .capability(read_state(table))
+            .capability(select_rows(table))
+            .capability(clear_selection(table))
+            .capability(filter_rows(table)),
     )?;
     component.use_procedure(
         AgentProcedureBinding::new(api::devices::disable())

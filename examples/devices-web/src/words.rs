@@ -48,7 +48,7 @@ fn id_list(value: &Value) -> Option<String> {
     })
 }
 
-/// A sentence for a successful call's output.
+/// A sentence for a successful call's output (`Null` when it had none).
 fn success_words(capability_id: &str, output: &Value) -> String {
     match short_name(capability_id) {
         "devices.disable" => match id_list(&output["disabled"]) {
@@ -64,6 +64,12 @@ fn success_words(capability_id: &str, output: &Value) -> String {
             None => "Done.".to_string(),
         },
         "devices.table.filter" => "Done: the table filter changed.".to_string(),
+        "devices.table.clearSelection" => "Done: the selection was cleared.".to_string(),
+        "devices.table.readState" => {
+            let rows = output["visibleRows"].as_array().map_or(0, Vec::len);
+            let selected = output["selectedIds"].as_array().map_or(0, Vec::len);
+            format!("Done: the agent read the table ({rows} row(s) shown, {selected} selected).")
+        }
         "devices.rename" => match output["name"].as_str() {
             Some(name) => format!("Done: renamed to “{name}”."),
             None => "Done: renamed.".to_string(),
@@ -79,9 +85,9 @@ fn detail<'a>(error: &'a AgentError, key: &str) -> Option<&'a str> {
 /// A sentence for a refused or failed call.
 pub fn error_words(error: &AgentError) -> String {
     match error.code {
-        ErrorCode::Unavailable => format!(
+        ErrorCode::CapabilityNotAvailable => format!(
             "Not available right now: {}",
-            detail(error, "unavailableReason").unwrap_or("this action cannot run in the current view.")
+            detail(error, "reason").unwrap_or("this action cannot run in the current view.")
         ),
         ErrorCode::StaleCapability => "The agent acted on an outdated view of this page; nothing was done. It has to look at the page again before retrying.".to_string(),
         ErrorCode::ConfirmationInvalid => match detail(error, "reason") {
@@ -98,9 +104,13 @@ pub fn error_words(error: &AgentError) -> String {
         ),
         ErrorCode::NotAuthorized => "The server refused: you are not allowed to do this.".to_string(),
         ErrorCode::InvalidInput => format!("The agent sent input the action does not accept: {}", error.message),
-        ErrorCode::UnknownCapability => "The agent asked for something this page does not offer.".to_string(),
+        ErrorCode::CapabilityNotFound => "The agent asked for something this page does not offer.".to_string(),
+        ErrorCode::ComponentUnmounted => "The part of the page the agent acted on is gone; nothing was done.".to_string(),
+        ErrorCode::InvocationConflict => "The agent reused a call id for a different call; refused.".to_string(),
+        ErrorCode::RateLimited => "Too many calls for now; nothing was done. The agent may retry later.".to_string(),
         ErrorCode::Timeout => "The call took too long; it may still have taken effect.".to_string(),
         ErrorCode::Cancelled => "The call was cancelled; it may still have taken effect.".to_string(),
+        ErrorCode::DomainOutcomeUnknown => "The server's answer was lost; it may have taken effect. Check before retrying.".to_string(),
         _ => format!("It failed: {} ({})", error.message, error.code.as_str()),
     }
 }
@@ -122,16 +132,17 @@ pub fn rejection_words(reason: RejectionReason) -> String {
 pub fn succeeded(outcome: &BrowserSurfaceOutcome) -> bool {
     matches!(
         outcome,
-        BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Success { .. })
+        BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Ok { .. })
     )
 }
 
 /// The tone and sentence of a call's outcome.
 pub fn outcome_words(capability_id: &str, outcome: &BrowserSurfaceOutcome) -> (Tone, String) {
     match outcome {
-        BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Success { output, .. }) => {
-            (Tone::Ok, success_words(capability_id, output))
-        }
+        BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Ok { output, .. }) => (
+            Tone::Ok,
+            success_words(capability_id, output.as_ref().unwrap_or(&Value::Null)),
+        ),
         BrowserSurfaceOutcome::Invocation(result) => match result.error() {
             Some(error) => (Tone::Error, error_words(error)),
             None => (Tone::Info, "Finished.".to_string()),
