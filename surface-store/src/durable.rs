@@ -91,14 +91,15 @@ pub enum DurableError {
     #[error("the host store has no approval {0}")]
     UnknownApproval(String),
     /// The approval is not decided yet — in the store (decide it first,
-    /// [`DurableHost::decide_approval`]) or at the backend (its `resume`
-    /// still answers `approval-required`: send the decision to the
-    /// backend first). Nothing was recorded.
+    /// [`DurableHost::decide_approval`]) or at the gateway (its
+    /// `resumeApproval` still answers `approval-required`: send the
+    /// decision to the application's decision endpoint first). Nothing
+    /// was recorded.
     #[error("approval {0} is not decided yet; nothing was resumed")]
     NotDecided(String),
-    /// `resume` gave no trustworthy receipt (lost response, server error,
-    /// a receipt for another id) or was refused; nothing was recorded.
-    /// Resuming is idempotent at the backend: try again.
+    /// `resumeApproval` gave no trustworthy answer (lost response, server
+    /// error, an outcome for another id) or was refused; nothing was
+    /// recorded. Resuming is idempotent at the gateway: try again.
     #[error("resuming approval {approval_id} through the backend failed: {reason}")]
     Resume {
         /// The approval id.
@@ -667,27 +668,32 @@ impl DurableHost {
         Ok(self.store.run_approvals(run_id, limit).await?)
     }
 
-    /// Resumes a decided approval through the backend's `resume`
+    /// Resumes a decided approval through the gateway's `resumeApproval
+    /// {invocationId, approvalId}` — the held call's
+    /// [`ApprovalRecord::backend_invocation_id`] and the
+    /// [`ApprovalRecord::approval_id`], both stored with the approval
     /// (`client` carries the requester's fresh authority — their current
     /// credential, never the approver's — and `options` its per-call
-    /// headers) and records the outcome for the run, once. The browser
-    /// call is never re-dispatched: the backend executes the held
-    /// invocation (by [`ApprovalRecord::backend_invocation_id`]) itself,
-    /// at most once.
+    /// headers) — and records the outcome for the run, once. The browser
+    /// call is never re-dispatched: the gateway executes the held
+    /// invocation itself, at most once (a settled call answers its
+    /// recorded outcome).
     ///
     /// Returns the [`AgentInvocationResult`] the run receives, answered
-    /// under the run's own invocation id: a completed receipt is a
-    /// success with its output, a rejected approval or a failed execution
-    /// an error (`GovernedOutcome::to_invocation_result`'s mapping); a
-    /// `NOT_FOUND` from `resume` (the backend holds no such invocation:
-    /// nothing ran) is recorded as `EXECUTION_FAILED`, retry `no`. An
-    /// approval whose outcome is already recorded returns it without
-    /// calling the backend.
+    /// under the run's own invocation id: a completed outcome is a success
+    /// with its output, a rejected approval, a changed contract or a
+    /// failed execution an error (`GovernedOutcome::to_invocation_result`'s
+    /// mapping: `APPROVAL_REJECTED` → `NOT_AUTHORIZED`, `CONTRACT_MISMATCH`
+    /// → `STALE_CAPABILITY`, an unknown invocation or approval pair →
+    /// `CAPABILITY_NOT_FOUND`, …); an oRPC `NOT_FOUND` from a gateway
+    /// that answers so (nothing ran) is recorded as `EXECUTION_FAILED`,
+    /// retry `no`. An approval whose outcome is already recorded returns it
+    /// without calling the gateway.
     ///
     /// # Errors
     /// [`DurableError::UnknownApproval`]; [`DurableError::NotDecided`] (in
-    /// the store, or `resume` still answers `approval-required`);
-    /// [`DurableError::Resume`] (no trustworthy receipt; nothing recorded —
+    /// the store, or `resumeApproval` still answers `approval-required`);
+    /// [`DurableError::Resume`] (no trustworthy answer; nothing recorded —
     /// try again); [`DurableError::Store`].
     pub async fn resume_approval(
         &self,

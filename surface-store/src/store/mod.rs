@@ -311,8 +311,9 @@ pub struct ApprovalRecord {
     pub decided_by: Option<String>,
     /// Milliseconds since the Unix epoch.
     pub decided_at_ms: Option<i64>,
-    /// The id the backend knows the held invocation by (what
-    /// `resume` is called with): the call's
+    /// The id the backend knows the held invocation by (the
+    /// `invocationId` of the gateway's `resumeApproval`, with
+    /// `approval_id` as its `approvalId`): the call's
     /// [`CallRecord::backend_id`] when the approval was recorded.
     pub backend_invocation_id: String,
     /// The outcome of resuming it through the backend, once known: the
