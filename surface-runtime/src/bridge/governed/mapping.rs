@@ -51,7 +51,58 @@ const fn row(code: ErrorCode, retry: Retry, message: &'static str) -> Row {
 /// The row for a gateway code; `retryable` matters only for
 /// `EXECUTION_FAILED` and `AUDIT_UNAVAILABLE` (retry `after-delay`).
 fn row_for(code: &str, retryable: bool) -> Row {
+    if let Some(row) = caller_row(code) {
+        return row;
+    }
     match code {
+        "TIMEOUT" | "APPROVAL_CONSUMED" => row(
+            ErrorCode::DomainOutcomeUnknown,
+            Retry::No,
+            OUTCOME_UNKNOWN_MESSAGE,
+        ),
+        "APPROVAL_REQUIRED" | "APPROVAL_PENDING" => row(
+            ErrorCode::DomainApprovalRequired,
+            Retry::No,
+            APPROVAL_REQUIRED_MESSAGE,
+        ),
+        "APPROVAL_EXPIRED" => Row {
+            reason: Some("approval-expired"),
+            ..row(
+                ErrorCode::PreconditionFailed,
+                Retry::AfterRefresh,
+                "The approval expired before it was used; a new call asks for a new approval.",
+            )
+        },
+        "CANCELLED" => row(
+            ErrorCode::Cancelled,
+            Retry::No,
+            "The backend cancelled the call.",
+        ),
+        "OUTPUT_INVALID" => Row {
+            reason: Some("output-invalid"),
+            ..row(
+                ErrorCode::ExecutionFailed,
+                Retry::No,
+                "The backend ran the call but withheld its output; its effect may have happened.",
+            )
+        },
+        "EXECUTION_FAILED" | "AUDIT_UNAVAILABLE" if retryable => row(
+            ErrorCode::ExecutionFailed,
+            Retry::AfterDelay,
+            "The backend could not execute the call right now.",
+        ),
+        _ => row(
+            ErrorCode::ExecutionFailed,
+            Retry::No,
+            "The backend could not execute the call.",
+        ),
+    }
+}
+
+/// The rows of the codes about the caller and its request: who it is,
+/// what it may do, what it sent.
+fn caller_row(code: &str) -> Option<Row> {
+    Some(match code {
         "UNAUTHENTICATED" => row(
             ErrorCode::NotAuthenticated,
             Retry::No,
@@ -100,42 +151,8 @@ fn row_for(code: &str, retryable: bool) -> Row {
             Retry::AfterRefresh,
             "The backend does not offer this capability to this caller.",
         ),
-        "TIMEOUT" | "APPROVAL_CONSUMED" => {
-            row(ErrorCode::DomainOutcomeUnknown, Retry::No, OUTCOME_UNKNOWN_MESSAGE)
-        }
-        "APPROVAL_REQUIRED" | "APPROVAL_PENDING" => row(
-            ErrorCode::DomainApprovalRequired,
-            Retry::No,
-            APPROVAL_REQUIRED_MESSAGE,
-        ),
-        "APPROVAL_EXPIRED" => Row {
-            reason: Some("approval-expired"),
-            ..row(
-                ErrorCode::PreconditionFailed,
-                Retry::AfterRefresh,
-                "The approval expired before it was used; a new call asks for a new approval.",
-            )
-        },
-        "CANCELLED" => row(ErrorCode::Cancelled, Retry::No, "The backend cancelled the call."),
-        "OUTPUT_INVALID" => Row {
-            reason: Some("output-invalid"),
-            ..row(
-                ErrorCode::ExecutionFailed,
-                Retry::No,
-                "The backend ran the call but withheld its output; its effect may have happened.",
-            )
-        },
-        "EXECUTION_FAILED" | "AUDIT_UNAVAILABLE" if retryable => row(
-            ErrorCode::ExecutionFailed,
-            Retry::AfterDelay,
-            "The backend could not execute the call right now.",
-        ),
-        _ => row(
-            ErrorCode::ExecutionFailed,
-            Retry::No,
-            "The backend could not execute the call.",
-        ),
-    }
+        _ => return None,
+    })
 }
 
 /// The surface error of a `failed` outcome's `error` (or a `cancelled`
