@@ -202,7 +202,10 @@ async fn s8_ordinary_unauthorized_and_forbidden_map_to_not_authorized() {
         let err = run_ordinary(Err(orpc(code, 401, false, None)))
             .await
             .unwrap_err();
-        assert_eq!((err.code.clone(), err.retry), (ErrorCode::NotAuthorized, Retry::No));
+        assert_eq!(
+            (err.code.clone(), err.retry),
+            (ErrorCode::NotAuthorized, Retry::No)
+        );
         assert_eq!(err.message, "The server refused to authorize this call.");
         assert!(err.details.is_empty());
         assert_eq!(err.internal.as_ref().unwrap()["code"], code);
@@ -356,7 +359,10 @@ async fn ordinary_limit_errors_map_per_table() {
         .execute(request("devices.list", "inv-1", json!({})))
         .await
         .unwrap_err();
-    assert_eq!((err.code.clone(), err.retry), (ErrorCode::Timeout, Retry::Yes));
+    assert_eq!(
+        (err.code.clone(), err.retry),
+        (ErrorCode::Timeout, Retry::Yes)
+    );
 }
 
 #[test]
@@ -621,7 +627,13 @@ mod response_properties {
             server_text(),
         ];
         let issues = prop::collection::vec(
-            (prop::collection::vec(prop_oneof![server_text().prop_map(Value::from), json_value()], 0..4), server_text())
+            (
+                prop::collection::vec(
+                    prop_oneof![server_text().prop_map(Value::from), json_value()],
+                    0..4,
+                ),
+                server_text(),
+            )
                 .prop_map(|(path, message)| json!({"path": path, "message": message})),
             0..40,
         );
@@ -734,9 +746,16 @@ mod response_properties {
                 }
                 ("origin", v) => prop_assert_eq!(v, &json!("server")),
                 ("reason", Value::String(r)) => prop_assert!(
-                    ["approval-rejected", "invocation-id-reused", "contract-changed", "approval-expired", "output-invalid"]
-                        .contains(&r.as_str()),
-                    "reason {:?}", r
+                    [
+                        "approval-rejected",
+                        "invocation-id-reused",
+                        "contract-changed",
+                        "approval-expired",
+                        "output-invalid"
+                    ]
+                    .contains(&r.as_str()),
+                    "reason {:?}",
+                    r
                 ),
                 ("transient" | "issuesTruncated", v) => prop_assert_eq!(v, &json!(true)),
                 ("issues", Value::Array(issues)) => {
@@ -746,7 +765,9 @@ mod response_properties {
                         prop_assert_eq!(issue.as_object().map(|o| o.len()), Some(1), "{:?}", issue);
                         for element in path {
                             let safe = element.as_u64().is_some()
-                                || element.as_str().is_some_and(|s| safe_identifier(s).is_some());
+                                || element
+                                    .as_str()
+                                    .is_some_and(|s| safe_identifier(s).is_some());
                             prop_assert!(safe, "issue path element {:?}", element);
                         }
                     }
