@@ -83,7 +83,7 @@ impl Availability {
 /// `availability: Availability` field.
 macro_rules! availability_builders {
     ($what:literal) => {
-        #[doc = concat!("Contextual availability of the ", $what, ", evaluated live at snapshot and at invocation time (a false `when()` ends a call with `UNAVAILABLE`).")]
+        #[doc = concat!("Contextual availability of the ", $what, ", evaluated live at snapshot and at invocation time (a false `when()` ends a call with `CAPABILITY_NOT_AVAILABLE`).")]
         pub fn when<F>(mut self, when: F) -> Self
         where
             F: Fn() -> bool + $crate::sync::MaybeSend + $crate::sync::MaybeSync + 'static,

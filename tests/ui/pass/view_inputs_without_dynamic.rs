@@ -3,7 +3,8 @@
 //! agent-surface without it (a runtime schema is refused with
 //! `NoValidator`, as `runtime_validation.rs` shows for procedures), and the
 //! generated validator answers a wrong input with the pipeline's
-//! `INVALID_INPUT` and `details.errors`.
+//! `INVALID_INPUT` and `details.issues`. An observation (no input) needs
+//! no schema compiler either.
 
 mod view {
     agent_surface::view_inputs!("../fixtures/view-inputs.json");
@@ -73,10 +74,25 @@ fn main() {
             |input: view::FilterRows| async move {
                 Ok(json!({"status": input.status.map(|s| s.as_str())}))
             },
+        ))
+        .capability(ViewCapability::observation(
+            "readSelection",
+            "The selected rows",
+            json!({"type": "object", "properties": {"selected": {"type": "array"}}}),
+            || async { Ok(json!({"selected": ["dev-1"]})) },
         ));
     let _table = registry
         .register_component(table)
         .expect("a view_inputs! capability registers without `dynamic`");
+    let version = registry.surface_version().to_string();
+    let error = |id: &str, capability: &str, issues: Value| {
+        json!({"status": "error", "invocationId": id, "capabilityId": capability, "error": {
+            "code": "INVALID_INPUT",
+            "message": "The input does not match the input schema.",
+            "retry": "with-changes",
+            "details": {"issues": issues}
+        }, "surfaceVersion": version})
+    };
 
     assert_eq!(
         call(
@@ -85,7 +101,8 @@ fn main() {
             "view:devices.table.select",
             json!({"deviceIds": ["dev-1", "dev-2"]})
         ),
-        json!({"status": "success", "invocationId": "i1", "output": {"selected": ["dev-1", "dev-2"]}})
+        json!({"status": "ok", "invocationId": "i1", "capabilityId": "view:devices.table.select",
+               "output": {"selected": ["dev-1", "dev-2"]}, "surfaceVersion": version})
     );
     assert_eq!(
         call(
@@ -94,7 +111,8 @@ fn main() {
             "view:devices.table.filter",
             json!({"status": "disabled"})
         ),
-        json!({"status": "success", "invocationId": "i2", "output": {"status": "disabled"}})
+        json!({"status": "ok", "invocationId": "i2", "capabilityId": "view:devices.table.filter",
+               "output": {"status": "disabled"}, "surfaceVersion": version})
     );
     assert_eq!(
         call(
@@ -103,15 +121,10 @@ fn main() {
             "view:devices.table.select",
             json!({"deviceIds": ["dev-1", ""], "all": true})
         ),
-        json!({"status": "error", "invocationId": "i3", "error": {
-            "code": "INVALID_INPUT",
-            "message": "The input does not match the input schema.",
-            "retry": "with-changes",
-            "details": {"errors": [
-                {"instancePath": "/deviceIds/1", "keyword": "minLength", "message": "value is shorter than 1 character"},
-                {"instancePath": "", "keyword": "additionalProperties", "message": "Additional properties are not allowed ('all' was unexpected)"}
-            ]}
-        }})
+        error("i3", "view:devices.table.select", json!([
+            {"path": ["deviceIds", 1], "keyword": "minLength", "message": "value is shorter than 1 character"},
+            {"path": [], "keyword": "additionalProperties", "message": "Additional properties are not allowed ('all' was unexpected)"}
+        ]))
     );
     assert_eq!(
         call(
@@ -120,32 +133,37 @@ fn main() {
             "view:devices.table.filter",
             json!({"status": "gone"})
         ),
-        json!({"status": "error", "invocationId": "i4", "error": {
-            "code": "INVALID_INPUT",
-            "message": "The input does not match the input schema.",
-            "retry": "with-changes",
-            "details": {"errors": [
-                {"instancePath": "/status", "keyword": "enum", "message": "value is not one of \"active\" or \"disabled\""}
-            ]}
-        }})
+        error("i4", "view:devices.table.filter", json!([
+            {"path": ["status"], "keyword": "enum", "message": "value is not one of \"active\" or \"disabled\""}
+        ]))
     );
     assert_eq!(
         call(&registry, "i5", "view:devices.table.select", json!({})),
-        json!({"status": "error", "invocationId": "i5", "error": {
-            "code": "INVALID_INPUT",
-            "message": "The input does not match the input schema.",
-            "retry": "with-changes",
-            "details": {"errors": [
-                {"instancePath": "", "keyword": "required", "message": "\"deviceIds\" is a required property"}
-            ]}
-        }})
+        error("i5", "view:devices.table.select", json!([
+            {"path": [], "keyword": "required", "message": "\"deviceIds\" is a required property"}
+        ]))
     );
 
     // The agent is shown the schema the validator was generated from.
     let snapshot = registry.snapshot(&AgentConsumer::embedded("user-1"));
-    let select = &snapshot.components[0].capabilities[0];
+    let select = &snapshot.components[0].actions[0];
     assert_eq!(select.capability_id, "view:devices.table.select");
     let shown: Value = serde_json::from_str(view::SelectRows::INPUT_SCHEMA_JSON).unwrap();
     assert_eq!(*select.input_schema, shown);
     assert_eq!(shown["required"], json!(["deviceIds"]));
+
+    // The observation: listed as one, called with no input.
+    let observation = &snapshot.components[0].observations[0];
+    assert_eq!(observation.capability_id, "view:devices.table.readSelection");
+    assert_eq!(
+        call(&registry, "i6", "view:devices.table.readSelection", json!({})),
+        json!({"status": "ok", "invocationId": "i6", "capabilityId": "view:devices.table.readSelection",
+               "output": {"selected": ["dev-1"]}, "surfaceVersion": version})
+    );
+    assert_eq!(
+        call(&registry, "i7", "view:devices.table.readSelection", json!({"x": 1})),
+        error("i7", "view:devices.table.readSelection", json!([
+            {"path": ["x"], "keyword": "additionalProperties", "message": "an observation takes no input"}
+        ]))
+    );
 }
