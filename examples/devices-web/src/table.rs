@@ -173,38 +173,41 @@ fn table_state(table: &TableState) -> Value {
     })
 }
 
-/// The JSON Schema of a list of device ids.
-fn ids_schema() -> Value {
-    json!({ "type": "array", "items": { "type": "string" } })
+/// The output schema of `readState`. The schemas are JSON text parsed at
+/// registration: smaller in the page's WebAssembly than `json!` literals.
+const READ_STATE_OUTPUT: &str = r#"{"type":"object","properties":{
+  "visibleRows":{"type":"array","items":{"type":"object","properties":{
+    "id":{"type":"string"},"name":{"type":"string"},"status":{"type":"string"}},
+    "required":["id","name","status"],"additionalProperties":false}},
+  "selectedIds":{"type":"array","items":{"type":"string"}},
+  "filter":{"type":"string","enum":["all","active","disabled"]}},
+ "required":["visibleRows","selectedIds","filter"],"additionalProperties":false}"#;
+
+/// The output schema of `select`.
+const SELECT_OUTPUT: &str = r#"{"type":"object","properties":{
+  "selected":{"type":"array","items":{"type":"string"}}},
+ "required":["selected"],"additionalProperties":false}"#;
+
+/// The output schema of `filter`.
+const FILTER_OUTPUT: &str = r#"{"type":"object","properties":{
+  "visible":{"type":"array","items":{"type":"string"}},
+  "selected":{"type":"array","items":{"type":"string"}}},
+ "required":["visible","selected"],"additionalProperties":false}"#;
+
+/// A schema constant above as JSON (`null` if it were not JSON, which the
+/// e2e test's exact descriptors would catch).
+fn schema(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
 /// `readState`: an observation (read-only, no input) of what the table
 /// shows — what the original's table example offers the agent instead of
 /// letting it guess the rows.
 fn read_state(table: TableState) -> ViewCapability {
-    let row = json!({
-        "type": "object",
-        "properties": {
-            "id": { "type": "string" },
-            "name": { "type": "string" },
-            "status": { "type": "string" },
-        },
-        "required": ["id", "name", "status"],
-        "additionalProperties": false,
-    });
     ViewCapability::observation(
         "readState",
         "The rows the devices table shows, the selection and the status filter",
-        json!({
-            "type": "object",
-            "properties": {
-                "visibleRows": { "type": "array", "items": row },
-                "selectedIds": ids_schema(),
-                "filter": { "type": "string", "enum": ["all", "active", "disabled"] },
-            },
-            "required": ["visibleRows", "selectedIds", "filter"],
-            "additionalProperties": false,
-        }),
+        schema(READ_STATE_OUTPUT),
         move || {
             let state = table_state(&table);
             async move { Ok(state) }
@@ -237,12 +240,7 @@ fn select_rows(table: TableState) -> ViewCapability {
     )
     .idempotent(true)
     .reversible(true)
-    .output_schema(json!({
-        "type": "object",
-        "properties": { "selected": ids_schema() },
-        "required": ["selected"],
-        "additionalProperties": false,
-    }))
+    .output_schema(schema(SELECT_OUTPUT))
 }
 
 /// `clearSelection`: empties the selection; no output (a void action).
@@ -282,12 +280,7 @@ fn filter_rows(table: TableState) -> ViewCapability {
     )
     .idempotent(true)
     .reversible(false)
-    .output_schema(json!({
-        "type": "object",
-        "properties": { "visible": ids_schema(), "selected": ids_schema() },
-        "required": ["visible", "selected"],
-        "additionalProperties": false,
-    }))
+    .output_schema(schema(FILTER_OUTPUT))
 }
 
 /// What the agent may do on the table while it is on the page: read it
