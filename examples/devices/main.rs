@@ -8,7 +8,7 @@
 //! It runs a scripted agent turn by turn and checks each outcome: it
 //! exits 1 with a message naming the step when anything deviates. By
 //! default each call and result is one line; `--verbose` prints the
-//! agent-facing catalog and every call, result and evidence as JSON. See
+//! agent-facing catalog and every call, result and confirmation as JSON. See
 //! `docs/example.md`.
 
 /// `println!` that stops quietly, with the shell's SIGPIPE status 141,
@@ -62,24 +62,24 @@ Runs the scripted devices-console agent and checks every step.
   (no flags)        use the embedded in-process devices backend; one line
                     per call and result
   --verbose         also print the agent-facing catalog and every call,
-                    result and evidence as JSON
+                    result and confirmation as JSON
   --orpc-url URL    call a real oRPC server instead, e.g.
                     http://127.0.0.1:PORT/rpc (the peer in tests/orpc-peer:
                     `node tests/orpc-peer/server.mjs --port 0`), with
                     `authorization: Bearer user-token`";
 
-/// `--verbose`: print the JSON of the catalog, calls, results, evidence.
+/// `--verbose`: print the JSON of the catalog, calls, results, confirmations.
 static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 fn verbose() -> bool {
     VERBOSE.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// One line for a result: `success` or `CODE (retry …)`.
+/// One line for a result: `ok` or `CODE (retry …)`.
 fn outcome_line(result: &AgentInvocationResult) -> String {
     match result {
         AgentInvocationResult::Ok { output, .. } => {
-            format!("success {}", output.as_ref().unwrap_or(&Value::Null))
+            format!("ok {}", output.as_ref().unwrap_or(&Value::Null))
         }
         AgentInvocationResult::Error { error, .. } => {
             // In short: the confirmation's summary text and expiry are
@@ -481,7 +481,7 @@ impl Agent {
                 invocation.capability_id,
                 invocation.input,
                 if invocation.confirmation_id.is_some() {
-                    " + the evidence"
+                    " + the approved confirmationId"
                 } else {
                     ""
                 }
@@ -694,11 +694,11 @@ async fn run(backend: Backend) -> StepResult {
     // ---------------------------------------------------------------- 4
     step(
         4,
-        "the user approves; the agent retries with a fresh invocation id and the evidence",
+        "the user approves; the agent retries with a fresh invocation id and the confirmationId",
     );
-    let evidence = app.user_approves(&confirmation_id)?;
+    let approved = app.user_approves(&confirmation_id)?;
     let mut call = agent.invocation("domain:devices.disable", json!({"reason": "maintenance"}))?;
-    call.confirmation_id = Some(evidence);
+    call.confirmation_id = Some(approved);
     let output = expect_success(&agent.call(call).await)?;
     ensure(output == json!({"disabled": ["dev-1", "dev-2"]}), || {
         format!("the backend should report dev-1 and dev-2 disabled: {output}")
@@ -717,12 +717,12 @@ async fn run(backend: Backend) -> StepResult {
             .all(|(id, s)| (s == "disabled") == (id != "dev-locked")),
         || format!("after disabling, only dev-locked should be active: {statuses:?}"),
     )?;
-    passed(4, "success: the backend disabled [\"dev-1\",\"dev-2\"]");
+    passed(4, "ok: the backend disabled [\"dev-1\",\"dev-2\"]");
 
     // ---------------------------------------------------------------- 5
     step(
         5,
-        "the selection changes after approval: the old evidence no longer applies",
+        "the selection changes after approval: the old approval no longer applies",
     );
     app.user_selects(&["dev-locked"])?;
     agent.discover();
@@ -741,7 +741,7 @@ async fn run(backend: Backend) -> StepResult {
             )
         },
     )?;
-    let stale_evidence = app.user_approves(&confirmation_id)?;
+    let stale_approval = app.user_approves(&confirmation_id)?;
     say!("[agent] changes the selection through the view capability before retrying");
     let call = agent.invocation("view:devices.table.select", json!({"deviceIds": ["dev-3"]}))?;
     let output = expect_success(&agent.call(call).await)?;
@@ -752,7 +752,7 @@ async fn run(backend: Backend) -> StepResult {
     say_raw!("{}", app.view.render());
     agent.discover();
     let mut call = agent.invocation("domain:devices.disable", json!({}))?;
-    call.confirmation_id = Some(stale_evidence);
+    call.confirmation_id = Some(stale_approval);
     let error = expect_error(&agent.call(call).await, ErrorCode::ConfirmationInvalid)?;
     ensure(
         error.details.get("reason") == Some(&json!("different-call")),
@@ -779,7 +779,7 @@ async fn run(backend: Backend) -> StepResult {
     registry
         .reject(fresh_id)
         .map_err(|e| format!("reject failed: {e}"))?;
-    passed(5, "evidence approved for [\"dev-locked\"] is CONFIRMATION_INVALID (different-call) once the selection is [\"dev-3\"]; a fresh call asks again with [\"dev-3\"]");
+    passed(5, "a confirmation approved for [\"dev-locked\"] is CONFIRMATION_INVALID (different-call) once the selection is [\"dev-3\"]; a fresh call asks again with [\"dev-3\"]");
 
     // ---------------------------------------------------------------- 6
     step(6, "a stale surface version on a destructive procedure");
@@ -820,9 +820,9 @@ async fn run(backend: Backend) -> StepResult {
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let evidence = app.user_approves(&confirmation_id)?;
+    let approved = app.user_approves(&confirmation_id)?;
     let mut call = agent.invocation("domain:devices.purge", json!({}))?;
-    call.confirmation_id = Some(evidence);
+    call.confirmation_id = Some(approved);
     // The backend holds the purge under this id.
     let held_id = call.invocation_id.clone();
     let error = expect_error(&agent.call(call).await, ErrorCode::DomainApprovalRequired)?;
