@@ -232,28 +232,64 @@ fn plain_page() -> (Page, Arc<Backend>) {
     let handle = registry
         .register_procedure(disable_binding(registry.authority(), &selection))
         .unwrap();
-    let ids = BTreeMap::from([
-        ("<surfaceId#1>".into(), registry.surface_id().to_string()),
-        (
-            "<registrationId#1>".into(),
-            handle.registration_id().to_string(),
-        ),
-    ]);
-    let session = session(&registry);
-    let page = Page {
-        registry,
-        selection,
-        session,
-        ids,
-        version_offset: 0,
-        _handles: vec![handle],
-    };
+    let ids = BTreeMap::from([(
+        "<registrationId#1>".into(),
+        handle.registration_id().to_string(),
+    )]);
+    let page = Page::start(registry, selection, ids, 0, vec![handle]);
     (page, backend)
 }
 
 // ----- the plain session: what the Rust page emits -----------------------------------------
 
 impl Page {
+    /// A page over `registry` whose session starts now; `ids` maps the
+    /// recording's placeholders to this page's values (the surface id is
+    /// added here).
+    fn start(
+        registry: SurfaceRegistry,
+        selection: Arc<Mutex<Vec<String>>>,
+        mut ids: BTreeMap<String, String>,
+        version_offset: i64,
+        handles: Vec<RegistrationHandle>,
+    ) -> Self {
+        ids.insert("<surfaceId#1>".into(), registry.surface_id().to_string());
+        let session = session(&registry);
+        Page {
+            registry,
+            selection,
+            session,
+            ids,
+            version_offset,
+            _handles: handles,
+        }
+    }
+
+    /// `as_recorded`, with the registration id kept under `alias` written
+    /// back as the recording's `<registrationId#1>` (one registration of
+    /// the original holds what two hold here).
+    fn as_recorded_as(&self, value: &Value, alias: &str) -> Value {
+        let back = BTreeMap::from([(alias.to_string(), "<registrationId#1>".to_string())]);
+        substitute(&self.as_recorded(value), &back)
+    }
+
+    /// A recorded call aimed at the registration kept under `alias`, with
+    /// `confirmation_id` for the recording's `<confirmationId#1>`.
+    fn recorded_call_at(
+        &self,
+        dir: &str,
+        case: &str,
+        alias: &str,
+        confirmation_id: Option<&str>,
+    ) -> String {
+        let mut ids = self.ids.clone();
+        ids.insert("<registrationId#1>".into(), self.ids[alias].clone());
+        if let Some(id) = confirmation_id {
+            ids.insert("<confirmationId#1>".into(), id.to_string());
+        }
+        self.ours(&fixture(dir, &format!("{case}.call.json")), &ids)
+    }
+
     /// `value` with this page's values put back as the recordings' placeholders.
     fn as_recorded(&self, value: &Value) -> Value {
         let back: BTreeMap<String, String> = self
@@ -551,71 +587,41 @@ fn component_page() -> (Page, Arc<Backend>) {
     // component's registration id; this project gives it its own. Both are
     // `<registrationId#1>` in the recording.
     let ids = BTreeMap::from([
-        ("<surfaceId#1>".into(), registry.surface_id().to_string()),
         (
             "<registrationId#1>".into(),
             disable.registration_id().to_string(),
         ),
-        (
-            "<componentRegistrationId#1>".into(),
-            table.registration_id().to_string(),
-        ),
+        (TABLE.into(), table.registration_id().to_string()),
     ]);
-    let session = session(&registry);
-    let page = Page {
-        registry,
-        selection,
-        session,
-        ids,
-        version_offset: 1,
-        _handles: vec![table, disable],
-    };
+    let page = Page::start(registry, selection, ids, 1, vec![table, disable]);
     (page, backend)
 }
 
-impl Page {
-    /// `as_recorded`, the component's own registration id included.
-    fn as_recorded_component(&self, value: &Value) -> Value {
-        let back = BTreeMap::from([(
-            "<componentRegistrationId#1>".to_string(),
-            "<registrationId#1>".to_string(),
-        )]);
-        substitute(&self.as_recorded(value), &back)
-    }
-
-    /// A recorded view-capability call aimed at the component's id.
-    fn recorded_view_call(&self, dir: &str, case: &str) -> String {
-        let mut ids = self.ids.clone();
-        ids.insert(
-            "<registrationId#1>".into(),
-            self.ids["<componentRegistrationId#1>"].clone(),
-        );
-        self.ours(&fixture(dir, &format!("{case}.call.json")), &ids)
-    }
-}
+/// Where the component's own registration id is kept in `Page::ids`.
+const TABLE: &str = "<componentRegistrationId#1>";
 
 #[tokio::test]
 async fn a_rust_page_with_a_component_announces_observations_and_actions_as_the_original() {
     let (page, backend) = component_page();
     let connect = page.session.connect("connection-1").unwrap();
     assert_eq!(
-        page.as_recorded_component(&serde_json::to_value(&connect).unwrap()),
+        page.as_recorded_as(&serde_json::to_value(&connect).unwrap(), TABLE),
         fixture("session-component", "connect.announcement.json")
     );
     page.select(&["d1", "d2"]);
     let announcement = page.session.announcement().unwrap();
     assert_eq!(
-        page.as_recorded_component(&serde_json::to_value(&announcement).unwrap()),
+        page.as_recorded_as(&serde_json::to_value(&announcement).unwrap(), TABLE),
         fixture("session-component", "subscribe.announcement.json")
     );
     answers_every_recorded_call(&page, "session-component").await;
     // A view action: a void success has no `output`.
     let result = page
         .session
-        .invoke_json(&page.recorded_view_call("session-component", "view-action"))
+        .invoke_json(&page.recorded_call_at("session-component", "view-action", TABLE, None))
         .await;
     assert_eq!(
-        page.as_recorded_component(&serde_json::to_value(&result).unwrap()),
+        page.as_recorded_as(&serde_json::to_value(&result).unwrap(), TABLE),
         fixture("session-component", "view-action.result.json")
     );
     assert_eq!(
@@ -715,71 +721,32 @@ fn governed_page() -> (Page, Arc<RecordedGateway>) {
         )
         .unwrap();
     let mut ids = BTreeMap::from([
-        ("<surfaceId#1>".into(), registry.surface_id().to_string()),
         (
             "<registrationId#1>".into(),
             disable.registration_id().to_string(),
         ),
-        (
-            "<purgeRegistrationId#1>".into(),
-            purge.registration_id().to_string(),
-        ),
+        (PURGE.into(), purge.registration_id().to_string()),
     ]);
     ids.extend(gateway_ids());
-    let session = session(&registry);
-    let page = Page {
-        registry,
-        selection,
-        session,
-        ids,
-        version_offset: 1,
-        _handles: vec![disable, purge],
-    };
+    let page = Page::start(registry, selection, ids, 1, vec![disable, purge]);
     (page, gateway)
 }
 
-impl Page {
-    /// `as_recorded` with the purge reference's id as the recording's (the
-    /// original numbers both references `<registrationId#1>`: one
-    /// registration of the page holds them).
-    fn as_recorded_governed(&self, value: &Value) -> Value {
-        let back = BTreeMap::from([(
-            "<purgeRegistrationId#1>".to_string(),
-            "<registrationId#1>".to_string(),
-        )]);
-        substitute(&self.as_recorded(value), &back)
-    }
-
-    /// A recorded `devices.purge` call aimed at the purge reference, with
-    /// `confirmation_id` for the recording's `<confirmationId#1>`.
-    fn recorded_purge_call(&self, case: &str, confirmation_id: Option<&str>) -> String {
-        let mut ids = self.ids.clone();
-        ids.insert(
-            "<registrationId#1>".into(),
-            self.ids["<purgeRegistrationId#1>"].clone(),
-        );
-        if let Some(id) = confirmation_id {
-            ids.insert("<confirmationId#1>".into(), id.to_string());
-        }
-        self.ours(
-            &fixture("session-governed", &format!("{case}.call.json")),
-            &ids,
-        )
-    }
-}
+/// Where the purge reference's registration id is kept in `Page::ids`.
+const PURGE: &str = "<purgeRegistrationId#1>";
 
 #[tokio::test]
 async fn a_rust_page_on_the_governed_bridge_answers_as_the_original_session() {
     let (page, gateway) = governed_page();
     let connect = page.session.connect("connection-1").unwrap();
     assert_eq!(
-        page.as_recorded_governed(&serde_json::to_value(&connect).unwrap()),
+        page.as_recorded_as(&serde_json::to_value(&connect).unwrap(), PURGE),
         fixture("session-governed", "connect.announcement.json")
     );
     page.select(&["d1", "d2"]);
     let announcement = page.session.announcement().unwrap();
     assert_eq!(
-        page.as_recorded_governed(&serde_json::to_value(&announcement).unwrap()),
+        page.as_recorded_as(&serde_json::to_value(&announcement).unwrap(), PURGE),
         fixture("session-governed", "subscribe.announcement.json")
     );
     answers_every_recorded_call(&page, "session-governed").await;
@@ -814,7 +781,12 @@ async fn a_rust_page_on_the_governed_bridge_answers_as_the_original_session() {
 async fn governed_purge(page: &Page) {
     let asked = page
         .session
-        .invoke_json(&page.recorded_purge_call("domain-approval.local-confirmation", None))
+        .invoke_json(&page.recorded_call_at(
+            "session-governed",
+            "domain-approval.local-confirmation",
+            PURGE,
+            None,
+        ))
         .await;
     let asked = serde_json::to_value(&asked).unwrap();
     let confirmation_id = asked["result"]["error"]["details"]["confirmationId"]
@@ -825,7 +797,7 @@ async fn governed_purge(page: &Page) {
     ids.insert("<confirmationId#1>".into(), confirmation_id.clone());
     let back: BTreeMap<String, String> = ids.into_iter().map(|(k, v)| (v, k)).collect();
     assert_eq!(
-        page.as_recorded_governed(&substitute(&asked, &back)),
+        page.as_recorded_as(&substitute(&asked, &back), PURGE),
         fixture(
             "session-governed",
             "domain-approval.local-confirmation.result.json"
@@ -834,10 +806,15 @@ async fn governed_purge(page: &Page) {
     page.registry.confirm(&confirmation_id).unwrap();
     let held = page
         .session
-        .invoke_json(&page.recorded_purge_call("domain-approval", Some(&confirmation_id)))
+        .invoke_json(&page.recorded_call_at(
+            "session-governed",
+            "domain-approval",
+            PURGE,
+            Some(&confirmation_id),
+        ))
         .await;
     assert_eq!(
-        page.as_recorded_governed(&serde_json::to_value(&held).unwrap()),
+        page.as_recorded_as(&serde_json::to_value(&held).unwrap(), PURGE),
         fixture("session-governed", "domain-approval.result.json")
     );
 }
