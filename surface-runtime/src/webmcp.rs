@@ -352,11 +352,18 @@ fn input_json(input: &JsValue) -> Result<serde_json::Value, String> {
     serde_json::from_str(&text).map_err(|e| e.to_string())
 }
 
-fn invalid_input(invocation_id: &str, message: String) -> AgentInvocationResult {
-    AgentInvocationResult::Error {
-        invocation_id: invocation_id.to_string(),
-        error: AgentError::new(ErrorCode::InvalidInput, message, Retry::WithChanges),
-    }
+/// `INVALID_INPUT` for a call of `capability_id` whose input is not JSON:
+/// one issue at the root.
+fn invalid_input(
+    invocation_id: &str,
+    capability_id: &str,
+    surface_version: u64,
+    message: String,
+) -> AgentInvocationResult {
+    let issues = serde_json::json!([{"path": [], "message": message}]);
+    let error = AgentError::new(ErrorCode::InvalidInput, message, Retry::WithChanges)
+        .with_detail("issues", issues);
+    AgentInvocationResult::err(invocation_id, capability_id, error, surface_version)
 }
 
 /// Runs `invocation` in the page, cancellable by `toolcancel` for `name`.
@@ -404,11 +411,27 @@ async fn execute(bridge: Weak<Bridge>, name: String, input: JsValue) -> JsValue 
         let Some(catalog) = state.catalog.as_ref() else {
             return JsValue::UNDEFINED;
         };
+        // What a refused call echoes: the tool's capability id ("" for an
+        // unknown name) and the catalog's surface version.
+        let capability_id = catalog
+            .tool(&name)
+            .map_or("", |t| t.capability_id())
+            .to_string();
+        let version = catalog.surface_version();
         let call = input_json(&input).map(|input| ToolCall::new(name.as_str(), &id, Some(input)));
-        let invocation =
-            call.map_err(|e| invalid_input(&id, format!("The input is not JSON: {e}")));
-        let invocation =
-            invocation.and_then(|call| catalog.invocation(call).map_err(|e| e.to_result(&id)));
+        let invocation = call.map_err(|e| {
+            invalid_input(
+                &id,
+                &capability_id,
+                version,
+                format!("The input is not JSON: {e}"),
+            )
+        });
+        let invocation = invocation.and_then(|call| {
+            catalog
+                .invocation(call)
+                .map_err(|e| e.to_result(&id, capability_id.clone(), version))
+        });
         (invocation, catalog.tool(&name).cloned(), catalog.clone())
     };
     let (invocation, tool, catalog) = prepared;

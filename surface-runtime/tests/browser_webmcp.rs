@@ -217,7 +217,7 @@ async fn a_confirmation_waits_in_the_page_and_approve_runs_it() {
     assert_eq!(held[0].connection_id, IN_PAGE_CONNECTION_ID);
     assert_eq!(held[0].capability_id, "domain:devices.disable");
     assert_eq!(
-        held[0].summary["input"],
+        held[0].input,
         json!({"deviceIds": ["dev-1", "dev-2"], "reason": "old"})
     );
     assert!(held[0].invocation_id.starts_with("webmcp-"));
@@ -339,7 +339,10 @@ async fn an_unavailable_tool_answers_unavailable_with_the_reason() {
     let disable = tool(&context, "devices__disable").await.unwrap();
     let result = outcome(execute(&context, &disable, json!({}))).await;
     assert_eq!(result["isError"], json!(true), "{result}");
-    assert!(first_text(&result).starts_with("UNAVAILABLE"), "{result}");
+    assert!(
+        first_text(&result).starts_with("CAPABILITY_NOT_AVAILABLE"),
+        "{result}"
+    );
     assert!(
         first_text(&result).contains("Select at least one device first"),
         "{result}"
