@@ -94,6 +94,58 @@ pub fn iso_8601(ms: u64) -> String {
     format!("{year}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
 }
 
+/// The milliseconds since the Unix epoch that [`iso_8601`] writes as
+/// `text` (`"2026-09-13T00:00:00.000Z"`: four-digit year, UTC, exactly
+/// three fraction digits); `None` for any other text.
+pub fn parse_iso_8601(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    let shape = b.len() == 24
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && b[19] == b'.'
+        && b[23] == b'Z';
+    if !shape {
+        return None;
+    }
+    let number = |from: usize, to: usize| -> Option<u64> {
+        let digits = &text[from..to];
+        digits
+            .bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| digits.parse().ok())
+            .flatten()
+    };
+    let (year, month, day) = (number(0, 4)?, number(5, 7)?, number(8, 10)?);
+    let (h, m, s, milli) = (
+        number(11, 13)?,
+        number(14, 16)?,
+        number(17, 19)?,
+        number(20, 23)?,
+    );
+    if year < 1970 || !(1..=12).contains(&month) || day == 0 || h > 23 || m > 59 || s > 59 {
+        return None;
+    }
+    let days = days_from_civil(year, month, day)?;
+    let ms = days * 86_400_000 + h * 3_600_000 + m * 60_000 + s * 1_000 + milli;
+    // A day past the month's end (2026-02-30) does not round-trip.
+    (iso_8601(ms) == text).then_some(ms)
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date on or after it
+/// (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(year: u64, month: u64, day: u64) -> Option<u64> {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y / 400;
+    let yoe = y % 400;
+    let mp = if month > 2 { month - 3 } else { month + 9 };
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    (era * 146_097 + doe).checked_sub(719_468)
+}
+
 /// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's
 /// `civil_from_days`, for non-negative day counts).
 fn civil_from_days(days: u64) -> (u64, u64, u64) {
@@ -161,6 +213,32 @@ mod tests {
             (253_402_300_800_000, "+010000-01-01T00:00:00.000Z"),
         ] {
             assert_eq!(iso_8601(ms), text, "{ms}");
+        }
+    }
+
+    #[test]
+    fn parse_iso_8601_reads_what_iso_8601_writes_and_nothing_else() {
+        for ms in [
+            0,
+            1_789_257_600_000,
+            951_782_400_000,
+            1_709_251_199_999,
+            253_402_300_799_999,
+        ] {
+            assert_eq!(parse_iso_8601(&iso_8601(ms)), Some(ms), "{ms}");
+        }
+        for text in [
+            "",
+            "2026-09-13T00:00:00Z",
+            "2026-09-13T00:00:00.000+00:00",
+            "2026-02-30T00:00:00.000Z",
+            "2026-13-01T00:00:00.000Z",
+            "2026-09-13T24:00:00.000Z",
+            "1969-12-31T23:59:59.999Z",
+            "2026-09-13 00:00:00.000Z",
+            "+2026-09-13T00:00:00.00Z",
+        ] {
+            assert_eq!(parse_iso_8601(text), None, "{text}");
         }
     }
 

@@ -1,9 +1,10 @@
 //! Confirmation while the call waits (docs/host.md): a browser session in
 //! `ConfirmationMode::Hold` keeps a call that needs local confirmation
 //! pending, shows it to the application, and answers the host's original
-//! call once the user decides — approval re-runs it with the registry's
-//! evidence under a fresh invocation id; rejection, expiry and disconnect
-//! end it without running. Neither the host nor the model can approve.
+//! call once the user decides — approval re-runs it with the approved
+//! `confirmationId` under a fresh invocation id; rejection, expiry and
+//! disconnect end it without running. Neither the host nor the model can
+//! approve.
 
 mod host_support;
 
@@ -18,7 +19,7 @@ use surface_runtime::host::{
     BrowserSurfaceResult, BrowserSurfaceSession, BrowserSurfaceSessionOptions,
     ConfirmationDecisionError, ConfirmationEvent, ConfirmationMode, ConfirmationOutcome, EchoField,
     HostError, KnownBuild, ProgressStage, RejectionReason, ResultDisposition, SessionCollection,
-    SessionError, ToolCallRequest,
+    SessionError, SourceListener, SourceSubscription, SurfaceSource, ToolCallRequest,
 };
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
@@ -751,4 +752,81 @@ async fn the_host_accepts_progress_only_for_its_outstanding_call_on_its_connecti
         host.accept_progress(&auth("conn-1"), &awaiting),
         Err(HostError::Unsolicited("inv-1".into()))
     );
+}
+
+/// A source that runs calls and decides confirmations through a registry
+/// but does not show its pending confirmations (the trait's default).
+struct Opaque(SurfaceRegistry);
+
+impl SurfaceSource for Opaque {
+    fn surface_version(&self) -> u64 {
+        self.0.surface_version()
+    }
+    fn snapshot(&self, consumer: &AgentConsumer) -> surface_runtime::SurfaceSnapshot {
+        self.0.snapshot(consumer)
+    }
+    fn invoke(
+        &self,
+        invocation: AgentInvocation,
+        consumer: AgentConsumer,
+        cancellation: Cancellation,
+    ) -> BoxFuture<'static, AgentInvocationResult> {
+        SurfaceSource::invoke(&self.0, invocation, consumer, cancellation)
+    }
+    fn subscribe(&self, listener: Arc<SourceListener>) -> Box<dyn SourceSubscription> {
+        SurfaceSource::subscribe(&self.0, listener)
+    }
+    fn confirm(
+        &self,
+        id: &str,
+    ) -> Result<surface_runtime::PendingConfirmation, surface_runtime::ConfirmationError> {
+        self.0.confirm(id)
+    }
+    fn reject(&self, id: &str) -> Result<(), surface_runtime::ConfirmationError> {
+        self.0.reject(id)
+    }
+}
+
+#[tokio::test]
+async fn a_source_that_does_not_show_its_confirmations_still_holds_the_call() {
+    let h = held();
+    let session = BrowserSurfaceSession::new(
+        BrowserSurfaceSessionOptions::new(
+            Opaque(h.registry.clone()),
+            identity(),
+            AgentConsumer::embedded("u1"),
+        )
+        .clock(h.clock.clone())
+        .confirmations(ConfirmationMode::Hold),
+    );
+    session.connect("conn-1").unwrap();
+    let call = h.disable("inv-1");
+    let task = tokio::spawn({
+        let session = session.clone();
+        async move { session.invoke(call).await }
+    });
+    let mut held = Vec::new();
+    for _ in 0..1_000 {
+        held = session.held_confirmations();
+        if !held.is_empty() {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    // The expiry comes from the answer's `expiresAt`, the summary text too;
+    // the structured input is not known.
+    assert_eq!(held.len(), 1, "the call is held");
+    assert_eq!(held[0].expires_at_ms, T0 + 5 * 60 * 1_000);
+    assert_eq!(
+        held[0].summary,
+        r#"Disable devices — input: {"deviceIds":["dev-1","dev-2"],"reason":"lost"}"#
+    );
+    assert_eq!(
+        (held[0].input.clone(), held[0].description.as_str()),
+        (Value::Null, "")
+    );
+    session.approve(&held[0].confirmation_id).unwrap();
+    let result = task.await.unwrap();
+    assert!(result.invocation_result().unwrap().is_ok(), "{result:?}");
+    assert_eq!(h.executor.count(), 1);
 }

@@ -466,7 +466,9 @@ pub(super) struct HoldContext {
 
 /// The registry's confirmation request in `result`, if it is one: the
 /// pending confirmation as the source holds it (its `details.confirmationId`
-/// looked up; a source that shows none gives only the id and summary).
+/// looked up). A source that does not show its pending confirmations
+/// (`SurfaceSource::pending_confirmation` left at its default) still holds
+/// the call, with the summary text and the expiry of the details only.
 fn confirmation_request(
     source: &dyn SurfaceSource,
     result: &AgentInvocationResult,
@@ -482,13 +484,24 @@ fn confirmation_request(
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    let pending = source.pending_confirmation(&id)?;
-    Some(PendingRequest {
-        id,
-        summary,
-        description: pending.description,
-        input: pending.input,
-        expires_at_ms: pending.expires_at_ms,
+    Some(match source.pending_confirmation(&id) {
+        Some(pending) => PendingRequest {
+            id,
+            summary,
+            description: pending.description,
+            input: pending.input,
+            expires_at_ms: pending.expires_at_ms,
+        },
+        None => PendingRequest {
+            expires_at_ms: details
+                .get("expiresAt")
+                .and_then(Value::as_str)
+                .and_then(crate::clock::parse_iso_8601)?,
+            id,
+            summary,
+            description: String::new(),
+            input: Value::Null,
+        },
     })
 }
 

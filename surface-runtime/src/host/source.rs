@@ -64,8 +64,10 @@ pub trait SurfaceSource: MaybeSend + MaybeSync + 'static {
         Err(ConfirmationError::Unknown(confirmation_id.to_string()))
     }
     /// A live confirmation: what the user is asked to approve
-    /// (`SurfaceRegistry::pending_confirmation`). The default knows none;
-    /// a held call then shows only the registry's summary text.
+    /// (`SurfaceRegistry::pending_confirmation`). The default knows none; a
+    /// held call then shows only the registry's summary text (its
+    /// `HeldConfirmation::input` is `null`): a source that wraps a
+    /// registry should forward this too.
     fn pending_confirmation(&self, confirmation_id: &str) -> Option<PendingConfirmation> {
         let _ = confirmation_id;
         None
