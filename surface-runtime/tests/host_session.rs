@@ -317,6 +317,129 @@ async fn rejection_disconnected_when_not_connected_or_connection_closed() {
 }
 
 #[tokio::test]
+async fn not_connected_answers_disconnected_before_shape_and_identity() {
+    // The original answers `disconnected` first when no connection is open
+    // (never connected, or after `disconnect()`): a foreign identity, an
+    // empty `runId`, another protocol or text that is not a call are all
+    // `disconnected` then, echoing whichever ids can be read.
+    let s = session();
+    let good = s.call("conn-1", "inv-1", "domain:devices.list", json!({}));
+    let mut foreign = good.clone();
+    foreign.identity = BrowserSurfaceIdentity::new("other", "build-9", "sess-9", "tab-9");
+    let mut empty_run = good.clone();
+    empty_run.run_id = String::new();
+    let mut protocol_2 = good.clone();
+    protocol_2.protocol_version = 2;
+    let mut no_version = serde_json::to_value(&foreign).unwrap();
+    no_version["invocation"]
+        .as_object_mut()
+        .unwrap()
+        .remove("surfaceVersion");
+    let echoed = |r: &BrowserSurfaceResult| {
+        (
+            r.connection_id.clone(),
+            r.run_id.clone(),
+            r.tool_call_id.clone(),
+            r.invocation_id.clone(),
+            r.identity.clone(),
+            r.rejection(),
+        )
+    };
+    let expected = |run: &str| {
+        (
+            "conn-1".to_string(),
+            run.to_string(),
+            "tc-inv-1".to_string(),
+            "inv-1".to_string(),
+            identity(),
+            Some(RejectionReason::Disconnected),
+        )
+    };
+    for moment in ["never connected", "after disconnect"] {
+        if moment == "after disconnect" {
+            s.session.connect("conn-1").unwrap();
+            s.session.disconnect();
+        }
+        let r = s.session.invoke(foreign.clone()).await;
+        assert_eq!(echoed(&r), expected("run-1"), "{moment}: foreign identity");
+        let r = s.session.invoke(empty_run.clone()).await;
+        assert_eq!(echoed(&r), expected(""), "{moment}: empty runId");
+        let r = s.session.invoke(protocol_2.clone()).await;
+        assert_eq!(echoed(&r), expected("run-1"), "{moment}: protocol 2");
+        let text = serde_json::to_string(&foreign).unwrap();
+        let r = s.session.invoke_json(&text).await;
+        assert_eq!(echoed(&r), expected("run-1"), "{moment}: json, foreign");
+        let r = s.session.invoke_json(&no_version.to_string()).await;
+        assert_eq!(echoed(&r), expected("run-1"), "{moment}: json, no version");
+        let r = s.session.invoke_json("{not json").await;
+        assert_eq!(
+            echoed(&r),
+            (
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                identity(),
+                Some(RejectionReason::Disconnected)
+            ),
+            "{moment}: not JSON"
+        );
+    }
+    // Text over the envelope limit is not parsed to echo its ids.
+    let long = serde_json::to_string(&call_of_length(&s, "inv-1", 262_145)).unwrap();
+    let r = s.session.invoke_json(&long).await;
+    assert_eq!(
+        (
+            r.rejection(),
+            r.connection_id.as_str(),
+            r.invocation_id.as_str()
+        ),
+        (Some(RejectionReason::Disconnected), "", "")
+    );
+    // Connected again, the same calls get their own answers.
+    s.session.connect("conn-2").unwrap();
+    foreign.connection_id = "conn-2".into();
+    empty_run.connection_id = "conn-2".into();
+    assert_eq!(
+        s.session.invoke(foreign).await.rejection(),
+        Some(RejectionReason::WrongSession)
+    );
+    assert_eq!(
+        s.session.invoke(empty_run).await.rejection(),
+        Some(RejectionReason::InvalidCall)
+    );
+    assert_eq!(
+        s.session.invoke_json("{not json").await.rejection(),
+        Some(RejectionReason::InvalidCall)
+    );
+    // Expired and disposed keep their answers.
+    let expiring = session_with(AgentConsumer::embedded("u1"), 10, Duration::from_secs(60));
+    expiring.clock.advance(Duration::from_secs(60));
+    let mut foreign_expired = good.clone();
+    foreign_expired.identity.tab_id = "tab-9".into();
+    assert_eq!(
+        expiring.session.invoke(foreign_expired).await.rejection(),
+        Some(RejectionReason::SessionExpired)
+    );
+    assert_eq!(
+        expiring.session.invoke_json("{not json").await.rejection(),
+        Some(RejectionReason::SessionExpired)
+    );
+    s.session.dispose();
+    assert_eq!(
+        s.session.invoke(empty_run_on(&s)).await.rejection(),
+        Some(RejectionReason::Disconnected)
+    );
+    assert_eq!(s.source.invokes(), 0);
+}
+
+fn empty_run_on(s: &SessionFixture) -> surface_runtime::host::BrowserSurfaceCall {
+    let mut call = s.call("conn-2", "inv-1", "domain:devices.list", json!({}));
+    call.run_id = String::new();
+    call
+}
+
+#[tokio::test]
 async fn rejection_stale_surface_for_destructive_and_read_alike() {
     let s = session();
     s.session.connect("conn-1").unwrap();

@@ -5,8 +5,11 @@
 //! Order of checks in [`BrowserSurfaceSession::invoke`] (the first failure
 //! answers; only the last step reaches the registry):
 //!
-//! 1. expired ⇒ `session-expired` (state cleared first); disposed ⇒
-//!    `disconnected`;
+//! 1. expired ⇒ `session-expired` (state cleared first); disposed, or no
+//!    connection open (never connected, or after `disconnect`) ⇒
+//!    `disconnected` — before the shape and identity checks, as the
+//!    original answers: a call for another tab or with an empty `runId`
+//!    gets `disconnected` then, not `wrong-session` or `invalid-call`;
 //! 2. envelope longer than [`MAX_ENVELOPE_CHARS`](super::MAX_ENVELOPE_CHARS)
 //!    (the text received by `invoke_json`; the compact serialization for
 //!    an already parsed call), `protocolVersion` absent or ≠ 1, `type`
@@ -18,8 +21,8 @@
 //!    [`ConfirmationMode::Hold`], also a call carrying a `confirmationId`:
 //!    the page decides confirmations itself);
 //! 3. identity (app, build, session, tab) ≠ the session's ⇒ `wrong-session`;
-//! 4. not connected, or any connection id but the current one (closed, or
-//!    never opened) ⇒ `disconnected`;
+//! 4. any connection id but the current one (closed, or never opened) ⇒
+//!    `disconnected`;
 //! 5. invocation id already recorded: identical envelope (its canonical
 //!    JSON) ⇒ joins the call in flight or returns the frozen result (even
 //!    if the surface changed since); different envelope ⇒
@@ -887,7 +890,10 @@ impl BrowserSurfaceSession {
     /// check whatever a re-serialization would add (`1e2` written back as
     /// `100.0`, defaulted fields). Text that is not JSON or not of the
     /// call's shape is `invalid-call`; the answer then echoes whichever ids
-    /// could be read (empty strings otherwise).
+    /// could be read (empty strings otherwise). An expired, disposed or
+    /// unconnected session answers before reading the call (step 1),
+    /// echoing the ids of text within the envelope limit that parses as
+    /// JSON (longer text is not parsed: its ids are echoed empty).
     pub async fn invoke_json(&self, text: &str) -> BrowserSurfaceResult {
         let rejected = |value: Option<&Value>, reason| {
             let [connection_id, run_id, tool_call_id, invocation_id] =
@@ -903,8 +909,10 @@ impl BrowserSurfaceSession {
                 result: BrowserSurfaceOutcome::rejected(reason),
             }
         };
-        if let Some(reason) = self.refusal_before_parse() {
-            let value = serde_json::from_str::<Value>(text).ok();
+        if let Some(reason) = self.refusal_before_checks() {
+            let value = within_envelope_limit(text)
+                .then(|| serde_json::from_str::<Value>(text).ok())
+                .flatten();
             return rejected(value.as_ref(), reason);
         }
         if !within_envelope_limit(text) {
@@ -923,12 +931,14 @@ impl BrowserSurfaceSession {
         }
     }
 
-    /// Expired/disposed refusals that precede every other check.
-    fn refusal_before_parse(&self) -> Option<RejectionReason> {
+    /// Step 1, which precedes every other check: `session-expired` once
+    /// expired, `disconnected` when disposed or when no connection is open.
+    fn refusal_before_checks(&self) -> Option<RejectionReason> {
         let (reason, guard) = {
             let mut state = self.inner.lock();
             let guard = self.inner.expire_if_due(&mut state);
             let reason = match state.phase {
+                Phase::Active if state.connection.is_none() => Some(RejectionReason::Disconnected),
                 Phase::Active => None,
                 Phase::Expired => Some(RejectionReason::SessionExpired),
                 Phase::Disposed => Some(RejectionReason::Disconnected),
@@ -954,7 +964,8 @@ impl BrowserSurfaceSession {
 
     async fn outcome(&self, call: &BrowserSurfaceCall, size: Size) -> BrowserSurfaceOutcome {
         use BrowserSurfaceOutcome as O;
-        if let Some(reason) = self.refusal_before_parse() {
+        // 1. expired, disposed, not connected.
+        if let Some(reason) = self.refusal_before_checks() {
             return O::rejected(reason);
         }
         // 2. shape and size (outside the lock: serialization is O(size)).
