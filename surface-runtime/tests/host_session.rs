@@ -543,6 +543,56 @@ async fn undiscoverable_capability_is_a_stale_surface_without_dispatch() {
     assert_eq!(s.session.usage().calls, 0);
 }
 
+#[tokio::test]
+async fn a_call_naming_another_instance_is_a_stale_surface_without_dispatch() {
+    // The original's `present` check: when the call carries
+    // `invocation.instanceId`, the registration's component must be that
+    // instance. `devices.table` is mounted as `main`; `devices.disable` is
+    // bound inside it (`context.instanceId: "main"`); `devices.list` has
+    // no component.
+    let s = session();
+    s.session.connect("conn-1").unwrap();
+    let with_instance = |id: &str, capability: &str, input: Value, instance: &str| {
+        let mut call = s.call("conn-1", id, capability, input);
+        call.invocation.instance_id = Some(instance.to_string());
+        call
+    };
+    let select = |id: &str, instance: &str| {
+        with_instance(
+            id,
+            "view:devices.table.select",
+            json!({"ids": ["a"]}),
+            instance,
+        )
+    };
+    let disable =
+        |id: &str, instance: &str| with_instance(id, "domain:devices.disable", json!({}), instance);
+    let refused = [
+        select("inv-1", "other"),
+        disable("inv-2", "other"),
+        with_instance("inv-3", "domain:devices.list", json!({}), "main"),
+    ];
+    for call in refused {
+        let id = call.invocation.invocation_id.clone();
+        let r = s.session.invoke(call).await;
+        assert_eq!(
+            (r.invocation_id.as_str(), r.rejection()),
+            (id.as_str(), Some(RejectionReason::StaleSurface))
+        );
+    }
+    assert_eq!(s.source.invokes(), 0);
+    assert_eq!(s.session.usage().calls, 0);
+    // The mounted instance is dispatched.
+    let r = s.session.invoke(select("inv-4", "main")).await;
+    assert_eq!(output(&r), &json!({"selected": ["a"]}));
+    let r = s.session.invoke(disable("inv-5", "main")).await;
+    assert_eq!(
+        output(&r),
+        &json!({"path": "devices.disable", "input": {"deviceIds": ["d1", "d2"]}})
+    );
+    assert_eq!(s.source.invokes(), 2);
+}
+
 // ----- limits at their exact boundary -----------------------------------------
 
 /// A `devices.list` call whose serialized envelope is exactly `chars` long

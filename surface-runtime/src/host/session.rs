@@ -29,9 +29,12 @@
 //!    `invocation-conflict`;
 //! 6. `maxEntries` calls retained ⇒ `capacity-exceeded` (nothing evicted;
 //!    checked before staleness, as the original does);
-//! 7. `surfaceVersion` ≠ the registry's current version, or the
-//!    capability/registration pair not in the consumer's current snapshot
-//!    ⇒ `stale-surface` (only discoverable capabilities are dispatched);
+//! 7. `surfaceVersion` ≠ the registry's current version, the
+//!    capability/registration pair not in the consumer's current snapshot,
+//!    or an `instanceId` that is not the instance of that registration's
+//!    component (a view capability's component, a procedure's `context`;
+//!    a procedure without one has none) ⇒ `stale-surface` (only
+//!    discoverable capabilities are dispatched);
 //! 8. dispatch to the registry; the call is recorded and its result frozen
 //!    (with [`ConfirmationMode::Hold`], a `CONFIRMATION_REQUIRED` answer
 //!    first waits for the user's decision: see `docs/host.md`,
@@ -328,30 +331,43 @@ impl Drop for StateGuard<'_> {
     }
 }
 
+/// One discoverable registration of a capability: its id and the
+/// instance id of its component (a view capability's component, a
+/// procedure's `context`), if any.
+struct Discoverable {
+    registration: String,
+    instance: Option<String>,
+}
+
 /// The discoverable registrations of each capability id in one snapshot.
 struct SnapshotIndex {
     version: u64,
-    registrations: HashMap<String, Vec<String>>,
+    registrations: HashMap<String, Vec<Discoverable>>,
 }
 
 impl SnapshotIndex {
     fn build(snapshot: &SurfaceSnapshot) -> Self {
-        let mut registrations: HashMap<String, Vec<String>> = HashMap::new();
-        let mut add = |cap: &str, registration: &str| {
+        let mut registrations: HashMap<String, Vec<Discoverable>> = HashMap::new();
+        let mut add = |cap: &str, registration: &str, instance: Option<&str>| {
             registrations
                 .entry(cap.to_string())
                 .or_default()
-                .push(registration.to_string());
+                .push(Discoverable {
+                    registration: registration.to_string(),
+                    instance: instance.map(str::to_string),
+                });
         };
         for p in &snapshot.procedures {
-            add(&p.procedure_id, &p.registration_id);
+            let instance = p.context.as_ref().map(|c| c.instance_id.as_str());
+            add(&p.procedure_id, &p.registration_id, instance);
         }
         for c in &snapshot.components {
+            let instance = Some(c.instance_id.as_str());
             for o in &c.observations {
-                add(&o.capability_id, &c.registration_id);
+                add(&o.capability_id, &c.registration_id, instance);
             }
             for a in &c.actions {
-                add(&a.capability_id, &c.registration_id);
+                add(&a.capability_id, &c.registration_id, instance);
             }
         }
         SnapshotIndex {
@@ -360,10 +376,22 @@ impl SnapshotIndex {
         }
     }
 
-    fn discoverable(&self, capability_id: &str, registration_id: &str) -> bool {
-        self.registrations
-            .get(capability_id)
-            .is_some_and(|regs| regs.iter().any(|r| r == registration_id))
+    /// Whether `registration_id` serves `capability_id` in this snapshot
+    /// and, when the call names an `instance_id`, belongs to a component
+    /// of that instance (the original's `present` check; a procedure with
+    /// no `context` belongs to none).
+    fn discoverable(
+        &self,
+        capability_id: &str,
+        registration_id: &str,
+        instance_id: Option<&str>,
+    ) -> bool {
+        self.registrations.get(capability_id).is_some_and(|regs| {
+            regs.iter().any(|d| {
+                d.registration == registration_id
+                    && instance_id.is_none_or(|i| d.instance.as_deref() == Some(i))
+            })
+        })
     }
 }
 
@@ -1017,7 +1045,8 @@ impl BrowserSurfaceSession {
             .registration_id
             .as_deref()
             .unwrap_or_default();
-        if !index.discoverable(&call.invocation.capability_id, registration) {
+        let instance = call.invocation.instance_id.as_deref();
+        if !index.discoverable(&call.invocation.capability_id, registration, instance) {
             return O::rejected(RejectionReason::StaleSurface);
         }
         // 8. record and dispatch (re-checking under the lock: the state

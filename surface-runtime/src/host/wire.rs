@@ -331,14 +331,16 @@ pub enum RejectionReason {
     InvalidCall,
     /// The call names another app, build, session or tab.
     WrongSession,
-    /// The session is not connected, the call names a connection other
+    /// The session is not connected (answered before every check but
+    /// expiry), the call names a connection other
     /// than the current one (closed, or never opened), or the call was
     /// pending when the connection closed (it may still have taken effect:
     /// reconcile, do not replay).
     Disconnected,
     /// `invocation.surfaceVersion` is not the registry's current version,
-    /// or the capability and registration are not in the current snapshot
-    /// for the session's consumer.
+    /// the capability and registration are not in the current snapshot
+    /// for the session's consumer, or `invocation.instanceId` names
+    /// another instance than that registration's component.
     StaleSurface,
     /// The invocation id was already used with a different envelope.
     InvocationConflict,
