@@ -30,8 +30,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::clock::Clock;
-use crate::executor::ConfirmationInfo;
 use crate::hash::{sha256, HmacSha256};
+use crate::invocation::AgentConsumer;
 use crate::manifest::{canonical_json, AgentEffect};
 use crate::sync::lock;
 
@@ -86,13 +86,14 @@ impl ConfirmationLevel {
     }
 }
 
-/// Where a pending confirmation stands.
+/// Where a live confirmation stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ConfirmationState {
     /// Waiting for the application's decision.
     Pending,
-    /// Approved; evidence issued and not yet used.
+    /// Approved and not yet used: the next retry naming it for the same
+    /// call runs.
     Approved,
 }
 
@@ -135,10 +136,40 @@ impl PendingConfirmation {
     /// The `details.summary` text of `CONFIRMATION_REQUIRED`, as the
     /// original writes it: `"<description> — input: <effective input as
     /// compact JSON>"`.
+    /// Like the original, the text is cut to [`MAX_SUMMARY_CHARS`] UTF-16
+    /// code units (the last one an ellipsis); the application's dialog shows
+    /// [`Self::input`] whole.
     pub fn summary(&self) -> String {
         let input = serde_json::to_string(&self.input).unwrap_or_default();
-        format!("{} — input: {input}", self.description)
+        truncate(
+            &format!("{} — input: {input}", self.description),
+            MAX_SUMMARY_CHARS,
+        )
     }
+}
+
+/// The longest `details.summary`, in UTF-16 code units (JavaScript's
+/// `string.length`): 300, the original's.
+pub const MAX_SUMMARY_CHARS: usize = 300;
+
+/// `text` cut to `max` UTF-16 code units, its last one `…`, as the
+/// original's `truncate` does (never splitting a character here: a
+/// surrogate pair that would not fit is left out whole).
+fn truncate(text: &str, max: usize) -> String {
+    if text.encode_utf16().count() <= max {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut units = 0;
+    for c in text.chars() {
+        if units + c.len_utf16() > max.saturating_sub(1) {
+            break;
+        }
+        units += c.len_utf16();
+        out.push(c);
+    }
+    out.push('…');
+    out
 }
 
 /// Why `confirm` / `reject` failed.
@@ -195,16 +226,18 @@ impl Signer {
     }
 }
 
-/// Why a `confirmationId` did not apply: the agent sees
-/// `CONFIRMATION_INVALID` with `details.reason`.
+/// Why a `confirmationId` did not apply, as the original names it
+/// (`details.reason` of `CONFIRMATION_INVALID`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum EvidenceProblem {
-    /// Expired before the retry.
+    /// Expired before the retry (retry `with-confirmation`).
     Expired,
-    /// Never issued by this registry, rejected, already used, or not (yet)
-    /// approved.
-    NotApproved,
-    /// Issued for another capability, registration or effective input.
+    /// The user declined it (retry `no`).
+    Denied,
+    /// Already used by a call (retry `no`).
+    Consumed,
+    /// Never issued here, forgotten, or issued for another consumer,
+    /// capability, registration or effective input (retry `no`).
     Mismatch,
 }
 
@@ -212,16 +245,53 @@ impl EvidenceProblem {
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             EvidenceProblem::Expired => "expired",
-            EvidenceProblem::NotApproved => "not-approved-or-used",
-            EvidenceProblem::Mismatch => "different-call",
+            EvidenceProblem::Denied => "denied",
+            EvidenceProblem::Consumed => "consumed",
+            EvidenceProblem::Mismatch => "mismatch",
+        }
+    }
+
+    /// The original's message to the agent.
+    pub(crate) fn message(self) -> &'static str {
+        match self {
+            EvidenceProblem::Denied => {
+                "The user declined this action. Do not retry; respect the decision."
+            }
+            EvidenceProblem::Expired => "The confirmation expired. Request a fresh confirmation.",
+            EvidenceProblem::Consumed => {
+                "This confirmation was already used. Request a fresh confirmation if the action is still needed."
+            }
+            EvidenceProblem::Mismatch => "The confirmation does not match this exact invocation.",
         }
     }
 }
 
-/// The registry's confirmations, keyed by id. Entries leave on rejection,
-/// on use, (lazily) on expiry, and — when `max` are live and a new one is
-/// requested — the oldest pending one (the oldest approved one if none is
-/// pending) is expired to make room.
+/// What a retry naming a `confirmationId` met.
+#[derive(Debug)]
+pub(crate) enum Consumed {
+    /// Approved for this call, now used: when it was approved.
+    Approved(u64),
+    /// Still waiting for the user's decision: ask again with the same
+    /// confirmation (`CONFIRMATION_REQUIRED`).
+    PendingAgain(Box<PendingConfirmation>),
+    /// It does not apply.
+    Refused(EvidenceProblem),
+}
+
+/// Where a record stands; only `Pending` and `Approved` are live (shown to
+/// the application). `Denied` and `Consumed` stay until their expiry so a
+/// retry is told why it cannot run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RecordState {
+    Live,
+    Denied,
+    Consumed,
+}
+
+/// The registry's confirmation records, keyed by id: at most `max` pending
+/// at once (a new one beyond that is refused, never made room for), and
+/// at most `4 × max` records in all (the oldest decided or used ones leave
+/// first). Records leave at their expiry.
 struct ConfirmationStore {
     entries: HashMap<String, StoredConfirmation>,
     counter: u64,
@@ -233,11 +303,45 @@ struct ConfirmationStore {
 struct StoredConfirmation {
     /// Insertion order.
     seq: u64,
+    state: RecordState,
+    /// Who the call was made as (the original's `consumerKey`).
+    consumer: AgentConsumer,
     pending: PendingConfirmation,
 }
 
+impl StoredConfirmation {
+    fn is_pending(&self) -> bool {
+        self.state == RecordState::Live && self.pending.state == ConfirmationState::Pending
+    }
+
+    /// Whether it was issued for this call.
+    fn matches(&self, call: &CallIdentity<'_>) -> bool {
+        let p = &self.pending;
+        p.capability_id == call.capability_id
+            && p.registration_id == call.registration_id
+            && p.input_digest == call.digest
+            && &self.consumer == call.consumer
+    }
+}
+
+/// What a confirmation is bound to: the call's capability, registration,
+/// consumer and effective-input digest.
+pub(crate) struct CallIdentity<'a> {
+    pub(crate) capability_id: &'a str,
+    pub(crate) registration_id: &'a str,
+    pub(crate) consumer: &'a AgentConsumer,
+    pub(crate) digest: &'a str,
+}
+
+/// Why a confirmation could not be issued: `max` are pending; the oldest
+/// expires at `oldest_expires_at_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Overflow {
+    pub(crate) oldest_expires_at_ms: u64,
+}
+
 impl ConfirmationStore {
-    /// An empty store holding at most `max` live confirmations.
+    /// An empty store holding at most `max` pending confirmations.
     fn new(max: usize) -> Self {
         Self {
             entries: HashMap::new(),
@@ -248,7 +352,7 @@ impl ConfirmationStore {
     }
 
     fn purge(&mut self, now: u64) {
-        self.entries.retain(|_, p| p.pending.expires_at_ms >= now);
+        self.entries.retain(|_, e| e.pending.expires_at_ms >= now);
     }
 
     fn next_counter(&mut self) -> u64 {
@@ -256,55 +360,103 @@ impl ConfirmationStore {
         self.counter
     }
 
-    /// Records `pending`. Returns the confirmation expired to stay within
-    /// the bound, if any.
-    fn insert(&mut self, pending: PendingConfirmation, now: u64) -> Option<PendingConfirmation> {
+    /// The pending record already issued for `call`, if any.
+    fn pending_for(&self, call: &CallIdentity<'_>, now: u64) -> Option<PendingConfirmation> {
+        self.entries
+            .values()
+            .find(|e| e.is_pending() && e.pending.expires_at_ms >= now && e.matches(call))
+            .map(|e| e.pending.clone())
+    }
+
+    /// Records `pending` for `consumer`, unless `max` are pending. To stay
+    /// within `4 × max` records the oldest decided or used one leaves (an
+    /// approved, unused one only when none is left); it is returned when it
+    /// was live.
+    fn insert(
+        &mut self,
+        pending: PendingConfirmation,
+        consumer: AgentConsumer,
+        now: u64,
+    ) -> Result<Option<PendingConfirmation>, Overflow> {
         self.purge(now);
+        let pending_now = self.entries.values().filter(|e| e.is_pending());
+        if pending_now.clone().count() >= self.max {
+            let oldest = pending_now.map(|e| e.pending.expires_at_ms).min();
+            return Err(Overflow {
+                oldest_expires_at_ms: oldest.unwrap_or(now),
+            });
+        }
         let mut evicted = None;
-        if self.entries.len() >= self.max {
-            // At most `max` entries: a linear scan for the oldest.
-            let oldest = |state: Option<ConfirmationState>| {
+        if self.entries.len() >= 4 * self.max {
+            let oldest = |live: bool| {
                 self.entries
                     .iter()
-                    .filter(|(_, e)| state.is_none_or(|s| e.pending.state == s))
+                    .filter(|(_, e)| (e.state == RecordState::Live) == live && !e.is_pending())
                     .min_by_key(|(_, e)| e.seq)
                     .map(|(id, _)| id.clone())
             };
-            let victim = oldest(Some(ConfirmationState::Pending)).or_else(|| oldest(None));
-            evicted = victim.and_then(|id| self.entries.remove(&id).map(|e| e.pending));
+            let victim = oldest(false).or_else(|| oldest(true));
+            let gone = victim.and_then(|id| self.entries.remove(&id));
+            evicted = gone
+                .filter(|e| e.state == RecordState::Live)
+                .map(|e| e.pending);
         }
         self.inserted += 1;
         let seq = self.inserted;
         self.entries.insert(
             pending.confirmation_id.clone(),
-            StoredConfirmation { seq, pending },
+            StoredConfirmation {
+                seq,
+                state: RecordState::Live,
+                consumer,
+                pending,
+            },
         );
-        evicted
+        Ok(evicted)
     }
 
-    /// How many confirmations are stored (expired ones not yet purged
-    /// included).
+    /// How many records are stored (expired ones not yet purged included).
     #[cfg(test)]
     fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// A live (pending or approved) confirmation.
     fn get(&self, id: &str, now: u64) -> Option<PendingConfirmation> {
         self.entries
             .get(id)
-            .map(|e| &e.pending)
-            .filter(|p| p.expires_at_ms >= now)
-            .cloned()
+            .filter(|e| e.state == RecordState::Live && e.pending.expires_at_ms >= now)
+            .map(|e| e.pending.clone())
     }
 
+    /// Every live confirmation, oldest first.
     fn list(&self, now: u64) -> Vec<PendingConfirmation> {
         let mut all: Vec<&StoredConfirmation> = self
             .entries
             .values()
-            .filter(|e| e.pending.expires_at_ms >= now)
+            .filter(|e| e.state == RecordState::Live && e.pending.expires_at_ms >= now)
             .collect();
         all.sort_by_key(|e| e.seq);
         all.into_iter().map(|e| e.pending.clone()).collect()
+    }
+
+    /// The live record `id`, or why there is none.
+    fn live_mut(
+        &mut self,
+        id: &str,
+        now: u64,
+    ) -> Result<&mut StoredConfirmation, ConfirmationError> {
+        let expired = match self.entries.get(id) {
+            Some(e) if e.state == RecordState::Live => e.pending.expires_at_ms < now,
+            _ => return Err(ConfirmationError::Unknown(id.to_string())),
+        };
+        if expired {
+            self.entries.remove(id);
+            return Err(ConfirmationError::Expired(id.to_string()));
+        }
+        self.entries
+            .get_mut(id)
+            .ok_or_else(|| ConfirmationError::Unknown(id.to_string()))
     }
 
     /// Approves: the approval expires `ttl_ms` after it is given.
@@ -314,15 +466,7 @@ impl ConfirmationStore {
         now: u64,
         ttl_ms: u64,
     ) -> Result<PendingConfirmation, ConfirmationError> {
-        let entry = self
-            .entries
-            .get_mut(id)
-            .map(|e| &mut e.pending)
-            .ok_or_else(|| ConfirmationError::Unknown(id.to_string()))?;
-        if entry.expires_at_ms < now {
-            self.entries.remove(id);
-            return Err(ConfirmationError::Expired(id.to_string()));
-        }
+        let entry = &mut self.live_mut(id, now)?.pending;
         if entry.state == ConfirmationState::Approved {
             return Err(ConfirmationError::AlreadyApproved(id.to_string()));
         }
@@ -332,47 +476,39 @@ impl ConfirmationStore {
         Ok(entry.clone())
     }
 
+    /// The user declines (a pending or an approved, unused confirmation): a
+    /// retry naming it is told so until it would have expired.
     fn reject(&mut self, id: &str, now: u64) -> Result<PendingConfirmation, ConfirmationError> {
-        let entry = self
-            .entries
-            .remove(id)
-            .map(|e| e.pending)
-            .ok_or_else(|| ConfirmationError::Unknown(id.to_string()))?;
-        if entry.expires_at_ms < now {
-            return Err(ConfirmationError::Expired(id.to_string()));
-        }
-        Ok(entry)
+        let entry = self.live_mut(id, now)?;
+        entry.state = RecordState::Denied;
+        Ok(entry.pending.clone())
     }
 
-    /// Checks confirmation `id` for a call to `capability_id` /
-    /// `registration_id` with effective-input digest `digest`, and consumes
-    /// it when it applies. Returns when it was approved.
-    fn consume(
-        &mut self,
-        id: &str,
-        capability_id: &str,
-        registration_id: &str,
-        digest: &str,
-        now: u64,
-    ) -> Result<u64, EvidenceProblem> {
-        let Some(entry) = self.entries.get(id).map(|e| &e.pending) else {
-            return Err(EvidenceProblem::NotApproved);
+    /// A retry naming confirmation `id` for `call`: used when approved for
+    /// it; asked again when still pending for it; refused otherwise.
+    fn consume(&mut self, id: &str, call: &CallIdentity<'_>, now: u64) -> Consumed {
+        let Some(entry) = self.entries.get_mut(id) else {
+            return Consumed::Refused(EvidenceProblem::Mismatch);
         };
-        if entry.expires_at_ms < now {
+        match entry.state {
+            RecordState::Denied => return Consumed::Refused(EvidenceProblem::Denied),
+            RecordState::Consumed => return Consumed::Refused(EvidenceProblem::Consumed),
+            RecordState::Live => {}
+        }
+        if entry.pending.expires_at_ms < now {
             self.entries.remove(id);
-            return Err(EvidenceProblem::Expired);
+            return Consumed::Refused(EvidenceProblem::Expired);
         }
-        let Some(approved_at_ms) = entry.approved_at_ms else {
-            return Err(EvidenceProblem::NotApproved);
-        };
-        if entry.capability_id != capability_id
-            || entry.registration_id != registration_id
-            || entry.input_digest != digest
-        {
-            return Err(EvidenceProblem::Mismatch);
+        if !entry.matches(call) {
+            return Consumed::Refused(EvidenceProblem::Mismatch);
         }
-        self.entries.remove(id);
-        Ok(approved_at_ms)
+        match entry.pending.approved_at_ms {
+            None => Consumed::PendingAgain(Box::new(entry.pending.clone())),
+            Some(approved_at_ms) => {
+                entry.state = RecordState::Consumed;
+                Consumed::Approved(approved_at_ms)
+            }
+        }
     }
 }
 
@@ -381,6 +517,8 @@ pub(crate) struct ConfirmationRequest {
     pub(crate) invocation_id: String,
     pub(crate) capability_id: String,
     pub(crate) registration_id: String,
+    /// Who calls.
+    pub(crate) consumer: AgentConsumer,
     pub(crate) effect: Option<AgentEffect>,
     /// The capability's description as the snapshot shows it.
     pub(crate) description: String,
@@ -390,15 +528,19 @@ pub(crate) struct ConfirmationRequest {
     pub(crate) input_digest: String,
 }
 
-/// A confirmation just issued, and the one expired to make room for it.
+/// The confirmation a call is asked for — issued now, or the pending one
+/// issued for the same call before — and a live one that left the store
+/// to make room, if any.
 pub(crate) struct Issued {
     pub(crate) pending: PendingConfirmation,
+    /// Whether `pending` was issued by this request (not a repeat).
+    pub(crate) new: bool,
     pub(crate) evicted: Option<PendingConfirmation>,
 }
 
 /// A registry's confirmations: issuance, the application's decisions and
-/// the evidence a confirmed retry carries, under the registry's secret,
-/// clock and bounds.
+/// the single use by a confirmed retry, under the registry's secret, clock
+/// and bounds.
 pub(crate) struct Confirmations {
     store: Mutex<ConfirmationStore>,
     signer: Signer,
@@ -408,8 +550,8 @@ pub(crate) struct Confirmations {
 }
 
 impl Confirmations {
-    /// Confirmations signed by `signer`, expiring `ttl` after request (and
-    /// evidence `ttl` after approval), at most `max` live at once.
+    /// Confirmations with ids from `signer`, expiring `ttl` after request
+    /// (and `ttl` after approval), at most `max` pending at once.
     pub(crate) fn new(
         signer: Signer,
         clock: Arc<dyn Clock>,
@@ -431,17 +573,36 @@ impl Confirmations {
         self.clock.now_ms()
     }
 
-    /// Whether a call at `level` needs evidence: `Required`, or
+    /// Whether a call at `level` needs the user's approval: `Required`, or
     /// `Optional` when the registry enforces optional confirmations.
     pub(crate) fn required(&self, level: ConfirmationLevel) -> bool {
         level == ConfirmationLevel::Required
             || (level == ConfirmationLevel::Optional && self.confirm_optional)
     }
 
-    /// Issues a pending confirmation for `request`, with an unguessable id.
-    pub(crate) fn request(&self, request: ConfirmationRequest) -> Issued {
+    /// The confirmation `request` is asked for: the pending one already
+    /// issued for the same call (consumer, capability, registration,
+    /// effective input), else a new one with an unguessable id.
+    ///
+    /// # Errors
+    /// [`Overflow`] when the store already holds its bound of pending
+    /// confirmations: nothing is issued.
+    pub(crate) fn request(&self, request: ConfirmationRequest) -> Result<Issued, Overflow> {
         let now = self.clock.now_ms();
         let mut store = lock(&self.store);
+        let call = CallIdentity {
+            capability_id: &request.capability_id,
+            registration_id: &request.registration_id,
+            consumer: &request.consumer,
+            digest: &request.input_digest,
+        };
+        if let Some(pending) = store.pending_for(&call, now) {
+            return Ok(Issued {
+                pending,
+                new: false,
+                evicted: None,
+            });
+        }
         let counter = store.next_counter();
         let pending = PendingConfirmation {
             confirmation_id: self.signer.id("conf", counter),
@@ -457,26 +618,19 @@ impl Confirmations {
             state: ConfirmationState::Pending,
             approved_at_ms: None,
         };
-        let evicted = store.insert(pending.clone(), now);
-        Issued { pending, evicted }
+        let evicted = store.insert(pending.clone(), request.consumer, now)?;
+        Ok(Issued {
+            pending,
+            new: true,
+            evicted,
+        })
     }
 
-    /// Consumes confirmation `id` for a call to `capability_id` /
-    /// `registration_id` with effective-input digest `digest`.
-    pub(crate) fn consume(
-        &self,
-        id: &str,
-        capability_id: &str,
-        registration_id: &str,
-        digest: &str,
-    ) -> Result<ConfirmationInfo, EvidenceProblem> {
+    /// A retry naming confirmation `id` for `call` (see
+    /// [`ConfirmationStore::consume`]).
+    pub(crate) fn consume(&self, id: &str, call: &CallIdentity<'_>) -> Consumed {
         let now = self.clock.now_ms();
-        let approved_at_ms =
-            lock(&self.store).consume(id, capability_id, registration_id, digest, now)?;
-        Ok(ConfirmationInfo {
-            id: id.to_string(),
-            approved_at_ms,
-        })
+        lock(&self.store).consume(id, call, now)
     }
 
     /// The application approves: the approved confirmation, usable by one
@@ -486,7 +640,7 @@ impl Confirmations {
         lock(&self.store).approve(id, now, self.ttl_ms)
     }
 
-    /// The application rejects.
+    /// The application rejects (the user declined).
     pub(crate) fn reject(&self, id: &str) -> Result<PendingConfirmation, ConfirmationError> {
         let now = self.clock.now_ms();
         lock(&self.store).reject(id, now)
@@ -564,16 +718,38 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_confirmation_is_single_use_and_bound_to_its_call() {
+    fn alice() -> AgentConsumer {
+        AgentConsumer::embedded("alice")
+    }
+
+    /// The call `pending("c…")` was issued for, as `consumer`.
+    fn call<'a>(consumer: &'a AgentConsumer, digest: &'a str) -> CallIdentity<'a> {
+        CallIdentity {
+            capability_id: "domain:a.b",
+            registration_id: "r1",
+            consumer,
+            digest,
+        }
+    }
+
+    fn store_with(ids: &[&str], now: u64) -> ConfirmationStore {
         let mut store = ConfirmationStore::new(10);
-        store.insert(pending("c1", 10), 10);
+        for id in ids {
+            store.insert(pending(id, now), alice(), now).unwrap();
+        }
+        store
+    }
+
+    #[test]
+    fn a_confirmation_is_single_use_and_bound_to_its_call_and_consumer() {
+        let mut store = store_with(&["c1"], 10);
         let digest = input_digest(&json!({"x": 1}));
-        // Not approved yet: a retry with its id does not apply.
-        assert_eq!(
-            store.consume("c1", "domain:a.b", "r1", &digest, 15),
-            Err(EvidenceProblem::NotApproved)
-        );
+        let a = alice();
+        // Not decided yet: the call is asked for it again.
+        assert!(matches!(
+            store.consume("c1", &call(&a, &digest), 15),
+            Consumed::PendingAgain(p) if p.confirmation_id == "c1"
+        ));
         let approved = store.approve("c1", 20, 50).unwrap();
         assert_eq!(
             (approved.expires_at_ms, approved.approved_at_ms),
@@ -583,28 +759,67 @@ mod tests {
             store.approve("c1", 21, 50),
             Err(ConfirmationError::AlreadyApproved("c1".into()))
         );
+        let refused = |store: &mut ConfirmationStore, call: &CallIdentity<'_>| match store
+            .consume("c1", call, 30)
+        {
+            Consumed::Refused(problem) => problem,
+            other => panic!("{other:?}"),
+        };
         let other_input = input_digest(&json!({"x": 2}));
         assert_eq!(
-            store.consume("c1", "domain:a.b", "r1", &other_input, 30),
-            Err(EvidenceProblem::Mismatch)
+            refused(&mut store, &call(&a, &other_input)),
+            EvidenceProblem::Mismatch
         );
+        let mallory = AgentConsumer::embedded("mallory");
         assert_eq!(
-            store.consume("c1", "domain:a.b", "r2", &digest, 30),
-            Err(EvidenceProblem::Mismatch)
+            refused(&mut store, &call(&mallory, &digest)),
+            EvidenceProblem::Mismatch
         );
+        let headless = AgentConsumer::headless("alice");
         assert_eq!(
-            store.consume("c1", "domain:a.c", "r1", &digest, 30),
-            Err(EvidenceProblem::Mismatch)
+            refused(&mut store, &call(&headless, &digest)),
+            EvidenceProblem::Mismatch
         );
+        let mut elsewhere = call(&a, &digest);
+        elsewhere.registration_id = "r2";
+        assert_eq!(refused(&mut store, &elsewhere), EvidenceProblem::Mismatch);
+        assert!(matches!(
+            store.consume("forged", &call(&a, &digest), 30),
+            Consumed::Refused(EvidenceProblem::Mismatch)
+        ));
+        assert!(matches!(
+            store.consume("c1", &call(&a, &digest), 30),
+            Consumed::Approved(20)
+        ));
         assert_eq!(
-            store.consume("forged", "domain:a.b", "r1", &digest, 30),
-            Err(EvidenceProblem::NotApproved)
+            refused(&mut store, &call(&a, &digest)),
+            EvidenceProblem::Consumed
         );
-        assert_eq!(store.consume("c1", "domain:a.b", "r1", &digest, 30), Ok(20));
-        assert_eq!(
-            store.consume("c1", "domain:a.b", "r1", &digest, 31),
-            Err(EvidenceProblem::NotApproved)
-        );
+        assert_eq!(store.get("c1", 30), None, "a used confirmation is not live");
+    }
+
+    #[test]
+    fn a_declined_confirmation_says_so_until_it_would_have_expired() {
+        let mut store = store_with(&["c1", "c2"], 10);
+        let a = alice();
+        let digest = input_digest(&json!({"x": 1}));
+        store.reject("c1", 20).unwrap();
+        store.approve("c2", 20, 50).unwrap();
+        store.reject("c2", 21).unwrap();
+        for id in ["c1", "c2"] {
+            assert!(matches!(
+                store.consume(id, &call(&a, &digest), 30),
+                Consumed::Refused(EvidenceProblem::Denied)
+            ));
+            assert_eq!(
+                store.approve(id, 30, 50),
+                Err(ConfirmationError::Unknown(id.into()))
+            );
+            assert_eq!(store.get(id, 30), None);
+        }
+        assert!(store.list(30).is_empty());
+        store.purge(111);
+        assert_eq!(store.len(), 0, "records leave at their expiry");
     }
 
     #[test]
@@ -616,22 +831,32 @@ mod tests {
             p.summary(),
             "Permanently purge the given devices — input: {\"deviceIds\":[\"d1\",\"d2\"]}"
         );
+        // Cut to 300 UTF-16 units, the last an ellipsis, as the original.
+        p.input = json!({"deviceIds": vec!["d-😀"; 500]});
+        let long = p.summary();
+        assert_eq!(long.encode_utf16().count(), MAX_SUMMARY_CHARS);
+        assert!(long.ends_with('…'));
+        assert!(long
+            .starts_with("Permanently purge the given devices — input: {\"deviceIds\":[\"d-😀\""));
+        assert_eq!(truncate("abc", 3), "abc");
+        assert_eq!(truncate("abcd", 3), "ab…");
+        // A surrogate pair that would not fit is left out whole.
+        assert_eq!(truncate("a😀bc", 3), "a…");
     }
 
     #[test]
     fn expired_confirmations_cannot_be_approved_or_used() {
-        let mut store = ConfirmationStore::new(10);
-        store.insert(pending("c1", 10), 10);
+        let mut store = store_with(&["c1", "c2"], 10);
         assert_eq!(
             store.approve("c1", 111, 50),
             Err(ConfirmationError::Expired("c1".into()))
         );
-        store.insert(pending("c2", 10), 10);
         let approved = store.approve("c2", 20, 5).unwrap();
-        assert_eq!(
-            store.consume("c2", "domain:a.b", "r1", &approved.input_digest, 26),
-            Err(EvidenceProblem::Expired)
-        );
+        let a = alice();
+        assert!(matches!(
+            store.consume("c2", &call(&a, &approved.input_digest), 26),
+            Consumed::Refused(EvidenceProblem::Expired)
+        ));
         assert_eq!(
             store.reject("c9", 0),
             Err(ConfirmationError::Unknown("c9".into()))
@@ -648,37 +873,55 @@ mod tests {
     }
 
     #[test]
-    fn at_the_bound_the_oldest_pending_confirmation_is_evicted_first() {
-        let mut store = ConfirmationStore::new(3);
-        assert_eq!(store.insert(pending("c1", 10), 10), None);
-        assert_eq!(store.insert(pending("c2", 10), 10), None);
-        assert_eq!(store.insert(pending("c3", 10), 10), None);
-        // c1 approved: the oldest *pending* one, c2, goes first.
-        store.approve("c1", 11, 50).unwrap();
-        let evicted = store.insert(pending("c4", 12), 12).unwrap();
-        assert_eq!(evicted.confirmation_id, "c2");
-        assert_eq!(store.len(), 3);
-        let live: Vec<String> = store
-            .list(12)
-            .into_iter()
-            .map(|p| p.confirmation_id)
-            .collect();
-        assert_eq!(live, ["c1", "c3", "c4"]);
-        // With every live one approved, the oldest approved one goes.
-        store.approve("c3", 13, 50).unwrap();
-        store.approve("c4", 13, 50).unwrap();
-        let evicted = store.insert(pending("c5", 14), 14).unwrap();
+    fn at_the_bound_nothing_pending_is_dropped_a_new_one_is_refused() {
+        let mut store = ConfirmationStore::new(2);
+        store.insert(pending("c1", 10), alice(), 10).unwrap();
+        store.insert(pending("c2", 20), alice(), 20).unwrap();
+        assert_eq!(
+            store.insert(pending("c3", 30), alice(), 30),
+            Err(Overflow {
+                oldest_expires_at_ms: 110
+            })
+        );
+        assert_eq!(store.list(30).len(), 2);
+        // A decision frees a place.
+        store.approve("c1", 31, 50).unwrap();
+        assert_eq!(store.insert(pending("c3", 32), alice(), 32), Ok(None));
+        // Expired ones make room too.
+        assert_eq!(store.insert(pending("c4", 200), alice(), 200), Ok(None));
+    }
+
+    #[test]
+    fn decided_records_leave_first_when_the_store_is_full() {
+        // 4 × max records in all: here 4.
+        let mut store = ConfirmationStore::new(1);
+        for (n, id) in ["c1", "c2", "c3", "c4"].into_iter().enumerate() {
+            let now = 10 + n as u64;
+            store.insert(pending(id, now), alice(), now).unwrap();
+            if id == "c1" {
+                store.approve(id, now, 500).unwrap();
+            } else {
+                store.reject(id, now).unwrap();
+            }
+        }
+        assert_eq!(store.len(), 4);
+        // The oldest declined one leaves, not the approved c1.
+        assert_eq!(store.insert(pending("c5", 20), alice(), 20), Ok(None));
+        assert!(store.entries.contains_key("c1") && !store.entries.contains_key("c2"));
+        // With only approved, unused ones left to drop, the oldest goes and is named.
+        let mut store = ConfirmationStore::new(1);
+        for (n, id) in ["a1", "a2", "a3", "a4"].into_iter().enumerate() {
+            let now = 10 + n as u64;
+            store.insert(pending(id, now), alice(), now).unwrap();
+            store.approve(id, now, 500).unwrap();
+        }
+        let evicted = store
+            .insert(pending("a5", 20), alice(), 20)
+            .unwrap()
+            .unwrap();
         assert_eq!(
             (evicted.confirmation_id.as_str(), evicted.state),
-            ("c1", ConfirmationState::Approved)
+            ("a1", ConfirmationState::Approved)
         );
-        assert_eq!(
-            store.approve("c2", 15, 50),
-            Err(ConfirmationError::Unknown("c2".into()))
-        );
-        // Expired entries make room before anything is evicted.
-        let mut store = ConfirmationStore::new(1);
-        store.insert(pending("old", 0), 0);
-        assert_eq!(store.insert(pending("new", 500), 500), None);
     }
 }

@@ -330,6 +330,38 @@ pub struct AgentError {
 }
 
 impl AgentError {
+    /// This error within agent-surface's error matrix: `details` keys the
+    /// matrix does not allow for the code are removed (and returned, for the
+    /// audit record), and a `retry` it does not allow becomes the closest
+    /// one it does (`yes` → `after-delay` or `after-refresh` where allowed,
+    /// else the code's preferred value). Known codes only; an unrecognized
+    /// code is left as it is.
+    pub fn within_matrix(mut self) -> (Self, Map<String, Value>) {
+        let allowed = self.code.retries();
+        if allowed.is_empty() {
+            return (self, Map::new());
+        }
+        if !allowed.contains(&self.retry) {
+            let closest = match self.retry {
+                Retry::Yes => [Retry::AfterDelay, Retry::AfterRefresh]
+                    .into_iter()
+                    .find(|r| allowed.contains(r)),
+                _ => None,
+            };
+            self.retry = closest.unwrap_or(allowed[0]);
+        }
+        let keys = self.code.detail_keys();
+        let mut dropped = Map::new();
+        self.details.retain(|key, value| {
+            let keep = keys.contains(&key.as_str());
+            if !keep {
+                dropped.insert(key.clone(), value.clone());
+            }
+            keep
+        });
+        (self, dropped)
+    }
+
     /// An error with no details.
     pub fn new(code: ErrorCode, message: impl Into<String>, retry: Retry) -> Self {
         Self {
@@ -455,6 +487,69 @@ impl ErrorCode {
         }
     }
 
+    /// The `retry` values agent-surface's error matrix allows for this code
+    /// (`docs/errors.md`), the preferred one first; the seeds' domain codes
+    /// allow `no`. Empty for [`ErrorCode::Unrecognized`].
+    pub fn retries(&self) -> &'static [Retry] {
+        use Retry::*;
+        match self {
+            ErrorCode::CapabilityNotFound
+            | ErrorCode::CapabilityNotAvailable
+            | ErrorCode::ComponentUnmounted
+            | ErrorCode::StaleCapability => &[AfterRefresh],
+            ErrorCode::AmbiguousInstance
+            | ErrorCode::InvocationConflict
+            | ErrorCode::InvalidInput => &[WithChanges],
+            ErrorCode::NotAuthenticated
+            | ErrorCode::NotAuthorized
+            | ErrorCode::DomainApprovalRequired
+            | ErrorCode::DomainOutcomeUnknown => &[No],
+            ErrorCode::PreconditionFailed => &[WithChanges, AfterRefresh],
+            ErrorCode::ConfirmationRequired => &[WithConfirmation],
+            ErrorCode::ConfirmationInvalid => &[No, WithConfirmation],
+            ErrorCode::RateLimited => &[AfterDelay],
+            ErrorCode::Timeout => &[No, Yes],
+            ErrorCode::Cancelled => &[Yes, No],
+            ErrorCode::ExecutionFailed => &[No, AfterDelay],
+            ErrorCode::Unrecognized(_) => &[],
+        }
+    }
+
+    /// The `details` keys agent-surface's error matrix allows for this code
+    /// (`docs/errors.md`; the seeds' domain codes: the ids a host needs to
+    /// resume or reconcile). Empty for [`ErrorCode::Unrecognized`].
+    pub fn detail_keys(&self) -> &'static [&'static str] {
+        match self {
+            ErrorCode::CapabilityNotFound
+            | ErrorCode::NotAuthenticated
+            | ErrorCode::Cancelled
+            | ErrorCode::Unrecognized(_) => &[],
+            ErrorCode::CapabilityNotAvailable
+            | ErrorCode::InvocationConflict
+            | ErrorCode::PreconditionFailed
+            | ErrorCode::ConfirmationInvalid => &["reason"],
+            ErrorCode::AmbiguousInstance => &["instances"],
+            ErrorCode::ComponentUnmounted => &["phase"],
+            ErrorCode::StaleCapability => &["reason", "liveRegistrationId"],
+            ErrorCode::InvalidInput => &["issues", "lockedFields"],
+            ErrorCode::NotAuthorized => &["origin"],
+            ErrorCode::ConfirmationRequired => {
+                &["confirmationId", "summary", "expiresAt", "effect", "origin"]
+            }
+            ErrorCode::RateLimited => &["reason", "retryAfterMs"],
+            ErrorCode::Timeout => &["timeoutMs", "idempotent"],
+            ErrorCode::ExecutionFailed => &["reason", "transient", "retryAfterMs"],
+            ErrorCode::DomainApprovalRequired => &[
+                "origin",
+                "invocationId",
+                "executionId",
+                "approvalId",
+                "expiresAt",
+            ],
+            ErrorCode::DomainOutcomeUnknown => &["invocationId"],
+        }
+    }
+
     /// The code named `name`: a known one, else [`ErrorCode::Unrecognized`].
     pub fn from_name(name: &str) -> Self {
         Self::KNOWN
@@ -557,6 +652,34 @@ mod tests {
             serde_json::to_value(&plain).unwrap(),
             json!({"code": "CANCELLED", "message": "Cancelled.", "retry": "no"})
         );
+    }
+
+    #[test]
+    fn errors_are_brought_within_the_matrix() {
+        let (e, dropped) = AgentError::new(ErrorCode::ExecutionFailed, "m", Retry::Yes)
+            .with_detail("reason", "transport")
+            .with_detail("orpcCode", "SERVER_TEXT")
+            .within_matrix();
+        assert_eq!(e.retry, Retry::AfterDelay);
+        assert_eq!(Value::Object(e.details), json!({"reason": "transport"}));
+        assert_eq!(Value::Object(dropped), json!({"orpcCode": "SERVER_TEXT"}));
+        let (e, _) = AgentError::new(ErrorCode::NotAuthorized, "m", Retry::Yes)
+            .with_detail("reason", "approval-rejected")
+            .with_detail("origin", "server")
+            .within_matrix();
+        assert_eq!(
+            (e.retry, Value::Object(e.details)),
+            (Retry::No, json!({"origin": "server"}))
+        );
+        let (e, _) =
+            AgentError::new(ErrorCode::PreconditionFailed, "m", Retry::Yes).within_matrix();
+        assert_eq!(e.retry, Retry::AfterRefresh);
+        let odd = AgentError::new(ErrorCode::Unrecognized("X".into()), "m", Retry::Yes)
+            .with_detail("k", 1);
+        assert_eq!(odd.clone().within_matrix().0, odd);
+        for code in ErrorCode::KNOWN {
+            assert!(!code.retries().is_empty(), "{code}");
+        }
     }
 
     #[test]

@@ -259,7 +259,7 @@ async fn reject_fails_the_call_and_nothing_runs() {
         first_text(&result).starts_with("CONFIRMATION_INVALID"),
         "{result}"
     );
-    assert_eq!(result["structuredContent"]["details"]["reason"], "rejected");
+    assert_eq!(result["structuredContent"]["details"]["reason"], "denied");
     assert!(page.executor.calls().is_empty());
 }
 

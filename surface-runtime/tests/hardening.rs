@@ -147,11 +147,11 @@ fn host_refuses_invalid_invocation_ids_before_dispatch() {
 // ----- defect 8: pending confirmations are bounded ----------------------------
 
 #[test]
-fn pending_confirmations_are_bounded_and_the_oldest_pending_is_expired_first() {
+fn pending_confirmations_are_bounded_and_none_is_dropped_for_a_new_one() {
     let f = fixture();
     let _h = register_plain(&f.registry, "mail.send");
     let mut ids = Vec::new();
-    for i in 0..101 {
+    for i in 0..100 {
         let r = call(
             &f.registry,
             &format!("i{i}"),
@@ -161,20 +161,46 @@ fn pending_confirmations_are_bounded_and_the_oldest_pending_is_expired_first() {
         assert_eq!(error_code(&r), Some("CONFIRMATION_REQUIRED"), "call {i}");
         ids.push(details(&r)["confirmationId"].as_str().unwrap().to_string());
     }
+    // The 101st is refused as the original refuses it: nothing the user may
+    // be reading is dropped to make room.
+    let r = call(
+        &f.registry,
+        "i100",
+        "cap:mail.send",
+        json!({"to": "user100@example.com"}),
+    );
+    assert_eq!(error_code(&r), Some("RATE_LIMITED"));
+    let e = r.error().unwrap();
+    assert_eq!(e.retry, Retry::AfterDelay);
+    // The oldest was requested at the fixture's time and lives 5 minutes.
+    assert_eq!(
+        Value::Object(e.details.clone()),
+        json!({"reason": "queue-full", "retryAfterMs": 300_000})
+    );
     let live: Vec<String> = f
         .registry
         .pending_confirmations()
         .into_iter()
         .map(|p| p.confirmation_id)
         .collect();
-    assert_eq!(live, ids[1..].to_vec(), "100 live, the oldest expired");
-    assert!(f.registry.pending_confirmation(&ids[0]).is_none());
-    assert_eq!(
-        f.registry.confirm(&ids[0]).unwrap_err(),
-        surface_runtime::ConfirmationError::Unknown(ids[0].clone())
+    assert_eq!(live, ids, "the 100 live ones, all kept");
+    // Asking again for the same call is the same confirmation, not a new one.
+    let again = call(
+        &f.registry,
+        "i101",
+        "cap:mail.send",
+        json!({"to": "user0@example.com"}),
     );
-    // The newest one is always usable.
-    f.registry.confirm(&ids[100]).unwrap();
+    assert_eq!(details(&again)["confirmationId"], json!(ids[0]));
+    // A decision frees a place.
+    f.registry.reject(&ids[0]).unwrap();
+    let r = call(
+        &f.registry,
+        "i102",
+        "cap:mail.send",
+        json!({"to": "user100@example.com"}),
+    );
+    assert_eq!(error_code(&r), Some("CONFIRMATION_REQUIRED"));
 }
 
 // ----- defect 9: no staleness check skipped ------------------------------------

@@ -337,10 +337,10 @@ async fn rejection_answers_confirmation_invalid_rejected_and_never_runs() {
     let e = error(&result);
     assert_eq!(e.code, ErrorCode::ConfirmationInvalid);
     assert_eq!(e.retry, Retry::No);
-    assert_eq!(e.details["reason"], json!("rejected"));
+    assert_eq!(e.details["reason"], json!("denied"));
     assert_eq!(
         e.message,
-        "The user rejected this call in the application; it did not run."
+        "The user declined this action. Do not retry; respect the decision."
     );
     assert_eq!(h.executor.count(), 0);
     assert_eq!(h.source.invokes(), 1);
@@ -366,7 +366,7 @@ async fn selection_change_while_waiting_makes_the_approval_not_apply() {
     let result = task.await.unwrap();
     let e = error(&result);
     assert_eq!(e.code, ErrorCode::ConfirmationInvalid);
-    assert_eq!(e.details["reason"], json!("different-call"));
+    assert_eq!(e.details["reason"], json!("mismatch"));
     assert_eq!(result.invocation_result().unwrap().invocation_id(), "inv-1");
     assert_eq!(h.executor.count(), 0, "the changed selection never ran");
 }
@@ -563,7 +563,7 @@ async fn the_host_cannot_supply_a_confirmation_id_in_hold_mode() {
     h.session.reject(&sneaky_id).unwrap();
     assert_eq!(
         error(&sneaky_task.await.unwrap()).details["reason"],
-        json!("rejected")
+        json!("denied")
     );
     // The session's own approval fails: the registry already approved the
     // confirmation elsewhere, and its evidence is not the session's.
@@ -574,7 +574,7 @@ async fn the_host_cannot_supply_a_confirmation_id_in_hold_mode() {
     let e = error(&task.await.unwrap()).clone();
     assert_eq!(
         (e.code, e.details["reason"].clone()),
-        (ErrorCode::ConfirmationInvalid, json!("not-pending"))
+        (ErrorCode::ConfirmationInvalid, json!("expired"))
     );
     assert_eq!(
         h.registry.pending_confirmation(&id),

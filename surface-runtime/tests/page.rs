@@ -186,7 +186,7 @@ async fn a_rejected_call_ends_in_the_activity_as_rejected() {
     match &p.page.activity()[0].state {
         AgentCallState::Answered(BrowserSurfaceOutcome::Invocation(r)) => {
             assert_eq!(r.error().unwrap().code, ErrorCode::ConfirmationInvalid);
-            assert_eq!(r.error().unwrap().details["reason"], "rejected");
+            assert_eq!(r.error().unwrap().details["reason"], "denied");
         }
         other => panic!("{other:?}"),
     }

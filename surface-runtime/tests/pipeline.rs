@@ -524,7 +524,7 @@ fn d21_binding_change_after_confirmation_invalidates_the_evidence() {
         .registry
         .invoke(at_current_version(&f.registry, inv), &consumer()));
     assert_eq!(error_code(&r), Some("CONFIRMATION_INVALID"));
-    assert_eq!(details(&r)["reason"], json!("different-call"));
+    assert_eq!(details(&r)["reason"], json!("mismatch"));
     assert!(f.executor.calls().is_empty());
 
     // A fresh request shows the new value.
@@ -840,7 +840,7 @@ fn confirmation_evidence_authorizes_one_retry_with_a_fresh_invocation_id() {
     // Single use.
     let r = retry_with(&f, "i3", ev, "cleanup");
     assert_eq!(error_code(&r), Some("CONFIRMATION_INVALID"));
-    assert_eq!(details(&r)["reason"], json!("not-approved-or-used"));
+    assert_eq!(details(&r)["reason"], json!("consumed"));
     assert_eq!(f.executor.calls().len(), 1);
     let audit = f.audit.lock().unwrap();
     let kinds: Vec<&str> = audit
@@ -873,7 +873,7 @@ fn confirmation_evidence_for_a_different_input_is_invalid() {
     let (f, _cid, ev) = confirmed_setup();
     let r = retry_with(&f, "i2", ev, "other reason");
     assert_eq!(error_code(&r), Some("CONFIRMATION_INVALID"));
-    assert_eq!(details(&r)["reason"], json!("different-call"));
+    assert_eq!(details(&r)["reason"], json!("mismatch"));
     assert!(f.executor.calls().is_empty());
 }
 
@@ -891,7 +891,7 @@ fn made_up_or_foreign_confirmation_ids_are_invalid() {
     {
         assert_eq!(
             details(&retry_with(&f, &format!("i{}", n + 2), forged, "cleanup"))["reason"],
-            json!("not-approved-or-used")
+            json!("mismatch")
         );
     }
     // An id another registry (another secret) issued and approved grants
@@ -913,7 +913,7 @@ fn made_up_or_foreign_confirmation_ids_are_invalid() {
     other.registry.confirm(&foreign).unwrap();
     assert_eq!(
         details(&retry_with(&f, "i5", foreign, "cleanup"))["reason"],
-        json!("not-approved-or-used")
+        json!("mismatch")
     );
     assert!(f.executor.calls().is_empty());
     // The genuine one still works afterwards.
@@ -974,7 +974,7 @@ fn evidence_is_bound_to_its_registration() {
     let r = now(f
         .registry
         .invoke(at_current_version(&f.registry, inv), &consumer()));
-    assert_eq!(details(&r)["reason"], json!("different-call"));
+    assert_eq!(details(&r)["reason"], json!("mismatch"));
     // The original registration, re-registered under a new id, is stale.
     drop(h1);
     let mut inv = invocation("i3", "domain:devices.disable", json!({}));
@@ -1500,42 +1500,110 @@ fn max_invocation_ids_bounds_the_lifetime_id_table() {
 }
 
 #[test]
-fn max_pending_confirmations_expires_the_oldest_pending_one_and_audits_it() {
+fn max_pending_confirmations_refuses_a_new_one_and_keeps_every_pending_one() {
     assert_eq!(
         surface_runtime::registry::DEFAULT_MAX_PENDING_CONFIRMATIONS,
         100
     );
     let f = fixture_with(|b| b.max_pending_confirmations(2));
     let _h = register_plain(&f.registry, "mail.send");
-    let ask = |id: &str| {
-        let r = call(&f.registry, id, "cap:mail.send", json!({"to": id}));
-        details(&r)["confirmationId"].as_str().unwrap().to_string()
-    };
-    let (c1, c2) = (ask("i1"), ask("i2"));
-    let evidence = f.registry.confirm(&c1).unwrap();
-    // c1 is approved, so the oldest *pending* one, c2, makes room for c3.
-    let c3 = ask("i3");
+    let ask = |id: &str| call(&f.registry, id, "cap:mail.send", json!({"to": id}));
+    let confirmation =
+        |r: &AgentInvocationResult| details(r)["confirmationId"].as_str().unwrap().to_string();
+    let (c1, c2) = (confirmation(&ask("i1")), confirmation(&ask("i2")));
+    let full = ask("i3");
+    assert_eq!(error_code(&full), Some("RATE_LIMITED"));
+    assert_eq!(retry(&full), Retry::AfterDelay);
+    // c1 is approved: no longer pending, so there is room for c3.
+    let approved = f.registry.confirm(&c1).unwrap();
+    let c3 = confirmation(&ask("i3b"));
     let live: Vec<String> = f
         .registry
         .pending_confirmations()
         .into_iter()
         .map(|p| p.confirmation_id)
         .collect();
-    assert_eq!(live, [c1.clone(), c3.clone()]);
-    assert_eq!(
-        f.registry.confirm(&c2),
-        Err(surface_runtime::ConfirmationError::Unknown(c2.clone()))
-    );
-    assert!(f.audit.lock().unwrap().iter().any(|e| matches!(
-        e,
-        AuditEvent::ConfirmationEvicted { confirmation_id, approved: false, .. } if *confirmation_id == c2
-    )));
+    assert_eq!(live, [c1.clone(), c2.clone(), c3.clone()]);
     // The approved one still authorizes its retry.
     let mut retry_inv = invocation("i4", "cap:mail.send", json!({"to": "i1"}));
-    retry_inv.confirmation_id = Some(evidence.confirmation_id);
+    retry_inv.confirmation_id = Some(approved.confirmation_id);
     let r = now(f
         .registry
         .invoke(at_current_version(&f.registry, retry_inv), &consumer()));
+    assert!(r.error().is_none(), "{r:?}");
+}
+
+#[test]
+fn a_repeat_before_the_decision_is_asked_again_for_the_same_confirmation() {
+    let f = fixture();
+    let sel = selection(&["d1"]);
+    let _h = f
+        .registry
+        .register_procedure(disable_ref(&f, &sel))
+        .unwrap();
+    let first = call(&f.registry, "i1", "domain:devices.disable", json!({}));
+    let cid = details(&first)["confirmationId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The agent polls: the same call without and with the id is the same
+    // confirmation, still waiting, not a new dialog.
+    let again = call(&f.registry, "i2", "domain:devices.disable", json!({}));
+    assert_eq!(details(&again)["confirmationId"], json!(cid));
+    let mut inv = invocation("i3", "domain:devices.disable", json!({}));
+    inv.confirmation_id = Some(cid.clone());
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()));
+    assert_eq!(error_code(&r), Some("CONFIRMATION_REQUIRED"));
+    assert_eq!(details(&r)["confirmationId"], json!(cid));
+    assert_eq!(f.registry.pending_confirmations().len(), 1);
+    // The user declines: the agent is told not to retry.
+    f.registry.reject(&cid).unwrap();
+    let mut inv = invocation("i4", "domain:devices.disable", json!({}));
+    inv.confirmation_id = Some(cid);
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()));
+    assert_eq!(error_code(&r), Some("CONFIRMATION_INVALID"));
+    assert_eq!(retry(&r), Retry::No);
+    assert_eq!(details(&r)["reason"], json!("denied"));
+    assert_eq!(
+        r.error().unwrap().message,
+        "The user declined this action. Do not retry; respect the decision."
+    );
+    assert!(f.executor.calls().is_empty());
+}
+
+#[test]
+fn an_approval_is_bound_to_the_consumer_it_was_asked_for() {
+    let f = fixture();
+    let sel = selection(&["d1"]);
+    let _h = f
+        .registry
+        .register_procedure(disable_ref(&f, &sel))
+        .unwrap();
+    let alice = AgentConsumer::embedded("alice");
+    let mallory = AgentConsumer::embedded("mallory");
+    let ask = invocation("i1", "domain:devices.disable", json!({}));
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, ask), &alice));
+    let cid = details(&r)["confirmationId"].as_str().unwrap().to_string();
+    f.registry.confirm(&cid).unwrap();
+    let mut stolen = invocation("i2", "domain:devices.disable", json!({}));
+    stolen.confirmation_id = Some(cid.clone());
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, stolen), &mallory));
+    assert_eq!(details(&r)["reason"], json!("mismatch"));
+    assert!(f.executor.calls().is_empty());
+    // Alice's own retry runs.
+    let mut retry_inv = invocation("i3", "domain:devices.disable", json!({}));
+    retry_inv.confirmation_id = Some(cid);
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, retry_inv), &alice));
     assert!(r.error().is_none(), "{r:?}");
 }
 

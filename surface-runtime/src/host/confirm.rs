@@ -19,8 +19,8 @@
 //!    its `confirmationId` under a **fresh invocation id**, and answers the
 //!    *original* call with that result (its `invocationId` the original's);
 //!    on rejection or expiry answers `CONFIRMATION_INVALID`
-//!    (`details.reason` `"rejected"`, retry `no`; `"expired"`, retry
-//!    `with-confirmation`; `"not-pending"`, retry `with-confirmation`, when
+//!    (`details.reason` `"denied"`, retry `no`; `"expired"`, retry
+//!    `with-confirmation`, also when
 //!    the registry no longer holds the confirmation). Disconnect and
 //!    dispose abort the wait.
 //!
@@ -401,7 +401,7 @@ impl HeldTable {
                 // Approved elsewhere (not by this wait) or gone: make sure
                 // no stray approval stays usable.
                 let _ = source.reject(confirmation_id);
-                let _ = entry.decide.send(Decision::Withdrawn("not-pending"));
+                let _ = entry.decide.send(Decision::Withdrawn("expired"));
                 self.settled(&entry.info, ConfirmationOutcome::Expired);
                 Err(ConfirmationDecisionError::NotPending {
                     id: confirmation_id.to_string(),
@@ -531,19 +531,18 @@ fn fresh_invocation_id() -> String {
     format!("confirmed-{}", hex::encode(bytes))
 }
 
-/// `CONFIRMATION_INVALID` for the held `call` at `surface_version`.
+/// `CONFIRMATION_INVALID` for the held `call` at `surface_version`, with
+/// the original's reasons: `denied` (the user declined, retry `no`) or
+/// `expired` (not decided in time, or no longer held by the registry:
+/// retry `with-confirmation`).
 fn invalid(call: &BrowserSurfaceCall, surface_version: u64, reason: &str) -> AgentInvocationResult {
     let (message, retry) = match reason {
-        "rejected" => (
-            "The user rejected this call in the application; it did not run.",
+        "denied" => (
+            "The user declined this action. Do not retry; respect the decision.",
             Retry::No,
         ),
-        "expired" => (
-            "The user did not confirm this call in time; it did not run. Call again to ask the user again.",
-            Retry::WithConfirmation,
-        ),
         _ => (
-            "The confirmation of this call is no longer pending in the application; it did not run. Call again to ask the user again.",
+            "The user did not confirm this call in time; it did not run. Call again to ask the user again.",
             Retry::WithConfirmation,
         ),
     };
@@ -680,7 +679,7 @@ async fn decided(ctx: &HoldContext, decision: Option<Decision>) -> AgentInvocati
                 .await;
             as_invocation(result, original)
         }
-        Some(Decision::Reject) => invalid(call, version, "rejected"),
+        Some(Decision::Reject) => invalid(call, version, "denied"),
         Some(Decision::Withdrawn(reason)) => invalid(call, version, reason),
         // The sender was dropped without a decision: only when the
         // table is cleared, i.e. the session is going away.

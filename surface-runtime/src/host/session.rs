@@ -23,10 +23,14 @@
 //! 3. identity (app, build, session, tab) ≠ the session's ⇒ `wrong-session`;
 //! 4. any connection id but the current one (closed, or never opened) ⇒
 //!    `disconnected`;
-//! 5. invocation id already recorded: identical envelope (its canonical
-//!    JSON) ⇒ joins the call in flight or returns the frozen result (even
-//!    if the surface changed since); different envelope ⇒
-//!    `invocation-conflict`;
+//! 5. invocation id already recorded: identical envelope ⇒ joins the call
+//!    in flight or returns the frozen result (even if the surface changed
+//!    since); different envelope ⇒ `invocation-conflict`. Envelopes are
+//!    compared by their canonical JSON (keys sorted, no whitespace), as the
+//!    original does: for `invoke_json` the whole envelope as received
+//!    (unknown fields count, an absent `input` differs from `{}`), for
+//!    `invoke` the serialization of the parsed call (`input` always
+//!    present);
 //! 6. `maxEntries` calls retained ⇒ `capacity-exceeded` (nothing evicted;
 //!    checked before staleness, as the original does);
 //! 7. `surfaceVersion` ≠ the registry's current version, the
@@ -74,6 +78,7 @@ use crate::clock::{Clock, SystemClock, Timer};
 use crate::hash::{sha256, IdDigest, IdDigester};
 use crate::invocation::{check_invocation_id, AgentConsumer};
 use crate::ledger::{Admission, IdLedger, Known, Status};
+use crate::manifest::canonical_json;
 use crate::snapshot::SurfaceSnapshot;
 use crate::sync::BoxFuture;
 
@@ -235,30 +240,48 @@ struct PendingCall {
     cancellation: Cancellation,
 }
 
-/// The envelope value of a recorded call in the ledger: the SHA-256 of its
-/// compact JSON envelope instead of the envelope itself, which keeps a full
-/// table small (see `benches/host.rs`). Identical envelopes serialize
-/// identically (objects are key-sorted maps). If an application enables
-/// serde_json's `preserve_order`, key order becomes significant: a
-/// reordered input then counts as a changed envelope
-/// (`invocation-conflict`) — never as a second execution.
+/// The envelope value of a recorded call in the ledger — its replay
+/// identity: the SHA-256 of the envelope's canonical JSON
+/// ([`canonical_json`]: object keys sorted, no whitespace, as the
+/// original's fingerprint) instead of the envelope itself, which keeps a
+/// full table small (see `benches/host.rs`). Key order and formatting on
+/// the wire never matter (whatever serde_json's `preserve_order`).
 type EnvelopeDigest = [u8; 32];
 
 /// The recorded calls: invocation ids (as keyed digests) with their
 /// envelope digests and frozen outcomes.
 type CallLedger = IdLedger<EnvelopeDigest, BrowserSurfaceOutcome>;
 
-fn envelope_digest(text: &str) -> EnvelopeDigest {
-    sha256(text.as_bytes())
+/// What a call's replay identity is computed from.
+#[derive(Clone, Copy, Debug)]
+enum Envelope<'a> {
+    /// `invoke_json`: the envelope as received, parsed (unknown fields
+    /// included, an absent `input` distinct from `{}`); its text was
+    /// within the size limit.
+    Received(&'a Value),
+    /// `invoke`: the call's serialization, whose size is still to be
+    /// measured.
+    Parsed,
 }
 
-/// Whether the envelope's size was already checked on the text received.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Size {
-    /// `invoke_json`: the received text was within the limit.
-    Checked,
-    /// `invoke`: measure the compact serialization.
-    Unchecked,
+/// The replay identity of `call` (step 2): the SHA-256 of the canonical
+/// JSON of `envelope`; `None` when an already parsed call serializes to
+/// more than [`MAX_ENVELOPE_CHARS`](super::MAX_ENVELOPE_CHARS) (or not at
+/// all).
+fn envelope_digest(call: &BrowserSurfaceCall, envelope: Envelope<'_>) -> Option<EnvelopeDigest> {
+    let text = match envelope {
+        Envelope::Received(value) => canonical_json(value),
+        Envelope::Parsed => {
+            // As long as the compact serialization: sorting keys moves
+            // characters, it adds none.
+            let text = canonical_json(&serde_json::to_value(call).ok()?);
+            if !within_envelope_limit(&text) {
+                return None;
+            }
+            text
+        }
+    };
+    Some(sha256(text.as_bytes()))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -952,7 +975,7 @@ impl BrowserSurfaceSession {
         };
         match serde_json::from_value::<BrowserSurfaceCall>(value.clone()) {
             Ok(call) => {
-                let outcome = self.outcome(&call, Size::Checked).await;
+                let outcome = self.outcome(&call, Envelope::Received(&value)).await;
                 BrowserSurfaceResult::for_call(&self.inner.identity, &call, outcome)
             }
             Err(_) => rejected(Some(&value), RejectionReason::InvalidCall),
@@ -986,11 +1009,15 @@ impl BrowserSurfaceSession {
     /// (other duplicates may be joined to it); `disconnect` and `dispose`
     /// do.
     pub async fn invoke(&self, call: BrowserSurfaceCall) -> BrowserSurfaceResult {
-        let outcome = self.outcome(&call, Size::Unchecked).await;
+        let outcome = self.outcome(&call, Envelope::Parsed).await;
         BrowserSurfaceResult::for_call(&self.inner.identity, &call, outcome)
     }
 
-    async fn outcome(&self, call: &BrowserSurfaceCall, size: Size) -> BrowserSurfaceOutcome {
+    async fn outcome(
+        &self,
+        call: &BrowserSurfaceCall,
+        envelope: Envelope<'_>,
+    ) -> BrowserSurfaceOutcome {
         use BrowserSurfaceOutcome as O;
         // 1. expired, disposed, not connected.
         if let Some(reason) = self.refusal_before_checks() {
@@ -1010,14 +1037,8 @@ impl BrowserSurfaceSession {
                 .held
                 .sweep_expired(&*self.inner.source, self.inner.clock.now_ms());
         }
-        // The compact serialization is canonical (objects are key-sorted
-        // maps), so its digest identifies the envelope however it was
-        // formatted on the wire.
-        let digest = match serde_json::to_string(call) {
-            Ok(text) if size == Size::Checked || within_envelope_limit(&text) => {
-                envelope_digest(&text)
-            }
-            _ => return O::rejected(RejectionReason::InvalidCall),
+        let Some(digest) = envelope_digest(call, envelope) else {
+            return O::rejected(RejectionReason::InvalidCall);
         };
         // 3. identity.
         if call.identity != self.inner.identity {

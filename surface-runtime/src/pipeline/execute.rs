@@ -234,15 +234,29 @@ fn no_executor() -> ExecutionError {
 }
 
 /// An executor error as the agent may see it: an allowed code passes, any
-/// other becomes `EXECUTION_FAILED` with the original kept for audit.
+/// other becomes `EXECUTION_FAILED` with the original kept for audit; then
+/// the error is brought within agent-surface's error matrix (details the
+/// matrix does not allow for the code go to audit only, a retry it does
+/// not allow becomes the closest one it does: `docs/errors.md`).
 fn sanitize(target: &Registered, e: ExecutionError) -> ExecutionError {
     let is_view = matches!(target, Registered::View(..));
-    if EXECUTOR_CODES.contains(&e.code) || (is_view && VIEW_CODES.contains(&e.code)) {
+    if !(EXECUTOR_CODES.contains(&e.code) || (is_view && VIEW_CODES.contains(&e.code))) {
+        let internal = json!({"code": e.code, "message": e.message, "internal": e.internal});
+        return ExecutionError::new(ErrorCode::ExecutionFailed, "The call failed.", Retry::No)
+            .with_internal(internal);
+    }
+    let (agent, dropped) = e.to_agent_error().within_matrix();
+    if dropped.is_empty() && agent.retry == e.retry {
         return e;
     }
-    let internal = json!({"code": e.code, "message": e.message, "internal": e.internal});
-    ExecutionError::new(ErrorCode::ExecutionFailed, "The call failed.", Retry::No)
-        .with_internal(internal)
+    let internal = json!({"internal": e.internal, "droppedDetails": dropped, "retry": e.retry});
+    ExecutionError {
+        code: agent.code,
+        message: agent.message,
+        retry: agent.retry,
+        details: agent.details,
+        internal: Some(internal),
+    }
 }
 
 /// The executor's signal, cancelled if the call's future is dropped while

@@ -247,7 +247,7 @@ impl SurfaceRegistry {
         let level = phases::authorize(policies(), &ctx, target.static_level())?;
         let input = input::effective_input(target, agent_input)?;
         let level = phases::check_input(policies(), &ctx, &input, level)?;
-        self.confirmation(inv, target, input, level)
+        self.confirmation(inv, target, input, level, consumer)
     }
 
     /// The `INVALID_INPUT` answer to an invocation id that breaks the

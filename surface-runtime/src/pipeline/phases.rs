@@ -8,7 +8,10 @@ use serde_json::{json, Value};
 use super::{fail, Failure};
 use crate::audit::{AuditEvent, Phase};
 use crate::clock::iso_8601;
-use crate::confirmation::{input_digest, ConfirmationLevel, ConfirmationRequest, Issued};
+use crate::confirmation::{
+    input_digest, CallIdentity, ConfirmationLevel, ConfirmationRequest, Consumed, EvidenceProblem,
+    Overflow, PendingConfirmation,
+};
 use crate::executor::ConfirmationInfo;
 use crate::invocation::{AgentConsumer, AgentInvocation, ConsumerKind, ErrorCode, Retry};
 use crate::policy::{AgentPolicy, PolicyContext, PolicyDecision};
@@ -207,18 +210,24 @@ fn apply_policies<'p>(
 }
 
 impl SurfaceRegistry {
-    /// Phase 6, second half: the confirmation `level` demands. A call that
-    /// names no `confirmationId` gets a pending confirmation and ends with
-    /// `CONFIRMATION_REQUIRED`; a `confirmationId` must have been approved
-    /// for this capability, registration and effective input
-    /// (`CONFIRMATION_INVALID` otherwise) and is consumed. Returns the
-    /// effective input and the confirmation it passed.
+    /// Phase 6, second half: the confirmation `level` demands, as the
+    /// original decides it. A call that names no `confirmationId` is asked
+    /// for one (`CONFIRMATION_REQUIRED`: the pending confirmation already
+    /// issued for the same consumer, capability, registration and effective
+    /// input, else a new one; `RATE_LIMITED` when the registry's bound of
+    /// pending confirmations is reached). A `confirmationId` runs the call
+    /// once when it was approved for exactly this call; while still pending
+    /// the call is asked for it again; otherwise `CONFIRMATION_INVALID`
+    /// (`denied`, `consumed`, `mismatch`: retry `no`; `expired`: retry
+    /// `with-confirmation`). Returns the effective input and the
+    /// confirmation it passed.
     pub(super) fn confirmation(
         &self,
         inv: &AgentInvocation,
         target: &Registered,
         input: Value,
         level: ConfirmationLevel,
+        consumer: &AgentConsumer,
     ) -> Result<(Value, Option<ConfirmationInfo>), Failure> {
         let confirmations = self.confirmations();
         if !confirmations.required(level) {
@@ -226,45 +235,66 @@ impl SurfaceRegistry {
         }
         let digest = input_digest(&input);
         let Some(id) = &inv.confirmation_id else {
-            return Err(self.request_confirmation(inv, target, input, digest));
+            return Err(self.request_confirmation(inv, target, input, digest, consumer));
         };
-        match confirmations.consume(
-            id,
-            target.capability_id(),
-            target.registration_id(),
-            &digest,
-        ) {
-            Ok(info) => Ok((input, Some(info))),
-            Err(problem) => Err(fail(
-                Phase::Confirmation,
-                ErrorCode::ConfirmationInvalid,
-                "This confirmationId does not apply to this call; call again without it to request a new confirmation.",
-                Retry::WithConfirmation,
-            )
-            .detail("reason", problem.as_str())
-            .internal(json!({"confirmationId": id}))),
+        let call = CallIdentity {
+            capability_id: target.capability_id(),
+            registration_id: target.registration_id(),
+            consumer,
+            digest: &digest,
+        };
+        match confirmations.consume(id, &call) {
+            Consumed::Approved(approved_at_ms) => {
+                let info = ConfirmationInfo {
+                    id: id.clone(),
+                    approved_at_ms,
+                };
+                Ok((input, Some(info)))
+            }
+            Consumed::PendingAgain(pending) => Err(confirmation_required(&pending, target)),
+            Consumed::Refused(problem) => {
+                let retry = match problem {
+                    EvidenceProblem::Expired => Retry::WithConfirmation,
+                    _ => Retry::No,
+                };
+                Err(fail(
+                    Phase::Confirmation,
+                    ErrorCode::ConfirmationInvalid,
+                    problem.message(),
+                    retry,
+                )
+                .detail("reason", problem.as_str())
+                .internal(json!({"confirmationId": id})))
+            }
         }
     }
 
-    /// Issues the pending confirmation of a call without evidence and
-    /// returns its `CONFIRMATION_REQUIRED`.
+    /// The `CONFIRMATION_REQUIRED` of a call that names no confirmation: the
+    /// pending one for the same call, or a new one (`RATE_LIMITED` at the
+    /// bound).
     fn request_confirmation(
         &self,
         inv: &AgentInvocation,
         target: &Registered,
         input: Value,
         input_digest: String,
+        consumer: &AgentConsumer,
     ) -> Failure {
-        let Issued { pending, evicted } = self.confirmations().request(ConfirmationRequest {
+        let request = ConfirmationRequest {
             invocation_id: inv.invocation_id.clone(),
             capability_id: target.capability_id().to_string(),
             registration_id: target.registration_id().to_string(),
+            consumer: consumer.clone(),
             effect: target.effect(),
             description: description(target),
             input,
             input_digest,
-        });
-        if let Some(old) = evicted {
+        };
+        let issued = match self.confirmations().request(request) {
+            Ok(issued) => issued,
+            Err(full) => return self.confirmations_full(full),
+        };
+        if let Some(old) = &issued.evicted {
             self.audit(|| AuditEvent::ConfirmationEvicted {
                 confirmation_id: old.confirmation_id.clone(),
                 capability_id: old.capability_id.clone(),
@@ -272,29 +302,55 @@ impl SurfaceRegistry {
                 approved: old.state == crate::confirmation::ConfirmationState::Approved,
             });
         }
-        self.audit(|| AuditEvent::ConfirmationRequested {
-            invocation_id: inv.invocation_id.clone(),
-            confirmation_id: pending.confirmation_id.clone(),
-            capability_id: pending.capability_id.clone(),
-            registration_id: pending.registration_id.clone(),
-            input_digest: pending.input_digest.clone(),
-        });
-        let effect = match target {
-            Registered::Procedure(p) => json!(p.effect),
-            Registered::View(c, i) => json!(c.views[*i].effect_name()),
-        };
+        let pending = &issued.pending;
+        if issued.new {
+            self.audit(|| AuditEvent::ConfirmationRequested {
+                invocation_id: inv.invocation_id.clone(),
+                confirmation_id: pending.confirmation_id.clone(),
+                capability_id: pending.capability_id.clone(),
+                registration_id: pending.registration_id.clone(),
+                input_digest: pending.input_digest.clone(),
+            });
+        }
+        confirmation_required(pending, target)
+    }
+
+    /// `RATE_LIMITED` when the bound of pending confirmations is reached:
+    /// nothing is issued, no pending one is dropped; `retryAfterMs` is the
+    /// time until the oldest expires (at least 1).
+    fn confirmations_full(&self, full: Overflow) -> Failure {
+        let wait = full
+            .oldest_expires_at_ms
+            .saturating_sub(self.confirmations().now_ms())
+            .max(1);
         fail(
             Phase::Confirmation,
-            ErrorCode::ConfirmationRequired,
-            "User approval is required for this action. Wait for the user to resolve the confirmation, then retry with the confirmationId.",
-            Retry::WithConfirmation,
+            ErrorCode::RateLimited,
+            "Too many confirmations are waiting for the user. Retry shortly.",
+            Retry::AfterDelay,
         )
-        .detail("confirmationId", pending.confirmation_id.clone())
-        .detail("summary", pending.summary())
-        .detail("expiresAt", iso_8601(pending.expires_at_ms))
-        .detail("effect", effect)
-        .detail("origin", "client")
+        .detail("reason", "queue-full")
+        .detail("retryAfterMs", wait)
     }
+}
+
+/// `CONFIRMATION_REQUIRED` for `pending`, as the original writes it.
+fn confirmation_required(pending: &PendingConfirmation, target: &Registered) -> Failure {
+    let effect = match target {
+        Registered::Procedure(p) => json!(p.effect),
+        Registered::View(c, i) => json!(c.views[*i].effect_name()),
+    };
+    fail(
+        Phase::Confirmation,
+        ErrorCode::ConfirmationRequired,
+        "User approval is required for this action. Wait for the user to resolve the confirmation, then retry with the confirmationId.",
+        Retry::WithConfirmation,
+    )
+    .detail("confirmationId", pending.confirmation_id.clone())
+    .detail("summary", pending.summary())
+    .detail("expiresAt", iso_8601(pending.expires_at_ms))
+    .detail("effect", effect)
+    .detail("origin", "client")
 }
 
 /// The capability's stable description: the manifest's for a procedure
