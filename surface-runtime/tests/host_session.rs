@@ -205,6 +205,70 @@ async fn as_host_003_replay_joins_in_flight_freezes_results_and_refuses_changed_
     assert_eq!(s.source.invokes(), 1);
 }
 
+#[tokio::test]
+async fn replay_identity_is_the_canonical_json_of_the_envelope_as_received() {
+    // `invoke_json`: the digest is the canonical JSON (keys sorted, no
+    // whitespace) of the text as received — unknown fields count, an
+    // absent `input` is not `{}`; key order and whitespace do not.
+    let s = session();
+    s.session.connect("conn-1").unwrap();
+    let mut sent =
+        serde_json::to_value(s.call("conn-1", "inv-1", "domain:devices.list", json!({}))).unwrap();
+    sent["invocation"].as_object_mut().unwrap().remove("input");
+    let first = s.session.invoke_json(&sent.to_string()).await;
+    assert_eq!(
+        output(&first),
+        &json!({"path": "devices.list", "input": {}})
+    );
+
+    // Reordered keys and whitespace: the same envelope, the frozen result.
+    let o = sent.as_object().unwrap();
+    let reordered = format!(
+        "{{ \"invocation\" : {},\n \"toolCallId\": {}, \"runId\": {}, \"connectionId\": {}, \"identity\": {}, \"type\": {}, \"protocolVersion\": 1 }}",
+        o["invocation"], o["toolCallId"], o["runId"], o["connectionId"], o["identity"], o["type"]
+    );
+    assert_eq!(s.session.invoke_json(&reordered).await, first);
+
+    // An explicit `{}` where the first had no input: another envelope.
+    let mut with_empty_input = sent.clone();
+    with_empty_input["invocation"]["input"] = json!({});
+    let r = s.session.invoke_json(&with_empty_input.to_string()).await;
+    assert_eq!(
+        (r.invocation_id.as_str(), r.rejection()),
+        ("inv-1", Some(RejectionReason::InvocationConflict))
+    );
+    // A field this project does not read: another envelope too.
+    let mut with_unknown = sent.clone();
+    with_unknown["traceId"] = json!("t-1");
+    assert_eq!(
+        s.session
+            .invoke_json(&with_unknown.to_string())
+            .await
+            .rejection(),
+        Some(RejectionReason::InvocationConflict)
+    );
+    let mut with_unknown_inside = sent.clone();
+    with_unknown_inside["invocation"]["hint"] = json!(null);
+    assert_eq!(
+        s.session
+            .invoke_json(&with_unknown_inside.to_string())
+            .await
+            .rejection(),
+        Some(RejectionReason::InvocationConflict)
+    );
+    assert_eq!(s.fx.executor.count(), 1);
+
+    // `invoke`: the canonical JSON of the parsed call's serialization, where
+    // an absent input is `{}`.
+    let parsed = s.call("conn-1", "inv-2", "domain:devices.list", json!({}));
+    let second = s.session.invoke(parsed.clone()).await;
+    assert_eq!(s.session.invoke(parsed).await, second);
+    let text =
+        serde_json::to_value(s.call("conn-1", "inv-2", "domain:devices.list", json!({}))).unwrap();
+    assert_eq!(s.session.invoke_json(&text.to_string()).await, second);
+    assert_eq!(s.fx.executor.count(), 2);
+}
+
 // ----- one test per rejection reason -----------------------------------------
 
 #[tokio::test]
