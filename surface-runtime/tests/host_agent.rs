@@ -334,6 +334,71 @@ fn announced_procedures_are_verified_against_the_known_artifact() {
 }
 
 #[test]
+fn a_typescript_page_that_merges_the_contextual_note_into_the_description_is_accepted() {
+    // agent-surface's registry with `snapshotMergesContextualNote: true`
+    // announces `description` = the manifest's text, a space, the note
+    // (and the note again as `contextualNote`). Only appending is
+    // accepted; the host keeps the manifest's text, so the note is shown
+    // once.
+    let s = session();
+    let host = host();
+    host.start_run(run("embedded", Some("tab-1"), ConsumerKind::Embedded))
+        .unwrap();
+    let a = s.session.connect("conn-1").unwrap();
+    let disable = procedure_index(&a, "domain:devices.disable");
+    assert_eq!(
+        a.snapshot.procedures[disable].description,
+        "Disable devices"
+    );
+    let note = "Currently bound to 2 selected device(s).";
+    let merged = tamper(&a, |v| {
+        v["snapshot"]["procedures"][disable]["description"] =
+            json!(format!("Disable devices {note}"));
+        v["snapshot"]["procedures"][disable]["contextualNote"] = json!(note);
+    });
+    host.accept_announcement(&auth("conn-1"), &merged).unwrap();
+    let tools = host.tools_for_run("embedded");
+    let Some(HostTool::Browser(tool)) = tools
+        .iter()
+        .find(|t| t.capability_id() == "domain:devices.disable")
+    else {
+        panic!("disable is a browser tool: {tools:?}")
+    };
+    let [surface_runtime::host::BrowserReference::Procedure(p)] = tool.references.as_slice() else {
+        panic!("one procedure reference: {:?}", tool.references)
+    };
+    assert_eq!(p.description, "Disable devices");
+    assert_eq!(p.contextual_note.as_deref(), Some(note));
+    assert_eq!(
+        p.model_description(),
+        "Disable devices\n\nCurrently bound to 2 selected device(s)."
+    );
+
+    // Anything but the manifest's text, or it followed by a space and more,
+    // is refused.
+    for (what, description) in [
+        ("appended without the space", "Disable devicesX"),
+        ("appended after a newline", "Disable devices\nmore"),
+        ("cut short", "Disable device"),
+        ("prepended", "Note: Disable devices"),
+        ("a leading space", " Disable devices"),
+        ("empty", ""),
+    ] {
+        let forged = tamper(&a, |v| {
+            v["snapshot"]["procedures"][disable]["description"] = json!(description);
+        });
+        assert_eq!(
+            host.accept_announcement(&auth("conn-1"), &forged),
+            Err(HostError::ArtifactMismatch {
+                capability_id: "domain:devices.disable".into(),
+                mismatch: ArtifactMismatch::Description
+            }),
+            "{what}"
+        );
+    }
+}
+
+#[test]
 fn tools_per_run_one_presentation_per_capability_and_none_without_a_live_session() {
     let s = session();
     let host = host();

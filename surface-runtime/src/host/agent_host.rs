@@ -15,7 +15,7 @@ use std::sync::{Mutex, MutexGuard};
 use serde_json::Value;
 
 use super::error::{EchoField, HostError, IdentityChange};
-use super::verify::{verify_snapshot, KnownBuild};
+use super::verify::{verify_snapshot, with_manifest_descriptions, KnownBuild};
 use super::wire::{
     BrowserSurfaceAnnouncement, BrowserSurfaceCall, BrowserSurfaceIdentity, BrowserSurfaceOutcome,
     BrowserSurfaceResult, PROTOCOL_VERSION,
@@ -545,14 +545,23 @@ impl AgentHost {
     /// Checks, in order: protocol version; the announcement's connection
     /// and session equal the authenticated ones; `(appId, buildId)` is a
     /// [`KnownBuild`]; every procedure descriptor exists in that build's
-    /// manifest with the same canonical id, effect and output schema, a
-    /// confirmation level no lower than the effect floor, a description
-    /// that starts with the manifest's, and an input schema equal to the
-    /// manifest schema reduced by the announced bindings (binding rule 1);
+    /// manifest with the same canonical id, effect, output schema and
+    /// `requiresApproval`, a confirmation level no lower than the effect
+    /// floor, a description that is the manifest's — or the manifest's
+    /// followed by a space and more text, as a TypeScript page created with
+    /// `snapshotMergesContextualNote: true` announces it (only appending:
+    /// text before or instead of the manifest's is refused; with an empty
+    /// manifest description any text appends) — and an input
+    /// schema equal to the manifest schema reduced by the announced
+    /// bindings (binding rule 1);
     /// every view capability is a well-formed `view:` id that does not name
     /// a manifest path (and is listed, if the build restricts them); the
     /// tab keeps its app, build and session, a connection carries one tab,
     /// and versions never go back.
+    ///
+    /// The host keeps the manifest's description for every procedure (what
+    /// a merging page appended travels as `contextualNote` too), so its
+    /// tools show the contextual note once.
     ///
     /// A first announcement on a new connection for a known tab replaces
     /// the old connection (a reconnect): calls outstanding on the old one
@@ -568,6 +577,7 @@ impl AgentHost {
     ) -> Result<AnnouncementAccepted, HostError> {
         let build = self.known_build(connection, announcement)?;
         verify_snapshot(build, &announcement.snapshot)?;
+        let snapshot = with_manifest_descriptions(build, &announcement.snapshot);
         let canonical = canonical_ids(build, &announcement.snapshot);
         let identity = &announcement.identity;
         let mut state = self.lock();
@@ -586,7 +596,7 @@ impl AgentHost {
             LiveSurface {
                 identity: identity.clone(),
                 connection_id: connection.connection_id.clone(),
-                snapshot: announcement.snapshot.clone(),
+                snapshot,
                 canonical,
             },
         );

@@ -169,10 +169,12 @@ pub enum ArtifactMismatch {
         /// The manifest's effect.
         effect: AgentEffect,
     },
-    /// The description is not the manifest's (the contextual text travels
-    /// as `contextualNote`).
+    /// The description is neither the manifest's nor the manifest's
+    /// followed by a space and more text (how a TypeScript page merging its
+    /// contextual note announces it); the contextual text travels as
+    /// `contextualNote`.
     #[error(
-        "description is not the manifest's description (contextual text belongs in contextualNote)"
+        "description is neither the manifest's description nor it followed by a space and more text (contextual text belongs in contextualNote)"
     )]
     Description,
     /// `requiresApproval` differs from the manifest's.

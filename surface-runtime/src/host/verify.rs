@@ -123,7 +123,7 @@ fn verify_procedure(
             effect: tool.effect,
         });
     }
-    if p.description != tool.description {
+    if !appends_to_manifest(&p.description, &tool.description) {
         return Err(ArtifactMismatch::Description);
     }
     if p.requires_approval != tool.requires_approval {
@@ -139,6 +139,49 @@ fn verify_procedure(
         return Err(ArtifactMismatch::InputSchema);
     }
     Ok(())
+}
+
+/// The separator agent-surface's registry puts between the manifest's
+/// description and the contextual note when created with
+/// `snapshotMergesContextualNote: true` (`${description} ${note}`, then
+/// trimmed).
+const MERGED_NOTE_SEPARATOR: char = ' ';
+
+/// Whether an announced procedure description is the manifest's, or the
+/// manifest's followed by [`MERGED_NOTE_SEPARATOR`] and any text (a page
+/// that merges its contextual note into the description). Only appending:
+/// text before, instead of or inside the manifest's is refused. With an
+/// empty manifest description any text is an append (the original's trim
+/// leaves the note alone then).
+fn appends_to_manifest(announced: &str, manifest: &str) -> bool {
+    manifest.is_empty()
+        || announced
+            .strip_prefix(manifest)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(MERGED_NOTE_SEPARATOR))
+}
+
+/// `snapshot` with every procedure's description set to its manifest's
+/// (what [`verify_snapshot`] accepted may carry a merged contextual note,
+/// which `contextualNote` carries anyway): the host shows the manifest's
+/// text, so tool definitions stay cacheable and the note appears once.
+pub(super) fn with_manifest_descriptions(
+    build: &KnownBuild,
+    snapshot: &SurfaceSnapshot,
+) -> SurfaceSnapshot {
+    let manifest = build.authority.manifest();
+    let mut snapshot = snapshot.clone();
+    for p in &mut snapshot.procedures {
+        let tool = p
+            .procedure_id
+            .strip_prefix("domain:")
+            .and_then(|path| manifest.tools.get(path));
+        if let Some(tool) = tool {
+            if p.description != tool.description {
+                p.description.clone_from(&tool.description);
+            }
+        }
+    }
+    snapshot
 }
 
 /// A view capability has its `view:` id, names no manifest path, and is
@@ -162,4 +205,37 @@ fn verify_view(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::appends_to_manifest;
+
+    #[test]
+    fn an_announced_description_may_only_append_after_a_space() {
+        let manifest = "Disable devices";
+        for (announced, accepted) in [
+            ("Disable devices", true),
+            (
+                "Disable devices Currently bound to 2 selected device(s).",
+                true,
+            ),
+            ("Disable devices ", true),
+            ("Disable devices\n\nCurrently bound", false),
+            ("Disable devicesX", false),
+            ("Disable device", false),
+            (" Disable devices", false),
+            ("Note: Disable devices", false),
+            ("", false),
+        ] {
+            assert_eq!(
+                appends_to_manifest(announced, manifest),
+                accepted,
+                "{announced:?}"
+            );
+        }
+        // An empty manifest description: the original's merge is the note.
+        assert!(appends_to_manifest("Currently bound", ""));
+        assert!(appends_to_manifest("", ""));
+    }
 }
