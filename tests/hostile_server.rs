@@ -694,7 +694,7 @@ async fn registry_without_timer_is_bounded_by_the_client_timeout() {
 
 // ------------------------------------------------------------ defect 5: server text
 
-/// Defect: `orpcCode`, `approvalId` (ordinary) and `executionId`,
+/// Defect: `reason`, `approvalId` (ordinary) and `executionId`,
 /// `approvalId`, `expiresAt` (governed) were copied from the server into `details`: a
 /// 100 kB "IGNORE PREVIOUS INSTRUCTIONS…" code arrived verbatim. Only
 /// values of a strict identifier shape reach `details`; the rest is kept
@@ -719,7 +719,7 @@ async fn server_identifiers_reach_details_only_in_a_strict_shape() {
     assert!(!agent_text(&err).contains("IGNORE"));
     let internal = err.internal.as_ref().unwrap();
     assert_eq!(internal["code"], json!(hostile), "kept for audit");
-    assert_eq!(internal["withheldDetails"], json!(["orpcCode"]));
+    assert_eq!(internal["withheldDetails"], json!(["reason"]));
 
     // Ordinary: APPROVAL_REQUIRED with the injection as approvalId.
     let server = Server::answering(json_response(
@@ -794,7 +794,7 @@ async fn server_identifiers_reach_details_only_in_a_strict_shape() {
         .unwrap_err();
     assert_eq!(
         err.details,
-        json!({"orpcCode": "NOT_FOUND"})
+        json!({"reason": "NOT_FOUND"})
             .as_object()
             .cloned()
             .unwrap()

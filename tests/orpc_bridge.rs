@@ -458,7 +458,7 @@ async fn s8_ordinary_invocation_id_header_reaches_server() {
         .await
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::ExecutionFailed);
-    assert_eq!(err.details["orpcCode"], "MISSING_INVOCATION_ID");
+    assert_eq!(err.details["reason"], "MISSING_INVOCATION_ID");
 }
 
 #[tokio::test]
@@ -566,7 +566,7 @@ async fn s8_ordinary_other_errors_are_sanitized_execution_failed() {
         return;
     };
     let bridge = bridge_over(peer.rpc_client());
-    // (path, input, safe message, details.orpcCode, internal code/kind)
+    // (path, input, safe message, details.reason, internal code/kind)
     let cases = [
         (
             "debug.fail",
@@ -628,7 +628,7 @@ async fn s8_ordinary_other_errors_are_sanitized_execution_failed() {
         );
         assert_eq!(err.message, message, "{label}");
         assert_eq!(
-            err.details.get("orpcCode").and_then(Value::as_str),
+            err.details.get("reason").and_then(Value::as_str),
             orpc_code,
             "{label}"
         );

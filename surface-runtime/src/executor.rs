@@ -100,6 +100,39 @@ impl ExecutionError {
         self.internal = Some(internal.into());
         self
     }
+    /// This error within agent-surface's error matrix
+    /// ([`AgentError::within_matrix`]): details the matrix does not allow
+    /// for the code move to the internal record (`droppedDetails`), a retry
+    /// it does not allow becomes the closest one it does (the original in
+    /// `originalRetry`); an internal record that is not an object is kept
+    /// under `record`. The registry applies it to every executor error;
+    /// bridges apply it to what they build.
+    pub fn within_matrix(self) -> Self {
+        let (agent, dropped) = self.to_agent_error().within_matrix();
+        if dropped.is_empty() && agent.retry == self.retry {
+            return self;
+        }
+        let mut record = match self.internal {
+            Some(Value::Object(record)) => record,
+            None => Map::new(),
+            Some(other) => Map::from_iter([("record".to_string(), other)]),
+        };
+        if !dropped.is_empty() {
+            record.insert("droppedDetails".into(), Value::Object(dropped));
+        }
+        if agent.retry != self.retry {
+            record.insert("originalRetry".into(), serde_json::json!(self.retry));
+        }
+        let internal = Value::Object(record);
+        Self {
+            code: agent.code,
+            message: agent.message,
+            retry: agent.retry,
+            details: agent.details,
+            internal: Some(internal),
+        }
+    }
+
     /// The agent-facing part.
     pub fn to_agent_error(&self) -> AgentError {
         AgentError {

@@ -360,7 +360,7 @@ fn invalid_input(
     surface_version: u64,
     message: String,
 ) -> AgentInvocationResult {
-    let issues = serde_json::json!([{"path": [], "message": message}]);
+    let issues = serde_json::json!([{"path": "", "message": message}]);
     let error = AgentError::new(ErrorCode::InvalidInput, message, Retry::WithChanges)
         .with_detail("issues", issues);
     AgentInvocationResult::err(invocation_id, capability_id, error, surface_version)

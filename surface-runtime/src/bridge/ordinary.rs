@@ -6,19 +6,19 @@
 //! oRPC error (by body code)        surface error              retry
 //! UNAUTHORIZED, FORBIDDEN          NOT_AUTHORIZED             no
 //! APPROVAL_REQUIRED                DOMAIN_APPROVAL_REQUIRED   no   details.approvalId = data.approvalId
-//! any other oRPC error             EXECUTION_FAILED           no   details.orpcCode for defined errors
+//! any other oRPC error             EXECUTION_FAILED           no   details.reason = the code of a defined error
 //! non-oRPC response (404 text…)    EXECUTION_FAILED           no
 //! redirect (3xx, never followed)   EXECUTION_FAILED           no   (the call may have taken effect)
 //! body over the size limit         EXECUTION_FAILED           no   (the call may have taken effect)
 //! client timeout elapsed           TIMEOUT                    yes for server-query, else no; details.timeoutMs
-//! connection refused (not sent)    EXECUTION_FAILED           yes
+//! connection refused (not sent)    EXECUTION_FAILED           after-delay
 //! response lost after sending      EXECUTION_FAILED           no   (the call may have taken effect)
 //! cancelled                        CANCELLED                  no
 //! ```
 //!
 //! Messages are fixed, safe texts; the full server or transport error is
 //! kept in [`ExecutionError::internal`] for audit only. `approvalId` and
-//! `orpcCode` come from the server and reach `details` only if they pass
+//! `reason` come from the server and reach `details` only if they pass
 //! [`safe_identifier`](crate::bridge::safe_identifier).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -255,7 +255,7 @@ pub(crate) fn cancelled() -> ExecutionError {
 }
 
 /// The row of an oRPC error body: authorization, the server's own approval
-/// (`approvalId` in details), or any other error (`orpcCode` for declared
+/// (`approvalId` in details), or any other error (`reason` for declared
 /// ones).
 fn map_server_error(e: &OrpcError, internal: Value) -> ExecutionError {
     let mapped = |code, message: &str| {
@@ -289,7 +289,7 @@ fn map_server_error(e: &OrpcError, internal: Value) -> ExecutionError {
     };
     let err = mapped(ErrorCode::ExecutionFailed, message);
     if e.defined {
-        with_server_identifier(err, "orpcCode", &e.code)
+        with_server_identifier(err, "reason", &e.code)
     } else {
         err
     }
@@ -304,7 +304,7 @@ pub fn is_authorization_code(code: &str) -> bool {
 /// Maps a failed oRPC call to the surface error (the table in the module
 /// docs). The message is a fixed safe text; `internal` holds
 /// [`OrpcCallError::to_internal`]. The server-supplied `approvalId` and
-/// `orpcCode` reach `details` only through
+/// `reason` reach `details` only through
 /// [`safe_identifier`](crate::bridge::safe_identifier); a value that fails
 /// it is withheld (named in `internal.withheldDetails`).
 pub fn map_orpc_error(error: &OrpcCallError) -> ExecutionError {
@@ -338,7 +338,7 @@ pub fn map_orpc_error(error: &OrpcCallError) -> ExecutionError {
         OrpcCallError::Connect { .. } => mapped(
             ErrorCode::ExecutionFailed,
             "The server could not be reached; the call was not sent.",
-            Retry::Yes,
+            Retry::AfterDelay,
         ),
         OrpcCallError::Transport { .. } => mapped(
             ErrorCode::ExecutionFailed,

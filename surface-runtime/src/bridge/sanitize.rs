@@ -2,7 +2,7 @@
 //!
 //! A bridge's agent-facing errors carry fixed messages written here, and
 //! `details` that help the agent and the host act (`approvalId`,
-//! `executionId`, `orpcCode`). Those details come from the server, so each
+//! `executionId`, `reason`). Those details come from the server, so each
 //! goes through [`safe_identifier`]: only a value with the shape of an
 //! identifier reaches the agent; anything else (prose, markup, an
 //! instruction aimed at the model, a 100 kB string) is withheld there and
@@ -118,8 +118,8 @@ mod tests {
     #[test]
     fn withheld_identifier_is_recorded_in_audit_not_in_details() {
         let base = || ExecutionError::new(ErrorCode::ExecutionFailed, "m", Retry::No);
-        let err = with_server_identifier(base(), "orpcCode", "NOT_FOUND");
-        assert_eq!(err.details.get("orpcCode"), Some(&json!("NOT_FOUND")));
+        let err = with_server_identifier(base(), "reason", "NOT_FOUND");
+        assert_eq!(err.details.get("reason"), Some(&json!("NOT_FOUND")));
         assert_eq!(err.internal, None);
 
         let err = base().with_internal(json!({"kind": "orpc"}));

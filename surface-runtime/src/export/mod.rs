@@ -926,14 +926,14 @@ impl ToolCallError {
     /// The error to give the model (safe text, no echo of its input):
     /// unknown tool → `CAPABILITY_NOT_FOUND`, retry `after-refresh`; bad
     /// arguments → `INVALID_INPUT`, retry `with-changes`, one issue at the
-    /// root (`details.issues: [{"path": [], "message"}]`, the message
+    /// root (`details.issues: [{"path": "", "message"}]`, the message
     /// saying what is wrong); bad call id (the host's fault) →
     /// `EXECUTION_FAILED`, retry `no`.
     pub fn agent_error(&self) -> AgentError {
         let invalid = |message: &str| {
             AgentError::new(ErrorCode::InvalidInput, message, Retry::WithChanges).with_detail(
                 "issues",
-                serde_json::json!([{"path": [], "message": message}]),
+                serde_json::json!([{"path": "", "message": message}]),
             )
         };
         match self {

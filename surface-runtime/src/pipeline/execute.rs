@@ -245,18 +245,7 @@ fn sanitize(target: &Registered, e: ExecutionError) -> ExecutionError {
         return ExecutionError::new(ErrorCode::ExecutionFailed, "The call failed.", Retry::No)
             .with_internal(internal);
     }
-    let (agent, dropped) = e.to_agent_error().within_matrix();
-    if dropped.is_empty() && agent.retry == e.retry {
-        return e;
-    }
-    let internal = json!({"internal": e.internal, "droppedDetails": dropped, "retry": e.retry});
-    ExecutionError {
-        code: agent.code,
-        message: agent.message,
-        retry: agent.retry,
-        details: agent.details,
-        internal: Some(internal),
-    }
+    e.within_matrix()
 }
 
 /// The executor's signal, cancelled if the call's future is dropped while

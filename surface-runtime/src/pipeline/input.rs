@@ -42,7 +42,7 @@ fn agent_object(agent: Value) -> Result<Map<String, Value>, Failure> {
         )
         .detail(
             "issues",
-            json!([{"path": [], "message": "input must be a JSON object", "keyword": "type"}]),
+            json!([{"path": "", "message": "input must be a JSON object", "keyword": "type"}]),
         )),
     }
 }
@@ -139,15 +139,23 @@ fn binding_failed() -> Failure {
 /// list a hundred times its size, recorded for replay.
 pub const MAX_REPORTED_VALIDATION_ERRORS: usize = 32;
 
-/// One validation error as an issue of `details.issues`, the shape the
-/// originals use (Standard Schema's `{"path": [segments], "message"}`, a
-/// segment a property name (string) or an array index (number), read off
-/// `instance` along the error's JSON Pointer) plus the JSON Schema
-/// `keyword` that failed.
+/// One validation error as an issue of `details.issues`, the shape
+/// agent-surface's own validator writes (`{"path", "message"}`, `path` a
+/// string: property names joined by `.`, array items as `[i]`,
+/// `"deviceIds[0]"`; `""` for the input itself; a missing required
+/// property's own path, `"deviceIds"`) plus the JSON Schema `keyword`
+/// that failed. Whether a pointer segment is a property or an index is
+/// read off `instance`.
 fn issue(instance: &Value, error: &Value) -> Value {
     let pointer = error["instancePath"].as_str().unwrap_or_default();
     let mut at = Some(instance);
-    let mut path = Vec::new();
+    let mut path = String::new();
+    let mut key_segment = |path: &mut String, key: &str| {
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(key);
+    };
     for raw in pointer.split('/').skip(1) {
         let key = raw.replace("~1", "/").replace("~0", "~");
         let index = match at {
@@ -157,13 +165,16 @@ fn issue(instance: &Value, error: &Value) -> Value {
         match index {
             Some(i) => {
                 at = at.and_then(|v| v.get(i));
-                path.push(json!(i));
+                path.push_str(&format!("[{i}]"));
             }
             None => {
                 at = at.and_then(|v| v.get(&key));
-                path.push(Value::String(key));
+                key_segment(&mut path, &key);
             }
         }
+    }
+    if let Some(property) = error["property"].as_str() {
+        key_segment(&mut path, property);
     }
     json!({"path": path, "message": error["message"], "keyword": error["keyword"]})
 }
@@ -188,7 +199,7 @@ impl Invalid {
         fail(
             Phase::Input,
             ErrorCode::InvalidInput,
-            "The input does not match the input schema.",
+            "The input does not match the capability's schema. Fix the listed issues and retry.",
             Retry::WithChanges,
         )
         .detail("issues", issues)
@@ -227,8 +238,23 @@ fn generated_errors(
         .filter_map(|e| e.field.as_deref())
         .chain(limited.unlisted_fields.iter().map(String::as_str))
         .any(from_binding);
+    let errors = limited
+        .errors
+        .iter()
+        .map(|e| {
+            let mut json = e.to_json();
+            // The missing property of a `required` error at the input
+            // itself (nested ones are named by the message).
+            if e.keyword == "required" && e.instance_path.is_empty() {
+                if let Some(field) = &e.field {
+                    json["property"] = json!(field);
+                }
+            }
+            json
+        })
+        .collect();
     Some(Invalid {
-        errors: limited.errors.iter().map(|e| e.to_json()).collect(),
+        errors,
         truncated: limited.truncated,
         binding_fault,
     })
@@ -263,11 +289,17 @@ fn compiled_errors(
             invalid.binding_fault = field.as_deref().is_some_and(from_binding);
         }
         if invalid.errors.len() < MAX_REPORTED_VALIDATION_ERRORS {
-            invalid.errors.push(json!({
+            let mut error = json!({
                 "instancePath": e.instance_path().as_str(),
                 "keyword": e.kind().keyword(),
                 "message": e.masked().to_string(),
-            }));
+            });
+            if let jsonschema::error::ValidationErrorKind::Required { property } = e.kind() {
+                if let Some(name) = property.as_str() {
+                    error["property"] = json!(name);
+                }
+            }
+            invalid.errors.push(error);
         } else {
             invalid.truncated = true;
             if invalid.binding_fault {
@@ -371,14 +403,14 @@ mod tests {
     }
 
     #[test]
-    fn issues_name_properties_as_strings_and_array_items_as_numbers() {
+    fn issues_name_their_place_as_the_originals_path_string() {
         let instance = json!({"ids": ["a", 7], "a/b": {"0": 1}, "m~n": [[true]]});
         for (pointer, path) in [
-            ("", json!([])),
-            ("/ids/1", json!(["ids", 1])),
-            ("/a~1b/0", json!(["a/b", "0"])),
-            ("/m~0n/0/0", json!(["m~n", 0, 0])),
-            ("/missing/3", json!(["missing", "3"])),
+            ("", ""),
+            ("/ids/1", "ids[1]"),
+            ("/a~1b/0", "a/b.0"),
+            ("/m~0n/0/0", "m~n[0][0]"),
+            ("/missing/3", "missing.3"),
         ] {
             let error = json!({"instancePath": pointer, "keyword": "type", "message": "m"});
             assert_eq!(
@@ -387,6 +419,9 @@ mod tests {
                 "{pointer}"
             );
         }
+        // A missing property is named by its own path.
+        let error = json!({"instancePath": "/a~1b", "keyword": "required", "message": "m", "property": "id"});
+        assert_eq!(issue(&instance, &error)["path"], json!("a/b.id"));
     }
 
     #[test]

@@ -263,7 +263,7 @@ impl SurfaceRegistry {
         let error = AgentError::new(ErrorCode::InvalidInput, MESSAGE, Retry::WithChanges)
             .with_detail(
                 "issues",
-                json!([{"path": ["invocationId"], "message": MESSAGE, "keyword": "invocationId"}]),
+                json!([{"path": "invocationId", "message": MESSAGE, "keyword": "invocationId"}]),
             );
         self.audit(|| AuditEvent::InvocationRejected {
             invocation_id: escaped_prefix(&inv.invocation_id),

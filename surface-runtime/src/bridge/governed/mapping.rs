@@ -13,7 +13,7 @@ use crate::executor::ExecutionError;
 use crate::invocation::{ErrorCode, Retry};
 
 /// The most entries of a gateway's `INPUT_INVALID` `details.issues` that
-/// reach the agent (the first ones); more set `details.issuesTruncated`.
+/// reach the agent (the first ones; the count goes to audit).
 pub const MAX_REPORTED_ISSUES: usize = 32;
 
 /// The most path elements one reported issue keeps; a longer path is cut
@@ -118,7 +118,6 @@ fn caller_row(code: &str) -> Option<Row> {
         },
         "APPROVAL_REJECTED" => Row {
             server_origin: true,
-            reason: Some("approval-rejected"),
             ..row(
                 ErrorCode::NotAuthorized,
                 Retry::No,
@@ -179,13 +178,19 @@ pub(crate) fn failure_error(
     if row.code == ErrorCode::InvalidInput {
         err = with_issues(err, failure.details.as_ref());
     }
-    err
+    // The invocation id and any detail the matrix does not allow for the
+    // code stay in the audit record.
+    err.within_matrix()
 }
 
-/// `details.issues` of `INVALID_INPUT`: at most [`MAX_REPORTED_ISSUES`]
-/// issues, each `{"path": [...]}` with the elements that are safe
-/// identifiers or indexes. The gateway's issue messages are server text
-/// and stay in the audit record.
+/// The message of each issue the gateway reports: its own messages are
+/// server text and stay in the audit record.
+pub const GATEWAY_ISSUE_MESSAGE: &str = "The backend refused this value.";
+
+/// `details.issues` of `INVALID_INPUT` in the session's issue shape: at
+/// most [`MAX_REPORTED_ISSUES`] issues, each `{"path", "message"}` with
+/// `path` the issue's elements that are safe identifiers or indexes, as a
+/// string (`"deviceIds[0]"`), and [`GATEWAY_ISSUE_MESSAGE`].
 fn with_issues(err: ExecutionError, details: Option<&Value>) -> ExecutionError {
     let issues = details
         .and_then(|d| d.get("issues"))
@@ -195,29 +200,32 @@ fn with_issues(err: ExecutionError, details: Option<&Value>) -> ExecutionError {
     let reported: Vec<Value> = issues
         .iter()
         .take(MAX_REPORTED_ISSUES)
-        .map(|issue| json!({ "path": safe_path(issue.get("path")) }))
+        .map(|issue| json!({ "path": safe_path(issue.get("path")), "message": GATEWAY_ISSUE_MESSAGE }))
         .collect();
-    let err = err.with_detail("issues", reported);
-    if issues.len() > MAX_REPORTED_ISSUES {
-        err.with_detail("issuesTruncated", true)
-    } else {
-        err
-    }
+    err.with_detail("issues", reported)
 }
 
-fn safe_path(path: Option<&Value>) -> Vec<Value> {
+/// The issue path's leading elements that are safe identifiers or indexes
+/// (at most [`MAX_ISSUE_PATH`]), joined as agent-surface writes paths:
+/// properties with `.`, indexes as `[i]`.
+fn safe_path(path: Option<&Value>) -> String {
     let elements = path.and_then(Value::as_array).map(Vec::as_slice);
-    elements
-        .unwrap_or_default()
-        .iter()
-        .take(MAX_ISSUE_PATH)
-        .take_while(|e| match e {
-            Value::String(s) => safe_identifier(s).is_some(),
-            Value::Number(n) => n.as_u64().is_some(),
-            _ => false,
-        })
-        .cloned()
-        .collect()
+    let mut out = String::new();
+    for element in elements.unwrap_or_default().iter().take(MAX_ISSUE_PATH) {
+        match element {
+            Value::String(s) if safe_identifier(s).is_some() => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(s);
+            }
+            Value::Number(n) if n.as_u64().is_some() => {
+                out.push_str(&format!("[{n}]"));
+            }
+            _ => break,
+        }
+    }
+    out
 }
 
 /// `DOMAIN_APPROVAL_REQUIRED` for an `approval-required` outcome: retry
@@ -261,7 +269,8 @@ pub(crate) fn outcome_unknown(invocation_id: &str, internal: Value) -> Execution
 /// A gateway refusal at the oRPC level (a 4xx error, or nothing sent):
 /// `UNAUTHORIZED` → `NOT_AUTHENTICATED`, `FORBIDDEN` → `NOT_AUTHORIZED`
 /// (origin server), anything else as the ordinary bridge maps it
-/// ([`map_orpc_error`]); all with `invocationId`.
+/// ([`map_orpc_error`]); within the error matrix (the invocation id in the
+/// audit record).
 pub(crate) fn refusal_error(error: &OrpcCallError, invocation_id: &str) -> ExecutionError {
     let mapped = match error {
         OrpcCallError::Orpc(OrpcError { code, .. }) if code == "UNAUTHORIZED" => {
@@ -281,5 +290,7 @@ pub(crate) fn refusal_error(error: &OrpcCallError, invocation_id: &str) -> Execu
         .with_internal(error.to_internal()),
         other => map_orpc_error(other),
     };
-    mapped.with_detail("invocationId", invocation_id)
+    mapped
+        .with_detail("invocationId", invocation_id)
+        .within_matrix()
 }

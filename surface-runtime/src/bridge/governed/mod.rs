@@ -43,7 +43,7 @@ pub mod outcome;
 pub mod wire;
 
 pub use client::{CapabilityClient, CapabilityPaths, OrpcCapabilityClient};
-pub use mapping::{MAX_ISSUE_PATH, MAX_REPORTED_ISSUES};
+pub use mapping::{GATEWAY_ISSUE_MESSAGE, MAX_ISSUE_PATH, MAX_REPORTED_ISSUES};
 pub use outcome::{GovernedOutcome, UnknownReason};
 pub use wire::{
     parse_approval, parse_outcome, parse_receipt, ApprovalDecisionRecord, ApprovalStatus,

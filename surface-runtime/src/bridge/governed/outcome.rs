@@ -190,9 +190,8 @@ impl GovernedOutcome {
                 "The backend has no record of this call; it did not run.",
                 Retry::AfterDelay,
             )
-            .with_detail("invocationId", id)
             .with_detail("reason", "not-recorded")
-            .with_internal(json!({"kind": "not-recorded"}))),
+            .with_internal(json!({"kind": "not-recorded", "invocationId": id}))),
             GovernedOutcome::Unknown { internal, .. } => Err(outcome_unknown(id, internal.clone())),
             GovernedOutcome::Rejected { error, .. } => Err(refusal_error(error, id)),
         }
@@ -249,12 +248,11 @@ fn gateway_result(outcome: &GatewayOutcome) -> Result<Value, ExecutionError> {
             error,
             ..
         } => Err(failure_error(error, invocation_id, internal)),
-        GatewayOutcome::Cancelled { invocation_id, .. } => Err(ExecutionError::new(
+        GatewayOutcome::Cancelled { .. } => Err(ExecutionError::new(
             ErrorCode::Cancelled,
             "The backend cancelled the call.",
             Retry::No,
         )
-        .with_detail("invocationId", invocation_id.as_str())
         .with_internal(internal)),
         GatewayOutcome::OutcomeUnknown { invocation_id } => {
             Err(outcome_unknown(invocation_id, internal))
