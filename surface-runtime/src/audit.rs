@@ -72,8 +72,8 @@ pub enum AuditEvent {
         phase: Phase,
         /// Agent-facing code.
         code: ErrorCode,
-        /// Audit-only detail (bind error text, policy internals, evidence
-        /// problem).
+        /// Audit-only detail (bind error text, policy internals, the
+        /// confirmation id that did not apply).
         internal: Option<Value>,
     },
     /// `CONFIRMATION_REQUIRED` was returned and a confirmation recorded.
@@ -121,7 +121,7 @@ pub enum AuditEvent {
         capability_id: String,
         /// Registration.
         registration_id: String,
-        /// Whether it had been approved (its evidence no longer applies).
+        /// Whether it had been approved (a retry naming it no longer runs).
         approved: bool,
     },
     /// The executor or handler returned output.

@@ -2,7 +2,7 @@
 //! the issuance of pending confirmations, their approval or rejection by
 //! the application, and their single use by the confirmed retry.
 //!
-//! Protocol (agent-surface's protocol 1: the evidence a retry carries is
+//! Protocol (agent-surface's protocol 1: what a retry carries is
 //! the `confirmationId`; what it approves stays in the registry):
 //! 1. A call whose confirmation level demands it and names no confirmation
 //!    ends with `CONFIRMATION_REQUIRED`: `details.confirmationId`,
@@ -56,7 +56,7 @@ pub enum ConfirmationLevel {
     Never,
     /// The application may ask (see the type docs).
     Optional,
-    /// Evidence is required before execution.
+    /// The user's approval is required before execution.
     Required,
 }
 
@@ -188,12 +188,13 @@ pub enum ConfirmationError {
     AlreadyApproved(String),
 }
 
-/// Hex SHA-256 of `canonical_json(input)`: the digest evidence is bound to.
+/// Hex SHA-256 of `canonical_json(input)`: the digest a confirmation is bound to.
 pub fn input_digest(input: &Value) -> String {
     hex::encode(sha256(canonical_json(input).as_bytes()))
 }
 
-/// Signs and verifies evidence with the per-registry secret.
+/// The per-registry secret's keyed functions: unguessable confirmation and
+/// surface ids, and keys derived for other purposes.
 pub(crate) struct Signer {
     secret: [u8; 32],
 }

@@ -8,10 +8,11 @@
 //!   ids (SipHash-2-4 with 128-bit output under a 128-bit secret key), what
 //!   the id ledger ([`crate::ledger::IdLedger`]) of the registry, the
 //!   browser session and the agent host remembers of every id;
-//! * [`sha256`] / [`Sha256Hasher`] — SHA-256 (input digests of confirmation
-//!   evidence, the session's envelope digests, the host's result digests);
-//! * [`HmacSha256`] — HMAC-SHA-256 under the registry's secret (evidence
-//!   signatures, derived keys, unguessable ids).
+//! * [`sha256`] / [`Sha256Hasher`] — SHA-256 (the effective-input digests
+//!   confirmations are bound to, the session's envelope digests, the
+//!   host's result digests);
+//! * [`HmacSha256`] — HMAC-SHA-256 under the registry's secret (derived
+//!   keys, unguessable confirmation and surface ids).
 //!
 //! No other module of the runtime names `sha2`, `hmac` or `siphasher`, and
 //! the agent host (`surface-host`: session-token and tool-list digests)

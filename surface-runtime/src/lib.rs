@@ -38,7 +38,7 @@
 //!   above
 //! * [`binding`] ([`AgentProcedureBinding`], the binding rules),
 //!   [`component`] (view capabilities and their rules),
-//!   [`confirmation`] (levels, issuance, evidence), [`policy`], [`audit`],
+//!   [`confirmation`] (levels, issuance, approval, single use), [`policy`], [`audit`],
 //!   [`executor`], [`authority`], [`procedure`] ([`AgentProcedureRef`]),
 //!   [`invocation`] (the wire types), [`clock`] and [`cancellation`]
 //!   (no async runtime is required), [`sync`].

@@ -391,7 +391,7 @@ impl PageSurface {
     /// appears in [`PageSurface::held_confirmations`] (its
     /// `connectionId` is [`IN_PAGE_CONNECTION_ID`], its `runId` the
     /// consumer id, its `toolCallId` the invocation id), and
-    /// [`PageSurface::approve`] re-runs it with the evidence under a fresh
+    /// [`PageSurface::approve`] re-runs it with its confirmation id under a fresh
     /// invocation id while [`PageSurface::reject`] answers it
     /// `CONFIRMATION_INVALID`. The call and its answer are recorded in
     /// [`PageSurface::activity`]. No session or socket is needed.

@@ -295,7 +295,7 @@ pub struct ToolCallRequest {
 }
 
 impl ToolCallRequest {
-    /// A request with no registration, instance or evidence.
+    /// A request with no registration, instance or confirmation id.
     pub fn new(
         run_id: impl Into<String>,
         tool_call_id: impl Into<String>,

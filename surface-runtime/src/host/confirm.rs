@@ -51,8 +51,8 @@ use crate::sync::BoxFuture;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ConfirmationMode {
     /// The registry's `CONFIRMATION_REQUIRED` goes back to the host as the
-    /// call's result (the default). The host must then obtain evidence
-    /// through the application and send a new call carrying it.
+    /// call's result (the default). The host retries with the
+    /// `confirmationId` once the application approved it.
     #[default]
     Return,
     /// The call waits in the page until the user approves, rejects, the

@@ -76,13 +76,14 @@ impl SurfaceRegistryBuilder {
         self.timer.get_or_insert(timer);
         self
     }
-    /// Lifetime of a pending confirmation and, from approval, of its
-    /// evidence (default [`DEFAULT_CONFIRMATION_TTL`], 5 min).
+    /// Lifetime of a pending confirmation and, from approval, of the
+    /// approval (default [`DEFAULT_CONFIRMATION_TTL`], 5 min).
     pub fn confirmation_ttl(mut self, ttl: Duration) -> Self {
         self.confirmation_ttl = ttl;
         self
     }
-    /// The HMAC secret for confirmation evidence (default: 32 bytes from
+    /// The registry's secret, keying its unguessable confirmation and
+    /// surface ids and its invocation-id ledger (default: 32 bytes from
     /// `getrandom`, fresh per registry).
     pub fn secret(mut self, secret: [u8; 32]) -> Self {
         self.secret = Some(secret);
@@ -119,14 +120,15 @@ impl SurfaceRegistryBuilder {
         self.max_invocation_ids = count.max(1);
         self
     }
-    /// How many confirmations may be live at once — pending, or approved
-    /// and not yet used (default [`DEFAULT_MAX_PENDING_CONFIRMATIONS`], at
-    /// least 1). At the bound, a call that needs a new confirmation expires
-    /// the **oldest pending** one first (the oldest approved one when none
-    /// is pending): the newest request, the one the user is looking at,
-    /// always gets its confirmation id. An expired id then fails `confirm`
-    /// with [`ConfirmationError::Unknown`](crate::ConfirmationError::Unknown) and its evidence with
-    /// `CONFIRMATION_INVALID`; a `confirmation-expired` audit event names it.
+    /// How many confirmations may wait for the user at once (default
+    /// [`DEFAULT_MAX_PENDING_CONFIRMATIONS`], at least 1). At the bound, a
+    /// call that needs a **new** confirmation is refused `RATE_LIMITED`
+    /// (`details.reason: "queue-full"`, `retryAfterMs` until the oldest
+    /// expires), as the original refuses it: none the user may be reading is
+    /// dropped. A repeat of a call that already waits gets that confirmation
+    /// and takes no place. The registry keeps at most four times this many
+    /// records in all (approved, declined and used ones included;
+    /// `docs/limits.md`).
     pub fn max_pending_confirmations(mut self, count: usize) -> Self {
         self.max_pending_confirmations = count.max(1);
         self

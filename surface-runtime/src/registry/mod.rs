@@ -64,7 +64,8 @@ pub(crate) use entry::{
 };
 pub use observe::{Observation, ObservedItem};
 
-/// Default lifetime of a pending confirmation and of issued evidence.
+/// Default lifetime of a pending confirmation, and of an approval from the
+/// moment it is given.
 pub const DEFAULT_CONFIRMATION_TTL: Duration = Duration::from_secs(300);
 
 /// Default registry timeout when a [`Timer`] is installed but no timeout
@@ -594,7 +595,8 @@ impl SurfaceRegistry {
     }
 
     /// The application rejects a pending (or approved, unused)
-    /// confirmation; evidence for it no longer applies.
+    /// confirmation: the user declined. A retry naming it answers
+    /// `CONFIRMATION_INVALID` `denied`, retry `no`.
     ///
     /// # Errors
     /// [`ConfirmationError::Unknown`] / [`ConfirmationError::Expired`].
