@@ -1,6 +1,7 @@
 //! Component instances and their view capabilities (`docs/design.md`,
 //! "Identity"): **observations**, read-only views of a component's state
-//! called with no input ([`ViewCapability::observation`]), and
+//! that take no input — whatever object a call carries is ignored, as the
+//! original ignores it ([`ViewCapability::observation`]) — and
 //! **actions**, local changes a UI component performs itself (selecting
 //! rows, opening a panel) with input types and validators generated at
 //! compile time (`view_inputs!`, [`ViewInput`]), an effect
@@ -128,31 +129,27 @@ impl Default for ActionMeta {
 /// Whether a view capability is an observation or an action.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum ViewKind {
-    /// Read-only, no input; what it returns.
+    /// Read-only, its input ignored; what it returns.
     Observation { output_schema: Arc<Value> },
     /// A local action.
     Action(ActionMeta),
 }
 
-/// The input schema of an observation: no input.
+/// The input schema of an observation as tools show it: no input (what a
+/// call carries anyway is ignored, see [`ViewCapability::observation`]).
 const NO_INPUT_SCHEMA: &str = r#"{"type":"object","properties":{},"additionalProperties":false}"#;
 
-fn no_input_is_valid(instance: &Value, _: u32) -> bool {
-    instance.as_object().is_some_and(serde_json::Map::is_empty)
+/// An observation's validator: any object passes (its content is ignored),
+/// as in the original, which never reads an observation's input. The
+/// pipeline refuses a non-object before any validator runs ("input must be
+/// a JSON object"); were one to reach it, it fails as not an object.
+fn any_object_is_valid(instance: &Value, _: u32) -> bool {
+    instance.is_object()
 }
 
-fn no_input_collect(instance: &Value, path: &Path<'_>, errors: &mut Errors, _: u32) {
-    match instance.as_object() {
-        None => errors.push(path, "type", "value is not of type \"object\""),
-        Some(map) => {
-            for key in map.keys() {
-                errors.push(
-                    &path.key(key),
-                    "additionalProperties",
-                    "an observation takes no input",
-                );
-            }
-        }
+fn any_object_collect(instance: &Value, path: &Path<'_>, errors: &mut Errors, _: u32) {
+    if !instance.is_object() {
+        errors.push(path, "type", "value is not of type \"object\"");
     }
 }
 
@@ -300,10 +297,13 @@ impl ViewCapability {
     }
 
     /// An observation named `name`: a read-only view of the component's
-    /// state, called with no input (a call with any input is
-    /// `INVALID_INPUT`), returning JSON described by `output_schema` (the
-    /// snapshot shows it; the registry does not validate outputs). Needs no
-    /// runtime schema compiler.
+    /// state that takes no input, returning JSON described by
+    /// `output_schema` (the snapshot shows it; the registry does not
+    /// validate outputs). Tools show it with an empty input schema; a call's
+    /// input, any JSON object (or `null`), is accepted and ignored — never
+    /// passed to `handler` — as the original ignores it, while a non-object
+    /// input is `INVALID_INPUT` like any capability's. Needs no runtime
+    /// schema compiler.
     ///
     /// ```ignore
     /// ViewCapability::observation("readState", "Visible rows and the selection",
@@ -327,7 +327,7 @@ impl ViewCapability {
         capability.kind = ViewKind::Observation {
             output_schema: Arc::new(output_schema),
         };
-        capability.validator = Some(Validator::new(no_input_is_valid, no_input_collect));
+        capability.validator = Some(Validator::new(any_object_is_valid, any_object_collect));
         capability
     }
 

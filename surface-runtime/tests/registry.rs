@@ -550,3 +550,71 @@ fn dropping_the_registry_leaves_handles_harmless() {
     drop(h);
     assert_eq!(g.registry.snapshot(&consumer()).procedures.len(), 1);
 }
+
+#[test]
+fn an_observation_ignores_its_input() {
+    // As the original: any object is accepted and never reaches the
+    // handler; a non-object still breaks the pipeline's "input must be a
+    // JSON object" rule.
+    let f = fixture();
+    let seen = Arc::new(Mutex::new(0_usize));
+    let calls = seen.clone();
+    let _table = f
+        .registry
+        .register_component(
+            ComponentDefinition::new("devices.table", "main").capability(
+                ViewCapability::observation(
+                    "readState",
+                    "Visible rows",
+                    json!({"type": "object"}),
+                    move || {
+                        *calls.lock().unwrap() += 1;
+                        async { Ok(json!({"selectedIds": ["d1"]})) }
+                    },
+                ),
+            ),
+        )
+        .unwrap();
+    let version = f.registry.surface_version().to_string();
+    for (id, input) in [
+        ("i1", json!({})),
+        ("i2", Value::Null),
+        ("i3", json!({"filter": "all", "limit": 5})),
+        ("i4", json!({"nested": {"deep": [1, 2, 3]}})),
+    ] {
+        let result = call(&f.registry, id, "view:devices.table.readState", input);
+        assert_eq!(
+            serde_json::to_value(&result).unwrap(),
+            json!({"status": "ok", "invocationId": id,
+                   "capabilityId": "view:devices.table.readState",
+                   "output": {"selectedIds": ["d1"]}, "surfaceVersion": version}),
+            "{id}"
+        );
+    }
+    assert_eq!(*seen.lock().unwrap(), 4);
+    for (id, input) in [("i5", json!([1])), ("i6", json!("all")), ("i7", json!(3))] {
+        let result = call(&f.registry, id, "view:devices.table.readState", input);
+        let error = result.error().expect("a non-object is refused");
+        assert_eq!(
+            (
+                error.code.as_str(),
+                error.message.as_str(),
+                serde_json::to_value(error.retry).unwrap()
+            ),
+            (
+                "INVALID_INPUT",
+                "The input must be a JSON object.",
+                json!("with-changes")
+            ),
+            "{id}"
+        );
+        let issues = error.details["issues"].as_array().unwrap();
+        assert_eq!(issues.len(), 1, "{id}");
+        assert_eq!(
+            (&issues[0]["message"], &issues[0]["keyword"]),
+            (&json!("input must be a JSON object"), &json!("type")),
+            "{id}"
+        );
+    }
+    assert_eq!(*seen.lock().unwrap(), 4);
+}
