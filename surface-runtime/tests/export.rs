@@ -833,7 +833,7 @@ fn tool_call_errors_are_typed_and_map_to_agent_errors() {
         );
         assert_eq!(
             agent.details["issues"],
-            json!([{"path": [], "message": "The arguments must be one JSON object."}])
+            json!([{"path": "", "message": "The arguments must be one JSON object."}])
         );
     }
     assert_eq!(

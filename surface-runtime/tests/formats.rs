@@ -127,7 +127,7 @@ fn agent_value_violating_a_format_is_invalid_input_at_its_path() {
     assert_eq!(e.retry, Retry::WithChanges);
     let errors = e.details["issues"].as_array().expect("details.issues");
     assert_eq!(errors.len(), 1, "{errors:?}");
-    assert_eq!(errors[0]["path"], json!(["dueAt"]));
+    assert_eq!(errors[0]["path"], json!("dueAt"));
     assert_eq!(errors[0]["keyword"], json!("format"));
     // The message names the format and never echoes the value.
     assert_eq!(errors[0]["message"], json!("value is not a \"date-time\""));
@@ -148,7 +148,7 @@ fn every_format_error_is_reported_with_its_path() {
         .iter()
         .map(|e| {
             (
-                format!("/{}", e["path"][0].as_str().unwrap()),
+                format!("/{}", e["path"].as_str().unwrap()),
                 e["keyword"].as_str().unwrap().to_string(),
             )
         })

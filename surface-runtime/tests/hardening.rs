@@ -49,7 +49,7 @@ fn registry_refuses_invalid_invocation_ids_before_admission() {
         assert_eq!(error.retry, Retry::WithChanges, "{what}");
         assert_eq!(
             Value::Object(error.details.clone()),
-            json!({"issues": [{"path": ["invocationId"], "keyword": "invocationId",
+            json!({"issues": [{"path": "invocationId", "keyword": "invocationId",
                 "message": "The invocationId must be 1 to 256 visible ASCII characters (0x21-0x7E, no spaces or control characters); send a fresh id such as a UUID."}]}),
             "{what}"
         );

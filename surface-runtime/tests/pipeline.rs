@@ -305,8 +305,8 @@ fn phase5_schema_errors_report_instance_paths() {
     assert_eq!(
         pairs,
         vec![
-            (r#"["query"]"#.to_string(), "type".to_string()),
-            ("[]".to_string(), "additionalProperties".to_string()),
+            (r#""""#.to_string(), "additionalProperties".to_string()),
+            (r#""query""#.to_string(), "type".to_string()),
         ]
     );
     assert!(f.executor.calls().is_empty());
@@ -578,7 +578,7 @@ fn binding_failed_when_bound_values_violate_the_full_schema() {
         json!({"reason": "x".repeat(41)}),
     );
     assert_eq!(error_code(&r), Some("INVALID_INPUT"));
-    assert_eq!(details(&r)["issues"][0]["path"], json!(["reason"]));
+    assert_eq!(details(&r)["issues"][0]["path"], json!("reason"));
     assert!(f.executor.calls().is_empty());
 }
 
@@ -1329,7 +1329,7 @@ fn view_capability_runs_its_local_handler_with_validated_input() {
     assert_eq!(error_code(&r), Some("INVALID_INPUT"));
     assert_eq!(
         details(&r)["issues"],
-        json!([{"path": ["ids"], "message": "value is not of type \"array\"", "keyword": "type"}])
+        json!([{"path": "ids", "message": "value is not of type \"array\"", "keyword": "type"}])
     );
     let snap = f.registry.snapshot(&consumer());
     let cap = &snap.components[0].actions[0];
@@ -1394,11 +1394,11 @@ fn a_view_inputs_capability_runs_with_its_generated_validator_and_schema() {
         json!({"status": "error", "invocationId": "i2", "capabilityId": "view:devices.table.select",
             "error": {
             "code": "INVALID_INPUT",
-            "message": "The input does not match the input schema.",
+            "message": "The input does not match the capability's schema. Fix the listed issues and retry.",
             "retry": "with-changes",
             "details": {"issues": [
-                {"path": ["ids", 1], "message": "value is shorter than 1 character", "keyword": "minLength"},
-                {"path": [], "message": "Additional properties are not allowed ('extend' was unexpected)", "keyword": "additionalProperties"}
+                {"path": "ids[1]", "message": "value is shorter than 1 character", "keyword": "minLength"},
+                {"path": "", "message": "Additional properties are not allowed ('extend' was unexpected)", "keyword": "additionalProperties"}
             ]}
         }, "surfaceVersion": version})
     );
@@ -1625,7 +1625,7 @@ fn invalid_input_lists_at_most_32_validation_errors() {
         errors.len(),
         surface_runtime::pipeline::MAX_REPORTED_VALIDATION_ERRORS
     );
-    assert_eq!(errors[0]["path"], json!(["deviceIds", 0]));
+    assert_eq!(errors[0]["path"], json!("deviceIds[0]"));
     // The issues are the matrix's only INVALID_INPUT detail: no truncation
     // flag reaches the agent (the audit record has it).
     assert_eq!(d.keys().collect::<Vec<_>>(), ["issues"]);

@@ -19,8 +19,10 @@ use crate::registry::{Live, Lookup, Registered, SurfaceRegistry};
 
 /// Phase 1: the registration a call names. A `registrationId` must name a
 /// live registration of this capability (`STALE_CAPABILITY` when it was
-/// issued and is gone); without one, exactly one live registration (of the
-/// `instance`, when given) must serve it (`AMBIGUOUS_INSTANCE` otherwise).
+/// issued and is gone) and, with an `instanceId`, of that component
+/// instance; without one, exactly one live registration (of the
+/// `instanceId`, when given) must serve it (`AMBIGUOUS_INSTANCE`
+/// otherwise).
 /// Headless consumers resolve no view capability.
 pub(super) fn resolve(
     live: &Live<'_>,
@@ -31,9 +33,16 @@ pub(super) fn resolve(
     if capability_id.starts_with("view:") && consumer.kind == ConsumerKind::Headless {
         return Err(unknown_capability());
     }
+    let instance = inv.instance_id.as_deref();
+    let of_instance = |target: &Registered| {
+        instance.is_none_or(|i| target.context().is_some_and(|c| c.instance_id == i))
+    };
     if let Some(wanted) = inv.registration_id.as_deref() {
         return match live.lookup(capability_id, wanted) {
-            Lookup::Serving(target) => Ok(target),
+            // A registration of another instance than the call names does
+            // not serve it (the original's `present` check).
+            Lookup::Serving(target) if of_instance(&target) => Ok(target),
+            Lookup::Serving(_) => Err(unknown_capability()),
             Lookup::Gone => {
                 let failure = fail(
                     Phase::Resolve,
@@ -55,10 +64,7 @@ pub(super) fn resolve(
             Lookup::Unknown => Err(unknown_capability()),
         };
     }
-    let instance = inv.instance_id.as_deref();
-    let mut candidates = live.serving(capability_id).filter(|target| {
-        instance.is_none_or(|i| target.context().is_some_and(|c| c.instance_id == i))
-    });
+    let mut candidates = live.serving(capability_id).filter(of_instance);
     let Some(first) = candidates.next() else {
         return Err(unknown_capability());
     };
