@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 use support::peer::{decide_at, repo_root, Peer, APPROVER_TOKEN, USER_TOKEN};
+use surface_runtime::bridge::governed::GATEWAY_ISSUE_MESSAGE;
 use surface_runtime::bridge::{
     create_governed_orpc_agent_bridge, ApprovalStatus, CallOptions, CapabilityClient,
     DescribeScope, GatewayOutcome, GovernedBridgeOptions, GovernedOrpcAgentBridge, GovernedOutcome,
@@ -175,6 +176,16 @@ fn details(err: &ExecutionError) -> Value {
     Value::Object(err.details.clone())
 }
 
+/// The details the error matrix does not allow for the error's code: kept
+/// in the audit record (`internal.droppedDetails`), never shown the agent.
+fn audited(err: &ExecutionError) -> Value {
+    err.internal
+        .as_ref()
+        .and_then(|internal| internal.get("droppedDetails"))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
 fn is_iso(text: &str) -> bool {
     let b = text.as_bytes();
     b.len() >= 20 && b[4] == b'-' && b[10] == b'T' && text.ends_with('Z')
@@ -264,9 +275,10 @@ async fn interop_completed_write_replay_and_conflicting_reuse() {
         (
             ErrorCode::InvocationConflict,
             Retry::WithChanges,
-            json!({"invocationId": id, "reason": "invocation-id-reused"})
+            json!({"reason": "invocation-id-reused"})
         )
     );
+    assert_eq!(audited(&err), json!({"invocationId": id}));
     assert_eq!(
         device(&target.list(&bridge).await, "d1")["enabled"],
         json!(false)
@@ -388,13 +400,20 @@ async fn interop_rejected_approval_resumes_as_not_authorized() {
         .await;
     let err = outcome.to_result().unwrap_err();
     assert_eq!(
-        (err.code.clone(), err.retry, details(&err)),
+        (
+            err.code.clone(),
+            err.retry,
+            details(&err),
+            err.message.as_str()
+        ),
         (
             ErrorCode::NotAuthorized,
             Retry::No,
-            json!({"invocationId": id, "origin": "server", "reason": "approval-rejected"})
+            json!({"origin": "server"}),
+            "The approver rejected this call; it did not run."
         )
     );
+    assert_eq!(audited(&err), json!({"invocationId": id}));
     assert!(matches!(
         &outcome,
         GovernedOutcome::Gateway(GatewayOutcome::Failed { error, .. }) if error.code == "APPROVAL_REJECTED"
@@ -514,7 +533,10 @@ async fn interop_refusals_unknown_capability_contract_mismatch_invalid_input_una
         (err.code.clone(), err.retry),
         (ErrorCode::InvalidInput, Retry::WithChanges)
     );
-    assert_eq!(err.details["issues"], json!([{"path": ["deviceIds"]}]));
+    assert_eq!(
+        details(&err),
+        json!({"issues": [{"path": "deviceIds", "message": GATEWAY_ISSUE_MESSAGE}]})
+    );
     let anonymous = create_governed_orpc_agent_bridge(GovernedBridgeOptions::new(
         Arc::new(OrpcCapabilityClient::new(HttpOrpcClient::new(
             target.gateway_url.clone(),
@@ -529,12 +551,9 @@ async fn interop_refusals_unknown_capability_contract_mismatch_invalid_input_una
         .unwrap_err();
     assert_eq!(
         (err.code.clone(), err.retry, details(&err)),
-        (
-            ErrorCode::NotAuthenticated,
-            Retry::No,
-            json!({"invocationId": id})
-        )
+        (ErrorCode::NotAuthenticated, Retry::No, json!({}))
     );
+    assert_eq!(audited(&err), json!({"invocationId": id}));
 }
 
 /// A redeploy with a new revision between the approval and the resume:
@@ -577,9 +596,10 @@ async fn peer_redeploy_makes_an_approved_call_stale() {
         (
             ErrorCode::StaleCapability,
             Retry::AfterRefresh,
-            json!({"invocationId": id, "reason": "contract-changed"})
+            json!({"reason": "contract-changed"})
         )
     );
+    assert_eq!(audited(&err), json!({"invocationId": id}));
 }
 
 // ------------------------------------------------------------------ golden
@@ -942,9 +962,20 @@ async fn golden_rejection_refusals_and_outcome_unknown() {
         .resume(ResumeApprovalRequest::new("inv-purge-2", "<approvalId#2>"))
         .await;
     g.assert_sent("18-resumeApproval-rejected", &recorded);
+    let err = rejected.to_result().unwrap_err();
     assert_eq!(
-        rejected.to_result().unwrap_err().details["reason"],
-        "approval-rejected"
+        (
+            err.code.clone(),
+            err.retry,
+            details(&err),
+            err.message.as_str()
+        ),
+        (
+            ErrorCode::NotAuthorized,
+            Retry::No,
+            json!({"origin": "server"}),
+            "The approver rejected this call; it did not run."
+        )
     );
 
     let reboot = g.bridge(None, |m| {
@@ -973,7 +1004,10 @@ async fn golden_rejection_refusals_and_outcome_unknown() {
         .unwrap_err();
     assert_eq!(
         (err.code.clone(), err.details["issues"].clone()),
-        (ErrorCode::InvalidInput, json!([{"path": ["deviceIds"]}]))
+        (
+            ErrorCode::InvalidInput,
+            json!([{"path": "deviceIds", "message": GATEWAY_ISSUE_MESSAGE}])
+        )
     );
     let err = g
         .invoke("22-invoke-fail-after-effect", &bare, "devices.disable")

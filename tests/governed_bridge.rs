@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 use support::peer::Peer;
+use surface_runtime::bridge::governed::GATEWAY_ISSUE_MESSAGE;
 use surface_runtime::bridge::{
     create_governed_orpc_agent_bridge, CallOptions, CapabilityClient, DescribeScope,
     GatewayOutcome, GovernedBridgeOptions, GovernedOrpcAgentBridge, GovernedOutcome,
@@ -92,6 +93,16 @@ async fn purge_awaiting_approval(
 
 fn details(err: &ExecutionError) -> Value {
     Value::Object(err.details.clone())
+}
+
+/// The details the error matrix does not allow for the error's code: kept
+/// in the audit record (`internal.droppedDetails`), never shown the agent.
+fn audited(err: &ExecutionError) -> Value {
+    err.internal
+        .as_ref()
+        .and_then(|internal| internal.get("droppedDetails"))
+        .cloned()
+        .unwrap_or(Value::Null)
 }
 
 /// The device list as the domain router reports it.
@@ -293,9 +304,10 @@ async fn as_governed_001_descriptor_id_digest_and_backend_approval_is_not_local_
         (
             ErrorCode::StaleCapability,
             Retry::AfterRefresh,
-            json!({"invocationId": "inv-purge-3", "reason": "contract-changed"})
+            json!({"reason": "contract-changed"})
         )
     );
+    assert_eq!(audited(&err), json!({"invocationId": "inv-purge-3"}));
     assert_eq!(
         bridge.reconcile("inv-purge-3").await.unwrap(),
         GovernedOutcome::NotRecorded {
@@ -448,7 +460,11 @@ async fn s8_governed_failed_and_cancelled_rows() {
         return;
     };
     let (bridge, _) = bridge_over(peer.gateway_client(), governed_manifest(&peer).await);
-    // (device, surface code, retry, details besides invocationId, status, gateway code)
+    // (device, surface code, retry, details, status, gateway code); the
+    // invocation id is in the audit record only (the error matrix allows it
+    // in the details of the two domain codes alone): in the recorded
+    // outcome, and where the mapping named it in details, moved to
+    // `droppedDetails` (a cancelled outcome's mapping never names it).
     let cases = [
         (
             "dev-locked",
@@ -487,10 +503,15 @@ async fn s8_governed_failed_and_cancelled_rows() {
             .await
             .unwrap_err();
         assert_eq!((err.code.clone(), err.retry), (code, retry), "{device}");
-        let mut expected = extra.as_object().unwrap().clone();
-        expected.insert("invocationId".into(), json!(id));
-        assert_eq!(err.details, expected, "{device}");
+        assert_eq!(details(&err), extra, "{device}");
+        let dropped = if status == "cancelled" {
+            Value::Null
+        } else {
+            json!({ "invocationId": id })
+        };
+        assert_eq!(audited(&err), dropped, "{device}");
         let internal = err.internal.clone().unwrap();
+        assert_eq!(internal["outcome"]["invocationId"], json!(id), "{device}");
         assert_eq!(internal["outcome"]["status"], status);
         assert_eq!(internal["outcome"]["error"]["code"], gateway_code);
         // The gateway's text is audit-only.
@@ -522,13 +543,20 @@ async fn s8_governed_rejected_approval_resumes_as_not_authorized() {
         .await;
     let err = outcome.to_result().unwrap_err();
     assert_eq!(
-        (err.code.clone(), err.retry, details(&err)),
+        (
+            err.code.clone(),
+            err.retry,
+            details(&err),
+            err.message.as_str()
+        ),
         (
             ErrorCode::NotAuthorized,
             Retry::No,
-            json!({"invocationId": "inv-rej", "origin": "server", "reason": "approval-rejected"})
+            json!({"origin": "server"}),
+            "The approver rejected this call; it did not run."
         )
     );
+    assert_eq!(audited(&err), json!({"invocationId": "inv-rej"}));
     assert_eq!(
         err.internal.unwrap()["outcome"]["error"]["code"],
         "APPROVAL_REJECTED"
@@ -549,7 +577,8 @@ async fn s8_governed_gateway_refusals_run_nothing() {
     };
     let manifest = governed_manifest(&peer).await;
     let (bridge, _) = bridge_over(peer.gateway_client(), manifest.clone());
-    // Input the gateway's contract refuses: INVALID_INPUT with the path.
+    // Input the gateway's contract refuses: INVALID_INPUT with the path (a
+    // string, as the session writes it) and the fixed message.
     let err = bridge
         .executor
         .execute(request(
@@ -564,9 +593,10 @@ async fn s8_governed_gateway_refusals_run_nothing() {
         (
             ErrorCode::InvalidInput,
             Retry::WithChanges,
-            json!({"invocationId": "inv-bad", "issues": [{"path": ["to"]}]})
+            json!({"issues": [{"path": "to", "message": GATEWAY_ISSUE_MESSAGE}]})
         )
     );
+    assert_eq!(audited(&err), json!({"invocationId": "inv-bad"}));
     assert!(matches!(
         bridge.reconcile("inv-bad").await.unwrap(),
         GovernedOutcome::Gateway(GatewayOutcome::Failed { .. })
@@ -584,11 +614,9 @@ async fn s8_governed_gateway_refusals_run_nothing() {
         .unwrap_err();
     assert_eq!(
         (err.code.clone(), details(&err)),
-        (
-            ErrorCode::NotAuthenticated,
-            json!({"invocationId": "inv-anon"})
-        )
+        (ErrorCode::NotAuthenticated, json!({}))
     );
+    assert_eq!(audited(&err), json!({"invocationId": "inv-anon"}));
     assert_eq!(device_ids(&peer, Some("disabled")).await, ["dev-3"]);
 }
 
@@ -662,12 +690,9 @@ async fn s8_governed_connection_refused_is_retryable_execution_failure() {
         .unwrap_err();
     assert_eq!(
         (err.code.clone(), err.retry, details(&err)),
-        (
-            ErrorCode::ExecutionFailed,
-            Retry::Yes,
-            json!({"invocationId": "inv-down"})
-        )
+        (ErrorCode::ExecutionFailed, Retry::AfterDelay, json!({}))
     );
+    assert_eq!(audited(&err), json!({"invocationId": "inv-down"}));
     let err = bridge.reconcile("inv-down").await.unwrap_err();
     assert!(matches!(err, OrpcCallError::Connect { .. }));
 }
@@ -692,12 +717,9 @@ async fn s8_governed_resume_carries_fresh_requester_authority() {
     let err = refused.to_result().unwrap_err();
     assert_eq!(
         (err.code.clone(), err.retry, details(&err)),
-        (
-            ErrorCode::NotAuthenticated,
-            Retry::No,
-            json!({"invocationId": "inv-fresh"})
-        )
+        (ErrorCode::NotAuthenticated, Retry::No, json!({}))
     );
+    assert_eq!(audited(&err), json!({"invocationId": "inv-fresh"}));
     assert!(matches!(refused, GovernedOutcome::Rejected { .. }));
     assert!(device_ids(&peer, None).await.contains(&"dev-2".to_string()));
     // The approver's credential is not the requester's authority either.

@@ -794,10 +794,7 @@ async fn server_identifiers_reach_details_only_in_a_strict_shape() {
         .unwrap_err();
     assert_eq!(
         err.details,
-        json!({"reason": "NOT_FOUND"})
-            .as_object()
-            .cloned()
-            .unwrap()
+        json!({"reason": "NOT_FOUND"}).as_object().cloned().unwrap()
     );
     assert!(!agent_text(&err).contains("IGNORE"));
 }

@@ -52,8 +52,8 @@ fn locked_field_error() -> Value {
 }
 
 fn rejected_error() -> Value {
-    json!({"code": "CONFIRMATION_INVALID", "details": {"reason": "rejected"},
-           "message": "The user rejected this call in the application; it did not run.",
+    json!({"code": "CONFIRMATION_INVALID", "details": {"reason": "denied"},
+           "message": "The user declined this action. Do not retry; respect the decision.",
            "retry": "no"})
 }
 
@@ -145,7 +145,7 @@ fn ts_sdk_client_lists_tools_and_a_confirmed_call_completes_after_approval() {
     assert!(invalid.get("threw").is_none(), "{invalid}");
     let error_json: Value = serde_json::from_str(invalid["text"][1].as_str().unwrap()).unwrap();
     assert_eq!(error_json["code"], json!("INVALID_INPUT"));
-    assert_eq!(error_json["details"]["issues"][0]["path"], json!(["limit"]));
+    assert_eq!(error_json["details"]["issues"][0]["path"], json!("limit"));
 
     // A selection change between calls reaches the next call.
     assert_eq!(
@@ -202,7 +202,7 @@ fn ts_sdk_client_sees_a_rejected_call_fail_and_nothing_disabled() {
     assert_eq!(report["disable"]["structuredContent"], rejected_error());
     assert_eq!(
         report["disable"]["text"][0],
-        json!("CONFIRMATION_INVALID: The user rejected this call in the application; it did not run. Do not retry this call; tell the user what happened.")
+        json!("CONFIRMATION_INVALID: The user declined this action. Do not retry; respect the decision. Do not retry this call; tell the user what happened.")
     );
     assert_eq!(
         report["progress"],

@@ -664,7 +664,7 @@ async fn s8_ordinary_other_errors_are_sanitized_execution_failed() {
         (Some("unexpected-response"), Some(404), Some("Not found"))
     );
     // Connection refused (a fresh client, so no pooled connection to the
-    // dead peer): nothing sent, retry allowed.
+    // dead peer): nothing sent, retry after a delay.
     let url = peer.rpc_url();
     drop(peer);
     let bridge = bridge_over(
@@ -673,7 +673,7 @@ async fn s8_ordinary_other_errors_are_sanitized_execution_failed() {
     let err = exec(&bridge, "devices.list", json!({})).await.unwrap_err();
     assert_eq!(
         (err.code, err.retry),
-        (ErrorCode::ExecutionFailed, Retry::Yes)
+        (ErrorCode::ExecutionFailed, Retry::AfterDelay)
     );
     assert_eq!(err.internal.unwrap()["kind"], "connect");
 }

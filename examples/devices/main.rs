@@ -755,11 +755,11 @@ async fn run(backend: Backend) -> StepResult {
     call.confirmation_id = Some(stale_approval);
     let error = expect_error(&agent.call(call).await, ErrorCode::ConfirmationInvalid)?;
     ensure(
-        error.details.get("reason") == Some(&json!("different-call")),
+        error.details.get("reason") == Some(&json!("mismatch")) && error.retry == Retry::No,
         || {
             format!(
-                "CONFIRMATION_INVALID should say different-call: {:?}",
-                error.details
+                "CONFIRMATION_INVALID should say mismatch, retry no: {:?} {:?}",
+                error.details, error.retry
             )
         },
     )?;
@@ -779,7 +779,7 @@ async fn run(backend: Backend) -> StepResult {
     registry
         .reject(fresh_id)
         .map_err(|e| format!("reject failed: {e}"))?;
-    passed(5, "a confirmation approved for [\"dev-locked\"] is CONFIRMATION_INVALID (different-call) once the selection is [\"dev-3\"]; a fresh call asks again with [\"dev-3\"]");
+    passed(5, "a confirmation approved for [\"dev-locked\"] is CONFIRMATION_INVALID (mismatch, retry no) once the selection is [\"dev-3\"]; a fresh call asks again with [\"dev-3\"]");
 
     // ---------------------------------------------------------------- 6
     step(6, "a stale surface version on a destructive procedure");
