@@ -1,6 +1,6 @@
-//! Why a manifest is refused: [`ManifestError`] (JSON or path rules),
-//! [`ManifestIssue`] (one path rule broken) and [`UnsafeSegment`] (why a
-//! segment cannot become a Rust identifier).
+//! Why a manifest is refused: [`ManifestError`] (JSON, path or
+//! capability-id rules), [`ManifestIssue`] (one rule broken) and
+//! [`UnsafeSegment`] (why a segment cannot become a Rust identifier).
 
 /// Why a manifest was refused.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -18,7 +18,9 @@ pub enum ManifestError {
         message: String,
     },
     /// The JSON is well-formed but its paths break the path rules
-    /// ([`crate::naming`]); every problem is listed, not only the first.
+    /// ([`crate::naming`]) or its `capabilityId` overrides the
+    /// capability-id rules ([`crate::model`]); every problem is listed, not
+    /// only the first.
     #[error("invalid manifest: {}", join_issues(.0))]
     Invalid(Vec<ManifestIssue>),
 }
@@ -31,8 +33,9 @@ fn join_issues(issues: &[ManifestIssue]) -> String {
         .join("; ")
 }
 
-/// One path rule ([`crate::naming`]) that a manifest path breaks. Each
-/// message names the path and says how to fix it.
+/// One rule a manifest path breaks: a path rule ([`crate::naming`]) or a
+/// capability-id rule (its `capabilityId` override, [`crate::model`]).
+/// Each message names the path and says how to fix it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ManifestIssue {
     /// The same path appears twice in `tools`.
@@ -77,6 +80,38 @@ pub enum ManifestIssue {
         /// The shared Rust path (`devices::list_all`).
         rust_path: String,
     },
+    /// Two paths have one canonical capability id (two equal
+    /// `capabilityId` overrides, or an override equal to another path's
+    /// override): an agent host would merge two operations under one tool.
+    #[error("procedure paths `{path}` and `{other}` share the capability id `{capability_id}`; give `{other}` a `capabilityId` of its own (or remove the override)")]
+    SharedCapabilityId {
+        /// The first path (in path order) with the id.
+        path: String,
+        /// Another path with the same id.
+        other: String,
+        /// The shared canonical capability id.
+        capability_id: String,
+    },
+    /// `path`'s `capabilityId` override is `domain:<other>`, the default id
+    /// of another procedure of the manifest.
+    #[error("procedure path `{path}` has the `capabilityId` `{capability_id}`, which is the id of procedure `{other}`; choose an id that names no other procedure (or remove the override: the default is `domain:{path}`)")]
+    CapabilityIdOfAnotherPath {
+        /// The path whose override it is.
+        path: String,
+        /// The path the override names.
+        other: String,
+        /// The override.
+        capability_id: String,
+    },
+    /// `path`'s `capabilityId` override starts with `view:`, the prefix of
+    /// the view capabilities of components.
+    #[error("procedure path `{path}` has the `capabilityId` `{capability_id}`, but `view:` ids belong to the view capabilities of components; choose an id without the `view:` prefix (or remove the override: the default is `domain:{path}`)")]
+    ViewCapabilityId {
+        /// The path whose override it is.
+        path: String,
+        /// The override.
+        capability_id: String,
+    },
 }
 
 impl ManifestIssue {
@@ -87,7 +122,10 @@ impl ManifestIssue {
             | ManifestIssue::EmptySegment { path }
             | ManifestIssue::UnsafeSegment { path, .. }
             | ManifestIssue::PrefixConflict { path, .. }
-            | ManifestIssue::IdentCollision { path, .. } => path,
+            | ManifestIssue::IdentCollision { path, .. }
+            | ManifestIssue::SharedCapabilityId { path, .. }
+            | ManifestIssue::CapabilityIdOfAnotherPath { path, .. }
+            | ManifestIssue::ViewCapabilityId { path, .. } => path,
         }
     }
 }

@@ -17,7 +17,7 @@
 //!
 //! | module | rules |
 //! |---|---|
-//! | [`model`] | the manifest's JSON shape ([`AgentManifest`], [`ManifestTool`], [`AgentEffect`]); duplicate paths found in the text; the manifest and per-procedure digests, canonical capability ids |
+//! | [`model`] | the manifest's JSON shape ([`AgentManifest`], [`ManifestTool`], [`AgentEffect`]); duplicate paths found in the text; the manifest and per-procedure digests, canonical capability ids and their rules ([`validate_capability_ids`]) |
 //! | [`naming`] | path segment → Rust identifier, the path rules (prefix conflicts, collisions), nearest-path suggestions, the keyword tables |
 //! | [`digest`] | canonical JSON and its SHA-256 digest |
 //! | [`portable`] | the capability gateway's descriptors (version 1) → a manifest |
@@ -42,8 +42,8 @@ pub mod schema;
 pub use digest::{canonical_json, sha256_hex};
 pub use error::{ManifestError, ManifestIssue, UnsafeSegment};
 pub use model::{
-    canonical_capability_id, procedure_digest, AgentEffect, AgentManifest, ManifestDraft,
-    ManifestTool,
+    canonical_capability_id, procedure_digest, validate_capability_ids, AgentEffect, AgentManifest,
+    ManifestDraft, ManifestTool,
 };
 pub use naming::{
     nearest_paths, path_to_rust, segment_to_ident, validate_paths, NON_RAW_KEYWORDS,

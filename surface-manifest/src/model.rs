@@ -1,6 +1,14 @@
 //! The manifest's JSON shape: `{"tools": {"<dot.path>": ManifestTool}}`,
 //! read in two steps — [`ManifestDraft`] (the JSON as written, duplicate
-//! paths recorded) and [`AgentManifest`] (every path rule checked).
+//! paths recorded) and [`AgentManifest`] (every path rule and every
+//! capability-id rule checked).
+//!
+//! The capability-id rules ([`validate_capability_ids`]): every procedure's
+//! canonical capability id ([`canonical_capability_id`]) is its own — two
+//! paths never share one — and a `capabilityId` override is neither
+//! `domain:<other path>` nor a `view:` id. An agent host composes tools by
+//! canonical id, so a shared id would merge different operations under
+//! one tool.
 
 use std::collections::{btree_map, BTreeMap, BTreeSet};
 use std::fmt;
@@ -87,7 +95,9 @@ pub struct ManifestTool {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub requires_approval: bool,
     /// Canonical capability id override; `None` means `"domain:" + path`
-    /// ([`canonical_capability_id`]).
+    /// ([`canonical_capability_id`]). It must be unique in the manifest,
+    /// must not be another path's `domain:<path>` and must not start with
+    /// `view:` ([`validate_capability_ids`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capability_id: Option<String>,
     /// Digest of the backend's contract, sent back on governed calls.
@@ -97,10 +107,11 @@ pub struct ManifestTool {
 
 /// A validated agent manifest: `{"tools": {"<dot.path>": ManifestTool}}`.
 ///
-/// Every value of this type has passed [`validate_paths`]: deserializing it
-/// with serde (any format) runs the same checks as
-/// [`AgentManifest::from_json_str`], and fails on duplicate paths, prefix
-/// conflicts, unsafe segments and identifier collisions. Paths are kept in
+/// Every value of this type has passed [`validate_paths`] and
+/// [`validate_capability_ids`]: deserializing it with serde (any format)
+/// runs the same checks as [`AgentManifest::from_json_str`], and fails on
+/// duplicate paths, prefix conflicts, unsafe segments, identifier
+/// collisions and capability-id overrides that clash. Paths are kept in
 /// sorted order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "ManifestDraft")]
@@ -243,12 +254,13 @@ impl ManifestDraft {
         self.tools.tools.keys().map(String::as_str)
     }
 
-    /// Checks every path rule.
+    /// Checks every path rule and every capability-id rule.
     ///
     /// # Errors
     /// [`ManifestError::Invalid`] listing every problem: the repeated paths
     /// first (in the order of their first repetition), then the
-    /// [`validate_paths`] issues.
+    /// [`validate_paths`] issues, then the [`validate_capability_ids`]
+    /// issues.
     pub fn validate(self) -> Result<AgentManifest, ManifestError> {
         let mut issues: Vec<ManifestIssue> = self
             .tools
@@ -257,6 +269,7 @@ impl ManifestDraft {
             .map(|path| ManifestIssue::DuplicatePath { path })
             .collect();
         issues.extend(validate_paths(self.tools.tools.keys().map(String::as_str)));
+        issues.extend(validate_capability_ids(&self.tools.tools));
         if issues.is_empty() {
             Ok(AgentManifest {
                 tools: self.tools.tools,
@@ -280,14 +293,14 @@ impl AgentManifest {
     /// # Errors
     /// [`ManifestError::Json`] with a 1-based line and column when the text
     /// is not JSON or not of the manifest's shape (including an unknown
-    /// `effect`); [`ManifestError::Invalid`] listing every path problem
+    /// `effect`); [`ManifestError::Invalid`] listing every problem
     /// (duplicates, prefix conflicts, unsafe segments, identifier
-    /// collisions).
+    /// collisions, clashing capability ids).
     pub fn from_json_str(text: &str) -> Result<Self, ManifestError> {
         ManifestDraft::from_json_str(text)?.validate()
     }
 
-    /// Builds a manifest from already-parsed tools, running the same path
+    /// Builds a manifest from already-parsed tools, running the same
     /// validation as parsing.
     ///
     /// # Errors
@@ -343,6 +356,54 @@ pub fn canonical_capability_id(path: &str, tool: &ManifestTool) -> String {
         .unwrap_or_else(|| format!("domain:{path}"))
 }
 
+/// The capability-id rules (module docs), in path order; empty when they
+/// hold: an override starting with `view:` is
+/// [`ManifestIssue::ViewCapabilityId`], an override `domain:<other>` naming
+/// another path of `tools` is [`ManifestIssue::CapabilityIdOfAnotherPath`]
+/// (neither takes part in the next check), and every further path whose
+/// canonical id an earlier path already has is
+/// [`ManifestIssue::SharedCapabilityId`] naming that first path. One pass:
+/// O(n log n) for `n` paths.
+pub fn validate_capability_ids(tools: &BTreeMap<String, ManifestTool>) -> Vec<ManifestIssue> {
+    let mut issues = Vec::new();
+    let mut first_with: BTreeMap<String, &str> = BTreeMap::new();
+    for (path, tool) in tools {
+        if let Some(id) = &tool.capability_id {
+            if id.starts_with("view:") {
+                issues.push(ManifestIssue::ViewCapabilityId {
+                    path: path.clone(),
+                    capability_id: id.clone(),
+                });
+                continue;
+            }
+            let named = id
+                .strip_prefix("domain:")
+                .filter(|other| *other != path && tools.contains_key(*other));
+            if let Some(other) = named {
+                issues.push(ManifestIssue::CapabilityIdOfAnotherPath {
+                    path: path.clone(),
+                    other: other.to_string(),
+                    capability_id: id.clone(),
+                });
+                continue;
+            }
+        }
+        match first_with.entry(canonical_capability_id(path, tool)) {
+            btree_map::Entry::Occupied(first) => {
+                issues.push(ManifestIssue::SharedCapabilityId {
+                    path: (*first.get()).to_string(),
+                    other: path.clone(),
+                    capability_id: first.key().clone(),
+                });
+            }
+            btree_map::Entry::Vacant(slot) => {
+                slot.insert(path);
+            }
+        }
+    }
+    issues
+}
+
 /// Hex SHA-256 of `{"path": path, "tool": tool}` in canonical JSON: the
 /// per-procedure digest of the compiler-generated authority.
 pub fn procedure_digest(path: &str, tool: &ManifestTool) -> String {
@@ -374,6 +435,138 @@ mod tests {
         let back: Value = serde_json::to_value(&m).unwrap();
         let orig: Value = serde_json::from_str(text).unwrap();
         assert_eq!(back, orig);
+    }
+
+    /// A manifest text whose tools are `(path, effect, capabilityId)`.
+    fn with_ids(entries: &[(&str, Option<&str>)]) -> String {
+        let tools: serde_json::Map<String, Value> = entries
+            .iter()
+            .map(|(path, id)| {
+                let mut t = tool("server-query");
+                if let Some(id) = id {
+                    t["capabilityId"] = json!(id);
+                }
+                (path.to_string(), t)
+            })
+            .collect();
+        json!({ "tools": tools }).to_string()
+    }
+
+    #[test]
+    fn two_paths_never_share_a_canonical_capability_id() {
+        let text = with_ids(&[
+            ("devices.disable", Some("cap:devices.off")),
+            ("devices.list", None),
+            ("devices.shutdown", Some("cap:devices.off")),
+            ("devices.stop", Some("cap:devices.off")),
+        ]);
+        let err = AgentManifest::from_json_str(&text).unwrap_err();
+        assert_eq!(
+            err,
+            ManifestError::Invalid(vec![
+                ManifestIssue::SharedCapabilityId {
+                    path: "devices.disable".into(),
+                    other: "devices.shutdown".into(),
+                    capability_id: "cap:devices.off".into(),
+                },
+                ManifestIssue::SharedCapabilityId {
+                    path: "devices.disable".into(),
+                    other: "devices.stop".into(),
+                    capability_id: "cap:devices.off".into(),
+                },
+            ])
+        );
+        assert_eq!(
+            err.to_string(),
+            "invalid manifest: procedure paths `devices.disable` and `devices.shutdown` share the capability id `cap:devices.off`; give `devices.shutdown` a `capabilityId` of its own (or remove the override); procedure paths `devices.disable` and `devices.stop` share the capability id `cap:devices.off`; give `devices.stop` a `capabilityId` of its own (or remove the override)"
+        );
+        // Plain serde deserialization runs the same rules.
+        assert!(serde_json::from_str::<AgentManifest>(&text).is_err());
+    }
+
+    #[test]
+    fn an_override_may_not_name_another_path_or_a_view_capability() {
+        let text = with_ids(&[
+            ("devices.list", Some("domain:devices.purge")),
+            ("devices.purge", None),
+            ("devices.rename", Some("domain:devices.rename")),
+            ("devices.select", Some("view:devices.table.select")),
+            ("devices.stats", Some("domain:devices.unknown")),
+        ]);
+        let err = AgentManifest::from_json_str(&text).unwrap_err();
+        assert_eq!(
+            err,
+            ManifestError::Invalid(vec![
+                ManifestIssue::CapabilityIdOfAnotherPath {
+                    path: "devices.list".into(),
+                    other: "devices.purge".into(),
+                    capability_id: "domain:devices.purge".into(),
+                },
+                ManifestIssue::ViewCapabilityId {
+                    path: "devices.select".into(),
+                    capability_id: "view:devices.table.select".into(),
+                },
+            ])
+        );
+        let ManifestError::Invalid(issues) = err else {
+            unreachable!()
+        };
+        assert_eq!(
+            issues
+                .iter()
+                .map(|i| (i.path(), i.to_string()))
+                .collect::<Vec<_>>(),
+            [
+                ("devices.list", "procedure path `devices.list` has the `capabilityId` `domain:devices.purge`, which is the id of procedure `devices.purge`; choose an id that names no other procedure (or remove the override: the default is `domain:devices.list`)".to_string()),
+                ("devices.select", "procedure path `devices.select` has the `capabilityId` `view:devices.table.select`, but `view:` ids belong to the view capabilities of components; choose an id without the `view:` prefix (or remove the override: the default is `domain:devices.select`)".to_string()),
+            ]
+        );
+        // Another path's override is named by its override, not its path:
+        // two procedures overriding to each other's default ids clash.
+        let swapped = with_ids(&[
+            ("a.one", Some("domain:a.two")),
+            ("a.two", Some("domain:a.one")),
+        ]);
+        assert_eq!(
+            AgentManifest::from_json_str(&swapped).unwrap_err(),
+            ManifestError::Invalid(vec![
+                ManifestIssue::CapabilityIdOfAnotherPath {
+                    path: "a.one".into(),
+                    other: "a.two".into(),
+                    capability_id: "domain:a.two".into(),
+                },
+                ManifestIssue::CapabilityIdOfAnotherPath {
+                    path: "a.two".into(),
+                    other: "a.one".into(),
+                    capability_id: "domain:a.one".into(),
+                },
+            ])
+        );
+    }
+
+    #[test]
+    fn distinct_overrides_and_an_override_of_its_own_default_are_valid() {
+        let text = with_ids(&[
+            ("devices.disable", Some("cap:devices.disable")),
+            ("devices.list", Some("devices.list")),
+            ("devices.purge", Some("domain:devices.purge")),
+            ("devices.rename", Some("devices.rename@v1")),
+            ("devices.stats", None),
+        ]);
+        let m = AgentManifest::from_json_str(&text).unwrap();
+        assert_eq!(
+            m.tools
+                .keys()
+                .map(|p| (p.as_str(), m.capability_id(p).unwrap()))
+                .collect::<Vec<_>>(),
+            [
+                ("devices.disable", "cap:devices.disable".to_string()),
+                ("devices.list", "devices.list".to_string()),
+                ("devices.purge", "domain:devices.purge".to_string()),
+                ("devices.rename", "devices.rename@v1".to_string()),
+                ("devices.stats", "domain:devices.stats".to_string()),
+            ]
+        );
     }
 
     #[test]

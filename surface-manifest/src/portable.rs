@@ -164,7 +164,10 @@ impl From<SideEffect> for AgentEffect {
 /// ([`ManifestIssue::DuplicatePath`], once per repetition), a path segment
 /// contains a `.` ([`ManifestIssue::UnsafeSegment`] with
 /// [`UnsafeSegment::BadCharacter`]: the dotted key would name another
-/// path) or the paths break the path rules ([`crate::naming`]).
+/// path), the paths break the path rules ([`crate::naming`]) or the
+/// descriptors' ids break the capability-id rules
+/// ([`crate::model::validate_capability_ids`]: two descriptors with one
+/// `id` are [`ManifestIssue::SharedCapabilityId`]).
 pub fn create_orpc_agent_manifest(
     descriptors: impl IntoIterator<Item = CapabilityDescriptor>,
 ) -> Result<AgentManifest, ManifestError> {
@@ -296,6 +299,23 @@ mod tests {
                 path: "a.b.c".into(),
                 segment: "a.b".into(),
                 reason: UnsafeSegment::BadCharacter,
+            }])
+        );
+    }
+
+    #[test]
+    fn two_descriptors_with_one_id_are_refused() {
+        let list: CapabilityDescriptor =
+            serde_json::from_value(descriptor(&["devices", "list"], "read")).unwrap();
+        let mut again = serde_json::to_value(&list).unwrap();
+        again["path"] = json!(["devices", "listAll"]);
+        let again: CapabilityDescriptor = serde_json::from_value(again).unwrap();
+        assert_eq!(
+            create_orpc_agent_manifest([list, again]).unwrap_err(),
+            ManifestError::Invalid(vec![ManifestIssue::SharedCapabilityId {
+                path: "devices.list".into(),
+                other: "devices.listAll".into(),
+                capability_id: "devices.list".into(),
             }])
         );
     }
