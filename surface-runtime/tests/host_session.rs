@@ -309,6 +309,44 @@ async fn rejection_invalid_call_for_missing_or_empty_fields() {
 }
 
 #[tokio::test]
+async fn a_non_canonical_surface_version_is_an_invalid_call() {
+    // Stricter than the original, which compares the string with its own
+    // and answers `stale-surface`: here `surfaceVersion` must be a
+    // canonical decimal string, or the call is not a call.
+    let s = session();
+    s.session.connect("conn-1").unwrap();
+    let call =
+        serde_json::to_value(s.call("conn-1", "inv-1", "domain:devices.list", json!({}))).unwrap();
+    let current = s.fx.registry.surface_version();
+    for version in [
+        json!(format!("0{current}")),
+        json!("abc"),
+        json!(format!("+{current}")),
+        json!(format!("{current}.0")),
+        json!(format!(" {current}")),
+        json!(""),
+        json!(current),
+    ] {
+        let mut sent = call.clone();
+        sent["invocation"]["surfaceVersion"] = version.clone();
+        let r = s.session.invoke_json(&sent.to_string()).await;
+        assert_eq!(
+            (
+                r.connection_id.as_str(),
+                r.invocation_id.as_str(),
+                r.rejection()
+            ),
+            ("conn-1", "inv-1", Some(RejectionReason::InvalidCall)),
+            "{version}"
+        );
+    }
+    assert_eq!(s.source.invokes(), 0);
+    // The canonical spelling of the same version is dispatched.
+    let r = s.session.invoke_json(&call.to_string()).await;
+    assert_eq!(output(&r), &json!({"path": "devices.list", "input": {}}));
+}
+
+#[tokio::test]
 async fn rejection_invalid_call_for_unparseable_json_echoes_readable_ids() {
     let s = session();
     s.session.connect("conn-1").unwrap();
