@@ -204,7 +204,7 @@ async fn oversized_tool_arguments_are_refused_at_the_host_naming_the_limit() {
         "code": "INVALID_INPUT",
         "message": message,
         "retry": "with-changes",
-        "details": {"issues": [{"path": [], "message": message}]},
+        "details": {"issues": [{"path": "", "message": message}]},
     });
     // The tool declares no output schema: the error object is the
     // structured content and the second text block (docs/agents.md,
