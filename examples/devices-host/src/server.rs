@@ -798,7 +798,7 @@ fn summarize(path: &str, outcome: &BrowserSurfaceOutcome) -> String {
                 )
             }
             Some(error) => {
-                // `details.reason` names the refusal (`rejected`,
+                // `details.reason` names the refusal (`denied`, `mismatch`,
                 // `surface-version-changed`), unless it is the message
                 // itself (an unavailable capability's reason is the app's
                 // text, which is the message).

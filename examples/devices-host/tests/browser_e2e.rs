@@ -352,13 +352,13 @@ async fn rejecting_the_confirmation_leaves_the_devices_active() {
     s.browser.click("#reject").await.unwrap();
     let report = s.report().await;
     assert!(
-        report.starts_with("Agent turn: Not done: CONFIRMATION_INVALID (rejected)"),
+        report.starts_with("Agent turn: Not done: CONFIRMATION_INVALID (denied) — The user declined this action. Do not retry; respect the decision."),
         "{report}"
     );
     assert!(s
         .activity()
         .await
-        .contains("You rejected it; nothing was done."));
+        .contains("You declined it; nothing was done."));
     assert!(s.browser.find("#confirm-dialog").await.unwrap().is_none());
     assert_eq!(s.table_status("dev-1").await, "active");
     assert_eq!(s.table_status("dev-2").await, "active");
@@ -391,13 +391,13 @@ async fn a_selection_change_after_discovery_makes_the_old_confirmation_a_differe
     s.browser.click("#approve").await.unwrap();
     let report = s.report().await;
     assert!(
-        report.starts_with("Agent turn: Not done: CONFIRMATION_INVALID (different-call)"),
+        report.starts_with("Agent turn: Not done: CONFIRMATION_INVALID (mismatch) — The confirmation does not match this exact invocation."),
         "{report}"
     );
     assert!(
         s.activity()
             .await
-            .contains("Your approval no longer matches: the selection changed after the agent asked, so nothing was done."),
+            .contains("Your approval does not match this call: the selection changed after the agent asked, or the approval was for another call, so nothing was done."),
         "{}",
         s.activity().await
     );

@@ -91,8 +91,9 @@ pub fn error_words(error: &AgentError) -> String {
         ),
         ErrorCode::StaleCapability => "The agent acted on an outdated view of this page; nothing was done. It has to look at the page again before retrying.".to_string(),
         ErrorCode::ConfirmationInvalid => match detail(error, "reason") {
-            Some("different-call") => "Your approval no longer matches: the selection changed after the agent asked, so nothing was done.".to_string(),
-            Some("rejected") => "You rejected it; nothing was done.".to_string(),
+            Some("mismatch") => "Your approval does not match this call: the selection changed after the agent asked, or the approval was for another call, so nothing was done.".to_string(),
+            Some("denied") => "You declined it; nothing was done.".to_string(),
+            Some("consumed") => "That approval was already used; nothing more was done.".to_string(),
             Some("expired") => "The confirmation expired before a decision; nothing was done.".to_string(),
             Some(other) => format!("The confirmation is no longer valid ({other}); nothing was done."),
             None => "The confirmation is no longer valid; nothing was done.".to_string(),
@@ -107,7 +108,10 @@ pub fn error_words(error: &AgentError) -> String {
         ErrorCode::CapabilityNotFound => "The agent asked for something this page does not offer.".to_string(),
         ErrorCode::ComponentUnmounted => "The part of the page the agent acted on is gone; nothing was done.".to_string(),
         ErrorCode::InvocationConflict => "The agent reused a call id for a different call; refused.".to_string(),
-        ErrorCode::RateLimited => "Too many calls for now; nothing was done. The agent may retry later.".to_string(),
+        ErrorCode::RateLimited => match detail(error, "reason") {
+            Some("queue-full") => "Too many confirmations are waiting for you; nothing was done. The agent may retry once some are decided or expire.".to_string(),
+            _ => "Too many calls for now; nothing was done. The agent may retry later.".to_string(),
+        },
         ErrorCode::Timeout => "The call took too long; it may still have taken effect.".to_string(),
         ErrorCode::Cancelled => "The call was cancelled; it may still have taken effect.".to_string(),
         ErrorCode::DomainOutcomeUnknown => "The server's answer was lost; it may have taken effect. Check before retrying.".to_string(),
