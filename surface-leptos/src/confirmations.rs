@@ -64,7 +64,8 @@ impl HeldCall {
         self.surface.0.approve(&self.held.confirmation_id)
     }
 
-    /// Rejects: the call is answered `CONFIRMATION_INVALID` (`rejected`).
+    /// Rejects: the call is answered `CONFIRMATION_INVALID` (`denied`,
+    /// retry `no`: the user declined it).
     ///
     /// # Errors
     /// [`ConfirmationDecisionError`].
