@@ -742,18 +742,6 @@ mod response_properties {
                     prop_assert_eq!(safe_identifier(id), Some(id.as_str()), "{} = {:?}", key, id);
                 }
                 ("origin", v) => prop_assert_eq!(v, &json!("server")),
-                ("reason", Value::String(r)) => prop_assert!(
-                    [
-                        "approval-rejected",
-                        "invocation-id-reused",
-                        "contract-changed",
-                        "approval-expired",
-                        "output-invalid"
-                    ]
-                    .contains(&r.as_str()),
-                    "reason {:?}",
-                    r
-                ),
                 ("transient" | "issuesTruncated", v) => prop_assert_eq!(v, &json!(true)),
                 ("issues", Value::Array(issues)) => {
                     prop_assert!(issues.len() <= super::super::governed::MAX_REPORTED_ISSUES);

@@ -150,7 +150,7 @@ fn issue(instance: &Value, error: &Value) -> Value {
     let pointer = error["instancePath"].as_str().unwrap_or_default();
     let mut at = Some(instance);
     let mut path = String::new();
-    let mut key_segment = |path: &mut String, key: &str| {
+    let key_segment = |path: &mut String, key: &str| {
         if !path.is_empty() {
             path.push('.');
         }
