@@ -47,8 +47,25 @@ pub(crate) fn result_json<'a>(json: &'a str, capability_id: &str) -> Cow<'a, str
     };
     // Written as this version writes a result (its field order), when it
     // reads as one; else as rewritten, for the reader to refuse.
+    // An error is brought within the originals' matrix as this version
+    // records it: details the code does not allow are not shown (the row
+    // keeps them), a retry it does not allow becomes the closest one.
     let upgraded = Value::Object(upgraded);
     let text = match AgentInvocationResult::deserialize(&upgraded) {
+        Ok(AgentInvocationResult::Error {
+            invocation_id,
+            capability_id,
+            error,
+            surface_version,
+            surface_changed,
+        }) => serde_json::to_string(&AgentInvocationResult::Error {
+            invocation_id,
+            capability_id,
+            error: error.within_matrix().0,
+            surface_version,
+            surface_changed,
+        })
+        .ok(),
         Ok(result) => serde_json::to_string(&result).ok(),
         Err(_) => None,
     };
@@ -155,6 +172,10 @@ fn upgrade_error(mut error: Map<String, Value>) -> Map<String, Value> {
             confirmation_required(&mut details);
             code
         }
+        "CONFIRMATION_INVALID" => {
+            confirmation_invalid(&mut details, &mut retry);
+            code
+        }
         _ => code,
     };
     error.insert("code".into(), json!(code));
@@ -211,27 +232,57 @@ fn confirmation_required(details: &mut Map<String, Value>) {
     details.entry("origin").or_insert_with(|| json!("client"));
 }
 
+/// `CONFIRMATION_INVALID`'s reasons as today's: `rejected` is `denied`;
+/// `different-call`, `not-approved-or-used` (it did not say which) and
+/// `bad-signature` (no signed evidence any more) are `mismatch`; all of
+/// them retry `no`. `expired` keeps its reason and retries
+/// `with-confirmation`.
+fn confirmation_invalid(details: &mut Map<String, Value>, retry: &mut String) {
+    let reason = match details.get("reason").and_then(Value::as_str) {
+        Some("rejected") => "denied",
+        Some("different-call" | "not-approved-or-used" | "bad-signature") => "mismatch",
+        Some("expired") => {
+            *retry = "with-confirmation".into();
+            return;
+        }
+        _ => return,
+    };
+    details.insert("reason".into(), json!(reason));
+    *retry = "no".into();
+}
+
 /// One earlier validation error (`{"instancePath","keyword","message"}`)
-/// as an issue (`{"path": [segments], "message"}`). The instance is not
-/// recorded, so a segment of decimal digits is read as an array index.
+/// as an issue (`{"path", "message", "keyword"}`, `path` a string as this
+/// version writes it: property names joined by `.`, array items as `[i]`,
+/// `""` for the input itself). The instance is not recorded, so a segment
+/// that is a canonical decimal number is read as an array index.
 fn issue(error: &Value) -> Value {
     let pointer = error
         .get("instancePath")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let path: Vec<Value> = pointer
-        .split('/')
-        .skip(1)
-        .map(|raw| {
-            let key = raw.replace("~1", "/").replace("~0", "~");
-            let index = (key == "0" || !key.starts_with('0'))
-                .then(|| key.parse::<u64>().ok())
-                .flatten();
-            index.map_or_else(|| json!(key), |i| json!(i))
-        })
-        .collect();
+    let mut path = String::new();
+    for raw in pointer.split('/').skip(1) {
+        let key = raw.replace("~1", "/").replace("~0", "~");
+        let index = (key == "0" || !key.starts_with('0'))
+            .then(|| key.parse::<u64>().ok())
+            .flatten();
+        match index {
+            Some(i) => path.push_str(&format!("[{i}]")),
+            None => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(&key);
+            }
+        }
+    }
     let message = error.get("message").cloned().unwrap_or_else(|| json!(""));
-    json!({"path": path, "message": message})
+    let mut issue = json!({"path": path, "message": message});
+    if let Some(keyword) = error.get("keyword").filter(|k| k.is_string()) {
+        issue["keyword"] = keyword.clone();
+    }
+    issue
 }
 
 fn rename(details: &mut Map<String, Value>, from: &str, to: &str) {
@@ -313,8 +364,50 @@ mod tests {
                            "errorsTruncated": true}}),
                 json!({"code": "INVALID_INPUT", "message": "m", "retry": "with-changes",
                        "details": {"issues": [
-                           {"path": ["deviceIds", 0], "message": "must be string"},
-                           {"path": ["a/b", "01"], "message": "x"}]}}),
+                           {"path": "deviceIds[0]", "message": "must be string", "keyword": "type"},
+                           {"path": "a/b.01", "message": "x", "keyword": "type"}]}}),
+            ),
+            (
+                json!({"code": "INVALID_INPUT", "message": "m", "retry": "with-changes",
+                       "details": {"errors": [{"instancePath": "", "message": "must be object"}]}}),
+                json!({"code": "INVALID_INPUT", "message": "m", "retry": "with-changes",
+                       "details": {"issues": [{"path": "", "message": "must be object"}]}}),
+            ),
+            (
+                json!({"code": "CONFIRMATION_INVALID", "message": "m", "retry": "with-confirmation",
+                       "details": {"reason": "different-call", "confirmationId": "c-1"}}),
+                json!({"code": "CONFIRMATION_INVALID", "message": "m", "retry": "no",
+                       "details": {"reason": "mismatch"}}),
+            ),
+            (
+                json!({"code": "CONFIRMATION_INVALID", "message": "m", "retry": "with-confirmation",
+                       "details": {"reason": "not-approved-or-used"}}),
+                json!({"code": "CONFIRMATION_INVALID", "message": "m", "retry": "no",
+                       "details": {"reason": "mismatch"}}),
+            ),
+            (
+                json!({"code": "CONFIRMATION_INVALID", "message": "m", "retry": "with-confirmation",
+                       "details": {"reason": "bad-signature"}}),
+                json!({"code": "CONFIRMATION_INVALID", "message": "m", "retry": "no",
+                       "details": {"reason": "mismatch"}}),
+            ),
+            (
+                json!({"code": "CONFIRMATION_INVALID", "message": "m", "retry": "with-confirmation",
+                       "details": {"reason": "rejected"}}),
+                json!({"code": "CONFIRMATION_INVALID", "message": "m", "retry": "no",
+                       "details": {"reason": "denied"}}),
+            ),
+            (
+                json!({"code": "CONFIRMATION_INVALID", "message": "m", "retry": "yes",
+                       "details": {"reason": "expired"}}),
+                json!({"code": "CONFIRMATION_INVALID", "message": "m", "retry": "with-confirmation",
+                       "details": {"reason": "expired"}}),
+            ),
+            (
+                json!({"code": "EXECUTION_FAILED", "message": "m", "retry": "yes",
+                       "details": {"reason": "transport", "orpcCode": "SERVER_TEXT"}}),
+                json!({"code": "EXECUTION_FAILED", "message": "m", "retry": "after-delay",
+                       "details": {"reason": "transport"}}),
             ),
             (
                 json!({"code": "PRECONDITION_FAILED", "message": "m", "retry": "no",
