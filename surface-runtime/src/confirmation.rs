@@ -31,7 +31,7 @@ use serde_json::Value;
 
 use crate::clock::Clock;
 use crate::hash::{sha256, HmacSha256};
-use crate::invocation::AgentConsumer;
+use crate::invocation::{AgentConsumer, Retry};
 use crate::manifest::{canonical_json, AgentEffect};
 use crate::sync::lock;
 
@@ -249,6 +249,15 @@ impl EvidenceProblem {
             EvidenceProblem::Denied => "denied",
             EvidenceProblem::Consumed => "consumed",
             EvidenceProblem::Mismatch => "mismatch",
+        }
+    }
+
+    /// The original's retry: `with-confirmation` for an expired one (ask
+    /// the user again), `no` for the others.
+    pub(crate) fn retry(self) -> Retry {
+        match self {
+            EvidenceProblem::Expired => Retry::WithConfirmation,
+            _ => Retry::No,
         }
     }
 

@@ -746,14 +746,20 @@ mod response_properties {
                 ("issues", Value::Array(issues)) => {
                     prop_assert!(issues.len() <= super::super::governed::MAX_REPORTED_ISSUES);
                     for issue in issues {
-                        let path = issue["path"].as_array().cloned().unwrap_or_default();
-                        prop_assert_eq!(issue.as_object().map(|o| o.len()), Some(1), "{:?}", issue);
-                        for element in path {
-                            let safe = element.as_u64().is_some()
-                                || element
-                                    .as_str()
-                                    .is_some_and(|s| safe_identifier(s).is_some());
-                            prop_assert!(safe, "issue path element {:?}", element);
+                        // `{path, message}`: the path a string of safe
+                        // identifiers and `[i]` indexes, the message fixed.
+                        prop_assert_eq!(issue.as_object().map(|o| o.len()), Some(2), "{:?}", issue);
+                        prop_assert_eq!(
+                            &issue["message"],
+                            &json!(super::super::governed::GATEWAY_ISSUE_MESSAGE)
+                        );
+                        let path = issue["path"].as_str();
+                        prop_assert!(path.is_some(), "issue path {:?}", issue["path"]);
+                        for piece in path.unwrap_or_default().split(['.', '[', ']']) {
+                            let safe = piece.is_empty()
+                                || piece.parse::<u64>().is_ok()
+                                || safe_identifier(piece).is_some();
+                            prop_assert!(safe, "issue path piece {:?}", piece);
                         }
                     }
                 }

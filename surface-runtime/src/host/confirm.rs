@@ -42,7 +42,7 @@ use super::source::SurfaceSource;
 use super::wire::BrowserSurfaceCall;
 use crate::cancellation::Cancellation;
 use crate::clock::{Clock, Timer};
-use crate::confirmation::ConfirmationError;
+use crate::confirmation::{ConfirmationError, EvidenceProblem};
 use crate::invocation::{AgentConsumer, AgentError, AgentInvocationResult, ErrorCode, Retry};
 use crate::sync::BoxFuture;
 
@@ -217,8 +217,9 @@ enum Decision {
     /// Approved at the registry: retry with this `confirmationId`.
     Approve(String),
     Reject,
-    /// Expired or no longer pending at the registry: `details.reason`.
-    Withdrawn(&'static str),
+    /// Expired, or no longer pending at the registry: answered
+    /// `CONFIRMATION_INVALID` `expired`.
+    Withdrawn,
 }
 
 struct HeldEntry {
@@ -367,7 +368,7 @@ impl HeldTable {
         };
         for entry in expired {
             let _ = source.reject(&entry.info.confirmation_id);
-            let _ = entry.decide.send(Decision::Withdrawn("expired"));
+            let _ = entry.decide.send(Decision::Withdrawn);
             self.settled(&entry.info, ConfirmationOutcome::Expired);
         }
     }
@@ -393,7 +394,7 @@ impl HeldTable {
                 Ok(())
             }
             Err(ConfirmationError::Expired(id)) => {
-                let _ = entry.decide.send(Decision::Withdrawn("expired"));
+                let _ = entry.decide.send(Decision::Withdrawn);
                 self.settled(&entry.info, ConfirmationOutcome::Expired);
                 Err(ConfirmationDecisionError::Expired(id))
             }
@@ -401,7 +402,7 @@ impl HeldTable {
                 // Approved elsewhere (not by this wait) or gone: make sure
                 // no stray approval stays usable.
                 let _ = source.reject(confirmation_id);
-                let _ = entry.decide.send(Decision::Withdrawn("expired"));
+                let _ = entry.decide.send(Decision::Withdrawn);
                 self.settled(&entry.info, ConfirmationOutcome::Expired);
                 Err(ConfirmationDecisionError::NotPending {
                     id: confirmation_id.to_string(),
@@ -531,23 +532,22 @@ fn fresh_invocation_id() -> String {
     format!("confirmed-{}", hex::encode(bytes))
 }
 
-/// `CONFIRMATION_INVALID` for the held `call` at `surface_version`, with
-/// the original's reasons: `denied` (the user declined, retry `no`) or
-/// `expired` (not decided in time, or no longer held by the registry:
-/// retry `with-confirmation`).
-fn invalid(call: &BrowserSurfaceCall, surface_version: u64, reason: &str) -> AgentInvocationResult {
-    let (message, retry) = match reason {
-        "denied" => (
-            "The user declined this action. Do not retry; respect the decision.",
-            Retry::No,
-        ),
-        _ => (
-            "The user did not confirm this call in time; it did not run. Call again to ask the user again.",
-            Retry::WithConfirmation,
-        ),
-    };
-    let error = AgentError::new(ErrorCode::ConfirmationInvalid, message, retry)
-        .with_detail("reason", reason);
+/// `CONFIRMATION_INVALID` for the held `call` at `surface_version`, as the
+/// original's registry answers the retry of a held call: `denied` (the
+/// user declined, retry `no`) or `expired` (not decided in time, or no
+/// longer held by the registry: retry `with-confirmation`), with its
+/// messages.
+fn invalid(
+    call: &BrowserSurfaceCall,
+    surface_version: u64,
+    problem: EvidenceProblem,
+) -> AgentInvocationResult {
+    let error = AgentError::new(
+        ErrorCode::ConfirmationInvalid,
+        problem.message(),
+        problem.retry(),
+    )
+    .with_detail("reason", problem.as_str());
     AgentInvocationResult::err(
         call.invocation.invocation_id.clone(),
         call.invocation.capability_id.clone(),
@@ -629,7 +629,7 @@ pub(super) fn hold(
     })
 }
 
-/// The user's decision on a held call, or `Withdrawn("expired")` when the
+/// The user's decision on a held call, or `Withdrawn` when the
 /// timer fires first (the entry is then rejected at the registry and
 /// settled as expired here); `None` when the table was cleared.
 async fn await_decision(
@@ -651,7 +651,7 @@ async fn await_decision(
             // Expired unless decided at the same moment.
             if let Some(entry) = ctx.table.take(confirmation_id) {
                 let _ = ctx.source.reject(confirmation_id);
-                let _ = entry.decide.send(Decision::Withdrawn("expired"));
+                let _ = entry.decide.send(Decision::Withdrawn);
                 ctx.table.settled(&entry.info, ConfirmationOutcome::Expired);
             }
             decision.await.ok()
@@ -679,8 +679,8 @@ async fn decided(ctx: &HoldContext, decision: Option<Decision>) -> AgentInvocati
                 .await;
             as_invocation(result, original)
         }
-        Some(Decision::Reject) => invalid(call, version, "denied"),
-        Some(Decision::Withdrawn(reason)) => invalid(call, version, reason),
+        Some(Decision::Reject) => invalid(call, version, EvidenceProblem::Denied),
+        Some(Decision::Withdrawn) => invalid(call, version, EvidenceProblem::Expired),
         // The sender was dropped without a decision: only when the
         // table is cleared, i.e. the session is going away.
         None => AgentInvocationResult::err(

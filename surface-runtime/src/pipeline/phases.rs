@@ -9,8 +9,8 @@ use super::{fail, Failure};
 use crate::audit::{AuditEvent, Phase};
 use crate::clock::iso_8601;
 use crate::confirmation::{
-    input_digest, CallIdentity, ConfirmationLevel, ConfirmationRequest, Consumed, EvidenceProblem,
-    Overflow, PendingConfirmation,
+    input_digest, CallIdentity, ConfirmationLevel, ConfirmationRequest, Consumed, Overflow,
+    PendingConfirmation,
 };
 use crate::executor::ConfirmationInfo;
 use crate::invocation::{AgentConsumer, AgentInvocation, ConsumerKind, ErrorCode, Retry};
@@ -258,20 +258,14 @@ impl SurfaceRegistry {
                 Ok((input, Some(info)))
             }
             Consumed::PendingAgain(pending) => Err(confirmation_required(&pending, target)),
-            Consumed::Refused(problem) => {
-                let retry = match problem {
-                    EvidenceProblem::Expired => Retry::WithConfirmation,
-                    _ => Retry::No,
-                };
-                Err(fail(
-                    Phase::Confirmation,
-                    ErrorCode::ConfirmationInvalid,
-                    problem.message(),
-                    retry,
-                )
-                .detail("reason", problem.as_str())
-                .internal(json!({"confirmationId": id})))
-            }
+            Consumed::Refused(problem) => Err(fail(
+                Phase::Confirmation,
+                ErrorCode::ConfirmationInvalid,
+                problem.message(),
+                problem.retry(),
+            )
+            .detail("reason", problem.as_str())
+            .internal(json!({"confirmationId": id}))),
         }
     }
 
