@@ -247,5 +247,5 @@ async fn as_governed_001_local_confirmation_never_satisfies_backend_approval_end
     let replayed = registry.invoke(replay, &consumer()).await;
     let err = replayed.error().unwrap();
     assert_eq!(err.code, ErrorCode::InvocationConflict);
-    assert_eq!(err.details["reason"], "invocation-id-reused");
+    assert_eq!(err.details["reason"], "id-reused-with-different-request");
 }

@@ -275,7 +275,7 @@ async fn interop_completed_write_replay_and_conflicting_reuse() {
         (
             ErrorCode::InvocationConflict,
             Retry::WithChanges,
-            json!({"reason": "invocation-id-reused"})
+            json!({"reason": "id-reused-with-different-request"})
         )
     );
     assert_eq!(audited(&err), json!({"invocationId": id}));

@@ -790,10 +790,10 @@ async fn run(backend: Backend) -> StepResult {
     let error = expect_error(&agent.call(purge).await, ErrorCode::StaleCapability)?;
     ensure(
         error.retry == Retry::AfterRefresh
-            && error.details.get("reason") == Some(&json!("surface-version-changed"))
+            && error.details.get("reason") == Some(&json!("surface-version-mismatch"))
             && current > seen,
         || {
-            format!("STALE_CAPABILITY should be after-refresh with reason surface-version-changed (the surface is at {current}): {error:?}")
+            format!("STALE_CAPABILITY should be after-refresh with reason surface-version-mismatch (the surface is at {current}): {error:?}")
         },
     )?;
     passed(6, &format!("STALE_CAPABILITY (after-refresh): the agent acted on surfaceVersion {seen}, the surface is at {current}"));

@@ -25,7 +25,7 @@
 //!
 //! What this module adds to the ledger is the registry's answer to each
 //! of the ledger's answers ([`Refusal`]): a different envelope is
-//! `invocation-id-reused`, a pending id `invocation-in-flight`, a kept
+//! `id-reused-with-different-request`, a pending id `invocation-in-flight`, a kept
 //! result a replay, an evicted one `duplicate-invocation`, the bound
 //! `invocation-ids-exhausted`. A digest collision could only make a fresh
 //! id be refused as a repeat or be answered with another call's recorded
@@ -49,7 +49,7 @@ pub(crate) enum Refusal {
     /// The identical envelope completed before: its recorded result
     /// (boxed: a result is large, the other refusals are not).
     Replay(Box<AgentInvocationResult>),
-    /// A repeat with a different envelope (`invocation-id-reused`).
+    /// A repeat with a different envelope (`id-reused-with-different-request`).
     Reused,
     /// A repeat while the first call still runs (`invocation-in-flight`).
     InFlight,
@@ -80,7 +80,7 @@ impl Refusal {
     pub(crate) fn reason(&self) -> Option<&'static str> {
         Some(match self {
             Refusal::Replay(_) => return None,
-            Refusal::Reused => "invocation-id-reused",
+            Refusal::Reused => "id-reused-with-different-request",
             Refusal::InFlight => "invocation-in-flight",
             Refusal::Duplicate => "duplicate-invocation",
             Refusal::Exhausted => "invocation-ids-exhausted",
@@ -109,7 +109,7 @@ impl Refusal {
             Refusal::Reused => (
                 ErrorCode::InvocationConflict,
                 Retry::WithChanges,
-                "This invocation id was already used for a different call; use a fresh invocation id.",
+                "This invocation id was already used for a different request. Use a fresh invocation id if the new request is intentional.",
             ),
             Refusal::Duplicate => (
                 ErrorCode::InvocationConflict,
@@ -229,7 +229,10 @@ mod tests {
             .map(|i| ids.admit(&format!("inv-{i}"), i).ok().unwrap())
             .collect();
         assert_eq!(reason(ids.admit("inv-17", 17)), "invocation-in-flight");
-        assert_eq!(reason(ids.admit("inv-17", 18)), "invocation-id-reused");
+        assert_eq!(
+            reason(ids.admit("inv-17", 18)),
+            "id-reused-with-different-request"
+        );
         for (i, key) in keys.into_iter().enumerate() {
             ids.complete(key, &ok(&format!("inv-{i}")));
         }

@@ -135,7 +135,8 @@ pub struct PendingConfirmation {
 impl PendingConfirmation {
     /// The `details.summary` text of `CONFIRMATION_REQUIRED`, as the
     /// original writes it: `"<description> — input: <effective input as
-    /// compact JSON>"`.
+    /// compact JSON>"`, except that the input's keys are in sorted order
+    /// (the original keeps the agent's order, then the bound keys).
     /// Like the original, the text is cut to [`MAX_SUMMARY_CHARS`] UTF-16
     /// code units (the last one an ellipsis); the application's dialog shows
     /// [`Self::input`] whole.

@@ -33,7 +33,7 @@ pub(crate) type FastHash = foldhash::fast::RandomState;
 /// derived from the registry's secret). Not collision-resistant against
 /// an adversary who knew the seed; a collision could only make a *reused*
 /// invocation id replay its own earlier result instead of answering
-/// `invocation-id-reused` — it can never make an id execute twice.
+/// `id-reused-with-different-request` — it can never make an id execute twice.
 #[derive(Clone)]
 pub(crate) struct Fingerprint(foldhash::quality::FixedState);
 

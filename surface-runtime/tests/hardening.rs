@@ -259,7 +259,14 @@ fn registration_id_aliases_do_not_resolve() {
         let r = now(f
             .registry
             .invoke(at_current_version(&f.registry, inv), &consumer()));
-        assert_eq!(error_code(&r), Some("CAPABILITY_NOT_FOUND"), "{alias:?}");
+        // Not one of this registry's ids while others serve the
+        // capability: the original's `surface-reloaded`.
+        assert_eq!(error_code(&r), Some("STALE_CAPABILITY"), "{alias:?}");
+        assert_eq!(
+            r.error().unwrap().details["reason"],
+            json!("surface-reloaded"),
+            "{alias:?}"
+        );
     }
     assert!(f.executor.calls().is_empty());
     let mut inv = AgentInvocation::new("canonical", "domain:devices.list");
@@ -268,17 +275,23 @@ fn registration_id_aliases_do_not_resolve() {
         .registry
         .invoke(at_current_version(&f.registry, inv), &consumer()));
     assert!(r.error().is_none(), "{r:?}");
-    // An alias of a registration that is gone is unknown, not stale.
+    // An alias of a registration that is gone was never issued
+    // (`surface-reloaded`); only its canonical id is `registration-replaced`.
     let gone = handles.remove(0);
     assert_eq!(gone.registration_id(), "r1");
     drop(gone);
-    for (spelling, code) in [("r01", "CAPABILITY_NOT_FOUND"), ("r1", "STALE_CAPABILITY")] {
+    for (spelling, reason) in [("r01", "surface-reloaded"), ("r1", "registration-replaced")] {
         let mut inv = AgentInvocation::new(format!("gone-{spelling}"), "domain:devices.list");
         inv.registration_id = Some(spelling.to_string());
         let r = now(f
             .registry
             .invoke(at_current_version(&f.registry, inv), &consumer()));
-        assert_eq!(error_code(&r), Some(code), "{spelling}");
+        assert_eq!(error_code(&r), Some("STALE_CAPABILITY"), "{spelling}");
+        assert_eq!(
+            r.error().unwrap().details["reason"],
+            json!(reason),
+            "{spelling}"
+        );
     }
 }
 

@@ -70,26 +70,65 @@ fn phase1_unknown_capability() {
 }
 
 #[test]
-fn phase1_stale_capability_when_registration_is_gone() {
+fn phase1_a_named_registration_that_does_not_serve_is_answered_as_the_original() {
     let f = fixture();
-    let h = register_plain(&f.registry, "devices.list");
-    let rid = h.registration_id().to_string();
-    drop(h);
-    let mut inv = invocation("i1", "domain:devices.list", json!({}));
-    inv.registration_id = Some(rid);
-    let r = now(f
-        .registry
-        .invoke(at_current_version(&f.registry, inv), &consumer()));
-    assert_eq!(error_code(&r), Some("STALE_CAPABILITY"));
-    assert_eq!(retry(&r), Retry::AfterRefresh);
-    // A registration id that was never issued is unknown, not stale.
-    let mut inv = invocation("i2", "domain:devices.list", json!({}));
-    inv.registration_id = Some("r999".into());
-    assert_eq!(
-        error_code(&now(f
+    let named = |id: &str, registration: &str| {
+        let mut inv = invocation(id, "domain:devices.list", json!({}));
+        inv.registration_id = Some(registration.into());
+        let r = now(f
             .registry
-            .invoke(at_current_version(&f.registry, inv), &consumer()))),
-        Some("CAPABILITY_NOT_FOUND")
+            .invoke(at_current_version(&f.registry, inv), &consumer()));
+        let e = r.error().expect("refused").clone();
+        (e.code.to_string(), e.retry, Value::Object(e.details))
+    };
+    let h = register_plain(&f.registry, "devices.list");
+    let gone = h.registration_id().to_string();
+    drop(h);
+    // Gone, and nothing serves the capability: the component unmounted.
+    assert_eq!(
+        named("i1", &gone),
+        (
+            "COMPONENT_UNMOUNTED".into(),
+            Retry::AfterRefresh,
+            json!({"phase": "resolve"})
+        )
+    );
+    // Never issued, nothing serves it: unknown.
+    assert_eq!(named("i2", "r999").0, "CAPABILITY_NOT_FOUND");
+    // Another registration serves it now: gone is `registration-replaced`,
+    // never issued is `surface-reloaded`, both naming the live one.
+    let live = register_plain(&f.registry, "devices.list");
+    let live_id = live.registration_id().to_string();
+    assert_eq!(
+        named("i3", &gone),
+        (
+            "STALE_CAPABILITY".into(),
+            Retry::AfterRefresh,
+            json!({"reason": "registration-replaced", "liveRegistrationId": live_id})
+        )
+    );
+    assert_eq!(
+        named("i4", "r999").2,
+        json!({"reason": "surface-reloaded", "liveRegistrationId": live_id})
+    );
+    // With two serving, no live registration is named.
+    let _second = register_plain(&f.registry, "devices.list");
+    assert_eq!(
+        named("i5", &gone).2,
+        json!({"reason": "registration-replaced"})
+    );
+    assert!(f.executor.calls().is_empty());
+    let message = now(f.registry.invoke(
+        {
+            let mut inv = invocation("i6", "domain:devices.list", json!({}));
+            inv.registration_id = Some(gone.clone());
+            at_current_version(&f.registry, inv)
+        },
+        &consumer(),
+    ));
+    assert_eq!(
+        message.error().unwrap().message,
+        "The invocation references a superseded surface snapshot. Refresh the catalog and re-resolve the target."
     );
 }
 
@@ -121,8 +160,8 @@ fn two_references_to_one_procedure_are_ambiguous_until_registration_id_given() {
     assert_eq!(
         details(&r)["instances"],
         json!([
-            {"registrationId": ha.registration_id(), "context": {"type": "devices.table", "instanceId": "a"}},
-            {"registrationId": hb.registration_id(), "context": {"type": "devices.table", "instanceId": "b"}},
+            {"instanceId": "a", "registrationId": ha.registration_id(), "context": {"type": "devices.table", "instanceId": "a"}},
+            {"instanceId": "b", "registrationId": hb.registration_id(), "context": {"type": "devices.table", "instanceId": "b"}},
         ])
     );
 
@@ -167,7 +206,7 @@ fn phase2_destructive_call_with_old_surface_version_is_stale() {
         .invoke(at_current_version(&f.registry, inv), &consumer()));
     assert_eq!(error_code(&r), Some("STALE_CAPABILITY"));
     assert_eq!(retry(&r), Retry::AfterRefresh);
-    assert_eq!(details(&r)["reason"], json!("surface-version-changed"));
+    assert_eq!(details(&r)["reason"], json!("surface-version-mismatch"));
 
     // A query with the same old version is not stale.
     let mut inv = invocation("i2", "domain:devices.list", json!({}));
@@ -208,7 +247,10 @@ fn phase3_unavailable_reference_never_runs_even_when_named() {
     let r = call(&f.registry, "i1", "domain:devices.disable", json!({}));
     assert_eq!(error_code(&r), Some("CAPABILITY_NOT_AVAILABLE"));
     let e = r.error().unwrap();
-    assert_eq!(e.message, "Select at least one device first");
+    assert_eq!(
+        e.message,
+        "This capability exists but is currently unavailable: Select at least one device first. Perform the enabling step first, then refresh."
+    );
     assert_eq!(e.retry, Retry::AfterRefresh);
     assert_eq!(
         e.details["reason"],
@@ -1017,7 +1059,10 @@ fn registry_never_executes_one_invocation_id_twice() {
     );
     assert_eq!(error_code(&changed), Some("INVOCATION_CONFLICT"));
     assert_eq!(retry(&changed), Retry::WithChanges);
-    assert_eq!(details(&changed)["reason"], json!("invocation-id-reused"));
+    assert_eq!(
+        details(&changed)["reason"],
+        json!("id-reused-with-different-request")
+    );
     assert_eq!(f.executor.calls().len(), 1);
 }
 

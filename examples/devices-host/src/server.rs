@@ -799,14 +799,14 @@ fn summarize(path: &str, outcome: &BrowserSurfaceOutcome) -> String {
             }
             Some(error) => {
                 // `details.reason` names the refusal (`denied`, `mismatch`,
-                // `surface-version-changed`), unless it is the message
-                // itself (an unavailable capability's reason is the app's
-                // text, which is the message).
+                // `surface-version-mismatch`), unless the message already
+                // says it (an unavailable capability's reason is the app's
+                // text, which the message quotes).
                 let reason = error
                     .details
                     .get("reason")
                     .and_then(Value::as_str)
-                    .filter(|r| *r != error.message)
+                    .filter(|r| !error.message.contains(r))
                     .map(|r| format!(" ({r})"))
                     .unwrap_or_default();
                 format!(

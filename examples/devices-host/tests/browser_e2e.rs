@@ -467,7 +467,7 @@ async fn unavailable_and_stale_capability_are_told_to_the_user_in_words() {
     let report = s.report().await;
     assert_eq!(
         report,
-        "Agent turn: Not done: CAPABILITY_NOT_AVAILABLE — Select at least one device in the table first"
+        "Agent turn: Not done: CAPABILITY_NOT_AVAILABLE — This capability exists but is currently unavailable: Select at least one device in the table first. Perform the enabling step first, then refresh."
     );
     assert!(
         s.activity()

@@ -15,7 +15,6 @@ use crate::audit::AuditEvent;
 use crate::cancellation::Cancellation;
 use crate::executor::{ExecuteRequest, ExecutionError, ProcedureCallInfo};
 use crate::invocation::{AgentConsumer, AgentInvocationResult, ErrorCode, Retry};
-use crate::manifest::AgentEffect;
 use crate::registry::{Registered, SurfaceRegistry};
 use crate::sync::BoxFuture;
 
@@ -133,20 +132,27 @@ impl SurfaceRegistry {
             Raced::Done(done) => done.map_err(|e| sanitize(target, e)),
             Raced::Timeout => {
                 cancellation.cancel();
-                let retry = match target.effect() {
-                    None | Some(AgentEffect::ServerQuery) => Retry::Yes,
-                    Some(_) => Retry::No,
+                // The original's answer: retry `yes` only for an idempotent
+                // capability, which the message says is safe to repeat.
+                let idempotent = target.idempotent();
+                let (message, retry) = if idempotent {
+                    (
+                        "The capability timed out. It is idempotent; retrying with a new invocationId is safe.",
+                        Retry::Yes,
+                    )
+                } else {
+                    (
+                        "The capability timed out and side effects may or may not have occurred. Verify state with an observation before repeating.",
+                        Retry::No,
+                    )
                 };
                 let ms = self
                     .settings()
                     .timeout
                     .map_or(0, |t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
-                Err(ExecutionError::new(
-                    ErrorCode::Timeout,
-                    "The call timed out; it may still have taken effect.",
-                    retry,
-                )
-                .with_detail("timeoutMs", ms))
+                Err(ExecutionError::new(ErrorCode::Timeout, message, retry)
+                    .with_detail("timeoutMs", ms)
+                    .with_detail("idempotent", idempotent))
             }
             Raced::Cancelled => {
                 cancellation.cancel();

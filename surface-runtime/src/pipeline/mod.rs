@@ -4,9 +4,9 @@
 //!
 //! | phase | function | failure |
 //! |---|---|---|
-//! | admission | `SurfaceRegistry::admission` | `INVALID_INPUT` (an issue at `["invocationId"]`, nothing recorded); a replay of the recorded result; `INVOCATION_CONFLICT` (`invocation-in-flight`, `invocation-id-reused`, `duplicate-invocation`); `PRECONDITION_FAILED` (`invocation-ids-exhausted`) |
-//! | 1 resolve | `phases::resolve` | `CAPABILITY_NOT_FOUND`, `STALE_CAPABILITY` (`registration-gone`, `details.liveRegistrationId`), `AMBIGUOUS_INSTANCE` (`details.instances`) |
-//! | 2 staleness | `phases::staleness` | `STALE_CAPABILITY` (`surface-version-changed`, `surface-version-required`) |
+//! | admission | `SurfaceRegistry::admission` | `INVALID_INPUT` (an issue at `["invocationId"]`, nothing recorded); a replay of the recorded result; `INVOCATION_CONFLICT` (`invocation-in-flight`, `id-reused-with-different-request`, `duplicate-invocation`); `PRECONDITION_FAILED` (`invocation-ids-exhausted`) |
+//! | 1 resolve | `phases::resolve` | `CAPABILITY_NOT_FOUND`, `STALE_CAPABILITY` (`registration-replaced`, `surface-reloaded`, `details.liveRegistrationId`), `COMPONENT_UNMOUNTED` (`phase: "resolve"`), `AMBIGUOUS_INSTANCE` (`details.instances`) |
+//! | 2 staleness | `phases::staleness` | `STALE_CAPABILITY` (`surface-version-mismatch`, `surface-version-required`) |
 //! | 3 availability | `phases::availability` | `CAPABILITY_NOT_AVAILABLE` (`details.reason`) |
 //! | 4 authorize | `phases::authorize` | `NOT_AUTHORIZED` (`details.origin: "client"`) |
 //! | 5 effective input | `input::effective_input` | `INVALID_INPUT` (`details.lockedFields`, `details.issues`, at most [`MAX_REPORTED_VALIDATION_ERRORS`]); `PRECONDITION_FAILED` (`binding-failed`) |

@@ -17,13 +17,17 @@ use crate::invocation::{AgentConsumer, AgentInvocation, ConsumerKind, ErrorCode,
 use crate::policy::{AgentPolicy, PolicyContext, PolicyDecision};
 use crate::registry::{Live, Lookup, Registered, SurfaceRegistry};
 
-/// Phase 1: the registration a call names. A `registrationId` must name a
-/// live registration of this capability (`STALE_CAPABILITY` when it was
-/// issued and is gone) and, with an `instanceId`, of that component
-/// instance; without one, exactly one live registration (of the
-/// `instanceId`, when given) must serve it (`AMBIGUOUS_INSTANCE`
-/// otherwise).
-/// Headless consumers resolve no view capability.
+/// Phase 1: the registration a call names, as the original resolves it.
+/// The candidates are the live registrations serving the capability (of
+/// the `instanceId`, when given). With a `registrationId`: that candidate;
+/// else, when candidates remain, `STALE_CAPABILITY` (`reason`
+/// `registration-replaced` when the named registration was issued here
+/// and is gone, `surface-reloaded` when it was not; `liveRegistrationId`
+/// when exactly one candidate serves); else `COMPONENT_UNMOUNTED`
+/// (`phase: "resolve"`) for a gone registration and
+/// `CAPABILITY_NOT_FOUND` for an unknown one. Without one: exactly one
+/// candidate (`CAPABILITY_NOT_FOUND` for none, `AMBIGUOUS_INSTANCE` for
+/// several). Headless consumers resolve no view capability.
 pub(super) fn resolve(
     live: &Live<'_>,
     inv: &AgentInvocation,
@@ -37,34 +41,28 @@ pub(super) fn resolve(
     let of_instance = |target: &Registered| {
         instance.is_none_or(|i| target.context().is_some_and(|c| c.instance_id == i))
     };
-    if let Some(wanted) = inv.registration_id.as_deref() {
-        return match live.lookup(capability_id, wanted) {
-            // A registration of another instance than the call names does
-            // not serve it (the original's `present` check).
-            Lookup::Serving(target) if of_instance(&target) => Ok(target),
-            Lookup::Serving(_) => Err(unknown_capability()),
-            Lookup::Gone => {
-                let failure = fail(
-                    Phase::Resolve,
-                    ErrorCode::StaleCapability,
-                    "This registration is no longer live; take a fresh snapshot.",
-                    Retry::AfterRefresh,
-                )
-                .detail("reason", "registration-gone");
-                // The registration now serving the capability, when exactly
-                // one does.
-                let mut live_ones = live.serving(capability_id);
-                Err(match (live_ones.next(), live_ones.next()) {
-                    (Some(only), None) => {
-                        failure.detail("liveRegistrationId", only.registration_id())
-                    }
-                    _ => failure,
-                })
-            }
-            Lookup::Unknown => Err(unknown_capability()),
-        };
-    }
     let mut candidates = live.serving(capability_id).filter(of_instance);
+    if let Some(wanted) = inv.registration_id.as_deref() {
+        let gone = match live.lookup(capability_id, wanted) {
+            Lookup::Serving(target) if of_instance(&target) => return Ok(target),
+            Lookup::Gone => true,
+            Lookup::Serving(_) | Lookup::Unknown => false,
+        };
+        return Err(match (candidates.next(), candidates.next()) {
+            (Some(only), None) => {
+                stale_registration(gone).detail("liveRegistrationId", only.registration_id())
+            }
+            (Some(_), Some(_)) => stale_registration(gone),
+            (None, _) if gone => fail(
+                Phase::Resolve,
+                ErrorCode::ComponentUnmounted,
+                "The owning view is no longer mounted. Refresh the surface catalog.",
+                Retry::AfterRefresh,
+            )
+            .detail("phase", "resolve"),
+            (None, _) => unknown_capability(),
+        });
+    }
     let Some(first) = candidates.next() else {
         return Err(unknown_capability());
     };
@@ -79,32 +77,71 @@ pub(super) fn resolve(
     Err(fail(
         Phase::Resolve,
         ErrorCode::AmbiguousInstance,
-        "Several live references match; call again with the registrationId of the intended one.",
+        "More than one live instance matches this capability. Re-issue the call with an explicit instanceId or registrationId.",
         Retry::WithChanges,
     )
     .detail("instances", instances))
+}
+
+/// The original's `STALE_CAPABILITY` message, retry and `details.reason`.
+const STALE_MESSAGE: &str =
+    "The invocation references a superseded surface snapshot. Refresh the catalog and re-resolve the target.";
+
+/// `STALE_CAPABILITY` for a named registration that does not serve the
+/// call while others do: `registration-replaced` when it was issued here
+/// and is `gone`, `surface-reloaded` when this registry never issued it.
+fn stale_registration(gone: bool) -> Failure {
+    let reason = if gone {
+        "registration-replaced"
+    } else {
+        "surface-reloaded"
+    };
+    fail(
+        Phase::Resolve,
+        ErrorCode::StaleCapability,
+        STALE_MESSAGE,
+        Retry::AfterRefresh,
+    )
+    .detail("reason", reason)
 }
 
 fn unknown_capability() -> Failure {
     fail(
         Phase::Resolve,
         ErrorCode::CapabilityNotFound,
-        "No capability with this id is available; take a fresh snapshot.",
+        "This capability does not exist in the current surface. Refresh the surface catalog before the next step.",
         Retry::AfterRefresh,
     )
 }
 
-/// One entry of `details.instances`: `{"registrationId", "context"?}`.
+/// One entry of `details.instances`, as the original lists them:
+/// `{"instanceId"?, "registrationId", "context"?}` for a procedure binding
+/// (its component, when it has one), `{"instanceId", "registrationId",
+/// "description"?}` for a view capability (the component's description).
 fn instance_summary(target: &Registered) -> Value {
-    let mut v = json!({ "registrationId": target.registration_id() });
+    let mut v = json!({});
     if let Some(ctx) = target.context() {
-        v["context"] = json!(ctx);
+        v["instanceId"] = json!(ctx.instance_id);
+    }
+    v["registrationId"] = json!(target.registration_id());
+    match target {
+        Registered::Procedure(p) => {
+            if let Some(ctx) = &p.context {
+                v["context"] = json!(ctx);
+            }
+        }
+        Registered::View(c, _) => {
+            if let Some(description) = &c.description {
+                v["description"] = json!(description);
+            }
+        }
     }
     v
 }
 
 /// Phase 2: a destructive or external-side-effect procedure acted on from
-/// an older `surfaceVersion` is stale — and so is such a call that names
+/// another `surfaceVersion` is stale (`details.reason:
+/// "surface-version-mismatch"`) — and so is such a call that names
 /// no `surfaceVersion` at all (`details.reason:
 /// "surface-version-required"`): the registry cannot tell which surface
 /// the agent saw, so it never asks for confirmation on its behalf.
@@ -125,10 +162,10 @@ pub(super) fn staleness(
         Some(_) => fail(
             Phase::Staleness,
             ErrorCode::StaleCapability,
-            "The surface changed since this capability was listed; take a fresh snapshot.",
+            STALE_MESSAGE,
             Retry::AfterRefresh,
         )
-        .detail("reason", "surface-version-changed"),
+        .detail("reason", "surface-version-mismatch"),
         None => fail(
             Phase::Staleness,
             ErrorCode::StaleCapability,
@@ -147,12 +184,17 @@ pub(super) fn availability(target: &Registered) -> Result<(), Failure> {
         return Ok(());
     }
     let reason = availability.reason_text();
+    // The original's message, with the application's reason in it.
+    let because = reason
+        .as_deref()
+        .map(|r| format!(": {r}"))
+        .unwrap_or_default();
     let failure = fail(
         Phase::Availability,
         ErrorCode::CapabilityNotAvailable,
-        reason
-            .clone()
-            .unwrap_or_else(|| "This capability is not available right now.".into()),
+        format!(
+            "This capability exists but is currently unavailable{because}. Perform the enabling step first, then refresh."
+        ),
         Retry::AfterRefresh,
     );
     Err(match reason {
@@ -326,7 +368,7 @@ impl SurfaceRegistry {
         fail(
             Phase::Confirmation,
             ErrorCode::RateLimited,
-            "Too many confirmations are waiting for the user. Retry shortly.",
+            "The queue for this capability is full. Retry shortly.",
             Retry::AfterDelay,
         )
         .detail("reason", "queue-full")

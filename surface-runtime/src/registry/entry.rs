@@ -146,6 +146,19 @@ impl Registered {
         }
     }
 
+    /// Whether repeating the call is harmless, as the original counts it:
+    /// a procedure when its effect is `server-query`, an observation
+    /// always, an action when it was registered `idempotent`.
+    pub(crate) fn idempotent(&self) -> bool {
+        match self {
+            Registered::Procedure(p) => p.effect == AgentEffect::ServerQuery,
+            Registered::View(c, i) => match &c.views[*i].kind {
+                ViewKind::Observation { .. } => true,
+                ViewKind::Action(meta) => meta.idempotent,
+            },
+        }
+    }
+
     /// The owning component.
     pub(crate) fn context(&self) -> Option<&ComponentContext> {
         match self {

@@ -151,9 +151,9 @@ fn upgrade_error(mut error: Map<String, Value>) -> Map<String, Value> {
             let version_moved = details.remove("currentSurfaceVersion").is_some();
             if !details.contains_key("reason") {
                 let reason = if version_moved {
-                    "surface-version-changed"
+                    "surface-version-mismatch"
                 } else {
-                    "registration-gone"
+                    "registration-replaced"
                 };
                 details.insert("reason".into(), json!(reason));
             }
@@ -187,12 +187,18 @@ fn upgrade_error(mut error: Map<String, Value>) -> Map<String, Value> {
 }
 
 /// `PRECONDITION_FAILED` as today's registry answers the same refusal: a
-/// reused, running or forgotten invocation id is `INVOCATION_CONFLICT`
-/// (retry `with-changes`); the id table's bound and a failed binding stay
+/// reused (`id-reused-with-different-request`, the original's reason),
+/// running or forgotten invocation id is `INVOCATION_CONFLICT` (retry
+/// `with-changes`); the id table's bound and a failed binding stay
 /// `PRECONDITION_FAILED`, retry `after-refresh`.
 fn precondition(details: &mut Map<String, Value>, retry: &mut String) -> String {
     match details.get("reason").and_then(Value::as_str) {
-        Some("invocation-id-reused" | "invocation-in-flight" | "duplicate-invocation") => {
+        Some("invocation-id-reused") => {
+            details.insert("reason".into(), json!("id-reused-with-different-request"));
+            *retry = "with-changes".into();
+            "INVOCATION_CONFLICT".into()
+        }
+        Some("invocation-in-flight" | "duplicate-invocation") => {
             *retry = "with-changes".into();
             "INVOCATION_CONFLICT".into()
         }
@@ -349,12 +355,12 @@ mod tests {
                 json!({"code": "STALE_CAPABILITY", "message": "m", "retry": "after-refresh",
                        "details": {"currentSurfaceVersion": 7}}),
                 json!({"code": "STALE_CAPABILITY", "message": "m", "retry": "after-refresh",
-                       "details": {"reason": "surface-version-changed"}}),
+                       "details": {"reason": "surface-version-mismatch"}}),
             ),
             (
                 json!({"code": "STALE_CAPABILITY", "message": "m", "retry": "after-refresh"}),
                 json!({"code": "STALE_CAPABILITY", "message": "m", "retry": "after-refresh",
-                       "details": {"reason": "registration-gone"}}),
+                       "details": {"reason": "registration-replaced"}}),
             ),
             (
                 json!({"code": "INVALID_INPUT", "message": "m", "retry": "with-changes",
@@ -413,7 +419,7 @@ mod tests {
                 json!({"code": "PRECONDITION_FAILED", "message": "m", "retry": "no",
                        "details": {"reason": "invocation-id-reused"}}),
                 json!({"code": "INVOCATION_CONFLICT", "message": "m", "retry": "with-changes",
-                       "details": {"reason": "invocation-id-reused"}}),
+                       "details": {"reason": "id-reused-with-different-request"}}),
             ),
             (
                 json!({"code": "PRECONDITION_FAILED", "message": "m", "retry": "no",

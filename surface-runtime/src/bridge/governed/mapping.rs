@@ -130,7 +130,7 @@ fn caller_row(code: &str) -> Option<Row> {
             "The backend refused the input; details.issues names the fields.",
         ),
         "INVOCATION_CONFLICT" => Row {
-            reason: Some("invocation-id-reused"),
+            reason: Some("id-reused-with-different-request"),
             ..row(
                 ErrorCode::InvocationConflict,
                 Retry::WithChanges,

@@ -358,7 +358,7 @@ async fn s8_governed_gateway_codes_map_per_the_table() {
             false,
             C::InvocationConflict,
             Retry::WithChanges,
-            json!({"reason": "invocation-id-reused"}),
+            json!({"reason": "id-reused-with-different-request"}),
         ),
         (
             "CONTRACT_MISMATCH",
