@@ -1205,8 +1205,16 @@ fn phase7_timeout_through_the_injected_timer() {
     let _h = register_plain(&f.registry, "devices.list");
     let r = call(&f.registry, "i1", "domain:devices.list", json!({}));
     assert_eq!(error_code(&r), Some("TIMEOUT"));
+    // A server-query is idempotent: the original's answer says so.
     assert_eq!(retry(&r), Retry::Yes);
-    assert_eq!(details(&r)["timeoutMs"], json!(250));
+    assert_eq!(
+        Value::Object(details(&r)),
+        json!({"timeoutMs": 250, "idempotent": true})
+    );
+    assert_eq!(
+        r.error().unwrap().message,
+        "The capability timed out. It is idempotent; retrying with a new invocationId is safe."
+    );
     assert_eq!(slept.load(Ordering::SeqCst), 250);
 }
 
@@ -1278,7 +1286,14 @@ fn phase7_timeout_fires_the_executor_cancellation() {
     assert_eq!(error_code(&r), Some("TIMEOUT"));
     // A mutation may have taken effect: do not retry blindly.
     assert_eq!(retry(&r), Retry::No);
-    assert_eq!(details(&r)["timeoutMs"], json!(30_000));
+    assert_eq!(
+        Value::Object(details(&r)),
+        json!({"timeoutMs": 30_000, "idempotent": false})
+    );
+    assert_eq!(
+        r.error().unwrap().message,
+        "The capability timed out and side effects may or may not have occurred. Verify state with an observation before repeating."
+    );
     assert!(executor.0.lock().unwrap().as_ref().unwrap().is_cancelled());
 }
 
