@@ -618,3 +618,37 @@ fn an_observation_ignores_its_input() {
     }
     assert_eq!(*seen.lock().unwrap(), 4);
 }
+
+#[test]
+fn two_instances_of_a_view_capability_are_listed_as_the_original_lists_them() {
+    let f = fixture();
+    let a = f
+        .registry
+        .register_component(
+            ComponentDefinition::new("devices.table", "a")
+                .description("The devices of site A")
+                .capability(noop_view("clear")),
+        )
+        .unwrap();
+    let b = f
+        .registry
+        .register_component(
+            ComponentDefinition::new("devices.table", "b").capability(noop_view("clear")),
+        )
+        .unwrap();
+    let result = call(&f.registry, "i1", "view:devices.table.clear", json!({}));
+    let error = result.error().expect("ambiguous");
+    assert_eq!(error.code.as_str(), "AMBIGUOUS_INSTANCE");
+    assert_eq!(
+        error.message,
+        "More than one live instance matches this capability. Re-issue the call with an explicit instanceId or registrationId."
+    );
+    assert_eq!(
+        error.details["instances"],
+        json!([
+            {"instanceId": "a", "registrationId": a.registration_id(),
+             "description": "The devices of site A"},
+            {"instanceId": "b", "registrationId": b.registration_id()},
+        ])
+    );
+}
