@@ -33,7 +33,8 @@ use surface_runtime::bridge::{
 use surface_runtime::host::{
     AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceAnnouncement, BrowserSurfaceCall,
     BrowserSurfaceIdentity, BrowserSurfaceResult, BrowserSurfaceSession,
-    BrowserSurfaceSessionOptions, KnownBuild, ResultDisposition, ToolCallRequest,
+    BrowserSurfaceSessionOptions, BrowserToHostMessage, KnownBuild, ResultDisposition,
+    ToolCallRequest,
 };
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{
@@ -483,6 +484,86 @@ fn a_rust_host_accepts_a_typescript_page_and_dispatches_its_calls() {
     // An error result of the original's (the locked field) is read as the
     // original wrote it.
     host_round_trip(&host, "session", "locked-field", "domain:devices.disable");
+}
+
+// ----- lone surrogates: text JavaScript writes and Rust strings cannot hold -----------------
+
+/// `text` with its one `"target"` string written as `lone` (a JSON escape
+/// sequence), as `JSON.stringify` writes a JavaScript string cut in the
+/// middle of an emoji.
+fn with_lone_surrogate(text: &str, target: &str, lone: &str) -> String {
+    let quoted = format!("\"{target}\"");
+    assert_eq!(text.matches(&quoted).count(), 1, "{text}");
+    text.replace(&quoted, &format!("\"{lone}\""))
+}
+
+#[tokio::test]
+async fn a_recorded_call_with_a_lone_surrogate_is_an_invalid_call_echoing_its_ids() {
+    // The original runs it (its strings hold lone surrogates); no Rust
+    // string can, so the call is refused, never run with altered input —
+    // answered as the recorded invalid call was, with this call's ids, so
+    // the host can match the answer to its pending tool call.
+    let (page, backend) = plain_page();
+    page.session.connect("connection-1").unwrap();
+    page.select(&["d1", "d2"]);
+    let text = with_lone_surrogate(
+        &page.recorded_call("session", "valid"),
+        "maintenance",
+        r"maintenance \ud83d",
+    );
+    let result = page.session.invoke_json(&text).await;
+    let mut expected = fixture("session", "invalid-call.result.json");
+    expected["runId"] = json!("run-1");
+    expected["toolCallId"] = json!("tool-invocation-1");
+    expected["invocationId"] = json!("invocation-1");
+    assert_eq!(
+        page.as_recorded(&serde_json::to_value(&result).unwrap()),
+        expected
+    );
+    assert!(backend.0.lock().unwrap().is_empty());
+    // The call itself, as recorded, then runs.
+    let result = page
+        .session
+        .invoke_json(&page.recorded_call("session", "valid"))
+        .await;
+    assert_eq!(
+        page.as_recorded(&serde_json::to_value(&result).unwrap()),
+        fixture("session", "valid.result.json")
+    );
+}
+
+#[test]
+fn a_rust_host_reads_a_typescript_result_with_a_lone_surrogate_as_u_fffd() {
+    let host = host_with_typescript_page("session", plain_manifest());
+    let ids = typescript_ids();
+    let recorded_call = substitute(&fixture("session", "valid.call.json"), &ids);
+    let invocation = &recorded_call["invocation"];
+    host.dispatch(ToolCallRequest::new(
+        "run-1",
+        recorded_call["toolCallId"].as_str().unwrap(),
+        invocation["invocationId"].as_str().unwrap(),
+        "domain:devices.disable",
+        invocation["input"].clone(),
+    ))
+    .unwrap();
+    // The recorded result, its output a string cut in the middle of an
+    // emoji, as the TypeScript page's `JSON.stringify` writes it.
+    let mut recorded = substitute(&fixture("session", "valid.result.json"), &ids);
+    recorded["result"]["output"] = json!({"note": "LONE"});
+    let text = with_lone_surrogate(&recorded.to_string(), "LONE", r"ok\ud83d");
+    assert!(serde_json::from_str::<BrowserSurfaceResult>(&text).is_err());
+    let BrowserToHostMessage::Result(result) = BrowserToHostMessage::from_json(&text).unwrap()
+    else {
+        panic!("a result: {text}")
+    };
+    match host.accept_result(&connection(), &result).unwrap() {
+        ResultDisposition::Completed(done) => {
+            let mut expected = recorded["result"].clone();
+            expected["output"] = json!({"note": "ok\u{FFFD}"});
+            assert_eq!(serde_json::to_value(&done.result).unwrap(), expected);
+        }
+        other => panic!("expected a completion, got {other:?}"),
+    }
 }
 
 #[test]

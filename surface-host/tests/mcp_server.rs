@@ -247,6 +247,53 @@ async fn the_host_side_timeout_answers_timeout_and_the_late_result_is_dropped() 
 }
 
 #[tokio::test]
+async fn a_typescript_result_with_a_lone_surrogate_answers_the_tool_call_with_u_fffd() {
+    // A TypeScript page's `JSON.stringify` writes a string cut in the
+    // middle of an emoji as a lone surrogate escape; the tab reads it as
+    // U+FFFD rather than leaving the `tools/call` waiting for its timeout.
+    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
+    let (tab, calls) = tab(&mcp, ConfirmationMode::Hold, false);
+    let mut calls = calls.unwrap();
+    let server = mcp.clone();
+    let waiting =
+        tokio::spawn(async move { server.call_tool(RUN, "tc-1", "devices__list", None).await });
+    let call = calls.next().await.expect("dispatched");
+    let mut result = serde_json::to_value(tab.session.invoke(call).await).unwrap();
+    result["result"]["output"] = json!({"note": "LONE"});
+    let text = result.to_string().replace("\"LONE\"", r#""ok\ud83d""#);
+    assert_eq!(
+        tab.connection.receive_json(&text).unwrap(),
+        Received::Result
+    );
+    let answer = waiting.await.unwrap();
+    assert!(!answer.is_error, "{answer:?}");
+    assert_eq!(structured(&answer), json!({"note": "ok\u{FFFD}"}));
+    // Sent again, it is read the same way: a duplicate.
+    assert_eq!(
+        tab.connection.receive_json(&text).unwrap(),
+        Received::DuplicateResult
+    );
+    // An announcement too (its contextual note is the page's own text).
+    let mut announcement = serde_json::to_value(tab.session.announcement().unwrap()).unwrap();
+    announcement["snapshot"]["procedures"][0]["contextualNote"] = json!("LONE");
+    let text = announcement
+        .to_string()
+        .replace("\"LONE\"", r#""Bound to \udc00""#);
+    assert!(matches!(
+        tab.connection.receive_json(&text),
+        Ok(Received::Announcement(_))
+    ));
+    let tools = mcp.tools(RUN).await.unwrap();
+    assert!(
+        tools.iter().any(|t| t
+            .description
+            .as_deref()
+            .is_some_and(|d| d.ends_with("Bound to \u{FFFD}"))),
+        "{tools:?}"
+    );
+}
+
+#[tokio::test]
 async fn closing_the_tab_while_a_call_waits_answers_disconnected_and_removes_its_tools() {
     let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
     let (tab, calls) = tab(&mcp, ConfirmationMode::Hold, false);

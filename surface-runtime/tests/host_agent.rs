@@ -8,9 +8,10 @@ use host_support::*;
 use serde_json::{json, Value};
 use surface_runtime::host::{
     AgentHost, AgentRun, ArtifactMismatch, AuthenticatedConnection, BrowserSurfaceAnnouncement,
-    BrowserSurfaceIdentity, BrowserSurfaceOutcome, BrowserSurfaceResult, BrowserSurfaceSession,
-    BrowserSurfaceSessionOptions, EchoField, HostError, HostTool, IdentityChange, KnownBuild,
-    RejectionReason, ResultDisposition, ServerTool, ToolCallRequest,
+    BrowserSurfaceIdentity, BrowserSurfaceOutcome, BrowserSurfaceProgress, BrowserSurfaceResult,
+    BrowserSurfaceSession, BrowserSurfaceSessionOptions, BrowserToHostMessage, EchoField,
+    HostError, HostTool, IdentityChange, KnownBuild, RejectionReason, ResultDisposition,
+    ServerTool, ToolCallRequest,
 };
 use surface_runtime::{
     AgentConsumer, AgentEffect, AgentInvocationResult, ConfirmationLevel, ConsumerKind,
@@ -1004,5 +1005,150 @@ async fn as_host_check_result_does_not_consume_and_withdraw_keeps_the_id_refused
     assert_eq!(
         host.check_result(&auth("conn-1"), &result).unwrap_err(),
         HostError::Unsolicited("inv-1".into())
+    );
+}
+
+// ----- lone surrogates in a TypeScript page's text ----------------------------------
+
+/// `message` as text, with every `"LONE"` string in it written as `lone`
+/// (as a TypeScript page's `JSON.stringify` writes a string cut in the
+/// middle of an emoji).
+fn page_text(message: &impl serde::Serialize, lone: &str) -> String {
+    let text = serde_json::to_string(message).unwrap();
+    assert!(text.contains("LONE"), "{text}");
+    text.replace("LONE", lone)
+}
+
+fn read_page(text: &str) -> BrowserToHostMessage {
+    // serde_json alone refuses the text (for the lone surrogates).
+    assert!(
+        serde_json::from_str::<BrowserToHostMessage>(text).is_err(),
+        "{text}"
+    );
+    BrowserToHostMessage::from_json(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+#[tokio::test]
+async fn a_typescript_result_with_a_lone_surrogate_is_read_with_the_replacement_character() {
+    let s = session();
+    let host = host();
+    host.accept_announcement(&auth("conn-1"), &s.session.connect("conn-1").unwrap())
+        .unwrap();
+    host.start_run(run("run-1", Some("tab-1"), ConsumerKind::Embedded))
+        .unwrap();
+    let call = host
+        .dispatch(ToolCallRequest::new(
+            "run-1",
+            "tc-1",
+            "inv-1",
+            "domain:devices.disable",
+            json!({"reason": "lost"}),
+        ))
+        .unwrap();
+    // Progress from the page, a lone surrogate in its retry id.
+    let progress = BrowserSurfaceProgress::confirmed(&call, "confirmed-LONE");
+    let BrowserToHostMessage::Progress(progress) = read_page(&page_text(&progress, r"\udc00"))
+    else {
+        panic!("progress")
+    };
+    assert_eq!(
+        progress.retry_invocation_id.as_deref(),
+        Some("confirmed-\u{FFFD}")
+    );
+    assert_eq!(
+        host.accept_progress(&auth("conn-1"), &progress).unwrap(),
+        call
+    );
+    // The page's result, as a TypeScript page answers: `output` holds a
+    // string cut after the first half of an emoji.
+    let mut result = s.session.invoke(call.clone()).await;
+    let BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Ok { output, .. }) =
+        &mut result.result
+    else {
+        panic!("a success: {result:?}")
+    };
+    *output = Some(json!({"note": "LONE"}));
+    let text = page_text(&result, r"ok\ud83d");
+    let BrowserToHostMessage::Result(read) = read_page(&text) else {
+        panic!("a result")
+    };
+    let ResultDisposition::Completed(done) = host.accept_result(&auth("conn-1"), &read).unwrap()
+    else {
+        panic!("a completion")
+    };
+    assert_eq!(done.call, call);
+    let BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Ok { output, .. }) = &done.result
+    else {
+        panic!("a success: {:?}", done.result)
+    };
+    assert_eq!(output, &Some(json!({"note": "ok\u{FFFD}"})));
+    // The page sends it again: the same reading, a duplicate.
+    let BrowserToHostMessage::Result(again) = read_page(&text) else {
+        panic!("a result")
+    };
+    assert_eq!(
+        host.accept_result(&auth("conn-1"), &again).unwrap(),
+        ResultDisposition::Duplicate
+    );
+    // A pair and an escaped backslash are read as they are (and strictly).
+    for (lone, read) in [(r"\ud83d\ude00", "\u{1F600}"), (r"\\ud83d", "\\ud83d")] {
+        let text = page_text(&result, lone);
+        let strict: BrowserToHostMessage = serde_json::from_str(&text).unwrap();
+        assert_eq!(BrowserToHostMessage::from_json(&text).unwrap(), strict);
+        let BrowserToHostMessage::Result(r) = strict else {
+            panic!("a result")
+        };
+        let BrowserSurfaceOutcome::Invocation(AgentInvocationResult::Ok { output, .. }) = &r.result
+        else {
+            panic!("a success")
+        };
+        assert_eq!(output, &Some(json!({"note": read})), "{lone}");
+    }
+    // Text that is no message stays refused, surrogate or not.
+    assert!(BrowserToHostMessage::from_json(r#"{"note":"ok\ud83d"}"#).is_err());
+    assert!(BrowserToHostMessage::from_json(r#"{"ok\ud83d"#).is_err());
+}
+
+#[test]
+fn a_typescript_announcement_with_a_lone_surrogate_is_read_and_still_verified() {
+    let s = session();
+    let host = host();
+    host.start_run(run("embedded", Some("tab-1"), ConsumerKind::Embedded))
+        .unwrap();
+    let a = s.session.connect("conn-1").unwrap();
+    let disable = procedure_index(&a, "domain:devices.disable");
+    // A contextual note cut in the middle of an emoji: read with U+FFFD.
+    let noted = tamper(&a, |v| {
+        v["snapshot"]["procedures"][disable]["contextualNote"] = json!("Bound to LONE");
+    });
+    let BrowserToHostMessage::Announcement(read) = read_page(&page_text(&noted, r"\ud83d")) else {
+        panic!("an announcement")
+    };
+    host.accept_announcement(&auth("conn-1"), &read).unwrap();
+    let tools = host.tools_for_run("embedded");
+    let Some(HostTool::Browser(tool)) = tools
+        .iter()
+        .find(|t| t.capability_id() == "domain:devices.disable")
+    else {
+        panic!("disable is a browser tool: {tools:?}")
+    };
+    let [surface_runtime::host::BrowserReference::Procedure(p)] = tool.references.as_slice() else {
+        panic!("one procedure reference: {:?}", tool.references)
+    };
+    assert_eq!(p.contextual_note.as_deref(), Some("Bound to \u{FFFD}"));
+    // What the host verifies is verified on the text read: a manifest
+    // description with a lone surrogate after it is not the manifest's.
+    let forged = tamper(&a, |v| {
+        v["snapshot"]["procedures"][disable]["description"] = json!("Disable devicesLONE");
+    });
+    let BrowserToHostMessage::Announcement(read) = read_page(&page_text(&forged, r"\ud83d")) else {
+        panic!("an announcement")
+    };
+    assert_eq!(
+        host.accept_announcement(&auth("conn-1"), &read),
+        Err(HostError::ArtifactMismatch {
+            capability_id: "domain:devices.disable".into(),
+            mismatch: ArtifactMismatch::Description
+        })
     );
 }

@@ -374,6 +374,134 @@ async fn rejection_invalid_call_for_unparseable_json_echoes_readable_ids() {
     assert_eq!(s.source.invokes(), 0);
 }
 
+/// `call` as text, with every `"LONE"` string in it written as `lone`
+/// (a JSON escape sequence no Rust string can hold, written as JavaScript's
+/// `JSON.stringify` writes it).
+fn text_with(call: &impl serde::Serialize, lone: &str) -> String {
+    let text = serde_json::to_string(call).unwrap();
+    assert!(text.contains("LONE"), "{text}");
+    text.replace("LONE", lone)
+}
+
+fn ids(r: &BrowserSurfaceResult) -> [&str; 4] {
+    [
+        r.connection_id.as_str(),
+        r.run_id.as_str(),
+        r.tool_call_id.as_str(),
+        r.invocation_id.as_str(),
+    ]
+}
+
+#[tokio::test]
+async fn a_lone_surrogate_in_a_call_is_an_invalid_call_that_echoes_its_ids() {
+    // A TypeScript host writes a string cut in the middle of an emoji as a
+    // lone surrogate escape; the call is refused (never run with altered
+    // input), and its answer carries the call's ids so the host can match
+    // it to the pending tool call.
+    let s = session();
+    s.session.connect("conn-1").unwrap();
+    let call = s.call(
+        "conn-1",
+        "inv-1",
+        "domain:devices.disable",
+        json!({"reason": "LONE"}),
+    );
+    for lone in [
+        r"maintenance \ud83d",
+        r"\ude00 maintenance",
+        r"\uD83D\uD83D",
+        r"\ud83d\\ude00",
+    ] {
+        let r = s.session.invoke_json(&text_with(&call, lone)).await;
+        assert_eq!(r.rejection(), Some(RejectionReason::InvalidCall), "{lone}");
+        assert_eq!(ids(&r), ["conn-1", "run-1", "tc-inv-1", "inv-1"], "{lone}");
+        assert_eq!(r.identity, identity(), "{lone}");
+    }
+    assert_eq!(s.source.invokes(), 0);
+    // Not a call besides (no identity): still refused, ids still echoed.
+    let mut no_identity = serde_json::to_value(&call).unwrap();
+    no_identity.as_object_mut().unwrap().remove("identity");
+    let r = s
+        .session
+        .invoke_json(&text_with(&no_identity, r"\ud83d"))
+        .await;
+    assert_eq!(r.rejection(), Some(RejectionReason::InvalidCall));
+    assert_eq!(ids(&r), ["conn-1", "run-1", "tc-inv-1", "inv-1"]);
+    // An id holding one is echoed with U+FFFD in its place.
+    let mut lone_run = call.clone();
+    lone_run.run_id = "run-LONE".into();
+    lone_run.invocation.input = json!({"reason": "lost"});
+    let r = s
+        .session
+        .invoke_json(&text_with(&lone_run, r"\ud83d"))
+        .await;
+    assert_eq!(r.rejection(), Some(RejectionReason::InvalidCall));
+    assert_eq!(ids(&r), ["conn-1", "run-\u{FFFD}", "tc-inv-1", "inv-1"]);
+    // The invocation id was never recorded: the same call, well formed,
+    // runs.
+    let mut fine = call.clone();
+    fine.invocation.input = json!({"reason": "lost"});
+    let r = s
+        .session
+        .invoke_json(&serde_json::to_string(&fine).unwrap())
+        .await;
+    assert_eq!(r.rejection(), None);
+    assert_eq!(s.source.invokes(), 1);
+}
+
+#[tokio::test]
+async fn escaped_backslashes_and_surrogate_pairs_in_a_call_are_text() {
+    let s = session();
+    s.session.connect("conn-1").unwrap();
+    let cases = [
+        // A backslash and the text `ud83d`, not an escape.
+        ("inv-1", r"\\ud83d", "\\ud83d"),
+        // A pair: one emoji.
+        ("inv-2", r"\ud83d\ude00", "\u{1F600}"),
+        ("inv-3", r"\uD83D\uDE00!", "\u{1F600}!"),
+    ];
+    for (id, sent, read) in cases {
+        let call = s.call(
+            "conn-1",
+            id,
+            "domain:devices.disable",
+            json!({"reason": "LONE"}),
+        );
+        let r = s.session.invoke_json(&text_with(&call, sent)).await;
+        assert_eq!(r.rejection(), None, "{sent}");
+        assert_eq!(output(&r)["input"]["reason"], json!(read), "{sent}");
+    }
+    assert_eq!(s.source.invokes(), 3);
+}
+
+#[tokio::test]
+async fn a_lone_surrogate_before_the_checks_or_over_the_limit() {
+    // Step 1 (not connected) echoes the ids of the lossy copy too.
+    let s = session();
+    let call = s.call(
+        "conn-1",
+        "inv-1",
+        "domain:devices.list",
+        json!({"pad": "LONE"}),
+    );
+    let r = s.session.invoke_json(&text_with(&call, r"\ud83d")).await;
+    assert_eq!(r.rejection(), Some(RejectionReason::Disconnected));
+    assert_eq!(ids(&r), ["conn-1", "run-1", "tc-inv-1", "inv-1"]);
+    // Text over the envelope limit is not parsed, lone surrogate or not.
+    s.session.connect("conn-1").unwrap();
+    let mut long = call_of_length(&s, "inv-long", MAX_ENVELOPE_CHARS + 1);
+    long.invocation.input["pad"] = json!(format!(
+        "LONE{}",
+        &long.invocation.input["pad"].as_str().unwrap()[6..]
+    ));
+    let text = text_with(&long, r"\ud83d");
+    assert_eq!(serialized_chars(&text), MAX_ENVELOPE_CHARS + 1);
+    let r = s.session.invoke_json(&text).await;
+    assert_eq!(r.rejection(), Some(RejectionReason::InvalidCall));
+    assert_eq!(ids(&r), ["", "", "", ""]);
+    assert_eq!(s.source.invokes(), 0);
+}
+
 #[tokio::test]
 async fn rejection_disconnected_for_a_connection_id_never_opened() {
     // The original answers a connection it never opened as it answers a

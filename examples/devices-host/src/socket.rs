@@ -106,7 +106,9 @@ async fn on_message(
     tab: &mut Option<Tab>,
     text: &str,
 ) -> Result<(), String> {
-    let message: BrowserToHostMessage = serde_json::from_str(text)
+    // Lone surrogate escapes (a TypeScript page's string cut in the middle
+    // of an emoji) read as U+FFFD: docs/host.md.
+    let message = BrowserToHostMessage::from_json(text)
         .map_err(|e| format!("neither an announcement, a result nor progress: {e}"))?;
     if let BrowserToHostMessage::Announcement(announcement) = &message {
         match tab {

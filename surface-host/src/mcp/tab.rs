@@ -126,7 +126,12 @@ impl McpTabConnection {
     }
 
     /// Parses one message of the page (`BrowserToHostMessage` JSON) and
-    /// handles it like [`Self::receive`].
+    /// handles it like [`Self::receive`]. The text is read with
+    /// `BrowserToHostMessage::from_json`: a lone UTF-16 surrogate escape,
+    /// which a TypeScript page writes for a string cut in the middle of an
+    /// emoji (`"ok\ud83d"`), is read as U+FFFD (`"ok\u{FFFD}"`), so such a
+    /// result still answers its `tools/call` (docs/host.md, "Where this
+    /// project differs from the original").
     ///
     /// # Errors
     /// [`TabError::TooLarge`] over [`MAX_BROWSER_MESSAGE_BYTES`],
@@ -139,8 +144,8 @@ impl McpTabConnection {
                 limit: MAX_BROWSER_MESSAGE_BYTES,
             });
         }
-        let message: BrowserToHostMessage =
-            serde_json::from_str(text).map_err(|e| TabError::NotAMessage(e.to_string()))?;
+        let message = BrowserToHostMessage::from_json(text)
+            .map_err(|e| TabError::NotAMessage(e.to_string()))?;
         self.receive(message)
     }
 

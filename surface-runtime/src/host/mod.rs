@@ -12,7 +12,9 @@
 //! module builds for `wasm32-unknown-unknown`. See `docs/host.md` for the
 //! protocol and what stays the application's responsibility.
 //!
-//! * `wire` — the JSON messages; `session` — [`BrowserSurfaceSession`];
+//! * `wire` — the JSON messages; `wire_text` — lone UTF-16 surrogate
+//!   escapes in their text ([`from_json_lossy`]); `session` —
+//!   [`BrowserSurfaceSession`];
 //!   `source` — [`SurfaceSource`], what a session needs of a registry;
 //! * `agent_host` — [`AgentHost`]; `verify` — how it checks an
 //!   announcement against a [`KnownBuild`] (with the registry's own rules);
@@ -26,6 +28,7 @@ mod session;
 mod source;
 mod verify;
 mod wire;
+mod wire_text;
 
 pub use agent_host::*;
 pub(crate) use confirm::LocalHolds;
@@ -48,3 +51,4 @@ pub use wire::{
     Rejected, RejectedStatus, RejectionReason, ResultType, MAX_ENVELOPE_CHARS, MAX_ID_CHARS,
     PROTOCOL_VERSION,
 };
+pub use wire_text::{from_json_lossy, replace_lone_surrogates};

@@ -127,6 +127,29 @@ pub enum BrowserToHostMessage {
     Progress(BrowserSurfaceProgress),
 }
 
+impl BrowserToHostMessage {
+    /// Reads one message of a page from its JSON text, the way an agent
+    /// host should: a lone UTF-16 surrogate escape, which a TypeScript
+    /// page's `JSON.stringify` writes for a string cut in the middle of an
+    /// emoji (`"ok\ud83d"`) and `serde_json` refuses, is read as U+FFFD
+    /// (`"ok\u{FFFD}"`) — see [`from_json_lossy`](super::from_json_lossy).
+    /// Lossy in that one character only: a result is read rather than
+    /// left unreadable (which would leave the agent's call waiting until
+    /// its timeout), and so are progress and announcements (whatever the
+    /// host verifies in an announcement is still verified, on the read
+    /// text). `serde_json::from_str` stays strict.
+    ///
+    /// The text is read as it is; bound its length first (the copy made
+    /// for a lone surrogate is as long as the text).
+    ///
+    /// # Errors
+    /// The parse error: not JSON, or neither an announcement, a result nor
+    /// progress.
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        super::wire_text::from_json_lossy(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -73,6 +73,7 @@ use super::wire::{
     BrowserSurfaceCall, BrowserSurfaceIdentity, BrowserSurfaceOutcome, BrowserSurfaceResult,
     RejectionReason, ResultType, MAX_ID_CHARS, PROTOCOL_VERSION,
 };
+use super::wire_text::{from_json_lossy, from_lossy_copy};
 use crate::cancellation::Cancellation;
 use crate::clock::{Clock, SystemClock, Timer};
 use crate::hash::{sha256, IdDigest, IdDigester};
@@ -945,6 +946,17 @@ impl BrowserSurfaceSession {
     /// unconnected session answers before reading the call (step 1),
     /// echoing the ids of text within the envelope limit that parses as
     /// JSON (longer text is not parsed: its ids are echoed empty).
+    ///
+    /// **Lone surrogates.** A TypeScript host's `JSON.stringify` writes a
+    /// string cut in the middle of an emoji as a lone UTF-16 surrogate
+    /// escape (`"maintenance \ud83d"`), which no Rust string can hold: such
+    /// a call is `invalid-call`, never run with altered input. So that the
+    /// host can still match the answer to its pending call, the ids are
+    /// then read from a copy of the text in which each lone surrogate
+    /// escape is `\ufffd` ([`replace_lone_surrogates`](super::replace_lone_surrogates);
+    /// an id that itself holds one is echoed with U+FFFD in its place).
+    /// The copy serves the echo only; text over the envelope limit is
+    /// still not parsed.
     pub async fn invoke_json(&self, text: &str) -> BrowserSurfaceResult {
         let rejected = |value: Option<&Value>, reason| {
             let [connection_id, run_id, tool_call_id, invocation_id] =
@@ -961,8 +973,9 @@ impl BrowserSurfaceSession {
             }
         };
         if let Some(reason) = self.refusal_before_checks() {
+            // Read for the echo only: lone surrogates as U+FFFD.
             let value = within_envelope_limit(text)
-                .then(|| serde_json::from_str::<Value>(text).ok())
+                .then(|| from_json_lossy::<Value>(text).ok())
                 .flatten();
             return rejected(value.as_ref(), reason);
         }
@@ -971,7 +984,13 @@ impl BrowserSurfaceSession {
         }
         let value: Value = match serde_json::from_str(text) {
             Ok(v) => v,
-            Err(_) => return rejected(None, RejectionReason::InvalidCall),
+            Err(strict) => {
+                // Not JSON to Rust (a lone surrogate escape, or worse): the
+                // call is refused; its ids, if a lossy copy has them, are
+                // echoed.
+                let copy = from_lossy_copy::<Value>(text, strict).ok();
+                return rejected(copy.as_ref(), RejectionReason::InvalidCall);
+            }
         };
         match serde_json::from_value::<BrowserSurfaceCall>(value.clone()) {
             Ok(call) => {
