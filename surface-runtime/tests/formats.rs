@@ -130,7 +130,7 @@ fn agent_value_violating_a_format_is_invalid_input_at_its_path() {
     assert_eq!(errors[0]["path"], json!("dueAt"));
     assert_eq!(errors[0]["keyword"], json!("format"));
     // The message names the format and never echoes the value.
-    assert_eq!(errors[0]["message"], json!("value is not a \"date-time\""));
+    assert_eq!(errors[0]["message"], json!("must be a valid date-time"));
     assert!(s.executor.calls().is_empty());
 }
 

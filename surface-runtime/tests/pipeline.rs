@@ -320,6 +320,16 @@ fn phase5_non_object_input_is_invalid() {
     let r = call(&f.registry, "i1", "domain:devices.list", json!([1]));
     assert_eq!(error_code(&r), Some("INVALID_INPUT"));
     assert_eq!(retry(&r), Retry::WithChanges);
+    // As the original answers a procedure's: its generic message, one
+    // issue at the input itself.
+    assert_eq!(
+        r.error().unwrap().message,
+        "The input does not match the capability's schema. Fix the listed issues and retry."
+    );
+    assert_eq!(
+        details(&r)["issues"],
+        json!([{"path": "", "message": "input must be an object", "keyword": "type"}])
+    );
 }
 
 #[test]
@@ -347,7 +357,7 @@ fn phase5_schema_errors_report_instance_paths() {
     assert_eq!(
         pairs,
         vec![
-            (r#""""#.to_string(), "additionalProperties".to_string()),
+            (r#""extra""#.to_string(), "additionalProperties".to_string()),
             (r#""query""#.to_string(), "type".to_string()),
         ]
     );
@@ -1389,7 +1399,7 @@ fn view_capability_runs_its_local_handler_with_validated_input() {
     assert_eq!(error_code(&r), Some("INVALID_INPUT"));
     assert_eq!(
         details(&r)["issues"],
-        json!([{"path": "ids", "message": "value is not of type \"array\"", "keyword": "type"}])
+        json!([{"path": "ids", "message": "expected array, got string", "keyword": "type"}])
     );
     let snap = f.registry.snapshot(&consumer());
     let cap = &snap.components[0].actions[0];
@@ -1457,8 +1467,8 @@ fn a_view_inputs_capability_runs_with_its_generated_validator_and_schema() {
             "message": "The input does not match the capability's schema. Fix the listed issues and retry.",
             "retry": "with-changes",
             "details": {"issues": [
-                {"path": "ids[1]", "message": "value is shorter than 1 character", "keyword": "minLength"},
-                {"path": "", "message": "Additional properties are not allowed ('extend' was unexpected)", "keyword": "additionalProperties"}
+                {"path": "ids[1]", "message": "must be at least 1 characters", "keyword": "minLength"},
+                {"path": "extend", "message": "is not an allowed property", "keyword": "additionalProperties"}
             ]}
         }, "surfaceVersion": version})
     );

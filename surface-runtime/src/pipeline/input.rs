@@ -5,46 +5,64 @@
 //! input schema (rule 5); an error that concerns a value `bind()` produced
 //! is the binding's fault (`binding-failed`), not the agent's.
 
+mod issues;
+
 #[cfg(feature = "dynamic")]
 use jsonschema::paths::LocationSegment;
 use serde_json::{json, Map, Value};
 
+use self::issues::Found;
 use super::{fail, Failure};
 use crate::audit::Phase;
 use crate::invocation::{ErrorCode, Retry};
 use crate::registry::{ProcedureEntry, Registered, SchemaCheck};
 
+/// The message of every `INVALID_INPUT` with `details.issues` (the
+/// original's, whatever the issues).
+const INVALID_INPUT_MESSAGE: &str =
+    "The input does not match the capability's schema. Fix the listed issues and retry.";
+
 /// Phase 5: the effective input of a call resolved to `target`, validated.
 pub(super) fn effective_input(target: &Registered, agent: Value) -> Result<Value, Failure> {
-    let agent = agent_object(agent)?;
     match target {
         Registered::View(c, i) => {
-            let value = Value::Object(agent);
-            match validation_errors(&c.views[*i].validator, &value, &|_| false) {
-                None => Ok(value),
-                Some(invalid) => Err(invalid.into_failure(&value)),
+            let view = &c.views[*i];
+            // As the original parses an action's input: a non-object is
+            // checked against the schema too (`expected object, got
+            // array`); one the schema admits still breaks the rule that an
+            // input is an object.
+            let value = match agent {
+                Value::Null => Value::Object(Map::new()),
+                other => other,
+            };
+            match validation_errors(&view.validator, &value, &view.input_schema, &|_| false) {
+                Some(invalid) => Err(invalid.into_failure(&value, &view.input_schema)),
+                None if value.is_object() => Ok(value),
+                None => Err(not_an_object()),
             }
         }
-        Registered::Procedure(p) => procedure_input(p, agent),
+        Registered::Procedure(p) => match agent {
+            Value::Object(map) => procedure_input(p, map),
+            Value::Null => procedure_input(p, Map::new()),
+            _ => Err(not_an_object()),
+        },
     }
 }
 
-/// The agent's input as an object (`null` is `{}`).
-fn agent_object(agent: Value) -> Result<Map<String, Value>, Failure> {
-    match agent {
-        Value::Object(map) => Ok(map),
-        Value::Null => Ok(Map::new()),
-        _ => Err(fail(
-            Phase::Input,
-            ErrorCode::InvalidInput,
-            "The input must be a JSON object.",
-            Retry::WithChanges,
-        )
-        .detail(
-            "issues",
-            json!([{"path": "", "message": "input must be a JSON object", "keyword": "type"}]),
-        )),
-    }
+/// `INVALID_INPUT` for an input that is not an object (`null` is `{}`), as
+/// the original answers a procedure's: one issue at the input itself,
+/// `input must be an object`.
+fn not_an_object() -> Failure {
+    fail(
+        Phase::Input,
+        ErrorCode::InvalidInput,
+        INVALID_INPUT_MESSAGE,
+        Retry::WithChanges,
+    )
+    .detail(
+        "issues",
+        json!([{"path": "", "message": "input must be an object", "keyword": "type"}]),
+    )
 }
 
 /// Rules 2–5 for a procedure binding.
@@ -61,11 +79,11 @@ fn procedure_input(p: &ProcedureEntry, mut agent: Map<String, Value>) -> Result<
             .enumerate()
             .any(|(i, f)| f.path == field && !overridden.contains(&i))
     };
-    match validation_errors(&p.validator, &effective, &from_binding) {
+    match validation_errors(&p.validator, &effective, &p.agent_schema, &from_binding) {
         None => Ok(effective),
         Some(invalid) if invalid.binding_fault => Err(binding_failed()
             .internal(json!({"errors": invalid.errors, "errorsTruncated": invalid.truncated}))),
-        Some(invalid) => Err(invalid.into_failure(&effective)),
+        Some(invalid) => Err(invalid.into_failure(&effective, &p.agent_schema)),
     }
 }
 
@@ -133,58 +151,22 @@ fn binding_failed() -> Failure {
     .detail("reason", "binding-failed")
 }
 
-/// The most validation errors one `INVALID_INPUT` lists in
-/// `details.issues` (the first ones the validator reports). Without the cap
-/// a 262,144-character array of wrong-typed items would turn into an error
-/// list a hundred times its size, recorded for replay.
+/// The most issues one `INVALID_INPUT` lists in `details.issues` (the
+/// first ones the validator reports; each property `additionalProperties`
+/// rejects is one). Without the cap a 262,144-character array of
+/// wrong-typed items would turn into an error list a hundred times its
+/// size, recorded for replay.
 pub const MAX_REPORTED_VALIDATION_ERRORS: usize = 32;
 
-/// One validation error as an issue of `details.issues`, the shape
-/// agent-surface's own validator writes (`{"path", "message"}`, `path` a
-/// string: property names joined by `.`, array items as `[i]`,
-/// `"deviceIds[0]"`; `""` for the input itself; a missing required
-/// property's own path, `"deviceIds"`) plus the JSON Schema `keyword`
-/// that failed. Whether a pointer segment is a property or an index is
-/// read off `instance`.
-fn issue(instance: &Value, error: &Value) -> Value {
-    let pointer = error["instancePath"].as_str().unwrap_or_default();
-    let mut at = Some(instance);
-    let mut path = String::new();
-    let key_segment = |path: &mut String, key: &str| {
-        if !path.is_empty() {
-            path.push('.');
-        }
-        path.push_str(key);
-    };
-    for raw in pointer.split('/').skip(1) {
-        let key = raw.replace("~1", "/").replace("~0", "~");
-        let index = match at {
-            Some(Value::Array(_)) => key.parse::<usize>().ok(),
-            _ => None,
-        };
-        match index {
-            Some(i) => {
-                at = at.and_then(|v| v.get(i));
-                path.push_str(&format!("[{i}]"));
-            }
-            None => {
-                at = at.and_then(|v| v.get(&key));
-                key_segment(&mut path, &key);
-            }
-        }
-    }
-    if let Some(property) = error["property"].as_str() {
-        key_segment(&mut path, property);
-    }
-    json!({"path": path, "message": error["message"], "keyword": error["keyword"]})
-}
-
-/// Why an input failed its schema: the first
-/// [`MAX_REPORTED_VALIDATION_ERRORS`] errors as
-/// `{"instancePath","keyword","message"}`, whether more were left out, and
+/// Why an input failed its schema: the first errors, read
+/// ([`issues::Found`]), as many as make at most
+/// [`MAX_REPORTED_VALIDATION_ERRORS`] issues; the same errors as the
+/// validator wrote them (`{"instancePath","keyword","message"}`, for the
+/// audit record of a binding's fault); whether more were left out; and
 /// whether any error (listed or not) concerns a top-level field for which
 /// `from_binding` is true.
 struct Invalid {
+    found: Vec<Found>,
     errors: Vec<Value>,
     truncated: bool,
     binding_fault: bool,
@@ -192,33 +174,45 @@ struct Invalid {
 
 impl Invalid {
     /// `INVALID_INPUT` with `details.issues` (at most
-    /// [`MAX_REPORTED_VALIDATION_ERRORS`]; the full count goes to audit
-    /// only) for the invalid `instance`.
-    fn into_failure(self, instance: &Value) -> Failure {
-        let issues: Vec<Value> = self.errors.iter().map(|e| issue(instance, e)).collect();
+    /// [`MAX_REPORTED_VALIDATION_ERRORS`]; whether some were left out goes
+    /// to audit only) for the invalid `instance` of `schema`, in the shape
+    /// and words of agent-surface's own validator ([`issues`]).
+    fn into_failure(self, instance: &Value, schema: &Value) -> Failure {
+        let (issues, cut) = issues::issues(
+            &self.found,
+            instance,
+            schema,
+            MAX_REPORTED_VALIDATION_ERRORS,
+        );
         fail(
             Phase::Input,
             ErrorCode::InvalidInput,
-            "The input does not match the capability's schema. Fix the listed issues and retry.",
+            INVALID_INPUT_MESSAGE,
             Retry::WithChanges,
         )
         .detail("issues", issues)
-        .internal(json!({"errorsTruncated": self.truncated}))
+        .internal(json!({"errorsTruncated": self.truncated || cut}))
     }
 }
 
-/// Validates `instance`; `None` when valid. Messages are masked: they never
-/// echo instance values. Memory stays bounded by the cap whatever the
-/// number of errors (they are visited once, lazily).
+/// Validates `instance` (of `schema`, which the validator checks); `None`
+/// when valid. Messages are masked: they never echo instance values.
+/// Memory stays bounded by the cap whatever the number of errors (they are
+/// visited once, lazily).
 fn validation_errors(
     check: &SchemaCheck,
     instance: &Value,
+    schema: &Value,
     from_binding: &dyn Fn(&str) -> bool,
 ) -> Option<Invalid> {
     match check {
-        SchemaCheck::Generated(validator) => generated_errors(validator, instance, from_binding),
+        SchemaCheck::Generated(validator) => {
+            generated_errors(validator, instance, schema, from_binding)
+        }
         #[cfg(feature = "dynamic")]
-        SchemaCheck::Compiled(validator) => compiled_errors(validator, instance, from_binding),
+        SchemaCheck::Compiled(validator) => {
+            compiled_errors(validator, instance, schema, from_binding)
+        }
     }
 }
 
@@ -226,6 +220,7 @@ fn validation_errors(
 fn generated_errors(
     validator: &crate::validation::Validator,
     instance: &Value,
+    schema: &Value,
     from_binding: &dyn Fn(&str) -> bool,
 ) -> Option<Invalid> {
     if validator.is_valid(instance) {
@@ -238,6 +233,11 @@ fn generated_errors(
         .filter_map(|e| e.field.as_deref())
         .chain(limited.unlisted_fields.iter().map(String::as_str))
         .any(from_binding);
+    let found = limited
+        .errors
+        .iter()
+        .map(|e| issues::generated(e, instance, schema))
+        .collect();
     let errors = limited
         .errors
         .iter()
@@ -254,6 +254,7 @@ fn generated_errors(
         })
         .collect();
     Some(Invalid {
+        found,
         errors,
         truncated: limited.truncated,
         binding_fault,
@@ -265,16 +266,19 @@ fn generated_errors(
 fn compiled_errors(
     validator: &jsonschema::Validator,
     instance: &Value,
+    schema: &Value,
     from_binding: &dyn Fn(&str) -> bool,
 ) -> Option<Invalid> {
     if validator.is_valid(instance) {
         return None;
     }
     let mut invalid = Invalid {
+        found: Vec::new(),
         errors: Vec::new(),
         truncated: false,
         binding_fault: false,
     };
+    let mut listed_issues = 0;
     for e in validator.iter_errors(instance) {
         if !invalid.binding_fault {
             let field = match e.instance_path().iter().next() {
@@ -288,7 +292,10 @@ fn compiled_errors(
             };
             invalid.binding_fault = field.as_deref().is_some_and(from_binding);
         }
-        if invalid.errors.len() < MAX_REPORTED_VALIDATION_ERRORS {
+        if listed_issues < MAX_REPORTED_VALIDATION_ERRORS {
+            let found = issues::compiled(&e, instance, schema);
+            listed_issues += issues::issue_count(&found, instance);
+            invalid.found.push(found);
             let mut error = json!({
                 "instancePath": e.instance_path().as_str(),
                 "keyword": e.kind().keyword(),
@@ -317,15 +324,15 @@ mod tests {
     #[cfg(feature = "dynamic")]
     #[test]
     fn validation_errors_name_the_field_and_never_echo_values() {
-        let validator = jsonschema::validator_for(&json!({
+        let schema = json!({
             "type": "object",
             "properties": {"name": {"type": "string", "maxLength": 3}, "id": {}},
             "required": ["id"],
             "additionalProperties": false
-        }))
-        .unwrap();
+        });
+        let validator = jsonschema::validator_for(&schema).unwrap();
         let instance = json!({"name": "secret-value", "zz": 1});
-        let invalid = compiled_errors(&validator, &instance, &|_| false).unwrap();
+        let invalid = compiled_errors(&validator, &instance, &schema, &|_| false).unwrap();
         let mut keywords: Vec<&str> = invalid
             .errors
             .iter()
@@ -340,36 +347,54 @@ mod tests {
             .find(|e| e["keyword"] == "maxLength")
             .unwrap();
         assert_eq!(name_error["instancePath"], json!("/name"));
-        assert!(!Value::Array(invalid.errors)
-            .to_string()
-            .contains("secret-value"));
+        let failure = invalid.into_failure(&instance, &schema);
+        assert!(!Value::Array(
+            compiled_errors(&validator, &instance, &schema, &|_| false)
+                .unwrap()
+                .errors
+        )
+        .to_string()
+        .contains("secret-value"));
+        let mut issues = failure.0.error.details["issues"]
+            .as_array()
+            .unwrap()
+            .clone();
+        issues.sort_by_key(|i| i["keyword"].to_string());
+        assert_eq!(
+            issues,
+            [
+                json!({"path": "zz", "message": "is not an allowed property", "keyword": "additionalProperties"}),
+                json!({"path": "name", "message": "must be at most 3 characters", "keyword": "maxLength"}),
+                json!({"path": "id", "message": "is required", "keyword": "required"}),
+            ]
+        );
         // Errors are attributed to their top-level field (`required` to the
         // missing property).
         for field in ["name", "id"] {
-            let blamed = compiled_errors(&validator, &instance, &|f| f == field).unwrap();
+            let blamed = compiled_errors(&validator, &instance, &schema, &|f| f == field).unwrap();
             assert!(blamed.binding_fault, "{field}");
         }
-        assert!(compiled_errors(&validator, &json!({"id": 1}), &|_| true).is_none());
+        assert!(compiled_errors(&validator, &json!({"id": 1}), &schema, &|_| true).is_none());
     }
 
     #[cfg(feature = "dynamic")]
     #[test]
     fn validation_errors_list_at_most_the_cap_and_say_so() {
-        let validator = jsonschema::validator_for(&json!({
+        let schema = json!({
             "type": "object",
             "properties": {"ids": {"type": "array", "items": {"type": "string"}}, "bound": {"type": "string"}}
-        }))
-        .unwrap();
+        });
+        let validator = jsonschema::validator_for(&schema).unwrap();
         let many = json!({"ids": vec![1; 10_000], "bound": 7});
-        let invalid = compiled_errors(&validator, &many, &|_| false).unwrap();
+        let invalid = compiled_errors(&validator, &many, &schema, &|_| false).unwrap();
         assert_eq!(invalid.errors.len(), MAX_REPORTED_VALIDATION_ERRORS);
         assert!(invalid.truncated);
         assert!(!invalid.binding_fault);
         // An error beyond the cap still counts for attribution.
-        let invalid = compiled_errors(&validator, &many, &|f| f == "bound").unwrap();
+        let invalid = compiled_errors(&validator, &many, &schema, &|f| f == "bound").unwrap();
         assert!(invalid.binding_fault);
         let exactly = json!({"ids": vec![1; MAX_REPORTED_VALIDATION_ERRORS]});
-        let invalid = compiled_errors(&validator, &exactly, &|_| false).unwrap();
+        let invalid = compiled_errors(&validator, &exactly, &schema, &|_| false).unwrap();
         assert_eq!(invalid.errors.len(), MAX_REPORTED_VALIDATION_ERRORS);
         assert!(!invalid.truncated);
     }
@@ -412,16 +437,18 @@ mod tests {
             ("/m~0n/0/0", "m~n[0][0]"),
             ("/missing/3", "missing.3"),
         ] {
-            let error = json!({"instancePath": pointer, "keyword": "type", "message": "m"});
-            assert_eq!(
-                issue(&instance, &error),
-                json!({"path": path, "message": "m", "keyword": "type"}),
-                "{pointer}"
-            );
+            assert_eq!(issues::path_of(&instance, pointer), path, "{pointer}");
         }
         // A missing property is named by its own path.
-        let error = json!({"instancePath": "/a~1b", "keyword": "required", "message": "m", "property": "id"});
-        assert_eq!(issue(&instance, &error)["path"], json!("a/b.id"));
+        let found = Found {
+            pointer: "/a~1b".into(),
+            keyword: "required".into(),
+            problem: issues::Problem::Required("id".into()),
+        };
+        assert_eq!(
+            issues::issues(&[found], &instance, &Value::Null, 32).0,
+            [json!({"path": "a/b.id", "message": "is required", "keyword": "required"})]
+        );
     }
 
     #[test]
@@ -429,7 +456,7 @@ mod tests {
         let check =
             SchemaCheck::Generated(crate::validation::Validator::new(ids_valid, ids_collect));
         let many = json!({"ids": vec![1; 10_000], "bound": 7});
-        let invalid = validation_errors(&check, &many, &|_| false).unwrap();
+        let invalid = validation_errors(&check, &many, &Value::Null, &|_| false).unwrap();
         assert_eq!(invalid.errors.len(), MAX_REPORTED_VALIDATION_ERRORS);
         assert_eq!(
             invalid.errors[0],
@@ -437,12 +464,14 @@ mod tests {
         );
         assert!(invalid.truncated && !invalid.binding_fault);
         // The error of `bound` comes after the cap and still counts.
-        let invalid = validation_errors(&check, &many, &|f| f == "bound").unwrap();
+        let invalid = validation_errors(&check, &many, &Value::Null, &|f| f == "bound").unwrap();
         assert!(invalid.binding_fault);
         let exactly = json!({"ids": vec![1; MAX_REPORTED_VALIDATION_ERRORS]});
-        let invalid = validation_errors(&check, &exactly, &|_| false).unwrap();
+        let invalid = validation_errors(&check, &exactly, &Value::Null, &|_| false).unwrap();
         assert_eq!(invalid.errors.len(), MAX_REPORTED_VALIDATION_ERRORS);
         assert!(!invalid.truncated);
-        assert!(validation_errors(&check, &json!({"ids": ["a"]}), &|_| true).is_none());
+        assert!(
+            validation_errors(&check, &json!({"ids": ["a"]}), &Value::Null, &|_| true).is_none()
+        );
     }
 }
