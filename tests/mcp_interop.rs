@@ -12,15 +12,18 @@ use std::time::Duration;
 
 use agent_surface::bridge::{CallOptions, OrpcClient};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientConfig, NumberOrString, ProgressNotificationParam,
-    ProgressToken, RequestParamsMeta,
+    CacheScope, CallToolRequestParams, CallToolResult, ClientConfig, NumberOrString,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestParamsMeta,
+    ServerNotification, SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, RoleClient, RunningService,
+};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{json, Map, Value};
-use support::mcp::{ts_client, DevicesMcp};
+use support::mcp::{ts_client, ts_client_v2, DevicesMcp};
 
 // ----- what every client must see ---------------------------------------------------
 
@@ -187,6 +190,79 @@ fn ts_sdk_client_lists_tools_and_a_confirmed_call_completes_after_approval() {
             r#"[tab] confirmation dialog: domain:devices.disable with {"deviceIds":["dev-2"],"reason":"lost"}"#
         ),
         "{log}"
+    );
+}
+
+#[test]
+fn ts_sdk_v2_client_pinned_to_2026_07_28_lists_listens_and_completes_a_confirmed_call() {
+    let server = DevicesMcp::start(&["--approve"]);
+    let test = "ts_sdk_v2_client_pinned_to_2026_07_28_lists_listens_and_completes_a_confirmed_call";
+    let Some(report) = ts_client_v2(test, "approve", &server) else {
+        return;
+    };
+    assert_eq!(report["sdkVersion"], json!("2.4.0"));
+    assert_eq!(report["protocolVersion"], json!("2026-07-28"));
+    assert_eq!(
+        report["serverCapabilities"],
+        json!({"tools": {"listChanged": true}})
+    );
+    assert_eq!(report["serverVersion"]["name"], json!("agent-surface"));
+    assert_eq!(report["honoredFilter"], json!({"toolsListChanged": true}));
+    assert_ts_tools(&report);
+    assert_eq!(
+        report["lockedField"]["structuredContent"],
+        locked_field_error()
+    );
+    assert_eq!(
+        report["select"]["structuredContent"],
+        json!({"selected": ["dev-2"]})
+    );
+    assert_eq!(report["listChangedAfterSelect"], json!(true));
+    assert_eq!(
+        report["disable"],
+        json!({"isError": false, "text": ["{\"disabled\":[\"dev-2\"]}"],
+               "structuredContent": {"disabled": ["dev-2"]}})
+    );
+    assert_eq!(
+        report["progress"],
+        json!([{"progress": 1, "message": WAITING}, {"progress": 2, "message": CONFIRMED}])
+    );
+    assert_eq!(
+        report["afterDisable"],
+        statuses(&[
+            ("dev-1", "active"),
+            ("dev-2", "disabled"),
+            ("dev-3", "disabled"),
+            ("dev-locked", "active"),
+        ])
+    );
+    assert_eq!(
+        report["unknownTool"]["structuredContent"],
+        unknown_tool_error()
+    );
+    assert_eq!(report["subscriptionClosed"], json!("local"));
+    // Stateless: no session, each request names its revision, method and
+    // tool in headers.
+    assert_eq!(report["sessionIdSent"], json!(false));
+    assert_eq!(
+        report["toolCallHeaders"],
+        json!([
+            ["devices__disable", "2026-07-28"],
+            ["view__devices__table__select", "2026-07-28"],
+            ["devices__disable", "2026-07-28"],
+            ["devices__list", "2026-07-28"],
+            ["no_such_tool", "2026-07-28"]
+        ])
+    );
+    assert_eq!(
+        report["methods"],
+        json!([
+            null,
+            "server/discover",
+            "subscriptions/listen",
+            "tools/call",
+            "tools/list"
+        ])
     );
 }
 
@@ -449,6 +525,97 @@ async fn rmcp_client_lists_tools_and_completes_a_confirmed_call_bound_at_executi
         "{}",
         server.stderr()
     );
+}
+
+/// rmcp's client on the current revision: `server/discover`, no session.
+async fn rmcp_client_2026(server: &DevicesMcp, recorder: Recorder) -> Client {
+    let config = StreamableHttpClientTransportConfig::with_uri(server.url.clone())
+        .auth_header(server.token.clone());
+    recorder
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_config(config),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap_or_else(|e| {
+            panic!(
+                "rmcp client discovers: {e}; server stderr:\n{}",
+                server.stderr()
+            )
+        })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rmcp_client_on_2026_07_28_lists_listens_and_completes_a_confirmed_call() {
+    let server = DevicesMcp::start(&["--approve"]);
+    let recorder = Recorder::default();
+    let client = rmcp_client_2026(&server, recorder.clone()).await;
+    let info = client.peer_info().expect("server info");
+    assert_eq!(info.protocol_version, ProtocolVersion::V_2026_07_28);
+    assert_eq!(
+        info.capabilities
+            .tools
+            .as_ref()
+            .and_then(|t| t.list_changed),
+        Some(true)
+    );
+    let mut changes = client
+        .peer()
+        .listen(SubscriptionFilter::builder().tools_list_changed().build())
+        .await
+        .expect("subscriptions/listen");
+    assert_eq!(
+        changes.acknowledged(),
+        &SubscriptionFilter::builder().tools_list_changed().build()
+    );
+
+    let listed = client.peer().list_tools(None).await.expect("tools/list");
+    let names: Vec<&str> = listed.tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, TOOL_NAMES);
+    // Per authorization and changing with the page: never cached.
+    assert_eq!(listed.ttl_ms, Some(0));
+    assert_eq!(listed.cache_scope, Some(CacheScope::Private));
+
+    let select = call(
+        &client,
+        "view__devices__table__select",
+        json!({"deviceIds": ["dev-1"]}),
+    )
+    .await;
+    assert_eq!(structured(&select), json!({"selected": ["dev-1"]}));
+    let changed = tokio::time::timeout(Duration::from_secs(10), changes.next())
+        .await
+        .expect("a list_changed on the subscription within 10 s")
+        .expect("the subscription stays open");
+    assert!(
+        matches!(
+            changed,
+            Some(ServerNotification::ToolListChangedNotification(_))
+        ),
+        "{changed:?}"
+    );
+
+    let mut params = CallToolRequestParams::new("devices__disable")
+        .with_arguments(args(json!({"reason": "stolen"})));
+    params.set_progress_token(ProgressToken(NumberOrString::String("p-1".into())));
+    let disabled = client.call_tool(params).await.expect("tools/call");
+    assert_eq!(disabled.is_error, Some(false));
+    assert_eq!(structured(&disabled), json!({"disabled": ["dev-1"]}));
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while recorder.progress.lock().unwrap().len() < 2 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        *recorder.progress.lock().unwrap(),
+        vec![
+            (1.0, Some(WAITING.to_string())),
+            (2.0, Some(CONFIRMED.to_string()))
+        ]
+    );
+    drop(changes);
+    client.cancel().await.expect("close");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

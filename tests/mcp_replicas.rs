@@ -3,8 +3,10 @@
 //! throwaway PostgreSQL 15 cluster, each with its own simulated tab, and
 //! the official MCP TypeScript SDK client: a client of one replica holding
 //! the other replica's token acts in the other replica's tab (its calls
-//! routed through the database), and a client whose requests alternate
-//! between the replicas keeps its session. Fails, not skips, under
+//! routed through the database), a client whose requests alternate
+//! between the replicas keeps its session, and the TypeScript SDK v2
+//! client on the sessionless revision 2026-07-28 is served by both
+//! replicas in turn. Fails, not skips, under
 //! `CI=true` without PostgreSQL or Node.js.
 
 #[path = "../surface-store/tests/support/pg.rs"]
@@ -13,7 +15,7 @@ mod support;
 
 use pg::PgCluster;
 use serde_json::{json, Value};
-use support::mcp::{ts_client_on, DevicesMcp};
+use support::mcp::{ts_client_on, ts_client_v2_on, DevicesMcp};
 use surface_store::{CallState, HostStore, PostgresStore, PostgresStoreOptions, RouteState};
 
 const WAITING: &str = "Waiting for the user to confirm this call in the application.";
@@ -97,4 +99,27 @@ fn a_client_of_either_replica_acts_in_the_tab_of_its_tokens_replica() {
             );
         }
     });
+
+    // The current revision (2026-07-28), stateless: r1's token, requests
+    // alternating between the replicas, the calls running in r1's tab
+    // (whose devices the first client already disabled).
+    let out =
+        ts_client_v2_on(test, "replicas", &both, &r1.token, &[&r1, &r2]).expect("node ran once");
+    assert_eq!(out["protocolVersion"], json!("2026-07-28"));
+    assert_eq!(out["sessionIdSent"], json!(false));
+    assert_eq!(
+        out["disable"],
+        json!({"isError": false, "text": ["{\"disabled\":[]}"],
+               "structuredContent": {"disabled": []}})
+    );
+    assert_eq!(
+        out["progress"],
+        json!([{"progress": 1, "message": WAITING}, {"progress": 2, "message": CONFIRMED}])
+    );
+    assert_eq!(out["listed"], after_disable());
+    let per_url = out["requestsPerUrl"].as_array().unwrap();
+    assert!(
+        per_url.iter().all(|n| n.as_u64().unwrap() >= 2),
+        "both replicas served the client: {per_url:?}"
+    );
 }

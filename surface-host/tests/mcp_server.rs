@@ -713,3 +713,147 @@ async fn the_endpoint_checks_tokens_revocation_and_the_session_bound() {
         401
     );
 }
+
+/// A 2026-07-28 request: no session; revision and client capabilities in
+/// `_meta` and the revision, method and name in headers.
+fn modern(method: &str, name: Option<&str>, params: Value) -> http::Request<Full<Bytes>> {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let mut request = http::Request::post("http://127.0.0.1/mcp")
+        .header("host", "127.0.0.1:8123")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    if let Some(name) = name {
+        request = request.header("mcp-name", name);
+    }
+    request
+        .body(Full::new(Bytes::from(
+            json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string(),
+        )))
+        .unwrap()
+}
+
+/// The JSON-RPC message of a response body (plain JSON or one SSE event).
+fn message(body: &str) -> Value {
+    let data = body
+        .lines()
+        .find_map(|l| l.strip_prefix("data:"))
+        .unwrap_or(body);
+    serde_json::from_str(data.trim()).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+#[tokio::test]
+async fn the_2026_07_28_lane_is_stateless_and_lists_each_tokens_own_run() {
+    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default().max_sessions(1));
+    let (_tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
+    let service = mcp.http_service();
+    let token = mcp.issue_token(RUN);
+    let stranger = mcp.issue_token("run-of-nobody");
+
+    let (status, body) = send(
+        &service,
+        with_token(modern("server/discover", None, json!({})), &token),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let discovered = message(&body);
+    assert_eq!(
+        discovered["result"]["supportedVersions"],
+        json!(["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28"]),
+        "{discovered}"
+    );
+    assert_eq!(
+        discovered["result"]["capabilities"]["tools"],
+        json!({"listChanged": true})
+    );
+
+    // More requests than `max_sessions`, none refused: none opens a session.
+    for _ in 0..3 {
+        let (status, body) = send(
+            &service,
+            with_token(modern("tools/list", None, json!({})), &token),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        let listed = message(&body)["result"].clone();
+        assert_eq!(listed["resultType"], json!("complete"));
+        assert_eq!(listed["ttlMs"], json!(0));
+        assert_eq!(listed["cacheScope"], json!("private"));
+        assert!(!listed["tools"].as_array().unwrap().is_empty(), "{listed}");
+    }
+    assert_eq!(service.session_count().await, 0);
+    // Another token, another run: its own (empty) list, on the same server.
+    let (_, body) = send(
+        &service,
+        with_token(modern("tools/list", None, json!({})), &stranger),
+    )
+    .await;
+    assert_eq!(message(&body)["result"]["tools"], json!([]));
+
+    // A header that contradicts the body is refused before dispatch.
+    let mut lying = modern("tools/list", None, json!({}));
+    lying
+        .headers_mut()
+        .insert("mcp-method", "tools/call".parse().unwrap());
+    let (status, _) = send(&service, with_token(lying, &token)).await;
+    assert_eq!(status, 400);
+    // An unknown revision is answered with the ones served.
+    let mut future = modern("tools/list", None, json!({}));
+    future
+        .headers_mut()
+        .insert("mcp-protocol-version", "2099-01-01".parse().unwrap());
+    let body = future.body().clone();
+    let text = String::from_utf8(
+        http_body_util::BodyExt::collect(body)
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec(),
+    )
+    .unwrap()
+    .replace("2026-07-28", "2099-01-01");
+    *future.body_mut() = Full::new(Bytes::from(text));
+    let (status, body) = send(&service, with_token(future, &token)).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        message(&body)["error"],
+        json!({"code": -32022, "message": "Unsupported protocol version",
+               "data": {"requested": "2099-01-01",
+                        "supported": ["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28"]}})
+    );
+}
+
+#[tokio::test]
+async fn the_servers_own_loopback_origin_is_accepted_and_a_foreign_one_refused() {
+    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
+    let service = mcp.http_service();
+    let token = mcp.issue_token(RUN);
+    let with_origin = |origin: &str, host: &str| {
+        let mut request = with_token(initialize(), &token);
+        request
+            .headers_mut()
+            .insert("origin", origin.parse().unwrap());
+        request.headers_mut().insert("host", host.parse().unwrap());
+        request
+    };
+    let (status, body) = send(
+        &service,
+        with_origin("http://localhost:8123", "localhost:8123"),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    for (origin, host) in [
+        ("http://evil.example.com", "evil.example.com"),
+        ("http://evil.example.com", "localhost:8123"),
+        ("http://localhost:9999", "localhost:8123"),
+    ] {
+        let (status, body) = send(&service, with_origin(origin, host)).await;
+        assert_eq!(status, 403, "{origin} {host}: {body}");
+    }
+}

@@ -256,9 +256,46 @@ pub fn ts_client(test: &str, scenario: &str, server: &DevicesMcp) -> Option<Valu
     ts_client_on(test, scenario, &server.url, &server.token, &[server])
 }
 
+/// Runs `node scenario-v2.mjs <scenario> <url> <token>` with the official
+/// TypeScript SDK v2 client pinned to protocol revision 2026-07-28 and
+/// returns its JSON report; `None` when Node.js is missing outside CI.
+pub fn ts_client_v2(test: &str, scenario: &str, server: &DevicesMcp) -> Option<Value> {
+    run_client_script(
+        "scenario-v2.mjs",
+        test,
+        scenario,
+        &server.url,
+        &server.token,
+        &[server],
+    )
+}
+
+/// [`ts_client_v2`] at `url` (several joined by commas for the
+/// `replicas` scenario) with `token`.
+pub fn ts_client_v2_on(
+    test: &str,
+    scenario: &str,
+    url: &str,
+    token: &str,
+    servers: &[&DevicesMcp],
+) -> Option<Value> {
+    run_client_script("scenario-v2.mjs", test, scenario, url, token, servers)
+}
+
 /// [`ts_client`] at `url` (several joined by commas for the `replicas`
 /// scenario) with `token`; a failure shows the stderr of `servers`.
 pub fn ts_client_on(
+    test: &str,
+    scenario: &str,
+    url: &str,
+    token: &str,
+    servers: &[&DevicesMcp],
+) -> Option<Value> {
+    run_client_script("scenario.mjs", test, scenario, url, token, servers)
+}
+
+fn run_client_script(
+    script: &str,
     test: &str,
     scenario: &str,
     url: &str,
@@ -271,10 +308,10 @@ pub fn ts_client_on(
     ensure_client_installed();
     let output = super::process::output_within(
         Command::new("node")
-            .arg(client_dir().join("scenario.mjs"))
+            .arg(client_dir().join(script))
             .args([scenario, url, token]),
         std::time::Duration::from_secs(30),
-        &format!("node tests/mcp-client/scenario.mjs {scenario}"),
+        &format!("node tests/mcp-client/{script} {scenario}"),
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(

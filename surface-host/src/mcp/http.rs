@@ -14,15 +14,15 @@ use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, InitializeRequestParams,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, ServerCapabilities, ServerConfig,
+    ProtocolVersion, ResultType, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServerHandler;
 use serde_json::Value;
 
-use super::{rmcp_model, McpProgress, McpServer, Shared, PROTOCOL_VERSIONS};
+use super::{rmcp_model, Listener, McpProgress, McpServer, Shared, PROTOCOL_VERSIONS};
 
 /// The run a request's bearer token was issued for (an HTTP request
 /// extension set by [`McpHttpService`]).
@@ -56,6 +56,19 @@ impl SessionHandler {
             ));
         }
         Ok(run)
+    }
+}
+
+/// One open `subscriptions/listen` stream of a run.
+struct OpenSubscription {
+    shared: Arc<Shared>,
+    run: String,
+    id: rmcp::model::RequestId,
+}
+
+impl Drop for OpenSubscription {
+    fn drop(&mut self) {
+        self.shared.close_subscription(&self.run, &self.id);
     }
 }
 
@@ -104,8 +117,41 @@ impl ServerHandler for SessionHandler {
         let run = self.run(&context)?;
         context.peer.set_peer_info(request.clone());
         let result = self.negotiate_initialize(&request)?;
-        self.shared.register_peer(&run, context.peer.clone()).await;
+        self.shared
+            .add_listener(&run, Listener::Session(context.peer.clone()))
+            .await;
         Ok(result)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // Only tool-list changes exist here (no prompts, no resources).
+        (requested.tools_list_changed == Some(true))
+            .then(|| SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        let run = self.run(subscription.request_context())?;
+        if !self.shared.open_subscription() {
+            return Err(ErrorData::internal_error(
+                "too many subscriptions are open on this server; close one or try later",
+                None,
+            ));
+        }
+        // Uncounted and forgotten however `listen` ends (also when its
+        // future is dropped with the client's connection).
+        let _open = OpenSubscription {
+            shared: self.shared.clone(),
+            run: run.clone(),
+            id: subscription.sink().id().clone(),
+        };
+        self.shared
+            .add_listener(&run, Listener::Subscription(subscription.sink().clone()))
+            .await;
+        subscription.cancelled().await;
+        Ok(())
     }
 
     async fn list_tools(
@@ -120,8 +166,14 @@ impl ServerHandler for SessionHandler {
             .await
             .map_err(|e| internal("the run's tools cannot be exported", e))?;
         self.shared.mark_listed(&run, &tools);
-        rmcp_model::list_tools_result(tools)
-            .map_err(|e| internal("a tool definition did not convert", e))
+        let mut result = rmcp_model::list_tools_result(tools)
+            .map_err(|e| internal("a tool definition did not convert", e))?;
+        // 2026-07-28 requires `resultType`; rmcp drops a complete one for a
+        // legacy peer, and adds `ttlMs: 0` and `cacheScope: "private"`
+        // (never cached: a run's tools change with its page and belong to
+        // its token).
+        result.result_type = Some(ResultType::COMPLETE);
+        Ok(result)
     }
 
     async fn call_tool(
@@ -169,7 +221,9 @@ impl ServerHandler for SessionHandler {
                 return Err(ErrorData::internal_error("the client cancelled the call", None));
             }
         };
-        Ok(CallToolResponse::from(rmcp_model::call_tool_result(result)))
+        let mut result = rmcp_model::call_tool_result(result);
+        result.result_type = Some(ResultType::COMPLETE);
+        Ok(CallToolResponse::from(result))
     }
 }
 
@@ -179,16 +233,20 @@ impl ServerHandler for SessionHandler {
 /// 1. refuses every request without a valid `Authorization: Bearer
 ///    <token>` with **401** (and `WWW-Authenticate: Bearer`), before
 ///    reading its body;
-/// 2. reads a POST body up to `max_request_body_bytes` (**413** beyond)
+/// 2. refuses a present `Origin` that is neither in `allowed_origins` nor
+///    the server's own loopback origin with **403** ([`origin_may_pass`]);
+/// 3. reads a POST body up to `max_request_body_bytes` (**413** beyond)
 ///    and answers **400** with a JSON-RPC error for text that is not JSON
 ///    (`-32700`), a batch array or anything that is not one JSON-RPC 2.0
 ///    message (`-32600`);
-/// 3. opens sessions one at a time: an `initialize` (a POST without
-///    `Mcp-Session-Id`) beyond `max_sessions` live sessions gets **503**,
-///    however many arrive at once;
-/// 4. hands the request to rmcp's streamable HTTP server transport, which
-///    checks `Host` against `allowed_hosts` and a present `Origin` against
-///    `allowed_origins` (**403**; an empty list refuses every `Origin`).
+/// 4. opens legacy sessions one at a time: an `initialize` beyond
+///    `max_sessions` live sessions gets **503**, however many arrive at
+///    once (a 2026-07-28 request opens no session);
+/// 5. hands the request to rmcp's streamable HTTP server transport, which
+///    checks `Host` against `allowed_hosts` (**403**), serves a request
+///    that names 2026-07-28 (in `_meta` and the `MCP-Protocol-Version`
+///    header) statelessly and any other on its session, and checks the
+///    revision's headers against the body (**400**).
 #[derive(Clone)]
 pub struct McpHttpService {
     shared: Arc<Shared>,
@@ -228,10 +286,21 @@ fn unauthorized() -> HttpResponse {
     response
 }
 
-/// Whether a request's `Origin` can pass, checked before its body is read
-/// or a session slot counted: absent, or equal (case-insensitively) to an
-/// allowed entry; entries with a `:*` port are left to rmcp's own check,
-/// which runs on every request after this one.
+/// Whether a request's `Origin` may pass, checked before its body is read
+/// or a session slot counted. It passes when it is
+///
+/// * absent (a native MCP client; the MCP transport specification asks
+///   servers to validate a present `Origin`);
+/// * equal to an entry of `allowed` (`scheme://host[:port]`, compared
+///   case-insensitively, a missing port being the scheme's default; `:*`
+///   matches every port; `null` matches the opaque origin `null`);
+/// * the server's own loopback origin: `http://` or `https://` followed by
+///   exactly the request's `Host` when that host is `localhost`,
+///   `127.0.0.1` or `[::1]` — a page of this server itself, which a
+///   DNS-rebinding page (whose origin names the attacker's host) can never
+///   present.
+///
+/// Anything else (a foreign page, a malformed `Origin`) gets 403.
 fn origin_may_pass(headers: &http::HeaderMap, allowed: &[String]) -> bool {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return true;
@@ -239,9 +308,117 @@ fn origin_may_pass(headers: &http::HeaderMap, allowed: &[String]) -> bool {
     let Ok(origin) = origin.to_str() else {
         return false;
     };
-    allowed
-        .iter()
-        .any(|a| a.ends_with(":*") || a.eq_ignore_ascii_case(origin))
+    if origin == "null" {
+        return allowed.iter().any(|a| a == "null");
+    }
+    let Some(parsed) = Origin::parse(origin) else {
+        return false;
+    };
+    if allowed.iter().any(|a| parsed.matches_entry(a)) {
+        return true;
+    }
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    host.is_some_and(|host| parsed.is_own_loopback(host))
+}
+
+/// A serialized origin, `scheme://host[:port]`, lowercased.
+#[derive(Debug, PartialEq)]
+struct Origin {
+    scheme: String,
+    host: String,
+    port: u16,
+}
+
+impl Origin {
+    /// `None` unless `text` is `http(s)://host[:port]` with no path, query,
+    /// user info or fragment.
+    fn parse(text: &str) -> Option<Origin> {
+        let (scheme, authority) = text.split_once("://")?;
+        let scheme = scheme.to_ascii_lowercase();
+        let default_port = match scheme.as_str() {
+            "http" => 80,
+            "https" => 443,
+            _ => return None,
+        };
+        let (host, port) = split_authority(authority)?;
+        let port = match port {
+            None => default_port,
+            Some(p) => p.parse().ok()?,
+        };
+        Some(Origin { scheme, host, port })
+    }
+
+    /// Whether an `allowed_origins` entry admits this origin.
+    fn matches_entry(&self, entry: &str) -> bool {
+        if let Some(any_port) = entry.strip_suffix(":*") {
+            return Origin::parse(any_port)
+                .is_some_and(|e| e.scheme == self.scheme && e.host == self.host);
+        }
+        Origin::parse(entry).is_some_and(|e| e == *self)
+    }
+
+    /// Whether this is the origin of a loopback server reached as `host`
+    /// (the request's `Host` header).
+    fn is_own_loopback(&self, host: &str) -> bool {
+        let Some((name, port)) = split_authority(host) else {
+            return false;
+        };
+        let port = match port {
+            None => {
+                if self.scheme == "https" {
+                    443
+                } else {
+                    80
+                }
+            }
+            Some(p) => match p.parse() {
+                Ok(p) => p,
+                Err(_) => return false,
+            },
+        };
+        matches!(name.as_str(), "localhost" | "127.0.0.1" | "[::1]")
+            && name == self.host
+            && port == self.port
+    }
+}
+
+/// `host[:port]` of an authority (IPv6 literals in brackets), the host
+/// lowercased; `None` for user info, a path, or an empty host.
+fn split_authority(authority: &str) -> Option<(String, Option<&str>)> {
+    if authority.is_empty() || authority.contains(['/', '@', '?', '#', ' ']) {
+        return None;
+    }
+    let (host, port) = if authority.starts_with('[') {
+        let close = authority.find(']')?;
+        let (host, rest) = authority.split_at(close + 1);
+        match rest {
+            "" => (host, None),
+            _ => (host, Some(rest.strip_prefix(':')?)),
+        }
+    } else {
+        match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty()
+        || port.is_some_and(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    Some((host.to_ascii_lowercase(), port))
+}
+
+/// Whether a JSON-RPC message (already checked to be one) is an
+/// `initialize` request.
+fn is_initialize(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<Cow<'a, str>>,
+    }
+    serde_json::from_slice::<Method<'_>>(body)
+        .is_ok_and(|m| m.method.as_deref() == Some("initialize"))
 }
 
 /// The token of `Authorization: Bearer <token>`.
@@ -266,8 +443,9 @@ impl McpHttpService {
         #[allow(unused_mut)]
         let mut config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(options.allowed_hosts.clone())
-            .with_allowed_origins(options.allowed_origins.clone())
-            .enforce_origin_validation()
+            // `Origin` is checked here, before rmcp ([`origin_may_pass`]),
+            // which also admits the server's own loopback origin.
+            .disable_allowed_origins()
             .with_max_request_body_bytes(options.max_request_body_bytes);
         #[cfg(feature = "store")]
         if let super::Backend::Replica(replica) = &shared.backend {
@@ -402,18 +580,24 @@ where
             if request.method() != http::Method::POST {
                 return Ok(this.inner.handle(request).await);
             }
-            let opens_session = !request.headers().contains_key("mcp-session-id");
+            let in_session = request.headers().contains_key("mcp-session-id");
             let (parts, body) = request.into_parts();
             let limit = this.shared.options.max_request_body_bytes;
             let body = match super::jsonrpc::read_message(body, limit).await {
                 Ok(body) => body,
                 Err(refusal) => return Ok(refusal.response()),
             };
+            // Only a legacy `initialize` opens a session; a 2026-07-28
+            // request carries none and is served statelessly.
+            let opens_session = !in_session && is_initialize(&body);
             let request = Request::from_parts(parts, Full::new(body));
-            if !opens_session {
+            if in_session {
                 if let Some(refusal) = this.check_restore(&request).await {
                     return Ok(refusal);
                 }
+                return Ok(this.inner.handle(request).await);
+            }
+            if !opens_session {
                 return Ok(this.inner.handle(request).await);
             }
             // One opening at a time: the count and the new session are
@@ -426,5 +610,76 @@ where
             this.bind_session(&response, &run).await;
             Ok(response)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(origin: &str, host: &str) -> http::HeaderMap {
+        let mut h = http::HeaderMap::new();
+        h.insert(header::ORIGIN, origin.parse().unwrap());
+        h.insert(header::HOST, host.parse().unwrap());
+        h
+    }
+
+    #[test]
+    fn the_servers_own_loopback_origin_passes_and_foreign_ones_do_not() {
+        let none: &[String] = &[];
+        for (origin, host) in [
+            ("http://localhost:8123", "localhost:8123"),
+            ("http://LOCALHOST:8123", "localhost:8123"),
+            ("http://127.0.0.1:9000", "127.0.0.1:9000"),
+            ("http://[::1]:9000", "[::1]:9000"),
+            ("http://localhost", "localhost"),
+            ("https://localhost:8443", "localhost:8443"),
+        ] {
+            assert!(
+                origin_may_pass(&headers(origin, host), none),
+                "{origin} {host}"
+            );
+        }
+        for (origin, host) in [
+            // A DNS-rebinding page names its own host.
+            ("http://evil.example.com", "evil.example.com"),
+            ("http://evil.example.com:8123", "localhost:8123"),
+            // Another local server's page.
+            ("http://localhost:3000", "localhost:8123"),
+            ("http://127.0.0.1:8123", "localhost:8123"),
+            // Not loopback, even when it names the Host.
+            ("http://app.example.com", "app.example.com"),
+            ("http://localhost:8123/path", "localhost:8123"),
+            ("http://user@localhost:8123", "localhost:8123"),
+            ("ftp://localhost:8123", "localhost:8123"),
+            ("null", "localhost:8123"),
+            ("localhost:8123", "localhost:8123"),
+            ("http://localhost:", "localhost:"),
+        ] {
+            assert!(
+                !origin_may_pass(&headers(origin, host), none),
+                "{origin} {host}"
+            );
+        }
+        let mut no_origin = http::HeaderMap::new();
+        no_origin.insert(header::HOST, "localhost:1".parse().unwrap());
+        assert!(origin_may_pass(&no_origin, none));
+    }
+
+    #[test]
+    fn allowed_origins_match_scheme_host_and_port() {
+        let allowed: Vec<String> = ["https://app.example.com", "http://tools.example:*", "null"]
+            .map(String::from)
+            .to_vec();
+        let pass = |origin: &str| origin_may_pass(&headers(origin, "mcp.example"), &allowed);
+        assert!(pass("https://app.example.com"));
+        assert!(pass("https://APP.example.com:443"));
+        assert!(!pass("https://app.example.com:8443"));
+        assert!(!pass("http://app.example.com"));
+        assert!(pass("http://tools.example:1234"));
+        assert!(pass("http://tools.example"));
+        assert!(!pass("https://tools.example:1234"));
+        assert!(pass("null"));
+        assert!(!pass("https://other.example"));
     }
 }

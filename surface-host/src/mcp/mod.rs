@@ -73,12 +73,26 @@ pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 1024 * 1024;
 /// Longest browser → host message [`McpTabConnection::receive_json`]
 /// accepts: 8 MiB (an announcement carries the whole snapshot).
 pub const MAX_BROWSER_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
-/// The MCP protocol revisions the server negotiates (the session-based
-/// streamable HTTP transport). 2025-03-26 — the one revision with JSON-RPC
-/// batches — is not among them: the server answers one message per
-/// request, and a batch gets HTTP 400 with JSON-RPC `-32600`; a client
-/// asking for 2025-03-26 is offered the latest revision instead.
-pub const PROTOCOL_VERSIONS: [&str; 3] = ["2024-11-05", "2025-06-18", "2025-11-25"];
+/// The MCP protocol revisions the server serves, on one endpoint; each
+/// request's revision decides how it is served:
+///
+/// * **2026-07-28** (the current revision, the default): stateless — no
+///   `initialize` and no session; `server/discover` answers the revisions
+///   and capabilities, every request carries its revision and client
+///   capabilities in `_meta` (and the `MCP-Protocol-Version`, `Mcp-Method`
+///   and `Mcp-Name` headers, checked against the body), `tools/list`
+///   carries `ttlMs: 0` and `cacheScope: "private"` (a run's tools change
+///   with its page and belong to its token), and `list_changed` is
+///   delivered on a `subscriptions/listen` stream.
+/// * **2025-11-25, 2025-06-18, 2024-11-05** (the legacy lane): the
+///   session-based streamable HTTP transport — `initialize`,
+///   `Mcp-Session-Id`, `list_changed` on the session.
+///
+/// 2025-03-26 — the one revision with JSON-RPC batches — is not among
+/// them: the server answers one message per request, and a batch gets HTTP
+/// 400 with JSON-RPC `-32600`; a client asking for 2025-03-26 in
+/// `initialize` is offered 2025-11-25 instead.
+pub const PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28"];
 
 /// Configuration of [`McpServer::new`].
 #[derive(Clone)]
@@ -103,13 +117,16 @@ pub struct McpServerOptions {
     /// `::1`: DNS-rebinding protection for a loopback server). Set the
     /// public host names when serving elsewhere.
     pub allowed_hosts: Vec<String>,
-    /// Accepted `Origin` header values, as `scheme://host[:port]` (rmcp's
-    /// syntax: `http://localhost:*` allows every port, `null` the opaque
-    /// origin). Default empty: a request carrying any `Origin` — a
-    /// browser page, e.g. a DNS-rebinding one — gets HTTP 403; a request
-    /// without `Origin` (a native MCP client) passes, as the MCP transport
-    /// specification asks. Add the origin of a browser-based MCP client
-    /// you trust.
+    /// Accepted `Origin` header values besides the server's own loopback
+    /// origin, as `scheme://host[:port]` (compared case-insensitively; no
+    /// port means the scheme's default; `http://localhost:*` allows every
+    /// port; `null` the opaque origin). Default empty: a request carrying
+    /// an `Origin` — a browser page, e.g. a DNS-rebinding one — gets HTTP
+    /// 403 unless it is `http(s)://` + the request's own `Host` on
+    /// `localhost`, `127.0.0.1` or `[::1]` (a page of this server itself); a
+    /// request without `Origin` (a native MCP client) passes, as the MCP
+    /// transport specification asks. Add the origin of a browser-based MCP
+    /// client you trust.
     pub allowed_origins: Vec<String>,
     /// How tools are exported (default [`ExportOptions::default`]).
     pub export: ExportOptions,
@@ -204,6 +221,47 @@ struct Waiter {
     progress: mpsc::UnboundedSender<BrowserSurfaceProgress>,
 }
 
+/// Where a run's `notifications/tools/list_changed` goes.
+#[derive(Clone)]
+pub(crate) enum Listener {
+    /// A legacy (2025-11-25 and older) MCP session.
+    Session(Peer<RoleServer>),
+    /// A 2026-07-28 `subscriptions/listen` stream that accepted
+    /// `toolsListChanged`.
+    Subscription(rmcp::service::SubscriptionSink),
+}
+
+impl Listener {
+    fn is_closed(&self) -> bool {
+        match self {
+            Listener::Session(peer) => peer.is_transport_closed(),
+            // Removed when its `listen` ends ([`Shared::close_subscription`]).
+            Listener::Subscription(_) => false,
+        }
+    }
+
+    async fn notify_tool_list_changed(self) {
+        let sent =
+            match self {
+                Listener::Session(peer) => peer
+                    .notify_tool_list_changed()
+                    .await
+                    .map_err(|e| e.to_string()),
+                Listener::Subscription(sink) => sink
+                    .send(
+                        rmcp::model::ServerNotification::ToolListChangedNotification(
+                            Default::default(),
+                        ),
+                    )
+                    .await
+                    .map_err(|e| e.to_string()),
+            };
+        if let Err(error) = sent {
+            tracing::debug!(%error, "tools/list_changed not delivered");
+        }
+    }
+}
+
 type TokenDigest = [u8; 32];
 
 #[derive(Default)]
@@ -214,8 +272,11 @@ struct McpState {
     connections: HashMap<String, mpsc::UnboundedSender<BrowserSurfaceCall>>,
     /// Outstanding browser calls by invocation id.
     waiters: HashMap<String, Waiter>,
-    /// MCP sessions by run, for `list_changed`.
-    peers: HashMap<String, Vec<Peer<RoleServer>>>,
+    /// Who is told of a run's `list_changed`: its legacy MCP sessions and
+    /// its 2026-07-28 `subscriptions/listen` streams.
+    listeners: HashMap<String, Vec<Listener>>,
+    /// Open `subscriptions/listen` streams (bounded by `max_sessions`).
+    subscriptions: usize,
     /// Digest of the tool list each run was last shown or told about.
     listed: HashMap<String, TokenDigest>,
     /// The last export of each run's tools, reused while the composed
@@ -462,16 +523,39 @@ impl Shared {
         self.lock().listed.insert(run_id.to_string(), digest);
     }
 
-    pub(crate) async fn register_peer(&self, run_id: &str, peer: Peer<RoleServer>) {
+    /// Tells `listener` of `run_id`'s tool changes from now on (until it
+    /// closes); the tools it is compared against are the ones listed last,
+    /// or today's.
+    pub(crate) async fn add_listener(&self, run_id: &str, listener: Listener) {
         let tools = self.mcp_tools(run_id).await.unwrap_or_default();
         let mut state = self.lock();
-        let peers = state.peers.entry(run_id.to_string()).or_default();
-        peers.retain(|p| !p.is_transport_closed());
-        peers.push(peer);
+        let listeners = state.listeners.entry(run_id.to_string()).or_default();
+        listeners.retain(|l| !l.is_closed());
+        listeners.push(listener);
         state
             .listed
             .entry(run_id.to_string())
             .or_insert_with(|| tools_digest(&tools));
+    }
+
+    /// Counts a new `subscriptions/listen` stream: `false` (and nothing
+    /// counted) when `max_sessions` are open.
+    pub(crate) fn open_subscription(&self) -> bool {
+        let mut state = self.lock();
+        if state.subscriptions >= self.options.max_sessions {
+            return false;
+        }
+        state.subscriptions += 1;
+        true
+    }
+
+    /// Forgets a `subscriptions/listen` stream that ended.
+    pub(crate) fn close_subscription(&self, run_id: &str, id: &rmcp::model::RequestId) {
+        let mut state = self.lock();
+        state.subscriptions = state.subscriptions.saturating_sub(1);
+        if let Some(listeners) = state.listeners.get_mut(run_id) {
+            listeners.retain(|l| !matches!(l, Listener::Subscription(s) if s.id() == id));
+        }
     }
 
     /// Sends `notifications/tools/list_changed` to the sessions of every
@@ -489,29 +573,25 @@ impl Shared {
     async fn notify_tool_changes_now(&self) {
         let runs: Vec<String> = {
             let mut state = self.lock();
-            state.peers.retain(|_, peers| {
-                peers.retain(|p| !p.is_transport_closed());
-                !peers.is_empty()
+            state.listeners.retain(|_, listeners| {
+                listeners.retain(|l| !l.is_closed());
+                !listeners.is_empty()
             });
-            state.peers.keys().cloned().collect()
+            state.listeners.keys().cloned().collect()
         };
         for run_id in runs {
             let tools = self.mcp_tools(&run_id).await.unwrap_or_default();
             let digest = tools_digest(&tools);
-            let peers = {
+            let listeners = {
                 let mut state = self.lock();
                 if state.listed.get(&run_id) == Some(&digest) {
                     continue;
                 }
                 state.listed.insert(run_id.clone(), digest);
-                state.peers.get(&run_id).cloned().unwrap_or_default()
+                state.listeners.get(&run_id).cloned().unwrap_or_default()
             };
-            for peer in peers {
-                tokio::spawn(async move {
-                    if let Err(error) = peer.notify_tool_list_changed().await {
-                        tracing::debug!(%error, "tools/list_changed not delivered");
-                    }
-                });
+            for listener in listeners {
+                tokio::spawn(listener.notify_tool_list_changed());
             }
         }
     }
