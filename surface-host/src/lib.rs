@@ -11,6 +11,11 @@
 //!   server"); with feature `store` also the MCP server of one replica of
 //!   a shared `surface-store` (`McpServer::for_replica`; docs/host.md,
 //!   "Replicas").
+//! * `host` (features `mcp` and `store`) — the agent host as one
+//!   component: `Host::builder(database)` opens the store (memory, SQLite,
+//!   PostgreSQL), the durable host, its replica and the MCP server, and
+//!   `InProcessTab` connects a page's session in the same process
+//!   (docs/host.md, "The Host").
 //! * `web` (feature `axum`) — the safe HTTP surface of a host serving an
 //!   application page: the `Host`/`Origin` guard, page session cookies,
 //!   the backend `/rpc` proxy (docs/host.md, "Threat model").
@@ -22,6 +27,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(all(feature = "mcp", feature = "store"))]
+pub mod host;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod server;

@@ -633,12 +633,19 @@ fn tools_digest(tools: &[McpTool]) -> TokenDigest {
 
 /// 32 random bytes as hex, prefixed.
 fn random_id(prefix: &str) -> String {
-    let mut bytes = [0u8; 32];
-    if let Err(error) = getrandom::fill(&mut bytes) {
-        // Never issue a predictable token.
+    format!("{prefix}{}", random_hex(32))
+}
+
+/// `bytes` bytes of the OS's randomness in hex.
+///
+/// # Panics
+/// When the platform's randomness fails (never a predictable id).
+pub(crate) fn random_hex(bytes: usize) -> String {
+    let mut buffer = vec![0u8; bytes];
+    if let Err(error) = getrandom::fill(&mut buffer) {
         panic!("the platform's randomness failed ({error}); cannot issue an unguessable id");
     }
-    format!("{prefix}{}", hex::encode(bytes))
+    hex::encode(buffer)
 }
 
 /// The canonical capability id of a procedure id (`domain:<path>`) in

@@ -1,0 +1,143 @@
+//! A page in the host's own process: [`InProcessTab`] connects a
+//! [`BrowserSurfaceSession`] to a [`Host`](super::Host) without a socket —
+//! the same messages a page sends over its WebSocket (announcement,
+//! results, progress), in order, and the host's calls run through the
+//! session.
+
+use std::sync::Arc;
+
+use surface_runtime::host::{
+    AnnouncementSubscription, AuthenticatedConnection, BrowserSurfaceCall, BrowserSurfaceSession,
+    BrowserToHostMessage, SessionError, SessionEventSubscription,
+};
+use surface_store::replica::ReplicaError;
+use tokio::sync::mpsc;
+
+use super::Host;
+
+/// Why an [`InProcessTab`] did not connect.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InProcessTabError {
+    /// The host refused the connection (its id is in use).
+    #[error("the host refused the tab's connection: {0}")]
+    Host(#[from] ReplicaError),
+    /// The session refused to connect or subscribe (it was disposed, or
+    /// is connected already).
+    #[error("the tab's session refused: {0}")]
+    Session(#[from] SessionError),
+}
+
+/// Runs after the session answered a host call and before the answer is
+/// sent (e.g. re-render, so the host knows the new surface before the
+/// agent's next call).
+pub type BeforeAnswer = Arc<dyn Fn(&BrowserSurfaceCall) + Send + Sync>;
+
+/// A page's session connected to a [`Host`] in the same process. The
+/// connection id is fresh (`inproc-` and 32 hex digits); the session's
+/// identity (app, build, session, tab) says the rest. Dropping it closes
+/// the connection: the host interrupts the calls it was running.
+///
+/// Messages reach the host in the order the session emits them; each host
+/// call runs on its own task (several may wait for the user at once).
+pub struct InProcessTab {
+    connection_id: String,
+    _announcements: AnnouncementSubscription,
+    _progress: SessionEventSubscription,
+    outbox: mpsc::UnboundedSender<BrowserToHostMessage>,
+}
+
+impl std::fmt::Debug for InProcessTab {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InProcessTab")
+            .field("connection_id", &self.connection_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl InProcessTab {
+    /// Connects `session` to `host` as `user_id` (the user the application
+    /// authenticated for the session's `session_id`): announces the
+    /// session's surface, forwards every later announcement and progress
+    /// report, and answers the host's calls with `session.invoke`. Needs a
+    /// tokio runtime.
+    ///
+    /// # Errors
+    /// [`InProcessTabError`]: the host or the session refused.
+    pub fn connect(
+        host: &Host,
+        session: &BrowserSurfaceSession,
+        user_id: &str,
+    ) -> Result<Self, InProcessTabError> {
+        Self::connect_with(host, session, user_id, None)
+    }
+
+    /// [`Self::connect`] with `before_answer` run after each call and
+    /// before its answer is sent.
+    ///
+    /// # Errors
+    /// As [`Self::connect`].
+    pub fn connect_with(
+        host: &Host,
+        session: &BrowserSurfaceSession,
+        user_id: &str,
+        before_answer: Option<BeforeAnswer>,
+    ) -> Result<Self, InProcessTabError> {
+        let connection_id = format!("inproc-{}", crate::mcp::random_hex(16));
+        let identity = session.identity();
+        let auth = AuthenticatedConnection::new(&connection_id, &identity.session_id, user_id);
+        let (tab, mut calls) = host.open_connection(auth)?;
+        let (outbox, mut messages) = mpsc::unbounded_channel::<BrowserToHostMessage>();
+        // One task hands the messages to the host in order.
+        tokio::spawn(async move {
+            while let Some(message) = messages.recv().await {
+                if let Err(error) = tab.receive(message).await {
+                    tracing::warn!(%error, "the host refused a message of the in-process tab");
+                }
+            }
+            tab.close().await;
+        });
+        let announcement = session.connect(&connection_id)?;
+        let _ = outbox.send(BrowserToHostMessage::Announcement(Box::new(announcement)));
+        let sender = outbox.clone();
+        let announcements = session.subscribe(move |a| {
+            let _ = sender.send(BrowserToHostMessage::Announcement(Box::new(a.clone())));
+        })?;
+        let sender = outbox.clone();
+        let progress = session.on_progress(move |p| {
+            let _ = sender.send(BrowserToHostMessage::Progress(p.clone()));
+        })?;
+        let (sender, session) = (outbox.downgrade(), session.clone());
+        tokio::spawn(async move {
+            while let Some(call) = calls.next().await {
+                let (sender, session, before_answer) =
+                    (sender.clone(), session.clone(), before_answer.clone());
+                tokio::spawn(async move {
+                    let result = session.invoke(call.clone()).await;
+                    if let Some(hook) = &before_answer {
+                        hook(&call);
+                    }
+                    if let Some(sender) = sender.upgrade() {
+                        let _ = sender.send(BrowserToHostMessage::Result(Box::new(result)));
+                    }
+                });
+            }
+        });
+        Ok(Self {
+            connection_id,
+            _announcements: announcements,
+            _progress: progress,
+            outbox,
+        })
+    }
+
+    /// The connection's id.
+    pub fn connection_id(&self) -> &str {
+        &self.connection_id
+    }
+
+    /// Whether the host side still takes messages.
+    pub fn is_open(&self) -> bool {
+        !self.outbox.is_closed()
+    }
+}

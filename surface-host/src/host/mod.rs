@@ -1,0 +1,294 @@
+//! The agent host as one component (features `mcp` and `store`;
+//! docs/host.md, "The Host"): [`Host`] is what a deployment starts — the
+//! store (in memory, SQLite or PostgreSQL, [`Database`]), the wake-up bus,
+//! the durable host and its replica, and the MCP server on top — behind
+//! one async interface that is the same whether one process serves the
+//! store or several.
+//!
+//! ```text
+//! Host::builder(database)            Database::Memory | Sqlite(path) | Postgres(url)
+//!     .known_build(..)               what pages may announce
+//!     .replica(name)                 only when several processes share the store
+//!     .mcp(options)                  the MCP endpoint's options
+//!     .build().await? ──► Host
+//!                          ├─ start_run / end_run / issue_token
+//!                          ├─ open_connection(auth)      a page's socket (or InProcessTab)
+//!                          └─ mcp_service()              the /mcp tower service
+//! ```
+//!
+//! On one machine the default is SQLite: a `kill -9` of the process loses
+//! no call, token or approval; a second process on the same PostgreSQL
+//! database is another replica (`.replica(name)`), and any replica serves
+//! any MCP request.
+
+mod database;
+mod in_process;
+
+use std::sync::Arc;
+
+use surface_runtime::host::{AgentHost, AgentRun, AuthenticatedConnection, KnownBuild, ServerTool};
+use surface_store::replica::{Replica, ReplicaError, ReplicaOptions, TabCalls};
+use surface_store::wake::{LocalWakeups, Wakeups};
+use surface_store::{DurableError, DurableHost, HostStore, Recovery, RouteRecord, StoreError};
+
+pub use database::{Database, DatabaseError};
+pub use in_process::{InProcessTab, InProcessTabError};
+
+use crate::mcp::{McpHttpService, McpServer, McpServerOptions};
+
+/// The replica name of a host that is the only process on its store:
+/// `"host"`.
+pub const DEFAULT_REPLICA_NAME: &str = "host";
+
+/// Why a [`Host`] did not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostStartError {
+    /// The database could not be opened or migrated (which one: the
+    /// message).
+    #[error("the host store ({database}) could not be opened: {source}")]
+    Store {
+        /// [`Database::describe`] of the database.
+        database: String,
+        /// What the store said.
+        #[source]
+        source: StoreError,
+    },
+    /// The store was opened but recovering this replica's state failed.
+    #[error("the host could not recover its state from the store: {0}")]
+    Recovery(#[from] DurableError),
+    /// The replica could not start (an invalid name, the store, the
+    /// wake-up bus).
+    #[error("the host's replica could not start: {0}")]
+    Replica(#[from] ReplicaError),
+}
+
+/// Configuration of a [`Host`]; from [`Host::builder`].
+pub struct HostBuilder {
+    database: Database,
+    core: AgentHost,
+    replica: String,
+    replica_options: ReplicaOptions,
+    mcp: McpServerOptions,
+    wakeups: Option<Arc<dyn Wakeups>>,
+}
+
+impl std::fmt::Debug for HostBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostBuilder")
+            .field("database", &self.database.describe())
+            .field("replica", &self.replica)
+            .field("mcp", &self.mcp)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HostBuilder {
+    /// Accepts announcements of `build` (its authority is what its pages'
+    /// capabilities are checked against; docs/host.md, "Verification").
+    /// A page of a build no host knows is refused.
+    pub fn known_build(mut self, build: KnownBuild) -> Self {
+        self.core = self.core.with_known_build(build);
+        self
+    }
+
+    /// Offers `tool` to every run as a direct server tool (run in the MCP
+    /// options' `server_registry`).
+    pub fn server_tool(mut self, tool: ServerTool) -> Self {
+        self.core = self.core.with_server_tool(tool);
+        self
+    }
+
+    /// Sets the bounds of the in-memory host (calls outstanding, results
+    /// remembered, invocation ids) by handing over a configured
+    /// [`AgentHost`]; its known builds and server tools are kept, the ones
+    /// set on this builder before are replaced.
+    pub fn agent_host(mut self, core: AgentHost) -> Self {
+        self.core = core;
+        self
+    }
+
+    /// Names this process as one replica of several sharing the store
+    /// (default [`DEFAULT_REPLICA_NAME`]): a name stable across restarts of
+    /// this process and distinct from every other replica's (letters,
+    /// digits, `-`, `_`; at most 64 characters). A restarted replica
+    /// settles what it left: its calls in flight are interrupted.
+    pub fn replica(mut self, name: impl Into<String>) -> Self {
+        self.replica = name.into();
+        self
+    }
+
+    /// Sets the replica's bounds (routed calls, lease renewal; defaults of
+    /// [`ReplicaOptions`]).
+    pub fn replica_options(mut self, options: ReplicaOptions) -> Self {
+        self.replica_options = options;
+        self
+    }
+
+    /// Sets the MCP endpoint's options (default
+    /// [`McpServerOptions::default`]).
+    pub fn mcp(mut self, options: McpServerOptions) -> Self {
+        self.mcp = options;
+        self
+    }
+
+    /// Sets the wake-up bus shared by the replicas (default: PostgreSQL's
+    /// `LISTEN/NOTIFY` on a PostgreSQL database, an in-process bus
+    /// otherwise).
+    pub fn wakeups(mut self, wakeups: Arc<dyn Wakeups>) -> Self {
+        self.wakeups = Some(wakeups);
+        self
+    }
+
+    /// Opens the store (creating and migrating it), recovers what this
+    /// replica left (its calls in flight are interrupted, its runs
+    /// restored, the approvals pending and decided-not-resumed listed in
+    /// [`Host::recovery`]) and starts the replica and the MCP server.
+    /// Needs a tokio runtime.
+    ///
+    /// # Errors
+    /// [`HostStartError`]: the store, the recovery or the replica.
+    pub async fn build(self) -> Result<Host, HostStartError> {
+        let described = self.database.describe();
+        let (store, default_wakeups) =
+            self.database
+                .open()
+                .await
+                .map_err(|source| HostStartError::Store {
+                    database: described,
+                    source,
+                })?;
+        let wakeups = self
+            .wakeups
+            .or(default_wakeups)
+            .unwrap_or_else(|| Arc::new(LocalWakeups::new()));
+        let (durable, recovery) = DurableHost::open(self.core, store, self.replica).await?;
+        let (replica, interrupted_routes) =
+            Replica::start(Arc::new(durable), wakeups, self.replica_options).await?;
+        let mcp = McpServer::for_replica(replica.clone(), self.mcp);
+        Ok(Host {
+            replica,
+            mcp,
+            recovery,
+            interrupted_routes,
+        })
+    }
+}
+
+/// The agent host: the store, the durable host, its replica and the MCP
+/// server, started by [`Host::builder`]. Cheap to clone (shared state).
+#[derive(Clone)]
+pub struct Host {
+    replica: Replica,
+    mcp: McpServer,
+    recovery: Recovery,
+    interrupted_routes: Vec<RouteRecord>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("replica", &self.replica.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Host {
+    /// A host on `database`; see [`HostBuilder`].
+    pub fn builder(database: Database) -> HostBuilder {
+        HostBuilder {
+            database,
+            core: AgentHost::new(),
+            replica: DEFAULT_REPLICA_NAME.to_string(),
+            replica_options: ReplicaOptions::default(),
+            mcp: McpServerOptions::default(),
+            wakeups: None,
+        }
+    }
+
+    /// This replica's name.
+    pub fn replica_name(&self) -> &str {
+        self.replica.name()
+    }
+
+    /// What the host found in the store at start: the calls it had in
+    /// flight (now interrupted), the runs it restored, the approvals
+    /// pending and those decided but not yet resumed.
+    pub fn recovery(&self) -> &Recovery {
+        &self.recovery
+    }
+
+    /// The routed calls this replica had taken before it stopped (their
+    /// requesters were told they are interrupted).
+    pub fn interrupted_routes(&self) -> &[RouteRecord] {
+        &self.interrupted_routes
+    }
+
+    /// Starts a run: an agent acting for `run.session_id` in the tab
+    /// `run.tab_id` (recorded in the store: it survives a restart).
+    ///
+    /// # Errors
+    /// [`DurableError`]: the run id is taken, or the store failed.
+    pub async fn start_run(&self, run: AgentRun) -> Result<(), DurableError> {
+        self.replica.durable().start_run(run).await
+    }
+
+    /// Ends a run (recorded in the store; the in-memory host forgets it).
+    ///
+    /// # Errors
+    /// [`DurableError`] when the store failed.
+    pub async fn end_run(&self, run_id: &str) -> Result<(), DurableError> {
+        self.replica.durable().end_run(run_id).await
+    }
+
+    /// Issues the bearer token an MCP client of `run_id` presents (64 hex
+    /// digits from the OS's randomness; only its SHA-256 is stored, so
+    /// every replica accepts it and it survives a restart).
+    ///
+    /// # Errors
+    /// [`StoreError`] when the store cannot be written (no token then).
+    pub async fn issue_token(&self, run_id: &str) -> Result<String, StoreError> {
+        self.mcp.issue_durable_token(run_id).await
+    }
+
+    /// Opens the host side of a page connection the application
+    /// authenticated: the page's messages go to `ReplicaTab::receive`,
+    /// the calls to send it come out of [`TabCalls::next`]. A page in the
+    /// same process uses [`InProcessTab`] instead.
+    ///
+    /// # Errors
+    /// [`ReplicaError::ConnectionOpen`] (a connection id in use).
+    pub fn open_connection(
+        &self,
+        connection: AuthenticatedConnection,
+    ) -> Result<(surface_store::replica::ReplicaTab, TabCalls), ReplicaError> {
+        self.replica.open_connection(connection)
+    }
+
+    /// The MCP endpoint (streamable HTTP, revisions 2026-07-28 and
+    /// 2025-11-25 on one endpoint): a tower service to mount, e.g.
+    /// `Router::new().route_service("/mcp", host.mcp_service())`.
+    pub fn mcp_service(&self) -> McpHttpService {
+        self.mcp.http_service()
+    }
+
+    /// The MCP server (tools of a run, calls, tokens).
+    pub fn mcp(&self) -> &McpServer {
+        &self.mcp
+    }
+
+    /// The durable host (approvals, reconciliation, the in-memory host).
+    pub fn durable(&self) -> &Arc<DurableHost> {
+        self.replica.durable()
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn HostStore> {
+        self.replica.durable().store()
+    }
+
+    /// The replica (routing, leases).
+    pub fn replica(&self) -> &Replica {
+        &self.replica
+    }
+}
