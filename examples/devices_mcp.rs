@@ -19,11 +19,14 @@
 //! tab shows, after `--decide-after-ms` (default 200). It serves until
 //! killed.
 //!
-//! With `--database postgres://… --replica NAME` the process is one
-//! replica of several sharing that database (docs/host.md, "Replicas"):
-//! start two with different names and ports, and an MCP client of either
-//! one, with either token, acts in the tab of the token's replica — the
-//! call is routed through the database to the replica holding the tab.
+//! The host keeps its state in a SQLite file by default
+//! (`--database sqlite:target/devices-mcp/host.db`; `memory` keeps
+//! nothing). With `--database postgres://… --replica NAME` the process is
+//! one replica of several sharing that database (docs/host.md,
+//! "Replicas"): start two with different names and ports, and an MCP
+//! client of either one, with either token, acts in the tab of the token's
+//! replica — the call is routed through the database to the replica
+//! holding the tab.
 //!
 //! ```text
 //! cargo run --example devices_mcp -- --approve --port 8091 --database postgres://… --replica r1
@@ -48,12 +51,13 @@ use std::time::Duration;
 // `mcp`/`tokio` features. An application enables them on `agent-surface`;
 // a cargo example cannot enable its own package's features, so the examples
 // name the same items through the runtime crate (a dev-dependency with `mcp`).
+use surface_host::host::Database;
 use surface_host::mcp::McpServerOptions;
 
 use host::{Backend, Hosting, UserDecision};
 
 const USAGE: &str = "usage: devices_mcp [--port PORT] (--approve | --reject) [--orpc-url URL] [--decide-after-ms MS]
-                   [--database postgres://… --replica NAME]
+                   [--database memory | sqlite:PATH | postgres://…] [--replica NAME]
 
 Serves the agent host's MCP endpoint on 127.0.0.1 with a simulated devices
 console tab; prints {\"mcp\":URL,\"token\":TOKEN} on stdout when ready.
@@ -64,12 +68,12 @@ console tab; prints {\"mcp\":URL,\"token\":TOKEN} on stdout when ready.
   --orpc-url URL       call a real oRPC server (e.g. http://127.0.0.1:4000/rpc,
                        the peer in tests/orpc-peer) instead of the embedded backend
   --decide-after-ms MS how long the user looks at the dialog (default 200)
-  --database URL       with --replica: run as one replica of several sharing
-                       this PostgreSQL database (postgres://…); the token is
-                       valid on every replica, and a call reaching another
-                       replica is routed to this one's tab
-  --replica NAME       this replica's name (1-60 of A-Z a-z 0-9 . _ -), stable
-                       across its restarts, distinct per replica";
+  --database DB        where the host keeps runs, calls and tokens (default
+                       sqlite:target/devices-mcp/host.db; memory keeps nothing;
+                       postgres://… can be shared by several replicas)
+  --replica NAME       this process's replica name on a shared database
+                       (letters, digits, . _ -), stable across its restarts,
+                       distinct per replica (default host)";
 
 struct Args {
     port: u16,
@@ -84,8 +88,8 @@ fn parse_args() -> Result<Args, String> {
     let mut decision = None;
     let mut orpc_url = None;
     let mut decide_after = Duration::from_millis(200);
-    let mut database = None;
-    let mut replica = None;
+    let mut database = Database::sqlite("target/devices-mcp/host.db");
+    let mut replica = surface_host::host::DEFAULT_REPLICA_NAME.to_string();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -116,45 +120,20 @@ fn parse_args() -> Result<Args, String> {
             }
             "--database" => {
                 let value = args.next().ok_or("--database needs a value")?;
-                if !value.starts_with("postgres://") && !value.starts_with("postgresql://") {
-                    return Err(format!(
-                        "--database `{value}` is not a PostgreSQL URL (postgres://…)"
-                    ));
-                }
-                database = Some(value);
+                database = value.parse().map_err(|e| format!("--database: {e}"))?;
             }
-            "--replica" => {
-                let value = args.next().ok_or("--replica needs a value")?;
-                let valid = (1..=surface_store::replica::MAX_REPLICA_NAME_CHARS)
-                    .contains(&value.len())
-                    && value
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
-                if !valid {
-                    return Err(format!(
-                        "--replica `{value}`: a replica name is 1 to {} of A-Z a-z 0-9 . _ -",
-                        surface_store::replica::MAX_REPLICA_NAME_CHARS
-                    ));
-                }
-                replica = Some(value);
-            }
+            "--replica" => replica = args.next().ok_or("--replica needs a value")?,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
     let decision = decision.ok_or("give one of --approve and --reject")?;
-    let hosting = match (database, replica) {
-        (None, None) => Hosting::InProcess,
-        (Some(database), Some(name)) => Hosting::Replica { database, name },
-        (Some(_), None) => return Err("--database needs --replica NAME".into()),
-        (None, Some(_)) => return Err("--replica needs --database postgres://…".into()),
-    };
     Ok(Args {
         port,
         decision,
         orpc_url,
         decide_after,
-        hosting,
+        hosting: Hosting { database, replica },
     })
 }
 
@@ -204,7 +183,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let app = axum::Router::new().route_service("/mcp", running.mcp.http_service());
+    let app = axum::Router::new().route_service("/mcp", running.host.mcp_service());
     let ready = serde_json::json!({
         "mcp": format!("http://127.0.0.1:{port}/mcp"),
         "token": running.token,
@@ -223,12 +202,11 @@ async fn main() -> ExitCode {
          the user will {:?} every confirmation",
         args.decision
     );
-    if let Hosting::Replica { name, .. } = &args.hosting {
-        eprintln!(
-            "[host] replica {name}: the token is valid on every replica of the database; \
-             a call for this tab reaching another replica is routed here"
-        );
-    }
+    eprintln!(
+        "[host] state in {} as replica {}",
+        args.hosting.database.describe(),
+        args.hosting.replica
+    );
     // Unlike `axum::serve`, a connection whose headers never complete is
     // closed after the header-read timeout (docs/limits.md).
     surface_host::server::serve(listener, app, surface_host::server::ServeOptions::default()).await;

@@ -91,7 +91,10 @@ async fn main() -> Result<(), String> {
         host::UserDecision::Approve,
         Duration::ZERO,
         McpServerOptions::default(),
-        host::Hosting::InProcess,
+        host::Hosting {
+            database: surface_host::host::Database::Memory,
+            replica: surface_host::host::DEFAULT_REPLICA_NAME.into(),
+        },
     )
     .await?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
@@ -132,7 +135,7 @@ async fn main() -> Result<(), String> {
         let start = Instant::now();
         let result = running
             .mcp
-            .call_tool(host::RUN_ID, &format!("tc-{i}"), "devices__list", None)
+            .call_tool(&running.run, &format!("tc-{i}"), "devices__list", None)
             .await;
         let elapsed = start.elapsed();
         if result.is_error {

@@ -127,6 +127,14 @@ pub use surface_runtime::webmcp;
 #[cfg(all(feature = "mcp", not(target_arch = "wasm32")))]
 pub use surface_host::mcp;
 
+/// The agent host as one component (features `mcp` and `store`, native
+/// only; with `sqlite` / `postgres` for those databases): [`Host`] opens
+/// the store, the durable host, its replica and the MCP server in one
+/// call; [`InProcessTab`] connects a page's session in the same process.
+/// The `surface-host` crate's `host` module (docs/host.md, "The Host").
+#[cfg(all(feature = "mcp", feature = "store", not(target_arch = "wasm32")))]
+pub use surface_host::host::{Database, Host, HostBuilder, InProcessTab};
+
 /// Serving a host's routes with a header-read timeout and a header bound
 /// (features `mcp` or `axum`, native only: the `surface-host` crate's
 /// `server` module; `docs/limits.md`).

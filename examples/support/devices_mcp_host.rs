@@ -6,13 +6,9 @@
 //! The tab is what a browser page would run: the devices table (rows from
 //! the backend, dev-1 and dev-2 selected), its registry, and a
 //! `BrowserSurfaceSession` holding confirmations while the simulated user
-//! decides. Its messages reach the host through an `McpTabConnection`
-//! directly (no WebSocket): exactly the calls a transport would carry.
-//!
-//! [`Hosting::Replica`] makes the process one replica of several on a
-//! PostgreSQL database (docs/host.md, "Replicas"): its tab's messages go
-//! to a `ReplicaTab`, its MCP server is `McpServer::for_replica`, and its
-//! token is valid on every replica.
+//! decides. The library's `Host` keeps the state (a SQLite file by
+//! default, memory, or a PostgreSQL database shared by several replicas)
+//! and its `InProcessTab` carries the tab's messages without a socket.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -23,9 +19,8 @@ use agent_surface::bridge::{
     OrpcAgentBridgeOptions, OrpcClient,
 };
 use agent_surface::host::{
-    AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceIdentity, BrowserSurfaceSession,
-    BrowserSurfaceSessionOptions, BrowserToHostMessage, ConfirmationEvent, ConfirmationMode,
-    KnownBuild, SessionEventSubscription,
+    BrowserSurfaceIdentity, BrowserSurfaceSession, BrowserSurfaceSessionOptions, ConfirmationEvent,
+    ConfirmationMode, KnownBuild, SessionEventSubscription,
 };
 use agent_surface::{AgentManifest, AgentProcedureExecutor, ConsumerKind, SurfaceRegistry};
 // `agent_surface::mcp` and `agent_surface::TokioTimer` need the facade's
@@ -33,13 +28,9 @@ use agent_surface::{AgentManifest, AgentProcedureExecutor, ConsumerKind, Surface
 // a cargo example cannot enable its own package's features, so the examples
 // name the same items through the runtime crate (a dev-dependency with `mcp`).
 use serde_json::{json, Value};
+use surface_host::host::{Database, Host, InProcessTab};
 use surface_host::mcp::{McpServer, McpServerOptions};
-use surface_runtime::host::BrowserSurfaceCall;
 use surface_runtime::TokioTimer;
-use surface_store::replica::{Replica, ReplicaOptions};
-use surface_store::wake::PostgresWakeups;
-use surface_store::{DurableHost, PostgresStore, PostgresStoreOptions};
-use tokio::sync::mpsc;
 
 use crate::app::{self, api, Device, DevicesView};
 use crate::embedded::EmbeddedDevices;
@@ -66,8 +57,6 @@ pub const USER_TOKEN: &str = "Bearer user-token";
 pub const APP_ID: &str = "devices-console";
 /// The build the host knows (its authority is the generated one).
 pub const BUILD_ID: &str = "devices-console-1";
-/// The run the MCP client acts in.
-pub const RUN_ID: &str = "mcp-run";
 
 /// What the simulated user does with every confirmation the tab shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,22 +67,14 @@ pub enum UserDecision {
     Reject,
 }
 
-/// Where the host keeps its state.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Hosting {
-    /// In this process only (`McpServer::new` over an `AgentHost`); the
-    /// tab, session, connection and run ids are fixed.
-    InProcess,
-    /// One replica of several sharing a PostgreSQL database
-    /// (`postgres://…`): `DurableHost` + `Replica` named `name`, wake-ups
-    /// over `LISTEN/NOTIFY`; the ids are fresh for every start (an id is
-    /// never reused across incarnations).
-    Replica {
-        /// The database URL.
-        database: String,
-        /// The replica's name (stable across its restarts).
-        name: String,
-    },
+/// Where the host keeps its state: the database, and this process's
+/// replica name when several share a PostgreSQL database.
+#[derive(Clone, Debug)]
+pub struct Hosting {
+    /// `memory`, `sqlite:PATH` or `postgres://…`.
+    pub database: Database,
+    /// The replica's name (stable across its restarts).
+    pub replica: String,
 }
 
 /// Where the procedures run.
@@ -163,8 +144,12 @@ impl Backend {
 
 /// The running host, MCP server and tab. Dropping it closes the tab.
 pub struct DevicesMcp {
-    /// The MCP server (its HTTP endpoint: `mcp.http_service()`).
+    /// The host (its MCP endpoint: `host.mcp_service()`).
+    pub host: Host,
+    /// The MCP server.
     pub mcp: McpServer,
+    /// The run the MCP client acts in.
+    pub run: String,
     /// The bearer token of the run's MCP client.
     pub token: String,
     /// The tab's registry.
@@ -175,10 +160,9 @@ pub struct DevicesMcp {
     pub session: BrowserSurfaceSession,
     /// The tab's consumer.
     pub consumer: agent_surface::AgentConsumer,
-    _tab: TabLink,
+    _tab: InProcessTab,
     _registrations: app::Registrations,
-    _subscriptions: Vec<SessionEventSubscription>,
-    _announcements: agent_surface::host::AnnouncementSubscription,
+    _dialogs: SessionEventSubscription,
 }
 
 /// What a UI framework does after state changed: the selection feeds
@@ -192,161 +176,6 @@ fn render(registry: &SurfaceRegistry, view: &DevicesView, rendered: &AtomicU64) 
             "[tab] selection {:?} -> surfaceVersion {version}",
             view.selection()
         );
-    }
-}
-
-/// The tab's side of its connection to the host: messages in dispatch
-/// order, whatever the host.
-#[derive(Clone)]
-enum TabLink {
-    /// `McpTabConnection::receive` (synchronous, in order).
-    InProcess(Arc<surface_host::mcp::McpTabConnection>),
-    /// To the task that hands them to `ReplicaTab::receive`, one at a time.
-    Replica(mpsc::UnboundedSender<BrowserToHostMessage>),
-}
-
-fn deliver(tab: &TabLink, message: BrowserToHostMessage) {
-    match tab {
-        TabLink::InProcess(tab) => {
-            if let Err(error) = tab.receive(message) {
-                log!("[host] refused a message of the tab: {error}");
-            }
-        }
-        TabLink::Replica(sender) => {
-            let _ = sender.send(message);
-        }
-    }
-}
-
-/// The host, its MCP server, the run's token, the tab's link and the calls
-/// for the tab.
-struct Connected {
-    mcp: McpServer,
-    token: String,
-    tab: TabLink,
-    calls: mpsc::UnboundedReceiver<BrowserSurfaceCall>,
-}
-
-/// The tab's ids: fixed in process, fresh per start for a replica.
-struct Ids {
-    session: String,
-    tab: String,
-    connection: String,
-    run: String,
-}
-
-impl Ids {
-    fn of(hosting: &Hosting) -> Self {
-        match hosting {
-            Hosting::InProcess => Ids {
-                session: "session-1".into(),
-                tab: "tab-1".into(),
-                connection: "conn-1".into(),
-                run: RUN_ID.into(),
-            },
-            Hosting::Replica { name, .. } => {
-                let nanos = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos());
-                let n = format!("{name}-{nanos:x}-{:x}", std::process::id());
-                Ids {
-                    session: format!("session-{n}"),
-                    tab: format!("tab-{n}"),
-                    connection: format!("conn-{n}"),
-                    run: format!("{RUN_ID}-{n}"),
-                }
-            }
-        }
-    }
-}
-
-/// Starts the host as `hosting` says, the run on the tab, and the tab's
-/// connection.
-async fn connect(
-    hosting: &Hosting,
-    ids: &Ids,
-    options: McpServerOptions,
-) -> Result<Connected, String> {
-    let host =
-        AgentHost::new().with_known_build(KnownBuild::new(APP_ID, BUILD_ID, api::authority()));
-    let run = AgentRun {
-        run_id: ids.run.clone(),
-        session_id: ids.session.clone(),
-        tab_id: Some(ids.tab.clone()),
-        kind: ConsumerKind::Embedded,
-    };
-    // Authenticated by the app; here in-process.
-    let auth = AuthenticatedConnection::new(&ids.connection, &ids.session, "user-1");
-    let (calls_in, calls) = mpsc::unbounded_channel();
-    match hosting {
-        Hosting::InProcess => {
-            let host = Arc::new(host);
-            host.start_run(run).map_err(|e| e.to_string())?;
-            let mcp = McpServer::new(host, options);
-            let token = mcp.issue_token(&ids.run);
-            let (tab, mut tab_calls) = mcp.open_connection(auth).map_err(|e| e.to_string())?;
-            tokio::spawn(async move {
-                while let Some(call) = tab_calls.next().await {
-                    let _ = calls_in.send(call);
-                }
-            });
-            Ok(Connected {
-                mcp,
-                token,
-                tab: TabLink::InProcess(Arc::new(tab)),
-                calls,
-            })
-        }
-        Hosting::Replica { database, name } => {
-            let store = PostgresStore::open(PostgresStoreOptions::new(database.clone()))
-                .await
-                .map_err(|e| format!("the host store at {database}: {e}"))?;
-            let wake = Arc::new(PostgresWakeups::for_store(&store));
-            let (durable, _) = DurableHost::open(host, Arc::new(store), name)
-                .await
-                .map_err(|e| e.to_string())?;
-            let (replica, interrupted) =
-                Replica::start(Arc::new(durable), wake, ReplicaOptions::default())
-                    .await
-                    .map_err(|e| e.to_string())?;
-            if !interrupted.is_empty() {
-                log!(
-                    "[host] replica {name}: {} routed call(s) it held before it stopped are interrupted",
-                    interrupted.len()
-                );
-            }
-            let mcp = McpServer::for_replica(replica.clone(), options);
-            replica
-                .durable()
-                .start_run(run)
-                .await
-                .map_err(|e| e.to_string())?;
-            let token = mcp
-                .issue_durable_token(&ids.run)
-                .await
-                .map_err(|e| e.to_string())?;
-            let (tab, mut tab_calls) = replica.open_connection(auth).map_err(|e| e.to_string())?;
-            tokio::spawn(async move {
-                while let Some(call) = tab_calls.next().await {
-                    let _ = calls_in.send(call);
-                }
-            });
-            let (sender, mut messages) = mpsc::unbounded_channel();
-            tokio::spawn(async move {
-                while let Some(message) = messages.recv().await {
-                    if let Err(error) = tab.receive(message).await {
-                        log!("[host] refused a message of the tab: {error}");
-                    }
-                }
-                tab.close().await;
-            });
-            Ok(Connected {
-                mcp,
-                token,
-                tab: TabLink::Replica(sender),
-                calls,
-            })
-        }
     }
 }
 
@@ -378,48 +207,45 @@ pub async fn start(
     log!("[tab] devices table loaded; the user selected dev-1 and dev-2");
 
     let consumer = app::consumer();
-    let ids = Ids::of(&hosting);
+    let mut host = Host::builder(hosting.database.clone())
+        .known_build(KnownBuild::new(APP_ID, BUILD_ID, api::authority()))
+        .mcp(options);
+    if hosting.replica != surface_host::host::DEFAULT_REPLICA_NAME {
+        host = host.replica(&hosting.replica);
+    }
+    let host = host.build().await.map_err(|e| e.to_string())?;
+    if !host.interrupted_routes().is_empty() {
+        log!(
+            "[host] replica {}: {} routed call(s) it held before it stopped are interrupted",
+            hosting.replica,
+            host.interrupted_routes().len()
+        );
+    }
+    // Fresh ids per start: an id is never reused on a durable store.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let n = format!("{}-{nanos:x}-{:x}", hosting.replica, std::process::id());
     let session = BrowserSurfaceSession::new(
         BrowserSurfaceSessionOptions::new(
             registry.clone(),
-            BrowserSurfaceIdentity::new(APP_ID, BUILD_ID, &ids.session, &ids.tab),
+            BrowserSurfaceIdentity::new(
+                APP_ID,
+                BUILD_ID,
+                format!("session-{n}"),
+                format!("tab-{n}"),
+            ),
             consumer.clone(),
         )
         .confirmations(ConfirmationMode::Hold)
         .timer(Arc::new(TokioTimer)),
     );
-
-    // ----- the host, the run, the tab's connection
-    let Connected {
-        mcp,
-        token,
-        tab,
-        mut calls,
-    } = connect(&hosting, &ids, options).await?;
-    let announcement = session
-        .connect(&ids.connection)
+    let run = host
+        .start_page_run(session.identity(), ConsumerKind::Embedded)
+        .await
         .map_err(|e| e.to_string())?;
-    deliver(
-        &tab,
-        BrowserToHostMessage::Announcement(Box::new(announcement)),
-    );
-    let announcements = {
-        let tab = tab.clone();
-        session
-            .subscribe(move |a| {
-                deliver(
-                    &tab,
-                    BrowserToHostMessage::Announcement(Box::new(a.clone())),
-                )
-            })
-            .map_err(|e| e.to_string())?
-    };
-    let progress = {
-        let tab = tab.clone();
-        session
-            .on_progress(move |p| deliver(&tab, BrowserToHostMessage::Progress(p.clone())))
-            .map_err(|e| e.to_string())?
-    };
+    let token = host.issue_token(&run).await.map_err(|e| e.to_string())?;
+
     // ----- the simulated user, in front of the tab's confirmation dialog
     let dialogs = {
         let decider = session.clone();
@@ -454,41 +280,33 @@ pub async fn start(
             .map_err(|e| e.to_string())?
     };
 
-    // ----- calls from the host into the tab
-    {
-        let (tab, session, registry, view) =
-            (tab.clone(), session.clone(), registry.clone(), view.clone());
-        tokio::spawn(async move {
-            while let Some(call) = calls.recv().await {
-                let (tab, session, registry, view, rendered) = (
-                    tab.clone(),
-                    session.clone(),
-                    registry.clone(),
-                    view.clone(),
-                    rendered.clone(),
-                );
-                tokio::spawn(async move {
-                    let capability = call.invocation.capability_id.clone();
-                    let result = session.invoke(call).await;
-                    // Re-render before answering, so the host knows the new
-                    // surface before the agent's next call.
-                    render(&registry, &view, &rendered);
-                    let summary = match result.invocation_result() {
-                        Some(r) => serde_json::to_value(r).unwrap_or(Value::Null)["status"]
-                            .as_str()
-                            .unwrap_or("?")
-                            .to_string(),
-                        None => format!("rejected ({:?})", result.rejection()),
-                    };
-                    log!("[tab] {capability} -> {summary}");
-                    deliver(&tab, BrowserToHostMessage::Result(Box::new(result)));
-                });
-            }
-        });
-    }
+    // ----- the tab's connection: after each call, re-render before
+    // answering, so the host knows the new surface before the agent's next
+    // call.
+    let after_call = {
+        let (registry, view) = (registry.clone(), view.clone());
+        Arc::new(
+            move |call: &surface_runtime::host::BrowserSurfaceCall,
+                  result: &surface_runtime::host::BrowserSurfaceResult| {
+                render(&registry, &view, &rendered);
+                let summary = match result.invocation_result() {
+                    Some(r) => serde_json::to_value(r).unwrap_or(Value::Null)["status"]
+                        .as_str()
+                        .unwrap_or("?")
+                        .to_string(),
+                    None => format!("rejected ({:?})", result.rejection()),
+                };
+                log!("[tab] {} -> {summary}", call.invocation.capability_id);
+            },
+        )
+    };
+    let tab = InProcessTab::connect_with(&host, &session, "user-1", Some(after_call))
+        .map_err(|e| e.to_string())?;
 
     Ok(DevicesMcp {
-        mcp,
+        mcp: host.mcp().clone(),
+        host,
+        run,
         token,
         registry,
         view,
@@ -496,7 +314,6 @@ pub async fn start(
         consumer,
         _tab: tab,
         _registrations: registrations,
-        _subscriptions: vec![progress, dialogs],
-        _announcements: announcements,
+        _dialogs: dialogs,
     })
 }

@@ -29,6 +29,8 @@ pub struct DevicesMcp {
     /// What it printed on stdout after the ready line (must stay empty).
     extra_stdout: Arc<Mutex<String>>,
     stdout_reader: Option<std::thread::JoinHandle<()>>,
+    /// The directory of its own SQLite file, removed when it stops.
+    database_dir: Option<PathBuf>,
 }
 
 fn newest_mtime(paths: &[PathBuf]) -> SystemTime {
@@ -103,9 +105,28 @@ impl DevicesMcp {
     /// Starts the example with `args` (e.g. `["--approve"]`) on an
     /// ephemeral port.
     pub fn start(args: &[&str]) -> DevicesMcp {
+        // The example's default store is a SQLite file; each start gets
+        // its own (tests run in parallel), unless the test names one.
+        let database_dir = (!args.contains(&"--database")).then(|| {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            std::env::temp_dir().join(format!(
+                "agent-surface-devices-mcp-{}-{nanos}",
+                std::process::id()
+            ))
+        });
+        let own_database = database_dir
+            .as_ref()
+            .map(|dir| format!("sqlite:{}", dir.join("host.db").display()));
         let mut child = Command::new(example_binary())
             .args(["--port", "0"])
             .args(args)
+            .args(
+                own_database
+                    .iter()
+                    .flat_map(|db| ["--database", db.as_str()]),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -177,6 +198,7 @@ impl DevicesMcp {
             stderr,
             extra_stdout,
             stdout_reader: Some(stdout_reader),
+            database_dir,
         }
     }
 
@@ -197,6 +219,9 @@ impl Drop for DevicesMcp {
         let _ = self.child.wait();
         if let Some(reader) = self.stdout_reader.take() {
             let _ = reader.join();
+        }
+        if let Some(dir) = &self.database_dir {
+            let _ = std::fs::remove_dir_all(dir);
         }
         if !std::thread::panicking() {
             let extra = self

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use surface_runtime::host::{
-    AnnouncementSubscription, AuthenticatedConnection, BrowserSurfaceCall, BrowserSurfaceSession,
-    BrowserToHostMessage, SessionError, SessionEventSubscription,
+    AnnouncementSubscription, AuthenticatedConnection, BrowserSurfaceCall, BrowserSurfaceResult,
+    BrowserSurfaceSession, BrowserToHostMessage, SessionError, SessionEventSubscription,
 };
 use surface_store::replica::ReplicaError;
 use tokio::sync::mpsc;
@@ -29,9 +29,9 @@ pub enum InProcessTabError {
 }
 
 /// Runs after the session answered a host call and before the answer is
-/// sent (e.g. re-render, so the host knows the new surface before the
-/// agent's next call).
-pub type BeforeAnswer = Arc<dyn Fn(&BrowserSurfaceCall) + Send + Sync>;
+/// sent, with the call and the session's answer (e.g. re-render, so the
+/// host knows the new surface before the agent's next call; or log).
+pub type BeforeAnswer = Arc<dyn Fn(&BrowserSurfaceCall, &BrowserSurfaceResult) + Send + Sync>;
 
 /// A page's session connected to a [`Host`] in the same process. The
 /// connection id is fresh (`inproc-` and 32 hex digits); the session's
@@ -115,7 +115,7 @@ impl InProcessTab {
                 tokio::spawn(async move {
                     let result = session.invoke(call.clone()).await;
                     if let Some(hook) = &before_answer {
-                        hook(&call);
+                        hook(&call, &result);
                     }
                     if let Some(sender) = sender.upgrade() {
                         let _ = sender.send(BrowserToHostMessage::Result(Box::new(result)));

@@ -26,7 +26,10 @@ mod in_process;
 
 use std::sync::Arc;
 
-use surface_runtime::host::{AgentHost, AgentRun, AuthenticatedConnection, KnownBuild, ServerTool};
+use surface_runtime::host::{
+    AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceIdentity, KnownBuild, ServerTool,
+};
+use surface_runtime::ConsumerKind;
 use surface_store::replica::{Replica, ReplicaError, ReplicaOptions, TabCalls};
 use surface_store::wake::{LocalWakeups, Wakeups};
 use surface_store::{DurableError, DurableHost, HostStore, Recovery, RouteRecord, StoreError};
@@ -231,6 +234,28 @@ impl Host {
     /// [`DurableError`]: the run id is taken, or the store failed.
     pub async fn start_run(&self, run: AgentRun) -> Result<(), DurableError> {
         self.replica.durable().start_run(run).await
+    }
+
+    /// Starts a run for the page `identity` names (its session and tab)
+    /// under a fresh run id (`run-` and 32 hex digits), returned: a run id
+    /// is never reused, also across restarts on a durable store.
+    ///
+    /// # Errors
+    /// As [`Self::start_run`].
+    pub async fn start_page_run(
+        &self,
+        identity: &BrowserSurfaceIdentity,
+        kind: ConsumerKind,
+    ) -> Result<String, DurableError> {
+        let run_id = format!("run-{}", crate::mcp::random_hex(16));
+        self.start_run(AgentRun {
+            run_id: run_id.clone(),
+            session_id: identity.session_id.clone(),
+            tab_id: Some(identity.tab_id.clone()),
+            kind,
+        })
+        .await?;
+        Ok(run_id)
     }
 
     /// Ends a run (recorded in the store; the in-memory host forgets it).
