@@ -301,6 +301,7 @@ pub async fn start(
         )
     };
     let tab = InProcessTab::connect_with(&host, &session, "user-1", Some(after_call))
+        .await
         .map_err(|e| e.to_string())?;
 
     Ok(DevicesMcp {

@@ -108,19 +108,12 @@ async fn a_host_on_sqlite_serves_an_in_process_tab_and_keeps_runs_and_tokens_acr
         )
         .timer(std::sync::Arc::new(TokioTimer)),
     );
-    let tab = InProcessTab::connect(&host, &session, "u1").unwrap();
+    let tab = InProcessTab::connect(&host, &session, "u1").await.unwrap();
     assert!(tab.connection_id().starts_with("inproc-"));
     assert_eq!(tab.connection_id().len(), "inproc-".len() + 32);
 
-    // The announcement reaches the host on the tab's own task.
-    let mut tools = Vec::new();
-    for _ in 0..200 {
-        tools = host.mcp().tools("run-1").await.unwrap();
-        if !tools.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    // Connected: the host has the page's surface.
+    let tools = host.mcp().tools("run-1").await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     assert!(names.contains(&"devices__list"), "{names:?}");
     let (status, listed) = list_tools(&host, &token).await;

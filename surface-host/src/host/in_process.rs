@@ -26,6 +26,10 @@ pub enum InProcessTabError {
     /// is connected already).
     #[error("the tab's session refused: {0}")]
     Session(#[from] SessionError),
+    /// The host refused the session's first announcement (an unknown
+    /// build, a capability its authority does not grant, the store).
+    #[error("the host refused the tab's announcement: {0}")]
+    Announcement(#[from] surface_store::DurableError),
 }
 
 /// Runs after the session answered a host call and before the answer is
@@ -59,17 +63,18 @@ impl InProcessTab {
     /// Connects `session` to `host` as `user_id` (the user the application
     /// authenticated for the session's `session_id`): announces the
     /// session's surface, forwards every later announcement and progress
-    /// report, and answers the host's calls with `session.invoke`. Needs a
-    /// tokio runtime.
+    /// report, and answers the host's calls with `session.invoke`. When it
+    /// returns, the host has accepted the announcement: the run's tools
+    /// include the page's. Needs a tokio runtime.
     ///
     /// # Errors
     /// [`InProcessTabError`]: the host or the session refused.
-    pub fn connect(
+    pub async fn connect(
         host: &Host,
         session: &BrowserSurfaceSession,
         user_id: &str,
     ) -> Result<Self, InProcessTabError> {
-        Self::connect_with(host, session, user_id, None)
+        Self::connect_with(host, session, user_id, None).await
     }
 
     /// [`Self::connect`] with `before_answer` run after each call and
@@ -77,7 +82,7 @@ impl InProcessTab {
     ///
     /// # Errors
     /// As [`Self::connect`].
-    pub fn connect_with(
+    pub async fn connect_with(
         host: &Host,
         session: &BrowserSurfaceSession,
         user_id: &str,
@@ -87,6 +92,9 @@ impl InProcessTab {
         let identity = session.identity();
         let auth = AuthenticatedConnection::new(&connection_id, &identity.session_id, user_id);
         let (tab, mut calls) = host.open_connection(auth)?;
+        let announcement = session.connect(&connection_id)?;
+        tab.receive(BrowserToHostMessage::Announcement(Box::new(announcement)))
+            .await?;
         let (outbox, mut messages) = mpsc::unbounded_channel::<BrowserToHostMessage>();
         // One task hands the messages to the host in order.
         tokio::spawn(async move {
@@ -97,8 +105,6 @@ impl InProcessTab {
             }
             tab.close().await;
         });
-        let announcement = session.connect(&connection_id)?;
-        let _ = outbox.send(BrowserToHostMessage::Announcement(Box::new(announcement)));
         let sender = outbox.clone();
         let announcements = session.subscribe(move |a| {
             let _ = sender.send(BrowserToHostMessage::Announcement(Box::new(a.clone())));
