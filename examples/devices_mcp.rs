@@ -209,6 +209,13 @@ async fn main() -> ExitCode {
     );
     // Unlike `axum::serve`, a connection whose headers never complete is
     // closed after the header-read timeout (docs/limits.md).
-    surface_host::server::serve(listener, app, surface_host::server::ServeOptions::default()).await;
-    ExitCode::SUCCESS
+    match surface_host::server::serve(listener, app, surface_host::server::ServeOptions::default())
+        .await
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: the server stopped: {e}");
+            ExitCode::from(1)
+        }
+    }
 }

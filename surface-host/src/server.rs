@@ -44,13 +44,18 @@ impl Default for ServeOptions {
 /// Accepts connections on `listener` until the task is dropped, serving
 /// each with a clone of `service` (an `axum::Router`, an
 /// [`McpHttpService`](crate::mcp::McpHttpService), any tower service of
-/// `Request<hyper::body::Incoming>`) under `options`.
+/// `Request<hyper::body::Incoming>`) under `options`. Used as
+/// `axum::serve` is: `serve(listener, app, ServeOptions::default()).await?`.
 ///
 /// # Errors
-/// Never returns while the listener accepts; an accept error that is not
-/// per-connection (e.g. too many open files) is logged and retried after
-/// 100 ms.
-pub async fn serve<S, B>(listener: tokio::net::TcpListener, service: S, options: ServeOptions)
+/// An [`std::io::Error`] when the listener is not usable (it has no local
+/// address). An accept error of one connection (e.g. too many open files)
+/// is logged and retried after 100 ms: it never ends the server.
+pub async fn serve<S, B>(
+    listener: tokio::net::TcpListener,
+    service: S,
+    options: ServeOptions,
+) -> std::io::Result<()>
 where
     S: tower_service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
         + Clone
@@ -61,8 +66,40 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    serve_with_shutdown(listener, service, options, std::future::pending()).await
+}
+
+/// [`serve`] until `shutdown` completes: then no new connection is
+/// accepted, and the connections open go on until they end (their
+/// requests are answered).
+///
+/// # Errors
+/// As [`serve`].
+pub async fn serve_with_shutdown<S, B, F>(
+    listener: tokio::net::TcpListener,
+    service: S,
+    options: ServeOptions,
+    shutdown: F,
+) -> std::io::Result<()>
+where
+    S: tower_service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    F: std::future::Future<Output = ()> + Send,
+{
+    listener.local_addr()?;
+    let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let stream = match listener.accept().await {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => return Ok(()),
+        };
+        let stream = match accepted {
             Ok((stream, _)) => stream,
             Err(error) => {
                 tracing::warn!(%error, "accept failed");

@@ -54,3 +54,34 @@ async fn a_connection_whose_headers_never_complete_is_closed() {
     );
     task.abort();
 }
+
+#[tokio::test]
+async fn serve_with_shutdown_answers_then_returns_ok_when_told_to_stop() {
+    let app = axum::Router::new().route("/", axum::routing::get(|| async { "ok" }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(surface_host::server::serve_with_shutdown(
+        listener,
+        app,
+        ServeOptions::default(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let mut ok = tokio::net::TcpStream::connect(addr).await.unwrap();
+    ok.write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    ok.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    stop.send(()).unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("serve_with_shutdown returns after the signal")
+        .unwrap();
+    assert!(ended.is_ok(), "{ended:?}");
+    // No longer accepting: the listener was dropped with the server.
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+}

@@ -225,7 +225,7 @@ pub struct Running {
     /// Where it listens.
     pub addr: SocketAddr,
     state: Arc<AppState>,
-    task: tokio::task::JoinHandle<()>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
 }
 
 impl Running {
