@@ -202,9 +202,11 @@ fn ts_sdk_v2_client_pinned_to_2026_07_28_lists_listens_and_completes_a_confirmed
     };
     assert_eq!(report["sdkVersion"], json!("2.4.0"));
     assert_eq!(report["protocolVersion"], json!("2026-07-28"));
+    // The host is durable (SQLite): calls held for approval become tasks.
     assert_eq!(
         report["serverCapabilities"],
-        json!({"tools": {"listChanged": true}})
+        json!({"tools": {"listChanged": true},
+               "extensions": {"io.modelcontextprotocol/tasks": {}}})
     );
     assert_eq!(report["serverVersion"]["name"], json!("agent-surface"));
     assert_eq!(report["honoredFilter"], json!({"toolsListChanged": true}));

@@ -12,9 +12,10 @@ use bytes::Bytes;
 use http::{header, Request, Response, StatusCode};
 use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, ResultType, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData, GetTaskParams,
+    GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ResultType,
+    ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -73,12 +74,16 @@ impl Drop for OpenSubscription {
 }
 
 fn server_config(shared: &Shared) -> ServerConfig {
-    ServerConfig::new(
-        ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .build(),
-    )
+    let capabilities = ServerCapabilities::builder()
+        .enable_tools()
+        .enable_tool_list_changed();
+    // Tasks need the durable host: the approvals are rows.
+    let capabilities = if shared.is_durable() {
+        capabilities.enable_tasks().build()
+    } else {
+        capabilities.build()
+    };
+    ServerConfig::new(capabilities)
     .with_server_info(Implementation::new(
         shared.options.server_name.clone(),
         env!("CARGO_PKG_VERSION"),
@@ -116,7 +121,15 @@ impl ServerHandler for SessionHandler {
     ) -> Result<InitializeResult, ErrorData> {
         let run = self.run(&context)?;
         context.peer.set_peer_info(request.clone());
-        let result = self.negotiate_initialize(&request)?;
+        let mut result = self.negotiate_initialize(&request)?;
+        // The tasks extension is offered on 2026-07-28 only (the legacy
+        // lane's experimental tasks are another protocol).
+        if let Some(extensions) = result.capabilities.extensions.as_mut() {
+            extensions.remove(rmcp::model::TASKS_EXTENSION_ID);
+            if extensions.is_empty() {
+                result.capabilities.extensions = None;
+            }
+        }
         self.shared
             .add_listener(&run, Listener::Session(context.peer.clone()))
             .await;
@@ -208,22 +221,60 @@ impl ServerHandler for SessionHandler {
             })
         };
         let has_token = context.meta.get_progress_token().is_some();
-        let call = server.call_tool_with_progress(
+        let tasks = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        let call = server.call_tool_answered(
             &run,
             &tool_call_id,
             &request.name,
             arguments,
             if has_token { Some(&report) } else { None },
         );
-        let result = tokio::select! {
-            result = call => result,
+        let (answer, result) = tokio::select! {
+            answered = call => answered,
             () = context.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the client cancelled the call", None));
             }
         };
-        let mut result = rmcp_model::call_tool_result(result);
-        result.result_type = Some(ResultType::COMPLETE);
-        Ok(CallToolResponse::from(result))
+        #[cfg(feature = "store")]
+        if let (true, Some(result), Some(replica)) = (tasks, &result, self.shared.replica()) {
+            if let Some(task) = super::tasks::task_for_held_call(replica, &run, result).await {
+                return Ok(CallToolResponse::Task(task));
+            }
+        }
+        let _ = (tasks, result);
+        let mut answer = rmcp_model::call_tool_result(answer);
+        answer.result_type = Some(ResultType::COMPLETE);
+        Ok(CallToolResponse::from(answer))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let run = self.run(&context)?;
+        #[cfg(feature = "store")]
+        if let Some(replica) = self.shared.replica() {
+            return super::tasks::get_task(replica, &run, &request.task_id).await;
+        }
+        let _ = (run, request);
+        Err(ErrorData::invalid_params("no such task", None))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let run = self.run(&context)?;
+        #[cfg(feature = "store")]
+        if let Some(replica) = self.shared.replica() {
+            return super::tasks::cancel_task(replica, &run, &request.task_id).await;
+        }
+        let _ = (run, request);
+        Err(ErrorData::invalid_params("no such task", None))
     }
 }
 

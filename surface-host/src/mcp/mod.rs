@@ -33,6 +33,8 @@ pub mod jsonrpc;
 mod replica;
 pub mod rmcp_model;
 mod tab;
+#[cfg(feature = "store")]
+mod tasks;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -523,6 +525,26 @@ impl Shared {
         self.lock().listed.insert(run_id.to_string(), digest);
     }
 
+    /// Whether calls and approvals are rows of a store (the replica
+    /// backend): MCP tasks are offered then.
+    pub(crate) fn is_durable(&self) -> bool {
+        self.replica().is_some()
+    }
+
+    /// The replica, on the replica backend.
+    #[cfg(feature = "store")]
+    pub(crate) fn replica(&self) -> Option<&surface_store::replica::Replica> {
+        match &self.backend {
+            Backend::Replica(replica) => Some(replica),
+            Backend::Local(_) => None,
+        }
+    }
+
+    #[cfg(not(feature = "store"))]
+    pub(crate) fn replica(&self) -> Option<&()> {
+        None
+    }
+
     /// Tells `listener` of `run_id`'s tool changes from now on (until it
     /// closes); the tools it is compared against are the ones listed last,
     /// or today's.
@@ -788,6 +810,21 @@ impl McpServer {
         arguments: Option<Value>,
         progress: Option<ProgressSink<'_>>,
     ) -> McpCallToolResult {
+        self.call_tool_answered(run_id, tool_call_id, name, arguments, progress)
+            .await
+            .0
+    }
+
+    /// [`Self::call_tool_with_progress`], with the invocation result it
+    /// maps (`None` for a call refused before it reached a registry).
+    pub(crate) async fn call_tool_answered(
+        &self,
+        run_id: &str,
+        tool_call_id: &str,
+        name: &str,
+        arguments: Option<Value>,
+        progress: Option<ProgressSink<'_>>,
+    ) -> (McpCallToolResult, Option<AgentInvocationResult>) {
         let tools = match self.shared.run_tools(run_id).await {
             Ok(t) => t,
             Err(error) => {
@@ -798,7 +835,10 @@ impl McpServer {
                     surface_runtime::invocation::Retry::No,
                 );
                 let result = AgentInvocationResult::err("", "", error, 0);
-                return surface_runtime::export::result::mcp_result(&result, None);
+                return (
+                    surface_runtime::export::result::mcp_result(&result, None),
+                    None,
+                );
             }
         };
         let catalog = &tools.catalog;
@@ -815,12 +855,20 @@ impl McpServer {
                 size,
                 limit: MAX_ARGUMENTS_BYTES,
             };
-            return catalog.mcp_result(name, &target.error(error.agent_error()));
+            return (
+                catalog.mcp_result(name, &target.error(error.agent_error())),
+                None,
+            );
         }
         let invocation =
             match catalog.invocation(ToolCall::new(name, invocation_id.clone(), arguments)) {
                 Ok(invocation) => invocation,
-                Err(error) => return catalog.mcp_result(name, &target.error(error.agent_error())),
+                Err(error) => {
+                    return (
+                        catalog.mcp_result(name, &target.error(error.agent_error())),
+                        None,
+                    )
+                }
             };
         let result = match tool.map(CatalogTool::route) {
             // The invocation carries the server registry's registration id
@@ -844,7 +892,7 @@ impl McpServer {
                 self.browser_call(&target, request, progress).await
             }
         };
-        catalog.mcp_result(name, &result)
+        (catalog.mcp_result(name, &result), Some(result))
     }
 
     /// Runs a server tool in the server registry, within the call timeout.

@@ -1,0 +1,176 @@
+//! MCP tasks for calls the backend holds for a person's approval (the
+//! `io.modelcontextprotocol/tasks` extension of revision 2026-07-28, on a
+//! durable host; docs/agents.md, "Approvals as MCP tasks").
+//!
+//! A `tools/call` whose call the backend answered `DOMAIN_APPROVAL_REQUIRED`
+//! — the durable host recorded the approval (`host_approvals`) — is
+//! answered with a task instead, when the client declared the extension.
+//! The task id is the backend's approval id; `tasks/get` reads the approval
+//! from the store, so any replica answers it, also after a restart:
+//! `working` while nobody decided or the decision is not yet resumed,
+//! `completed` with the `CallToolResult` of the resumed outcome once the
+//! host recorded it (written once: every `tasks/get` returns the same
+//! result, the backend ran the call at most once).
+
+use rmcp::model::{
+    CreateTaskResult, DetailedTask, ErrorData, GetTaskResult, ResultType, Task, TaskPayload,
+};
+use serde_json::Value;
+use surface_runtime::clock::iso_8601;
+use surface_runtime::invocation::{AgentInvocationResult, ErrorCode};
+use surface_store::replica::Replica;
+use surface_store::{ApprovalRecord, ApprovalState};
+
+use super::rmcp_model;
+
+/// The poll interval a task suggests: 2,000 ms.
+pub const TASK_POLL_INTERVAL_MS: u64 = 2_000;
+
+/// The task of `result` — a call of `run_id` the backend holds for
+/// approval, whose approval the durable host recorded for that run and
+/// invocation — or `None` (any other result, or a store that cannot be
+/// read: the client then gets the `DOMAIN_APPROVAL_REQUIRED` result).
+pub(crate) async fn task_for_held_call(
+    replica: &Replica,
+    run_id: &str,
+    result: &AgentInvocationResult,
+) -> Option<CreateTaskResult> {
+    let error = result.error()?;
+    if error.code != ErrorCode::DomainApprovalRequired {
+        return None;
+    }
+    let approval_id = error.details.get("approvalId")?.as_str()?;
+    let record = match replica.durable().store().approval(approval_id).await {
+        Ok(record) => record?,
+        Err(error) => {
+            tracing::error!(%error, "MCP: the held call's approval cannot be read; no task");
+            return None;
+        }
+    };
+    (record.run_id == run_id && record.invocation_id == result.invocation_id())
+        .then(|| CreateTaskResult::new(task(&record)))
+}
+
+/// `tasks/get` of `task_id` for `run_id`.
+///
+/// # Errors
+/// `-32602` for an id that is not a task of this run (one that breaks the
+/// id rule, another run's, an unknown one: the same answer); `-32603` when
+/// the store cannot be read or holds an outcome this version cannot read.
+pub(crate) async fn get_task(
+    replica: &Replica,
+    run_id: &str,
+    task_id: &str,
+) -> Result<GetTaskResult, ErrorData> {
+    let record = approval_of_run(replica, run_id, task_id).await?;
+    let payload = match &record.outcome {
+        None => TaskPayload::Working,
+        Some(outcome) => TaskPayload::Completed {
+            result: completed_result(outcome)?,
+        },
+    };
+    Ok(GetTaskResult::new(DetailedTask::new(
+        task(&record),
+        payload,
+    )))
+}
+
+/// `tasks/cancel` of `task_id` for `run_id`: refused — the backend holds
+/// the call until a person decides, and its gateway has no way to withdraw
+/// a held call (its approvals are decided at the application's approval
+/// endpoint).
+///
+/// # Errors
+/// `-32602` as [`get_task`]; `-32600` for a task of this run.
+pub(crate) async fn cancel_task(
+    replica: &Replica,
+    run_id: &str,
+    task_id: &str,
+) -> Result<(), ErrorData> {
+    let record = approval_of_run(replica, run_id, task_id).await?;
+    let state = if record.outcome.is_some() {
+        "it has completed"
+    } else {
+        "the backend holds the call until a person approves or rejects it, and cannot withdraw it"
+    };
+    Err(ErrorData::invalid_request(
+        format!("this task cannot be cancelled: {state}"),
+        None,
+    ))
+}
+
+async fn approval_of_run(
+    replica: &Replica,
+    run_id: &str,
+    task_id: &str,
+) -> Result<ApprovalRecord, ErrorData> {
+    let unknown = || ErrorData::invalid_params("no such task for this token's run", None);
+    if surface_runtime::check_invocation_id(task_id).is_err() {
+        return Err(unknown());
+    }
+    match replica.durable().store().approval(task_id).await {
+        Ok(Some(record)) if record.run_id == run_id => Ok(record),
+        Ok(_) => Err(unknown()),
+        Err(error) => {
+            tracing::error!(%error, "MCP: tasks/get cannot read the store");
+            Err(ErrorData::internal_error(
+                "the task cannot be read now; try again",
+                None,
+            ))
+        }
+    }
+}
+
+/// The `CallToolResult` object of a recorded outcome (an
+/// `AgentInvocationResult` as JSON), mapped as a tool without output
+/// schema maps it.
+fn completed_result(outcome: &str) -> Result<serde_json::Map<String, Value>, ErrorData> {
+    let unreadable = |what: &str| {
+        tracing::error!("MCP: a recorded outcome {what}");
+        ErrorData::internal_error("the task's outcome cannot be read", None)
+    };
+    let result: AgentInvocationResult =
+        serde_json::from_str(outcome).map_err(|_| unreadable("does not parse"))?;
+    let mapped = surface_runtime::export::result::mcp_result(&result, None);
+    let mut call = rmcp_model::call_tool_result(mapped);
+    call.result_type = Some(ResultType::COMPLETE);
+    match serde_json::to_value(call) {
+        Ok(Value::Object(object)) => Ok(object),
+        _ => Err(unreadable("does not serialize")),
+    }
+}
+
+/// The task's common fields: created when the backend held the call,
+/// updated at the decision and at the resumed outcome; no expiry (the
+/// rows stay until the store is pruned).
+fn task(record: &ApprovalRecord) -> Task {
+    let updated = record
+        .resumed_at_ms
+        .or(record.decided_at_ms)
+        .unwrap_or(record.requested_at_ms);
+    let ms = |at: i64| iso_8601(u64::try_from(at).unwrap_or(0));
+    let status = if record.outcome.is_some() {
+        rmcp::model::TaskStatus::Completed
+    } else {
+        rmcp::model::TaskStatus::Working
+    };
+    Task::new(
+        record.approval_id.clone(),
+        status,
+        ms(record.requested_at_ms),
+        ms(updated),
+    )
+    .with_status_message(status_message(record))
+    .with_poll_interval_ms(TASK_POLL_INTERVAL_MS)
+}
+
+fn status_message(record: &ApprovalRecord) -> &'static str {
+    match (record.outcome.is_some(), record.state) {
+        (true, _) => "A person decided and the call was resumed; the result is final.",
+        (false, ApprovalState::Pending) => {
+            "The backend holds this call until a person approves or rejects it."
+        }
+        (false, ApprovalState::Approved) => "Approved; the call is being resumed.",
+        (false, _) => "Rejected; the outcome is being recorded.",
+    }
+}

@@ -1,0 +1,322 @@
+//! Approvals as MCP tasks (revision 2026-07-28, the
+//! `io.modelcontextprotocol/tasks` extension; docs/agents.md, "Approvals
+//! as MCP tasks"): a call the backend holds for a person's approval is
+//! answered with a task; `tasks/get` is `working` until the host recorded
+//! the resumed outcome, then `completed` with it — read from the store, so
+//! a new `Host` on the same SQLite file answers the same.
+
+#[path = "../../surface-runtime/tests/host_support/mod.rs"]
+mod host_support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use host_support::*;
+use http_body_util::{BodyExt, Full};
+use serde_json::{json, Value};
+use surface_host::host::{Database, Host, InProcessTab};
+use surface_runtime::bridge::{
+    CallOptions, CapabilityClient, DescribeScope, GatewayApproval, GatewayOutcome,
+    InvocationReceipt, InvokeRequest, OrpcCallError, ResumeApprovalRequest,
+};
+use surface_runtime::host::{BrowserSurfaceSession, BrowserSurfaceSessionOptions, KnownBuild};
+use surface_runtime::manifest::CapabilityDescriptor;
+use surface_runtime::sync::BoxFuture;
+use surface_runtime::{
+    AgentConsumer, AgentProcedureExecutor, ConsumerKind, ErrorCode, ExecuteRequest, ExecutionError,
+    Retry, TokioTimer,
+};
+use surface_store::ApprovalDecision;
+
+/// The backend: holds every call for a new approval, `appr-1`, `appr-2`, …
+#[derive(Default)]
+struct Holding(std::sync::atomic::AtomicUsize);
+
+impl AgentProcedureExecutor for Holding {
+    fn execute(&self, _: ExecuteRequest) -> BoxFuture<'_, Result<Value, ExecutionError>> {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        Box::pin(async move {
+            Err(ExecutionError::new(
+                ErrorCode::DomainApprovalRequired,
+                "This action requires approval before it can run.",
+                Retry::No,
+            )
+            .with_detail("approvalId", format!("appr-{n}")))
+        })
+    }
+}
+
+/// The gateway's `resumeApproval`: the held call completes.
+struct Resuming;
+
+fn refused<T: Send + 'static>() -> BoxFuture<'static, Result<T, OrpcCallError>> {
+    Box::pin(async {
+        Err(OrpcCallError::Transport {
+            message: "not in this test".into(),
+        })
+    })
+}
+
+impl CapabilityClient for Resuming {
+    fn describe(
+        &self,
+        _: DescribeScope,
+        _: CallOptions,
+    ) -> BoxFuture<'_, Result<Vec<CapabilityDescriptor>, OrpcCallError>> {
+        refused()
+    }
+    fn invoke(
+        &self,
+        _: InvokeRequest,
+        _: CallOptions,
+    ) -> BoxFuture<'_, Result<GatewayOutcome, OrpcCallError>> {
+        refused()
+    }
+    fn get_invocation<'a>(
+        &'a self,
+        _: &'a str,
+        _: CallOptions,
+    ) -> BoxFuture<'a, Result<Option<InvocationReceipt>, OrpcCallError>> {
+        refused()
+    }
+    fn get_approval<'a>(
+        &'a self,
+        _: &'a str,
+        _: CallOptions,
+    ) -> BoxFuture<'a, Result<Option<GatewayApproval>, OrpcCallError>> {
+        refused()
+    }
+    fn resume_approval(
+        &self,
+        request: ResumeApprovalRequest,
+        _: CallOptions,
+    ) -> BoxFuture<'_, Result<GatewayOutcome, OrpcCallError>> {
+        let outcome = serde_json::from_value(json!({
+            "status": "completed", "invocationId": request.invocation_id,
+            "executionId": "exec-1", "output": {"devices": []}
+        }))
+        .unwrap();
+        Box::pin(async move { Ok(outcome) })
+    }
+}
+
+fn database_file() -> std::path::PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    std::env::temp_dir()
+        .join(format!(
+            "agent-surface-mcp-tasks-{}-{nanos}",
+            std::process::id()
+        ))
+        .join("host.db")
+}
+
+async fn host_on(path: &std::path::Path) -> Host {
+    Host::builder(Database::sqlite(path))
+        .known_build(KnownBuild::new("console", "build-1", authority()))
+        .build()
+        .await
+        .unwrap()
+}
+
+/// One 2026-07-28 request; `tasks`: the client declares the extension.
+async fn rpc(host: &Host, token: &str, method: &str, params: Value, tasks: bool) -> Value {
+    let mut params = params;
+    let capabilities = if tasks {
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
+    } else {
+        json!({})
+    };
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities
+    });
+    let mut request = http::Request::post("http://127.0.0.1/mcp")
+        .header("host", "127.0.0.1")
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    if let Some(name) = params.get("name").and_then(Value::as_str) {
+        request = request.header("mcp-name", name);
+    }
+    if let Some(task) = params.get("taskId").and_then(Value::as_str) {
+        request = request.header("mcp-name", task);
+    }
+    let request = request
+        .body(Full::new(Bytes::from(
+            json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string(),
+        )))
+        .unwrap();
+    let mut service = host.mcp_service();
+    let response = tower_service::Service::call(&mut service, request)
+        .await
+        .unwrap();
+    let body = response.into_body().collect();
+    let bytes = tokio::time::timeout(Duration::from_secs(10), body)
+        .await
+        .expect("an answer within 10 s")
+        .unwrap()
+        .to_bytes();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let data = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .rfind(|d| d.contains("\"id\":1"))
+        .unwrap_or(text.as_str())
+        .to_string();
+    serde_json::from_str(&data).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_held_for_approval_is_a_task_completed_with_the_resumed_outcome() {
+    let path = database_file();
+    let host = host_on(&path).await;
+    let fx = Fixture::new();
+    fx.registry
+        .set_procedure_executor(Arc::new(Holding::default()));
+    let session = BrowserSurfaceSession::new(
+        BrowserSurfaceSessionOptions::new(
+            fx.registry.clone(),
+            identity(),
+            AgentConsumer::embedded("u1"),
+        )
+        .timer(Arc::new(TokioTimer)),
+    );
+    let tab = InProcessTab::connect(&host, &session, "u1").await.unwrap();
+    let run = host
+        .start_page_run(session.identity(), ConsumerKind::Embedded)
+        .await
+        .unwrap();
+    let token = host.issue_token(&run).await.unwrap();
+    let other_run = host
+        .start_page_run(session.identity(), ConsumerKind::Embedded)
+        .await
+        .unwrap();
+    let stranger = host.issue_token(&other_run).await.unwrap();
+
+    // The server offers the extension.
+    let discovered = rpc(&host, &token, "server/discover", json!({}), true).await;
+    assert_eq!(
+        discovered["result"]["capabilities"]["extensions"],
+        json!({"io.modelcontextprotocol/tasks": {}}),
+        "{discovered}"
+    );
+
+    // A client without the extension gets the held call's error.
+    let call = json!({"name": "devices__list", "arguments": {}});
+    let plain = rpc(&host, &token, "tools/call", call.clone(), false).await;
+    assert_eq!(plain["result"]["isError"], json!(true), "{plain}");
+    assert!(plain["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("DOMAIN_APPROVAL_REQUIRED"));
+
+    // With it: a task named by the approval, working.
+    let created = rpc(&host, &token, "tools/call", call, true).await;
+    let task = &created["result"];
+    assert_eq!(task["resultType"], json!("task"), "{created}");
+    assert_eq!(task["taskId"], json!("appr-2"));
+    assert_eq!(task["status"], json!("working"));
+    assert_eq!(task["pollIntervalMs"], json!(2000));
+    assert_eq!(task["ttlMs"], Value::Null);
+    assert_eq!(
+        task["statusMessage"],
+        json!("The backend holds this call until a person approves or rejects it.")
+    );
+    let got = rpc(
+        &host,
+        &token,
+        "tasks/get",
+        json!({"taskId": "appr-2"}),
+        true,
+    )
+    .await;
+    assert_eq!(got["result"]["status"], json!("working"), "{got}");
+    assert!(got["result"].get("result").is_none());
+    // Another run's token, an unknown id: the same refusal.
+    for (who, id) in [
+        (&stranger, "appr-2"),
+        (&token, "appr-404"),
+        (&token, "x".repeat(300).as_str()),
+    ] {
+        let refused = rpc(&host, who, "tasks/get", json!({"taskId": id}), true).await;
+        assert_eq!(
+            refused["error"],
+            json!({"code": -32602, "message": "no such task for this token's run"}),
+            "{refused}"
+        );
+    }
+    let cancel = rpc(
+        &host,
+        &token,
+        "tasks/cancel",
+        json!({"taskId": "appr-2"}),
+        true,
+    )
+    .await;
+    assert_eq!(cancel["error"]["code"], json!(-32600), "{cancel}");
+
+    // A person approves; the host resumes the held call with the
+    // requester's credential and records the outcome.
+    host.durable()
+        .decide_approval("appr-2", ApprovalDecision::Approve, "approver-1")
+        .await
+        .unwrap();
+    let decided = rpc(
+        &host,
+        &token,
+        "tasks/get",
+        json!({"taskId": "appr-2"}),
+        true,
+    )
+    .await;
+    assert_eq!(decided["result"]["status"], json!("working"));
+    assert_eq!(
+        decided["result"]["statusMessage"],
+        json!("Approved; the call is being resumed.")
+    );
+    host.durable()
+        .resume_approval("appr-2", &Resuming, CallOptions::default())
+        .await
+        .unwrap();
+    let done = rpc(
+        &host,
+        &token,
+        "tasks/get",
+        json!({"taskId": "appr-2"}),
+        true,
+    )
+    .await;
+    let expected_result = json!({
+        "resultType": "complete",
+        "content": [{"type": "text", "text": "{\"devices\":[]}"}],
+        "structuredContent": {"devices": []},
+        "isError": false
+    });
+    assert_eq!(done["result"]["status"], json!("completed"), "{done}");
+    assert_eq!(done["result"]["result"], expected_result);
+
+    // After a restart, from the store: the same result.
+    drop(tab);
+    drop(host);
+    let again = host_on(&path).await;
+    let after = rpc(
+        &again,
+        &token,
+        "tasks/get",
+        json!({"taskId": "appr-2"}),
+        true,
+    )
+    .await;
+    assert_eq!(after["result"]["status"], json!("completed"), "{after}");
+    assert_eq!(after["result"]["result"], expected_result);
+    drop(again);
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
