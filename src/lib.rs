@@ -134,6 +134,15 @@ pub use surface_host::mcp;
 /// The `surface-host` crate's `host` module (docs/host.md, "The Host").
 #[cfg(all(feature = "mcp", feature = "store", not(target_arch = "wasm32")))]
 pub use surface_host::host::{Database, Host, HostBuilder, InProcessTab};
+/// What happened on a page socket a [`Host`] serves
+/// (`Host::page_socket`; features `mcp`, `store` and `axum`).
+#[cfg(all(
+    feature = "mcp",
+    feature = "store",
+    feature = "axum",
+    not(target_arch = "wasm32")
+))]
+pub use surface_host::host::{PageSocketEvent, MAX_PAGE_SOCKET_MESSAGE_BYTES};
 
 /// Serving a host's routes with a header-read timeout and a header bound
 /// (features `mcp` or `axum`, native only: the `surface-host` crate's

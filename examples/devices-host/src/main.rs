@@ -49,9 +49,9 @@ fn main() -> ExitCode {
                 Some(url) => backend = Some(url),
                 None => return usage("--backend needs a URL"),
             },
-            "--database" => match args.next().map(|d| Database::parse(&d)) {
+            "--database" => match args.next().map(|d| d.parse::<Database>()) {
                 Some(Ok(d)) => database = d,
-                Some(Err(e)) => return usage(&e),
+                Some(Err(e)) => return usage(&format!("--database: {e}")),
                 None => return usage("--database needs a value"),
             },
             "--approver-secret" => match args.next() {

@@ -12,13 +12,13 @@ use std::time::Duration;
 
 use agent_surface::host::{AgentHost, AgentRun, BrowserSurfaceOutcome, HostTool, ToolCallRequest};
 use agent_surface::mcp::McpServer;
-use agent_surface::store::replica::{CallEnd, Replica, ReplicaOptions};
-use agent_surface::store::wake::{LocalWakeups, PostgresWakeups, Wakeups};
-use agent_surface::store::{DurableHost, HostStore, MemoryStore};
-use agent_surface::store::{PostgresStore, PostgresStoreOptions, SqliteStore, SqliteStoreOptions};
+use agent_surface::store::replica::{CallEnd, Replica};
+use agent_surface::store::DurableHost;
 use agent_surface::web::{
     page_guard, PageOrigin, PageSessions, ProxyLimits, RpcProxy, SessionLimits, SessionToken,
 };
+pub use agent_surface::Database;
+use agent_surface::Host;
 use agent_surface::{AgentInvocationResult, ConsumerKind};
 
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
@@ -51,73 +51,6 @@ pub const MAX_APPROVER_FORM: usize = 4 * 1024;
 /// How long a scripted turn waits for the page to answer its call (the
 /// user may be deciding): 10 minutes.
 pub const TURN_WAIT: Duration = Duration::from_secs(600);
-
-/// Where the host keeps its durable state (`docs/host.md`, "The durable
-/// store").
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Database {
-    /// A SQLite file (created when missing): the embedded default.
-    Sqlite(PathBuf),
-    /// A PostgreSQL database, `postgres://user@host:port/db`.
-    Postgres(String),
-    /// In memory: nothing survives the process (tests only).
-    Memory,
-}
-
-impl Database {
-    /// Parses `--database`: `sqlite:PATH`, `postgres://…`/`postgresql://…`
-    /// or `memory`.
-    ///
-    /// # Errors
-    /// Anything else, with what was expected.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        if let Some(path) = text.strip_prefix("sqlite:") {
-            if path.is_empty() {
-                return Err("sqlite: needs a file path, e.g. sqlite:host.db".into());
-            }
-            return Ok(Database::Sqlite(PathBuf::from(path)));
-        }
-        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
-            return Ok(Database::Postgres(text.to_string()));
-        }
-        if text == "memory" {
-            return Ok(Database::Memory);
-        }
-        Err(format!(
-            "--database must be sqlite:PATH, postgres://… or memory, not {:?}",
-            text.chars().take(40).collect::<String>()
-        ))
-    }
-
-    /// The store and the wake-up bus of its replicas: PostgreSQL's
-    /// `LISTEN/NOTIFY` for a PostgreSQL store (replicas in several
-    /// processes), in-process wake-ups otherwise.
-    async fn open(&self) -> Result<(Arc<dyn HostStore>, Arc<dyn Wakeups>), String> {
-        if let Database::Postgres(url) = self {
-            let store = PostgresStore::open(PostgresStoreOptions::new(url.clone()))
-                .await
-                .map_err(|e| e.to_string())?;
-            let wake = Arc::new(PostgresWakeups::for_store(&store));
-            return Ok((Arc::new(store), wake));
-        }
-        let store: Arc<dyn HostStore> = match self {
-            Database::Sqlite(path) => {
-                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(dir)
-                        .map_err(|e| format!("creating {}: {e}", dir.display()))?;
-                }
-                Arc::new(
-                    SqliteStore::open(SqliteStoreOptions::file(path))
-                        .await
-                        .map_err(|e| e.to_string())?,
-                )
-            }
-            Database::Postgres(_) => unreachable!("opened above"),
-            Database::Memory => Arc::new(MemoryStore::new()),
-        };
-        Ok((store, Arc::new(LocalWakeups::new())))
-    }
-}
 
 /// How the host runs.
 #[derive(Clone, Debug)]
@@ -189,6 +122,8 @@ pub struct SessionRecord {
 }
 
 pub(crate) struct AppState {
+    /// The library's host: store, durable host, replica, MCP server.
+    pub(crate) agent: Host,
     pub(crate) host: Arc<DurableHost>,
     /// This replica (the tabs connected here, calls routed to the others).
     pub(crate) replica: Replica,
@@ -293,15 +228,16 @@ impl Drop for Running {
 /// # Errors
 /// The store cannot be opened, the listener cannot bind.
 pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
-    let (store, wake) = config
-        .database
-        .open()
+    let listener = tokio::net::TcpListener::bind(config.bind).await?;
+    let addr = listener.local_addr()?;
+    let agent = Host::builder(config.database.clone())
+        .known_build(devices_api::known_build())
+        .replica(&config.owner)
+        .mcp(crate::mcp::options(addr))
+        .build()
         .await
         .map_err(std::io::Error::other)?;
-    let agent_host = AgentHost::new().with_known_build(devices_api::known_build());
-    let (host, recovery) = DurableHost::open(agent_host, store, config.owner.clone())
-        .await
-        .map_err(std::io::Error::other)?;
+    let recovery = agent.recovery().clone();
     for call in &recovery.interrupted {
         eprintln!(
             "devices-host: {} ({}) was outstanding when the host stopped: its outcome is unknown; it is not replayed",
@@ -314,19 +250,12 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
             recovery.pending_approvals.len()
         );
     }
-    let host = Arc::new(host);
-    let (replica, routed) = Replica::start(host.clone(), wake, ReplicaOptions::default())
-        .await
-        .map_err(std::io::Error::other)?;
-    for route in &routed {
+    for route in agent.interrupted_routes() {
         eprintln!(
             "devices-host: {} (routed from {}) was running here when this replica stopped: interrupted",
             route.invocation_id, route.requester
         );
     }
-    let listener = tokio::net::TcpListener::bind(config.bind).await?;
-    let addr = listener.local_addr()?;
-    let mcp = McpServer::for_replica(replica.clone(), crate::mcp::options(addr));
     let authority = devices_api::api::authority();
     let rpc_proxy = RpcProxy::new(
         &config.backend_rpc,
@@ -336,9 +265,10 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
     )
     .map_err(std::io::Error::other)?;
     let state = Arc::new(AppState {
-        host,
-        replica,
-        mcp,
+        host: agent.durable().clone(),
+        replica: agent.replica().clone(),
+        mcp: agent.mcp().clone(),
+        agent,
         config,
         approvers: PageSessions::new(crate::approver::COOKIE, SessionLimits::default()),
         run_sessions: Mutex::default(),
@@ -842,42 +772,4 @@ async fn proxy(
         .unwrap_or("")
         .to_string();
     state.proxy.forward(&raw, request).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Database;
-    use std::path::PathBuf;
-
-    #[test]
-    fn database_parses_its_three_forms_and_names_what_it_expected() {
-        assert_eq!(
-            Database::parse("sqlite:target/host.db"),
-            Ok(Database::Sqlite(PathBuf::from("target/host.db")))
-        );
-        for url in ["postgres://u@127.0.0.1:5432/db", "postgresql://u@h/db"] {
-            assert_eq!(Database::parse(url), Ok(Database::Postgres(url.into())));
-        }
-        assert_eq!(Database::parse("memory"), Ok(Database::Memory));
-        assert_eq!(
-            Database::parse("sqlite:"),
-            Err("sqlite: needs a file path, e.g. sqlite:host.db".into())
-        );
-        assert_eq!(
-            Database::parse("mysql://h/db"),
-            Err(
-                "--database must be sqlite:PATH, postgres://… or memory, not \"mysql://h/db\""
-                    .into()
-            )
-        );
-        // A long value is cut to 40 characters in the message.
-        let long = format!("x{}", "y".repeat(100));
-        assert_eq!(
-            Database::parse(&long),
-            Err(format!(
-                "--database must be sqlite:PATH, postgres://… or memory, not {:?}",
-                &long[..40]
-            ))
-        );
-    }
 }

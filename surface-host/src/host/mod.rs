@@ -23,6 +23,8 @@
 
 mod database;
 mod in_process;
+#[cfg(feature = "axum")]
+mod page_socket;
 
 use std::sync::Arc;
 
@@ -36,6 +38,8 @@ use surface_store::{DurableError, DurableHost, HostStore, Recovery, RouteRecord,
 
 pub use database::{Database, DatabaseError};
 pub use in_process::{InProcessTab, InProcessTabError};
+#[cfg(feature = "axum")]
+pub use page_socket::{PageSocketEvent, MAX_PAGE_SOCKET_MESSAGE_BYTES};
 
 use crate::mcp::{McpHttpService, McpServer, McpServerOptions};
 

@@ -1,0 +1,226 @@
+//! A page's session WebSocket served by a [`Host`] (features `mcp`,
+//! `store` and `axum`; docs/host.md, "The Host"): the browser-session
+//! protocol's page → host messages (announcements, results, progress) go
+//! to the host, the host's calls for the tab go out on the socket.
+//!
+//! The application authenticates the socket before the upgrade (its
+//! session cookie, its `Host`/`Origin` rules — `web::page_guard`) and
+//! hands the session and user to [`Host::page_socket`]; everything after
+//! the upgrade is here.
+
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::response::Response;
+use surface_runtime::host::{AuthenticatedConnection, BrowserToHostMessage};
+use surface_store::replica::{ReplicaTab, TabCalls};
+use surface_store::DurableError;
+
+use super::Host;
+
+/// Largest message a page may send on its socket: 1 MiB (an announcement
+/// carries the whole snapshot). Larger ones close the socket (the
+/// WebSocket's own limit).
+pub const MAX_PAGE_SOCKET_MESSAGE_BYTES: usize = 1 << 20;
+
+/// What happened on a page socket, for the application's own records
+/// (which tab a session shows, for instance).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PageSocketEvent {
+    /// The host accepted an announcement of `tab_id` on `connection_id`.
+    Announced {
+        /// The announcing tab.
+        tab_id: String,
+        /// The socket's connection id.
+        connection_id: String,
+    },
+    /// The socket closed; the host interrupted the calls it was running
+    /// on `connection_id` (when it had announced).
+    Closed {
+        /// The socket's connection id, if it announced.
+        connection_id: Option<String>,
+        /// Why the host closed it (a refused announcement, a second
+        /// connection id, an unreadable message, a store failure), or
+        /// `None` when the page closed it.
+        refusal: Option<String>,
+    },
+}
+
+impl Host {
+    /// Upgrades an authenticated page request to the session WebSocket:
+    /// the page of `session_id`, signed in as `user_id` (both the
+    /// application's, checked before this call), speaks the
+    /// browser-session protocol on it. `on_event` hears each accepted
+    /// announcement and the close. Messages are bounded by
+    /// [`MAX_PAGE_SOCKET_MESSAGE_BYTES`].
+    ///
+    /// The socket closes (code 1008, the reason in at most 100
+    /// characters) on a message that is neither an announcement, a result
+    /// nor progress, a result or progress before any announcement, a
+    /// second connection id, a refused announcement (an unknown build, a
+    /// session id that is not `session_id`, …), and on a store failure
+    /// while recording progress (fail closed: the call is interrupted,
+    /// never guessed later). Another refused result or progress is logged
+    /// and the socket stays open.
+    pub fn page_socket(
+        &self,
+        upgrade: WebSocketUpgrade,
+        session_id: impl Into<String>,
+        user_id: impl Into<String>,
+        on_event: impl Fn(PageSocketEvent) + Send + Sync + 'static,
+    ) -> Response {
+        let host = self.clone();
+        let (session_id, user_id) = (session_id.into(), user_id.into());
+        upgrade
+            .max_message_size(MAX_PAGE_SOCKET_MESSAGE_BYTES)
+            .max_frame_size(MAX_PAGE_SOCKET_MESSAGE_BYTES)
+            .on_upgrade(move |ws| async move {
+                let page = PageUser {
+                    session_id,
+                    user_id,
+                };
+                run(host, page, ws, &on_event).await;
+            })
+    }
+}
+
+struct PageUser {
+    session_id: String,
+    user_id: String,
+}
+
+/// The page's connection, once it announced.
+struct Open {
+    tab: ReplicaTab,
+    calls: TabCalls,
+}
+
+async fn run(
+    host: Host,
+    page: PageUser,
+    mut ws: WebSocket,
+    on_event: &(dyn Fn(PageSocketEvent) + Send + Sync),
+) {
+    let mut open: Option<Open> = None;
+    let mut refusal: Option<String> = None;
+    loop {
+        let call = async {
+            match open.as_mut() {
+                Some(o) => o.calls.next().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            incoming = ws.recv() => match incoming {
+                Some(Ok(Message::Text(text))) => {
+                    if let Err(why) = receive(&host, &page, &mut open, text.as_str(), on_event).await {
+                        refusal = Some(why);
+                        break;
+                    }
+                }
+                Some(Ok(Message::Close(_)) | Err(_)) | None => break,
+                Some(Ok(_)) => {}
+            },
+            call = call => match call {
+                Some(call) => {
+                    let text = match serde_json::to_string(&call) {
+                        Ok(text) => text,
+                        Err(_) => break,
+                    };
+                    if ws.send(Message::Text(text.into())).await.is_err() {
+                        break;
+                    }
+                }
+                None => break,
+            },
+        }
+    }
+    if let Some(why) = &refusal {
+        tracing::warn!(reason = %why, "closing a page socket");
+        let reason: String = why.chars().take(100).collect();
+        let _ = ws
+            .send(Message::Close(Some(CloseFrame {
+                code: 1008,
+                reason: reason.into(),
+            })))
+            .await;
+    }
+    let connection_id = match open {
+        Some(Open { tab, .. }) => {
+            let id = tab.connection().connection_id.clone();
+            // Its calls end interrupted (a routed one is answered so), its
+            // lease is released.
+            tab.close().await;
+            Some(id)
+        }
+        None => None,
+    };
+    on_event(PageSocketEvent::Closed {
+        connection_id,
+        refusal,
+    });
+}
+
+/// Handles one text message; `Err` closes the socket with that reason.
+async fn receive(
+    host: &Host,
+    page: &PageUser,
+    open: &mut Option<Open>,
+    text: &str,
+    on_event: &(dyn Fn(PageSocketEvent) + Send + Sync),
+) -> Result<(), String> {
+    // Lone surrogate escapes (a TypeScript page's string cut in the middle
+    // of an emoji) read as U+FFFD (docs/host.md).
+    let message = BrowserToHostMessage::from_json(text)
+        .map_err(|e| format!("neither an announcement, a result nor progress: {e}"))?;
+    if let BrowserToHostMessage::Announcement(announcement) = &message {
+        match open {
+            // One socket carries one connection id.
+            Some(o) if o.tab.connection().connection_id != announcement.connection_id => {
+                return Err("a second connection id on one socket".into());
+            }
+            Some(_) => {}
+            None => {
+                let connection = AuthenticatedConnection::new(
+                    &announcement.connection_id,
+                    &page.session_id,
+                    &page.user_id,
+                );
+                let (tab, calls) = host
+                    .open_connection(connection)
+                    .map_err(|e| format!("connection refused: {e}"))?;
+                *open = Some(Open { tab, calls });
+            }
+        }
+    }
+    let Some(o) = open.as_ref() else {
+        return Err("a result or progress before any announcement".into());
+    };
+    let announced = match &message {
+        BrowserToHostMessage::Announcement(a) => {
+            Some((a.identity.tab_id.clone(), a.connection_id.clone()))
+        }
+        _ => None,
+    };
+    let is_progress = matches!(message, BrowserToHostMessage::Progress(_));
+    match o.tab.receive(message).await {
+        Ok(_) => {
+            if let Some((tab_id, connection_id)) = announced {
+                on_event(PageSocketEvent::Announced {
+                    tab_id,
+                    connection_id,
+                });
+            }
+            Ok(())
+        }
+        Err(e) if announced.is_some() => Err(format!("announcement refused: {e}")),
+        // The id the backend knows a confirmed call by could not be
+        // recorded: fail closed.
+        Err(DurableError::Store(e)) if is_progress => {
+            Err(format!("the host store could not record progress: {e}"))
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "a page's result or progress was refused");
+            Ok(())
+        }
+    }
+}
