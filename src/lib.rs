@@ -133,7 +133,9 @@ pub use surface_host::mcp;
 /// call; [`InProcessTab`] connects a page's session in the same process.
 /// The `surface-host` crate's `host` module (docs/host.md, "The Host").
 #[cfg(all(feature = "mcp", feature = "store", not(target_arch = "wasm32")))]
-pub use surface_host::host::{Database, Host, HostBuilder, InProcessTab};
+pub use surface_host::host::{
+    ApprovalDecider, Database, DecideError, Host, HostBuilder, InProcessTab,
+};
 /// What happened on a page socket a [`Host`] serves
 /// (`Host::page_socket`; features `mcp`, `store` and `axum`).
 #[cfg(all(

@@ -15,7 +15,7 @@ use bytes::Bytes;
 use host_support::*;
 use http_body_util::{BodyExt, Full};
 use serde_json::{json, Value};
-use surface_host::host::{Database, Host, InProcessTab};
+use surface_host::host::{ApprovalDecider, Database, DecideError, Host, InProcessTab};
 use surface_runtime::bridge::{
     CallOptions, CapabilityClient, DescribeScope, GatewayApproval, GatewayOutcome,
     InvocationReceipt, InvokeRequest, OrpcCallError, ResumeApprovalRequest,
@@ -27,7 +27,7 @@ use surface_runtime::{
     AgentConsumer, AgentProcedureExecutor, ConsumerKind, ErrorCode, ExecuteRequest, ExecutionError,
     Retry, TokioTimer,
 };
-use surface_store::ApprovalDecision;
+use surface_store::{ApprovalDecision, ApprovalState};
 
 /// The backend: holds every call for a new approval, `appr-1`, `appr-2`, …
 #[derive(Default)]
@@ -47,8 +47,11 @@ impl AgentProcedureExecutor for Holding {
     }
 }
 
-/// The gateway's `resumeApproval`: the held call completes.
-struct Resuming;
+/// The gateway: its receipt of a held call names approval `receipt_names`;
+/// `resumeApproval` completes the held call.
+struct Resuming {
+    receipt_names: &'static str,
+}
 
 fn refused<T: Send + 'static>() -> BoxFuture<'static, Result<T, OrpcCallError>> {
     Box::pin(async {
@@ -75,10 +78,17 @@ impl CapabilityClient for Resuming {
     }
     fn get_invocation<'a>(
         &'a self,
-        _: &'a str,
+        invocation_id: &'a str,
         _: CallOptions,
     ) -> BoxFuture<'a, Result<Option<InvocationReceipt>, OrpcCallError>> {
-        refused()
+        // The gateway holds every call under the approval `receipt_names`.
+        let receipt = serde_json::from_value(json!({
+            "invocationId": invocation_id, "capabilityId": "devices.list",
+            "contractDigest": "00", "state": "pending", "approvalId": self.receipt_names,
+            "createdAt": "2026-12-05T00:00:00.000Z", "updatedAt": "2026-12-05T00:00:00.000Z"
+        }))
+        .unwrap();
+        Box::pin(async move { Ok(Some(receipt)) })
     }
     fn get_approval<'a>(
         &'a self,
@@ -283,7 +293,13 @@ async fn a_call_held_for_approval_is_a_task_completed_with_the_resumed_outcome()
         json!("Approved; the call is being resumed.")
     );
     host.durable()
-        .resume_approval("appr-2", &Resuming, CallOptions::default())
+        .resume_approval(
+            "appr-2",
+            &Resuming {
+                receipt_names: "appr-2",
+            },
+            CallOptions::default(),
+        )
         .await
         .unwrap();
     let done = rpc(
@@ -319,4 +335,156 @@ async fn a_call_held_for_approval_is_a_task_completed_with_the_resumed_outcome()
     assert_eq!(after["result"]["result"], expected_result);
     drop(again);
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
+/// The backend's decision endpoint: keeps `keeps` whatever is asked
+/// (a decision taken before stands), and counts its calls.
+struct Endpoint {
+    keeps: &'static str,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl ApprovalDecider for Endpoint {
+    fn decide<'a>(
+        &'a self,
+        approval_id: &'a str,
+        _: ApprovalDecision,
+    ) -> BoxFuture<'a, Result<GatewayApproval, String>> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let approval = serde_json::from_value(json!({
+            "id": approval_id, "capabilityId": "devices.list", "status": self.keeps,
+            "reasons": [], "types": [], "requestedAt": "2026-12-05T00:00:00.000Z",
+            "expiresAt": "2026-12-06T00:00:00.000Z"
+        }))
+        .unwrap();
+        Box::pin(async move { Ok(approval) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_is_checked_sent_recorded_as_the_backend_kept_it_and_resumed_once() {
+    let host = Host::builder(Database::Memory)
+        .known_build(KnownBuild::new("console", "build-1", authority()))
+        .build()
+        .await
+        .unwrap();
+    let fx = Fixture::new();
+    fx.registry
+        .set_procedure_executor(Arc::new(Holding::default()));
+    let session = BrowserSurfaceSession::new(
+        BrowserSurfaceSessionOptions::new(
+            fx.registry.clone(),
+            identity(),
+            AgentConsumer::embedded("u1"),
+        )
+        .timer(Arc::new(TokioTimer)),
+    );
+    let _tab = InProcessTab::connect(&host, &session, "u1").await.unwrap();
+    let run = host
+        .start_page_run(session.identity(), ConsumerKind::Embedded)
+        .await
+        .unwrap();
+    for n in 1..=2 {
+        let held = host
+            .mcp()
+            .call_tool(&run, &format!("tc-{n}"), "devices__list", Some(json!({})))
+            .await;
+        assert!(held.is_error);
+    }
+
+    // The gateway's receipt names another approval: nothing is decided.
+    let endpoint = Endpoint {
+        keeps: "approved",
+        calls: Default::default(),
+    };
+    let wrong = Resuming {
+        receipt_names: "appr-9",
+    };
+    let refused = host
+        .decide_approval(
+            "appr-1",
+            ApprovalDecision::Approve,
+            "ann",
+            &endpoint,
+            &wrong,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, DecideError::NotTheHeldCall), "{refused}");
+    assert_eq!(
+        refused.to_string(),
+        "The gateway's approval belongs to another call than this one; it was not decided."
+    );
+    assert_eq!(endpoint.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+    let row = host.store().approval("appr-1").await.unwrap().unwrap();
+    assert_eq!(row.state, ApprovalState::Pending);
+
+    // Asked to approve, the backend kept an earlier rejection: recorded as
+    // rejected, resumed (the gateway completes it here), once.
+    let rejecting = Endpoint {
+        keeps: "rejected",
+        calls: Default::default(),
+    };
+    let gateway = Resuming {
+        receipt_names: "appr-1",
+    };
+    let outcome = host
+        .decide_approval(
+            "appr-1",
+            ApprovalDecision::Approve,
+            "ann",
+            &rejecting,
+            &gateway,
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.invocation_id(), row.invocation_id);
+    let row = host.store().approval("appr-1").await.unwrap().unwrap();
+    assert_eq!(row.state, ApprovalState::Rejected);
+    assert_eq!(row.decided_by.as_deref(), Some("ann"));
+    assert!(row.outcome.is_some());
+    // Again: the recorded outcome, the endpoint not called again.
+    let again = host
+        .decide_approval(
+            "appr-1",
+            ApprovalDecision::Reject,
+            "bob",
+            &rejecting,
+            &gateway,
+        )
+        .await
+        .unwrap();
+    assert_eq!(again, outcome);
+    assert_eq!(rejecting.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+    // A backend that keeps the approval pending: not decidable.
+    let pending = Endpoint {
+        keeps: "expired",
+        calls: Default::default(),
+    };
+    let gateway = Resuming {
+        receipt_names: "appr-2",
+    };
+    let expired = host
+        .decide_approval(
+            "appr-2",
+            ApprovalDecision::Approve,
+            "ann",
+            &pending,
+            &gateway,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        expired.to_string(),
+        "The approval is expired at the backend; it can no longer be decided."
+    );
+    // Unknown ids and ids that break the id rule: the same answer.
+    for id in ["appr-404", "bad id"] {
+        let unknown = host
+            .decide_approval(id, ApprovalDecision::Approve, "ann", &endpoint, &gateway)
+            .await
+            .unwrap_err();
+        assert!(matches!(unknown, DecideError::UnknownApproval), "{id}");
+    }
 }

@@ -16,11 +16,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use agent_surface::bridge::{
-    ApprovalStatus, CallOptions, CapabilityClient, GatewayApproval, HttpOrpcClient, OrpcCallError,
+    CallOptions, CapabilityClient, GatewayApproval, HttpOrpcClient, OrpcCallError,
     OrpcCapabilityClient,
 };
 use agent_surface::store::{ApprovalDecision, ApprovalRecord, ApprovalState};
-use agent_surface::AgentInvocationResult;
+use agent_surface::sync::BoxFuture;
+use agent_surface::{AgentInvocationResult, ApprovalDecider, DecideError};
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -393,86 +394,56 @@ pub(crate) async fn decide(
     if approval.outcome.is_some() {
         return see_other(&done_location(id));
     }
-    if approval.state == ApprovalState::Pending {
-        if form.decision == "resume" {
-            return problem("Decide first: the approval is still pending.");
-        }
-        if let Err(why) = record_decision(&state, &approval, &form.decision, &approver).await {
-            return problem(&why);
-        }
+    if approval.state == ApprovalState::Pending && form.decision == "resume" {
+        return problem("Decide first: the approval is still pending.");
     }
-    match resume_and_report(&state, id).await {
-        Ok(()) => see_other(&done_location(id)),
-        Err(e) => {
-            eprintln!("devices-host: resuming {id}: {e}");
-            problem(&format!(
-                "Decided, but the call could not be resumed yet: {}. Use Retry to resume it.",
-                match e {
-                    agent_surface::store::DurableError::NotDecided(_) =>
-                        "the backend has not seen the decision",
-                    agent_surface::store::DurableError::Resume { .. } =>
-                        "the backend did not answer with a receipt",
-                    _ => "the host store failed",
-                }
-            ))
+    let requester = requester_gateway(&state);
+    let decided = match form.decision.as_str() {
+        "resume" => state
+            .agent
+            .resume_approval(id, &requester)
+            .await
+            .map_err(|e| DecideError::NotResumed(e).to_string()),
+        decision => {
+            let decision = if decision == "approve" {
+                ApprovalDecision::Approve
+            } else {
+                ApprovalDecision::Reject
+            };
+            let endpoint = DecisionEndpoint(&state);
+            state
+                .agent
+                .decide_approval(id, decision, &approver, &endpoint, &requester)
+                .await
+                .map_err(|e| e.to_string())
+        }
+    };
+    match decided {
+        Ok(outcome) => {
+            report_to_run(&state, id, &outcome).await;
+            see_other(&done_location(id))
+        }
+        Err(why) => {
+            eprintln!("devices-host: deciding {id}: {why}");
+            problem(&why)
         }
     }
 }
 
-/// Sends `decision` to the decision endpoint and records the decision
-/// the backend kept (its first one stands: a second approver's different
-/// click, or a decision sent before a crash, wins over this form). `Err` is
-/// the sentence for the approver.
-async fn record_decision(
-    state: &AppState,
-    approval: &ApprovalRecord,
-    decision: &str,
-    approver: &str,
-) -> Result<(), String> {
-    let id = approval.approval_id.as_str();
-    // The gateway's receipt of the held call must name this approval: a
-    // page that reported another call's approval id is refused.
-    let receipt = requester_gateway(state)
-        .get_invocation(&approval.backend_invocation_id, CallOptions::default())
-        .await
-        .map_err(|e| backend_problem("read the held call", &e))?;
-    if receipt.and_then(|r| r.approval_id).as_deref() != Some(id) {
-        eprintln!("devices-host: approval {id} is not the gateway's approval of the held call; not decided");
-        return Err(
-            "The gateway's approval belongs to another call than this one; it was not decided."
-                .into(),
-        );
-    }
-    let status = if decision == "approve" {
-        "approved"
-    } else {
-        "rejected"
-    };
-    let decided = send_decision(state, id, status).await?;
-    let kept = match decided.status {
-        ApprovalStatus::Approved | ApprovalStatus::Consumed => ApprovalDecision::Approve,
-        ApprovalStatus::Rejected => ApprovalDecision::Reject,
-        other => {
-            return Err(format!(
-                "The approval is {} at the gateway; it can no longer be decided.",
-                other.as_str()
-            ))
-        }
-    };
-    match state.host.decide_approval(id, kept, approver).await {
-        Ok(agent_surface::store::Decision::AlreadyDecided(row)) if row.state != kept.state() => {
-            eprintln!(
-                "devices-host: approval {id}: the store holds {} but the backend kept {:?}",
-                row.state.as_str(),
-                kept
-            );
-            Err("The host and the backend disagree on this decision; it was not resumed.".into())
-        }
-        Ok(_) => Ok(()),
-        Err(e) => {
-            eprintln!("devices-host: recording the decision on {id}: {e}");
-            Err("The decision reached the backend but the host store could not record it; decide again.".into())
-        }
+/// The backend's decision endpoint, with the approver's credential.
+struct DecisionEndpoint<'a>(&'a AppState);
+
+impl ApprovalDecider for DecisionEndpoint<'_> {
+    fn decide<'a>(
+        &'a self,
+        approval_id: &'a str,
+        decision: ApprovalDecision,
+    ) -> BoxFuture<'a, Result<GatewayApproval, String>> {
+        let status = match decision {
+            ApprovalDecision::Approve => "approved",
+            ApprovalDecision::Reject => "rejected",
+        };
+        Box::pin(send_decision(self.0, approval_id, status))
     }
 }
 
@@ -503,10 +474,7 @@ pub(crate) async fn resume_and_report(
     approval_id: &str,
 ) -> Result<(), agent_surface::store::DurableError> {
     let requester = requester_gateway(state);
-    let outcome = state
-        .host
-        .resume_approval(approval_id, &requester, CallOptions::default())
-        .await?;
+    let outcome = state.agent.resume_approval(approval_id, &requester).await?;
     report_to_run(state, approval_id, &outcome).await;
     Ok(())
 }

@@ -21,6 +21,7 @@
 //! database is another replica (`.replica(name)`), and any replica serves
 //! any MCP request.
 
+mod approvals;
 mod database;
 mod in_process;
 #[cfg(feature = "axum")]
@@ -36,6 +37,7 @@ use surface_store::replica::{Replica, ReplicaError, ReplicaOptions, TabCalls};
 use surface_store::wake::{LocalWakeups, Wakeups};
 use surface_store::{DurableError, DurableHost, HostStore, Recovery, RouteRecord, StoreError};
 
+pub use approvals::{ApprovalDecider, DecideError};
 pub use database::{Database, DatabaseError};
 pub use in_process::{InProcessTab, InProcessTabError};
 #[cfg(feature = "axum")]
