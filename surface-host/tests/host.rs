@@ -149,6 +149,11 @@ async fn a_host_on_sqlite_serves_an_in_process_tab_and_keeps_runs_and_tokens_acr
     assert_eq!(listed, Vec::<String>::new());
     let (status, _) = list_tools(&again, "not-a-token").await;
     assert_eq!(status, 401);
+    // Revoked (in the store): refused from the next request on.
+    assert!(again.revoke_token(&token).await.unwrap());
+    assert!(!again.revoke_token(&token).await.unwrap());
+    let (status, _) = list_tools(&again, &token).await;
+    assert_eq!(status, 401);
     drop(again);
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }

@@ -702,8 +702,11 @@ async fn the_endpoint_checks_tokens_revocation_and_the_session_bound() {
     let (status, _) = send(&service, with_token(initialize(), &token)).await;
     assert_eq!(status, 200);
     assert_eq!(service.session_count().await, 1);
-    // The bound: a second session is refused while the first lives.
+    // The bound: a second session is refused while the first lives, also
+    // through another service of the same server.
     let (status, body) = send(&service, with_token(initialize(), &token)).await;
+    assert_eq!(status, 503, "{body}");
+    let (status, body) = send(&mcp.http_service(), with_token(initialize(), &token)).await;
     assert_eq!(status, 503, "{body}");
 
     assert!(mcp.revoke_token(&token));
@@ -856,4 +859,46 @@ async fn the_servers_own_loopback_origin_is_accepted_and_a_foreign_one_refused()
         let (status, body) = send(&service, with_origin(origin, host)).await;
         assert_eq!(status, 403, "{origin} {host}: {body}");
     }
+}
+
+/// The `Mcp-Session-Id` of an `initialize` answered with `token`.
+async fn open_session(service: &surface_host::mcp::McpHttpService, token: &str) -> String {
+    let mut service = service.clone();
+    let response = tower_service::Service::call(&mut service, with_token(initialize(), token))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn only_the_run_that_opened_a_session_may_use_its_stream_or_end_it() {
+    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
+    let service = mcp.http_service();
+    let owner = mcp.issue_token(RUN);
+    let other = mcp.issue_token("run-2");
+    let session = open_session(&service, &owner).await;
+    let on_session = |method: &str, token: &str| {
+        let request = http::Request::builder()
+            .method(method)
+            .uri("http://127.0.0.1/mcp")
+            .header("host", "127.0.0.1")
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-06-18")
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        with_token(request, token)
+    };
+    for method in ["GET", "DELETE"] {
+        let (status, body) = send(&service, on_session(method, &other)).await;
+        assert_eq!(status, 404, "{method} with another run's token: {body}");
+    }
+    assert_eq!(service.session_count().await, 1);
+    // The owner's session is untouched: its DELETE ends it.
+    let (status, _) = send(&service, on_session("DELETE", &owner)).await;
+    assert!((200..300).contains(&status), "{status}");
 }

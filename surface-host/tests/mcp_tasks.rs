@@ -488,3 +488,101 @@ async fn a_decision_is_checked_sent_recorded_as_the_backend_kept_it_and_resumed_
         assert!(matches!(unknown, DecideError::UnknownApproval), "{id}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_session_gets_the_held_calls_error_even_when_it_declares_tasks() {
+    let host = Host::builder(Database::Memory)
+        .known_build(KnownBuild::new("console", "build-1", authority()))
+        .build()
+        .await
+        .unwrap();
+    let fx = Fixture::new();
+    fx.registry
+        .set_procedure_executor(Arc::new(Holding::default()));
+    let session = BrowserSurfaceSession::new(
+        BrowserSurfaceSessionOptions::new(
+            fx.registry.clone(),
+            identity(),
+            AgentConsumer::embedded("u1"),
+        )
+        .timer(Arc::new(TokioTimer)),
+    );
+    let _tab = InProcessTab::connect(&host, &session, "u1").await.unwrap();
+    let run = host
+        .start_page_run(session.identity(), ConsumerKind::Embedded)
+        .await
+        .unwrap();
+    let token = host.issue_token(&run).await.unwrap();
+    let post = |body: Value, session: Option<&str>| {
+        let mut request = http::Request::post("http://127.0.0.1/mcp")
+            .header("host", "127.0.0.1")
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        request
+            .body(Full::new(Bytes::from(body.to_string())))
+            .unwrap()
+    };
+    let call = |service: &mut surface_host::mcp::McpHttpService, request| {
+        tower_service::Service::call(service, request)
+    };
+    let mut service = host.mcp_service();
+    let initialized = call(
+        &mut service,
+        post(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+                "clientInfo": {"name": "t", "version": "1"}}}),
+            None,
+        ),
+    )
+    .await
+    .unwrap();
+    let session_id = initialized.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let body = initialized.into_body().collect().await.unwrap().to_bytes();
+    let text = String::from_utf8_lossy(&body);
+    // The legacy initialize does not offer the extension.
+    assert!(!text.contains("io.modelcontextprotocol/tasks"), "{text}");
+    call(
+        &mut service,
+        post(
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            Some(&session_id),
+        ),
+    )
+    .await
+    .unwrap();
+    let answered = call(
+        &mut service,
+        post(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"name": "devices__list", "arguments": {}}}),
+            Some(&session_id),
+        ),
+    )
+    .await
+    .unwrap();
+    let mut body = answered.into_body();
+    let mut text = String::new();
+    while !text.contains("\"id\":2") {
+        let frame = tokio::time::timeout(Duration::from_secs(10), body.frame())
+            .await
+            .expect("the call is answered within 10 s")
+            .expect("a frame")
+            .unwrap();
+        if let Ok(data) = frame.into_data() {
+            text.push_str(&String::from_utf8_lossy(&data));
+        }
+    }
+    assert!(!text.contains("\"resultType\":\"task\""), "{text}");
+    assert!(text.contains("DOMAIN_APPROVAL_REQUIRED"), "{text}");
+}

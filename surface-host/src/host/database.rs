@@ -40,7 +40,7 @@ impl std::fmt::Debug for Database {
 #[non_exhaustive]
 pub enum DatabaseError {
     /// Not one of the forms [`Database`] lists.
-    #[error("a database is `memory`, `sqlite:PATH` or `postgres://…`, not {0:?}")]
+    #[error("a database is `memory`, `sqlite:PATH` or `postgres://…`, not {0}")]
     Unknown(String),
     /// `sqlite:` with no path.
     #[error("`sqlite:` needs a file path, e.g. `sqlite:target/host.db`")]
@@ -69,18 +69,27 @@ impl FromStr for Database {
             }
             return Ok(Database::Sqlite(PathBuf::from(path)));
         }
-        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+        let scheme = text
+            .split_once("://")
+            .map(|(scheme, _)| scheme.to_ascii_lowercase());
+        if matches!(scheme.as_deref(), Some("postgres" | "postgresql")) {
             if !cfg!(feature = "postgres") {
                 return Err(DatabaseError::NotBuilt("postgres"));
             }
             return Ok(Database::Postgres(text.to_string()));
         }
-        // Never echo what might be a URL with a password.
-        let shown: String = text.chars().take(16).collect();
-        Err(DatabaseError::Unknown(if shown.len() < text.len() {
-            format!("{shown}…")
-        } else {
-            shown
+        // Never echo the text: it may be a URL with a password. Its scheme
+        // is enough to say what was wrong.
+        Err(DatabaseError::Unknown(match scheme {
+            Some(scheme)
+                if scheme.len() <= 16
+                    && scheme
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)) =>
+            {
+                format!("a {scheme}:// URL")
+            }
+            _ => "that text".to_string(),
         }))
     }
 }
@@ -91,18 +100,22 @@ impl Database {
         Database::Sqlite(path.into())
     }
 
-    /// What it is, for a log line: the kind and the file, never a
-    /// PostgreSQL URL's credentials (`postgres://…@host/db` keeps only what
-    /// follows the last `@`).
+    /// What it is, for a log line: the kind and the file; for PostgreSQL
+    /// only the host, port and database name (`postgres://db.example:5432/app`)
+    /// — never the user, a password or the query (`?password=…`).
     pub fn describe(&self) -> String {
         match self {
             Database::Memory => "memory".to_string(),
             Database::Sqlite(path) => format!("sqlite:{}", path.display()),
             Database::Postgres(url) => {
                 let rest = url.split_once("://").map_or(url.as_str(), |(_, r)| r);
-                let host = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
-                let host = host.split('?').next().unwrap_or_default();
-                format!("postgres://{host}")
+                let rest = rest.split(['?', '#']).next().unwrap_or_default();
+                let (authority, path) = match rest.find('/') {
+                    Some(i) => rest.split_at(i),
+                    None => (rest, ""),
+                };
+                let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+                format!("postgres://{host}{path}")
             }
         }
     }
@@ -157,11 +170,13 @@ mod tests {
         assert_eq!("sqlite:".parse::<Database>(), Err(DatabaseError::EmptyPath));
         assert_eq!(
             "mysql://u:secret@h/db".parse::<Database>(),
-            Err(DatabaseError::Unknown("mysql://u:secret…".into()))
+            Err(DatabaseError::Unknown("a mysql:// URL".into()))
         );
+        let error = "pg://admin:hunter2@db/x".parse::<Database>().unwrap_err();
+        assert!(!error.to_string().contains("hunter"), "{error}");
         assert_eq!(
             "nope".parse::<Database>(),
-            Err(DatabaseError::Unknown("nope".into()))
+            Err(DatabaseError::Unknown("that text".into()))
         );
         #[cfg(feature = "sqlite")]
         {
@@ -181,6 +196,16 @@ mod tests {
                 .unwrap();
             assert_eq!(db.describe(), "postgres://db.example:5432/host");
             assert!(!format!("{db:?}").contains("pw"));
+            // A password in the query, an @ in it: never shown.
+            let db: Database = "postgres://app@db.internal/host?password=s3cr@t-Tail"
+                .parse()
+                .unwrap();
+            assert_eq!(db.describe(), "postgres://db.internal/host");
+            // Schemes are case-insensitive.
+            assert!(matches!(
+                "POSTGRES://u@h/db".parse::<Database>(),
+                Ok(Database::Postgres(_))
+            ));
         }
     }
 }

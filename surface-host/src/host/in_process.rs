@@ -48,7 +48,9 @@ pub struct InProcessTab {
     connection_id: String,
     _announcements: AnnouncementSubscription,
     _progress: SessionEventSubscription,
-    outbox: mpsc::UnboundedSender<BrowserToHostMessage>,
+    /// Kept: the message task ends (and closes the connection) when the
+    /// tab is dropped.
+    _outbox: mpsc::UnboundedSender<BrowserToHostMessage>,
 }
 
 impl std::fmt::Debug for InProcessTab {
@@ -93,6 +95,7 @@ impl InProcessTab {
         let auth = AuthenticatedConnection::new(&connection_id, &identity.session_id, user_id);
         let (tab, mut calls) = host.open_connection(auth)?;
         let announcement = session.connect(&connection_id)?;
+        let first = serde_json::to_value(&announcement).ok();
         tab.receive(BrowserToHostMessage::Announcement(Box::new(announcement)))
             .await?;
         let (outbox, mut messages) = mpsc::unbounded_channel::<BrowserToHostMessage>();
@@ -109,6 +112,14 @@ impl InProcessTab {
         let announcements = session.subscribe(move |a| {
             let _ = sender.send(BrowserToHostMessage::Announcement(Box::new(a.clone())));
         })?;
+        // A change the page made while the first announcement was being
+        // recorded was announced before anyone listened: send the surface
+        // as it is now.
+        if let Some(now) = session.announcement() {
+            if serde_json::to_value(&now).ok() != first {
+                let _ = outbox.send(BrowserToHostMessage::Announcement(Box::new(now)));
+            }
+        }
         let sender = outbox.clone();
         let progress = session.on_progress(move |p| {
             let _ = sender.send(BrowserToHostMessage::Progress(p.clone()));
@@ -133,17 +144,12 @@ impl InProcessTab {
             connection_id,
             _announcements: announcements,
             _progress: progress,
-            outbox,
+            _outbox: outbox,
         })
     }
 
     /// The connection's id.
     pub fn connection_id(&self) -> &str {
         &self.connection_id
-    }
-
-    /// Whether the host side still takes messages.
-    pub fn is_open(&self) -> bool {
-        !self.outbox.is_closed()
     }
 }

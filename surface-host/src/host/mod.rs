@@ -282,6 +282,17 @@ impl Host {
         self.mcp.issue_durable_token(run_id).await
     }
 
+    /// Revokes a token [`Self::issue_token`] issued, on every replica: its
+    /// requests are refused with 401 from the next one on. Returns whether
+    /// it was issued.
+    ///
+    /// # Errors
+    /// [`StoreError`] when the store cannot be written (the token may
+    /// still work then: try again).
+    pub async fn revoke_token(&self, token: &str) -> Result<bool, StoreError> {
+        self.mcp.revoke_durable_token(token).await
+    }
+
     /// Opens the host side of a page connection the application
     /// authenticated: the page's messages go to `ReplicaTab::receive`,
     /// the calls to send it come out of [`TabCalls::next`]. A page in the

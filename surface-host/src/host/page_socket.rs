@@ -53,9 +53,10 @@ impl Host {
     /// announcement and the close. Messages are bounded by
     /// [`MAX_PAGE_SOCKET_MESSAGE_BYTES`].
     ///
-    /// The socket closes (code 1008, the reason in at most 100
-    /// characters) on a message that is neither an announcement, a result
-    /// nor progress, a result or progress before any announcement, a
+    /// The socket closes (code 1008, the reason in at most 123 bytes of
+    /// printable ASCII) on a binary message, a text message that is
+    /// neither an announcement, a result nor progress, a result or
+    /// progress before any announcement, a
     /// second connection id, a refused announcement (an unknown build, a
     /// session id that is not `session_id`, …), and on a store failure
     /// while recording progress (fail closed: the call is interrupted,
@@ -117,6 +118,10 @@ async fn run(
                         break;
                     }
                 }
+                Some(Ok(Message::Binary(_))) => {
+                    refusal = Some("a binary message: the protocol is JSON text".into());
+                    break;
+                }
                 Some(Ok(Message::Close(_)) | Err(_)) | None => break,
                 Some(Ok(_)) => {}
             },
@@ -136,7 +141,19 @@ async fn run(
     }
     if let Some(why) = &refusal {
         tracing::warn!(reason = %why, "closing a page socket");
-        let reason: String = why.chars().take(100).collect();
+        // A close frame's reason is at most 123 bytes; printable ASCII
+        // only (it may quote what the page sent).
+        let reason: String = why
+            .chars()
+            .map(|c| {
+                if c.is_ascii_graphic() || c == ' ' {
+                    c
+                } else {
+                    '?'
+                }
+            })
+            .take(123)
+            .collect();
         let _ = ws
             .send(Message::Close(Some(CloseFrame {
                 code: 1008,

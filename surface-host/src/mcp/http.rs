@@ -60,6 +60,13 @@ impl SessionHandler {
     }
 }
 
+/// Whether a request was made on revision 2026-07-28 or later.
+fn is_current_revision(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
 /// One open `subscriptions/listen` stream of a run.
 struct OpenSubscription {
     shared: Arc<Shared>,
@@ -131,7 +138,7 @@ impl ServerHandler for SessionHandler {
             }
         }
         self.shared
-            .add_listener(&run, Listener::Session(context.peer.clone()))
+            .add_listener(&run, Listener::session(context.peer.clone()))
             .await;
         Ok(result)
     }
@@ -147,9 +154,9 @@ impl ServerHandler for SessionHandler {
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
         let run = self.run(subscription.request_context())?;
-        if !self.shared.open_subscription() {
+        if !self.shared.open_subscription(&run) {
             return Err(ErrorData::internal_error(
-                "too many subscriptions are open on this server; close one or try later",
+                "too many subscriptions are open (on this server, or for this token's run); close one or try later",
                 None,
             ));
         }
@@ -161,7 +168,7 @@ impl ServerHandler for SessionHandler {
             id: subscription.sink().id().clone(),
         };
         self.shared
-            .add_listener(&run, Listener::Subscription(subscription.sink().clone()))
+            .add_listener(&run, Listener::subscription(subscription.sink().clone()))
             .await;
         subscription.cancelled().await;
         Ok(())
@@ -221,9 +228,12 @@ impl ServerHandler for SessionHandler {
             })
         };
         let has_token = context.meta.get_progress_token().is_some();
-        let tasks = context
-            .client_capabilities()
-            .is_some_and(|c| c.supports_tasks());
+        // Tasks are the 2026-07-28 extension: a legacy session that
+        // declared it in `initialize` is not offered them.
+        let tasks = is_current_revision(&context)
+            && context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks());
         let call = server.call_tool_answered(
             &run,
             &tool_call_id,
@@ -256,7 +266,7 @@ impl ServerHandler for SessionHandler {
     ) -> Result<GetTaskResult, ErrorData> {
         let run = self.run(&context)?;
         #[cfg(feature = "store")]
-        if let Some(replica) = self.shared.replica() {
+        if let (true, Some(replica)) = (is_current_revision(&context), self.shared.replica()) {
             return super::tasks::get_task(replica, &run, &request.task_id).await;
         }
         let _ = (run, request);
@@ -270,7 +280,7 @@ impl ServerHandler for SessionHandler {
     ) -> Result<(), ErrorData> {
         let run = self.run(&context)?;
         #[cfg(feature = "store")]
-        if let Some(replica) = self.shared.replica() {
+        if let (true, Some(replica)) = (is_current_revision(&context), self.shared.replica()) {
             return super::tasks::cancel_task(replica, &run, &request.task_id).await;
         }
         let _ = (run, request);
@@ -485,12 +495,21 @@ fn bearer(headers: &http::HeaderMap) -> Option<&str> {
 impl McpHttpService {
     pub(super) fn new(shared: Arc<Shared>) -> Self {
         let options = &shared.options;
-        let mut sessions = LocalSessionManager::default();
-        // A session must outlive its longest call: rmcp closes sessions
-        // idle for `keep_alive`, and a call waiting for the user sends
-        // nothing when the client asked for no progress.
-        sessions.session_config.keep_alive = Some(options.call_timeout + Duration::from_secs(30));
-        let sessions = Arc::new(sessions);
+        // One session table (and one opening lock) per server, however
+        // many services are made: `max_sessions` bounds the server.
+        let (sessions, opening) = shared
+            .http_sessions
+            .get_or_init(|| {
+                let mut sessions = LocalSessionManager::default();
+                // A session must outlive its longest call: rmcp closes
+                // sessions idle for `keep_alive`, and a call waiting for
+                // the user sends nothing when the client asked for no
+                // progress.
+                sessions.session_config.keep_alive =
+                    Some(options.call_timeout + Duration::from_secs(30));
+                (Arc::new(sessions), Arc::new(tokio::sync::Mutex::new(())))
+            })
+            .clone();
         #[allow(unused_mut)]
         let mut config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(options.allowed_hosts.clone())
@@ -517,7 +536,7 @@ impl McpHttpService {
         Self {
             shared,
             sessions,
-            opening: Arc::new(tokio::sync::Mutex::new(())),
+            opening,
             inner,
         }
     }
@@ -536,24 +555,31 @@ fn too_many_sessions() -> HttpResponse {
 }
 
 impl McpHttpService {
-    /// In replica mode, a request for a session this replica does not hold
+    /// Every request naming a session (POST, GET, DELETE) must come from
+    /// the run whose token opened it (**404** otherwise, as for an unknown
+    /// session). In replica mode, a session this replica does not hold
     /// (opened on another replica, or here before it expired) is restored
-    /// by rmcp from the store — only for the run whose token opened it
-    /// (**404** otherwise, as for an unknown session) and within
+    /// by rmcp from the store — only for that run and within
     /// `max_sessions` (**503**).
     #[cfg_attr(not(feature = "store"), allow(clippy::unused_async))]
-    async fn check_restore<B>(&self, request: &Request<B>) -> Option<HttpResponse> {
+    async fn check_session(&self, headers: &http::HeaderMap, run: &str) -> Option<HttpResponse> {
+        let session = headers.get("mcp-session-id")?;
+        let not_found = || Some(plain(StatusCode::NOT_FOUND, "Session not found"));
+        let Ok(session) = session.to_str() else {
+            return not_found();
+        };
+        let bound = self.shared.lock().session_runs.get(session).cloned();
+        match bound {
+            Some(bound) if bound == run => return None,
+            Some(_) => return not_found(),
+            None => {}
+        }
         #[cfg(feature = "store")]
         if let super::Backend::Replica(replica) = &self.shared.backend {
-            let session = request.headers().get("mcp-session-id")?.to_str().ok()?;
-            if self.sessions.sessions.read().await.contains_key(session) {
-                return None;
-            }
-            let run = request.extensions().get::<AuthenticatedRun>()?;
             let bound = replica.durable().store().mcp_session_run(session).await;
             match bound {
-                Ok(Some(bound)) if bound == run.0 => {}
-                Ok(_) => return Some(plain(StatusCode::NOT_FOUND, "Session not found")),
+                Ok(Some(bound)) if bound == run => {}
+                Ok(_) => return not_found(),
                 Err(error) => {
                     tracing::error!(%error, "MCP: the session store cannot be read");
                     return Some(plain(
@@ -566,23 +592,41 @@ impl McpHttpService {
             if self.session_count().await >= self.shared.options.max_sessions {
                 return Some(too_many_sessions());
             }
+            self.remember_session(session, run).await;
+            return None;
         }
-        let _ = request;
-        None
+        not_found()
     }
 
-    /// In replica mode, records the run a new session was opened for.
-    #[cfg_attr(not(feature = "store"), allow(clippy::unused_async))]
+    /// Remembers which run `session` belongs to, forgetting sessions rmcp
+    /// no longer holds (the table stays within twice `max_sessions`).
+    async fn remember_session(&self, session: &str, run: &str) {
+        let live: std::collections::HashSet<String> = {
+            let sessions = self.sessions.sessions.read().await;
+            sessions.keys().map(ToString::to_string).collect()
+        };
+        let mut state = self.shared.lock();
+        if state.session_runs.len() >= 2 * self.shared.options.max_sessions.max(1) {
+            state.session_runs.retain(|s, _| live.contains(s));
+        }
+        state
+            .session_runs
+            .insert(session.to_string(), run.to_string());
+    }
+
+    /// Records the run a new session was opened for (in replica mode in
+    /// the store too, for the other replicas).
     async fn bind_session(&self, response: &HttpResponse, run: &str) {
+        let Some(session) = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        else {
+            return;
+        };
+        self.remember_session(session, run).await;
         #[cfg(feature = "store")]
         if let super::Backend::Replica(replica) = &self.shared.backend {
-            let Some(session) = response
-                .headers()
-                .get("mcp-session-id")
-                .and_then(|v| v.to_str().ok())
-            else {
-                return;
-            };
             let at = i64::try_from(surface_runtime::Clock::now_ms(
                 &surface_runtime::SystemClock,
             ))
@@ -592,7 +636,6 @@ impl McpHttpService {
                 tracing::error!(%error, "MCP: the session's run is not recorded; other replicas will not serve it");
             }
         }
-        let _ = (response, run);
     }
 }
 
@@ -628,6 +671,12 @@ where
                     "Forbidden: Origin header is not allowed",
                 ));
             }
+            // GET (the event stream) and DELETE name a session too: the
+            // same run check as a POST.
+            let headers = request.headers().clone();
+            if let Some(refusal) = this.check_session(&headers, &run).await {
+                return Ok(refusal);
+            }
             if request.method() != http::Method::POST {
                 return Ok(this.inner.handle(request).await);
             }
@@ -642,13 +691,7 @@ where
             // request carries none and is served statelessly.
             let opens_session = !in_session && is_initialize(&body);
             let request = Request::from_parts(parts, Full::new(body));
-            if in_session {
-                if let Some(refusal) = this.check_restore(&request).await {
-                    return Ok(refusal);
-                }
-                return Ok(this.inner.handle(request).await);
-            }
-            if !opens_session {
+            if in_session || !opens_session {
                 return Ok(this.inner.handle(request).await);
             }
             // One opening at a time: the count and the new session are

@@ -225,7 +225,7 @@ struct Waiter {
 
 /// Where a run's `notifications/tools/list_changed` goes.
 #[derive(Clone)]
-pub(crate) enum Listener {
+pub(crate) enum ListenerKind {
     /// A legacy (2025-11-25 and older) MCP session.
     Session(Peer<RoleServer>),
     /// A 2026-07-28 `subscriptions/listen` stream that accepted
@@ -233,23 +233,59 @@ pub(crate) enum Listener {
     Subscription(rmcp::service::SubscriptionSink),
 }
 
+/// A listener, with at most one notification in flight: a client that
+/// stops reading holds one task, not one per change (one pending
+/// `list_changed` says all a client needs: list again).
+#[derive(Clone)]
+pub(crate) struct Listener {
+    kind: ListenerKind,
+    sending: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// How long one `list_changed` may take to reach a client before it is
+/// given up: 30 seconds.
+const LIST_CHANGED_SEND_TIMEOUT: Duration = Duration::from_secs(30);
+
 impl Listener {
-    fn is_closed(&self) -> bool {
-        match self {
-            Listener::Session(peer) => peer.is_transport_closed(),
-            // Removed when its `listen` ends ([`Shared::close_subscription`]).
-            Listener::Subscription(_) => false,
+    pub(crate) fn session(peer: Peer<RoleServer>) -> Self {
+        Self::of(ListenerKind::Session(peer))
+    }
+
+    pub(crate) fn subscription(sink: rmcp::service::SubscriptionSink) -> Self {
+        Self::of(ListenerKind::Subscription(sink))
+    }
+
+    fn of(kind: ListenerKind) -> Self {
+        Self {
+            kind,
+            sending: Arc::default(),
         }
     }
 
+    fn is_closed(&self) -> bool {
+        match &self.kind {
+            ListenerKind::Session(peer) => peer.is_transport_closed(),
+            // Removed when its `listen` ends ([`Shared::close_subscription`]).
+            ListenerKind::Subscription(_) => false,
+        }
+    }
+
+    fn is_subscription(&self, id: &rmcp::model::RequestId) -> bool {
+        matches!(&self.kind, ListenerKind::Subscription(s) if s.id() == id)
+    }
+
     async fn notify_tool_list_changed(self) {
-        let sent =
-            match self {
-                Listener::Session(peer) => peer
+        use std::sync::atomic::Ordering;
+        if self.sending.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let send = async {
+            match &self.kind {
+                ListenerKind::Session(peer) => peer
                     .notify_tool_list_changed()
                     .await
                     .map_err(|e| e.to_string()),
-                Listener::Subscription(sink) => sink
+                ListenerKind::Subscription(sink) => sink
                     .send(
                         rmcp::model::ServerNotification::ToolListChangedNotification(
                             Default::default(),
@@ -257,12 +293,21 @@ impl Listener {
                     )
                     .await
                     .map_err(|e| e.to_string()),
-            };
+            }
+        };
+        let sent = tokio::time::timeout(LIST_CHANGED_SEND_TIMEOUT, send)
+            .await
+            .unwrap_or_else(|_| Err("the client did not read it within 30 s".to_string()));
+        self.sending.store(false, Ordering::Release);
         if let Err(error) = sent {
             tracing::debug!(%error, "tools/list_changed not delivered");
         }
     }
 }
+
+/// `subscriptions/listen` streams one run may hold open at once: 8 (the
+/// server's bound is `max_sessions`).
+pub const MAX_SUBSCRIPTIONS_PER_RUN: usize = 8;
 
 type TokenDigest = [u8; 32];
 
@@ -279,6 +324,11 @@ struct McpState {
     listeners: HashMap<String, Vec<Listener>>,
     /// Open `subscriptions/listen` streams (bounded by `max_sessions`).
     subscriptions: usize,
+    /// Open `subscriptions/listen` streams by run (each at most
+    /// [`MAX_SUBSCRIPTIONS_PER_RUN`]).
+    run_subscriptions: HashMap<String, usize>,
+    /// The run each legacy MCP session was opened (or restored) for.
+    session_runs: HashMap<String, String>,
     /// Digest of the tool list each run was last shown or told about.
     listed: HashMap<String, TokenDigest>,
     /// The last export of each run's tools, reused while the composed
@@ -334,7 +384,15 @@ pub(crate) struct Shared {
     backend: Backend,
     options: McpServerOptions,
     state: Mutex<McpState>,
+    /// The legacy sessions of every HTTP service of this server, and the
+    /// lock that makes counting and opening one step.
+    http_sessions: std::sync::OnceLock<HttpSessions>,
 }
+
+type HttpSessions = (
+    Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+    Arc<tokio::sync::Mutex<()>>,
+);
 
 /// The MCP front of an [`AgentHost`] (docs/agents.md, "The MCP server").
 /// Cheap to clone; all clones share one server.
@@ -560,23 +618,34 @@ impl Shared {
             .or_insert_with(|| tools_digest(&tools));
     }
 
-    /// Counts a new `subscriptions/listen` stream: `false` (and nothing
-    /// counted) when `max_sessions` are open.
-    pub(crate) fn open_subscription(&self) -> bool {
+    /// Counts a new `subscriptions/listen` stream of `run_id`: `false`
+    /// (and nothing counted) when `max_sessions` are open on the server or
+    /// [`MAX_SUBSCRIPTIONS_PER_RUN`] for the run.
+    pub(crate) fn open_subscription(&self, run_id: &str) -> bool {
         let mut state = self.lock();
-        if state.subscriptions >= self.options.max_sessions {
+        let of_run = state.run_subscriptions.get(run_id).copied().unwrap_or(0);
+        if state.subscriptions >= self.options.max_sessions || of_run >= MAX_SUBSCRIPTIONS_PER_RUN {
             return false;
         }
         state.subscriptions += 1;
+        state
+            .run_subscriptions
+            .insert(run_id.to_string(), of_run + 1);
         true
     }
 
-    /// Forgets a `subscriptions/listen` stream that ended.
+    /// Forgets a `subscriptions/listen` stream of `run_id` that ended.
     pub(crate) fn close_subscription(&self, run_id: &str, id: &rmcp::model::RequestId) {
         let mut state = self.lock();
         state.subscriptions = state.subscriptions.saturating_sub(1);
+        if let Some(count) = state.run_subscriptions.get_mut(run_id) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                state.run_subscriptions.remove(run_id);
+            }
+        }
         if let Some(listeners) = state.listeners.get_mut(run_id) {
-            listeners.retain(|l| !matches!(l, Listener::Subscription(s) if s.id() == id));
+            listeners.retain(|l| !l.is_subscription(id));
         }
     }
 
@@ -710,6 +779,7 @@ impl McpServer {
                 backend: Backend::Local(host),
                 options,
                 state: Mutex::new(McpState::default()),
+                http_sessions: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -742,9 +812,13 @@ impl McpServer {
         token
     }
 
-    /// Revokes a token; its requests are refused with 401 from now on
+    /// Revokes a token [`Self::issue_token`] issued (kept in this
+    /// process's memory); its requests are refused with 401 from now on
     /// (sessions opened with it stay bound to their run until they end).
-    /// Returns whether it was issued.
+    /// Returns whether it was issued here. A token recorded in the store
+    /// (`issue_durable_token`, `Host::issue_token`) is revoked with
+    /// `revoke_durable_token` (`Host::revoke_token`): this method leaves it
+    /// valid.
     pub fn revoke_token(&self, token: &str) -> bool {
         self.shared
             .lock()

@@ -29,6 +29,7 @@ impl McpServer {
             backend: Backend::Replica(replica),
             options,
             state: Mutex::new(McpState::default()),
+            http_sessions: std::sync::OnceLock::new(),
         });
         let weak: Weak<Shared> = Arc::downgrade(&shared);
         match tokio::runtime::Handle::try_current() {
