@@ -737,7 +737,7 @@ fn message(problem: &Problem, instance: &Value, schema: &Value, pointer: &str) -
     let n = js_number;
     match problem {
         Problem::Type(types) => {
-            let got = value_at(instance, pointer).map_or("undefined", type_of);
+            let got = value_at(instance, pointer).map_or("undefined", crate::json::type_name);
             format!(
                 "expected {}, got {got}",
                 type_order(types, instance, schema, pointer).join(" | ")
@@ -812,19 +812,6 @@ fn type_order(
         ordered.push("null");
     }
     ordered
-}
-
-/// The original's name of a value's type (`typeof`, `null` and `array`
-/// apart).
-fn type_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 #[cfg(test)]
