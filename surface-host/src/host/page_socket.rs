@@ -140,26 +140,7 @@ async fn run(
         }
     }
     if let Some(why) = &refusal {
-        tracing::warn!(reason = %why, "closing a page socket");
-        // A close frame's reason is at most 123 bytes; printable ASCII
-        // only (it may quote what the page sent).
-        let reason: String = why
-            .chars()
-            .map(|c| {
-                if c.is_ascii_graphic() || c == ' ' {
-                    c
-                } else {
-                    '?'
-                }
-            })
-            .take(123)
-            .collect();
-        let _ = ws
-            .send(Message::Close(Some(CloseFrame {
-                code: 1008,
-                reason: reason.into(),
-            })))
-            .await;
+        close_refused(&mut ws, why).await;
     }
     let connection_id = match open {
         Some(Open { tab, .. }) => {
@@ -175,6 +156,27 @@ async fn run(
         connection_id,
         refusal,
     });
+}
+
+/// Closes the socket with 1008 and `why`: a close frame's reason is at
+/// most 123 bytes, here printable ASCII only (it may quote what the page
+/// sent).
+async fn close_refused(ws: &mut WebSocket, why: &str) {
+    tracing::warn!(reason = %why, "closing a page socket");
+    let printable = |c: char| {
+        if c.is_ascii_graphic() || c == ' ' {
+            c
+        } else {
+            '?'
+        }
+    };
+    let reason: String = why.chars().map(printable).take(123).collect();
+    let _ = ws
+        .send(Message::Close(Some(CloseFrame {
+            code: 1008,
+            reason: reason.into(),
+        })))
+        .await;
 }
 
 /// Handles one text message; `Err` closes the socket with that reason.
