@@ -3,7 +3,10 @@
 //! as MCP tasks"): a call the backend holds for a person's approval is
 //! answered with a task; `tasks/get` is `working` until the host recorded
 //! the resumed outcome, then `completed` with it — read from the store, so
-//! a new `Host` on the same SQLite file answers the same.
+//! a new `Host` on the same SQLite file answers the same, also after the
+//! host process that made the call was killed with `kill -9` (this test
+//! binary re-run as `tasks_probe`). `Host::decide_approval` checks,
+//! decides, records and resumes once; a legacy session gets no tasks.
 
 #[path = "../../surface-runtime/tests/host_support/mod.rs"]
 mod host_support;
@@ -585,4 +588,151 @@ async fn a_legacy_session_gets_the_held_calls_error_even_when_it_declares_tasks(
     }
     assert!(!text.contains("\"resultType\":\"task\""), "{text}");
     assert!(text.contains("DOMAIN_APPROVAL_REQUIRED"), "{text}");
+}
+
+const PROBE_ENV: &str = "SURFACE_HOST_TASKS_PROBE";
+
+/// The host process of the `kill -9` test: not a test of its own
+/// (ignored). On the SQLite file `PROBE_ENV` names it starts a `Host` with
+/// an in-process page whose backend holds every call, makes one call that
+/// the backend holds for approval, prints `PROBE <token>` and waits to be
+/// killed.
+#[test]
+#[ignore = "the kill -9 test's host process; run by it"]
+fn tasks_probe() {
+    let Ok(path) = std::env::var(PROBE_ENV) else {
+        panic!("tasks_probe is started by the kill -9 test with {PROBE_ENV} set");
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let host = host_on(std::path::Path::new(&path)).await;
+        let fx = Fixture::new();
+        fx.registry
+            .set_procedure_executor(Arc::new(Holding::default()));
+        let session = BrowserSurfaceSession::new(
+            BrowserSurfaceSessionOptions::new(
+                fx.registry.clone(),
+                identity(),
+                AgentConsumer::embedded("u1"),
+            )
+            .timer(Arc::new(TokioTimer)),
+        );
+        let _tab = InProcessTab::connect(&host, &session, "u1").await.unwrap();
+        let run = host
+            .start_page_run(session.identity(), ConsumerKind::Embedded)
+            .await
+            .unwrap();
+        let token = host.issue_token(&run).await.unwrap();
+        let created = rpc(
+            &host,
+            &token,
+            "tools/call",
+            json!({"name": "devices__list", "arguments": {}}),
+            true,
+        )
+        .await;
+        assert_eq!(created["result"]["taskId"], json!("appr-1"), "{created}");
+        println!("PROBE {token}");
+        std::future::pending::<()>().await;
+    });
+}
+
+#[test]
+fn a_task_survives_a_kill_9_of_the_host_and_completes_once_in_the_next_process() {
+    use std::io::BufRead;
+    use std::os::unix::process::ExitStatusExt;
+    let path = database_file();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "tasks_probe",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(PROBE_ENV, &path)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the host process starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            // libtest prints `test tasks_probe ... ` before it.
+            if let Some((_, token)) = line.split_once("PROBE ") {
+                let _ = tx.send(token.to_string());
+                break;
+            }
+        }
+    });
+    let token = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the host process made the held call within 60 s");
+    child.kill().expect("SIGKILL sent");
+    assert_eq!(child.wait().unwrap().signal(), Some(9));
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        // The next process on the same file: the task is there, working.
+        let host = host_on(&path).await;
+        let got = rpc(
+            &host,
+            &token,
+            "tasks/get",
+            json!({"taskId": "appr-1"}),
+            true,
+        )
+        .await;
+        assert_eq!(got["result"]["status"], json!("working"), "{got}");
+        // A person decides; the host resumes the held call once.
+        let endpoint = Endpoint {
+            keeps: "approved",
+            calls: Default::default(),
+        };
+        let gateway = Resuming {
+            receipt_names: "appr-1",
+        };
+        let outcome = host
+            .decide_approval(
+                "appr-1",
+                ApprovalDecision::Approve,
+                "ann",
+                &endpoint,
+                &gateway,
+            )
+            .await
+            .unwrap();
+        assert!(outcome.error().is_none(), "{outcome:?}");
+        let done = rpc(
+            &host,
+            &token,
+            "tasks/get",
+            json!({"taskId": "appr-1"}),
+            true,
+        )
+        .await;
+        assert_eq!(done["result"]["status"], json!("completed"), "{done}");
+        assert_eq!(
+            done["result"]["result"]["structuredContent"],
+            json!({"devices": []})
+        );
+        // Once: deciding again returns the recorded outcome without the
+        // endpoint.
+        let again = host
+            .decide_approval(
+                "appr-1",
+                ApprovalDecision::Approve,
+                "ann",
+                &endpoint,
+                &gateway,
+            )
+            .await
+            .unwrap();
+        assert_eq!(again, outcome);
+        assert_eq!(endpoint.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    });
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
