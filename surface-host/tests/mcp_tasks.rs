@@ -10,6 +10,8 @@
 
 #[path = "../../surface-runtime/tests/host_support/mod.rs"]
 mod host_support;
+#[path = "../../surface-store/tests/support/pg.rs"]
+mod pg;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -600,12 +602,12 @@ const PROBE_ENV: &str = "SURFACE_HOST_TASKS_PROBE";
 #[test]
 #[ignore = "the kill -9 test's host process; run by it"]
 fn tasks_probe() {
-    let Ok(path) = std::env::var(PROBE_ENV) else {
+    let Ok(database) = std::env::var(PROBE_ENV) else {
         panic!("tasks_probe is started by the kill -9 test with {PROBE_ENV} set");
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let host = host_on(std::path::Path::new(&path)).await;
+        let host = host_at(database.parse().unwrap()).await;
         let fx = Fixture::new();
         fx.registry
             .set_procedure_executor(Arc::new(Holding::default()));
@@ -637,11 +639,34 @@ fn tasks_probe() {
     });
 }
 
+async fn host_at(database: Database) -> Host {
+    Host::builder(database)
+        .known_build(KnownBuild::new("console", "build-1", authority()))
+        .build()
+        .await
+        .unwrap()
+}
+
 #[test]
 fn a_task_survives_a_kill_9_of_the_host_and_completes_once_in_the_next_process() {
+    let path = database_file();
+    killed_then_completed(&format!("sqlite:{}", path.display()));
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
+#[test]
+fn on_postgresql_a_task_survives_a_kill_9_and_completes_once_in_the_next_process() {
+    let test = "on_postgresql_a_task_survives_a_kill_9_and_completes_once_in_the_next_process";
+    let Some(cluster) = pg::PgCluster::require(test) else {
+        return;
+    };
+    killed_then_completed(&cluster.database("mcp_tasks"));
+}
+
+/// The kill -9 test on `database` (`sqlite:PATH` or `postgres://…`).
+fn killed_then_completed(database: &str) {
     use std::io::BufRead;
     use std::os::unix::process::ExitStatusExt;
-    let path = database_file();
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "tasks_probe",
@@ -650,7 +675,7 @@ fn a_task_survives_a_kill_9_of_the_host_and_completes_once_in_the_next_process()
             "--nocapture",
             "--test-threads=1",
         ])
-        .env(PROBE_ENV, &path)
+        .env(PROBE_ENV, database)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("the host process starts");
@@ -676,8 +701,9 @@ fn a_task_survives_a_kill_9_of_the_host_and_completes_once_in_the_next_process()
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        // The next process on the same file: the task is there, working.
-        let host = host_on(&path).await;
+        // The next process on the same database: the task is there,
+        // working.
+        let host = host_at(database.parse().unwrap()).await;
         let got = rpc(
             &host,
             &token,
@@ -734,5 +760,4 @@ fn a_task_survives_a_kill_9_of_the_host_and_completes_once_in_the_next_process()
         assert_eq!(again, outcome);
         assert_eq!(endpoint.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
     });
-    let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
