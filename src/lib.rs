@@ -157,11 +157,12 @@ pub use surface_host::server;
 #[cfg(all(feature = "axum", not(target_arch = "wasm32")))]
 pub use surface_host::web;
 
-/// The durable agent host (features `store`, `sqlite`, `postgres`; native
-/// only): [`store::DurableHost`] over a [`store::HostStore`] —
+/// The host store (features `store`, `sqlite`, `postgres`; native only):
+/// what a [`Host`] persists, behind [`store::HostStore`] and, for the MCP
+/// server's tokens and sessions, [`store::McpStore`] —
 /// [`store::MemoryStore`], `SqliteStore` (`sqlite`), `PostgresStore`
-/// (`postgres`) — with restart recovery. The `surface-store` crate,
-/// re-exported (docs/host.md, "The durable store").
+/// (`postgres`) — and the wake-ups between host processes. The
+/// `surface-store` crate, re-exported (docs/host.md, "The durable store").
 #[cfg(all(feature = "store", not(target_arch = "wasm32")))]
 pub use surface_store as store;
 
@@ -172,9 +173,22 @@ pub use surface_store as store;
 /// types above.
 pub use surface_runtime::{
     audit, authority, binding, bridge, cancellation, clock, component, confirmation, executor,
-    export, format, host, invocation, page, pattern, pipeline, policy, procedure, registry,
-    snapshot, sync,
+    export, format, invocation, page, pattern, pipeline, policy, procedure, registry, snapshot,
+    sync,
 };
+
+/// Browser sessions and the agent host (docs/host.md): the session
+/// protocol's messages, [`host::BrowserSurfaceSession`] (the page side)
+/// and the in-memory [`host::AgentHost`] (the `surface-runtime` crate's
+/// `host` module), and — features `mcp` and `store`, native only — the
+/// layers a [`Host`] is built of: `host::DurableHost` (the store under the
+/// in-memory host), `host::replica` (several processes on one store) and
+/// the `surface-host` crate's `host` module.
+pub mod host {
+    #[cfg(all(feature = "mcp", feature = "store", not(target_arch = "wasm32")))]
+    pub use surface_host::host::*;
+    pub use surface_runtime::host::*;
+}
 
 /// The manifest model: parsing, validation, digests and
 /// `create_orpc_agent_manifest` (the `manifest!` macro shares the name in

@@ -9,7 +9,7 @@
 //! replicas in turn. Fails, not skips, under
 //! `CI=true` without PostgreSQL or Node.js.
 
-#[path = "../surface-store/tests/support/pg.rs"]
+#[path = "../surface-host/tests/support/pg.rs"]
 mod pg;
 mod support;
 

@@ -21,7 +21,7 @@
 
 #[path = "../../surface-runtime/tests/host_support/mod.rs"]
 mod host_support;
-#[path = "../../surface-store/tests/support/pg.rs"]
+#[path = "../tests/support/pg.rs"]
 mod pg;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,17 +35,16 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::json;
+use surface_host::host::replica::{Replica, ReplicaOptions};
+use surface_host::host::DurableHost;
 use surface_host::mcp::{McpServer, McpServerOptions};
 use surface_runtime::host::{
     AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceAnnouncement,
     BrowserSurfaceOutcome, BrowserSurfaceResult, BrowserToHostMessage, KnownBuild,
 };
 use surface_runtime::{AgentInvocationResult, ConsumerKind};
-use surface_store::replica::{Replica, ReplicaOptions};
 use surface_store::wake::{Delivery, PostgresWakeups, Wakeups};
-use surface_store::{
-    DurableHost, HostStore, PostgresStore, PostgresStoreOptions, RouteRecord, RouteState,
-};
+use surface_store::{HostStore, PostgresStore, PostgresStoreOptions, RouteRecord, RouteState};
 
 const LATENCY_CALLS: usize = 300;
 const CLIENTS: usize = 50;
@@ -70,13 +69,14 @@ async fn replica(url: &str, name: &str) -> (Replica, McpServer, String) {
         .await
         .unwrap();
     let wake = Arc::new(PostgresWakeups::for_store(&store));
-    let (durable, _) = DurableHost::open(host(), Arc::new(store), name)
+    let store = Arc::new(store);
+    let (durable, _) = DurableHost::open(host(), store.clone(), name)
         .await
         .unwrap();
     let (replica, _) = Replica::start(Arc::new(durable), wake, ReplicaOptions::default())
         .await
         .unwrap();
-    let mcp = McpServer::for_replica(replica.clone(), McpServerOptions::default());
+    let mcp = McpServer::for_replica(replica.clone(), store, McpServerOptions::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let service = mcp.http_service();

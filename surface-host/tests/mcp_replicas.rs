@@ -14,14 +14,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use surface_host::host::replica::{Replica, ReplicaOptions};
+use surface_host::host::DurableHost;
 use surface_host::mcp::{McpServer, McpServerOptions};
 use surface_runtime::host::{
     AgentHost, AgentRun, AuthenticatedConnection, BrowserToHostMessage, KnownBuild,
 };
 use surface_runtime::ConsumerKind;
-use surface_store::replica::{Replica, ReplicaOptions};
 use surface_store::wake::LocalWakeups;
-use surface_store::{DurableHost, MemoryStore};
+use surface_store::MemoryStore;
 
 struct Endpoint {
     url: String,
@@ -39,7 +40,7 @@ async fn endpoint(store: &Arc<MemoryStore>, wake: &Arc<LocalWakeups>, name: &str
     let (replica, _) = Replica::start(Arc::new(durable), wake.clone(), ReplicaOptions::default())
         .await
         .unwrap();
-    let mcp = McpServer::for_replica(replica, McpServerOptions::default());
+    let mcp = McpServer::for_replica(replica, store.clone(), McpServerOptions::default());
     let app = axum::Router::new().route_service("/mcp", mcp.http_service());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -10,7 +10,7 @@
 
 #[path = "../../surface-runtime/tests/host_support/mod.rs"]
 mod host_support;
-#[path = "../../surface-store/tests/support/pg.rs"]
+#[path = "support/pg.rs"]
 mod pg;
 
 use std::sync::Arc;

@@ -4,13 +4,12 @@
 //! connection is killed, which must hear a `Rescan` and then new
 //! wake-ups again.
 
-#[path = "../../surface-runtime/tests/host_support/mod.rs"]
-mod host_support;
-mod support;
+#[path = "../../surface-host/tests/support/pg.rs"]
+mod pg;
 
 use std::time::Duration;
 
-use support::pg::PgCluster;
+use pg::PgCluster;
 use surface_store::wake::{
     Delivery, LocalWakeups, PostgresWakeups, Subscription, WakeError, Wakeups, MAX_QUEUED_WAKEUPS,
 };

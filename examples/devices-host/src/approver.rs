@@ -472,7 +472,7 @@ fn problem(text: &str) -> Response {
 pub(crate) async fn resume_and_report(
     state: &AppState,
     approval_id: &str,
-) -> Result<(), agent_surface::store::DurableError> {
+) -> Result<(), agent_surface::host::DurableError> {
     let requester = requester_gateway(state);
     let outcome = state.agent.resume_approval(approval_id, &requester).await?;
     report_to_run(state, approval_id, &outcome).await;

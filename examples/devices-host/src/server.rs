@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use agent_surface::host::replica::{CallEnd, Replica};
+use agent_surface::host::DurableHost;
 use agent_surface::host::{AgentHost, AgentRun, BrowserSurfaceOutcome, HostTool, ToolCallRequest};
 use agent_surface::mcp::McpServer;
-use agent_surface::store::replica::{CallEnd, Replica};
-use agent_surface::store::DurableHost;
 use agent_surface::web::{
     page_guard, PageOrigin, PageSessions, ProxyLimits, RpcProxy, SessionLimits, SessionToken,
 };

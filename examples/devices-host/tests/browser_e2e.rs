@@ -20,10 +20,10 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use agent_surface::bridge::{CallOptions, HttpOrpcClient, OrpcClient};
+use agent_surface::host::replica::CallEnd;
 use agent_surface::host::{
     AgentRun, BrowserReference, BrowserSurfaceOutcome, HostTool, ToolCallRequest,
 };
-use agent_surface::store::replica::CallEnd;
 use agent_surface::ViewCapabilityDescriptor;
 use devices_host::{page, peer::Peer, serve, Database, HostConfig, Running, PEER_USER_TOKEN};
 use serde_json::{json, Value};

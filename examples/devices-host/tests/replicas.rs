@@ -10,7 +10,7 @@
 //! (`scripts/test` installs them all). Without them the tests print a skip
 //! notice — and fail when `CI=true`.
 
-#[path = "../../../surface-store/tests/support/pg.rs"]
+#[path = "../../../surface-host/tests/support/pg.rs"]
 mod pg;
 mod webdriver;
 

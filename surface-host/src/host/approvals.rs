@@ -12,12 +12,13 @@
 //! record its outcome for the run — which MCP clients then read as their
 //! task's result.
 
+use crate::host::DurableError;
 use surface_runtime::bridge::{
     ApprovalStatus, CallOptions, CapabilityClient, GatewayApproval, OrpcCallError,
 };
 use surface_runtime::invocation::AgentInvocationResult;
 use surface_runtime::sync::BoxFuture;
-use surface_store::{ApprovalDecision, ApprovalState, Decision, DurableError};
+use surface_store::{ApprovalDecision, ApprovalState, Decision};
 
 use super::Host;
 
@@ -81,7 +82,7 @@ impl Host {
     ///    recorded;
     /// 3. the held call is resumed through the gateway's `resumeApproval`
     ///    with `requester` (the requester's current credential) and its
-    ///    outcome recorded for the run ([`DurableHost::resume_approval`](surface_store::DurableHost::resume_approval)).
+    ///    outcome recorded for the run ([`DurableHost::resume_approval`](crate::host::DurableHost::resume_approval)).
     ///
     /// # Errors
     /// [`DecideError`]; after [`DecideError::NotResumed`] the decision is
@@ -148,7 +149,7 @@ impl Host {
 
     /// Resumes a decided approval for its requester and records the
     /// outcome (once; a recorded outcome is returned as it is):
-    /// [`DurableHost::resume_approval`](surface_store::DurableHost::resume_approval)
+    /// [`DurableHost::resume_approval`](crate::host::DurableHost::resume_approval)
     /// with default call options. Use it for the approvals
     /// [`Host::recovery`] lists as decided but not resumed.
     ///

@@ -6,7 +6,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use surface_store::wake::Wakeups;
-use surface_store::{HostStore, MemoryStore, StoreError};
+use surface_store::{HostStore, McpStore, MemoryStore, StoreError};
 
 /// The store of a [`Host`](super::Host).
 ///
@@ -122,11 +122,9 @@ impl Database {
 
     /// Opens (creating and migrating) the store, with the wake-up bus that
     /// goes with it (PostgreSQL's; `None`: an in-process one).
-    pub(super) async fn open(
-        &self,
-    ) -> Result<(Arc<dyn HostStore>, Option<Arc<dyn Wakeups>>), StoreError> {
+    pub(super) async fn open(&self) -> Result<Opened, StoreError> {
         match self {
-            Database::Memory => Ok((Arc::new(MemoryStore::new()), None)),
+            Database::Memory => Ok(Opened::of(Arc::new(MemoryStore::new()), None)),
             #[cfg(feature = "sqlite")]
             Database::Sqlite(path) => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -139,7 +137,7 @@ impl Database {
                     surface_store::SqliteStoreOptions::file(path.clone()),
                 )
                 .await?;
-                Ok((Arc::new(store), None))
+                Ok(Opened::of(Arc::new(store), None))
             }
             #[cfg(feature = "postgres")]
             Database::Postgres(url) => {
@@ -149,13 +147,35 @@ impl Database {
                 .await?;
                 let wake: Arc<dyn Wakeups> =
                     Arc::new(surface_store::wake::PostgresWakeups::for_store(&store));
-                Ok((Arc::new(store), Some(wake)))
+                Ok(Opened::of(Arc::new(store), Some(wake)))
             }
             #[allow(unreachable_patterns)]
             _ => Err(StoreError::Database {
                 operation: "open the database",
                 source: format!("this build has no driver for {}", self.describe()).into(),
             }),
+        }
+    }
+}
+
+/// An opened database: the host store and, behind its own trait, the
+/// MCP server's tokens and sessions (the same database), with its
+/// wake-up bus.
+pub(super) struct Opened {
+    pub(super) store: Arc<dyn HostStore>,
+    pub(super) mcp_store: Arc<dyn McpStore>,
+    pub(super) wakeups: Option<Arc<dyn Wakeups>>,
+}
+
+impl Opened {
+    fn of<S: HostStore + McpStore + 'static>(
+        store: Arc<S>,
+        wakeups: Option<Arc<dyn Wakeups>>,
+    ) -> Self {
+        Opened {
+            store: store.clone(),
+            mcp_store: store,
+            wakeups,
         }
     }
 }

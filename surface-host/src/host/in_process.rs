@@ -6,11 +6,11 @@
 
 use std::sync::Arc;
 
+use crate::host::replica::ReplicaError;
 use surface_runtime::host::{
     AnnouncementSubscription, AuthenticatedConnection, BrowserSurfaceCall, BrowserSurfaceResult,
     BrowserSurfaceSession, BrowserToHostMessage, SessionError, SessionEventSubscription,
 };
-use surface_store::replica::ReplicaError;
 use tokio::sync::mpsc;
 
 use super::Host;
@@ -29,7 +29,7 @@ pub enum InProcessTabError {
     /// The host refused the session's first announcement (an unknown
     /// build, a capability its authority does not grant, the store).
     #[error("the host refused the tab's announcement: {0}")]
-    Announcement(#[from] surface_store::DurableError),
+    Announcement(#[from] crate::host::DurableError),
 }
 
 /// Runs after the session answered a host call and before the answer is

@@ -23,22 +23,28 @@
 
 mod approvals;
 mod database;
+mod durable;
 mod in_process;
 #[cfg(feature = "axum")]
 mod page_socket;
+pub mod replica;
 
 use std::sync::Arc;
 
+use crate::host::replica::{Replica, ReplicaError, ReplicaOptions, TabCalls};
 use surface_runtime::host::{
     AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceIdentity, KnownBuild, ServerTool,
 };
 use surface_runtime::ConsumerKind;
-use surface_store::replica::{Replica, ReplicaError, ReplicaOptions, TabCalls};
 use surface_store::wake::{LocalWakeups, Wakeups};
-use surface_store::{DurableError, DurableHost, HostStore, Recovery, RouteRecord, StoreError};
+use surface_store::{HostStore, RouteRecord, StoreError};
 
 pub use approvals::{ApprovalDecider, DecideError};
 pub use database::{Database, DatabaseError};
+pub use durable::{
+    digest_call, digest_result, DurableError, DurableHost, Recovery, DEFAULT_RESTORED_RUNS,
+    RESUMED_SURFACE_VERSION,
+};
 pub use in_process::{InProcessTab, InProcessTabError};
 #[cfg(feature = "axum")]
 pub use page_socket::{PageSocketEvent, MAX_PAGE_SOCKET_MESSAGE_BYTES};
@@ -159,22 +165,22 @@ impl HostBuilder {
     /// [`HostStartError`]: the store, the recovery or the replica.
     pub async fn build(self) -> Result<Host, HostStartError> {
         let described = self.database.describe();
-        let (store, default_wakeups) =
-            self.database
-                .open()
-                .await
-                .map_err(|source| HostStartError::Store {
-                    database: described,
-                    source,
-                })?;
+        let opened = self
+            .database
+            .open()
+            .await
+            .map_err(|source| HostStartError::Store {
+                database: described,
+                source,
+            })?;
         let wakeups = self
             .wakeups
-            .or(default_wakeups)
+            .or(opened.wakeups)
             .unwrap_or_else(|| Arc::new(LocalWakeups::new()));
-        let (durable, recovery) = DurableHost::open(self.core, store, self.replica).await?;
+        let (durable, recovery) = DurableHost::open(self.core, opened.store, self.replica).await?;
         let (replica, interrupted_routes) =
             Replica::start(Arc::new(durable), wakeups, self.replica_options).await?;
-        let mcp = McpServer::for_replica(replica.clone(), self.mcp);
+        let mcp = McpServer::for_replica(replica.clone(), opened.mcp_store, self.mcp);
         Ok(Host {
             replica,
             mcp,
@@ -303,7 +309,7 @@ impl Host {
     pub fn open_connection(
         &self,
         connection: AuthenticatedConnection,
-    ) -> Result<(surface_store::replica::ReplicaTab, TabCalls), ReplicaError> {
+    ) -> Result<(crate::host::replica::ReplicaTab, TabCalls), ReplicaError> {
         self.replica.open_connection(connection)
     }
 

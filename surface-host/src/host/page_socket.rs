@@ -8,11 +8,11 @@
 //! hands the session and user to [`Host::page_socket`]; everything after
 //! the upgrade is here.
 
+use crate::host::replica::{ReplicaTab, TabCalls};
+use crate::host::DurableError;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
 use surface_runtime::host::{AuthenticatedConnection, BrowserToHostMessage};
-use surface_store::replica::{ReplicaTab, TabCalls};
-use surface_store::DurableError;
 
 use super::Host;
 

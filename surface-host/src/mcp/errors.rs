@@ -103,8 +103,8 @@ pub(super) fn no_server_executor() -> AgentError {
 
 /// A dispatch the replica refused (feature `store`).
 #[cfg(feature = "store")]
-pub(super) fn refusal_error(reason: surface_store::replica::Refusal) -> AgentError {
-    use surface_store::replica::Refusal;
+pub(super) fn refusal_error(reason: crate::host::replica::Refusal) -> AgentError {
+    use crate::host::replica::Refusal;
     match reason {
         Refusal::NoLivePage => dispatch_error(&HostError::NoLiveSession(String::new())),
         Refusal::UnknownTool => dispatch_error(&HostError::UnknownRun(String::new())),
@@ -138,11 +138,11 @@ pub(super) fn call_end_result(
     invocation_id: &str,
     capability_id: &str,
     surface_version: u64,
-    end: surface_store::replica::CallEnd,
+    end: crate::host::replica::CallEnd,
     timeout_ms: u64,
 ) -> surface_runtime::invocation::AgentInvocationResult {
+    use crate::host::replica::CallEnd;
     use surface_runtime::host::BrowserSurfaceOutcome;
-    use surface_store::replica::CallEnd;
     let error = match end {
         CallEnd::Outcome {
             outcome: BrowserSurfaceOutcome::Invocation(result),

@@ -518,9 +518,9 @@ impl McpHttpService {
             .disable_allowed_origins()
             .with_max_request_body_bytes(options.max_request_body_bytes);
         #[cfg(feature = "store")]
-        if let super::Backend::Replica(replica) = &shared.backend {
+        if let Some(store) = shared.mcp_store() {
             // Sessions opened on another replica are served here too.
-            config.session_store = Some(Arc::new(super::replica::StoreSessions(replica.clone())));
+            config.session_store = Some(Arc::new(super::replica::StoreSessions(store.clone())));
         }
         let factory_shared = shared.clone();
         let inner = StreamableHttpService::new(
@@ -575,8 +575,8 @@ impl McpHttpService {
             None => {}
         }
         #[cfg(feature = "store")]
-        if let super::Backend::Replica(replica) = &self.shared.backend {
-            let bound = replica.durable().store().mcp_session_run(session).await;
+        if let Some(store) = self.shared.mcp_store() {
+            let bound = store.mcp_session_run(session).await;
             match bound {
                 Ok(Some(bound)) if bound == run => {}
                 Ok(_) => return not_found(),
@@ -626,12 +626,11 @@ impl McpHttpService {
         };
         self.remember_session(session, run).await;
         #[cfg(feature = "store")]
-        if let super::Backend::Replica(replica) = &self.shared.backend {
+        if let Some(store) = self.shared.mcp_store() {
             let at = i64::try_from(surface_runtime::Clock::now_ms(
                 &surface_runtime::SystemClock,
             ))
             .unwrap_or(i64::MAX);
-            let store = replica.durable().store();
             if let Err(error) = store.bind_mcp_session(session, run, at).await {
                 tracing::error!(%error, "MCP: the session's run is not recorded; other replicas will not serve it");
             }

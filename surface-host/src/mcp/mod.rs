@@ -374,10 +374,10 @@ pub(crate) enum Backend {
     /// [`McpServer::open_connection`].
     Local(Arc<AgentHost>),
     /// A replica of a shared store (feature `store`): pages connect
-    /// through [`surface_store::replica::Replica::open_connection`] on
+    /// through [`crate::host::replica::Replica::open_connection`] on
     /// whichever replica they reached.
     #[cfg(feature = "store")]
-    Replica(surface_store::replica::Replica),
+    Replica(crate::host::replica::Replica),
 }
 
 pub(crate) struct Shared {
@@ -387,6 +387,9 @@ pub(crate) struct Shared {
     /// The legacy sessions of every HTTP service of this server, and the
     /// lock that makes counting and opening one step.
     http_sessions: std::sync::OnceLock<HttpSessions>,
+    /// Where tokens and sessions are recorded, in replica mode.
+    #[cfg(feature = "store")]
+    mcp_store: Option<Arc<dyn surface_store::McpStore>>,
 }
 
 type HttpSessions = (
@@ -442,6 +445,12 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The store of tokens and sessions, in replica mode.
+    #[cfg(feature = "store")]
+    pub(crate) fn mcp_store(&self) -> Option<&Arc<dyn surface_store::McpStore>> {
+        self.mcp_store.as_ref()
+    }
+
     /// The in-memory host (of the replica, in replica mode).
     fn agent_host(&self) -> &AgentHost {
         match &self.backend {
@@ -458,24 +467,17 @@ impl Shared {
         if let Some(run) = self.lock().tokens.get(&digest).cloned() {
             return Some(run);
         }
-        match &self.backend {
-            Backend::Local(_) => None,
-            #[cfg(feature = "store")]
-            Backend::Replica(replica) => {
-                match replica
-                    .durable()
-                    .store()
-                    .token_run(&hex::encode(digest))
-                    .await
-                {
-                    Ok(run) => run,
-                    Err(error) => {
-                        tracing::error!(%error, "MCP: the token store cannot be read");
-                        None
-                    }
+        #[cfg(feature = "store")]
+        if let Some(store) = self.mcp_store() {
+            return match store.token_run(&hex::encode(digest)).await {
+                Ok(run) => run,
+                Err(error) => {
+                    tracing::error!(%error, "MCP: the token store cannot be read");
+                    None
                 }
-            }
+            };
         }
+        None
     }
 
     /// The run's composed tools from the backend.
@@ -591,7 +593,7 @@ impl Shared {
 
     /// The replica, on the replica backend.
     #[cfg(feature = "store")]
-    pub(crate) fn replica(&self) -> Option<&surface_store::replica::Replica> {
+    pub(crate) fn replica(&self) -> Option<&crate::host::replica::Replica> {
         match &self.backend {
             Backend::Replica(replica) => Some(replica),
             Backend::Local(_) => None,
@@ -779,6 +781,8 @@ impl McpServer {
                 backend: Backend::Local(host),
                 options,
                 state: Mutex::new(McpState::default()),
+                #[cfg(feature = "store")]
+                mcp_store: None,
                 http_sessions: std::sync::OnceLock::new(),
             }),
         }

@@ -9,9 +9,9 @@
 
 use std::sync::{Arc, Mutex, Weak};
 
+use crate::host::replica::Replica;
 use rmcp::transport::streamable_http_server::session::{SessionState, SessionStore};
-use surface_store::replica::Replica;
-use surface_store::StoreError;
+use surface_store::{McpStore, StoreError};
 
 use super::{token_digest, Backend, McpServer, McpServerOptions, McpState, Shared};
 
@@ -22,14 +22,21 @@ impl McpServer {
     /// through [`Replica::open_connection`] (not
     /// [`McpServer::open_connection`], which refuses). Call from within a
     /// tokio runtime: a task sends `tools/list_changed` when the
-    /// replica's surfaces change.
-    pub fn for_replica(replica: Replica, options: McpServerOptions) -> Self {
+    /// replica's surfaces change. `mcp_store` records the tokens and
+    /// sessions (the same database as the replica's store, so every
+    /// replica accepts them).
+    pub fn for_replica(
+        replica: Replica,
+        mcp_store: Arc<dyn McpStore>,
+        options: McpServerOptions,
+    ) -> Self {
         let mut changes = replica.changes();
         let shared = Arc::new(Shared {
             backend: Backend::Replica(replica),
             options,
             state: Mutex::new(McpState::default()),
             http_sessions: std::sync::OnceLock::new(),
+            mcp_store: Some(mcp_store),
         });
         let weak: Weak<Shared> = Arc::downgrade(&shared);
         match tokio::runtime::Handle::try_current() {
@@ -68,12 +75,11 @@ impl McpServer {
     /// # Panics
     /// When the platform's randomness fails, as [`McpServer::issue_token`].
     pub async fn issue_durable_token(&self, run_id: &str) -> Result<String, StoreError> {
-        let Backend::Replica(replica) = &self.shared.backend else {
+        let Some(store) = self.shared.mcp_store() else {
             return Ok(self.issue_token(run_id));
         };
         let token = super::random_id("");
         let digest = hex::encode(token_digest(&token));
-        let store = replica.durable().store();
         let at = i64::try_from(surface_runtime::Clock::now_ms(
             &surface_runtime::SystemClock,
         ))
@@ -90,17 +96,17 @@ impl McpServer {
     /// [`StoreError`].
     pub async fn revoke_durable_token(&self, token: &str) -> Result<bool, StoreError> {
         let local = self.revoke_token(token);
-        let Backend::Replica(replica) = &self.shared.backend else {
+        let Some(store) = self.shared.mcp_store() else {
             return Ok(local);
         };
         let digest = hex::encode(token_digest(token));
-        Ok(replica.durable().store().revoke_token(&digest).await? || local)
+        Ok(store.revoke_token(&digest).await? || local)
     }
 }
 
 /// rmcp's [`SessionStore`] over the replica's host store
 /// (`host_mcp_sessions`): the `initialize` parameters of each session.
-pub(super) struct StoreSessions(pub(super) Replica);
+pub(super) struct StoreSessions(pub(super) Arc<dyn McpStore>);
 
 impl StoreSessions {
     fn now() -> i64 {
@@ -117,7 +123,7 @@ type SessionResult<T> =
 #[async_trait::async_trait]
 impl SessionStore for StoreSessions {
     async fn load(&self, session_id: &str) -> SessionResult<Option<SessionState>> {
-        let Some(json) = self.0.durable().store().mcp_session(session_id).await? else {
+        let Some(json) = self.0.mcp_session(session_id).await? else {
             return Ok(None);
         };
         Ok(Some(serde_json::from_str(&json)?))
@@ -126,19 +132,13 @@ impl SessionStore for StoreSessions {
     async fn store(&self, session_id: &str, state: &SessionState) -> SessionResult<()> {
         let json = serde_json::to_string(state)?;
         self.0
-            .durable()
-            .store()
             .store_mcp_session(session_id, &json, Self::now())
             .await?;
         Ok(())
     }
 
     async fn delete(&self, session_id: &str) -> SessionResult<()> {
-        self.0
-            .durable()
-            .store()
-            .delete_mcp_session(session_id)
-            .await?;
+        self.0.delete_mcp_session(session_id).await?;
         Ok(())
     }
 }

@@ -12,13 +12,13 @@
 //! host recorded it (written once: every `tasks/get` returns the same
 //! result, the backend ran the call at most once).
 
+use crate::host::replica::Replica;
 use rmcp::model::{
     CreateTaskResult, DetailedTask, ErrorData, GetTaskResult, ResultType, Task, TaskPayload,
 };
 use serde_json::Value;
 use surface_runtime::clock::iso_8601;
 use surface_runtime::invocation::{AgentInvocationResult, ErrorCode};
-use surface_store::replica::Replica;
 use surface_store::{ApprovalRecord, ApprovalState};
 
 use super::rmcp_model;

@@ -6,9 +6,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, HostStore, LeaseClaim, OutcomeWrite, RenewedLease, RouteRecord, RouteState,
-    RouteTake, RouteTransition, RouteWrite, RunRecord, StoreError, StoreFuture, SurfaceLease,
-    Transition, MAX_ROUTE_ANSWER_BYTES, MAX_STORED_ANNOUNCEMENT_BYTES,
+    DispatchWrite, HostStore, LeaseClaim, McpStore, OutcomeWrite, RenewedLease, RouteRecord,
+    RouteState, RouteTake, RouteTransition, RouteWrite, RunRecord, StoreError, StoreFuture,
+    SurfaceLease, Transition, MAX_ROUTE_ANSWER_BYTES, MAX_STORED_ANNOUNCEMENT_BYTES,
 };
 
 /// An in-memory [`HostStore`] with the same transitions as the SQL
@@ -657,7 +657,9 @@ impl HostStore for MemoryStore {
         }
         ready(Ok(moved))
     }
+}
 
+impl McpStore for MemoryStore {
     fn record_token<'a>(
         &'a self,
         token_digest: &'a str,

@@ -22,6 +22,7 @@
 
 #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 mod legacy;
+mod mcp;
 mod memory;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod migrations;
@@ -38,6 +39,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use legacy::LEGACY_SURFACE_VERSION;
+pub use mcp::McpStore;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{
@@ -436,7 +438,10 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    pub(crate) fn corrupt(column: &'static str, value: &str) -> Self {
+    /// [`StoreError::Corrupt`]: `column` holds `value`, which this version
+    /// cannot read (the value cut to 64 characters, so a log line stays
+    /// short).
+    pub fn corrupt(column: &'static str, value: &str) -> Self {
         StoreError::Corrupt {
             column,
             value: value.chars().take(64).collect(),
@@ -838,71 +843,4 @@ pub trait HostStore: Send + Sync {
         holder: &'a str,
         at_ms: i64,
     ) -> StoreFuture<'a, Vec<RouteRecord>>;
-
-    /// Records an MCP bearer token's SHA-256 (hex) for `run_id`. `false`
-    /// when the digest is recorded already.
-    ///
-    /// # Errors
-    /// [`StoreError`].
-    fn record_token<'a>(
-        &'a self,
-        token_digest: &'a str,
-        run_id: &'a str,
-        at_ms: i64,
-    ) -> StoreFuture<'a, bool>;
-
-    /// The run a token digest was issued for.
-    ///
-    /// # Errors
-    /// [`StoreError`].
-    fn token_run<'a>(&'a self, token_digest: &'a str) -> StoreFuture<'a, Option<String>>;
-
-    /// Deletes a token digest; `false` when it was not recorded.
-    ///
-    /// # Errors
-    /// [`StoreError`].
-    fn revoke_token<'a>(&'a self, token_digest: &'a str) -> StoreFuture<'a, bool>;
-
-    /// Writes (or replaces) an MCP session's state JSON (at most
-    /// [`MAX_STORED_JSON_BYTES`]).
-    ///
-    /// # Errors
-    /// [`StoreError`].
-    fn store_mcp_session<'a>(
-        &'a self,
-        session_id: &'a str,
-        state: &'a str,
-        at_ms: i64,
-    ) -> StoreFuture<'a, ()>;
-
-    /// An MCP session's state JSON (`None` also before its state is
-    /// stored).
-    ///
-    /// # Errors
-    /// [`StoreError`].
-    fn mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<String>>;
-
-    /// Records the run whose token opened an MCP session (once: a second
-    /// binding is ignored); `false` when it was bound already.
-    ///
-    /// # Errors
-    /// [`StoreError`].
-    fn bind_mcp_session<'a>(
-        &'a self,
-        session_id: &'a str,
-        run_id: &'a str,
-        at_ms: i64,
-    ) -> StoreFuture<'a, bool>;
-
-    /// The run an MCP session was opened for.
-    ///
-    /// # Errors
-    /// [`StoreError`].
-    fn mcp_session_run<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<String>>;
-
-    /// Deletes an MCP session; `false` when there was none.
-    ///
-    /// # Errors
-    /// [`StoreError`].
-    fn delete_mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, bool>;
 }

@@ -977,7 +977,9 @@ macro_rules! sql_store {
                     Ok(routes)
                 })
             }
+        }
 
+        impl McpStore for $store {
             fn record_token<'a>(
                 &'a self,
                 token_digest: &'a str,

@@ -12,9 +12,9 @@ use super::migrations;
 use super::sql::{self, sql_store};
 use super::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, Durability, HostStore, LeaseClaim, OutcomeWrite, RenewedLease, RouteRecord,
-    RouteState, RouteTake, RouteTransition, RouteWrite, RunRecord, StoreError, StoreFuture,
-    SurfaceLease, Transition, MAX_ROUTE_ANSWER_BYTES, MAX_STORED_ANNOUNCEMENT_BYTES,
+    DispatchWrite, Durability, HostStore, LeaseClaim, McpStore, OutcomeWrite, RenewedLease,
+    RouteRecord, RouteState, RouteTake, RouteTransition, RouteWrite, RunRecord, StoreError,
+    StoreFuture, SurfaceLease, Transition, MAX_ROUTE_ANSWER_BYTES, MAX_STORED_ANNOUNCEMENT_BYTES,
 };
 
 /// Default wait for a lock held by another connection or process

@@ -292,53 +292,6 @@ impl HostStore for Faulty {
     ) -> StoreFuture<'a, Vec<RouteRecord>> {
         self.inner.interrupt_holder_routes(holder, at_ms)
     }
-
-    fn record_token<'a>(
-        &'a self,
-        token_digest: &'a str,
-        run_id: &'a str,
-        at_ms: i64,
-    ) -> StoreFuture<'a, bool> {
-        self.inner.record_token(token_digest, run_id, at_ms)
-    }
-
-    fn token_run<'a>(&'a self, token_digest: &'a str) -> StoreFuture<'a, Option<String>> {
-        self.inner.token_run(token_digest)
-    }
-
-    fn revoke_token<'a>(&'a self, token_digest: &'a str) -> StoreFuture<'a, bool> {
-        self.inner.revoke_token(token_digest)
-    }
-
-    fn store_mcp_session<'a>(
-        &'a self,
-        session_id: &'a str,
-        state: &'a str,
-        at_ms: i64,
-    ) -> StoreFuture<'a, ()> {
-        self.inner.store_mcp_session(session_id, state, at_ms)
-    }
-
-    fn mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<String>> {
-        self.inner.mcp_session(session_id)
-    }
-
-    fn bind_mcp_session<'a>(
-        &'a self,
-        session_id: &'a str,
-        run_id: &'a str,
-        at_ms: i64,
-    ) -> StoreFuture<'a, bool> {
-        self.inner.bind_mcp_session(session_id, run_id, at_ms)
-    }
-
-    fn mcp_session_run<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<String>> {
-        self.inner.mcp_session_run(session_id)
-    }
-
-    fn delete_mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, bool> {
-        self.inner.delete_mcp_session(session_id)
-    }
 }
 
 /// In-process wake-ups that lose every wake-up sent to `deaf`.

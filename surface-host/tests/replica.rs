@@ -24,14 +24,17 @@ use host_support::{session, SessionFixture};
 use serde_json::{json, Value};
 use support::pg::PgCluster;
 use support::{auth, devices_host};
+use surface_host::host::replica::{
+    CallEnd, Received, Refusal, Replica, ReplicaOptions, ReplicaTab,
+};
+use surface_host::host::DurableHost;
 use surface_runtime::host::{
     AgentRun, BrowserSurfaceOutcome, BrowserSurfaceProgress, BrowserToHostMessage, ToolCallRequest,
 };
 use surface_runtime::ConsumerKind;
-use surface_store::replica::{CallEnd, Received, Refusal, Replica, ReplicaOptions, ReplicaTab};
 use surface_store::wake::{LocalWakeups, PostgresWakeups, Wakeups};
 use surface_store::{
-    CallState, DurableHost, HostStore, MemoryStore, PostgresStore, PostgresStoreOptions, RouteState,
+    CallState, HostStore, MemoryStore, PostgresStore, PostgresStoreOptions, RouteState,
 };
 
 const DISABLE: &str = "domain:devices.disable";

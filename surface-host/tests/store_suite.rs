@@ -16,6 +16,7 @@ use host_support::{session, SessionFixture};
 use serde_json::{json, Map, Value};
 use support::pg::PgCluster;
 use support::{auth, devices_host, temp_dir, Db};
+use surface_host::host::{digest_call, DurableError, DurableHost};
 use surface_runtime::bridge::{
     CallOptions, CapabilityClient, DescribeScope, GatewayApproval, GatewayOutcome,
     InvocationReceipt, InvokeRequest, OrpcCallError, ResumeApprovalRequest,
@@ -28,9 +29,8 @@ use surface_runtime::manifest::CapabilityDescriptor;
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{AgentError, AgentInvocationResult, ConsumerKind, ErrorCode, Retry};
 use surface_store::{
-    digest_call, ApprovalDecision, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, DurableError, DurableHost, MemoryStore, RouteState, RouteTake, RouteTransition,
-    RouteWrite, StoreError, Transition,
+    ApprovalDecision, ApprovalState, CallRecord, CallState, Completion, Decision, DispatchWrite,
+    MemoryStore, RouteState, RouteTake, RouteTransition, RouteWrite, StoreError, Transition,
 };
 
 const DISABLE: &str = "domain:devices.disable";
@@ -59,7 +59,7 @@ async fn host_on(
     db: &Db,
     s: &SessionFixture,
     connection: &str,
-) -> (DurableHost, surface_store::Recovery) {
+) -> (DurableHost, surface_host::host::Recovery) {
     let (host, recovery) = DurableHost::open(devices_host(), db.connect().await, "host-1")
         .await
         .expect("host opens");
@@ -744,7 +744,7 @@ async fn a_decided_approval_is_resumed_once_and_the_run_gets_the_outcome(db: &Db
         "inv-1",
         DISABLE,
         json!({"purged": ["dev-1"]}),
-        surface_store::RESUMED_SURFACE_VERSION,
+        surface_host::host::RESUMED_SURFACE_VERSION,
     );
     for _ in 0..2 {
         assert_eq!(
@@ -1349,8 +1349,12 @@ async fn routed_calls_are_taken_once_and_settled_once(db: &Db) {
     );
     assert_eq!(store.release_replica_surfaces("r1").await.unwrap(), 1);
     assert_eq!(store.surface("tab-9").await.unwrap(), None);
+}
 
-    // Tokens and MCP sessions.
+/// Tokens and MCP sessions (`McpStore`): a digest recorded once, revoked;
+/// a session bound to its first run only.
+async fn tokens_and_mcp_sessions_are_recorded_once(db: &Db) {
+    let store = db.connect_mcp().await;
     assert!(store.record_token("d1", "run-1", 1).await.unwrap());
     assert!(!store.record_token("d1", "run-2", 2).await.unwrap());
     assert_eq!(
@@ -1405,6 +1409,7 @@ where
     surface_leases_are_held_by_one_replica_until_they_expire(&fresh().await).await;
     routed_calls_are_taken_once_and_settled_once(&fresh().await).await;
     rows_an_earlier_version_wrote_are_read_in_todays_shape(&fresh().await).await;
+    tokens_and_mcp_sessions_are_recorded_once(&fresh().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -36,7 +36,7 @@ use surface_runtime::host::{
 };
 use surface_runtime::{AgentInvocationResult, Clock, ConsumerKind, ErrorCode, SystemClock};
 
-use crate::store::{
+use surface_store::store::{
     ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
     DispatchWrite, HostStore, OutcomeWrite, RunRecord, StoreError, Transition, DEFAULT_LIST_LIMIT,
 };

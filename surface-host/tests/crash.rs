@@ -28,6 +28,7 @@ use host_support::session;
 use serde_json::{json, Value};
 use support::pg::PgCluster;
 use support::{auth, devices_host, temp_dir, Db};
+use surface_host::host::{DurableError, DurableHost};
 use surface_runtime::bridge::{
     CallOptions, CapabilityClient, DescribeScope, GatewayApproval, GatewayOutcome,
     InvocationReceipt, InvokeRequest, OrpcCallError, ResumeApprovalRequest,
@@ -39,7 +40,7 @@ use surface_runtime::host::{
 use surface_runtime::manifest::CapabilityDescriptor;
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{AgentError, AgentInvocationResult, ConsumerKind, ErrorCode, Retry};
-use surface_store::{ApprovalDecision, Decision, DurableError, DurableHost};
+use surface_store::{ApprovalDecision, Decision};
 
 const PROBE_ENV: &str = "SURFACE_STORE_PROBE";
 /// The file the probe's backend keeps its executions in.

@@ -9,10 +9,10 @@ use surface_runtime::host::{BrowserSurfaceProgress, ToolCallRequest};
 use tokio::sync::{mpsc, oneshot, Notify};
 
 use super::{answers_target, calls_target, refused, CallEnd, Inner, Refusal, Waiter};
-use crate::store::{
+use surface_store::store::{
     RouteRecord, RouteState, RouteTake, RouteTransition, RouteWrite, StoreError, SurfaceLease,
 };
-use crate::wake::{Delivery, Subscription};
+use surface_store::wake::{Delivery, Subscription};
 
 /// Removes an entry of the replica's state when its call ends, however it
 /// ends.

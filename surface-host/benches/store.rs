@@ -30,14 +30,15 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
+use surface_host::host::DurableHost;
 use surface_runtime::host::{
     AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceAnnouncement, BrowserSurfaceCall,
     BrowserSurfaceOutcome, BrowserSurfaceResult, KnownBuild, ToolCallRequest,
 };
 use surface_runtime::{AgentInvocationResult, ConsumerKind};
 use surface_store::{
-    Durability, DurableHost, HostStore, MemoryStore, PostgresStore, PostgresStoreOptions,
-    SqliteStore, SqliteStoreOptions,
+    Durability, HostStore, MemoryStore, PostgresStore, PostgresStoreOptions, SqliteStore,
+    SqliteStoreOptions,
 };
 
 const SAMPLE_CALLS: usize = 2_000;

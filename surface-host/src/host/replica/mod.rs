@@ -17,7 +17,7 @@
 //!   call's row is the id's one dispatch), and **routes** a call for a tab
 //!   held elsewhere: a `host_routes` row, a wake-up to the holder, which
 //!   takes the row (one conditional statement), dispatches it to its tab,
-//!   answers the row and wakes the requester back ([`crate::wake`]: ids
+//!   answers the row and wakes the requester back ([`surface_store::wake`]: ids
 //!   only; both sides re-read their rows on a rescan and the requester
 //!   re-checks every [`ReplicaOptions::check_interval`]).
 //!
@@ -50,9 +50,9 @@ use tokio::sync::{mpsc, oneshot, watch, Notify, Semaphore};
 
 pub use tab::{Received, ReplicaTab, TabCalls};
 
-use crate::durable::{agent_run, DurableError, DurableHost};
-use crate::store::{HostStore, RouteRecord, RunRecord, StoreError};
-use crate::wake::{WakeError, Wakeups};
+use crate::host::durable::{agent_run, DurableError, DurableHost};
+use surface_store::store::{HostStore, RouteRecord, RunRecord, StoreError};
+use surface_store::wake::{WakeError, Wakeups};
 
 /// Default lease of a tab's surface: 10 seconds without renewal.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
@@ -219,7 +219,7 @@ struct Decision {
     at: std::time::Instant,
     run: RunRecord,
     /// The tab's lease, when it was read (the tab is not connected here).
-    lease: Option<Option<crate::store::SurfaceLease>>,
+    lease: Option<Option<surface_store::store::SurfaceLease>>,
 }
 
 /// How long a run and lease read for listing a run's tools serve the call
@@ -393,7 +393,7 @@ impl Inner {
     async fn refresh_mirror(
         &self,
         tab_id: &str,
-    ) -> Result<Option<crate::store::SurfaceLease>, StoreError> {
+    ) -> Result<Option<surface_store::store::SurfaceLease>, StoreError> {
         let read = self.store().surface(tab_id).await?;
         let now = self.now();
         let held_elsewhere = read
@@ -451,7 +451,7 @@ impl Inner {
         Ok(read)
     }
 
-    fn remember(&self, run: RunRecord, lease: Option<Option<crate::store::SurfaceLease>>) {
+    fn remember(&self, run: RunRecord, lease: Option<Option<surface_store::store::SurfaceLease>>) {
         let mut state = self.lock();
         if state.decisions.len() >= MAX_DECISIONS {
             state.decisions.clear();
@@ -511,7 +511,7 @@ impl Inner {
     /// expired meanwhile — a stalled process or database — or another
     /// replica took it) is claimed again like a new one; a lease for a
     /// socket this replica no longer has is released.
-    fn reconcile_leases(&self, renewed: &[crate::store::RenewedLease]) {
+    fn reconcile_leases(&self, renewed: &[surface_store::store::RenewedLease]) {
         let mut state = self.lock();
         let leased: HashSet<(&str, &str)> = renewed
             .iter()
@@ -555,7 +555,7 @@ impl Inner {
             (c.session_id.clone(), c.tab.clone()?)
         };
         let now = self.now();
-        let lease = crate::store::SurfaceLease {
+        let lease = surface_store::store::SurfaceLease {
             tab_id: tab_id.clone(),
             session_id,
             replica: self.name().to_string(),
@@ -565,8 +565,8 @@ impl Inner {
             updated_at_ms: now,
         };
         let held = match self.store().claim_surface(&lease, now).await {
-            Ok(crate::store::LeaseClaim::Held) => true,
-            Ok(crate::store::LeaseClaim::HeldElsewhere(_)) => false,
+            Ok(surface_store::store::LeaseClaim::Held) => true,
+            Ok(surface_store::store::LeaseClaim::HeldElsewhere(_)) => false,
             Err(error) => {
                 tracing::warn!(%error, tab_id, "replica: lease not claimed");
                 false
@@ -604,8 +604,8 @@ impl Inner {
 impl Replica {
     /// Starts a replica over `durable` (whose owner name is the replica's
     /// name, stable across restarts) and the wake-up bus shared by every
-    /// replica of the store ([`crate::wake::LocalWakeups`] in one process,
-    /// [`crate::wake::PostgresWakeups`] across processes). What this
+    /// replica of the store ([`surface_store::wake::LocalWakeups`] in one process,
+    /// [`surface_store::wake::PostgresWakeups`] across processes). What this
     /// replica left before it stopped is settled first: its surface leases
     /// are dropped, the calls it had routed and nobody took are cancelled,
     /// and every routed call it had taken is interrupted (and its requester
@@ -769,7 +769,7 @@ fn refused(reason: Refusal) -> CallEnd {
 
 /// Any surface change anywhere: the mirrors it concerns are verified
 /// again (or dropped), then the local change counter moves.
-async fn serve_surfaces(inner: Weak<Inner>, mut surfaces: crate::wake::Subscription) {
+async fn serve_surfaces(inner: Weak<Inner>, mut surfaces: surface_store::wake::Subscription) {
     while let Some(delivery) = surfaces.next().await {
         let Some(inner) = inner.upgrade() else {
             return;
@@ -777,11 +777,11 @@ async fn serve_surfaces(inner: Weak<Inner>, mut surfaces: crate::wake::Subscript
         let tabs: Vec<String> = {
             let state = inner.lock();
             match &delivery {
-                crate::wake::Delivery::Wake(tab) if state.mirrors.contains_key(tab) => {
+                surface_store::wake::Delivery::Wake(tab) if state.mirrors.contains_key(tab) => {
                     vec![tab.clone()]
                 }
-                crate::wake::Delivery::Wake(_) => Vec::new(),
-                crate::wake::Delivery::Rescan => state.mirrors.keys().cloned().collect(),
+                surface_store::wake::Delivery::Wake(_) => Vec::new(),
+                surface_store::wake::Delivery::Rescan => state.mirrors.keys().cloned().collect(),
             }
         };
         for tab in tabs {

@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use surface_runtime::host::{AgentHost, AuthenticatedConnection, KnownBuild};
 use surface_store::{
-    HostStore, MemoryStore, PostgresStore, PostgresStoreOptions, SqliteStore, SqliteStoreOptions,
+    HostStore, McpStore, MemoryStore, PostgresStore, PostgresStoreOptions, SqliteStore,
+    SqliteStoreOptions,
 };
 
 /// One database of one backend; [`Db::connect`] opens a new handle (a new
@@ -74,6 +75,17 @@ impl Db {
         match self {
             Db::Memory(store) => store.clone(),
             _ => self.closable().await.expect("a SQL backend").store(),
+        }
+    }
+
+    /// A new handle on this database's tokens and MCP sessions.
+    pub async fn connect_mcp(&self) -> Arc<dyn McpStore> {
+        match self {
+            Db::Memory(store) => store.clone(),
+            _ => match self.closable().await.expect("a SQL backend") {
+                Closable::Sqlite(s) => Arc::new(s),
+                Closable::Postgres(s) => Arc::new(s),
+            },
         }
     }
 

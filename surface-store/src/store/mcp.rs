@@ -1,0 +1,82 @@
+//! What the MCP server keeps in the store, behind its own trait: the
+//! SHA-256 digests of the bearer tokens it issued (each naming its run)
+//! and the state of the session-based revisions' sessions (docs/host.md,
+//! "Replicas"). [`HostStore`](super::HostStore) persists calls, runs,
+//! approvals and routes and knows nothing of MCP; every store of this
+//! crate implements both traits over the same database.
+
+use super::StoreFuture;
+#[cfg(doc)]
+use super::MAX_STORED_JSON_BYTES;
+
+/// Bearer tokens and MCP sessions (module docs). Implemented by
+/// [`MemoryStore`](super::MemoryStore), `SqliteStore` and `PostgresStore`
+/// (tables `host_tokens` and `host_mcp_sessions`).
+pub trait McpStore: Send + Sync {
+    /// Records an MCP bearer token's SHA-256 (hex) for `run_id`. `false`
+    /// when the digest is recorded already.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn record_token<'a>(
+        &'a self,
+        token_digest: &'a str,
+        run_id: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, bool>;
+
+    /// The run a token digest was issued for.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn token_run<'a>(&'a self, token_digest: &'a str) -> StoreFuture<'a, Option<String>>;
+
+    /// Deletes a token digest; `false` when it was not recorded.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn revoke_token<'a>(&'a self, token_digest: &'a str) -> StoreFuture<'a, bool>;
+
+    /// Writes (or replaces) an MCP session's state JSON (at most
+    /// [`MAX_STORED_JSON_BYTES`]).
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn store_mcp_session<'a>(
+        &'a self,
+        session_id: &'a str,
+        state: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, ()>;
+
+    /// An MCP session's state JSON (`None` also before its state is
+    /// stored).
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<String>>;
+
+    /// Records the run whose token opened an MCP session (once: a second
+    /// binding is ignored); `false` when it was bound already.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn bind_mcp_session<'a>(
+        &'a self,
+        session_id: &'a str,
+        run_id: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, bool>;
+
+    /// The run an MCP session was opened for.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn mcp_session_run<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<String>>;
+
+    /// Deletes an MCP session; `false` when there was none.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn delete_mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, bool>;
+}
