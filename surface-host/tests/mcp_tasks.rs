@@ -712,6 +712,9 @@ async fn a_legacy_session_gets_the_held_calls_error_even_when_it_declares_tasks(
     legacy_tasks(&host, &mut service, &post_for(&token), &session_id).await;
 }
 
+/// Makes a request of a legacy session (or an `initialize` without one).
+type Post<'a> = dyn Fn(Value, Option<&str>) -> http::Request<Full<Bytes>> + 'a;
+
 /// A request of the legacy session `session` (or an `initialize` without
 /// one).
 fn post_for(token: &str) -> impl Fn(Value, Option<&str>) -> http::Request<Full<Bytes>> + '_ {
@@ -766,7 +769,7 @@ async fn legacy_answer(
 async fn legacy_tasks(
     host: &Host,
     service: &mut surface_host::mcp::McpHttpService,
-    post: &dyn Fn(Value, Option<&str>) -> http::Request<Full<Bytes>>,
+    post: &Post<'_>,
     session: &str,
 ) {
     let initialized = legacy_answer(
@@ -1103,4 +1106,149 @@ fn killed_then_completed(database: &str) {
         assert_eq!(again, outcome);
         assert_eq!(endpoint.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
     });
+}
+
+/// `tests/mcp-client`, with its packages (`npm ci` when `node_modules` is
+/// missing), or `None` — a loud skip, or a failure under `CI=true` —
+/// without Node.js or npm.
+fn mcp_client_dir(test: &str) -> Option<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp-client");
+    let ci = matches!(std::env::var("CI").as_deref(), Ok("true" | "1"));
+    let ran = |program: &str, args: &[&str]| {
+        std::process::Command::new(program)
+            .args(args)
+            .current_dir(&dir)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let ready = ran("node", &["--version"])
+        && (dir.join("node_modules/@modelcontextprotocol/sdk").exists()
+            || ran("npm", &["ci", "--no-audit", "--no-fund"]));
+    if ready {
+        return Some(dir);
+    }
+    assert!(
+        !ci,
+        "{test}: Node.js >= 20 and npm are required (CI=true): the official MCP client in tests/mcp-client"
+    );
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "\n!!! SKIPPED {test}: Node.js or npm is missing, so the official MCP \
+         TypeScript client cannot run; with CI=true this is a failure.\n"
+    );
+    None
+}
+
+/// The official TypeScript SDK v1 client (1.32.2) on the legacy lane: it
+/// lists the tools, calls `devices__list` as a task (`callToolStream` with
+/// `task`), which the backend holds; once the approval is pending this test
+/// decides it (`Host::decide_approval`: checked, sent, recorded, resumed);
+/// the client polls `tasks/get` and reads the result with `tasks/result`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ts_sdk_v1_client_on_the_legacy_lane_reads_a_held_calls_task_result_after_the_decision() {
+    let Some(dir) = mcp_client_dir("ts_sdk_v1_client_on_the_legacy_lane") else {
+        return;
+    };
+    let path = database_file();
+    let host = host_on(&path).await;
+    let fx = Fixture::new();
+    fx.registry
+        .set_procedure_executor(Arc::new(Holding::default()));
+    let session = BrowserSurfaceSession::new(
+        BrowserSurfaceSessionOptions::new(
+            fx.registry.clone(),
+            identity(),
+            AgentConsumer::embedded("u1"),
+        )
+        .timer(Arc::new(TokioTimer)),
+    );
+    let _tab = InProcessTab::connect(&host, &session, "u1").await.unwrap();
+    let run = host
+        .start_page_run(session.identity(), ConsumerKind::Embedded)
+        .await
+        .unwrap();
+    let token = host.issue_token(&run).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let app = axum::Router::new().route_service("/mcp", host.mcp_service());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let client = tokio::process::Command::new("node")
+        .arg(dir.join("scenario-tasks.mjs"))
+        .arg(format!("http://127.0.0.1:{port}/mcp"))
+        .arg(&token)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // The person decides once the held call's approval is pending.
+    let mut waited = 0;
+    while host
+        .durable()
+        .pending_approvals(10)
+        .await
+        .unwrap()
+        .is_empty()
+    {
+        waited += 1;
+        assert!(waited < 300, "no approval within 30 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Between the client's first `tasks/get` (at once) and its next (after
+    // the task's 2,000 ms poll interval).
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let endpoint = Endpoint {
+        keeps: "approved",
+        calls: std::sync::atomic::AtomicUsize::new(0),
+    };
+    let resuming = Resuming {
+        receipt_names: "appr-1",
+    };
+    host.decide_approval(
+        "appr-1",
+        ApprovalDecision::Approve,
+        "approver-1",
+        &endpoint,
+        &resuming,
+    )
+    .await
+    .unwrap();
+    let output = tokio::time::timeout(Duration::from_secs(60), client.wait_with_output())
+        .await
+        .expect("the client ends within 60 s")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let report: Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+    assert_eq!(report["sdkVersion"], json!("1.32.2"));
+    assert_eq!(report["protocolVersion"], json!("2025-11-25"));
+    assert_eq!(
+        report["tasksCapability"],
+        json!({"cancel": {}, "requests": {"tools": {"call": {}}}})
+    );
+    assert!(report["tools"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("devices__list")));
+    assert_eq!(
+        report["messages"],
+        json!([
+            {"type": "taskCreated", "taskId": "appr-1", "status": "working"},
+            {"type": "taskStatus", "taskId": "appr-1", "status": "working"},
+            {"type": "taskStatus", "taskId": "appr-1", "status": "completed"},
+            {"type": "result", "result": {
+                "content": [{"type": "text", "text": "{\"devices\":[]}"}],
+                "structuredContent": {"devices": []},
+                "isError": false,
+                "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "appr-1"}}
+            }}
+        ]),
+        "{stderr}"
+    );
+    server.abort();
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
