@@ -268,16 +268,6 @@ async fn a_call_held_for_approval_is_a_task_completed_with_the_resumed_outcome()
             "{refused}"
         );
     }
-    let cancel = rpc(
-        &host,
-        &token,
-        "tasks/cancel",
-        json!({"taskId": "appr-2"}),
-        true,
-    )
-    .await;
-    assert_eq!(cancel["error"]["code"], json!(-32600), "{cancel}");
-
     // A person approves; the host resumes the held call with the
     // requester's credential and records the outcome.
     host.durable()
@@ -296,6 +286,20 @@ async fn a_call_held_for_approval_is_a_task_completed_with_the_resumed_outcome()
     assert_eq!(
         decided["result"]["statusMessage"],
         json!("Approved; the call is being resumed.")
+    );
+    // Decided: no longer withdrawn.
+    let cancel = rpc(
+        &host,
+        &token,
+        "tasks/cancel",
+        json!({"taskId": "appr-2"}),
+        true,
+    )
+    .await;
+    assert_eq!(
+        cancel["error"],
+        json!({"code": -32602, "message": "this task cannot be cancelled: a person has decided it and the call is being resumed"}),
+        "{cancel}"
     );
     host.durable()
         .resume_approval(
@@ -323,6 +327,20 @@ async fn a_call_held_for_approval_is_a_task_completed_with_the_resumed_outcome()
     });
     assert_eq!(done["result"]["status"], json!("completed"), "{done}");
     assert_eq!(done["result"]["result"], expected_result);
+    let cancel = rpc(
+        &host,
+        &token,
+        "tasks/cancel",
+        json!({"taskId": "appr-2"}),
+        true,
+    )
+    .await;
+    assert_eq!(
+        cancel["error"],
+        json!({"code": -32602, "message": "this task cannot be cancelled: it has completed"}),
+        "{cancel}"
+    );
+    cancelling_withdraws_the_approval(&host, &token).await;
 
     // After a restart, from the store: the same result.
     drop(tab);
@@ -340,6 +358,107 @@ async fn a_call_held_for_approval_is_a_task_completed_with_the_resumed_outcome()
     assert_eq!(after["result"]["result"], expected_result);
     drop(again);
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
+/// Cancels the task of a new held call (`appr-3`) on the 2026-07-28
+/// lane: withdrawn, `cancelled`, not offered, refused by
+/// `Host::decide_approval`, never resumed.
+async fn cancelling_withdraws_the_approval(host: &Host, token: &str) {
+    let call = json!({"name": "devices__list", "arguments": {}});
+    let created = rpc(host, token, "tools/call", call, true).await;
+    assert_eq!(created["result"]["taskId"], json!("appr-3"), "{created}");
+    let pending = host.durable().pending_approvals(10).await.unwrap();
+    assert_eq!(
+        pending
+            .iter()
+            .map(|a| a.approval_id.as_str())
+            .collect::<Vec<_>>(),
+        ["appr-1", "appr-3"]
+    );
+    let cancel = rpc(
+        host,
+        token,
+        "tasks/cancel",
+        json!({"taskId": "appr-3"}),
+        true,
+    )
+    .await;
+    assert_eq!(
+        cancel["result"],
+        json!({"resultType": "complete"}),
+        "{cancel}"
+    );
+    let got = rpc(host, token, "tasks/get", json!({"taskId": "appr-3"}), true).await;
+    assert_eq!(got["result"]["status"], json!("cancelled"), "{got}");
+    assert_eq!(
+        got["result"]["statusMessage"],
+        json!("Cancelled by the client: the host will not resume this call (the backend's own approval was not withdrawn).")
+    );
+    assert!(got["result"].get("result").is_none());
+    let row = host
+        .durable()
+        .store()
+        .approval("appr-3")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.state, ApprovalState::Withdrawn);
+    assert_eq!(row.decided_by, None);
+    assert!(row.decided_at_ms.is_some());
+    // The approver listing no longer offers it; deciding it is refused
+    // before the backend is asked.
+    let pending = host.durable().pending_approvals(10).await.unwrap();
+    assert_eq!(
+        pending
+            .iter()
+            .map(|a| a.approval_id.as_str())
+            .collect::<Vec<_>>(),
+        ["appr-1"]
+    );
+    let endpoint = Endpoint {
+        keeps: "approved",
+        calls: std::sync::atomic::AtomicUsize::new(0),
+    };
+    let refused = host
+        .decide_approval(
+            "appr-3",
+            ApprovalDecision::Approve,
+            "approver-1",
+            &endpoint,
+            &Resuming {
+                receipt_names: "appr-3",
+            },
+        )
+        .await;
+    assert!(
+        matches!(refused, Err(DecideError::Withdrawn)),
+        "{refused:?}"
+    );
+    assert_eq!(
+        refused.unwrap_err().to_string(),
+        "The agent withdrew this call; it can no longer be decided."
+    );
+    assert_eq!(endpoint.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert!(host
+        .durable()
+        .store()
+        .approvals_awaiting_resume(10)
+        .await
+        .unwrap()
+        .is_empty());
+    let again = rpc(
+        host,
+        token,
+        "tasks/cancel",
+        json!({"taskId": "appr-3"}),
+        true,
+    )
+    .await;
+    assert_eq!(
+        again["error"],
+        json!({"code": -32602, "message": "this task cannot be cancelled: it was cancelled before"}),
+        "{again}"
+    );
 }
 
 /// The backend's decision endpoint: keeps `keeps` whatever is asked
@@ -590,6 +709,233 @@ async fn a_legacy_session_gets_the_held_calls_error_even_when_it_declares_tasks(
     }
     assert!(!text.contains("\"resultType\":\"task\""), "{text}");
     assert!(text.contains("DOMAIN_APPROVAL_REQUIRED"), "{text}");
+    legacy_tasks(&host, &mut service, &post_for(&token), &session_id).await;
+}
+
+/// Makes a request of a legacy session (or an `initialize` without one).
+type Post<'a> = dyn Fn(Value, Option<&str>) -> http::Request<Full<Bytes>> + 'a;
+
+/// A request of the legacy session `session` (or an `initialize` without
+/// one).
+fn post_for(token: &str) -> impl Fn(Value, Option<&str>) -> http::Request<Full<Bytes>> + '_ {
+    move |body: Value, session: Option<&str>| {
+        let mut request = http::Request::post("http://127.0.0.1/mcp")
+            .header("host", "127.0.0.1")
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        request
+            .body(Full::new(Bytes::from(body.to_string())))
+            .unwrap()
+    }
+}
+
+/// The JSON-RPC answer to request `id` of a legacy session (a JSON body or
+/// the `data:` line of an SSE stream), within 10 s.
+async fn legacy_answer(
+    service: &mut surface_host::mcp::McpHttpService,
+    request: http::Request<Full<Bytes>>,
+    id: u64,
+) -> Value {
+    let response = tower_service::Service::call(service, request)
+        .await
+        .unwrap();
+    let bytes = tokio::time::timeout(Duration::from_secs(10), response.into_body().collect())
+        .await
+        .expect("an answer within 10 s")
+        .unwrap()
+        .to_bytes();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let needle = format!("\"id\":{id}");
+    let data = text
+        .lines()
+        .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
+        .rfind(|d| d.starts_with('{') && d.contains(&needle))
+        .unwrap_or_else(|| panic!("no answer to {id}: {text}"))
+        .to_string();
+    serde_json::from_str(&data).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// The 2025-11-25 experimental tasks of a legacy session on a durable
+/// host: the capability, a task-augmented call held (`appr-2`),
+/// `tasks/get`, `tasks/result` waiting for the decision, `tasks/cancel`
+/// refused once completed and withdrawing `appr-3`, a task-augmented call
+/// answered at once, no `tasks/list`.
+async fn legacy_tasks(
+    host: &Host,
+    service: &mut surface_host::mcp::McpHttpService,
+    post: &Post<'_>,
+    session: &str,
+) {
+    let initialized = legacy_answer(
+        service,
+        post(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}}),
+            None,
+        ),
+        1,
+    )
+    .await;
+    assert_eq!(
+        initialized["result"]["capabilities"]["tasks"],
+        json!({"cancel": {}, "requests": {"tools": {"call": {}}}}),
+        "{initialized}"
+    );
+    let rpc = |id: u64, method: &str, params: Value| {
+        post(
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+            Some(session),
+        )
+    };
+    let call = json!({"name": "devices__list", "arguments": {}, "task": {"ttl": 60000}});
+    let created = legacy_answer(service, rpc(3, "tools/call", call.clone()), 3).await;
+    let task = &created["result"]["task"];
+    assert_eq!(task["taskId"], json!("appr-2"), "{created}");
+    assert_eq!(task["status"], json!("working"));
+    assert_eq!(
+        task["statusMessage"],
+        json!("The backend holds this call until a person approves or rejects it.")
+    );
+    assert_eq!(task["ttl"], Value::Null);
+    assert_eq!(task["pollInterval"], json!(2000));
+    assert_eq!(task["createdAt"], task["lastUpdatedAt"]);
+    assert_eq!(created["result"].as_object().unwrap().len(), 1);
+    let got = legacy_answer(service, rpc(4, "tasks/get", json!({"taskId": "appr-2"})), 4).await;
+    assert_eq!(got["result"], *task, "{got}");
+    for id in ["appr-404", "appr-1x"] {
+        let refused = legacy_answer(service, rpc(5, "tasks/get", json!({"taskId": id})), 5).await;
+        assert_eq!(
+            refused["error"],
+            json!({"code": -32602, "message": "no such task for this token's run"})
+        );
+    }
+    // tasks/result waits for the decision (polling the store every 500 ms).
+    let waiting = tower_service::Service::call(
+        &mut service.clone(),
+        rpc(6, "tasks/result", json!({"taskId": "appr-2"})),
+    );
+    let waiting = tokio::spawn(async move {
+        let response = waiting.await.unwrap();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        serde_json::from_slice::<Value>(&bytes).unwrap()
+    });
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(!waiting.is_finished());
+    let endpoint = Endpoint {
+        keeps: "approved",
+        calls: std::sync::atomic::AtomicUsize::new(0),
+    };
+    let resuming = Resuming {
+        receipt_names: "appr-2",
+    };
+    host.decide_approval(
+        "appr-2",
+        ApprovalDecision::Approve,
+        "approver-1",
+        &endpoint,
+        &resuming,
+    )
+    .await
+    .unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("tasks/result answers once the outcome is recorded")
+        .unwrap();
+    assert_eq!(
+        result,
+        json!({"jsonrpc": "2.0", "id": 6, "result": {
+            "content": [{"type": "text", "text": "{\"devices\":[]}"}],
+            "structuredContent": {"devices": []},
+            "isError": false,
+            "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "appr-2"}}
+        }})
+    );
+    let done = legacy_answer(service, rpc(7, "tasks/get", json!({"taskId": "appr-2"})), 7).await;
+    assert_eq!(done["result"]["status"], json!("completed"), "{done}");
+    assert_eq!(
+        done["result"]["statusMessage"],
+        json!("A person decided and the call was resumed; the result is final.")
+    );
+    let cancel = legacy_answer(
+        service,
+        rpc(8, "tasks/cancel", json!({"taskId": "appr-2"})),
+        8,
+    )
+    .await;
+    assert_eq!(
+        cancel["error"],
+        json!({"code": -32602, "message": "this task cannot be cancelled: it has completed"})
+    );
+    // A held call cancelled: withdrawn, its result refused.
+    let created = legacy_answer(service, rpc(9, "tools/call", call), 9).await;
+    assert_eq!(
+        created["result"]["task"]["taskId"],
+        json!("appr-3"),
+        "{created}"
+    );
+    let cancelled = legacy_answer(
+        service,
+        rpc(10, "tasks/cancel", json!({"taskId": "appr-3"})),
+        10,
+    )
+    .await;
+    assert_eq!(
+        cancelled["result"]["taskId"],
+        json!("appr-3"),
+        "{cancelled}"
+    );
+    assert_eq!(cancelled["result"]["status"], json!("cancelled"));
+    assert_eq!(
+        cancelled["result"]["statusMessage"],
+        json!("Cancelled by the client: the host will not resume this call (the backend's own approval was not withdrawn).")
+    );
+    let row = host
+        .durable()
+        .store()
+        .approval("appr-3")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.state, ApprovalState::Withdrawn);
+    let no_result = legacy_answer(
+        service,
+        rpc(11, "tasks/result", json!({"taskId": "appr-3"})),
+        11,
+    )
+    .await;
+    assert_eq!(
+        no_result["error"],
+        json!({"code": -32602, "message": "the task was cancelled; it has no result"})
+    );
+    // A task-augmented call answered at once: a completed task, in memory.
+    let unknown = json!({"name": "no_such_tool", "arguments": {}, "task": {}});
+    let created = legacy_answer(service, rpc(12, "tools/call", unknown), 12).await;
+    let task = created["result"]["task"].clone();
+    assert_eq!(task["status"], json!("completed"), "{created}");
+    assert_eq!(task["ttl"], json!(600000));
+    assert_eq!(
+        task["statusMessage"],
+        json!("The call was answered at once; the result is final.")
+    );
+    let id = task["taskId"].as_str().unwrap().to_string();
+    assert_eq!(id.len(), 5 + 32);
+    let got = legacy_answer(service, rpc(13, "tasks/get", json!({"taskId": id})), 13).await;
+    assert_eq!(got["result"], task);
+    let result = legacy_answer(service, rpc(14, "tasks/result", json!({"taskId": id})), 14).await;
+    assert_eq!(result["result"]["isError"], json!(true), "{result}");
+    assert_eq!(
+        result["result"]["_meta"],
+        json!({"io.modelcontextprotocol/related-task": {"taskId": id}})
+    );
+    let listed = legacy_answer(service, rpc(15, "tasks/list", json!({})), 15).await;
+    assert_eq!(listed["error"]["code"], json!(-32601), "{listed}");
 }
 
 const PROBE_ENV: &str = "SURFACE_HOST_TASKS_PROBE";
@@ -760,4 +1106,149 @@ fn killed_then_completed(database: &str) {
         assert_eq!(again, outcome);
         assert_eq!(endpoint.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
     });
+}
+
+/// `tests/mcp-client`, with its packages (`npm ci` when `node_modules` is
+/// missing), or `None` — a loud skip, or a failure under `CI=true` —
+/// without Node.js or npm.
+fn mcp_client_dir(test: &str) -> Option<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp-client");
+    let ci = matches!(std::env::var("CI").as_deref(), Ok("true" | "1"));
+    let ran = |program: &str, args: &[&str]| {
+        std::process::Command::new(program)
+            .args(args)
+            .current_dir(&dir)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let ready = ran("node", &["--version"])
+        && (dir.join("node_modules/@modelcontextprotocol/sdk").exists()
+            || ran("npm", &["ci", "--no-audit", "--no-fund"]));
+    if ready {
+        return Some(dir);
+    }
+    assert!(
+        !ci,
+        "{test}: Node.js >= 20 and npm are required (CI=true): the official MCP client in tests/mcp-client"
+    );
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "\n!!! SKIPPED {test}: Node.js or npm is missing, so the official MCP \
+         TypeScript client cannot run; with CI=true this is a failure.\n"
+    );
+    None
+}
+
+/// The official TypeScript SDK v1 client (1.32.2) on the legacy lane: it
+/// lists the tools, calls `devices__list` as a task (`callToolStream` with
+/// `task`), which the backend holds; once the approval is pending this test
+/// decides it (`Host::decide_approval`: checked, sent, recorded, resumed);
+/// the client polls `tasks/get` and reads the result with `tasks/result`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ts_sdk_v1_client_on_the_legacy_lane_reads_a_held_calls_task_result_after_the_decision() {
+    let Some(dir) = mcp_client_dir("ts_sdk_v1_client_on_the_legacy_lane") else {
+        return;
+    };
+    let path = database_file();
+    let host = host_on(&path).await;
+    let fx = Fixture::new();
+    fx.registry
+        .set_procedure_executor(Arc::new(Holding::default()));
+    let session = BrowserSurfaceSession::new(
+        BrowserSurfaceSessionOptions::new(
+            fx.registry.clone(),
+            identity(),
+            AgentConsumer::embedded("u1"),
+        )
+        .timer(Arc::new(TokioTimer)),
+    );
+    let _tab = InProcessTab::connect(&host, &session, "u1").await.unwrap();
+    let run = host
+        .start_page_run(session.identity(), ConsumerKind::Embedded)
+        .await
+        .unwrap();
+    let token = host.issue_token(&run).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let app = axum::Router::new().route_service("/mcp", host.mcp_service());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let client = tokio::process::Command::new("node")
+        .arg(dir.join("scenario-tasks.mjs"))
+        .arg(format!("http://127.0.0.1:{port}/mcp"))
+        .arg(&token)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // The person decides once the held call's approval is pending.
+    let mut waited = 0;
+    while host
+        .durable()
+        .pending_approvals(10)
+        .await
+        .unwrap()
+        .is_empty()
+    {
+        waited += 1;
+        assert!(waited < 300, "no approval within 30 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Between the client's first `tasks/get` (at once) and its next (after
+    // the task's 2,000 ms poll interval).
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let endpoint = Endpoint {
+        keeps: "approved",
+        calls: std::sync::atomic::AtomicUsize::new(0),
+    };
+    let resuming = Resuming {
+        receipt_names: "appr-1",
+    };
+    host.decide_approval(
+        "appr-1",
+        ApprovalDecision::Approve,
+        "approver-1",
+        &endpoint,
+        &resuming,
+    )
+    .await
+    .unwrap();
+    let output = tokio::time::timeout(Duration::from_secs(60), client.wait_with_output())
+        .await
+        .expect("the client ends within 60 s")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let report: Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+    assert_eq!(report["sdkVersion"], json!("1.32.2"));
+    assert_eq!(report["protocolVersion"], json!("2025-11-25"));
+    assert_eq!(
+        report["tasksCapability"],
+        json!({"cancel": {}, "requests": {"tools": {"call": {}}}})
+    );
+    assert!(report["tools"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("devices__list")));
+    assert_eq!(
+        report["messages"],
+        json!([
+            {"type": "taskCreated", "taskId": "appr-1", "status": "working"},
+            {"type": "taskStatus", "taskId": "appr-1", "status": "working"},
+            {"type": "taskStatus", "taskId": "appr-1", "status": "completed"},
+            {"type": "result", "result": {
+                "content": [{"type": "text", "text": "{\"devices\":[]}"}],
+                "structuredContent": {"devices": []},
+                "isError": false,
+                "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "appr-1"}}
+            }}
+        ]),
+        "{stderr}"
+    );
+    server.abort();
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }

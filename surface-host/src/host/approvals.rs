@@ -56,6 +56,13 @@ pub enum DecideError {
     /// (`expired`, `cancelled`, still `pending`).
     #[error("The approval is {} at the backend; it can no longer be decided.", .0.as_str())]
     NotDecidable(ApprovalStatus),
+    /// The requester's agent withdrew the call while it waited (an MCP
+    /// client cancelled its task): the host no longer decides nor resumes
+    /// it. The backend's own approval was not withdrawn (its gateway has
+    /// no withdraw call); if the backend was sent a decision in the same
+    /// moment, the backend keeps it but the call is never resumed.
+    #[error("The agent withdrew this call; it can no longer be decided.")]
+    Withdrawn,
     /// The store recorded another decision than the one the backend kept.
     #[error("The host and the backend disagree on this decision; it was not resumed.")]
     Disagreement,
@@ -73,6 +80,9 @@ impl Host {
     /// authenticated approver) and resumes the held call for its
     /// requester, once:
     ///
+    /// 0. an approval the requester's agent withdrew (an MCP task
+    ///    cancelled while pending) is refused: [`DecideError::Withdrawn`],
+    ///    nothing is sent;
     /// 1. an approval whose outcome is recorded returns that outcome
     ///    (nothing is sent again);
     /// 2. a pending one: the gateway's receipt of the held call
@@ -105,6 +115,9 @@ impl Host {
             .await
             .map_err(|e| DecideError::Store(e.into()))?
             .ok_or(DecideError::UnknownApproval)?;
+        if approval.state == ApprovalState::Withdrawn {
+            return Err(DecideError::Withdrawn);
+        }
         if approval.outcome.is_none() && approval.state == ApprovalState::Pending {
             let receipt = requester
                 .get_invocation(&approval.backend_invocation_id, CallOptions::default())
@@ -127,6 +140,9 @@ impl Host {
                 other => return Err(DecideError::NotDecidable(other)),
             };
             match durable.decide_approval(approval_id, kept, approver).await {
+                Ok(Decision::AlreadyDecided(row)) if row.state == ApprovalState::Withdrawn => {
+                    return Err(DecideError::Withdrawn);
+                }
                 Ok(Decision::AlreadyDecided(row)) if row.state != kept.state() => {
                     tracing::error!(
                         approval_id,
@@ -143,6 +159,7 @@ impl Host {
             .await
             .map_err(|e| match e {
                 DurableError::Store(_) => DecideError::Store(e),
+                DurableError::Withdrawn(_) => DecideError::Withdrawn,
                 other => DecideError::NotResumed(other),
             })
     }

@@ -121,6 +121,11 @@ pub enum DurableError {
         /// The receipt's (at most 64 characters).
         received: String,
     },
+    /// The requester's agent withdrew the approval while it was pending
+    /// ([`DurableHost::withdraw_approval`]): the host never decides nor
+    /// resumes it.
+    #[error("approval {0} was withdrawn by the requester's agent; it is not resumed")]
+    Withdrawn(String),
 }
 
 /// What [`DurableHost::open`] found in the store.
@@ -646,6 +651,24 @@ impl DurableHost {
             .await?)
     }
 
+    /// Withdraws a pending approval for its requester (`pending` →
+    /// `withdrawn`, once; an MCP client cancelling the call's task): the
+    /// host no longer offers it for a decision and never resumes it.
+    /// [`Decision::AlreadyDecided`] carries the row of an approval that is
+    /// no longer pending (nothing changed). The backend still holds its own
+    /// approval — its gateway has no call to withdraw one; it stays pending
+    /// there until it expires or someone decides it at the backend, and
+    /// the host never resumes it.
+    ///
+    /// # Errors
+    /// [`DurableError::Store`].
+    pub async fn withdraw_approval(&self, approval_id: &str) -> Result<Decision, DurableError> {
+        Ok(self
+            .store
+            .withdraw_approval(approval_id, self.now())
+            .await?)
+    }
+
     /// Pending approvals, oldest first, at most `limit`.
     ///
     /// # Errors
@@ -693,6 +716,7 @@ impl DurableHost {
     /// # Errors
     /// [`DurableError::UnknownApproval`]; [`DurableError::NotDecided`] (in
     /// the store, or `resumeApproval` still answers `approval-required`);
+    /// [`DurableError::Withdrawn`] (never resumed);
     /// [`DurableError::Resume`] (no trustworthy answer; nothing recorded —
     /// try again); [`DurableError::Store`].
     pub async fn resume_approval(
@@ -709,8 +733,14 @@ impl DurableHost {
         if let Some(recorded) = &approval.outcome {
             return stored_outcome(approval_id, recorded);
         }
-        if approval.state == ApprovalState::Pending {
-            return Err(DurableError::NotDecided(approval_id.to_string()));
+        match approval.state {
+            ApprovalState::Pending => {
+                return Err(DurableError::NotDecided(approval_id.to_string()))
+            }
+            ApprovalState::Withdrawn => {
+                return Err(DurableError::Withdrawn(approval_id.to_string()))
+            }
+            ApprovalState::Approved | ApprovalState::Rejected => {}
         }
         let backend = approval.backend_invocation_id.as_str();
         let request = ResumeApprovalRequest::new(backend, approval_id);

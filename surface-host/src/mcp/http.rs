@@ -281,7 +281,9 @@ impl ServerHandler for SessionHandler {
         let run = self.run(&context)?;
         #[cfg(feature = "store")]
         if let (true, Some(replica)) = (is_current_revision(&context), self.shared.replica()) {
-            return super::tasks::cancel_task(replica, &run, &request.task_id).await;
+            return super::tasks::cancel_task(replica, &run, &request.task_id)
+                .await
+                .map(|_| ());
         }
         let _ = (run, request);
         Err(ErrorData::invalid_params("no such task", None))
@@ -480,6 +482,91 @@ fn is_initialize(body: &[u8]) -> bool {
     }
     serde_json::from_slice::<Method<'_>>(body)
         .is_ok_and(|m| m.method.as_deref() == Some("initialize"))
+}
+
+/// Whether a request's `MCP-Protocol-Version` header names 2026-07-28 or
+/// later (the stateless lane).
+#[cfg(feature = "store")]
+fn names_current_revision(headers: &http::HeaderMap) -> bool {
+    headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// A JSON-RPC response as an `application/json` body (**200**).
+#[cfg(feature = "store")]
+fn json_response(message: &Value) -> HttpResponse {
+    let body = serde_json::to_vec(message).unwrap_or_default();
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(body)).boxed())
+        .unwrap_or_else(|_| plain(StatusCode::INTERNAL_SERVER_ERROR, "response"))
+}
+
+/// The longest a legacy `initialize` response is read to add the
+/// 2025-11-25 `tasks` capability: 10 s (rmcp answers at once).
+#[cfg(feature = "store")]
+const INITIALIZE_READ: Duration = Duration::from_secs(10);
+
+/// The largest legacy `initialize` response read whole: 256 KiB (larger
+/// ones are passed on with the capability refused as not understood).
+#[cfg(feature = "store")]
+const MAX_INITIALIZE_BYTES: usize = 256 * 1024;
+
+/// rmcp's answer to a legacy `initialize` with `capabilities.tasks`
+/// (2025-11-25 experimental tasks: task-augmented `tools/call` and
+/// `tasks/cancel`, [`super::tasks::legacy::capability`]) added to its
+/// result — an `application/json` body or the `data:` line of an SSE
+/// stream. A response that cannot be read within [`INITIALIZE_READ`] and
+/// [`MAX_INITIALIZE_BYTES`] becomes a **500**.
+#[cfg(feature = "store")]
+async fn with_legacy_tasks_capability(response: HttpResponse) -> HttpResponse {
+    let (mut parts, body) = response.into_parts();
+    let limited = http_body_util::Limited::new(body, MAX_INITIALIZE_BYTES);
+    let bytes = match tokio::time::timeout(INITIALIZE_READ, limited.collect()).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        _ => {
+            tracing::error!("MCP: the initialize response could not be read");
+            return plain(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "initialize failed; try again",
+            );
+        }
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let edited: Vec<String> = text
+        .split('\n')
+        .map(|line| {
+            let (prefix, json) = match line.strip_prefix("data:") {
+                Some(rest) => ("data: ", rest.trim()),
+                None => ("", line.trim()),
+            };
+            match add_tasks_capability(json) {
+                Some(message) => format!("{prefix}{message}"),
+                None => line.to_string(),
+            }
+        })
+        .collect();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Full::new(Bytes::from(edited.join("\n"))).boxed())
+}
+
+/// The initialize response `json` with `result.capabilities.tasks`, or
+/// `None` for anything else.
+#[cfg(feature = "store")]
+fn add_tasks_capability(json: &str) -> Option<String> {
+    if !json.starts_with('{') {
+        return None;
+    }
+    let mut message: Value = serde_json::from_str(json).ok()?;
+    let capabilities = message
+        .get_mut("result")?
+        .get_mut("capabilities")?
+        .as_object_mut()?;
+    capabilities.insert("tasks".to_string(), super::tasks::legacy::capability());
+    serde_json::to_string(&message).ok()
 }
 
 /// The token of `Authorization: Bearer <token>`.
@@ -686,6 +773,13 @@ where
                 Ok(body) => body,
                 Err(refusal) => return Ok(refusal.response()),
             };
+            #[cfg(feature = "store")]
+            if in_session && this.shared.is_durable() && !names_current_revision(&parts.headers) {
+                if let Some(answer) = super::tasks::legacy::answer(&this.shared, &run, &body).await
+                {
+                    return Ok(json_response(&answer));
+                }
+            }
             // Only a legacy `initialize` opens a session; a 2026-07-28
             // request carries none and is served statelessly.
             let opens_session = !in_session && is_initialize(&body);
@@ -701,6 +795,10 @@ where
             }
             let response = this.inner.handle(request).await;
             this.bind_session(&response, &run).await;
+            #[cfg(feature = "store")]
+            if this.shared.is_durable() {
+                return Ok(with_legacy_tasks_capability(response).await);
+            }
             Ok(response)
         })
     }

@@ -334,6 +334,10 @@ struct McpState {
     /// The last export of each run's tools, reused while the composed
     /// tools (and the server registry's version) are unchanged.
     catalogs: HashMap<String, CachedTools>,
+    /// The tasks of task-augmented legacy calls answered at once (bounded,
+    /// [`tasks::legacy::MAX_ANSWERED_TASKS`]).
+    #[cfg(feature = "store")]
+    answered_tasks: tasks::legacy::AnsweredTasks,
 }
 
 struct CachedTools {

@@ -10,7 +10,13 @@
 //! `working` while nobody decided or the decision is not yet resumed,
 //! `completed` with the `CallToolResult` of the resumed outcome once the
 //! host recorded it (written once: every `tasks/get` returns the same
-//! result, the backend ran the call at most once).
+//! result, the backend ran the call at most once), `cancelled` once the
+//! client withdrew it with `tasks/cancel` while nobody had decided.
+//!
+//! The same rows answer the experimental tasks of revision 2025-11-25 on
+//! the legacy lane ([`legacy`]): only the wire shapes differ.
+
+pub(crate) mod legacy;
 
 use crate::host::replica::Replica;
 use rmcp::model::{
@@ -19,7 +25,7 @@ use rmcp::model::{
 use serde_json::Value;
 use surface_runtime::clock::iso_8601;
 use surface_runtime::invocation::{AgentInvocationResult, ErrorCode};
-use surface_store::{ApprovalRecord, ApprovalState};
+use surface_store::{ApprovalRecord, ApprovalState, Decision};
 
 use super::rmcp_model;
 
@@ -35,6 +41,18 @@ pub(crate) async fn task_for_held_call(
     run_id: &str,
     result: &AgentInvocationResult,
 ) -> Option<CreateTaskResult> {
+    held_approval(replica, run_id, result)
+        .await
+        .map(|record| CreateTaskResult::new(task(&record)))
+}
+
+/// The approval the durable host recorded for `result` — a call of
+/// `run_id` the backend holds — or `None` (as [`task_for_held_call`]).
+pub(crate) async fn held_approval(
+    replica: &Replica,
+    run_id: &str,
+    result: &AgentInvocationResult,
+) -> Option<ApprovalRecord> {
     let error = result.error()?;
     if error.code != ErrorCode::DomainApprovalRequired {
         return None;
@@ -47,8 +65,7 @@ pub(crate) async fn task_for_held_call(
             return None;
         }
     };
-    (record.run_id == run_id && record.invocation_id == result.invocation_id())
-        .then(|| CreateTaskResult::new(task(&record)))
+    (record.run_id == run_id && record.invocation_id == result.invocation_id()).then_some(record)
 }
 
 /// `tasks/get` of `task_id` for `run_id`.
@@ -63,11 +80,12 @@ pub(crate) async fn get_task(
     task_id: &str,
 ) -> Result<GetTaskResult, ErrorData> {
     let record = approval_of_run(replica, run_id, task_id).await?;
-    let payload = match &record.outcome {
-        None => TaskPayload::Working,
-        Some(outcome) => TaskPayload::Completed {
+    let payload = match (&record.outcome, record.state) {
+        (Some(outcome), _) => TaskPayload::Completed {
             result: completed_result(outcome)?,
         },
+        (None, ApprovalState::Withdrawn) => TaskPayload::Cancelled,
+        (None, _) => TaskPayload::Working,
     };
     Ok(GetTaskResult::new(DetailedTask::new(
         task(&record),
@@ -75,28 +93,55 @@ pub(crate) async fn get_task(
     )))
 }
 
-/// `tasks/cancel` of `task_id` for `run_id`: refused — the backend holds
-/// the call until a person decides, and its gateway has no way to withdraw
-/// a held call (its approvals are decided at the application's approval
-/// endpoint).
+/// `tasks/cancel` of `task_id` for `run_id`: withdraws the approval while
+/// nobody has decided it (`pending` → `withdrawn`, one conditional store
+/// write: [`crate::host::DurableHost::withdraw_approval`]) and returns
+/// the row as it now stands (its task is `cancelled`). The approver page
+/// no longer lists it, [`crate::host::Host::decide_approval`] refuses it
+/// ([`crate::host::DecideError::Withdrawn`]) and the host never resumes
+/// it. The backend's own held approval is **not** withdrawn: its gateway
+/// has no call for that; it stays pending at the backend until it expires
+/// or is decided there, and the host never resumes the call.
 ///
 /// # Errors
-/// `-32602` as [`get_task`]; `-32600` for a task of this run.
+/// `-32602` as [`get_task`], and for a task that can no longer be
+/// cancelled (completed, cancelled before, or decided and being resumed —
+/// the error a 2025-11-25 receiver gives for a terminal task); `-32603`
+/// when the store cannot be read or written.
 pub(crate) async fn cancel_task(
     replica: &Replica,
     run_id: &str,
     task_id: &str,
-) -> Result<(), ErrorData> {
+) -> Result<ApprovalRecord, ErrorData> {
     let record = approval_of_run(replica, run_id, task_id).await?;
-    let state = if record.outcome.is_some() {
-        "it has completed"
-    } else {
-        "the backend holds the call until a person approves or rejects it, and cannot withdraw it"
+    if record.state != ApprovalState::Pending || record.outcome.is_some() {
+        return Err(not_cancellable(&record));
+    }
+    match replica.durable().withdraw_approval(task_id).await {
+        Ok(Decision::Applied) => approval_of_run(replica, run_id, task_id).await,
+        Ok(Decision::AlreadyDecided(row)) => Err(not_cancellable(&row)),
+        Ok(Decision::Unknown) => Err(unknown_task()),
+        Err(error) => {
+            tracing::error!(%error, "MCP: tasks/cancel cannot write the store");
+            Err(ErrorData::internal_error(
+                "the task cannot be cancelled now; try again",
+                None,
+            ))
+        }
+    }
+}
+
+fn not_cancellable(record: &ApprovalRecord) -> ErrorData {
+    let why = match (record.outcome.is_some(), record.state) {
+        (true, _) => "it has completed",
+        (false, ApprovalState::Withdrawn) => "it was cancelled before",
+        (false, _) => "a person has decided it and the call is being resumed",
     };
-    Err(ErrorData::invalid_request(
-        format!("this task cannot be cancelled: {state}"),
-        None,
-    ))
+    ErrorData::invalid_params(format!("this task cannot be cancelled: {why}"), None)
+}
+
+fn unknown_task() -> ErrorData {
+    ErrorData::invalid_params("no such task for this token's run", None)
 }
 
 async fn approval_of_run(
@@ -104,13 +149,12 @@ async fn approval_of_run(
     run_id: &str,
     task_id: &str,
 ) -> Result<ApprovalRecord, ErrorData> {
-    let unknown = || ErrorData::invalid_params("no such task for this token's run", None);
     if surface_runtime::check_invocation_id(task_id).is_err() {
-        return Err(unknown());
+        return Err(unknown_task());
     }
     match replica.durable().store().approval(task_id).await {
         Ok(Some(record)) if record.run_id == run_id => Ok(record),
-        Ok(_) => Err(unknown()),
+        Ok(_) => Err(unknown_task()),
         Err(error) => {
             tracing::error!(%error, "MCP: tasks/get cannot read the store");
             Err(ErrorData::internal_error(
@@ -124,7 +168,7 @@ async fn approval_of_run(
 /// The `CallToolResult` object of a recorded outcome (an
 /// `AgentInvocationResult` as JSON), mapped as a tool without output
 /// schema maps it.
-fn completed_result(outcome: &str) -> Result<serde_json::Map<String, Value>, ErrorData> {
+pub(crate) fn completed_result(outcome: &str) -> Result<serde_json::Map<String, Value>, ErrorData> {
     let unreadable = |what: &str| {
         tracing::error!("MCP: a recorded outcome {what}");
         ErrorData::internal_error("the task's outcome cannot be read", None)
@@ -143,16 +187,16 @@ fn completed_result(outcome: &str) -> Result<serde_json::Map<String, Value>, Err
 /// The task's common fields: created when the backend held the call,
 /// updated at the decision and at the resumed outcome; no expiry (the
 /// rows stay until the store is pruned).
-fn task(record: &ApprovalRecord) -> Task {
+pub(crate) fn task(record: &ApprovalRecord) -> Task {
     let updated = record
         .resumed_at_ms
         .or(record.decided_at_ms)
         .unwrap_or(record.requested_at_ms);
     let ms = |at: i64| iso_8601(u64::try_from(at).unwrap_or(0));
-    let status = if record.outcome.is_some() {
-        rmcp::model::TaskStatus::Completed
-    } else {
-        rmcp::model::TaskStatus::Working
+    let status = match (record.outcome.is_some(), record.state) {
+        (true, _) => rmcp::model::TaskStatus::Completed,
+        (false, ApprovalState::Withdrawn) => rmcp::model::TaskStatus::Cancelled,
+        (false, _) => rmcp::model::TaskStatus::Working,
     };
     Task::new(
         record.approval_id.clone(),
@@ -171,6 +215,9 @@ fn status_message(record: &ApprovalRecord) -> &'static str {
             "The backend holds this call until a person approves or rejects it."
         }
         (false, ApprovalState::Approved) => "Approved; the call is being resumed.",
-        (false, _) => "Rejected; the outcome is being recorded.",
+        (false, ApprovalState::Rejected) => "Rejected; the outcome is being recorded.",
+        (false, ApprovalState::Withdrawn) => {
+            "Cancelled by the client: the host will not resume this call (the backend's own approval was not withdrawn)."
+        }
     }
 }

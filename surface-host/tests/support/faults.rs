@@ -141,6 +141,14 @@ impl HostStore for Faulty {
             .decide_approval(approval_id, decision, decided_by, at_ms)
     }
 
+    fn withdraw_approval<'a>(
+        &'a self,
+        approval_id: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, Decision> {
+        self.inner.withdraw_approval(approval_id, at_ms)
+    }
+
     fn approval<'a>(&'a self, approval_id: &'a str) -> StoreFuture<'a, Option<ApprovalRecord>> {
         self.inner.approval(approval_id)
     }

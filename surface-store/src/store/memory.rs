@@ -273,6 +273,23 @@ impl HostStore for MemoryStore {
         }))
     }
 
+    fn withdraw_approval<'a>(
+        &'a self,
+        approval_id: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, Decision> {
+        let mut tables = self.lock();
+        ready(Ok(match tables.approvals.get_mut(approval_id) {
+            Some(a) if a.state == ApprovalState::Pending => {
+                a.state = ApprovalState::Withdrawn;
+                a.decided_at_ms = Some(at_ms);
+                Decision::Applied
+            }
+            Some(a) => Decision::AlreadyDecided(Box::new(a.clone())),
+            None => Decision::Unknown,
+        }))
+    }
+
     fn approval<'a>(&'a self, approval_id: &'a str) -> StoreFuture<'a, Option<ApprovalRecord>> {
         ready(Ok(self.lock().approvals.get(approval_id).cloned()))
     }
@@ -316,7 +333,7 @@ impl HostStore for MemoryStore {
         let mut waiting: Vec<ApprovalRecord> = tables
             .approvals
             .values()
-            .filter(|a| a.state != ApprovalState::Pending && a.outcome.is_none())
+            .filter(|a| is_decided(a.state) && a.outcome.is_none())
             .cloned()
             .collect();
         waiting.sort_by(|a, b| {
@@ -337,7 +354,7 @@ impl HostStore for MemoryStore {
         }
         let mut tables = self.lock();
         ready(Ok(match tables.approvals.get_mut(approval_id) {
-            Some(a) if a.state != ApprovalState::Pending && a.outcome.is_none() => {
+            Some(a) if is_decided(a.state) && a.outcome.is_none() => {
                 a.outcome = Some(outcome.to_string());
                 a.resumed_at_ms = Some(at_ms);
                 OutcomeWrite::Applied
@@ -739,4 +756,9 @@ impl McpStore for MemoryStore {
     fn delete_mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, bool> {
         ready(Ok(self.lock().mcp_sessions.remove(session_id).is_some()))
     }
+}
+
+/// Approved or rejected (what is resumed; a withdrawn approval never is).
+fn is_decided(state: ApprovalState) -> bool {
+    matches!(state, ApprovalState::Approved | ApprovalState::Rejected)
 }

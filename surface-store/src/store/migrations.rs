@@ -57,6 +57,11 @@ pub(super) fn sqlite() -> Migrator {
             "route progress",
             include_str!("../../migrations/sqlite/0005_route_progress.sql"),
         ),
+        (
+            6,
+            "approval withdrawn",
+            include_str!("../../migrations/sqlite/0006_approval_withdrawn.sql"),
+        ),
     ])
 }
 
@@ -88,6 +93,11 @@ pub(super) fn postgres() -> Migrator {
             5,
             "route progress",
             include_str!("../../migrations/postgres/0005_route_progress.sql"),
+        ),
+        (
+            6,
+            "approval withdrawn",
+            include_str!("../../migrations/postgres/0006_approval_withdrawn.sql"),
         ),
     ])
 }

@@ -245,6 +245,11 @@ pub enum ApprovalState {
     Approved,
     /// Rejected.
     Rejected,
+    /// Withdrawn while pending by the requester's agent (an MCP client's
+    /// `tasks/cancel`, [`HostStore::withdraw_approval`]): no decision is
+    /// recorded and the host never resumes it. The backend's own held
+    /// approval is not withdrawn (its gateway has no withdraw call).
+    Withdrawn,
 }
 
 impl ApprovalState {
@@ -254,6 +259,7 @@ impl ApprovalState {
             ApprovalState::Pending => "pending",
             ApprovalState::Approved => "approved",
             ApprovalState::Rejected => "rejected",
+            ApprovalState::Withdrawn => "withdrawn",
         }
     }
 
@@ -266,6 +272,7 @@ impl ApprovalState {
             "pending" => ApprovalState::Pending,
             "approved" => ApprovalState::Approved,
             "rejected" => ApprovalState::Rejected,
+            "withdrawn" => ApprovalState::Withdrawn,
             other => return Err(StoreError::corrupt("host_approvals.state", other)),
         })
     }
@@ -327,7 +334,8 @@ pub struct ApprovalRecord {
     pub resumed_at_ms: Option<i64>,
 }
 
-/// What [`HostStore::decide_approval`] did.
+/// What [`HostStore::decide_approval`] (or
+/// [`HostStore::withdraw_approval`]) did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
     /// This statement decided it.
@@ -583,6 +591,19 @@ pub trait HostStore: Send + Sync {
         at_ms: i64,
     ) -> StoreFuture<'a, Decision>;
 
+    /// `pending` → `withdrawn` at `at_ms` (stored as `decided_at_ms`,
+    /// `decided_by` stays empty), in one conditional statement:
+    /// [`Decision::AlreadyDecided`] with the row for an approval that is not
+    /// pending (decided, or withdrawn before).
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn withdraw_approval<'a>(
+        &'a self,
+        approval_id: &'a str,
+        at_ms: i64,
+    ) -> StoreFuture<'a, Decision>;
+
     /// One approval.
     ///
     /// # Errors
@@ -606,7 +627,8 @@ pub trait HostStore: Send + Sync {
         limit: u32,
     ) -> StoreFuture<'a, Vec<ApprovalRecord>>;
 
-    /// Approvals decided but not resumed yet (no outcome), oldest first, at
+    /// Approvals decided (approved or rejected; never a withdrawn one) but
+    /// not resumed yet (no outcome), oldest first, at
     /// most `limit`: what a host that stopped between a decision and its
     /// resumption still has to resume.
     ///
@@ -616,7 +638,8 @@ pub trait HostStore: Send + Sync {
 
     /// Records the outcome of resuming a decided approval (`outcome`: the
     /// run's result JSON, at most [`MAX_STORED_JSON_BYTES`]), once:
-    /// conditional on the approval being decided and having no outcome.
+    /// conditional on the approval being decided (approved or rejected, not
+    /// withdrawn) and having no outcome.
     ///
     /// # Errors
     /// [`StoreError`] ([`StoreError::TooLarge`] for a larger outcome).

@@ -48,6 +48,8 @@ pub(super) const INSERT_APPROVAL: &str = "INSERT INTO host_approvals (approval_i
     ON CONFLICT (approval_id) DO NOTHING";
 pub(super) const DECIDE_APPROVAL: &str = "UPDATE host_approvals SET state = $2, \
     decided_by = $3, decided_at_ms = $4 WHERE approval_id = $1 AND state = 'pending'";
+pub(super) const WITHDRAW_APPROVAL: &str = "UPDATE host_approvals SET state = 'withdrawn', \
+    decided_at_ms = $2 WHERE approval_id = $1 AND state = 'pending'";
 pub(super) const SELECT_APPROVAL: &str = "SELECT approval_id, invocation_id, run_id, \
     tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms, \
     backend_invocation_id, outcome, resumed_at_ms FROM host_approvals WHERE approval_id = $1";
@@ -61,10 +63,11 @@ pub(super) const RUN_APPROVALS: &str = "SELECT approval_id, invocation_id, run_i
 pub(super) const AWAITING_RESUME: &str = "SELECT approval_id, invocation_id, run_id, \
     tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms, \
     backend_invocation_id, outcome, resumed_at_ms FROM host_approvals \
-    WHERE state <> 'pending' AND outcome IS NULL \
+    WHERE state IN ('approved', 'rejected') AND outcome IS NULL \
     ORDER BY requested_at_ms, approval_id LIMIT $1";
 pub(super) const RECORD_OUTCOME: &str = "UPDATE host_approvals SET outcome = $2, \
-    resumed_at_ms = $3 WHERE approval_id = $1 AND state <> 'pending' AND outcome IS NULL";
+    resumed_at_ms = $3 WHERE approval_id = $1 AND state IN ('approved', 'rejected') \
+    AND outcome IS NULL";
 
 pub(super) const CLAIM_SURFACE: &str = "INSERT INTO host_surfaces (tab_id, session_id, \
     replica, connection_id, announcement, lease_expires_at_ms, updated_at_ms) \
@@ -531,6 +534,28 @@ macro_rules! sql_store {
                         .execute(&self.pool)
                         .await
                         .map_err(|e| db("record the decision", e))?;
+                    if done.rows_affected() == 1 {
+                        return Ok(Decision::Applied);
+                    }
+                    Ok(match self.approval(approval_id).await? {
+                        Some(a) => Decision::AlreadyDecided(Box::new(a)),
+                        None => Decision::Unknown,
+                    })
+                })
+            }
+
+            fn withdraw_approval<'a>(
+                &'a self,
+                approval_id: &'a str,
+                at_ms: i64,
+            ) -> StoreFuture<'a, Decision> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::WITHDRAW_APPROVAL)
+                        .bind(approval_id)
+                        .bind(at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("withdraw the approval", e))?;
                     if done.rows_affected() == 1 {
                         return Ok(Decision::Applied);
                     }
