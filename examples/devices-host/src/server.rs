@@ -369,6 +369,15 @@ fn approvals_options(
     )
 }
 
+/// 401 for a request without a live page session.
+pub(crate) fn no_session() -> Response {
+    orpc_error(
+        StatusCode::UNAUTHORIZED,
+        "UNAUTHORIZED",
+        "No session: reload the page.",
+    )
+}
+
 /// The session of the request's cookie (checked before any body is read).
 pub(crate) fn session_of(
     state: &AppState,
@@ -435,11 +444,7 @@ async fn session_info(State(state): State<Arc<AppState>>, headers: HeaderMap) ->
             user_id: record.user_id,
             socket_path: "/agent/ws".into(),
         }),
-        None => orpc_error(
-            StatusCode::UNAUTHORIZED,
-            "UNAUTHORIZED",
-            "No session: reload the page.",
-        ),
+        None => no_session(),
     }
 }
 
@@ -449,11 +454,7 @@ async fn turn(
     request: Request,
 ) -> Response {
     let Some((token, _)) = session_of(&state, &headers) else {
-        return orpc_error(
-            StatusCode::UNAUTHORIZED,
-            "UNAUTHORIZED",
-            "No session: reload the page.",
-        );
+        return no_session();
     };
     let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_TURN_REQUEST).await else {
         return orpc_error(
@@ -604,11 +605,7 @@ async fn run_status(
     request: Request,
 ) -> Response {
     let Some((_, record)) = session_of(&state, &headers) else {
-        return orpc_error(
-            StatusCode::UNAUTHORIZED,
-            "UNAUTHORIZED",
-            "No session: reload the page.",
-        );
+        return no_session();
     };
     let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_TURN_REQUEST).await else {
         return orpc_error(
@@ -783,11 +780,7 @@ async fn proxy(
     request: Request,
 ) -> Response {
     if session_of(&state, &headers).is_none() {
-        return orpc_error(
-            StatusCode::UNAUTHORIZED,
-            "UNAUTHORIZED",
-            "No session: reload the page.",
-        );
+        return no_session();
     }
     let raw = request
         .uri()
