@@ -145,6 +145,24 @@ pub use surface_host::host::{
     not(target_arch = "wasm32")
 ))]
 pub use surface_host::host::{PageSocketEvent, MAX_PAGE_SOCKET_MESSAGE_BYTES};
+/// The approvals service a [`Host`] hands out (`Host::approvals`: the
+/// guarded approver page and its JSON routes; features `mcp`, `store` and
+/// `axum`; docs/host.md, "The approvals service").
+#[cfg(all(
+    feature = "mcp",
+    feature = "store",
+    feature = "axum",
+    not(target_arch = "wasm32")
+))]
+pub mod approvals {
+    pub use surface_host::host::{
+        default_summary, ApprovalsOptions, ApprovalsService, ApproverAuth, ApproverSignIn,
+        HttpApprovalDecider, OnResumed, OutcomeSummary, APPROVER_COOKIE, DECIDE_TIMEOUT,
+        DEFAULT_APPROVALS_PAGE_SIZE, MAX_APPROVALS_LISTED, MAX_APPROVALS_PAGE_SIZE,
+        MAX_APPROVER_REQUEST_BYTES, MAX_DECIDE_ANSWER_BYTES, MAX_REPORTED_APPROVALS,
+        MAX_SHOWN_PROBLEM_CHARS,
+    };
+}
 
 /// Serving a host's routes with a header-read timeout and a header bound
 /// (features `mcp` or `axum`, native only: the `surface-host` crate's

@@ -20,14 +20,12 @@
 //! the host, and prints the URL.
 #![forbid(unsafe_code)]
 
-mod approver;
 mod mcp;
 pub mod page;
 pub mod peer;
 mod server;
 mod socket;
 
-pub use approver::escape_html;
 pub use server::{
     serve, Database, HostConfig, Running, SessionRecord, COOKIE, INDEX_HTML, MAX_SOCKET_MESSAGE,
     MAX_TURN_REQUEST, TURN_WAIT,

@@ -15,7 +15,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::json;
 
-use crate::server::{orpc_error, orpc_ok, random_hex, session_of, AppState};
+use crate::server::{no_session, orpc_error, orpc_ok, random_hex, session_of, AppState};
 
 /// The MCP server's options: loopback `Host`s (any port), no browser
 /// origin, `serverInfo.name` `devices-host`.
@@ -31,11 +31,7 @@ pub(crate) fn options(_addr: SocketAddr) -> McpServerOptions {
 /// once; only its SHA-256 is stored).
 pub(crate) async fn mcp_run(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
     let Some((_, record)) = session_of(&state, &headers) else {
-        return orpc_error(
-            StatusCode::UNAUTHORIZED,
-            "UNAUTHORIZED",
-            "No session: reload the page.",
-        );
+        return no_session();
     };
     let Some(tab_id) = record.tab_id.filter(|_| record.connection_id.is_some()) else {
         return orpc_error(

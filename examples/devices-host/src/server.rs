@@ -10,10 +10,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use agent_surface::approvals::{ApprovalsOptions, ApproverSignIn, HttpApprovalDecider};
+use agent_surface::bridge::{HttpOrpcClient, OrpcCapabilityClient};
 use agent_surface::host::replica::{CallEnd, Replica};
 use agent_surface::host::DurableHost;
 use agent_surface::host::{AgentHost, AgentRun, BrowserSurfaceOutcome, HostTool, ToolCallRequest};
 use agent_surface::mcp::McpServer;
+pub(crate) use agent_surface::web::{orpc_error, orpc_ok};
 use agent_surface::web::{
     page_guard, PageOrigin, PageSessions, ProxyLimits, RpcProxy, SessionLimits, SessionToken,
 };
@@ -21,7 +24,7 @@ pub use agent_surface::Database;
 use agent_surface::Host;
 use agent_surface::{AgentInvocationResult, ConsumerKind};
 
-use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
@@ -45,9 +48,6 @@ pub const MAX_TURN_REQUEST: usize = 64 * 1024;
 /// table starts over; a forgotten run's page no longer sees its outcome,
 /// which stays in the store).
 pub const MAX_TRACKED_RUNS: usize = 10_000;
-/// Largest approver form body (`/approver/login`, `/approver/decide`):
-/// 4 KiB.
-pub const MAX_APPROVER_FORM: usize = 4 * 1024;
 /// How long a scripted turn waits for the page to answer its call (the
 /// user may be deciding): 10 minutes.
 pub const TURN_WAIT: Duration = Duration::from_secs(600);
@@ -130,19 +130,29 @@ pub(crate) struct AppState {
     /// The MCP endpoint (`/mcp`) on the replica.
     pub(crate) mcp: McpServer,
     pub(crate) config: HostConfig,
-    /// The approver's sessions (`/approver`), a cookie of their own.
-    pub(crate) approvers: PageSessions<String>,
     /// Which page session started each run (for `/app/run`), at most
     /// [`MAX_TRACKED_RUNS`] (the oldest are forgotten).
     pub(crate) run_sessions: Mutex<HashMap<String, String>>,
-    /// Approvals whose resumed outcome was reported to their run.
-    pub(crate) reported_approvals: Mutex<std::collections::HashSet<String>>,
     /// Page sessions by cookie.
     pub(crate) sessions: PageSessions<SessionRecord>,
     proxy: RpcProxy,
-    pub(crate) reports: Mutex<Vec<TurnReport>>,
-    pub(crate) reported: Notify,
+    pub(crate) reports: Arc<Reports>,
     pub(crate) counter: AtomicU64,
+}
+
+/// Every finished turn's report (and each resumed approval's), oldest
+/// first.
+#[derive(Default)]
+pub(crate) struct Reports {
+    list: Mutex<Vec<TurnReport>>,
+    added: Notify,
+}
+
+impl Reports {
+    fn push(&self, report: TurnReport) {
+        lock(&self.list).push(report);
+        self.added.notify_waiters();
+    }
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -196,14 +206,14 @@ impl Running {
 
     /// Every finished turn's report, oldest first.
     pub fn reports(&self) -> Vec<TurnReport> {
-        lock(&self.state.reports).clone()
+        lock(&self.state.reports.list).clone()
     }
 
     /// Waits until `count` turns have reported (or `timeout`).
     pub async fn wait_for_reports(&self, count: usize, timeout: Duration) -> Vec<TurnReport> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let notified = self.state.reported.notified();
+            let notified = self.state.reports.added.notified();
             let reports = self.reports();
             if reports.len() >= count {
                 return reports;
@@ -264,32 +274,33 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
         ProxyLimits::default(),
     )
     .map_err(std::io::Error::other)?;
+    let origin = PageOrigin::for_bind(addr);
+    let reports = Arc::new(Reports::default());
+    let approvals = agent.approvals(approvals_options(&config, origin.clone(), &reports)?);
     let state = Arc::new(AppState {
         host: agent.durable().clone(),
         replica: agent.replica().clone(),
         mcp: agent.mcp().clone(),
         agent,
         config,
-        approvers: PageSessions::new(crate::approver::COOKIE, SessionLimits::default()),
         run_sessions: Mutex::default(),
-        reported_approvals: Mutex::default(),
         sessions: PageSessions::new(COOKIE, SessionLimits::default()),
         proxy: rpc_proxy,
-        reports: Mutex::default(),
-        reported: Notify::new(),
+        reports,
         counter: AtomicU64::new(1),
     });
     // Decided before the host stopped, not resumed yet: resume now.
-    for approval in recovery.awaiting_resume {
-        let state = state.clone();
-        tokio::spawn(async move {
-            let id = approval.approval_id;
-            match crate::approver::resume_and_report(&state, &id).await {
-                Ok(()) => eprintln!("devices-host: resumed {id}, decided before the restart"),
-                Err(e) => eprintln!("devices-host: resuming {id} after the restart: {e}"),
+    tokio::spawn({
+        let approvals = approvals.clone();
+        async move {
+            for (id, resumed) in approvals.resume_recovered().await {
+                match resumed {
+                    Ok(()) => eprintln!("devices-host: resumed {id}, decided before the restart"),
+                    Err(e) => eprintln!("devices-host: resuming {id} after the restart: {e}"),
+                }
             }
-        });
-    }
+        }
+    });
     let app = Router::new()
         .route("/", get(index))
         .route("/pkg/{file}", get(page_file))
@@ -297,20 +308,12 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
         .route("/app/turn", post(turn))
         .route("/app/run", post(run_status))
         .route("/app/mcp-run", post(crate::mcp::mcp_run))
-        .route("/approver", get(crate::approver::page))
-        .route(
-            "/approver/login",
-            post(crate::approver::login).layer(DefaultBodyLimit::max(MAX_APPROVER_FORM)),
-        )
-        .route(
-            "/approver/decide",
-            post(crate::approver::decide).layer(DefaultBodyLimit::max(MAX_APPROVER_FORM)),
-        )
         .route("/rpc/{*path}", any(proxy))
         .route("/agent/ws", get(crate::socket::socket))
         .with_state(state.clone())
+        .merge(approvals.router())
         .layer(axum::middleware::from_fn_with_state(
-            Arc::new(PageOrigin::for_bind(addr)),
+            Arc::new(origin),
             page_guard,
         ))
         // The MCP endpoint checks its own Host/Origin rules and a bearer
@@ -324,24 +327,55 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
     Ok(Running { addr, state, task })
 }
 
-/// An oRPC error body, so the page's `FetchOrpcClient` decodes it.
-pub(crate) fn orpc_error(status: StatusCode, code: &str, message: &str) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        json!({"json": {"defined": false, "code": code, "status": status.as_u16(), "message": message}})
-            .to_string(),
+/// The approver page (`/approver`, the library's approvals service):
+/// sign-in with the approver secret, decisions at the backend's decision
+/// endpoint with the approver's credential, the gateway read and resumed
+/// with the requester's; each resumed outcome reported to its run.
+fn approvals_options(
+    config: &HostConfig,
+    origin: PageOrigin,
+    reports: &Arc<Reports>,
+) -> std::io::Result<ApprovalsOptions> {
+    let decider = HttpApprovalDecider::new(
+        config.backend_decide.clone(),
+        config.approver_authorization.clone(),
     )
-        .into_response()
+    .map_err(std::io::Error::other)?;
+    let requester = OrpcCapabilityClient::new(
+        HttpOrpcClient::new(config.backend_gateway.clone())
+            .with_header("authorization", config.backend_authorization.clone()),
+    );
+    let sign_in = ApproverSignIn::secret(&config.approver_secret, "approver");
+    let reports = reports.clone();
+    Ok(
+        ApprovalsOptions::new(origin, sign_in, Arc::new(decider), Arc::new(requester))
+            .title("Approvals — devices console")
+            .summary(resumed_summary)
+            .on_resumed(move |approval, outcome| {
+                let by = approval.decided_by.as_deref().unwrap_or("the approver");
+                reports.push(TurnReport {
+                    run_id: approval.run_id.clone(),
+                    steps: vec![TurnStep {
+                        action: format!(
+                            "approval {} {} by {by}; resumed through the backend",
+                            approval.approval_id,
+                            approval.state.as_str()
+                        ),
+                        outcome: serde_json::to_value(outcome).unwrap_or(Value::Null),
+                    }],
+                    summary: resumed_summary(approval, outcome),
+                });
+            }),
+    )
 }
 
-pub(crate) fn orpc_ok(value: &impl serde::Serialize) -> Response {
-    (
-        StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/json")],
-        json!({ "json": value }).to_string(),
+/// 401 for a request without a live page session.
+pub(crate) fn no_session() -> Response {
+    orpc_error(
+        StatusCode::UNAUTHORIZED,
+        "UNAUTHORIZED",
+        "No session: reload the page.",
     )
-        .into_response()
 }
 
 /// The session of the request's cookie (checked before any body is read).
@@ -410,11 +444,7 @@ async fn session_info(State(state): State<Arc<AppState>>, headers: HeaderMap) ->
             user_id: record.user_id,
             socket_path: "/agent/ws".into(),
         }),
-        None => orpc_error(
-            StatusCode::UNAUTHORIZED,
-            "UNAUTHORIZED",
-            "No session: reload the page.",
-        ),
+        None => no_session(),
     }
 }
 
@@ -424,11 +454,7 @@ async fn turn(
     request: Request,
 ) -> Response {
     let Some((token, _)) = session_of(&state, &headers) else {
-        return orpc_error(
-            StatusCode::UNAUTHORIZED,
-            "UNAUTHORIZED",
-            "No session: reload the page.",
-        );
+        return no_session();
     };
     let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_TURN_REQUEST).await else {
         return orpc_error(
@@ -457,8 +483,7 @@ async fn turn(
         let state = state.clone();
         async move {
             let report = run_turn(&state, &token, path).await;
-            lock(&state.reports).push(report.clone());
-            state.reported.notify_waiters();
+            state.reports.push(report.clone());
             let _ = tx.send(report);
         }
     });
@@ -580,11 +605,7 @@ async fn run_status(
     request: Request,
 ) -> Response {
     let Some((_, record)) = session_of(&state, &headers) else {
-        return orpc_error(
-            StatusCode::UNAUTHORIZED,
-            "UNAUTHORIZED",
-            "No session: reload the page.",
-        );
+        return no_session();
     };
     let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_TURN_REQUEST).await else {
         return orpc_error(
@@ -759,11 +780,7 @@ async fn proxy(
     request: Request,
 ) -> Response {
     if session_of(&state, &headers).is_none() {
-        return orpc_error(
-            StatusCode::UNAUTHORIZED,
-            "UNAUTHORIZED",
-            "No session: reload the page.",
-        );
+        return no_session();
     }
     let raw = request
         .uri()

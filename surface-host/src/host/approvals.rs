@@ -185,7 +185,7 @@ impl Host {
 
 /// A backend failure in words, without the backend's text (an oRPC code
 /// only when it is an upper-case identifier of at most 64 characters).
-fn backend_problem(what: &str, error: &OrpcCallError) -> String {
+pub(crate) fn backend_problem(what: &str, error: &OrpcCallError) -> String {
     let code = error
         .orpc_code()
         .filter(|c| c.len() <= 64 && c.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'));

@@ -13,6 +13,8 @@
 //!     .build().await? ──► Host
 //!                          ├─ start_run / end_run / issue_token
 //!                          ├─ open_connection(auth)      a page's socket (or InProcessTab)
+//!                          ├─ page_socket(..)            the page's WebSocket (feature axum)
+//!                          ├─ approvals(options)         the approver page and API (feature axum)
 //!                          └─ mcp_service()              the /mcp tower service
 //! ```
 //!
@@ -22,6 +24,8 @@
 //! any MCP request.
 
 mod approvals;
+#[cfg(feature = "axum")]
+mod approver;
 mod database;
 mod durable;
 mod in_process;
@@ -40,6 +44,14 @@ use surface_store::wake::{LocalWakeups, Wakeups};
 use surface_store::{HostStore, RouteRecord, StoreError};
 
 pub use approvals::{ApprovalDecider, DecideError};
+#[cfg(feature = "axum")]
+pub use approver::{
+    default_summary, ApprovalsOptions, ApprovalsService, ApproverAuth, ApproverSignIn,
+    HttpApprovalDecider, OnResumed, OutcomeSummary, APPROVER_COOKIE, DECIDE_TIMEOUT,
+    DEFAULT_APPROVALS_PAGE_SIZE, MAX_APPROVALS_LISTED, MAX_APPROVALS_PAGE_SIZE,
+    MAX_APPROVER_REQUEST_BYTES, MAX_DECIDE_ANSWER_BYTES, MAX_REPORTED_APPROVALS,
+    MAX_SHOWN_PROBLEM_CHARS,
+};
 pub use database::{Database, DatabaseError};
 pub use durable::{
     digest_call, digest_result, DurableError, DurableHost, Recovery, DEFAULT_RESTORED_RUNS,

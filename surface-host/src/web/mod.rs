@@ -9,17 +9,22 @@
 //!   not lock out real users;
 //! * [`proxy`] — the backend `/rpc` proxy: POST only, `Content-Type:
 //!   application/json` required, paths confined to the known procedure
-//!   paths, bounded bodies both ways, no redirects.
+//!   paths, bounded bodies both ways, no redirects;
+//! * [`html`] — server-rendered pages for a person (the approver page):
+//!   [`escape_html`], and [`html_page`]'s headers (a `Content-Security-Policy`
+//!   without scripts, `frame-ancestors 'none'`, `X-Frame-Options: DENY`).
 //!
 //! An application mounts the guard on its router, authenticates each
 //! request with [`PageSessions::authenticate`] before reading its body,
 //! and hands `/rpc/*` to [`RpcProxy::forward`].
 
 pub mod guard;
+pub mod html;
 pub mod proxy;
 pub mod sessions;
 
 pub use guard::{page_guard, GuardError, PageOrigin};
+pub use html::{escape_html, html_page, see_other, HTML_CSP};
 pub use proxy::{ProxyError, ProxyLimits, RpcProxy};
 pub use sessions::{
     IssuedSession, PageSession, PageSessions, SessionLimits, SessionToken, SessionsFull,
@@ -35,6 +40,18 @@ pub fn orpc_error(status: StatusCode, code: &str, message: &str) -> Response {
         "status": status.as_u16(), "message": message}});
     (
         status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// An oRPC-shaped success answer (`{"json": value}`, `Content-Type:
+/// application/json`), as a page's oRPC client decodes it.
+pub fn orpc_ok(value: &impl serde::Serialize) -> Response {
+    let body = serde_json::json!({ "json": value });
+    (
+        StatusCode::OK,
         [(header::CONTENT_TYPE, "application/json")],
         body.to_string(),
     )

@@ -202,4 +202,80 @@ pub mod fixture {
         let text = serde_json::to_string(&call).unwrap();
         (host, text)
     }
+
+    /// The backend's capability gateway with the requester's credential
+    /// (`docs/host.md`, "The approvals service"): refuses every call — the
+    /// example only mounts the service.
+    pub struct Gateway;
+
+    fn unreachable_gateway<T: Send + 'static>(
+    ) -> BoxFuture<'static, Result<T, agent_surface::bridge::OrpcCallError>> {
+        Box::pin(async {
+            Err(agent_surface::bridge::OrpcCallError::Transport {
+                message: "no gateway in the examples".into(),
+            })
+        })
+    }
+
+    impl agent_surface::bridge::CapabilityClient for Gateway {
+        fn describe(
+            &self,
+            _: agent_surface::bridge::DescribeScope,
+            _: agent_surface::bridge::CallOptions,
+        ) -> BoxFuture<
+            '_,
+            Result<
+                Vec<agent_surface::manifest::CapabilityDescriptor>,
+                agent_surface::bridge::OrpcCallError,
+            >,
+        > {
+            unreachable_gateway()
+        }
+        fn invoke(
+            &self,
+            _: agent_surface::bridge::InvokeRequest,
+            _: agent_surface::bridge::CallOptions,
+        ) -> BoxFuture<
+            '_,
+            Result<agent_surface::bridge::GatewayOutcome, agent_surface::bridge::OrpcCallError>,
+        > {
+            unreachable_gateway()
+        }
+        fn get_invocation<'a>(
+            &'a self,
+            _: &'a str,
+            _: agent_surface::bridge::CallOptions,
+        ) -> BoxFuture<
+            'a,
+            Result<
+                Option<agent_surface::bridge::InvocationReceipt>,
+                agent_surface::bridge::OrpcCallError,
+            >,
+        > {
+            unreachable_gateway()
+        }
+        fn get_approval<'a>(
+            &'a self,
+            _: &'a str,
+            _: agent_surface::bridge::CallOptions,
+        ) -> BoxFuture<
+            'a,
+            Result<
+                Option<agent_surface::bridge::GatewayApproval>,
+                agent_surface::bridge::OrpcCallError,
+            >,
+        > {
+            unreachable_gateway()
+        }
+        fn resume_approval(
+            &self,
+            _: agent_surface::bridge::ResumeApprovalRequest,
+            _: agent_surface::bridge::CallOptions,
+        ) -> BoxFuture<
+            '_,
+            Result<agent_surface::bridge::GatewayOutcome, agent_surface::bridge::OrpcCallError>,
+        > {
+            unreachable_gateway()
+        }
+    }
 }
