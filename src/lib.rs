@@ -132,28 +132,18 @@ pub use surface_host::mcp;
 /// the store, the durable host, its replica and the MCP server in one
 /// call; [`InProcessTab`] connects a page's session in the same process.
 /// The `surface-host` crate's `host` module (docs/host.md, "The Host").
-#[cfg(all(feature = "mcp", feature = "store", not(target_arch = "wasm32")))]
+#[cfg(all(feature = "mcp", not(target_arch = "wasm32")))]
 pub use surface_host::host::{
     ApprovalDecider, Database, DecideError, Host, HostBuilder, InProcessTab,
 };
 /// What happened on a page socket a [`Host`] serves
 /// (`Host::page_socket`; features `mcp`, `store` and `axum`).
-#[cfg(all(
-    feature = "mcp",
-    feature = "store",
-    feature = "axum",
-    not(target_arch = "wasm32")
-))]
+#[cfg(all(feature = "mcp", feature = "axum", not(target_arch = "wasm32")))]
 pub use surface_host::host::{PageSocketEvent, MAX_PAGE_SOCKET_MESSAGE_BYTES};
 /// The approvals service a [`Host`] hands out (`Host::approvals`: the
 /// guarded approver page and its JSON routes; features `mcp`, `store` and
 /// `axum`; docs/host.md, "The approvals service").
-#[cfg(all(
-    feature = "mcp",
-    feature = "store",
-    feature = "axum",
-    not(target_arch = "wasm32")
-))]
+#[cfg(all(feature = "mcp", feature = "axum", not(target_arch = "wasm32")))]
 pub mod approvals {
     pub use surface_host::host::{
         default_summary, ApprovalsOptions, ApprovalsService, ApproverAuth, ApproverSignIn,
@@ -203,7 +193,7 @@ pub use surface_runtime::{
 /// in-memory host), `host::replica` (several processes on one store) and
 /// the `surface-host` crate's `host` module.
 pub mod host {
-    #[cfg(all(feature = "mcp", feature = "store", not(target_arch = "wasm32")))]
+    #[cfg(all(feature = "mcp", not(target_arch = "wasm32")))]
     pub use surface_host::host::*;
     pub use surface_runtime::host::*;
 }

@@ -35,9 +35,9 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::json;
-use surface_host::host::replica::{Replica, ReplicaOptions};
-use surface_host::host::DurableHost;
-use surface_host::mcp::{McpServer, McpServerOptions};
+use surface_host::host::replica::Replica;
+use surface_host::host::{Database, Host};
+use surface_host::mcp::McpServer;
 use surface_runtime::host::{
     AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceAnnouncement,
     BrowserSurfaceOutcome, BrowserSurfaceResult, BrowserToHostMessage, KnownBuild,
@@ -69,14 +69,15 @@ async fn replica(url: &str, name: &str) -> (Replica, McpServer, String) {
         .await
         .unwrap();
     let wake = Arc::new(PostgresWakeups::for_store(&store));
-    let store = Arc::new(store);
-    let (durable, _) = DurableHost::open(host(), store.clone(), name)
+    let host = Host::builder(Database::Postgres(url.to_string()))
+        .store(Arc::new(store))
+        .agent_host(host())
+        .replica(name)
+        .wakeups(wake)
+        .build()
         .await
         .unwrap();
-    let (replica, _) = Replica::start(Arc::new(durable), wake, ReplicaOptions::default())
-        .await
-        .unwrap();
-    let mcp = McpServer::for_replica(replica.clone(), store, McpServerOptions::default());
+    let (replica, mcp) = (host.replica().clone(), host.mcp().clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let service = mcp.http_service();
@@ -139,7 +140,7 @@ async fn client(owner: &Replica, mcp: &McpServer, url: &str, tab: usize) -> Clie
         })
         .await
         .unwrap();
-    let token = mcp.issue_durable_token(&run_id).await.unwrap();
+    let token = mcp.issue_token(&run_id).await.unwrap();
     let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token);
     ().serve(StreamableHttpClientTransport::from_config(config))
         .await

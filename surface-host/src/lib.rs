@@ -27,7 +27,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-#[cfg(all(feature = "mcp", feature = "store"))]
+#[cfg(feature = "mcp")]
 pub mod host;
 #[cfg(feature = "mcp")]
 pub mod mcp;

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use surface_host::host::{Database, Host};
 use surface_host::mcp::{McpServer, McpServerOptions};
 use surface_runtime::export::MAX_ARGUMENTS_BYTES;
-use surface_runtime::host::AgentHost;
 
 const RUN: &str = "run-1";
 
@@ -21,8 +21,13 @@ struct Endpoint {
 }
 
 async fn endpoint(options: McpServerOptions) -> Endpoint {
-    let mcp = McpServer::new(Arc::new(AgentHost::new()), options);
-    let token = mcp.issue_token(RUN);
+    let host = Host::builder(Database::Memory)
+        .mcp(options)
+        .build()
+        .await
+        .unwrap();
+    let mcp = host.mcp().clone();
+    let token = host.issue_token(RUN).await.unwrap();
     let app = axum::Router::new().route_service("/mcp", mcp.http_service());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -14,9 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use surface_host::host::replica::{Replica, ReplicaOptions};
-use surface_host::host::DurableHost;
-use surface_host::mcp::{McpServer, McpServerOptions};
+use surface_host::host::{Database, Host};
+use surface_host::mcp::McpServer;
 use surface_runtime::host::{
     AgentHost, AgentRun, AuthenticatedConnection, BrowserToHostMessage, KnownBuild,
 };
@@ -26,6 +25,7 @@ use surface_store::MemoryStore;
 
 struct Endpoint {
     url: String,
+    host: Host,
     mcp: McpServer,
     _task: tokio::task::JoinHandle<()>,
 }
@@ -36,12 +36,16 @@ async fn endpoint(store: &Arc<MemoryStore>, wake: &Arc<LocalWakeups>, name: &str
         "build-1",
         host_support::authority(),
     ));
-    let (durable, _) = DurableHost::open(host, store.clone(), name).await.unwrap();
-    let (replica, _) = Replica::start(Arc::new(durable), wake.clone(), ReplicaOptions::default())
+    let host = Host::builder(Database::Memory)
+        .store(store.clone())
+        .agent_host(host)
+        .replica(name)
+        .wakeups(wake.clone())
+        .build()
         .await
         .unwrap();
-    let mcp = McpServer::for_replica(replica, store.clone(), McpServerOptions::default());
-    let app = axum::Router::new().route_service("/mcp", mcp.http_service());
+    let mcp = host.mcp().clone();
+    let app = axum::Router::new().route_service("/mcp", host.mcp_service());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let task = tokio::spawn(async move {
@@ -49,6 +53,7 @@ async fn endpoint(store: &Arc<MemoryStore>, wake: &Arc<LocalWakeups>, name: &str
     });
     Endpoint {
         url: format!("http://{addr}/mcp"),
+        host,
         mcp,
         _task: task,
     }
@@ -117,7 +122,7 @@ async fn any_replica_serves_any_request_of_a_client() {
 
     // The tab is connected to r1; the run was started there.
     let s = host_support::session();
-    let replica1 = r1.mcp.replica().unwrap().clone();
+    let replica1 = r1.host.replica().clone();
     let (tab, _calls) = replica1
         .open_connection(AuthenticatedConnection::new("conn-1", "sess-1", "user-1"))
         .unwrap();
@@ -135,7 +140,7 @@ async fn any_replica_serves_any_request_of_a_client() {
         })
         .await
         .unwrap();
-    let token = r1.mcp.issue_durable_token("run-1").await.unwrap();
+    let token = r1.mcp.issue_token("run-1").await.unwrap();
 
     // A session opened on r1 …
     let (status, answer, session) = post(&r1.url, &token, None, initialize()).await;
@@ -167,7 +172,7 @@ async fn any_replica_serves_any_request_of_a_client() {
         })
         .await
         .unwrap();
-    let other = r1.mcp.issue_durable_token("run-2").await.unwrap();
+    let other = r1.mcp.issue_token("run-2").await.unwrap();
     let (status, _, _) = post(&r3.url, &other, Some(&session), list.clone()).await;
     assert_eq!(status, 404, "a session is restored only for its own run");
     let (status, on_r3, _) = post(&r3.url, &token, Some(&session), list.clone()).await;
@@ -178,10 +183,10 @@ async fn any_replica_serves_any_request_of_a_client() {
         let (status, _, _) = post(url, "not-a-token", None, initialize()).await;
         assert_eq!(status, 401);
     }
-    assert!(r2.mcp.revoke_durable_token(&token).await.unwrap());
+    assert!(r2.mcp.revoke_token(&token).await.unwrap());
     for url in [&r1.url, &r2.url] {
         let (status, _, _) = post(url, &token, Some(&session), list.clone()).await;
         assert_eq!(status, 401, "revoked on every replica");
     }
-    assert!(!r1.mcp.revoke_durable_token(&token).await.unwrap());
+    assert!(!r1.mcp.revoke_token(&token).await.unwrap());
 }

@@ -15,13 +15,12 @@ use bytes::Bytes;
 use host_support::*;
 use http_body_util::{BodyExt, Full};
 use serde_json::{json, Value};
-use surface_host::mcp::{
-    McpProgress, McpServer, McpServerOptions, McpTabConnection, Received, TabCalls, TabError,
-    MAX_BROWSER_MESSAGE_BYTES,
-};
+use surface_host::host::replica::{Received, ReplicaError, ReplicaTab, TabCalls};
+use surface_host::host::{Database, DurableError, Host};
+use surface_host::mcp::{McpProgress, McpServer, McpServerOptions};
 use surface_runtime::export::McpCallToolResult;
 use surface_runtime::host::{
-    AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceSession,
+    from_json_lossy, AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceSession,
     BrowserSurfaceSessionOptions, BrowserToHostMessage, ConfirmationEvent, ConfirmationMode,
     HostError, KnownBuild, ServerTool, SessionEventSubscription,
 };
@@ -42,31 +41,67 @@ fn auth() -> AuthenticatedConnection {
 struct Tab {
     fx: Fixture,
     session: BrowserSurfaceSession,
-    connection: Arc<McpTabConnection>,
+    connection: Arc<ReplicaTab>,
     _subscriptions: Vec<SessionEventSubscription>,
     _announcements: surface_runtime::host::AnnouncementSubscription,
 }
 
-fn host_with(server_tools: &[&str]) -> Arc<AgentHost> {
+fn host_with(server_tools: &[&str]) -> AgentHost {
     let authority = authority();
     let mut host =
         AgentHost::new().with_known_build(KnownBuild::new("console", "build-1", authority.clone()));
     for path in server_tools {
         host = host.with_server_tool(ServerTool::from_authority(&authority, path).unwrap());
     }
+    host
+}
+
+/// A host on the memory store over `core`, with the MCP `options` and the
+/// run `RUN` of tab `tab-1` started.
+async fn server_on(core: AgentHost, options: McpServerOptions) -> (Host, McpServer) {
+    let host = Host::builder(Database::Memory)
+        .agent_host(core)
+        .mcp(options)
+        .build()
+        .await
+        .unwrap();
     host.start_run(AgentRun {
         run_id: RUN.into(),
         session_id: "sess-1".into(),
         tab_id: Some("tab-1".into()),
         kind: ConsumerKind::Embedded,
     })
+    .await
     .unwrap();
-    Arc::new(host)
+    let mcp = host.mcp().clone();
+    (host, mcp)
+}
+
+async fn server(server_tools: &[&str], options: McpServerOptions) -> (Host, McpServer) {
+    server_on(host_with(server_tools), options).await
+}
+
+/// Hands the page's messages to the tab one after the other, in the
+/// order the page sent them (as a socket would); holds the tab weakly.
+type Outbox = tokio::sync::mpsc::UnboundedSender<BrowserToHostMessage>;
+
+fn outbox(connection: &Arc<ReplicaTab>) -> Outbox {
+    let connection = Arc::downgrade(connection);
+    let (sender, mut messages) = tokio::sync::mpsc::unbounded_channel::<BrowserToHostMessage>();
+    tokio::spawn(async move {
+        while let Some(message) = messages.recv().await {
+            let Some(connection) = connection.upgrade() else {
+                return;
+            };
+            connection.receive(message).await.unwrap();
+        }
+    });
+    sender
 }
 
 /// Opens the tab's connection; `answer` spawns the loop that runs every
 /// call through the session (else the calls are returned unanswered).
-fn tab(mcp: &McpServer, mode: ConfirmationMode, answer: bool) -> (Tab, Option<TabCalls>) {
+async fn tab(host: &Host, mode: ConfirmationMode, answer: bool) -> (Tab, Option<TabCalls>) {
     let fx = Fixture::new();
     let session = BrowserSurfaceSession::new(
         BrowserSurfaceSessionOptions::new(
@@ -76,34 +111,34 @@ fn tab(mcp: &McpServer, mode: ConfirmationMode, answer: bool) -> (Tab, Option<Ta
         )
         .confirmations(mode),
     );
-    let (connection, mut calls) = mcp.open_connection(auth()).unwrap();
+    let (connection, mut calls) = host.open_connection(auth()).unwrap();
     let connection = Arc::new(connection);
     let announcement = session.connect("conn-1").unwrap();
     connection
         .receive(BrowserToHostMessage::Announcement(Box::new(announcement)))
+        .await
         .unwrap();
-    let c = connection.clone();
+    let out = outbox(&connection);
+    let sender = out.clone();
     let announcements = session
         .subscribe(move |a| {
-            c.receive(BrowserToHostMessage::Announcement(Box::new(a.clone())))
-                .unwrap();
+            let _ = sender.send(BrowserToHostMessage::Announcement(Box::new(a.clone())));
         })
         .unwrap();
-    let c = connection.clone();
+    let sender = out.clone();
     let progress = session
         .on_progress(move |p| {
-            c.receive(BrowserToHostMessage::Progress(p.clone()))
-                .unwrap();
+            let _ = sender.send(BrowserToHostMessage::Progress(p.clone()));
         })
         .unwrap();
     let calls = if answer {
-        let (c, s) = (connection.clone(), session.clone());
+        let s = session.clone();
         tokio::spawn(async move {
             while let Some(call) = calls.next().await {
-                let (c, s) = (c.clone(), s.clone());
+                let (out, s) = (out.clone(), s.clone());
                 tokio::spawn(async move {
                     let result = s.invoke(call).await;
-                    let _ = c.receive(BrowserToHostMessage::Result(Box::new(result)));
+                    let _ = out.send(BrowserToHostMessage::Result(Box::new(result)));
                 });
             }
         });
@@ -161,12 +196,13 @@ async fn server_tools_are_listed_once_and_run_in_the_server_registry() {
             )))
             .unwrap(),
     ];
-    let mcp = McpServer::new(
-        host_with(&["devices.list", "devices.stats", "devices.rename"]),
+    let (host, mcp) = server(
+        &["devices.list", "devices.stats", "devices.rename"],
         McpServerOptions::default()
             .server_registry(server_registry, AgentConsumer::headless("server")),
-    );
-    let (tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
+    )
+    .await;
+    let (tab, _) = tab(&host, ConfirmationMode::Hold, true).await;
     // devices.list is a plain query both sides offer: the server keeps it;
     // devices.rename is not registered by the server registry: not listed.
     assert_eq!(
@@ -206,8 +242,8 @@ async fn server_tools_are_listed_once_and_run_in_the_server_registry() {
 
 #[tokio::test]
 async fn a_server_tool_without_server_registry_is_not_listed() {
-    let mcp = McpServer::new(host_with(&["devices.stats"]), McpServerOptions::default());
-    let (_tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
+    let (host, mcp) = server(&["devices.stats"], McpServerOptions::default()).await;
+    let (_tab, _) = tab(&host, ConfirmationMode::Hold, true).await;
     assert!(!names(&mcp.tools(RUN).await.unwrap()).contains(&"devices__stats"));
     let result = mcp.call_tool(RUN, "tc", "devices__stats", None).await;
     assert_eq!(error_of(&result)["code"], json!("CAPABILITY_NOT_FOUND"));
@@ -215,11 +251,12 @@ async fn a_server_tool_without_server_registry_is_not_listed() {
 
 #[tokio::test]
 async fn the_host_side_timeout_answers_timeout_and_the_late_result_is_dropped() {
-    let mcp = McpServer::new(
-        host_with(&[]),
+    let (host, mcp) = server(
+        &[],
         McpServerOptions::default().call_timeout(Duration::from_millis(50)),
-    );
-    let (tab, calls) = tab(&mcp, ConfirmationMode::Hold, false);
+    )
+    .await;
+    let (tab, calls) = tab(&host, ConfirmationMode::Hold, false).await;
     let mut calls = calls.unwrap();
     let result = mcp.call_tool(RUN, "tc-1", "devices__list", None).await;
     let error = error_of(&result);
@@ -234,12 +271,14 @@ async fn the_host_side_timeout_answers_timeout_and_the_late_result_is_dropped() 
     assert_eq!(
         tab.connection
             .receive(BrowserToHostMessage::Result(Box::new(late.clone())))
+            .await
             .unwrap(),
         Received::Result
     );
     assert_eq!(
         tab.connection
             .receive(BrowserToHostMessage::Result(Box::new(late)))
+            .await
             .unwrap(),
         Received::DuplicateResult
     );
@@ -251,8 +290,8 @@ async fn a_typescript_result_with_a_lone_surrogate_answers_the_tool_call_with_u_
     // A TypeScript page's `JSON.stringify` writes a string cut in the
     // middle of an emoji as a lone surrogate escape; the tab reads it as
     // U+FFFD rather than leaving the `tools/call` waiting for its timeout.
-    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
-    let (tab, calls) = tab(&mcp, ConfirmationMode::Hold, false);
+    let (host, mcp) = server(&[], McpServerOptions::default()).await;
+    let (tab, calls) = tab(&host, ConfirmationMode::Hold, false).await;
     let mut calls = calls.unwrap();
     let server = mcp.clone();
     let waiting =
@@ -262,7 +301,10 @@ async fn a_typescript_result_with_a_lone_surrogate_answers_the_tool_call_with_u_
     result["result"]["output"] = json!({"note": "LONE"});
     let text = result.to_string().replace("\"LONE\"", r#""ok\ud83d""#);
     assert_eq!(
-        tab.connection.receive_json(&text).unwrap(),
+        tab.connection
+            .receive(from_json_lossy(&text).unwrap())
+            .await
+            .unwrap(),
         Received::Result
     );
     let answer = waiting.await.unwrap();
@@ -270,7 +312,10 @@ async fn a_typescript_result_with_a_lone_surrogate_answers_the_tool_call_with_u_
     assert_eq!(structured(&answer), json!({"note": "ok\u{FFFD}"}));
     // Sent again, it is read the same way: a duplicate.
     assert_eq!(
-        tab.connection.receive_json(&text).unwrap(),
+        tab.connection
+            .receive(from_json_lossy(&text).unwrap())
+            .await
+            .unwrap(),
         Received::DuplicateResult
     );
     // An announcement too (its contextual note is the page's own text).
@@ -280,8 +325,10 @@ async fn a_typescript_result_with_a_lone_surrogate_answers_the_tool_call_with_u_
         .to_string()
         .replace("\"LONE\"", r#""Bound to \udc00""#);
     assert!(matches!(
-        tab.connection.receive_json(&text),
-        Ok(Received::Announcement(_))
+        tab.connection
+            .receive(from_json_lossy(&text).unwrap())
+            .await,
+        Ok(Received::Announcement { .. })
     ));
     let tools = mcp.tools(RUN).await.unwrap();
     assert!(
@@ -295,8 +342,8 @@ async fn a_typescript_result_with_a_lone_surrogate_answers_the_tool_call_with_u_
 
 #[tokio::test]
 async fn closing_the_tab_while_a_call_waits_answers_disconnected_and_removes_its_tools() {
-    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
-    let (tab, calls) = tab(&mcp, ConfirmationMode::Hold, false);
+    let (host, mcp) = server(&[], McpServerOptions::default()).await;
+    let (tab, calls) = tab(&host, ConfirmationMode::Hold, false).await;
     let mut calls = calls.unwrap();
     let server = mcp.clone();
     let waiting =
@@ -312,7 +359,7 @@ async fn closing_the_tab_while_a_call_waits_answers_disconnected_and_removes_its
     } = tab;
     drop((_subscriptions, _announcements));
     let connection = Arc::try_unwrap(connection).unwrap_or_else(|_| panic!("one owner"));
-    drop(connection);
+    connection.close().await;
     let result = waiting.await.unwrap();
     assert_eq!(
         error_of(&result),
@@ -327,11 +374,12 @@ async fn closing_the_tab_while_a_call_waits_answers_disconnected_and_removes_its
 
 #[tokio::test]
 async fn progress_repeats_while_the_user_decides_then_reports_the_approval() {
-    let mcp = McpServer::new(
-        host_with(&[]),
+    let (host, mcp) = server(
+        &[],
         McpServerOptions::default().progress_interval(Duration::from_millis(20)),
-    );
-    let (tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
+    )
+    .await;
+    let (tab, _) = tab(&host, ConfirmationMode::Hold, true).await;
     let reports: Arc<Mutex<Vec<McpProgress>>> = Arc::default();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     let _dialog = tab
@@ -397,8 +445,8 @@ async fn progress_repeats_while_the_user_decides_then_reports_the_approval() {
 
 #[tokio::test]
 async fn an_unknown_run_has_no_tools_and_its_calls_are_unknown() {
-    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
-    let (_tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
+    let (host, mcp) = server(&[], McpServerOptions::default()).await;
+    let (_tab, _) = tab(&host, ConfirmationMode::Hold, true).await;
     assert_eq!(mcp.tools("other-run").await.unwrap(), vec![]);
     let result = mcp
         .call_tool("other-run", "tc", "devices__list", None)
@@ -409,8 +457,8 @@ async fn an_unknown_run_has_no_tools_and_its_calls_are_unknown() {
 /// A page with a `devices.table` component offering an observation
 /// (`readState`) and an action (`select`), and `devices.list` with a
 /// contextual note; connected to `mcp` and answering every call.
-fn observing_page(
-    mcp: &McpServer,
+async fn observing_page(
+    host: &Host,
 ) -> (
     SurfaceRegistry,
     BrowserSurfaceSession,
@@ -447,18 +495,20 @@ fn observing_page(
         identity(),
         AgentConsumer::embedded("u1"),
     ));
-    let (connection, mut calls) = mcp.open_connection(auth()).unwrap();
-    let connection = Arc::new(connection);
+    let (connection, mut calls) = host.open_connection(auth()).unwrap();
     connection
         .receive(BrowserToHostMessage::Announcement(Box::new(
             session.connect("conn-1").unwrap(),
         )))
+        .await
         .unwrap();
     let s = session.clone();
     tokio::spawn(async move {
         while let Some(call) = calls.next().await {
             let result = s.invoke(call).await;
-            let _ = connection.receive(BrowserToHostMessage::Result(Box::new(result)));
+            let _ = connection
+                .receive(BrowserToHostMessage::Result(Box::new(result)))
+                .await;
         }
     });
     (registry, session, vec![table, list])
@@ -466,8 +516,8 @@ fn observing_page(
 
 #[tokio::test]
 async fn observations_are_read_only_tools_and_descriptions_carry_the_contextual_note() {
-    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
-    let (_registry, _session, _handles) = observing_page(&mcp);
+    let (host, mcp) = server(&[], McpServerOptions::default()).await;
+    let (_registry, _session, _handles) = observing_page(&host).await;
     let tools = mcp.tools(RUN).await.unwrap();
     assert_eq!(
         names(&tools),
@@ -542,16 +592,9 @@ async fn a_procedure_whose_manifest_renames_its_capability_is_called_by_its_proc
         ))
         .unwrap(),
     );
-    let host =
+    let core =
         AgentHost::new().with_known_build(KnownBuild::new("console", "build-1", authority.clone()));
-    host.start_run(AgentRun {
-        run_id: RUN.into(),
-        session_id: "sess-1".into(),
-        tab_id: Some("tab-1".into()),
-        kind: ConsumerKind::Embedded,
-    })
-    .unwrap();
-    let mcp = McpServer::new(Arc::new(host), McpServerOptions::default());
+    let (host, mcp) = server_on(core, McpServerOptions::default()).await;
     let registry = SurfaceRegistry::new(authority.clone());
     let executor = Arc::new(CountingExecutor::default());
     registry.set_procedure_executor(executor.clone());
@@ -566,11 +609,12 @@ async fn a_procedure_whose_manifest_renames_its_capability_is_called_by_its_proc
         identity(),
         AgentConsumer::embedded("u1"),
     ));
-    let (connection, mut calls) = mcp.open_connection(auth()).unwrap();
+    let (connection, mut calls) = host.open_connection(auth()).unwrap();
     connection
         .receive(BrowserToHostMessage::Announcement(Box::new(
             session.connect("conn-1").unwrap(),
         )))
+        .await
         .unwrap();
     let tools: Vec<String> = mcp
         .host()
@@ -596,6 +640,7 @@ async fn a_procedure_whose_manifest_renames_its_capability_is_called_by_its_proc
     let result = session.invoke(call).await;
     connection
         .receive(BrowserToHostMessage::Result(Box::new(result)))
+        .await
         .unwrap();
     let answer = waiting.await.unwrap();
     assert!(!answer.is_error, "{answer:?}");
@@ -607,33 +652,30 @@ async fn a_procedure_whose_manifest_renames_its_capability_is_called_by_its_proc
 }
 
 #[tokio::test]
-async fn page_connections_refuse_oversized_foreign_and_duplicate_input() {
-    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
-    let (tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
+async fn page_connections_refuse_a_second_connection_id_and_a_foreign_build() {
+    // The page socket's own limits (message size, binary frames, text that
+    // is not a message) are tested in `page_socket.rs`.
+    let (host, _mcp) = server(&[], McpServerOptions::default()).await;
+    let (tab, _) = tab(&host, ConfirmationMode::Hold, true).await;
     assert!(matches!(
-        mcp.open_connection(auth()),
-        Err(TabError::ConnectionOpen(id)) if id == "conn-1"
-    ));
-    let huge = format!("\"{}\"", "a".repeat(MAX_BROWSER_MESSAGE_BYTES));
-    assert!(matches!(
-        tab.connection.receive_json(&huge),
-        Err(TabError::TooLarge { limit, .. }) if limit == MAX_BROWSER_MESSAGE_BYTES
-    ));
-    assert!(matches!(
-        tab.connection.receive_json(r#"{"hello":"world"}"#),
-        Err(TabError::NotAMessage(_))
+        host.open_connection(auth()),
+        Err(ReplicaError::ConnectionOpen(id)) if id == "conn-1"
     ));
     let mut foreign = serde_json::to_value(tab.session.announcement().unwrap()).unwrap();
     foreign["identity"]["buildId"] = json!("build-9");
     assert!(matches!(
-        tab.connection.receive_json(&foreign.to_string()),
-        Err(TabError::Host(HostError::UnknownBuild { .. }))
+        tab.connection
+            .receive(from_json_lossy(&foreign.to_string()).unwrap())
+            .await,
+        Err(DurableError::Host(HostError::UnknownBuild { .. }))
     ));
     // A well-formed announcement as text.
     let text = serde_json::to_string(&tab.session.announcement().unwrap()).unwrap();
     assert!(matches!(
-        tab.connection.receive_json(&text),
-        Ok(Received::Announcement(_))
+        tab.connection
+            .receive(from_json_lossy(&text).unwrap())
+            .await,
+        Ok(Received::Announcement { .. })
     ));
 }
 
@@ -683,13 +725,17 @@ async fn send(
 
 #[tokio::test]
 async fn the_endpoint_checks_tokens_revocation_and_the_session_bound() {
-    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default().max_sessions(1));
-    let (_tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
+    let (host, mcp) = server(&[], McpServerOptions::default().max_sessions(1)).await;
+    let (_tab, _) = tab(&host, ConfirmationMode::Hold, true).await;
     let service = mcp.http_service();
-    let token = mcp.issue_token(RUN);
+    let token = mcp.issue_token(RUN).await.unwrap();
     assert_eq!(token.len(), 64);
     assert!(token.bytes().all(|b| b.is_ascii_hexdigit()));
-    assert_ne!(token, mcp.issue_token(RUN), "tokens are random");
+    assert_ne!(
+        token,
+        mcp.issue_token(RUN).await.unwrap(),
+        "tokens are random"
+    );
 
     let (status, body) = send(&service, initialize()).await;
     assert_eq!(status, 401);
@@ -709,8 +755,8 @@ async fn the_endpoint_checks_tokens_revocation_and_the_session_bound() {
     let (status, body) = send(&mcp.http_service(), with_token(initialize(), &token)).await;
     assert_eq!(status, 503, "{body}");
 
-    assert!(mcp.revoke_token(&token));
-    assert!(!mcp.revoke_token(&token));
+    assert!(mcp.revoke_token(&token).await.unwrap());
+    assert!(!mcp.revoke_token(&token).await.unwrap());
     assert_eq!(
         send(&service, with_token(initialize(), &token)).await.0,
         401
@@ -753,11 +799,11 @@ fn message(body: &str) -> Value {
 
 #[tokio::test]
 async fn the_2026_07_28_lane_is_stateless_and_lists_each_tokens_own_run() {
-    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default().max_sessions(1));
-    let (_tab, _) = tab(&mcp, ConfirmationMode::Hold, true);
+    let (host, mcp) = server(&[], McpServerOptions::default().max_sessions(1)).await;
+    let (_tab, _) = tab(&host, ConfirmationMode::Hold, true).await;
     let service = mcp.http_service();
-    let token = mcp.issue_token(RUN);
-    let stranger = mcp.issue_token("run-of-nobody");
+    let token = mcp.issue_token(RUN).await.unwrap();
+    let stranger = mcp.issue_token("run-of-nobody").await.unwrap();
 
     let (status, body) = send(
         &service,
@@ -834,9 +880,9 @@ async fn the_2026_07_28_lane_is_stateless_and_lists_each_tokens_own_run() {
 
 #[tokio::test]
 async fn the_servers_own_loopback_origin_is_accepted_and_a_foreign_one_refused() {
-    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
+    let (_host, mcp) = server(&[], McpServerOptions::default()).await;
     let service = mcp.http_service();
-    let token = mcp.issue_token(RUN);
+    let token = mcp.issue_token(RUN).await.unwrap();
     let with_origin = |origin: &str, host: &str| {
         let mut request = with_token(initialize(), &token);
         request
@@ -876,10 +922,10 @@ async fn open_session(service: &surface_host::mcp::McpHttpService, token: &str) 
 
 #[tokio::test]
 async fn only_the_run_that_opened_a_session_may_use_its_stream_or_end_it() {
-    let mcp = McpServer::new(host_with(&[]), McpServerOptions::default());
+    let (_host, mcp) = server(&[], McpServerOptions::default()).await;
     let service = mcp.http_service();
-    let owner = mcp.issue_token(RUN);
-    let other = mcp.issue_token("run-2");
+    let owner = mcp.issue_token(RUN).await.unwrap();
+    let other = mcp.issue_token("run-2").await.unwrap();
     let session = open_session(&service, &owner).await;
     let on_session = |method: &str, token: &str| {
         let request = http::Request::builder()

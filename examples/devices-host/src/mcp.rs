@@ -55,7 +55,7 @@ pub(crate) async fn mcp_run(State(state): State<Arc<AppState>>, headers: HeaderM
             "The run could not be started.",
         );
     }
-    match state.mcp.issue_durable_token(&run_id).await {
+    match state.mcp.issue_token(&run_id).await {
         Ok(token) => orpc_ok(&json!({
             "runId": run_id,
             "token": token,

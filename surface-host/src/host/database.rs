@@ -168,7 +168,7 @@ pub(super) struct Opened {
 }
 
 impl Opened {
-    fn of<S: HostStore + McpStore + 'static>(
+    pub(super) fn of<S: HostStore + McpStore + 'static>(
         store: Arc<S>,
         wakeups: Option<Arc<dyn Wakeups>>,
     ) -> Self {

@@ -41,7 +41,7 @@ use surface_runtime::host::{
 };
 use surface_runtime::ConsumerKind;
 use surface_store::wake::{LocalWakeups, Wakeups};
-use surface_store::{HostStore, RouteRecord, StoreError};
+use surface_store::{HostStore, McpStore, RouteRecord, StoreError};
 
 pub use approvals::{ApprovalDecider, DecideError};
 #[cfg(feature = "axum")]
@@ -98,6 +98,7 @@ pub struct HostBuilder {
     replica_options: ReplicaOptions,
     mcp: McpServerOptions,
     wakeups: Option<Arc<dyn Wakeups>>,
+    store: Option<database::Opened>,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -132,6 +133,16 @@ impl HostBuilder {
     /// set on this builder before are replaced.
     pub fn agent_host(mut self, core: AgentHost) -> Self {
         self.core = core;
+        self
+    }
+
+    /// Runs on `store` instead of opening the builder's database: an
+    /// application's own implementation of both store traits, or one store
+    /// several hosts in one process share (give each its own
+    /// [`Self::replica`] name and one [`Self::wakeups`] bus). The database
+    /// then only names the store in errors and logs.
+    pub fn store<S: HostStore + McpStore + 'static>(mut self, store: Arc<S>) -> Self {
+        self.store = Some(database::Opened::of(store, None));
         self
     }
 
@@ -177,14 +188,17 @@ impl HostBuilder {
     /// [`HostStartError`]: the store, the recovery or the replica.
     pub async fn build(self) -> Result<Host, HostStartError> {
         let described = self.database.describe();
-        let opened = self
-            .database
-            .open()
-            .await
-            .map_err(|source| HostStartError::Store {
-                database: described,
-                source,
-            })?;
+        let opened = match self.store {
+            Some(opened) => opened,
+            None => self
+                .database
+                .open()
+                .await
+                .map_err(|source| HostStartError::Store {
+                    database: described,
+                    source,
+                })?,
+        };
         let wakeups = self
             .wakeups
             .or(opened.wakeups)
@@ -192,7 +206,7 @@ impl HostBuilder {
         let (durable, recovery) = DurableHost::open(self.core, opened.store, self.replica).await?;
         let (replica, interrupted_routes) =
             Replica::start(Arc::new(durable), wakeups, self.replica_options).await?;
-        let mcp = McpServer::for_replica(replica.clone(), opened.mcp_store, self.mcp);
+        let mcp = McpServer::new(replica.clone(), opened.mcp_store, self.mcp);
         Ok(Host {
             replica,
             mcp,
@@ -230,6 +244,7 @@ impl Host {
             replica_options: ReplicaOptions::default(),
             mcp: McpServerOptions::default(),
             wakeups: None,
+            store: None,
         }
     }
 
@@ -297,7 +312,7 @@ impl Host {
     /// # Errors
     /// [`StoreError`] when the store cannot be written (no token then).
     pub async fn issue_token(&self, run_id: &str) -> Result<String, StoreError> {
-        self.mcp.issue_durable_token(run_id).await
+        self.mcp.issue_token(run_id).await
     }
 
     /// Revokes a token [`Self::issue_token`] issued, on every replica: its
@@ -308,7 +323,7 @@ impl Host {
     /// [`StoreError`] when the store cannot be written (the token may
     /// still work then: try again).
     pub async fn revoke_token(&self, token: &str) -> Result<bool, StoreError> {
-        self.mcp.revoke_durable_token(token).await
+        self.mcp.revoke_token(token).await
     }
 
     /// Opens the host side of a page connection the application

@@ -102,7 +102,6 @@ pub(super) fn no_server_executor() -> AgentError {
 }
 
 /// A dispatch the replica refused (feature `store`).
-#[cfg(feature = "store")]
 pub(super) fn refusal_error(reason: crate::host::replica::Refusal) -> AgentError {
     use crate::host::replica::Refusal;
     match reason {
@@ -133,7 +132,6 @@ pub(super) fn refusal_error(reason: crate::host::replica::Refusal) -> AgentError
 /// The result of a call a replica ran or routed (feature `store`); the
 /// host's own answers name `capability_id` at `surface_version` (the
 /// tool's, as the catalog lists it).
-#[cfg(feature = "store")]
 pub(super) fn call_end_result(
     invocation_id: &str,
     capability_id: &str,

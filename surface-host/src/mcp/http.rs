@@ -247,7 +247,6 @@ impl ServerHandler for SessionHandler {
                 return Err(ErrorData::internal_error("the client cancelled the call", None));
             }
         };
-        #[cfg(feature = "store")]
         if let (true, Some(result), Some(replica)) = (tasks, &result, self.shared.replica()) {
             if let Some(task) = super::tasks::task_for_held_call(replica, &run, result).await {
                 return Ok(CallToolResponse::Task(task));
@@ -265,7 +264,6 @@ impl ServerHandler for SessionHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let run = self.run(&context)?;
-        #[cfg(feature = "store")]
         if let (true, Some(replica)) = (is_current_revision(&context), self.shared.replica()) {
             return super::tasks::get_task(replica, &run, &request.task_id).await;
         }
@@ -279,7 +277,6 @@ impl ServerHandler for SessionHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let run = self.run(&context)?;
-        #[cfg(feature = "store")]
         if let (true, Some(replica)) = (is_current_revision(&context), self.shared.replica()) {
             return super::tasks::cancel_task(replica, &run, &request.task_id)
                 .await
@@ -486,7 +483,6 @@ fn is_initialize(body: &[u8]) -> bool {
 
 /// Whether a request's `MCP-Protocol-Version` header names 2026-07-28 or
 /// later (the stateless lane).
-#[cfg(feature = "store")]
 fn names_current_revision(headers: &http::HeaderMap) -> bool {
     headers
         .get("mcp-protocol-version")
@@ -495,7 +491,6 @@ fn names_current_revision(headers: &http::HeaderMap) -> bool {
 }
 
 /// A JSON-RPC response as an `application/json` body (**200**).
-#[cfg(feature = "store")]
 fn json_response(message: &Value) -> HttpResponse {
     let body = serde_json::to_vec(message).unwrap_or_default();
     Response::builder()
@@ -507,12 +502,10 @@ fn json_response(message: &Value) -> HttpResponse {
 
 /// The longest a legacy `initialize` response is read to add the
 /// 2025-11-25 `tasks` capability: 10 s (rmcp answers at once).
-#[cfg(feature = "store")]
 const INITIALIZE_READ: Duration = Duration::from_secs(10);
 
 /// The largest legacy `initialize` response read whole: 256 KiB (larger
 /// ones are passed on with the capability refused as not understood).
-#[cfg(feature = "store")]
 const MAX_INITIALIZE_BYTES: usize = 256 * 1024;
 
 /// rmcp's answer to a legacy `initialize` with `capabilities.tasks`
@@ -521,7 +514,6 @@ const MAX_INITIALIZE_BYTES: usize = 256 * 1024;
 /// result — an `application/json` body or the `data:` line of an SSE
 /// stream. A response that cannot be read within [`INITIALIZE_READ`] and
 /// [`MAX_INITIALIZE_BYTES`] becomes a **500**.
-#[cfg(feature = "store")]
 async fn with_legacy_tasks_capability(response: HttpResponse) -> HttpResponse {
     let (mut parts, body) = response.into_parts();
     let limited = http_body_util::Limited::new(body, MAX_INITIALIZE_BYTES);
@@ -555,7 +547,6 @@ async fn with_legacy_tasks_capability(response: HttpResponse) -> HttpResponse {
 
 /// The initialize response `json` with `result.capabilities.tasks`, or
 /// `None` for anything else.
-#[cfg(feature = "store")]
 fn add_tasks_capability(json: &str) -> Option<String> {
     if !json.starts_with('{') {
         return None;
@@ -604,10 +595,10 @@ impl McpHttpService {
             // which also admits the server's own loopback origin.
             .disable_allowed_origins()
             .with_max_request_body_bytes(options.max_request_body_bytes);
-        #[cfg(feature = "store")]
         if let Some(store) = shared.mcp_store() {
             // Sessions opened on another replica are served here too.
-            config.session_store = Some(Arc::new(super::replica::StoreSessions(store.clone())));
+            config.session_store =
+                Some(Arc::new(super::session_store::StoreSessions(store.clone())));
         }
         let factory_shared = shared.clone();
         let inner = StreamableHttpService::new(
@@ -648,7 +639,6 @@ impl McpHttpService {
     /// (opened on another replica, or here before it expired) is restored
     /// by rmcp from the store — only for that run and within
     /// `max_sessions` (**503**).
-    #[cfg_attr(not(feature = "store"), allow(clippy::unused_async))]
     async fn check_session(&self, headers: &http::HeaderMap, run: &str) -> Option<HttpResponse> {
         let session = headers.get("mcp-session-id")?;
         let not_found = || Some(plain(StatusCode::NOT_FOUND, "Session not found"));
@@ -661,7 +651,6 @@ impl McpHttpService {
             Some(_) => return not_found(),
             None => {}
         }
-        #[cfg(feature = "store")]
         if let Some(store) = self.shared.mcp_store() {
             let bound = store.mcp_session_run(session).await;
             match bound {
@@ -712,7 +701,6 @@ impl McpHttpService {
             return;
         };
         self.remember_session(session, run).await;
-        #[cfg(feature = "store")]
         if let Some(store) = self.shared.mcp_store() {
             let at = i64::try_from(surface_runtime::Clock::now_ms(
                 &surface_runtime::SystemClock,
@@ -773,7 +761,6 @@ where
                 Ok(body) => body,
                 Err(refusal) => return Ok(refusal.response()),
             };
-            #[cfg(feature = "store")]
             if in_session && this.shared.is_durable() && !names_current_revision(&parts.headers) {
                 if let Some(answer) = super::tasks::legacy::answer(&this.shared, &run, &body).await
                 {
@@ -795,7 +782,6 @@ where
             }
             let response = this.inner.handle(request).await;
             this.bind_session(&response, &run).await;
-            #[cfg(feature = "store")]
             if this.shared.is_durable() {
                 return Ok(with_legacy_tasks_capability(response).await);
             }

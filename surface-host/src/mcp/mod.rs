@@ -1,8 +1,10 @@
 //! The agent host's MCP server (feature `mcp`, native targets; docs/agents.md,
 //! "The MCP server").
 //!
-//! [`McpServer`] puts an MCP front on an [`AgentHost`]: an MCP client that
-//! presents a bearer token issued for a run ([`McpServer::issue_token`])
+//! [`McpServer`] is the MCP front of a [`Host`](crate::host::Host) (which
+//! starts it: `Host::mcp`, `Host::mcp_service`): an MCP client that
+//! presents a bearer token issued for a run ([`McpServer::issue_token`],
+//! recorded in the host store, so every replica accepts it)
 //! sees that run's composed tools — the live surface of the run's tab plus
 //! the host's direct server tools, one presentation per canonical
 //! capability id — exported with [`surface_runtime::export`]; `tools/call` is
@@ -11,10 +13,9 @@
 //! module's `CallToolResult` mapping; `notifications/tools/list_changed`
 //! goes out when an announcement (or a closed tab) changes a run's tools.
 //!
-//! The tab's side of the host is transport-free as everywhere else:
-//! [`McpServer::open_connection`] gives a [`McpTabConnection`] to hand the
-//! page's messages to and a [`TabCalls`] stream of the calls to send it.
-//! A tab whose session uses [`ConfirmationMode::Hold`] keeps a call that
+//! Pages connect to the host (`Host::open_connection`, `Host::page_socket`,
+//! `InProcessTab`), not to this server; a call runs on the replica holding
+//! the run's tab. A tab whose session uses [`ConfirmationMode::Hold`] keeps a call that
 //! needs the user's confirmation open; the MCP call stays open too and the
 //! client receives `notifications/progress` while the user decides (when it
 //! sent a `progressToken`).
@@ -29,11 +30,8 @@
 mod errors;
 mod http;
 pub mod jsonrpc;
-#[cfg(feature = "store")]
-mod replica;
 pub mod rmcp_model;
-mod tab;
-#[cfg(feature = "store")]
+mod session_store;
 mod tasks;
 
 use std::collections::HashMap;
@@ -42,19 +40,20 @@ use std::time::Duration;
 
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 pub use http::McpHttpService;
-pub use tab::{McpTabConnection, Received, TabCalls, TabError};
 
 use surface_runtime::export::{
     CatalogTool, ExportError, ExportOptions, McpCallToolResult, McpTool, ToolCall, ToolCatalog,
     ToolDescriptor, ToolRoute, ToolSource, MAX_ARGUMENTS_BYTES,
 };
 use surface_runtime::host::{
-    AgentHost, BrowserSurfaceCall, BrowserSurfaceOutcome, BrowserSurfaceProgress, HostTool,
-    InterruptedCall, ProgressStage, ToolCallRequest,
+    AgentHost, BrowserSurfaceProgress, HostTool, ProgressStage, ToolCallRequest,
 };
+use surface_store::McpStore;
+
+use crate::host::replica::Replica;
 use surface_runtime::invocation::{AgentConsumer, AgentError, AgentInvocationResult};
 use surface_runtime::registry::SurfaceRegistry;
 
@@ -72,9 +71,6 @@ pub const DEFAULT_MAX_SESSIONS: usize = 64;
 /// Default bound of one HTTP request body: 1 MiB (four times the largest
 /// accepted tool arguments, `export::MAX_ARGUMENTS_BYTES`).
 pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 1024 * 1024;
-/// Longest browser → host message [`McpTabConnection::receive_json`]
-/// accepts: 8 MiB (an announcement carries the whole snapshot).
-pub const MAX_BROWSER_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 /// The MCP protocol revisions the server serves, on one endpoint; each
 /// request's revision decides how it is served:
 ///
@@ -96,7 +92,8 @@ pub const MAX_BROWSER_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 /// `initialize` is offered 2025-11-25 instead.
 pub const PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28"];
 
-/// Configuration of [`McpServer::new`].
+/// Configuration of the MCP server of a [`Host`](crate::host::Host)
+/// (`HostBuilder::mcp`).
 #[derive(Clone)]
 pub struct McpServerOptions {
     /// Host-side bound of one `tools/call`, from dispatch to result
@@ -212,17 +209,6 @@ impl std::fmt::Debug for McpServerOptions {
     }
 }
 
-/// How a waiting `tools/call` ends.
-enum Completion {
-    Outcome(BrowserSurfaceOutcome),
-    Interrupted,
-}
-
-struct Waiter {
-    done: oneshot::Sender<Completion>,
-    progress: mpsc::UnboundedSender<BrowserSurfaceProgress>,
-}
-
 /// Where a run's `notifications/tools/list_changed` goes.
 #[derive(Clone)]
 pub(crate) enum ListenerKind {
@@ -313,12 +299,6 @@ type TokenDigest = [u8; 32];
 
 #[derive(Default)]
 struct McpState {
-    /// SHA-256 of each issued token → its run.
-    tokens: HashMap<TokenDigest, String>,
-    /// Open tab connections: where their calls go.
-    connections: HashMap<String, mpsc::UnboundedSender<BrowserSurfaceCall>>,
-    /// Outstanding browser calls by invocation id.
-    waiters: HashMap<String, Waiter>,
     /// Who is told of a run's `list_changed`: its legacy MCP sessions and
     /// its 2026-07-28 `subscriptions/listen` streams.
     listeners: HashMap<String, Vec<Listener>>,
@@ -336,7 +316,6 @@ struct McpState {
     catalogs: HashMap<String, CachedTools>,
     /// The tasks of task-augmented legacy calls answered at once (bounded,
     /// [`tasks::legacy::MAX_ANSWERED_TASKS`]).
-    #[cfg(feature = "store")]
     answered_tasks: tasks::legacy::AnsweredTasks,
 }
 
@@ -372,28 +351,17 @@ impl RunTools {
     }
 }
 
-/// Where the server's browser tools live.
-pub(crate) enum Backend {
-    /// This process's in-memory host; pages connect through
-    /// [`McpServer::open_connection`].
-    Local(Arc<AgentHost>),
-    /// A replica of a shared store (feature `store`): pages connect
-    /// through [`crate::host::replica::Replica::open_connection`] on
-    /// whichever replica they reached.
-    #[cfg(feature = "store")]
-    Replica(crate::host::replica::Replica),
-}
-
 pub(crate) struct Shared {
-    backend: Backend,
+    /// The replica whose runs this server serves (its calls run on the
+    /// replica holding the tab).
+    replica: Replica,
     options: McpServerOptions,
     state: Mutex<McpState>,
     /// The legacy sessions of every HTTP service of this server, and the
     /// lock that makes counting and opening one step.
     http_sessions: std::sync::OnceLock<HttpSessions>,
-    /// Where tokens and sessions are recorded, in replica mode.
-    #[cfg(feature = "store")]
-    mcp_store: Option<Arc<dyn surface_store::McpStore>>,
+    /// Where tokens and sessions are recorded (every replica reads them).
+    mcp_store: Arc<dyn McpStore>,
 }
 
 type HttpSessions = (
@@ -401,19 +369,9 @@ type HttpSessions = (
     Arc<tokio::sync::Mutex<()>>,
 );
 
-/// The MCP front of an [`AgentHost`] (docs/agents.md, "The MCP server").
-/// Cheap to clone; all clones share one server.
-///
-/// ```ignore
-/// let host = Arc::new(AgentHost::new().with_known_build(build));
-/// host.start_run(AgentRun { run_id: "run-1".into(), session_id, tab_id: Some(tab_id), kind })?;
-/// let mcp = McpServer::new(host.clone(), McpServerOptions::default());
-/// let token = mcp.issue_token("run-1");                    // give it to the MCP client
-/// let app = axum::Router::new().route_service("/mcp", mcp.http_service());
-/// // per authenticated page connection:
-/// let (tab, mut calls) = mcp.open_connection(AuthenticatedConnection::new(conn, session, user))?;
-/// // page → host: tab.receive_json(&text)?;   host → page: while let Some(c) = calls.next().await { send(c) }
-/// ```
+/// The MCP front of a [`Host`](crate::host::Host) (docs/agents.md, "The
+/// MCP server"): `Host::mcp` returns it, `Host::mcp_service` its HTTP
+/// endpoint. Cheap to clone; all clones share one server.
 #[derive(Clone)]
 pub struct McpServer {
     shared: Arc<Shared>,
@@ -423,10 +381,10 @@ impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = self.shared.lock();
         f.debug_struct("McpServer")
-            .field("tokens", &state.tokens.len())
-            .field("connections", &state.connections.len())
-            .field("waiting_calls", &state.waiters.len())
-            .finish()
+            .field("replica", &self.shared.replica.name())
+            .field("listeners", &state.listeners.len())
+            .field("subscriptions", &state.subscriptions)
+            .finish_non_exhaustive()
     }
 }
 
@@ -449,53 +407,38 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The store of tokens and sessions, in replica mode.
-    #[cfg(feature = "store")]
-    pub(crate) fn mcp_store(&self) -> Option<&Arc<dyn surface_store::McpStore>> {
-        self.mcp_store.as_ref()
+    /// The store of tokens and sessions (`Option` for the call sites
+    /// written when a server could run without one: always `Some`).
+    pub(crate) fn mcp_store(&self) -> Option<&Arc<dyn McpStore>> {
+        Some(&self.mcp_store)
     }
 
-    /// The in-memory host (of the replica, in replica mode).
+    /// The replica's in-memory host.
     fn agent_host(&self) -> &AgentHost {
-        match &self.backend {
-            Backend::Local(host) => host,
-            #[cfg(feature = "store")]
-            Backend::Replica(replica) => replica.durable().host(),
-        }
+        self.replica.durable().host()
     }
 
-    /// The run a bearer token was issued for: one issued here, or (in
-    /// replica mode) one the shared store records.
+    /// The run a bearer token was issued for (the store's record of its
+    /// SHA-256), or `None` — also when the store cannot be read.
     pub(crate) async fn run_for_token(&self, token: &str) -> Option<String> {
-        let digest = token_digest(token);
-        if let Some(run) = self.lock().tokens.get(&digest).cloned() {
-            return Some(run);
+        let digest = hex::encode(token_digest(token));
+        match self.mcp_store.token_run(&digest).await {
+            Ok(run) => run,
+            Err(error) => {
+                tracing::error!(%error, "MCP: the token store cannot be read");
+                None
+            }
         }
-        #[cfg(feature = "store")]
-        if let Some(store) = self.mcp_store() {
-            return match store.token_run(&hex::encode(digest)).await {
-                Ok(run) => run,
-                Err(error) => {
-                    tracing::error!(%error, "MCP: the token store cannot be read");
-                    None
-                }
-            };
-        }
-        None
     }
 
-    /// The run's composed tools from the backend.
+    /// The run's composed tools, wherever its tab is connected.
     async fn composed_tools(&self, run_id: &str) -> Vec<HostTool> {
-        match &self.backend {
-            Backend::Local(host) => host.tools_for_run(run_id),
-            #[cfg(feature = "store")]
-            Backend::Replica(replica) => match replica.tools_for_run(run_id).await {
-                Ok(tools) => tools,
-                Err(error) => {
-                    tracing::error!(run_id, %error, "MCP: the run's tools cannot be read");
-                    Vec::new()
-                }
-            },
+        match self.replica.tools_for_run(run_id).await {
+            Ok(tools) => tools,
+            Err(error) => {
+                tracing::error!(run_id, %error, "MCP: the run's tools cannot be read");
+                Vec::new()
+            }
         }
     }
 
@@ -589,24 +532,16 @@ impl Shared {
         self.lock().listed.insert(run_id.to_string(), digest);
     }
 
-    /// Whether calls and approvals are rows of a store (the replica
-    /// backend): MCP tasks are offered then.
+    /// Whether calls and approvals are rows of a store: always (MCP tasks
+    /// are offered).
     pub(crate) fn is_durable(&self) -> bool {
-        self.replica().is_some()
+        true
     }
 
-    /// The replica, on the replica backend.
-    #[cfg(feature = "store")]
-    pub(crate) fn replica(&self) -> Option<&crate::host::replica::Replica> {
-        match &self.backend {
-            Backend::Replica(replica) => Some(replica),
-            Backend::Local(_) => None,
-        }
-    }
-
-    #[cfg(not(feature = "store"))]
-    pub(crate) fn replica(&self) -> Option<&()> {
-        None
+    /// The replica (`Option` for call sites written when a server could
+    /// run without one: always `Some`).
+    pub(crate) fn replica(&self) -> Option<&Replica> {
+        Some(&self.replica)
     }
 
     /// Tells `listener` of `run_id`'s tool changes from now on (until it
@@ -655,18 +590,8 @@ impl Shared {
         }
     }
 
-    /// Sends `notifications/tools/list_changed` to the sessions of every
-    /// run whose tool list differs from what it was last shown (in the
-    /// background: the tools are composed asynchronously).
-    fn notify_tool_changes(self: &Arc<Self>) {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            tracing::warn!("tools/list_changed not sent: no tokio runtime");
-            return;
-        };
-        let shared = self.clone();
-        runtime.spawn(async move { shared.notify_tool_changes_now().await });
-    }
-
+    /// Sends `notifications/tools/list_changed` to the listeners of every
+    /// run whose tool list differs from what it was last shown.
     async fn notify_tool_changes_now(&self) {
         let runs: Vec<String> = {
             let mut state = self.lock();
@@ -691,31 +616,6 @@ impl Shared {
                 tokio::spawn(listener.notify_tool_list_changed());
             }
         }
-    }
-
-    fn interrupt(&self, interrupted: &[InterruptedCall]) {
-        let waiters: Vec<Waiter> = {
-            let mut state = self.lock();
-            interrupted
-                .iter()
-                .filter_map(|c| state.waiters.remove(&c.call.invocation.invocation_id))
-                .collect()
-        };
-        for waiter in waiters {
-            let _ = waiter.done.send(Completion::Interrupted);
-        }
-    }
-}
-
-/// Removes a call's waiter when its `tools/call` ends, however it ends.
-struct WaiterGuard<'a> {
-    shared: &'a Shared,
-    invocation_id: String,
-}
-
-impl Drop for WaiterGuard<'_> {
-    fn drop(&mut self) {
-        self.shared.lock().waiters.remove(&self.invocation_id);
     }
 }
 
@@ -778,21 +678,38 @@ impl CallTarget<'_> {
 }
 
 impl McpServer {
-    /// An MCP server for `host`'s runs.
-    pub fn new(host: Arc<AgentHost>, options: McpServerOptions) -> Self {
-        Self {
-            shared: Arc::new(Shared {
-                backend: Backend::Local(host),
-                options,
-                state: Mutex::new(McpState::default()),
-                #[cfg(feature = "store")]
-                mcp_store: None,
-                http_sessions: std::sync::OnceLock::new(),
-            }),
-        }
+    /// The MCP server of `replica`: the run's tools are composed from the
+    /// store wherever its tab is connected, calls run on the tab's
+    /// replica, tokens and sessions live in `mcp_store` (the same database
+    /// as the replica's store, so every replica accepts them). Needs a
+    /// tokio runtime: a task sends `tools/list_changed` when the replica's
+    /// surfaces change. Started by [`Host`](crate::host::Host)'s builder.
+    pub(crate) fn new(
+        replica: Replica,
+        mcp_store: Arc<dyn McpStore>,
+        options: McpServerOptions,
+    ) -> Self {
+        let mut changes = replica.changes();
+        let shared = Arc::new(Shared {
+            replica,
+            options,
+            state: Mutex::new(McpState::default()),
+            http_sessions: std::sync::OnceLock::new(),
+            mcp_store,
+        });
+        let weak = Arc::downgrade(&shared);
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                let Some(shared) = weak.upgrade() else {
+                    return;
+                };
+                shared.notify_tool_changes_now().await;
+            }
+        });
+        Self { shared }
     }
 
-    /// The in-memory agent host (in replica mode, the replica's).
+    /// The replica's in-memory agent host.
     pub fn host(&self) -> &AgentHost {
         self.shared.agent_host()
     }
@@ -802,37 +719,45 @@ impl McpServer {
         &self.shared.options
     }
 
-    /// Issues a bearer token for `run_id`: 64 hex digits from the
-    /// platform's randomness. A client presenting it
-    /// (`Authorization: Bearer <token>`) sees and calls that run's tools.
-    /// Only the token's SHA-256 is kept. The run must exist when the
+    /// Issues a bearer token for `run_id`, valid on every replica of the
+    /// store: 64 hex digits from the platform's randomness, of which only
+    /// the SHA-256 is recorded (`host_tokens`) before the token is
+    /// returned. A client presenting it (`Authorization: Bearer <token>`)
+    /// sees and calls that run's tools. The run must exist when the
     /// client lists tools (an unknown run has no tools).
+    ///
+    /// # Errors
+    /// [`StoreError`](surface_store::StoreError) when the store cannot be
+    /// written (no token then).
     ///
     /// # Panics
     /// When the platform's randomness fails (no token is better than a
     /// guessable one).
-    pub fn issue_token(&self, run_id: &str) -> String {
+    pub async fn issue_token(&self, run_id: &str) -> Result<String, surface_store::StoreError> {
         let token = random_id("");
+        let digest = hex::encode(token_digest(&token));
+        let at = i64::try_from(surface_runtime::Clock::now_ms(
+            &surface_runtime::SystemClock,
+        ))
+        .unwrap_or(i64::MAX);
         self.shared
-            .lock()
-            .tokens
-            .insert(token_digest(&token), run_id.to_string());
-        token
+            .mcp_store
+            .record_token(&digest, run_id, at)
+            .await?;
+        Ok(token)
     }
 
-    /// Revokes a token [`Self::issue_token`] issued (kept in this
-    /// process's memory); its requests are refused with 401 from now on
-    /// (sessions opened with it stay bound to their run until they end).
-    /// Returns whether it was issued here. A token recorded in the store
-    /// (`issue_durable_token`, `Host::issue_token`) is revoked with
-    /// `revoke_durable_token` (`Host::revoke_token`): this method leaves it
-    /// valid.
-    pub fn revoke_token(&self, token: &str) -> bool {
-        self.shared
-            .lock()
-            .tokens
-            .remove(&token_digest(token))
-            .is_some()
+    /// Revokes a token [`Self::issue_token`] issued, on every replica: its
+    /// requests are refused with 401 from the next one on (sessions opened
+    /// with it stay bound to their run until they end). Returns whether it
+    /// was recorded.
+    ///
+    /// # Errors
+    /// [`StoreError`](surface_store::StoreError) when the store cannot be
+    /// written (the token may still work then: try again).
+    pub async fn revoke_token(&self, token: &str) -> Result<bool, surface_store::StoreError> {
+        let digest = hex::encode(token_digest(token));
+        self.shared.mcp_store.revoke_token(&digest).await
     }
 
     /// The tools a client of `run_id` sees (MCP `Tool` definitions).
@@ -849,22 +774,6 @@ impl McpServer {
     /// `axum::Router::new().route_service("/mcp", mcp.http_service())`.
     pub fn http_service(&self) -> McpHttpService {
         McpHttpService::new(self.shared.clone())
-    }
-
-    /// Opens the host side of an authenticated page connection (the
-    /// application authenticated it: docs/host.md). Announcements, results
-    /// and progress arriving on it go to [`McpTabConnection::receive`];
-    /// the calls to send to the page come out of [`TabCalls::next`]. The
-    /// connection closes when the [`McpTabConnection`] is dropped or
-    /// closed.
-    ///
-    /// # Errors
-    /// [`TabError::ConnectionOpen`] when this connection id is open.
-    pub fn open_connection(
-        &self,
-        connection: surface_runtime::host::AuthenticatedConnection,
-    ) -> Result<(McpTabConnection, TabCalls), TabError> {
-        tab::open(self.shared.clone(), connection)
     }
 
     /// Runs one `tools/call` of `run_id` — what the HTTP endpoint does for
@@ -1001,73 +910,17 @@ impl McpServer {
         progress: Option<ProgressSink<'_>>,
     ) -> AgentInvocationResult {
         let (progress_tx, progress_rx) = mpsc::unbounded_channel();
-        match &self.shared.backend {
-            Backend::Local(host) => {
-                self.local_call(host, target, request, progress_tx, progress_rx, progress)
-                    .await
-            }
-            #[cfg(feature = "store")]
-            Backend::Replica(replica) => {
-                let timeout_ms = millis(replica.options().call_timeout);
-                let done = async move {
-                    let end = replica.call(request, Some(progress_tx)).await;
-                    errors::call_end_result(
-                        target.invocation_id,
-                        target.capability_id,
-                        target.surface_version,
-                        end,
-                        timeout_ms,
-                    )
-                };
-                self.await_call(target, done, progress_rx, progress).await
-            }
-        }
-    }
-
-    /// Dispatches to a tab connected to this server and waits.
-    async fn local_call(
-        &self,
-        host: &AgentHost,
-        target: &CallTarget<'_>,
-        request: ToolCallRequest,
-        progress_tx: mpsc::UnboundedSender<BrowserSurfaceProgress>,
-        progress_rx: mpsc::UnboundedReceiver<BrowserSurfaceProgress>,
-        progress: Option<ProgressSink<'_>>,
-    ) -> AgentInvocationResult {
-        let shared = &*self.shared;
-        let invocation_id = request.invocation_id.clone();
-        let (done_tx, done_rx) = oneshot::channel();
-        // Registered before dispatch, so no answer can arrive unheard.
-        shared.lock().waiters.insert(
-            invocation_id.clone(),
-            Waiter {
-                done: done_tx,
-                progress: progress_tx,
-            },
-        );
-        let _guard = WaiterGuard {
-            shared,
-            invocation_id,
-        };
-        let call = match host.dispatch(request) {
-            Ok(call) => call,
-            Err(error) => return target.error(errors::dispatch_error(&error)),
-        };
-        let sender = shared.lock().connections.get(&call.connection_id).cloned();
-        match sender {
-            Some(sender) if sender.send(call).is_ok() => {}
-            // The connection closed meanwhile: the host interrupted (or
-            // will interrupt) the call.
-            _ => return target.error(errors::interrupted()),
-        }
+        let replica = &self.shared.replica;
+        let timeout_ms = millis(replica.options().call_timeout);
         let done = async move {
-            match done_rx.await {
-                Ok(Completion::Outcome(BrowserSurfaceOutcome::Invocation(result))) => result,
-                Ok(Completion::Outcome(BrowserSurfaceOutcome::Rejected(rejected))) => {
-                    target.error(errors::rejection_error(rejected.reason))
-                }
-                Ok(Completion::Interrupted) | Err(_) => target.error(errors::interrupted()),
-            }
+            let end = replica.call(request, Some(progress_tx)).await;
+            errors::call_end_result(
+                target.invocation_id,
+                target.capability_id,
+                target.surface_version,
+                end,
+                timeout_ms,
+            )
         };
         self.await_call(target, done, progress_rx, progress).await
     }
