@@ -131,9 +131,11 @@ pub fn sha256(bytes: &[u8]) -> [u8; 32] {
 
 /// An incremental SHA-256; also an [`std::io::Write`] sink, so a value can
 /// be serialized straight into it (writing never fails).
+#[cfg(feature = "agent-host")]
 #[derive(Clone, Default)]
 pub(crate) struct Sha256Hasher(Sha256);
 
+#[cfg(feature = "agent-host")]
 impl Sha256Hasher {
     /// A hasher with nothing hashed yet.
     pub(crate) fn new() -> Self {
@@ -151,6 +153,7 @@ impl Sha256Hasher {
     }
 }
 
+#[cfg(feature = "agent-host")]
 impl std::io::Write for Sha256Hasher {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         self.0.update(bytes);

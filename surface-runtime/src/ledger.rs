@@ -118,21 +118,25 @@ impl<E, R> IdLedger<E, R> {
         self.table.len()
     }
 
+    #[cfg(feature = "agent-host")]
     /// How many results are kept (at most `max_results`).
     pub(crate) fn kept_results(&self) -> usize {
         self.kept.len()
     }
 
+    #[cfg(feature = "agent-host")]
     /// The bound of held ids.
     pub(crate) fn max_ids(&self) -> usize {
         self.max_ids
     }
 
+    #[cfg(feature = "agent-host")]
     /// Sets the bound of held ids (ids already held stay).
     pub(crate) fn set_max_ids(&mut self, max_ids: usize) {
         self.max_ids = max_ids;
     }
 
+    #[cfg(feature = "agent-host")]
     /// Sets how many results are kept, evicting the oldest beyond it.
     pub(crate) fn set_max_results(&mut self, max_results: usize) {
         self.max_results = max_results;

@@ -16,20 +16,24 @@
 //!   escapes in their text ([`from_json_lossy`]); `session` —
 //!   [`BrowserSurfaceSession`];
 //!   `source` — [`SurfaceSource`], what a session needs of a registry;
-//! * `agent_host` — [`AgentHost`]; `verify` — how it checks an
-//!   announcement against a [`KnownBuild`] (with the registry's own rules);
+//! * `agent_host` — `AgentHost` (feature `agent-host`: a server's, never
+//!   compiled into a page); `verify` — how it checks an announcement
+//!   against a `KnownBuild` (with the registry's own rules);
 //!   `error` — [`HostError`].
 
+#[cfg(feature = "agent-host")]
 mod agent_host;
 mod confirm;
 mod error;
 mod progress;
 mod session;
 mod source;
+#[cfg(feature = "agent-host")]
 mod verify;
 mod wire;
 mod wire_text;
 
+#[cfg(feature = "agent-host")]
 pub use agent_host::*;
 pub(crate) use confirm::LocalHolds;
 pub use confirm::{
@@ -44,6 +48,7 @@ pub use session::{
     DEFAULT_MAX_ENTRIES, DEFAULT_TTL,
 };
 pub use source::{SourceListener, SourceSubscription, SurfaceSource};
+#[cfg(feature = "agent-host")]
 pub use verify::KnownBuild;
 pub use wire::{
     serialized_chars, AnnouncementType, BrowserSurfaceAnnouncement, BrowserSurfaceCall,
