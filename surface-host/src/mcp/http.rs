@@ -30,7 +30,7 @@ use super::{rmcp_model, Listener, McpProgress, McpServer, Shared, PROTOCOL_VERSI
 #[derive(Clone, Debug)]
 struct AuthenticatedRun(String);
 
-type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
+pub(crate) type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
 
 /// The MCP handler of one MCP session: bound to the run of the token that
 /// opened it.
@@ -496,7 +496,7 @@ fn names_current_revision(headers: &http::HeaderMap) -> bool {
 
 /// A JSON-RPC response as an `application/json` body (**200**).
 #[cfg(feature = "store")]
-fn json_response(message: &Value) -> HttpResponse {
+pub(crate) fn json_response(message: &Value) -> HttpResponse {
     let body = serde_json::to_vec(message).unwrap_or_default();
     Response::builder()
         .status(StatusCode::OK)
@@ -777,7 +777,7 @@ where
             if in_session && this.shared.is_durable() && !names_current_revision(&parts.headers) {
                 if let Some(answer) = super::tasks::legacy::answer(&this.shared, &run, &body).await
                 {
-                    return Ok(json_response(&answer));
+                    return Ok(answer);
                 }
             }
             // Only a legacy `initialize` opens a session; a 2026-07-28
