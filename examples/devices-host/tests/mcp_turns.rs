@@ -105,7 +105,10 @@ fn tools_present(test: &str) -> bool {
     let chromedriver = tool("CHROMEDRIVER", "/usr/bin/chromedriver");
     let missing = if !chromium.exists() || !chromedriver.exists() {
         "Chromium or ChromeDriver is missing: apt-get install -y chromium chromium-driver"
-    } else if !available("node") || !mcp_client_dir().join("node_modules/.package-lock.json").exists()
+    } else if !available("node")
+        || !mcp_client_dir()
+            .join("node_modules/.package-lock.json")
+            .exists()
     {
         "Node.js or tests/mcp-client/node_modules is missing (npm ci there)"
     } else if !available("wasm-bindgen") {
@@ -142,8 +145,8 @@ async fn stack(test: &str) -> Option<Stack> {
     config.database = Database::Sqlite(profile.join("host.db"));
     config.approver_secret = APPROVER_SECRET.into();
     let host = serve(config).await.expect("the host starts");
-    let driver = Driver::start(&tool("CHROMEDRIVER", "/usr/bin/chromedriver"))
-        .expect("chromedriver starts");
+    let driver =
+        Driver::start(&tool("CHROMEDRIVER", "/usr/bin/chromedriver")).expect("chromedriver starts");
     let browser = driver
         .session_with(&tool("CHROMIUM", "/usr/bin/chromium"), &profile, &[])
         .await
@@ -261,7 +264,13 @@ impl Stack {
             .as_array()
             .unwrap()
             .iter()
-            .map(|d| format!("{}:{}", d["id"].as_str().unwrap(), d["status"].as_str().unwrap()))
+            .map(|d| {
+                format!(
+                    "{}:{}",
+                    d["id"].as_str().unwrap(),
+                    d["status"].as_str().unwrap()
+                )
+            })
             .collect()
     }
 
@@ -401,7 +410,15 @@ async fn turn(s: &Stack, lane: &str, shots: &str) -> Seen {
         working,
         json!({"step": "status", "taskId": "appr-1", "status": "working", "statusMessage": HELD})
     );
-    assert_eq!(s.server_ids().await, ["dev-1:active", "dev-2:disabled", "dev-3:disabled", "dev-locked:active"]);
+    assert_eq!(
+        s.server_ids().await,
+        [
+            "dev-1:active",
+            "dev-2:disabled",
+            "dev-3:disabled",
+            "dev-locked:active"
+        ]
+    );
     s.approve_on_approver_page("appr-1", &format!("{shots}-3-approver"))
         .await;
     let mut statuses = vec![working];
@@ -450,7 +467,11 @@ async fn assert_purged_once(s: &Stack) {
         .await
         .unwrap()
         .expect("the host recorded appr-1");
-    assert!(approval.run_id.starts_with("mcp-run-"), "{}", approval.run_id);
+    assert!(
+        approval.run_id.starts_with("mcp-run-"),
+        "{}",
+        approval.run_id
+    );
     assert!(approval.resumed_at_ms.is_some());
     let approvals = s
         .host
@@ -488,7 +509,9 @@ fn without_times(task: &Value) -> Value {
         let stamp = stamp.as_str().unwrap_or_else(|| panic!("{at} in {task}"));
         assert!(stamp.ends_with('Z') && stamp.len() == 24, "{stamp}");
     }
-    task.as_object_mut().unwrap().retain(|k, _| k != "createdAt" && k != "lastUpdatedAt");
+    task.as_object_mut()
+        .unwrap()
+        .retain(|k, _| k != "createdAt" && k != "lastUpdatedAt");
     task
 }
 
@@ -520,7 +543,7 @@ async fn ts_sdk_v2_pinned_to_2026_07_28_runs_a_whole_turn_with_a_purge_approved_
     assert_eq!(
         without_times(&seen.task["task"]),
         json!({"resultType": "task", "taskId": "appr-1", "status": "working",
-               "statusMessage": HELD, "pollIntervalMs": 2000})
+               "statusMessage": HELD, "ttlMs": null, "pollIntervalMs": 2000})
     );
     assert_statuses_after_decision(&seen.statuses);
     assert_eq!(
@@ -529,7 +552,7 @@ async fn ts_sdk_v2_pinned_to_2026_07_28_runs_a_whole_turn_with_a_purge_approved_
             "text": ["{\"purged\":[\"dev-2\"]}"], "structuredContent": {"purged": ["dev-2"]}}})
     );
     assert_eq!(
-        sent_methods(&seen.wire),
+        sent_methods(&seen.wire["messages"]),
         ["tools/list", "tools/call", "tasks/get"]
     );
     assert_purged_once(&s).await;
@@ -538,8 +561,8 @@ async fn ts_sdk_v2_pinned_to_2026_07_28_runs_a_whole_turn_with_a_purge_approved_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ts_sdk_v1_on_the_legacy_lane_runs_a_whole_turn_with_a_purge_approved_on_the_approver_page(
-) {
+async fn ts_sdk_v1_on_the_legacy_lane_runs_a_whole_turn_with_a_purge_approved_on_the_approver_page()
+{
     let _serial = SERIAL.lock().await;
     let test = "ts_sdk_v1_turn";
     let Some(s) = stack(test).await else {
@@ -570,7 +593,7 @@ async fn ts_sdk_v1_on_the_legacy_lane_runs_a_whole_turn_with_a_purge_approved_on
             "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "appr-1"}}}})
     );
     assert_eq!(
-        sent_methods(&seen.wire),
+        sent_methods(&seen.wire["messages"]),
         ["tools/list", "tools/call", "tasks/get", "tasks/result"]
     );
     assert_purged_once(&s).await;

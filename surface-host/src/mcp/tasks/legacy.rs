@@ -94,7 +94,12 @@ pub(crate) async fn answer(shared: &Arc<Shared>, run: &str, body: &[u8]) -> Opti
     let answered = match request.method.as_str() {
         "tools/call" if request.params.get("task").is_some_and(Value::is_object) => {
             if let Some(token) = progress_token(&request.params) {
-                return Some(streamed_call(shared.clone(), run.to_string(), request, token));
+                return Some(streamed_call(
+                    shared.clone(),
+                    run.to_string(),
+                    request,
+                    token,
+                ));
             }
             call(shared, run, &request, None).await
         }
@@ -141,7 +146,9 @@ fn streamed_call(shared: Arc<Shared>, run: String, request: Request, token: Valu
             })
         };
         let answered = call(&shared, &run, &request, Some(&report)).await;
-        let _ = events.send(sse_event(&response(request.id, answered))).await;
+        let _ = events
+            .send(sse_event(&response(request.id, answered)))
+            .await;
     });
     let body = EventStream {
         received,
