@@ -30,7 +30,7 @@ use super::{rmcp_model, Listener, McpProgress, McpServer, Shared, PROTOCOL_VERSI
 #[derive(Clone, Debug)]
 struct AuthenticatedRun(String);
 
-pub(crate) type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
+type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
 
 /// The MCP handler of one MCP session: bound to the run of the token that
 /// opened it.
@@ -492,17 +492,6 @@ fn names_current_revision(headers: &http::HeaderMap) -> bool {
         .get("mcp-protocol-version")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28.as_str())
-}
-
-/// A JSON-RPC response as an `application/json` body (**200**).
-#[cfg(feature = "store")]
-pub(crate) fn json_response(message: &Value) -> HttpResponse {
-    let body = serde_json::to_vec(message).unwrap_or_default();
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Full::new(Bytes::from(body)).boxed())
-        .unwrap_or_else(|_| plain(StatusCode::INTERNAL_SERVER_ERROR, "response"))
 }
 
 /// The longest a legacy `initialize` response is read to add the

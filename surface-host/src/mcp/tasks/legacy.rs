@@ -33,13 +33,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{header, Response, StatusCode};
 use http_body::Frame;
-use http_body_util::BodyExt;
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use rmcp::model::ErrorData;
 use serde_json::{json, Map, Value};
 use surface_runtime::clock::iso_8601;
 use surface_store::ApprovalRecord;
 
-use crate::mcp::http::{json_response, HttpResponse};
 use crate::mcp::{rmcp_model, McpProgress, McpServer, ProgressSink, Shared};
 
 /// How long `tasks/result` waits for a working task to end before it
@@ -118,6 +117,21 @@ fn response(id: Value, answered: Result<Value, ErrorData>) -> Value {
     }
 }
 
+/// An HTTP response of the MCP endpoint.
+pub(crate) type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
+
+/// A JSON-RPC message as an `application/json` body (**200**).
+fn json_response(message: &Value) -> HttpResponse {
+    let body = serde_json::to_vec(message).unwrap_or_default();
+    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    *response.status_mut() = StatusCode::OK;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
 /// The request's `params._meta.progressToken` (a string or a number).
 fn progress_token(params: &Map<String, Value>) -> Option<Value> {
     let token = params.get("_meta")?.get("progressToken")?;
@@ -154,12 +168,17 @@ fn streamed_call(shared: Arc<Shared>, run: String, request: Request, token: Valu
         received,
         _call: AbortOnDrop(task),
     };
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "text/event-stream")
-        .header(header::CACHE_CONTROL, "no-cache")
-        .body(body.boxed())
-        .unwrap_or_else(|_| json_response(&json!({})))
+    let mut response = Response::new(body.boxed());
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-cache"),
+    );
+    response
 }
 
 /// One server-sent event of a JSON-RPC message.
