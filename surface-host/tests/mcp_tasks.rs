@@ -934,6 +934,26 @@ async fn legacy_tasks(
         result["result"]["_meta"],
         json!({"io.modelcontextprotocol/related-task": {"taskId": id}})
     );
+    // With a progress token: an event stream, the call's progress (none
+    // here: nothing waits in a page) then the response; one JSON-RPC
+    // message per event. (The page's progress on such a call:
+    // examples/devices-host/tests/mcp_turns.rs.)
+    let streamed = json!({"name": "no_such_tool", "arguments": {}, "task": {},
+        "_meta": {"progressToken": "p-16"}});
+    let response = tower_service::Service::call(service, rpc(16, "tools/call", streamed))
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    let data = text
+        .strip_prefix("event: message\ndata: ")
+        .and_then(|t| t.strip_suffix("\n\n"))
+        .unwrap_or_else(|| panic!("one event: {text}"));
+    let answered: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(answered["id"], json!(16), "{answered}");
+    assert_eq!(answered["result"]["task"]["status"], json!("completed"));
+    assert_eq!(answered["result"]["task"]["ttl"], json!(600000));
     let listed = legacy_answer(service, rpc(15, "tasks/list", json!({})), 15).await;
     assert_eq!(listed["error"]["code"], json!(-32601), "{listed}");
 }

@@ -490,16 +490,6 @@ fn names_current_revision(headers: &http::HeaderMap) -> bool {
         .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
-/// A JSON-RPC response as an `application/json` body (**200**).
-fn json_response(message: &Value) -> HttpResponse {
-    let body = serde_json::to_vec(message).unwrap_or_default();
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Full::new(Bytes::from(body)).boxed())
-        .unwrap_or_else(|_| plain(StatusCode::INTERNAL_SERVER_ERROR, "response"))
-}
-
 /// The longest a legacy `initialize` response is read to add the
 /// 2025-11-25 `tasks` capability: 10 s (rmcp answers at once).
 const INITIALIZE_READ: Duration = Duration::from_secs(10);
@@ -764,7 +754,7 @@ where
             if in_session && this.shared.is_durable() && !names_current_revision(&parts.headers) {
                 if let Some(answer) = super::tasks::legacy::answer(&this.shared, &run, &body).await
                 {
-                    return Ok(json_response(&answer));
+                    return Ok(answer);
                 }
             }
             // Only a legacy `initialize` opens a session; a 2026-07-28

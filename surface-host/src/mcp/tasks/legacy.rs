@@ -4,8 +4,11 @@
 //! itself, before rmcp, on a durable host:
 //!
 //! - `tools/call` with `params.task` (`{ttl?}`): the call runs as any
-//!   call (without progress notifications: the answer is one JSON body);
-//!   a call the backend holds for approval answers `{task}` whose
+//!   call. With a `progressToken` in `params._meta` the answer is an event
+//!   stream (`text/event-stream`): the call's `notifications/progress`
+//!   (the page waiting for the user's confirmation, the user confirmed)
+//!   and then its response; without one, one JSON body. A call the
+//!   backend holds for approval answers `{task}` whose
 //!   `taskId` is the approval id (the store-backed task of
 //!   [`super::get_task`]); any other answer is a task already `completed`,
 //!   kept in this process's memory for [`ANSWERED_TASK_TTL_MS`] (at most
@@ -21,14 +24,22 @@
 //! the store-backed tasks: they stay until the store is pruned).
 
 use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use bytes::Bytes;
+use http::{header, Response, StatusCode};
+use http_body::Frame;
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use rmcp::model::ErrorData;
 use serde_json::{json, Map, Value};
 use surface_runtime::clock::iso_8601;
 use surface_store::ApprovalRecord;
 
-use crate::mcp::{rmcp_model, McpServer, Shared};
+use crate::mcp::{rmcp_model, McpProgress, McpServer, ProgressSink, Shared};
 
 /// How long `tasks/result` waits for a working task to end before it
 /// answers `-32603` (ask again): 50 s, under the 60 s request timeout MCP
@@ -74,29 +85,134 @@ pub(crate) fn capability() -> Value {
     json!({"cancel": {}, "requests": {"tools": {"call": {}}}})
 }
 
-/// The JSON-RPC response to `body` (one request of a legacy session on a
+/// The HTTP answer to `body` (one request of a legacy session on a
 /// durable host), or `None` when rmcp answers it (any other method, a
 /// `tools/call` without `params.task`, a notification, a response).
-pub(crate) async fn answer(
-    shared: &std::sync::Arc<Shared>,
-    run: &str,
-    body: &[u8],
-) -> Option<Value> {
+pub(crate) async fn answer(shared: &Arc<Shared>, run: &str, body: &[u8]) -> Option<HttpResponse> {
     let request = parse(body)?;
     let answered = match request.method.as_str() {
         "tools/call" if request.params.get("task").is_some_and(Value::is_object) => {
-            call(shared, run, &request).await
+            if let Some(token) = progress_token(&request.params) {
+                return Some(streamed_call(
+                    shared.clone(),
+                    run.to_string(),
+                    request,
+                    token,
+                ));
+            }
+            call(shared, run, &request, None).await
         }
         "tasks/get" => get(shared, run, &request.params).await,
         "tasks/result" => result(shared, run, &request.params).await,
         "tasks/cancel" => cancel(shared, run, &request.params).await,
         _ => return None,
     };
-    let id = request.id;
-    Some(match answered {
+    Some(json_response(&response(request.id, answered)))
+}
+
+fn response(id: Value, answered: Result<Value, ErrorData>) -> Value {
+    match answered {
         Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
         Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
-    })
+    }
+}
+
+/// An HTTP response of the MCP endpoint.
+pub(crate) type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
+
+/// A JSON-RPC message as an `application/json` body (**200**).
+fn json_response(message: &Value) -> HttpResponse {
+    let body = serde_json::to_vec(message).unwrap_or_default();
+    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    *response.status_mut() = StatusCode::OK;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The request's `params._meta.progressToken` (a string or a number).
+fn progress_token(params: &Map<String, Value>) -> Option<Value> {
+    let token = params.get("_meta")?.get("progressToken")?;
+    (token.is_string() || token.is_number()).then(|| token.clone())
+}
+
+/// A task-augmented `tools/call` answered as an event stream: each
+/// progress of the call as a `notifications/progress` event, then the
+/// response. The call runs in its own task, aborted when the client goes
+/// away before the response (as a call answered in one JSON body is
+/// dropped with its connection).
+fn streamed_call(shared: Arc<Shared>, run: String, request: Request, token: Value) -> HttpResponse {
+    let (events, received) = tokio::sync::mpsc::channel::<Bytes>(16);
+    let task = tokio::spawn(async move {
+        let progress = events.clone();
+        let report = move |p: McpProgress| -> surface_runtime::sync::BoxFuture<'static, ()> {
+            let progress = progress.clone();
+            let note = json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": token, "progress": p.progress, "message": p.message},
+            });
+            Box::pin(async move {
+                // A client gone away: the call is aborted with the stream.
+                let _ = progress.send(sse_event(&note)).await;
+            })
+        };
+        let answered = call(&shared, &run, &request, Some(&report)).await;
+        let _ = events
+            .send(sse_event(&response(request.id, answered)))
+            .await;
+    });
+    let body = EventStream {
+        received,
+        _call: AbortOnDrop(task),
+    };
+    let mut response = Response::new(body.boxed());
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-cache"),
+    );
+    response
+}
+
+/// One server-sent event of a JSON-RPC message.
+fn sse_event(message: &Value) -> Bytes {
+    Bytes::from(format!("event: message\ndata: {message}\n\n"))
+}
+
+/// Aborts the streamed call when its response body is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The body of a streamed call: its events as they come.
+struct EventStream {
+    received: tokio::sync::mpsc::Receiver<Bytes>,
+    _call: AbortOnDrop,
+}
+
+impl http_body::Body for EventStream {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.received
+            .poll_recv(cx)
+            .map(|event| event.map(|bytes| Ok(Frame::data(bytes))))
+    }
 }
 
 fn parse(body: &[u8]) -> Option<Request> {
@@ -120,9 +236,10 @@ fn now_ms() -> u64 {
 
 /// A task-augmented `tools/call`: `{task}`.
 async fn call(
-    shared: &std::sync::Arc<Shared>,
+    shared: &Arc<Shared>,
     run: &str,
     request: &Request,
+    progress: Option<ProgressSink<'_>>,
 ) -> Result<Value, ErrorData> {
     let Some(name) = request.params.get("name").and_then(Value::as_str) else {
         return Err(ErrorData::invalid_params("tools/call needs a name", None));
@@ -136,7 +253,7 @@ async fn call(
         shared: shared.clone(),
     };
     let (answer, result) = server
-        .call_tool_answered(run, &tool_call_id, name, arguments, None)
+        .call_tool_answered(run, &tool_call_id, name, arguments, progress)
         .await;
     if let (Some(result), Some(replica)) = (&result, shared.replica()) {
         if let Some(record) = super::held_approval(replica, run, result).await {
