@@ -12,7 +12,7 @@
 //! record its outcome for the run — which MCP clients then read as their
 //! task's result.
 
-use crate::host::DurableError;
+use crate::durable::DurableError;
 use surface_runtime::bridge::{
     ApprovalStatus, CallOptions, CapabilityClient, GatewayApproval, OrpcCallError,
 };
@@ -92,7 +92,7 @@ impl Host {
     ///    recorded;
     /// 3. the held call is resumed through the gateway's `resumeApproval`
     ///    with `requester` (the requester's current credential) and its
-    ///    outcome recorded for the run ([`DurableHost::resume_approval`](crate::host::DurableHost::resume_approval)).
+    ///    outcome recorded for the run ([`DurableHost::resume_approval`](crate::durable::DurableHost::resume_approval)).
     ///
     /// # Errors
     /// [`DecideError`]; after [`DecideError::NotResumed`] the decision is
@@ -166,7 +166,7 @@ impl Host {
 
     /// Resumes a decided approval for its requester and records the
     /// outcome (once; a recorded outcome is returned as it is):
-    /// [`DurableHost::resume_approval`](crate::host::DurableHost::resume_approval)
+    /// [`DurableHost::resume_approval`](crate::durable::DurableHost::resume_approval)
     /// with default call options. Use it for the approvals
     /// [`Host::recovery`] lists as decided but not resumed.
     ///

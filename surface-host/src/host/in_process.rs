@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use crate::host::replica::ReplicaError;
+use crate::replica::ReplicaError;
 use surface_runtime::host::{
     AnnouncementSubscription, AuthenticatedConnection, BrowserSurfaceCall, BrowserSurfaceResult,
     BrowserSurfaceSession, BrowserToHostMessage, SessionError, SessionEventSubscription,
@@ -29,7 +29,7 @@ pub enum InProcessTabError {
     /// The host refused the session's first announcement (an unknown
     /// build, a capability its authority does not grant, the store).
     #[error("the host refused the tab's announcement: {0}")]
-    Announcement(#[from] crate::host::DurableError),
+    Announcement(#[from] crate::durable::DurableError),
 }
 
 /// Runs after the session answered a host call and before the answer is

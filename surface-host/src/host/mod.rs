@@ -27,15 +27,13 @@ mod approvals;
 #[cfg(feature = "axum")]
 mod approver;
 mod database;
-mod durable;
 mod in_process;
 #[cfg(feature = "axum")]
 mod page_socket;
-pub mod replica;
 
 use std::sync::Arc;
 
-use crate::host::replica::{Replica, ReplicaError, ReplicaOptions, TabCalls};
+use crate::replica::{Replica, ReplicaError, ReplicaOptions, TabCalls};
 use surface_runtime::host::{
     AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceIdentity, KnownBuild, ServerTool,
 };
@@ -43,6 +41,13 @@ use surface_runtime::ConsumerKind;
 use surface_store::wake::{LocalWakeups, Wakeups};
 use surface_store::{HostStore, McpStore, RouteRecord, StoreError};
 
+pub use crate::durable::{
+    digest_call, digest_result, DurableError, DurableHost, Recovery, DEFAULT_RESTORED_RUNS,
+    RESUMED_SURFACE_VERSION,
+};
+/// The layers a [`Host`] is built of, re-exported: the durable host
+/// (`crate::durable`) and the replica (`crate::replica`).
+pub use crate::replica;
 pub use approvals::{ApprovalDecider, DecideError};
 #[cfg(feature = "axum")]
 pub use approver::{
@@ -53,10 +58,6 @@ pub use approver::{
     MAX_SHOWN_PROBLEM_CHARS,
 };
 pub use database::{Database, DatabaseError};
-pub use durable::{
-    digest_call, digest_result, DurableError, DurableHost, Recovery, DEFAULT_RESTORED_RUNS,
-    RESUMED_SURFACE_VERSION,
-};
 pub use in_process::{InProcessTab, InProcessTabError};
 #[cfg(feature = "axum")]
 pub use page_socket::{PageSocketEvent, MAX_PAGE_SOCKET_MESSAGE_BYTES};
@@ -336,7 +337,7 @@ impl Host {
     pub fn open_connection(
         &self,
         connection: AuthenticatedConnection,
-    ) -> Result<(crate::host::replica::ReplicaTab, TabCalls), ReplicaError> {
+    ) -> Result<(crate::replica::ReplicaTab, TabCalls), ReplicaError> {
         self.replica.open_connection(connection)
     }
 

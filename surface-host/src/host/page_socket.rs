@@ -8,8 +8,8 @@
 //! hands the session and user to [`Host::page_socket`]; everything after
 //! the upgrade is here.
 
-use crate::host::replica::{ReplicaTab, TabCalls};
-use crate::host::DurableError;
+use crate::durable::DurableError;
+use crate::replica::{ReplicaTab, TabCalls};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::response::Response;
 use surface_runtime::host::{AuthenticatedConnection, BrowserToHostMessage};

@@ -102,8 +102,8 @@ pub(super) fn no_server_executor() -> AgentError {
 }
 
 /// A dispatch the replica refused (feature `store`).
-pub(super) fn refusal_error(reason: crate::host::replica::Refusal) -> AgentError {
-    use crate::host::replica::Refusal;
+pub(super) fn refusal_error(reason: crate::replica::Refusal) -> AgentError {
+    use crate::replica::Refusal;
     match reason {
         Refusal::NoLivePage => dispatch_error(&HostError::NoLiveSession(String::new())),
         Refusal::UnknownTool => dispatch_error(&HostError::UnknownRun(String::new())),
@@ -136,10 +136,10 @@ pub(super) fn call_end_result(
     invocation_id: &str,
     capability_id: &str,
     surface_version: u64,
-    end: crate::host::replica::CallEnd,
+    end: crate::replica::CallEnd,
     timeout_ms: u64,
 ) -> surface_runtime::invocation::AgentInvocationResult {
-    use crate::host::replica::CallEnd;
+    use crate::replica::CallEnd;
     use surface_runtime::host::BrowserSurfaceOutcome;
     let error = match end {
         CallEnd::Outcome {

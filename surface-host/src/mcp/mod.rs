@@ -53,7 +53,7 @@ use surface_runtime::host::{
 };
 use surface_store::McpStore;
 
-use crate::host::replica::Replica;
+use crate::replica::Replica;
 use surface_runtime::invocation::{AgentConsumer, AgentError, AgentInvocationResult};
 use surface_runtime::registry::SurfaceRegistry;
 

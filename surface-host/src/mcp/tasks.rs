@@ -18,7 +18,7 @@
 
 pub(crate) mod legacy;
 
-use crate::host::replica::Replica;
+use crate::replica::Replica;
 use rmcp::model::{
     CreateTaskResult, DetailedTask, ErrorData, GetTaskResult, ResultType, Task, TaskPayload,
 };
@@ -95,7 +95,7 @@ pub(crate) async fn get_task(
 
 /// `tasks/cancel` of `task_id` for `run_id`: withdraws the approval while
 /// nobody has decided it (`pending` → `withdrawn`, one conditional store
-/// write: [`crate::host::DurableHost::withdraw_approval`]) and returns
+/// write: [`crate::durable::DurableHost::withdraw_approval`]) and returns
 /// the row as it now stands (its task is `cancelled`). The approver page
 /// no longer lists it, [`crate::host::Host::decide_approval`] refuses it
 /// ([`crate::host::DecideError::Withdrawn`]) and the host never resumes

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::host::DurableError;
+use crate::durable::DurableError;
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -13,37 +13,17 @@ use serde_json::json;
 use surface_runtime::invocation::AgentInvocationResult;
 use surface_store::{ApprovalDecision, ApprovalRecord, ApprovalState};
 
-use super::{page, Inner, SignIn, MAX_APPROVALS_LISTED, MAX_SHOWN_PROBLEM_CHARS};
+use super::listing::{page_number, pending_page, refusal, store_refusal, Refusal};
+use super::{page, Inner, SignIn, MAX_SHOWN_PROBLEM_CHARS};
 use crate::host::DecideError;
 use crate::web::see_other;
 
 type Service = State<Arc<Inner>>;
 
-/// Why a decision was not made: the status of the JSON answer and a
-/// sentence for the approver.
-pub(crate) struct Refusal {
-    pub(crate) status: StatusCode,
-    pub(crate) message: String,
-}
-
-fn refusal(status: StatusCode, message: impl Into<String>) -> Refusal {
-    Refusal {
-        status,
-        message: message.into(),
-    }
-}
-
 /// A decided and resumed approval, as stored.
 pub(crate) struct Decided {
     pub(crate) approval: ApprovalRecord,
     pub(crate) outcome: AgentInvocationResult,
-}
-
-fn store_refusal(_: impl std::fmt::Display) -> Refusal {
-    refusal(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "The host store cannot be read right now.",
-    )
 }
 
 impl Inner {
@@ -153,44 +133,6 @@ const QUERY: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
     .remove(b'-')
     .remove(b'_')
     .remove(b'.');
-
-/// The page number of `?page=N` (0 when absent): `Err` when not a number
-/// or past [`MAX_APPROVALS_LISTED`].
-pub(crate) fn page_number(inner: &Inner, query: &HashMap<String, String>) -> Result<u32, Refusal> {
-    let page = match query.get("page") {
-        None => 0,
-        Some(text) => text
-            .parse::<u32>()
-            .map_err(|_| refusal(StatusCode::BAD_REQUEST, "The page must be a number."))?,
-    };
-    if page.saturating_mul(inner.page_size) >= MAX_APPROVALS_LISTED {
-        return Err(refusal(
-            StatusCode::BAD_REQUEST,
-            format!("Only the oldest {MAX_APPROVALS_LISTED} pending approvals are listed."),
-        ));
-    }
-    Ok(page)
-}
-
-/// Page `page` of the pending approvals, oldest first, and whether more
-/// follow.
-pub(crate) async fn pending_page(
-    inner: &Inner,
-    page: u32,
-) -> Result<(Vec<ApprovalRecord>, bool), Refusal> {
-    let offset = page * inner.page_size;
-    let end = offset + inner.page_size;
-    let fetch = (end + 1).min(MAX_APPROVALS_LISTED);
-    let mut rows = inner
-        .host
-        .store()
-        .pending_approvals(fetch)
-        .await
-        .map_err(store_refusal)?;
-    let more = rows.len() > end as usize;
-    rows.truncate(end as usize);
-    Ok((rows.split_off((offset as usize).min(rows.len())), more))
-}
 
 /// `GET {path}`: the sign-in, or the pending approvals.
 pub(crate) async fn page(

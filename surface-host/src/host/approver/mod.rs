@@ -20,6 +20,7 @@
 
 mod decider;
 mod handlers;
+mod listing;
 mod page;
 
 use std::collections::HashSet;

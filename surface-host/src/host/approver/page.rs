@@ -10,7 +10,7 @@ use surface_runtime::bridge::{CallOptions, GatewayApproval};
 use surface_runtime::invocation::AgentInvocationResult;
 use surface_store::ApprovalRecord;
 
-use super::handlers::{page_number, pending_page};
+use super::listing::{page_number, pending_page};
 use super::{Inner, SignIn};
 use crate::host::approvals::backend_problem;
 use crate::web::{escape_html as esc, html_page};

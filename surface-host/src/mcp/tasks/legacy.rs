@@ -363,7 +363,7 @@ fn related(mut result: Map<String, Value>, task_id: &str) -> Value {
     Value::Object(result)
 }
 
-fn replica(shared: &Shared) -> Result<&crate::host::replica::Replica, ErrorData> {
+fn replica(shared: &Shared) -> Result<&crate::replica::Replica, ErrorData> {
     shared
         .replica()
         .ok_or_else(|| ErrorData::invalid_params("no such task", None))

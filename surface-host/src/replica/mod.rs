@@ -50,7 +50,7 @@ use tokio::sync::{mpsc, oneshot, watch, Notify, Semaphore};
 
 pub use tab::{Received, ReplicaTab, TabCalls};
 
-use crate::host::durable::{agent_run, DurableError, DurableHost};
+use crate::durable::{agent_run, DurableError, DurableHost};
 use surface_store::store::{HostStore, RouteRecord, RunRecord, StoreError};
 use surface_store::wake::{WakeError, Wakeups};
 

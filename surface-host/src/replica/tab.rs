@@ -11,7 +11,7 @@ use surface_runtime::host::{
 use tokio::sync::mpsc;
 
 use super::{CallEnd, Connection, Inner, ReplicaError};
-use crate::host::durable::DurableError;
+use crate::durable::DurableError;
 
 /// What [`ReplicaTab::receive`] did.
 #[derive(Clone, Debug, PartialEq)]
@@ -149,7 +149,7 @@ impl ReplicaTab {
     }
 
     /// Handles one message of the page: an announcement is accepted
-    /// ([`crate::host::DurableHost::accept_announcement`]) and its lease claimed,
+    /// ([`crate::durable::DurableHost::accept_announcement`]) and its lease claimed,
     /// a result recorded and handed to its call, a progress message
     /// recorded and forwarded.
     ///
