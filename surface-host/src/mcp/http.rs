@@ -81,15 +81,12 @@ impl Drop for OpenSubscription {
 }
 
 fn server_config(shared: &Shared) -> ServerConfig {
+    // Tasks: a held call's approval is a row of the host store.
     let capabilities = ServerCapabilities::builder()
         .enable_tools()
-        .enable_tool_list_changed();
-    // Tasks need the durable host: the approvals are rows.
-    let capabilities = if shared.is_durable() {
-        capabilities.enable_tasks().build()
-    } else {
-        capabilities.build()
-    };
+        .enable_tool_list_changed()
+        .enable_tasks()
+        .build();
     ServerConfig::new(capabilities)
     .with_server_info(Implementation::new(
         shared.options.server_name.clone(),
@@ -247,12 +244,12 @@ impl ServerHandler for SessionHandler {
                 return Err(ErrorData::internal_error("the client cancelled the call", None));
             }
         };
-        if let (true, Some(result), Some(replica)) = (tasks, &result, self.shared.replica()) {
+        if let (true, Some(result)) = (tasks, &result) {
+            let replica = self.shared.replica();
             if let Some(task) = super::tasks::task_for_held_call(replica, &run, result).await {
                 return Ok(CallToolResponse::Task(task));
             }
         }
-        let _ = (tasks, result);
         let mut answer = rmcp_model::call_tool_result(answer);
         answer.result_type = Some(ResultType::COMPLETE);
         Ok(CallToolResponse::from(answer))
@@ -264,11 +261,10 @@ impl ServerHandler for SessionHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let run = self.run(&context)?;
-        if let (true, Some(replica)) = (is_current_revision(&context), self.shared.replica()) {
-            return super::tasks::get_task(replica, &run, &request.task_id).await;
+        if !is_current_revision(&context) {
+            return Err(ErrorData::invalid_params("no such task", None));
         }
-        let _ = (run, request);
-        Err(ErrorData::invalid_params("no such task", None))
+        super::tasks::get_task(self.shared.replica(), &run, &request.task_id).await
     }
 
     async fn cancel_task(
@@ -277,13 +273,12 @@ impl ServerHandler for SessionHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let run = self.run(&context)?;
-        if let (true, Some(replica)) = (is_current_revision(&context), self.shared.replica()) {
-            return super::tasks::cancel_task(replica, &run, &request.task_id)
-                .await
-                .map(|_| ());
+        if !is_current_revision(&context) {
+            return Err(ErrorData::invalid_params("no such task", None));
         }
-        let _ = (run, request);
-        Err(ErrorData::invalid_params("no such task", None))
+        super::tasks::cancel_task(self.shared.replica(), &run, &request.task_id)
+            .await
+            .map(|_| ())
     }
 }
 
@@ -578,18 +573,17 @@ impl McpHttpService {
                 (Arc::new(sessions), Arc::new(tokio::sync::Mutex::new(())))
             })
             .clone();
-        #[allow(unused_mut)]
         let mut config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(options.allowed_hosts.clone())
             // `Origin` is checked here, before rmcp ([`origin_may_pass`]),
             // which also admits the server's own loopback origin.
             .disable_allowed_origins()
             .with_max_request_body_bytes(options.max_request_body_bytes);
-        if let Some(store) = shared.mcp_store() {
-            // Sessions opened on another replica are served here too.
-            config.session_store =
-                Some(Arc::new(super::session_store::StoreSessions(store.clone())));
-        }
+        // Sessions opened on another replica (or before a restart) are
+        // served here too.
+        config.session_store = Some(Arc::new(super::session_store::StoreSessions(
+            shared.mcp_store().clone(),
+        )));
         let factory_shared = shared.clone();
         let inner = StreamableHttpService::new(
             move || {
@@ -625,8 +619,8 @@ fn too_many_sessions() -> HttpResponse {
 impl McpHttpService {
     /// Every request naming a session (POST, GET, DELETE) must come from
     /// the run whose token opened it (**404** otherwise, as for an unknown
-    /// session). In replica mode, a session this replica does not hold
-    /// (opened on another replica, or here before it expired) is restored
+    /// session). A session this replica does not hold (opened on another
+    /// replica, or here before it expired or the process restarted) is restored
     /// by rmcp from the store — only for that run and within
     /// `max_sessions` (**503**).
     async fn check_session(&self, headers: &http::HeaderMap, run: &str) -> Option<HttpResponse> {
@@ -641,27 +635,23 @@ impl McpHttpService {
             Some(_) => return not_found(),
             None => {}
         }
-        if let Some(store) = self.shared.mcp_store() {
-            let bound = store.mcp_session_run(session).await;
-            match bound {
-                Ok(Some(bound)) if bound == run => {}
-                Ok(_) => return not_found(),
-                Err(error) => {
-                    tracing::error!(%error, "MCP: the session store cannot be read");
-                    return Some(plain(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "the session cannot be restored now; try again",
-                    ));
-                }
+        match self.shared.mcp_store().mcp_session_run(session).await {
+            Ok(Some(bound)) if bound == run => {}
+            Ok(_) => return not_found(),
+            Err(error) => {
+                tracing::error!(%error, "MCP: the session store cannot be read");
+                return Some(plain(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the session cannot be restored now; try again",
+                ));
             }
-            let _opening = self.opening.lock().await;
-            if self.session_count().await >= self.shared.options.max_sessions {
-                return Some(too_many_sessions());
-            }
-            self.remember_session(session, run).await;
-            return None;
         }
-        not_found()
+        let _opening = self.opening.lock().await;
+        if self.session_count().await >= self.shared.options.max_sessions {
+            return Some(too_many_sessions());
+        }
+        self.remember_session(session, run).await;
+        None
     }
 
     /// Remembers which run `session` belongs to, forgetting sessions rmcp
@@ -680,8 +670,8 @@ impl McpHttpService {
             .insert(session.to_string(), run.to_string());
     }
 
-    /// Records the run a new session was opened for (in replica mode in
-    /// the store too, for the other replicas).
+    /// Records the run a new session was opened for, here and in the store
+    /// (for the other replicas and the next process).
     async fn bind_session(&self, response: &HttpResponse, run: &str) {
         let Some(session) = response
             .headers()
@@ -691,14 +681,13 @@ impl McpHttpService {
             return;
         };
         self.remember_session(session, run).await;
-        if let Some(store) = self.shared.mcp_store() {
-            let at = i64::try_from(surface_runtime::Clock::now_ms(
-                &surface_runtime::SystemClock,
-            ))
-            .unwrap_or(i64::MAX);
-            if let Err(error) = store.bind_mcp_session(session, run, at).await {
-                tracing::error!(%error, "MCP: the session's run is not recorded; other replicas will not serve it");
-            }
+        let at = i64::try_from(surface_runtime::Clock::now_ms(
+            &surface_runtime::SystemClock,
+        ))
+        .unwrap_or(i64::MAX);
+        let store = self.shared.mcp_store();
+        if let Err(error) = store.bind_mcp_session(session, run, at).await {
+            tracing::error!(%error, "MCP: the session's run is not recorded; other replicas will not serve it");
         }
     }
 }
@@ -751,7 +740,7 @@ where
                 Ok(body) => body,
                 Err(refusal) => return Ok(refusal.response()),
             };
-            if in_session && this.shared.is_durable() && !names_current_revision(&parts.headers) {
+            if in_session && !names_current_revision(&parts.headers) {
                 if let Some(answer) = super::tasks::legacy::answer(&this.shared, &run, &body).await
                 {
                     return Ok(answer);
@@ -772,10 +761,7 @@ where
             }
             let response = this.inner.handle(request).await;
             this.bind_session(&response, &run).await;
-            if this.shared.is_durable() {
-                return Ok(with_legacy_tasks_capability(response).await);
-            }
-            Ok(response)
+            Ok(with_legacy_tasks_capability(response).await)
         })
     }
 }

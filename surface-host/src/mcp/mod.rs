@@ -407,10 +407,9 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The store of tokens and sessions (`Option` for the call sites
-    /// written when a server could run without one: always `Some`).
-    pub(crate) fn mcp_store(&self) -> Option<&Arc<dyn McpStore>> {
-        Some(&self.mcp_store)
+    /// The store of tokens and sessions.
+    pub(crate) fn mcp_store(&self) -> &Arc<dyn McpStore> {
+        &self.mcp_store
     }
 
     /// The replica's in-memory host.
@@ -532,16 +531,9 @@ impl Shared {
         self.lock().listed.insert(run_id.to_string(), digest);
     }
 
-    /// Whether calls and approvals are rows of a store: always (MCP tasks
-    /// are offered).
-    pub(crate) fn is_durable(&self) -> bool {
-        true
-    }
-
-    /// The replica (`Option` for call sites written when a server could
-    /// run without one: always `Some`).
-    pub(crate) fn replica(&self) -> Option<&Replica> {
-        Some(&self.replica)
+    /// The replica whose runs this server serves.
+    pub(crate) fn replica(&self) -> &Replica {
+        &self.replica
     }
 
     /// Tells `listener` of `run_id`'s tool changes from now on (until it

@@ -255,8 +255,8 @@ async fn call(
     let (answer, result) = server
         .call_tool_answered(run, &tool_call_id, name, arguments, progress)
         .await;
-    if let (Some(result), Some(replica)) = (&result, shared.replica()) {
-        if let Some(record) = super::held_approval(replica, run, result).await {
+    if let Some(result) = &result {
+        if let Some(record) = super::held_approval(shared.replica(), run, result).await {
             return Ok(json!({"task": task(&record)}));
         }
     }
@@ -363,18 +363,12 @@ fn related(mut result: Map<String, Value>, task_id: &str) -> Value {
     Value::Object(result)
 }
 
-fn replica(shared: &Shared) -> Result<&crate::replica::Replica, ErrorData> {
-    shared
-        .replica()
-        .ok_or_else(|| ErrorData::invalid_params("no such task", None))
-}
-
 async fn get(shared: &Shared, run: &str, params: &Map<String, Value>) -> Result<Value, ErrorData> {
     let id = task_id(params)?;
     if let Some((task, _)) = find_answered(shared, run, id) {
         return Ok(task);
     }
-    let record = super::approval_of_run(replica(shared)?, run, id).await?;
+    let record = super::approval_of_run(shared.replica(), run, id).await?;
     Ok(task(&record))
 }
 
@@ -392,7 +386,7 @@ async fn result(
     if let Some((_, result)) = find_answered(shared, run, id) {
         return Ok(result);
     }
-    let replica = replica(shared)?;
+    let replica = shared.replica();
     let deadline = tokio::time::Instant::now() + RESULT_WAIT;
     loop {
         let record = super::approval_of_run(replica, run, id).await?;
@@ -429,6 +423,6 @@ async fn cancel(
             None,
         ));
     }
-    let record = super::cancel_task(replica(shared)?, run, id).await?;
+    let record = super::cancel_task(shared.replica(), run, id).await?;
     Ok(task(&record))
 }
