@@ -102,8 +102,8 @@ pub use surface_runtime::{
 
 /// Execution: the executor seam, cancellation and time.
 pub use surface_runtime::{
-    AgentProcedureExecutor, Cancellation, Clock, ExecuteRequest, ExecutionError, ManualClock,
-    ProcedureCallInfo, SystemClock, Timer,
+    executor_fn, AgentProcedureExecutor, Cancellation, Clock, ExecuteRequest, ExecutionError,
+    FnExecutor, ManualClock, ProcedureCallInfo, SystemClock, Timer,
 };
 
 /// A `Timer` backed by `tokio::time::sleep` (feature `tokio`).

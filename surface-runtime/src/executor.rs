@@ -152,3 +152,115 @@ pub trait AgentProcedureExecutor: MaybeSend + MaybeSync {
     /// Runs one call and returns its output JSON.
     fn execute(&self, request: ExecuteRequest) -> BoxFuture<'_, Result<Value, ExecutionError>>;
 }
+
+/// An [`AgentProcedureExecutor`] that runs an async closure
+/// ([`executor_fn`]).
+#[derive(Clone)]
+pub struct FnExecutor<F>(F);
+
+impl<F> std::fmt::Debug for FnExecutor<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FnExecutor")
+    }
+}
+
+/// An executor from an async closure (`docs/bridges.md`, "Your own
+/// executor"): `f` gets each validated call (its path, capability id,
+/// effective input and [`ProcedureCallInfo`]) and answers the output JSON
+/// or an [`ExecutionError`] — for a backend the oRPC bridges do not speak
+/// (an in-process service, another RPC stack, a test double).
+///
+/// ```
+/// use serde_json::json;
+/// use surface_runtime::{executor_fn, ErrorCode, ExecutionError, Retry};
+///
+/// let executor = executor_fn(|request| async move {
+///     match &*request.path {
+///         "devices.disable" => Ok(json!({"disabled": request.input["deviceIds"]})),
+///         _ => Err(ExecutionError::new(ErrorCode::ExecutionFailed, "Not available here.", Retry::No)),
+///     }
+/// });
+/// # let _: &dyn surface_runtime::AgentProcedureExecutor = &executor;
+/// ```
+///
+/// The future is `Send` on native targets (not required on `wasm32`).
+pub fn executor_fn<F, Fut>(f: F) -> FnExecutor<F>
+where
+    F: Fn(ExecuteRequest) -> Fut + MaybeSend + MaybeSync,
+    Fut: std::future::Future<Output = Result<Value, ExecutionError>> + MaybeSend + 'static,
+{
+    FnExecutor(f)
+}
+
+impl<F, Fut> AgentProcedureExecutor for FnExecutor<F>
+where
+    F: Fn(ExecuteRequest) -> Fut + MaybeSend + MaybeSync,
+    Fut: std::future::Future<Output = Result<Value, ExecutionError>> + MaybeSend + 'static,
+{
+    fn execute(&self, request: ExecuteRequest) -> BoxFuture<'_, Result<Value, ExecutionError>> {
+        Box::pin((self.0)(request))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(path: &str, input: Value) -> ExecuteRequest {
+        ExecuteRequest {
+            path: path.into(),
+            capability_id: format!("domain:{path}").into(),
+            contract_digest: None,
+            input,
+            info: ProcedureCallInfo {
+                invocation_id: "inv-1".into(),
+                consumer: AgentConsumer::embedded("u1"),
+                cancellation: Cancellation::new(),
+                confirmation: None,
+            },
+        }
+    }
+
+    #[test]
+    fn an_executor_from_a_closure_answers_each_call_with_what_the_closure_returns() {
+        let executor = executor_fn(|request: ExecuteRequest| async move {
+            match &*request.path {
+                "devices.disable" => Ok(json!({
+                    "disabled": request.input["deviceIds"],
+                    "invocation": &*request.info.invocation_id,
+                })),
+                _ => Err(ExecutionError::new(
+                    ErrorCode::ExecutionFailed,
+                    "Not served here.",
+                    Retry::No,
+                )),
+            }
+        });
+        let executor: &dyn AgentProcedureExecutor = &executor;
+        let done =
+            block_on(executor.execute(request("devices.disable", json!({"deviceIds": ["d1"]}))));
+        assert_eq!(done, Ok(json!({"disabled": ["d1"], "invocation": "inv-1"})));
+        let refused = block_on(executor.execute(request("devices.purge", json!({}))));
+        assert_eq!(
+            refused,
+            Err(ExecutionError::new(
+                ErrorCode::ExecutionFailed,
+                "Not served here.",
+                Retry::No
+            ))
+        );
+    }
+
+    /// Polls `future` to completion on this thread (it never waits: the
+    /// closure's futures are ready at once).
+    fn block_on<T>(future: BoxFuture<'_, T>) -> T {
+        let mut future = future;
+        let waker = std::task::Waker::noop();
+        let mut context = std::task::Context::from_waker(waker);
+        match future.as_mut().poll(&mut context) {
+            std::task::Poll::Ready(value) => value,
+            std::task::Poll::Pending => panic!("the closure's future is ready at once"),
+        }
+    }
+}

@@ -92,7 +92,10 @@ pub mod webmcp;
 pub use authority::{Authority, AuthorityError, AuthorityProcedure};
 pub use binding::{AgentProcedureBinding, BoundField, BoundInput, ProcedureInput};
 pub use cancellation::Cancellation;
-pub use executor::{AgentProcedureExecutor, ExecuteRequest, ExecutionError, ProcedureCallInfo};
+pub use executor::{
+    executor_fn, AgentProcedureExecutor, ExecuteRequest, ExecutionError, FnExecutor,
+    ProcedureCallInfo,
+};
 pub use invocation::{
     check_invocation_id, AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult,
     ConsumerKind, ErrorCode, InvalidInvocationId, Retry, MAX_INVOCATION_ID_CHARS,
