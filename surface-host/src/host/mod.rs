@@ -15,6 +15,7 @@
 //!                          ├─ open_connection(auth)      a page's socket (or InProcessTab)
 //!                          ├─ page_socket(..)            the page's WebSocket (feature axum)
 //!                          ├─ approvals(options)         the approver page and API (feature axum)
+//!                          ├─ pages(options)             the page, its session, runs, MCP token (feature axum)
 //!                          └─ mcp_service()              the /mcp tower service
 //! ```
 //!
@@ -31,6 +32,8 @@ mod durable;
 mod in_process;
 #[cfg(feature = "axum")]
 mod page_socket;
+#[cfg(feature = "axum")]
+mod pages;
 pub mod replica;
 
 use std::sync::Arc;
@@ -60,6 +63,11 @@ pub use durable::{
 pub use in_process::{InProcessTab, InProcessTabError};
 #[cfg(feature = "axum")]
 pub use page_socket::{PageSocketEvent, MAX_PAGE_SOCKET_MESSAGE_BYTES};
+#[cfg(feature = "axum")]
+pub use pages::{
+    PageRecord, PageRunError, PageUser, PagesOptions, PagesService, MAX_PAGE_REQUEST_BYTES,
+    MAX_RUN_APPROVALS, MAX_TRACKED_PAGE_RUNS, PAGE_COOKIE,
+};
 
 use crate::mcp::{McpHttpService, McpServer, McpServerOptions};
 
