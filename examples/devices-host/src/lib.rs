@@ -20,15 +20,13 @@
 //! the host, and prints the URL.
 #![forbid(unsafe_code)]
 
-mod mcp;
 pub mod page;
 pub mod peer;
 mod server;
-mod socket;
 
 pub use server::{
-    serve, Database, HostConfig, Running, SessionRecord, COOKIE, INDEX_HTML, MAX_SOCKET_MESSAGE,
-    MAX_TURN_REQUEST, TURN_WAIT,
+    serve, Database, HostConfig, PageRecord, Running, COOKIE, INDEX_HTML, MAX_TURN_REQUEST,
+    TURN_WAIT,
 };
 
 /// The credential the oRPC peer accepts for the requester.
