@@ -31,8 +31,11 @@ pub fn pkg_dir() -> PathBuf {
     target_dir().join("devices-web").join("pkg")
 }
 
-/// The two files the page needs, in [`pkg_dir`].
-pub const PAGE_FILES: [&str; 2] = ["devices_web.js", "devices_web_bg.wasm"];
+/// The two files the page needs, in [`pkg_dir`], with their `Content-Type`.
+pub const PAGE_FILES: [(&str, &str); 2] = [
+    ("devices_web.js", "text/javascript"),
+    ("devices_web_bg.wasm", "application/wasm"),
+];
 
 /// The WebAssembly features `wasm-opt` may keep, named explicitly:
 /// wasm-bindgen drops the `target_features` section wasm-opt would detect
@@ -162,8 +165,8 @@ pub fn build() -> Result<Built, String> {
     let dir = pkg_dir();
     let stamp = dir.join(".built-from");
     let fresh = std::fs::read_to_string(&stamp).is_ok_and(|s| s == stamp_text)
-        && PAGE_FILES.iter().all(|f| dir.join(f).exists());
-    let out_wasm = dir.join(PAGE_FILES[1]);
+        && PAGE_FILES.iter().all(|(f, _)| dir.join(f).exists());
+    let out_wasm = dir.join(PAGE_FILES[1].0);
     let mut optimized = std::fs::read_to_string(dir.join(".optimized")).is_ok_and(|s| s == "yes");
     if !fresh {
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;

@@ -10,23 +10,25 @@ use std::time::Duration;
 
 use agent_surface::approvals::{ApprovalsOptions, ApproverSignIn, HttpApprovalDecider};
 use agent_surface::bridge::{HttpOrpcClient, OrpcCapabilityClient};
-use agent_surface::host::replica::{CallEnd, Replica};
+use agent_surface::host::replica::CallEnd;
 use agent_surface::host::{
-    AgentHost, BrowserReference, BrowserSurfaceOutcome, DurableHost, HostTool, PagesOptions,
-    PagesService, ToolCallRequest,
+    AgentHost, BrowserReference, BrowserSurfaceOutcome, HostTool, PagesOptions, PagesService,
+    ToolCallRequest,
 };
 pub use agent_surface::host::{PageRecord, PAGE_COOKIE as COOKIE};
-use agent_surface::mcp::{McpServer, McpServerOptions};
+use agent_surface::mcp::McpServerOptions;
 use agent_surface::store::{ApprovalRecord, ApprovalState};
 use agent_surface::web::{orpc_error, orpc_ok, page_guard, PageOrigin, ProxyLimits, RpcProxy};
 pub use agent_surface::Database;
 use agent_surface::{AgentInvocationResult, ConsumerKind, ErrorCode, Host};
-use axum::extract::{Path, Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::post;
 use axum::Router;
 use devices_api::{TurnReport, TurnStep};
+
+use crate::{page, PEER_APPROVER_TOKEN, PEER_USER_TOKEN};
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 
@@ -43,58 +45,47 @@ pub const TURN_WAIT: Duration = Duration::from_secs(600);
 pub struct HostConfig {
     /// Where to listen (`127.0.0.1:0` for an ephemeral port).
     pub bind: SocketAddr,
-    /// The backend's RPC handler, e.g. `http://127.0.0.1:4000/rpc`.
+    /// The backend's RPC handler, e.g. `http://127.0.0.1:4000/rpc`; its
+    /// capability gateway (`getApproval`, `resumeApproval`) is the sibling
+    /// `…/gateway`, its decision endpoint `…/approvals/decide`.
     pub backend_rpc: String,
-    /// The backend's capability gateway (`getApproval`, `resumeApproval`;
-    /// `docs/bridges.md`, "Governed bridge").
-    pub backend_gateway: String,
-    /// The application's approval decision endpoint (`POST {approvalId,
-    /// status}`, plain JSON).
-    pub backend_decide: String,
-    /// The requester's backend credential (the `/rpc` proxy, the gateway).
-    pub backend_authorization: String,
-    /// The approver's credential, used only at the decision endpoint.
-    pub approver_authorization: String,
     /// What a person types on `/approver` to sign in as the approver.
     pub approver_secret: String,
     /// The durable store.
     pub database: Database,
     /// This host's replica name in the store (`--replica`).
     pub owner: String,
-    /// The built page (`devices_web.js`, `devices_web_bg.wasm`).
+    /// The built page ([`page::PAGE_FILES`]).
     pub page_dir: PathBuf,
 }
 
 impl HostConfig {
-    /// A config for the backend at `backend_rpc` (`…/rpc`; the gateway is
-    /// its sibling `…/gateway`, the decision endpoint `…/approvals/decide`)
-    /// with the peer's credentials, a fresh random approver secret (24 hex
-    /// digits), an in-memory store and owner `devices-host`.
+    /// A config for the backend at `backend_rpc` with a fresh random
+    /// approver secret (24 hex digits), an in-memory store and owner
+    /// `devices-host`.
     pub fn new(bind: SocketAddr, backend_rpc: impl Into<String>, page_dir: PathBuf) -> Self {
-        let backend_rpc = backend_rpc.into();
-        let trimmed = backend_rpc.trim_end_matches('/');
-        let base = trimmed.strip_suffix("/rpc").unwrap_or(trimmed).to_string();
         let mut secret = [0u8; 12];
         getrandom::fill(&mut secret).expect("the OS random source");
         Self {
             bind,
-            backend_gateway: format!("{base}/gateway"),
-            backend_decide: format!("{base}/approvals/decide"),
-            backend_rpc,
-            backend_authorization: crate::PEER_USER_TOKEN.into(),
-            approver_authorization: crate::PEER_APPROVER_TOKEN.into(),
+            backend_rpc: backend_rpc.into(),
             approver_secret: hex::encode(secret),
             database: Database::Memory,
             owner: "devices-host".into(),
             page_dir,
         }
     }
+
+    /// The backend's URL without its `/rpc`, e.g. `http://127.0.0.1:4000`.
+    fn backend_base(&self) -> &str {
+        let trimmed = self.backend_rpc.trim_end_matches('/');
+        trimmed.strip_suffix("/rpc").unwrap_or(trimmed)
+    }
 }
 
 struct App {
     host: Host,
     pages: PagesService,
-    page_dir: PathBuf,
     reports: Reports,
 }
 
@@ -136,21 +127,6 @@ impl Running {
         self.app.host.durable().host()
     }
 
-    /// The durable host over the store (approvals, recorded calls).
-    pub fn durable(&self) -> &Arc<DurableHost> {
-        self.app.host.durable()
-    }
-
-    /// This replica.
-    pub fn replica(&self) -> &Replica {
-        self.app.host.replica()
-    }
-
-    /// The MCP server (`/mcp`).
-    pub fn mcp(&self) -> &McpServer {
-        self.app.host.mcp()
-    }
-
     /// Every page session issued so far.
     pub fn sessions(&self) -> Vec<PageRecord> {
         self.app.pages.sessions()
@@ -172,6 +148,15 @@ impl Running {
                 return self.reports();
             }
         }
+    }
+}
+
+/// The library's host (its store, durable host, replica, MCP server).
+impl std::ops::Deref for Running {
+    type Target = Host;
+
+    fn deref(&self) -> &Host {
+        &self.app.host
     }
 }
 
@@ -210,7 +195,7 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
     let origin = PageOrigin::for_bind(addr);
     let proxy = RpcProxy::new(
         &config.backend_rpc,
-        &config.backend_authorization,
+        PEER_USER_TOKEN,
         devices_api::api::authority()
             .procedures()
             .map(|p| p.path.to_string()),
@@ -222,12 +207,12 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
             Some("user-1".to_string())
         })
         .summary(resumed_summary)
-        .rpc_proxy(proxy),
+        .rpc_proxy(proxy)
+        .files("/pkg", &config.page_dir, &page::PAGE_FILES),
     );
     let app = Arc::new(App {
         host: host.clone(),
         pages: pages.clone(),
-        page_dir: config.page_dir.clone(),
         reports: Reports::default(),
     });
     let approvals = host.approvals(approvals_options(&config, origin.clone(), &app)?);
@@ -241,7 +226,6 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
         }
     });
     let router = Router::new()
-        .route("/pkg/{file}", get(page_file))
         .route("/app/turn", post(turn))
         .with_state(app.clone())
         .layer(axum::middleware::from_fn_with_state(
@@ -270,14 +254,12 @@ fn approvals_options(
     origin: PageOrigin,
     app: &Arc<App>,
 ) -> std::io::Result<ApprovalsOptions> {
-    let decider = HttpApprovalDecider::new(
-        config.backend_decide.clone(),
-        config.approver_authorization.clone(),
-    )
-    .map_err(std::io::Error::other)?;
+    let base = config.backend_base();
+    let decider = HttpApprovalDecider::new(format!("{base}/approvals/decide"), PEER_APPROVER_TOKEN)
+        .map_err(std::io::Error::other)?;
     let requester = OrpcCapabilityClient::new(
-        HttpOrpcClient::new(config.backend_gateway.clone())
-            .with_header("authorization", config.backend_authorization.clone()),
+        HttpOrpcClient::new(format!("{base}/gateway"))
+            .with_header("authorization", PEER_USER_TOKEN),
     );
     let sign_in = ApproverSignIn::secret(&config.approver_secret, "approver");
     let app = Arc::downgrade(app);
@@ -302,28 +284,6 @@ fn approvals_options(
                 });
             }),
     )
-}
-
-async fn page_file(State(app): State<Arc<App>>, Path(file): Path<String>) -> Response {
-    let content_type = match file.as_str() {
-        "devices_web.js" => "text/javascript",
-        "devices_web_bg.wasm" => "application/wasm",
-        _ => return (StatusCode::NOT_FOUND, "Not found").into_response(),
-    };
-    match tokio::fs::read(app.page_dir.join(&file)).await {
-        Ok(bytes) => {
-            let headers = [
-                (header::CONTENT_TYPE, content_type),
-                (header::CACHE_CONTROL, "no-store"),
-            ];
-            (headers, bytes).into_response()
-        }
-        Err(_) => (
-            StatusCode::NOT_FOUND,
-            "the page is not built: run `cargo run -p devices-host` (it builds it)",
-        )
-            .into_response(),
-    }
 }
 
 /// `POST /app/turn` `{"json":{"script":"disable"|"purge"}}`: the scripted

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use axum::extract::ws::WebSocketUpgrade;
-use axum::extract::{Request, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
@@ -226,4 +226,28 @@ pub(crate) async fn rpc(State(s): Service, headers: HeaderMap, request: Request)
         .unwrap_or("")
         .to_string();
     proxy.forward(&raw, request).await
+}
+
+/// `GET {files}/{name}`: one of the page's files.
+pub(crate) async fn file(State(s): Service, Path(name): Path<String>) -> Response {
+    let Some(files) = &s.files else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let Some(content_type) = files.names.get(&name) else {
+        return (StatusCode::NOT_FOUND, "Not found").into_response();
+    };
+    match tokio::fs::read(files.dir.join(&name)).await {
+        Ok(bytes) => {
+            let headers = [
+                (header::CONTENT_TYPE, content_type.as_str()),
+                (header::CACHE_CONTROL, "no-store"),
+            ];
+            (headers, bytes).into_response()
+        }
+        Err(_) => (
+            StatusCode::NOT_FOUND,
+            format!("{name} is missing: build the page"),
+        )
+            .into_response(),
+    }
 }

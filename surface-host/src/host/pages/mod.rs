@@ -12,6 +12,7 @@
 //!                                → {"json":{"runId","approvals":[{"approvalId","state","outcome","summary"}]}}
 //! POST {api}/mcp-run             → {"json":{"runId","token","mcpUrl"}}
 //! ANY  /rpc/{*path}              the backend proxy (PagesOptions::rpc_proxy)
+//! GET  {files}/{name}            the page's files (PagesOptions::files)
 //! ```
 //!
 //! Every route is behind [`page_guard`] (the `Host` allow-list; `Origin`
@@ -24,6 +25,7 @@
 mod handlers;
 
 use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use axum::http::{HeaderMap, StatusCode};
@@ -117,6 +119,15 @@ pub struct PagesOptions {
     mcp_path: String,
     summary: OutcomeSummary,
     proxy: Option<RpcProxy>,
+    files: Option<Files>,
+}
+
+/// The page's files ([`PagesOptions::files`]).
+pub(crate) struct Files {
+    pub(crate) path: String,
+    pub(crate) dir: PathBuf,
+    /// Name → `Content-Type`.
+    pub(crate) names: HashMap<String, String>,
 }
 
 impl PagesOptions {
@@ -137,6 +148,7 @@ impl PagesOptions {
             mcp_path: "/mcp".into(),
             summary: Arc::new(default_summary),
             proxy: None,
+            files: None,
         }
     }
 
@@ -182,6 +194,23 @@ impl PagesOptions {
         self.proxy = Some(proxy);
         self
     }
+
+    /// Serves the files `names` (name, `Content-Type`) of `dir` at
+    /// `{path}/{name}` (GET, `Cache-Control: no-store`), read from disk on
+    /// each request (a rebuilt page is served without a restart); any
+    /// other name, and a listed one missing from `dir`, is 404. Nothing
+    /// else of `dir` is reachable.
+    pub fn files(mut self, path: &str, dir: impl Into<PathBuf>, names: &[(&str, &str)]) -> Self {
+        self.files = Some(Files {
+            path: format!("/{}", path.trim_matches('/')),
+            dir: dir.into(),
+            names: names
+                .iter()
+                .map(|(n, t)| (n.to_string(), t.to_string()))
+                .collect(),
+        });
+        self
+    }
 }
 
 /// The page service of a [`Host`] ([`Host::pages`]): its
@@ -202,6 +231,7 @@ pub(crate) struct Inner {
     pub(crate) paths: Paths,
     pub(crate) summary: OutcomeSummary,
     pub(crate) proxy: Option<RpcProxy>,
+    pub(crate) files: Option<Files>,
 }
 
 pub(crate) struct Paths {
@@ -250,6 +280,7 @@ impl Host {
                 },
                 summary: options.summary,
                 proxy: options.proxy,
+                files: options.files,
             }),
         }
     }
@@ -277,6 +308,9 @@ impl PagesService {
             .route(&p.socket, get(handlers::socket));
         if self.inner.proxy.is_some() {
             router = router.route("/rpc/{*path}", any(handlers::rpc));
+        }
+        if let Some(files) = &self.inner.files {
+            router = router.route(&format!("{}/{{file}}", files.path), get(handlers::file));
         }
         router
             .with_state(self.inner.clone())
