@@ -24,10 +24,7 @@ pub mod page;
 pub mod peer;
 mod server;
 
-pub use server::{
-    serve, Database, HostConfig, PageRecord, Running, COOKIE, INDEX_HTML, MAX_TURN_REQUEST,
-    TURN_WAIT,
-};
+pub use server::{serve, Database, HostConfig, PageRecord, Running, COOKIE, INDEX_HTML, TURN_WAIT};
 
 /// The credential the oRPC peer accepts for the requester.
 pub const PEER_USER_TOKEN: &str = "Bearer user-token";

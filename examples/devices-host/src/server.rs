@@ -5,7 +5,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use agent_surface::approvals::{ApprovalsOptions, ApproverSignIn, HttpApprovalDecider};
@@ -30,12 +30,10 @@ use devices_api::{TurnReport, TurnStep};
 
 use crate::{page, PEER_APPROVER_TOKEN, PEER_USER_TOKEN};
 use serde_json::{json, Value};
-use tokio::sync::Notify;
+use tokio::sync::watch;
 
 /// The page's HTML (the wasm-bindgen module is loaded from `/pkg/`).
 pub const INDEX_HTML: &str = include_str!("../../devices-web/index.html");
-/// Largest `/app/turn` body: 4 KiB (read after the session is checked).
-pub const MAX_TURN_REQUEST: usize = 4 * 1024;
 /// How long a scripted turn waits for the page to answer its call (the
 /// user may be deciding): 10 minutes.
 pub const TURN_WAIT: Duration = Duration::from_secs(600);
@@ -86,26 +84,9 @@ impl HostConfig {
 struct App {
     host: Host,
     pages: PagesService,
-    reports: Reports,
-}
-
-/// Every finished turn's report (and each resumed approval's), oldest
-/// first.
-#[derive(Default)]
-struct Reports {
-    list: Mutex<Vec<TurnReport>>,
-    added: Notify,
-}
-
-impl Reports {
-    fn push(&self, report: TurnReport) {
-        self.list().push(report);
-        self.added.notify_waiters();
-    }
-
-    fn list(&self) -> std::sync::MutexGuard<'_, Vec<TurnReport>> {
-        self.list.lock().unwrap_or_else(|p| p.into_inner())
-    }
+    /// Every finished turn's report (and each resumed approval's), oldest
+    /// first.
+    reports: watch::Sender<Vec<TurnReport>>,
 }
 
 /// A running host.
@@ -134,20 +115,14 @@ impl Running {
 
     /// Every finished turn's report, oldest first.
     pub fn reports(&self) -> Vec<TurnReport> {
-        self.app.reports.list().clone()
+        self.app.reports.borrow().clone()
     }
 
     /// Waits until `count` turns have reported (or `timeout`).
     pub async fn wait_for_reports(&self, count: usize, timeout: Duration) -> Vec<TurnReport> {
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let notified = self.app.reports.added.notified();
-            let reports = self.reports();
-            if reports.len() >= count || tokio::time::timeout_at(deadline, notified).await.is_err()
-            {
-                return self.reports();
-            }
-        }
+        let mut reports = self.app.reports.subscribe();
+        let _ = tokio::time::timeout(timeout, reports.wait_for(|r| r.len() >= count)).await;
+        self.reports()
     }
 }
 
@@ -213,7 +188,7 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
     let app = Arc::new(App {
         host: host.clone(),
         pages: pages.clone(),
-        reports: Reports::default(),
+        reports: watch::Sender::new(Vec::new()),
     });
     let approvals = host.approvals(approvals_options(&config, origin.clone(), &app)?);
     // Decided before the host stopped, not resumed yet: resume now.
@@ -270,17 +245,19 @@ fn approvals_options(
             .on_resumed(move |approval, outcome| {
                 let Some(app) = app.upgrade() else { return };
                 let by = approval.decided_by.as_deref().unwrap_or("the approver");
-                app.reports.push(TurnReport {
-                    run_id: approval.run_id.clone(),
-                    steps: vec![TurnStep {
-                        action: format!(
-                            "approval {} {} by {by}; resumed through the backend",
-                            approval.approval_id,
-                            approval.state.as_str()
-                        ),
-                        outcome: serde_json::to_value(outcome).unwrap_or(Value::Null),
-                    }],
-                    summary: resumed_summary(approval, outcome),
+                app.reports.send_modify(|r| {
+                    r.push(TurnReport {
+                        run_id: approval.run_id.clone(),
+                        steps: vec![TurnStep {
+                            action: format!(
+                                "approval {} {} by {by}; resumed through the backend",
+                                approval.approval_id,
+                                approval.state.as_str()
+                            ),
+                            outcome: serde_json::to_value(outcome).unwrap_or(Value::Null),
+                        }],
+                        summary: resumed_summary(approval, outcome),
+                    })
                 });
             }),
     )
@@ -289,20 +266,12 @@ fn approvals_options(
 /// `POST /app/turn` `{"json":{"script":"disable"|"purge"}}`: the scripted
 /// agent turn, run on its own task (a page that goes away does not cancel
 /// it).
-async fn turn(State(app): State<Arc<App>>, headers: HeaderMap, request: Request) -> Response {
-    let session = match app.pages.authenticate(&headers) {
-        Ok(session) => session,
+async fn turn(State(app): State<Arc<App>>, request: Request) -> Response {
+    let (session, script) = match app.pages.read(request).await {
+        Ok(read) => read,
         Err(refused) => return refused,
     };
-    let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_TURN_REQUEST).await else {
-        return orpc_error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "PAYLOAD_TOO_LARGE",
-            "the turn request is too large",
-        );
-    };
-    let script = serde_json::from_slice::<Value>(&body).unwrap_or_default();
-    let path = match script["json"]["script"].as_str() {
+    let path = match script["script"].as_str() {
         Some("disable") => "devices.disable",
         Some("purge") => "devices.purge",
         _ => {
@@ -312,7 +281,7 @@ async fn turn(State(app): State<Arc<App>>, headers: HeaderMap, request: Request)
     };
     let turn = tokio::spawn(async move {
         let report = run_turn(&app, &session.token, path).await;
-        app.reports.push(report.clone());
+        app.reports.send_modify(|r| r.push(report.clone()));
         report
     });
     match turn.await {

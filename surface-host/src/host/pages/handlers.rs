@@ -11,9 +11,7 @@ use surface_runtime::invocation::AgentInvocationResult;
 use surface_runtime::ConsumerKind;
 use surface_store::ApprovalRecord;
 
-use super::{
-    no_session, Inner, PageRecord, PageRunError, MAX_PAGE_REQUEST_BYTES, MAX_RUN_APPROVALS,
-};
+use super::{no_session, Inner, PageRecord, PageRunError, MAX_RUN_APPROVALS};
 use crate::host::PageSocketEvent;
 use crate::web::{orpc_error, orpc_ok};
 
@@ -101,25 +99,12 @@ pub(crate) async fn socket(
 
 /// `POST {api}/run` `{"json":{"runId"}}`: the approvals of a run this
 /// page session started, with their outcome once resumed.
-pub(crate) async fn run_status(
-    State(s): Service,
-    headers: HeaderMap,
-    request: Request,
-) -> Response {
-    let Some(session) = s.sessions.authenticate(&headers) else {
-        return no_session();
+pub(crate) async fn run_status(State(s): Service, request: Request) -> Response {
+    let (session, input) = match s.read(request).await {
+        Ok(read) => read,
+        Err(refused) => return refused,
     };
-    let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_PAGE_REQUEST_BYTES).await else {
-        return orpc_error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "PAYLOAD_TOO_LARGE",
-            "the request is too large",
-        );
-    };
-    let run_id = serde_json::from_slice::<Value>(&body)
-        .ok()
-        .and_then(|v| v["json"]["runId"].as_str().map(str::to_string));
-    let Some(run_id) = run_id else {
+    let Some(run_id) = input["runId"].as_str().map(str::to_string) else {
         return orpc_error(StatusCode::BAD_REQUEST, "BAD_REQUEST", "runId is required");
     };
     if s.run_owner(&run_id).as_deref() != Some(session.data.session_id.as_str()) {

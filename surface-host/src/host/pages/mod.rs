@@ -331,6 +331,22 @@ impl PagesService {
             .ok_or_else(no_session)
     }
 
+    /// An application's own page request: the session of its cookie
+    /// (checked first), then its body, at most [`MAX_PAGE_REQUEST_BYTES`],
+    /// as oRPC input — the body's `json` member (`null` when the body is
+    /// not JSON or has none).
+    ///
+    /// # Errors
+    /// The answer to send instead: 401 without a live session, 413
+    /// (`PAYLOAD_TOO_LARGE`) for a larger body.
+    #[allow(clippy::result_large_err)]
+    pub async fn read(
+        &self,
+        request: axum::extract::Request,
+    ) -> Result<(PageSession<PageRecord>, serde_json::Value), Response> {
+        self.inner.read(request).await
+    }
+
     /// The live session of `token`, as of now (its tab may have changed
     /// since the request authenticated).
     pub fn session(&self, token: &SessionToken) -> Option<PageRecord> {
@@ -369,6 +385,25 @@ impl PagesService {
 }
 
 impl Inner {
+    #[allow(clippy::result_large_err)]
+    pub(crate) async fn read(
+        &self,
+        request: axum::extract::Request,
+    ) -> Result<(PageSession<PageRecord>, serde_json::Value), Response> {
+        let session = self
+            .sessions
+            .authenticate(request.headers())
+            .ok_or_else(no_session)?;
+        let body = axum::body::to_bytes(request.into_body(), MAX_PAGE_REQUEST_BYTES)
+            .await
+            .map_err(|_| {
+                let message = "the request is too large";
+                orpc_error(StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE", message)
+            })?;
+        let mut body = serde_json::from_slice::<serde_json::Value>(&body).unwrap_or_default();
+        Ok((session, body["json"].take()))
+    }
+
     pub(crate) async fn start_run(
         &self,
         token: &SessionToken,
