@@ -1,20 +1,13 @@
-//! The devices console's agent host (`docs/browser.md`): an axum server
-//! that
-//!
-//! * serves the Leptos page (`examples/devices-web`, built by
-//!   [`page::build`]) and issues each page load a session cookie
-//!   (`HttpOnly`, `SameSite=Strict`);
-//! * proxies `/rpc/*` to the oRPC backend for pages holding a session
-//!   cookie, adding the backend credential (same origin: the page needs no
-//!   CORS and never holds the backend token);
-//! * accepts the page's session WebSocket (`/agent/ws`) only with that
-//!   cookie and from the same origin, and only announcements of the build
-//!   it knows — `devices_api::known_build()`, the authority generated from
-//!   the shared API crate;
-//! * runs a scripted agent turn on `POST /app/turn`: discover the tab's
-//!   tools, call `devices.disable` (or `devices.purge`) with no ids — the
-//!   page binds them from its selection — wait while the user confirms in
-//!   the page, report the outcome.
+//! The devices console's agent host (`docs/browser.md`): the library's
+//! `Host` with its page service (`Host::pages`: the Leptos page of
+//! `examples/devices-web`, built by [`page::build`], its session cookie,
+//! socket, runs, MCP token and the `/rpc` proxy to the oRPC backend) and
+//! approvals service (`/approver`), accepting only announcements of the
+//! build it knows (`devices_api::known_build()`). The application's own
+//! route is a scripted agent turn, `POST /app/turn`: discover the tab's
+//! tools, call `devices.disable` (or `devices.purge`) with no ids — the
+//! page binds them from its selection — wait while the user confirms in
+//! the page, report the outcome.
 //!
 //! `cargo run -p devices-host` builds the page, starts the oRPC peer and
 //! the host, and prints the URL.

@@ -43,15 +43,9 @@ pub const PAGE_FILES: [(&str, &str); 2] = [
 /// function references, which Chromium refuses to compile. These are the
 /// ones rustc's `wasm32-unknown-unknown` output uses, plus SIMD (the
 /// dependency tree has `simd128` code paths).
-const WASM_FEATURES: [&str; 7] = [
-    "--enable-bulk-memory",
-    "--enable-sign-ext",
-    "--enable-nontrapping-float-to-int",
-    "--enable-mutable-globals",
-    "--enable-reference-types",
-    "--enable-multivalue",
-    "--enable-simd",
-];
+const WASM_FEATURES: &str =
+    "--enable-bulk-memory --enable-sign-ext --enable-nontrapping-float-to-int \
+     --enable-mutable-globals --enable-reference-types --enable-multivalue --enable-simd";
 
 /// The oldest binaryen whose `wasm-opt` the build uses. Debian's 108
 /// turns wasm-bindgen's `externref` table into a `funcref` table: the page
@@ -133,20 +127,11 @@ pub fn build() -> Result<Built, String> {
     run(
         Command::new(&cargo)
             .current_dir(&root)
-            .args([
-                "build",
-                "-p",
-                "devices-web",
-                "--target",
-                "wasm32-unknown-unknown",
-                "--profile",
-                "web",
-                // Keep the `target_features` section wasm-bindgen reads (the
-                // profile's `strip = true` removes it and wasm-bindgen warns);
-                // wasm-bindgen drops the names below instead.
-                "--config",
-                "profile.web.strip=\"debuginfo\"",
-            ])
+            .args("build -p devices-web --target wasm32-unknown-unknown --profile web".split(' '))
+            // Keep the `target_features` section wasm-bindgen reads (the
+            // profile's `strip = true` removes it and wasm-bindgen warns);
+            // wasm-bindgen drops the names below instead.
+            .args(["--config", "profile.web.strip=\"debuginfo\""])
             .env_remove("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER"),
         "cargo build of the page",
     )?;
@@ -175,16 +160,11 @@ pub fn build() -> Result<Built, String> {
         }
         run(
             Command::new("wasm-bindgen")
-                .args([
-                    "--target",
-                    "web",
-                    "--no-typescript",
-                    "--remove-name-section",
-                    "--remove-producers-section",
-                    "--out-name",
-                    "devices_web",
-                    "--out-dir",
-                ])
+                .args(
+                    "--target web --no-typescript --remove-name-section --remove-producers-section \
+                     --out-name devices_web --out-dir"
+                        .split_whitespace(),
+                )
                 .arg(&dir)
                 .arg(&wasm),
             "wasm-bindgen",
@@ -195,7 +175,7 @@ pub fn build() -> Result<Built, String> {
             run(
                 Command::new("wasm-opt")
                     .arg("-Oz")
-                    .args(WASM_FEATURES)
+                    .args(WASM_FEATURES.split_whitespace())
                     .arg(&out_wasm)
                     .arg("-o")
                     .arg(&out_wasm),

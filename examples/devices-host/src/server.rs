@@ -73,12 +73,6 @@ impl HostConfig {
             page_dir,
         }
     }
-
-    /// The backend's URL without its `/rpc`, e.g. `http://127.0.0.1:4000`.
-    fn backend_base(&self) -> &str {
-        let trimmed = self.backend_rpc.trim_end_matches('/');
-        trimmed.strip_suffix("/rpc").unwrap_or(trimmed)
-    }
 }
 
 struct App {
@@ -190,7 +184,11 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
         pages: pages.clone(),
         reports: watch::Sender::new(Vec::new()),
     });
-    let approvals = host.approvals(approvals_options(&config, origin.clone(), &app)?);
+    let approvals = host.approvals(approvals_options(
+        &config,
+        origin.clone(),
+        app.reports.clone(),
+    )?);
     // Decided before the host stopped, not resumed yet: resume now.
     tokio::spawn({
         let approvals = approvals.clone();
@@ -227,9 +225,10 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
 fn approvals_options(
     config: &HostConfig,
     origin: PageOrigin,
-    app: &Arc<App>,
+    reports: watch::Sender<Vec<TurnReport>>,
 ) -> std::io::Result<ApprovalsOptions> {
-    let base = config.backend_base();
+    let trimmed = config.backend_rpc.trim_end_matches('/');
+    let base = trimmed.strip_suffix("/rpc").unwrap_or(trimmed);
     let decider = HttpApprovalDecider::new(format!("{base}/approvals/decide"), PEER_APPROVER_TOKEN)
         .map_err(std::io::Error::other)?;
     let requester = OrpcCapabilityClient::new(
@@ -237,15 +236,13 @@ fn approvals_options(
             .with_header("authorization", PEER_USER_TOKEN),
     );
     let sign_in = ApproverSignIn::secret(&config.approver_secret, "approver");
-    let app = Arc::downgrade(app);
     Ok(
         ApprovalsOptions::new(origin, sign_in, Arc::new(decider), Arc::new(requester))
             .title("Approvals — devices console")
             .summary(resumed_summary)
             .on_resumed(move |approval, outcome| {
-                let Some(app) = app.upgrade() else { return };
                 let by = approval.decided_by.as_deref().unwrap_or("the approver");
-                app.reports.send_modify(|r| {
+                reports.send_modify(|r| {
                     r.push(TurnReport {
                         run_id: approval.run_id.clone(),
                         steps: vec![TurnStep {
