@@ -1,0 +1,220 @@
+//! `Host::pages` over loopback HTTP and a real WebSocket (docs/host.md,
+//! "The page service"): the page load's cookie, `/app/session`, the
+//! socket updating the session's tab, `/app/mcp-run` (a run and a token
+//! that works), `/app/run` (only the owning session's runs), the page's
+//! files, the guard and the bounds.
+
+#[path = "../../surface-runtime/tests/host_support/mod.rs"]
+mod host_support;
+
+use std::time::Duration;
+
+use futures_util::SinkExt;
+use host_support::*;
+use serde_json::{json, Value};
+use surface_host::host::{Database, Host, PageRecord, PagesOptions, PagesService, PAGE_COOKIE};
+use surface_host::web::PageOrigin;
+use surface_runtime::host::{
+    BrowserSurfaceIdentity, BrowserSurfaceSession, BrowserSurfaceSessionOptions, KnownBuild,
+};
+use surface_runtime::AgentConsumer;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+
+struct Served {
+    host: Host,
+    pages: PagesService,
+    base: String,
+    _dir: std::path::PathBuf,
+}
+
+async fn serve() -> Served {
+    let host = Host::builder(Database::Memory)
+        .known_build(KnownBuild::new("console", "build-1", authority()))
+        .build()
+        .await
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let dir = std::env::temp_dir().join(format!(
+        "pages-service-{}-{}",
+        std::process::id(),
+        addr.port()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("app.js"), "export {};").unwrap();
+    std::fs::write(dir.join("secret.txt"), "no").unwrap();
+    let options = PagesOptions::new(PageOrigin::for_bind(addr), "<p>page</p>", |_: &_| {
+        Some("user-1".to_string())
+    })
+    .files(
+        "/pkg",
+        &dir,
+        &[
+            ("app.js", "text/javascript"),
+            ("gone.wasm", "application/wasm"),
+        ],
+    );
+    let pages = host.pages(options);
+    let app = pages.router().route_service("/mcp", host.mcp_service());
+    tokio::spawn(surface_host::server::serve(
+        listener,
+        app,
+        surface_host::server::ServeOptions::default(),
+    ));
+    Served {
+        host,
+        pages,
+        base: format!("http://{addr}"),
+        _dir: dir,
+    }
+}
+
+impl Served {
+    /// Loads the page; its `NAME=VALUE` cookie.
+    async fn cookie(&self) -> String {
+        let response = reqwest::get(format!("{}/", self.base)).await.unwrap();
+        assert_eq!(response.status(), 200);
+        let h = |n: &str| response.headers()[n].to_str().unwrap().to_string();
+        assert_eq!(h("content-type"), "text/html; charset=utf-8");
+        assert_eq!(h("cache-control"), "no-store");
+        let set_cookie = h("set-cookie");
+        let (pair, attributes) = set_cookie.split_once(';').unwrap();
+        assert_eq!(
+            attributes,
+            " Path=/; HttpOnly; SameSite=Strict; Max-Age=43200"
+        );
+        assert_eq!(pair.len(), PAGE_COOKIE.len() + 1 + 64);
+        assert_eq!(response.text().await.unwrap(), "<p>page</p>");
+        pair.to_string()
+    }
+
+    /// POSTs `body` to `path` from the page's origin; status and JSON.
+    async fn post(&self, path: &str, cookie: Option<&str>, body: String) -> (u16, Value) {
+        let mut request = reqwest::Client::new()
+            .post(format!("{}{path}", self.base))
+            .header("origin", &self.base)
+            .header("content-type", "application/json")
+            .body(body);
+        if let Some(cookie) = cookie {
+            request = request.header("cookie", cookie);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+}
+
+fn refusal(status: u16, code: &str, message: &str) -> Value {
+    json!({"json": {"defined": false, "code": code, "status": status, "message": message}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_session_learns_its_tab_and_gets_an_mcp_run_and_its_approvals() {
+    let s = serve().await;
+    let cookie = s.cookie().await;
+    let (status, session) = s.post("/app/session", Some(&cookie), String::new()).await;
+    assert_eq!(status, 200);
+    let session_id = session["json"]["sessionId"].as_str().unwrap().to_string();
+    assert_eq!(session_id.len(), "sess-".len() + 32);
+    assert_eq!(
+        session["json"],
+        json!({"sessionId": session_id, "userId": "user-1", "socketPath": "/agent/ws"})
+    );
+    // No socket yet: no run.
+    let no_tab = "This page has no live agent session yet; wait until it is connected.";
+    assert_eq!(
+        s.post("/app/mcp-run", Some(&cookie), String::new()).await,
+        (409, refusal(409, "CONFLICT", no_tab))
+    );
+
+    // The page's socket: its announcement names the tab.
+    let fx = Fixture::new();
+    let identity = BrowserSurfaceIdentity::new("console", "build-1", &session_id, "tab-1");
+    let page = BrowserSurfaceSession::new(BrowserSurfaceSessionOptions::new(
+        fx.registry.clone(),
+        identity,
+        AgentConsumer::embedded("user-1"),
+    ));
+    let mut request = format!("{}/agent/ws", s.base.replace("http", "ws"))
+        .into_client_request()
+        .unwrap();
+    let headers = request.headers_mut();
+    headers.insert("cookie", HeaderValue::from_str(&cookie).unwrap());
+    headers.insert("origin", HeaderValue::from_str(&s.base).unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let announcement = serde_json::to_string(&page.connect("conn-1").unwrap()).unwrap();
+    ws.send(Message::Text(announcement.into())).await.unwrap();
+    let live = PageRecord {
+        session_id: session_id.clone(),
+        user_id: "user-1".into(),
+        tab_id: Some("tab-1".into()),
+        connection_id: Some("conn-1".into()),
+    };
+    for _ in 0..500 {
+        if s.pages.sessions() == [live.clone()] {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(s.pages.sessions(), [live.clone()]);
+    assert_eq!(live.live_tab(), Some("tab-1"));
+
+    // An MCP run on the tab, and a token that reaches its tools.
+    let (status, run) = s.post("/app/mcp-run", Some(&cookie), String::new()).await;
+    assert_eq!(status, 200);
+    let run_id = run["json"]["runId"].as_str().unwrap().to_string();
+    let token = run["json"]["token"].as_str().unwrap();
+    assert_eq!((run_id.len(), token.len()), ("run-".len() + 32, 64));
+    assert!(run_id.starts_with("run-"));
+    assert_eq!(run["json"]["mcpUrl"], format!("{}/mcp", s.base));
+    assert_eq!(s.pages.run_owner(&run_id), Some(session_id));
+    let tools = s.host.mcp().tools(&run_id).await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "devices__list"));
+
+    // Its approvals: none yet.
+    let body = json!({"json": {"runId": run_id}}).to_string();
+    assert_eq!(
+        s.post("/app/run", Some(&cookie), body.clone()).await,
+        (200, json!({"json": {"runId": run_id, "approvals": []}}))
+    );
+    // Another page session does not see it.
+    let other = s.cookie().await;
+    let not_found = refusal(404, "NOT_FOUND", "No such run in this session.");
+    assert_eq!(
+        s.post("/app/run", Some(&other), body).await,
+        (404, not_found)
+    );
+    assert_eq!(
+        s.post("/app/run", Some(&cookie), "{}".into()).await,
+        (400, refusal(400, "BAD_REQUEST", "runId is required"))
+    );
+    let large = format!("{{\"json\":{{\"runId\":\"{}\"}}}}", "x".repeat(4 * 1024));
+    assert_eq!(
+        s.post("/app/run", Some(&cookie), large).await,
+        (
+            413,
+            refusal(413, "PAYLOAD_TOO_LARGE", "the request is too large")
+        )
+    );
+
+    // The socket closes: the tab is no longer live.
+    ws.close(None).await.unwrap();
+    let mine = || {
+        let sessions = s.pages.sessions().into_iter();
+        sessions.filter(|r| r.tab_id.is_some()).collect::<Vec<_>>()
+    };
+    for _ in 0..500 {
+        if mine()[0].connection_id.is_none() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let closed = PageRecord {
+        connection_id: None,
+        ..live
+    };
+    assert_eq!(mine(), [closed.clone()]);
+    assert_eq!(closed.live_tab(), None);
+}
