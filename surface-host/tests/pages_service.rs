@@ -218,3 +218,81 @@ async fn a_page_session_learns_its_tab_and_gets_an_mcp_run_and_its_approvals() {
     assert_eq!(mine(), [closed.clone()]);
     assert_eq!(closed.live_tab(), None);
 }
+
+#[tokio::test]
+async fn every_route_but_the_page_needs_the_cookie_and_the_page_origin() {
+    let s = serve().await;
+    let no_session = refusal(401, "UNAUTHORIZED", "No session: reload the page.");
+    for path in ["/app/session", "/app/run", "/app/mcp-run"] {
+        assert_eq!(
+            s.post(path, None, String::new()).await,
+            (401, no_session.clone()),
+            "{path}"
+        );
+    }
+    let forged = format!("{PAGE_COOKIE}={}", "ab".repeat(32));
+    assert_eq!(
+        s.post("/app/session", Some(&forged), String::new()).await,
+        (401, no_session)
+    );
+    // Another origin: 403 before any handler.
+    let cookie = s.cookie().await;
+    let response = reqwest::Client::new()
+        .post(format!("{}/app/session", s.base))
+        .header("origin", "http://evil.example")
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        refusal(
+            403,
+            "FORBIDDEN",
+            "the request comes from another origin (`http://evil.example`)"
+        )
+    );
+    // The socket without the cookie: 401 before the upgrade.
+    let mut request = format!("{}/agent/ws", s.base.replace("http", "ws"))
+        .into_client_request()
+        .unwrap();
+    let origin = HeaderValue::from_str(&s.base).unwrap();
+    request.headers_mut().insert("origin", origin);
+    match tokio_tungstenite::connect_async(request).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            assert_eq!(response.status(), 401)
+        }
+        other => panic!("the socket was not refused: {:?}", other.map(|_| ())),
+    }
+}
+
+#[tokio::test]
+async fn only_the_listed_files_are_served() {
+    let s = serve().await;
+    let file = reqwest::get(format!("{}/pkg/app.js", s.base))
+        .await
+        .unwrap();
+    assert_eq!(file.status(), 200);
+    assert_eq!(file.headers()["content-type"], "text/javascript");
+    assert_eq!(file.headers()["cache-control"], "no-store");
+    assert_eq!(file.text().await.unwrap(), "export {};");
+    let unlisted = reqwest::get(format!("{}/pkg/secret.txt", s.base))
+        .await
+        .unwrap();
+    assert_eq!(
+        (unlisted.status().as_u16(), unlisted.text().await.unwrap()),
+        (404, "Not found".into())
+    );
+    let missing = reqwest::get(format!("{}/pkg/gone.wasm", s.base))
+        .await
+        .unwrap();
+    assert_eq!(
+        (missing.status().as_u16(), missing.text().await.unwrap()),
+        (404, "gone.wasm is missing: build the page".into())
+    );
+    let escape = reqwest::get(format!("{}/pkg/..%2Fsecret.txt", s.base))
+        .await
+        .unwrap();
+    assert_eq!(escape.status(), 404);
+}
