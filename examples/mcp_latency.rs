@@ -88,20 +88,19 @@ async fn main() -> Result<(), String> {
     host::set_quiet(true);
     let running = host::start(
         host::Backend::embedded(),
-        host::UserDecision::Approve,
-        Duration::ZERO,
+        (host::UserDecision::Approve, Duration::ZERO),
         McpServerOptions::default(),
-        host::Hosting {
-            database: surface_host::host::Database::Memory,
-            replica: surface_host::host::DEFAULT_REPLICA_NAME.into(),
-        },
+        (
+            surface_host::host::Database::Memory,
+            surface_host::host::DEFAULT_REPLICA_NAME,
+        ),
     )
     .await?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .map_err(|e| e.to_string())?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-    let app = axum::Router::new().route_service("/mcp", running.mcp.http_service());
+    let app = axum::Router::new().route_service("/mcp", running.host.mcp_service());
     tokio::spawn(async move { axum::serve(listener, app).await });
 
     let snapshot = running.registry.snapshot(&running.consumer);
@@ -134,7 +133,8 @@ async fn main() -> Result<(), String> {
     for i in 0..iterations + iterations / 10 {
         let start = Instant::now();
         let result = running
-            .mcp
+            .host
+            .mcp()
             .call_tool(&running.run, &format!("tc-{i}"), "devices__list", None)
             .await;
         let elapsed = start.elapsed();

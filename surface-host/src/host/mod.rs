@@ -16,7 +16,8 @@
 //!                          ├─ page_socket(..)            the page's WebSocket (feature axum)
 //!                          ├─ approvals(options)         the approver page and API (feature axum)
 //!                          ├─ pages(options)             the page, its session, runs, MCP token (feature axum)
-//!                          └─ mcp_service()              the /mcp tower service
+//!                          ├─ mcp_service()              the /mcp tower service
+//!                          └─ serve(addr, routes)        routes and /mcp served (feature axum)
 //! ```
 //!
 //! On one machine the default is SQLite: a `kill -9` of the process loses
@@ -35,6 +36,8 @@ mod page_socket;
 #[cfg(feature = "axum")]
 mod pages;
 pub mod replica;
+#[cfg(feature = "axum")]
+mod serving;
 
 use std::sync::Arc;
 
@@ -60,7 +63,7 @@ pub use durable::{
     digest_call, digest_result, DurableError, DurableHost, Recovery, DEFAULT_RESTORED_RUNS,
     RESUMED_SURFACE_VERSION,
 };
-pub use in_process::{InProcessTab, InProcessTabError};
+pub use in_process::{fresh_page_identity, InProcessTab, InProcessTabError};
 #[cfg(feature = "axum")]
 pub use page_socket::{PageSocketEvent, MAX_PAGE_SOCKET_MESSAGE_BYTES};
 #[cfg(feature = "axum")]
@@ -68,6 +71,8 @@ pub use pages::{
     PageRecord, PageRunError, PageUser, PagesOptions, PagesService, MAX_PAGE_REQUEST_BYTES,
     MAX_RUN_APPROVALS, MAX_TRACKED_PAGE_RUNS, PAGE_COOKIE,
 };
+#[cfg(feature = "axum")]
+pub use serving::Served;
 
 use crate::mcp::{McpHttpService, McpServer, McpServerOptions};
 
