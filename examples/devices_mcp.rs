@@ -92,9 +92,14 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn number<T: std::str::FromStr>(arg: &str, value: String) -> Result<T, String> {
+    let what = if arg == "--port" {
+        "a port number"
+    } else {
+        "a number"
+    };
     value
         .parse()
-        .map_err(|_| format!("{arg} `{value}` is not a number"))
+        .map_err(|_| format!("{arg} `{value}` is not {what}"))
 }
 
 #[tokio::main]
