@@ -1,19 +1,15 @@
 //! The agent host with its MCP endpoint and a simulated devices-console tab
-//! in the same process (docs/agents.md, "Try it: `devices_mcp`").
-//!
-//! When ready it prints exactly one line on stdout,
-//! `{"mcp":"http://127.0.0.1:PORT/mcp","token":"…"}`: the streamable HTTP
-//! MCP endpoint and the bearer token it requires (requests without it get
-//! 401); everything else goes to stderr. The tab's devices table has
-//! dev-1, dev-2, dev-3 and dev-locked, dev-1 and dev-2 selected; its tools
-//! are devices.list, devices.disable (deviceIds bound to the selection and
-//! locked, confirmation required), devices.purge, and the view
-//! capabilities devices.table.select and devices.table.filter. The
-//! simulated user approves (`--approve`) or rejects (`--reject`) every
-//! confirmation. It serves until killed. With `--database postgres://…
-//! --replica NAME` the process is one replica of several sharing that
-//! database (docs/host.md, "Replicas"): an MCP client of either one, with
-//! either token, acts in the tab of the token's replica.
+//! in one process (docs/agents.md, "Try it: `devices_mcp`"). When ready it
+//! prints one line on stdout, `{"mcp":"http://127.0.0.1:PORT/mcp",
+//! "token":"…"}` — the streamable HTTP endpoint and the bearer token it
+//! requires — and serves until killed; everything else goes to stderr. The
+//! tab's table has dev-1, dev-2, dev-3 and dev-locked (dev-1 and dev-2
+//! selected); its tools are devices.list, devices.disable (deviceIds bound
+//! to the selection, confirmation required), devices.purge and the view's
+//! select and filter. With `--database postgres://… --replica NAME` the
+//! process is one replica of several on that database (docs/host.md,
+//! "Replicas"): either one's client, with either token, acts in the tab
+//! of the token's replica.
 
 #[allow(dead_code)]
 #[path = "devices/app.rs"]
@@ -26,42 +22,28 @@ mod embedded;
 mod host;
 
 use std::io::Write as _;
-use std::process::ExitCode;
 use std::time::Duration;
 
+use host::{Backend, Setup, UserDecision};
 use surface_host::host::{Database, DEFAULT_REPLICA_NAME};
-use surface_host::mcp::McpServerOptions;
-
-use host::{Backend, UserDecision};
 
 const USAGE: &str = "usage: devices_mcp [--port PORT] (--approve | --reject) [--orpc-url URL] [--decide-after-ms MS]
                    [--database memory | sqlite:PATH | postgres://…] [--replica NAME]
 
   --port PORT          listen port on 127.0.0.1 (default 0: an ephemeral port)
   --approve | --reject what the simulated user does with every confirmation
-  --orpc-url URL       call a real oRPC server (e.g. http://127.0.0.1:4000/rpc,
-                       the peer in tests/orpc-peer) instead of the embedded backend
+  --orpc-url URL       call a real oRPC server (e.g. the peer in tests/orpc-peer)
   --decide-after-ms MS how long the user looks at the dialog (default 200)
-  --database DB        where the host keeps runs, calls and tokens (default
-                       sqlite:target/devices-mcp/host.db; memory keeps nothing;
-                       postgres://… can be shared by several replicas)
-  --replica NAME       this process's replica name on a shared database, stable
-                       across its restarts, distinct per replica (default host)";
+  --database DB        the host's runs, calls and tokens (default
+                       sqlite:target/devices-mcp/host.db; memory keeps nothing)
+  --replica NAME       this process's replica name on a shared database (default host)";
 
-struct Args {
-    port: u16,
-    decision: Option<UserDecision>,
-    backend: Backend,
-    decide_after: Duration,
-    database: Database,
-    replica: String,
-}
-
-fn parse_args() -> Result<Args, String> {
-    let mut a = Args {
-        port: 0,
-        decision: None,
+/// The port and the setup, or the problem (empty for `--help`).
+fn parse_args() -> Result<(u16, Setup), String> {
+    let (mut port, mut decision) = (0, None);
+    let mut setup = Setup {
         backend: Backend::embedded(),
+        decision: UserDecision::Approve,
         decide_after: Duration::from_millis(200),
         database: Database::sqlite("target/devices-mcp/host.db"),
         replica: DEFAULT_REPLICA_NAME.to_string(),
@@ -70,25 +52,28 @@ fn parse_args() -> Result<Args, String> {
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or(format!("{arg} needs a value"));
         match arg.as_str() {
-            "--port" => a.port = number(&arg, value()?)?,
+            "--port" => port = number(&arg, value()?)?,
             "--approve" | "--reject" => {
                 let d =
                     [UserDecision::Reject, UserDecision::Approve][usize::from(arg == "--approve")];
-                if a.decision.replace(d).is_some() {
+                if decision.replace(d).is_some() {
                     return Err("give exactly one of --approve and --reject".into());
                 }
             }
-            "--orpc-url" => a.backend = Backend::orpc(&value()?),
-            "--decide-after-ms" => a.decide_after = Duration::from_millis(number(&arg, value()?)?),
-            "--database" => {
-                a.database = value()?.parse().map_err(|e| format!("--database: {e}"))?
+            "--orpc-url" => setup.backend = Backend::orpc(&value()?),
+            "--decide-after-ms" => {
+                setup.decide_after = Duration::from_millis(number(&arg, value()?)?)
             }
-            "--replica" => a.replica = value()?,
+            "--database" => {
+                setup.database = value()?.parse().map_err(|e| format!("--database: {e}"))?
+            }
+            "--replica" => setup.replica = value()?,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
-    Ok(a)
+    setup.decision = decision.ok_or("give one of --approve and --reject")?;
+    Ok((port, setup))
 }
 
 fn number<T: std::str::FromStr>(arg: &str, value: String) -> Result<T, String> {
@@ -103,46 +88,33 @@ fn number<T: std::str::FromStr>(arg: &str, value: String) -> Result<T, String> {
 }
 
 #[tokio::main]
-async fn main() -> ExitCode {
-    let args = match parse_args() {
-        Ok(args) if args.decision.is_some() => args,
-        Ok(_) => usage("give one of --approve and --reject"),
-        Err(message) => usage(&message),
-    };
-    match run(args).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::from(1)
-        }
+async fn main() -> std::process::ExitCode {
+    let (port, setup) = parse_args().unwrap_or_else(|problem| {
+        let problem = if problem.is_empty() {
+            problem
+        } else {
+            format!("error: {problem}\n")
+        };
+        eprintln!("{problem}{USAGE}");
+        std::process::exit(2)
+    });
+    if let Err(message) = run(port, setup).await {
+        eprintln!("error: {message}");
+        return std::process::ExitCode::from(1);
     }
+    std::process::ExitCode::SUCCESS
 }
 
-fn usage(problem: &str) -> ! {
-    if !problem.is_empty() {
-        eprintln!("error: {problem}");
-    }
-    eprintln!("{USAGE}");
-    std::process::exit(2)
-}
-
-async fn run(args: Args) -> Result<(), String> {
-    eprintln!("[host] backend: {}", args.backend.describe());
-    let decision = args.decision.unwrap_or(UserDecision::Approve);
-    let hosting = (args.database.clone(), args.replica.as_str());
-    let options = McpServerOptions::default();
-    let running = host::start(
-        args.backend,
-        (decision, args.decide_after),
-        options,
-        hosting,
-    )
-    .await?;
+async fn run(port: u16, setup: Setup) -> Result<(), String> {
+    eprintln!("[host] backend: {}", setup.backend.describe());
+    let decision = setup.decision;
+    let state = format!("{} as replica {}", setup.database.describe(), setup.replica);
+    let running = host::start(setup).await?;
     let served = running
         .host
-        .serve(("127.0.0.1", args.port), axum::Router::new())
+        .serve(("127.0.0.1", port), axum::Router::new())
         .await;
-    let served = served.map_err(|e| format!("cannot listen on 127.0.0.1:{}: {e}", args.port))?;
+    let served = served.map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
     let mcp = format!("http://{}/mcp", served.addr());
     let ready = serde_json::json!({"mcp": mcp, "token": running.token});
     let mut stdout = std::io::stdout().lock();
@@ -151,11 +123,7 @@ async fn run(args: Args) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     drop(stdout);
     eprintln!("[host] MCP endpoint {mcp} (Authorization: Bearer <token>); the user will {decision:?} every confirmation");
-    eprintln!(
-        "[host] state in {} as replica {}",
-        args.database.describe(),
-        args.replica
-    );
+    eprintln!("[host] state in {state}");
     served
         .wait()
         .await

@@ -42,7 +42,6 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
-use surface_host::mcp::McpServerOptions;
 
 /// Paths 2 and 3 make `2 × (N + N / 10)` session calls: at most 990 of
 /// the session's 1,000.
@@ -86,15 +85,13 @@ async fn main() -> Result<(), String> {
         ));
     }
     host::set_quiet(true);
-    let running = host::start(
-        host::Backend::embedded(),
-        (host::UserDecision::Approve, Duration::ZERO),
-        McpServerOptions::default(),
-        (
-            surface_host::host::Database::Memory,
-            surface_host::host::DEFAULT_REPLICA_NAME,
-        ),
-    )
+    let running = host::start(host::Setup {
+        backend: host::Backend::embedded(),
+        decision: host::UserDecision::Approve,
+        decide_after: Duration::ZERO,
+        database: surface_host::host::Database::Memory,
+        replica: surface_host::host::DEFAULT_REPLICA_NAME.into(),
+    })
     .await?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await

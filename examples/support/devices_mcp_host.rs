@@ -1,30 +1,26 @@
 //! The agent host with its MCP server and a simulated devices-console tab
 //! in one process (for `examples/devices_mcp.rs` and
 //! `examples/mcp_latency.rs`, which declare the `app` and `embedded`
-//! modules of `examples/devices/`). The tab is what a browser page runs —
-//! the devices table (dev-1 and dev-2 selected), its registry, a
-//! `BrowserSurfaceSession` holding confirmations while the simulated user
-//! decides — connected by the library's `InProcessTab`.
+//! modules of `examples/devices/`): the devices table (dev-1 and dev-2
+//! selected), its registry and a `BrowserSurfaceSession` holding
+//! confirmations while the simulated user decides, connected by the
+//! library's `InProcessTab`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_surface::bridge::{
-    create_orpc_agent_bridge, invocation_id_header, CallOptions, HttpOrpcClient,
-    OrpcAgentBridgeOptions, OrpcClient,
-};
-use agent_surface::host::{
-    BrowserSurfaceSession, BrowserSurfaceSessionOptions, ConfirmationEvent, ConfirmationMode,
-    KnownBuild, SessionEventSubscription,
-};
-use agent_surface::{AgentManifest, AgentProcedureExecutor, ConsumerKind, SurfaceRegistry};
+use agent_surface::bridge::{create_orpc_agent_bridge, invocation_id_header, CallOptions};
+use agent_surface::bridge::{HttpOrpcClient, OrpcAgentBridgeOptions, OrpcClient};
+use agent_surface::host::{BrowserSurfaceSession, BrowserSurfaceSessionOptions, KnownBuild};
+use agent_surface::host::{ConfirmationEvent, ConfirmationMode, SessionEventSubscription};
+use agent_surface::SurfaceRegistry;
+use agent_surface::{AgentConsumer, AgentManifest, AgentProcedureExecutor, ConsumerKind};
 // `agent_surface::mcp` and `TokioTimer` need the facade's `mcp`/`tokio`
 // features, which a cargo example cannot enable on its own package: the
 // examples name the same items through the runtime crates.
 use serde_json::json;
 use surface_host::host::{fresh_page_identity, Database, Host, InProcessTab};
-use surface_host::mcp::McpServerOptions;
 use surface_runtime::host::{BrowserSurfaceCall, BrowserSurfaceResult};
 use surface_runtime::TokioTimer;
 
@@ -44,43 +40,44 @@ macro_rules! log {
 
 /// The requester's credential the real oRPC peer accepts.
 pub const USER_TOKEN: &str = "Bearer user-token";
-/// The app id of the simulated page, and the build the host knows.
+/// The simulated page's app and build (the host knows the build).
 pub const APP_ID: &str = "devices-console";
-/// The build id (its authority is the generated one).
 pub const BUILD_ID: &str = "devices-console-1";
 
 /// What the simulated user does with every confirmation the tab shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UserDecision {
-    /// Approve (`session.approve`).
     Approve,
-    /// Reject (`session.reject`).
     Reject,
 }
 
-/// Where the procedures run: the in-process devices backend of
-/// `examples/devices`, or a real oRPC server's URL (`…/rpc`, called as the
-/// user; e.g. the peer in `tests/orpc-peer`).
+/// What [`start`] starts: where the procedures run, the simulated user,
+/// the host's database and replica name.
+pub struct Setup {
+    pub backend: Backend,
+    pub decision: UserDecision,
+    pub decide_after: Duration,
+    pub database: Database,
+    pub replica: String,
+}
+
+/// The in-process devices backend of `examples/devices` (four devices), or
+/// a real oRPC server (its `…/rpc` URL, called as the user).
 pub enum Backend {
-    /// The embedded backend with its four initial devices.
     Embedded(Arc<EmbeddedDevices>),
-    /// The server's URL and the user's client.
     Orpc(String, Arc<HttpOrpcClient>),
 }
 
 impl Backend {
-    /// The embedded backend.
     pub fn embedded() -> Self {
         Backend::Embedded(Arc::new(EmbeddedDevices::seeded()))
     }
 
-    /// A real oRPC server at `url`.
     pub fn orpc(url: &str) -> Self {
         let client = HttpOrpcClient::new(url).with_header("authorization", USER_TOKEN);
         Backend::Orpc(url.to_string(), Arc::new(client))
     }
 
-    /// One line saying what it is.
     pub fn describe(&self) -> String {
         match self {
             Backend::Embedded(_) => "embedded in-process devices backend".into(),
@@ -89,19 +86,17 @@ impl Backend {
     }
 
     fn executor(&self, manifest: AgentManifest) -> Arc<dyn AgentProcedureExecutor> {
-        match self {
-            Backend::Embedded(backend) => backend.clone(),
-            Backend::Orpc(_, client) => {
-                let client: Arc<dyn OrpcClient> = client.clone();
-                let options = OrpcAgentBridgeOptions::new(client, manifest);
-                create_orpc_agent_bridge(
-                    options
-                        .call_context(invocation_id_header)
-                        .get("devices.list"),
-                )
-                .executor
-            }
-        }
+        let client: Arc<dyn OrpcClient> = match self {
+            Backend::Embedded(backend) => return backend.clone(),
+            Backend::Orpc(_, client) => client.clone(),
+        };
+        let options = OrpcAgentBridgeOptions::new(client, manifest);
+        create_orpc_agent_bridge(
+            options
+                .call_context(invocation_id_header)
+                .get("devices.list"),
+        )
+        .executor
     }
 
     async fn load_devices(&self) -> Result<Vec<Device>, String> {
@@ -119,24 +114,20 @@ impl Backend {
     }
 }
 
-/// The running host and tab. Dropping it closes the tab.
+/// The running host (its MCP endpoint: `host.mcp_service()`), the run the
+/// MCP client acts in with its bearer token, and the tab, closed when
+/// dropped.
 pub struct DevicesMcp {
-    /// The host (its MCP endpoint: `host.mcp_service()`).
     pub host: Host,
-    /// The run the MCP client acts in, and its bearer token.
     pub run: String,
-    /// The bearer token of the run's MCP client.
     pub token: String,
-    /// The tab's registry.
     pub registry: SurfaceRegistry,
-    /// The tab's consumer.
-    pub consumer: agent_surface::AgentConsumer,
+    pub consumer: AgentConsumer,
     _tab: (InProcessTab, app::Registrations, SessionEventSubscription),
 }
 
 /// What a UI framework does after state changed: the selection feeds
-/// `describe()` and `when()`, so the registry announces a new surface
-/// version.
+/// `describe()` and `when()`, so the registry announces a new version.
 fn render(registry: &SurfaceRegistry, view: &DevicesView, rendered: &AtomicU64) {
     let revision = view.revision();
     if rendered.swap(revision, Ordering::SeqCst) != revision {
@@ -148,40 +139,36 @@ fn render(registry: &SurfaceRegistry, view: &DevicesView, rendered: &AtomicU64) 
     }
 }
 
-/// Starts the host on `database` as `replica`, its MCP server (`options`)
-/// and the simulated tab, whose user decides each confirmation after
-/// `decide_after`.
-pub async fn start(
-    backend: Backend,
-    (decision, decide_after): (UserDecision, Duration),
-    options: McpServerOptions,
-    (database, replica): (Database, &str),
-) -> Result<DevicesMcp, String> {
+/// Starts the host, the simulated tab and a run for an MCP client.
+pub async fn start(setup: Setup) -> Result<DevicesMcp, String> {
     let manifest = AgentManifest::from_json_str(api::MANIFEST_JSON).map_err(|e| e.to_string())?;
     let registry = SurfaceRegistry::builder(api::authority())
         .timer(Arc::new(TokioTimer))
         .build();
-    registry.set_procedure_executor(backend.executor(manifest));
+    registry.set_procedure_executor(setup.backend.executor(manifest));
     let view = DevicesView::default();
     let registrations = app::register(&registry, &view).map_err(|e| e.to_string())?;
-    view.set_rows(backend.load_devices().await?);
+    view.set_rows(setup.backend.load_devices().await?);
     view.select(vec!["dev-1".into(), "dev-2".into()])
         .map_err(|unknown| format!("the backend has no rows {unknown:?}"))?;
     let rendered = Arc::new(AtomicU64::new(0));
     render(&registry, &view, &rendered);
     log!("[tab] devices table loaded; the user selected dev-1 and dev-2");
 
-    let host = Host::builder(database)
+    let host = Host::builder(setup.database)
         .known_build(KnownBuild::new(APP_ID, BUILD_ID, api::authority()))
-        .mcp(options)
-        .replica(replica)
+        .replica(setup.replica)
         .build()
         .await
         .map_err(|e| e.to_string())?;
     let consumer = app::consumer();
-    let identity = fresh_page_identity(APP_ID, BUILD_ID);
+    let options = BrowserSurfaceSessionOptions::new(
+        registry.clone(),
+        fresh_page_identity(APP_ID, BUILD_ID),
+        consumer.clone(),
+    );
     let session = BrowserSurfaceSession::new(
-        BrowserSurfaceSessionOptions::new(registry.clone(), identity, consumer.clone())
+        options
             .confirmations(ConfirmationMode::Hold)
             .timer(Arc::new(TokioTimer)),
     );
@@ -190,31 +177,26 @@ pub async fn start(
         .await;
     let run = run.map_err(|e| e.to_string())?;
     let token = host.issue_token(&run).await.map_err(|e| e.to_string())?;
-    let dialogs = simulated_user(&session, decision, decide_after)?;
+    let dialogs = simulated_user(&session, setup.decision, setup.decide_after)?;
     // After each call, re-render before answering: the host knows the new
     // surface before the agent's next call.
     let tab_registry = registry.clone();
     let after_call = move |call: &BrowserSurfaceCall, result: &BrowserSurfaceResult| {
         render(&tab_registry, &view, &rendered);
-        let status = result
-            .invocation_result()
-            .map(|r| serde_json::to_value(r).unwrap_or_default());
-        let status = status
-            .as_ref()
-            .and_then(|r| r["status"].as_str())
-            .unwrap_or("rejected");
+        let ok = result.invocation_result().is_some_and(|r| r.is_ok());
+        let status = if ok { "ok" } else { "not ok" };
         log!("[tab] {} -> {status}", call.invocation.capability_id);
     };
-    let tab = InProcessTab::connect_with(&host, &session, "user-1", Some(Arc::new(after_call)))
-        .await
-        .map_err(|e| e.to_string())?;
+    let tab = InProcessTab::connect_with(&host, &session, "user-1", Some(Arc::new(after_call)));
+    let tab = tab.await.map_err(|e| e.to_string())?;
+    let _tab = (tab, registrations, dialogs);
     Ok(DevicesMcp {
-        registry,
         host,
         run,
         token,
+        registry,
         consumer,
-        _tab: (tab, registrations, dialogs),
+        _tab,
     })
 }
 
@@ -236,14 +218,11 @@ fn simulated_user(
             let (session, id) = (decider.clone(), c.confirmation_id.clone());
             tokio::spawn(async move {
                 tokio::time::sleep(decide_after).await;
-                let outcome = match decision {
+                let decided = match decision {
                     UserDecision::Approve => session.approve(&id),
                     UserDecision::Reject => session.reject(&id),
                 };
-                match outcome {
-                    Ok(()) => log!("[user] {decision:?}s {id}"),
-                    Err(e) => log!("[user] could not decide {id}: {e}"),
-                }
+                log!("[user] {decision:?} {id}: {decided:?}");
             });
         }
         ConfirmationEvent::Settled {
