@@ -158,7 +158,7 @@ async fn a_page_session_learns_its_tab_and_gets_an_mcp_run_and_its_approvals() {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(s.pages.sessions(), [live.clone()]);
+    assert_eq!(s.pages.sessions(), std::slice::from_ref(&live));
     assert_eq!(live.live_tab(), Some("tab-1"));
 
     // An MCP run on the tab, and a token that reaches its tools.
@@ -215,7 +215,7 @@ async fn a_page_session_learns_its_tab_and_gets_an_mcp_run_and_its_approvals() {
         connection_id: None,
         ..live
     };
-    assert_eq!(mine(), [closed.clone()]);
+    assert_eq!(mine(), std::slice::from_ref(&closed));
     assert_eq!(closed.live_tab(), None);
 }
 
@@ -295,4 +295,54 @@ async fn only_the_listed_files_are_served() {
         .await
         .unwrap();
     assert_eq!(escape.status(), 404);
+}
+
+#[tokio::test]
+async fn host_serve_mounts_mcp_next_to_the_routes_and_stops_when_dropped() {
+    let host = Host::builder(Database::Memory).build().await.unwrap();
+    let routes = axum::Router::new().route("/hello", axum::routing::get(|| async { "hi" }));
+    let served = host.serve(("127.0.0.1", 0), routes).await.unwrap();
+    let base = format!("http://{}", served.addr());
+    let hello = reqwest::get(format!("{base}/hello")).await.unwrap();
+    assert_eq!(
+        (hello.status().as_u16(), hello.text().await.unwrap()),
+        (200, "hi".into())
+    );
+    let mcp = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(mcp.status(), 401, "no bearer token");
+    drop(served);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    assert!(
+        client.get(format!("{base}/hello")).send().await.is_err(),
+        "stopped"
+    );
+}
+
+#[test]
+fn a_fresh_page_identity_has_new_random_session_and_tab_ids() {
+    let a = surface_host::host::fresh_page_identity("console", "build-1");
+    let b = surface_host::host::fresh_page_identity("console", "build-1");
+    assert_eq!(
+        (a.app_id.as_str(), a.build_id.as_str()),
+        ("console", "build-1")
+    );
+    let hex = |s: &str, prefix: &str| {
+        let rest = s.strip_prefix(prefix).unwrap();
+        rest.len() == 32 && rest.bytes().all(|c| c.is_ascii_hexdigit())
+    };
+    assert!(
+        hex(&a.session_id, "sess-") && hex(&a.tab_id, "tab-"),
+        "{a:?}"
+    );
+    assert_ne!((a.session_id, a.tab_id), (b.session_id, b.tab_id));
 }
