@@ -13,7 +13,7 @@ use agent_surface::bridge::{HttpOrpcClient, OrpcCapabilityClient};
 use agent_surface::host::replica::CallEnd;
 use agent_surface::host::{
     AgentHost, BrowserReference, BrowserSurfaceOutcome, HostTool, PagesOptions, PagesService,
-    ToolCallRequest,
+    Served, ToolCallRequest,
 };
 pub use agent_surface::host::{PageRecord, PAGE_COOKIE as COOKIE};
 use agent_surface::mcp::McpServerOptions;
@@ -88,7 +88,8 @@ pub struct Running {
     /// Where it listens.
     pub addr: SocketAddr,
     app: Arc<App>,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// Stops the server when dropped.
+    _served: Served,
 }
 
 impl Running {
@@ -126,12 +127,6 @@ impl std::ops::Deref for Running {
 
     fn deref(&self) -> &Host {
         &self.app.host
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.task.abort();
     }
 }
 
@@ -206,16 +201,15 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
             page_guard,
         ))
         .merge(pages.router())
-        .merge(approvals.router())
-        // The MCP endpoint checks its own Host/Origin rules and a bearer
-        // token; agents send no Origin, so it is outside the page guard.
-        .route_service("/mcp", host.mcp_service());
-    let task = tokio::spawn(agent_surface::server::serve(
-        listener,
-        router,
-        agent_surface::server::ServeOptions::default(),
-    ));
-    Ok(Running { addr, app, task })
+        .merge(approvals.router());
+    // `/mcp` is the host's: outside the page guard (agents send no Origin;
+    // it checks its own Host/Origin rules and a bearer token).
+    let served = host.serve_on(listener, router)?;
+    Ok(Running {
+        addr,
+        app,
+        _served: served,
+    })
 }
 
 /// The approver page (`/approver`, the library's approvals service):
