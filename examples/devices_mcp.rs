@@ -1,30 +1,27 @@
 //! The agent host with its MCP endpoint and a simulated devices-console tab
 //! in one process (docs/agents.md, "Try it: `devices_mcp`"). When ready it
 //! prints one line on stdout, `{"mcp":"http://127.0.0.1:PORT/mcp",
-//! "token":"…"}` — the streamable HTTP endpoint and the bearer token it
-//! requires — and serves until killed; everything else goes to stderr. The
-//! tab's table has dev-1, dev-2, dev-3 and dev-locked (dev-1 and dev-2
-//! selected); its tools are devices.list, devices.disable (deviceIds bound
-//! to the selection, confirmation required), devices.purge and the view's
-//! select and filter. With `--database postgres://… --replica NAME` the
-//! process is one replica of several on that database (docs/host.md,
-//! "Replicas"): either one's client, with either token, acts in the tab
-//! of the token's replica.
+//! "token":"…"}` — the endpoint and the bearer token it requires — and
+//! serves until killed; everything else goes to stderr. With `--database
+//! postgres://… --replica NAME` the process is one replica of several on
+//! that database (docs/host.md, "Replicas"): either one's client, with
+//! either token, acts in the tab of the token's replica.
+#![allow(dead_code)]
 
-#[allow(dead_code)]
 #[path = "devices/app.rs"]
 mod app;
-#[allow(dead_code)]
+#[path = "devices/backend.rs"]
+mod backend;
 #[path = "devices/embedded.rs"]
 mod embedded;
-#[allow(dead_code)]
 #[path = "support/devices_mcp_host.rs"]
 mod host;
 
 use std::io::Write as _;
 use std::time::Duration;
 
-use host::{Backend, Setup, UserDecision};
+use backend::Backend;
+use host::{Setup, UserDecision};
 use surface_host::host::{Database, DEFAULT_REPLICA_NAME};
 
 const USAGE: &str = "usage: devices_mcp [--port PORT] (--approve | --reject) [--orpc-url URL] [--decide-after-ms MS]
@@ -42,7 +39,7 @@ const USAGE: &str = "usage: devices_mcp [--port PORT] (--approve | --reject) [--
 fn parse_args() -> Result<(u16, Setup), String> {
     let (mut port, mut decision) = (0, None);
     let mut setup = Setup {
-        backend: Backend::embedded(),
+        backend: Backend::new(None),
         decision: UserDecision::Approve,
         decide_after: Duration::from_millis(200),
         database: Database::sqlite("target/devices-mcp/host.db"),
@@ -60,7 +57,7 @@ fn parse_args() -> Result<(u16, Setup), String> {
                     return Err("give exactly one of --approve and --reject".into());
                 }
             }
-            "--orpc-url" => setup.backend = Backend::orpc(&value()?),
+            "--orpc-url" => setup.backend = Backend::new(Some(value()?)),
             "--decide-after-ms" => {
                 setup.decide_after = Duration::from_millis(number(&arg, value()?)?)
             }
@@ -90,12 +87,8 @@ fn number<T: std::str::FromStr>(arg: &str, value: String) -> Result<T, String> {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let (port, setup) = parse_args().unwrap_or_else(|problem| {
-        let problem = if problem.is_empty() {
-            problem
-        } else {
-            format!("error: {problem}\n")
-        };
-        eprintln!("{problem}{USAGE}");
+        let problem = (!problem.is_empty()).then(|| format!("error: {problem}\n"));
+        eprintln!("{}{USAGE}", problem.unwrap_or_default());
         std::process::exit(2)
     });
     if let Err(message) = run(port, setup).await {
@@ -106,26 +99,22 @@ async fn main() -> std::process::ExitCode {
 }
 
 async fn run(port: u16, setup: Setup) -> Result<(), String> {
-    eprintln!("[host] backend: {}", setup.backend.describe());
+    match &setup.backend {
+        Backend::Embedded(_) => eprintln!("[host] backend: embedded in-process devices backend"),
+        Backend::Orpc { url, .. } => eprintln!("[host] backend: real oRPC server at {url}"),
+    }
     let decision = setup.decision;
     let state = format!("{} as replica {}", setup.database.describe(), setup.replica);
     let running = host::start(setup).await?;
-    let served = running
-        .host
-        .serve(("127.0.0.1", port), axum::Router::new())
-        .await;
+    let routes = axum::Router::new();
+    let served = running.host.serve(("127.0.0.1", port), routes).await;
     let served = served.map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
     let mcp = format!("http://{}/mcp", served.addr());
     let ready = serde_json::json!({"mcp": mcp, "token": running.token});
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{ready}")
-        .and_then(|()| stdout.flush())
-        .map_err(|e| e.to_string())?;
-    drop(stdout);
+    // One line, flushed (stdout is line-buffered).
+    writeln!(std::io::stdout(), "{ready}").map_err(|e| e.to_string())?;
     eprintln!("[host] MCP endpoint {mcp} (Authorization: Bearer <token>); the user will {decision:?} every confirmation");
     eprintln!("[host] state in {state}");
-    served
-        .wait()
-        .await
-        .map_err(|e| format!("the server stopped: {e}"))
+    let stopped = served.wait().await;
+    stopped.map_err(|e| format!("the server stopped: {e}"))
 }

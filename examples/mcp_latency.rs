@@ -25,6 +25,9 @@
 #[path = "devices/app.rs"]
 mod app;
 #[allow(dead_code)]
+#[path = "devices/backend.rs"]
+mod backend;
+#[allow(dead_code)]
 #[path = "devices/embedded.rs"]
 mod embedded;
 #[allow(dead_code)]
@@ -86,7 +89,7 @@ async fn main() -> Result<(), String> {
     }
     host::set_quiet(true);
     let running = host::start(host::Setup {
-        backend: host::Backend::embedded(),
+        backend: backend::Backend::new(None),
         decision: host::UserDecision::Approve,
         decide_after: Duration::ZERO,
         database: surface_host::host::Database::Memory,

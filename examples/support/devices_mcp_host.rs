@@ -1,31 +1,26 @@
 //! The agent host with its MCP server and a simulated devices-console tab
-//! in one process (for `examples/devices_mcp.rs` and
-//! `examples/mcp_latency.rs`, which declare the `app` and `embedded`
-//! modules of `examples/devices/`): the devices table (dev-1 and dev-2
-//! selected), its registry and a `BrowserSurfaceSession` holding
-//! confirmations while the simulated user decides, connected by the
-//! library's `InProcessTab`.
+//! in one process (for `examples/devices_mcp.rs` and `mcp_latency.rs`,
+//! which declare the `app`, `backend` and `embedded` modules of
+//! `examples/devices/`): the devices table (dev-1 and dev-2 selected), its
+//! registry and a `BrowserSurfaceSession` holding confirmations while the
+//! simulated user decides, connected by the library's `InProcessTab`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_surface::bridge::{create_orpc_agent_bridge, invocation_id_header, CallOptions};
-use agent_surface::bridge::{HttpOrpcClient, OrpcAgentBridgeOptions, OrpcClient};
 use agent_surface::host::{BrowserSurfaceSession, BrowserSurfaceSessionOptions, KnownBuild};
 use agent_surface::host::{ConfirmationEvent, ConfirmationMode, SessionEventSubscription};
-use agent_surface::SurfaceRegistry;
-use agent_surface::{AgentConsumer, AgentManifest, AgentProcedureExecutor, ConsumerKind};
+use agent_surface::{AgentConsumer, AgentManifest, ConsumerKind, SurfaceRegistry};
 // `agent_surface::mcp` and `TokioTimer` need the facade's `mcp`/`tokio`
 // features, which a cargo example cannot enable on its own package: the
 // examples name the same items through the runtime crates.
-use serde_json::json;
 use surface_host::host::{fresh_page_identity, Database, Host, InProcessTab};
 use surface_runtime::host::{BrowserSurfaceCall, BrowserSurfaceResult};
 use surface_runtime::TokioTimer;
 
-use crate::app::{self, api, Device, DevicesView};
-use crate::embedded::EmbeddedDevices;
+use crate::app::{self, api, DevicesView};
+use crate::backend::Backend;
 
 static QUIET: AtomicBool = AtomicBool::new(false);
 
@@ -38,8 +33,6 @@ macro_rules! log {
     ($($arg:tt)*) => { if !QUIET.load(Ordering::Relaxed) { eprintln!($($arg)*); } };
 }
 
-/// The requester's credential the real oRPC peer accepts.
-pub const USER_TOKEN: &str = "Bearer user-token";
 /// The simulated page's app and build (the host knows the build).
 pub const APP_ID: &str = "devices-console";
 pub const BUILD_ID: &str = "devices-console-1";
@@ -59,59 +52,6 @@ pub struct Setup {
     pub decide_after: Duration,
     pub database: Database,
     pub replica: String,
-}
-
-/// The in-process devices backend of `examples/devices` (four devices), or
-/// a real oRPC server (its `…/rpc` URL, called as the user).
-pub enum Backend {
-    Embedded(Arc<EmbeddedDevices>),
-    Orpc(String, Arc<HttpOrpcClient>),
-}
-
-impl Backend {
-    pub fn embedded() -> Self {
-        Backend::Embedded(Arc::new(EmbeddedDevices::seeded()))
-    }
-
-    pub fn orpc(url: &str) -> Self {
-        let client = HttpOrpcClient::new(url).with_header("authorization", USER_TOKEN);
-        Backend::Orpc(url.to_string(), Arc::new(client))
-    }
-
-    pub fn describe(&self) -> String {
-        match self {
-            Backend::Embedded(_) => "embedded in-process devices backend".into(),
-            Backend::Orpc(url, _) => format!("real oRPC server at {url}"),
-        }
-    }
-
-    fn executor(&self, manifest: AgentManifest) -> Arc<dyn AgentProcedureExecutor> {
-        let client: Arc<dyn OrpcClient> = match self {
-            Backend::Embedded(backend) => return backend.clone(),
-            Backend::Orpc(_, client) => client.clone(),
-        };
-        let options = OrpcAgentBridgeOptions::new(client, manifest);
-        create_orpc_agent_bridge(
-            options
-                .call_context(invocation_id_header)
-                .get("devices.list"),
-        )
-        .executor
-    }
-
-    async fn load_devices(&self) -> Result<Vec<Device>, String> {
-        let output = match self {
-            Backend::Embedded(backend) => backend
-                .handle("devices.list", &json!({}), "app-load")
-                .map_err(|e| format!("the embedded backend failed to list devices: {e}"))?,
-            Backend::Orpc(url, client) => client
-                .call("devices.list", Some(json!({})), CallOptions::default())
-                .await
-                .map_err(|e| format!("could not list devices from {url}: {e}"))?,
-        };
-        serde_json::from_value::<Vec<Device>>(output["devices"].clone())
-            .map_err(|e| format!("devices.list returned an unexpected shape ({e}): {output}"))
-    }
 }
 
 /// The running host (its MCP endpoint: `host.mcp_service()`), the run the
@@ -145,7 +85,7 @@ pub async fn start(setup: Setup) -> Result<DevicesMcp, String> {
     let registry = SurfaceRegistry::builder(api::authority())
         .timer(Arc::new(TokioTimer))
         .build();
-    registry.set_procedure_executor(setup.backend.executor(manifest));
+    registry.set_procedure_executor(setup.backend.ordinary(manifest, &["devices.list"]));
     let view = DevicesView::default();
     let registrations = app::register(&registry, &view).map_err(|e| e.to_string())?;
     view.set_rows(setup.backend.load_devices().await?);
