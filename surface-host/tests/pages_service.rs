@@ -172,6 +172,16 @@ async fn a_page_session_learns_its_tab_and_gets_an_mcp_run_and_its_approvals() {
     assert_eq!(s.pages.run_owner(&run_id), Some(session_id));
     let tools = s.host.mcp().tools(&run_id).await.unwrap();
     assert!(tools.iter().any(|t| t.name == "devices__list"));
+    let host_tools = s.host.tools_for_run(&run_id).await.unwrap();
+    assert!(host_tools
+        .iter()
+        .any(|t| t.capability_id() == "domain:devices.list"));
+    assert!(s
+        .host
+        .tools_for_run("run-unknown")
+        .await
+        .unwrap()
+        .is_empty());
 
     // Its approvals: none yet.
     let body = json!({"json": {"runId": run_id}}).to_string();

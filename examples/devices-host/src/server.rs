@@ -301,7 +301,7 @@ async fn run_turn(app: &App, token: &agent_surface::web::SessionToken, path: &st
         }
     };
     let run_id = report.run_id.clone();
-    let tools = app.host.durable().host().tools_for_run(&run_id);
+    let tools = app.host.tools_for_run(&run_id).await.unwrap_or_default();
     report.steps.push(TurnStep {
         action: "discover".into(),
         outcome: Value::Array(tools.iter().map(describe_tool).collect()),
@@ -320,7 +320,7 @@ async fn run_turn(app: &App, token: &agent_surface::web::SessionToken, path: &st
             &capability,
             json!({}),
         );
-        let end = tokio::time::timeout(TURN_WAIT, app.host.replica().call(request, None)).await;
+        let end = tokio::time::timeout(TURN_WAIT, app.host.call(request)).await;
         call_end(path, end.unwrap_or(CallEnd::TimedOut))
     } else {
         (None, format!("Not run: the page does not offer {path}."))

@@ -41,9 +41,10 @@ mod serving;
 
 use std::sync::Arc;
 
-use crate::host::replica::{Replica, ReplicaError, ReplicaOptions, TabCalls};
+use crate::host::replica::{CallEnd, Replica, ReplicaError, ReplicaOptions, TabCalls};
 use surface_runtime::host::{
-    AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceIdentity, KnownBuild, ServerTool,
+    AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceIdentity, HostTool, KnownBuild,
+    ServerTool, ToolCallRequest,
 };
 use surface_runtime::ConsumerKind;
 use surface_store::wake::{LocalWakeups, Wakeups};
@@ -322,6 +323,26 @@ impl Host {
     /// still work then: try again).
     pub async fn revoke_token(&self, token: &str) -> Result<bool, StoreError> {
         self.mcp.revoke_durable_token(token).await
+    }
+
+    /// The tools `run_id` is offered now, wherever its tab is connected (a
+    /// tab another replica holds is verified here from its stored
+    /// announcement); empty for an unknown or ended run.
+    ///
+    /// # Errors
+    /// [`StoreError`] when the store cannot be read.
+    pub async fn tools_for_run(&self, run_id: &str) -> Result<Vec<HostTool>, StoreError> {
+        self.replica.tools_for_run(run_id).await
+    }
+
+    /// Runs one tool call of a run on its tab, wherever it is connected
+    /// (on another replica: routed through the store), and waits for its
+    /// end: the page's outcome, a refusal before it ran, an interruption
+    /// (the tab went away; the outcome is unknown) or a timeout
+    /// ([`CallEnd`]). Bound the wait with `tokio::time::timeout` when the
+    /// user may take long.
+    pub async fn call(&self, request: ToolCallRequest) -> CallEnd {
+        self.replica.call(request, None).await
     }
 
     /// Opens the host side of a page connection the application
