@@ -12,6 +12,7 @@
 //!     .mcp(options)                  the MCP endpoint's options
 //!     .build().await? ──► Host
 //!                          ├─ start_run / end_run / issue_token
+//!                          ├─ tools_for_run / call        an application's own agent loop
 //!                          ├─ open_connection(auth)      a page's socket (or InProcessTab)
 //!                          ├─ page_socket(..)            the page's WebSocket (feature axum)
 //!                          ├─ approvals(options)         the approver page and API (feature axum)
