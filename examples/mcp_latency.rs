@@ -25,6 +25,9 @@
 #[path = "devices/app.rs"]
 mod app;
 #[allow(dead_code)]
+#[path = "devices/backend.rs"]
+mod backend;
+#[allow(dead_code)]
 #[path = "devices/embedded.rs"]
 mod embedded;
 #[allow(dead_code)]
@@ -42,7 +45,6 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
-use surface_host::mcp::McpServerOptions;
 
 /// Paths 2 and 3 make `2 × (N + N / 10)` session calls: at most 990 of
 /// the session's 1,000.
@@ -86,22 +88,19 @@ async fn main() -> Result<(), String> {
         ));
     }
     host::set_quiet(true);
-    let running = host::start(
-        host::Backend::embedded(),
-        host::UserDecision::Approve,
-        Duration::ZERO,
-        McpServerOptions::default(),
-        host::Hosting {
-            database: surface_host::host::Database::Memory,
-            replica: surface_host::host::DEFAULT_REPLICA_NAME.into(),
-        },
-    )
+    let running = host::start(host::Setup {
+        backend: backend::Backend::new(None),
+        decision: host::UserDecision::Approve,
+        decide_after: Duration::ZERO,
+        database: surface_host::host::Database::Memory,
+        replica: surface_host::host::DEFAULT_REPLICA_NAME.into(),
+    })
     .await?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .map_err(|e| e.to_string())?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-    let app = axum::Router::new().route_service("/mcp", running.mcp.http_service());
+    let app = axum::Router::new().route_service("/mcp", running.host.mcp_service());
     tokio::spawn(async move { axum::serve(listener, app).await });
 
     let snapshot = running.registry.snapshot(&running.consumer);
@@ -134,7 +133,8 @@ async fn main() -> Result<(), String> {
     for i in 0..iterations + iterations / 10 {
         let start = Instant::now();
         let result = running
-            .mcp
+            .host
+            .mcp()
             .call_tool(&running.run, &format!("tc-{i}"), "devices__list", None)
             .await;
         let elapsed = start.elapsed();

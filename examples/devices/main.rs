@@ -34,26 +34,26 @@ macro_rules! say_raw {
 }
 
 mod app;
+mod backend;
 mod embedded;
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use agent_surface::bridge::{
-    create_governed_orpc_agent_bridge, create_orpc_agent_bridge, invocation_id_header, CallOptions,
-    CapabilityClient, DescribeScope, GovernedBridgeOptions, GovernedOrpcAgentBridge,
-    HttpOrpcClient, OrpcAgentBridgeOptions, OrpcCapabilityClient, OrpcClient,
+    create_governed_orpc_agent_bridge, CallOptions, CapabilityClient, DescribeScope,
+    GovernedBridgeOptions, GovernedOrpcAgentBridge, HttpOrpcClient, OrpcCapabilityClient,
     ResumeApprovalRequest,
 };
 use agent_surface::manifest::create_orpc_agent_manifest;
 use agent_surface::{
-    AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult, AgentManifest,
-    AgentProcedureExecutor, ErrorCode, Retry, SurfaceRegistry, SurfaceSnapshot,
+    AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult, AgentManifest, ErrorCode,
+    Retry, SurfaceRegistry, SurfaceSnapshot,
 };
 use serde_json::{json, Value};
 
 use app::{api, Device, DevicesView};
-use embedded::EmbeddedDevices;
+use backend::{Backend, USER_TOKEN};
 
 const USAGE: &str = "usage: devices [--orpc-url URL] [--verbose]
 
@@ -103,9 +103,6 @@ fn outcome_line(result: &AgentInvocationResult) -> String {
         }
     }
 }
-
-/// The requester's credential the real peer accepts.
-const USER_TOKEN: &str = "Bearer user-token";
 
 /// The approver's credential the real peer's decision endpoint accepts.
 const APPROVER_TOKEN: &str = "Bearer approver-token";
@@ -179,15 +176,6 @@ fn expect_success(result: &AgentInvocationResult) -> StepResult<Value> {
     }
 }
 
-/// Where the procedures run.
-enum Backend {
-    Embedded(Arc<EmbeddedDevices>),
-    Orpc {
-        url: String,
-        client: Arc<HttpOrpcClient>,
-    },
-}
-
 impl Backend {
     fn describe(&self) -> String {
         match self {
@@ -200,23 +188,6 @@ impl Backend {
                     "real oRPC server at {url} (create_orpc_agent_bridge + HttpOrpcClient; devices.purge through the governed bridge and the gateway at {})",
                     sibling_url(url, "gateway")
                 )
-            }
-        }
-    }
-
-    /// The domain router's executor: the ordinary bridge (or the
-    /// embedded backend).
-    fn ordinary(&self, manifest: AgentManifest) -> Arc<dyn AgentProcedureExecutor> {
-        match self {
-            Backend::Embedded(backend) => backend.clone(),
-            Backend::Orpc { client, .. } => {
-                let client: Arc<dyn OrpcClient> = client.clone();
-                create_orpc_agent_bridge(
-                    OrpcAgentBridgeOptions::new(client, manifest)
-                        // x-agent-invocation-id: <invocationId> on every call.
-                        .call_context(invocation_id_header),
-                )
-                .executor
             }
         }
     }
@@ -247,7 +218,7 @@ impl Backend {
         let governed = create_orpc_agent_manifest(descriptors)
             .map_err(|e| format!("the gateway's descriptors are not a manifest: {e}"))?;
         Ok(create_governed_orpc_agent_bridge(
-            GovernedBridgeOptions::new(gateway, governed).fallback(self.ordinary(manifest)),
+            GovernedBridgeOptions::new(gateway, governed).fallback(self.ordinary(manifest, &[])),
         ))
     }
 
@@ -278,21 +249,6 @@ impl Backend {
                 }
             }
         }
-    }
-
-    /// The table's rows, loaded by the app itself (not by the agent).
-    async fn load_devices(&self) -> StepResult<Vec<Device>> {
-        let output = match self {
-            Backend::Embedded(backend) => backend
-                .handle("devices.list", &json!({}), "app-load")
-                .map_err(|e| format!("the embedded backend failed to list devices: {e}"))?,
-            Backend::Orpc { url, client } => client
-                .call("devices.list", Some(json!({})), CallOptions::default())
-                .await
-                .map_err(|e| format!("could not list devices from {url}: {e}"))?,
-        };
-        serde_json::from_value::<Vec<Device>>(output["devices"].clone())
-            .map_err(|e| format!("devices.list returned an unexpected shape ({e}): {output}"))
     }
 }
 
@@ -931,16 +887,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let backend = match url {
-        None => Backend::Embedded(Arc::new(EmbeddedDevices::seeded())),
-        Some(url) => {
-            let client = HttpOrpcClient::new(url.clone()).with_header("authorization", USER_TOKEN);
-            Backend::Orpc {
-                url,
-                client: Arc::new(client),
-            }
-        }
-    };
+    let backend = Backend::new(url);
     match run(backend).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

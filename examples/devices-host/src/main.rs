@@ -1,11 +1,6 @@
 //! `cargo run -p devices-host`: builds the page, starts the oRPC peer and
 //! the host on 127.0.0.1, prints the URL.
-//!
-//! ```text
-//! devices-host [--port N] [--backend URL] [--database DB] [--approver-secret S] [--replica NAME] [--no-build]
-//! ```
 
-use std::net::SocketAddr;
 use std::process::ExitCode;
 
 use devices_host::{page, peer::Peer, serve, Database, HostConfig};
@@ -31,123 +26,97 @@ tests/orpc-peer and the agent host on 127.0.0.1, and prints the URL.
                   \"Replicas\")
   --no-build      serve the page built last time";
 
-fn main() -> ExitCode {
-    let mut port = 8080u16;
-    let mut backend = None;
-    let mut build = true;
-    let mut database = Database::Sqlite(page::target_dir().join("devices-host").join("host.db"));
-    let mut approver_secret = None;
-    let mut replica = None;
+/// The command line, parsed: the host's config, the backend (if given),
+/// whether to build the page.
+fn parse() -> Result<(HostConfig, Option<String>, bool), String> {
+    let (mut port, mut backend, mut build) = (8080u16, None, true);
+    let default_db = page::target_dir().join("devices-host").join("host.db");
+    let (mut database, mut secret, mut replica) = (Database::Sqlite(default_db), None, None);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--port" => match args.next().and_then(|p| p.parse().ok()) {
-                Some(p) => port = p,
-                None => return usage("--port needs a number 0..65535"),
-            },
-            "--backend" => match args.next() {
-                Some(url) => backend = Some(url),
-                None => return usage("--backend needs a URL"),
-            },
-            "--database" => match args.next().map(|d| d.parse::<Database>()) {
-                Some(Ok(d)) => database = d,
-                Some(Err(e)) => return usage(&format!("--database: {e}")),
-                None => return usage("--database needs a value"),
-            },
-            "--approver-secret" => match args.next() {
-                Some(secret) if !secret.is_empty() => approver_secret = Some(secret),
-                _ => return usage("--approver-secret needs a non-empty value"),
-            },
-            "--replica" => match args.next() {
-                Some(name) if !name.is_empty() => replica = Some(name),
-                _ => return usage("--replica needs a name"),
-            },
-            "--no-build" => build = false,
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return ExitCode::SUCCESS;
-            }
-            other => return usage(&format!("unknown argument {other:?}")),
-        }
-    }
-    if build {
-        match page::build() {
-            Ok(built) => eprintln!(
-                "devices-host: page built in {} ({} bytes of wasm{})",
-                built.dir.display(),
-                built.wasm_bytes,
-                if built.optimized {
-                    ", wasm-opt -Oz"
-                } else {
-                    ""
-                }
-            ),
-            Err(e) => {
-                eprintln!("devices-host: {e}");
-                return ExitCode::FAILURE;
-            }
-        }
-    }
-    let peer = match backend {
-        Some(url) => Err(url),
-        None => match Peer::start() {
-            Ok(peer) => Ok(peer),
-            Err(e) => {
-                eprintln!("devices-host: {e}");
-                return ExitCode::FAILURE;
-            }
-        },
-    };
-    let backend_rpc = match &peer {
-        Ok(peer) => peer.rpc_url(),
-        Err(url) => url.clone(),
-    };
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("devices-host: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    runtime.block_on(async {
-        let mut config = HostConfig::new(
-            SocketAddr::from(([127, 0, 0, 1], port)),
-            backend_rpc.clone(),
-            page::pkg_dir(),
-        );
-        config.database = database;
-        if let Some(secret) = approver_secret {
-            config.approver_secret = secret;
-        }
-        if let Some(name) = replica {
-            config.owner = name;
-        }
-        let secret = config.approver_secret.clone();
-        let running = match serve(config).await {
-            Ok(running) => running,
-            Err(e) => {
-                eprintln!("devices-host: cannot listen on 127.0.0.1:{port}: {e}");
-                return ExitCode::FAILURE;
-            }
+        let mut value = || {
+            args.next()
+                .filter(|v| !v.is_empty())
+                .ok_or(format!("{arg} needs a value"))
         };
-        println!("devices console: {}", running.url());
-        println!(
-            "MCP endpoint:    {}mcp (replica {}; a run and its bearer token: the page's \"Connect an MCP agent\")",
-            running.url(),
-            running.replica().name()
-        );
-        println!(
-            "approver page:   {}approver (approver secret: {secret})",
-            running.url()
-        );
-        eprintln!("devices-host: backend {backend_rpc}; Ctrl-C stops host and peer");
-        let _ = tokio::signal::ctrl_c().await;
-        drop(running);
-        ExitCode::SUCCESS
-    })
+        match arg.as_str() {
+            "--port" => {
+                port = value()?
+                    .parse()
+                    .map_err(|_| "--port needs a number 0..65535")?
+            }
+            "--backend" => backend = Some(value()?),
+            "--database" => database = value()?.parse().map_err(|e| format!("--database: {e}"))?,
+            "--approver-secret" => secret = Some(value()?),
+            "--replica" => replica = Some(value()?),
+            "--no-build" => build = false,
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    let mut config = HostConfig::new(([127, 0, 0, 1], port).into(), "", page::pkg_dir());
+    config.database = database;
+    config.approver_secret = secret.unwrap_or(config.approver_secret);
+    config.owner = replica.unwrap_or(config.owner);
+    Ok((config, backend, build))
 }
 
-fn usage(problem: &str) -> ExitCode {
-    eprintln!("devices-host: {problem}\n\n{USAGE}");
-    ExitCode::from(2)
+fn main() -> ExitCode {
+    let (mut config, backend, build) = match parse() {
+        Ok(parsed) => parsed,
+        Err(problem) if problem.is_empty() => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(problem) => {
+            eprintln!("devices-host: {problem}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&mut config, backend, build) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("devices-host: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(config: &mut HostConfig, backend: Option<String>, build: bool) -> Result<(), String> {
+    if build {
+        let built = page::build()?;
+        let opt = if built.optimized {
+            ", wasm-opt -Oz"
+        } else {
+            ""
+        };
+        eprintln!(
+            "devices-host: page built in {} ({} bytes of wasm{opt})",
+            built.dir.display(),
+            built.wasm_bytes
+        );
+    }
+    // The peer lives until the host stops.
+    let peer = match backend {
+        Some(_) => None,
+        None => Some(Peer::start()?),
+    };
+    config.backend_rpc =
+        backend.unwrap_or_else(|| peer.as_ref().map(Peer::rpc_url).unwrap_or_default());
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let running = serve(config.clone())
+            .await
+            .map_err(|e| format!("cannot start on {}: {e}", config.bind))?;
+        let url = running.url();
+        println!("devices console: {url}");
+        println!(
+            "MCP endpoint:    {url}mcp (replica {}; a run and its bearer token: the page's \"Connect an MCP agent\")",
+            running.replica_name()
+        );
+        println!("approver page:   {url}approver (approver secret: {})", config.approver_secret);
+        eprintln!("devices-host: backend {}; Ctrl-C stops host and peer", config.backend_rpc);
+        let _ = tokio::signal::ctrl_c().await;
+        Ok(())
+    })
 }

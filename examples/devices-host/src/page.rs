@@ -31,8 +31,11 @@ pub fn pkg_dir() -> PathBuf {
     target_dir().join("devices-web").join("pkg")
 }
 
-/// The two files the page needs, in [`pkg_dir`].
-pub const PAGE_FILES: [&str; 2] = ["devices_web.js", "devices_web_bg.wasm"];
+/// The two files the page needs, in [`pkg_dir`], with their `Content-Type`.
+pub const PAGE_FILES: [(&str, &str); 2] = [
+    ("devices_web.js", "text/javascript"),
+    ("devices_web_bg.wasm", "application/wasm"),
+];
 
 /// The WebAssembly features `wasm-opt` may keep, named explicitly:
 /// wasm-bindgen drops the `target_features` section wasm-opt would detect
@@ -40,15 +43,9 @@ pub const PAGE_FILES: [&str; 2] = ["devices_web.js", "devices_web_bg.wasm"];
 /// function references, which Chromium refuses to compile. These are the
 /// ones rustc's `wasm32-unknown-unknown` output uses, plus SIMD (the
 /// dependency tree has `simd128` code paths).
-const WASM_FEATURES: [&str; 7] = [
-    "--enable-bulk-memory",
-    "--enable-sign-ext",
-    "--enable-nontrapping-float-to-int",
-    "--enable-mutable-globals",
-    "--enable-reference-types",
-    "--enable-multivalue",
-    "--enable-simd",
-];
+const WASM_FEATURES: &str =
+    "--enable-bulk-memory --enable-sign-ext --enable-nontrapping-float-to-int \
+     --enable-mutable-globals --enable-reference-types --enable-multivalue --enable-simd";
 
 /// The oldest binaryen whose `wasm-opt` the build uses. Debian's 108
 /// turns wasm-bindgen's `externref` table into a `funcref` table: the page
@@ -130,20 +127,11 @@ pub fn build() -> Result<Built, String> {
     run(
         Command::new(&cargo)
             .current_dir(&root)
-            .args([
-                "build",
-                "-p",
-                "devices-web",
-                "--target",
-                "wasm32-unknown-unknown",
-                "--profile",
-                "web",
-                // Keep the `target_features` section wasm-bindgen reads (the
-                // profile's `strip = true` removes it and wasm-bindgen warns);
-                // wasm-bindgen drops the names below instead.
-                "--config",
-                "profile.web.strip=\"debuginfo\"",
-            ])
+            .args("build -p devices-web --target wasm32-unknown-unknown --profile web".split(' '))
+            // Keep the `target_features` section wasm-bindgen reads (the
+            // profile's `strip = true` removes it and wasm-bindgen warns);
+            // wasm-bindgen drops the names below instead.
+            .args(["--config", "profile.web.strip=\"debuginfo\""])
             .env_remove("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER"),
         "cargo build of the page",
     )?;
@@ -162,8 +150,8 @@ pub fn build() -> Result<Built, String> {
     let dir = pkg_dir();
     let stamp = dir.join(".built-from");
     let fresh = std::fs::read_to_string(&stamp).is_ok_and(|s| s == stamp_text)
-        && PAGE_FILES.iter().all(|f| dir.join(f).exists());
-    let out_wasm = dir.join(PAGE_FILES[1]);
+        && PAGE_FILES.iter().all(|(f, _)| dir.join(f).exists());
+    let out_wasm = dir.join(PAGE_FILES[1].0);
     let mut optimized = std::fs::read_to_string(dir.join(".optimized")).is_ok_and(|s| s == "yes");
     if !fresh {
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -172,16 +160,11 @@ pub fn build() -> Result<Built, String> {
         }
         run(
             Command::new("wasm-bindgen")
-                .args([
-                    "--target",
-                    "web",
-                    "--no-typescript",
-                    "--remove-name-section",
-                    "--remove-producers-section",
-                    "--out-name",
-                    "devices_web",
-                    "--out-dir",
-                ])
+                .args(
+                    "--target web --no-typescript --remove-name-section --remove-producers-section \
+                     --out-name devices_web --out-dir"
+                        .split_whitespace(),
+                )
                 .arg(&dir)
                 .arg(&wasm),
             "wasm-bindgen",
@@ -192,7 +175,7 @@ pub fn build() -> Result<Built, String> {
             run(
                 Command::new("wasm-opt")
                     .arg("-Oz")
-                    .args(WASM_FEATURES)
+                    .args(WASM_FEATURES.split_whitespace())
                     .arg(&out_wasm)
                     .arg("-o")
                     .arg(&out_wasm),

@@ -25,15 +25,15 @@ impl Peer {
         let dir = crate::page::repo_root().join("tests").join("orpc-peer");
         if !dir.join("node_modules").join(".package-lock.json").exists() {
             eprintln!("devices-host: npm ci in {}", dir.display());
-            let status = Command::new("npm")
+            let mut npm = Command::new("npm");
+            let ci = npm
                 .args(["ci", "--no-audit", "--no-fund"])
-                .current_dir(&dir)
-                .status()
-                .map_err(|e| {
-                    format!("could not run npm (Node.js >= 20 and npm are needed): {e}")
-                })?;
-            if !status.success() {
-                return Err(format!("npm ci in {} failed ({status})", dir.display()));
+                .current_dir(&dir);
+            if !ci.status().is_ok_and(|s| s.success()) {
+                let dir = dir.display();
+                return Err(format!(
+                    "npm ci in {dir} failed (Node.js >= 20 and npm are needed)"
+                ));
             }
         }
         let mut child = Command::new("node")
@@ -55,19 +55,17 @@ impl Peer {
             .ok()
             .and_then(|v| v["port"].as_u64())
             .and_then(|p| u16::try_from(p).ok());
-        match port {
-            Some(port) => Ok(Peer {
-                child,
-                _stdin: stdin,
-                port,
-            }),
-            None => {
-                let _ = child.kill();
-                Err(format!(
-                    "the oRPC peer did not print {{\"port\":N}} (got {line:?})"
-                ))
-            }
-        }
+        let Some(port) = port else {
+            let _ = child.kill();
+            return Err(format!(
+                "the oRPC peer did not print {{\"port\":N}} (got {line:?})"
+            ));
+        };
+        Ok(Peer {
+            child,
+            _stdin: stdin,
+            port,
+        })
     }
 
     /// The peer's RPC handler, `http://127.0.0.1:PORT/rpc`.

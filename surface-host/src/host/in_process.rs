@@ -8,12 +8,35 @@ use std::sync::Arc;
 
 use crate::replica::ReplicaError;
 use surface_runtime::host::{
-    AnnouncementSubscription, AuthenticatedConnection, BrowserSurfaceCall, BrowserSurfaceResult,
-    BrowserSurfaceSession, BrowserToHostMessage, SessionError, SessionEventSubscription,
+    AnnouncementSubscription, AuthenticatedConnection, BrowserSurfaceCall, BrowserSurfaceIdentity,
+    BrowserSurfaceResult, BrowserSurfaceSession, BrowserToHostMessage, SessionError,
+    SessionEventSubscription,
 };
 use tokio::sync::mpsc;
 
 use super::Host;
+
+/// A fresh identity for a page of `app_id`'s build `build_id`: session
+/// `sess-` and tab `tab-`, each followed by 32 hex digits from the OS's
+/// randomness, so they are never reused — also across restarts on a
+/// durable store, whose runs and calls name them. The session's
+/// connections ([`InProcessTab::connect`]) and runs
+/// ([`Host::start_page_run`](super::Host::start_page_run)) derive from it.
+///
+/// # Panics
+/// When the platform's randomness fails.
+pub fn fresh_page_identity(
+    app_id: impl Into<String>,
+    build_id: impl Into<String>,
+) -> BrowserSurfaceIdentity {
+    let (session, tab) = (crate::mcp::random_hex(16), crate::mcp::random_hex(16));
+    BrowserSurfaceIdentity::new(
+        app_id,
+        build_id,
+        format!("sess-{session}"),
+        format!("tab-{tab}"),
+    )
+}
 
 /// Why an [`InProcessTab`] did not connect.
 #[derive(Debug, thiserror::Error)]

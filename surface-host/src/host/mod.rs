@@ -12,10 +12,13 @@
 //!     .mcp(options)                  the MCP endpoint's options
 //!     .build().await? ──► Host
 //!                          ├─ start_run / end_run / issue_token
+//!                          ├─ tools_for_run / call        an application's own agent loop
 //!                          ├─ open_connection(auth)      a page's socket (or InProcessTab)
 //!                          ├─ page_socket(..)            the page's WebSocket (feature axum)
 //!                          ├─ approvals(options)         the approver page and API (feature axum)
-//!                          └─ mcp_service()              the /mcp tower service
+//!                          ├─ pages(options)             the page, its session, runs, MCP token (feature axum)
+//!                          ├─ mcp_service()              the /mcp tower service
+//!                          └─ serve(addr, routes)        routes and /mcp served (feature axum)
 //! ```
 //!
 //! On one machine the default is SQLite: a `kill -9` of the process loses
@@ -30,12 +33,17 @@ mod database;
 mod in_process;
 #[cfg(feature = "axum")]
 mod page_socket;
+#[cfg(feature = "axum")]
+mod pages;
+#[cfg(feature = "axum")]
+mod serving;
 
 use std::sync::Arc;
 
-use crate::replica::{Replica, ReplicaError, ReplicaOptions, TabCalls};
+use crate::replica::{CallEnd, Replica, ReplicaError, ReplicaOptions, TabCalls};
 use surface_runtime::host::{
-    AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceIdentity, KnownBuild, ServerTool,
+    AgentHost, AgentRun, AuthenticatedConnection, BrowserSurfaceIdentity, HostTool, KnownBuild,
+    ServerTool, ToolCallRequest,
 };
 use surface_runtime::ConsumerKind;
 use surface_store::wake::{LocalWakeups, Wakeups};
@@ -58,9 +66,16 @@ pub use approver::{
     MAX_SHOWN_PROBLEM_CHARS,
 };
 pub use database::{Database, DatabaseError};
-pub use in_process::{InProcessTab, InProcessTabError};
+pub use in_process::{fresh_page_identity, InProcessTab, InProcessTabError};
 #[cfg(feature = "axum")]
 pub use page_socket::{PageSocketEvent, MAX_PAGE_SOCKET_MESSAGE_BYTES};
+#[cfg(feature = "axum")]
+pub use pages::{
+    PageRecord, PageRunError, PageUser, PagesOptions, PagesService, MAX_PAGE_REQUEST_BYTES,
+    MAX_RUN_APPROVALS, MAX_TRACKED_PAGE_RUNS, PAGE_COOKIE,
+};
+#[cfg(feature = "axum")]
+pub use serving::Served;
 
 use crate::mcp::{McpHttpService, McpServer, McpServerOptions};
 
@@ -325,6 +340,26 @@ impl Host {
     /// still work then: try again).
     pub async fn revoke_token(&self, token: &str) -> Result<bool, StoreError> {
         self.mcp.revoke_token(token).await
+    }
+
+    /// The tools `run_id` is offered now, wherever its tab is connected (a
+    /// tab another replica holds is verified here from its stored
+    /// announcement); empty for an unknown or ended run.
+    ///
+    /// # Errors
+    /// [`StoreError`] when the store cannot be read.
+    pub async fn tools_for_run(&self, run_id: &str) -> Result<Vec<HostTool>, StoreError> {
+        self.replica.tools_for_run(run_id).await
+    }
+
+    /// Runs one tool call of a run on its tab, wherever it is connected
+    /// (on another replica: routed through the store), and waits for its
+    /// end: the page's outcome, a refusal before it ran, an interruption
+    /// (the tab went away; the outcome is unknown) or a timeout
+    /// ([`CallEnd`]). Bound the wait with `tokio::time::timeout` when the
+    /// user may take long.
+    pub async fn call(&self, request: ToolCallRequest) -> CallEnd {
+        self.replica.call(request, None).await
     }
 
     /// Opens the host side of a page connection the application

@@ -78,6 +78,11 @@ impl PageOrigin {
         self
     }
 
+    /// `http` or `https` ([`https`](Self::https)).
+    pub fn scheme(&self) -> &str {
+        &self.scheme
+    }
+
     /// The accepted `Host` values.
     pub fn hosts(&self) -> &[String] {
         &self.hosts

@@ -1,0 +1,238 @@
+//! The page service's routes.
+
+use std::sync::Arc;
+
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{Path, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+use surface_runtime::invocation::AgentInvocationResult;
+use surface_runtime::ConsumerKind;
+use surface_store::ApprovalRecord;
+
+use super::{no_session, Inner, PageRecord, PageRunError, MAX_RUN_APPROVALS};
+use crate::host::PageSocketEvent;
+use crate::web::{orpc_error, orpc_ok};
+
+type Service = State<Arc<Inner>>;
+
+/// `GET {page}`: the page and a fresh session cookie (`Cache-Control:
+/// no-store`: every load is a new session).
+pub(crate) async fn page(State(s): Service, headers: HeaderMap) -> Response {
+    let Some(user_id) = s.user.user(&headers) else {
+        return (StatusCode::UNAUTHORIZED, "Sign in first.").into_response();
+    };
+    let record = PageRecord {
+        session_id: format!("sess-{}", crate::mcp::random_hex(16)),
+        user_id,
+        tab_id: None,
+        connection_id: None,
+    };
+    let issued = match s.sessions.issue(record) {
+        Ok(issued) => issued,
+        Err(full) => return (StatusCode::SERVICE_UNAVAILABLE, full.to_string()).into_response(),
+    };
+    let mut response = (
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        s.html.clone(),
+    )
+        .into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::SET_COOKIE, issued.set_cookie);
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// `POST {api}/session`: the session id, the user and the socket path.
+pub(crate) async fn session(State(s): Service, headers: HeaderMap) -> Response {
+    match s.sessions.authenticate(&headers) {
+        Some(session) => orpc_ok(&json!({
+            "sessionId": session.data.session_id,
+            "userId": session.data.user_id,
+            "socketPath": s.paths.socket,
+        })),
+        None => no_session(),
+    }
+}
+
+/// `GET {socket}`: the page's WebSocket; the session learns its tab and
+/// connection from the accepted announcements.
+pub(crate) async fn socket(
+    State(s): Service,
+    headers: HeaderMap,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let Some(session) = s.sessions.authenticate(&headers) else {
+        return (
+            StatusCode::UNAUTHORIZED,
+            "no session cookie: load the page first",
+        )
+            .into_response();
+    };
+    let (token, record) = (session.token, session.data);
+    let service = s.clone();
+    s.host.page_socket(
+        upgrade,
+        &record.session_id,
+        &record.user_id,
+        move |event| match event {
+            PageSocketEvent::Announced {
+                tab_id,
+                connection_id,
+            } => {
+                service.sessions.update(&token, |r| {
+                    r.tab_id = Some(tab_id);
+                    r.connection_id = Some(connection_id);
+                });
+            }
+            PageSocketEvent::Closed { connection_id, .. } => {
+                service.sessions.update(&token, |r| {
+                    if r.connection_id.is_some() && r.connection_id == connection_id {
+                        r.connection_id = None;
+                    }
+                });
+            }
+        },
+    )
+}
+
+/// `POST {api}/run` `{"json":{"runId"}}`: the approvals of a run this
+/// page session started, with their outcome once resumed.
+pub(crate) async fn run_status(State(s): Service, request: Request) -> Response {
+    let (session, input) = match s.read(request).await {
+        Ok(read) => read,
+        Err(refused) => return refused,
+    };
+    let Some(run_id) = input["runId"].as_str().map(str::to_string) else {
+        return orpc_error(StatusCode::BAD_REQUEST, "BAD_REQUEST", "runId is required");
+    };
+    if s.run_owner(&run_id).as_deref() != Some(session.data.session_id.as_str()) {
+        return orpc_error(
+            StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+            "No such run in this session.",
+        );
+    }
+    let store = s.host.store();
+    match store.run_approvals(&run_id, MAX_RUN_APPROVALS).await {
+        Ok(approvals) => orpc_ok(&json!({
+            "runId": run_id,
+            "approvals": approvals.iter().map(|a| approval_status(&s, a)).collect::<Vec<_>>(),
+        })),
+        Err(error) => {
+            tracing::warn!(%error, run_id, "reading a run's approvals");
+            orpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "SERVICE_UNAVAILABLE",
+                "The host store cannot be read right now.",
+            )
+        }
+    }
+}
+
+/// A stored approval as the page sees it.
+fn approval_status(s: &Inner, approval: &ApprovalRecord) -> Value {
+    let outcome = approval
+        .outcome
+        .as_deref()
+        .and_then(|o| serde_json::from_str::<AgentInvocationResult>(o).ok());
+    json!({
+        "approvalId": approval.approval_id,
+        "state": approval.state.as_str(),
+        "outcome": outcome.as_ref().and_then(|o| serde_json::to_value(o).ok()),
+        "summary": outcome.as_ref().map(|o| (s.summary)(approval, o)),
+    })
+}
+
+/// `POST {api}/mcp-run`: a run on this page's tab for an MCP client and
+/// its bearer token (shown once; only its SHA-256 is stored).
+pub(crate) async fn mcp_run(State(s): Service, headers: HeaderMap) -> Response {
+    let Some(session) = s.sessions.authenticate(&headers) else {
+        return no_session();
+    };
+    let run_id = match s.start_run(&session.token, ConsumerKind::Embedded).await {
+        Ok(run_id) => run_id,
+        Err(PageRunError::NoSession) => return no_session(),
+        Err(PageRunError::NoLiveTab) => {
+            return orpc_error(
+                StatusCode::CONFLICT,
+                "CONFLICT",
+                "This page has no live agent session yet; wait until it is connected.",
+            )
+        }
+        Err(error) => {
+            return internal(
+                "starting an MCP run",
+                &error,
+                "The run could not be started.",
+            )
+        }
+    };
+    match s.host.issue_token(&run_id).await {
+        Ok(token) => {
+            // The page guard admitted the Host.
+            let host = headers
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .unwrap_or_default();
+            let mcp_url = format!("{}://{host}{}", s.origin.scheme(), s.paths.mcp);
+            orpc_ok(&json!({"runId": run_id, "token": token, "mcpUrl": mcp_url}))
+        }
+        Err(error) => internal(
+            "recording an MCP token",
+            &error,
+            "The token could not be recorded.",
+        ),
+    }
+}
+
+fn internal(what: &str, error: &dyn std::fmt::Display, message: &str) -> Response {
+    tracing::warn!(%error, "{what}");
+    orpc_error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "INTERNAL_SERVER_ERROR",
+        message,
+    )
+}
+
+/// `/rpc/{*path}`: the backend proxy, for pages holding a session.
+pub(crate) async fn rpc(State(s): Service, headers: HeaderMap, request: Request) -> Response {
+    if s.sessions.authenticate(&headers).is_none() {
+        return no_session();
+    }
+    let Some(proxy) = &s.proxy else {
+        return no_session();
+    };
+    let raw = request
+        .uri()
+        .path()
+        .strip_prefix("/rpc/")
+        .unwrap_or("")
+        .to_string();
+    proxy.forward(&raw, request).await
+}
+
+/// `GET {files}/{name}`: one of the page's files.
+pub(crate) async fn file(State(s): Service, Path(name): Path<String>) -> Response {
+    let Some(files) = &s.files else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let Some(content_type) = files.names.get(&name) else {
+        return (StatusCode::NOT_FOUND, "Not found").into_response();
+    };
+    match tokio::fs::read(files.dir.join(&name)).await {
+        Ok(bytes) => {
+            let headers = [
+                (header::CONTENT_TYPE, content_type.as_str()),
+                (header::CACHE_CONTROL, "no-store"),
+            ];
+            (headers, bytes).into_response()
+        }
+        Err(_) => (
+            StatusCode::NOT_FOUND,
+            format!("{name} is missing: build the page"),
+        )
+            .into_response(),
+    }
+}

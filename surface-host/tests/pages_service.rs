@@ -1,0 +1,358 @@
+//! `Host::pages` over loopback HTTP and a real WebSocket (docs/host.md,
+//! "The page service"): the page load's cookie, `/app/session`, the
+//! socket updating the session's tab, `/app/mcp-run` (a run and a token
+//! that works), `/app/run` (only the owning session's runs), the page's
+//! files, the guard and the bounds.
+
+#[path = "../../surface-runtime/tests/host_support/mod.rs"]
+mod host_support;
+
+use std::time::Duration;
+
+use futures_util::SinkExt;
+use host_support::*;
+use serde_json::{json, Value};
+use surface_host::host::{Database, Host, PageRecord, PagesOptions, PagesService, PAGE_COOKIE};
+use surface_host::web::PageOrigin;
+use surface_runtime::host::{
+    BrowserSurfaceIdentity, BrowserSurfaceSession, BrowserSurfaceSessionOptions, KnownBuild,
+};
+use surface_runtime::AgentConsumer;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+
+struct Served {
+    host: Host,
+    pages: PagesService,
+    base: String,
+    _dir: std::path::PathBuf,
+}
+
+async fn serve() -> Served {
+    let host = Host::builder(Database::Memory)
+        .known_build(KnownBuild::new("console", "build-1", authority()))
+        .build()
+        .await
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let dir = std::env::temp_dir().join(format!(
+        "pages-service-{}-{}",
+        std::process::id(),
+        addr.port()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("app.js"), "export {};").unwrap();
+    std::fs::write(dir.join("secret.txt"), "no").unwrap();
+    let options = PagesOptions::new(PageOrigin::for_bind(addr), "<p>page</p>", |_: &_| {
+        Some("user-1".to_string())
+    })
+    .files(
+        "/pkg",
+        &dir,
+        &[
+            ("app.js", "text/javascript"),
+            ("gone.wasm", "application/wasm"),
+        ],
+    );
+    let pages = host.pages(options);
+    let app = pages.router().route_service("/mcp", host.mcp_service());
+    tokio::spawn(surface_host::server::serve(
+        listener,
+        app,
+        surface_host::server::ServeOptions::default(),
+    ));
+    Served {
+        host,
+        pages,
+        base: format!("http://{addr}"),
+        _dir: dir,
+    }
+}
+
+impl Served {
+    /// Loads the page; its `NAME=VALUE` cookie.
+    async fn cookie(&self) -> String {
+        let response = reqwest::get(format!("{}/", self.base)).await.unwrap();
+        assert_eq!(response.status(), 200);
+        let h = |n: &str| response.headers()[n].to_str().unwrap().to_string();
+        assert_eq!(h("content-type"), "text/html; charset=utf-8");
+        assert_eq!(h("cache-control"), "no-store");
+        let set_cookie = h("set-cookie");
+        let (pair, attributes) = set_cookie.split_once(';').unwrap();
+        assert_eq!(
+            attributes,
+            " Path=/; HttpOnly; SameSite=Strict; Max-Age=43200"
+        );
+        assert_eq!(pair.len(), PAGE_COOKIE.len() + 1 + 64);
+        assert_eq!(response.text().await.unwrap(), "<p>page</p>");
+        pair.to_string()
+    }
+
+    /// POSTs `body` to `path` from the page's origin; status and JSON.
+    async fn post(&self, path: &str, cookie: Option<&str>, body: String) -> (u16, Value) {
+        let mut request = reqwest::Client::new()
+            .post(format!("{}{path}", self.base))
+            .header("origin", &self.base)
+            .header("content-type", "application/json")
+            .body(body);
+        if let Some(cookie) = cookie {
+            request = request.header("cookie", cookie);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+}
+
+fn refusal(status: u16, code: &str, message: &str) -> Value {
+    json!({"json": {"defined": false, "code": code, "status": status, "message": message}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_session_learns_its_tab_and_gets_an_mcp_run_and_its_approvals() {
+    let s = serve().await;
+    let cookie = s.cookie().await;
+    let (status, session) = s.post("/app/session", Some(&cookie), String::new()).await;
+    assert_eq!(status, 200);
+    let session_id = session["json"]["sessionId"].as_str().unwrap().to_string();
+    assert_eq!(session_id.len(), "sess-".len() + 32);
+    assert_eq!(
+        session["json"],
+        json!({"sessionId": session_id, "userId": "user-1", "socketPath": "/agent/ws"})
+    );
+    // No socket yet: no run.
+    let no_tab = "This page has no live agent session yet; wait until it is connected.";
+    assert_eq!(
+        s.post("/app/mcp-run", Some(&cookie), String::new()).await,
+        (409, refusal(409, "CONFLICT", no_tab))
+    );
+
+    // The page's socket: its announcement names the tab.
+    let fx = Fixture::new();
+    let identity = BrowserSurfaceIdentity::new("console", "build-1", &session_id, "tab-1");
+    let page = BrowserSurfaceSession::new(BrowserSurfaceSessionOptions::new(
+        fx.registry.clone(),
+        identity,
+        AgentConsumer::embedded("user-1"),
+    ));
+    let mut request = format!("{}/agent/ws", s.base.replace("http", "ws"))
+        .into_client_request()
+        .unwrap();
+    let headers = request.headers_mut();
+    headers.insert("cookie", HeaderValue::from_str(&cookie).unwrap());
+    headers.insert("origin", HeaderValue::from_str(&s.base).unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let announcement = serde_json::to_string(&page.connect("conn-1").unwrap()).unwrap();
+    ws.send(Message::Text(announcement.into())).await.unwrap();
+    let live = PageRecord {
+        session_id: session_id.clone(),
+        user_id: "user-1".into(),
+        tab_id: Some("tab-1".into()),
+        connection_id: Some("conn-1".into()),
+    };
+    for _ in 0..500 {
+        if s.pages.sessions() == [live.clone()] {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(s.pages.sessions(), std::slice::from_ref(&live));
+    assert_eq!(live.live_tab(), Some("tab-1"));
+
+    // An MCP run on the tab, and a token that reaches its tools.
+    let (status, run) = s.post("/app/mcp-run", Some(&cookie), String::new()).await;
+    assert_eq!(status, 200);
+    let run_id = run["json"]["runId"].as_str().unwrap().to_string();
+    let token = run["json"]["token"].as_str().unwrap();
+    assert_eq!((run_id.len(), token.len()), ("run-".len() + 32, 64));
+    assert!(run_id.starts_with("run-"));
+    assert_eq!(run["json"]["mcpUrl"], format!("{}/mcp", s.base));
+    assert_eq!(s.pages.run_owner(&run_id), Some(session_id));
+    let tools = s.host.mcp().tools(&run_id).await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "devices__list"));
+    let host_tools = s.host.tools_for_run(&run_id).await.unwrap();
+    assert!(host_tools
+        .iter()
+        .any(|t| t.capability_id() == "domain:devices.list"));
+    assert!(s
+        .host
+        .tools_for_run("run-unknown")
+        .await
+        .unwrap()
+        .is_empty());
+
+    // Its approvals: none yet.
+    let body = json!({"json": {"runId": run_id}}).to_string();
+    assert_eq!(
+        s.post("/app/run", Some(&cookie), body.clone()).await,
+        (200, json!({"json": {"runId": run_id, "approvals": []}}))
+    );
+    // Another page session does not see it.
+    let other = s.cookie().await;
+    let not_found = refusal(404, "NOT_FOUND", "No such run in this session.");
+    assert_eq!(
+        s.post("/app/run", Some(&other), body).await,
+        (404, not_found)
+    );
+    assert_eq!(
+        s.post("/app/run", Some(&cookie), "{}".into()).await,
+        (400, refusal(400, "BAD_REQUEST", "runId is required"))
+    );
+    let large = format!("{{\"json\":{{\"runId\":\"{}\"}}}}", "x".repeat(4 * 1024));
+    assert_eq!(
+        s.post("/app/run", Some(&cookie), large).await,
+        (
+            413,
+            refusal(413, "PAYLOAD_TOO_LARGE", "the request is too large")
+        )
+    );
+
+    // The socket closes: the tab is no longer live.
+    ws.close(None).await.unwrap();
+    let mine = || {
+        let sessions = s.pages.sessions().into_iter();
+        sessions.filter(|r| r.tab_id.is_some()).collect::<Vec<_>>()
+    };
+    for _ in 0..500 {
+        if mine()[0].connection_id.is_none() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let closed = PageRecord {
+        connection_id: None,
+        ..live
+    };
+    assert_eq!(mine(), std::slice::from_ref(&closed));
+    assert_eq!(closed.live_tab(), None);
+}
+
+#[tokio::test]
+async fn every_route_but_the_page_needs_the_cookie_and_the_page_origin() {
+    let s = serve().await;
+    let no_session = refusal(401, "UNAUTHORIZED", "No session: reload the page.");
+    for path in ["/app/session", "/app/run", "/app/mcp-run"] {
+        assert_eq!(
+            s.post(path, None, String::new()).await,
+            (401, no_session.clone()),
+            "{path}"
+        );
+    }
+    let forged = format!("{PAGE_COOKIE}={}", "ab".repeat(32));
+    assert_eq!(
+        s.post("/app/session", Some(&forged), String::new()).await,
+        (401, no_session)
+    );
+    // Another origin: 403 before any handler.
+    let cookie = s.cookie().await;
+    let response = reqwest::Client::new()
+        .post(format!("{}/app/session", s.base))
+        .header("origin", "http://evil.example")
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        refusal(
+            403,
+            "FORBIDDEN",
+            "the request comes from another origin (`http://evil.example`)"
+        )
+    );
+    // The socket without the cookie: 401 before the upgrade.
+    let mut request = format!("{}/agent/ws", s.base.replace("http", "ws"))
+        .into_client_request()
+        .unwrap();
+    let origin = HeaderValue::from_str(&s.base).unwrap();
+    request.headers_mut().insert("origin", origin);
+    match tokio_tungstenite::connect_async(request).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            assert_eq!(response.status(), 401)
+        }
+        other => panic!("the socket was not refused: {:?}", other.map(|_| ())),
+    }
+}
+
+#[tokio::test]
+async fn only_the_listed_files_are_served() {
+    let s = serve().await;
+    let file = reqwest::get(format!("{}/pkg/app.js", s.base))
+        .await
+        .unwrap();
+    assert_eq!(file.status(), 200);
+    assert_eq!(file.headers()["content-type"], "text/javascript");
+    assert_eq!(file.headers()["cache-control"], "no-store");
+    assert_eq!(file.text().await.unwrap(), "export {};");
+    let unlisted = reqwest::get(format!("{}/pkg/secret.txt", s.base))
+        .await
+        .unwrap();
+    assert_eq!(
+        (unlisted.status().as_u16(), unlisted.text().await.unwrap()),
+        (404, "Not found".into())
+    );
+    let missing = reqwest::get(format!("{}/pkg/gone.wasm", s.base))
+        .await
+        .unwrap();
+    assert_eq!(
+        (missing.status().as_u16(), missing.text().await.unwrap()),
+        (404, "gone.wasm is missing: build the page".into())
+    );
+    let escape = reqwest::get(format!("{}/pkg/..%2Fsecret.txt", s.base))
+        .await
+        .unwrap();
+    assert_eq!(escape.status(), 404);
+}
+
+#[tokio::test]
+async fn host_serve_mounts_mcp_next_to_the_routes_and_stops_when_dropped() {
+    let host = Host::builder(Database::Memory).build().await.unwrap();
+    let routes = axum::Router::new().route("/hello", axum::routing::get(|| async { "hi" }));
+    let served = host.serve(("127.0.0.1", 0), routes).await.unwrap();
+    let base = format!("http://{}", served.addr());
+    let hello = reqwest::get(format!("{base}/hello")).await.unwrap();
+    assert_eq!(
+        (hello.status().as_u16(), hello.text().await.unwrap()),
+        (200, "hi".into())
+    );
+    let mcp = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(mcp.status(), 401, "no bearer token");
+    drop(served);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    assert!(
+        client.get(format!("{base}/hello")).send().await.is_err(),
+        "stopped"
+    );
+}
+
+#[test]
+fn a_fresh_page_identity_has_new_random_session_and_tab_ids() {
+    let a = surface_host::host::fresh_page_identity("console", "build-1");
+    let b = surface_host::host::fresh_page_identity("console", "build-1");
+    assert_eq!(
+        (a.app_id.as_str(), a.build_id.as_str()),
+        ("console", "build-1")
+    );
+    let hex = |s: &str, prefix: &str| {
+        let rest = s.strip_prefix(prefix).unwrap();
+        rest.len() == 32 && rest.bytes().all(|c| c.is_ascii_hexdigit())
+    };
+    assert!(
+        hex(&a.session_id, "sess-") && hex(&a.tab_id, "tab-"),
+        "{a:?}"
+    );
+    assert_ne!((a.session_id, a.tab_id), (b.session_id, b.tab_id));
+}
