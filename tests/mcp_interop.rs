@@ -123,9 +123,11 @@ fn ts_sdk_client_lists_tools_and_a_confirmed_call_completes_after_approval() {
     };
     assert_eq!(report["sdkVersion"], json!("1.32.2"));
     assert_eq!(report["protocolVersion"], json!("2025-11-25"));
+    // The 2025-11-25 experimental tasks: held calls become tasks.
     assert_eq!(
         report["serverCapabilities"],
-        json!({"tools": {"listChanged": true}})
+        json!({"tools": {"listChanged": true},
+               "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}})
     );
     assert_eq!(report["serverVersion"]["name"], json!("agent-surface"));
     assert_ts_tools(&report);
