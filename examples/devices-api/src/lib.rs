@@ -77,7 +77,8 @@ pub fn build_id() -> String {
 
 /// The host's record of the page's build artifact: [`APP_ID`],
 /// [`build_id`] and the generated authority, with the table's view
-/// capabilities.
+/// capabilities (feature `host`).
+#[cfg(feature = "host")]
 pub fn known_build() -> agent_surface::host::KnownBuild {
     agent_surface::host::KnownBuild::new(APP_ID, build_id(), api::authority())
         .with_view_capabilities([

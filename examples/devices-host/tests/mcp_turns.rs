@@ -467,8 +467,10 @@ async fn assert_purged_once(s: &Stack) {
         .await
         .unwrap()
         .expect("the host recorded appr-1");
+    // The MCP run the console started: `run-` and 32 hex digits.
+    let hex = approval.run_id.strip_prefix("run-").unwrap_or_default();
     assert!(
-        approval.run_id.starts_with("mcp-run-"),
+        hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
         "{}",
         approval.run_id
     );
