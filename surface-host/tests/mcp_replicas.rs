@@ -190,3 +190,48 @@ async fn any_replica_serves_any_request_of_a_client() {
     }
     assert!(!r1.mcp.revoke_token(&token).await.unwrap());
 }
+
+/// Issue 5: `Host::end_run` on one replica revokes every token of the run
+/// on every replica sharing the store (and only that run's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ending_a_run_on_one_replica_ends_its_tokens_on_every_replica() {
+    let store = Arc::new(MemoryStore::new());
+    let wake = Arc::new(LocalWakeups::new());
+    let r1 = endpoint(&store, &wake, "r1").await;
+    let r2 = endpoint(&store, &wake, "r2").await;
+    for run in ["run-a", "run-b"] {
+        r1.host
+            .start_run(AgentRun {
+                run_id: run.into(),
+                session_id: "sess-1".into(),
+                tab_id: Some("tab-1".into()),
+                kind: ConsumerKind::Embedded,
+            })
+            .await
+            .unwrap();
+    }
+    let first = r1.mcp.issue_token("run-a").await.unwrap();
+    let second = r2.mcp.issue_token("run-a").await.unwrap();
+    let other = r1.mcp.issue_token("run-b").await.unwrap();
+    // A session open on r2 before the run ends.
+    let (status, answer, session) = post(&r2.url, &first, None, initialize()).await;
+    assert_eq!(status, 200, "{answer}");
+    let session = session.expect("a session id");
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+
+    r1.host.end_run("run-a").await.unwrap();
+
+    for url in [&r1.url, &r2.url] {
+        for token in [&first, &second] {
+            let (status, _, _) = post(url, token, None, initialize()).await;
+            assert_eq!(status, 401, "a token of the ended run, on {url}");
+        }
+        let (status, _, _) = post(url, &first, Some(&session), list.clone()).await;
+        assert_eq!(status, 401, "its open session too, on {url}");
+        let (status, answer, _) = post(url, &other, None, initialize()).await;
+        assert_eq!(status, 200, "another run's token still works: {answer}");
+    }
+    assert!(!r2.mcp.revoke_token(&first).await.unwrap());
+    assert!(!r2.mcp.revoke_token(&second).await.unwrap());
+    assert_eq!(r2.mcp.revoke_run_tokens("run-b").await.unwrap(), 1);
+}

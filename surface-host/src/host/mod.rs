@@ -313,11 +313,17 @@ impl Host {
         Ok(run_id)
     }
 
-    /// Ends a run (recorded in the store; the in-memory host forgets it).
+    /// Ends a run (recorded in the store; the in-memory host forgets it)
+    /// and revokes every MCP token issued for it, on every replica: the
+    /// tokens are deleted from the store first, so a client of the ended
+    /// run gets HTTP 401 from its next request on, whichever replica it
+    /// reaches.
     ///
     /// # Errors
-    /// [`DurableError`] when the store failed.
+    /// [`DurableError`] when the store failed (the tokens may be revoked
+    /// and the run not ended yet: call it again).
     pub async fn end_run(&self, run_id: &str) -> Result<(), DurableError> {
+        self.mcp.revoke_run_tokens(run_id).await?;
         self.replica.durable().end_run(run_id).await
     }
 

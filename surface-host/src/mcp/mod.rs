@@ -752,6 +752,17 @@ impl McpServer {
         self.shared.mcp_store.revoke_token(&digest).await
     }
 
+    /// Revokes every token issued for `run_id`, on every replica (the
+    /// store's rows; [`Host::end_run`](crate::host::Host::end_run) calls
+    /// it). Returns how many there were.
+    ///
+    /// # Errors
+    /// [`StoreError`](surface_store::StoreError) when the store cannot be
+    /// written (the tokens may still work then: try again).
+    pub async fn revoke_run_tokens(&self, run_id: &str) -> Result<u64, surface_store::StoreError> {
+        self.shared.mcp_store.revoke_run_tokens(run_id).await
+    }
+
     /// The tools a client of `run_id` sees (MCP `Tool` definitions).
     ///
     /// # Errors

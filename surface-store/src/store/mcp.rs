@@ -37,6 +37,13 @@ pub trait McpStore: Send + Sync {
     /// [`StoreError`].
     fn revoke_token<'a>(&'a self, token_digest: &'a str) -> StoreFuture<'a, bool>;
 
+    /// Deletes every token digest issued for `run_id` (a run that ended
+    /// takes its tokens with it, on every replica); how many there were.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn revoke_run_tokens<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, u64>;
+
     /// Writes (or replaces) an MCP session's state JSON (at most
     /// [`MAX_STORED_JSON_BYTES`]).
     ///

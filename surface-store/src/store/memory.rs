@@ -701,6 +701,13 @@ impl McpStore for MemoryStore {
         ready(Ok(self.lock().tokens.remove(token_digest).is_some()))
     }
 
+    fn revoke_run_tokens<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, u64> {
+        let mut tables = self.lock();
+        let before = tables.tokens.len();
+        tables.tokens.retain(|_, run| run != run_id);
+        ready(Ok(u64::try_from(before - tables.tokens.len()).unwrap_or(u64::MAX)))
+    }
+
     fn store_mcp_session<'a>(
         &'a self,
         session_id: &'a str,

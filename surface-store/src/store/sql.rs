@@ -133,6 +133,7 @@ pub(super) const INSERT_TOKEN: &str = "INSERT INTO host_tokens (token_digest, ru
     issued_at_ms) VALUES ($1, $2, $3) ON CONFLICT (token_digest) DO NOTHING";
 pub(super) const SELECT_TOKEN: &str = "SELECT run_id FROM host_tokens WHERE token_digest = $1";
 pub(super) const DELETE_TOKEN: &str = "DELETE FROM host_tokens WHERE token_digest = $1";
+pub(super) const DELETE_RUN_TOKENS: &str = "DELETE FROM host_tokens WHERE run_id = $1";
 pub(super) const UPSERT_MCP_SESSION: &str = "INSERT INTO host_mcp_sessions (session_id, state, \
     updated_at_ms) VALUES ($1, $2, $3) ON CONFLICT (session_id) DO UPDATE SET \
     state = excluded.state, updated_at_ms = excluded.updated_at_ms";
@@ -1042,6 +1043,17 @@ macro_rules! sql_store {
                         .await
                         .map_err(|e| db("revoke a token", e))?;
                     Ok(done.rows_affected() == 1)
+                })
+            }
+
+            fn revoke_run_tokens<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, u64> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::DELETE_RUN_TOKENS)
+                        .bind(run_id)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("revoke a run's tokens", e))?;
+                    Ok(done.rows_affected())
                 })
             }
 
