@@ -224,3 +224,127 @@ async fn oversized_tool_arguments_are_refused_at_the_host_naming_the_limit() {
         "{result}"
     );
 }
+
+/// An [`McpStore`] over a [`MemoryStore`] that counts `token_run` reads.
+struct CountingStore {
+    inner: Arc<surface_store::MemoryStore>,
+    token_reads: std::sync::atomic::AtomicUsize,
+}
+
+impl CountingStore {
+    fn reads(&self) -> usize {
+        self.token_reads.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl surface_store::McpStore for CountingStore {
+    fn record_token<'a>(
+        &'a self,
+        digest: &'a str,
+        run: &'a str,
+        at: i64,
+    ) -> surface_store::StoreFuture<'a, bool> {
+        self.inner.record_token(digest, run, at)
+    }
+    fn token_run<'a>(&'a self, digest: &'a str) -> surface_store::StoreFuture<'a, Option<String>> {
+        self.token_reads
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.token_run(digest)
+    }
+    fn revoke_token<'a>(&'a self, digest: &'a str) -> surface_store::StoreFuture<'a, bool> {
+        self.inner.revoke_token(digest)
+    }
+    fn revoke_run_tokens<'a>(&'a self, run: &'a str) -> surface_store::StoreFuture<'a, u64> {
+        self.inner.revoke_run_tokens(run)
+    }
+    fn store_mcp_session<'a>(
+        &'a self,
+        id: &'a str,
+        state: &'a str,
+        at: i64,
+    ) -> surface_store::StoreFuture<'a, ()> {
+        self.inner.store_mcp_session(id, state, at)
+    }
+    fn mcp_session<'a>(&'a self, id: &'a str) -> surface_store::StoreFuture<'a, Option<String>> {
+        self.inner.mcp_session(id)
+    }
+    fn bind_mcp_session<'a>(
+        &'a self,
+        id: &'a str,
+        run: &'a str,
+        at: i64,
+    ) -> surface_store::StoreFuture<'a, bool> {
+        self.inner.bind_mcp_session(id, run, at)
+    }
+    fn mcp_session_run<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> surface_store::StoreFuture<'a, Option<String>> {
+        self.inner.mcp_session_run(id)
+    }
+    fn delete_mcp_session<'a>(&'a self, id: &'a str) -> surface_store::StoreFuture<'a, bool> {
+        self.inner.delete_mcp_session(id)
+    }
+}
+
+/// Issue 9: a malformed bearer token costs no store read, and a
+/// well-formed unknown one costs one read however often it is repeated
+/// (within `UNKNOWN_TOKEN_TTL`); a valid token is read each time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_bearer_tokens_do_not_reach_the_store_twice() {
+    let memory = Arc::new(surface_store::MemoryStore::new());
+    let counting = Arc::new(CountingStore {
+        inner: memory.clone(),
+        token_reads: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let host = Host::builder(Database::Memory)
+        .store(memory.clone())
+        .mcp_store(counting.clone())
+        .build()
+        .await
+        .unwrap();
+    let token = host.issue_token(RUN).await.unwrap();
+    let app = axum::Router::new().route_service("/mcp", host.mcp_service());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    let mut endpoint = Endpoint {
+        url: format!("http://{addr}/mcp"),
+        token: String::new(),
+        mcp: host.mcp().clone(),
+        _task: task,
+    };
+    assert_eq!(counting.reads(), 0);
+    let uppercase = "A".repeat(64);
+    let short = "a".repeat(63);
+    let unknown = "b".repeat(64);
+    for bad in ["not-a-token", uppercase.as_str(), short.as_str()] {
+        endpoint.token = bad.to_string();
+        for _ in 0..5 {
+            let (status, _) = answer(post(&endpoint, initialize_body("2025-11-25"))).await;
+            assert_eq!(status, 401, "{bad}");
+        }
+    }
+    assert_eq!(counting.reads(), 0, "malformed tokens are never looked up");
+    endpoint.token = unknown.clone();
+    for _ in 0..10 {
+        let (status, _) = answer(post(&endpoint, initialize_body("2025-11-25"))).await;
+        assert_eq!(status, 401);
+    }
+    assert_eq!(counting.reads(), 1, "one read for ten tries of one unknown token");
+    endpoint.token = token.clone();
+    for _ in 0..2 {
+        let (status, answer) = answer(post(&endpoint, initialize_body("2025-11-25"))).await;
+        assert_eq!(status, 200, "{answer}");
+    }
+    assert_eq!(counting.reads(), 3, "a valid token is read each time");
+    // Revoked: refused from the next request on, then remembered.
+    assert!(endpoint.mcp.revoke_token(&token).await.unwrap());
+    for _ in 0..3 {
+        let (status, _) = answer(post(&endpoint, initialize_body("2025-11-25"))).await;
+        assert_eq!(status, 401);
+    }
+    assert_eq!(counting.reads(), 4);
+}

@@ -115,6 +115,7 @@ pub struct HostBuilder {
     mcp: McpServerOptions,
     wakeups: Option<Arc<dyn Wakeups>>,
     store: Option<database::Opened>,
+    mcp_store: Option<Arc<dyn McpStore>>,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -159,6 +160,14 @@ impl HostBuilder {
     /// then only names the store in errors and logs.
     pub fn store<S: HostStore + McpStore + 'static>(mut self, store: Arc<S>) -> Self {
         self.store = Some(database::Opened::of(store, None));
+        self
+    }
+
+    /// Keeps the MCP server's tokens and sessions in `store` instead of
+    /// the host store (e.g. a wrapper that counts or caches its reads).
+    /// Every replica must see the same tokens and sessions.
+    pub fn mcp_store(mut self, store: Arc<dyn McpStore>) -> Self {
+        self.mcp_store = Some(store);
         self
     }
 
@@ -222,7 +231,8 @@ impl HostBuilder {
         let (durable, recovery) = DurableHost::open(self.core, opened.store, self.replica).await?;
         let (replica, interrupted_routes) =
             Replica::start(Arc::new(durable), wakeups, self.replica_options).await?;
-        let mcp = McpServer::new(replica.clone(), opened.mcp_store, self.mcp);
+        let mcp_store = self.mcp_store.unwrap_or(opened.mcp_store);
+        let mcp = McpServer::new(replica.clone(), mcp_store, self.mcp);
         Ok(Host {
             replica,
             mcp,
@@ -261,6 +271,7 @@ impl Host {
             mcp: McpServerOptions::default(),
             wakeups: None,
             store: None,
+            mcp_store: None,
         }
     }
 

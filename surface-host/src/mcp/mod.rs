@@ -33,6 +33,7 @@ pub mod jsonrpc;
 pub mod rmcp_model;
 mod session_store;
 mod tasks;
+mod tokens;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -66,6 +67,15 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(6 * 60);
 /// for the user's confirmation: 10 seconds (clients that reset their
 /// request timeout on progress keep waiting).
 pub const DEFAULT_PROGRESS_INTERVAL: Duration = Duration::from_secs(10);
+/// How many well-formed bearer tokens the store did not know a server
+/// remembers as unknown (so that repeating one costs no store read): 1024,
+/// the oldest forgotten first.
+pub const UNKNOWN_TOKEN_CACHE_ENTRIES: usize = 1024;
+/// How long a server remembers a token the store did not know: 60 seconds
+/// from its first miss (an issued token is recorded before it is returned,
+/// so no issued token is ever remembered as unknown; one issued here is
+/// forgotten at once anyway).
+pub const UNKNOWN_TOKEN_TTL: Duration = Duration::from_secs(60);
 /// Default bound of live MCP sessions per server: 64.
 pub const DEFAULT_MAX_SESSIONS: usize = 64;
 /// Default bound of one HTTP request body: 1 MiB (four times the largest
@@ -362,6 +372,8 @@ pub(crate) struct Shared {
     http_sessions: std::sync::OnceLock<HttpSessions>,
     /// Where tokens and sessions are recorded (every replica reads them).
     mcp_store: Arc<dyn McpStore>,
+    /// Well-formed tokens the store did not know, lately.
+    unknown_tokens: Mutex<tokens::UnknownTokens>,
 }
 
 type HttpSessions = (
@@ -419,10 +431,23 @@ impl Shared {
 
     /// The run a bearer token was issued for (the store's record of its
     /// SHA-256), or `None` — also when the store cannot be read.
+    /// A token that is not 64 lowercase hex digits, or that missed within
+    /// [`UNKNOWN_TOKEN_TTL`], is refused without a store read.
     pub(crate) async fn run_for_token(&self, token: &str) -> Option<String> {
-        let digest = hex::encode(token_digest(token));
-        match self.mcp_store.token_run(&digest).await {
-            Ok(run) => run,
+        if !tokens::is_well_formed(token) {
+            return None;
+        }
+        let digest = token_digest(token);
+        let unknown = || self.unknown_tokens.lock().unwrap_or_else(|p| p.into_inner());
+        if unknown().contains(&digest, std::time::Instant::now()) {
+            return None;
+        }
+        match self.mcp_store.token_run(&hex::encode(digest)).await {
+            Ok(Some(run)) => Some(run),
+            Ok(None) => {
+                unknown().insert(digest, std::time::Instant::now());
+                None
+            }
             Err(error) => {
                 tracing::error!(%error, "MCP: the token store cannot be read");
                 None
@@ -688,6 +713,10 @@ impl McpServer {
             state: Mutex::new(McpState::default()),
             http_sessions: std::sync::OnceLock::new(),
             mcp_store,
+            unknown_tokens: Mutex::new(tokens::UnknownTokens::new(
+                UNKNOWN_TOKEN_CACHE_ENTRIES,
+                UNKNOWN_TOKEN_TTL,
+            )),
         });
         let weak = Arc::downgrade(&shared);
         tokio::spawn(async move {
@@ -727,7 +756,13 @@ impl McpServer {
     /// guessable one).
     pub async fn issue_token(&self, run_id: &str) -> Result<String, surface_store::StoreError> {
         let token = random_id("");
-        let digest = hex::encode(token_digest(&token));
+        let raw = token_digest(&token);
+        self.shared
+            .unknown_tokens
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .forget(&raw);
+        let digest = hex::encode(raw);
         let at = i64::try_from(surface_runtime::Clock::now_ms(
             &surface_runtime::SystemClock,
         ))
