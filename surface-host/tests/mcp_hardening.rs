@@ -285,6 +285,12 @@ impl surface_store::McpStore for CountingStore {
     fn delete_mcp_session<'a>(&'a self, id: &'a str) -> surface_store::StoreFuture<'a, bool> {
         self.inner.delete_mcp_session(id)
     }
+    fn touch_mcp_session<'a>(&'a self, id: &'a str, at: i64) -> surface_store::StoreFuture<'a, bool> {
+        self.inner.touch_mcp_session(id, at)
+    }
+    fn delete_idle_mcp_sessions<'a>(&'a self, before: i64) -> surface_store::StoreFuture<'a, u64> {
+        self.inner.delete_idle_mcp_sessions(before)
+    }
 }
 
 /// Issue 9: a malformed bearer token costs no store read, and a
@@ -347,4 +353,89 @@ async fn unknown_bearer_tokens_do_not_reach_the_store_twice() {
         assert_eq!(status, 401);
     }
     assert_eq!(counting.reads(), 4);
+}
+
+/// Serves `host`'s MCP endpoint on a loopback port, with `token`.
+async fn serve(host: &Host, token: String) -> Endpoint {
+    let app = axum::Router::new().route_service("/mcp", host.mcp_service());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    Endpoint {
+        url: format!("http://{addr}/mcp"),
+        token,
+        mcp: host.mcp().clone(),
+        _task: task,
+    }
+}
+
+/// Issue 4: the session bound is per run too — one run's token cannot take
+/// every session of the server from the others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_run_cannot_take_the_sessions_of_the_others() {
+    let options = McpServerOptions::default()
+        .max_sessions(4)
+        .max_sessions_per_run(2);
+    assert_eq!(McpServerOptions::default().max_sessions_per_run, 8);
+    let host = Host::builder(Database::Memory)
+        .mcp(options)
+        .build()
+        .await
+        .unwrap();
+    let mut endpoint = serve(&host, host.issue_token("run-a").await.unwrap()).await;
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        statuses.push(answer(post(&endpoint, initialize_body("2025-11-25"))).await.0);
+    }
+    assert_eq!(statuses, [200, 200, 503], "run-a: two sessions at most");
+    endpoint.token = host.issue_token("run-b").await.unwrap();
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        statuses.push(answer(post(&endpoint, initialize_body("2025-11-25"))).await.0);
+    }
+    assert_eq!(statuses, [200, 200, 503], "run-b still gets its two");
+    endpoint.token = host.issue_token("run-c").await.unwrap();
+    let (status, _) = answer(post(&endpoint, initialize_body("2025-11-25"))).await;
+    assert_eq!(status, 503, "the server's bound of four");
+    assert_eq!(endpoint.mcp.http_service().session_count().await, 4);
+}
+
+/// Issue 4: sessions idle in the store past twice rmcp's keep-alive
+/// (`call_timeout` + 30 s = 390 s by default, so 780 s) are deleted from
+/// the store, not only from a replica's memory, and cannot be restored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_sessions_expire_from_the_store() {
+    use surface_store::McpStore as _;
+    let memory = Arc::new(surface_store::MemoryStore::new());
+    let host = Host::builder(Database::Memory)
+        .store(memory.clone())
+        .build()
+        .await
+        .unwrap();
+    let endpoint = serve(&host, host.issue_token(RUN).await.unwrap()).await;
+    let now = i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap();
+    assert!(memory.bind_mcp_session("stale", RUN, now - 800_000).await.unwrap());
+    assert!(memory.bind_mcp_session("recent", RUN, now - 700_000).await.unwrap());
+    let (status, _) = answer(post(&endpoint, initialize_body("2025-11-25"))).await;
+    assert_eq!(status, 200);
+    assert_eq!(memory.mcp_session_run("stale").await.unwrap(), None);
+    assert_eq!(
+        memory.mcp_session_run("recent").await.unwrap().as_deref(),
+        Some(RUN)
+    );
+    let (status, _) = answer(
+        post(&endpoint, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string())
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", "stale"),
+    )
+    .await;
+    assert_eq!(status, 404, "an expired session is not restored");
 }

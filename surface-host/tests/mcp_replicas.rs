@@ -235,3 +235,61 @@ async fn ending_a_run_on_one_replica_ends_its_tokens_on_every_replica() {
     assert!(!r2.mcp.revoke_token(&second).await.unwrap());
     assert_eq!(r2.mcp.revoke_run_tokens("run-b").await.unwrap(), 1);
 }
+
+/// One request with `method` naming `session`; its status.
+async fn status_of(method: reqwest::Method, url: &str, token: &str, session: &str) -> u16 {
+    reqwest::Client::new()
+        .request(method, url)
+        .timeout(Duration::from_secs(20))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-session-id", session)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// Issue 4: GET and DELETE pass the same run check as POST, on the
+/// replica holding the session and on one that would restore it from the
+/// store: another run's token gets 404 and the session stays its run's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_and_delete_of_another_runs_session_are_refused_on_every_replica() {
+    let store = Arc::new(MemoryStore::new());
+    let wake = Arc::new(LocalWakeups::new());
+    let r1 = endpoint(&store, &wake, "r1").await;
+    let r2 = endpoint(&store, &wake, "r2").await;
+    for run in ["run-a", "run-b"] {
+        r1.host
+            .start_run(AgentRun {
+                run_id: run.into(),
+                session_id: "sess-1".into(),
+                tab_id: Some("tab-1".into()),
+                kind: ConsumerKind::Embedded,
+            })
+            .await
+            .unwrap();
+    }
+    let owner = r1.mcp.issue_token("run-a").await.unwrap();
+    let intruder = r1.mcp.issue_token("run-b").await.unwrap();
+    let (status, answer, session) = post(&r1.url, &owner, None, initialize()).await;
+    assert_eq!(status, 200, "{answer}");
+    let session = session.expect("a session id");
+    let (status, _, _) = post(&r1.url, &owner, Some(&session), initialized()).await;
+    assert_eq!(status, 202);
+    // r1 holds the session (live); r2 would restore it from the store.
+    for url in [&r1.url, &r2.url] {
+        for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
+            let status = status_of(method.clone(), url, &intruder, &session).await;
+            assert_eq!(status, 404, "{method} by another run on {url}");
+        }
+    }
+    assert_eq!(r1.mcp.http_service().session_count().await, 1);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    for url in [&r1.url, &r2.url] {
+        let (status, answer, _) = post(url, &owner, Some(&session), list.clone()).await;
+        assert_eq!(status, 200, "still the owner's session on {url}: {answer}");
+    }
+}

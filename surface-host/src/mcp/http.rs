@@ -295,8 +295,10 @@ impl ServerHandler for SessionHandler {
 ///    (`-32700`), a batch array or anything that is not one JSON-RPC 2.0
 ///    message (`-32600`);
 /// 4. opens legacy sessions one at a time: an `initialize` beyond
-///    `max_sessions` live sessions gets **503**, however many arrive at
-///    once (a 2026-07-28 request opens no session);
+///    `max_sessions` live sessions, or beyond `max_sessions_per_run` of
+///    the token's run, gets **503**, however many arrive at once (a
+///    2026-07-28 request opens no session); sessions idle in the store
+///    for twice rmcp's keep-alive are deleted first;
 /// 5. hands the request to rmcp's streamable HTTP server transport, which
 ///    checks `Host` against `allowed_hosts` (**403**), serves a request
 ///    that names 2026-07-28 (in `_meta` and the `MCP-Protocol-Version`
@@ -568,8 +570,7 @@ impl McpHttpService {
                 // sessions idle for `keep_alive`, and a call waiting for
                 // the user sends nothing when the client asked for no
                 // progress.
-                sessions.session_config.keep_alive =
-                    Some(options.call_timeout + Duration::from_secs(30));
+                sessions.session_config.keep_alive = Some(keep_alive(options));
                 (Arc::new(sessions), Arc::new(tokio::sync::Mutex::new(())))
             })
             .clone();
@@ -616,13 +617,29 @@ fn too_many_sessions() -> HttpResponse {
     )
 }
 
+/// rmcp's keep-alive of a session: it closes a session idle this long.
+/// A session must outlive its longest call (a call waiting for the user
+/// sends nothing when the client asked for no progress): `call_timeout`
+/// + 30 s.
+fn keep_alive(options: &super::McpServerOptions) -> Duration {
+    options.call_timeout + Duration::from_secs(30)
+}
+
+fn now_ms() -> i64 {
+    i64::try_from(surface_runtime::Clock::now_ms(
+        &surface_runtime::SystemClock,
+    ))
+    .unwrap_or(i64::MAX)
+}
+
 impl McpHttpService {
     /// Every request naming a session (POST, GET, DELETE) must come from
     /// the run whose token opened it (**404** otherwise, as for an unknown
     /// session). A session this replica does not hold (opened on another
     /// replica, or here before it expired or the process restarted) is restored
-    /// by rmcp from the store — only for that run and within
-    /// `max_sessions` (**503**).
+    /// by rmcp from the store — only for that run, only when it was used
+    /// within twice the keep-alive, and within `max_sessions` and
+    /// `max_sessions_per_run` (**503**).
     async fn check_session(&self, headers: &http::HeaderMap, run: &str) -> Option<HttpResponse> {
         let session = headers.get("mcp-session-id")?;
         let not_found = || Some(plain(StatusCode::NOT_FOUND, "Session not found"));
@@ -631,10 +648,14 @@ impl McpHttpService {
         };
         let bound = self.shared.lock().session_runs.get(session).cloned();
         match bound {
-            Some(bound) if bound == run => return None,
-            Some(_) => return not_found(),
-            None => {}
+            Some((bound, _)) if bound != run => return not_found(),
+            Some((_, touched)) if self.sessions.sessions.read().await.contains_key(session) => {
+                self.touch_session(session, touched).await;
+                return None;
+            }
+            _ => {}
         }
+        self.sweep_idle_sessions().await;
         match self.shared.mcp_store().mcp_session_run(session).await {
             Ok(Some(bound)) if bound == run => {}
             Ok(_) => return not_found(),
@@ -647,11 +668,65 @@ impl McpHttpService {
             }
         }
         let _opening = self.opening.lock().await;
-        if self.session_count().await >= self.shared.options.max_sessions {
-            return Some(too_many_sessions());
+        if let Some(refusal) = self.refuse_beyond_bounds(run).await {
+            return Some(refusal);
         }
         self.remember_session(session, run).await;
+        if let Err(error) = self.shared.mcp_store().touch_mcp_session(session, now_ms()).await {
+            tracing::warn!(%error, "MCP: a restored session is not marked used");
+        }
         None
+    }
+
+    /// Marks `session` used in the store when this replica last did so
+    /// half a keep-alive ago or earlier (the store deletes sessions idle
+    /// past twice the keep-alive; a call lasts less than one).
+    async fn touch_session(&self, session: &str, touched: std::time::Instant) {
+        if touched.elapsed() < keep_alive(&self.shared.options) / 2 {
+            return;
+        }
+        if let Some(entry) = self.shared.lock().session_runs.get_mut(session) {
+            entry.1 = std::time::Instant::now();
+        }
+        if let Err(error) = self.shared.mcp_store().touch_mcp_session(session, now_ms()).await {
+            tracing::warn!(%error, "MCP: a session is not marked used");
+        }
+    }
+
+    /// Deletes from the store the sessions no request used for twice the
+    /// keep-alive (on any replica).
+    async fn sweep_idle_sessions(&self) {
+        let idle = keep_alive(&self.shared.options) * 2;
+        let before = now_ms().saturating_sub(i64::try_from(idle.as_millis()).unwrap_or(i64::MAX));
+        if let Err(error) = self.shared.mcp_store().delete_idle_mcp_sessions(before).await {
+            tracing::warn!(%error, "MCP: idle sessions are not deleted from the store");
+        }
+    }
+
+    /// **503** when `max_sessions` sessions are live here, or
+    /// `max_sessions_per_run` of `run`'s. Called with `opening` held.
+    async fn refuse_beyond_bounds(&self, run: &str) -> Option<HttpResponse> {
+        let live: std::collections::HashSet<String> = {
+            let sessions = self.sessions.sessions.read().await;
+            sessions.keys().map(ToString::to_string).collect()
+        };
+        let options = &self.shared.options;
+        if live.len() >= options.max_sessions {
+            return Some(too_many_sessions());
+        }
+        let of_run = self
+            .shared
+            .lock()
+            .session_runs
+            .iter()
+            .filter(|(session, (bound, _))| bound == run && live.contains(*session))
+            .count();
+        (of_run >= options.max_sessions_per_run).then(|| {
+            plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many MCP sessions are open for this token's run; close one (HTTP DELETE) or try later",
+            )
+        })
     }
 
     /// Remembers which run `session` belongs to, forgetting sessions rmcp
@@ -665,9 +740,10 @@ impl McpHttpService {
         if state.session_runs.len() >= 2 * self.shared.options.max_sessions.max(1) {
             state.session_runs.retain(|s, _| live.contains(s));
         }
-        state
-            .session_runs
-            .insert(session.to_string(), run.to_string());
+        state.session_runs.insert(
+            session.to_string(),
+            (run.to_string(), std::time::Instant::now()),
+        );
     }
 
     /// Records the run a new session was opened for, here and in the store
@@ -681,12 +757,8 @@ impl McpHttpService {
             return;
         };
         self.remember_session(session, run).await;
-        let at = i64::try_from(surface_runtime::Clock::now_ms(
-            &surface_runtime::SystemClock,
-        ))
-        .unwrap_or(i64::MAX);
         let store = self.shared.mcp_store();
-        if let Err(error) = store.bind_mcp_session(session, run, at).await {
+        if let Err(error) = store.bind_mcp_session(session, run, now_ms()).await {
             tracing::error!(%error, "MCP: the session's run is not recorded; other replicas will not serve it");
         }
     }
@@ -755,9 +827,10 @@ where
             }
             // One opening at a time: the count and the new session are
             // one step, so concurrent `initialize`s cannot overshoot.
+            this.sweep_idle_sessions().await;
             let _opening = this.opening.lock().await;
-            if this.session_count().await >= this.shared.options.max_sessions {
-                return Ok(too_many_sessions());
+            if let Some(refusal) = this.refuse_beyond_bounds(&run).await {
+                return Ok(refusal);
             }
             let response = this.inner.handle(request).await;
             this.bind_session(&response, &run).await;

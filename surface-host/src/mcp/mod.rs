@@ -78,6 +78,10 @@ pub const UNKNOWN_TOKEN_CACHE_ENTRIES: usize = 1024;
 pub const UNKNOWN_TOKEN_TTL: Duration = Duration::from_secs(60);
 /// Default bound of live MCP sessions per server: 64.
 pub const DEFAULT_MAX_SESSIONS: usize = 64;
+/// Default bound of live MCP sessions of one run (one bearer token's run)
+/// on a server: 8 — a run's client needs one; a run cannot take the
+/// server's [`DEFAULT_MAX_SESSIONS`] from the others.
+pub const DEFAULT_MAX_SESSIONS_PER_RUN: usize = 8;
 /// Default bound of one HTTP request body: 1 MiB (four times the largest
 /// accepted tool arguments, `export::MAX_ARGUMENTS_BYTES`).
 pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 1024 * 1024;
@@ -116,9 +120,15 @@ pub struct McpServerOptions {
     /// user's confirmation (default [`DEFAULT_PROGRESS_INTERVAL`]).
     pub progress_interval: Duration,
     /// Live MCP sessions at most (default [`DEFAULT_MAX_SESSIONS`]); an
-    /// `initialize` beyond it gets HTTP 503. Idle sessions close after
-    /// `call_timeout` + 30 s without traffic.
+    /// `initialize` (or the restore of a session opened elsewhere) beyond
+    /// it gets HTTP 503. Idle sessions close after `call_timeout` + 30 s
+    /// without traffic (rmcp's keep-alive) and are deleted from the store
+    /// once idle for twice that.
     pub max_sessions: usize,
+    /// Live MCP sessions of one run at most, on this server (default
+    /// [`DEFAULT_MAX_SESSIONS_PER_RUN`]); beyond it HTTP 503, whatever the
+    /// other runs hold.
+    pub max_sessions_per_run: usize,
     /// Largest HTTP request body (default
     /// [`DEFAULT_MAX_REQUEST_BODY_BYTES`]); larger ones get HTTP 413.
     pub max_request_body_bytes: usize,
@@ -153,6 +163,7 @@ impl Default for McpServerOptions {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             progress_interval: DEFAULT_PROGRESS_INTERVAL,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            max_sessions_per_run: DEFAULT_MAX_SESSIONS_PER_RUN,
             max_request_body_bytes: DEFAULT_MAX_REQUEST_BODY_BYTES,
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
             allowed_origins: Vec::new(),
@@ -177,6 +188,11 @@ impl McpServerOptions {
     /// Sets `max_sessions`.
     pub fn max_sessions(mut self, max: usize) -> Self {
         self.max_sessions = max;
+        self
+    }
+    /// Sets `max_sessions_per_run`.
+    pub fn max_sessions_per_run(mut self, max: usize) -> Self {
+        self.max_sessions_per_run = max;
         self
     }
     /// Sets `allowed_hosts`.
@@ -210,6 +226,7 @@ impl std::fmt::Debug for McpServerOptions {
             .field("call_timeout", &self.call_timeout)
             .field("progress_interval", &self.progress_interval)
             .field("max_sessions", &self.max_sessions)
+            .field("max_sessions_per_run", &self.max_sessions_per_run)
             .field("max_request_body_bytes", &self.max_request_body_bytes)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("allowed_origins", &self.allowed_origins)
@@ -317,8 +334,9 @@ struct McpState {
     /// Open `subscriptions/listen` streams by run (each at most
     /// [`MAX_SUBSCRIPTIONS_PER_RUN`]).
     run_subscriptions: HashMap<String, usize>,
-    /// The run each legacy MCP session was opened (or restored) for.
-    session_runs: HashMap<String, String>,
+    /// The run each legacy MCP session was opened (or restored) for, and
+    /// when this replica last marked it used in the store.
+    session_runs: HashMap<String, (String, std::time::Instant)>,
     /// Digest of the tool list each run was last shown or told about.
     listed: HashMap<String, TokenDigest>,
     /// The last export of each run's tools, reused while the composed

@@ -81,6 +81,20 @@ pub trait McpStore: Send + Sync {
     /// [`StoreError`].
     fn mcp_session_run<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<String>>;
 
+    /// Marks an MCP session used at `at_ms` (its idle time starts again);
+    /// `false` when there is none or it was marked at `at_ms` or later.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn touch_mcp_session<'a>(&'a self, session_id: &'a str, at_ms: i64) -> StoreFuture<'a, bool>;
+
+    /// Deletes every MCP session last used (or stored, or bound) before
+    /// `before_ms`; how many there were.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn delete_idle_mcp_sessions<'a>(&'a self, before_ms: i64) -> StoreFuture<'a, u64>;
+
     /// Deletes an MCP session; `false` when there was none.
     ///
     /// # Errors

@@ -26,8 +26,9 @@ struct Tables {
     surfaces: BTreeMap<String, SurfaceLease>,
     routes: BTreeMap<String, RouteRecord>,
     tokens: BTreeMap<String, String>,
-    /// Session id → (state JSON, empty until stored; the run it is bound to).
-    mcp_sessions: BTreeMap<String, (String, Option<String>)>,
+    /// Session id → (state JSON, empty until stored; the run it is bound
+    /// to; when it was last used, stored or bound).
+    mcp_sessions: BTreeMap<String, (String, Option<String>, i64)>,
 }
 
 impl MemoryStore {
@@ -712,16 +713,18 @@ impl McpStore for MemoryStore {
         &'a self,
         session_id: &'a str,
         state: &'a str,
-        _at_ms: i64,
+        at_ms: i64,
     ) -> StoreFuture<'a, ()> {
         if let Err(e) = StoreError::check_size("MCP session", state) {
             return ready(Err(e));
         }
-        self.lock()
+        let mut tables = self.lock();
+        let entry = tables
             .mcp_sessions
             .entry(session_id.to_string())
-            .or_default()
-            .0 = state.to_string();
+            .or_default();
+        entry.0 = state.to_string();
+        entry.2 = at_ms;
         ready(Ok(()))
     }
 
@@ -738,13 +741,13 @@ impl McpStore for MemoryStore {
         &'a self,
         session_id: &'a str,
         run_id: &'a str,
-        _at_ms: i64,
+        at_ms: i64,
     ) -> StoreFuture<'a, bool> {
         let mut tables = self.lock();
         let entry = tables
             .mcp_sessions
             .entry(session_id.to_string())
-            .or_default();
+            .or_insert_with(|| (String::new(), None, at_ms));
         if entry.1.is_some() {
             return ready(Ok(false));
         }
@@ -762,6 +765,26 @@ impl McpStore for MemoryStore {
 
     fn delete_mcp_session<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, bool> {
         ready(Ok(self.lock().mcp_sessions.remove(session_id).is_some()))
+    }
+
+    fn touch_mcp_session<'a>(&'a self, session_id: &'a str, at_ms: i64) -> StoreFuture<'a, bool> {
+        let mut tables = self.lock();
+        match tables.mcp_sessions.get_mut(session_id) {
+            Some(session) if session.2 < at_ms => {
+                session.2 = at_ms;
+                ready(Ok(true))
+            }
+            _ => ready(Ok(false)),
+        }
+    }
+
+    fn delete_idle_mcp_sessions<'a>(&'a self, before_ms: i64) -> StoreFuture<'a, u64> {
+        let mut tables = self.lock();
+        let before = tables.mcp_sessions.len();
+        tables.mcp_sessions.retain(|_, s| s.2 >= before_ms);
+        ready(Ok(
+            u64::try_from(before - tables.mcp_sessions.len()).unwrap_or(u64::MAX)
+        ))
     }
 }
 

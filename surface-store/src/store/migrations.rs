@@ -62,6 +62,11 @@ pub(super) fn sqlite() -> Migrator {
             "approval withdrawn",
             include_str!("../../migrations/sqlite/0006_approval_withdrawn.sql"),
         ),
+        (
+            7,
+            "mcp session idle",
+            include_str!("../../migrations/sqlite/0007_mcp_session_idle.sql"),
+        ),
     ])
 }
 
@@ -98,6 +103,11 @@ pub(super) fn postgres() -> Migrator {
             6,
             "approval withdrawn",
             include_str!("../../migrations/postgres/0006_approval_withdrawn.sql"),
+        ),
+        (
+            7,
+            "mcp session idle",
+            include_str!("../../migrations/postgres/0007_mcp_session_idle.sql"),
         ),
     ])
 }

@@ -143,6 +143,10 @@ pub(super) const BIND_MCP_SESSION: &str = "INSERT INTO host_mcp_sessions (sessio
     updated_at_ms) VALUES ($1, $2, $3) ON CONFLICT (session_id) DO UPDATE SET \
     run_id = excluded.run_id WHERE host_mcp_sessions.run_id IS NULL";
 pub(super) const DELETE_MCP_SESSION: &str = "DELETE FROM host_mcp_sessions WHERE session_id = $1";
+pub(super) const TOUCH_MCP_SESSION: &str = "UPDATE host_mcp_sessions SET updated_at_ms = $2 \
+    WHERE session_id = $1 AND updated_at_ms < $2";
+pub(super) const DELETE_IDLE_MCP_SESSIONS: &str =
+    "DELETE FROM host_mcp_sessions WHERE updated_at_ms < $1";
 
 /// Implements `HostStore` for `$store` (a struct with `pool:
 /// sqlx::Pool<$db>`) with the statements above.
@@ -1123,6 +1127,33 @@ macro_rules! sql_store {
                         Some(row) => get(&row, "run_id"),
                         None => Ok(None),
                     }
+                })
+            }
+
+            fn touch_mcp_session<'a>(
+                &'a self,
+                session_id: &'a str,
+                at_ms: i64,
+            ) -> StoreFuture<'a, bool> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::TOUCH_MCP_SESSION)
+                        .bind(session_id)
+                        .bind(at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("mark an MCP session used", e))?;
+                    Ok(done.rows_affected() == 1)
+                })
+            }
+
+            fn delete_idle_mcp_sessions<'a>(&'a self, before_ms: i64) -> StoreFuture<'a, u64> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::DELETE_IDLE_MCP_SESSIONS)
+                        .bind(before_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("delete idle MCP sessions", e))?;
+                    Ok(done.rows_affected())
                 })
             }
 
