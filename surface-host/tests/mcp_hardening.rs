@@ -285,7 +285,11 @@ impl surface_store::McpStore for CountingStore {
     fn delete_mcp_session<'a>(&'a self, id: &'a str) -> surface_store::StoreFuture<'a, bool> {
         self.inner.delete_mcp_session(id)
     }
-    fn touch_mcp_session<'a>(&'a self, id: &'a str, at: i64) -> surface_store::StoreFuture<'a, bool> {
+    fn touch_mcp_session<'a>(
+        &'a self,
+        id: &'a str,
+        at: i64,
+    ) -> surface_store::StoreFuture<'a, bool> {
         self.inner.touch_mcp_session(id, at)
     }
     fn delete_idle_mcp_sessions<'a>(&'a self, before: i64) -> surface_store::StoreFuture<'a, u64> {
@@ -339,7 +343,11 @@ async fn unknown_bearer_tokens_do_not_reach_the_store_twice() {
         let (status, _) = answer(post(&endpoint, initialize_body("2025-11-25"))).await;
         assert_eq!(status, 401);
     }
-    assert_eq!(counting.reads(), 1, "one read for ten tries of one unknown token");
+    assert_eq!(
+        counting.reads(),
+        1,
+        "one read for ten tries of one unknown token"
+    );
     endpoint.token = token.clone();
     for _ in 0..2 {
         let (status, answer) = answer(post(&endpoint, initialize_body("2025-11-25"))).await;
@@ -387,13 +395,21 @@ async fn one_run_cannot_take_the_sessions_of_the_others() {
     let mut endpoint = serve(&host, host.issue_token("run-a").await.unwrap()).await;
     let mut statuses = Vec::new();
     for _ in 0..3 {
-        statuses.push(answer(post(&endpoint, initialize_body("2025-11-25"))).await.0);
+        statuses.push(
+            answer(post(&endpoint, initialize_body("2025-11-25")))
+                .await
+                .0,
+        );
     }
     assert_eq!(statuses, [200, 200, 503], "run-a: two sessions at most");
     endpoint.token = host.issue_token("run-b").await.unwrap();
     let mut statuses = Vec::new();
     for _ in 0..3 {
-        statuses.push(answer(post(&endpoint, initialize_body("2025-11-25"))).await.0);
+        statuses.push(
+            answer(post(&endpoint, initialize_body("2025-11-25")))
+                .await
+                .0,
+        );
     }
     assert_eq!(statuses, [200, 200, 503], "run-b still gets its two");
     endpoint.token = host.issue_token("run-c").await.unwrap();
@@ -422,8 +438,14 @@ async fn idle_sessions_expire_from_the_store() {
             .as_millis(),
     )
     .unwrap();
-    assert!(memory.bind_mcp_session("stale", RUN, now - 800_000).await.unwrap());
-    assert!(memory.bind_mcp_session("recent", RUN, now - 700_000).await.unwrap());
+    assert!(memory
+        .bind_mcp_session("stale", RUN, now - 800_000)
+        .await
+        .unwrap());
+    assert!(memory
+        .bind_mcp_session("recent", RUN, now - 700_000)
+        .await
+        .unwrap());
     let (status, _) = answer(post(&endpoint, initialize_body("2025-11-25"))).await;
     assert_eq!(status, 200);
     assert_eq!(memory.mcp_session_run("stale").await.unwrap(), None);
@@ -432,9 +454,12 @@ async fn idle_sessions_expire_from_the_store() {
         Some(RUN)
     );
     let (status, _) = answer(
-        post(&endpoint, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string())
-            .header("mcp-protocol-version", "2025-11-25")
-            .header("mcp-session-id", "stale"),
+        post(
+            &endpoint,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string(),
+        )
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-session-id", "stale"),
     )
     .await;
     assert_eq!(status, 404, "an expired session is not restored");

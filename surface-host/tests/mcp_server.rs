@@ -948,3 +948,117 @@ async fn only_the_run_that_opened_a_session_may_use_its_stream_or_end_it() {
     let (status, _) = send(&service, on_session("DELETE", &owner)).await;
     assert!((200..300).contains(&status), "{status}");
 }
+
+/// A legacy `tools/call` of `devices__list` with JSON-RPC id 5 on `session`.
+fn legacy_call(session: &str, token: &str) -> http::Request<Full<Bytes>> {
+    let request = http::Request::post("http://127.0.0.1/mcp")
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(Full::new(Bytes::from(
+            json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                   "params": {"name": "devices__list", "arguments": {}}})
+            .to_string(),
+        )))
+        .unwrap();
+    with_token(request, token)
+}
+
+/// Issue 11: a request whose id is in flight is refused at once with
+/// JSON-RPC -32600 (HTTP 409) — in a legacy session, and for a stateless
+/// request with the same id and body from the same token — and the call
+/// reaches the page once; the id is free again once the first is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_delivered_twice_runs_once_and_the_copy_is_refused() {
+    let (host, mcp) = server(&[], McpServerOptions::default()).await;
+    let (tab, calls) = tab(&host, ConfirmationMode::Hold, false).await;
+    let mut calls = calls.unwrap();
+    let mut service = mcp.http_service();
+    let token = mcp.issue_token(RUN).await.unwrap();
+    let session = open_session(&service, &token).await;
+    let initialized = with_token(
+        http::Request::post("http://127.0.0.1/mcp")
+            .header("host", "127.0.0.1")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-06-18")
+            .body(Full::new(Bytes::from(
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+            )))
+            .unwrap(),
+        &token,
+    );
+    assert_eq!(send(&service, initialized).await.0, 202);
+    let first = tower_service::Service::call(&mut service, legacy_call(&session, &token))
+        .await
+        .unwrap();
+    assert_eq!(first.status(), 200);
+    let call = tokio::time::timeout(Duration::from_secs(5), calls.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let (status, body) = send(&service, legacy_call(&session, &token)).await;
+    assert_eq!(status, 409);
+    assert_eq!(
+        message(&body),
+        json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32600,
+               "message": "request id already in flight: this request is being served; wait for its answer (a new request needs a new id)"}})
+    );
+    // The page answers the one call; the first POST carries its result.
+    let result = tab.session.invoke(call).await;
+    tab.connection
+        .receive(BrowserToHostMessage::Result(Box::new(result)))
+        .await
+        .unwrap();
+    let text = tokio::time::timeout(Duration::from_secs(5), first.into_body().collect())
+        .await
+        .unwrap()
+        .unwrap()
+        .to_bytes();
+    let answered = message(&String::from_utf8_lossy(&text));
+    assert_eq!(answered["id"], json!(5));
+    assert_eq!(answered["result"]["isError"], json!(false), "{answered}");
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), calls.next())
+            .await
+            .is_err(),
+        "the copy never reached the page"
+    );
+
+    // Stateless: the same id and body from the same token.
+    let modern_call = || {
+        with_token(
+            modern(
+                "tools/call",
+                Some("devices__list"),
+                json!({"name": "devices__list", "arguments": {}}),
+            ),
+            &token,
+        )
+    };
+    let first = tower_service::Service::call(&mut service, modern_call())
+        .await
+        .unwrap();
+    let call = tokio::time::timeout(Duration::from_secs(5), calls.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let (status, body) = send(&service, modern_call()).await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(message(&body)["error"]["code"], json!(-32600));
+    assert_eq!(message(&body)["id"], json!(7));
+    let result = tab.session.invoke(call).await;
+    tab.connection
+        .receive(BrowserToHostMessage::Result(Box::new(result)))
+        .await
+        .unwrap();
+    let text = tokio::time::timeout(Duration::from_secs(5), first.into_body().collect())
+        .await
+        .unwrap()
+        .unwrap()
+        .to_bytes();
+    assert_eq!(message(&String::from_utf8_lossy(&text))["id"], json!(7));
+}

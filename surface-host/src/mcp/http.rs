@@ -672,7 +672,12 @@ impl McpHttpService {
             return Some(refusal);
         }
         self.remember_session(session, run).await;
-        if let Err(error) = self.shared.mcp_store().touch_mcp_session(session, now_ms()).await {
+        if let Err(error) = self
+            .shared
+            .mcp_store()
+            .touch_mcp_session(session, now_ms())
+            .await
+        {
             tracing::warn!(%error, "MCP: a restored session is not marked used");
         }
         None
@@ -688,7 +693,12 @@ impl McpHttpService {
         if let Some(entry) = self.shared.lock().session_runs.get_mut(session) {
             entry.1 = std::time::Instant::now();
         }
-        if let Err(error) = self.shared.mcp_store().touch_mcp_session(session, now_ms()).await {
+        if let Err(error) = self
+            .shared
+            .mcp_store()
+            .touch_mcp_session(session, now_ms())
+            .await
+        {
             tracing::warn!(%error, "MCP: a session is not marked used");
         }
     }
@@ -698,7 +708,12 @@ impl McpHttpService {
     async fn sweep_idle_sessions(&self) {
         let idle = keep_alive(&self.shared.options) * 2;
         let before = now_ms().saturating_sub(i64::try_from(idle.as_millis()).unwrap_or(i64::MAX));
-        if let Err(error) = self.shared.mcp_store().delete_idle_mcp_sessions(before).await {
+        if let Err(error) = self
+            .shared
+            .mcp_store()
+            .delete_idle_mcp_sessions(before)
+            .await
+        {
             tracing::warn!(%error, "MCP: idle sessions are not deleted from the store");
         }
     }
@@ -805,37 +820,80 @@ where
             if request.method() != http::Method::POST {
                 return Ok(this.inner.handle(request).await);
             }
-            let in_session = request.headers().contains_key("mcp-session-id");
             let (parts, body) = request.into_parts();
             let limit = this.shared.options.max_request_body_bytes;
             let body = match super::jsonrpc::read_message(body, limit).await {
                 Ok(body) => body,
                 Err(refusal) => return Ok(refusal.response()),
             };
-            if in_session && !names_current_revision(&parts.headers) {
-                if let Some(answer) = super::tasks::legacy::answer(&this.shared, &run, &body).await
-                {
-                    return Ok(answer);
-                }
-            }
-            // Only a legacy `initialize` opens a session; a 2026-07-28
-            // request carries none and is served statelessly.
-            let opens_session = !in_session && is_initialize(&body);
-            let request = Request::from_parts(parts, Full::new(body));
-            if in_session || !opens_session {
-                return Ok(this.inner.handle(request).await);
-            }
-            // One opening at a time: the count and the new session are
-            // one step, so concurrent `initialize`s cannot overshoot.
-            this.sweep_idle_sessions().await;
-            let _opening = this.opening.lock().await;
-            if let Some(refusal) = this.refuse_beyond_bounds(&run).await {
-                return Ok(refusal);
-            }
-            let response = this.inner.handle(request).await;
-            this.bind_session(&response, &run).await;
-            Ok(with_legacy_tasks_capability(response).await)
+            Ok(this.serve_post(parts, body, &run).await)
         })
+    }
+}
+
+impl McpHttpService {
+    /// A POST whose body is one JSON-RPC message: a legacy `initialize`
+    /// opens a session; any other request is refused while its id is in
+    /// flight (in its session, or for a stateless one with the same body
+    /// from the same run: [`super::inflight`]) and handed to rmcp (or to
+    /// the legacy tasks lane) otherwise.
+    async fn serve_post(
+        &self,
+        parts: http::request::Parts,
+        body: Bytes,
+        run: &str,
+    ) -> HttpResponse {
+        let session = parts
+            .headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        // Only a legacy `initialize` opens a session; a 2026-07-28
+        // request carries none and is served statelessly.
+        if session.is_none() && is_initialize(&body) {
+            return self.open_session(parts, body, run).await;
+        }
+        let scope = match &session {
+            Some(session) => format!("session:{session}"),
+            None => format!(
+                "run:{run}:{}",
+                hex::encode(surface_runtime::hash::sha256(&body))
+            ),
+        };
+        let mark = match self.shared.in_flight.mark(scope, &body) {
+            Ok(mark) => mark,
+            Err(refusal) => return refusal,
+        };
+        if session.is_some() && !names_current_revision(&parts.headers) {
+            if let Some(answer) = super::tasks::legacy::answer(&self.shared, run, &body).await {
+                return super::inflight::held_until_answered(answer, mark);
+            }
+        }
+        let response = self
+            .inner
+            .handle(Request::from_parts(parts, Full::new(body)))
+            .await;
+        super::inflight::held_until_answered(response, mark)
+    }
+
+    /// A legacy `initialize`: a new session within the bounds.
+    async fn open_session(
+        &self,
+        parts: http::request::Parts,
+        body: Bytes,
+        run: &str,
+    ) -> HttpResponse {
+        // One opening at a time: the count and the new session are one
+        // step, so concurrent `initialize`s cannot overshoot.
+        self.sweep_idle_sessions().await;
+        let _opening = self.opening.lock().await;
+        if let Some(refusal) = self.refuse_beyond_bounds(run).await {
+            return refusal;
+        }
+        let request = Request::from_parts(parts, Full::new(body));
+        let response = self.inner.handle(request).await;
+        self.bind_session(&response, run).await;
+        with_legacy_tasks_capability(response).await
     }
 }
 

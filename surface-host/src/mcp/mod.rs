@@ -29,6 +29,7 @@
 
 mod errors;
 mod http;
+mod inflight;
 pub mod jsonrpc;
 pub mod rmcp_model;
 mod session_store;
@@ -392,6 +393,9 @@ pub(crate) struct Shared {
     mcp_store: Arc<dyn McpStore>,
     /// Well-formed tokens the store did not know, lately.
     unknown_tokens: Mutex<tokens::UnknownTokens>,
+    /// The requests in flight on this replica (one request delivered
+    /// twice runs once).
+    in_flight: inflight::InFlight,
 }
 
 type HttpSessions = (
@@ -456,7 +460,11 @@ impl Shared {
             return None;
         }
         let digest = token_digest(token);
-        let unknown = || self.unknown_tokens.lock().unwrap_or_else(|p| p.into_inner());
+        let unknown = || {
+            self.unknown_tokens
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+        };
         if unknown().contains(&digest, std::time::Instant::now()) {
             return None;
         }
@@ -735,6 +743,7 @@ impl McpServer {
                 UNKNOWN_TOKEN_CACHE_ENTRIES,
                 UNKNOWN_TOKEN_TTL,
             )),
+            in_flight: inflight::InFlight::default(),
         });
         let weak = Arc::downgrade(&shared);
         tokio::spawn(async move {

@@ -1,0 +1,135 @@
+//! Requests in flight, so that one request delivered twice runs once
+//! (docs/agents.md, "The MCP server"): a legacy-session request whose
+//! JSON-RPC id is already in flight in its session, and a 2026-07-28
+//! (stateless) request whose id and body the same token's run already has
+//! in flight, are refused at once with JSON-RPC `-32600` (HTTP 409). The
+//! mark lives in the memory of the replica serving the request and ends
+//! with the request's response body (answered, or dropped with the
+//! client's connection).
+
+use std::collections::HashSet;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http::{header, Response, StatusCode};
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
+use serde_json::{json, Value};
+
+use super::jsonrpc::INVALID_REQUEST;
+
+type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
+
+/// The requests in flight on this replica: `(scope, id)` where the scope
+/// is `session:<Mcp-Session-Id>` or `run:<run>:<SHA-256 of the body>`.
+#[derive(Clone, Default)]
+pub(super) struct InFlight(Arc<Mutex<HashSet<(String, String)>>>);
+
+/// A request's mark; dropping it ends the mark.
+pub(super) struct Mark {
+    set: InFlight,
+    key: (String, String),
+}
+
+impl Drop for Mark {
+    fn drop(&mut self) {
+        self.set.lock().remove(&self.key);
+    }
+}
+
+impl InFlight {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<(String, String)>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Marks the request `body` in flight in `scope`: `Ok(None)` for a
+    /// message without an id (a notification or a response: nothing
+    /// answers it), `Err` with the refusal when its id is in flight there.
+    pub(super) fn mark(&self, scope: String, body: &[u8]) -> Result<Option<Mark>, HttpResponse> {
+        let Some(id) = request_id(body) else {
+            return Ok(None);
+        };
+        let key = (scope, id.to_string());
+        if !self.lock().insert(key.clone()) {
+            return Err(already_in_flight(&id));
+        }
+        Ok(Some(Mark {
+            set: self.clone(),
+            key,
+        }))
+    }
+
+    /// How many requests are in flight.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.lock().len()
+    }
+}
+
+/// The `id` of a JSON-RPC request (a message with a `method` and an id).
+fn request_id(body: &[u8]) -> Option<Value> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let object = value.as_object()?;
+    object.get("method")?;
+    match object.get("id")? {
+        Value::Null => None,
+        id => Some(id.clone()),
+    }
+}
+
+/// HTTP 409 with the JSON-RPC error `-32600` naming the request's id.
+fn already_in_flight(id: &Value) -> HttpResponse {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {
+            "code": INVALID_REQUEST,
+            "message": "request id already in flight: this request is being served; wait for its answer (a new request needs a new id)",
+        },
+    });
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+    *response.status_mut() = StatusCode::CONFLICT;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// `response` whose body holds `mark` until it ends or is dropped.
+pub(super) fn held_until_answered(response: HttpResponse, mark: Option<Mark>) -> HttpResponse {
+    let Some(mark) = mark else {
+        return response;
+    };
+    response.map(|body| {
+        body.map_frame(move |frame| {
+            let _held = &mark;
+            frame
+        })
+        .boxed()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_is_refused_while_its_request_is_in_flight_in_its_scope() {
+        let set = InFlight::default();
+        let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#;
+        let first = set.mark("session:s".into(), call).unwrap();
+        assert!(first.is_some());
+        let refused = set.mark("session:s".into(), call).err().unwrap();
+        assert_eq!(refused.status(), StatusCode::CONFLICT);
+        let other = set.mark("session:t".into(), call).unwrap();
+        assert!(other.is_some(), "another session's id 7 is its own");
+        let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert!(set.mark("session:s".into(), note).unwrap().is_none());
+        assert_eq!(set.len(), 2);
+        drop(first);
+        drop(other);
+        assert_eq!(set.len(), 0);
+        assert!(set.mark("session:s".into(), call).unwrap().is_some());
+    }
+}
