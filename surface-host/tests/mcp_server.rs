@@ -949,6 +949,31 @@ async fn only_the_run_that_opened_a_session_may_use_its_stream_or_end_it() {
     assert!((200..300).contains(&status), "{status}");
 }
 
+/// The last JSON-RPC message of a whole SSE (or JSON) body.
+fn last_message(body: &[u8]) -> Value {
+    let body = String::from_utf8_lossy(body);
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter(|d| !d.trim().is_empty())
+        .last()
+        .map_or_else(
+            || message(&body),
+            |d| serde_json::from_str(d.trim()).unwrap(),
+        )
+}
+
+/// A 2026-07-28 `tools/call` of `devices__list` (JSON-RPC id 7).
+fn modern_call_of(token: &str) -> http::Request<Full<Bytes>> {
+    with_token(
+        modern(
+            "tools/call",
+            Some("devices__list"),
+            json!({"name": "devices__list", "arguments": {}}),
+        ),
+        token,
+    )
+}
+
 /// A legacy `tools/call` of `devices__list` with JSON-RPC id 5 on `session`.
 fn legacy_call(session: &str, token: &str) -> http::Request<Full<Bytes>> {
     let request = http::Request::post("http://127.0.0.1/mcp")
@@ -972,7 +997,8 @@ fn legacy_call(session: &str, token: &str) -> http::Request<Full<Bytes>> {
 /// reaches the page once; the id is free again once the first is answered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_delivered_twice_runs_once_and_the_copy_is_refused() {
-    let (host, mcp) = server(&[], McpServerOptions::default()).await;
+    let options = McpServerOptions::default().call_timeout(Duration::from_secs(20));
+    let (host, mcp) = server(&[], options).await;
     let (tab, calls) = tab(&host, ConfirmationMode::Hold, false).await;
     let mut calls = calls.unwrap();
     let mut service = mcp.http_service();
@@ -1018,7 +1044,7 @@ async fn a_request_delivered_twice_runs_once_and_the_copy_is_refused() {
         .unwrap()
         .unwrap()
         .to_bytes();
-    let answered = message(&String::from_utf8_lossy(&text));
+    let answered = last_message(&text);
     assert_eq!(answered["id"], json!(5));
     assert_eq!(answered["result"]["isError"], json!(false), "{answered}");
     assert!(
@@ -1029,19 +1055,16 @@ async fn a_request_delivered_twice_runs_once_and_the_copy_is_refused() {
     );
 
     // Stateless: the same id and body from the same token.
-    let modern_call = || {
-        with_token(
-            modern(
-                "tools/call",
-                Some("devices__list"),
-                json!({"name": "devices__list", "arguments": {}}),
-            ),
-            &token,
-        )
-    };
-    let first = tower_service::Service::call(&mut service, modern_call())
-        .await
-        .unwrap();
+    let token = mcp.issue_token(RUN).await.unwrap();
+    let modern_call = || modern_call_of(&token);
+    // A stateless POST is answered when its call ends: sent from a task.
+    let (mut copy, first_token) = (service.clone(), token.clone());
+    let first = tokio::spawn(async move {
+        let response = tower_service::Service::call(&mut copy, modern_call_of(&first_token))
+            .await
+            .unwrap();
+        response.into_body().collect().await.unwrap().to_bytes()
+    });
     let call = tokio::time::timeout(Duration::from_secs(5), calls.next())
         .await
         .unwrap()
@@ -1055,10 +1078,10 @@ async fn a_request_delivered_twice_runs_once_and_the_copy_is_refused() {
         .receive(BrowserToHostMessage::Result(Box::new(result)))
         .await
         .unwrap();
-    let text = tokio::time::timeout(Duration::from_secs(5), first.into_body().collect())
+    let text = tokio::time::timeout(Duration::from_secs(5), first)
         .await
         .unwrap()
-        .unwrap()
-        .to_bytes();
-    assert_eq!(message(&String::from_utf8_lossy(&text))["id"], json!(7));
+        .unwrap();
+    assert_eq!(last_message(&text)["id"], json!(7));
+    assert_eq!(last_message(&text)["result"]["isError"], json!(false));
 }

@@ -706,7 +706,9 @@ impl McpStore for MemoryStore {
         let mut tables = self.lock();
         let before = tables.tokens.len();
         tables.tokens.retain(|_, run| run != run_id);
-        ready(Ok(u64::try_from(before - tables.tokens.len()).unwrap_or(u64::MAX)))
+        ready(Ok(
+            u64::try_from(before - tables.tokens.len()).unwrap_or(u64::MAX)
+        ))
     }
 
     fn store_mcp_session<'a>(
