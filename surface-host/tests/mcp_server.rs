@@ -954,8 +954,7 @@ fn last_message(body: &[u8]) -> Value {
     let body = String::from_utf8_lossy(body);
     body.lines()
         .filter_map(|l| l.strip_prefix("data:"))
-        .filter(|d| !d.trim().is_empty())
-        .last()
+        .rfind(|d| !d.trim().is_empty())
         .map_or_else(
             || message(&body),
             |d| serde_json::from_str(d.trim()).unwrap(),

@@ -862,7 +862,7 @@ impl McpHttpService {
         };
         let mark = match self.shared.in_flight.mark(scope, &body) {
             Ok(mark) => mark,
-            Err(refusal) => return refusal,
+            Err(id) => return super::inflight::already_in_flight(&id),
         };
         if session.is_some() && !names_current_revision(&parts.headers) {
             if let Some(answer) = super::tasks::legacy::answer(&self.shared, run, &body).await {

@@ -44,14 +44,15 @@ impl InFlight {
 
     /// Marks the request `body` in flight in `scope`: `Ok(None)` for a
     /// message without an id (a notification or a response: nothing
-    /// answers it), `Err` with the refusal when its id is in flight there.
-    pub(super) fn mark(&self, scope: String, body: &[u8]) -> Result<Option<Mark>, HttpResponse> {
+    /// answers it), `Err` with the id when it is in flight there (answer
+    /// [`already_in_flight`]).
+    pub(super) fn mark(&self, scope: String, body: &[u8]) -> Result<Option<Mark>, Value> {
         let Some(id) = request_id(body) else {
             return Ok(None);
         };
         let key = (scope, id.to_string());
         if !self.lock().insert(key.clone()) {
-            return Err(already_in_flight(&id));
+            return Err(id);
         }
         Ok(Some(Mark {
             set: self.clone(),
@@ -78,7 +79,7 @@ fn request_id(body: &[u8]) -> Option<Value> {
 }
 
 /// HTTP 409 with the JSON-RPC error `-32600` naming the request's id.
-fn already_in_flight(id: &Value) -> HttpResponse {
+pub(super) fn already_in_flight(id: &Value) -> HttpResponse {
     let body = json!({
         "jsonrpc": "2.0",
         "id": id,
@@ -121,7 +122,8 @@ mod tests {
         let first = set.mark("session:s".into(), call).unwrap();
         assert!(first.is_some());
         let refused = set.mark("session:s".into(), call).err().unwrap();
-        assert_eq!(refused.status(), StatusCode::CONFLICT);
+        assert_eq!(refused, json!(7));
+        assert_eq!(already_in_flight(&refused).status(), StatusCode::CONFLICT);
         let other = set.mark("session:t".into(), call).unwrap();
         assert!(other.is_some(), "another session's id 7 is its own");
         let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
