@@ -1386,6 +1386,53 @@ async fn tokens_and_mcp_sessions_are_recorded_once(db: &Db) {
     assert_eq!(store.mcp_session_run("s1").await.unwrap(), None);
 }
 
+/// Issues 4 and 5 at the store: a run's tokens deleted together (and only
+/// its own); sessions marked used and deleted once idle.
+async fn run_tokens_end_together_and_idle_sessions_are_deleted(db: &Db) {
+    let store = db.connect_mcp().await;
+    for (digest, run) in [("a1", "run-a"), ("a2", "run-a"), ("b1", "run-b")] {
+        assert!(store.record_token(digest, run, 1).await.unwrap());
+    }
+    assert_eq!(store.revoke_run_tokens("run-a").await.unwrap(), 2);
+    assert_eq!(store.revoke_run_tokens("run-a").await.unwrap(), 0);
+    assert_eq!(store.token_run("a1").await.unwrap(), None);
+    assert_eq!(store.token_run("a2").await.unwrap(), None);
+    assert_eq!(
+        store.token_run("b1").await.unwrap().as_deref(),
+        Some("run-b")
+    );
+
+    assert!(store.bind_mcp_session("old", "run-b", 100).await.unwrap());
+    assert!(store.bind_mcp_session("used", "run-b", 100).await.unwrap());
+    assert!(store.bind_mcp_session("new", "run-b", 900).await.unwrap());
+    assert!(store.touch_mcp_session("used", 800).await.unwrap());
+    assert!(
+        !store.touch_mcp_session("used", 700).await.unwrap(),
+        "never back"
+    );
+    assert!(!store.touch_mcp_session("none", 800).await.unwrap());
+    assert_eq!(store.delete_idle_mcp_sessions(500).await.unwrap(), 1);
+    assert_eq!(store.mcp_session_run("old").await.unwrap(), None);
+    assert_eq!(
+        store.mcp_session_run("used").await.unwrap().as_deref(),
+        Some("run-b")
+    );
+    assert_eq!(
+        store.mcp_session_run("new").await.unwrap().as_deref(),
+        Some("run-b")
+    );
+    store.store_mcp_session("new", "{}", 1000).await.unwrap();
+    assert_eq!(
+        store.delete_idle_mcp_sessions(950).await.unwrap(),
+        1,
+        "\"used\" at 800"
+    );
+    assert_eq!(
+        store.mcp_session("new").await.unwrap().as_deref(),
+        Some("{}")
+    );
+}
+
 /// Every case on a fresh database from `fresh`.
 async fn run_all<F, Fut>(fresh: F)
 where
@@ -1410,6 +1457,7 @@ where
     routed_calls_are_taken_once_and_settled_once(&fresh().await).await;
     rows_an_earlier_version_wrote_are_read_in_todays_shape(&fresh().await).await;
     tokens_and_mcp_sessions_are_recorded_once(&fresh().await).await;
+    run_tokens_end_together_and_idle_sessions_are_deleted(&fresh().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
