@@ -476,3 +476,24 @@ async fn idle_sessions_expire_from_the_store() {
     .await;
     assert_eq!(status, 404, "an expired session is not restored");
 }
+
+/// Issue 12 (in part): the server's `instructions` tell an agent whose
+/// run lost its page what happened and what to do, instead of listing
+/// again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_instructions_say_what_an_empty_tool_list_means() {
+    let endpoint = endpoint(McpServerOptions::default()).await;
+    let (status, answer) = answer(post(&endpoint, initialize_body("2025-11-25"))).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer["result"]["instructions"],
+        json!(
+            "These tools act in the user's open application page and change with what the page shows. \
+             Calls that need the user's confirmation wait until the user decides in the page; \
+             you cannot confirm them yourself. \
+             If tools/list stays empty and every call answers that no tool is available, the page is gone \
+             (closed, or the server holding it restarted and it did not reconnect): listing again will not help; \
+             ask the user to reopen the page and connect a new agent."
+        )
+    );
+}

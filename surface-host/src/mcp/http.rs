@@ -95,7 +95,10 @@ fn server_config(shared: &Shared) -> ServerConfig {
     .with_instructions(
         "These tools act in the user's open application page and change with what the page shows. \
          Calls that need the user's confirmation wait until the user decides in the page; \
-         you cannot confirm them yourself.",
+         you cannot confirm them yourself. \
+         If tools/list stays empty and every call answers that no tool is available, the page is gone \
+         (closed, or the server holding it restarted and it did not reconnect): listing again will not help; \
+         ask the user to reopen the page and connect a new agent.",
     )
 }
 
