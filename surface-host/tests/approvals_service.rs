@@ -517,3 +517,21 @@ async fn the_applications_own_sign_in_decides_who_is_an_approver() {
         .unwrap();
     assert_eq!(login.status().as_u16(), 404, "no shared-secret sign-in");
 }
+
+#[tokio::test]
+async fn a_request_carrying_the_approver_cookie_twice_is_not_signed_in() {
+    let s = served(1).await;
+    let mine = s.sign_in().await;
+    let theirs = s.sign_in().await;
+    let (status, _) = s.get("/approver/api/pending", &mine).await;
+    assert_eq!(status, 200);
+    // Another port's page wrote an `approver_session` of its own.
+    for cookies in [format!("{theirs}; {mine}"), format!("{mine}; {theirs}")] {
+        let (status, body) = s.get("/approver/api/pending", &cookies).await;
+        assert_eq!(
+            (status, body.as_str()),
+            (401, r#"{"error":"Sign in as an approver."}"#),
+            "{cookies}"
+        );
+    }
+}

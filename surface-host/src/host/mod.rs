@@ -68,7 +68,10 @@ pub use approver::{
 pub use database::{Database, DatabaseError};
 pub use in_process::{fresh_page_identity, InProcessTab, InProcessTabError};
 #[cfg(feature = "axum")]
-pub use page_socket::{PageSocketEvent, MAX_PAGE_SOCKET_MESSAGE_BYTES};
+pub use page_socket::{
+    PageSocketEvent, PageSocketLimits, DEFAULT_PAGE_SOCKETS, DEFAULT_PAGE_SOCKETS_PER_SESSION,
+    MAX_PAGE_SOCKET_MESSAGE_BYTES,
+};
 #[cfg(feature = "axum")]
 pub use pages::{
     PageRecord, PageRunError, PageUser, PagesOptions, PagesService, MAX_PAGE_REQUEST_BYTES,
@@ -115,6 +118,8 @@ pub struct HostBuilder {
     mcp: McpServerOptions,
     wakeups: Option<Arc<dyn Wakeups>>,
     store: Option<database::Opened>,
+    #[cfg(feature = "axum")]
+    page_sockets: PageSocketLimits,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -186,6 +191,14 @@ impl HostBuilder {
         self
     }
 
+    /// Bounds the page sockets of [`Host::page_socket`] (per page session
+    /// and on this host; defaults of [`PageSocketLimits`]).
+    #[cfg(feature = "axum")]
+    pub fn page_sockets(mut self, limits: PageSocketLimits) -> Self {
+        self.page_sockets = limits;
+        self
+    }
+
     /// Sets the wake-up bus shared by the replicas (default: PostgreSQL's
     /// `LISTEN/NOTIFY` on a PostgreSQL database, an in-process bus
     /// otherwise).
@@ -228,6 +241,8 @@ impl HostBuilder {
             mcp,
             recovery,
             interrupted_routes,
+            #[cfg(feature = "axum")]
+            sockets: Arc::new(page_socket::SocketCounts::new(self.page_sockets)),
         })
     }
 }
@@ -240,6 +255,8 @@ pub struct Host {
     mcp: McpServer,
     recovery: Recovery,
     interrupted_routes: Vec<RouteRecord>,
+    #[cfg(feature = "axum")]
+    sockets: Arc<page_socket::SocketCounts>,
 }
 
 impl std::fmt::Debug for Host {
@@ -261,6 +278,8 @@ impl Host {
             mcp: McpServerOptions::default(),
             wakeups: None,
             store: None,
+            #[cfg(feature = "axum")]
+            page_sockets: PageSocketLimits::default(),
         }
     }
 
