@@ -107,7 +107,7 @@ pub fn inline_script_hashes(html: &str) -> Vec<String> {
             break;
         };
         if !lower[start..open_end].contains(" src=") {
-            let digest = surface_runtime::hash::sha256(html[open_end..close].as_bytes());
+            let digest = surface_runtime::hash::sha256(&html.as_bytes()[open_end..close]);
             hashes.push(format!("sha256-{}", base64(&digest)));
         }
         at = close;
