@@ -45,6 +45,7 @@ async fn serve() -> Served {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("app.js"), "export {};").unwrap();
     std::fs::write(dir.join("secret.txt"), "no").unwrap();
+    std::fs::write(dir.join("help.html"), "<p>help</p>").unwrap();
     let options = PagesOptions::new(PageOrigin::for_bind(addr), "<p>page</p>", |_: &_| {
         Some("user-1".to_string())
     })
@@ -54,6 +55,7 @@ async fn serve() -> Served {
         &[
             ("app.js", "text/javascript"),
             ("gone.wasm", "application/wasm"),
+            ("help.html", "text/html; charset=utf-8"),
         ],
     );
     let pages = host.pages(options);
@@ -487,4 +489,25 @@ fn over_https_the_cookie_is_a_host_cookie() {
         sessions.check(&headers).unwrap_err(),
         surface_host::web::SessionRefusal::Duplicate
     );
+}
+
+#[tokio::test]
+async fn a_served_html_file_cannot_be_framed_either() {
+    let s = serve().await;
+    let html = reqwest::get(format!("{}/pkg/help.html", s.base))
+        .await
+        .unwrap();
+    assert_eq!(html.status(), 200);
+    let h = |r: &reqwest::Response, n: &str| r.headers()[n].to_str().unwrap().to_string();
+    assert_eq!(
+        h(&html, "content-security-policy"),
+        "frame-ancestors 'none'"
+    );
+    assert_eq!(h(&html, "x-frame-options"), "DENY");
+    assert_eq!(h(&html, "x-content-type-options"), "nosniff");
+    let js = reqwest::get(format!("{}/pkg/app.js", s.base))
+        .await
+        .unwrap();
+    assert_eq!(h(&js, "x-content-type-options"), "nosniff");
+    assert!(js.headers().get("x-frame-options").is_none());
 }

@@ -223,7 +223,8 @@ pub(crate) async fn rpc(State(s): Service, headers: HeaderMap, request: Request)
     proxy.forward(&raw, request).await
 }
 
-/// `GET {files}/{name}`: one of the page's files.
+/// `GET {files}/{name}`: one of the page's files (`nosniff`; an HTML one
+/// with `frame-ancestors 'none'` and `X-Frame-Options: DENY`).
 pub(crate) async fn file(State(s): Service, Path(name): Path<String>) -> Response {
     let Some(files) = &s.files else {
         return StatusCode::NOT_FOUND.into_response();
@@ -236,8 +237,14 @@ pub(crate) async fn file(State(s): Service, Path(name): Path<String>) -> Respons
             let headers = [
                 (header::CONTENT_TYPE, content_type.as_str()),
                 (header::CACHE_CONTROL, "no-store"),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
             ];
-            (headers, bytes).into_response()
+            let mut response = (headers, bytes).into_response();
+            // An HTML file is framed by nobody either.
+            if content_type.starts_with("text/html") {
+                protect_html(&mut response, "frame-ancestors 'none'");
+            }
+            response
         }
         Err(_) => (
             StatusCode::NOT_FOUND,
