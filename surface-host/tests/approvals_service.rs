@@ -535,3 +535,38 @@ async fn a_request_carrying_the_approver_cookie_twice_is_not_signed_in() {
         );
     }
 }
+
+#[tokio::test]
+async fn on_an_https_origin_the_approver_cookie_is_a_host_cookie() {
+    let host = Host::builder(Database::Memory).build().await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    // A TLS proxy in front: the origin is https.
+    let options = ApprovalsOptions::new(
+        PageOrigin::for_bind(addr).https(),
+        ApproverSignIn::secret("s3cret", "alice"),
+        Arc::new(Endpoint::default()),
+        Arc::new(Gateway),
+    );
+    let app = host.approvals_service(options);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let answer = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .post(format!("http://{addr}/approver/login"))
+        .header("origin", format!("https://{addr}"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("secret=s3cret")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 303);
+    let cookie = answer.headers()["set-cookie"].to_str().unwrap();
+    let (pair, attributes) = cookie.split_once(';').unwrap();
+    assert!(pair.starts_with("__Host-approver_session="), "{cookie}");
+    assert_eq!(
+        attributes,
+        " Path=/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure"
+    );
+}
