@@ -137,9 +137,13 @@ pub use surface_host::host::{
     ApprovalDecider, Database, DecideError, Host, HostBuilder, InProcessTab,
 };
 /// What happened on a page socket a [`Host`] serves
-/// (`Host::page_socket`; features `mcp`, `store` and `axum`).
+/// (`Host::page_socket`; features `mcp`, `store` and `axum`), and its
+/// bounds (`HostBuilder::page_sockets`).
 #[cfg(all(feature = "mcp", feature = "axum", not(target_arch = "wasm32")))]
-pub use surface_host::host::{PageSocketEvent, MAX_PAGE_SOCKET_MESSAGE_BYTES};
+pub use surface_host::host::{
+    PageSocketEvent, PageSocketLimits, DEFAULT_PAGE_SOCKETS, DEFAULT_PAGE_SOCKETS_PER_SESSION,
+    MAX_PAGE_SOCKET_MESSAGE_BYTES,
+};
 /// The approvals service a [`Host`] hands out (`Host::approvals`: the
 /// guarded approver page and its JSON routes; features `mcp`, `store` and
 /// `axum`; docs/host.md, "The approvals service").

@@ -272,7 +272,7 @@ impl DurableHost {
         for call in calls {
             let id = &call.call.invocation.invocation_id;
             if let Err(error) = self.store.interrupt(id, now).await {
-                tracing::error!(invocation_id = %id, %error, "host store: interruption not recorded");
+                tracing::error!(invocation_id = ?id, ?error, "host store: interruption not recorded");
             }
         }
     }
@@ -510,7 +510,7 @@ impl DurableHost {
         };
         let id = &call.invocation.invocation_id;
         if surface_runtime::check_invocation_id(approval_id).is_err() {
-            tracing::warn!(invocation_id = %id, "an approval id that breaks the id rule is not recorded");
+            tracing::warn!(invocation_id = ?id, "an approval id that breaks the id rule is not recorded");
             return Ok(());
         }
         let backend = match self.store.call(id).await? {
@@ -538,7 +538,7 @@ impl DurableHost {
             // The approval id is taken (by this call's earlier copy, or by
             // another call naming the same backend approval: the first
             // binding stands and an approver is shown the backend's own).
-            tracing::warn!(invocation_id = %id, approval_id = %approval_id, "the approval id is already recorded; the first binding stands");
+            tracing::warn!(invocation_id = ?id, approval_id = ?approval_id, "the approval id is already recorded; the first binding stands");
         }
         Ok(())
     }
@@ -609,7 +609,7 @@ impl DurableHost {
         approval_id: &str,
     ) -> Result<(), DurableError> {
         if surface_runtime::check_invocation_id(approval_id).is_err() {
-            tracing::warn!(invocation_id = %row.invocation_id, "an approval id that breaks the id rule is not recorded");
+            tracing::warn!(invocation_id = ?row.invocation_id, "an approval id that breaks the id rule is not recorded");
             return Ok(());
         }
         self.store

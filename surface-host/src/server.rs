@@ -102,7 +102,7 @@ where
         let stream = match accepted {
             Ok((stream, _)) => stream,
             Err(error) => {
-                tracing::warn!(%error, "accept failed");
+                tracing::warn!(?error, "accept failed");
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
@@ -119,7 +119,7 @@ where
                 .serve_connection(TokioIo::new(stream), service)
                 .with_upgrades();
             if let Err(error) = connection.await {
-                tracing::debug!(%error, "connection ended with an error");
+                tracing::debug!(?error, "connection ended with an error");
             }
         });
     }

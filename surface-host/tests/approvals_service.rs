@@ -517,3 +517,56 @@ async fn the_applications_own_sign_in_decides_who_is_an_approver() {
         .unwrap();
     assert_eq!(login.status().as_u16(), 404, "no shared-secret sign-in");
 }
+
+#[tokio::test]
+async fn a_request_carrying_the_approver_cookie_twice_is_not_signed_in() {
+    let s = served(1).await;
+    let mine = s.sign_in().await;
+    let theirs = s.sign_in().await;
+    let (status, _) = s.get("/approver/api/pending", &mine).await;
+    assert_eq!(status, 200);
+    // Another port's page wrote an `approver_session` of its own.
+    for cookies in [format!("{theirs}; {mine}"), format!("{mine}; {theirs}")] {
+        let (status, body) = s.get("/approver/api/pending", &cookies).await;
+        assert_eq!(
+            (status, body.as_str()),
+            (401, r#"{"error":"Sign in as an approver."}"#),
+            "{cookies}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn on_an_https_origin_the_approver_cookie_is_a_host_cookie() {
+    let host = Host::builder(Database::Memory).build().await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    // A TLS proxy in front: the origin is https.
+    let options = ApprovalsOptions::new(
+        PageOrigin::for_bind(addr).https(),
+        ApproverSignIn::secret("s3cret", "alice"),
+        Arc::new(Endpoint::default()),
+        Arc::new(Gateway),
+    );
+    let app = host.approvals_service(options);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let answer = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .post(format!("http://{addr}/approver/login"))
+        .header("origin", format!("https://{addr}"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("secret=s3cret")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 303);
+    let cookie = answer.headers()["set-cookie"].to_str().unwrap();
+    let (pair, attributes) = cookie.split_once(';').unwrap();
+    assert!(pair.starts_with("__Host-approver_session="), "{cookie}");
+    assert_eq!(
+        attributes,
+        " Path=/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure"
+    );
+}

@@ -45,6 +45,7 @@ async fn serve() -> Served {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("app.js"), "export {};").unwrap();
     std::fs::write(dir.join("secret.txt"), "no").unwrap();
+    std::fs::write(dir.join("help.html"), "<p>help</p>").unwrap();
     let options = PagesOptions::new(PageOrigin::for_bind(addr), "<p>page</p>", |_: &_| {
         Some("user-1".to_string())
     })
@@ -54,6 +55,7 @@ async fn serve() -> Served {
         &[
             ("app.js", "text/javascript"),
             ("gone.wasm", "application/wasm"),
+            ("help.html", "text/html; charset=utf-8"),
         ],
     );
     let pages = host.pages(options);
@@ -355,4 +357,157 @@ fn a_fresh_page_identity_has_new_random_session_and_tab_ids() {
         "{a:?}"
     );
     assert_ne!((a.session_id, a.tab_id), (b.session_id, b.tab_id));
+}
+
+#[tokio::test]
+async fn a_request_carrying_the_session_cookie_twice_is_refused() {
+    let s = serve().await;
+    let mine = s.cookie().await;
+    let theirs = s.cookie().await;
+    let value = |pair: &str| pair.split_once('=').unwrap().1.to_string();
+    let twice = "Two session cookies (another page on this host set one): reload the page.";
+    // Another port's page wrote `agent_session=THEIRS; Path=/app`: the
+    // browser sends it first. Neither order authenticates.
+    for cookies in [
+        format!("{theirs}; {mine}"),
+        format!("{mine}; {theirs}"),
+        format!("{mine}; other=1; {PAGE_COOKIE}={}", value(&theirs)),
+    ] {
+        assert_eq!(
+            s.post("/app/session", Some(&cookies), String::new()).await,
+            (401, refusal(401, "UNAUTHORIZED", twice)),
+            "{cookies}"
+        );
+        let (status, _) = s.post("/app/mcp-run", Some(&cookies), String::new()).await;
+        assert_eq!(status, 401);
+    }
+    // Two Cookie headers count too.
+    let response = reqwest::Client::new()
+        .post(format!("{}/app/session", s.base))
+        .header("origin", &s.base)
+        .header("cookie", &theirs)
+        .header("cookie", &mine)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    // The socket: refused before the upgrade.
+    let mut request = format!("{}/agent/ws", s.base.replace("http", "ws"))
+        .into_client_request()
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("origin", HeaderValue::from_str(&s.base).unwrap());
+    request.headers_mut().insert(
+        "cookie",
+        HeaderValue::from_str(&format!("{theirs}; {mine}")).unwrap(),
+    );
+    let refused = tokio_tungstenite::connect_async(request).await.unwrap_err();
+    let tokio_tungstenite::tungstenite::Error::Http(response) = refused else {
+        panic!("not an HTTP refusal: {refused:?}");
+    };
+    assert_eq!(response.status().as_u16(), 401);
+    // One cookie still works.
+    let (status, _) = s.post("/app/session", Some(&mine), String::new()).await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn the_page_cannot_be_framed_and_loads_only_its_own_origin() {
+    let host = Host::builder(Database::Memory)
+        .known_build(KnownBuild::new("console", "build-1", authority()))
+        .build()
+        .await
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let html = "<p>page</p><script type=\"module\">import init from \"/pkg/app.js\";</script>\
+        <script src=\"/pkg/other.js\"></script>";
+    let pages = host.pages(PagesOptions::new(
+        PageOrigin::for_bind(addr),
+        html,
+        |_: &_| Some("user-1".to_string()),
+    ));
+    tokio::spawn(surface_host::server::serve(
+        listener,
+        pages.router(),
+        surface_host::server::ServeOptions::default(),
+    ));
+    let response = reqwest::get(format!("http://{addr}/")).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let h = |n: &str| response.headers()[n].to_str().unwrap().to_string();
+    assert_eq!(h("x-frame-options"), "DENY");
+    assert_eq!(h("x-content-type-options"), "nosniff");
+    assert_eq!(h("cache-control"), "no-store");
+    // sha256 of `import init from "/pkg/app.js";`, base64.
+    let hash = surface_host::web::inline_script_hashes(html);
+    assert_eq!(hash.len(), 1);
+    assert_eq!(
+        h("content-security-policy"),
+        format!(
+            "default-src 'none'; script-src 'self' 'wasm-unsafe-eval' '{}'; \
+             style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; \
+             connect-src 'self' ws://{addr}; object-src 'none'; base-uri 'none'; \
+             form-action 'self'; frame-ancestors 'none'",
+            hash[0]
+        )
+    );
+    assert_eq!(
+        hash[0], "sha256-Dyu+607IVZXgK7EhxZxXPFQRbQC19KI9XTILgAgjeAs=",
+        "the hash of the inline script"
+    );
+}
+
+#[test]
+fn over_https_the_cookie_is_a_host_cookie() {
+    let sessions = surface_host::web::PageSessions::new(
+        PAGE_COOKIE,
+        surface_host::web::SessionLimits::default(),
+    )
+    .secure();
+    assert_eq!(sessions.cookie_name(), "__Host-agent_session");
+    let issued = sessions.issue(()).unwrap();
+    let set_cookie = issued.set_cookie.to_str().unwrap();
+    let (pair, attributes) = set_cookie.split_once(';').unwrap();
+    assert!(pair.starts_with("__Host-agent_session="), "{pair}");
+    assert_eq!(
+        attributes,
+        " Path=/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure"
+    );
+    // The plain name authenticates nothing; the prefixed one does, once.
+    let mut headers = axum::http::HeaderMap::new();
+    let value = pair.split_once('=').unwrap().1;
+    headers.insert("cookie", format!("agent_session={value}").parse().unwrap());
+    assert_eq!(
+        sessions.check(&headers).unwrap_err(),
+        surface_host::web::SessionRefusal::Missing
+    );
+    headers.insert("cookie", pair.parse().unwrap());
+    assert!(sessions.check(&headers).is_ok());
+    headers.insert("cookie", format!("{pair}; {pair}").parse().unwrap());
+    assert_eq!(
+        sessions.check(&headers).unwrap_err(),
+        surface_host::web::SessionRefusal::Duplicate
+    );
+}
+
+#[tokio::test]
+async fn a_served_html_file_cannot_be_framed_either() {
+    let s = serve().await;
+    let html = reqwest::get(format!("{}/pkg/help.html", s.base))
+        .await
+        .unwrap();
+    assert_eq!(html.status(), 200);
+    let h = |r: &reqwest::Response, n: &str| r.headers()[n].to_str().unwrap().to_string();
+    assert_eq!(
+        h(&html, "content-security-policy"),
+        "frame-ancestors 'none'"
+    );
+    assert_eq!(h(&html, "x-frame-options"), "DENY");
+    assert_eq!(h(&html, "x-content-type-options"), "nosniff");
+    let js = reqwest::get(format!("{}/pkg/app.js", s.base))
+        .await
+        .unwrap();
+    assert_eq!(h(&js, "x-content-type-options"), "nosniff");
+    assert!(js.headers().get("x-frame-options").is_none());
 }

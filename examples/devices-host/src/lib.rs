@@ -17,7 +17,10 @@ pub mod page;
 pub mod peer;
 mod server;
 
-pub use server::{serve, Database, HostConfig, PageRecord, Running, COOKIE, INDEX_HTML, TURN_WAIT};
+pub use server::{
+    serve, Database, HostConfig, PageRecord, Running, COOKIE, INDEX_HTML, MAX_KEPT_REPORTS,
+    TURN_WAIT,
+};
 
 /// The credential the oRPC peer accepts for the requester.
 pub const PEER_USER_TOKEN: &str = "Bearer user-token";

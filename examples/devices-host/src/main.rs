@@ -62,6 +62,12 @@ fn parse() -> Result<(HostConfig, Option<String>, bool), String> {
 }
 
 fn main() -> ExitCode {
+    // Every event on stderr, one line each; what another party sent is
+    // logged as a `?` field (escaped), never as the message.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(tracing::Level::INFO)
+        .init();
     let (mut config, backend, build) = match parse() {
         Ok(parsed) => parsed,
         Err(problem) if problem.is_empty() => {
@@ -90,10 +96,10 @@ fn run(config: &mut HostConfig, backend: Option<String>, build: bool) -> Result<
         } else {
             ""
         };
-        eprintln!(
-            "devices-host: page built in {} ({} bytes of wasm{opt})",
-            built.dir.display(),
-            built.wasm_bytes
+        tracing::info!(
+            dir = ?built.dir,
+            wasm_bytes = built.wasm_bytes,
+            "page built{opt}"
         );
     }
     // The peer lives until the host stops.
@@ -115,7 +121,7 @@ fn run(config: &mut HostConfig, backend: Option<String>, build: bool) -> Result<
             running.replica_name()
         );
         println!("approver page:   {url}approver (approver secret: {})", config.approver_secret);
-        eprintln!("devices-host: backend {}; Ctrl-C stops host and peer", config.backend_rpc);
+        tracing::info!(backend = ?config.backend_rpc, "Ctrl-C stops host and peer");
         let _ = tokio::signal::ctrl_c().await;
         Ok(())
     })

@@ -34,6 +34,22 @@ use tokio::sync::watch;
 
 /// The page's HTML (the wasm-bindgen module is loaded from `/pkg/`).
 pub const INDEX_HTML: &str = include_str!("../../devices-web/index.html");
+/// Turn reports kept ([`Running::reports`]): the latest 100; past it the
+/// oldest is dropped (a page posting `/app/turn` in a loop, each answered
+/// "Not run", costs no memory beyond them).
+pub const MAX_KEPT_REPORTS: usize = 100;
+
+/// Keeps `report`, dropping the oldest past [`MAX_KEPT_REPORTS`].
+fn keep(reports: &watch::Sender<Vec<TurnReport>>, report: TurnReport) {
+    reports.send_modify(|r| {
+        r.push(report);
+        if r.len() > MAX_KEPT_REPORTS {
+            let excess = r.len() - MAX_KEPT_REPORTS;
+            r.drain(..excess);
+        }
+    });
+}
+
 /// How long a scripted turn waits for the page to answer its call (the
 /// user may be deciding): 10 minutes.
 pub const TURN_WAIT: Duration = Duration::from_secs(600);
@@ -78,8 +94,8 @@ impl HostConfig {
 struct App {
     host: Host,
     pages: PagesService,
-    /// Every finished turn's report (and each resumed approval's), oldest
-    /// first.
+    /// The latest finished turns' reports (and each resumed approval's),
+    /// oldest first, at most [`MAX_KEPT_REPORTS`].
     reports: watch::Sender<Vec<TurnReport>>,
 }
 
@@ -108,7 +124,7 @@ impl Running {
         self.app.pages.sessions()
     }
 
-    /// Every finished turn's report, oldest first.
+    /// The latest [`MAX_KEPT_REPORTS`] turn reports, oldest first.
     pub fn reports(&self) -> Vec<TurnReport> {
         self.app.reports.borrow().clone()
     }
@@ -151,9 +167,9 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
         .await
         .map_err(std::io::Error::other)?;
     for call in &host.recovery().interrupted {
-        eprintln!(
-            "devices-host: {} was outstanding when the host stopped: interrupted, not replayed",
-            call.invocation_id
+        tracing::warn!(
+            invocation_id = ?call.invocation_id,
+            "outstanding when the host stopped: interrupted, not replayed"
         );
     }
     let origin = PageOrigin::for_bind(addr);
@@ -189,7 +205,7 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
         let approvals = approvals.clone();
         async move {
             for (id, resumed) in approvals.resume_recovered().await {
-                eprintln!("devices-host: resuming {id}, decided before the restart: {resumed:?}");
+                tracing::info!(approval_id = ?id, ?resumed, "resumed: decided before the restart");
             }
         }
     });
@@ -236,20 +252,19 @@ fn approvals_options(
             .summary(resumed_summary)
             .on_resumed(move |approval, outcome| {
                 let by = approval.decided_by.as_deref().unwrap_or("the approver");
-                reports.send_modify(|r| {
-                    r.push(TurnReport {
-                        run_id: approval.run_id.clone(),
-                        steps: vec![TurnStep {
-                            action: format!(
-                                "approval {} {} by {by}; resumed through the backend",
-                                approval.approval_id,
-                                approval.state.as_str()
-                            ),
-                            outcome: serde_json::to_value(outcome).unwrap_or(Value::Null),
-                        }],
-                        summary: resumed_summary(approval, outcome),
-                    })
-                });
+                let report = TurnReport {
+                    run_id: approval.run_id.clone(),
+                    steps: vec![TurnStep {
+                        action: format!(
+                            "approval {} {} by {by}; resumed through the backend",
+                            approval.approval_id,
+                            approval.state.as_str()
+                        ),
+                        outcome: serde_json::to_value(outcome).unwrap_or(Value::Null),
+                    }],
+                    summary: resumed_summary(approval, outcome),
+                };
+                keep(&reports, report);
             }),
     )
 }
@@ -272,7 +287,7 @@ async fn turn(State(app): State<Arc<App>>, request: Request) -> Response {
     };
     let turn = tokio::spawn(async move {
         let report = run_turn(&app, &session.token, path).await;
-        app.reports.send_modify(|r| r.push(report.clone()));
+        keep(&app.reports, report.clone());
         report
     });
     match turn.await {
@@ -327,7 +342,7 @@ async fn run_turn(app: &App, token: &agent_surface::web::SessionToken, path: &st
     };
     // Its approvals stay observable through `/app/run`.
     if let Err(e) = app.host.end_run(&run_id).await {
-        eprintln!("devices-host: ending {run_id}: {e}");
+        tracing::warn!(?run_id, error = ?e, "the run could not be ended");
     }
     if let Some(outcome) = outcome {
         report.steps.push(TurnStep {

@@ -194,3 +194,72 @@ async fn a_flood_of_page_loads_leaves_room_for_users() {
     }
     page_cookie(&host).await;
 }
+
+#[tokio::test]
+async fn turn_reports_are_bounded() {
+    let host = host().await;
+    let cookie = page_cookie(&host).await;
+    let origin = format!("http://{}", host.addr);
+    let http = reqwest::Client::new();
+    // No socket: every turn is "Not run" and reported.
+    for _ in 0..devices_host::MAX_KEPT_REPORTS + 5 {
+        let response = http
+            .post(format!("{origin}/app/turn"))
+            .header("origin", &origin)
+            .header("cookie", &cookie)
+            .header("content-type", "application/json")
+            .body(r#"{"json":{"script":"disable"}}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+    }
+    let reports = host.reports();
+    assert_eq!(reports.len(), 100);
+    assert_eq!(devices_host::MAX_KEPT_REPORTS, 100);
+    assert_eq!(
+        reports[0].summary,
+        "Not run: this page has no live agent session yet; wait until it is connected."
+    );
+}
+
+#[tokio::test]
+async fn two_session_cookies_are_refused_and_the_page_cannot_be_framed() {
+    let host = host().await;
+    let mine = page_cookie(&host).await;
+    let theirs = page_cookie(&host).await;
+    let origin = format!("http://{}", host.addr);
+    // A page on another loopback port wrote `agent_session=…; Path=/app`.
+    let response = reqwest::Client::new()
+        .post(format!("{origin}/app/session"))
+        .header("origin", &origin)
+        .header("cookie", format!("{theirs}; {mine}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    let body: serde_json::Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(
+        body,
+        serde_json::json!({"json": {"code": "UNAUTHORIZED", "defined": false, "status": 401,
+            "message": "Two session cookies (another page on this host set one): reload the page."}})
+    );
+    assert_eq!(
+        upgrade_status(&host, Some(&format!("{theirs}; {mine}")), Some(&origin)).await,
+        401
+    );
+    let page = reqwest::get(host.url()).await.unwrap();
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
+    let csp = page.headers()["content-security-policy"].to_str().unwrap();
+    assert_eq!(
+        csp,
+        format!(
+            "default-src 'none'; script-src 'self' 'wasm-unsafe-eval' \
+             'sha256-Bhapdp9OBlM3hmxdRWS8zyyFgSquj0C5R7l6C4tsTWM='; \
+             style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; \
+             connect-src 'self' ws://{}; object-src 'none'; base-uri 'none'; \
+             form-action 'self'; frame-ancestors 'none'",
+            host.addr
+        )
+    );
+}

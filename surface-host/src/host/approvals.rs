@@ -125,7 +125,7 @@ impl Host {
                 .map_err(|e| DecideError::Backend(backend_problem("read the held call", &e)))?;
             if receipt.and_then(|r| r.approval_id).as_deref() != Some(approval_id) {
                 tracing::warn!(
-                    approval_id,
+                    ?approval_id,
                     "an approval that is not the held call's: not decided"
                 );
                 return Err(DecideError::NotTheHeldCall);
@@ -145,8 +145,8 @@ impl Host {
                 }
                 Ok(Decision::AlreadyDecided(row)) if row.state != kept.state() => {
                     tracing::error!(
-                        approval_id,
-                        stored = row.state.as_str(),
+                        ?approval_id,
+                        stored = ?row.state.as_str(),
                         "the store holds another decision than the backend kept"
                     );
                     return Err(DecideError::Disagreement);

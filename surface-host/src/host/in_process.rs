@@ -126,7 +126,7 @@ impl InProcessTab {
         tokio::spawn(async move {
             while let Some(message) = messages.recv().await {
                 if let Err(error) = tab.receive(message).await {
-                    tracing::warn!(%error, "the host refused a message of the in-process tab");
+                    tracing::warn!(?error, "the host refused a message of the in-process tab");
                 }
             }
             tab.close().await;

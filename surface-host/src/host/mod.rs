@@ -68,7 +68,10 @@ pub use approver::{
 pub use database::{Database, DatabaseError};
 pub use in_process::{fresh_page_identity, InProcessTab, InProcessTabError};
 #[cfg(feature = "axum")]
-pub use page_socket::{PageSocketEvent, MAX_PAGE_SOCKET_MESSAGE_BYTES};
+pub use page_socket::{
+    PageSocketEvent, PageSocketLimits, DEFAULT_PAGE_SOCKETS, DEFAULT_PAGE_SOCKETS_PER_SESSION,
+    MAX_PAGE_SOCKET_MESSAGE_BYTES,
+};
 #[cfg(feature = "axum")]
 pub use pages::{
     PageRecord, PageRunError, PageUser, PagesOptions, PagesService, MAX_PAGE_REQUEST_BYTES,
@@ -116,6 +119,8 @@ pub struct HostBuilder {
     wakeups: Option<Arc<dyn Wakeups>>,
     store: Option<database::Opened>,
     mcp_store: Option<Arc<dyn McpStore>>,
+    #[cfg(feature = "axum")]
+    page_sockets: PageSocketLimits,
 }
 
 impl std::fmt::Debug for HostBuilder {
@@ -195,6 +200,14 @@ impl HostBuilder {
         self
     }
 
+    /// Bounds the page sockets of [`Host::page_socket`] (per page session
+    /// and on this host; defaults of [`PageSocketLimits`]).
+    #[cfg(feature = "axum")]
+    pub fn page_sockets(mut self, limits: PageSocketLimits) -> Self {
+        self.page_sockets = limits;
+        self
+    }
+
     /// Sets the wake-up bus shared by the replicas (default: PostgreSQL's
     /// `LISTEN/NOTIFY` on a PostgreSQL database, an in-process bus
     /// otherwise).
@@ -238,6 +251,8 @@ impl HostBuilder {
             mcp,
             recovery,
             interrupted_routes,
+            #[cfg(feature = "axum")]
+            sockets: Arc::new(page_socket::SocketCounts::new(self.page_sockets)),
         })
     }
 }
@@ -250,6 +265,8 @@ pub struct Host {
     mcp: McpServer,
     recovery: Recovery,
     interrupted_routes: Vec<RouteRecord>,
+    #[cfg(feature = "axum")]
+    sockets: Arc<page_socket::SocketCounts>,
 }
 
 impl std::fmt::Debug for Host {
@@ -272,6 +289,8 @@ impl Host {
             wakeups: None,
             store: None,
             mcp_store: None,
+            #[cfg(feature = "axum")]
+            page_sockets: PageSocketLimits::default(),
         }
     }
 

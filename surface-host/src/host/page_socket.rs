@@ -8,10 +8,14 @@
 //! hands the session and user to [`Host::page_socket`]; everything after
 //! the upgrade is here.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use crate::durable::DurableError;
 use crate::replica::{ReplicaTab, TabCalls};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::response::Response;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use surface_runtime::host::{AuthenticatedConnection, BrowserToHostMessage};
 
 use super::Host;
@@ -20,6 +24,89 @@ use super::Host;
 /// carries the whole snapshot). Larger ones close the socket (the
 /// WebSocket's own limit).
 pub const MAX_PAGE_SOCKET_MESSAGE_BYTES: usize = 1 << 20;
+
+/// Default [`PageSocketLimits::per_session`]: 4.
+pub const DEFAULT_PAGE_SOCKETS_PER_SESSION: usize = 4;
+/// Default [`PageSocketLimits::total`]: 10,000.
+pub const DEFAULT_PAGE_SOCKETS: usize = 10_000;
+
+/// Bounds of the open page sockets of a [`Host`]
+/// ([`crate::host::HostBuilder::page_sockets`]). A socket carries one tab,
+/// so they bound the live surfaces too. An upgrade past either bound is
+/// answered HTTP 429 before the upgrade.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageSocketLimits {
+    /// Sockets open at once for one page session (default
+    /// [`DEFAULT_PAGE_SOCKETS_PER_SESSION`]: a page and its reconnect).
+    pub per_session: usize,
+    /// Sockets open at once on this host (default
+    /// [`DEFAULT_PAGE_SOCKETS`]).
+    pub total: usize,
+}
+
+impl Default for PageSocketLimits {
+    fn default() -> Self {
+        Self {
+            per_session: DEFAULT_PAGE_SOCKETS_PER_SESSION,
+            total: DEFAULT_PAGE_SOCKETS,
+        }
+    }
+}
+
+/// The open page sockets, per session and in all.
+pub(crate) struct SocketCounts {
+    limits: PageSocketLimits,
+    open: Mutex<(usize, HashMap<String, usize>)>,
+}
+
+/// One open socket's place in [`SocketCounts`], given back when dropped.
+struct SocketSlot {
+    counts: Arc<SocketCounts>,
+    session_id: String,
+}
+
+impl SocketCounts {
+    pub(crate) fn new(limits: PageSocketLimits) -> Self {
+        Self {
+            limits,
+            open: Mutex::default(),
+        }
+    }
+
+    fn reserve(self: &Arc<Self>, session_id: &str) -> Result<SocketSlot, String> {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let (total, per_session) = &mut *open;
+        let mine = per_session.get(session_id).copied().unwrap_or(0);
+        if mine >= self.limits.per_session {
+            return Err(format!(
+                "this page session has {mine} sockets open already: close a tab"
+            ));
+        }
+        if *total >= self.limits.total {
+            return Err(format!("{total} page sockets are open: try again later"));
+        }
+        *total += 1;
+        per_session.insert(session_id.to_string(), mine + 1);
+        Ok(SocketSlot {
+            counts: self.clone(),
+            session_id: session_id.to_string(),
+        })
+    }
+}
+
+impl Drop for SocketSlot {
+    fn drop(&mut self) {
+        let mut open = self.counts.open.lock().unwrap_or_else(|p| p.into_inner());
+        let (total, per_session) = &mut *open;
+        *total = total.saturating_sub(1);
+        if let Some(mine) = per_session.get_mut(&self.session_id) {
+            *mine = mine.saturating_sub(1);
+            if *mine == 0 {
+                per_session.remove(&self.session_id);
+            }
+        }
+    }
+}
 
 /// What happened on a page socket, for the application's own records
 /// (which tab a session shows, for instance).
@@ -51,13 +138,15 @@ impl Host {
     /// application's, checked before this call), speaks the
     /// browser-session protocol on it. `on_event` hears each accepted
     /// announcement and the close. Messages are bounded by
-    /// [`MAX_PAGE_SOCKET_MESSAGE_BYTES`].
+    /// [`MAX_PAGE_SOCKET_MESSAGE_BYTES`], sockets by [`PageSocketLimits`]
+    /// (HTTP 429, `Too Many Requests`, past them).
     ///
     /// The socket closes (code 1008, the reason in at most 123 bytes of
     /// printable ASCII) on a binary message, a text message that is
     /// neither an announcement, a result nor progress, a result or
     /// progress before any announcement, a
-    /// second connection id, a refused announcement (an unknown build, a
+    /// second connection id, an announcement of a second tab, a refused
+    /// announcement (an unknown build, a
     /// session id that is not `session_id`, …), and on a store failure
     /// while recording progress (fail closed: the call is interrupted,
     /// never guessed later). Another refused result or progress is logged
@@ -71,6 +160,10 @@ impl Host {
     ) -> Response {
         let host = self.clone();
         let (session_id, user_id) = (session_id.into(), user_id.into());
+        let slot = match self.sockets.reserve(&session_id) {
+            Ok(slot) => slot,
+            Err(why) => return (StatusCode::TOO_MANY_REQUESTS, why).into_response(),
+        };
         upgrade
             .max_message_size(MAX_PAGE_SOCKET_MESSAGE_BYTES)
             .max_frame_size(MAX_PAGE_SOCKET_MESSAGE_BYTES)
@@ -80,6 +173,7 @@ impl Host {
                     user_id,
                 };
                 run(host, page, ws, &on_event).await;
+                drop(slot);
             })
     }
 }
@@ -93,6 +187,8 @@ struct PageUser {
 struct Open {
     tab: ReplicaTab,
     calls: TabCalls,
+    /// The tab of the accepted announcements: one per socket.
+    tab_id: Option<String>,
 }
 
 async fn run(
@@ -162,7 +258,7 @@ async fn run(
 /// most 123 bytes, here printable ASCII only (it may quote what the page
 /// sent).
 async fn close_refused(ws: &mut WebSocket, why: &str) {
-    tracing::warn!(reason = %why, "closing a page socket");
+    tracing::warn!(reason = ?why, "closing a page socket");
     let printable = |c: char| {
         if c.is_ascii_graphic() || c == ' ' {
             c
@@ -197,6 +293,12 @@ async fn receive(
             Some(o) if o.tab.connection().connection_id != announcement.connection_id => {
                 return Err("a second connection id on one socket".into());
             }
+            // One socket carries one tab (bounding the live surfaces).
+            Some(Open {
+                tab_id: Some(tab), ..
+            }) if *tab != announcement.identity.tab_id => {
+                return Err("a second tab on one socket".into());
+            }
             Some(_) => {}
             None => {
                 let connection = AuthenticatedConnection::new(
@@ -207,11 +309,15 @@ async fn receive(
                 let (tab, calls) = host
                     .open_connection(connection)
                     .map_err(|e| format!("connection refused: {e}"))?;
-                *open = Some(Open { tab, calls });
+                *open = Some(Open {
+                    tab,
+                    calls,
+                    tab_id: None,
+                });
             }
         }
     }
-    let Some(o) = open.as_ref() else {
+    let Some(o) = open.as_mut() else {
         return Err("a result or progress before any announcement".into());
     };
     let announced = match &message {
@@ -224,6 +330,7 @@ async fn receive(
     match o.tab.receive(message).await {
         Ok(_) => {
             if let Some((tab_id, connection_id)) = announced {
+                o.tab_id = Some(tab_id.clone());
                 on_event(PageSocketEvent::Announced {
                     tab_id,
                     connection_id,
@@ -238,7 +345,7 @@ async fn receive(
             Err(format!("the host store could not record progress: {e}"))
         }
         Err(e) => {
-            tracing::warn!(error = %e, "a page's result or progress was refused");
+            tracing::warn!(error = ?e, "a page's result or progress was refused");
             Ok(())
         }
     }

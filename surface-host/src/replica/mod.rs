@@ -342,7 +342,7 @@ impl Inner {
     async fn surfaces_changed(&self, tab_id: &str) {
         self.changes.send_modify(|n| *n = n.wrapping_add(1));
         if let Err(error) = self.wake.notify(SURFACES_TARGET, tab_id).await {
-            tracing::warn!(%error, "replica: surface change not announced");
+            tracing::warn!(?error, "replica: surface change not announced");
         }
     }
 
@@ -367,12 +367,12 @@ impl Inner {
                                 host.end_run(&old);
                             }
                         }
-                        Err(error) => tracing::warn!(run_id, %error, "replica: run not tracked"),
+                        Err(error) => tracing::warn!(?run_id, ?error, "replica: run not tracked"),
                     },
                     // Attached to another tab by another replica.
                     Some(known) if known.tab_id != run.tab_id => {
                         if let Err(error) = host.attach_run_to_tab(run_id, run.tab_id.clone()) {
-                            tracing::warn!(run_id, %error, "replica: run's tab not updated");
+                            tracing::warn!(?run_id, ?error, "replica: run's tab not updated");
                         }
                     }
                     Some(_) => {}
@@ -414,7 +414,11 @@ impl Inner {
             match serde_json::from_str(&lease.announcement) {
                 Ok(a) => a,
                 Err(error) => {
-                    tracing::warn!(tab_id, %error, "replica: a stored announcement does not parse");
+                    tracing::warn!(
+                        ?tab_id,
+                        ?error,
+                        "replica: a stored announcement does not parse"
+                    );
                     return Ok(read);
                 }
             };
@@ -445,7 +449,11 @@ impl Inner {
                 );
             }
             Err(error) => {
-                tracing::warn!(tab_id, %error, "replica: a stored announcement is refused here")
+                tracing::warn!(
+                    ?tab_id,
+                    ?error,
+                    "replica: a stored announcement is refused here"
+                )
             }
         }
         Ok(read)
@@ -483,7 +491,7 @@ impl Inner {
         let until = now.saturating_add(self.lease_ms());
         match self.store().renew_leases(self.name(), until, now).await {
             Ok(renewed) => self.reconcile_leases(&renewed),
-            Err(error) => tracing::warn!(%error, "replica: leases not renewed"),
+            Err(error) => tracing::warn!(?error, "replica: leases not renewed"),
         }
         let to_release: Vec<(String, String)> = {
             let mut state = self.lock();
@@ -540,7 +548,10 @@ impl Inner {
             .release_surface(tab, self.name(), connection)
             .await
         {
-            tracing::warn!(%error, "replica: lease not released; retried at the next renewal");
+            tracing::warn!(
+                ?error,
+                "replica: lease not released; retried at the next renewal"
+            );
             self.lock()
                 .to_release
                 .insert((tab.to_string(), connection.to_string()));
@@ -568,7 +579,7 @@ impl Inner {
             Ok(surface_store::store::LeaseClaim::Held) => true,
             Ok(surface_store::store::LeaseClaim::HeldElsewhere(_)) => false,
             Err(error) => {
-                tracing::warn!(%error, tab_id, "replica: lease not claimed");
+                tracing::warn!(?error, ?tab_id, "replica: lease not claimed");
                 false
             }
         };
@@ -733,7 +744,7 @@ impl Replica {
                 Ok(Some(run)) => (run, None),
                 Ok(None) => return refused(Refusal::UnknownTool),
                 Err(error) => {
-                    tracing::error!(%error, "replica: the run cannot be read");
+                    tracing::error!(?error, "replica: the run cannot be read");
                     return refused(Refusal::StoreUnavailable);
                 }
             },
@@ -756,7 +767,7 @@ impl Replica {
             }
             Ok(_) => route::local_call(inner, request, progress, None).await,
             Err(error) => {
-                tracing::error!(%error, "replica: the tab's lease cannot be read");
+                tracing::error!(?error, "replica: the tab's lease cannot be read");
                 refused(Refusal::StoreUnavailable)
             }
         }
@@ -786,7 +797,7 @@ async fn serve_surfaces(inner: Weak<Inner>, mut surfaces: surface_store::wake::S
         };
         for tab in tabs {
             if let Err(error) = inner.refresh_mirror(&tab).await {
-                tracing::warn!(%error, tab_id = %tab, "replica: mirror not refreshed");
+                tracing::warn!(?error, tab_id = ?tab, "replica: mirror not refreshed");
             }
         }
         inner.changes.send_modify(|n| *n = n.wrapping_add(1));

@@ -82,7 +82,7 @@ pub(super) async fn local_call(
         // refused.
         inner.durable.host().withdraw(&id);
         if let Err(error) = inner.store().interrupt(&id, inner.now()).await {
-            tracing::warn!(invocation_id = %id, %error, "replica: unsent call not recorded");
+            tracing::warn!(invocation_id = ?id, ?error, "replica: unsent call not recorded");
         }
         return refused(Refusal::NoLivePage);
     }
@@ -156,11 +156,11 @@ pub(super) async fn routed_call(
         // cannot be routed) at all.
         Err(StoreError::TooLarge { bytes, limit, .. }) => {
             abandon.inner = None;
-            tracing::warn!(invocation_id = %id, bytes, limit, "replica: the call is too large to route");
+            tracing::warn!(invocation_id = ?id, bytes, limit, "replica: the call is too large to route");
             return refused(Refusal::Invalid);
         }
         Err(error) => {
-            tracing::error!(invocation_id = %id, %error, "replica: the call cannot be routed");
+            tracing::error!(invocation_id = ?id, ?error, "replica: the call cannot be routed");
             after_failed_insert(inner, &route, &notify, progress.as_ref()).await
         }
     };
@@ -219,7 +219,7 @@ impl Drop for Abandon {
                 let now = inner.now();
                 if let Err(error) = inner.store().withdraw_route(&route, now).await {
                     let id = &route.invocation_id;
-                    tracing::warn!(invocation_id = %id, %error, "replica: abandoned routed call not withdrawn");
+                    tracing::warn!(invocation_id = ?id, ?error, "replica: abandoned routed call not withdrawn");
                 }
             });
         }
@@ -229,7 +229,10 @@ impl Drop for Abandon {
 async fn wake_holder(inner: &Inner, route: &RouteRecord) {
     let target = calls_target(&route.holder);
     if let Err(error) = inner.wake.notify(&target, &route.invocation_id).await {
-        tracing::warn!(%error, "replica: holder not woken; it is woken again at the next check");
+        tracing::warn!(
+            ?error,
+            "replica: holder not woken; it is woken again at the next check"
+        );
     }
 }
 
@@ -258,7 +261,7 @@ async fn await_answer(
             Ok(Some(row)) => row,
             Ok(None) => return CallEnd::Interrupted,
             Err(error) => {
-                tracing::warn!(invocation_id = %id, %error, "replica: routed call not readable");
+                tracing::warn!(invocation_id = ?id, ?error, "replica: routed call not readable");
                 continue;
             }
         };
@@ -299,7 +302,7 @@ fn forward_progress(
     match serde_json::from_str::<BrowserSurfaceProgress>(json) {
         Ok(message) if message.invocation_id == row.invocation_id => sink.send(message).is_ok(),
         _ => {
-            tracing::warn!(invocation_id = %row.invocation_id, "replica: a routed call's progress is not this call's; ignored");
+            tracing::warn!(invocation_id = ?row.invocation_id, "replica: a routed call's progress is not this call's; ignored");
             false
         }
     }
@@ -383,7 +386,7 @@ pub(super) async fn take_requested(inner: &Arc<Inner>) {
                 take(inner, row.invocation_id);
             }
         }
-        Err(error) => tracing::warn!(%error, "replica: routed calls not re-read"),
+        Err(error) => tracing::warn!(?error, "replica: routed calls not re-read"),
     }
 }
 
@@ -410,7 +413,7 @@ fn take(inner: &Arc<Inner>, id: String) {
             Ok(RouteTake::Taken(row)) => run_routed(&inner, *row).await,
             Ok(_) => {}
             Err(error) => {
-                tracing::warn!(invocation_id = %id, %error, "replica: routed call not taken")
+                tracing::warn!(invocation_id = ?id, ?error, "replica: routed call not taken")
             }
         }
     });
@@ -457,19 +460,19 @@ async fn answer(inner: &Inner, row: &RouteRecord, end: &CallEnd) {
                 return wake_requester(inner, row).await
             }
             Ok(_) => {
-                return tracing::info!(invocation_id = %id, "replica: the requester stopped waiting first")
+                return tracing::info!(invocation_id = ?id, "replica: the requester stopped waiting first")
             }
             Err(StoreError::TooLarge { bytes, .. }) => {
-                tracing::error!(invocation_id = %id, bytes, "replica: the answer does not fit its row; answered interrupted");
+                tracing::error!(invocation_id = ?id, bytes, "replica: the answer does not fit its row; answered interrupted");
                 json = serde_json::to_string(&CallEnd::Interrupted).unwrap_or_default();
             }
             Err(error) if attempt < ANSWER_ATTEMPTS => {
-                tracing::warn!(invocation_id = %id, %error, attempt, "replica: answer not recorded; retrying");
+                tracing::warn!(invocation_id = ?id, ?error, attempt, "replica: answer not recorded; retrying");
                 tokio::time::sleep(delay).await;
                 delay = delay.saturating_mul(2);
             }
             Err(error) => {
-                tracing::error!(invocation_id = %id, %error, "replica: answer not recorded")
+                tracing::error!(invocation_id = ?id, ?error, "replica: answer not recorded")
             }
         }
     }
@@ -524,7 +527,7 @@ async fn relay_progress(
             // Settled meanwhile: nobody waits for its progress.
             Ok(_) => {}
             Err(error) => {
-                tracing::warn!(invocation_id = %id, %error, "replica: progress not relayed")
+                tracing::warn!(invocation_id = ?id, ?error, "replica: progress not relayed")
             }
         }
     }
@@ -533,7 +536,10 @@ async fn relay_progress(
 async fn wake_requester(inner: &Inner, row: &RouteRecord) {
     let target = answers_target(&row.requester);
     if let Err(error) = inner.wake.notify(&target, &row.invocation_id).await {
-        tracing::warn!(%error, "replica: requester not woken; it re-reads at its next check");
+        tracing::warn!(
+            ?error,
+            "replica: requester not woken; it re-reads at its next check"
+        );
     }
 }
 

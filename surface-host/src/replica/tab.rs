@@ -26,6 +26,10 @@ pub enum Received {
         /// Whether the lease is this replica's.
         leased: bool,
     },
+    /// An announcement identical to the one this connection's tab has
+    /// in force (same tab, same JSON): nothing was written, no lease
+    /// renewed, no replica woken.
+    Unchanged,
     /// A result answered a call.
     Result,
     /// An identical copy of an accepted result; ignored.
@@ -98,6 +102,18 @@ pub(super) fn open(
 }
 
 impl Inner {
+    /// Whether `json` is the announcement of `tab_id` already in force on
+    /// `connection_id` (and the tab is still this connection's here).
+    fn unchanged(&self, connection_id: &str, tab_id: &str, json: &str) -> bool {
+        let state = self.lock();
+        let current = state
+            .connections
+            .get(connection_id)
+            .and_then(|c| c.tab.as_ref());
+        current.is_some_and(|(tab, announced)| tab == tab_id && announced == json)
+            && state.local_tabs.get(tab_id).map(String::as_str) == Some(connection_id)
+    }
+
     fn end_waiters(&self, interrupted: &[InterruptedCall]) {
         let waiters: Vec<_> = {
             let mut state = self.lock();
@@ -149,7 +165,8 @@ impl ReplicaTab {
     }
 
     /// Handles one message of the page: an announcement is accepted
-    /// ([`crate::durable::DurableHost::accept_announcement`]) and its lease claimed,
+    /// ([`crate::durable::DurableHost::accept_announcement`]) and its lease claimed
+    /// (one identical to the one in force is skipped: [`Received::Unchanged`]),
     /// a result recorded and handed to its call, a progress message
     /// recorded and forwarded.
     ///
@@ -161,6 +178,10 @@ impl ReplicaTab {
         match message {
             BrowserToHostMessage::Announcement(announcement) => {
                 let tab_id = announcement.identity.tab_id.clone();
+                let json = serde_json::to_string(&announcement).unwrap_or_default();
+                if inner.unchanged(&conn.connection_id, &tab_id, &json) {
+                    return Ok(Received::Unchanged);
+                }
                 // Marked local first, so no mirror of the tab replaces the
                 // real connection once it is accepted.
                 let before = inner
@@ -184,7 +205,6 @@ impl ReplicaTab {
                     }
                 };
                 inner.end_waiters(&accepted.interrupted);
-                let json = serde_json::to_string(&announcement).unwrap_or_default();
                 {
                     let mut state = inner.lock();
                     if let Some(c) = state.connections.get_mut(&conn.connection_id) {

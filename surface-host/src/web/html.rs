@@ -47,16 +47,11 @@ pub fn html_page(status: StatusCode, title: &str, body: &str) -> Response {
          <style>{STYLE}</style></head><body><h1>{title}</h1>{body}</body></html>"
     );
     let mut response = (status, page).into_response();
-    let headers = response.headers_mut();
-    for (name, value) in [
-        (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-        (header::CONTENT_SECURITY_POLICY, HTML_CSP),
-        (header::X_FRAME_OPTIONS, "DENY"),
-        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (header::CACHE_CONTROL, "no-store"),
-    ] {
-        headers.insert(name, HeaderValue::from_static(value));
-    }
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    protect_html(&mut response, HTML_CSP);
     response
 }
 
@@ -70,4 +65,102 @@ pub fn see_other(location: &str) -> Response {
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
+}
+
+/// The `Content-Security-Policy` of an application page served from
+/// `origin` (`http://HOST` or `https://HOST`, the request's own origin):
+/// scripts from the origin and the inline scripts of `script_hashes`
+/// ([`inline_script_hashes`]), WebAssembly compiled (`'wasm-unsafe-eval'`:
+/// a wasm page), styles from the origin or inline, images from the origin
+/// or `data:`, fetches and the WebSocket only to the origin, no plug-ins,
+/// forms only to the origin, no `<base>`, and no other page may frame it
+/// (`frame-ancestors 'none'`).
+pub fn app_page_csp(origin: &str, script_hashes: &[String]) -> String {
+    let ws = origin
+        .strip_prefix("https://")
+        .map(|host| format!("wss://{host}"))
+        .or_else(|| origin.strip_prefix("http://").map(|h| format!("ws://{h}")))
+        .unwrap_or_default();
+    let mut scripts = String::new();
+    for hash in script_hashes {
+        scripts.push_str(&format!(" '{hash}'"));
+    }
+    format!(
+        "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'{scripts}; \
+         style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; \
+         connect-src 'self' {ws}; object-src 'none'; base-uri 'none'; form-action 'self'; \
+         frame-ancestors 'none'"
+    )
+}
+
+/// The CSP source (`sha256-BASE64`) of each inline `<script>` of `html`
+/// (one without `src`), as [`app_page_csp`] allows them.
+pub fn inline_script_hashes(html: &str) -> Vec<String> {
+    let lower = html.to_ascii_lowercase();
+    let mut hashes = Vec::new();
+    let mut at = 0;
+    while let Some(start) = lower[at..].find("<script").map(|i| at + i) {
+        let Some(open_end) = lower[start..].find('>').map(|i| start + i + 1) else {
+            break;
+        };
+        let Some(close) = lower[open_end..].find("</script").map(|i| open_end + i) else {
+            break;
+        };
+        if !lower[start..open_end].contains(" src=") {
+            let digest = surface_runtime::hash::sha256(&html.as_bytes()[open_end..close]);
+            hashes.push(format!("sha256-{}", base64(&digest)));
+        }
+        at = close;
+    }
+    hashes
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The framing and sniffing headers of every HTML answer:
+/// `Content-Security-Policy: csp`, `X-Frame-Options: DENY`,
+/// `X-Content-Type-Options: nosniff`, `Cache-Control: no-store`.
+pub fn protect_html(response: &mut Response, csp: &str) {
+    let headers = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(csp) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, value);
+    }
+    for (name, value) in [
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::CACHE_CONTROL, "no-store"),
+    ] {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_matches_known_values() {
+        assert_eq!(super::base64(b""), "");
+        assert_eq!(super::base64(b"f"), "Zg==");
+        assert_eq!(super::base64(b"fo"), "Zm8=");
+        assert_eq!(super::base64(b"foo"), "Zm9v");
+        assert_eq!(super::base64(b"foob"), "Zm9vYg==");
+    }
 }

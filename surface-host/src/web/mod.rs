@@ -12,7 +12,9 @@
 //!   paths, bounded bodies both ways, no redirects;
 //! * [`html`] — server-rendered pages for a person (the approver page):
 //!   [`escape_html`], and [`html_page`]'s headers (a `Content-Security-Policy`
-//!   without scripts, `frame-ancestors 'none'`, `X-Frame-Options: DENY`).
+//!   without scripts, `frame-ancestors 'none'`, `X-Frame-Options: DENY`),
+//!   and [`app_page_csp`]/[`protect_html`] for an application's own
+//!   (scripted, wasm) page.
 //!
 //! An application mounts the guard on its router, authenticates each
 //! request with [`PageSessions::authenticate`] before reading its body,
@@ -24,10 +26,13 @@ pub mod proxy;
 pub mod sessions;
 
 pub use guard::{page_guard, GuardError, PageOrigin};
-pub use html::{escape_html, html_page, see_other, HTML_CSP};
+pub use html::{
+    app_page_csp, escape_html, html_page, inline_script_hashes, protect_html, see_other, HTML_CSP,
+};
 pub use proxy::{ProxyError, ProxyLimits, RpcProxy};
 pub use sessions::{
-    IssuedSession, PageSession, PageSessions, SessionLimits, SessionToken, SessionsFull,
+    IssuedSession, PageSession, PageSessions, SessionLimits, SessionRefusal, SessionToken,
+    SessionsFull,
 };
 
 use axum::http::{header, StatusCode};

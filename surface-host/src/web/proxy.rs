@@ -242,7 +242,7 @@ impl RpcProxy {
         let mut answer = match upstream.send().await {
             Ok(answer) => answer,
             Err(error) => {
-                tracing::warn!(%error, "the backend is unreachable");
+                tracing::warn!(?error, "the backend is unreachable");
                 return gateway("the backend is unreachable");
             }
         };

@@ -3,6 +3,14 @@
 //! the table is full the oldest never-used session is evicted, so a flood
 //! of page loads (which never use their cookies) cannot lock out a user
 //! whose page did.
+//!
+//! A request carrying the cookie's name twice is refused
+//! ([`SessionRefusal::Duplicate`]): browsers do not separate cookies by
+//! port, so a page on another port of the same host can *write* a cookie
+//! of this name (with a longer `Path`, sent first) to run this page in a
+//! session of its own choosing. Over https the cookie is named
+//! `__Host-NAME` (`Secure`, `Path=/`, no `Domain`), which a page of
+//! another origin cannot set.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -72,7 +80,7 @@ pub struct IssuedSession {
     /// The new session's token.
     pub token: SessionToken,
     /// `NAME=TOKEN; Path=/; HttpOnly; SameSite=Strict; Max-Age=…`
-    /// (`; Secure` with [`PageSessions::secure`]).
+    /// (with [`PageSessions::secure`]: `__Host-NAME=…; …; Secure`).
     pub set_cookie: HeaderValue,
 }
 
@@ -107,6 +115,22 @@ pub struct PageSessions<T> {
     secure: bool,
 }
 
+/// Why [`PageSessions::check`] found no session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionRefusal {
+    /// The request carries no cookie of this name.
+    #[error("no session cookie: reload the page")]
+    Missing,
+    /// The request carries the cookie's name more than once (another
+    /// page of this host wrote one): refused, whichever is genuine.
+    #[error("two session cookies (another page on this host set one): reload the page")]
+    Duplicate,
+    /// The token is unknown or expired.
+    #[error("the session expired: reload the page")]
+    Unknown,
+}
+
 /// The table is full of live, used sessions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0} page sessions are live and in use; try again later")]
@@ -127,10 +151,24 @@ impl<T: Clone> PageSessions<T> {
         }
     }
 
-    /// Adds `Secure` to the cookie (the page is served over TLS).
+    /// The page is served over TLS: the cookie is named `__Host-` and the
+    /// name given to [`new`](Self::new), with `Secure` (and, as always,
+    /// `Path=/` and no `Domain`), so no page of another origin can set it.
     pub fn secure(mut self) -> Self {
-        self.secure = true;
+        self.make_secure();
         self
+    }
+
+    pub(crate) fn make_secure(&mut self) {
+        if !self.secure {
+            self.cookie = format!("__Host-{}", self.cookie);
+            self.secure = true;
+        }
+    }
+
+    /// The cookie's name (`__Host-` prefixed once [`secure`](Self::secure)).
+    pub fn cookie_name(&self) -> &str {
+        &self.cookie
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Table<T>> {
@@ -203,31 +241,46 @@ impl<T: Clone> PageSessions<T> {
     }
 
     /// The session of the request's cookie, if live; marks it used. Call
-    /// it before reading the request's body.
+    /// it before reading the request's body. `None` for every
+    /// [`SessionRefusal`] (see [`check`](Self::check)).
     pub fn authenticate(&self, headers: &HeaderMap) -> Option<PageSession<T>> {
-        let token = headers
+        self.check(headers).ok()
+    }
+
+    /// The session of the request's cookie, if live; marks it used.
+    ///
+    /// # Errors
+    /// [`SessionRefusal`]: no cookie, the cookie's name twice (never
+    /// authenticated, whichever value is genuine), an unknown or expired
+    /// token.
+    pub fn check(&self, headers: &HeaderMap) -> Result<PageSession<T>, SessionRefusal> {
+        let mut values = headers
             .get_all(header::COOKIE)
             .iter()
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(';'))
             .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(name, _)| *name == self.cookie)
-            .map(|(_, value)| SessionToken(value.to_string()))?;
+            .filter(|(name, _)| *name == self.cookie)
+            .map(|(_, value)| value);
+        let value = values.next().ok_or(SessionRefusal::Missing)?;
+        if values.next().is_some() {
+            return Err(SessionRefusal::Duplicate);
+        }
+        let token = SessionToken(value.to_string());
         let now = Instant::now();
         let mut table = self.lock();
         let key = token.digest();
-        let entry = table.entries.get(&key)?;
+        let entry = table.entries.get(&key).ok_or(SessionRefusal::Unknown)?;
+        let seq = entry.seq;
         if self.expired(entry, now) {
-            let seq = entry.seq;
             table.entries.remove(&key);
             table.unused.remove(&seq);
-            return None;
+            return Err(SessionRefusal::Unknown);
         }
-        let seq = entry.seq;
         table.unused.remove(&seq);
-        let entry = table.entries.get_mut(&key)?;
+        let entry = table.entries.get_mut(&key).ok_or(SessionRefusal::Unknown)?;
         entry.last_used = Some(now);
-        Some(PageSession {
+        Ok(PageSession {
             token,
             data: entry.data.clone(),
         })

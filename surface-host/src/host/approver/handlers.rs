@@ -113,7 +113,7 @@ impl Inner {
                     DecideError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
                     _ => StatusCode::CONFLICT,
                 };
-                tracing::warn!(approval_id = id, error = %e, "an approval was not decided");
+                tracing::warn!(approval_id = ?id, error = ?e, "an approval was not decided");
                 refusal(status, e.to_string())
             })?;
         let decided = self.decided(id, outcome).await?;

@@ -93,7 +93,9 @@ impl ApproverSignIn {
     /// A shared secret typed on the page's sign-in form (compared as
     /// SHA-256 digests; an empty secret never signs in); a signed-in
     /// approver decides as `approver` and holds a session cookie of its own
-    /// ([`APPROVER_COOKIE`]: `HttpOnly; SameSite=Strict`, bounded by
+    /// ([`APPROVER_COOKIE`]: `HttpOnly; SameSite=Strict`; `__Host-`
+    /// prefixed and `Secure` when the service's origin is https; refused
+    /// when a request carries its name twice; bounded by
     /// [`SessionLimits::default`]) — a requester's page session grants
     /// nothing here.
     pub fn secret(secret: &str, approver: impl Into<String>) -> Self {
@@ -258,10 +260,16 @@ impl std::fmt::Debug for ApprovalsService {
 impl Host {
     /// The approvals service on this host (see [`ApprovalsOptions`]).
     pub fn approvals(&self, options: ApprovalsOptions) -> ApprovalsService {
+        let mut sign_in = options.sign_in;
+        if let SignIn::Secret { sessions, .. } = &mut sign_in.0 {
+            if options.origin.scheme() == "https" {
+                sessions.make_secure();
+            }
+        }
         ApprovalsService {
             inner: Arc::new(Inner {
                 host: self.clone(),
-                sign_in: options.sign_in,
+                sign_in,
                 decider: options.decider,
                 requester: options.requester,
                 path: options.path,

@@ -150,7 +150,7 @@ async fn awaiting_resume(inner: &Inner) -> String {
         Ok(waiting) if !waiting.is_empty() => waiting,
         Ok(_) => return String::new(),
         Err(e) => {
-            tracing::warn!(error = %e, "listing approvals awaiting resumption");
+            tracing::warn!(error = ?e, "listing approvals awaiting resumption");
             return String::new();
         }
     };

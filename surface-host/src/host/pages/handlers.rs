@@ -4,21 +4,22 @@ use std::sync::Arc;
 
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{Path, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 use surface_runtime::invocation::AgentInvocationResult;
 use surface_runtime::ConsumerKind;
 use surface_store::ApprovalRecord;
 
-use super::{no_session, Inner, PageRecord, PageRunError, MAX_RUN_APPROVALS};
+use super::{no_session, refused, Inner, PageRecord, PageRunError, MAX_RUN_APPROVALS};
 use crate::host::PageSocketEvent;
-use crate::web::{orpc_error, orpc_ok};
+use crate::web::{app_page_csp, orpc_error, orpc_ok, protect_html, SessionRefusal};
 
 type Service = State<Arc<Inner>>;
 
 /// `GET {page}`: the page and a fresh session cookie (`Cache-Control:
-/// no-store`: every load is a new session).
+/// no-store`: every load is a new session), with [`app_page_csp`] and
+/// `X-Frame-Options: DENY` ([`protect_html`]).
 pub(crate) async fn page(State(s): Service, headers: HeaderMap) -> Response {
     let Some(user_id) = s.user.user(&headers) else {
         return (StatusCode::UNAUTHORIZED, "Sign in first.").into_response();
@@ -38,21 +39,28 @@ pub(crate) async fn page(State(s): Service, headers: HeaderMap) -> Response {
         s.html.clone(),
     )
         .into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::SET_COOKIE, issued.set_cookie);
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // The page guard admitted the Host.
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    let origin = format!("{}://{host}", s.origin.scheme());
+    protect_html(&mut response, &app_page_csp(&origin, &s.script_hashes));
+    response
+        .headers_mut()
+        .insert(header::SET_COOKIE, issued.set_cookie);
     response
 }
 
 /// `POST {api}/session`: the session id, the user and the socket path.
 pub(crate) async fn session(State(s): Service, headers: HeaderMap) -> Response {
-    match s.sessions.authenticate(&headers) {
-        Some(session) => orpc_ok(&json!({
+    match s.sessions.check(&headers) {
+        Ok(session) => orpc_ok(&json!({
             "sessionId": session.data.session_id,
             "userId": session.data.user_id,
             "socketPath": s.paths.socket,
         })),
-        None => no_session(),
+        Err(refusal) => refused(refusal),
     }
 }
 
@@ -63,12 +71,13 @@ pub(crate) async fn socket(
     headers: HeaderMap,
     upgrade: WebSocketUpgrade,
 ) -> Response {
-    let Some(session) = s.sessions.authenticate(&headers) else {
-        return (
-            StatusCode::UNAUTHORIZED,
-            "no session cookie: load the page first",
-        )
-            .into_response();
+    let session = match s.sessions.check(&headers) {
+        Ok(session) => session,
+        Err(SessionRefusal::Duplicate) => return refused(SessionRefusal::Duplicate),
+        Err(_) => {
+            let message = "no session cookie: load the page first";
+            return (StatusCode::UNAUTHORIZED, message).into_response();
+        }
     };
     let (token, record) = (session.token, session.data);
     let service = s.clone();
@@ -121,7 +130,7 @@ pub(crate) async fn run_status(State(s): Service, request: Request) -> Response 
             "approvals": approvals.iter().map(|a| approval_status(&s, a)).collect::<Vec<_>>(),
         })),
         Err(error) => {
-            tracing::warn!(%error, run_id, "reading a run's approvals");
+            tracing::warn!(?error, ?run_id, "reading a run's approvals");
             orpc_error(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "SERVICE_UNAVAILABLE",
@@ -148,8 +157,9 @@ fn approval_status(s: &Inner, approval: &ApprovalRecord) -> Value {
 /// `POST {api}/mcp-run`: a run on this page's tab for an MCP client and
 /// its bearer token (shown once; only its SHA-256 is stored).
 pub(crate) async fn mcp_run(State(s): Service, headers: HeaderMap) -> Response {
-    let Some(session) = s.sessions.authenticate(&headers) else {
-        return no_session();
+    let session = match s.sessions.check(&headers) {
+        Ok(session) => session,
+        Err(refusal) => return refused(refusal),
     };
     let run_id = match s.start_run(&session.token, ConsumerKind::Embedded).await {
         Ok(run_id) => run_id,
@@ -188,7 +198,7 @@ pub(crate) async fn mcp_run(State(s): Service, headers: HeaderMap) -> Response {
 }
 
 fn internal(what: &str, error: &dyn std::fmt::Display, message: &str) -> Response {
-    tracing::warn!(%error, "{what}");
+    tracing::warn!(error = ?error.to_string(), "{what}");
     orpc_error(
         StatusCode::INTERNAL_SERVER_ERROR,
         "INTERNAL_SERVER_ERROR",
@@ -198,8 +208,8 @@ fn internal(what: &str, error: &dyn std::fmt::Display, message: &str) -> Respons
 
 /// `/rpc/{*path}`: the backend proxy, for pages holding a session.
 pub(crate) async fn rpc(State(s): Service, headers: HeaderMap, request: Request) -> Response {
-    if s.sessions.authenticate(&headers).is_none() {
-        return no_session();
+    if let Err(refusal) = s.sessions.check(&headers) {
+        return refused(refusal);
     }
     let Some(proxy) = &s.proxy else {
         return no_session();
@@ -213,7 +223,8 @@ pub(crate) async fn rpc(State(s): Service, headers: HeaderMap, request: Request)
     proxy.forward(&raw, request).await
 }
 
-/// `GET {files}/{name}`: one of the page's files.
+/// `GET {files}/{name}`: one of the page's files (`nosniff`; an HTML one
+/// with `frame-ancestors 'none'` and `X-Frame-Options: DENY`).
 pub(crate) async fn file(State(s): Service, Path(name): Path<String>) -> Response {
     let Some(files) = &s.files else {
         return StatusCode::NOT_FOUND.into_response();
@@ -226,8 +237,14 @@ pub(crate) async fn file(State(s): Service, Path(name): Path<String>) -> Respons
             let headers = [
                 (header::CONTENT_TYPE, content_type.as_str()),
                 (header::CACHE_CONTROL, "no-store"),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
             ];
-            (headers, bytes).into_response()
+            let mut response = (headers, bytes).into_response();
+            // An HTML file is framed by nobody either.
+            if content_type.starts_with("text/html") {
+                protect_html(&mut response, "frame-ancestors 'none'");
+            }
+            response
         }
         Err(_) => (
             StatusCode::NOT_FOUND,

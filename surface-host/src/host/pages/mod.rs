@@ -39,10 +39,12 @@ use super::approver::{default_summary, OutcomeSummary};
 use super::{DurableError, Host};
 use crate::web::{
     orpc_error, page_guard, PageOrigin, PageSession, PageSessions, RpcProxy, SessionLimits,
-    SessionToken,
+    SessionRefusal, SessionToken,
 };
 
-/// The page session cookie's name: `agent_session`.
+/// The page session cookie's name: `agent_session` (`__Host-agent_session`
+/// when the page origin is https; [`PageSessions::secure`]). A request
+/// carrying it twice is refused (401).
 pub const PAGE_COOKIE: &str = "agent_session";
 /// Largest body of `POST {api}/run` and `{api}/mcp-run`: 4 KiB (HTTP 413
 /// past it).
@@ -225,6 +227,8 @@ pub(crate) struct Inner {
     pub(crate) host: Host,
     pub(crate) origin: Arc<PageOrigin>,
     pub(crate) html: String,
+    /// The CSP hashes of the page's inline scripts.
+    pub(crate) script_hashes: Vec<String>,
     pub(crate) user: Arc<dyn PageUser>,
     pub(crate) sessions: PageSessions<PageRecord>,
     runs: Mutex<RunOwners>,
@@ -268,6 +272,7 @@ impl Host {
             inner: Arc::new(Inner {
                 host: self.clone(),
                 origin: Arc::new(options.origin),
+                script_hashes: crate::web::inline_script_hashes(&options.html),
                 html: options.html,
                 user: options.user,
                 sessions,
@@ -288,11 +293,20 @@ impl Host {
 
 /// 401 for a request without a live page session.
 pub(crate) fn no_session() -> Response {
-    orpc_error(
-        StatusCode::UNAUTHORIZED,
-        "UNAUTHORIZED",
-        "No session: reload the page.",
-    )
+    refused(SessionRefusal::Missing)
+}
+
+/// 401 for a refused session cookie: `No session: reload the page.`, or
+/// for the cookie's name sent twice `Two session cookies (another page on
+/// this host set one): reload the page.`
+pub(crate) fn refused(refusal: SessionRefusal) -> Response {
+    let message = match refusal {
+        SessionRefusal::Duplicate => {
+            "Two session cookies (another page on this host set one): reload the page."
+        }
+        _ => "No session: reload the page.",
+    };
+    orpc_error(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", message)
 }
 
 impl PagesService {
@@ -321,14 +335,12 @@ impl PagesService {
     }
 
     /// The page session of the request's cookie (marked used), or the
-    /// 401 answer (`UNAUTHORIZED`, `No session: reload the page.`). Call
+    /// 401 answer (`UNAUTHORIZED`, `No session: reload the page.`; a
+    /// request carrying the cookie's name twice is refused too). Call
     /// it before reading the request's body.
     #[allow(clippy::result_large_err)]
     pub fn authenticate(&self, headers: &HeaderMap) -> Result<PageSession<PageRecord>, Response> {
-        self.inner
-            .sessions
-            .authenticate(headers)
-            .ok_or_else(no_session)
+        self.inner.sessions.check(headers).map_err(refused)
     }
 
     /// An application's own page request: the session of its cookie
@@ -390,10 +402,7 @@ impl Inner {
         &self,
         request: axum::extract::Request,
     ) -> Result<(PageSession<PageRecord>, serde_json::Value), Response> {
-        let session = self
-            .sessions
-            .authenticate(request.headers())
-            .ok_or_else(no_session)?;
+        let session = self.sessions.check(request.headers()).map_err(refused)?;
         let body = axum::body::to_bytes(request.into_body(), MAX_PAGE_REQUEST_BYTES)
             .await
             .map_err(|_| {
