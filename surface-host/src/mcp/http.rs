@@ -103,7 +103,7 @@ fn server_config(shared: &Shared) -> ServerConfig {
 }
 
 fn internal(what: &str, error: impl Display) -> ErrorData {
-    tracing::error!(%error, "{what}");
+    tracing::error!(error = ?error.to_string(), "{what}");
     ErrorData::internal_error(what.to_string(), None)
 }
 
@@ -223,7 +223,7 @@ impl ServerHandler for SessionHandler {
                 let param = ProgressNotificationParam::new(token, p.progress as f64)
                     .with_message(p.message);
                 if let Err(error) = peer.notify_progress(param).await {
-                    tracing::debug!(%error, "progress notification not delivered");
+                    tracing::debug!(error = ?error, "progress notification not delivered");
                 }
             })
         };
@@ -663,7 +663,7 @@ impl McpHttpService {
             Ok(Some(bound)) if bound == run => {}
             Ok(_) => return not_found(),
             Err(error) => {
-                tracing::error!(%error, "MCP: the session store cannot be read");
+                tracing::error!(error = ?error, "MCP: the session store cannot be read");
                 return Some(plain(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "the session cannot be restored now; try again",
@@ -681,7 +681,7 @@ impl McpHttpService {
             .touch_mcp_session(session, now_ms())
             .await
         {
-            tracing::warn!(%error, "MCP: a restored session is not marked used");
+            tracing::warn!(error = ?error, "MCP: a restored session is not marked used");
         }
         None
     }
@@ -702,7 +702,7 @@ impl McpHttpService {
             .touch_mcp_session(session, now_ms())
             .await
         {
-            tracing::warn!(%error, "MCP: a session is not marked used");
+            tracing::warn!(error = ?error, "MCP: a session is not marked used");
         }
     }
 
@@ -717,7 +717,7 @@ impl McpHttpService {
             .delete_idle_mcp_sessions(before)
             .await
         {
-            tracing::warn!(%error, "MCP: idle sessions are not deleted from the store");
+            tracing::warn!(error = ?error, "MCP: idle sessions are not deleted from the store");
         }
     }
 
@@ -777,7 +777,7 @@ impl McpHttpService {
         self.remember_session(session, run).await;
         let store = self.shared.mcp_store();
         if let Err(error) = store.bind_mcp_session(session, run, now_ms()).await {
-            tracing::error!(%error, "MCP: the session's run is not recorded; other replicas will not serve it");
+            tracing::error!(error = ?error, "MCP: the session's run is not recorded; other replicas will not serve it");
         }
     }
 }

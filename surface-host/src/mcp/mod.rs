@@ -314,7 +314,7 @@ impl Listener {
             .unwrap_or_else(|_| Err("the client did not read it within 30 s".to_string()));
         self.sending.store(false, Ordering::Release);
         if let Err(error) = sent {
-            tracing::debug!(%error, "tools/list_changed not delivered");
+            tracing::debug!(error = ?error, "tools/list_changed not delivered");
         }
     }
 }
@@ -475,7 +475,7 @@ impl Shared {
                 None
             }
             Err(error) => {
-                tracing::error!(%error, "MCP: the token store cannot be read");
+                tracing::error!(error = ?error, "MCP: the token store cannot be read");
                 None
             }
         }
@@ -486,7 +486,7 @@ impl Shared {
         match self.replica.tools_for_run(run_id).await {
             Ok(tools) => tools,
             Err(error) => {
-                tracing::error!(run_id, %error, "MCP: the run's tools cannot be read");
+                tracing::error!(run_id = ?run_id, error = ?error, "MCP: the run's tools cannot be read");
                 Vec::new()
             }
         }
@@ -545,7 +545,7 @@ impl Shared {
                 HostTool::Server(server) => {
                     let Some((registry, snap)) = &server_snapshot else {
                         tracing::warn!(
-                            capability_id = %server.capability_id,
+                            capability_id = ?server.capability_id,
                             "server tool not listed: no server registry"
                         );
                         continue;
@@ -562,7 +562,7 @@ impl Shared {
                             surface_version: snap.surface_version,
                         }),
                         None => tracing::warn!(
-                            capability_id = %server.capability_id,
+                            capability_id = ?server.capability_id,
                             "server tool not listed: the server registry does not register it"
                         ),
                     }
@@ -884,7 +884,7 @@ impl McpServer {
         let tools = match self.shared.run_tools(run_id).await {
             Ok(t) => t,
             Err(error) => {
-                tracing::error!(run_id, %error, "the run's tools cannot be exported");
+                tracing::error!(run_id = ?run_id, error = ?error, "the run's tools cannot be exported");
                 let error = AgentError::new(
                     surface_runtime::invocation::ErrorCode::ExecutionFailed,
                     "The application's tools cannot be listed.",
@@ -1022,7 +1022,7 @@ impl McpServer {
                     }
                 }
                 () = &mut timeout => {
-                    tracing::warn!(invocation_id = %target.invocation_id, "tools/call timed out waiting for the page");
+                    tracing::warn!(invocation_id = ?target.invocation_id, "tools/call timed out waiting for the page");
                     return target.error(errors::timed_out(millis(shared.options.call_timeout)));
                 }
             }

@@ -61,7 +61,7 @@ pub(crate) async fn held_approval(
     let record = match replica.durable().store().approval(approval_id).await {
         Ok(record) => record?,
         Err(error) => {
-            tracing::error!(%error, "MCP: the held call's approval cannot be read; no task");
+            tracing::error!(error = ?error, "MCP: the held call's approval cannot be read; no task");
             return None;
         }
     };
@@ -122,7 +122,7 @@ pub(crate) async fn cancel_task(
         Ok(Decision::AlreadyDecided(row)) => Err(not_cancellable(&row)),
         Ok(Decision::Unknown) => Err(unknown_task()),
         Err(error) => {
-            tracing::error!(%error, "MCP: tasks/cancel cannot write the store");
+            tracing::error!(error = ?error, "MCP: tasks/cancel cannot write the store");
             Err(ErrorData::internal_error(
                 "the task cannot be cancelled now; try again",
                 None,
@@ -156,7 +156,7 @@ async fn approval_of_run(
         Ok(Some(record)) if record.run_id == run_id => Ok(record),
         Ok(_) => Err(unknown_task()),
         Err(error) => {
-            tracing::error!(%error, "MCP: tasks/get cannot read the store");
+            tracing::error!(error = ?error, "MCP: tasks/get cannot read the store");
             Err(ErrorData::internal_error(
                 "the task cannot be read now; try again",
                 None,
