@@ -180,6 +180,48 @@ struct ProxyState {
     authorization: HeaderValue,
     /// Requests forwarded, and what went wrong forwarding.
     log: Arc<Mutex<ProxyLog>>,
+    /// The MCP sessions the suite opened, oldest first.
+    sessions: Arc<Mutex<std::collections::VecDeque<HeaderValue>>>,
+}
+
+/// Sessions the proxy keeps open for the suite: the host bounds the
+/// sessions of one run (`DEFAULT_MAX_SESSIONS_PER_RUN`, 8) and the suite's
+/// client never ends one, so the proxy ends the oldest (HTTP DELETE, as a
+/// client that is done with a session does) before the suite opens a
+/// new one beyond this many. Each scenario runs in its own session, one
+/// after the other.
+const SESSIONS_KEPT: usize = 4;
+
+/// Whether `body` is a JSON-RPC `initialize` request (it opens a session).
+fn is_initialize(body: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .is_ok_and(|v| v.get("method").and_then(|m| m.as_str()) == Some("initialize"))
+}
+
+/// Ends the oldest sessions the suite opened until fewer than
+/// [`SESSIONS_KEPT`] are open, at `url` (the endpoint the suite is
+/// opening a new one at).
+async fn end_oldest_sessions(state: &ProxyState, url: &str) {
+    loop {
+        let oldest = {
+            let mut sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            if sessions.len() < SESSIONS_KEPT {
+                return;
+            }
+            sessions.pop_front()
+        };
+        let Some(session) = oldest else { return };
+        let ended = state
+            .http
+            .delete(url)
+            .header(header::AUTHORIZATION, state.authorization.clone())
+            .header("mcp-session-id", session)
+            .send()
+            .await;
+        if let Err(e) = ended {
+            bad_gateway(state, format!("ending a session: {e}"));
+        }
+    }
 }
 
 #[derive(Default, Debug)]
@@ -216,6 +258,7 @@ impl AuthProxy {
             upstream: upstream.origin().ascii_serialization(),
             authorization: HeaderValue::from_str(&format!("Bearer {token}")).expect("token"),
             log: Arc::default(),
+            sessions: Arc::default(),
         };
         let log = state.log.clone();
         let app = axum::Router::new().fallback(forward).with_state(state);
@@ -262,6 +305,12 @@ async fn forward(State(state): State<ProxyState>, request: Request) -> Response 
         }
     }
     headers.insert(header::AUTHORIZATION, state.authorization.clone());
+    let opens_session = parts.method == axum::http::Method::POST
+        && !parts.headers.contains_key("mcp-session-id")
+        && is_initialize(&body);
+    if opens_session {
+        end_oldest_sessions(&state, &url).await;
+    }
     let mut upstream = state.http.request(parts.method, &url).headers(headers);
     if has_body {
         upstream = upstream.body(body);
@@ -275,6 +324,17 @@ async fn forward(State(state): State<ProxyState>, request: Request) -> Response 
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .forwarded += 1;
+    if let Some(session) = upstream
+        .headers()
+        .get("mcp-session-id")
+        .filter(|_| opens_session)
+    {
+        state
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push_back(session.clone());
+    }
     let mut response = Response::builder().status(upstream.status());
     for (name, value) in upstream.headers() {
         if !hop_by_hop(name) {
