@@ -152,9 +152,8 @@ pub mod approvals {
     pub use surface_host::host::{
         default_summary, ApprovalsOptions, ApprovalsService, ApproverAuth, ApproverSignIn,
         HttpApprovalDecider, OnResumed, OutcomeSummary, APPROVER_COOKIE, DECIDE_TIMEOUT,
-        DEFAULT_APPROVALS_PAGE_SIZE, MAX_APPROVALS_LISTED, MAX_APPROVALS_PAGE_SIZE,
-        MAX_APPROVER_REQUEST_BYTES, MAX_DECIDE_ANSWER_BYTES, MAX_REPORTED_APPROVALS,
-        MAX_SHOWN_PROBLEM_CHARS,
+        DEFAULT_APPROVALS_PAGE_SIZE, MAX_APPROVALS_PAGE_SIZE, MAX_APPROVER_REQUEST_BYTES,
+        MAX_DECIDE_ANSWER_BYTES, MAX_REPORTED_APPROVALS, MAX_SHOWN_PROBLEM_CHARS,
     };
 }
 

@@ -37,8 +37,9 @@ use surface_runtime::host::{
 use surface_runtime::{AgentInvocationResult, Clock, ConsumerKind, ErrorCode, SystemClock};
 
 use surface_store::store::{
-    ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, HostStore, OutcomeWrite, RunRecord, StoreError, Transition, DEFAULT_LIST_LIMIT,
+    ApprovalCursor, ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState,
+    Completion, Decision, DispatchWrite, HostStore, OutcomeWrite, RunRecord, StoreError,
+    Transition, DEFAULT_LIST_LIMIT,
 };
 
 /// Default bound of the active runs [`DurableHost::open`] restores into
@@ -49,6 +50,14 @@ pub const DEFAULT_RESTORED_RUNS: u32 = 10_000;
 /// resumed approval: the backend answered, not a page, so no surface
 /// version applies.
 pub const RESUMED_SURFACE_VERSION: u64 = 0;
+
+/// Default longest time an approval waits for a decision: 24 hours
+/// ([`DurableHost::with_approval_max_age`]; the backend's `expiresAt` when
+/// earlier).
+pub const DEFAULT_APPROVAL_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(86_400);
+
+/// Approvals one [`DurableHost::expire_approvals`] expires at most.
+const EXPIRY_BATCH: u32 = 1_000;
 
 /// Why a [`DurableHost`] operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -153,6 +162,7 @@ pub struct DurableHost {
     store: Arc<dyn HostStore>,
     owner: String,
     clock: Arc<dyn Clock>,
+    approval_max_age_ms: i64,
 }
 
 impl std::fmt::Debug for DurableHost {
@@ -196,6 +206,7 @@ impl DurableHost {
             store,
             owner: owner.into(),
             clock,
+            approval_max_age_ms: duration_ms(DEFAULT_APPROVAL_MAX_AGE),
         };
         let now = this.now();
         let interrupted = this.store.interrupt_owner(&this.owner, now).await?;
@@ -207,7 +218,10 @@ impl DurableHost {
             // A run id is unique in the store, so the fresh host has none.
             this.host.start_run(agent_run(run))?;
         }
-        let pending_approvals = this.store.pending_approvals(DEFAULT_LIST_LIMIT).await?;
+        let pending_approvals = this
+            .store
+            .pending_approvals(None, now, DEFAULT_LIST_LIMIT)
+            .await?;
         let awaiting_resume = this
             .store
             .approvals_awaiting_resume(DEFAULT_LIST_LIMIT)
@@ -219,6 +233,16 @@ impl DurableHost {
             awaiting_resume,
         };
         Ok((this, recovery))
+    }
+
+    /// Sets the longest time an approval waits for a decision (default
+    /// [`DEFAULT_APPROVAL_MAX_AGE`]); the backend's `expiresAt` applies
+    /// when earlier. Past it the approval is `expired`: no decision is
+    /// accepted and the run is told the call did not run.
+    #[must_use]
+    pub fn with_approval_max_age(mut self, age: std::time::Duration) -> Self {
+        self.approval_max_age_ms = duration_ms(age);
+        self
     }
 
     /// The in-memory host, for everything that writes nothing durable
@@ -333,6 +357,7 @@ impl DurableHost {
             .to_string(),
             active: true,
             started_at_ms: self.now(),
+            ended_at_ms: None,
         };
         if !self.store.record_run(&record).await? {
             return Err(HostError::RunExists(run.run_id).into());
@@ -372,7 +397,7 @@ impl DurableHost {
     /// # Errors
     /// [`DurableError::Store`].
     pub async fn end_run(&self, run_id: &str) -> Result<(), DurableError> {
-        self.store.end_run(run_id).await?;
+        self.store.end_run(run_id, self.now()).await?;
         self.host.end_run(run_id);
         Ok(())
     }
@@ -509,36 +534,85 @@ impl DurableHost {
             return Ok(());
         };
         let id = &call.invocation.invocation_id;
-        if surface_runtime::check_invocation_id(approval_id).is_err() {
+        let row = match self.store.call(id).await? {
+            Some(row) => row,
+            None => return Err(DurableError::MissingRow(id.clone())),
+        };
+        let expires_at = match error.details.get("expiresAt") {
+            Some(Value::String(text)) => surface_runtime::clock::parse_iso_8601(text),
+            _ => None,
+        };
+        self.record_pending(&row, approval_id, expires_at).await
+    }
+
+    /// Records pending the backend approval `backend_approval_id` holding
+    /// the call of `row`, under the host's own id (the call's invocation
+    /// id), expiring at the backend's `expires_at` (ms) or the host's
+    /// bound, whichever is earlier. A backend id that breaks the id rule is
+    /// not recorded; one already pending for another call is recorded too
+    /// and reported as a conflict (an approver sees both rows).
+    async fn record_pending(
+        &self,
+        row: &CallRecord,
+        backend_approval_id: &str,
+        expires_at: Option<u64>,
+    ) -> Result<(), DurableError> {
+        let id = &row.invocation_id;
+        if surface_runtime::check_invocation_id(backend_approval_id).is_err() {
             tracing::warn!(invocation_id = ?id, "an approval id that breaks the id rule is not recorded");
             return Ok(());
         }
-        let backend = match self.store.call(id).await? {
-            Some(row) => row.backend_id().to_string(),
-            None => return Err(DurableError::MissingRow(id.clone())),
-        };
+        let now = self.now();
+        let bound = now.saturating_add(self.approval_max_age_ms);
+        let expires_at_ms = expires_at
+            .and_then(|ms| i64::try_from(ms).ok())
+            .map_or(bound, |ms| ms.min(bound));
         let recorded = self
             .store
             .record_approval(&ApprovalRecord {
-                approval_id: approval_id.clone(),
+                approval_id: id.clone(),
+                backend_approval_id: backend_approval_id.to_string(),
                 invocation_id: id.clone(),
-                run_id: call.run_id.clone(),
-                tool_call_id: call.tool_call_id.clone(),
-                capability_id: call.invocation.capability_id.clone(),
+                run_id: row.run_id.clone(),
+                tool_call_id: row.tool_call_id.clone(),
+                capability_id: row.capability_id.clone(),
                 state: ApprovalState::Pending,
-                requested_at_ms: self.now(),
+                requested_at_ms: now,
                 decided_by: None,
                 decided_at_ms: None,
-                backend_invocation_id: backend,
+                backend_invocation_id: row.backend_id().to_string(),
                 outcome: None,
                 resumed_at_ms: None,
+                expires_at_ms,
             })
             .await?;
-        if !recorded {
-            // The approval id is taken (by this call's earlier copy, or by
-            // another call naming the same backend approval: the first
-            // binding stands and an approver is shown the backend's own).
-            tracing::warn!(invocation_id = ?id, approval_id = ?approval_id, "the approval id is already recorded; the first binding stands");
+        if recorded {
+            self.report_conflict(id, backend_approval_id).await?;
+        }
+        Ok(())
+    }
+
+    /// Logs a backend approval id pending for more than one call (the
+    /// approver page marks such rows): a page that answered its call with
+    /// another call's approval id, or a backend numbering its approvals
+    /// again. Neither row hides the other; each is decided by its own id.
+    async fn report_conflict(
+        &self,
+        invocation_id: &str,
+        backend_approval_id: &str,
+    ) -> Result<(), DurableError> {
+        let named = self.store.backend_approvals(backend_approval_id, 8).await?;
+        let pending = named
+            .iter()
+            .filter(|a| a.state == ApprovalState::Pending)
+            .count();
+        if pending > 1 {
+            tracing::warn!(
+                invocation_id = ?invocation_id,
+                backend_approval_id = ?backend_approval_id,
+                pending,
+                "a backend approval id is pending for more than one call; each is decided by its own id"
+            );
         }
         Ok(())
     }
@@ -587,7 +661,7 @@ impl DurableHost {
             });
         }
         if let Some(approval) = receipt.outcome.as_ref().and_then(GatewayOutcome::approval) {
-            self.record_reconciled_approval(&row, &approval.id).await?;
+            self.record_reconciled_approval(&row, approval).await?;
         }
         let json = serde_json::to_string(&receipt).unwrap_or_default();
         match self
@@ -602,33 +676,15 @@ impl DurableHost {
     }
 
     /// Records pending the approval a reconciled receipt holds the call
-    /// for (an approval id that breaks the id rule is not recorded).
+    /// for (its `expiresAt` bounds it; an approval id that breaks the id
+    /// rule is not recorded).
     async fn record_reconciled_approval(
         &self,
         row: &CallRecord,
-        approval_id: &str,
+        approval: &surface_runtime::bridge::GatewayApproval,
     ) -> Result<(), DurableError> {
-        if surface_runtime::check_invocation_id(approval_id).is_err() {
-            tracing::warn!(invocation_id = ?row.invocation_id, "an approval id that breaks the id rule is not recorded");
-            return Ok(());
-        }
-        self.store
-            .record_approval(&ApprovalRecord {
-                approval_id: approval_id.to_string(),
-                invocation_id: row.invocation_id.clone(),
-                run_id: row.run_id.clone(),
-                tool_call_id: row.tool_call_id.clone(),
-                capability_id: row.capability_id.clone(),
-                state: ApprovalState::Pending,
-                requested_at_ms: self.now(),
-                decided_by: None,
-                decided_at_ms: None,
-                backend_invocation_id: row.backend_id().to_string(),
-                outcome: None,
-                resumed_at_ms: None,
-            })
-            .await?;
-        Ok(())
+        let expires_at = surface_runtime::clock::parse_iso_8601(&approval.expires_at);
+        self.record_pending(row, &approval.id, expires_at).await
     }
 
     /// Records a person's decision on a pending approval (`pending` →
@@ -669,12 +725,53 @@ impl DurableHost {
             .await?)
     }
 
-    /// Pending approvals, oldest first, at most `limit`.
+    /// Pending approvals not expired, oldest first, at most `limit` (the
+    /// first page; [`Self::pending_approvals_after`] for the next).
     ///
     /// # Errors
     /// [`DurableError::Store`].
     pub async fn pending_approvals(&self, limit: u32) -> Result<Vec<ApprovalRecord>, DurableError> {
-        Ok(self.store.pending_approvals(limit).await?)
+        Ok(self
+            .store
+            .pending_approvals(None, self.now(), limit)
+            .await?)
+    }
+
+    /// Pending approvals not expired, oldest first, after `cursor` (the
+    /// last row of the page before: [`ApprovalRecord::cursor`]), at most
+    /// `limit`.
+    ///
+    /// # Errors
+    /// [`DurableError::Store`].
+    pub async fn pending_approvals_after(
+        &self,
+        cursor: &ApprovalCursor,
+        limit: u32,
+    ) -> Result<Vec<ApprovalRecord>, DurableError> {
+        Ok(self
+            .store
+            .pending_approvals(Some(cursor), self.now(), limit)
+            .await?)
+    }
+
+    /// Expires the pending approvals past their `expires_at_ms` (at most
+    /// 1,000 a pass) and records for each the outcome its run receives —
+    /// `PRECONDITION_FAILED`, reason `approval-expired`, retry
+    /// `after-refresh`: the call did not run. Returns how many expired.
+    /// The host's retention task runs this every pass.
+    ///
+    /// # Errors
+    /// [`DurableError::Store`].
+    pub async fn expire_approvals(&self) -> Result<usize, DurableError> {
+        let expired = self
+            .store
+            .expire_approvals(self.now(), EXPIRY_BATCH)
+            .await?;
+        for approval in &expired {
+            self.record_resumed(&approval.approval_id, expired_outcome(approval))
+                .await?;
+        }
+        Ok(expired.len())
     }
 
     /// The approvals of `run_id`, oldest first, at most `limit`: how a run
@@ -740,10 +837,15 @@ impl DurableHost {
             ApprovalState::Withdrawn => {
                 return Err(DurableError::Withdrawn(approval_id.to_string()))
             }
+            ApprovalState::Expired => {
+                return self
+                    .record_resumed(approval_id, expired_outcome(&approval))
+                    .await
+            }
             ApprovalState::Approved | ApprovalState::Rejected => {}
         }
         let backend = approval.backend_invocation_id.as_str();
-        let request = ResumeApprovalRequest::new(backend, approval_id);
+        let request = ResumeApprovalRequest::new(backend, &approval.backend_approval_id);
         let answer = client.resume_approval(request, options).await;
         let outcome = GovernedOutcome::classify(backend, answer);
         match &outcome {
@@ -831,6 +933,30 @@ fn unknown_reason(reason: &surface_runtime::bridge::UnknownReason) -> &'static s
 }
 
 /// An outcome recorded earlier, read back.
+/// What the run of an approval that expired receives: the call did not
+/// run; a new call asks for a new approval.
+fn expired_outcome(approval: &ApprovalRecord) -> AgentInvocationResult {
+    let mut error = surface_runtime::AgentError::new(
+        ErrorCode::PreconditionFailed,
+        "The approval expired before a person decided it; the call did not run. A new call asks for a new approval.",
+        surface_runtime::Retry::AfterRefresh,
+    );
+    error
+        .details
+        .insert("reason".to_string(), Value::from("approval-expired"));
+    AgentInvocationResult::err(
+        approval.invocation_id.clone(),
+        approval.capability_id.clone(),
+        error,
+        RESUMED_SURFACE_VERSION,
+    )
+}
+
+/// Milliseconds of `age`, saturating.
+fn duration_ms(age: std::time::Duration) -> i64 {
+    i64::try_from(age.as_millis()).unwrap_or(i64::MAX)
+}
+
 fn stored_outcome(approval_id: &str, json: &str) -> Result<AgentInvocationResult, DurableError> {
     serde_json::from_str(json)
         .map_err(|_| StoreError::corrupt("host_approvals.outcome", approval_id).into())

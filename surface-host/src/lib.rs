@@ -40,6 +40,8 @@ pub mod host;
 pub mod mcp;
 #[cfg(feature = "store")]
 pub mod replica;
+#[cfg(feature = "store")]
+pub mod retention;
 pub mod server;
 #[cfg(feature = "axum")]
 pub mod web;

@@ -110,6 +110,14 @@ impl ApprovalDecider for Endpoint {
 /// Approval `appr-N` of run `run-N`, held by the backend as `held-N`
 /// (`backend` overrides it: a forged row).
 async fn seed(host: &Host, n: usize, backend: Option<&str>) {
+    let held = backend.map_or(format!("held-{n}"), str::to_string);
+    seed_as(host, n, &format!("appr-{n}"), &held, &format!("appr-{n}")).await;
+}
+
+/// The call `run-N-a` of run `run-N` and its pending approval: the host's
+/// id `approval_id`, the backend's `backend_approval`, the backend holding
+/// the call as `held`.
+async fn seed_as(host: &Host, n: usize, approval_id: &str, held: &str, backend_approval: &str) {
     let invocation_id = format!("run-{n}-a");
     let call = CallRecord {
         invocation_id: invocation_id.clone(),
@@ -132,7 +140,9 @@ async fn seed(host: &Host, n: usize, backend: Option<&str>) {
     };
     host.store().record_dispatch(&call).await.unwrap();
     let approval = ApprovalRecord {
-        approval_id: format!("appr-{n}"),
+        approval_id: approval_id.into(),
+        backend_approval_id: backend_approval.into(),
+        expires_at_ms: i64::MAX,
         invocation_id,
         run_id: format!("run-{n}"),
         tool_call_id: "tool-call-1".into(),
@@ -141,7 +151,7 @@ async fn seed(host: &Host, n: usize, backend: Option<&str>) {
         requested_at_ms: n as i64,
         decided_by: None,
         decided_at_ms: None,
-        backend_invocation_id: backend.map_or(format!("held-{n}"), str::to_string),
+        backend_invocation_id: held.into(),
         outcome: None,
         resumed_at_ms: None,
     };
@@ -326,30 +336,38 @@ async fn the_page_escapes_what_the_gateway_says_and_pages_the_pending_approvals(
     assert!(html.contains("<tr id=\"approval-appr-2\">"));
     assert!(!html.contains("appr-3"));
     assert!(html.contains(
-        "<p class=\"pager\">Page 1. <a id=\"approvals-next\" href=\"/approver?page=1\">Next</a></p>"
+        "<p class=\"pager\"><a id=\"approvals-next\" href=\"/approver?after=2.appr-2\">Next</a></p>"
     ), "{html}");
-    let (status, html) = s.get("/approver?page=1", &cookie).await;
+    let (status, html) = s.get("/approver?after=2.appr-2", &cookie).await;
     assert_eq!(status, 200);
     assert!(html.contains("<tr id=\"approval-appr-3\">"));
     assert!(!html.contains("appr-1\">"));
-    let (status, body) = s.get("/approver/api/pending?page=1", &cookie).await;
+    assert!(
+        html.contains(
+            "<p class=\"pager\"><a id=\"approvals-first\" href=\"/approver\">Oldest</a> </p>"
+        ),
+        "{html}"
+    );
+    let (status, body) = s.get("/approver/api/pending?after=2.appr-2", &cookie).await;
     assert_eq!(status, 200);
     assert_eq!(
         serde_json::from_str::<Value>(&body).unwrap(),
-        json!({"approvals": [{"approvalId": "appr-3", "runId": "run-3", "toolCallId": "tool-call-1",
-            "capabilityId": "domain:devices.purge", "state": "pending", "requestedAtMs": 3}],
-            "page": 1, "pageSize": 2, "more": false})
+        json!({"approvals": [{"approvalId": "appr-3", "backendApprovalId": "appr-3",
+            "runId": "run-3", "toolCallId": "tool-call-1",
+            "capabilityId": "domain:devices.purge", "state": "pending", "requestedAtMs": 3,
+            "expiresAtMs": i64::MAX, "conflict": false}],
+            "pageSize": 2, "next": null})
     );
-    // Past the listing bound, and not a number.
-    let (status, body) = s.get("/approver/api/pending?page=500", &cookie).await;
+    // A cursor that is not one.
+    let (status, body) = s.get("/approver/api/pending?after=x", &cookie).await;
     assert_eq!(
         (status, body.as_str()),
         (
             400,
-            r#"{"error":"Only the oldest 1000 pending approvals are listed."}"#
+            r#"{"error":"The page link is not valid; start from the first page."}"#
         )
     );
-    let (status, _) = s.get("/approver?page=x", &cookie).await;
+    let (status, _) = s.get("/approver?after=2", &cookie).await;
     assert_eq!(status, 400);
     // Nothing without the sign-in.
     let (status, body) = s.get("/approver/api/pending", "").await;
@@ -569,4 +587,73 @@ async fn on_an_https_origin_the_approver_cookie_is_a_host_cookie() {
         attributes,
         " Path=/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure"
     );
+}
+
+/// A page that answers its own call with another call's backend approval
+/// id (`appr-1`) creates a second row, under its own id: both are listed,
+/// both marked as a conflict, and each is decided by its own id — the
+/// made-up one is refused (the backend's receipt of its call names another
+/// approval), the real one is decided and resumed.
+#[tokio::test]
+async fn a_backend_approval_id_named_by_two_calls_hides_neither_and_is_marked() {
+    let s = served(1).await;
+    seed_as(&s._host, 2, "run-2-a", "held-2", "appr-1").await;
+    let cookie = s.sign_in().await;
+    let (status, body) = s.get("/approver/api/pending", &cookie).await;
+    assert_eq!(status, 200);
+    let listed: Value = serde_json::from_str(&body).unwrap();
+    let rows: Vec<(&str, &str, bool)> = listed["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["approvalId"].as_str().unwrap(),
+                a["backendApprovalId"].as_str().unwrap(),
+                a["conflict"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [("appr-1", "appr-1", true), ("run-2-a", "appr-1", true)]
+    );
+    let (_, html) = s.get("/approver", &cookie).await;
+    assert_eq!(
+        html.matches(
+            "<span class=\"conflict error\">Another pending call names this backend approval"
+        )
+        .count(),
+        2,
+        "{html}"
+    );
+    let (status, forged) = s
+        .api_decide(
+            &cookie,
+            json!({"approvalId": "run-2-a", "decision": "approve"}),
+        )
+        .await;
+    assert_eq!(
+        (status, forged["error"].as_str()),
+        (
+            409,
+            Some(
+                "The gateway's approval belongs to another call than this one; it was not decided."
+            )
+        )
+    );
+    assert_eq!(s.endpoint.0.load(Ordering::SeqCst), 0);
+    let (status, real) = s
+        .api_decide(
+            &cookie,
+            json!({"approvalId": "appr-1", "decision": "approve"}),
+        )
+        .await;
+    assert_eq!((status, real["state"].as_str()), (200, Some("approved")));
+    // Only the made-up row is left, no longer in conflict.
+    let (_, body) = s.get("/approver/api/pending", &cookie).await;
+    let listed: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(listed["approvals"].as_array().unwrap().len(), 1);
+    assert_eq!(listed["approvals"][0]["approvalId"], "run-2-a");
+    assert_eq!(listed["approvals"][0]["conflict"], false);
 }

@@ -269,6 +269,12 @@ impl surface_store::McpStore for CountingStore {
     fn revoke_run_tokens<'a>(&'a self, run: &'a str) -> surface_store::StoreFuture<'a, u64> {
         self.inner.revoke_run_tokens(run)
     }
+    fn delete_tokens_issued_before<'a>(
+        &'a self,
+        before: i64,
+    ) -> surface_store::StoreFuture<'a, u64> {
+        self.inner.delete_tokens_issued_before(before)
+    }
     fn store_mcp_session<'a>(
         &'a self,
         id: &'a str,

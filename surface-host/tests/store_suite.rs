@@ -14,13 +14,16 @@ use std::sync::Arc;
 use futures_util::future::join_all;
 use host_support::{session, SessionFixture};
 use serde_json::{json, Map, Value};
+use std::time::Duration;
 use support::pg::PgCluster;
 use support::{auth, devices_host, temp_dir, Db};
-use surface_host::host::{digest_call, DurableError, DurableHost};
+
+use surface_host::host::{digest_call, DurableError, DurableHost, RetentionPolicy};
 use surface_runtime::bridge::{
     CallOptions, CapabilityClient, DescribeScope, GatewayApproval, GatewayOutcome,
     InvocationReceipt, InvokeRequest, OrpcCallError, ResumeApprovalRequest,
 };
+use surface_runtime::clock::ManualClock;
 use surface_runtime::host::{
     AgentRun, BrowserSurfaceOutcome, BrowserSurfaceProgress, BrowserSurfaceResult, HostError,
     ResultDisposition, ToolCallRequest,
@@ -28,6 +31,7 @@ use surface_runtime::host::{
 use surface_runtime::manifest::CapabilityDescriptor;
 use surface_runtime::sync::BoxFuture;
 use surface_runtime::{AgentError, AgentInvocationResult, ConsumerKind, ErrorCode, Retry};
+use surface_store::Pruned;
 use surface_store::{
     ApprovalDecision, ApprovalState, CallRecord, CallState, Completion, Decision, DispatchWrite,
     MemoryStore, RouteState, RouteTake, RouteTransition, RouteWrite, StoreError, Transition,
@@ -369,18 +373,18 @@ async fn approvals_stay_pending_across_a_restart_and_are_decided_once(db: &Db) {
         .collect();
     assert_eq!(
         pending,
-        [("appr-1", "inv-1", "tc-inv-1", ApprovalState::Pending)],
+        [("inv-1", "inv-1", "tc-inv-1", ApprovalState::Pending)],
         "{}",
         db.name()
     );
     assert_eq!(
-        host.decide_approval("appr-1", ApprovalDecision::Approve, "approver-1")
+        host.decide_approval("inv-1", ApprovalDecision::Approve, "approver-1")
             .await
             .unwrap(),
         Decision::Applied
     );
     match host
-        .decide_approval("appr-1", ApprovalDecision::Reject, "approver-2")
+        .decide_approval("inv-1", ApprovalDecision::Reject, "approver-2")
         .await
         .unwrap()
     {
@@ -565,7 +569,7 @@ async fn reconciling_keeps_unrecorded_and_foreign_answers_out_and_records_a_held
                    "approval": {"id": "appr-h", "capabilityId": "devices.disable",
                                 "status": "pending", "reasons": ["policy"], "types": ["irreversible"],
                                 "requestedAt": "2026-09-13T00:00:00.000Z",
-                                "expiresAt": "2026-09-14T00:00:00.000Z"}}),
+                                "expiresAt": "2099-01-01T00:00:00.000Z"}}),
         );
         r["state"] = json!("pending");
         r["approvalId"] = json!("appr-h");
@@ -583,8 +587,12 @@ async fn reconciling_keeps_unrecorded_and_foreign_answers_out_and_records_a_held
             pending[0].capability_id.as_str(),
             pending[0].state,
         ),
-        ("appr-h", "inv-h", "inv-h", DISABLE, ApprovalState::Pending)
+        ("inv-h", "inv-h", "inv-h", DISABLE, ApprovalState::Pending)
     );
+    assert_eq!(pending[0].backend_approval_id, "appr-h", "{}", db.name());
+    // The backend's expiresAt is later than the host's bound (a day).
+    let until = pending[0].expires_at_ms - pending[0].requested_at_ms;
+    assert_eq!(until, 86_400_000, "{}", db.name());
     let row = db.connect().await.call("inv-h").await.unwrap().unwrap();
     assert_eq!(row.state, CallState::Reconciled, "{}", db.name());
     for gateway in [&unrecorded, &foreign, &held] {
@@ -719,15 +727,15 @@ async fn a_decided_approval_is_resumed_once_and_the_run_gets_the_outcome(db: &Db
     );
     let gateway = ResumingGateway::default();
     assert!(matches!(
-        host.resume_approval("appr-1", &gateway, CallOptions::default()).await,
-        Err(DurableError::NotDecided(id)) if id == "appr-1"
+        host.resume_approval("inv-1", &gateway, CallOptions::default()).await,
+        Err(DurableError::NotDecided(id)) if id == "inv-1"
     ));
     assert!(matches!(
         host.resume_approval("appr-x", &gateway, CallOptions::default()).await,
         Err(DurableError::UnknownApproval(id)) if id == "appr-x"
     ));
     assert!(gateway.resumed_ids().is_empty());
-    host.decide_approval("appr-1", ApprovalDecision::Approve, "approver-1")
+    host.decide_approval("inv-1", ApprovalDecision::Approve, "approver-1")
         .await
         .unwrap();
     let (_, recovery) = DurableHost::open(devices_host(), db.connect().await, "host-3")
@@ -738,7 +746,7 @@ async fn a_decided_approval_is_resumed_once_and_the_run_gets_the_outcome(db: &Db
         .iter()
         .map(|a| a.approval_id.as_str())
         .collect();
-    assert_eq!(waiting, ["appr-1"], "{}: decided, not resumed", db.name());
+    assert_eq!(waiting, ["inv-1"], "{}: decided, not resumed", db.name());
     assert!(recovery.pending_approvals.is_empty());
     let expected = AgentInvocationResult::ok(
         "inv-1",
@@ -748,7 +756,7 @@ async fn a_decided_approval_is_resumed_once_and_the_run_gets_the_outcome(db: &Db
     );
     for _ in 0..2 {
         assert_eq!(
-            host.resume_approval("appr-1", &gateway, CallOptions::default())
+            host.resume_approval("inv-1", &gateway, CallOptions::default())
                 .await
                 .unwrap(),
             expected,
@@ -778,7 +786,7 @@ async fn a_decided_approval_is_resumed_once_and_the_run_gets_the_outcome(db: &Db
     assert!(recovery.awaiting_resume.is_empty(), "{}", db.name());
     assert_eq!(
         again
-            .resume_approval("appr-1", &gateway, CallOptions::default())
+            .resume_approval("inv-1", &gateway, CallOptions::default())
             .await
             .unwrap(),
         expected
@@ -798,7 +806,7 @@ async fn a_rejected_approval_resumes_into_the_backends_failure(db: &Db) {
     host.accept_result(&auth("conn-1"), &approval_result(&call))
         .await
         .unwrap();
-    host.decide_approval("appr-1", ApprovalDecision::Reject, "approver-1")
+    host.decide_approval("inv-r", ApprovalDecision::Reject, "approver-1")
         .await
         .unwrap();
     let gateway = ResumingGateway {
@@ -806,7 +814,7 @@ async fn a_rejected_approval_resumes_into_the_backends_failure(db: &Db) {
         ..ResumingGateway::default()
     };
     let result = host
-        .resume_approval("appr-1", &gateway, CallOptions::default())
+        .resume_approval("inv-r", &gateway, CallOptions::default())
         .await
         .unwrap();
     // The gateway's APPROVAL_REJECTED, mapped by the governed bridge
@@ -842,7 +850,7 @@ async fn a_resume_the_backend_cannot_find_is_a_failed_outcome_once(db: &Db) {
     host.accept_result(&auth("conn-1"), &approval_result(&call))
         .await
         .unwrap();
-    host.decide_approval("appr-1", ApprovalDecision::Approve, "approver-1")
+    host.decide_approval("inv-n", ApprovalDecision::Approve, "approver-1")
         .await
         .unwrap();
     let gateway = ResumingGateway {
@@ -851,7 +859,7 @@ async fn a_resume_the_backend_cannot_find_is_a_failed_outcome_once(db: &Db) {
     };
     for _ in 0..2 {
         let result = host
-            .resume_approval("appr-1", &gateway, CallOptions::default())
+            .resume_approval("inv-n", &gateway, CallOptions::default())
             .await
             .unwrap();
         let AgentInvocationResult::Error {
@@ -915,7 +923,9 @@ async fn rows_an_earlier_version_wrote_are_read_in_todays_shape(db: &Db) {
     let old_outcome = json!({"status": "success", "invocationId": "inv-old",
                              "output": {"purged": ["dev-1"]}});
     let mut approval = surface_store::ApprovalRecord {
-        approval_id: "appr-old".into(),
+        approval_id: "inv-old".into(),
+        backend_approval_id: "appr-old".into(),
+        expires_at_ms: i64::MAX,
         invocation_id: "inv-old".into(),
         run_id: "run-1".into(),
         tool_call_id: "tc-1".into(),
@@ -930,11 +940,11 @@ async fn rows_an_earlier_version_wrote_are_read_in_todays_shape(db: &Db) {
     };
     assert!(store.record_approval(&approval).await.unwrap());
     store
-        .decide_approval("appr-old", ApprovalDecision::Approve, "approver-1", 4)
+        .decide_approval("inv-old", ApprovalDecision::Approve, "approver-1", 4)
         .await
         .unwrap();
     store
-        .record_outcome("appr-old", &old_outcome.to_string(), 5)
+        .record_outcome("inv-old", &old_outcome.to_string(), 5)
         .await
         .unwrap();
     drop(store);
@@ -976,7 +986,7 @@ async fn rows_an_earlier_version_wrote_are_read_in_todays_shape(db: &Db) {
     // A resume returns the recorded outcome without asking the backend.
     let gateway = ResumingGateway::default();
     assert_eq!(
-        host.resume_approval("appr-old", &gateway, CallOptions::default())
+        host.resume_approval("inv-old", &gateway, CallOptions::default())
             .await
             .unwrap(),
         expected
@@ -1433,6 +1443,300 @@ async fn run_tokens_end_together_and_idle_sessions_are_deleted(db: &Db) {
     );
 }
 
+/// The backend numbers its approvals again after a restart (`appr-1`
+/// twice), and a page answers its own call with the backend id of an
+/// approval still pending: each is an approval of its own, under the held
+/// call's invocation id — listed, decided and resumed apart; the first
+/// approval's outcome is not the second's (issue: approval identity).
+async fn a_backend_approval_id_seen_again_is_a_new_approval_and_a_made_up_one_hides_nothing(
+    db: &Db,
+) {
+    let s = session();
+    let host = started(db, &s).await;
+    let call = host.dispatch(disable("inv-1")).await.unwrap();
+    host.accept_result(&auth("conn-1"), &approval_result(&call))
+        .await
+        .unwrap();
+    host.decide_approval("inv-1", ApprovalDecision::Approve, "approver-1")
+        .await
+        .unwrap();
+    let gateway = ResumingGateway::default();
+    let first = host
+        .resume_approval("inv-1", &gateway, CallOptions::default())
+        .await
+        .unwrap();
+    drop(host);
+
+    // Both restarted; the backend answers the next held call `appr-1` again.
+    let (host, recovery) = host_on(db, &s, "conn-2").await;
+    assert!(recovery.pending_approvals.is_empty(), "{}", db.name());
+    let call = host.dispatch(disable("inv-2")).await.unwrap();
+    host.accept_result(&auth("conn-2"), &approval_result(&call))
+        .await
+        .unwrap();
+    // A page answers its own call with the same backend id.
+    let call = host.dispatch(disable("inv-3")).await.unwrap();
+    host.accept_result(&auth("conn-2"), &approval_result(&call))
+        .await
+        .unwrap();
+    let pending: Vec<(String, String)> = host
+        .pending_approvals(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|a| (a.approval_id, a.backend_approval_id))
+        .collect();
+    assert_eq!(
+        pending,
+        [
+            ("inv-2".to_string(), "appr-1".to_string()),
+            ("inv-3".to_string(), "appr-1".to_string())
+        ],
+        "{}: neither hides the other",
+        db.name()
+    );
+    let named: Vec<(String, ApprovalState)> = host
+        .store()
+        .backend_approvals("appr-1", 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|a| (a.approval_id, a.state))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("inv-1".to_string(), ApprovalState::Approved),
+            ("inv-2".to_string(), ApprovalState::Pending),
+            ("inv-3".to_string(), ApprovalState::Pending)
+        ],
+        "{}",
+        db.name()
+    );
+    assert_eq!(
+        host.decide_approval("inv-2", ApprovalDecision::Approve, "approver-1")
+            .await
+            .unwrap(),
+        Decision::Applied,
+        "{}: the new approval is decided, not answered with the old outcome",
+        db.name()
+    );
+    let second = host
+        .resume_approval("inv-2", &gateway, CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(second.invocation_id(), "inv-2");
+    assert_eq!(first.invocation_id(), "inv-1");
+    assert_eq!(
+        gateway.resumed_ids(),
+        ["inv-1", "inv-2"],
+        "{}: each resumed under its own held call",
+        db.name()
+    );
+    let left: Vec<String> = host
+        .pending_approvals(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|a| a.approval_id)
+        .collect();
+    assert_eq!(left, ["inv-3"], "{}", db.name());
+}
+
+/// A durable host on `db` whose clock the test moves, approvals waiting at
+/// most a minute, the fixture's tab announced and the run started.
+async fn clocked(db: &Db, s: &SessionFixture, clock: Arc<ManualClock>) -> DurableHost {
+    let (host, _) =
+        DurableHost::open_with_clock(devices_host(), db.connect().await, "host-1", clock)
+            .await
+            .expect("host opens");
+    let host = host.with_approval_max_age(Duration::from_secs(60));
+    let announcement = s.session.connect("conn-1").expect("session connects");
+    host.accept_announcement(&auth("conn-1"), &announcement)
+        .await
+        .expect("announcement accepted");
+    host.start_run(run1()).await.expect("run starts");
+    host
+}
+
+/// An approval nobody decides expires at its bound: it leaves the pending
+/// list at once, no decision is accepted, and expiring it records for the
+/// run that the call did not run — once, without asking the backend.
+async fn an_approval_nobody_decides_expires_and_its_run_is_told(db: &Db) {
+    let s = session();
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let host = clocked(db, &s, clock.clone()).await;
+    let call = host.dispatch(disable("inv-e")).await.unwrap();
+    host.accept_result(&auth("conn-1"), &approval_result(&call))
+        .await
+        .unwrap();
+    let pending = host.pending_approvals(10).await.unwrap();
+    assert_eq!(pending[0].expires_at_ms, 1_060_000, "{}", db.name());
+    clock.advance(Duration::from_secs(60));
+    assert!(host.pending_approvals(10).await.unwrap().is_empty());
+    assert!(
+        matches!(
+            host.decide_approval("inv-e", ApprovalDecision::Approve, "approver-1")
+                .await
+                .unwrap(),
+            Decision::AlreadyDecided(row) if row.state == ApprovalState::Pending
+        ),
+        "{}: too late to decide",
+        db.name()
+    );
+    assert_eq!(host.expire_approvals().await.unwrap(), 1);
+    assert_eq!(host.expire_approvals().await.unwrap(), 0);
+    let row = host.store().approval("inv-e").await.unwrap().unwrap();
+    assert_eq!(row.state, ApprovalState::Expired);
+    let outcome: Value = serde_json::from_str(row.outcome.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        outcome,
+        json!({"status": "error", "invocationId": "inv-e", "capabilityId": DISABLE,
+               "error": {"code": "PRECONDITION_FAILED",
+                         "message": "The approval expired before a person decided it; the call did not run. A new call asks for a new approval.",
+                         "retry": "after-refresh", "details": {"reason": "approval-expired"}},
+               "surfaceVersion": "0"}),
+        "{}",
+        db.name()
+    );
+    let gateway = ResumingGateway::default();
+    let resumed = host
+        .resume_approval("inv-e", &gateway, CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(serde_json::to_value(&resumed).unwrap(), outcome);
+    assert!(gateway.resumed_ids().is_empty());
+}
+
+/// One retention pass deletes the rows finished before the cutoff and
+/// keeps what a restart or a replica still needs: a call held by a
+/// pending approval, a call in flight, an active run, a route in flight.
+async fn retention_deletes_what_finished_and_keeps_what_is_needed(db: &Db) {
+    let s = session();
+    let day = Duration::from_secs(86_400);
+    let clock = Arc::new(ManualClock::new(10 * 86_400_000));
+    let host = clocked(db, &s, clock.clone()).await;
+    let host = host.with_approval_max_age(30 * day);
+    let done = host.dispatch(disable("inv-done")).await.unwrap();
+    let result = s.session.invoke(done).await;
+    host.accept_result(&auth("conn-1"), &result).await.unwrap();
+    let held = host.dispatch(disable("inv-held")).await.unwrap();
+    host.accept_result(&auth("conn-1"), &approval_result(&held))
+        .await
+        .unwrap();
+    let _in_flight = host.dispatch(disable("inv-flight")).await.unwrap();
+    let ended = AgentRun {
+        run_id: "run-ended".into(),
+        ..run1()
+    };
+    host.start_run(ended).await.unwrap();
+    host.end_run("run-ended").await.unwrap();
+    let store = host.store().clone();
+    store
+        .record_route(&route("r-done", "a", "b", 5))
+        .await
+        .unwrap();
+    store.take_route("r-done", "b", 0).await.unwrap();
+    store.answer_route("r-done", "{}", 6).await.unwrap();
+    store
+        .record_route(&route("r-open", "a", "b", 5))
+        .await
+        .unwrap();
+    let mcp = db.connect_mcp().await;
+    mcp.record_token("old", "run-gone", 1).await.unwrap();
+    mcp.record_token("new", "run-1", 10 * 86_400_000)
+        .await
+        .unwrap();
+
+    clock.advance(2 * day);
+    let policy = RetentionPolicy::default().finished_age(day);
+    let report = surface_host::retention::sweep(&host, mcp.as_ref(), &policy)
+        .await
+        .unwrap();
+    assert_eq!(
+        report.pruned,
+        Pruned {
+            calls: 1,
+            routes: 1,
+            runs: 1,
+            approvals: 0,
+            surfaces: 0
+        },
+        "{}",
+        db.name()
+    );
+    assert_eq!(
+        report.deleted_tokens,
+        1,
+        "{}: the token older than a week",
+        db.name()
+    );
+    assert!(store.call("inv-done").await.unwrap().is_none());
+    for kept in ["inv-held", "inv-flight"] {
+        assert!(
+            store.call(kept).await.unwrap().is_some(),
+            "{}: {kept}",
+            db.name()
+        );
+    }
+    assert!(store.route("r-open").await.unwrap().is_some());
+    assert!(store.run("run-1").await.unwrap().is_some());
+    assert!(store.run("run-ended").await.unwrap().is_none());
+    assert_eq!(
+        mcp.token_run("new").await.unwrap().as_deref(),
+        Some("run-1")
+    );
+    let again = surface_host::retention::sweep(&host, mcp.as_ref(), &policy)
+        .await
+        .unwrap();
+    assert_eq!(again.pruned.total(), 0, "{}: nothing twice", db.name());
+
+    // A week on, the run ends by its age and takes its token with it.
+    clock.advance(7 * day);
+    let report = surface_host::retention::sweep(&host, mcp.as_ref(), &policy)
+        .await
+        .unwrap();
+    assert_eq!(
+        (report.ended_runs, report.deleted_tokens),
+        (1, 1),
+        "{}",
+        db.name()
+    );
+    assert_eq!(mcp.token_run("new").await.unwrap(), None);
+}
+
+/// Calls keep flowing while retention passes run: the stored calls stay
+/// bounded by what one interval finishes, not by the traffic.
+async fn stored_calls_stay_bounded_while_calls_keep_flowing(db: &Db) {
+    let s = session();
+    let host = started(db, &s).await;
+    let mcp = db.connect_mcp().await;
+    let policy = RetentionPolicy::default().finished_age(Duration::ZERO);
+    let mut most = 0;
+    for n in 0..300 {
+        let call = host
+            .dispatch(disable(&format!("inv-soak-{n}")))
+            .await
+            .unwrap();
+        let result = s.session.invoke(call).await;
+        host.accept_result(&auth("conn-1"), &result).await.unwrap();
+        if n % 25 == 24 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            surface_host::retention::sweep(&host, mcp.as_ref(), &policy)
+                .await
+                .unwrap();
+            most = most.max(host.store().row_counts().await.unwrap().calls);
+        }
+    }
+    assert_eq!(
+        most,
+        0,
+        "{}: every pass deleted what finished before it",
+        db.name()
+    );
+    assert_eq!(s.fx.executor.count(), 300);
+}
+
 /// Every case on a fresh database from `fresh`.
 async fn run_all<F, Fut>(fresh: F)
 where
@@ -1458,6 +1762,13 @@ where
     rows_an_earlier_version_wrote_are_read_in_todays_shape(&fresh().await).await;
     tokens_and_mcp_sessions_are_recorded_once(&fresh().await).await;
     run_tokens_end_together_and_idle_sessions_are_deleted(&fresh().await).await;
+    a_backend_approval_id_seen_again_is_a_new_approval_and_a_made_up_one_hides_nothing(
+        &fresh().await,
+    )
+    .await;
+    an_approval_nobody_decides_expires_and_its_run_is_told(&fresh().await).await;
+    retention_deletes_what_finished_and_keeps_what_is_needed(&fresh().await).await;
+    stored_calls_stay_bounded_while_calls_keep_flowing(&fresh().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -22,10 +22,11 @@ pub mod store;
 pub mod wake;
 
 pub use store::{
-    ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, Durability, HostStore, LeaseClaim, McpStore, MemoryStore, OutcomeWrite,
-    RenewedLease, RouteRecord, RouteState, RouteTake, RouteTransition, RouteWrite, RunRecord,
-    StoreError, StoreFuture, SurfaceLease, Transition, LEGACY_SURFACE_VERSION,
+    ApprovalCursor, ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState,
+    Completion, CursorError, Decision, DispatchWrite, Durability, HostStore, LeaseClaim, McpStore,
+    MemoryStore, OutcomeWrite, PruneCutoffs, Pruned, RenewedLease, RouteRecord, RouteState,
+    RouteTake, RouteTransition, RouteWrite, RowCounts, RunRecord, StoreError, StoreFuture,
+    SurfaceLease, Transition, LEGACY_SURFACE_VERSION,
 };
 #[cfg(feature = "postgres")]
 pub use store::{PostgresStore, PostgresStoreOptions};

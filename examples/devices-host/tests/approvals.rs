@@ -111,7 +111,9 @@ async fn an_approval_decided_before_a_restart_is_resumed_at_start_up() {
             .unwrap();
         store
             .record_approval(&ApprovalRecord {
-                approval_id: "appr-1".into(),
+                approval_id: "run-1-a".into(),
+                backend_approval_id: "appr-1".into(),
+                expires_at_ms: i64::MAX,
                 invocation_id: "run-1-a".into(),
                 run_id: "run-1".into(),
                 tool_call_id: "tool-call-1".into(),
@@ -127,7 +129,7 @@ async fn an_approval_decided_before_a_restart_is_resumed_at_start_up() {
             .await
             .unwrap();
         store
-            .decide_approval("appr-1", ApprovalDecision::Approve, "approver", 3)
+            .decide_approval("run-1-a", ApprovalDecision::Approve, "approver", 3)
             .await
             .unwrap();
         store.close().await;
@@ -176,9 +178,11 @@ async fn an_approval_decided_before_a_restart_is_resumed_at_start_up() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A call row and its pending approval, as `accept_result` records them
-/// for a `DOMAIN_APPROVAL_REQUIRED` result of a page.
-async fn seed_pending(store: &SqliteStore, run: &str, approval_id: &str, backend: &str) {
+/// A call row and its pending approval (the host's id: the call's
+/// invocation id `{run}-a`; the backend's: `backend_approval_id`), as
+/// `accept_result` records them for a `DOMAIN_APPROVAL_REQUIRED` result of
+/// a page.
+async fn seed_pending(store: &SqliteStore, run: &str, backend_approval_id: &str, backend: &str) {
     let invocation_id = format!("{run}-a");
     store
         .record_dispatch(&CallRecord {
@@ -204,7 +208,9 @@ async fn seed_pending(store: &SqliteStore, run: &str, approval_id: &str, backend
         .unwrap();
     store
         .record_approval(&ApprovalRecord {
-            approval_id: approval_id.into(),
+            approval_id: invocation_id.clone(),
+            backend_approval_id: backend_approval_id.into(),
+            expires_at_ms: i64::MAX,
             invocation_id,
             run_id: run.into(),
             tool_call_id: "tool-call-1".into(),
@@ -277,7 +283,8 @@ async fn the_approver_page_shows_get_approval_and_decides_at_the_endpoint() {
 
     let html = page.get("approver").await;
     for shown in [
-        "<tr id=\"approval-appr-1\">",
+        "<tr id=\"approval-run-7-a\">",
+        "<code class=\"backend-approval\">appr-1</code>",
         "<span class=\"status\">pending</span>",
         "&quot;types&quot;:[&quot;irreversible&quot;]",
         "&quot;reasons&quot;:[&quot;Approval is required for devices.purge.&quot;]",
@@ -286,16 +293,16 @@ async fn the_approver_page_shows_get_approval_and_decides_at_the_endpoint() {
         assert!(html.contains(shown), "missing {shown} in {html}");
     }
 
-    let location = page.decide("appr-2", "approve").await;
+    let location = page.decide("run-8-a", "approve").await;
     assert!(
         location.starts_with("/approver?problem=") && location.contains("another%20call"),
         "{location}"
     );
-    let location = page.decide("appr-1", "approve").await;
-    assert_eq!(location, "/approver?done=appr-1");
-    let html = page.get("approver?done=appr-1").await;
+    let location = page.decide("run-7-a", "approve").await;
+    assert_eq!(location, "/approver?done=run-7-a");
+    let html = page.get("approver?done=run-7-a").await;
     assert!(
-        html.contains("appr-1: Approved by approver and resumed: the server purged dev-2."),
+        html.contains("run-7-a: Approved by approver and resumed: the server purged dev-2."),
         "{html}"
     );
     assert!(!peer_ids(&peer).await.contains(&"dev-2".to_string()));

@@ -25,7 +25,8 @@ use super::Host;
 /// The backend's decision endpoint, called with the approver's credential
 /// (never the requester's, never a model's).
 pub trait ApprovalDecider: Send + Sync {
-    /// Sends `decision` on `approval_id`; answers the approval as the
+    /// Sends `decision` on the backend's approval `approval_id`
+    /// ([`surface_store::ApprovalRecord::backend_approval_id`]); answers the approval as the
     /// backend keeps it afterwards (when it was decided before, with that
     /// earlier decision). `Err` is a sentence for the approver, without the
     /// backend's own text.
@@ -63,6 +64,11 @@ pub enum DecideError {
     /// moment, the backend keeps it but the call is never resumed.
     #[error("The agent withdrew this call; it can no longer be decided.")]
     Withdrawn,
+    /// Nobody decided before the approval expired (the backend's
+    /// `expiresAt` or the host's bound): nothing is sent, the run is told
+    /// the call did not run.
+    #[error("This approval expired before it was decided; the call did not run.")]
+    Expired,
     /// The store recorded another decision than the one the backend kept.
     #[error("The host and the backend disagree on this decision; it was not resumed.")]
     Disagreement,
@@ -118,12 +124,19 @@ impl Host {
         if approval.state == ApprovalState::Withdrawn {
             return Err(DecideError::Withdrawn);
         }
+        let now = durable.now();
+        if approval.state == ApprovalState::Expired
+            || (approval.state == ApprovalState::Pending && approval.expires_at_ms <= now)
+        {
+            return Err(DecideError::Expired);
+        }
         if approval.outcome.is_none() && approval.state == ApprovalState::Pending {
             let receipt = requester
                 .get_invocation(&approval.backend_invocation_id, CallOptions::default())
                 .await
                 .map_err(|e| DecideError::Backend(backend_problem("read the held call", &e)))?;
-            if receipt.and_then(|r| r.approval_id).as_deref() != Some(approval_id) {
+            let backend_id = approval.backend_approval_id.as_str();
+            if receipt.and_then(|r| r.approval_id).as_deref() != Some(backend_id) {
                 tracing::warn!(
                     ?approval_id,
                     "an approval that is not the held call's: not decided"
@@ -131,7 +144,7 @@ impl Host {
                 return Err(DecideError::NotTheHeldCall);
             }
             let kept = decider
-                .decide(approval_id, decision)
+                .decide(backend_id, decision)
                 .await
                 .map_err(DecideError::Backend)?;
             let kept = match kept.status {
@@ -142,6 +155,12 @@ impl Host {
             match durable.decide_approval(approval_id, kept, approver).await {
                 Ok(Decision::AlreadyDecided(row)) if row.state == ApprovalState::Withdrawn => {
                     return Err(DecideError::Withdrawn);
+                }
+                Ok(Decision::AlreadyDecided(row))
+                    if matches!(row.state, ApprovalState::Pending | ApprovalState::Expired) =>
+                {
+                    // It expired while the backend was deciding.
+                    return Err(DecideError::Expired);
                 }
                 Ok(Decision::AlreadyDecided(row)) if row.state != kept.state() => {
                     tracing::error!(

@@ -47,7 +47,7 @@ use surface_runtime::host::{
 };
 use surface_runtime::ConsumerKind;
 use surface_store::wake::{LocalWakeups, Wakeups};
-use surface_store::{HostStore, McpStore, RouteRecord, StoreError};
+use surface_store::{HostStore, McpStore, RouteRecord, RowCounts, StoreError};
 
 pub use crate::durable::{
     digest_call, digest_result, DurableError, DurableHost, Recovery, DEFAULT_RESTORED_RUNS,
@@ -56,14 +56,14 @@ pub use crate::durable::{
 /// The layers a [`Host`] is built of, re-exported: the durable host
 /// (`crate::durable`) and the replica (`crate::replica`).
 pub use crate::replica;
+pub use crate::retention::{self, RetentionPolicy, SweepReport};
 pub use approvals::{ApprovalDecider, DecideError};
 #[cfg(feature = "axum")]
 pub use approver::{
     default_summary, ApprovalsOptions, ApprovalsService, ApproverAuth, ApproverSignIn,
     HttpApprovalDecider, OnResumed, OutcomeSummary, APPROVER_COOKIE, DECIDE_TIMEOUT,
-    DEFAULT_APPROVALS_PAGE_SIZE, MAX_APPROVALS_LISTED, MAX_APPROVALS_PAGE_SIZE,
-    MAX_APPROVER_REQUEST_BYTES, MAX_DECIDE_ANSWER_BYTES, MAX_REPORTED_APPROVALS,
-    MAX_SHOWN_PROBLEM_CHARS,
+    DEFAULT_APPROVALS_PAGE_SIZE, MAX_APPROVALS_PAGE_SIZE, MAX_APPROVER_REQUEST_BYTES,
+    MAX_DECIDE_ANSWER_BYTES, MAX_REPORTED_APPROVALS, MAX_SHOWN_PROBLEM_CHARS,
 };
 pub use database::{Database, DatabaseError};
 pub use in_process::{fresh_page_identity, InProcessTab, InProcessTabError};
@@ -119,6 +119,7 @@ pub struct HostBuilder {
     wakeups: Option<Arc<dyn Wakeups>>,
     store: Option<database::Opened>,
     mcp_store: Option<Arc<dyn McpStore>>,
+    retention: RetentionPolicy,
     #[cfg(feature = "axum")]
     page_sockets: PageSocketLimits,
 }
@@ -208,6 +209,14 @@ impl HostBuilder {
         self
     }
 
+    /// Sets what the host keeps and how long (default
+    /// [`RetentionPolicy::default`]: finished rows a day, runs a week,
+    /// approvals a day, a pass a minute; docs/host.md, "Retention").
+    pub fn retention(mut self, policy: RetentionPolicy) -> Self {
+        self.retention = policy;
+        self
+    }
+
     /// Sets the wake-up bus shared by the replicas (default: PostgreSQL's
     /// `LISTEN/NOTIFY` on a PostgreSQL database, an in-process bus
     /// otherwise).
@@ -242,13 +251,21 @@ impl HostBuilder {
             .or(opened.wakeups)
             .unwrap_or_else(|| Arc::new(LocalWakeups::new()));
         let (durable, recovery) = DurableHost::open(self.core, opened.store, self.replica).await?;
+        let durable = durable.with_approval_max_age(self.retention.approval_age());
         let (replica, interrupted_routes) =
             Replica::start(Arc::new(durable), wakeups, self.replica_options).await?;
         let mcp_store = self.mcp_store.unwrap_or(opened.mcp_store);
-        let mcp = McpServer::new(replica.clone(), mcp_store, self.mcp);
+        let mcp = McpServer::new(replica.clone(), mcp_store.clone(), self.mcp);
+        retention::spawn(
+            Arc::downgrade(replica.durable()),
+            Arc::downgrade(&mcp_store),
+            self.retention,
+        );
         Ok(Host {
             replica,
             mcp,
+            mcp_store,
+            retention: self.retention,
             recovery,
             interrupted_routes,
             #[cfg(feature = "axum")]
@@ -263,6 +280,8 @@ impl HostBuilder {
 pub struct Host {
     replica: Replica,
     mcp: McpServer,
+    mcp_store: Arc<dyn McpStore>,
+    retention: RetentionPolicy,
     recovery: Recovery,
     interrupted_routes: Vec<RouteRecord>,
     #[cfg(feature = "axum")]
@@ -289,6 +308,7 @@ impl Host {
             wakeups: None,
             store: None,
             mcp_store: None,
+            retention: RetentionPolicy::default(),
             #[cfg(feature = "axum")]
             page_sockets: PageSocketLimits::default(),
         }
@@ -437,5 +457,23 @@ impl Host {
     /// The replica (routing, leases).
     pub fn replica(&self) -> &Replica {
         &self.replica
+    }
+
+    /// Runs one retention pass now ([`retention::sweep`] with this host's
+    /// policy); the host also runs one every policy interval by itself.
+    ///
+    /// # Errors
+    /// [`DurableError::Store`].
+    pub async fn retention_pass(&self) -> Result<SweepReport, DurableError> {
+        retention::sweep(self.durable(), self.mcp_store.as_ref(), &self.retention).await
+    }
+
+    /// How many rows each table of the store holds (what an operator
+    /// graphs to see retention keep up).
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    pub async fn row_counts(&self) -> Result<RowCounts, StoreError> {
+        self.store().row_counts().await
     }
 }

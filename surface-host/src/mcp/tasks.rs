@@ -219,5 +219,8 @@ fn status_message(record: &ApprovalRecord) -> &'static str {
         (false, ApprovalState::Withdrawn) => {
             "Cancelled by the client: the host will not resume this call (the backend's own approval was not withdrawn)."
         }
+        (false, ApprovalState::Expired) => {
+            "Nobody decided in time; the approval expired and the outcome is being recorded."
+        }
     }
 }

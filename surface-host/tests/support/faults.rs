@@ -118,8 +118,8 @@ impl HostStore for Faulty {
         self.inner.set_run_tab(run_id, tab_id)
     }
 
-    fn end_run<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, bool> {
-        self.inner.end_run(run_id)
+    fn end_run<'a>(&'a self, run_id: &'a str, at_ms: i64) -> StoreFuture<'a, bool> {
+        self.inner.end_run(run_id, at_ms)
     }
 
     fn active_runs<'a>(&'a self, owner: &'a str, limit: u32) -> StoreFuture<'a, Vec<RunRecord>> {
@@ -153,8 +153,47 @@ impl HostStore for Faulty {
         self.inner.approval(approval_id)
     }
 
-    fn pending_approvals<'a>(&'a self, limit: u32) -> StoreFuture<'a, Vec<ApprovalRecord>> {
-        self.inner.pending_approvals(limit)
+    fn pending_approvals<'a>(
+        &'a self,
+        after: Option<&'a ApprovalCursor>,
+        now_ms: i64,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+        self.inner.pending_approvals(after, now_ms, limit)
+    }
+
+    fn backend_approvals<'a>(
+        &'a self,
+        backend_approval_id: &'a str,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+        self.inner.backend_approvals(backend_approval_id, limit)
+    }
+
+    fn expire_approvals<'a>(
+        &'a self,
+        now_ms: i64,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+        self.inner.expire_approvals(now_ms, limit)
+    }
+
+    fn end_runs_started_before<'a>(
+        &'a self,
+        started_before_ms: i64,
+        at_ms: i64,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<String>> {
+        self.inner
+            .end_runs_started_before(started_before_ms, at_ms, limit)
+    }
+
+    fn prune<'a>(&'a self, cutoffs: PruneCutoffs) -> StoreFuture<'a, Pruned> {
+        self.inner.prune(cutoffs)
+    }
+
+    fn row_counts<'a>(&'a self) -> StoreFuture<'a, RowCounts> {
+        self.inner.row_counts()
     }
 
     fn run_approvals<'a>(

@@ -44,6 +44,14 @@ pub trait McpStore: Send + Sync {
     /// [`StoreError`].
     fn revoke_run_tokens<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, u64>;
 
+    /// Deletes every token digest issued before `before_ms` (retention:
+    /// a token outlives no run, and runs end by their age bound at the
+    /// latest); how many there were.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn delete_tokens_issued_before<'a>(&'a self, before_ms: i64) -> StoreFuture<'a, u64>;
+
     /// Writes (or replaces) an MCP session's state JSON (at most
     /// [`MAX_STORED_JSON_BYTES`]).
     ///

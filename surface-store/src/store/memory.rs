@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
 use super::{
-    ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, HostStore, LeaseClaim, McpStore, OutcomeWrite, RenewedLease, RouteRecord,
-    RouteState, RouteTake, RouteTransition, RouteWrite, RunRecord, StoreError, StoreFuture,
-    SurfaceLease, Transition, MAX_ROUTE_ANSWER_BYTES, MAX_STORED_ANNOUNCEMENT_BYTES,
+    ApprovalCursor, ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState,
+    Completion, Decision, DispatchWrite, HostStore, LeaseClaim, McpStore, OutcomeWrite,
+    PruneCutoffs, Pruned, RenewedLease, RouteRecord, RouteState, RouteTake, RouteTransition,
+    RouteWrite, RowCounts, RunRecord, StoreError, StoreFuture, SurfaceLease, Transition,
+    MAX_ROUTE_ANSWER_BYTES, MAX_STORED_ANNOUNCEMENT_BYTES,
 };
 
 /// An in-memory [`HostStore`] with the same transitions as the SQL
@@ -25,7 +26,8 @@ struct Tables {
     approvals: BTreeMap<String, ApprovalRecord>,
     surfaces: BTreeMap<String, SurfaceLease>,
     routes: BTreeMap<String, RouteRecord>,
-    tokens: BTreeMap<String, String>,
+    /// Token digest → (its run, when it was issued).
+    tokens: BTreeMap<String, (String, i64)>,
     /// Session id → (state JSON, empty until stored; the run it is bound
     /// to; when it was last used, stored or bound).
     mcp_sessions: BTreeMap<String, (String, Option<String>, i64)>,
@@ -198,6 +200,7 @@ impl HostStore for MemoryStore {
         }
         let mut row = run.clone();
         row.active = true;
+        row.ended_at_ms = None;
         tables.runs.insert(run.run_id.clone(), row);
         ready(Ok(true))
     }
@@ -217,11 +220,12 @@ impl HostStore for MemoryStore {
         }))
     }
 
-    fn end_run<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, bool> {
+    fn end_run<'a>(&'a self, run_id: &'a str, at_ms: i64) -> StoreFuture<'a, bool> {
         let mut tables = self.lock();
         ready(Ok(match tables.runs.get_mut(run_id) {
             Some(run) if run.active => {
                 run.active = false;
+                run.ended_at_ms = Some(at_ms);
                 true
             }
             _ => false,
@@ -263,7 +267,7 @@ impl HostStore for MemoryStore {
     ) -> StoreFuture<'a, Decision> {
         let mut tables = self.lock();
         ready(Ok(match tables.approvals.get_mut(approval_id) {
-            Some(a) if a.state == ApprovalState::Pending => {
+            Some(a) if a.state == ApprovalState::Pending && a.expires_at_ms > at_ms => {
                 a.state = decision.state();
                 a.decided_by = Some(decided_by.to_string());
                 a.decided_at_ms = Some(at_ms);
@@ -295,19 +299,103 @@ impl HostStore for MemoryStore {
         ready(Ok(self.lock().approvals.get(approval_id).cloned()))
     }
 
-    fn pending_approvals<'a>(&'a self, limit: u32) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+    fn pending_approvals<'a>(
+        &'a self,
+        after: Option<&'a ApprovalCursor>,
+        now_ms: i64,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
         let tables = self.lock();
         let mut pending: Vec<ApprovalRecord> = tables
             .approvals
             .values()
-            .filter(|a| a.state == ApprovalState::Pending)
+            .filter(|a| a.state == ApprovalState::Pending && a.expires_at_ms > now_ms)
+            .filter(|a| {
+                after.is_none_or(|c| {
+                    (a.requested_at_ms, &a.approval_id) > (c.requested_at_ms, &c.approval_id)
+                })
+            })
             .cloned()
             .collect();
-        pending.sort_by(|a, b| {
-            (a.requested_at_ms, &a.approval_id).cmp(&(b.requested_at_ms, &b.approval_id))
-        });
+        sort_oldest_first(&mut pending);
         pending.truncate(limit as usize);
         ready(Ok(pending))
+    }
+
+    fn backend_approvals<'a>(
+        &'a self,
+        backend_approval_id: &'a str,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+        let tables = self.lock();
+        let mut named: Vec<ApprovalRecord> = tables
+            .approvals
+            .values()
+            .filter(|a| a.backend_approval_id == backend_approval_id)
+            .cloned()
+            .collect();
+        sort_oldest_first(&mut named);
+        named.truncate(limit as usize);
+        ready(Ok(named))
+    }
+
+    fn expire_approvals<'a>(
+        &'a self,
+        now_ms: i64,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+        let mut tables = self.lock();
+        let mut expired = Vec::new();
+        for a in tables.approvals.values_mut() {
+            if expired.len() >= limit as usize {
+                break;
+            }
+            if a.state == ApprovalState::Pending && a.expires_at_ms <= now_ms {
+                a.state = ApprovalState::Expired;
+                a.decided_at_ms = Some(now_ms);
+                expired.push(a.clone());
+            }
+        }
+        ready(Ok(expired))
+    }
+
+    fn end_runs_started_before<'a>(
+        &'a self,
+        started_before_ms: i64,
+        at_ms: i64,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<String>> {
+        let mut tables = self.lock();
+        let mut ended = Vec::new();
+        for run in tables.runs.values_mut() {
+            if ended.len() >= limit as usize {
+                break;
+            }
+            if run.active && run.started_at_ms < started_before_ms {
+                run.active = false;
+                run.ended_at_ms = Some(at_ms);
+                ended.push(run.run_id.clone());
+            }
+        }
+        ready(Ok(ended))
+    }
+
+    fn prune<'a>(&'a self, cutoffs: PruneCutoffs) -> StoreFuture<'a, Pruned> {
+        ready(Ok(self.lock().prune(cutoffs)))
+    }
+
+    fn row_counts<'a>(&'a self) -> StoreFuture<'a, RowCounts> {
+        let tables = self.lock();
+        let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+        ready(Ok(RowCounts {
+            calls: count(tables.calls.len()),
+            routes: count(tables.routes.len()),
+            runs: count(tables.runs.len()),
+            approvals: count(tables.approvals.len()),
+            surfaces: count(tables.surfaces.len()),
+            tokens: count(tables.tokens.len()),
+            mcp_sessions: count(tables.mcp_sessions.len()),
+        }))
     }
 
     fn run_approvals<'a>(
@@ -322,9 +410,7 @@ impl HostStore for MemoryStore {
             .filter(|a| a.run_id == run_id)
             .cloned()
             .collect();
-        approvals.sort_by(|a, b| {
-            (a.requested_at_ms, &a.approval_id).cmp(&(b.requested_at_ms, &b.approval_id))
-        });
+        sort_oldest_first(&mut approvals);
         approvals.truncate(limit as usize);
         ready(Ok(approvals))
     }
@@ -337,9 +423,7 @@ impl HostStore for MemoryStore {
             .filter(|a| is_decided(a.state) && a.outcome.is_none())
             .cloned()
             .collect();
-        waiting.sort_by(|a, b| {
-            (a.requested_at_ms, &a.approval_id).cmp(&(b.requested_at_ms, &b.approval_id))
-        });
+        sort_oldest_first(&mut waiting);
         waiting.truncate(limit as usize);
         ready(Ok(waiting))
     }
@@ -682,7 +766,7 @@ impl McpStore for MemoryStore {
         &'a self,
         token_digest: &'a str,
         run_id: &'a str,
-        _at_ms: i64,
+        at_ms: i64,
     ) -> StoreFuture<'a, bool> {
         let mut tables = self.lock();
         if tables.tokens.contains_key(token_digest) {
@@ -690,12 +774,25 @@ impl McpStore for MemoryStore {
         }
         tables
             .tokens
-            .insert(token_digest.to_string(), run_id.to_string());
+            .insert(token_digest.to_string(), (run_id.to_string(), at_ms));
         ready(Ok(true))
     }
 
     fn token_run<'a>(&'a self, token_digest: &'a str) -> StoreFuture<'a, Option<String>> {
-        ready(Ok(self.lock().tokens.get(token_digest).cloned()))
+        ready(Ok(self
+            .lock()
+            .tokens
+            .get(token_digest)
+            .map(|(run, _)| run.clone())))
+    }
+
+    fn delete_tokens_issued_before<'a>(&'a self, before_ms: i64) -> StoreFuture<'a, u64> {
+        let mut tables = self.lock();
+        let before = tables.tokens.len();
+        tables.tokens.retain(|_, (_, issued)| *issued >= before_ms);
+        ready(Ok(
+            u64::try_from(before - tables.tokens.len()).unwrap_or(u64::MAX)
+        ))
     }
 
     fn revoke_token<'a>(&'a self, token_digest: &'a str) -> StoreFuture<'a, bool> {
@@ -705,7 +802,7 @@ impl McpStore for MemoryStore {
     fn revoke_run_tokens<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, u64> {
         let mut tables = self.lock();
         let before = tables.tokens.len();
-        tables.tokens.retain(|_, run| run != run_id);
+        tables.tokens.retain(|_, (run, _)| run != run_id);
         ready(Ok(
             u64::try_from(before - tables.tokens.len()).unwrap_or(u64::MAX)
         ))
@@ -790,7 +887,75 @@ impl McpStore for MemoryStore {
     }
 }
 
-/// Approved or rejected (what is resumed; a withdrawn approval never is).
+/// Approved, rejected or expired (what is resumed; a withdrawn approval
+/// never is).
 fn is_decided(state: ApprovalState) -> bool {
-    matches!(state, ApprovalState::Approved | ApprovalState::Rejected)
+    matches!(
+        state,
+        ApprovalState::Approved | ApprovalState::Rejected | ApprovalState::Expired
+    )
+}
+
+/// Oldest first: `requested_at_ms`, then `approval_id`.
+fn sort_oldest_first(approvals: &mut [ApprovalRecord]) {
+    approvals.sort_by(|a, b| {
+        (a.requested_at_ms, &a.approval_id).cmp(&(b.requested_at_ms, &b.approval_id))
+    });
+}
+
+impl Tables {
+    /// One retention pass ([`HostStore::prune`]), at most `batch` rows per
+    /// table, never a row a restart or a replica still needs.
+    fn prune(&mut self, cutoffs: PruneCutoffs) -> Pruned {
+        let before = cutoffs.finished_before_ms;
+        let batch = cutoffs.batch as usize;
+        let waiting: std::collections::BTreeSet<String> = self
+            .approvals
+            .values()
+            .filter(|a| a.outcome.is_none() && a.state != ApprovalState::Withdrawn)
+            .map(|a| a.invocation_id.clone())
+            .collect();
+        let calls = take_keys(&self.calls, batch, |c| {
+            matches!(c.state, CallState::Completed | CallState::Reconciled)
+                && c.settled_at_ms.is_some_and(|at| at < before)
+                && !waiting.contains(&c.invocation_id)
+        });
+        let routes = take_keys(&self.routes, batch, |r| {
+            matches!(r.state, RouteState::Answered | RouteState::Interrupted)
+                && r.settled_at_ms.is_some_and(|at| at < before)
+        });
+        let runs = take_keys(&self.runs, batch, |r| {
+            !r.active && r.ended_at_ms.unwrap_or(r.started_at_ms) < before
+        });
+        let approvals = take_keys(&self.approvals, batch, |a| match a.state {
+            ApprovalState::Withdrawn => a.decided_at_ms.is_some_and(|at| at < before),
+            _ => a.resumed_at_ms.is_some_and(|at| at < before),
+        });
+        let surfaces = take_keys(&self.surfaces, batch, |s| s.lease_expires_at_ms < before);
+        Pruned {
+            calls: remove_keys(&mut self.calls, calls),
+            routes: remove_keys(&mut self.routes, routes),
+            runs: remove_keys(&mut self.runs, runs),
+            approvals: remove_keys(&mut self.approvals, approvals),
+            surfaces: remove_keys(&mut self.surfaces, surfaces),
+        }
+    }
+}
+
+/// The keys of at most `batch` rows `doomed` accepts.
+fn take_keys<T>(
+    table: &BTreeMap<String, T>,
+    batch: usize,
+    doomed: impl Fn(&T) -> bool,
+) -> Vec<String> {
+    table
+        .iter()
+        .filter(|(_, row)| doomed(row))
+        .take(batch)
+        .map(|(key, _)| key.clone())
+        .collect()
+}
+
+fn remove_keys<T>(table: &mut BTreeMap<String, T>, keys: Vec<String>) -> u64 {
+    keys.iter().filter(|k| table.remove(*k).is_some()).count() as u64
 }

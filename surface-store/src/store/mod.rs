@@ -234,6 +234,9 @@ pub struct RunRecord {
     pub active: bool,
     /// Milliseconds since the Unix epoch.
     pub started_at_ms: i64,
+    /// When it ended (milliseconds since the Unix epoch); `None` while
+    /// active, and for a run ended before the store recorded end times.
+    pub ended_at_ms: Option<i64>,
 }
 
 /// Where a backend approval stands (`host_approvals.state`).
@@ -250,6 +253,10 @@ pub enum ApprovalState {
     /// recorded and the host never resumes it. The backend's own held
     /// approval is not withdrawn (its gateway has no withdraw call).
     Withdrawn,
+    /// Not decided before [`ApprovalRecord::expires_at_ms`]
+    /// ([`HostStore::expire_approvals`]): no decision is accepted any
+    /// more; the run is told it expired and the call did not run.
+    Expired,
 }
 
 impl ApprovalState {
@@ -260,6 +267,7 @@ impl ApprovalState {
             ApprovalState::Approved => "approved",
             ApprovalState::Rejected => "rejected",
             ApprovalState::Withdrawn => "withdrawn",
+            ApprovalState::Expired => "expired",
         }
     }
 
@@ -273,6 +281,7 @@ impl ApprovalState {
             "approved" => ApprovalState::Approved,
             "rejected" => ApprovalState::Rejected,
             "withdrawn" => ApprovalState::Withdrawn,
+            "expired" => ApprovalState::Expired,
             other => return Err(StoreError::corrupt("host_approvals.state", other)),
         })
     }
@@ -298,11 +307,23 @@ impl ApprovalDecision {
 }
 
 /// A backend approval a call waits for (`host_approvals`): the backend
-/// answered `DOMAIN_APPROVAL_REQUIRED` with this approval id.
+/// answered the call `DOMAIN_APPROVAL_REQUIRED` with
+/// [`Self::backend_approval_id`].
+///
+/// The host knows an approval by its own id, [`Self::approval_id`]: the
+/// held call's invocation id (one call holds at most one approval). The
+/// backend's id is not unique here — a backend that restarted numbers its
+/// approvals again, and a page can answer its own call with any id — so
+/// it is never what the host decides, lists or resumes by (docs/host.md,
+/// "Threat model", approval identity).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApprovalRecord {
-    /// The backend's approval id (primary key).
+    /// The host's id of this approval (primary key): the held call's
+    /// invocation id. Approvers decide by it; an MCP task names it.
     pub approval_id: String,
+    /// The backend's approval id (the `approvalId` the gateway answered
+    /// and `resumeApproval` takes). Several rows may carry the same one.
+    pub backend_approval_id: String,
     /// The invocation it holds.
     pub invocation_id: String,
     /// Its run.
@@ -332,6 +353,123 @@ pub struct ApprovalRecord {
     pub outcome: Option<String>,
     /// When the outcome was recorded, milliseconds since the Unix epoch.
     pub resumed_at_ms: Option<i64>,
+    /// When a pending approval expires (milliseconds since the Unix
+    /// epoch): the backend's `expiresAt` when it gave one, never later
+    /// than the host's own bound. Past it no decision is accepted.
+    pub expires_at_ms: i64,
+}
+
+impl ApprovalRecord {
+    /// Where this approval stands in the oldest-first order of pending
+    /// approvals ([`HostStore::pending_approvals`]' `after`).
+    pub fn cursor(&self) -> ApprovalCursor {
+        ApprovalCursor {
+            requested_at_ms: self.requested_at_ms,
+            approval_id: self.approval_id.clone(),
+        }
+    }
+}
+
+/// A position in the oldest-first order of approvals (`requested_at_ms`,
+/// then `approval_id`): a page of pending approvals starts after it.
+/// Written `MS.ID` ([`std::fmt::Display`], [`std::str::FromStr`]) for a
+/// page link.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ApprovalCursor {
+    /// The approval's `requested_at_ms`.
+    pub requested_at_ms: i64,
+    /// The approval's id.
+    pub approval_id: String,
+}
+
+impl std::fmt::Display for ApprovalCursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.requested_at_ms, self.approval_id)
+    }
+}
+
+/// A cursor text that is not `MS.ID` (at most 200 bytes).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("a page cursor is a number of milliseconds, a dot and an approval id")]
+pub struct CursorError;
+
+impl std::str::FromStr for ApprovalCursor {
+    type Err = CursorError;
+
+    fn from_str(text: &str) -> Result<Self, CursorError> {
+        if text.len() > 200 {
+            return Err(CursorError);
+        }
+        let (ms, id) = text.split_once('.').ok_or(CursorError)?;
+        let requested_at_ms = ms.parse::<i64>().map_err(|_| CursorError)?;
+        if id.is_empty() || !ms.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(CursorError);
+        }
+        Ok(ApprovalCursor {
+            requested_at_ms,
+            approval_id: id.to_string(),
+        })
+    }
+}
+
+/// What one retention pass ([`HostStore::prune`]) may delete: rows
+/// finished before these instants (milliseconds since the Unix epoch), at
+/// most `batch` rows per table. What a restart or a replica still needs —
+/// a call dispatched or interrupted and not reconciled, a pending
+/// approval, a decided one whose outcome is not recorded, a route still
+/// requested or taken, an active run — is never deleted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PruneCutoffs {
+    /// Completed and reconciled calls settled before this (and not held
+    /// by an approval still waiting), answered and interrupted routes
+    /// settled before this, ended runs ended before this, approvals whose
+    /// outcome was recorded (or withdrawn/expired) before this, surface
+    /// leases expired before this.
+    pub finished_before_ms: i64,
+    /// Rows per table per pass (bounds one pass's work and lock time).
+    pub batch: u32,
+}
+
+/// Rows one [`HostStore::prune`] pass deleted, per table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// `host_calls`.
+    pub calls: u64,
+    /// `host_routes`.
+    pub routes: u64,
+    /// `host_runs`.
+    pub runs: u64,
+    /// `host_approvals`.
+    pub approvals: u64,
+    /// `host_surfaces`.
+    pub surfaces: u64,
+}
+
+impl Pruned {
+    /// Rows deleted in all.
+    pub fn total(&self) -> u64 {
+        self.calls + self.routes + self.runs + self.approvals + self.surfaces
+    }
+}
+
+/// How many rows each table holds ([`HostStore::row_counts`]): what an
+/// operator graphs to see retention keep up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RowCounts {
+    /// `host_calls`.
+    pub calls: u64,
+    /// `host_routes`.
+    pub routes: u64,
+    /// `host_runs`.
+    pub runs: u64,
+    /// `host_approvals`.
+    pub approvals: u64,
+    /// `host_surfaces`.
+    pub surfaces: u64,
+    /// `host_tokens` (the MCP store's).
+    pub tokens: u64,
+    /// `host_mcp_sessions` (the MCP store's).
+    pub mcp_sessions: u64,
 }
 
 /// What [`HostStore::decide_approval`] (or
@@ -565,7 +703,7 @@ pub trait HostStore: Send + Sync {
     ///
     /// # Errors
     /// [`StoreError`].
-    fn end_run<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, bool>;
+    fn end_run<'a>(&'a self, run_id: &'a str, at_ms: i64) -> StoreFuture<'a, bool>;
 
     /// The active runs of `owner`, sorted by run id, at most `limit`.
     ///
@@ -573,13 +711,16 @@ pub trait HostStore: Send + Sync {
     /// [`StoreError`].
     fn active_runs<'a>(&'a self, owner: &'a str, limit: u32) -> StoreFuture<'a, Vec<RunRecord>>;
 
-    /// Writes a pending approval. `false` when the approval id exists.
+    /// Writes a pending approval. `false` when the approval id (the held
+    /// call's invocation id) exists: one call holds one approval.
     ///
     /// # Errors
     /// [`StoreError`].
     fn record_approval<'a>(&'a self, approval: &'a ApprovalRecord) -> StoreFuture<'a, bool>;
 
-    /// `pending` → `approved` or `rejected`.
+    /// `pending` → `approved` or `rejected`, while the approval has not
+    /// expired at `at_ms` (an expired one is [`Decision::AlreadyDecided`]
+    /// with its row, still `pending` until [`Self::expire_approvals`]).
     ///
     /// # Errors
     /// [`StoreError`].
@@ -610,11 +751,70 @@ pub trait HostStore: Send + Sync {
     /// [`StoreError`].
     fn approval<'a>(&'a self, approval_id: &'a str) -> StoreFuture<'a, Option<ApprovalRecord>>;
 
-    /// Pending approvals, oldest first, at most `limit`.
+    /// Pending approvals not expired at `now_ms`, oldest first
+    /// (`requested_at_ms`, then `approval_id`), starting after `after`, at
+    /// most `limit`.
     ///
     /// # Errors
     /// [`StoreError`].
-    fn pending_approvals<'a>(&'a self, limit: u32) -> StoreFuture<'a, Vec<ApprovalRecord>>;
+    fn pending_approvals<'a>(
+        &'a self,
+        after: Option<&'a ApprovalCursor>,
+        now_ms: i64,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>>;
+
+    /// The approvals naming the backend approval `backend_approval_id`,
+    /// oldest first, at most `limit`: more than one pending is a conflict
+    /// (a page that answered its call with another call's approval id, or
+    /// a backend that numbers its approvals again after a restart).
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn backend_approvals<'a>(
+        &'a self,
+        backend_approval_id: &'a str,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>>;
+
+    /// `pending` → `expired` for approvals whose `expires_at_ms` is not
+    /// after `now_ms` (stored as `decided_at_ms`), at most `limit`, in one
+    /// conditional statement; returns the rows it expired.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn expire_approvals<'a>(
+        &'a self,
+        now_ms: i64,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<ApprovalRecord>>;
+
+    /// Ends the active runs started before `started_before_ms` (at
+    /// `at_ms`), at most `limit`; returns their ids (the run age bound of
+    /// retention: their tokens are revoked next).
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn end_runs_started_before<'a>(
+        &'a self,
+        started_before_ms: i64,
+        at_ms: i64,
+        limit: u32,
+    ) -> StoreFuture<'a, Vec<String>>;
+
+    /// One retention pass: deletes finished rows ([`PruneCutoffs`]), at
+    /// most `cutoffs.batch` per table.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn prune<'a>(&'a self, cutoffs: PruneCutoffs) -> StoreFuture<'a, Pruned>;
+
+    /// How many rows each of this store's tables holds (the MCP tables
+    /// included when the same store keeps them).
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn row_counts<'a>(&'a self) -> StoreFuture<'a, RowCounts>;
 
     /// The approvals of one run, oldest first, at most `limit` (how a run
     /// observes the outcome of a resumed approval).
@@ -627,8 +827,8 @@ pub trait HostStore: Send + Sync {
         limit: u32,
     ) -> StoreFuture<'a, Vec<ApprovalRecord>>;
 
-    /// Approvals decided (approved or rejected; never a withdrawn one) but
-    /// not resumed yet (no outcome), oldest first, at
+    /// Approvals decided (approved, rejected or expired; never a withdrawn
+    /// one) but not resumed yet (no outcome), oldest first, at
     /// most `limit`: what a host that stopped between a decision and its
     /// resumption still has to resume.
     ///
@@ -638,8 +838,8 @@ pub trait HostStore: Send + Sync {
 
     /// Records the outcome of resuming a decided approval (`outcome`: the
     /// run's result JSON, at most [`MAX_STORED_JSON_BYTES`]), once:
-    /// conditional on the approval being decided (approved or rejected, not
-    /// withdrawn) and having no outcome.
+    /// conditional on the approval being decided (approved, rejected or
+    /// expired; not withdrawn) and having no outcome.
     ///
     /// # Errors
     /// [`StoreError`] ([`StoreError::TooLarge`] for a larger outcome).

@@ -33,41 +33,71 @@ pub(super) const INSERT_RUN: &str = "INSERT INTO host_runs (run_id, owner, sessi
     kind, state, started_at_ms) VALUES ($1, $2, $3, $4, $5, 'active', $6) \
     ON CONFLICT (run_id) DO NOTHING";
 pub(super) const SET_RUN_TAB: &str = "UPDATE host_runs SET tab_id = $2 WHERE run_id = $1";
-pub(super) const END_RUN: &str =
-    "UPDATE host_runs SET state = 'ended' WHERE run_id = $1 AND state = 'active'";
+pub(super) const END_RUN: &str = "UPDATE host_runs SET state = 'ended', ended_at_ms = $2 \
+    WHERE run_id = $1 AND state = 'active'";
 pub(super) const ACTIVE_RUNS: &str = "SELECT run_id, owner, session_id, tab_id, kind, state, \
-    started_at_ms FROM host_runs WHERE owner = $1 AND state = 'active' ORDER BY run_id LIMIT $2";
+    started_at_ms, ended_at_ms FROM host_runs WHERE owner = $1 AND state = 'active' \
+    ORDER BY run_id LIMIT $2";
+pub(super) const END_RUNS_STARTED_BEFORE: &str = "UPDATE host_runs SET state = 'ended', \
+    ended_at_ms = $2 WHERE run_id IN (SELECT run_id FROM host_runs WHERE state = 'active' \
+    AND started_at_ms < $1 ORDER BY started_at_ms LIMIT $3) AND state = 'active' \
+    RETURNING run_id";
 
 pub(super) const SET_BACKEND_INVOCATION: &str = "UPDATE host_calls SET \
     backend_invocation_id = $2 WHERE invocation_id = $1 AND state = 'dispatched' \
     AND backend_invocation_id IS NULL";
 
 pub(super) const INSERT_APPROVAL: &str = "INSERT INTO host_approvals (approval_id, \
-    invocation_id, run_id, tool_call_id, capability_id, state, requested_at_ms, \
-    backend_invocation_id) VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7) \
+    backend_approval_id, invocation_id, run_id, tool_call_id, capability_id, state, \
+    requested_at_ms, backend_invocation_id, expires_at_ms) \
+    VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9) \
     ON CONFLICT (approval_id) DO NOTHING";
 pub(super) const DECIDE_APPROVAL: &str = "UPDATE host_approvals SET state = $2, \
-    decided_by = $3, decided_at_ms = $4 WHERE approval_id = $1 AND state = 'pending'";
+    decided_by = $3, decided_at_ms = $4 WHERE approval_id = $1 AND state = 'pending' \
+    AND expires_at_ms > $4";
 pub(super) const WITHDRAW_APPROVAL: &str = "UPDATE host_approvals SET state = 'withdrawn', \
     decided_at_ms = $2 WHERE approval_id = $1 AND state = 'pending'";
-pub(super) const SELECT_APPROVAL: &str = "SELECT approval_id, invocation_id, run_id, \
+pub(super) const SELECT_APPROVAL: &str = "SELECT approval_id, backend_approval_id, invocation_id, run_id, \
     tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms, \
-    backend_invocation_id, outcome, resumed_at_ms FROM host_approvals WHERE approval_id = $1";
-pub(super) const PENDING_APPROVALS: &str = "SELECT approval_id, invocation_id, run_id, \
+    backend_invocation_id, outcome, resumed_at_ms, expires_at_ms FROM host_approvals WHERE approval_id = $1";
+pub(super) const PENDING_APPROVALS: &str =
+    "SELECT approval_id, backend_approval_id, invocation_id, run_id, \
     tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms, \
-    backend_invocation_id, outcome, resumed_at_ms FROM host_approvals WHERE state = 'pending' ORDER BY requested_at_ms, approval_id LIMIT $1";
-pub(super) const RUN_APPROVALS: &str = "SELECT approval_id, invocation_id, run_id, \
+    backend_invocation_id, outcome, resumed_at_ms, expires_at_ms FROM host_approvals \
+    WHERE state = 'pending' AND expires_at_ms > $1 \
+    ORDER BY requested_at_ms, approval_id LIMIT $2";
+pub(super) const PENDING_APPROVALS_AFTER: &str =
+    "SELECT approval_id, backend_approval_id, invocation_id, run_id, \
     tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms, \
-    backend_invocation_id, outcome, resumed_at_ms FROM host_approvals \
+    backend_invocation_id, outcome, resumed_at_ms, expires_at_ms FROM host_approvals \
+    WHERE state = 'pending' AND expires_at_ms > $1 \
+    AND (requested_at_ms > $3 OR (requested_at_ms = $3 AND approval_id > $4)) \
+    ORDER BY requested_at_ms, approval_id LIMIT $2";
+pub(super) const BACKEND_APPROVALS: &str =
+    "SELECT approval_id, backend_approval_id, invocation_id, run_id, \
+    tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms, \
+    backend_invocation_id, outcome, resumed_at_ms, expires_at_ms FROM host_approvals \
+    WHERE backend_approval_id = $1 ORDER BY requested_at_ms, approval_id LIMIT $2";
+pub(super) const EXPIRE_APPROVALS: &str = "UPDATE host_approvals SET state = 'expired', \
+    decided_at_ms = $1 WHERE approval_id IN (SELECT approval_id FROM host_approvals \
+    WHERE state = 'pending' AND expires_at_ms <= $1 ORDER BY expires_at_ms LIMIT $2) \
+    AND state = 'pending' RETURNING approval_id, backend_approval_id, invocation_id, run_id, \
+    tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms, \
+    backend_invocation_id, outcome, resumed_at_ms, expires_at_ms";
+pub(super) const RUN_APPROVALS: &str =
+    "SELECT approval_id, backend_approval_id, invocation_id, run_id, \
+    tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms, \
+    backend_invocation_id, outcome, resumed_at_ms, expires_at_ms FROM host_approvals \
     WHERE run_id = $1 ORDER BY requested_at_ms, approval_id LIMIT $2";
-pub(super) const AWAITING_RESUME: &str = "SELECT approval_id, invocation_id, run_id, \
+pub(super) const AWAITING_RESUME: &str =
+    "SELECT approval_id, backend_approval_id, invocation_id, run_id, \
     tool_call_id, capability_id, state, requested_at_ms, decided_by, decided_at_ms, \
-    backend_invocation_id, outcome, resumed_at_ms FROM host_approvals \
-    WHERE state IN ('approved', 'rejected') AND outcome IS NULL \
+    backend_invocation_id, outcome, resumed_at_ms, expires_at_ms FROM host_approvals \
+    WHERE state IN ('approved', 'rejected', 'expired') AND outcome IS NULL \
     ORDER BY requested_at_ms, approval_id LIMIT $1";
 pub(super) const RECORD_OUTCOME: &str = "UPDATE host_approvals SET outcome = $2, \
-    resumed_at_ms = $3 WHERE approval_id = $1 AND state IN ('approved', 'rejected') \
-    AND outcome IS NULL";
+    resumed_at_ms = $3 WHERE approval_id = $1 \
+    AND state IN ('approved', 'rejected', 'expired') AND outcome IS NULL";
 
 pub(super) const CLAIM_SURFACE: &str = "INSERT INTO host_surfaces (tab_id, session_id, \
     replica, connection_id, announcement, lease_expires_at_ms, updated_at_ms) \
@@ -89,7 +119,31 @@ pub(super) const EXPIRED_SURFACES: &str = "SELECT tab_id, session_id, replica, c
     WHERE lease_expires_at_ms < $1 ORDER BY lease_expires_at_ms, tab_id LIMIT $2";
 
 pub(super) const SELECT_RUN: &str = "SELECT run_id, owner, session_id, tab_id, kind, state, \
-    started_at_ms FROM host_runs WHERE run_id = $1";
+    started_at_ms, ended_at_ms FROM host_runs WHERE run_id = $1";
+
+/// Retention ([`super::HostStore::prune`]): each deletes at most `$2`
+/// finished rows older than `$1`, never one a restart or a replica needs.
+pub(super) const PRUNE_CALLS: &str = "DELETE FROM host_calls WHERE invocation_id IN \
+    (SELECT c.invocation_id FROM host_calls c WHERE c.state IN ('completed', 'reconciled') \
+    AND c.settled_at_ms < $1 AND NOT EXISTS (SELECT 1 FROM host_approvals a \
+    WHERE a.invocation_id = c.invocation_id AND a.outcome IS NULL AND a.state <> 'withdrawn') \
+    LIMIT $2)";
+pub(super) const PRUNE_ROUTES: &str = "DELETE FROM host_routes WHERE invocation_id IN \
+    (SELECT invocation_id FROM host_routes WHERE state IN ('answered', 'interrupted') \
+    AND settled_at_ms < $1 LIMIT $2)";
+pub(super) const PRUNE_RUNS: &str = "DELETE FROM host_runs WHERE run_id IN \
+    (SELECT run_id FROM host_runs WHERE state = 'ended' \
+    AND COALESCE(ended_at_ms, started_at_ms) < $1 LIMIT $2)";
+pub(super) const PRUNE_APPROVALS: &str = "DELETE FROM host_approvals WHERE approval_id IN \
+    (SELECT approval_id FROM host_approvals WHERE (outcome IS NOT NULL AND resumed_at_ms < $1) \
+    OR (state = 'withdrawn' AND decided_at_ms < $1) LIMIT $2)";
+pub(super) const PRUNE_SURFACES: &str = "DELETE FROM host_surfaces WHERE tab_id IN \
+    (SELECT tab_id FROM host_surfaces WHERE lease_expires_at_ms < $1 LIMIT $2)";
+pub(super) const ROW_COUNTS: &str = "SELECT \
+    (SELECT COUNT(*) FROM host_calls) AS calls, (SELECT COUNT(*) FROM host_routes) AS routes, \
+    (SELECT COUNT(*) FROM host_runs) AS runs, (SELECT COUNT(*) FROM host_approvals) AS approvals, \
+    (SELECT COUNT(*) FROM host_surfaces) AS surfaces, (SELECT COUNT(*) FROM host_tokens) AS tokens, \
+    (SELECT COUNT(*) FROM host_mcp_sessions) AS mcp_sessions";
 
 pub(super) const INSERT_ROUTE: &str = "INSERT INTO host_routes (invocation_id, run_id, tab_id, \
     requester, holder, request, state, requested_at_ms) \
@@ -134,6 +188,7 @@ pub(super) const INSERT_TOKEN: &str = "INSERT INTO host_tokens (token_digest, ru
 pub(super) const SELECT_TOKEN: &str = "SELECT run_id FROM host_tokens WHERE token_digest = $1";
 pub(super) const DELETE_TOKEN: &str = "DELETE FROM host_tokens WHERE token_digest = $1";
 pub(super) const DELETE_RUN_TOKENS: &str = "DELETE FROM host_tokens WHERE run_id = $1";
+pub(super) const DELETE_OLD_TOKENS: &str = "DELETE FROM host_tokens WHERE issued_at_ms < $1";
 pub(super) const UPSERT_MCP_SESSION: &str = "INSERT INTO host_mcp_sessions (session_id, state, \
     updated_at_ms) VALUES ($1, $2, $3) ON CONFLICT (session_id) DO UPDATE SET \
     state = excluded.state, updated_at_ms = excluded.updated_at_ms";
@@ -195,6 +250,7 @@ macro_rules! sql_store {
                         other => return Err(StoreError::corrupt("host_runs.state", other)),
                     },
                     started_at_ms: get(row, "started_at_ms")?,
+                    ended_at_ms: get(row, "ended_at_ms")?,
                 })
             }
 
@@ -207,6 +263,8 @@ macro_rules! sql_store {
                 let capability_id: String = get(row, "capability_id")?;
                 Ok(ApprovalRecord {
                     approval_id: get(row, "approval_id")?,
+                    backend_approval_id: get(row, "backend_approval_id")?,
+                    expires_at_ms: get(row, "expires_at_ms")?,
                     backend_invocation_id: backend.unwrap_or_else(|| invocation_id.clone()),
                     invocation_id,
                     run_id: get(row, "run_id")?,
@@ -476,10 +534,11 @@ macro_rules! sql_store {
                 })
             }
 
-            fn end_run<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, bool> {
+            fn end_run<'a>(&'a self, run_id: &'a str, at_ms: i64) -> StoreFuture<'a, bool> {
                 Box::pin(async move {
                     let done = sqlx::query(sql::END_RUN)
                         .bind(run_id)
+                        .bind(at_ms)
                         .execute(&self.pool)
                         .await
                         .map_err(|e| db("end the run", e))?;
@@ -510,12 +569,14 @@ macro_rules! sql_store {
                 Box::pin(async move {
                     let done = sqlx::query(sql::INSERT_APPROVAL)
                         .bind(&approval.approval_id)
+                        .bind(&approval.backend_approval_id)
                         .bind(&approval.invocation_id)
                         .bind(&approval.run_id)
                         .bind(&approval.tool_call_id)
                         .bind(&approval.capability_id)
                         .bind(approval.requested_at_ms)
                         .bind(&approval.backend_invocation_id)
+                        .bind(approval.expires_at_ms)
                         .execute(&self.pool)
                         .await
                         .map_err(|e| db("record the approval", e))?;
@@ -585,14 +646,130 @@ macro_rules! sql_store {
                 })
             }
 
-            fn pending_approvals<'a>(&'a self, limit: u32) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+            fn pending_approvals<'a>(
+                &'a self,
+                after: Option<&'a ApprovalCursor>,
+                now_ms: i64,
+                limit: u32,
+            ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
                 Box::pin(async move {
-                    let rows = sqlx::query(sql::PENDING_APPROVALS)
-                        .bind(i64::from(limit))
+                    let query = match after {
+                        None => sqlx::query(sql::PENDING_APPROVALS)
+                            .bind(now_ms)
+                            .bind(i64::from(limit)),
+                        Some(cursor) => sqlx::query(sql::PENDING_APPROVALS_AFTER)
+                            .bind(now_ms)
+                            .bind(i64::from(limit))
+                            .bind(cursor.requested_at_ms)
+                            .bind(cursor.approval_id.as_str()),
+                    };
+                    let rows = query
                         .fetch_all(&self.pool)
                         .await
                         .map_err(|e| db("list approvals", e))?;
                     rows.iter().map(Self::approval_row).collect()
+                })
+            }
+
+            fn backend_approvals<'a>(
+                &'a self,
+                backend_approval_id: &'a str,
+                limit: u32,
+            ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+                Box::pin(async move {
+                    let rows = sqlx::query(sql::BACKEND_APPROVALS)
+                        .bind(backend_approval_id)
+                        .bind(i64::from(limit))
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| db("list a backend approval's rows", e))?;
+                    rows.iter().map(Self::approval_row).collect()
+                })
+            }
+
+            fn expire_approvals<'a>(
+                &'a self,
+                now_ms: i64,
+                limit: u32,
+            ) -> StoreFuture<'a, Vec<ApprovalRecord>> {
+                Box::pin(async move {
+                    let rows = sqlx::query(sql::EXPIRE_APPROVALS)
+                        .bind(now_ms)
+                        .bind(i64::from(limit))
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| db("expire approvals", e))?;
+                    rows.iter().map(Self::approval_row).collect()
+                })
+            }
+
+            fn end_runs_started_before<'a>(
+                &'a self,
+                started_before_ms: i64,
+                at_ms: i64,
+                limit: u32,
+            ) -> StoreFuture<'a, Vec<String>> {
+                Box::pin(async move {
+                    let rows = sqlx::query(sql::END_RUNS_STARTED_BEFORE)
+                        .bind(started_before_ms)
+                        .bind(at_ms)
+                        .bind(i64::from(limit))
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(|e| db("end old runs", e))?;
+                    rows.iter().map(|row| get(row, "run_id")).collect()
+                })
+            }
+
+            fn prune<'a>(&'a self, cutoffs: PruneCutoffs) -> StoreFuture<'a, Pruned> {
+                Box::pin(async move {
+                    let mut deleted = [0u64; 5];
+                    let statements = [
+                        sql::PRUNE_CALLS,
+                        sql::PRUNE_ROUTES,
+                        sql::PRUNE_RUNS,
+                        sql::PRUNE_APPROVALS,
+                        sql::PRUNE_SURFACES,
+                    ];
+                    for (statement, count) in statements.iter().zip(deleted.iter_mut()) {
+                        *count = sqlx::query(*statement)
+                            .bind(cutoffs.finished_before_ms)
+                            .bind(i64::from(cutoffs.batch))
+                            .execute(&self.pool)
+                            .await
+                            .map_err(|e| db("delete finished rows", e))?
+                            .rows_affected();
+                    }
+                    let [calls, routes, runs, approvals, surfaces] = deleted;
+                    Ok(Pruned {
+                        calls,
+                        routes,
+                        runs,
+                        approvals,
+                        surfaces,
+                    })
+                })
+            }
+
+            fn row_counts<'a>(&'a self) -> StoreFuture<'a, RowCounts> {
+                Box::pin(async move {
+                    let row = sqlx::query(sql::ROW_COUNTS)
+                        .fetch_one(&self.pool)
+                        .await
+                        .map_err(|e| db("count rows", e))?;
+                    let count = |column: &str| -> Result<u64, StoreError> {
+                        let n: i64 = get(&row, column)?;
+                        Ok(u64::try_from(n).unwrap_or(0))
+                    };
+                    Ok(RowCounts {
+                        calls: count("calls")?,
+                        routes: count("routes")?,
+                        runs: count("runs")?,
+                        approvals: count("approvals")?,
+                        surfaces: count("surfaces")?,
+                        tokens: count("tokens")?,
+                        mcp_sessions: count("mcp_sessions")?,
+                    })
                 })
             }
 
@@ -1047,6 +1224,17 @@ macro_rules! sql_store {
                         .await
                         .map_err(|e| db("revoke a token", e))?;
                     Ok(done.rows_affected() == 1)
+                })
+            }
+
+            fn delete_tokens_issued_before<'a>(&'a self, before_ms: i64) -> StoreFuture<'a, u64> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::DELETE_OLD_TOKENS)
+                        .bind(before_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("delete old tokens", e))?;
+                    Ok(done.rows_affected())
                 })
             }
 

@@ -11,10 +11,11 @@ use sqlx::{Sqlite, SqlitePool};
 use super::migrations;
 use super::sql::{self, sql_store};
 use super::{
-    ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState, Completion, Decision,
-    DispatchWrite, Durability, HostStore, LeaseClaim, McpStore, OutcomeWrite, RenewedLease,
-    RouteRecord, RouteState, RouteTake, RouteTransition, RouteWrite, RunRecord, StoreError,
-    StoreFuture, SurfaceLease, Transition, MAX_ROUTE_ANSWER_BYTES, MAX_STORED_ANNOUNCEMENT_BYTES,
+    ApprovalCursor, ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState,
+    Completion, Decision, DispatchWrite, Durability, HostStore, LeaseClaim, McpStore, OutcomeWrite,
+    PruneCutoffs, Pruned, RenewedLease, RouteRecord, RouteState, RouteTake, RouteTransition,
+    RouteWrite, RowCounts, RunRecord, StoreError, StoreFuture, SurfaceLease, Transition,
+    MAX_ROUTE_ANSWER_BYTES, MAX_STORED_ANNOUNCEMENT_BYTES,
 };
 
 /// Default wait for a lock held by another connection or process

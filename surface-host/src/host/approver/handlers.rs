@@ -13,7 +13,7 @@ use serde_json::json;
 use surface_runtime::invocation::AgentInvocationResult;
 use surface_store::{ApprovalDecision, ApprovalRecord, ApprovalState};
 
-use super::listing::{page_number, pending_page, refusal, store_refusal, Refusal};
+use super::listing::{page_cursor, pending_page, refusal, store_refusal, Refusal};
 use super::{page, Inner, SignIn, MAX_SHOWN_PROBLEM_CHARS};
 use crate::host::DecideError;
 use crate::web::see_other;
@@ -129,7 +129,7 @@ impl Inner {
 }
 
 /// Every byte but `A-Z a-z 0-9 - _ .` is encoded.
-const QUERY: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+pub(crate) const QUERY: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
     .remove(b'-')
     .remove(b'_')
     .remove(b'.');
@@ -223,7 +223,7 @@ fn not_signed_in() -> Response {
     json_error(refusal(StatusCode::UNAUTHORIZED, "Sign in as an approver."))
 }
 
-/// `GET {path}/api/pending?page=N`.
+/// `GET {path}/api/pending[?after=CURSOR]`.
 pub(crate) async fn api_pending(
     State(inner): Service,
     headers: HeaderMap,
@@ -232,22 +232,26 @@ pub(crate) async fn api_pending(
     if inner.sign_in.approver(&headers).is_none() {
         return not_signed_in();
     }
-    let listed = match page_number(&inner, &query) {
-        Ok(page) => pending_page(&inner, page).await.map(|rows| (page, rows)),
+    let listed = match page_cursor(&query) {
+        Ok(after) => pending_page(&inner, after.as_ref()).await,
         Err(refused) => Err(refused),
     };
     match listed {
-        Ok((page, (rows, more))) => {
-            let approvals: Vec<_> = rows
+        Ok(listed) => {
+            let approvals: Vec<_> = listed
+                .rows
                 .iter()
                 .map(|a| {
-                    json!({"approvalId": a.approval_id, "runId": a.run_id,
+                    json!({"approvalId": a.approval_id,
+                        "backendApprovalId": a.backend_approval_id, "runId": a.run_id,
                         "toolCallId": a.tool_call_id, "capabilityId": a.capability_id,
-                        "state": a.state.as_str(), "requestedAtMs": a.requested_at_ms})
+                        "state": a.state.as_str(), "requestedAtMs": a.requested_at_ms,
+                        "expiresAtMs": a.expires_at_ms,
+                        "conflict": listed.conflicts.contains(&a.backend_approval_id)})
                 })
                 .collect();
-            Json(json!({"approvals": approvals, "page": page,
-                "pageSize": inner.page_size, "more": more}))
+            Json(json!({"approvals": approvals, "pageSize": inner.page_size,
+                "next": listed.next.map(|c| c.to_string())}))
             .into_response()
         }
         Err(refused) => json_error(refused),

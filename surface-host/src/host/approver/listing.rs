@@ -1,12 +1,14 @@
-//! What the approver page and the JSON routes both list: the page number
-//! asked for, a page of pending approvals, and why a request was refused.
+//! What the approver page and the JSON routes both list: the page asked
+//! for (a cursor: the pending approvals are paged oldest first, without
+//! end), a page of pending approvals with their conflicts, and why a
+//! request was refused.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use axum::http::StatusCode;
-use surface_store::ApprovalRecord;
+use surface_store::{ApprovalCursor, ApprovalRecord, ApprovalState};
 
-use super::{Inner, MAX_APPROVALS_LISTED};
+use super::Inner;
 
 /// Why a decision was not made: the status of the JSON answer and a
 /// sentence for the approver.
@@ -30,40 +32,76 @@ pub(crate) fn store_refusal(_: impl std::fmt::Display) -> Refusal {
     )
 }
 
-/// The page number of `?page=N` (0 when absent): `Err` when not a number
-/// or past [`MAX_APPROVALS_LISTED`].
-pub(crate) fn page_number(inner: &Inner, query: &HashMap<String, String>) -> Result<u32, Refusal> {
-    let page = match query.get("page") {
-        None => 0,
-        Some(text) => text
-            .parse::<u32>()
-            .map_err(|_| refusal(StatusCode::BAD_REQUEST, "The page must be a number."))?,
-    };
-    if page.saturating_mul(inner.page_size) >= MAX_APPROVALS_LISTED {
-        return Err(refusal(
-            StatusCode::BAD_REQUEST,
-            format!("Only the oldest {MAX_APPROVALS_LISTED} pending approvals are listed."),
-        ));
-    }
-    Ok(page)
+/// A page of pending approvals, oldest first.
+pub(crate) struct Listed {
+    /// The approvals of this page.
+    pub(crate) rows: Vec<ApprovalRecord>,
+    /// Where the next page starts, when more follow.
+    pub(crate) next: Option<ApprovalCursor>,
+    /// Backend approval ids of this page pending for more than one call
+    /// (a conflict an approver must see: each row is still decided by its
+    /// own id, and the backend's receipt tells the held call's from the
+    /// other).
+    pub(crate) conflicts: HashSet<String>,
 }
 
-/// Page `page` of the pending approvals, oldest first, and whether more
-/// follow.
+/// The cursor of `?after=MS.ID` (`None` when absent: the first page).
+pub(crate) fn page_cursor(
+    query: &HashMap<String, String>,
+) -> Result<Option<ApprovalCursor>, Refusal> {
+    match query.get("after") {
+        None => Ok(None),
+        Some(text) => text.parse().map(Some).map_err(|_| {
+            refusal(
+                StatusCode::BAD_REQUEST,
+                "The page link is not valid; start from the first page.",
+            )
+        }),
+    }
+}
+
+/// The page of pending approvals after `after` (the first page when
+/// `None`), at most the page size, with the conflicts among them.
 pub(crate) async fn pending_page(
     inner: &Inner,
-    page: u32,
-) -> Result<(Vec<ApprovalRecord>, bool), Refusal> {
-    let offset = page * inner.page_size;
-    let end = offset + inner.page_size;
-    let fetch = (end + 1).min(MAX_APPROVALS_LISTED);
-    let mut rows = inner
-        .host
-        .store()
-        .pending_approvals(fetch)
-        .await
-        .map_err(store_refusal)?;
-    let more = rows.len() > end as usize;
-    rows.truncate(end as usize);
-    Ok((rows.split_off((offset as usize).min(rows.len())), more))
+    after: Option<&ApprovalCursor>,
+) -> Result<Listed, Refusal> {
+    let durable = inner.host.durable();
+    let fetch = inner.page_size + 1;
+    let mut rows = match after {
+        None => durable.pending_approvals(fetch).await,
+        Some(cursor) => durable.pending_approvals_after(cursor, fetch).await,
+    }
+    .map_err(store_refusal)?;
+    let next = match rows.len() > inner.page_size as usize {
+        true => {
+            rows.truncate(inner.page_size as usize);
+            rows.last().map(ApprovalRecord::cursor)
+        }
+        false => None,
+    };
+    let mut conflicts = HashSet::new();
+    let backend_ids: HashSet<&str> = rows
+        .iter()
+        .map(|a| a.backend_approval_id.as_str())
+        .collect();
+    for backend_id in backend_ids {
+        let named = durable
+            .store()
+            .backend_approvals(backend_id, 8)
+            .await
+            .map_err(store_refusal)?;
+        let pending = named
+            .iter()
+            .filter(|a| a.state == ApprovalState::Pending)
+            .count();
+        if pending > 1 {
+            conflicts.insert(backend_id.to_string());
+        }
+    }
+    Ok(Listed {
+        rows,
+        next,
+        conflicts,
+    })
 }

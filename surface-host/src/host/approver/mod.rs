@@ -4,10 +4,10 @@
 //! through [`Host::decide_approval`] and resuming the held call.
 //!
 //! ```text
-//! GET  {path}[?page=N&done=ID&problem=TEXT]  the page: sign-in, or the pending approvals (paged)
+//! GET  {path}[?after=CURSOR&done=ID&problem=TEXT]  the page: sign-in, or the pending approvals (paged oldest first)
 //! POST {path}/login      form `secret`       the shared-secret sign-in (ApproverSignIn::secret)
 //! POST {path}/decide     form `approvalId`, `decision` = approve | reject | resume → 303
-//! GET  {path}/api/pending?page=N             {"approvals":[…],"page","pageSize","more"}
+//! GET  {path}/api/pending[?after=CURSOR]      {"approvals":[…],"pageSize","next"}
 //! POST {path}/api/decide {"approvalId","decision"} → {"approvalId","state","decidedBy","summary","outcome"}
 //! ```
 //!
@@ -44,9 +44,6 @@ pub const DEFAULT_APPROVALS_PAGE_SIZE: u32 = 50;
 /// Largest [`ApprovalsOptions::page_size`]: 100 (larger values are
 /// clamped). The page asks the gateway about each row it shows.
 pub const MAX_APPROVALS_PAGE_SIZE: u32 = 100;
-/// The pending approvals reachable by paging: the oldest 1,000 (the
-/// store's listing bound); a page past them is refused with 400.
-pub const MAX_APPROVALS_LISTED: u32 = 1_000;
 /// Largest request body of the service (sign-in, decisions): 4 KiB.
 pub const MAX_APPROVER_REQUEST_BYTES: usize = 4 * 1024;
 /// Characters of a `problem` shown on the page at most: 300.

@@ -8,9 +8,10 @@ use axum::response::Response;
 use serde_json::json;
 use surface_runtime::bridge::{CallOptions, GatewayApproval};
 use surface_runtime::invocation::AgentInvocationResult;
-use surface_store::ApprovalRecord;
+use surface_store::{ApprovalCursor, ApprovalRecord};
 
-use super::listing::{page_number, pending_page};
+use super::handlers::QUERY;
+use super::listing::{page_cursor, pending_page, Listed};
 use super::{Inner, SignIn};
 use crate::host::approvals::backend_problem;
 use crate::web::{escape_html as esc, html_page};
@@ -60,21 +61,28 @@ pub(crate) async fn approvals(
         body.push_str(&done_line(inner, done).await);
     }
     body.push_str(&problem_line(problem.as_deref()));
-    let listed = match page_number(inner, query) {
-        Ok(page) => pending_page(inner, page).await.map(|rows| (page, rows)),
-        Err(refused) => Err(refused),
+    let after = match page_cursor(query) {
+        Ok(after) => after,
+        Err(refused) => {
+            body.push_str(&problem_line(Some(&refused.message)));
+            return html_page(refused.status, &inner.title, &body);
+        }
     };
-    let (page, (pending, more)) = match listed {
+    let Listed {
+        rows: pending,
+        next,
+        conflicts,
+    } = match pending_page(inner, after.as_ref()).await {
         Ok(listed) => listed,
         Err(refused) => {
             body.push_str(&problem_line(Some(&refused.message)));
             return html_page(refused.status, &inner.title, &body);
         }
     };
-    if page == 0 {
+    if after.is_none() {
         body.push_str(&awaiting_resume(inner).await);
     }
-    if pending.is_empty() && page == 0 {
+    if pending.is_empty() && after.is_none() {
         body.push_str("<p id=\"no-approvals\">No approvals are pending.</p>");
         return html_page(StatusCode::OK, &inner.title, &body);
     }
@@ -83,35 +91,38 @@ pub(crate) async fn approvals(
          <th>At the gateway</th><th>Decision</th></tr>",
     );
     for approval in &pending {
+        let conflict = conflicts.contains(&approval.backend_approval_id);
         body.push_str(&row(
             inner,
             approval,
-            gateway_view(inner, &approval.approval_id).await,
+            conflict,
+            gateway_view(inner, &approval.backend_approval_id).await,
         ));
     }
     body.push_str("</table>");
-    body.push_str(&pager(inner, page, more));
+    body.push_str(&pager(inner, after.is_some(), next.as_ref()));
     html_page(StatusCode::OK, &inner.title, &body)
 }
 
-fn pager(inner: &Inner, page: u32, more: bool) -> String {
+/// Links to the first page (from a later one) and to the next page.
+fn pager(inner: &Inner, later_page: bool, next: Option<&ApprovalCursor>) -> String {
     let path = esc(&inner.path);
     let mut links = String::new();
-    if page > 0 {
+    if later_page {
         links.push_str(&format!(
-            "<a id=\"approvals-previous\" href=\"{path}?page={}\">Previous</a> ",
-            page - 1
+            "<a id=\"approvals-first\" href=\"{path}\">Oldest</a> "
         ));
     }
-    if more {
+    if let Some(next) = next {
+        let after = percent_encoding::utf8_percent_encode(&next.to_string(), QUERY).to_string();
         links.push_str(&format!(
-            "<a id=\"approvals-next\" href=\"{path}?page={}\">Next</a>",
-            page + 1
+            "<a id=\"approvals-next\" href=\"{path}?after={}\">Next</a>",
+            esc(&after)
         ));
     }
     match links.is_empty() {
         true => links,
-        false => format!("<p class=\"pager\">Page {}. {links}</p>", page + 1),
+        false => format!("<p class=\"pager\">{links}</p>"),
     }
 }
 
@@ -185,9 +196,24 @@ fn form(inner: &Inner, id: &str, buttons: &[(&str, &str)]) -> String {
     )
 }
 
-/// One pending approval: the host's record and the gateway's view.
-fn row(inner: &Inner, approval: &ApprovalRecord, view: Result<GatewayApproval, String>) -> String {
+/// One pending approval: the host's record and the gateway's view (the
+/// backend's approval id, and a warning when another pending call names
+/// the same backend approval).
+fn row(
+    inner: &Inner,
+    approval: &ApprovalRecord,
+    conflict: bool,
+    view: Result<GatewayApproval, String>,
+) -> String {
     let id = esc(&approval.approval_id);
+    let backend = esc(&approval.backend_approval_id);
+    let conflict = match conflict {
+        true => {
+            "<br><span class=\"conflict error\">Another pending call names this backend \
+                 approval: the backend's receipt decides which call it holds.</span>"
+        }
+        false => "",
+    };
     let view = match view {
         Ok(gateway) => {
             let shown = json!({
@@ -207,7 +233,7 @@ fn row(inner: &Inner, approval: &ApprovalRecord, view: Result<GatewayApproval, S
         Err(why) => format!("<span class=\"error\">{}</span>", esc(&why)),
     };
     format!(
-        "<tr id=\"approval-{id}\"><td>{id}</td><td>{}</td><td>{} / {}</td><td>{view}</td><td>{}</td></tr>",
+        "<tr id=\"approval-{id}\"><td>{id}<br><small>backend <code class=\"backend-approval\">{backend}</code></small>{conflict}</td><td>{}</td><td>{} / {}</td><td>{view}</td><td>{}</td></tr>",
         esc(&approval.capability_id),
         esc(&approval.run_id),
         esc(&approval.tool_call_id),
