@@ -440,16 +440,12 @@ fn killed_with_an_approval_pending(db: &Db, dir: &std::path::Path) {
     // Restarted: the approval is still pending; the approver decides, and
     // the host dies again before it resumes.
     let (mut probe, ready) = Probe::start_with(db, &backend);
-    assert_eq!(
-        ready["pendingApprovals"],
-        json!(["appr-1"]),
-        "{}",
-        db.name()
-    );
-    let resume = json!({"op": "resume", "approvalId": "appr-1"});
+    assert_eq!(ready["pendingApprovals"], json!(["inv-a"]), "{}", db.name());
+    // The host knows the approval by its held call's invocation id.
+    let resume = json!({"op": "resume", "approvalId": "inv-a"});
     assert_eq!(probe.ask(resume.clone()), json!({"error": "not-decided"}));
     assert_eq!(
-        probe.ask(json!({"op": "decide", "approvalId": "appr-1"})),
+        probe.ask(json!({"op": "decide", "approvalId": "inv-a"})),
         json!({"ok": true})
     );
     probe.kill9();
@@ -458,7 +454,7 @@ fn killed_with_an_approval_pending(db: &Db, dir: &std::path::Path) {
     // The next incarnation resumes once; the run gets the outcome.
     let (mut probe, ready) = Probe::start_with(db, &backend);
     assert_eq!(ready["pendingApprovals"], json!([]), "{}", db.name());
-    assert_eq!(ready["awaitingResume"], json!(["appr-1"]), "{}", db.name());
+    assert_eq!(ready["awaitingResume"], json!(["inv-a"]), "{}", db.name());
     let outcome = json!({"status": "ok", "invocationId": "inv-a",
         "capabilityId": "domain:devices.disable", "output": {"purged": ["dev-2"]},
         "surfaceVersion": "0"});
@@ -470,7 +466,7 @@ fn killed_with_an_approval_pending(db: &Db, dir: &std::path::Path) {
     );
     assert_eq!(
         probe.ask(json!({"op": "runApprovals"})),
-        json!({"ok": [{"approvalId": "appr-1", "state": "approved", "outcome": outcome}]})
+        json!({"ok": [{"approvalId": "inv-a", "state": "approved", "outcome": outcome}]})
     );
     probe.kill9();
     let executions = std::fs::read_to_string(&backend).unwrap();

@@ -138,6 +138,14 @@ async fn host_on(path: &std::path::Path) -> Host {
 }
 
 /// One 2026-07-28 request; `tasks`: the client declares the extension.
+/// The host's id of the approval the backend named `backend` (the held
+/// call's invocation id; the task id an MCP client sees).
+async fn approval_of(host: &Host, backend: &str) -> String {
+    let named = host.store().backend_approvals(backend, 2).await.unwrap();
+    assert_eq!(named.len(), 1, "one approval named {backend}");
+    named[0].approval_id.clone()
+}
+
 async fn rpc(host: &Host, token: &str, method: &str, params: Value, tasks: bool) -> Value {
     let mut params = params;
     let capabilities = if tasks {
@@ -236,8 +244,9 @@ async fn a_call_held_for_approval_is_a_task_completed_with_the_resumed_outcome()
     // With it: a task named by the approval, working.
     let created = rpc(&host, &token, "tools/call", call, true).await;
     let task = &created["result"];
+    let t2 = approval_of(&host, "appr-2").await;
     assert_eq!(task["resultType"], json!("task"), "{created}");
-    assert_eq!(task["taskId"], json!("appr-2"));
+    assert_eq!(task["taskId"], json!(t2));
     assert_eq!(task["status"], json!("working"));
     assert_eq!(task["pollIntervalMs"], json!(2000));
     assert_eq!(task["ttlMs"], Value::Null);
@@ -245,19 +254,12 @@ async fn a_call_held_for_approval_is_a_task_completed_with_the_resumed_outcome()
         task["statusMessage"],
         json!("The backend holds this call until a person approves or rejects it.")
     );
-    let got = rpc(
-        &host,
-        &token,
-        "tasks/get",
-        json!({"taskId": "appr-2"}),
-        true,
-    )
-    .await;
+    let got = rpc(&host, &token, "tasks/get", json!({"taskId": t2}), true).await;
     assert_eq!(got["result"]["status"], json!("working"), "{got}");
     assert!(got["result"].get("result").is_none());
     // Another run's token, an unknown id: the same refusal.
     for (who, id) in [
-        (&stranger, "appr-2"),
+        (&stranger, t2.as_str()),
         (&token, "appr-404"),
         (&token, "x".repeat(300).as_str()),
     ] {
@@ -271,31 +273,17 @@ async fn a_call_held_for_approval_is_a_task_completed_with_the_resumed_outcome()
     // A person approves; the host resumes the held call with the
     // requester's credential and records the outcome.
     host.durable()
-        .decide_approval("appr-2", ApprovalDecision::Approve, "approver-1")
+        .decide_approval(&t2, ApprovalDecision::Approve, "approver-1")
         .await
         .unwrap();
-    let decided = rpc(
-        &host,
-        &token,
-        "tasks/get",
-        json!({"taskId": "appr-2"}),
-        true,
-    )
-    .await;
+    let decided = rpc(&host, &token, "tasks/get", json!({"taskId": t2}), true).await;
     assert_eq!(decided["result"]["status"], json!("working"));
     assert_eq!(
         decided["result"]["statusMessage"],
         json!("Approved; the call is being resumed.")
     );
     // Decided: no longer withdrawn.
-    let cancel = rpc(
-        &host,
-        &token,
-        "tasks/cancel",
-        json!({"taskId": "appr-2"}),
-        true,
-    )
-    .await;
+    let cancel = rpc(&host, &token, "tasks/cancel", json!({"taskId": t2}), true).await;
     assert_eq!(
         cancel["error"],
         json!({"code": -32602, "message": "this task cannot be cancelled: a person has decided it and the call is being resumed"}),
@@ -303,7 +291,7 @@ async fn a_call_held_for_approval_is_a_task_completed_with_the_resumed_outcome()
     );
     host.durable()
         .resume_approval(
-            "appr-2",
+            &t2,
             &Resuming {
                 receipt_names: "appr-2",
             },
@@ -311,14 +299,7 @@ async fn a_call_held_for_approval_is_a_task_completed_with_the_resumed_outcome()
         )
         .await
         .unwrap();
-    let done = rpc(
-        &host,
-        &token,
-        "tasks/get",
-        json!({"taskId": "appr-2"}),
-        true,
-    )
-    .await;
+    let done = rpc(&host, &token, "tasks/get", json!({"taskId": t2}), true).await;
     let expected_result = json!({
         "resultType": "complete",
         "content": [{"type": "text", "text": "{\"devices\":[]}"}],
@@ -327,14 +308,7 @@ async fn a_call_held_for_approval_is_a_task_completed_with_the_resumed_outcome()
     });
     assert_eq!(done["result"]["status"], json!("completed"), "{done}");
     assert_eq!(done["result"]["result"], expected_result);
-    let cancel = rpc(
-        &host,
-        &token,
-        "tasks/cancel",
-        json!({"taskId": "appr-2"}),
-        true,
-    )
-    .await;
+    let cancel = rpc(&host, &token, "tasks/cancel", json!({"taskId": t2}), true).await;
     assert_eq!(
         cancel["error"],
         json!({"code": -32602, "message": "this task cannot be cancelled: it has completed"}),
@@ -346,14 +320,7 @@ async fn a_call_held_for_approval_is_a_task_completed_with_the_resumed_outcome()
     drop(tab);
     drop(host);
     let again = host_on(&path).await;
-    let after = rpc(
-        &again,
-        &token,
-        "tasks/get",
-        json!({"taskId": "appr-2"}),
-        true,
-    )
-    .await;
+    let after = rpc(&again, &token, "tasks/get", json!({"taskId": t2}), true).await;
     assert_eq!(after["result"]["status"], json!("completed"), "{after}");
     assert_eq!(after["result"]["result"], expected_result);
     drop(again);
@@ -366,42 +333,30 @@ async fn a_call_held_for_approval_is_a_task_completed_with_the_resumed_outcome()
 async fn cancelling_withdraws_the_approval(host: &Host, token: &str) {
     let call = json!({"name": "devices__list", "arguments": {}});
     let created = rpc(host, token, "tools/call", call, true).await;
-    assert_eq!(created["result"]["taskId"], json!("appr-3"), "{created}");
+    let t3 = approval_of(host, "appr-3").await;
+    assert_eq!(created["result"]["taskId"], json!(t3), "{created}");
     let pending = host.durable().pending_approvals(10).await.unwrap();
     assert_eq!(
         pending
             .iter()
-            .map(|a| a.approval_id.as_str())
+            .map(|a| a.backend_approval_id.as_str())
             .collect::<Vec<_>>(),
         ["appr-1", "appr-3"]
     );
-    let cancel = rpc(
-        host,
-        token,
-        "tasks/cancel",
-        json!({"taskId": "appr-3"}),
-        true,
-    )
-    .await;
+    let cancel = rpc(host, token, "tasks/cancel", json!({"taskId": t3}), true).await;
     assert_eq!(
         cancel["result"],
         json!({"resultType": "complete"}),
         "{cancel}"
     );
-    let got = rpc(host, token, "tasks/get", json!({"taskId": "appr-3"}), true).await;
+    let got = rpc(host, token, "tasks/get", json!({"taskId": t3}), true).await;
     assert_eq!(got["result"]["status"], json!("cancelled"), "{got}");
     assert_eq!(
         got["result"]["statusMessage"],
         json!("Cancelled by the client: the host will not resume this call (the backend's own approval was not withdrawn).")
     );
     assert!(got["result"].get("result").is_none());
-    let row = host
-        .durable()
-        .store()
-        .approval("appr-3")
-        .await
-        .unwrap()
-        .unwrap();
+    let row = host.durable().store().approval(&t3).await.unwrap().unwrap();
     assert_eq!(row.state, ApprovalState::Withdrawn);
     assert_eq!(row.decided_by, None);
     assert!(row.decided_at_ms.is_some());
@@ -411,7 +366,7 @@ async fn cancelling_withdraws_the_approval(host: &Host, token: &str) {
     assert_eq!(
         pending
             .iter()
-            .map(|a| a.approval_id.as_str())
+            .map(|a| a.backend_approval_id.as_str())
             .collect::<Vec<_>>(),
         ["appr-1"]
     );
@@ -421,7 +376,7 @@ async fn cancelling_withdraws_the_approval(host: &Host, token: &str) {
     };
     let refused = host
         .decide_approval(
-            "appr-3",
+            &t3,
             ApprovalDecision::Approve,
             "approver-1",
             &endpoint,
@@ -446,14 +401,7 @@ async fn cancelling_withdraws_the_approval(host: &Host, token: &str) {
         .await
         .unwrap()
         .is_empty());
-    let again = rpc(
-        host,
-        token,
-        "tasks/cancel",
-        json!({"taskId": "appr-3"}),
-        true,
-    )
-    .await;
+    let again = rpc(host, token, "tasks/cancel", json!({"taskId": t3}), true).await;
     assert_eq!(
         again["error"],
         json!({"code": -32602, "message": "this task cannot be cancelled: it was cancelled before"}),
@@ -515,6 +463,8 @@ async fn a_decision_is_checked_sent_recorded_as_the_backend_kept_it_and_resumed_
             .await;
         assert!(held.is_error);
     }
+    let t1 = approval_of(&host, "appr-1").await;
+    let t2 = approval_of(&host, "appr-2").await;
 
     // The gateway's receipt names another approval: nothing is decided.
     let endpoint = Endpoint {
@@ -525,13 +475,7 @@ async fn a_decision_is_checked_sent_recorded_as_the_backend_kept_it_and_resumed_
         receipt_names: "appr-9",
     };
     let refused = host
-        .decide_approval(
-            "appr-1",
-            ApprovalDecision::Approve,
-            "ann",
-            &endpoint,
-            &wrong,
-        )
+        .decide_approval(&t1, ApprovalDecision::Approve, "ann", &endpoint, &wrong)
         .await
         .unwrap_err();
     assert!(matches!(refused, DecideError::NotTheHeldCall), "{refused}");
@@ -540,7 +484,7 @@ async fn a_decision_is_checked_sent_recorded_as_the_backend_kept_it_and_resumed_
         "The gateway's approval belongs to another call than this one; it was not decided."
     );
     assert_eq!(endpoint.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
-    let row = host.store().approval("appr-1").await.unwrap().unwrap();
+    let row = host.store().approval(&t1).await.unwrap().unwrap();
     assert_eq!(row.state, ApprovalState::Pending);
 
     // Asked to approve, the backend kept an earlier rejection: recorded as
@@ -553,29 +497,17 @@ async fn a_decision_is_checked_sent_recorded_as_the_backend_kept_it_and_resumed_
         receipt_names: "appr-1",
     };
     let outcome = host
-        .decide_approval(
-            "appr-1",
-            ApprovalDecision::Approve,
-            "ann",
-            &rejecting,
-            &gateway,
-        )
+        .decide_approval(&t1, ApprovalDecision::Approve, "ann", &rejecting, &gateway)
         .await
         .unwrap();
     assert_eq!(outcome.invocation_id(), row.invocation_id);
-    let row = host.store().approval("appr-1").await.unwrap().unwrap();
+    let row = host.store().approval(&t1).await.unwrap().unwrap();
     assert_eq!(row.state, ApprovalState::Rejected);
     assert_eq!(row.decided_by.as_deref(), Some("ann"));
     assert!(row.outcome.is_some());
     // Again: the recorded outcome, the endpoint not called again.
     let again = host
-        .decide_approval(
-            "appr-1",
-            ApprovalDecision::Reject,
-            "bob",
-            &rejecting,
-            &gateway,
-        )
+        .decide_approval(&t1, ApprovalDecision::Reject, "bob", &rejecting, &gateway)
         .await
         .unwrap();
     assert_eq!(again, outcome);
@@ -590,13 +522,7 @@ async fn a_decision_is_checked_sent_recorded_as_the_backend_kept_it_and_resumed_
         receipt_names: "appr-2",
     };
     let expired = host
-        .decide_approval(
-            "appr-2",
-            ApprovalDecision::Approve,
-            "ann",
-            &pending,
-            &gateway,
-        )
+        .decide_approval(&t2, ApprovalDecision::Approve, "ann", &pending, &gateway)
         .await
         .unwrap_err();
     assert_eq!(
@@ -796,8 +722,9 @@ async fn legacy_tasks(
     };
     let call = json!({"name": "devices__list", "arguments": {}, "task": {"ttl": 60000}});
     let created = legacy_answer(service, rpc(3, "tools/call", call.clone()), 3).await;
+    let t2 = approval_of(host, "appr-2").await;
     let task = &created["result"]["task"];
-    assert_eq!(task["taskId"], json!("appr-2"), "{created}");
+    assert_eq!(task["taskId"], json!(t2), "{created}");
     assert_eq!(task["status"], json!("working"));
     assert_eq!(
         task["statusMessage"],
@@ -807,7 +734,7 @@ async fn legacy_tasks(
     assert_eq!(task["pollInterval"], json!(2000));
     assert_eq!(task["createdAt"], task["lastUpdatedAt"]);
     assert_eq!(created["result"].as_object().unwrap().len(), 1);
-    let got = legacy_answer(service, rpc(4, "tasks/get", json!({"taskId": "appr-2"})), 4).await;
+    let got = legacy_answer(service, rpc(4, "tasks/get", json!({"taskId": t2})), 4).await;
     assert_eq!(got["result"], *task, "{got}");
     for id in ["appr-404", "appr-1x"] {
         let refused = legacy_answer(service, rpc(5, "tasks/get", json!({"taskId": id})), 5).await;
@@ -819,7 +746,7 @@ async fn legacy_tasks(
     // tasks/result waits for the decision (polling the store every 500 ms).
     let waiting = tower_service::Service::call(
         &mut service.clone(),
-        rpc(6, "tasks/result", json!({"taskId": "appr-2"})),
+        rpc(6, "tasks/result", json!({"taskId": t2})),
     );
     let waiting = tokio::spawn(async move {
         let response = waiting.await.unwrap();
@@ -836,7 +763,7 @@ async fn legacy_tasks(
         receipt_names: "appr-2",
     };
     host.decide_approval(
-        "appr-2",
+        &t2,
         ApprovalDecision::Approve,
         "approver-1",
         &endpoint,
@@ -854,62 +781,36 @@ async fn legacy_tasks(
             "content": [{"type": "text", "text": "{\"devices\":[]}"}],
             "structuredContent": {"devices": []},
             "isError": false,
-            "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "appr-2"}}
+            "_meta": {"io.modelcontextprotocol/related-task": {"taskId": t2}}
         }})
     );
-    let done = legacy_answer(service, rpc(7, "tasks/get", json!({"taskId": "appr-2"})), 7).await;
+    let done = legacy_answer(service, rpc(7, "tasks/get", json!({"taskId": t2})), 7).await;
     assert_eq!(done["result"]["status"], json!("completed"), "{done}");
     assert_eq!(
         done["result"]["statusMessage"],
         json!("A person decided and the call was resumed; the result is final.")
     );
-    let cancel = legacy_answer(
-        service,
-        rpc(8, "tasks/cancel", json!({"taskId": "appr-2"})),
-        8,
-    )
-    .await;
+    let cancel = legacy_answer(service, rpc(8, "tasks/cancel", json!({"taskId": t2})), 8).await;
     assert_eq!(
         cancel["error"],
         json!({"code": -32602, "message": "this task cannot be cancelled: it has completed"})
     );
     // A held call cancelled: withdrawn, its result refused.
     let created = legacy_answer(service, rpc(9, "tools/call", call), 9).await;
-    assert_eq!(
-        created["result"]["task"]["taskId"],
-        json!("appr-3"),
-        "{created}"
-    );
-    let cancelled = legacy_answer(
-        service,
-        rpc(10, "tasks/cancel", json!({"taskId": "appr-3"})),
-        10,
-    )
-    .await;
-    assert_eq!(
-        cancelled["result"]["taskId"],
-        json!("appr-3"),
-        "{cancelled}"
-    );
+    let t3 = approval_of(host, "appr-3").await;
+    assert_eq!(created["result"]["task"]["taskId"], json!(t3), "{created}");
+    let cancelled =
+        legacy_answer(service, rpc(10, "tasks/cancel", json!({"taskId": t3})), 10).await;
+    assert_eq!(cancelled["result"]["taskId"], json!(t3), "{cancelled}");
     assert_eq!(cancelled["result"]["status"], json!("cancelled"));
     assert_eq!(
         cancelled["result"]["statusMessage"],
         json!("Cancelled by the client: the host will not resume this call (the backend's own approval was not withdrawn).")
     );
-    let row = host
-        .durable()
-        .store()
-        .approval("appr-3")
-        .await
-        .unwrap()
-        .unwrap();
+    let row = host.durable().store().approval(&t3).await.unwrap().unwrap();
     assert_eq!(row.state, ApprovalState::Withdrawn);
-    let no_result = legacy_answer(
-        service,
-        rpc(11, "tasks/result", json!({"taskId": "appr-3"})),
-        11,
-    )
-    .await;
+    let no_result =
+        legacy_answer(service, rpc(11, "tasks/result", json!({"taskId": t3})), 11).await;
     assert_eq!(
         no_result["error"],
         json!({"code": -32602, "message": "the task was cancelled; it has no result"})
@@ -999,7 +900,8 @@ fn tasks_probe() {
             true,
         )
         .await;
-        assert_eq!(created["result"]["taskId"], json!("appr-1"), "{created}");
+        let t1 = approval_of(&host, "appr-1").await;
+        assert_eq!(created["result"]["taskId"], json!(t1), "{created}");
         println!("PROBE {token}");
         std::future::pending::<()>().await;
     });
@@ -1070,14 +972,8 @@ fn killed_then_completed(database: &str) {
         // The next process on the same database: the task is there,
         // working.
         let host = host_at(database.parse().unwrap()).await;
-        let got = rpc(
-            &host,
-            &token,
-            "tasks/get",
-            json!({"taskId": "appr-1"}),
-            true,
-        )
-        .await;
+        let t1 = approval_of(&host, "appr-1").await;
+        let got = rpc(&host, &token, "tasks/get", json!({"taskId": t1}), true).await;
         assert_eq!(got["result"]["status"], json!("working"), "{got}");
         // A person decides; the host resumes the held call once.
         let endpoint = Endpoint {
@@ -1088,24 +984,11 @@ fn killed_then_completed(database: &str) {
             receipt_names: "appr-1",
         };
         let outcome = host
-            .decide_approval(
-                "appr-1",
-                ApprovalDecision::Approve,
-                "ann",
-                &endpoint,
-                &gateway,
-            )
+            .decide_approval(&t1, ApprovalDecision::Approve, "ann", &endpoint, &gateway)
             .await
             .unwrap();
         assert!(outcome.error().is_none(), "{outcome:?}");
-        let done = rpc(
-            &host,
-            &token,
-            "tasks/get",
-            json!({"taskId": "appr-1"}),
-            true,
-        )
-        .await;
+        let done = rpc(&host, &token, "tasks/get", json!({"taskId": t1}), true).await;
         assert_eq!(done["result"]["status"], json!("completed"), "{done}");
         assert_eq!(
             done["result"]["result"]["structuredContent"],
@@ -1114,13 +997,7 @@ fn killed_then_completed(database: &str) {
         // Once: deciding again returns the recorded outcome without the
         // endpoint.
         let again = host
-            .decide_approval(
-                "appr-1",
-                ApprovalDecision::Approve,
-                "ann",
-                &endpoint,
-                &gateway,
-            )
+            .decide_approval(&t1, ApprovalDecision::Approve, "ann", &endpoint, &gateway)
             .await
             .unwrap();
         assert_eq!(again, outcome);
@@ -1216,6 +1093,7 @@ async fn ts_sdk_v1_client_on_the_legacy_lane_reads_a_held_calls_task_result_afte
         assert!(waited < 300, "no approval within 30 s");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let t1 = approval_of(&host, "appr-1").await;
     // Between the client's first `tasks/get` (at once) and its next (after
     // the task's 2,000 ms poll interval).
     tokio::time::sleep(Duration::from_millis(1000)).await;
@@ -1227,7 +1105,7 @@ async fn ts_sdk_v1_client_on_the_legacy_lane_reads_a_held_calls_task_result_afte
         receipt_names: "appr-1",
     };
     host.decide_approval(
-        "appr-1",
+        &t1,
         ApprovalDecision::Approve,
         "approver-1",
         &endpoint,
@@ -1257,14 +1135,14 @@ async fn ts_sdk_v1_client_on_the_legacy_lane_reads_a_held_calls_task_result_afte
     assert_eq!(
         report["messages"],
         json!([
-            {"type": "taskCreated", "taskId": "appr-1", "status": "working"},
-            {"type": "taskStatus", "taskId": "appr-1", "status": "working"},
-            {"type": "taskStatus", "taskId": "appr-1", "status": "completed"},
+            {"type": "taskCreated", "taskId": t1, "status": "working"},
+            {"type": "taskStatus", "taskId": t1, "status": "working"},
+            {"type": "taskStatus", "taskId": t1, "status": "completed"},
             {"type": "result", "result": {
                 "content": [{"type": "text", "text": "{\"devices\":[]}"}],
                 "structuredContent": {"devices": []},
                 "isError": false,
-                "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "appr-1"}}
+                "_meta": {"io.modelcontextprotocol/related-task": {"taskId": t1}}
             }}
         ]),
         "{stderr}"

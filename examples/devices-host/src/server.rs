@@ -446,10 +446,11 @@ fn summarize(path: &str, outcome: &BrowserSurfaceOutcome) -> String {
         }
         (AgentInvocationResult::Ok { .. }, _) => format!("Success: {path} ran."),
         (_, Some(error)) if error.code == ErrorCode::DomainApprovalRequired => {
-            let id = error.details.get("approvalId").and_then(Value::as_str);
+            let backend = error.details.get("approvalId").and_then(Value::as_str);
             format!(
-                "Waiting for approval {}: the server holds {path} until a person decides on the approver page; nothing was done yet.",
-                id.unwrap_or("?")
+                "Waiting for approval {} (the backend's {}): the server holds {path} until a person decides on the approver page; nothing was done yet.",
+                result.invocation_id(),
+                backend.unwrap_or("?")
             )
         }
         (_, Some(error)) => {

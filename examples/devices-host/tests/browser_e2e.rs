@@ -1285,28 +1285,34 @@ impl Stack {
     }
 
     /// Asks the agent to purge `dev-2`, confirms in the page and waits
-    /// until the server holds it for approval `appr-1`; returns the run id.
-    async fn purge_until_approval_required(&self) -> String {
+    /// until the server holds it for approval `appr-1`; returns the run id
+    /// and the host's id of the approval (the held call's invocation id).
+    async fn purge_until_approval_required(&self) -> (String, String) {
         self.select(&["dev-2"]).await;
         let input = self.start_turn_until_confirmation("#start-purge").await;
         assert_eq!(input, json!({"deviceIds": ["dev-2"]}));
         self.browser.click("#approve").await.unwrap();
         let report = self.report().await;
-        assert_eq!(
-            report,
-            "Agent turn: Waiting for approval appr-1: the server holds devices.purge until a person decides on the approver page; nothing was done yet."
-        );
         assert!(self.server_ids().await.contains(&"dev-2".to_string()));
         let approvals = self.host.durable().pending_approvals(10).await.unwrap();
         assert_eq!(approvals.len(), 1);
-        assert_eq!(approvals[0].approval_id, "appr-1");
+        let id = &approvals[0].approval_id;
+        assert_eq!(
+            report,
+            format!("Agent turn: Waiting for approval {id} (the backend's appr-1): the server holds devices.purge until a person decides on the approver page; nothing was done yet.")
+        );
+        assert_eq!(approvals[0].backend_approval_id, "appr-1");
+        assert_eq!(approvals[0].approval_id, approvals[0].invocation_id);
         assert_eq!(approvals[0].capability_id, "domain:devices.purge");
         // The page confirmed, so the server knows the call by the retry's id.
         assert_ne!(
             approvals[0].backend_invocation_id,
             approvals[0].invocation_id
         );
-        approvals[0].run_id.clone()
+        (
+            approvals[0].run_id.clone(),
+            approvals[0].approval_id.clone(),
+        )
     }
 }
 
@@ -1353,7 +1359,10 @@ async fn assert_shown_approval(s: &Stack, approval_id: &str) -> String {
     expires_at
 }
 
-const RESUMED: &str = "appr-1: Approved by approver and resumed: the server purged dev-2.";
+/// What the approver sees after approving `approval_id`.
+fn resumed(approval_id: &str) -> String {
+    format!("{approval_id}: Approved by approver and resumed: the server purged dev-2.")
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_purge_approved_on_the_approver_page_is_resumed_and_the_run_gets_the_outcome() {
@@ -1364,14 +1373,14 @@ async fn a_purge_approved_on_the_approver_page_is_resumed_and_the_run_gets_the_o
     else {
         return;
     };
-    let run_id = s.purge_until_approval_required().await;
+    let (run_id, id) = s.purge_until_approval_required().await;
     s.shot("12-waiting-for-approval").await;
-    let console = s.approver_tab("appr-1").await;
-    assert_shown_approval(&s, "appr-1").await;
+    let console = s.approver_tab(&id).await;
+    assert_shown_approval(&s, &id).await;
     s.shot("13-approver-page").await;
-    s.browser.click("#approve-appr-1").await.unwrap();
+    s.browser.click(&format!("#approve-{id}")).await.unwrap();
     s.browser
-        .wait_for_text("#approver-result", WAIT, |t| t == RESUMED)
+        .wait_for_text("#approver-result", WAIT, |t| t == resumed(&id))
         .await
         .expect("the approver sees the resumed outcome");
     s.browser.wait_for("#no-approvals", WAIT).await.unwrap();
@@ -1422,7 +1431,7 @@ async fn an_approval_survives_a_host_restart_and_is_resumed_once_after_it() {
     else {
         return;
     };
-    let run_id = s.purge_until_approval_required().await;
+    let (run_id, id) = s.purge_until_approval_required().await;
     // The host stops between the request and the decision; a new host
     // process state starts on the same store (a new port: the old page
     // session is gone with the old host's memory anyway).
@@ -1438,11 +1447,11 @@ async fn an_approval_survives_a_host_restart_and_is_resumed_once_after_it() {
         "the approval is still pending after the restart"
     );
     assert_eq!(pending[0].run_id, run_id);
-    s.approver_tab("appr-1").await;
-    assert_shown_approval(&s, "appr-1").await;
-    s.browser.click("#approve-appr-1").await.unwrap();
+    s.approver_tab(&id).await;
+    assert_shown_approval(&s, &id).await;
+    s.browser.click(&format!("#approve-{id}")).await.unwrap();
     s.browser
-        .wait_for_text("#approver-result", WAIT, |t| t == RESUMED)
+        .wait_for_text("#approver-result", WAIT, |t| t == resumed(&id))
         .await
         .expect("the approver sees the resumed outcome");
     s.shot("16-approver-after-restart").await;

@@ -372,12 +372,28 @@ fn sent_methods(wire: &Value) -> Vec<String> {
 /// What the turn's client saw up to its task result; the page
 /// confirmations and the approver's decision are made meanwhile.
 struct Seen {
+    /// The host's id of the purge's approval: the task id.
+    approval_id: String,
     connected: Value,
     disable: Value,
     task: Value,
     statuses: Vec<Value>,
     result: Value,
     wire: Value,
+}
+
+/// The host's id of the approval the backend named `backend` (the held
+/// call's invocation id, the task id an MCP client sees).
+async fn approval_of(s: &Stack, backend: &str) -> String {
+    let named = s
+        .host
+        .durable()
+        .store()
+        .backend_approvals(backend, 2)
+        .await
+        .unwrap();
+    assert_eq!(named.len(), 1, "one approval named {backend}");
+    named[0].approval_id.clone()
 }
 
 async fn turn(s: &Stack, lane: &str, shots: &str) -> Seen {
@@ -404,11 +420,12 @@ async fn turn(s: &Stack, lane: &str, shots: &str) -> Seen {
     s.confirm_in_page("devices.purge", &format!("{shots}-2-confirm-purge"))
         .await;
     let task = client.next("task").await;
+    let approval_id = approval_of(s, "appr-1").await;
     // The client polled once and saw the task working before anyone decided.
     let working = client.next("status").await;
     assert_eq!(
         working,
-        json!({"step": "status", "taskId": "appr-1", "status": "working", "statusMessage": HELD})
+        json!({"step": "status", "taskId": approval_id, "status": "working", "statusMessage": HELD})
     );
     assert_eq!(
         s.server_ids().await,
@@ -419,7 +436,7 @@ async fn turn(s: &Stack, lane: &str, shots: &str) -> Seen {
             "dev-locked:active"
         ]
     );
-    s.approve_on_approver_page("appr-1", &format!("{shots}-3-approver"))
+    s.approve_on_approver_page(&approval_id, &format!("{shots}-3-approver"))
         .await;
     let mut statuses = vec![working];
     let result = loop {
@@ -440,6 +457,7 @@ async fn turn(s: &Stack, lane: &str, shots: &str) -> Seen {
     let wire = client.next("wire").await;
     client.exit_success().await;
     Seen {
+        approval_id,
         connected,
         disable,
         task,
@@ -463,7 +481,7 @@ async fn assert_purged_once(s: &Stack) {
         .host
         .durable()
         .store()
-        .approval("appr-1")
+        .approval(&approval_of(s, "appr-1").await)
         .await
         .unwrap()
         .expect("the host recorded appr-1");
@@ -490,16 +508,16 @@ async fn assert_purged_once(s: &Stack) {
 
 /// The statuses after the first: `working` while the decision is resumed
 /// (if the client polled then), then `completed`.
-fn assert_statuses_after_decision(statuses: &[Value]) {
+fn assert_statuses_after_decision(statuses: &[Value], task_id: &str) {
     let last = statuses.last().unwrap();
     assert_eq!(
         last,
-        &json!({"step": "status", "taskId": "appr-1", "status": "completed", "statusMessage": FINAL})
+        &json!({"step": "status", "taskId": task_id, "status": "completed", "statusMessage": FINAL})
     );
     for between in &statuses[1..statuses.len() - 1] {
         assert_eq!(
             between,
-            &json!({"step": "status", "taskId": "appr-1", "status": "working", "statusMessage": APPROVED})
+            &json!({"step": "status", "taskId": task_id, "status": "working", "statusMessage": APPROVED})
         );
     }
 }
@@ -544,10 +562,10 @@ async fn ts_sdk_v2_pinned_to_2026_07_28_runs_a_whole_turn_with_a_purge_approved_
     assert_eq!(seen.task["callToolError"], json!("UNSUPPORTED_RESULT_TYPE"));
     assert_eq!(
         without_times(&seen.task["task"]),
-        json!({"resultType": "task", "taskId": "appr-1", "status": "working",
+        json!({"resultType": "task", "taskId": seen.approval_id, "status": "working",
                "statusMessage": HELD, "ttlMs": null, "pollIntervalMs": 2000})
     );
-    assert_statuses_after_decision(&seen.statuses);
+    assert_statuses_after_decision(&seen.statuses, &seen.approval_id);
     assert_eq!(
         seen.result,
         json!({"step": "result", "result": {"isError": false,
@@ -584,15 +602,15 @@ async fn ts_sdk_v1_on_the_legacy_lane_runs_a_whole_turn_with_a_purge_approved_on
     assert_progress(&seen.task["progress"]);
     assert_eq!(
         without_times(&seen.task["task"]),
-        json!({"taskId": "appr-1", "status": "working", "statusMessage": HELD,
+        json!({"taskId": seen.approval_id, "status": "working", "statusMessage": HELD,
                "ttl": null, "pollInterval": 2000})
     );
-    assert_statuses_after_decision(&seen.statuses);
+    assert_statuses_after_decision(&seen.statuses, &seen.approval_id);
     assert_eq!(
         seen.result,
         json!({"step": "result", "result": {"isError": false,
             "text": ["{\"purged\":[\"dev-2\"]}"], "structuredContent": {"purged": ["dev-2"]},
-            "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "appr-1"}}}})
+            "_meta": {"io.modelcontextprotocol/related-task": {"taskId": seen.approval_id}}}})
     );
     assert_eq!(
         sent_methods(&seen.wire["messages"]),

@@ -33,8 +33,8 @@ use super::rmcp_model;
 pub const TASK_POLL_INTERVAL_MS: u64 = 2_000;
 
 /// The task of `result` — a call of `run_id` the backend holds for
-/// approval, whose approval the durable host recorded for that run and
-/// invocation — or `None` (any other result, or a store that cannot be
+/// approval, whose approval the durable host recorded for that run under
+/// the call's invocation id (the task id) — or `None` (any other result, or a store that cannot be
 /// read: the client then gets the `DOMAIN_APPROVAL_REQUIRED` result).
 pub(crate) async fn task_for_held_call(
     replica: &Replica,
@@ -57,15 +57,21 @@ pub(crate) async fn held_approval(
     if error.code != ErrorCode::DomainApprovalRequired {
         return None;
     }
-    let approval_id = error.details.get("approvalId")?.as_str()?;
-    let record = match replica.durable().store().approval(approval_id).await {
+    let backend_approval_id = error.details.get("approvalId")?.as_str()?;
+    // The host's id of an approval is its held call's invocation id.
+    let record = match replica
+        .durable()
+        .store()
+        .approval(result.invocation_id())
+        .await
+    {
         Ok(record) => record?,
         Err(error) => {
             tracing::error!(error = ?error, "MCP: the held call's approval cannot be read; no task");
             return None;
         }
     };
-    (record.run_id == run_id && record.invocation_id == result.invocation_id()).then_some(record)
+    (record.run_id == run_id && record.backend_approval_id == backend_approval_id).then_some(record)
 }
 
 /// `tasks/get` of `task_id` for `run_id`.
