@@ -2,7 +2,8 @@
 //! age, never by traffic (docs/host.md, "Retention"). A pass
 //! ([`sweep`]) expires the approvals nobody decided in time (their runs
 //! are told), ends the runs older than the run age bound and revokes their
-//! tokens, deletes the tokens older than that bound, and deletes finished
+//! tokens, deletes the tokens older than that bound and the expired MCP
+//! request claims, and deletes finished
 //! rows older than the finished age — at most a batch per table, never a
 //! row a restart or a replica still needs (a call dispatched or
 //! interrupted and not reconciled, a pending approval, a decided one not
@@ -111,6 +112,8 @@ pub struct SweepReport {
     pub ended_runs: usize,
     /// Tokens deleted (of those runs, and older than the bound).
     pub deleted_tokens: u64,
+    /// MCP request claims deleted (expired).
+    pub expired_requests: u64,
     /// Finished rows deleted, per table.
     pub pruned: Pruned,
 }
@@ -140,6 +143,7 @@ pub async fn sweep(
         deleted_tokens += mcp.revoke_run_tokens(run_id).await?;
     }
     deleted_tokens += mcp.delete_tokens_issued_before(runs_before).await?;
+    let expired_requests = mcp.delete_expired_requests(now).await?;
     let pruned = durable
         .store()
         .prune(PruneCutoffs {
@@ -151,6 +155,7 @@ pub async fn sweep(
         expired_approvals,
         ended_runs: ended.len(),
         deleted_tokens,
+        expired_requests,
         pruned,
     })
 }

@@ -293,3 +293,121 @@ async fn get_and_delete_of_another_runs_session_are_refused_on_every_replica() {
         assert_eq!(status, 200, "still the owner's session on {url}: {answer}");
     }
 }
+
+/// Issue 11 across replicas: a `tools/call` delivered to two replicas at
+/// once — in a legacy session restored on the second, and as a stateless
+/// request with the same id and body from the same token — runs once: the
+/// copy is refused at once (HTTP 409, JSON-RPC -32600) by the replica that
+/// did not take it, and the page sees one call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_delivered_to_two_replicas_at_once_runs_once() {
+    let store = Arc::new(MemoryStore::new());
+    let wake = Arc::new(LocalWakeups::new());
+    let r1 = endpoint(&store, &wake, "r1").await;
+    let r2 = endpoint(&store, &wake, "r2").await;
+    let s = host_support::session();
+    let replica1 = r1.host.replica().clone();
+    let (tab, mut calls) = replica1
+        .open_connection(AuthenticatedConnection::new("conn-1", "sess-1", "user-1"))
+        .unwrap();
+    let announcement = s.session.connect("conn-1").unwrap();
+    tab.receive(BrowserToHostMessage::Announcement(Box::new(announcement)))
+        .await
+        .unwrap();
+    replica1
+        .durable()
+        .start_run(AgentRun {
+            run_id: "run-1".into(),
+            session_id: "sess-1".into(),
+            tab_id: Some("tab-1".into()),
+            kind: ConsumerKind::Embedded,
+        })
+        .await
+        .unwrap();
+    let token = r1.mcp.issue_token("run-1").await.unwrap();
+    let (_, _, session) = post(&r1.url, &token, None, initialize()).await;
+    let session = session.expect("a session id");
+    post(&r1.url, &token, Some(&session), initialized()).await;
+
+    let legacy = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                        "params": {"name": "devices__list", "arguments": {}}});
+    let (url, t, sess, body) = (
+        r1.url.clone(),
+        token.clone(),
+        session.clone(),
+        legacy.clone(),
+    );
+    let first = tokio::spawn(async move { post(&url, &t, Some(&sess), body).await });
+    let call = tokio::time::timeout(Duration::from_secs(10), calls.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let (status, copy, _) = post(&r2.url, &token, Some(&session), legacy).await;
+    assert_eq!(status, 409, "{copy}");
+    assert_eq!(copy["error"]["code"], json!(-32600));
+    assert_eq!(copy["id"], json!(5));
+    let result = s.session.invoke(call).await;
+    tab.receive(BrowserToHostMessage::Result(Box::new(result)))
+        .await
+        .unwrap();
+    let (status, answered, _) = first.await.unwrap();
+    assert_eq!(
+        (status, answered["id"].clone()),
+        (200, json!(5)),
+        "{answered}"
+    );
+    assert_eq!(answered["result"]["isError"], json!(false), "{answered}");
+
+    // Stateless (2026-07-28): the same id and body from the same token.
+    let stateless = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "devices__list", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let (url, t, body) = (r1.url.clone(), token.clone(), stateless.clone());
+    let first = tokio::spawn(async move { post_modern(&url, &t, body).await });
+    let call = tokio::time::timeout(Duration::from_secs(10), calls.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let (status, copy) = post_modern(&r2.url, &token, stateless.clone()).await;
+    assert_eq!((status, copy["id"].clone()), (409, json!(9)), "{copy}");
+    let result = s.session.invoke(call).await;
+    tab.receive(BrowserToHostMessage::Result(Box::new(result)))
+        .await
+        .unwrap();
+    let (status, answered) = first.await.unwrap();
+    assert_eq!(status, 200, "{answered}");
+    assert_eq!(answered["result"]["isError"], json!(false), "{answered}");
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), calls.next())
+            .await
+            .is_err(),
+        "the page saw each call once"
+    );
+}
+
+/// A stateless (2026-07-28) JSON-RPC POST; the status and the answer.
+async fn post_modern(url: &str, token: &str, body: Value) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .post(url)
+        .timeout(Duration::from_secs(20))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "devices__list")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    let value = serde_json::from_str(&text).ok().or_else(|| {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .find_map(|d| serde_json::from_str(d.trim()).ok())
+    });
+    (status, value.unwrap_or(Value::String(text)))
+}

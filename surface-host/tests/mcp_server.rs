@@ -1083,4 +1083,29 @@ async fn a_request_delivered_twice_runs_once_and_the_copy_is_refused() {
         .unwrap();
     assert_eq!(last_message(&text)["id"], json!(7));
     assert_eq!(last_message(&text)["result"]["isError"], json!(false));
+    // A late copy (a retrying proxy) within the window is refused too:
+    // answered already, never run again.
+    let mut refused = (0, String::new());
+    for _ in 0..50 {
+        refused = send(&service, modern_call()).await;
+        if message(&refused.1)["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("request already answered"))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(refused.0, 409, "{}", refused.1);
+    assert_eq!(
+        message(&refused.1),
+        json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32600,
+               "message": "request already answered: the same request (this id and these arguments) from this run was answered moments ago and is not run again; send a new request with a new id"}})
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), calls.next())
+            .await
+            .is_err(),
+        "the late copy never reached the page"
+    );
 }

@@ -24,9 +24,9 @@ pub mod wake;
 pub use store::{
     ApprovalCursor, ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState,
     Completion, CursorError, Decision, DispatchWrite, Durability, HostStore, LeaseClaim, McpStore,
-    MemoryStore, OutcomeWrite, PruneCutoffs, Pruned, RenewedLease, RouteRecord, RouteState,
-    RouteTake, RouteTransition, RouteWrite, RowCounts, RunRecord, StoreError, StoreFuture,
-    SurfaceLease, Transition, LEGACY_SURFACE_VERSION,
+    MemoryStore, OutcomeWrite, PruneCutoffs, Pruned, RenewedLease, RequestClaim, RouteRecord,
+    RouteState, RouteTake, RouteTransition, RouteWrite, RowCounts, RunRecord, StoreError,
+    StoreFuture, SurfaceLease, Transition, LEGACY_SURFACE_VERSION,
 };
 #[cfg(feature = "postgres")]
 pub use store::{PostgresStore, PostgresStoreOptions};

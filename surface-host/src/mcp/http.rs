@@ -628,7 +628,7 @@ fn keep_alive(options: &super::McpServerOptions) -> Duration {
     options.call_timeout + Duration::from_secs(30)
 }
 
-fn now_ms() -> i64 {
+pub(super) fn now_ms() -> i64 {
     i64::try_from(surface_runtime::Clock::now_ms(
         &surface_runtime::SystemClock,
     ))
@@ -863,20 +863,33 @@ impl McpHttpService {
                 hex::encode(surface_runtime::hash::sha256(&body))
             ),
         };
-        let mark = match self.shared.in_flight.mark(scope, &body) {
+        let mark = match self.shared.in_flight.mark(scope.clone(), &body) {
             Ok(mark) => mark,
             Err(id) => return super::inflight::already_in_flight(&id),
         };
+        let lasts = self.shared.options.call_timeout + Duration::from_secs(60);
+        let claim = match super::inflight::claim_call(
+            self.shared.mcp_store(),
+            &scope,
+            &body,
+            session.is_none(),
+            i64::try_from(lasts.as_millis()).unwrap_or(i64::MAX),
+        )
+        .await
+        {
+            Ok(claim) => claim,
+            Err(duplicate) => return duplicate.response(),
+        };
         if session.is_some() && !names_current_revision(&parts.headers) {
             if let Some(answer) = super::tasks::legacy::answer(&self.shared, run, &body).await {
-                return super::inflight::held_until_answered(answer, mark);
+                return super::inflight::held_until_answered(answer, mark, claim);
             }
         }
         let response = self
             .inner
             .handle(Request::from_parts(parts, Full::new(body)))
             .await;
-        super::inflight::held_until_answered(response, mark)
+        super::inflight::held_until_answered(response, mark, claim)
     }
 
     /// A legacy `initialize`: a new session within the bounds.

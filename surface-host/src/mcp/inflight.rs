@@ -5,11 +5,17 @@
 //! in flight, are refused at once with JSON-RPC `-32600` (HTTP 409). The
 //! mark lives in the memory of the replica serving the request and ends
 //! with the request's response body (answered, or dropped with the
-//! client's connection).
+//! client's connection). A `tools/call` is also claimed in the store
+//! ([`StoreClaim`]), so a copy that reached another replica is refused
+//! there too; a stateless call's claim outlives its answer by
+//! [`STATELESS_DUPLICATE_WINDOW_MS`] (a retrying proxy's late copy is
+//! refused, never run again).
 
 use std::collections::HashSet;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
+
+use surface_store::{McpStore, RequestClaim};
 
 use bytes::Bytes;
 use http::{header, Response, StatusCode};
@@ -78,14 +84,125 @@ fn request_id(body: &[u8]) -> Option<Value> {
     }
 }
 
+/// How long a stateless (2026-07-28) `tools/call` stays refused after it
+/// was answered: 30 s (the same id and body from the same run).
+pub const STATELESS_DUPLICATE_WINDOW_MS: i64 = 30_000;
+
+/// A `tools/call`'s claim in the store, seen by every replica; dropping
+/// it (the answer ended or the client left) settles it: deleted, or kept
+/// answered for `keep_ms` more.
+pub(super) struct StoreClaim {
+    store: Arc<dyn McpStore>,
+    key: String,
+    keep_ms: Option<i64>,
+}
+
+impl Drop for StoreClaim {
+    fn drop(&mut self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return; // The row expires by itself.
+        };
+        let (store, key, keep) = (
+            self.store.clone(),
+            std::mem::take(&mut self.key),
+            self.keep_ms,
+        );
+        runtime.spawn(async move {
+            let now = super::http::now_ms();
+            if let Err(error) = store
+                .settle_request(&key, now, keep.map(|ms| now.saturating_add(ms)))
+                .await
+            {
+                tracing::warn!(error = ?error, "MCP: a request's claim is not settled; it expires");
+            }
+        });
+    }
+}
+
+/// Why a request was refused before it ran.
+pub(super) enum Duplicate {
+    /// The same request is being served (here or on another replica).
+    InFlight(Value),
+    /// The same stateless request was answered moments ago.
+    Answered(Value),
+}
+
+impl Duplicate {
+    /// HTTP 409 with the JSON-RPC error `-32600`.
+    pub(super) fn response(&self) -> HttpResponse {
+        match self {
+            Duplicate::InFlight(id) => already_in_flight(id),
+            Duplicate::Answered(id) => refusal(
+                id,
+                "request already answered: the same request (this id and these arguments) from this run was answered moments ago and is not run again; send a new request with a new id",
+            ),
+        }
+    }
+}
+
+/// Claims the `tools/call` `body` of `scope` in `store` until
+/// `expires_at_ms` (a call lasts less); a stateless one stays claimed for
+/// [`STATELESS_DUPLICATE_WINDOW_MS`] after its answer. `Ok(None)` for any
+/// other message, and when the store cannot be written (this replica's
+/// own mark still holds; logged).
+pub(super) async fn claim_call(
+    store: &Arc<dyn McpStore>,
+    scope: &str,
+    body: &[u8],
+    stateless: bool,
+    expires_in_ms: i64,
+) -> Result<Option<StoreClaim>, Duplicate> {
+    let Some(id) = call_id(body) else {
+        return Ok(None);
+    };
+    let key = hex::encode(surface_runtime::hash::sha256(
+        format!("{scope}\n{id}").as_bytes(),
+    ));
+    let now = super::http::now_ms();
+    match store
+        .claim_request(&key, now, now.saturating_add(expires_in_ms))
+        .await
+    {
+        Ok(RequestClaim::Claimed) => Ok(Some(StoreClaim {
+            store: store.clone(),
+            key,
+            keep_ms: stateless.then_some(STATELESS_DUPLICATE_WINDOW_MS),
+        })),
+        Ok(RequestClaim::InFlight) => Err(Duplicate::InFlight(id)),
+        Ok(RequestClaim::Answered) => Err(Duplicate::Answered(id)),
+        Err(error) => {
+            tracing::warn!(error = ?error, "MCP: a call's claim cannot be written; served on this replica's mark");
+            Ok(None)
+        }
+    }
+}
+
+/// The id of a `tools/call` request.
+fn call_id(body: &[u8]) -> Option<Value> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    (value.get("method")?.as_str()? == "tools/call").then_some(())?;
+    match value.get("id")? {
+        Value::Null => None,
+        id => Some(id.clone()),
+    }
+}
+
 /// HTTP 409 with the JSON-RPC error `-32600` naming the request's id.
 pub(super) fn already_in_flight(id: &Value) -> HttpResponse {
+    refusal(
+        id,
+        "request id already in flight: this request is being served; wait for its answer (a new request needs a new id)",
+    )
+}
+
+/// HTTP 409 with the JSON-RPC error `-32600`, `message`, naming `id`.
+fn refusal(id: &Value, message: &str) -> HttpResponse {
     let body = json!({
         "jsonrpc": "2.0",
         "id": id,
         "error": {
             "code": INVALID_REQUEST,
-            "message": "request id already in flight: this request is being served; wait for its answer (a new request needs a new id)",
+            "message": message,
         },
     });
     let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
@@ -97,11 +214,17 @@ pub(super) fn already_in_flight(id: &Value) -> HttpResponse {
     response
 }
 
-/// `response` whose body holds `mark` until it ends or is dropped.
-pub(super) fn held_until_answered(response: HttpResponse, mark: Option<Mark>) -> HttpResponse {
-    let Some(mark) = mark else {
+/// `response` whose body holds `mark` (and the call's store claim) until
+/// it ends or is dropped.
+pub(super) fn held_until_answered(
+    response: HttpResponse,
+    mark: Option<Mark>,
+    claim: Option<StoreClaim>,
+) -> HttpResponse {
+    if mark.is_none() && claim.is_none() {
         return response;
-    };
+    }
+    let mark = (mark, claim);
     response.map(|body| {
         body.map_frame(move |frame| {
             let _held = &mark;

@@ -6,6 +6,18 @@
 //! crate implements both traits over the same database.
 
 use super::StoreFuture;
+
+/// What [`McpStore::claim_request`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestClaim {
+    /// This replica serves the request.
+    Claimed,
+    /// Another delivery of it is being served (here or on another
+    /// replica).
+    InFlight,
+    /// Another delivery of it was answered moments ago.
+    Answered,
+}
 #[cfg(doc)]
 use super::MAX_STORED_JSON_BYTES;
 
@@ -102,6 +114,41 @@ pub trait McpStore: Send + Sync {
     /// # Errors
     /// [`StoreError`].
     fn delete_idle_mcp_sessions<'a>(&'a self, before_ms: i64) -> StoreFuture<'a, u64>;
+
+    /// Claims MCP request `request_key` (the SHA-256 hex of its scope and
+    /// JSON-RPC id) for the replica serving it, until `expires_at_ms`: one
+    /// conditional statement that applies when no row has the key or its
+    /// row expired before `now_ms`. Otherwise it answers whether the
+    /// request is still being served or was answered.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn claim_request<'a>(
+        &'a self,
+        request_key: &'a str,
+        now_ms: i64,
+        expires_at_ms: i64,
+    ) -> StoreFuture<'a, RequestClaim>;
+
+    /// Settles a claimed request at `at_ms`: deleted (`keep_until_ms`
+    /// `None`), or kept answered until `keep_until_ms` (a stateless
+    /// request's copy stays refused that long).
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn settle_request<'a>(
+        &'a self,
+        request_key: &'a str,
+        at_ms: i64,
+        keep_until_ms: Option<i64>,
+    ) -> StoreFuture<'a, ()>;
+
+    /// Deletes the request rows expired before `now_ms` (retention); how
+    /// many there were.
+    ///
+    /// # Errors
+    /// [`StoreError`].
+    fn delete_expired_requests<'a>(&'a self, now_ms: i64) -> StoreFuture<'a, u64>;
 
     /// Deletes an MCP session; `false` when there was none.
     ///

@@ -7,9 +7,9 @@ use std::sync::{Mutex, MutexGuard};
 use super::{
     ApprovalCursor, ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState,
     Completion, Decision, DispatchWrite, HostStore, LeaseClaim, McpStore, OutcomeWrite,
-    PruneCutoffs, Pruned, RenewedLease, RouteRecord, RouteState, RouteTake, RouteTransition,
-    RouteWrite, RowCounts, RunRecord, StoreError, StoreFuture, SurfaceLease, Transition,
-    MAX_ROUTE_ANSWER_BYTES, MAX_STORED_ANNOUNCEMENT_BYTES,
+    PruneCutoffs, Pruned, RenewedLease, RequestClaim, RouteRecord, RouteState, RouteTake,
+    RouteTransition, RouteWrite, RowCounts, RunRecord, StoreError, StoreFuture, SurfaceLease,
+    Transition, MAX_ROUTE_ANSWER_BYTES, MAX_STORED_ANNOUNCEMENT_BYTES,
 };
 
 /// An in-memory [`HostStore`] with the same transitions as the SQL
@@ -31,6 +31,8 @@ struct Tables {
     /// Session id → (state JSON, empty until stored; the run it is bound
     /// to; when it was last used, stored or bound).
     mcp_sessions: BTreeMap<String, (String, Option<String>, i64)>,
+    /// MCP request key → (answered, expires at).
+    mcp_requests: BTreeMap<String, (bool, i64)>,
 }
 
 impl MemoryStore {
@@ -875,6 +877,59 @@ impl McpStore for MemoryStore {
             }
             _ => ready(Ok(false)),
         }
+    }
+
+    fn claim_request<'a>(
+        &'a self,
+        request_key: &'a str,
+        now_ms: i64,
+        expires_at_ms: i64,
+    ) -> StoreFuture<'a, RequestClaim> {
+        let mut tables = self.lock();
+        let claim = match tables.mcp_requests.get(request_key) {
+            Some((answered, expires)) if *expires >= now_ms => match answered {
+                true => RequestClaim::Answered,
+                false => RequestClaim::InFlight,
+            },
+            _ => {
+                tables
+                    .mcp_requests
+                    .insert(request_key.to_string(), (false, expires_at_ms));
+                RequestClaim::Claimed
+            }
+        };
+        ready(Ok(claim))
+    }
+
+    fn settle_request<'a>(
+        &'a self,
+        request_key: &'a str,
+        _at_ms: i64,
+        keep_until_ms: Option<i64>,
+    ) -> StoreFuture<'a, ()> {
+        let mut tables = self.lock();
+        match keep_until_ms {
+            None => {
+                tables.mcp_requests.remove(request_key);
+            }
+            Some(until) => {
+                if let Some(row) = tables.mcp_requests.get_mut(request_key) {
+                    *row = (true, until);
+                }
+            }
+        }
+        ready(Ok(()))
+    }
+
+    fn delete_expired_requests<'a>(&'a self, now_ms: i64) -> StoreFuture<'a, u64> {
+        let mut tables = self.lock();
+        let before = tables.mcp_requests.len();
+        tables
+            .mcp_requests
+            .retain(|_, (_, expires)| *expires >= now_ms);
+        ready(Ok(
+            u64::try_from(before - tables.mcp_requests.len()).unwrap_or(u64::MAX)
+        ))
     }
 
     fn delete_idle_mcp_sessions<'a>(&'a self, before_ms: i64) -> StoreFuture<'a, u64> {

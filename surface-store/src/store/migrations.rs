@@ -77,6 +77,11 @@ const SQLITE: &[(i64, &str, &str)] = &[
         "approval identity and retention",
         include_str!("../../migrations/sqlite/0008_approval_identity_retention.sql"),
     ),
+    (
+        9,
+        "mcp requests",
+        include_str!("../../migrations/sqlite/0009_mcp_requests.sql"),
+    ),
 ];
 
 /// The PostgreSQL schema.
@@ -127,6 +132,11 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         8,
         "approval identity and retention",
         include_str!("../../migrations/postgres/0008_approval_identity_retention.sql"),
+    ),
+    (
+        9,
+        "mcp requests",
+        include_str!("../../migrations/postgres/0009_mcp_requests.sql"),
     ),
 ];
 

@@ -39,7 +39,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use legacy::LEGACY_SURFACE_VERSION;
-pub use mcp::McpStore;
+pub use mcp::{McpStore, RequestClaim};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{

@@ -11,9 +11,9 @@ use super::sql::{self, sql_store};
 use super::{
     ApprovalCursor, ApprovalDecision, ApprovalRecord, ApprovalState, CallRecord, CallState,
     Completion, Decision, DispatchWrite, Durability, HostStore, LeaseClaim, McpStore, OutcomeWrite,
-    PruneCutoffs, Pruned, RenewedLease, RouteRecord, RouteState, RouteTake, RouteTransition,
-    RouteWrite, RowCounts, RunRecord, StoreError, StoreFuture, SurfaceLease, Transition,
-    MAX_ROUTE_ANSWER_BYTES, MAX_STORED_ANNOUNCEMENT_BYTES,
+    PruneCutoffs, Pruned, RenewedLease, RequestClaim, RouteRecord, RouteState, RouteTake,
+    RouteTransition, RouteWrite, RowCounts, RunRecord, StoreError, StoreFuture, SurfaceLease,
+    Transition, MAX_ROUTE_ANSWER_BYTES, MAX_STORED_ANNOUNCEMENT_BYTES,
 };
 
 /// Default wait for a pooled connection (connecting included).

@@ -197,6 +197,18 @@ pub(super) const SELECT_MCP_SESSION: &str =
 pub(super) const BIND_MCP_SESSION: &str = "INSERT INTO host_mcp_sessions (session_id, run_id, \
     updated_at_ms) VALUES ($1, $2, $3) ON CONFLICT (session_id) DO UPDATE SET \
     run_id = excluded.run_id WHERE host_mcp_sessions.run_id IS NULL";
+pub(super) const CLAIM_REQUEST: &str = "INSERT INTO host_mcp_requests (request_key, \
+    started_at_ms, answered_at_ms, expires_at_ms) VALUES ($1, $2, NULL, $3) \
+    ON CONFLICT (request_key) DO UPDATE SET started_at_ms = excluded.started_at_ms, \
+    answered_at_ms = NULL, expires_at_ms = excluded.expires_at_ms \
+    WHERE host_mcp_requests.expires_at_ms < $2";
+pub(super) const SELECT_REQUEST: &str =
+    "SELECT answered_at_ms FROM host_mcp_requests WHERE request_key = $1";
+pub(super) const ANSWER_REQUEST: &str = "UPDATE host_mcp_requests SET answered_at_ms = $2, \
+    expires_at_ms = $3 WHERE request_key = $1";
+pub(super) const DELETE_REQUEST: &str = "DELETE FROM host_mcp_requests WHERE request_key = $1";
+pub(super) const DELETE_EXPIRED_REQUESTS: &str =
+    "DELETE FROM host_mcp_requests WHERE expires_at_ms < $1";
 pub(super) const DELETE_MCP_SESSION: &str = "DELETE FROM host_mcp_sessions WHERE session_id = $1";
 pub(super) const TOUCH_MCP_SESSION: &str = "UPDATE host_mcp_sessions SET updated_at_ms = $2 \
     WHERE session_id = $1 AND updated_at_ms < $2";
@@ -1224,6 +1236,72 @@ macro_rules! sql_store {
                         .await
                         .map_err(|e| db("revoke a token", e))?;
                     Ok(done.rows_affected() == 1)
+                })
+            }
+
+            fn claim_request<'a>(
+                &'a self,
+                request_key: &'a str,
+                now_ms: i64,
+                expires_at_ms: i64,
+            ) -> StoreFuture<'a, RequestClaim> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::CLAIM_REQUEST)
+                        .bind(request_key)
+                        .bind(now_ms)
+                        .bind(expires_at_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("claim an MCP request", e))?;
+                    if done.rows_affected() == 1 {
+                        return Ok(RequestClaim::Claimed);
+                    }
+                    let row = sqlx::query(sql::SELECT_REQUEST)
+                        .bind(request_key)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(|e| db("read an MCP request", e))?;
+                    let answered: Option<i64> = match &row {
+                        Some(row) => get(row, "answered_at_ms")?,
+                        None => None,
+                    };
+                    Ok(match answered {
+                        Some(_) => RequestClaim::Answered,
+                        None => RequestClaim::InFlight,
+                    })
+                })
+            }
+
+            fn settle_request<'a>(
+                &'a self,
+                request_key: &'a str,
+                at_ms: i64,
+                keep_until_ms: Option<i64>,
+            ) -> StoreFuture<'a, ()> {
+                Box::pin(async move {
+                    let query = match keep_until_ms {
+                        None => sqlx::query(sql::DELETE_REQUEST).bind(request_key),
+                        Some(until) => sqlx::query(sql::ANSWER_REQUEST)
+                            .bind(request_key)
+                            .bind(at_ms)
+                            .bind(until),
+                    };
+                    query
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("settle an MCP request", e))?;
+                    Ok(())
+                })
+            }
+
+            fn delete_expired_requests<'a>(&'a self, now_ms: i64) -> StoreFuture<'a, u64> {
+                Box::pin(async move {
+                    let done = sqlx::query(sql::DELETE_EXPIRED_REQUESTS)
+                        .bind(now_ms)
+                        .execute(&self.pool)
+                        .await
+                        .map_err(|e| db("delete expired MCP requests", e))?;
+                    Ok(done.rows_affected())
                 })
             }
 
