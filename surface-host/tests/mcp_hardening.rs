@@ -275,6 +275,25 @@ impl surface_store::McpStore for CountingStore {
     ) -> surface_store::StoreFuture<'a, u64> {
         self.inner.delete_tokens_issued_before(before)
     }
+    fn claim_request<'a>(
+        &'a self,
+        key: &'a str,
+        now: i64,
+        expires: i64,
+    ) -> surface_store::StoreFuture<'a, surface_store::RequestClaim> {
+        self.inner.claim_request(key, now, expires)
+    }
+    fn settle_request<'a>(
+        &'a self,
+        key: &'a str,
+        at: i64,
+        keep_until: Option<i64>,
+    ) -> surface_store::StoreFuture<'a, ()> {
+        self.inner.settle_request(key, at, keep_until)
+    }
+    fn delete_expired_requests<'a>(&'a self, now: i64) -> surface_store::StoreFuture<'a, u64> {
+        self.inner.delete_expired_requests(now)
+    }
     fn store_mcp_session<'a>(
         &'a self,
         id: &'a str,
