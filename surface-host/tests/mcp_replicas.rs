@@ -16,6 +16,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use surface_host::host::{Database, Host};
 use surface_host::mcp::McpServer;
+use surface_host::replica::ReplicaOptions;
 use surface_runtime::host::{
     AgentHost, AgentRun, AuthenticatedConnection, BrowserToHostMessage, KnownBuild,
 };
@@ -31,6 +32,15 @@ struct Endpoint {
 }
 
 async fn endpoint(store: &Arc<MemoryStore>, wake: &Arc<LocalWakeups>, name: &str) -> Endpoint {
+    endpoint_with(store, wake, name, ReplicaOptions::default()).await
+}
+
+async fn endpoint_with(
+    store: &Arc<MemoryStore>,
+    wake: &Arc<LocalWakeups>,
+    name: &str,
+    options: ReplicaOptions,
+) -> Endpoint {
     let host = AgentHost::new().with_known_build(KnownBuild::new(
         "console",
         "build-1",
@@ -40,6 +50,7 @@ async fn endpoint(store: &Arc<MemoryStore>, wake: &Arc<LocalWakeups>, name: &str
         .store(store.clone())
         .agent_host(host)
         .replica(name)
+        .replica_options(options)
         .wakeups(wake.clone())
         .build()
         .await
@@ -410,4 +421,73 @@ async fn post_modern(url: &str, token: &str, body: Value) -> (u16, Value) {
             .find_map(|d| serde_json::from_str(d.trim()).ok())
     });
     (status, value.unwrap_or(Value::String(text)))
+}
+
+/// Issue 12: once a run's page is gone (its tab closed, here on the other
+/// replica), a call of the run's agent says so — not "list the tools
+/// again" — and the run and its token end on every replica.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_after_the_page_is_gone_says_so_and_ends_the_token() {
+    let store = Arc::new(MemoryStore::new());
+    let wake = Arc::new(LocalWakeups::new());
+    let short = ReplicaOptions {
+        lease: Duration::from_millis(300),
+        renew_interval: Duration::from_millis(100),
+        ..ReplicaOptions::default()
+    };
+    let r1 = endpoint_with(&store, &wake, "r1", short.clone()).await;
+    let r2 = endpoint_with(&store, &wake, "r2", short).await;
+    let s = host_support::session();
+    let replica1 = r1.host.replica().clone();
+    let (tab, _calls) = replica1
+        .open_connection(AuthenticatedConnection::new("conn-1", "sess-1", "user-1"))
+        .unwrap();
+    let announcement = s.session.connect("conn-1").unwrap();
+    tab.receive(BrowserToHostMessage::Announcement(Box::new(announcement)))
+        .await
+        .unwrap();
+    replica1
+        .durable()
+        .start_run(AgentRun {
+            run_id: "run-1".into(),
+            session_id: "sess-1".into(),
+            tab_id: Some("tab-1".into()),
+            kind: ConsumerKind::Embedded,
+        })
+        .await
+        .unwrap();
+    let token = r1.mcp.issue_token("run-1").await.unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "devices__list", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
+    // While the page lives a second lease, a call runs and nothing ends.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    tab.close().await;
+    let (status, answer) = post_modern(&r2.url, &token, call.clone()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        text,
+        "CAPABILITY_NOT_FOUND: The page this agent worked in is gone (closed or reloaded, or its host stopped); nothing ran. Ask the user to reopen the page and connect a new agent: this token no longer works. Do not retry this call; tell the user what happened."
+    );
+    for url in [&r1.url, &r2.url] {
+        let (status, _) = post_modern(url, &token, call.clone()).await;
+        assert_eq!(status, 401, "the token ended on every replica");
+    }
+    let run = store_run(&r2, "run-1").await;
+    assert!(!run, "the run ended");
+}
+
+/// Whether `run_id` is active in the store.
+async fn store_run(endpoint: &Endpoint, run_id: &str) -> bool {
+    endpoint
+        .host
+        .store()
+        .run(run_id)
+        .await
+        .unwrap()
+        .is_some_and(|r| r.active)
 }

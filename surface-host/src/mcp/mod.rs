@@ -920,10 +920,15 @@ impl McpServer {
             match catalog.invocation(ToolCall::new(name, invocation_id.clone(), arguments)) {
                 Ok(invocation) => invocation,
                 Err(error) => {
-                    return (
-                        catalog.mcp_result(name, &target.error(error.agent_error())),
-                        None,
-                    )
+                    let agent_error = match &error {
+                        surface_runtime::export::ToolCallError::UnknownTool { .. }
+                            if self.end_if_page_gone(run_id).await =>
+                        {
+                            page_gone_error()
+                        }
+                        _ => error.agent_error(),
+                    };
+                    return (catalog.mcp_result(name, &target.error(agent_error)), None);
                 }
             };
         let result = match tool.map(CatalogTool::route) {
@@ -949,6 +954,28 @@ impl McpServer {
             }
         };
         (catalog.mcp_result(name, &result), Some(result))
+    }
+
+    /// Ends `run_id` and revokes its tokens on every replica when its page
+    /// is gone ([`Replica::run_page_gone`]); whether it did.
+    async fn end_if_page_gone(&self, run_id: &str) -> bool {
+        let replica = self.shared.replica();
+        match replica.run_page_gone(run_id).await {
+            Ok(true) => {}
+            Ok(false) => return false,
+            Err(error) => {
+                tracing::warn!(run_id = ?run_id, error = ?error, "MCP: whether the run's page is gone cannot be read");
+                return false;
+            }
+        }
+        tracing::info!(run_id = ?run_id, "MCP: the run's page is gone; the run and its tokens end");
+        if let Err(error) = self.shared.mcp_store.revoke_run_tokens(run_id).await {
+            tracing::warn!(run_id = ?run_id, error = ?error, "MCP: the tokens of a run whose page is gone are not revoked");
+        }
+        if let Err(error) = replica.durable().end_run(run_id).await {
+            tracing::warn!(run_id = ?run_id, error = ?error, "MCP: a run whose page is gone is not ended");
+        }
+        true
     }
 
     /// Runs a server tool in the server registry, within the call timeout.
@@ -1087,4 +1114,20 @@ fn oversized_arguments(arguments: &Value) -> Option<usize> {
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// What an agent whose page is gone is told: `CAPABILITY_NOT_FOUND`,
+/// retry `no` (`details.reason` `page-gone`) — listing again will not
+/// help; a person must reopen the page and connect a new agent (its token
+/// no longer works).
+fn page_gone_error() -> AgentError {
+    let mut error = AgentError::new(
+        surface_runtime::invocation::ErrorCode::CapabilityNotFound,
+        "The page this agent worked in is gone (closed or reloaded, or its host stopped); nothing ran. Ask the user to reopen the page and connect a new agent: this token no longer works.",
+        surface_runtime::invocation::Retry::No,
+    );
+    error
+        .details
+        .insert("reason".to_string(), Value::from("page-gone"));
+    error
 }

@@ -727,6 +727,33 @@ impl Replica {
         Ok(inner.durable.host().tools_for_run(run_id))
     }
 
+    /// Whether `run_id`'s page is gone: the run is active, has a tab and
+    /// started more than one lease ago, and no replica holds its tab
+    /// (not connected here, no unexpired lease in the store) — the page
+    /// was closed or reloaded (a load is a new tab), or the replica that
+    /// held it stopped. Its tools are gone for good; nothing the run's
+    /// agent calls can run.
+    ///
+    /// # Errors
+    /// [`StoreError`] when the store cannot be read.
+    pub async fn run_page_gone(&self, run_id: &str) -> Result<bool, StoreError> {
+        let inner = &*self.inner;
+        let Some(run) = inner.store().run(run_id).await? else {
+            return Ok(false);
+        };
+        let Some(tab_id) = run.tab_id.as_deref().filter(|_| run.active) else {
+            return Ok(false);
+        };
+        let now = inner.now();
+        if run.started_at_ms.saturating_add(inner.lease_ms()) > now
+            || inner.lock().local_tabs.contains_key(tab_id)
+        {
+            return Ok(false);
+        }
+        let lease = inner.store().surface(tab_id).await?;
+        Ok(lease.is_none_or(|l| l.lease_expires_at_ms < now))
+    }
+
     /// Runs one call on the run's tab, wherever it is connected: on this
     /// replica through [`DurableHost::dispatch`], on another by routing
     /// (module docs). `progress` receives the page's progress messages
