@@ -381,6 +381,30 @@ async fn a_request_carrying_the_session_cookie_twice_is_refused() {
         let (status, _) = s.post("/app/mcp-run", Some(&cookies), String::new()).await;
         assert_eq!(status, 401);
     }
+    // The answer deletes the planted copies (every path of the request
+    // but `/`, this host's own), so the reload it asks for works.
+    let response = reqwest::Client::new()
+        .post(format!("{}/app/mcp-run", s.base))
+        .header("origin", &s.base)
+        .header("cookie", format!("{theirs}; {mine}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    let clears: Vec<&str> = response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    assert_eq!(
+        clears,
+        [
+            format!("{PAGE_COOKIE}=; Path=/app; Max-Age=0"),
+            format!("{PAGE_COOKIE}=; Path=/app/; Max-Age=0"),
+            format!("{PAGE_COOKIE}=; Path=/app/mcp-run; Max-Age=0"),
+        ]
+    );
     // Two Cookie headers count too.
     let response = reqwest::Client::new()
         .post(format!("{}/app/session", s.base))

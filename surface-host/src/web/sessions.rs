@@ -240,6 +240,48 @@ impl<T: Clone> PageSessions<T> {
         Ok(IssuedSession { token, set_cookie })
     }
 
+    /// `Set-Cookie` values that expire this cookie's name at every path
+    /// of `request_path` other than `/` (with and without a trailing
+    /// slash), when the request carries the name more than once: the
+    /// copies another page of this host wrote with a longer `Path` are
+    /// deleted, so the reload the refusal asks for works (this host's own
+    /// cookie has `Path=/` and is kept). Empty otherwise, and over https
+    /// (a `__Host-` cookie has `Path=/` only).
+    pub fn planted_cookie_clears(&self, headers: &HeaderMap, request_path: &str) -> Vec<HeaderValue> {
+        if self.secure || self.count(headers) < 2 {
+            return Vec::new();
+        }
+        let mut paths: Vec<&str> = Vec::new();
+        for (index, byte) in request_path.bytes().enumerate().skip(1) {
+            if byte == b'/' {
+                paths.extend([&request_path[..index], &request_path[..=index]]);
+            }
+        }
+        if request_path.len() > 1 && !request_path.ends_with('/') {
+            paths.push(request_path);
+        }
+        paths
+            .into_iter()
+            .take(16)
+            .filter_map(|path| {
+                let clear = format!("{}=; Path={path}; Max-Age=0", self.cookie);
+                HeaderValue::from_str(&clear).ok()
+            })
+            .collect()
+    }
+
+    /// How many cookies of this name the request carries.
+    fn count(&self, headers: &HeaderMap) -> usize {
+        headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .filter(|(name, _)| *name == self.cookie)
+            .count()
+    }
+
     /// The session of the request's cookie, if live; marks it used. Call
     /// it before reading the request's body. `None` for every
     /// [`SessionRefusal`] (see [`check`](Self::check)).

@@ -291,6 +291,27 @@ impl Host {
     }
 }
 
+/// Deletes the session cookies another page of this host planted with a
+/// longer `Path` (a request carrying the name twice is refused; this lets
+/// the reload it asks for work): `Set-Cookie` clears appended to the
+/// answer ([`crate::web::PageSessions::planted_cookie_clears`]).
+async fn clear_planted_cookies(
+    axum::extract::State(inner): axum::extract::State<Arc<Inner>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let clears = inner
+        .sessions
+        .planted_cookie_clears(request.headers(), request.uri().path());
+    let mut response = next.run(request).await;
+    for clear in clears {
+        response
+            .headers_mut()
+            .append(axum::http::header::SET_COOKIE, clear);
+    }
+    response
+}
+
 /// 401 for a request without a live page session.
 pub(crate) fn no_session() -> Response {
     refused(SessionRefusal::Missing)
@@ -328,6 +349,10 @@ impl PagesService {
         }
         router
             .with_state(self.inner.clone())
+            .layer(axum::middleware::from_fn_with_state(
+                self.inner.clone(),
+                clear_planted_cookies,
+            ))
             .layer(axum::middleware::from_fn_with_state(
                 self.inner.origin.clone(),
                 page_guard,
