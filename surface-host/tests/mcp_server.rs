@@ -993,7 +993,8 @@ fn legacy_call(session: &str, token: &str) -> http::Request<Full<Bytes>> {
 /// Issue 11: a request whose id is in flight is refused at once with
 /// JSON-RPC -32600 (HTTP 409) — in a legacy session, and for a stateless
 /// request with the same id and body from the same token — and the call
-/// reaches the page once; the id is free again once the first is answered.
+/// reaches the page once; a copy arriving after the answer (a retrying
+/// proxy, a replayed request) within 10 s is refused as answered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_delivered_twice_runs_once_and_the_copy_is_refused() {
     let options = McpServerOptions::default().call_timeout(Duration::from_secs(20));
@@ -1052,6 +1053,28 @@ async fn a_request_delivered_twice_runs_once_and_the_copy_is_refused() {
             .is_err(),
         "the copy never reached the page"
     );
+    // (Settled when the first answer's body ended: a moment later.)
+    let mut late = (0, String::new());
+    for _ in 0..50 {
+        late = send(&service, legacy_call(&session, &token)).await;
+        if message(&late.1)["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("request already answered"))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        (late.0, message(&late.1)["id"].clone()),
+        (409, json!(5)),
+        "{}",
+        late.1
+    );
+    assert!(message(&late.1)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("request already answered"));
 
     // Stateless: the same id and body from the same token.
     let token = mcp.issue_token(RUN).await.unwrap();
@@ -1100,7 +1123,7 @@ async fn a_request_delivered_twice_runs_once_and_the_copy_is_refused() {
     assert_eq!(
         message(&refused.1),
         json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32600,
-               "message": "request already answered: the same request (this id and these arguments) from this run was answered moments ago and is not run again; send a new request with a new id"}})
+               "message": "request already answered: this request id was answered moments ago and is not run again; send a new request with a new id"}})
     );
     assert!(
         tokio::time::timeout(Duration::from_millis(300), calls.next())

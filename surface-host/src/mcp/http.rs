@@ -872,7 +872,6 @@ impl McpHttpService {
             self.shared.mcp_store(),
             &scope,
             &body,
-            session.is_none(),
             i64::try_from(lasts.as_millis()).unwrap_or(i64::MAX),
         )
         .await

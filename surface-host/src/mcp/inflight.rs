@@ -7,9 +7,9 @@
 //! with the request's response body (answered, or dropped with the
 //! client's connection). A `tools/call` is also claimed in the store
 //! ([`StoreClaim`]), so a copy that reached another replica is refused
-//! there too; a stateless call's claim outlives its answer by
-//! [`STATELESS_DUPLICATE_WINDOW_MS`] (a retrying proxy's late copy is
-//! refused, never run again).
+//! there too; the claim outlives the answer by
+//! [`ANSWERED_CALL_WINDOW_MS`] (a retrying proxy's late copy is refused,
+//! never run again).
 
 use std::collections::HashSet;
 use std::convert::Infallible;
@@ -84,9 +84,12 @@ fn request_id(body: &[u8]) -> Option<Value> {
     }
 }
 
-/// How long a stateless (2026-07-28) `tools/call` stays refused after it
-/// was answered: 30 s (the same id and body from the same run).
-pub const STATELESS_DUPLICATE_WINDOW_MS: i64 = 30_000;
+/// How long a `tools/call` stays refused after it was answered: 10 s (the
+/// same id in the same legacy session — JSON-RPC ids are not reused there
+/// — or the same id and body from the same run, stateless: a client that
+/// restarts its id counter and repeats a call within 10 s on the same
+/// token is refused too; it sends the call again with a new id).
+pub const ANSWERED_CALL_WINDOW_MS: i64 = 10_000;
 
 /// A `tools/call`'s claim in the store, seen by every replica; dropping
 /// it (the answer ended or the client left) settles it: deleted, or kept
@@ -134,22 +137,21 @@ impl Duplicate {
             Duplicate::InFlight(id) => already_in_flight(id),
             Duplicate::Answered(id) => refusal(
                 id,
-                "request already answered: the same request (this id and these arguments) from this run was answered moments ago and is not run again; send a new request with a new id",
+                "request already answered: this request id was answered moments ago and is not run again; send a new request with a new id",
             ),
         }
     }
 }
 
 /// Claims the `tools/call` `body` of `scope` in `store` until
-/// `expires_at_ms` (a call lasts less); a stateless one stays claimed for
-/// [`STATELESS_DUPLICATE_WINDOW_MS`] after its answer. `Ok(None)` for any
+/// `expires_at_ms` (a call lasts less); it stays claimed for
+/// [`ANSWERED_CALL_WINDOW_MS`] after its answer. `Ok(None)` for any
 /// other message, and when the store cannot be written (this replica's
 /// own mark still holds; logged).
 pub(super) async fn claim_call(
     store: &Arc<dyn McpStore>,
     scope: &str,
     body: &[u8],
-    stateless: bool,
     expires_in_ms: i64,
 ) -> Result<Option<StoreClaim>, Duplicate> {
     let Some(id) = call_id(body) else {
@@ -166,7 +168,7 @@ pub(super) async fn claim_call(
         Ok(RequestClaim::Claimed) => Ok(Some(StoreClaim {
             store: store.clone(),
             key,
-            keep_ms: stateless.then_some(STATELESS_DUPLICATE_WINDOW_MS),
+            keep_ms: Some(ANSWERED_CALL_WINDOW_MS),
         })),
         Ok(RequestClaim::InFlight) => Err(Duplicate::InFlight(id)),
         Ok(RequestClaim::Answered) => Err(Duplicate::Answered(id)),

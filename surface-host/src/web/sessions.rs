@@ -247,7 +247,11 @@ impl<T: Clone> PageSessions<T> {
     /// deleted, so the reload the refusal asks for works (this host's own
     /// cookie has `Path=/` and is kept). Empty otherwise, and over https
     /// (a `__Host-` cookie has `Path=/` only).
-    pub fn planted_cookie_clears(&self, headers: &HeaderMap, request_path: &str) -> Vec<HeaderValue> {
+    pub fn planted_cookie_clears(
+        &self,
+        headers: &HeaderMap,
+        request_path: &str,
+    ) -> Vec<HeaderValue> {
         if self.secure || self.count(headers) < 2 {
             return Vec::new();
         }
