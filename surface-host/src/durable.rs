@@ -56,6 +56,12 @@ pub const RESUMED_SURFACE_VERSION: u64 = 0;
 /// earlier).
 pub const DEFAULT_APPROVAL_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(86_400);
 
+/// Pending approvals one run may hold at once: 16. A page that answers
+/// its run's calls with made-up `DOMAIN_APPROVAL_REQUIRED` results cannot
+/// flood the approvers' list past it; beyond it a held call is not
+/// recorded (its run gets the backend's answer, no task; logged).
+pub const MAX_PENDING_APPROVALS_PER_RUN: usize = 16;
+
 /// Approvals one [`DurableHost::expire_approvals`] expires at most.
 const EXPIRY_BATCH: u32 = 1_000;
 
@@ -563,6 +569,18 @@ impl DurableHost {
             return Ok(());
         }
         let now = self.now();
+        let held = self
+            .store
+            .run_approvals(&row.run_id, DEFAULT_LIST_LIMIT)
+            .await?;
+        let pending = held
+            .iter()
+            .filter(|a| a.state == ApprovalState::Pending && a.expires_at_ms > now)
+            .count();
+        if pending >= MAX_PENDING_APPROVALS_PER_RUN {
+            tracing::warn!(run_id = ?row.run_id, invocation_id = ?id, "the run holds the most pending approvals; this one is not recorded");
+            return Ok(());
+        }
         let bound = now.saturating_add(self.approval_max_age_ms);
         let expires_at_ms = expires_at
             .and_then(|ms| i64::try_from(ms).ok())

@@ -1737,6 +1737,31 @@ async fn stored_calls_stay_bounded_while_calls_keep_flowing(db: &Db) {
     assert_eq!(s.fx.executor.count(), 300);
 }
 
+/// A page answering every call of its run with a made-up approval fills
+/// at most 16 pending rows: the approvers' list cannot be flooded.
+async fn a_run_holds_at_most_sixteen_pending_approvals(db: &Db) {
+    let s = session();
+    let host = started(db, &s).await;
+    for n in 0..20 {
+        let call = host.dispatch(disable(&format!("inv-f{n}"))).await.unwrap();
+        host.accept_result(&auth("conn-1"), &approval_result(&call))
+            .await
+            .unwrap();
+    }
+    let pending = host.pending_approvals(100).await.unwrap();
+    assert_eq!(
+        pending.len(),
+        surface_host::host::MAX_PENDING_APPROVALS_PER_RUN,
+        "{}",
+        db.name()
+    );
+    let mut ids: Vec<String> = pending.into_iter().map(|a| a.approval_id).collect();
+    ids.sort();
+    let mut first: Vec<String> = (0..16).map(|n| format!("inv-f{n}")).collect();
+    first.sort();
+    assert_eq!(ids, first, "{}: the first 16 calls' approvals", db.name());
+}
+
 /// Every case on a fresh database from `fresh`.
 async fn run_all<F, Fut>(fresh: F)
 where
@@ -1769,6 +1794,7 @@ where
     an_approval_nobody_decides_expires_and_its_run_is_told(&fresh().await).await;
     retention_deletes_what_finished_and_keeps_what_is_needed(&fresh().await).await;
     stored_calls_stay_bounded_while_calls_keep_flowing(&fresh().await).await;
+    a_run_holds_at_most_sixteen_pending_approvals(&fresh().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -64,9 +64,17 @@ fn parse() -> Result<(HostConfig, Option<String>, bool), String> {
 fn main() -> ExitCode {
     // Every event on stderr, one line each; what another party sent is
     // logged as a `?` field (escaped), never as the message.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(tracing::Level::INFO)
+    // rmcp's own INFO events carry what a client sent at `initialize`
+    // (up to the body bound): warnings only, so a token holder cannot
+    // grow the log by megabytes a request.
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = tracing_subscriber::filter::Targets::new()
+        .with_default(tracing::Level::INFO)
+        .with_target("rmcp", tracing::Level::WARN);
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(filter)
         .init();
     let (mut config, backend, build) = match parse() {
         Ok(parsed) => parsed,

@@ -50,8 +50,8 @@ use surface_store::wake::{LocalWakeups, Wakeups};
 use surface_store::{HostStore, McpStore, RouteRecord, RowCounts, StoreError};
 
 pub use crate::durable::{
-    digest_call, digest_result, DurableError, DurableHost, Recovery, DEFAULT_RESTORED_RUNS,
-    RESUMED_SURFACE_VERSION,
+    digest_call, digest_result, DurableError, DurableHost, Recovery, DEFAULT_APPROVAL_MAX_AGE,
+    DEFAULT_RESTORED_RUNS, MAX_PENDING_APPROVALS_PER_RUN, RESUMED_SURFACE_VERSION,
 };
 /// The layers a [`Host`] is built of, re-exported: the durable host
 /// (`crate::durable`) and the replica (`crate::replica`).
