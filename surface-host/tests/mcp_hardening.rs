@@ -216,7 +216,7 @@ async fn oversized_tool_arguments_are_refused_at_the_host_naming_the_limit() {
         .await;
     let result = serde_json::to_value(&result).unwrap();
     assert_eq!(result["isError"], true, "{result}");
-    let message = "The arguments are larger than 262144 bytes.";
+    let message = "The arguments are larger than 245760 bytes.";
     let expected = json!({
         "code": "INVALID_INPUT",
         "message": message,

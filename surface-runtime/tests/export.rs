@@ -878,7 +878,7 @@ fn json_argument_text_is_parsed_with_limits() {
         ToolCallError::ArgumentsTooLarge {
             name: "t".into(),
             size: big.len(),
-            limit: 262_144
+            limit: 245_760
         }
     );
 }

@@ -114,6 +114,17 @@ fn check_message(value: &Value) -> Result<(), MessageRefusal> {
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err(MessageRefusal::NotJsonRpc("\"jsonrpc\" must be \"2.0\""));
     }
+    match object.get("id") {
+        None | Some(Value::String(_)) => {}
+        Some(Value::Number(n)) if n.as_i64().is_some() => {}
+        // A response to an unreadable request may carry a null id.
+        Some(Value::Null) if !object.contains_key("method") => {}
+        Some(_) => {
+            return Err(MessageRefusal::NotJsonRpc(
+                "\"id\" must be a string or an integer (MCP ids are never null)",
+            ))
+        }
+    }
     match object.get("method") {
         Some(Value::String(_)) => Ok(()),
         Some(_) => Err(MessageRefusal::NotJsonRpc("\"method\" must be a string")),
@@ -131,6 +142,28 @@ mod tests {
     #[test]
     fn framing_errors_are_named() {
         assert_eq!(check_message(&json!([])), Err(MessageRefusal::Batch));
+        for id in [
+            json!(null),
+            json!({}),
+            json!([1]),
+            json!(1.5),
+            json!(true),
+            json!(1e30),
+        ] {
+            assert_eq!(
+                check_message(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"})),
+                Err(MessageRefusal::NotJsonRpc(
+                    "\"id\" must be a string or an integer (MCP ids are never null)"
+                )),
+                "{id}"
+            );
+        }
+        for id in [json!(7), json!(-3), json!("a")] {
+            assert_eq!(
+                check_message(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"})),
+                Ok(())
+            );
+        }
         assert_eq!(
             check_message(&json!(1)),
             Err(MessageRefusal::NotJsonRpc("it is not a JSON object"))

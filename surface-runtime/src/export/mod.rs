@@ -79,8 +79,11 @@ pub use strict::{
 /// The property a non-object output is wrapped in (`{"result": …}`).
 pub const OUTPUT_WRAPPER: &str = "result";
 /// Longest accepted `arguments` text of [`ToolCall::from_json_arguments`],
-/// in bytes (262,144, the size of a browser-session envelope).
-pub const MAX_ARGUMENTS_BYTES: usize = 262_144;
+/// in bytes: 245,760 — a browser-session envelope (262,144 characters,
+/// `host::wire::MAX_ENVELOPE_CHARS`) less 16 KiB for the call's ids and
+/// identity, so arguments the host accepts always fit the envelope the
+/// page accepts.
+pub const MAX_ARGUMENTS_BYTES: usize = 245_760;
 /// Longest accepted call id, in bytes.
 pub const MAX_CALL_ID_BYTES: usize = 256;
 /// Characters of a model-supplied tool name kept in error messages.
