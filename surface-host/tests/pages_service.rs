@@ -211,6 +211,24 @@ async fn a_page_session_learns_its_tab_and_gets_an_mcp_run_and_its_approvals() {
         )
     );
 
+    // A session keeps at most 8 runs active: the ninth ends the first,
+    // whose token then stops working.
+    for _ in 1..surface_host::host::MAX_RUNS_PER_PAGE_SESSION {
+        let (status, _) = s.post("/app/mcp-run", Some(&cookie), String::new()).await;
+        assert_eq!(status, 200);
+    }
+    assert!(s.host.durable().host().run(&run_id).is_some());
+    let (status, _) = s.post("/app/mcp-run", Some(&cookie), String::new()).await;
+    assert_eq!(status, 200);
+    assert!(
+        s.host.durable().host().run(&run_id).is_none(),
+        "the oldest run ended"
+    );
+    assert!(
+        s.host.mcp().tools(&run_id).await.unwrap().is_empty(),
+        "an ended run has no tools"
+    );
+
     // The socket closes: the tab is no longer live.
     ws.close(None).await.unwrap();
     let mine = || {

@@ -75,7 +75,7 @@ pub use page_socket::{
 #[cfg(feature = "axum")]
 pub use pages::{
     PageRecord, PageRunError, PageUser, PagesOptions, PagesService, MAX_PAGE_REQUEST_BYTES,
-    MAX_RUN_APPROVALS, MAX_TRACKED_PAGE_RUNS, PAGE_COOKIE,
+    MAX_RUNS_PER_PAGE_SESSION, MAX_RUN_APPROVALS, MAX_TRACKED_PAGE_RUNS, PAGE_COOKIE,
 };
 #[cfg(feature = "axum")]
 pub use serving::Served;

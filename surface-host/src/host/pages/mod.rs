@@ -53,6 +53,10 @@ pub const MAX_PAGE_REQUEST_BYTES: usize = 4 * 1024;
 /// `{api}/run`): 10,000; past it the oldest is forgotten (its page gets
 /// 404; its approvals stay in the store).
 pub const MAX_TRACKED_PAGE_RUNS: usize = 10_000;
+/// Runs one page session may have active at once: 8. Starting one more
+/// (`{api}/mcp-run`, [`PagesService::start_run`]) ends the session's
+/// oldest active run and its tokens.
+pub const MAX_RUNS_PER_PAGE_SESSION: usize = 8;
 /// Approvals `{api}/run` lists for a run: the oldest 100.
 pub const MAX_RUN_APPROVALS: u32 = 100;
 
@@ -445,6 +449,7 @@ impl Inner {
     ) -> Result<String, PageRunError> {
         let record = self.sessions.get(token).ok_or(PageRunError::NoSession)?;
         let tab_id = record.live_tab().ok_or(PageRunError::NoLiveTab)?;
+        self.end_oldest_runs_beyond_bound(&record.session_id).await;
         let run_id = format!("run-{}", crate::mcp::random_hex(16));
         self.host
             .start_run(AgentRun {
@@ -463,6 +468,27 @@ impl Inner {
         runs.order.push_back(run_id.clone());
         runs.owner.insert(run_id.clone(), record.session_id);
         Ok(run_id)
+    }
+
+    /// Ends the oldest active runs of `session_id` until one more fits
+    /// [`MAX_RUNS_PER_PAGE_SESSION`] (their tokens too).
+    async fn end_oldest_runs_beyond_bound(&self, session_id: &str) {
+        let active: Vec<String> = {
+            let runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+            let agent_host = self.host.durable().host();
+            runs.order
+                .iter()
+                .filter(|id| runs.owner.get(*id).is_some_and(|s| s == session_id))
+                .filter(|id| agent_host.run(id).is_some())
+                .cloned()
+                .collect()
+        };
+        let beyond = (active.len() + 1).saturating_sub(MAX_RUNS_PER_PAGE_SESSION);
+        for oldest in active.iter().take(beyond) {
+            if let Err(error) = self.host.end_run(oldest).await {
+                tracing::warn!(run_id = ?oldest, error = ?error, "a page session's oldest run could not be ended");
+            }
+        }
     }
 
     pub(crate) fn run_owner(&self, run_id: &str) -> Option<String> {
