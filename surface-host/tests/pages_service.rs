@@ -126,8 +126,9 @@ async fn a_page_session_learns_its_tab_and_gets_an_mcp_run_and_its_approvals() {
     );
     // No socket yet: no run.
     let no_tab = "This page has no live agent session yet; wait until it is connected.";
+    let tab_1 = || json!({"json": {"tabId": "tab-1"}}).to_string();
     assert_eq!(
-        s.post("/app/mcp-run", Some(&cookie), String::new()).await,
+        s.post("/app/mcp-run", Some(&cookie), tab_1()).await,
         (409, refusal(409, "CONFLICT", no_tab))
     );
 
@@ -163,8 +164,33 @@ async fn a_page_session_learns_its_tab_and_gets_an_mcp_run_and_its_approvals() {
     assert_eq!(s.pages.sessions(), std::slice::from_ref(&live));
     assert_eq!(live.live_tab(), Some("tab-1"));
 
+    // Only for the tab the calling page announced: a page whose session
+    // now names another tab (its cookie was replaced) is told to reload.
+    assert_eq!(
+        s.post("/app/mcp-run", Some(&cookie), String::new()).await,
+        (
+            400,
+            refusal(
+                400,
+                "BAD_REQUEST",
+                "tabId is required: the tab this page announced"
+            )
+        )
+    );
+    let elsewhere = json!({"json": {"tabId": "tab-victim"}}).to_string();
+    assert_eq!(
+        s.post("/app/mcp-run", Some(&cookie), elsewhere).await,
+        (
+            409,
+            refusal(
+                409,
+                "CONFLICT",
+                "This page's session now belongs to another tab (another page on this host may have replaced its cookie): reload the page."
+            )
+        )
+    );
     // An MCP run on the tab, and a token that reaches its tools.
-    let (status, run) = s.post("/app/mcp-run", Some(&cookie), String::new()).await;
+    let (status, run) = s.post("/app/mcp-run", Some(&cookie), tab_1()).await;
     assert_eq!(status, 200);
     let run_id = run["json"]["runId"].as_str().unwrap().to_string();
     let token = run["json"]["token"].as_str().unwrap();
@@ -214,11 +240,11 @@ async fn a_page_session_learns_its_tab_and_gets_an_mcp_run_and_its_approvals() {
     // A session keeps at most 8 runs active: the ninth ends the first,
     // whose token then stops working.
     for _ in 1..surface_host::host::MAX_RUNS_PER_PAGE_SESSION {
-        let (status, _) = s.post("/app/mcp-run", Some(&cookie), String::new()).await;
+        let (status, _) = s.post("/app/mcp-run", Some(&cookie), tab_1()).await;
         assert_eq!(status, 200);
     }
     assert!(s.host.durable().host().run(&run_id).is_some());
-    let (status, _) = s.post("/app/mcp-run", Some(&cookie), String::new()).await;
+    let (status, _) = s.post("/app/mcp-run", Some(&cookie), tab_1()).await;
     assert_eq!(status, 200);
     assert!(
         s.host.durable().host().run(&run_id).is_none(),

@@ -31,8 +31,11 @@ pub fn App() -> impl IntoView {
     let startup_error = RwSignal::new(None::<String>);
     // The MCP endpoint and a run's token, once asked for.
     let mcp = RwSignal::new(None::<Result<(String, String), String>>);
+    // This page's tab, as it announces it (an MCP run is asked for it).
+    let tab_id = StoredValue::new(new_tab_id());
     let connect_mcp = move |_| {
-        spawn_local(async move { mcp.set(Some(backend::mcp_run().await)) });
+        let tab = tab_id.get_value();
+        spawn_local(async move { mcp.set(Some(backend::mcp_run(&tab).await)) });
     };
 
     let reload = move || {
@@ -72,7 +75,7 @@ pub fn App() -> impl IntoView {
                             devices_api::APP_ID,
                             devices_api::build_id(),
                             info.session_id,
-                            new_tab_id(),
+                            tab_id.get_value(),
                         ),
                         AgentConsumer::embedded(info.user_id),
                     ),

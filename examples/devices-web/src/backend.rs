@@ -71,11 +71,16 @@ pub async fn run_status(run_id: &str) -> Result<RunStatus, String> {
         .map_err(|e| format!("the host answered an unexpected run status: {e}"))
 }
 
-/// `POST /app/mcp-run`: a run on this page's tab for an MCP client — the
-/// host's MCP endpoint and the run's bearer token (shown once).
-pub async fn mcp_run() -> Result<(String, String), String> {
+/// `POST /app/mcp-run`: a run on this page's tab (`tab_id`, the one it
+/// announced) for an MCP client — the host's MCP endpoint and the run's
+/// bearer token (shown once).
+pub async fn mcp_run(tab_id: &str) -> Result<(String, String), String> {
     let value = app_client()
-        .call("mcp-run", None, CallOptions::default())
+        .call(
+            "mcp-run",
+            Some(json!({ "tabId": tab_id })),
+            CallOptions::default(),
+        )
         .await
         .map_err(|e| describe_call_error(&e))?;
     match (value["mcpUrl"].as_str(), value["token"].as_str()) {

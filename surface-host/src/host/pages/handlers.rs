@@ -154,13 +154,36 @@ fn approval_status(s: &Inner, approval: &ApprovalRecord) -> Value {
     })
 }
 
-/// `POST {api}/mcp-run`: a run on this page's tab for an MCP client and
-/// its bearer token (shown once; only its SHA-256 is stored).
-pub(crate) async fn mcp_run(State(s): Service, headers: HeaderMap) -> Response {
-    let session = match s.sessions.check(&headers) {
-        Ok(session) => session,
-        Err(refusal) => return refused(refusal),
+/// `POST {api}/mcp-run` `{"json":{"tabId"}}`: a run on this page's tab
+/// for an MCP client and its bearer token (shown once; only its SHA-256
+/// is stored). `tabId` is the tab the calling page announced: a session
+/// whose live tab is another (its cookie was replaced by another page of
+/// this host, or taken and used to announce a tab elsewhere) is refused,
+/// so a token never drives a tab the calling page does not hold.
+pub(crate) async fn mcp_run(State(s): Service, request: Request) -> Response {
+    let headers = request.headers().clone();
+    let (session, input) = match s.read(request).await {
+        Ok(read) => read,
+        Err(refused) => return refused,
     };
+    let Some(tab_id) = input["tabId"].as_str() else {
+        return orpc_error(
+            StatusCode::BAD_REQUEST,
+            "BAD_REQUEST",
+            "tabId is required: the tab this page announced",
+        );
+    };
+    match session.data.live_tab() {
+        Some(live) if live != tab_id => {
+            tracing::warn!(session_id = ?session.data.session_id, "an MCP run asked for a tab that is not the session's");
+            return orpc_error(
+                StatusCode::CONFLICT,
+                "CONFLICT",
+                "This page's session now belongs to another tab (another page on this host may have replaced its cookie): reload the page.",
+            );
+        }
+        _ => {}
+    }
     let run_id = match s.start_run(&session.token, ConsumerKind::Embedded).await {
         Ok(run_id) => run_id,
         Err(PageRunError::NoSession) => return no_session(),
