@@ -840,28 +840,10 @@ impl DurableHost {
         client: &dyn CapabilityClient,
         options: CallOptions,
     ) -> Result<AgentInvocationResult, DurableError> {
-        let approval = self
-            .store
-            .approval(approval_id)
-            .await?
-            .ok_or_else(|| DurableError::UnknownApproval(approval_id.to_string()))?;
-        if let Some(recorded) = &approval.outcome {
-            return stored_outcome(approval_id, recorded);
-        }
-        match approval.state {
-            ApprovalState::Pending => {
-                return Err(DurableError::NotDecided(approval_id.to_string()))
-            }
-            ApprovalState::Withdrawn => {
-                return Err(DurableError::Withdrawn(approval_id.to_string()))
-            }
-            ApprovalState::Expired => {
-                return self
-                    .record_resumed(approval_id, expired_outcome(&approval))
-                    .await
-            }
-            ApprovalState::Approved | ApprovalState::Rejected => {}
-        }
+        let approval = match self.to_resume(approval_id).await? {
+            Ok(approval) => approval,
+            Err(known) => return Ok(known),
+        };
         let backend = approval.backend_invocation_id.as_str();
         let request = ResumeApprovalRequest::new(backend, &approval.backend_approval_id);
         let answer = client.resume_approval(request, options).await;
@@ -919,6 +901,32 @@ impl DurableHost {
 
     /// Records `result` as the approval's outcome (once) and returns the
     /// outcome that stands.
+    /// The decided approval `approval_id` to resume through the backend,
+    /// or the outcome it already has (recorded before, or its expiry,
+    /// recorded now).
+    async fn to_resume(
+        &self,
+        approval_id: &str,
+    ) -> Result<Result<ApprovalRecord, AgentInvocationResult>, DurableError> {
+        let approval = self
+            .store
+            .approval(approval_id)
+            .await?
+            .ok_or_else(|| DurableError::UnknownApproval(approval_id.to_string()))?;
+        if let Some(recorded) = &approval.outcome {
+            return stored_outcome(approval_id, recorded).map(Err);
+        }
+        match approval.state {
+            ApprovalState::Pending => Err(DurableError::NotDecided(approval_id.to_string())),
+            ApprovalState::Withdrawn => Err(DurableError::Withdrawn(approval_id.to_string())),
+            ApprovalState::Expired => self
+                .record_resumed(approval_id, expired_outcome(&approval))
+                .await
+                .map(Err),
+            ApprovalState::Approved | ApprovalState::Rejected => Ok(Ok(approval)),
+        }
+    }
+
     async fn record_resumed(
         &self,
         approval_id: &str,

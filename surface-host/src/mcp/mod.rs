@@ -920,14 +920,7 @@ impl McpServer {
             match catalog.invocation(ToolCall::new(name, invocation_id.clone(), arguments)) {
                 Ok(invocation) => invocation,
                 Err(error) => {
-                    let agent_error = match &error {
-                        surface_runtime::export::ToolCallError::UnknownTool { .. }
-                            if self.end_if_page_gone(run_id).await =>
-                        {
-                            page_gone_error()
-                        }
-                        _ => error.agent_error(),
-                    };
+                    let agent_error = self.refusal(run_id, &error).await;
                     return (catalog.mcp_result(name, &target.error(agent_error)), None);
                 }
             };
@@ -954,6 +947,24 @@ impl McpServer {
             }
         };
         (catalog.mcp_result(name, &result), Some(result))
+    }
+
+    /// What a call the catalog refused is answered: the refusal's error,
+    /// or — for a tool the run does not have because its page is gone —
+    /// [`page_gone_error`] (the run ended).
+    async fn refusal(
+        &self,
+        run_id: &str,
+        error: &surface_runtime::export::ToolCallError,
+    ) -> AgentError {
+        match error {
+            surface_runtime::export::ToolCallError::UnknownTool { .. }
+                if self.end_if_page_gone(run_id).await =>
+            {
+                page_gone_error()
+            }
+            _ => error.agent_error(),
+        }
     }
 
     /// Ends `run_id` and revokes its tokens on every replica when its page

@@ -13,7 +13,7 @@ use serde_json::json;
 use surface_runtime::invocation::AgentInvocationResult;
 use surface_store::{ApprovalDecision, ApprovalRecord, ApprovalState};
 
-use super::listing::{page_cursor, pending_page, refusal, store_refusal, Refusal};
+use super::listing::{page_cursor, pending_page, refusal, store_refusal, Refusal, QUERY};
 use super::{page, Inner, SignIn, MAX_SHOWN_PROBLEM_CHARS};
 use crate::host::DecideError;
 use crate::web::see_other;
@@ -127,12 +127,6 @@ impl Inner {
         format!("{}?{key}={value}", self.path)
     }
 }
-
-/// Every byte but `A-Z a-z 0-9 - _ .` is encoded.
-pub(crate) const QUERY: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.');
 
 /// `GET {path}`: the sign-in, or the pending approvals.
 pub(crate) async fn page(

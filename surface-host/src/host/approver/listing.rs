@@ -105,3 +105,9 @@ pub(crate) async fn pending_page(
         conflicts,
     })
 }
+
+/// Every byte but `A-Z a-z 0-9 - _ .` is encoded.
+pub(crate) const QUERY: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.');

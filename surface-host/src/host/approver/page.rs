@@ -10,8 +10,7 @@ use surface_runtime::bridge::{CallOptions, GatewayApproval};
 use surface_runtime::invocation::AgentInvocationResult;
 use surface_store::{ApprovalCursor, ApprovalRecord};
 
-use super::handlers::QUERY;
-use super::listing::{page_cursor, pending_page, Listed};
+use super::listing::{page_cursor, pending_page, Listed, QUERY};
 use super::{Inner, SignIn};
 use crate::host::approvals::backend_problem;
 use crate::web::{escape_html as esc, html_page};
