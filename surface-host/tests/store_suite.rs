@@ -1762,6 +1762,52 @@ async fn a_run_holds_at_most_sixteen_pending_approvals(db: &Db) {
     assert_eq!(ids, first, "{}: the first 16 calls' approvals", db.name());
 }
 
+/// A `tools/call` claimed by one replica is in flight for every other
+/// until settled; settled with a window it stays answered until then;
+/// an expired claim is taken again and deleted by retention.
+async fn a_request_claim_is_seen_by_every_replica_until_it_expires(db: &Db) {
+    use surface_store::RequestClaim;
+    let (r1, r2) = (db.connect_mcp().await, db.connect_mcp().await);
+    assert_eq!(
+        r1.claim_request("k", 100, 1_000).await.unwrap(),
+        RequestClaim::Claimed
+    );
+    assert_eq!(
+        r2.claim_request("k", 200, 1_100).await.unwrap(),
+        RequestClaim::InFlight
+    );
+    r1.settle_request("k", 300, Some(400)).await.unwrap();
+    assert_eq!(
+        r2.claim_request("k", 350, 1_350).await.unwrap(),
+        RequestClaim::Answered
+    );
+    assert_eq!(
+        r2.claim_request("k", 401, 1_401).await.unwrap(),
+        RequestClaim::Claimed,
+        "{}: the window ended",
+        db.name()
+    );
+    r2.settle_request("k", 500, None).await.unwrap();
+    assert_eq!(
+        r1.claim_request("k", 501, 600).await.unwrap(),
+        RequestClaim::Claimed
+    );
+    assert_eq!(
+        r1.claim_request("other", 501, 600).await.unwrap(),
+        RequestClaim::Claimed
+    );
+    assert_eq!(
+        r2.delete_expired_requests(601).await.unwrap(),
+        2,
+        "{}",
+        db.name()
+    );
+    assert_eq!(
+        r2.claim_request("k", 602, 700).await.unwrap(),
+        RequestClaim::Claimed
+    );
+}
+
 /// Every case on a fresh database from `fresh`.
 async fn run_all<F, Fut>(fresh: F)
 where
@@ -1795,6 +1841,7 @@ where
     retention_deletes_what_finished_and_keeps_what_is_needed(&fresh().await).await;
     stored_calls_stay_bounded_while_calls_keep_flowing(&fresh().await).await;
     a_run_holds_at_most_sixteen_pending_approvals(&fresh().await).await;
+    a_request_claim_is_seen_by_every_replica_until_it_expires(&fresh().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

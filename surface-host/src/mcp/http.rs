@@ -872,6 +872,7 @@ impl McpHttpService {
             self.shared.mcp_store(),
             &scope,
             &body,
+            session.is_some(),
             i64::try_from(lasts.as_millis()).unwrap_or(i64::MAX),
         )
         .await

@@ -7,7 +7,7 @@
 //! with the request's response body (answered, or dropped with the
 //! client's connection). A `tools/call` is also claimed in the store
 //! ([`StoreClaim`]), so a copy that reached another replica is refused
-//! there too; the claim outlives the answer by
+//! there too; in a legacy session the claim outlives the answer by
 //! [`ANSWERED_CALL_WINDOW_MS`] (a retrying proxy's late copy is refused,
 //! never run again).
 
@@ -84,11 +84,12 @@ fn request_id(body: &[u8]) -> Option<Value> {
     }
 }
 
-/// How long a `tools/call` stays refused after it was answered: 10 s (the
-/// same id in the same legacy session — JSON-RPC ids are not reused there
-/// — or the same id and body from the same run, stateless: a client that
-/// restarts its id counter and repeats a call within 10 s on the same
-/// token is refused too; it sends the call again with a new id).
+/// How long a legacy session's `tools/call` stays refused after it was
+/// answered: 10 s (JSON-RPC ids are not reused within a session, so a copy
+/// arriving after the answer — a retrying proxy, a replay — is one). A
+/// stateless (2026-07-28) call is refused only while it runs: SDK clients
+/// number their requests from 0 again in each instance, so the same id
+/// and body from the same token after an answer may be a new call.
 pub const ANSWERED_CALL_WINDOW_MS: i64 = 10_000;
 
 /// A `tools/call`'s claim in the store, seen by every replica; dropping
@@ -144,14 +145,15 @@ impl Duplicate {
 }
 
 /// Claims the `tools/call` `body` of `scope` in `store` until
-/// `expires_at_ms` (a call lasts less); it stays claimed for
-/// [`ANSWERED_CALL_WINDOW_MS`] after its answer. `Ok(None)` for any
+/// `expires_at_ms` (a call lasts less); a legacy session's (`in_session`)
+/// stays claimed for [`ANSWERED_CALL_WINDOW_MS`] after its answer. `Ok(None)` for any
 /// other message, and when the store cannot be written (this replica's
 /// own mark still holds; logged).
 pub(super) async fn claim_call(
     store: &Arc<dyn McpStore>,
     scope: &str,
     body: &[u8],
+    in_session: bool,
     expires_in_ms: i64,
 ) -> Result<Option<StoreClaim>, Duplicate> {
     let Some(id) = call_id(body) else {
@@ -168,7 +170,7 @@ pub(super) async fn claim_call(
         Ok(RequestClaim::Claimed) => Ok(Some(StoreClaim {
             store: store.clone(),
             key,
-            keep_ms: Some(ANSWERED_CALL_WINDOW_MS),
+            keep_ms: in_session.then_some(ANSWERED_CALL_WINDOW_MS),
         })),
         Ok(RequestClaim::InFlight) => Err(Duplicate::InFlight(id)),
         Ok(RequestClaim::Answered) => Err(Duplicate::Answered(id)),

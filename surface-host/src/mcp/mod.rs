@@ -45,6 +45,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 pub use http::McpHttpService;
+pub use inflight::ANSWERED_CALL_WINDOW_MS;
 
 use surface_runtime::export::{
     CatalogTool, ExportError, ExportOptions, McpCallToolResult, McpTool, ToolCall, ToolCatalog,
