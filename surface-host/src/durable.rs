@@ -619,7 +619,10 @@ impl DurableHost {
         invocation_id: &str,
         backend_approval_id: &str,
     ) -> Result<(), DurableError> {
-        let named = self.store.backend_approvals(backend_approval_id, 8).await?;
+        let named = self
+            .store
+            .backend_approvals(backend_approval_id, 64)
+            .await?;
         let pending = named
             .iter()
             .filter(|a| a.state == ApprovalState::Pending)

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use surface_host::host::{Database, Host};
-use surface_host::mcp::McpServer;
+use surface_host::mcp::{McpServer, McpServerOptions};
 use surface_host::replica::ReplicaOptions;
 use surface_runtime::host::{
     AgentHost, AgentRun, AuthenticatedConnection, BrowserToHostMessage, KnownBuild,
@@ -32,7 +32,14 @@ struct Endpoint {
 }
 
 async fn endpoint(store: &Arc<MemoryStore>, wake: &Arc<LocalWakeups>, name: &str) -> Endpoint {
-    endpoint_with(store, wake, name, ReplicaOptions::default()).await
+    endpoint_with(
+        store,
+        wake,
+        name,
+        ReplicaOptions::default(),
+        McpServerOptions::default(),
+    )
+    .await
 }
 
 async fn endpoint_with(
@@ -40,6 +47,7 @@ async fn endpoint_with(
     wake: &Arc<LocalWakeups>,
     name: &str,
     options: ReplicaOptions,
+    mcp: McpServerOptions,
 ) -> Endpoint {
     let host = AgentHost::new().with_known_build(KnownBuild::new(
         "console",
@@ -51,6 +59,7 @@ async fn endpoint_with(
         .agent_host(host)
         .replica(name)
         .replica_options(options)
+        .mcp(mcp)
         .wakeups(wake.clone())
         .build()
         .await
@@ -435,8 +444,9 @@ async fn a_call_after_the_page_is_gone_says_so_and_ends_the_token() {
         renew_interval: Duration::from_millis(100),
         ..ReplicaOptions::default()
     };
-    let r1 = endpoint_with(&store, &wake, "r1", short.clone()).await;
-    let r2 = endpoint_with(&store, &wake, "r2", short).await;
+    let grace = McpServerOptions::default().page_gone_grace(Duration::from_millis(500));
+    let r1 = endpoint_with(&store, &wake, "r1", short.clone(), grace.clone()).await;
+    let r2 = endpoint_with(&store, &wake, "r2", short, grace).await;
     let s = host_support::session();
     let replica1 = r1.host.replica().clone();
     let (tab, _calls) = replica1
@@ -465,6 +475,14 @@ async fn a_call_after_the_page_is_gone_says_so_and_ends_the_token() {
     // While the page lives a second lease, a call runs and nothing ends.
     tokio::time::sleep(Duration::from_millis(400)).await;
     tab.close().await;
+    // Gone for less than the grace: it may be reconnecting; nothing ends.
+    let (status, answer) = post_modern(&r2.url, &token, call.clone()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer["result"]["content"][0]["text"].as_str().unwrap(),
+        "CAPABILITY_NOT_FOUND: The page this agent works in is not connected right now (reloading, or its host restarting); nothing ran. If the tool list stays empty for a minute, the page is gone. The application's tools have changed: list the tools again, then use a current tool."
+    );
+    tokio::time::sleep(Duration::from_millis(600)).await;
     let (status, answer) = post_modern(&r2.url, &token, call.clone()).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["result"]["isError"], json!(true), "{answer}");

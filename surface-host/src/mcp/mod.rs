@@ -157,7 +157,18 @@ pub struct McpServerOptions {
     pub server_registry: Option<(SurfaceRegistry, AgentConsumer)>,
     /// `serverInfo.name` (default `"agent-surface"`).
     pub server_name: String,
+    /// How long a run's page must stay gone before a call ends the run
+    /// (default [`DEFAULT_PAGE_GONE_GRACE`]): a page reconnecting after
+    /// its replica restarted comes back with the same tab within it;
+    /// meanwhile a call is answered that the page is not connected
+    /// (retry `after-refresh`).
+    pub page_gone_grace: Duration,
 }
+
+/// Default [`McpServerOptions::page_gone_grace`]: 60 seconds.
+pub const DEFAULT_PAGE_GONE_GRACE: Duration = Duration::from_secs(60);
+/// Runs whose page this server remembers seeing gone: 10,000.
+const MAX_GONE_RUNS: usize = 10_000;
 
 impl Default for McpServerOptions {
     fn default() -> Self {
@@ -172,6 +183,7 @@ impl Default for McpServerOptions {
             export: ExportOptions::default(),
             server_registry: None,
             server_name: "agent-surface".into(),
+            page_gone_grace: DEFAULT_PAGE_GONE_GRACE,
         }
     }
 }
@@ -195,6 +207,11 @@ impl McpServerOptions {
     /// Sets `max_sessions_per_run`.
     pub fn max_sessions_per_run(mut self, max: usize) -> Self {
         self.max_sessions_per_run = max;
+        self
+    }
+    /// Sets `page_gone_grace`.
+    pub fn page_gone_grace(mut self, grace: Duration) -> Self {
+        self.page_gone_grace = grace;
         self
     }
     /// Sets `allowed_hosts`.
@@ -397,6 +414,8 @@ pub(crate) struct Shared {
     /// The requests in flight on this replica (one request delivered
     /// twice runs once).
     in_flight: inflight::InFlight,
+    /// Runs whose page a call found gone, and since when (here).
+    gone_since: Mutex<HashMap<String, std::time::Instant>>,
 }
 
 type HttpSessions = (
@@ -438,6 +457,10 @@ pub type ProgressSink<'a> =
     &'a (dyn Fn(McpProgress) -> surface_runtime::sync::BoxFuture<'static, ()> + Send + Sync);
 
 impl Shared {
+    fn lock_gone(&self) -> MutexGuard<'_, HashMap<String, std::time::Instant>> {
+        self.gone_since.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn lock(&self) -> MutexGuard<'_, McpState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -745,6 +768,7 @@ impl McpServer {
                 UNKNOWN_TOKEN_TTL,
             )),
             in_flight: inflight::InFlight::default(),
+            gone_since: Mutex::new(HashMap::new()),
         });
         let weak = Arc::downgrade(&shared);
         tokio::spawn(async move {
@@ -959,27 +983,47 @@ impl McpServer {
         error: &surface_runtime::export::ToolCallError,
     ) -> AgentError {
         match error {
-            surface_runtime::export::ToolCallError::UnknownTool { .. }
-                if self.end_if_page_gone(run_id).await =>
-            {
-                page_gone_error()
+            surface_runtime::export::ToolCallError::UnknownTool { .. } => {
+                match self.end_if_page_gone(run_id).await {
+                    PageState::Gone => page_gone_error(),
+                    PageState::Away => page_away_error(),
+                    PageState::Here => error.agent_error(),
+                }
             }
             _ => error.agent_error(),
         }
     }
 
     /// Ends `run_id` and revokes its tokens on every replica when its page
-    /// is gone ([`Replica::run_page_gone`]); whether it did.
-    async fn end_if_page_gone(&self, run_id: &str) -> bool {
+    /// is gone ([`Replica::run_page_gone`]) and has stayed gone for the
+    /// grace (since a call here first found it gone).
+    async fn end_if_page_gone(&self, run_id: &str) -> PageState {
         let replica = self.shared.replica();
         match replica.run_page_gone(run_id).await {
             Ok(true) => {}
-            Ok(false) => return false,
+            Ok(false) => {
+                self.shared.lock_gone().remove(run_id);
+                return PageState::Here;
+            }
             Err(error) => {
                 tracing::warn!(run_id = ?run_id, error = ?error, "MCP: whether the run's page is gone cannot be read");
-                return false;
+                return PageState::Here;
             }
         }
+        let grace = self.shared.options.page_gone_grace;
+        let since = {
+            let mut gone = self.shared.lock_gone();
+            if gone.len() >= MAX_GONE_RUNS && !gone.contains_key(run_id) {
+                gone.retain(|_, at| at.elapsed() < grace);
+            }
+            *gone
+                .entry(run_id.to_string())
+                .or_insert_with(std::time::Instant::now)
+        };
+        if since.elapsed() < grace {
+            return PageState::Away;
+        }
+        self.shared.lock_gone().remove(run_id);
         tracing::info!(run_id = ?run_id, "MCP: the run's page is gone; the run and its tokens end");
         if let Err(error) = self.shared.mcp_store.revoke_run_tokens(run_id).await {
             tracing::warn!(run_id = ?run_id, error = ?error, "MCP: the tokens of a run whose page is gone are not revoked");
@@ -987,7 +1031,7 @@ impl McpServer {
         if let Err(error) = replica.durable().end_run(run_id).await {
             tracing::warn!(run_id = ?run_id, error = ?error, "MCP: a run whose page is gone is not ended");
         }
-        true
+        PageState::Gone
     }
 
     /// Runs a server tool in the server registry, within the call timeout.
@@ -1141,5 +1185,30 @@ fn page_gone_error() -> AgentError {
     error
         .details
         .insert("reason".to_string(), Value::from("page-gone"));
+    error
+}
+
+/// Whether a run's page is connected somewhere ([`McpServer`]'s check of
+/// a call whose tool the run does not have).
+enum PageState {
+    /// Connected (the tool is simply not in its view).
+    Here,
+    /// Not connected, for less than the grace: it may be reconnecting.
+    Away,
+    /// Gone past the grace: the run and its tokens were ended.
+    Gone,
+}
+
+/// What an agent whose page is not connected right now is told:
+/// `CAPABILITY_NOT_FOUND`, retry `after-refresh`, reason `page-away`.
+fn page_away_error() -> AgentError {
+    let mut error = AgentError::new(
+        surface_runtime::invocation::ErrorCode::CapabilityNotFound,
+        "The page this agent works in is not connected right now (reloading, or its host restarting); nothing ran. If the tool list stays empty for a minute, the page is gone.",
+        surface_runtime::invocation::Retry::AfterRefresh,
+    );
+    error
+        .details
+        .insert("reason".to_string(), Value::from("page-away"));
     error
 }

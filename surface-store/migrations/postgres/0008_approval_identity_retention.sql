@@ -4,8 +4,8 @@
 -- The host knows an approval by its own id, the held call's invocation id;
 -- the backend's approval id moves to `backend_approval_id`, which several
 -- rows may share (a backend that restarted numbers its approvals again; a
--- page may answer its own call with any id). A call held twice keeps its
--- oldest row. Pending approvals expire (`expires_at_ms`, the new state
+-- page may answer its own call with any id). A call held twice keeps the
+-- row still needed, then its oldest. Pending approvals expire (`expires_at_ms`, the new state
 -- `expired`; a row from before this migration expires a day after it was
 -- requested). Runs record when they ended, and the tables retention
 -- deletes from are indexed by what it reads.
@@ -13,9 +13,17 @@ ALTER TABLE host_approvals ADD COLUMN backend_approval_id TEXT;
 ALTER TABLE host_approvals ADD COLUMN expires_at_ms BIGINT;
 UPDATE host_approvals SET backend_approval_id = approval_id,
     expires_at_ms = requested_at_ms + 86400000;
+-- Of a call held twice, keep the row still needed (not resumed, not
+-- withdrawn), then the oldest.
 DELETE FROM host_approvals a USING host_approvals b
     WHERE a.invocation_id = b.invocation_id
-    AND (a.requested_at_ms, a.approval_id) > (b.requested_at_ms, b.approval_id);
+    AND (CASE WHEN a.outcome IS NULL AND a.state <> 'withdrawn' THEN 0 ELSE 1 END,
+         a.requested_at_ms, a.approval_id)
+      > (CASE WHEN b.outcome IS NULL AND b.state <> 'withdrawn' THEN 0 ELSE 1 END,
+         b.requested_at_ms, b.approval_id);
+-- Two steps: the primary key is checked row by row, and an old key may
+-- equal another row's invocation id.
+UPDATE host_approvals SET approval_id = 'v8:' || invocation_id;
 UPDATE host_approvals SET approval_id = invocation_id;
 ALTER TABLE host_approvals ALTER COLUMN backend_approval_id SET NOT NULL;
 ALTER TABLE host_approvals ALTER COLUMN expires_at_ms SET NOT NULL;

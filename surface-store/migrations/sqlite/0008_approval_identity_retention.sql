@@ -4,8 +4,8 @@
 -- The host knows an approval by its own id, the held call's invocation id;
 -- the backend's approval id moves to `backend_approval_id`, which several
 -- rows may share (a backend that restarted numbers its approvals again; a
--- page may answer its own call with any id). A call held twice keeps its
--- oldest row. Pending approvals expire (`expires_at_ms`, the new state
+-- page may answer its own call with any id). A call held twice keeps the
+-- row still needed (not resumed, not withdrawn), then its oldest. Pending approvals expire (`expires_at_ms`, the new state
 -- `expired`; a row from before this migration expires a day after it was
 -- requested). Runs record when they ended, and the tables retention
 -- deletes from are indexed by what it reads. SQLite cannot change a
@@ -33,7 +33,9 @@ INSERT OR IGNORE INTO host_approvals_v8 (approval_id, backend_approval_id, invoc
 SELECT invocation_id, approval_id, invocation_id, run_id, tool_call_id, capability_id, state,
     requested_at_ms, decided_by, decided_at_ms, backend_invocation_id, outcome, resumed_at_ms,
     requested_at_ms + 86400000
-FROM host_approvals ORDER BY requested_at_ms, approval_id;
+FROM host_approvals
+ORDER BY CASE WHEN outcome IS NULL AND state <> 'withdrawn' THEN 0 ELSE 1 END,
+    requested_at_ms, approval_id;
 DROP TABLE host_approvals;
 ALTER TABLE host_approvals_v8 RENAME TO host_approvals;
 CREATE INDEX host_approvals_state ON host_approvals (state, requested_at_ms);

@@ -88,7 +88,7 @@ pub(crate) async fn pending_page(
     for backend_id in backend_ids {
         let named = durable
             .store()
-            .backend_approvals(backend_id, 8)
+            .backend_approvals(backend_id, 64)
             .await
             .map_err(store_refusal)?;
         let pending = named

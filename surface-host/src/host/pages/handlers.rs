@@ -173,8 +173,13 @@ pub(crate) async fn mcp_run(State(s): Service, request: Request) -> Response {
             "tabId is required: the tab this page announced",
         );
     };
-    match session.data.live_tab() {
-        Some(live) if live != tab_id => {
+    let started = s
+        .start_run(&session.token, ConsumerKind::Embedded, Some(tab_id))
+        .await;
+    let run_id = match started {
+        Ok(run_id) => run_id,
+        Err(PageRunError::NoSession) => return no_session(),
+        Err(PageRunError::OtherTab) => {
             tracing::warn!(session_id = ?session.data.session_id, "an MCP run asked for a tab that is not the session's");
             return orpc_error(
                 StatusCode::CONFLICT,
@@ -182,11 +187,6 @@ pub(crate) async fn mcp_run(State(s): Service, request: Request) -> Response {
                 "This page's session now belongs to another tab (another page on this host may have replaced its cookie): reload the page.",
             );
         }
-        _ => {}
-    }
-    let run_id = match s.start_run(&session.token, ConsumerKind::Embedded).await {
-        Ok(run_id) => run_id,
-        Err(PageRunError::NoSession) => return no_session(),
         Err(PageRunError::NoLiveTab) => {
             return orpc_error(
                 StatusCode::CONFLICT,

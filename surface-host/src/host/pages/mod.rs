@@ -108,6 +108,10 @@ pub enum PageRunError {
     /// The page has no open socket with an accepted announcement.
     #[error("this page has no live agent session yet; wait until it is connected")]
     NoLiveTab,
+    /// The session's live tab is not the one the calling page named
+    /// (another page of this host replaced or used its cookie).
+    #[error("this page's session now belongs to another tab; reload the page")]
+    OtherTab,
     /// The store refused the run.
     #[error("the run could not be started: {0}")]
     Host(#[from] DurableError),
@@ -410,7 +414,7 @@ impl PagesService {
         token: &SessionToken,
         kind: ConsumerKind,
     ) -> Result<String, PageRunError> {
-        self.inner.start_run(token, kind).await
+        self.inner.start_run(token, kind, None).await
     }
 
     /// The session id that started `run_id` (through this service), if
@@ -442,13 +446,19 @@ impl Inner {
         Ok((session, body["json"].take()))
     }
 
+    /// Starts a run of `kind` on the session's live tab — which must be
+    /// `expected_tab` when given — under a fresh id.
     pub(crate) async fn start_run(
         &self,
         token: &SessionToken,
         kind: ConsumerKind,
+        expected_tab: Option<&str>,
     ) -> Result<String, PageRunError> {
         let record = self.sessions.get(token).ok_or(PageRunError::NoSession)?;
         let tab_id = record.live_tab().ok_or(PageRunError::NoLiveTab)?;
+        if expected_tab.is_some_and(|expected| expected != tab_id) {
+            return Err(PageRunError::OtherTab);
+        }
         self.end_oldest_runs_beyond_bound(&record.session_id).await;
         let run_id = format!("run-{}", crate::mcp::random_hex(16));
         self.host
