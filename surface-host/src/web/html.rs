@@ -32,7 +32,9 @@ pub fn escape_html(text: &str) -> String {
 const STYLE: &str =
     "body{font:15px system-ui,sans-serif;margin:2rem;max-width:60rem;color:#1b1f24}\
     table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.5rem;\
-    text-align:left;vertical-align:top}code{background:#f3f4f6;padding:.1rem .3rem}\
+    text-align:left;vertical-align:top;overflow-wrap:anywhere}\
+    code{background:#f3f4f6;padding:.1rem .3rem;overflow-wrap:anywhere}\
+    th,button{overflow-wrap:normal;white-space:nowrap}\
     button{margin-right:.5rem;padding:.3rem .8rem}.ok{color:#116329}.error{color:#a40e26}";
 
 /// A complete HTML document: `title` (escaped here) as its `<title>` and
