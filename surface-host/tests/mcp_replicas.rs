@@ -480,7 +480,40 @@ async fn a_call_after_the_page_is_gone_says_so_and_ends_the_token() {
     assert_eq!(status, 200, "{answer}");
     assert_eq!(
         answer["result"]["content"][0]["text"].as_str().unwrap(),
-        "CAPABILITY_NOT_FOUND: The page this agent works in is not connected right now (reloading, or its host restarting); nothing ran. If the tool list stays empty for a minute, the page is gone. The application's tools have changed: list the tools again, then use a current tool."
+        AWAY
+    );
+    // The page comes back (the same tab, a new connection) and answers a
+    // call: a later absence starts the grace anew.
+    let (back, mut calls) = replica1
+        .open_connection(AuthenticatedConnection::new("conn-2", "sess-1", "user-1"))
+        .unwrap();
+    let announcement = s.session.connect("conn-2").unwrap();
+    back.receive(BrowserToHostMessage::Announcement(Box::new(announcement)))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let (url, t, body) = (r2.url.clone(), token.clone(), call.clone());
+    let answered = tokio::spawn(async move { post_modern(&url, &t, body).await });
+    let dispatched = tokio::time::timeout(Duration::from_secs(10), calls.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let result = s.session.invoke(dispatched).await;
+    back.receive(BrowserToHostMessage::Result(Box::new(result)))
+        .await
+        .unwrap();
+    let (status, answer) = answered.await.unwrap();
+    assert_eq!(
+        (status, answer["result"]["isError"].clone()),
+        (200, json!(false)),
+        "{answer}"
+    );
+    back.close().await;
+    let (_, answer) = post_modern(&r2.url, &token, call.clone()).await;
+    assert_eq!(
+        answer["result"]["content"][0]["text"].as_str().unwrap(),
+        AWAY,
+        "a new absence: away again, not gone"
     );
     tokio::time::sleep(Duration::from_millis(600)).await;
     let (status, answer) = post_modern(&r2.url, &token, call.clone()).await;
@@ -498,6 +531,9 @@ async fn a_call_after_the_page_is_gone_says_so_and_ends_the_token() {
     let run = store_run(&r2, "run-1").await;
     assert!(!run, "the run ended");
 }
+
+/// What a call gets while its page may be reconnecting.
+const AWAY: &str = "CAPABILITY_NOT_FOUND: The page this agent works in is not connected right now (reloading, or its host restarting); nothing ran. If the tool list stays empty for a minute, the page is gone. The application's tools have changed: list the tools again, then use a current tool.";
 
 /// Whether `run_id` is active in the store.
 async fn store_run(endpoint: &Endpoint, run_id: &str) -> bool {

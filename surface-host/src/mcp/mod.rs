@@ -949,6 +949,8 @@ impl McpServer {
                     return (catalog.mcp_result(name, &target.error(agent_error)), None);
                 }
             };
+        // The run's page answers: a later absence starts its grace anew.
+        self.shared.lock_gone().remove(run_id);
         let result = match tool.map(CatalogTool::route) {
             // The invocation carries the server registry's registration id
             // and surface version (the tool's, in the catalog).
