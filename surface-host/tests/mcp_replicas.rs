@@ -79,6 +79,39 @@ async fn endpoint_with(
     }
 }
 
+/// The fixture's page connected to `r1` as `conn-1` (tab `tab-1`) and
+/// run `run-1` started on it there: the page, the replica, its
+/// connection and the calls it receives.
+async fn tab_with_run(
+    r1: &Endpoint,
+) -> (
+    host_support::SessionFixture,
+    surface_host::replica::Replica,
+    surface_host::replica::ReplicaTab,
+    surface_host::replica::TabCalls,
+) {
+    let s = host_support::session();
+    let replica1 = r1.host.replica().clone();
+    let (tab, calls) = replica1
+        .open_connection(AuthenticatedConnection::new("conn-1", "sess-1", "user-1"))
+        .unwrap();
+    let announcement = s.session.connect("conn-1").unwrap();
+    tab.receive(BrowserToHostMessage::Announcement(Box::new(announcement)))
+        .await
+        .unwrap();
+    replica1
+        .durable()
+        .start_run(AgentRun {
+            run_id: "run-1".into(),
+            session_id: "sess-1".into(),
+            tab_id: Some("tab-1".into()),
+            kind: ConsumerKind::Embedded,
+        })
+        .await
+        .unwrap();
+    (s, replica1, tab, calls)
+}
+
 /// One JSON-RPC POST; the status, the JSON answer and the session id.
 async fn post(
     url: &str,
@@ -141,25 +174,7 @@ async fn any_replica_serves_any_request_of_a_client() {
     let r2 = endpoint(&store, &wake, "r2").await;
 
     // The tab is connected to r1; the run was started there.
-    let s = host_support::session();
-    let replica1 = r1.host.replica().clone();
-    let (tab, _calls) = replica1
-        .open_connection(AuthenticatedConnection::new("conn-1", "sess-1", "user-1"))
-        .unwrap();
-    let announcement = s.session.connect("conn-1").unwrap();
-    tab.receive(BrowserToHostMessage::Announcement(Box::new(announcement)))
-        .await
-        .unwrap();
-    replica1
-        .durable()
-        .start_run(AgentRun {
-            run_id: "run-1".into(),
-            session_id: "sess-1".into(),
-            tab_id: Some("tab-1".into()),
-            kind: ConsumerKind::Embedded,
-        })
-        .await
-        .unwrap();
+    let (_s, replica1, _tab, _calls) = tab_with_run(&r1).await;
     let token = r1.mcp.issue_token("run-1").await.unwrap();
 
     // A session opened on r1 …
@@ -325,25 +340,7 @@ async fn a_call_delivered_to_two_replicas_at_once_runs_once() {
     let wake = Arc::new(LocalWakeups::new());
     let r1 = endpoint(&store, &wake, "r1").await;
     let r2 = endpoint(&store, &wake, "r2").await;
-    let s = host_support::session();
-    let replica1 = r1.host.replica().clone();
-    let (tab, mut calls) = replica1
-        .open_connection(AuthenticatedConnection::new("conn-1", "sess-1", "user-1"))
-        .unwrap();
-    let announcement = s.session.connect("conn-1").unwrap();
-    tab.receive(BrowserToHostMessage::Announcement(Box::new(announcement)))
-        .await
-        .unwrap();
-    replica1
-        .durable()
-        .start_run(AgentRun {
-            run_id: "run-1".into(),
-            session_id: "sess-1".into(),
-            tab_id: Some("tab-1".into()),
-            kind: ConsumerKind::Embedded,
-        })
-        .await
-        .unwrap();
+    let (s, _replica1, tab, mut calls) = tab_with_run(&r1).await;
     let token = r1.mcp.issue_token("run-1").await.unwrap();
     let (_, _, session) = post(&r1.url, &token, None, initialize()).await;
     let session = session.expect("a session id");
@@ -447,25 +444,7 @@ async fn a_call_after_the_page_is_gone_says_so_and_ends_the_token() {
     let grace = McpServerOptions::default().page_gone_grace(Duration::from_millis(500));
     let r1 = endpoint_with(&store, &wake, "r1", short.clone(), grace.clone()).await;
     let r2 = endpoint_with(&store, &wake, "r2", short, grace).await;
-    let s = host_support::session();
-    let replica1 = r1.host.replica().clone();
-    let (tab, _calls) = replica1
-        .open_connection(AuthenticatedConnection::new("conn-1", "sess-1", "user-1"))
-        .unwrap();
-    let announcement = s.session.connect("conn-1").unwrap();
-    tab.receive(BrowserToHostMessage::Announcement(Box::new(announcement)))
-        .await
-        .unwrap();
-    replica1
-        .durable()
-        .start_run(AgentRun {
-            run_id: "run-1".into(),
-            session_id: "sess-1".into(),
-            tab_id: Some("tab-1".into()),
-            kind: ConsumerKind::Embedded,
-        })
-        .await
-        .unwrap();
+    let (s, replica1, tab, _calls) = tab_with_run(&r1).await;
     let token = r1.mcp.issue_token("run-1").await.unwrap();
     let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
         "params": {"name": "devices__list", "arguments": {}, "_meta": {
