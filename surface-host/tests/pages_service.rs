@@ -26,7 +26,7 @@ struct Served {
     host: Host,
     pages: PagesService,
     base: String,
-    _dir: std::path::PathBuf,
+    dir: std::path::PathBuf,
 }
 
 async fn serve() -> Served {
@@ -69,7 +69,7 @@ async fn serve() -> Served {
         host,
         pages,
         base: format!("http://{addr}"),
-        _dir: dir,
+        dir,
     }
 }
 
@@ -351,6 +351,39 @@ async fn only_the_listed_files_are_served() {
         .await
         .unwrap();
     assert_eq!(escape.status(), 404);
+}
+
+#[tokio::test]
+async fn a_fresh_gzip_copy_is_sent_to_a_browser_that_takes_gzip() {
+    let s = serve().await;
+    // Not real gzip: the test reads the bytes as sent (reqwest is built
+    // without its decompression features).
+    std::fs::write(s.dir.join("app.js.gz"), "GZIPPED").unwrap();
+    let get = |accept: &'static str| {
+        let url = format!("{}/pkg/app.js", s.base);
+        async move {
+            let mut request = reqwest::Client::new().get(url);
+            if !accept.is_empty() {
+                request = request.header("accept-encoding", accept);
+            }
+            let response = request.send().await.unwrap();
+            let encoding = response
+                .headers()
+                .get("content-encoding")
+                .map(|v| v.to_str().unwrap().to_string());
+            assert_eq!(response.headers()["vary"], "accept-encoding");
+            (encoding, response.text().await.unwrap())
+        }
+    };
+    let gz = (Some("gzip".to_string()), "GZIPPED".to_string());
+    let plain = (None, "export {};".to_string());
+    assert_eq!(get("gzip, deflate, br").await, gz);
+    assert_eq!(get("br, gzip;q=0").await, plain);
+    assert_eq!(get("").await, plain);
+    // A page rebuilt after its copy was written is sent as it is now.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(s.dir.join("app.js"), "export {};").unwrap();
+    assert_eq!(get("gzip").await, plain);
 }
 
 #[tokio::test]

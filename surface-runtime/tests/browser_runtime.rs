@@ -9,6 +9,9 @@
 //!   CHROMEDRIVER=/usr/bin/chromedriver \
 //!   cargo test -p surface-runtime --target wasm32-unknown-unknown --test browser_runtime
 //! ```
+//!
+//! `scripts/test` runs it with `--features browser`, in the same build as
+//! `browser_transports` (these code paths are the same with it).
 #![cfg(target_arch = "wasm32")]
 
 mod common;

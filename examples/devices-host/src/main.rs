@@ -104,10 +104,10 @@ fn run(config: &mut HostConfig, backend: Option<String>, build: bool) -> Result<
         } else {
             ""
         };
-        tracing::info!(
-            dir = ?built.dir,
-            wasm_bytes = built.wasm_bytes,
-            "page built{opt}"
+        eprintln!(
+            "devices-host: page built{opt}: {:.1} KiB as a browser downloads it (gzip; the wasm is {:.1} KiB uncompressed)",
+            built.served_gzip_bytes as f64 / 1024.0,
+            built.wasm_bytes as f64 / 1024.0
         );
     }
     // The peer lives until the host stops.

@@ -3,7 +3,8 @@
 //! then `wasm-opt -Oz` when binaryen is installed.
 //!
 //! The output is `target/devices-web/pkg/` (`devices_web.js`,
-//! `devices_web_bg.wasm`). wasm-bindgen and wasm-opt run again only when
+//! `devices_web_bg.wasm`, and a `gzip -9` copy of each, `.gz`, which the
+//! host sends to browsers that take gzip: what a user downloads). wasm-bindgen and wasm-opt run again only when
 //! cargo produced a different `.wasm` (a stamp file records its size and
 //! modification time).
 
@@ -71,7 +72,7 @@ fn wasm_opt_version() -> Option<u32> {
 
 /// Bumped when the wasm-bindgen/wasm-opt steps change, so that a page
 /// built by an older pipeline is rebuilt.
-const PIPELINE: &str = "3";
+const PIPELINE: &str = "4";
 
 /// What [`build`] did.
 #[derive(Clone, Debug)]
@@ -80,6 +81,9 @@ pub struct Built {
     pub dir: PathBuf,
     /// Size of the final `.wasm`, bytes.
     pub wasm_bytes: u64,
+    /// What a browser downloads: the gzip copies of the `.wasm` and the
+    /// `.js`, bytes together.
+    pub served_gzip_bytes: u64,
     /// Whether `wasm-opt` ran (binaryen installed).
     pub optimized: bool,
 }
@@ -150,7 +154,9 @@ pub fn build() -> Result<Built, String> {
     let dir = pkg_dir();
     let stamp = dir.join(".built-from");
     let fresh = std::fs::read_to_string(&stamp).is_ok_and(|s| s == stamp_text)
-        && PAGE_FILES.iter().all(|(f, _)| dir.join(f).exists());
+        && PAGE_FILES
+            .iter()
+            .all(|(f, _)| dir.join(f).exists() && dir.join(format!("{f}.gz")).exists());
     let out_wasm = dir.join(PAGE_FILES[1].0);
     let mut optimized = std::fs::read_to_string(dir.join(".optimized")).is_ok_and(|s| s == "yes");
     if !fresh {
@@ -191,14 +197,41 @@ pub fn build() -> Result<Built, String> {
                 }
             );
         }
+        for (name, _) in PAGE_FILES {
+            write_gzip_copy(&dir.join(name))?;
+        }
         std::fs::write(dir.join(".optimized"), if optimized { "yes" } else { "no" })
             .and_then(|()| std::fs::write(&stamp, &stamp_text))
             .map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     let wasm_bytes = std::fs::metadata(&out_wasm).map(|m| m.len()).unwrap_or(0);
+    let served_gzip_bytes = PAGE_FILES
+        .iter()
+        .map(|(f, _)| {
+            std::fs::metadata(dir.join(format!("{f}.gz")))
+                .map(|m| m.len())
+                .unwrap_or(0)
+        })
+        .sum();
     Ok(Built {
         dir,
         wasm_bytes,
+        served_gzip_bytes,
         optimized,
     })
+}
+
+/// Writes `{path}.gz`, `path` compressed at gzip's best level (what
+/// `gzip -9` does), after `path` itself so the host sees it as fresh.
+fn write_gzip_copy(path: &Path) -> Result<(), String> {
+    use std::io::Write as _;
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let gz = encoder
+        .write_all(&bytes)
+        .and_then(|()| encoder.finish())
+        .map_err(|e| format!("gzip of {}: {e}", path.display()))?;
+    let mut out = path.as_os_str().to_owned();
+    out.push(".gz");
+    std::fs::write(&out, gz).map_err(|e| format!("{}: {e}", path.display()))
 }

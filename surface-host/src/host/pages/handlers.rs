@@ -248,21 +248,46 @@ pub(crate) async fn rpc(State(s): Service, headers: HeaderMap, request: Request)
 
 /// `GET {files}/{name}`: one of the page's files (`nosniff`; an HTML one
 /// with `frame-ancestors 'none'` and `X-Frame-Options: DENY`).
-pub(crate) async fn file(State(s): Service, Path(name): Path<String>) -> Response {
+///
+/// When `{name}.gz` lies beside the file, is not older than it, and the
+/// request's `Accept-Encoding` takes gzip, that copy is sent with
+/// `Content-Encoding: gzip` ([`PagesOptions::files`](super::PagesOptions::files)).
+pub(crate) async fn file(
+    State(s): Service,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> Response {
     let Some(files) = &s.files else {
         return StatusCode::NOT_FOUND.into_response();
     };
     let Some(content_type) = files.names.get(&name) else {
         return (StatusCode::NOT_FOUND, "Not found").into_response();
     };
-    match tokio::fs::read(files.dir.join(&name)).await {
+    let path = files.dir.join(&name);
+    let gzipped = if accepts_gzip(&headers) {
+        fresh_gzip_copy(&path).await
+    } else {
+        None
+    };
+    let read = match &gzipped {
+        Some(gz) => tokio::fs::read(gz).await,
+        None => tokio::fs::read(&path).await,
+    };
+    match read {
         Ok(bytes) => {
             let headers = [
                 (header::CONTENT_TYPE, content_type.as_str()),
                 (header::CACHE_CONTROL, "no-store"),
                 (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+                (header::VARY, "accept-encoding"),
             ];
             let mut response = (headers, bytes).into_response();
+            if gzipped.is_some() {
+                response.headers_mut().insert(
+                    header::CONTENT_ENCODING,
+                    header::HeaderValue::from_static("gzip"),
+                );
+            }
             // An HTML file is framed by nobody either.
             if content_type.starts_with("text/html") {
                 protect_html(&mut response, "frame-ancestors 'none'");
@@ -274,5 +299,64 @@ pub(crate) async fn file(State(s): Service, Path(name): Path<String>) -> Respons
             format!("{name} is missing: build the page"),
         )
             .into_response(),
+    }
+}
+
+/// Whether `Accept-Encoding` takes gzip: a `gzip` (or `x-gzip`, or `*`)
+/// coding whose `q` is not 0 (RFC 9110 §12.5.3). Absent or unreadable
+/// headers take nothing but the identity.
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|coding| {
+            let mut parts = coding.split(';').map(str::trim);
+            let name = parts.next().unwrap_or("");
+            let named = ["gzip", "x-gzip", "*"]
+                .iter()
+                .any(|n| name.eq_ignore_ascii_case(n));
+            let refused = parts.any(|p| {
+                p.split_once('=').is_some_and(|(k, q)| {
+                    k.trim().eq_ignore_ascii_case("q")
+                        && q.trim().parse::<f32>().is_ok_and(|q| q <= 0.0)
+                })
+            });
+            named && !refused
+        })
+}
+
+/// `{path}.gz` when it exists and was written no earlier than `path`
+/// (a page rebuilt since is served uncompressed, never stale).
+async fn fresh_gzip_copy(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    let mut gz = path.as_os_str().to_owned();
+    gz.push(".gz");
+    let gz = std::path::PathBuf::from(gz);
+    let original = tokio::fs::metadata(path).await.ok()?.modified().ok()?;
+    let copy = tokio::fs::metadata(&gz).await.ok()?.modified().ok()?;
+    (copy >= original).then_some(gz)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(value: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::ACCEPT_ENCODING, value.parse().unwrap());
+        h
+    }
+
+    #[test]
+    fn gzip_is_taken_unless_its_q_is_zero() {
+        assert!(accepts_gzip(&with("gzip, deflate, br, zstd")));
+        assert!(accepts_gzip(&with("br;q=1.0, GZIP;q=0.5")));
+        assert!(accepts_gzip(&with("*")));
+        assert!(!accepts_gzip(&with("gzip;q=0")));
+        assert!(!accepts_gzip(&with("br, gzip ; q=0.000")));
+        assert!(!accepts_gzip(&with("identity")));
+        assert!(!accepts_gzip(&with("gzipx")));
+        assert!(!accepts_gzip(&HeaderMap::new()));
     }
 }

@@ -209,7 +209,11 @@ impl PagesOptions {
     /// `{path}/{name}` (GET, `Cache-Control: no-store`), read from disk on
     /// each request (a rebuilt page is served without a restart); any
     /// other name, and a listed one missing from `dir`, is 404. Nothing
-    /// else of `dir` is reachable.
+    /// else of `dir` is reachable. A `{name}.gz` beside a listed file,
+    /// written no earlier than it, is sent instead (`Content-Encoding:
+    /// gzip`, `Vary: Accept-Encoding`) to a request whose
+    /// `Accept-Encoding` takes gzip: precompress the page's `.wasm` and
+    /// `.js` at build time and browsers download a third of the bytes.
     pub fn files(mut self, path: &str, dir: impl Into<PathBuf>, names: &[(&str, &str)]) -> Self {
         self.files = Some(Files {
             path: format!("/{}", path.trim_matches('/')),
