@@ -136,6 +136,8 @@ pub fn build() -> Result<Built, String> {
             // profile's `strip = true` removes it and wasm-bindgen warns);
             // wasm-bindgen drops the names below instead.
             .args(["--config", "profile.web.strip=\"debuginfo\""])
+            // scripts/test starts this same command early, in the
+            // background: keep the two alike.
             .env_remove("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER"),
         "cargo build of the page",
     )?;
