@@ -146,6 +146,17 @@ macro_rules! formats {
                 _ => None,
             }
         }
+
+        /// [`checker`] as a `const fn`: generated validators resolve their
+        /// `format`s at compile time (`const F: Option<fn(&str) -> bool> =
+        /// format::checker_const("email");`) and call the check directly.
+        #[must_use]
+        pub const fn checker_const(format: &str) -> Option<fn(&str) -> bool> {
+            $(if crate::pattern::same_str($name, format) {
+                return Some($function as fn(&str) -> bool);
+            })*
+            None
+        }
     };
 }
 

@@ -62,6 +62,11 @@ use crate::regexp::{Problem, Regexp};
 
 mod known;
 
+/// Byte equality of two strings in a `const fn`.
+pub(crate) const fn same_str(a: &str, b: &str) -> bool {
+    known::same(a.as_bytes(), b.as_bytes())
+}
+
 /// A JSON Schema `pattern`, compiled on first use and kept for the life of
 /// the value (a `static` compiles once per process; on wasm32, once per
 /// thread, since JavaScript objects cannot be shared).
@@ -98,6 +103,24 @@ impl Pattern {
             shortcut: None,
             engine: Regexp::new(source),
         }
+    }
+
+    /// The hand-written check that replaces `source` when it is one of
+    /// zod 4's format regexes ([`Pattern::new`]), resolved at compile time:
+    /// generated validators call it directly (`const C: Option<fn(&str)
+    /// -> bool> = Pattern::recognized(SOURCE);`).
+    #[must_use]
+    pub const fn recognized(source: &str) -> Option<fn(&str) -> bool> {
+        known::recognize(source)
+    }
+
+    /// Whether `source` is one of zod 4's format regexes that zod writes
+    /// beside `format`, whose check accepts every string the regex matches
+    /// (tested for each): a validator that checked the `pattern` need
+    /// not check that `format` again.
+    #[must_use]
+    pub const fn covers_format(source: &str, format: &str) -> bool {
+        known::covers(source, format)
     }
 
     /// Whether this pattern is matched by a hand-written check instead of
