@@ -119,7 +119,7 @@ pub(super) const fn covers(source: &str, format: &str) -> bool {
     false
 }
 
-pub(crate) const fn same(a: &[u8], b: &[u8]) -> bool {
+const fn same(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }

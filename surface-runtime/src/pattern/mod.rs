@@ -62,11 +62,6 @@ use crate::regexp::{Problem, Regexp};
 
 mod known;
 
-/// Byte equality of two strings in a `const fn`.
-pub(crate) const fn same_str(a: &str, b: &str) -> bool {
-    known::same(a.as_bytes(), b.as_bytes())
-}
-
 /// A JSON Schema `pattern`, compiled on first use and kept for the life of
 /// the value (a `static` compiles once per process; on wasm32, once per
 /// thread, since JavaScript objects cannot be shared).
