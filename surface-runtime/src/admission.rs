@@ -33,22 +33,78 @@
 
 use std::hash::{Hash, Hasher};
 
+use serde_json::Value;
+
 use crate::hash::{Fingerprint, IdDigest, IdDigester};
 use crate::invocation::{
     AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult, ErrorCode, Retry,
 };
 use crate::ledger::{Admission, IdLedger, Known, Status};
 
-/// A recorded result: replayed as it was (the repeat carries the same
-/// invocation id, capability id and envelope).
+/// A recorded result without the two ids it echoes: a replay answers an
+/// identical repeat, which carries the same invocation id and capability
+/// id (and envelope), so they are taken from the repeat
+/// ([`Refusal::into_result`]) and recording a result copies neither
+/// string.
 type Outcome = AgentInvocationResult;
+
+/// `result` with empty (unallocated) `invocationId` and `capabilityId`.
+fn outcome_of(result: &AgentInvocationResult) -> Outcome {
+    match result {
+        AgentInvocationResult::Ok {
+            output,
+            surface_version,
+            surface_changed,
+            ..
+        } => AgentInvocationResult::Ok {
+            invocation_id: String::new(),
+            capability_id: String::new(),
+            output: output.clone(),
+            surface_version: *surface_version,
+            surface_changed: *surface_changed,
+        },
+        AgentInvocationResult::Error {
+            error,
+            surface_version,
+            surface_changed,
+            ..
+        } => AgentInvocationResult::Error {
+            invocation_id: String::new(),
+            capability_id: String::new(),
+            error: error.clone(),
+            surface_version: *surface_version,
+            surface_changed: *surface_changed,
+        },
+    }
+}
+
+/// A recorded [`Outcome`] as the answer to `inv`, its identical repeat.
+fn replay(mut outcome: Outcome, inv: &AgentInvocation) -> AgentInvocationResult {
+    match &mut outcome {
+        AgentInvocationResult::Ok {
+            invocation_id,
+            capability_id,
+            ..
+        }
+        | AgentInvocationResult::Error {
+            invocation_id,
+            capability_id,
+            ..
+        } => {
+            invocation_id.clone_from(&inv.invocation_id);
+            capability_id.clone_from(&inv.capability_id);
+        }
+    }
+    outcome
+}
 
 /// Why admission did not admit an invocation id.
 #[derive(Debug)]
 pub(crate) enum Refusal {
-    /// The identical envelope completed before: its recorded result
-    /// (boxed: a result is large, the other refusals are not).
-    Replay(Box<AgentInvocationResult>),
+    /// The identical envelope completed before: its recorded result,
+    /// without the ids the repeat carries (boxed: a result is large, the
+    /// other refusals are not).
+    Replay(Box<Outcome>),
     /// A repeat with a different envelope (`id-reused-with-different-request`).
     Reused,
     /// A repeat while the first call still runs (`invocation-in-flight`).
@@ -100,7 +156,7 @@ impl Refusal {
     ) -> AgentInvocationResult {
         let reason = self.reason();
         let (code, retry, message) = match self {
-            Refusal::Replay(result) => return *result,
+            Refusal::Replay(outcome) => return replay(*outcome, inv),
             Refusal::InFlight => (
                 ErrorCode::InvocationConflict,
                 Retry::WithChanges,
@@ -160,11 +216,56 @@ pub(crate) fn envelope_fingerprint(
     inv.capability_id.hash(&mut h);
     inv.registration_id.hash(&mut h);
     inv.surface_version.hash(&mut h);
-    inv.input.hash(&mut h);
+    hash_value(&inv.input, &mut h);
     inv.instance_id.hash(&mut h);
     inv.confirmation_id.hash(&mut h);
     consumer.hash(&mut h);
     h.finish()
+}
+
+/// Feeds `value` to `h` as a prefix-free encoding: a tag with each
+/// string's, array's and object's length in one word, then the bytes
+/// (`Value`'s own `Hash` makes three calls per string: a tag, the bytes, a
+/// terminator). Equal values feed equal words; `0.0` and `-0.0`, equal
+/// numbers, feed the same ones.
+fn hash_value(value: &Value, h: &mut impl Hasher) {
+    /// The tag in the low byte, the length above it.
+    fn word(tag: u8, len: usize) -> u64 {
+        u64::from(tag) | (len as u64) << 8
+    }
+    match value {
+        Value::Null => h.write_u8(0),
+        Value::Bool(b) => h.write_u8(1 + u8::from(*b)),
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                h.write_u8(3);
+                h.write_u64(u);
+            } else if let Some(i) = n.as_i64() {
+                h.write_u8(4);
+                h.write_i64(i);
+            } else {
+                let f = n.as_f64().unwrap_or(0.0);
+                h.write_u8(5);
+                h.write_u64(if f == 0.0 { 0 } else { f.to_bits() });
+            }
+        }
+        Value::String(s) => {
+            h.write_u64(word(6, s.len()));
+            h.write(s.as_bytes());
+        }
+        Value::Array(items) => {
+            h.write_u64(word(7, items.len()));
+            items.iter().for_each(|item| hash_value(item, h));
+        }
+        Value::Object(map) => {
+            h.write_u64(word(8, map.len()));
+            for (key, item) in map {
+                h.write_u64(word(9, key.len()));
+                h.write(key.as_bytes());
+                hash_value(item, h);
+            }
+        }
+    }
 }
 
 /// Every invocation id a registry admitted (as digests, with the keyed
@@ -202,7 +303,7 @@ impl InvocationIds {
     /// Marks `id` completed with `result` (a second completion is
     /// ignored).
     pub(crate) fn complete(&mut self, id: IdDigest, result: &AgentInvocationResult) {
-        self.ledger.complete(id, result.clone());
+        self.ledger.complete(id, outcome_of(result));
     }
 }
 
@@ -213,6 +314,12 @@ mod tests {
 
     fn ok(id: &str) -> AgentInvocationResult {
         AgentInvocationResult::ok(id, "view:t.a", json!(id), 1)
+    }
+
+    /// The replay `outcome` answers to a repeat of `id` (capability
+    /// `view:t.a`, as [`ok`] records).
+    fn replayed(outcome: &Outcome, id: &str) -> AgentInvocationResult {
+        replay(outcome.clone(), &AgentInvocation::new(id, "view:t.a"))
     }
 
     fn reason(r: Result<IdDigest, Refusal>) -> &'static str {
@@ -239,7 +346,9 @@ mod tests {
         // Only the last two results are kept; every id stays known.
         assert_eq!(reason(ids.admit("inv-17", 17)), "duplicate-invocation");
         match ids.admit("inv-4999", 4_999) {
-            Err(Refusal::Replay(result)) => assert_eq!(*result, ok("inv-4999")),
+            Err(Refusal::Replay(result)) => {
+                assert_eq!(replayed(&result, "inv-4999"), ok("inv-4999"));
+            }
             _ => panic!("expected the recorded result"),
         }
         assert_eq!(reason(ids.admit("inv-5000", 1)), "admitted");
@@ -256,8 +365,48 @@ mod tests {
         ids.complete(a, &ok("a"));
         ids.complete(b, &ok("b"));
         assert_eq!(reason(ids.admit("a", 1)), "duplicate-invocation");
-        assert!(matches!(ids.admit("b", 2), Err(Refusal::Replay(r)) if *r == ok("b")));
+        assert!(
+            matches!(ids.admit("b", 2), Err(Refusal::Replay(r)) if replayed(&r, "b") == ok("b"))
+        );
         assert_eq!(reason(ids.admit("c", 3)), "invocation-ids-exhausted");
+    }
+
+    #[test]
+    fn the_value_walk_tells_values_apart_and_equal_ones_alike() {
+        let fingerprint = Fingerprint::new(9);
+        let of = |v: &Value| {
+            let mut h = fingerprint.hasher();
+            hash_value(v, &mut h);
+            h.finish()
+        };
+        let values = [
+            json!(null),
+            json!(false),
+            json!(true),
+            json!(0),
+            json!(-1),
+            json!(0.5),
+            json!("a".repeat(200)),
+            json!("b".repeat(200)),
+            json!(""),
+            json!("a"),
+            json!([]),
+            json!([""]),
+            json!(["", ""]),
+            json!([[]]),
+            json!({}),
+            json!({"a": "b"}),
+            json!({"ab": ""}),
+            json!({"a": {"b": null}}),
+            json!({"a": null, "b": null}),
+        ];
+        let mut seen: Vec<u64> = values.iter().map(of).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), values.len());
+        assert_eq!(of(&json!(0.0)), of(&json!(-0.0)));
+        let built = json!({"b": [1, "x"], "a": {"c": true}});
+        assert_eq!(of(&built), of(&json!({"a": {"c": true}, "b": [1, "x"]})));
     }
 
     #[test]
@@ -266,7 +415,9 @@ mod tests {
         let a = ids.admit("a", 1).ok().unwrap();
         ids.complete(a, &ok("a"));
         ids.complete(a, &ok("other"));
-        assert!(matches!(ids.admit("a", 1), Err(Refusal::Replay(r)) if *r == ok("a")));
+        assert!(
+            matches!(ids.admit("a", 1), Err(Refusal::Replay(r)) if replayed(&r, "a") == ok("a"))
+        );
     }
 
     #[test]

@@ -50,6 +50,22 @@ impl Cancellation {
         self.inner.cancelled.load(Ordering::SeqCst)
     }
 
+    /// This signal, reset for another call, when nothing else holds it (no
+    /// clone, no [`Cancelled`] future) and it was not cancelled; `None`
+    /// otherwise. Lets the registry reuse one signal across calls instead
+    /// of allocating one per call.
+    pub(crate) fn reclaim(mut self) -> Option<Self> {
+        let inner = Arc::get_mut(&mut self.inner)?;
+        if *inner.cancelled.get_mut() {
+            return None;
+        }
+        match inner.wakers.get_mut() {
+            Ok(wakers) => wakers.clear(),
+            Err(poisoned) => poisoned.into_inner().clear(),
+        }
+        Some(self)
+    }
+
     /// A future that completes once the signal is cancelled.
     pub fn cancelled(&self) -> Cancelled {
         Cancelled {
@@ -87,6 +103,20 @@ impl Future for Cancelled {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_an_unshared_uncancelled_signal_is_reclaimed() {
+        let c = Cancellation::new();
+        let clone = c.clone();
+        assert!(c.clone().reclaim().is_none(), "a clone is alive");
+        drop(clone);
+        let waiting = c.cancelled();
+        assert!(c.clone().reclaim().is_none(), "a future is alive");
+        drop(waiting);
+        let c = c.reclaim().expect("unshared");
+        c.cancel();
+        assert!(c.reclaim().is_none(), "cancelled");
+    }
 
     #[test]
     fn cancel_wakes_waiters() {

@@ -648,20 +648,43 @@ impl<'a, 's> Emitter<'a, 's> {
                 &format!("value is longer than {max} character{}", plural(max)),
             ));
         }
-        if let Some(source) = m.get("pattern").and_then(Value::as_str) {
+        let pattern = m.get("pattern").and_then(Value::as_str);
+        if let Some(source) = pattern {
             let id = self.pattern(source);
+            let lit = Literal::string(source);
+            // zod's own format regexes run their hand-written check,
+            // resolved at compile time and called directly.
             out.push(Self::leaf(
                 cx,
-                quote!(#id.is_match(s)),
+                quote!({
+                    const C: Option<fn(&str) -> bool> = Pattern::recognized(#lit);
+                    match C { Some(check) => check(s), None => #id.is_match(s) }
+                }),
                 "pattern",
                 &format!("value does not match \"{source}\""),
             ));
         }
         if let Some(name) = m.get("format").and_then(Value::as_str) {
             let lit = Literal::string(name);
+            // The format's check, resolved at compile time (an unknown
+            // format is an annotation); in `is_valid`, skipped when the
+            // sibling `pattern` is zod's regex for it, which passed
+            // (`Pattern::covers_format`: it accepts nothing the format
+            // refuses). The error pass reports both, as before.
+            let covered = match (pattern, cx.mode) {
+                (Some(source), Mode::Valid) => {
+                    let source = Literal::string(source);
+                    quote!(Pattern::covers_format(#source, #lit))
+                }
+                _ => quote!(false),
+            };
             out.push(Self::leaf(
                 cx,
-                quote!(format::check(#lit, s) != Some(false)),
+                quote!({
+                    const COVERED: bool = #covered;
+                    const F: Option<fn(&str) -> bool> = format::checker_const(#lit);
+                    COVERED || match F { Some(check) => check(s), None => true }
+                }),
                 "format",
                 &format!("value is not a \"{name}\""),
             ));
@@ -846,7 +869,22 @@ impl<'a, 's> Emitter<'a, 's> {
             ["minProperties", "maxProperties"],
             ["property", "properties"],
         );
-        self.required_checks(cx, m, &mut out);
+        if cx.mode == Mode::Valid {
+            if let Some(pass) = self.one_pass(cx, m, ptr) {
+                out.push(pass);
+                self.required_checks(cx, m, false, &mut out);
+                if let Some(names) = m.get("propertyNames") {
+                    out.extend(self.property_names(
+                        cx,
+                        names,
+                        &child_pointer(ptr, "propertyNames"),
+                    ));
+                }
+                out.extend(self.dependent_schemas(cx, m, ptr));
+                return out;
+            }
+        }
+        self.required_checks(cx, m, true, &mut out);
         let props = m.get("properties").and_then(Value::as_object);
         if let Some(props) = props {
             let at = child_pointer(ptr, "properties");
@@ -866,10 +904,93 @@ impl<'a, 's> Emitter<'a, 's> {
         out
     }
 
-    /// `required`, `dependentRequired` (from 2019-09) and the array form
+    /// `is_valid`'s `properties`, `required` and `additionalProperties`
+    /// in one pass over the object's entries, each key matched once
+    /// against the property names (no lookup per property, no second
+    /// lookup for `required`), the required ones counted in a bit set.
+    /// `None` (the general form applies) with `patternProperties`, without
+    /// `properties`, or when a required name is not a property or there
+    /// are more than 64 of them.
+    fn one_pass(&mut self, cx: &Cx, m: &Map<String, Value>, ptr: &str) -> Option<TokenStream> {
+        let props = m.get("properties").and_then(Value::as_object)?;
+        let patterns = m.get("patternProperties").and_then(Value::as_object);
+        if props.is_empty() || patterns.is_some_and(|p| !p.is_empty()) {
+            return None;
+        }
+        let mut required: Vec<&str> = Vec::new();
+        match m.get("required") {
+            None => {}
+            Some(Value::Array(names)) => {
+                for name in names {
+                    let name = name.as_str().filter(|n| props.contains_key(*n))?;
+                    if !required.contains(&name) {
+                        required.push(name);
+                    }
+                }
+            }
+            Some(_) => return None,
+        }
+        if required.len() > 64 {
+            return None;
+        }
+        let fail = &cx.fail;
+        let at = child_pointer(ptr, "properties");
+        let mut arms = Vec::new();
+        for (name, sub) in props {
+            let lit = Literal::string(name);
+            let check = self.apply_child(cx, sub, &child_pointer(&at, name), quote!(key(#lit)));
+            let mark = required.iter().position(|r| r == name).map(|bit| {
+                let bit = 1u64 << bit;
+                quote!(seen |= #bit;)
+            });
+            arms.push(quote!(#lit => { #check #mark }));
+        }
+        let other = match m.get("additionalProperties") {
+            None | Some(Value::Bool(true)) => quote!(),
+            Some(Value::Bool(false)) => quote!(#fail;),
+            Some(additional) => self.apply_child(
+                cx,
+                additional,
+                &child_pointer(ptr, "additionalProperties"),
+                quote!(key(k)),
+            ),
+        };
+        let all: u64 = if required.len() == 64 {
+            u64::MAX
+        } else {
+            (1u64 << required.len()) - 1
+        };
+        let (declare, complete) = if required.is_empty() {
+            (quote!(), quote!())
+        } else {
+            (
+                quote!(let mut seen = 0u64;),
+                quote!(if seen != #all { #fail; }),
+            )
+        };
+        Some(quote! {{
+            #declare
+            for (k, i) in o {
+                match k.as_str() {
+                    #(#arms)*
+                    _ => { #other }
+                }
+            }
+            #complete
+        }})
+    }
+
+    /// `required` (unless `with_required` is false: [`Self::one_pass`]
+    /// checked it), `dependentRequired` (from 2019-09) and the array form
     /// of `dependencies`.
-    fn required_checks(&mut self, cx: &Cx, m: &Map<String, Value>, out: &mut Vec<TokenStream>) {
-        if let Some(Value::Array(names)) = m.get("required") {
+    fn required_checks(
+        &mut self,
+        cx: &Cx,
+        m: &Map<String, Value>,
+        with_required: bool,
+        out: &mut Vec<TokenStream>,
+    ) {
+        if let Some(Value::Array(names)) = m.get("required").filter(|_| with_required) {
             out.extend(required_names(cx, names));
         }
         let dependent_required = m

@@ -116,6 +116,22 @@ pub fn is_emoji(value: &str) -> bool {
     EMOJI.search(value).unwrap_or(false)
 }
 
+/// Byte equality of two format names in a `const fn`.
+const fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// An asserted `format`: its name, the name of its check function in this
 /// module (for code generators: `::surface_runtime::format::<function>`)
 /// and the check itself.
@@ -145,6 +161,17 @@ macro_rules! formats {
                 $($name => Some($function as fn(&str) -> bool),)*
                 _ => None,
             }
+        }
+
+        /// [`checker`] as a `const fn`: generated validators resolve their
+        /// `format`s at compile time (`const F: Option<fn(&str) -> bool> =
+        /// format::checker_const("email");`) and call the check directly.
+        #[must_use]
+        pub const fn checker_const(format: &str) -> Option<fn(&str) -> bool> {
+            $(if same_name($name, format) {
+                return Some($function as fn(&str) -> bool);
+            })*
+            None
         }
     };
 }

@@ -43,50 +43,52 @@ macro_rules! offset {
 type Check = fn(&str) -> bool;
 
 /// Every recognized source (the JSON Schema `pattern` string, i.e. the
-/// regex's `.source`) and the check that replaces it, with the zod
+/// regex's `.source`), the check that replaces it and the `format` zod
+/// writes beside it, whose check accepts everything this one accepts (the
+/// same check, or the union it is part of: tested below), with the zod
 /// constructor that emits it.
-pub(crate) const KNOWN: &[(&str, Check)] = &[
+pub(crate) const KNOWN: &[(&str, Check, &str)] = &[
     // z.email()
     (
         "^(?:[A-Za-z0-9_'+\\-]+\\.)*[A-Za-z0-9_'+\\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$",
-        format::is_email,
+        format::is_email, "email",
     ),
     // z.guid()
     (
         "^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$",
-        format::is_uuid,
+        format::is_uuid, "uuid",
     ),
     // z.uuid()
     (
         "^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}|00000000-0000-0000-0000-000000000000|ffffffff-ffff-ffff-ffff-ffffffffffff)$",
-        format::is_rfc_uuid,
+        format::is_rfc_uuid, "uuid",
     ),
     // z.iso.date()
-    (concat!("^", date_source!(), "$"), format::is_date),
+    (concat!("^", date_source!(), "$"), format::is_date, "date"),
     // z.iso.datetime()
     (
         concat!("^", date_source!(), "T(?:", hms!(), "(?:\\.\\d+)?(?:Z))$"),
-        format::is_datetime_utc,
+        format::is_datetime_utc, "date-time",
     ),
     // z.iso.datetime({ offset: true })
     (
         concat!("^", date_source!(), "T(?:", hms!(), "(?:\\.\\d+)?(?:Z", offset!(), "))$"),
-        format::is_datetime_offset,
+        format::is_datetime_offset, "date-time",
     ),
     // z.iso.datetime({ precision: 0 })
     (
         concat!("^", date_source!(), "T(?:", hms!(), "(?:Z))$"),
-        format::is_datetime_utc_seconds,
+        format::is_datetime_utc_seconds, "date-time",
     ),
     // z.iso.datetime({ precision: 3 })
     (
         concat!("^", date_source!(), "T(?:", hms!(), "\\.\\d{3}(?:Z))$"),
-        format::is_datetime_utc_millis,
+        format::is_datetime_utc_millis, "date-time",
     ),
     // z.iso.datetime({ precision: 3, offset: true })
     (
         concat!("^", date_source!(), "T(?:", hms!(), "\\.\\d{3}(?:Z", offset!(), "))$"),
-        format::is_datetime_offset_millis,
+        format::is_datetime_offset_millis, "date-time",
     ),
 ];
 
@@ -102,6 +104,19 @@ pub(super) const fn recognize(source: &str) -> Option<Check> {
         i += 1;
     }
     None
+}
+
+/// Whether `source` is one of [`KNOWN`] written beside `format`: a string
+/// its check accepts passes `format`'s check too.
+pub(super) const fn covers(source: &str, format: &str) -> bool {
+    let mut i = 0;
+    while i < KNOWN.len() {
+        if same(KNOWN[i].0.as_bytes(), source.as_bytes()) {
+            return same(KNOWN[i].2.as_bytes(), format.as_bytes());
+        }
+        i += 1;
+    }
+    false
 }
 
 const fn same(a: &[u8], b: &[u8]) -> bool {
@@ -151,7 +166,8 @@ mod tests {
     /// source; the list of disagreements.
     fn disagreements(values: &[String]) -> Vec<String> {
         let mut wrong = Vec::new();
-        for (source, check) in KNOWN {
+        for (source, check, format) in KNOWN {
+            let implied = crate::format::checker(format).expect("an asserted format");
             let engine = Pattern::engine_only(source);
             let recognized = Pattern::new(leak(source));
             assert!(recognized.is_recognized(), "{source}");
@@ -159,6 +175,9 @@ mod tests {
                 let expected = engine.matches(value).expect("zod's source compiles");
                 if check(value) != expected || recognized.matches(value) != Ok(expected) {
                     wrong.push(format!("{source} on {value:?}: regex {expected}"));
+                }
+                if expected && !implied(value) {
+                    wrong.push(format!("{source} on {value:?}: not a {format:?}"));
                 }
             }
         }
@@ -171,14 +190,14 @@ mod tests {
         for doc in [ZOD_SCHEMAS, ZOD_MANIFEST] {
             patterns(&serde_json::from_str(doc).unwrap(), &mut emitted);
         }
-        for (source, _) in KNOWN {
+        for (source, _, _) in KNOWN {
             assert!(
                 emitted.iter().any(|p| p == source),
                 "{source} is not a pattern zod emitted in the fixtures"
             );
             assert!(source.starts_with('^') && source.ends_with('$'), "{source}");
         }
-        let mut sources: Vec<&str> = KNOWN.iter().map(|(s, _)| *s).collect();
+        let mut sources: Vec<&str> = KNOWN.iter().map(|(s, _, _)| *s).collect();
         sources.sort_unstable();
         sources.dedup();
         assert_eq!(sources.len(), KNOWN.len(), "duplicate sources");
@@ -186,7 +205,7 @@ mod tests {
 
     #[test]
     fn only_exact_sources_are_recognized() {
-        let (email, _) = KNOWN[0];
+        let (email, _, _) = KNOWN[0];
         assert!(Pattern::new(email).is_recognized());
         assert!(!Pattern::engine_only(email).is_recognized());
         // One byte different, unanchored, or another zod regex (html5Email).
@@ -268,9 +287,12 @@ mod tests {
         fn shortcuts_equal_the_regex_engine_near_each_grammar(
             (i, value) in (0..KNOWN.len()).prop_flat_map(|i| (Just(i), near(KNOWN[i].0)))
         ) {
-            let (source, check) = KNOWN[i];
+            let (source, check, format) = KNOWN[i];
             let expected = Pattern::engine_only(source).matches(&value).expect("compiles");
             prop_assert_eq!(check(&value), expected, "{} on {:?}", source, value);
+            // The format zod writes beside it accepts what it accepts.
+            let implied = crate::format::checker(format).expect("an asserted format");
+            prop_assert!(!expected || implied(&value), "{} on {:?}: not a {}", source, value, format);
         }
     }
 }

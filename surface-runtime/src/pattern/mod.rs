@@ -100,6 +100,24 @@ impl Pattern {
         }
     }
 
+    /// The hand-written check that replaces `source` when it is one of
+    /// zod 4's format regexes ([`Pattern::new`]), resolved at compile time:
+    /// generated validators call it directly (`const C: Option<fn(&str)
+    /// -> bool> = Pattern::recognized(SOURCE);`).
+    #[must_use]
+    pub const fn recognized(source: &str) -> Option<fn(&str) -> bool> {
+        known::recognize(source)
+    }
+
+    /// Whether `source` is one of zod 4's format regexes that zod writes
+    /// beside `format`, whose check accepts every string the regex matches
+    /// (tested for each): a validator that checked the `pattern` need
+    /// not check that `format` again.
+    #[must_use]
+    pub const fn covers_format(source: &str, format: &str) -> bool {
+        known::covers(source, format)
+    }
+
     /// Whether this pattern is matched by a hand-written check instead of
     /// the regular-expression engine (its source is one of zod 4's format
     /// regexes).

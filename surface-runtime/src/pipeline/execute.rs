@@ -14,6 +14,7 @@ use super::Ready;
 use crate::audit::AuditEvent;
 use crate::cancellation::Cancellation;
 use crate::executor::{ExecuteRequest, ExecutionError, ProcedureCallInfo};
+use crate::hash::IdDigest;
 use crate::invocation::{AgentConsumer, AgentInvocationResult, ErrorCode, Retry};
 use crate::registry::{Registered, SurfaceRegistry};
 use crate::sync::BoxFuture;
@@ -62,7 +63,8 @@ impl SurfaceRegistry {
         caller: Option<&Cancellation>,
     ) -> AgentInvocationResult {
         let Ready {
-            key: _,
+            key,
+            signal,
             invocation_id,
             capability_id,
             admitted_version,
@@ -74,7 +76,7 @@ impl SurfaceRegistry {
         let confirmation_id = confirmation.as_ref().map(|c| c.id.clone());
         // The executor's signal; fired when this future is dropped mid-call
         // (a browser session aborting a call at disconnect drops it).
-        let abandoned = CancelOnDrop(Cancellation::new(), true);
+        let abandoned = CancelOnDrop(&signal, true);
         let timeout = match (&self.settings().timer, self.settings().timeout) {
             (Some(timer), Some(t)) => Some(timer.sleep(t)),
             _ => None,
@@ -82,7 +84,10 @@ impl SurfaceRegistry {
         let raced = match &target {
             Registered::Procedure(p) => {
                 let Some(executor) = executor else {
+                    abandoned.disarm();
                     let call = Settled {
+                        key,
+                        signal,
                         invocation_id,
                         capability_id,
                         admitted_version,
@@ -98,7 +103,7 @@ impl SurfaceRegistry {
                     info: ProcedureCallInfo {
                         invocation_id: Arc::from(invocation_id.as_str()),
                         consumer: consumer.clone(),
-                        cancellation: abandoned.0.clone(),
+                        cancellation: signal.clone(),
                         confirmation,
                     },
                 };
@@ -109,9 +114,11 @@ impl SurfaceRegistry {
                 race(handler(input), timeout, caller).await
             }
         };
-        let outcome = self.settle(&target, raced, &abandoned.0);
+        let outcome = self.settle(&target, raced, &signal);
         abandoned.disarm();
         let call = Settled {
+            key,
+            signal,
             invocation_id,
             capability_id,
             admitted_version,
@@ -165,10 +172,11 @@ impl SurfaceRegistry {
         }
     }
 
-    /// Phase 8: the audit record of the execution and the agent's result,
-    /// at the surface version it settled at (`surfaceChanged` when that is
-    /// not the version it was admitted at). A `Value::Null` output is a
-    /// void success: no `output`.
+    /// Phase 8: the audit record of the execution, then the agent's
+    /// result at the surface version it settled at (`surfaceChanged` when
+    /// that is not the version it was admitted at), recorded for replay
+    /// under the same lock the version is read under. A `Value::Null`
+    /// output is a void success: no `output`.
     pub(super) fn result(
         &self,
         call: Settled,
@@ -176,13 +184,14 @@ impl SurfaceRegistry {
         outcome: Result<Value, ExecutionError>,
     ) -> AgentInvocationResult {
         let Settled {
+            key,
+            signal,
             invocation_id,
             capability_id,
             admitted_version,
             confirmation_id,
         } = call;
-        let version = self.surface_version();
-        let mut result = match outcome {
+        let outcome = match outcome {
             Ok(output) => {
                 self.audit(|| AuditEvent::Executed {
                     invocation_id: invocation_id.clone(),
@@ -190,7 +199,7 @@ impl SurfaceRegistry {
                     registration_id: target.registration_id().to_string(),
                     confirmation_id,
                 });
-                AgentInvocationResult::ok(invocation_id, capability_id, output, version)
+                Ok(output)
             }
             Err(err) => {
                 self.audit(|| AuditEvent::ExecutionFailed {
@@ -200,30 +209,40 @@ impl SurfaceRegistry {
                     code: err.code.clone(),
                     internal: err.internal.clone(),
                 });
-                AgentInvocationResult::err(
-                    invocation_id,
-                    capability_id,
-                    err.to_agent_error(),
-                    version,
-                )
+                Err(err.to_agent_error())
             }
         };
-        if version != admitted_version {
-            match &mut result {
-                AgentInvocationResult::Ok {
-                    surface_changed, ..
+        self.record_with(key, signal, |version| {
+            let mut result = match outcome {
+                Ok(output) => {
+                    AgentInvocationResult::ok(invocation_id, capability_id, output, version)
                 }
-                | AgentInvocationResult::Error {
-                    surface_changed, ..
-                } => *surface_changed = Some(true),
+                Err(error) => {
+                    AgentInvocationResult::err(invocation_id, capability_id, error, version)
+                }
+            };
+            if version != admitted_version {
+                match &mut result {
+                    AgentInvocationResult::Ok {
+                        surface_changed, ..
+                    }
+                    | AgentInvocationResult::Error {
+                        surface_changed, ..
+                    } => *surface_changed = Some(true),
+                }
             }
-        }
-        result
+            result
+        })
     }
 }
 
 /// The identity of a call being settled: what its result echoes.
 pub(super) struct Settled {
+    /// The admitted invocation id's digest (the result is recorded under it).
+    key: IdDigest,
+    /// The call's cancellation signal, kept for the next call when nothing
+    /// else holds it.
+    signal: Cancellation,
     invocation_id: String,
     capability_id: String,
     admitted_version: u64,
@@ -257,15 +276,15 @@ fn sanitize(target: &Registered, e: ExecutionError) -> ExecutionError {
 /// The executor's signal, cancelled if the call's future is dropped while
 /// armed (before the executor finished); [`CancelOnDrop::disarm`] once it
 /// did.
-struct CancelOnDrop(Cancellation, bool);
+struct CancelOnDrop<'a>(&'a Cancellation, bool);
 
-impl CancelOnDrop {
+impl CancelOnDrop<'_> {
     fn disarm(mut self) {
         self.1 = false;
     }
 }
 
-impl Drop for CancelOnDrop {
+impl Drop for CancelOnDrop<'_> {
     fn drop(&mut self) {
         if self.1 {
             self.0.cancel();

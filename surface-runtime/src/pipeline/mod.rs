@@ -42,7 +42,7 @@ use crate::invocation::{
     ErrorCode, InvalidInvocationId, Retry,
 };
 use crate::policy::PolicyContext;
-use crate::registry::{Registered, SurfaceRegistry};
+use crate::registry::{Live, Registered, SurfaceRegistry};
 
 pub use input::MAX_REPORTED_VALIDATION_ERRORS;
 
@@ -100,6 +100,8 @@ enum Prepared {
 struct Ready {
     /// The admitted invocation id's digest.
     key: IdDigest,
+    /// The executor's cancellation signal (a fresh or a reclaimed one).
+    signal: Cancellation,
     invocation_id: String,
     /// The capability id the call named (echoed in the result).
     capability_id: String,
@@ -156,18 +158,14 @@ impl SurfaceRegistry {
                 self.record(key, &result);
                 result
             }
-            Prepared::Ready(ready) => {
-                let key = ready.key;
-                let result = self.execute(ready, consumer, cancellation).await;
-                self.record(key, &result);
-                result
-            }
+            // Recorded by `result`, under the lock it reads the version in.
+            Prepared::Ready(ready) => self.execute(ready, consumer, cancellation).await,
         }
     }
 
     /// Admission and phases 1–6, in order.
     fn prepare(&self, mut inv: AgentInvocation, consumer: &AgentConsumer) -> Prepared {
-        let (key, resolved) = match self.admission(&inv, consumer) {
+        let (key, admitted_version, signal, resolved) = match self.admission(&inv, consumer) {
             Ok(admitted) => admitted,
             Err(answer) => return Prepared::Answered(answer),
         };
@@ -177,7 +175,6 @@ impl SurfaceRegistry {
             registration_id: inv.registration_id.clone(),
             consumer: consumer.clone(),
         });
-        let admitted_version = self.surface_version();
         let agent_input = std::mem::take(&mut inv.input);
         let checked = resolved.and_then(|(target, executor)| {
             match self.check(&inv, &target, agent_input, consumer) {
@@ -188,6 +185,7 @@ impl SurfaceRegistry {
         match checked {
             Ok((target, executor, input, confirmation)) => Prepared::Ready(Ready {
                 key,
+                signal,
                 invocation_id: inv.invocation_id,
                 capability_id: inv.capability_id,
                 admitted_version,
@@ -202,8 +200,9 @@ impl SurfaceRegistry {
 
     /// Admission: the invocation-id rule, then the registry's record of
     /// ids. Phases 1 (resolve) and 2 (staleness) run under the same lock
-    /// (which also reads the procedure executor); their outcome is the
-    /// second half of the `Ok`.
+    /// (which also reads the procedure executor and the surface version
+    /// the call is admitted at); the `Ok` is the id's digest, that
+    /// version, the call's cancellation signal and their outcome.
     #[allow(clippy::result_large_err, clippy::type_complexity)]
     fn admission(
         &self,
@@ -212,6 +211,8 @@ impl SurfaceRegistry {
     ) -> Result<
         (
             IdDigest,
+            u64,
+            Cancellation,
             Result<(Registered, Option<Arc<dyn AgentProcedureExecutor>>), Failure>,
         ),
         AgentInvocationResult,
@@ -220,7 +221,7 @@ impl SurfaceRegistry {
             return Err(self.refuse_invalid_id(inv, problem));
         }
         let fingerprint = envelope_fingerprint(self.fingerprint(), inv, consumer);
-        self.admit(&inv.invocation_id, fingerprint, |live| {
+        let resolve = |live: &Live<'_>| {
             let target = phases::resolve(live, inv, consumer)?;
             phases::staleness(live, inv, &target)?;
             let executor = match target {
@@ -228,7 +229,11 @@ impl SurfaceRegistry {
                 Registered::View(..) => None,
             };
             Ok((target, executor))
+        };
+        self.admit(&inv.invocation_id, fingerprint, |live| {
+            (live.surface_version(), resolve(live))
         })
+        .map(|(key, (version, resolved), signal)| (key, version, signal, resolved))
         .map_err(|refusal| self.refuse(inv, refusal))
     }
 

@@ -192,6 +192,7 @@ impl SurfaceRegistryBuilder {
                     index: HashMap::default(),
                     invocations,
                     executor: None,
+                    spare_signal: None,
                 }),
                 confirmations,
                 surface_id,

@@ -48,6 +48,7 @@ use serde_json::Value;
 use crate::admission::{InvocationIds, Refusal};
 use crate::audit::AuditEvent;
 use crate::authority::Authority;
+use crate::cancellation::Cancellation;
 use crate::clock::Timer;
 use crate::confirmation::{ConfirmationError, Confirmations, PendingConfirmation};
 use crate::executor::AgentProcedureExecutor;
@@ -259,6 +260,9 @@ struct State {
     /// The executor of procedure calls (read with admission, under the
     /// same lock).
     executor: Option<Arc<dyn AgentProcedureExecutor>>,
+    /// A cancellation signal a finished call left unshared, handed to the
+    /// next admitted call (one allocation less per call).
+    spare_signal: Option<Cancellation>,
 }
 
 /// What the pipeline reads of the registry's configuration.
@@ -633,15 +637,39 @@ impl SurfaceRegistry {
         invocation_id: &str,
         fingerprint: u64,
         read: impl FnOnce(&Live<'_>) -> R,
-    ) -> Result<(IdDigest, R), Refusal> {
+    ) -> Result<(IdDigest, R, Cancellation), Refusal> {
         let mut state = lock(&self.inner.state);
         let key = state.invocations.admit(invocation_id, fingerprint)?;
-        Ok((key, read(&Live { state: &state })))
+        let read = read(&Live { state: &state });
+        let signal = state.spare_signal.take();
+        drop(state);
+        Ok((key, read, signal.unwrap_or_default()))
     }
 
     /// Records the result of admitted invocation `key`.
     pub(crate) fn record(&self, key: IdDigest, result: &AgentInvocationResult) {
         lock(&self.inner.state).invocations.complete(key, result);
+    }
+
+    /// Records the result of admitted invocation `key` that `make` builds
+    /// from the surface version now, and returns it: one lock round trip
+    /// for both. The call's cancellation `signal` is kept for the next
+    /// call when nothing else holds it. `make` must not call back into the
+    /// registry.
+    pub(crate) fn record_with(
+        &self,
+        key: IdDigest,
+        signal: Cancellation,
+        make: impl FnOnce(u64) -> AgentInvocationResult,
+    ) -> AgentInvocationResult {
+        let spare = signal.reclaim();
+        let mut state = lock(&self.inner.state);
+        let result = make(state.version);
+        state.invocations.complete(key, &result);
+        if spare.is_some() {
+            state.spare_signal = spare;
+        }
+        result
     }
 
     /// The live procedure binding or component of registration `number`
