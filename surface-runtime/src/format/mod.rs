@@ -116,9 +116,9 @@ pub fn is_emoji(value: &str) -> bool {
     EMOJI.search(value).unwrap_or(false)
 }
 
-/// Byte equality of two format names in a `const fn`.
-const fn same_name(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+/// Byte equality in a `const fn` (`==` on slices is not `const`): format
+/// names here, pattern sources in [`crate::pattern`].
+pub(crate) const fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
@@ -168,7 +168,7 @@ macro_rules! formats {
         /// format::checker_const("email");`) and call the check directly.
         #[must_use]
         pub const fn checker_const(format: &str) -> Option<fn(&str) -> bool> {
-            $(if same_name($name, format) {
+            $(if same_bytes($name.as_bytes(), format.as_bytes()) {
                 return Some($function as fn(&str) -> bool);
             })*
             None

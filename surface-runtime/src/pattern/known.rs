@@ -15,7 +15,7 @@
 //! on the format differential's strings and on generated strings near each
 //! grammar; a source without such a proof is not listed.
 
-use crate::format;
+use crate::format::{self, same_bytes};
 
 /// zod 4's `dateSource` (`z.iso.date()`, and the date part of
 /// `z.iso.datetime()`).
@@ -98,7 +98,7 @@ pub(crate) const KNOWN: &[(&str, Check, &str)] = &[
 pub(super) const fn recognize(source: &str) -> Option<Check> {
     let mut i = 0;
     while i < KNOWN.len() {
-        if same(KNOWN[i].0.as_bytes(), source.as_bytes()) {
+        if same_bytes(KNOWN[i].0.as_bytes(), source.as_bytes()) {
             return Some(KNOWN[i].1);
         }
         i += 1;
@@ -111,26 +111,12 @@ pub(super) const fn recognize(source: &str) -> Option<Check> {
 pub(super) const fn covers(source: &str, format: &str) -> bool {
     let mut i = 0;
     while i < KNOWN.len() {
-        if same(KNOWN[i].0.as_bytes(), source.as_bytes()) {
-            return same(KNOWN[i].2.as_bytes(), format.as_bytes());
+        if same_bytes(KNOWN[i].0.as_bytes(), source.as_bytes()) {
+            return same_bytes(KNOWN[i].2.as_bytes(), format.as_bytes());
         }
         i += 1;
     }
     false
-}
-
-const fn same(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
