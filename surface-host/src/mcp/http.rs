@@ -23,6 +23,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::ServerHandler;
 use serde_json::Value;
 
+use super::clock::now_ms;
 use super::{rmcp_model, Listener, McpProgress, McpServer, Shared, PROTOCOL_VERSIONS};
 
 /// The run a request's bearer token was issued for (an HTTP request
@@ -626,13 +627,6 @@ fn too_many_sessions() -> HttpResponse {
 /// + 30 s.
 fn keep_alive(options: &super::McpServerOptions) -> Duration {
     options.call_timeout + Duration::from_secs(30)
-}
-
-pub(super) fn now_ms() -> i64 {
-    i64::try_from(surface_runtime::Clock::now_ms(
-        &surface_runtime::SystemClock,
-    ))
-    .unwrap_or(i64::MAX)
 }
 
 impl McpHttpService {

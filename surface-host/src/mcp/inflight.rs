@@ -112,7 +112,7 @@ impl Drop for StoreClaim {
             self.keep_ms,
         );
         runtime.spawn(async move {
-            let now = super::http::now_ms();
+            let now = super::clock::now_ms();
             if let Err(error) = store
                 .settle_request(&key, now, keep.map(|ms| now.saturating_add(ms)))
                 .await
@@ -162,7 +162,7 @@ pub(super) async fn claim_call(
     let key = hex::encode(surface_runtime::hash::sha256(
         format!("{scope}\n{id}").as_bytes(),
     ));
-    let now = super::http::now_ms();
+    let now = super::clock::now_ms();
     match store
         .claim_request(&key, now, now.saturating_add(expires_in_ms))
         .await

@@ -27,6 +27,7 @@
 //! [`BrowserSurfaceSession`]: surface_runtime::host::BrowserSurfaceSession
 //! [`ConfirmationMode::Hold`]: surface_runtime::host::ConfirmationMode::Hold
 
+mod clock;
 mod errors;
 mod http;
 mod inflight;
@@ -815,10 +816,7 @@ impl McpServer {
             .unwrap_or_else(|p| p.into_inner())
             .forget(&raw);
         let digest = hex::encode(raw);
-        let at = i64::try_from(surface_runtime::Clock::now_ms(
-            &surface_runtime::SystemClock,
-        ))
-        .unwrap_or(i64::MAX);
+        let at = clock::now_ms();
         self.shared
             .mcp_store
             .record_token(&digest, run_id, at)

@@ -14,10 +14,7 @@ pub(super) struct StoreSessions(pub(super) Arc<dyn McpStore>);
 
 impl StoreSessions {
     fn now() -> i64 {
-        i64::try_from(surface_runtime::Clock::now_ms(
-            &surface_runtime::SystemClock,
-        ))
-        .unwrap_or(i64::MAX)
+        super::clock::now_ms()
     }
 }
 
