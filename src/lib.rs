@@ -95,9 +95,10 @@ pub use surface_runtime::{
     ConfirmationError, ConfirmationInfo, ConfirmationLevel, ConfirmationState, PendingConfirmation,
 };
 
-/// Policies and audit.
+/// Policies and audit (the built-in policies are in [`policy`]).
 pub use surface_runtime::{
-    AgentPolicy, AuditEvent, Phase, PolicyContext, PolicyDecision, RegistrationKind,
+    AgentPolicy, AuditEvent, Discovery, Phase, PolicyContext, PolicyDecision, PolicyExt,
+    PolicyStage, Principal, RegistrationKind,
 };
 
 /// Execution: the executor seam, cancellation and time.

@@ -112,7 +112,9 @@ pub use confirmation::{
     ConfirmationError, ConfirmationLevel, ConfirmationState, PendingConfirmation,
 };
 pub use executor::ConfirmationInfo;
-pub use policy::{AgentPolicy, PolicyContext, PolicyDecision};
+pub use policy::{
+    AgentPolicy, Discovery, PolicyContext, PolicyDecision, PolicyExt, PolicyStage, Principal,
+};
 pub use registry::{
     ChangeReason, Observation, ObservedItem, RegistrationError, RegistrationHandle, Subscription,
     SurfaceChange, SurfaceRegistry, SurfaceRegistryBuilder,

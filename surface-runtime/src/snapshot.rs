@@ -24,12 +24,14 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::callback::Availability;
 use crate::clock::iso_8601;
 use crate::component::{ViewEffect, ViewKind};
 use crate::confirmation::ConfirmationLevel;
 use crate::invocation::{AgentConsumer, ConsumerKind};
 use crate::manifest::AgentEffect;
-use crate::registry::{ComponentEntry, ProcedureEntry, SurfaceRegistry};
+use crate::policy::{discover, AgentPolicy, PolicyContext, PolicyStage, Principal, Verdict};
+use crate::registry::{ComponentEntry, Observed, ProcedureEntry, SurfaceRegistry};
 
 pub use crate::binding::{BindingSource, BoundFieldDescriptor};
 pub use crate::component::ComponentContext;
@@ -478,15 +480,22 @@ impl SurfaceRegistry {
             attempts += 1;
             let entries = self.entries();
             let version = entries.surface_version;
+            let facts = Facts {
+                consumer,
+                principal: entries.principal.as_deref(),
+                environment: self.environment(),
+                now_ms: self.confirmations().now_ms(),
+                policies: &self.settings().policies,
+            };
             let procedures = entries
                 .procedures
                 .iter()
-                .map(|p| procedure_descriptor(p, &mut changed))
+                .filter_map(|p| procedure_descriptor(p, &facts, &mut changed))
                 .collect();
             let components = entries
                 .components
                 .iter()
-                .filter_map(|c| component_descriptor(c, with_views, &mut changed))
+                .filter_map(|c| component_descriptor(c, with_views, &facts, &mut changed))
                 .collect();
             // Consistent cut: the registration set must not have changed
             // while closures ran; otherwise take the snapshot again.
@@ -500,7 +509,7 @@ impl SurfaceRegistry {
                 } else {
                     version
                 },
-                captured_at: iso_8601(self.confirmations().now_ms()),
+                captured_at: iso_8601(facts.now_ms),
                 route: None,
                 components,
                 procedures,
@@ -532,11 +541,83 @@ impl SurfaceRegistry {
     }
 }
 
-/// The descriptor of a live binding, its availability observed now.
-fn procedure_descriptor(p: &ProcedureEntry, changed: &mut bool) -> AgentProcedureDescriptor {
-    let available = p.availability.holds();
-    *changed |= p.observed.record(available);
-    AgentProcedureDescriptor {
+/// What the discovery policies of one snapshot see.
+struct Facts<'a> {
+    consumer: &'a AgentConsumer,
+    principal: Option<&'a Principal>,
+    environment: Option<&'a str>,
+    now_ms: u64,
+    /// The registry-wide policies.
+    policies: &'a [Arc<dyn AgentPolicy>],
+}
+
+impl Facts<'_> {
+    /// The discovery verdict on one capability, registry-wide policies
+    /// first, then `own`.
+    fn verdict(
+        &self,
+        own: &[Arc<dyn AgentPolicy>],
+        capability_id: &str,
+        registration_id: &str,
+        target: (Option<&str>, Option<AgentEffect>, Option<&ComponentContext>),
+    ) -> Verdict {
+        if self.policies.is_empty() && own.is_empty() {
+            return Verdict::Shown;
+        }
+        let (path, effect, context) = target;
+        let ctx = PolicyContext {
+            invocation_id: "",
+            capability_id,
+            path,
+            registration_id,
+            effect,
+            consumer: self.consumer,
+            context,
+            stage: PolicyStage::Discovery,
+            principal: self.principal,
+            environment: self.environment,
+            now_ms: self.now_ms,
+        };
+        discover(self.policies.iter().chain(own), &ctx)
+    }
+}
+
+/// `when()`'s availability and reason, then a disclosing policy's.
+fn availability_with(
+    availability: &Availability,
+    verdict: Verdict,
+    changed: &mut bool,
+    observed: &Observed,
+) -> (bool, Option<String>) {
+    let holds = availability.holds();
+    *changed |= observed.record(holds);
+    match (holds, verdict) {
+        (false, _) => (false, availability.reason_text()),
+        (true, Verdict::Disclosed(reason)) => (false, Some(reason)),
+        (true, _) => (true, None),
+    }
+}
+
+/// The descriptor of a live binding, its availability observed now
+/// (`None` when a policy hides it from this consumer).
+fn procedure_descriptor(
+    p: &ProcedureEntry,
+    facts: &Facts<'_>,
+    changed: &mut bool,
+) -> Option<AgentProcedureDescriptor> {
+    let verdict = facts.verdict(
+        &p.policies,
+        &p.capability_id,
+        &p.registration_id,
+        (Some(&p.path), Some(p.effect), p.context.as_ref()),
+    );
+    if matches!(verdict, Verdict::Hidden(_)) {
+        *changed |= p.observed.record(p.availability.holds());
+        return None;
+    }
+    let (available, unavailable_reason) =
+        availability_with(&p.availability, verdict, changed, &p.observed);
+    Some(AgentProcedureDescriptor {
         procedure_id: p.procedure_id.clone(),
         description: p.manifest_description.to_string(),
         contextual_note: p.describe.as_ref().map(|f| f()).filter(|t| !t.is_empty()),
@@ -546,24 +627,21 @@ fn procedure_descriptor(p: &ProcedureEntry, changed: &mut bool) -> AgentProcedur
         requires_approval: p.requires_approval,
         confirmation: p.confirmation,
         available,
-        unavailable_reason: if available {
-            None
-        } else {
-            p.availability.reason_text()
-        },
+        unavailable_reason,
         bound_fields: p.bound.clone(),
         registration_id: p.registration_id.clone(),
         context: p.context.clone(),
         meta: p.meta.clone(),
-    }
+    })
 }
 
 /// The descriptor of a live component (`None` without views: headless
-/// consumers see none), every capability's availability observed now
-/// either way.
+/// consumers see none; `None` too when policies hide every capability it
+/// has), every capability's availability observed now either way.
 fn component_descriptor(
     c: &ComponentEntry,
     with_views: bool,
+    facts: &Facts<'_>,
     changed: &mut bool,
 ) -> Option<ComponentDescriptor> {
     if !with_views {
@@ -575,13 +653,18 @@ fn component_descriptor(
     let mut observations = Vec::new();
     let mut actions = Vec::new();
     for v in &c.views {
-        let available = v.availability.holds();
-        *changed |= v.observed.record(available);
-        let unavailable_reason = if available {
-            None
-        } else {
-            v.availability.reason_text()
-        };
+        let verdict = facts.verdict(
+            &[],
+            &v.capability_id,
+            &c.registration_id,
+            (None, None, Some(&c.context)),
+        );
+        if matches!(verdict, Verdict::Hidden(_)) {
+            *changed |= v.observed.record(v.availability.holds());
+            continue;
+        }
+        let (available, unavailable_reason) =
+            availability_with(&v.availability, verdict, changed, &v.observed);
         match &v.kind {
             ViewKind::Observation { output_schema } => observations.push(ObservationDescriptor {
                 capability_id: v.capability_id.clone(),
@@ -607,6 +690,9 @@ fn component_descriptor(
                 meta: None,
             }),
         }
+    }
+    if !c.views.is_empty() && observations.is_empty() && actions.is_empty() {
+        return None;
     }
     Some(ComponentDescriptor {
         component_type: c.context.component_type.clone(),

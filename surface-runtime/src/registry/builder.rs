@@ -16,7 +16,7 @@ use crate::authority::Authority;
 use crate::clock::{Clock, SystemClock, Timer};
 use crate::confirmation::{Confirmations, Signer};
 use crate::hash::Fingerprint;
-use crate::policy::AgentPolicy;
+use crate::policy::{AgentPolicy, Principal};
 
 /// Configures a [`SurfaceRegistry`].
 pub struct SurfaceRegistryBuilder {
@@ -28,6 +28,8 @@ pub struct SurfaceRegistryBuilder {
     secret: Option<[u8; 32]>,
     confirm_optional: bool,
     policies: Vec<Arc<dyn AgentPolicy>>,
+    environment: Option<String>,
+    principal: Option<Principal>,
     recorded_results: usize,
     max_invocation_ids: usize,
     max_pending_confirmations: usize,
@@ -47,6 +49,8 @@ impl SurfaceRegistryBuilder {
             secret: None,
             confirm_optional: false,
             policies: Vec::new(),
+            environment: None,
+            principal: None,
             recorded_results: DEFAULT_RECORDED_RESULTS,
             max_invocation_ids: DEFAULT_MAX_INVOCATION_IDS,
             max_pending_confirmations: DEFAULT_MAX_PENDING_CONFIRMATIONS,
@@ -98,6 +102,19 @@ impl SurfaceRegistryBuilder {
     /// A policy applied to every call, procedures and view capabilities.
     pub fn policy(mut self, policy: impl AgentPolicy + 'static) -> Self {
         self.policies.push(Arc::new(policy));
+        self
+    }
+    /// The environment the policies see (`"production"`, `"staging"`, …;
+    /// [`crate::policy::environment`] reads it). Default: none, which
+    /// that built-in denies.
+    pub fn environment(mut self, name: impl Into<String>) -> Self {
+        self.environment = Some(name.into());
+        self
+    }
+    /// The principal the registry starts with (default: none; change it
+    /// with [`SurfaceRegistry::set_principal`]).
+    pub fn principal(mut self, principal: Principal) -> Self {
+        self.principal = Some(principal);
         self
     }
     /// How many completed results are kept to answer replays of an
@@ -183,6 +200,7 @@ impl SurfaceRegistryBuilder {
                     timeout,
                     timer: self.timer,
                     policies: self.policies,
+                    environment: self.environment,
                 },
                 state: Mutex::new(State {
                     version: 0,
@@ -193,6 +211,7 @@ impl SurfaceRegistryBuilder {
                     invocations,
                     executor: None,
                     spare_signal: None,
+                    principal: self.principal.map(Arc::new),
                 }),
                 confirmations,
                 surface_id,
