@@ -21,6 +21,11 @@ pub struct Codegen;
 #[doc = include_str!("../../../docs/bindings.md")]
 pub struct Bindings;
 
+/// `docs/pipeline.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/pipeline.md")]
+pub struct Pipeline;
+
 /// `docs/bridges.md`.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/bridges.md")]
