@@ -189,6 +189,12 @@ pub use surface_runtime::{
     sync,
 };
 
+/// The test kit for an application's own surface (feature `testing`):
+/// `TestSurface`, a fake executor and clock, assertions and a stable
+/// snapshot serialization for golden files (`docs/testing.md`).
+#[cfg(feature = "testing")]
+pub use surface_runtime::testing;
+
 /// Browser sessions and the agent host (docs/host.md): the session
 /// protocol's messages, [`host::BrowserSurfaceSession`] (the page side)
 /// and the in-memory [`host::AgentHost`] (the `surface-runtime` crate's

@@ -85,6 +85,8 @@ pub mod registry;
 pub mod serde_helpers;
 pub mod snapshot;
 pub mod sync;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod validation;
 #[cfg(all(feature = "browser", target_arch = "wasm32"))]
 pub mod webmcp;
