@@ -21,6 +21,11 @@ pub struct Codegen;
 #[doc = include_str!("../../../docs/bindings.md")]
 pub struct Bindings;
 
+/// `docs/testing.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/testing.md")]
+pub struct Testing;
+
 /// `docs/pipeline.md`.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/pipeline.md")]
