@@ -17,6 +17,7 @@ use crate::clock::{Clock, SystemClock, Timer};
 use crate::confirmation::{Confirmations, Signer};
 use crate::hash::Fingerprint;
 use crate::policy::{AgentPolicy, Principal};
+use crate::snapshot::SnapshotOptions;
 
 /// Configures a [`SurfaceRegistry`].
 pub struct SurfaceRegistryBuilder {
@@ -30,6 +31,7 @@ pub struct SurfaceRegistryBuilder {
     policies: Vec<Arc<dyn AgentPolicy>>,
     environment: Option<String>,
     principal: Option<Principal>,
+    snapshot: SnapshotOptions,
     recorded_results: usize,
     max_invocation_ids: usize,
     max_pending_confirmations: usize,
@@ -51,6 +53,7 @@ impl SurfaceRegistryBuilder {
             policies: Vec::new(),
             environment: None,
             principal: None,
+            snapshot: SnapshotOptions::default(),
             recorded_results: DEFAULT_RECORDED_RESULTS,
             max_invocation_ids: DEFAULT_MAX_INVOCATION_IDS,
             max_pending_confirmations: DEFAULT_MAX_PENDING_CONFIRMATIONS,
@@ -109,6 +112,14 @@ impl SurfaceRegistryBuilder {
     /// that built-in denies.
     pub fn environment(mut self, name: impl Into<String>) -> Self {
         self.environment = Some(name.into());
+        self
+    }
+    /// How [`SurfaceRegistry::snapshot`] cuts the surface down (a scope,
+    /// a budget; default: everything). Every snapshot a page announces,
+    /// exports or registers with WebMCP is taken this way, so they all
+    /// show the same cut (`docs/pipeline.md`, "Large surfaces").
+    pub fn snapshot_options(mut self, options: SnapshotOptions) -> Self {
+        self.snapshot = options;
         self
     }
     /// The principal the registry starts with (default: none; change it
@@ -201,6 +212,7 @@ impl SurfaceRegistryBuilder {
                     timer: self.timer,
                     policies: self.policies,
                     environment: self.environment,
+                    snapshot: self.snapshot,
                 },
                 state: Mutex::new(State {
                     version: 0,
@@ -216,6 +228,7 @@ impl SurfaceRegistryBuilder {
                 confirmations,
                 surface_id,
                 fingerprint,
+                groups: Default::default(),
                 audit_listeners: AtomicUsize::new(0),
                 listeners: Mutex::new(Listeners::default()),
                 #[cfg(feature = "dynamic")]

@@ -50,12 +50,14 @@ use crate::audit::AuditEvent;
 use crate::authority::Authority;
 use crate::cancellation::Cancellation;
 use crate::clock::Timer;
+use crate::concurrency::ConcurrencyGroups;
 use crate::confirmation::{ConfirmationError, Confirmations, PendingConfirmation};
 use crate::executor::AgentProcedureExecutor;
 use crate::hash::{FastHash, Fingerprint, IdDigest};
 use crate::invocation::AgentInvocationResult;
 use crate::policy::{AgentPolicy, Principal};
 use crate::registration::{parse_registration_id, Unregister};
+use crate::snapshot::SnapshotOptions;
 use crate::sync::{lock, MaybeSend, MaybeSync};
 
 pub use crate::registration::RegistrationHandle;
@@ -279,6 +281,8 @@ pub(crate) struct Settings {
     pub(crate) policies: Vec<Arc<dyn AgentPolicy>>,
     /// The environment the policies see.
     pub(crate) environment: Option<String>,
+    /// The options of [`SurfaceRegistry::snapshot`].
+    pub(crate) snapshot: SnapshotOptions,
 }
 
 #[derive(Default)]
@@ -298,6 +302,8 @@ struct Inner {
     surface_id: String,
     /// Envelope fingerprints, seeded per registry.
     fingerprint: Fingerprint,
+    /// The concurrency groups of calls in flight.
+    groups: ConcurrencyGroups,
     /// Number of audit listeners (lets `audit` skip the lock when zero).
     audit_listeners: AtomicUsize,
     listeners: Mutex<Listeners>,
@@ -758,6 +764,11 @@ impl SurfaceRegistry {
         let version = change.surface_version;
         notify(&self.inner, change);
         version
+    }
+
+    /// The concurrency groups of calls in flight.
+    pub(crate) fn concurrency(&self) -> &ConcurrencyGroups {
+        &self.inner.groups
     }
 
     /// The registry's configuration.
