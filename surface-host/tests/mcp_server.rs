@@ -1131,3 +1131,74 @@ async fn a_request_delivered_twice_runs_once_and_the_copy_is_refused() {
         .unwrap();
     assert_eq!(last_message(&text)["result"]["isError"], json!(false));
 }
+
+#[tokio::test]
+async fn in_meta_mode_the_agent_gets_two_tools_and_surface_act_runs_the_pages_tool() {
+    let mut options = McpServerOptions::default();
+    options.export.mode = surface_runtime::export::ToolMode::Meta;
+    let (host, mcp) = server(&[], options).await;
+    let (_registry, _session, _handles) = observing_page(&host).await;
+    let tools = mcp.tools(RUN).await.unwrap();
+    assert_eq!(names(&tools), ["surface_discover", "surface_act"]);
+
+    let found = mcp
+        .call_tool(
+            RUN,
+            "tc-1",
+            "surface_discover",
+            Some(json!({"query": "SELECT rows", "limit": 1})),
+        )
+        .await;
+    assert!(!found.is_error, "{found:?}");
+    let found = structured(&found);
+    assert_eq!(
+        (&found["total"], &found["matched"], &found["more"]),
+        (&json!(3), &json!(2), &json!(1))
+    );
+    // Both mention selected rows; the first in catalog order is listed.
+    assert_eq!(
+        found["tools"],
+        json!([{
+            "name": "view__devices__table__readState",
+            "description": "The rows the user selected",
+            "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false},
+            "available": true
+        }])
+    );
+
+    // surface_act runs the named tool through the page's pipeline: its
+    // result, and its validation errors, are the tool's own.
+    let acted = mcp
+        .call_tool(
+            RUN,
+            "tc-2",
+            "surface_act",
+            Some(json!({"tool": "view__devices__table__select", "arguments": {"ids": ["d7"]}})),
+        )
+        .await;
+    assert!(!acted.is_error, "{acted:?}");
+    assert_eq!(structured(&acted), json!({"selected": ["d7"]}));
+    let invalid = mcp
+        .call_tool(
+            RUN,
+            "tc-3",
+            "surface_act",
+            Some(json!({"tool": "view__devices__table__select", "arguments": {}})),
+        )
+        .await;
+    assert_eq!(error_of(&invalid)["code"], json!("INVALID_INPUT"));
+    // A tool name from the direct list is not a tool in meta mode.
+    let direct = mcp
+        .call_tool(
+            RUN,
+            "tc-4",
+            "view__devices__table__select",
+            Some(json!({"ids": []})),
+        )
+        .await;
+    assert_eq!(error_of(&direct)["code"], json!("CAPABILITY_NOT_FOUND"));
+    let unknown = mcp
+        .call_tool(RUN, "tc-5", "surface_act", Some(json!({"tool": "nope"})))
+        .await;
+    assert_eq!(error_of(&unknown)["code"], json!("CAPABILITY_NOT_FOUND"));
+}

@@ -4,6 +4,24 @@
 //! item that does not fit is dropped and smaller ones after it may still
 //! fit. Pure: the snapshot gives the ranks and keeps what this says.
 
+/// How a snapshot is cut down for a surface too large for one tool list
+/// (`docs/pipeline.md`, "Large surfaces"). The default lists everything.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SnapshotOptions {
+    /// Capability-id prefixes to list (`"domain:devices."`,
+    /// `"view:devices.table."`); empty lists every capability. A component
+    /// keeps the capabilities in scope and is left out when none is.
+    pub scope: Vec<String>,
+    /// At most this many capabilities: each procedure binding counts 1, a
+    /// component as many as its capabilities in scope. The highest
+    /// priority is kept first (`AgentProcedureBinding::priority`,
+    /// `ComponentDefinition::priority`), an available capability before an
+    /// unavailable one of the same priority, then registration order; what
+    /// is left out is counted in the snapshot's `truncated`. `None`: no
+    /// budget.
+    pub budget: Option<usize>,
+}
+
 /// One candidate: a procedure binding (cost 1) or a component (cost: its
 /// capabilities, at least 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -59,7 +59,7 @@ pub mod binding;
 pub mod bridge;
 #[cfg(all(feature = "browser", target_arch = "wasm32"))]
 pub mod browser;
-mod budget;
+pub(crate) mod budget;
 mod callback;
 pub mod cancellation;
 pub mod clock;

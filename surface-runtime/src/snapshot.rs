@@ -24,6 +24,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use crate::budget::SnapshotOptions;
 use crate::budget::{within_budget, Rank};
 use crate::callback::Availability;
 use crate::clock::iso_8601;
@@ -559,24 +560,6 @@ impl SurfaceRegistry {
         }
         changed
     }
-}
-
-/// How a snapshot is cut down for a surface too large for one tool list
-/// (`docs/pipeline.md`, "Large surfaces"). The default lists everything.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SnapshotOptions {
-    /// Capability-id prefixes to list (`"domain:devices."`,
-    /// `"view:devices.table."`); empty lists every capability. A component
-    /// keeps the capabilities in scope and is left out when none is.
-    pub scope: Vec<String>,
-    /// At most this many capabilities: each procedure binding counts 1, a
-    /// component as many as its capabilities in scope. The highest
-    /// priority is kept first (`AgentProcedureBinding::priority`,
-    /// `ComponentDefinition::priority`), an available capability before an
-    /// unavailable one of the same priority, then registration order; what
-    /// is left out is counted in the snapshot's `truncated`. `None`: no
-    /// budget.
-    pub budget: Option<usize>,
 }
 
 type Ranked<T> = Vec<(i32, T)>;

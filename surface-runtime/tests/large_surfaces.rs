@@ -298,3 +298,132 @@ fn a_binding_with_a_context_joins_its_components_group() {
     assert!(matches!(poll(&mut procedure_call), Poll::Ready(r) if r.is_ok()));
     assert_eq!(f.executor.calls().len(), 1);
 }
+
+fn meta_catalog(registry: &SurfaceRegistry) -> surface_runtime::export::ToolCatalog {
+    let options = surface_runtime::export::ExportOptions {
+        mode: surface_runtime::export::ToolMode::Meta,
+        ..Default::default()
+    };
+    surface_runtime::export::ToolCatalog::with_options(&registry.snapshot(&consumer()), &options)
+        .unwrap()
+}
+
+#[test]
+fn meta_mode_exports_two_tools_to_every_target() {
+    use surface_runtime::export::OpenAiMode;
+    let f = fixture();
+    let _list = register_plain(&f.registry, "devices.list");
+    let _rename = register_plain(&f.registry, "devices.rename");
+    let catalog = meta_catalog(&f.registry);
+    let mcp: Vec<Value> = catalog
+        .mcp_tools()
+        .iter()
+        .map(|t| serde_json::to_value(t).unwrap())
+        .collect();
+    assert_eq!(mcp.len(), 2);
+    assert_eq!(mcp[0]["name"], "surface_discover");
+    assert_eq!(
+        mcp[0]["annotations"],
+        json!({"readOnlyHint": true, "openWorldHint": false})
+    );
+    assert_eq!(mcp[1]["name"], "surface_act");
+    assert_eq!(
+        mcp[1]["inputSchema"],
+        json!({"type": "object", "properties": {
+            "tool": {"type": "string", "description": "The tool's name, as surface_discover listed it."},
+            "arguments": {"type": "object", "description": "The tool's arguments."}},
+            "required": ["tool"], "additionalProperties": false})
+    );
+    let strict = catalog.openai_responses_tools(OpenAiMode::Strict);
+    assert_eq!(
+        strict
+            .iter()
+            .map(|t| (t.name.as_str(), t.strict))
+            .collect::<Vec<_>>(),
+        [("surface_discover", false), ("surface_act", false)]
+    );
+    let chat = catalog.openai_chat_tools(OpenAiMode::Plain);
+    assert_eq!(chat[1].function.name, "surface_act");
+    let anthropic = catalog.anthropic_tools();
+    assert_eq!(anthropic[0].input_schema, mcp[0]["inputSchema"]);
+    // The capability tools are still the catalog's, for discovery.
+    assert_eq!(catalog.tools().count(), 2);
+}
+
+#[test]
+fn surface_act_becomes_the_named_tools_call_and_bad_meta_calls_are_refused() {
+    use surface_runtime::export::{ResolvedCall, ToolCall, ToolCallError};
+    let f = fixture();
+    let _rename =
+        f.registry
+            .register_procedure(
+                AgentProcedureBinding::new(procedure(f.registry.authority(), "devices.rename"))
+                    .bind(|| RenameBinding {
+                        device_id: "d1".into(),
+                    }),
+            )
+            .unwrap();
+    let catalog = meta_catalog(&f.registry);
+    let act = ToolCall::new(
+        "surface_act",
+        "call-1",
+        Some(json!({"tool": "devices__rename", "arguments": {"name": "Lobby"}})),
+    );
+    let ResolvedCall::Tool(inner) = catalog.resolve_call(act).unwrap() else {
+        panic!("surface_act names a tool")
+    };
+    assert_eq!(
+        inner,
+        ToolCall::new("devices__rename", "call-1", Some(json!({"name": "Lobby"})))
+    );
+    let invocation = catalog.invocation(inner).unwrap();
+    let result = now(f.registry.invoke(invocation, &consumer()));
+    assert!(result.is_ok(), "{result:?}");
+    assert_eq!(
+        f.executor.calls()[0].input,
+        json!({"deviceId": "d1", "name": "Lobby"})
+    );
+
+    let refused = |arguments: Value| {
+        catalog
+            .resolve_call(ToolCall::new("surface_act", "c", Some(arguments)))
+            .unwrap_err()
+    };
+    assert_eq!(
+        refused(json!({"tool": "devices__rename", "arguments": [1]})),
+        ToolCallError::ArgumentsNotObject {
+            name: "devices__rename".into(),
+            found: "an array"
+        }
+    );
+    assert!(matches!(
+        refused(json!({"arguments": {}})),
+        ToolCallError::UnknownTool { .. }
+    ));
+    assert!(matches!(
+        catalog.resolve_call(ToolCall::new("devices__rename", "c", None)),
+        Err(ToolCallError::UnknownTool { .. })
+    ));
+    // Discovery answers from the catalog: the limit is clamped to 1..=50.
+    let ResolvedCall::Discovered(found) = catalog
+        .resolve_call(ToolCall::new(
+            "surface_discover",
+            "d",
+            Some(json!({"limit": 0})),
+        ))
+        .unwrap()
+    else {
+        panic!("discovery is answered")
+    };
+    let found = Value::Object(found.structured_content.unwrap());
+    assert_eq!(
+        (
+            &found["total"],
+            &found["matched"],
+            &found["more"],
+            &found["surfaceVersion"]
+        ),
+        (&json!(1), &json!(1), &json!(0), &json!("1"))
+    );
+    assert_eq!(found["tools"][0]["name"], "devices__rename");
+}

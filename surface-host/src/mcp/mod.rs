@@ -49,8 +49,8 @@ pub use http::McpHttpService;
 pub use inflight::ANSWERED_CALL_WINDOW_MS;
 
 use surface_runtime::export::{
-    CatalogTool, ExportError, ExportOptions, McpCallToolResult, McpTool, ToolCall, ToolCatalog,
-    ToolDescriptor, ToolRoute, ToolSource, MAX_ARGUMENTS_BYTES,
+    CatalogTool, ExportError, ExportOptions, McpCallToolResult, McpTool, ResolvedCall, ToolCall,
+    ToolCatalog, ToolDescriptor, ToolRoute, ToolSource, MAX_ARGUMENTS_BYTES,
 };
 use surface_runtime::host::{
     AgentHost, BrowserSurfaceProgress, HostTool, ProgressStage, ToolCallRequest,
@@ -922,23 +922,17 @@ impl McpServer {
         };
         let catalog = &tools.catalog;
         let invocation_id = random_id("mcp-");
+        let (name, arguments) = match resolve_call(catalog, &invocation_id, name, arguments) {
+            Ok(call) => call,
+            Err(answer) => return (answer, None),
+        };
+        let name = name.as_str();
         let tool = catalog.tool(name);
         let target = CallTarget {
             invocation_id: &invocation_id,
             capability_id: tool.map_or("", CatalogTool::capability_id),
             surface_version: tool.map_or(catalog.surface_version(), CatalogTool::surface_version),
         };
-        if let Some(size) = arguments.as_ref().and_then(oversized_arguments) {
-            let error = surface_runtime::export::ToolCallError::ArgumentsTooLarge {
-                name: name.chars().take(128).collect(),
-                size,
-                limit: MAX_ARGUMENTS_BYTES,
-            };
-            return (
-                catalog.mcp_result(name, &target.error(error.agent_error())),
-                None,
-            );
-        }
         let invocation =
             match catalog.invocation(ToolCall::new(name, invocation_id.clone(), arguments)) {
                 Ok(invocation) => invocation,
@@ -1145,6 +1139,41 @@ impl McpServer {
             })
             .await;
         }
+    }
+}
+
+/// A model's call, the meta tools taken off (`ToolCatalog::resolve_call`):
+/// the tool and arguments to call, or the answer already made — arguments
+/// over [`MAX_ARGUMENTS_BYTES`], a `surface_discover` answered from the
+/// catalog, a malformed meta call.
+fn resolve_call(
+    catalog: &ToolCatalog,
+    invocation_id: &str,
+    name: &str,
+    arguments: Option<Value>,
+) -> Result<(String, Option<Value>), McpCallToolResult> {
+    let refused = |error: surface_runtime::export::ToolCallError| {
+        let result = AgentInvocationResult::err(
+            invocation_id,
+            "",
+            error.agent_error(),
+            catalog.surface_version(),
+        );
+        catalog.mcp_result(name, &result)
+    };
+    if let Some(size) = arguments.as_ref().and_then(oversized_arguments) {
+        return Err(refused(
+            surface_runtime::export::ToolCallError::ArgumentsTooLarge {
+                name: name.chars().take(128).collect(),
+                size,
+                limit: MAX_ARGUMENTS_BYTES,
+            },
+        ));
+    }
+    match catalog.resolve_call(ToolCall::new(name, invocation_id, arguments)) {
+        Ok(ResolvedCall::Discovered(answer)) => Err(answer),
+        Ok(ResolvedCall::Tool(call)) => Ok((call.name, call.arguments)),
+        Err(error) => Err(refused(error)),
     }
 }
 

@@ -49,6 +49,7 @@
 
 pub mod anthropic;
 pub mod mcp;
+pub mod meta;
 pub mod naming;
 pub mod openai;
 pub mod result;
@@ -68,6 +69,7 @@ use crate::snapshot::{BoundFieldDescriptor, ComponentContext, SurfaceSnapshot};
 
 pub use anthropic::AnthropicTool;
 pub use mcp::{McpCallToolResult, McpContent, McpTool, McpToolAnnotations};
+pub use meta::{ResolvedCall, ToolMode, ACT_TOOL, DISCOVER_TOOL};
 pub use openai::{OpenAiChatTool, OpenAiFunction, OpenAiMode, OpenAiResponsesTool};
 pub use result::ToolResultText;
 pub use schema::{Loosening, LooseningReason, NormalizeOptions, RefMode};
@@ -102,6 +104,10 @@ pub struct ExportOptions {
     pub schema: NormalizeOptions,
     /// Limits of strict schemas; default [`StrictLimits::default`].
     pub strict_limits: StrictLimits,
+    /// One tool per capability, or the two meta tools in front of them
+    /// ([`ToolMode::Meta`]; `docs/agents.md`, "Meta mode"). Default
+    /// [`ToolMode::Direct`].
+    pub mode: ToolMode,
 }
 
 /// Errors of [`ToolCatalog::new`] and [`ToolCatalog::from_tools`].
@@ -343,6 +349,7 @@ pub struct ToolCatalog {
     surface_version: u64,
     tools: Vec<CatalogTool>,
     by_name: HashMap<String, usize>,
+    mode: ToolMode,
 }
 
 /// One tool, before naming.
@@ -527,6 +534,7 @@ impl ToolCatalog {
             surface_version,
             tools,
             by_name,
+            mode: options.mode,
         })
     }
 
@@ -564,37 +572,55 @@ impl ToolCatalog {
 
     /// MCP `tools/list` entries.
     pub fn mcp_tools(&self) -> Vec<McpTool> {
+        if self.mode == ToolMode::Meta {
+            return Self::meta_mcp_tools();
+        }
         self.tools().map(CatalogTool::mcp_tool).collect()
+    }
+
+    /// How the catalog is exported ([`ExportOptions::mode`]).
+    pub fn mode(&self) -> ToolMode {
+        self.mode
+    }
+
+    /// The OpenAI functions exported: one per tool, or the meta tools.
+    fn openai_functions(&self, mode: OpenAiMode) -> Vec<OpenAiFunction> {
+        if self.mode == ToolMode::Meta {
+            return Self::meta_openai_functions();
+        }
+        self.tools().map(|t| t.openai_function(mode)).collect()
     }
 
     /// OpenAI Responses API function tools.
     pub fn openai_responses_tools(&self, mode: OpenAiMode) -> Vec<OpenAiResponsesTool> {
-        self.tools()
-            .map(|t| {
-                let f = t.openai_function(mode);
-                OpenAiResponsesTool {
-                    kind: openai::FunctionType::Function,
-                    name: f.name,
-                    description: f.description,
-                    parameters: f.parameters,
-                    strict: f.strict,
-                }
+        self.openai_functions(mode)
+            .into_iter()
+            .map(|f| OpenAiResponsesTool {
+                kind: openai::FunctionType::Function,
+                name: f.name,
+                description: f.description,
+                parameters: f.parameters,
+                strict: f.strict,
             })
             .collect()
     }
 
     /// OpenAI Chat Completions function tools.
     pub fn openai_chat_tools(&self, mode: OpenAiMode) -> Vec<OpenAiChatTool> {
-        self.tools()
-            .map(|t| OpenAiChatTool {
+        self.openai_functions(mode)
+            .into_iter()
+            .map(|function| OpenAiChatTool {
                 kind: openai::FunctionType::Function,
-                function: t.openai_function(mode),
+                function,
             })
             .collect()
     }
 
     /// Anthropic Messages API tools.
     pub fn anthropic_tools(&self) -> Vec<AnthropicTool> {
+        if self.mode == ToolMode::Meta {
+            return Self::meta_anthropic_tools();
+        }
         self.tools().map(CatalogTool::anthropic_tool).collect()
     }
 

@@ -13,11 +13,11 @@ use super::{
 };
 use crate::admission::InvocationIds;
 use crate::authority::Authority;
+use crate::budget::SnapshotOptions;
 use crate::clock::{Clock, SystemClock, Timer};
 use crate::confirmation::{Confirmations, Signer};
 use crate::hash::Fingerprint;
 use crate::policy::{AgentPolicy, Principal};
-use crate::snapshot::SnapshotOptions;
 
 /// Configures a [`SurfaceRegistry`].
 pub struct SurfaceRegistryBuilder {

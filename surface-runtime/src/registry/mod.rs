@@ -48,6 +48,7 @@ use serde_json::Value;
 use crate::admission::{InvocationIds, Refusal};
 use crate::audit::AuditEvent;
 use crate::authority::Authority;
+use crate::budget::SnapshotOptions;
 use crate::cancellation::Cancellation;
 use crate::clock::Timer;
 use crate::concurrency::ConcurrencyGroups;
@@ -57,7 +58,6 @@ use crate::hash::{FastHash, Fingerprint, IdDigest};
 use crate::invocation::AgentInvocationResult;
 use crate::policy::{AgentPolicy, Principal};
 use crate::registration::{parse_registration_id, Unregister};
-use crate::snapshot::SnapshotOptions;
 use crate::sync::{lock, MaybeSend, MaybeSync};
 
 pub use crate::registration::RegistrationHandle;
