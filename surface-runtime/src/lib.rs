@@ -64,6 +64,7 @@ pub mod cancellation;
 pub mod clock;
 pub mod component;
 pub mod confirmation;
+pub mod contract;
 pub mod executor;
 pub mod export;
 pub mod format;
