@@ -285,8 +285,8 @@ fn example_devices_contract_matches_the_committed_surface_contract() {
     );
     let printed = text(&output.stdout);
     let path = repo_root().join("examples/devices/surface.contract.json");
-    let committed = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let committed =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     assert!(
         printed == committed,
         "the devices console's surface contract differs from \
@@ -308,7 +308,11 @@ fn example_devices_contract_matches_the_committed_surface_contract() {
     };
     assert_eq!(
         ids("procedures"),
-        ["domain:devices.disable", "domain:devices.list", "domain:devices.purge"]
+        [
+            "domain:devices.disable",
+            "domain:devices.list",
+            "domain:devices.purge"
+        ]
     );
     assert_eq!(
         ids("views"),
