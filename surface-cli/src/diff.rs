@@ -72,6 +72,17 @@ fn view_effect(effect: ViewContractEffect) -> &'static str {
     }
 }
 
+/// The most characters of a text a reason quotes.
+const MAX_QUOTED_CHARS: usize = 120;
+
+/// `text` cut to [`MAX_QUOTED_CHARS`] characters (`…` marks a cut).
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
 /// Collects changes, keys prefixed per section (`manifest-` for the
 /// manifest's procedures).
 struct Changes {
@@ -152,7 +163,9 @@ impl Changes {
 
     fn text(&mut self, kind: &str, id: &str, what: &str, base: &str, current: &str) {
         if base != current {
-            self.push(Class::Neutral, kind, id, format!("{id}: {what} changed"));
+            let (base, current) = (clip(base), clip(current));
+            let reason = format!("{id}: {what} changed from \"{base}\" to \"{current}\"");
+            self.push(Class::Neutral, kind, id, reason);
         }
     }
 

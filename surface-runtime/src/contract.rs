@@ -307,7 +307,8 @@ impl SurfaceContract {
             Some(v) => return Err(ContractError::Version(v.to_string())),
             None => return Err(ContractError::Version("(missing)".into())),
         }
-        let mut contract: SurfaceContract = serde_json::from_value(value)?;
+        // Parsed again from the text, so a shape error names its line.
+        let mut contract: SurfaceContract = serde_json::from_str(text)?;
         contract.normalize();
         Ok(contract)
     }
