@@ -201,7 +201,7 @@ impl Changes {
             (
                 Class::Neutral,
                 "input-schema-reworded",
-                format!("{id}: input schema annotations changed"),
+                format!("{id}: input schema reworded (annotations or equivalent forms only)"),
             )
         } else {
             return;

@@ -52,7 +52,8 @@ pub struct Findings {
     pub stricter: Vec<String>,
     /// Differences neither provably looser nor stricter.
     pub changed: Vec<String>,
-    /// Whether only annotations differ.
+    /// Whether the schemas differ only in annotations or in equivalent
+    /// forms (`3` and `3.0`, an absent and a `true` `additionalProperties`).
     pub reworded: bool,
 }
 
@@ -154,11 +155,15 @@ fn is_constraint(key: &str) -> bool {
     matches!(key, "pattern" | "format" | "const" | "multipleOf" | "not")
 }
 
+/// Type names as written (`string`), anything else as canonical JSON.
+fn type_name(v: &Value) -> String {
+    v.as_str().map_or_else(|| canonical_json(v), str::to_string)
+}
+
 fn type_set(v: Option<&Value>) -> Option<BTreeSet<String>> {
     match v? {
-        Value::String(s) => Some(BTreeSet::from([s.clone()])),
-        Value::Array(items) => Some(items.iter().map(canonical_json).collect()),
-        other => Some(BTreeSet::from([canonical_json(other)])),
+        Value::Array(items) => Some(items.iter().map(type_name).collect()),
+        other => Some(BTreeSet::from([type_name(other)])),
     }
 }
 
@@ -356,5 +361,120 @@ fn compare_bound(
         _ => out
             .changed
             .push(format!("schema changed at {path} ({key})")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `(looser, stricter, changed, reworded)` of base → current.
+    fn found(base: Value, current: Value) -> (Vec<String>, Vec<String>, Vec<String>, bool) {
+        let f = compare(&base, &current);
+        (f.looser, f.stricter, f.changed, f.reworded)
+    }
+
+    fn looser(text: &str) -> (Vec<String>, Vec<String>, Vec<String>, bool) {
+        (vec![text.to_string()], vec![], vec![], false)
+    }
+
+    fn stricter(text: &str) -> (Vec<String>, Vec<String>, Vec<String>, bool) {
+        (vec![], vec![text.to_string()], vec![], false)
+    }
+
+    #[test]
+    fn each_keyword_rule() {
+        let closed = json!({"type": "object", "properties": {}, "additionalProperties": false});
+        let with_x =
+            json!({"type": "object", "properties": {"x": {}}, "additionalProperties": false});
+        assert_eq!(
+            found(closed.clone(), with_x.clone()),
+            looser("property /properties/x added")
+        );
+        assert_eq!(
+            found(with_x, closed),
+            stricter("property /properties/x removed")
+        );
+        assert_eq!(
+            found(json!({"properties": {}}), json!({"properties": {"x": {}}})),
+            stricter("property /properties/x defined")
+        );
+        assert_eq!(
+            found(
+                json!({"type": "integer"}),
+                json!({"type": ["integer", "null"]})
+            ),
+            looser("type at / allows null")
+        );
+        assert_eq!(
+            found(json!({"minimum": 1}), json!({"minimum": 0})),
+            looser("minimum at / changed from 1 to 0")
+        );
+        assert_eq!(
+            found(json!({"maxItems": 3}), json!({"maxItems": 3.0})),
+            (vec![], vec![], vec![], true)
+        );
+        assert_eq!(
+            found(json!({"format": "uuid"}), json!({})),
+            looser("format removed at /")
+        );
+        assert_eq!(
+            found(json!({"pattern": "^a"}), json!({"pattern": "^b"})),
+            (
+                vec![],
+                vec![],
+                vec!["schema changed at / (pattern)".to_string()],
+                false
+            )
+        );
+        assert_eq!(
+            found(json!({"uniqueItems": true}), json!({})),
+            looser("uniqueItems dropped at /")
+        );
+        assert_eq!(
+            found(json!({"items": {"type": "string"}}), json!({})),
+            looser("items removed at /")
+        );
+        assert_eq!(
+            found(
+                json!({"additionalProperties": {"type": "string"}}),
+                json!({})
+            ),
+            looser("additionalProperties no longer restricted at /")
+        );
+        assert_eq!(
+            found(json!({}), json!({"additionalProperties": true})),
+            (vec![], vec![], vec![], true)
+        );
+        assert_eq!(
+            found(
+                json!({"additionalProperties": {"maxLength": 2}}),
+                json!({"additionalProperties": {"maxLength": 3}})
+            ),
+            looser("maxLength at /additionalProperties changed from 2 to 3")
+        );
+        assert_eq!(
+            found(json!(false), json!({})),
+            looser("/ accepts more values")
+        );
+        assert_eq!(
+            found(json!({}), json!(false)),
+            stricter("/ accepts fewer values")
+        );
+        assert_eq!(
+            found(
+                json!({"title": "a", "description": "b"}),
+                json!({"title": "c"})
+            ),
+            (vec![], vec![], vec![], true)
+        );
+        assert_eq!(
+            found(
+                json!({"properties": {"a/b~": {}}}),
+                json!({"properties": {}})
+            ),
+            looser("property /properties/a~1b~0 removed")
+        );
     }
 }

@@ -337,7 +337,7 @@ fn description_changes_are_neutral_and_exit_0() {
     assert_eq!(
         out,
         "[neutral] description-changed:domain:devices.list: domain:devices.list: description changed from \"List devices, optionally filtered by status\" to \"List them\"\n\
-         [neutral] input-schema-reworded:view:devices.table.select: view:devices.table.select: input schema annotations changed\n\
+         [neutral] input-schema-reworded:view:devices.table.select: view:devices.table.select: input schema reworded (annotations or equivalent forms only)\n\
          agent-surface check: 2 change(s): 0 widening (0 unacknowledged), 0 narrowing, 2 neutral\n"
     );
     assert_eq!(code, 0);
