@@ -174,5 +174,20 @@ fn check(
         Format::Json => report.json(),
     };
     write_output(None, &out)?;
+    warn_unmatched(&changes, acknowledged);
     Ok(u8::from(report.unacknowledged() > 0))
+}
+
+/// Warns (standard error) of each `--acknowledge` key that names no
+/// widening change: a typo must not pass for an acknowledgement.
+fn warn_unmatched(changes: &[diff::Change], acknowledged: &BTreeSet<String>) {
+    for key in acknowledged {
+        let widening = |c: &diff::Change| c.class == diff::Class::Widening && &c.key == key;
+        if !changes.iter().any(widening) {
+            eprintln!(
+                "agent-surface: warning: --acknowledge {} names no widening change",
+                report::escape_text(key)
+            );
+        }
+    }
 }

@@ -357,11 +357,19 @@ fn acknowledged_widening_exits_0() {
     let mut base = current.clone();
     remove(&mut base, "procedures", "domain:devices.list");
     entry(&mut base, "procedures", "domain:devices.purge")["confirmation"] = json!("optional");
-    let (code, out, _) = check(
+    let (code, out, err) = check(
         "acknowledged",
         &base,
         &current,
-        &["--acknowledge", "procedure-added:domain:devices.list"],
+        &[
+            "--acknowledge",
+            "procedure-added:domain:devices.list",
+            "procedure-added:domain:devices.lst",
+        ],
+    );
+    assert_eq!(
+        err,
+        "agent-surface: warning: --acknowledge procedure-added:domain:devices.lst names no widening change\n"
     );
     assert_eq!(
         out,
