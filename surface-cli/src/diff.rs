@@ -75,12 +75,39 @@ fn view_effect(effect: ViewContractEffect) -> &'static str {
 /// The most characters of a text a reason quotes.
 const MAX_QUOTED_CHARS: usize = 120;
 
+/// The most characters of one schema finding a reason lists (a JSON
+/// Pointer 32 levels deep fits).
+const MAX_FINDING_CHARS: usize = 600;
+
 /// `text` cut to [`MAX_QUOTED_CHARS`] characters (`…` marks a cut).
 fn clip(text: &str) -> String {
-    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+    clip_to(text, MAX_QUOTED_CHARS)
+}
+
+/// `text` cut to `max` characters (`…` marks a cut).
+fn clip_to(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_string(),
     }
+}
+
+/// The most schema findings one reason lists.
+const MAX_LISTED_FINDINGS: usize = 10;
+
+/// The first [`MAX_LISTED_FINDINGS`] findings, each cut to
+/// [`MAX_FINDING_CHARS`],
+/// joined by `; `, and how many more there were.
+fn findings_text(findings: &[&String]) -> String {
+    let mut listed: Vec<String> = findings
+        .iter()
+        .take(MAX_LISTED_FINDINGS)
+        .map(|f| clip_to(f, MAX_FINDING_CHARS))
+        .collect();
+    if findings.len() > MAX_LISTED_FINDINGS {
+        listed.push(format!("and {} more", findings.len() - MAX_LISTED_FINDINGS));
+    }
+    listed.join("; ")
 }
 
 /// Collects changes, keys prefixed per section (`manifest-` for the
@@ -171,14 +198,13 @@ impl Changes {
 
     fn schema(&mut self, id: &str, base: &Value, current: &Value) {
         let found = schema::compare(base, current);
-        let all: Vec<String> = found
+        let all: Vec<&String> = found
             .looser
             .iter()
             .chain(&found.changed)
             .chain(&found.stricter)
-            .cloned()
             .collect();
-        let detail = all.join("; ");
+        let detail = findings_text(&all);
         let (class, kind, reason) = if !found.looser.is_empty() {
             (
                 Class::Widening,

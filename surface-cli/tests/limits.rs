@@ -130,3 +130,27 @@ fn github_format_shows_acknowledged_and_narrowing_changes_as_notices() {
     );
     assert_eq!(output.status.code(), Some(0));
 }
+
+#[test]
+fn a_reason_lists_at_most_10_schema_findings() {
+    let base = devices_contract();
+    let mut current = base.clone();
+    let properties =
+        &mut entry(&mut current, "views", "view:devices.table.select")["inputSchema"]["properties"];
+    for i in 0..12 {
+        properties[format!("p{i:02}")] = json!({});
+    }
+    let (code, out, _) = check("findings", &base, &current, &[]);
+    let listed: Vec<String> = (0..10)
+        .map(|i| format!("property /properties/p{i:02} added"))
+        .collect();
+    assert_eq!(
+        out,
+        format!(
+            "[widening] input-schema-looser:view:devices.table.select: view:devices.table.select: input schema accepts more: {}; and 2 more\n\
+             agent-surface check: 1 change(s): 1 widening (1 unacknowledged), 0 narrowing, 0 neutral\n",
+            listed.join("; ")
+        )
+    );
+    assert_eq!(code, 1);
+}
