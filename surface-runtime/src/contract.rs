@@ -196,7 +196,8 @@ pub struct ViewContract {
     pub description: String,
     /// Its effect.
     pub effect: ViewContractEffect,
-    /// Its static confirmation level (`never` for observations).
+    /// Its static confirmation level (`never` for observations), raised
+    /// by the static levels of registry-wide policies.
     pub confirmation: ConfirmationLevel,
     /// The agent-facing input schema.
     pub input_schema: Value,
@@ -249,16 +250,21 @@ impl SurfaceContract {
     /// not), the registry-wide policies and its authority's manifest.
     pub fn from_registry(registry: &SurfaceRegistry) -> Self {
         let entries = registry.entries();
+        let policies = &registry.settings().policies;
+        // Registry-wide policies apply to view capabilities too (phase 4).
+        let floor = policies
+            .iter()
+            .map(|p| p.confirmation())
+            .fold(ConfirmationLevel::Never, Ord::max);
         let mut contract = Self {
             manifest: Some(manifest_contract(registry.authority().manifest())),
-            policies: registry
-                .settings()
-                .policies
-                .iter()
-                .map(|p| p.name().to_string())
-                .collect(),
+            policies: policies.iter().map(|p| p.name().to_string()).collect(),
             procedures: entries.procedures.iter().map(|p| procedure(p)).collect(),
-            views: entries.components.iter().flat_map(|c| views(c)).collect(),
+            views: entries
+                .components
+                .iter()
+                .flat_map(|c| views(c, floor))
+                .collect(),
             ..Self::empty()
         };
         contract.normalize();
@@ -379,15 +385,17 @@ fn procedure(entry: &ProcedureEntry) -> ProcedureContract {
     }
 }
 
-fn views(component: &ComponentEntry) -> Vec<ViewContract> {
+fn views(component: &ComponentEntry, floor: ConfirmationLevel) -> Vec<ViewContract> {
     component
         .views
         .iter()
-        .map(|v| view(&component.context.component_type, v))
+        .map(|v| view(&component.context.component_type, v, floor))
         .collect()
 }
 
-fn view(component_type: &str, entry: &ViewEntry) -> ViewContract {
+/// View capability `entry`; `floor` is the level registry-wide policies
+/// declare.
+fn view(component_type: &str, entry: &ViewEntry, floor: ConfirmationLevel) -> ViewContract {
     let (kind, effect, confirmation) = match &entry.kind {
         ViewKind::Observation { .. } => (
             ViewCapabilityKind::Observation,
@@ -409,7 +417,7 @@ fn view(component_type: &str, entry: &ViewEntry) -> ViewContract {
         kind,
         description: entry.description.clone(),
         effect,
-        confirmation,
+        confirmation: confirmation.max(floor),
         input_schema: (*entry.input_schema).clone(),
         input_schema_hash: schema_hash(&entry.input_schema),
     }

@@ -38,6 +38,7 @@ fn registry() -> (SurfaceRegistry, Vec<RegistrationHandle>) {
     let registry = SurfaceRegistry::builder(authority.clone())
         .policy(authorize_with("tenant", |_| PolicyDecision::Allow))
         .policy(authorize_with("audit", |_| PolicyDecision::Allow))
+        .policy(RequireConfirmation(ConfirmationLevel::Optional))
         .build();
     let list: AgentProcedureRef<Value, Value> =
         AgentProcedureRef::from_authority(&authority, "devices.list").unwrap();
@@ -85,9 +86,18 @@ fn a_registry_contract_holds_every_registration_whatever_when_says() {
     let (registry, _handles) = registry();
     let contract = SurfaceContract::from_registry(&registry);
     assert_eq!(contract.contract_version, CONTRACT_VERSION);
-    assert_eq!(contract.policies, ["audit", "tenant"]);
+    assert_eq!(
+        contract.policies,
+        ["audit", "require-confirmation", "tenant"]
+    );
     let ids: Vec<&str> = contract.procedures.iter().map(|p| p.id.as_str()).collect();
     assert_eq!(ids, ["domain:devices.list", "domain:devices.purge"]);
+    // The registry-wide `RequireConfirmation(Optional)` raises a query's
+    // `never`.
+    assert_eq!(
+        contract.procedures[0].confirmation,
+        ConfirmationLevel::Optional
+    );
     let purge = &contract.procedures[1];
     assert_eq!(purge.effect, AgentEffect::Destructive);
     assert!(purge.requires_approval);
@@ -125,7 +135,7 @@ fn a_registry_contract_holds_every_registration_whatever_when_says() {
                 "view:devices.table.read",
                 ViewCapabilityKind::Observation,
                 ViewContractEffect::Read,
-                ConfirmationLevel::Never
+                ConfirmationLevel::Optional
             ),
         ]
     );
