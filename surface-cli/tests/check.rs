@@ -558,7 +558,8 @@ fn unknown_effect_exits_2_naming_the_line() {
     entry(&mut current, "procedures", "domain:devices.list")["effect"] = json!("teleport");
     let (code, _, err) = check("effect", &devices_contract(), &current, &[]);
     assert!(
-        err.contains("current.json: not a surface contract: unknown variant `teleport`"),
+        err.contains("current.json: not a surface contract: unknown variant `teleport`, expected one of `server-query`, `server-mutation`, `external-side-effect`, `destructive` at line ")
+            && err.contains(" column "),
         "stderr: {err}"
     );
     assert_eq!(code, 2);
