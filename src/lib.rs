@@ -95,9 +95,10 @@ pub use surface_runtime::{
     ConfirmationError, ConfirmationInfo, ConfirmationLevel, ConfirmationState, PendingConfirmation,
 };
 
-/// Policies and audit.
+/// Policies and audit (the built-in policies are in [`policy`]).
 pub use surface_runtime::{
-    AgentPolicy, AuditEvent, Phase, PolicyContext, PolicyDecision, RegistrationKind,
+    AgentPolicy, AuditEvent, Discovery, Phase, PolicyContext, PolicyDecision, PolicyExt,
+    PolicyStage, Principal, RegistrationKind,
 };
 
 /// Execution: the executor seam, cancellation and time.
@@ -187,6 +188,12 @@ pub use surface_runtime::{
     export, format, invocation, page, pattern, pipeline, policy, procedure, registry, snapshot,
     sync,
 };
+
+/// The test kit for an application's own surface (feature `testing`):
+/// `TestSurface`, a fake executor and clock, assertions and a stable
+/// snapshot serialization for golden files (`docs/testing.md`).
+#[cfg(feature = "testing")]
+pub use surface_runtime::testing;
 
 /// Browser sessions and the agent host (docs/host.md): the session
 /// protocol's messages, [`host::BrowserSurfaceSession`] (the page side)

@@ -404,6 +404,8 @@ pub struct ComponentDefinition {
     pub(crate) instance_id: String,
     pub(crate) description: Option<String>,
     pub(crate) capabilities: Vec<ViewCapability>,
+    pub(crate) concurrency_group: Option<std::sync::Arc<str>>,
+    pub(crate) priority: i32,
 }
 
 impl ComponentDefinition {
@@ -414,7 +416,27 @@ impl ComponentDefinition {
             instance_id: instance_id.into(),
             description: None,
             capabilities: Vec::new(),
+            concurrency_group: None,
+            priority: 0,
         }
+    }
+
+    /// Runs the calls of this instance's view capabilities — and of the
+    /// bindings registered with `.context(&this)` that name no group of
+    /// their own — one at a time within concurrency group `name`
+    /// (`docs/pipeline.md`, "Concurrency groups"). Give each instance its
+    /// own name (for example `"devices.table/main"`) to serialize calls
+    /// per instance, or one name to several to serialize them together.
+    pub fn concurrency_group(mut self, name: impl Into<String>) -> Self {
+        self.concurrency_group = Some(std::sync::Arc::from(name.into()));
+        self
+    }
+
+    /// Where this component's view capabilities rank when a snapshot's
+    /// budget cannot list every capability (higher first, default 0).
+    pub fn priority(mut self, priority: i32) -> Self {
+        self.priority = priority;
+        self
     }
 
     /// Adds a view capability.

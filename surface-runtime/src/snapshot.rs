@@ -24,12 +24,15 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::budget::{within_budget, Rank};
+use crate::callback::Availability;
 use crate::clock::iso_8601;
 use crate::component::{ViewEffect, ViewKind};
 use crate::confirmation::ConfirmationLevel;
 use crate::invocation::{AgentConsumer, ConsumerKind};
 use crate::manifest::AgentEffect;
-use crate::registry::{ComponentEntry, ProcedureEntry, SurfaceRegistry};
+use crate::policy::{discover, AgentPolicy, PolicyContext, PolicyStage, Principal, Verdict};
+use crate::registry::{ComponentEntry, Observed, ProcedureEntry, SurfaceRegistry};
 
 pub use crate::binding::{BindingSource, BoundFieldDescriptor};
 pub use crate::component::ComponentContext;
@@ -139,8 +142,10 @@ pub struct SurfaceSnapshot {
     /// One descriptor per live procedure binding, top level (never nested
     /// in components).
     pub procedures: Vec<AgentProcedureDescriptor>,
-    /// Present when a budget left components out (`{"droppedComponents":
-    /// n}`); this registry never truncates, a TypeScript page may.
+    /// Present when a budget left capabilities out:
+    /// `{"droppedComponents": n, "droppedProcedures": m, "budget": b}`
+    /// ([`SnapshotOptions::budget`]; a TypeScript page writes
+    /// `droppedComponents` alone).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated: Option<Map<String, Value>>,
     /// Present when a scope floor refused part of a requested scope
@@ -469,6 +474,17 @@ impl SurfaceRegistry {
     /// observation the version is bumped first, so `surfaceVersion` always
     /// names the availability reported. Bound values are never included.
     pub fn snapshot(&self, consumer: &AgentConsumer) -> SurfaceSnapshot {
+        self.snapshot_with(consumer, &self.settings().snapshot)
+    }
+
+    /// [`Self::snapshot`], cut down as `options` say (a scope, a budget;
+    /// `docs/pipeline.md`, "Large surfaces") instead of the registry's
+    /// default options (`SurfaceRegistryBuilder::snapshot_options`).
+    pub fn snapshot_with(
+        &self,
+        consumer: &AgentConsumer,
+        options: &SnapshotOptions,
+    ) -> SurfaceSnapshot {
         let with_views = consumer.kind != ConsumerKind::Headless;
         // Observations are recorded as they are made, so a change seen in a
         // discarded attempt must still bump the version.
@@ -478,16 +494,29 @@ impl SurfaceRegistry {
             attempts += 1;
             let entries = self.entries();
             let version = entries.surface_version;
+            let facts = Facts {
+                consumer,
+                principal: entries.principal.as_deref(),
+                environment: self.environment(),
+                now_ms: self.confirmations().now_ms(),
+                policies: &self.settings().policies,
+            };
             let procedures = entries
                 .procedures
                 .iter()
-                .map(|p| procedure_descriptor(p, &mut changed))
+                .filter_map(|p| Some((p.priority, procedure_descriptor(p, &facts, &mut changed)?)))
                 .collect();
             let components = entries
                 .components
                 .iter()
-                .filter_map(|c| component_descriptor(c, with_views, &mut changed))
+                .filter_map(|c| {
+                    Some((
+                        c.priority,
+                        component_descriptor(c, with_views, &facts, &mut changed)?,
+                    ))
+                })
                 .collect();
+            let (procedures, components, truncated) = cut(procedures, components, options);
             // Consistent cut: the registration set must not have changed
             // while closures ran; otherwise take the snapshot again.
             if self.surface_version() != version && attempts < SNAPSHOT_ATTEMPTS {
@@ -500,11 +529,11 @@ impl SurfaceRegistry {
                 } else {
                     version
                 },
-                captured_at: iso_8601(self.confirmations().now_ms()),
+                captured_at: iso_8601(facts.now_ms),
                 route: None,
                 components,
                 procedures,
-                truncated: None,
+                truncated,
                 scope_rejected: None,
             };
         }
@@ -532,11 +561,199 @@ impl SurfaceRegistry {
     }
 }
 
-/// The descriptor of a live binding, its availability observed now.
-fn procedure_descriptor(p: &ProcedureEntry, changed: &mut bool) -> AgentProcedureDescriptor {
-    let available = p.availability.holds();
-    *changed |= p.observed.record(available);
-    AgentProcedureDescriptor {
+/// How a snapshot is cut down for a surface too large for one tool list
+/// (`docs/pipeline.md`, "Large surfaces"). The default lists everything.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SnapshotOptions {
+    /// Capability-id prefixes to list (`"domain:devices."`,
+    /// `"view:devices.table."`); empty lists every capability. A component
+    /// keeps the capabilities in scope and is left out when none is.
+    pub scope: Vec<String>,
+    /// At most this many capabilities: each procedure binding counts 1, a
+    /// component as many as its capabilities in scope. The highest
+    /// priority is kept first (`AgentProcedureBinding::priority`,
+    /// `ComponentDefinition::priority`), an available capability before an
+    /// unavailable one of the same priority, then registration order; what
+    /// is left out is counted in the snapshot's `truncated`. `None`: no
+    /// budget.
+    pub budget: Option<usize>,
+}
+
+type Ranked<T> = Vec<(i32, T)>;
+
+/// The descriptors, cut down by `options`, and the `truncated` marker
+/// when the budget dropped any.
+type Cut = (
+    Vec<AgentProcedureDescriptor>,
+    Vec<ComponentDescriptor>,
+    Option<Map<String, Value>>,
+);
+
+/// The scope, then the budget, applied to the descriptors (with their
+/// priorities).
+fn cut(
+    procedures: Ranked<AgentProcedureDescriptor>,
+    components: Ranked<ComponentDescriptor>,
+    options: &SnapshotOptions,
+) -> Cut {
+    let (procedures, components) = scoped(procedures, components, &options.scope);
+    let Some(budget) = options.budget else {
+        return (unranked(procedures), unranked(components), None);
+    };
+    let ranks: Vec<Rank> = procedures
+        .iter()
+        .map(|(priority, p)| Rank {
+            priority: *priority,
+            available: p.available,
+            cost: 1,
+        })
+        .chain(components.iter().map(|(priority, c)| Rank {
+            priority: *priority,
+            available: c.actions.iter().any(|a| a.available)
+                || c.observations.iter().any(|o| o.available),
+            cost: c.observations.len() + c.actions.len(),
+        }))
+        .collect();
+    let keep = within_budget(&ranks, budget);
+    let (keep_procedures, keep_components) = keep.split_at(procedures.len());
+    let (procedures, dropped_procedures) = kept(procedures, keep_procedures);
+    let (components, dropped_components) = kept(components, keep_components);
+    let truncated = (dropped_procedures + dropped_components > 0).then(|| {
+        let mut marker = Map::new();
+        marker.insert("droppedComponents".into(), Value::from(dropped_components));
+        marker.insert("droppedProcedures".into(), Value::from(dropped_procedures));
+        marker.insert("budget".into(), Value::from(budget));
+        marker
+    });
+    (procedures, components, truncated)
+}
+
+/// The descriptors whose capability ids start with one of `scope`'s
+/// prefixes (all when it is empty); a component keeps its capabilities in
+/// scope and is left out when it had some and none is.
+fn scoped(
+    procedures: Ranked<AgentProcedureDescriptor>,
+    components: Ranked<ComponentDescriptor>,
+    scope: &[String],
+) -> (
+    Ranked<AgentProcedureDescriptor>,
+    Ranked<ComponentDescriptor>,
+) {
+    if scope.is_empty() {
+        return (procedures, components);
+    }
+    let in_scope = |id: &str| scope.iter().any(|prefix| id.starts_with(prefix.as_str()));
+    let procedures = procedures
+        .into_iter()
+        .filter(|(_, p)| in_scope(&p.procedure_id))
+        .collect();
+    let components = components
+        .into_iter()
+        .filter_map(|(priority, mut c)| {
+            let had = c.observations.len() + c.actions.len();
+            c.observations.retain(|o| in_scope(&o.capability_id));
+            c.actions.retain(|a| in_scope(&a.capability_id));
+            let left = c.observations.len() + c.actions.len();
+            (had == 0 || left > 0).then_some((priority, c))
+        })
+        .collect();
+    (procedures, components)
+}
+
+fn unranked<T>(ranked: Ranked<T>) -> Vec<T> {
+    ranked.into_iter().map(|(_, item)| item).collect()
+}
+
+/// The items `keep` marks, and how many were dropped.
+fn kept<T>(ranked: Ranked<T>, keep: &[bool]) -> (Vec<T>, usize) {
+    let total = ranked.len();
+    let kept: Vec<T> = ranked
+        .into_iter()
+        .zip(keep)
+        .filter(|(_, keep)| **keep)
+        .map(|((_, item), _)| item)
+        .collect();
+    let dropped = total - kept.len();
+    (kept, dropped)
+}
+
+/// What the discovery policies of one snapshot see.
+struct Facts<'a> {
+    consumer: &'a AgentConsumer,
+    principal: Option<&'a Principal>,
+    environment: Option<&'a str>,
+    now_ms: u64,
+    /// The registry-wide policies.
+    policies: &'a [Arc<dyn AgentPolicy>],
+}
+
+impl Facts<'_> {
+    /// The discovery verdict on one capability, registry-wide policies
+    /// first, then `own`.
+    fn verdict(
+        &self,
+        own: &[Arc<dyn AgentPolicy>],
+        capability_id: &str,
+        registration_id: &str,
+        target: (Option<&str>, Option<AgentEffect>, Option<&ComponentContext>),
+    ) -> Verdict {
+        if self.policies.is_empty() && own.is_empty() {
+            return Verdict::Shown;
+        }
+        let (path, effect, context) = target;
+        let ctx = PolicyContext {
+            invocation_id: "",
+            capability_id,
+            path,
+            registration_id,
+            effect,
+            consumer: self.consumer,
+            context,
+            stage: PolicyStage::Discovery,
+            principal: self.principal,
+            environment: self.environment,
+            now_ms: self.now_ms,
+        };
+        discover(self.policies.iter().chain(own), &ctx)
+    }
+}
+
+/// `when()`'s availability and reason, then a disclosing policy's.
+fn availability_with(
+    availability: &Availability,
+    verdict: Verdict,
+    changed: &mut bool,
+    observed: &Observed,
+) -> (bool, Option<String>) {
+    let holds = availability.holds();
+    *changed |= observed.record(holds);
+    match (holds, verdict) {
+        (false, _) => (false, availability.reason_text()),
+        (true, Verdict::Disclosed(reason)) => (false, Some(reason)),
+        (true, _) => (true, None),
+    }
+}
+
+/// The descriptor of a live binding, its availability observed now
+/// (`None` when a policy hides it from this consumer).
+fn procedure_descriptor(
+    p: &ProcedureEntry,
+    facts: &Facts<'_>,
+    changed: &mut bool,
+) -> Option<AgentProcedureDescriptor> {
+    let verdict = facts.verdict(
+        &p.policies,
+        &p.capability_id,
+        &p.registration_id,
+        (Some(&p.path), Some(p.effect), p.context.as_ref()),
+    );
+    if matches!(verdict, Verdict::Hidden(_)) {
+        *changed |= p.observed.record(p.availability.holds());
+        return None;
+    }
+    let (available, unavailable_reason) =
+        availability_with(&p.availability, verdict, changed, &p.observed);
+    Some(AgentProcedureDescriptor {
         procedure_id: p.procedure_id.clone(),
         description: p.manifest_description.to_string(),
         contextual_note: p.describe.as_ref().map(|f| f()).filter(|t| !t.is_empty()),
@@ -546,24 +763,21 @@ fn procedure_descriptor(p: &ProcedureEntry, changed: &mut bool) -> AgentProcedur
         requires_approval: p.requires_approval,
         confirmation: p.confirmation,
         available,
-        unavailable_reason: if available {
-            None
-        } else {
-            p.availability.reason_text()
-        },
+        unavailable_reason,
         bound_fields: p.bound.clone(),
         registration_id: p.registration_id.clone(),
         context: p.context.clone(),
         meta: p.meta.clone(),
-    }
+    })
 }
 
 /// The descriptor of a live component (`None` without views: headless
-/// consumers see none), every capability's availability observed now
-/// either way.
+/// consumers see none; `None` too when policies hide every capability it
+/// has), every capability's availability observed now either way.
 fn component_descriptor(
     c: &ComponentEntry,
     with_views: bool,
+    facts: &Facts<'_>,
     changed: &mut bool,
 ) -> Option<ComponentDescriptor> {
     if !with_views {
@@ -575,13 +789,18 @@ fn component_descriptor(
     let mut observations = Vec::new();
     let mut actions = Vec::new();
     for v in &c.views {
-        let available = v.availability.holds();
-        *changed |= v.observed.record(available);
-        let unavailable_reason = if available {
-            None
-        } else {
-            v.availability.reason_text()
-        };
+        let verdict = facts.verdict(
+            &[],
+            &v.capability_id,
+            &c.registration_id,
+            (None, None, Some(&c.context)),
+        );
+        if matches!(verdict, Verdict::Hidden(_)) {
+            *changed |= v.observed.record(v.availability.holds());
+            continue;
+        }
+        let (available, unavailable_reason) =
+            availability_with(&v.availability, verdict, changed, &v.observed);
         match &v.kind {
             ViewKind::Observation { output_schema } => observations.push(ObservationDescriptor {
                 capability_id: v.capability_id.clone(),
@@ -607,6 +826,9 @@ fn component_descriptor(
                 meta: None,
             }),
         }
+    }
+    if !c.views.is_empty() && observations.is_empty() && actions.is_empty() {
+        return None;
     }
     Some(ComponentDescriptor {
         component_type: c.context.component_type.clone(),

@@ -63,6 +63,8 @@ pub struct AgentProcedureBinding<I = Value> {
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) context: Option<ContextLink>,
     pub(crate) overridable: Vec<String>,
+    pub(crate) concurrency_group: Option<Arc<str>>,
+    pub(crate) priority: i32,
 }
 
 impl<I> fmt::Debug for AgentProcedureBinding<I> {
@@ -92,6 +94,8 @@ impl<I> AgentProcedureBinding<I> {
             meta: None,
             context: None,
             overridable: Vec::new(),
+            concurrency_group: None,
+            priority: 0,
         }
     }
 
@@ -205,6 +209,25 @@ impl<I> AgentProcedureBinding<I> {
             registration: component.number(),
             context,
         });
+        self
+    }
+
+    /// Runs this binding's calls one at a time with every other call in
+    /// concurrency group `name` (`docs/pipeline.md`, "Concurrency groups"):
+    /// phase 7 waits until the group's running call has settled. Without
+    /// one, a binding with a [`context`](Self::context) joins its
+    /// component's group (`ComponentDefinition::concurrency_group`), if it
+    /// has one; otherwise calls run concurrently.
+    pub fn concurrency_group(mut self, name: impl Into<String>) -> Self {
+        self.concurrency_group = Some(Arc::from(name.into()));
+        self
+    }
+
+    /// Where this binding ranks when a snapshot's budget cannot list every
+    /// capability (`SnapshotOptions::budget`; `docs/pipeline.md`, "Large
+    /// surfaces"): higher first, default 0; ties keep registration order.
+    pub fn priority(mut self, priority: i32) -> Self {
+        self.priority = priority;
         self
     }
 

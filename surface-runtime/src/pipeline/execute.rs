@@ -73,58 +73,72 @@ impl SurfaceRegistry {
             input,
             confirmation,
         } = ready;
-        let confirmation_id = confirmation.as_ref().map(|c| c.id.clone());
-        // The executor's signal; fired when this future is dropped mid-call
-        // (a browser session aborting a call at disconnect drops it).
-        let abandoned = CancelOnDrop(&signal, true);
-        let timeout = match (&self.settings().timer, self.settings().timeout) {
-            (Some(timer), Some(t)) => Some(timer.sleep(t)),
-            _ => None,
-        };
-        let raced = match &target {
-            Registered::Procedure(p) => {
-                let Some(executor) = executor else {
-                    abandoned.disarm();
-                    let call = Settled {
-                        key,
-                        signal,
-                        invocation_id,
-                        capability_id,
-                        admitted_version,
-                        confirmation_id,
-                    };
-                    return self.result(call, &target, Err(no_executor()));
-                };
-                let request = ExecuteRequest {
-                    path: p.path.clone(),
-                    capability_id: p.capability_id.clone(),
-                    contract_digest: p.contract_digest.clone(),
-                    input,
-                    info: ProcedureCallInfo {
-                        invocation_id: Arc::from(invocation_id.as_str()),
-                        consumer: consumer.clone(),
-                        cancellation: signal.clone(),
-                        confirmation,
-                    },
-                };
-                race(executor.execute(request), timeout, caller).await
-            }
-            Registered::View(c, i) => {
-                let handler = c.views[*i].handler.clone();
-                race(handler(input), timeout, caller).await
-            }
-        };
-        let outcome = self.settle(&target, raced, &signal);
-        abandoned.disarm();
         let call = Settled {
             key,
             signal,
             invocation_id,
             capability_id,
             admitted_version,
-            confirmation_id,
+            confirmation_id: confirmation.as_ref().map(|c| c.id.clone()),
         };
+        // The executor's signal; fired when this future is dropped mid-call
+        // (a browser session aborting a call at disconnect drops it).
+        let abandoned = CancelOnDrop(&call.signal, true);
+        let timeout = self.timeout();
+        let raced = match &target {
+            Registered::Procedure(p) => {
+                let Some(executor) = executor else {
+                    abandoned.disarm();
+                    return self.result(call, &target, Err(no_executor()));
+                };
+                let info = ProcedureCallInfo {
+                    invocation_id: Arc::from(call.invocation_id.as_str()),
+                    consumer: consumer.clone(),
+                    cancellation: call.signal.clone(),
+                    confirmation,
+                };
+                let request = ExecuteRequest {
+                    path: p.path.clone(),
+                    capability_id: p.capability_id.clone(),
+                    contract_digest: p.contract_digest.clone(),
+                    input,
+                    info,
+                };
+                // In a concurrency group the executor is not even asked
+                // until the call's turn; the wait is part of the race, so
+                // the timeout and the caller's cancellation bound it too.
+                let work: BoxFuture<'_, _> = match target.concurrency_group().cloned() {
+                    None => executor.execute(request),
+                    Some(group) => Box::pin(async move {
+                        let _turn = self.concurrency().enter(&group).await;
+                        executor.execute(request).await
+                    }),
+                };
+                race(work, timeout, caller).await
+            }
+            Registered::View(c, i) => {
+                let handler = c.views[*i].handler.clone();
+                let work: BoxFuture<'_, _> = match target.concurrency_group().cloned() {
+                    None => handler(input),
+                    Some(group) => Box::pin(async move {
+                        let _turn = self.concurrency().enter(&group).await;
+                        handler(input).await
+                    }),
+                };
+                race(work, timeout, caller).await
+            }
+        };
+        let outcome = self.settle(&target, raced, &call.signal);
+        abandoned.disarm();
         self.result(call, &target, outcome)
+    }
+
+    /// The registry timeout's timer, when there is one.
+    fn timeout(&self) -> Option<BoxFuture<'static, ()>> {
+        match (&self.settings().timer, self.settings().timeout) {
+            (Some(timer), Some(t)) => Some(timer.sleep(t)),
+            _ => None,
+        }
     }
 
     /// The outcome of a race: the output, a sanitized executor error, or

@@ -41,7 +41,7 @@ use crate::invocation::{
     check_invocation_id, AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult,
     ErrorCode, InvalidInvocationId, Retry,
 };
-use crate::policy::PolicyContext;
+use crate::policy::{PolicyContext, PolicyStage};
 use crate::registry::{Live, Registered, SurfaceRegistry};
 
 pub use input::MAX_REPORTED_VALIDATION_ERRORS;
@@ -238,7 +238,9 @@ impl SurfaceRegistry {
     }
 
     /// Phases 3–6 for a resolved registration: the effective input and the
-    /// confirmation it passed.
+    /// confirmation it passed. A registration that the discovery policies
+    /// hide from `consumer` now ends as an unknown one
+    /// (`CAPABILITY_NOT_FOUND`) before anything else is checked.
     fn check(
         &self,
         inv: &AgentInvocation,
@@ -246,9 +248,22 @@ impl SurfaceRegistry {
         agent_input: Value,
         consumer: &AgentConsumer,
     ) -> Result<(Value, Option<ConfirmationInfo>), Failure> {
-        phases::availability(target)?;
-        let ctx = policy_context(inv, target, consumer);
         let policies = || self.settings().policies.iter().chain(target.policies());
+        let any_policy = policies().next().is_some();
+        // The principal and the clock are read only when a policy may.
+        let (principal, now_ms) = if any_policy {
+            (self.principal(), self.confirmations().now_ms())
+        } else {
+            (None, 0)
+        };
+        let mut ctx = policy_context(inv, target, consumer);
+        ctx.principal = principal.as_deref();
+        ctx.environment = self.environment();
+        ctx.now_ms = now_ms;
+        if any_policy {
+            phases::discoverable(policies(), &ctx)?;
+        }
+        phases::availability(target)?;
         let level = phases::authorize(policies(), &ctx, target.static_level())?;
         let input = input::effective_input(target, agent_input)?;
         let level = phases::check_input(policies(), &ctx, &input, level)?;
@@ -343,6 +358,10 @@ fn policy_context<'a>(
         effect: target.effect(),
         consumer,
         context: target.context(),
+        stage: PolicyStage::Invocation,
+        principal: None,
+        environment: None,
+        now_ms: 0,
     }
 }
 

@@ -14,7 +14,7 @@ use crate::confirmation::{
 };
 use crate::executor::ConfirmationInfo;
 use crate::invocation::{AgentConsumer, AgentInvocation, ConsumerKind, ErrorCode, Retry};
-use crate::policy::{AgentPolicy, PolicyContext, PolicyDecision};
+use crate::policy::{discover, AgentPolicy, PolicyContext, PolicyDecision, PolicyStage, Verdict};
 use crate::registry::{Live, Lookup, Registered, SurfaceRegistry};
 
 /// Phase 1: the registration a call names, as the original resolves it.
@@ -177,6 +177,24 @@ pub(super) fn staleness(
     Err(failure.at(target))
 }
 
+/// Before phase 3: the discovery verdict of the policies now. A hiding
+/// denial ends the call as an unknown capability (`CAPABILITY_NOT_FOUND`,
+/// the same answer, so a hidden capability is not revealed); the policy's
+/// name goes to audit.
+pub(super) fn discoverable<'p>(
+    policies: impl Iterator<Item = &'p Arc<dyn AgentPolicy>>,
+    ctx: &PolicyContext<'_>,
+) -> Result<(), Failure> {
+    let at_discovery = PolicyContext {
+        stage: PolicyStage::Discovery,
+        ..*ctx
+    };
+    match discover(policies, &at_discovery) {
+        Verdict::Hidden(policy) => Err(unknown_capability().internal(json!({"hiddenBy": policy}))),
+        Verdict::Shown | Verdict::Disclosed(_) => Ok(()),
+    }
+}
+
 /// Phase 3: `when()`, evaluated now.
 pub(super) fn availability(target: &Registered) -> Result<(), Failure> {
     let availability = target.availability();
@@ -251,6 +269,17 @@ fn apply_policies<'p>(
                 return Err(fail(phase, code, message, Retry::No)
                     .detail("origin", "client")
                     .internal(json!({"policy": policy.name(), "internal": internal})))
+            }
+            PolicyDecision::Limit {
+                message,
+                retry_after_ms,
+            } => {
+                return Err(
+                    fail(phase, ErrorCode::RateLimited, message, Retry::AfterDelay)
+                        .detail("origin", "client")
+                        .detail("retryAfterMs", retry_after_ms.max(1))
+                        .internal(json!({"policy": policy.name()})),
+                )
             }
         }
     }

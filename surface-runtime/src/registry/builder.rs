@@ -16,7 +16,8 @@ use crate::authority::Authority;
 use crate::clock::{Clock, SystemClock, Timer};
 use crate::confirmation::{Confirmations, Signer};
 use crate::hash::Fingerprint;
-use crate::policy::AgentPolicy;
+use crate::policy::{AgentPolicy, Principal};
+use crate::snapshot::SnapshotOptions;
 
 /// Configures a [`SurfaceRegistry`].
 pub struct SurfaceRegistryBuilder {
@@ -28,6 +29,9 @@ pub struct SurfaceRegistryBuilder {
     secret: Option<[u8; 32]>,
     confirm_optional: bool,
     policies: Vec<Arc<dyn AgentPolicy>>,
+    environment: Option<String>,
+    principal: Option<Principal>,
+    snapshot: SnapshotOptions,
     recorded_results: usize,
     max_invocation_ids: usize,
     max_pending_confirmations: usize,
@@ -47,6 +51,9 @@ impl SurfaceRegistryBuilder {
             secret: None,
             confirm_optional: false,
             policies: Vec::new(),
+            environment: None,
+            principal: None,
+            snapshot: SnapshotOptions::default(),
             recorded_results: DEFAULT_RECORDED_RESULTS,
             max_invocation_ids: DEFAULT_MAX_INVOCATION_IDS,
             max_pending_confirmations: DEFAULT_MAX_PENDING_CONFIRMATIONS,
@@ -98,6 +105,27 @@ impl SurfaceRegistryBuilder {
     /// A policy applied to every call, procedures and view capabilities.
     pub fn policy(mut self, policy: impl AgentPolicy + 'static) -> Self {
         self.policies.push(Arc::new(policy));
+        self
+    }
+    /// The environment the policies see (`"production"`, `"staging"`, …;
+    /// [`crate::policy::environment`] reads it). Default: none, which
+    /// that built-in denies.
+    pub fn environment(mut self, name: impl Into<String>) -> Self {
+        self.environment = Some(name.into());
+        self
+    }
+    /// How [`SurfaceRegistry::snapshot`] cuts the surface down (a scope,
+    /// a budget; default: everything). Every snapshot a page announces,
+    /// exports or registers with WebMCP is taken this way, so they all
+    /// show the same cut (`docs/pipeline.md`, "Large surfaces").
+    pub fn snapshot_options(mut self, options: SnapshotOptions) -> Self {
+        self.snapshot = options;
+        self
+    }
+    /// The principal the registry starts with (default: none; change it
+    /// with [`SurfaceRegistry::set_principal`]).
+    pub fn principal(mut self, principal: Principal) -> Self {
+        self.principal = Some(principal);
         self
     }
     /// How many completed results are kept to answer replays of an
@@ -183,6 +211,8 @@ impl SurfaceRegistryBuilder {
                     timeout,
                     timer: self.timer,
                     policies: self.policies,
+                    environment: self.environment,
+                    snapshot: self.snapshot,
                 },
                 state: Mutex::new(State {
                     version: 0,
@@ -193,10 +223,12 @@ impl SurfaceRegistryBuilder {
                     invocations,
                     executor: None,
                     spare_signal: None,
+                    principal: self.principal.map(Arc::new),
                 }),
                 confirmations,
                 surface_id,
                 fingerprint,
+                groups: Default::default(),
                 audit_listeners: AtomicUsize::new(0),
                 listeners: Mutex::new(Listeners::default()),
                 #[cfg(feature = "dynamic")]

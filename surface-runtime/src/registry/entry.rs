@@ -52,6 +52,11 @@ pub(crate) struct ProcedureEntry {
     pub(crate) policies: Vec<Arc<dyn AgentPolicy>>,
     /// The last observed `when()`.
     pub(crate) observed: Observed,
+    /// The concurrency group calls run in (the binding's, else its
+    /// component's).
+    pub(crate) concurrency_group: Option<Arc<str>>,
+    /// The rank under a snapshot budget (higher first).
+    pub(crate) priority: i32,
 }
 
 /// How an input schema is checked (docs/validation.md).
@@ -71,6 +76,10 @@ pub(crate) struct ComponentEntry {
     pub(crate) context: ComponentContext,
     pub(crate) description: Option<String>,
     pub(crate) views: Vec<ViewEntry>,
+    /// The concurrency group its view capabilities' calls run in.
+    pub(crate) concurrency_group: Option<Arc<str>>,
+    /// The rank of its capabilities under a snapshot budget.
+    pub(crate) priority: i32,
 }
 
 /// One view capability of a live component.
@@ -171,6 +180,14 @@ impl Registered {
         match self {
             Registered::Procedure(p) => &p.availability,
             Registered::View(c, i) => &c.views[*i].availability,
+        }
+    }
+
+    /// The concurrency group the call runs in, if any.
+    pub(crate) fn concurrency_group(&self) -> Option<&Arc<str>> {
+        match self {
+            Registered::Procedure(p) => p.concurrency_group.as_ref(),
+            Registered::View(c, _) => c.concurrency_group.as_ref(),
         }
     }
 

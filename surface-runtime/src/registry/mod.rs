@@ -50,12 +50,14 @@ use crate::audit::AuditEvent;
 use crate::authority::Authority;
 use crate::cancellation::Cancellation;
 use crate::clock::Timer;
+use crate::concurrency::ConcurrencyGroups;
 use crate::confirmation::{ConfirmationError, Confirmations, PendingConfirmation};
 use crate::executor::AgentProcedureExecutor;
 use crate::hash::{FastHash, Fingerprint, IdDigest};
 use crate::invocation::AgentInvocationResult;
-use crate::policy::AgentPolicy;
+use crate::policy::{AgentPolicy, Principal};
 use crate::registration::{parse_registration_id, Unregister};
+use crate::snapshot::SnapshotOptions;
 use crate::sync::{lock, MaybeSend, MaybeSync};
 
 pub use crate::registration::RegistrationHandle;
@@ -244,6 +246,9 @@ pub enum ChangeReason {
     Availability,
     /// [`SurfaceRegistry::notify_changed`].
     Notified,
+    /// [`SurfaceRegistry::set_principal`] changed who the user is (what
+    /// policies hide at discovery may differ).
+    Principal,
 }
 
 /// The registrations and their bookkeeping; private to the registry.
@@ -263,6 +268,8 @@ struct State {
     /// A cancellation signal a finished call left unshared, handed to the
     /// next admitted call (one allocation less per call).
     spare_signal: Option<Cancellation>,
+    /// The signed-in user the policies see.
+    principal: Option<Arc<Principal>>,
 }
 
 /// What the pipeline reads of the registry's configuration.
@@ -272,6 +279,10 @@ pub(crate) struct Settings {
     pub(crate) timer: Option<Arc<dyn Timer>>,
     /// Registry-wide policies, applied before the binding's own.
     pub(crate) policies: Vec<Arc<dyn AgentPolicy>>,
+    /// The environment the policies see.
+    pub(crate) environment: Option<String>,
+    /// The options of [`SurfaceRegistry::snapshot`].
+    pub(crate) snapshot: SnapshotOptions,
 }
 
 #[derive(Default)]
@@ -291,6 +302,8 @@ struct Inner {
     surface_id: String,
     /// Envelope fingerprints, seeded per registry.
     fingerprint: Fingerprint,
+    /// The concurrency groups of calls in flight.
+    groups: ConcurrencyGroups,
     /// Number of audit listeners (lets `audit` skip the lock when zero).
     audit_listeners: AtomicUsize,
     listeners: Mutex<Listeners>,
@@ -479,6 +492,8 @@ impl Live<'_> {
 /// The live entries at one surface version.
 pub(crate) struct Entries {
     pub(crate) surface_version: u64,
+    /// The principal at that version.
+    pub(crate) principal: Option<Arc<Principal>>,
     pub(crate) procedures: Vec<Arc<ProcedureEntry>>,
     pub(crate) components: Vec<Arc<ComponentEntry>>,
 }
@@ -576,6 +591,40 @@ impl SurfaceRegistry {
     /// `describe()` text). Returns the new version.
     pub fn notify_changed(&self) -> u64 {
         self.bump(ChangeReason::Notified)
+    }
+
+    /// Tells the registry who the signed-in user is (`None`: nobody), for
+    /// the policies ([`PolicyContext::principal`]; the built-ins
+    /// [`crate::policy::authenticated`], [`crate::policy::has_permission`]
+    /// and [`crate::policy::tenant_boundary`] read it). When it differs from
+    /// the last one, `surfaceVersion` is bumped (reason `principal`) so
+    /// agents re-read what they may see. Returns whether it was bumped.
+    /// Advisory, like every client policy: the server re-checks each call.
+    ///
+    /// [`PolicyContext::principal`]: crate::policy::PolicyContext::principal
+    pub fn set_principal(&self, principal: Option<Principal>) -> bool {
+        let change = {
+            let mut state = lock(&self.inner.state);
+            if state.principal.as_deref() == principal.as_ref() {
+                return false;
+            }
+            state.principal = principal.map(Arc::new);
+            state.version += 1;
+            state.change(ChangeReason::Principal)
+        };
+        notify(&self.inner, change);
+        true
+    }
+
+    /// The principal set by [`Self::set_principal`] (or the builder).
+    pub fn principal(&self) -> Option<Arc<Principal>> {
+        lock(&self.inner.state).principal.clone()
+    }
+
+    /// The environment the policies see
+    /// ([`SurfaceRegistryBuilder::environment`]).
+    pub fn environment(&self) -> Option<&str> {
+        self.inner.settings.environment.as_deref()
     }
 
     // ----- confirmations ---------------------------------------------------
@@ -694,6 +743,7 @@ impl SurfaceRegistry {
         let state = lock(&self.inner.state);
         Entries {
             surface_version: state.version,
+            principal: state.principal.clone(),
             procedures: state.procedures.values().cloned().collect(),
             components: state.components.values().cloned().collect(),
         }
@@ -714,6 +764,11 @@ impl SurfaceRegistry {
         let version = change.surface_version;
         notify(&self.inner, change);
         version
+    }
+
+    /// The concurrency groups of calls in flight.
+    pub(crate) fn concurrency(&self) -> &ConcurrencyGroups {
+        &self.inner.groups
     }
 
     /// The registry's configuration.

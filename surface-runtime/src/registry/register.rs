@@ -104,6 +104,8 @@ impl SurfaceRegistry {
                 context: context.clone(),
                 description: definition.description,
                 views,
+                concurrency_group: definition.concurrency_group,
+                priority: definition.priority,
             };
             state.components.insert(number, Arc::new(entry));
             (
@@ -151,7 +153,7 @@ impl SurfaceRegistry {
         let tool = procedure.tool();
         let bound = bound_fields(path, &tool.input_schema, binding.binding.as_ref())?;
         let bound = apply_overridable(path, bound, &binding.overridable)?;
-        let context = self.live_context(binding.context.as_ref())?;
+        let (context, component_group) = self.live_context(binding.context.as_ref())?;
         // The registry's own authority is the ceiling: its generated
         // validator (same digest, so the same schema) is the one used.
         let validator = match self.inner.authority.input_validator(path) {
@@ -195,24 +197,27 @@ impl SurfaceRegistry {
             context,
             policies: binding.policies,
             observed: Observed::default(),
+            concurrency_group: binding.concurrency_group.or(component_group),
+            priority: binding.priority,
         })
     }
 
     /// The component a binding's `context` names, when it is live and
-    /// still the same component.
+    /// still the same component, with its concurrency group.
+    #[allow(clippy::type_complexity)]
     fn live_context(
         &self,
         link: Option<&ContextLink>,
-    ) -> Result<Option<ComponentContext>, RegistrationError> {
+    ) -> Result<(Option<ComponentContext>, Option<Arc<str>>), RegistrationError> {
         let Some(link) = link else {
-            return Ok(None);
+            return Ok((None, None));
         };
         let live = lock(&self.inner.state)
             .components
             .get(&link.registration)
-            .map(|c| c.context.clone());
+            .map(|c| (c.context.clone(), c.concurrency_group.clone()));
         match live {
-            Some(context) if context == link.context => Ok(Some(context)),
+            Some((context, group)) if context == link.context => Ok((Some(context), group)),
             _ => Err(RegistrationError::ContextNotLive {
                 registration_id: registration_id(link.registration),
             }),

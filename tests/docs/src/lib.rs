@@ -26,6 +26,16 @@ pub struct Drift;
 #[doc = include_str!("../../../docs/bindings.md")]
 pub struct Bindings;
 
+/// `docs/testing.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/testing.md")]
+pub struct Testing;
+
+/// `docs/pipeline.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/pipeline.md")]
+pub struct Pipeline;
+
 /// `docs/bridges.md`.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/bridges.md")]
