@@ -208,6 +208,11 @@ pub mod host {
     pub use surface_runtime::host::*;
 }
 
+/// The surface contract (docs/drift.md, "The drift gate"): what an
+/// application exposes to agents as canonical JSON, for the
+/// `agent-surface` command's `snapshot` and `check`.
+pub use surface_runtime::contract;
+
 /// The manifest model: parsing, validation, digests and
 /// `create_orpc_agent_manifest` (the `manifest!` macro shares the name in
 /// the macro namespace).

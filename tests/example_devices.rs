@@ -21,6 +21,8 @@ fn newest_source_mtime(dir: &Path) -> SystemTime {
         .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
         .filter_map(Result::ok)
         .map(|e| e.path())
+        // The committed contract is the binary's output, not its source.
+        .filter(|p| !p.ends_with("surface.contract.json"))
         .chain([repo_root().join("tests/fixtures/devices.manifest.json")]);
     for path in sources {
         if let Ok(modified) = std::fs::metadata(&path).and_then(|m| m.modified()) {
@@ -250,4 +252,73 @@ fn example_devices_rejects_unknown_arguments_with_usage() {
             && stderr.contains("usage: devices [--orpc-url URL]"),
         "stderr: {stderr}"
     );
+}
+
+/// The first line where `a` and `b` differ (1-based), with both lines.
+fn first_difference(a: &str, b: &str) -> String {
+    let (mut left, mut right) = (a.lines(), b.lines());
+    for number in 1.. {
+        match (left.next(), right.next()) {
+            (None, None) => break,
+            (l, r) if l != r => {
+                return format!(
+                    "line {number}: printed {:?}, committed {:?}",
+                    l.unwrap_or("<end>"),
+                    r.unwrap_or("<end>")
+                )
+            }
+            _ => {}
+        }
+    }
+    "the final newline".to_string()
+}
+
+/// The drift gate (docs/drift.md): the contract the console prints must
+/// be the one committed next to it, so a change to what it exposes to
+/// agents shows in review as a change to `surface.contract.json`.
+#[test]
+fn example_devices_contract_matches_the_committed_surface_contract() {
+    let output = run_example(&["--contract"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr: {}",
+        text(&output.stderr)
+    );
+    let printed = text(&output.stdout);
+    let path = repo_root().join("examples/devices/surface.contract.json");
+    let committed =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    assert!(
+        printed == committed,
+        "the devices console's surface contract differs from \
+         examples/devices/surface.contract.json ({}): what it exposes to agents changed.\n\
+         Regenerate it with\n  cargo run --example devices -- --contract \
+         | cargo run -p agent-surface-cli -- snapshot --bindings - -o examples/devices/surface.contract.json\n\
+         and review the change with\n  cargo run -p agent-surface-cli -- check --base origin/main \
+         --path examples/devices/surface.contract.json\n(docs/drift.md, \"The drift gate\")",
+        first_difference(&printed, &committed)
+    );
+    let contract: serde_json::Value = serde_json::from_str(&printed).expect("the contract is JSON");
+    let ids = |section: &str| -> Vec<String> {
+        contract[section]
+            .as_array()
+            .expect("an array")
+            .iter()
+            .map(|e| e["id"].as_str().expect("an id").to_string())
+            .collect()
+    };
+    assert_eq!(
+        ids("procedures"),
+        [
+            "domain:devices.disable",
+            "domain:devices.list",
+            "domain:devices.purge"
+        ]
+    );
+    assert_eq!(
+        ids("views"),
+        ["view:devices.table.filter", "view:devices.table.select"]
+    );
+    assert_eq!(contract["contractVersion"], 1);
 }

@@ -3,6 +3,7 @@
 //! ```text
 //! cargo run --example devices                                   # embedded backend
 //! cargo run --example devices -- --orpc-url http://127.0.0.1:PORT/rpc   # a real oRPC server
+//! cargo run --example devices -- --contract                     # print the surface contract
 //! ```
 //!
 //! It runs a scripted agent turn by turn and checks each outcome: it
@@ -45,6 +46,7 @@ use agent_surface::bridge::{
     GovernedBridgeOptions, GovernedOrpcAgentBridge, HttpOrpcClient, OrpcCapabilityClient,
     ResumeApprovalRequest,
 };
+use agent_surface::contract::SurfaceContract;
 use agent_surface::manifest::create_orpc_agent_manifest;
 use agent_surface::{
     AgentConsumer, AgentError, AgentInvocation, AgentInvocationResult, AgentManifest, ErrorCode,
@@ -55,7 +57,7 @@ use serde_json::{json, Value};
 use app::{api, Device, DevicesView};
 use backend::{Backend, USER_TOKEN};
 
-const USAGE: &str = "usage: devices [--orpc-url URL] [--verbose]
+const USAGE: &str = "usage: devices [--orpc-url URL] [--verbose] [--contract]
 
 Runs the scripted devices-console agent and checks every step.
 
@@ -66,10 +68,29 @@ Runs the scripted devices-console agent and checks every step.
   --orpc-url URL    call a real oRPC server instead, e.g.
                     http://127.0.0.1:PORT/rpc (the peer in tests/orpc-peer:
                     `node tests/orpc-peer/server.mjs --port 0`), with
-                    `authorization: Bearer user-token`";
+                    `authorization: Bearer user-token`
+  --contract        print the console's surface contract (every binding
+                    and view capability it registers, as canonical JSON)
+                    and exit: the drift gate's input, committed as
+                    examples/devices/surface.contract.json (docs/drift.md)";
 
 /// `--verbose`: print the JSON of the catalog, calls, results, confirmations.
 static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `--contract`: print the surface contract and exit.
+static CONTRACT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The console's contract entry point: registers everything the console
+/// registers (no backend is needed, nothing is called) and prints the
+/// registry's contract.
+fn print_contract() -> StepResult {
+    let registry = SurfaceRegistry::new(api::authority());
+    let view = DevicesView::default();
+    let _registrations =
+        app::register(&registry, &view).map_err(|e| format!("registration was refused: {e}"))?;
+    say_raw!("{}", SurfaceContract::from_registry(&registry).to_json());
+    Ok(())
+}
 
 fn verbose() -> bool {
     VERBOSE.load(std::sync::atomic::Ordering::Relaxed)
@@ -858,6 +879,7 @@ fn parse_args() -> Result<Option<String>, String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--verbose" | "-v" => VERBOSE.store(true, std::sync::atomic::Ordering::Relaxed),
+            "--contract" => CONTRACT.store(true, std::sync::atomic::Ordering::Relaxed),
             "--orpc-url" => {
                 url = Some(args.next().ok_or("--orpc-url needs a URL")?);
             }
@@ -887,6 +909,15 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if CONTRACT.load(std::sync::atomic::Ordering::Relaxed) {
+        return match print_contract() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("error: {message}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let backend = Backend::new(url);
     match run(backend).await {
         Ok(()) => ExitCode::SUCCESS,

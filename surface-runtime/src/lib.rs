@@ -66,6 +66,7 @@ pub mod clock;
 pub mod component;
 mod concurrency;
 pub mod confirmation;
+pub mod contract;
 pub mod executor;
 pub mod export;
 pub mod format;

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 /// The source directory of every library crate, relative to the workspace
 /// root: the facade, the runtime, host, codegen, macros, manifest and store
-/// crates, and the two framework adapters.
-pub const LIBRARY_CRATES: [&str; 9] = [
+/// crates, the two framework adapters and the `agent-surface` command.
+pub const LIBRARY_CRATES: [&str; 10] = [
     "src",
     "surface-manifest/src",
     "surface-runtime/src",
@@ -17,6 +17,7 @@ pub const LIBRARY_CRATES: [&str; 9] = [
     "surface-store/src",
     "surface-leptos/src",
     "surface-dioxus/src",
+    "surface-cli/src",
 ];
 
 /// Every `.rs` file below `dir`, in sorted order (directories depth first).

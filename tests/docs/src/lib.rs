@@ -16,6 +16,11 @@
 #[doc = include_str!("../../../docs/codegen.md")]
 pub struct Codegen;
 
+/// `docs/drift.md`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/drift.md")]
+pub struct Drift;
+
 /// `docs/bindings.md`.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/bindings.md")]
