@@ -6,7 +6,7 @@
 //! exported tool of the [`ToolCatalog`] of the page registry's snapshot
 //! (for [`WebMcpOptions::consumer`]): the same name, title, contextual
 //! description, agent-facing input schema (bound fields absent) and
-//! annotations as the MCP export ([`CatalogTool::mcp_tool`]). After every
+//! annotations as the MCP export ([`crate::export::CatalogTool::mcp_tool`]). After every
 //! registry change it re-reads the snapshot once (coalesced to one
 //! microtask): a tool that disappeared is unregistered (its
 //! `AbortSignal` aborted), a tool whose definition changed is
@@ -16,7 +16,7 @@
 //! pipeline with a fresh invocation id and the capability, registration
 //! and surface version of the **current** catalog, confirmations held in
 //! the page (the same held confirmations as host calls); it resolves to
-//! the MCP `CallToolResult` of [`CatalogTool::mcp_result`].
+//! the MCP `CallToolResult` of [`crate::export::CatalogTool::mcp_result`].
 //!
 //! A `toolcancel` event (the browser cancelled a call of a tool, for
 //! example `executeTool`'s `AbortSignal`) cancels every call of that tool
@@ -36,7 +36,7 @@ use js_sys::{Function, Object, Promise, Reflect, JSON};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::export::{CatalogTool, ExportOptions, ToolCall, ToolCatalog};
+use crate::export::{ExportOptions, ResolvedCall, ToolCall, ToolCatalog};
 use crate::invocation::{AgentConsumer, AgentError, AgentInvocationResult, ErrorCode, Retry};
 use crate::page::PageSurface;
 use crate::registry::Subscription;
@@ -237,12 +237,12 @@ fn schedule(bridge: &Rc<Bridge>) {
     });
 }
 
-/// The WebMCP tool definition of `tool` as JSON: the MCP tool without its
-/// output schema (WebMCP's `registerTool` takes none).
-fn definition(tool: &CatalogTool) -> String {
-    let mut mcp = tool.mcp_tool();
-    mcp.output_schema = None;
-    serde_json::to_string(&mcp).unwrap_or_default()
+/// The WebMCP tool definition of an exported MCP tool as JSON, without
+/// its output schema (WebMCP's `registerTool` takes none): one per
+/// capability, or the two meta tools ([`crate::export::ToolMode::Meta`]).
+fn definition(mut tool: crate::export::McpTool) -> String {
+    tool.output_schema = None;
+    serde_json::to_string(&tool).unwrap_or_default()
 }
 
 fn sync(bridge: &Rc<Bridge>) {
@@ -255,8 +255,9 @@ fn sync(bridge: &Rc<Bridge>) {
         }
     };
     let wanted: Vec<(String, String)> = catalog
-        .tools()
-        .map(|t| (t.name().to_string(), definition(t)))
+        .mcp_tools()
+        .into_iter()
+        .map(|tool| (tool.name.clone(), definition(tool)))
         .collect();
     let mut state = bridge.state.borrow_mut();
     state.tools.retain(|name, registered| {
@@ -400,7 +401,10 @@ async fn run(
     result
 }
 
-/// One `execute`: the MCP `CallToolResult` as a JavaScript object.
+/// One `execute`: the MCP `CallToolResult` as a JavaScript object. In meta
+/// mode a `surface_discover` call is answered from the catalog and a
+/// `surface_act` call runs the tool it names (a `toolcancel` of
+/// `surface_act` cancels it).
 async fn execute(bridge: Weak<Bridge>, name: String, input: JsValue) -> JsValue {
     let Some(bridge) = bridge.upgrade() else {
         return JsValue::UNDEFINED;
@@ -411,38 +415,47 @@ async fn execute(bridge: Weak<Bridge>, name: String, input: JsValue) -> JsValue 
         let Some(catalog) = state.catalog.as_ref() else {
             return JsValue::UNDEFINED;
         };
-        // What a refused call echoes: the tool's capability id ("" for an
-        // unknown name) and the catalog's surface version.
-        let capability_id = catalog
-            .tool(&name)
-            .map_or("", |t| t.capability_id())
-            .to_string();
         let version = catalog.surface_version();
-        let call = input_json(&input).map(|input| ToolCall::new(name.as_str(), &id, Some(input)));
-        let invocation = call.map_err(|e| {
-            invalid_input(
+        let resolved = match input_json(&input) {
+            Err(e) => Err(invalid_input(
                 &id,
-                &capability_id,
+                "",
                 version,
                 format!("The input is not JSON: {e}"),
-            )
-        });
-        let invocation = invocation.and_then(|call| {
+            )),
+            Ok(input) => catalog
+                .resolve_call(ToolCall::new(name.as_str(), &id, Some(input)))
+                .map_err(|e| e.to_result(&id, String::new(), version)),
+        };
+        let call = match resolved {
+            Ok(ResolvedCall::Discovered(answer)) => return to_js(&answer),
+            Ok(ResolvedCall::Tool(call)) => Ok(call),
+            Err(result) => Err(result),
+        };
+        // What a refused call echoes: the tool's capability id ("" for an
+        // unknown name) and the catalog's surface version.
+        let target = call.as_ref().map_or(name.clone(), |c| c.name.clone());
+        let capability_id = catalog
+            .tool(&target)
+            .map_or("", |t| t.capability_id())
+            .to_string();
+        let invocation = call.and_then(|call| {
             catalog
                 .invocation(call)
                 .map_err(|e| e.to_result(&id, capability_id.clone(), version))
         });
-        (invocation, catalog.tool(&name).cloned(), catalog.clone())
+        (invocation, target, catalog.clone())
     };
-    let (invocation, tool, catalog) = prepared;
+    let (invocation, target, catalog) = prepared;
     let result = match invocation {
         Ok(invocation) => run(bridge, &name, invocation).await,
         Err(result) => result,
     };
-    let mcp = match tool {
-        Some(tool) => tool.mcp_result(&result),
-        None => catalog.mcp_result(&name, &result),
-    };
-    let text = serde_json::to_string(&mcp).unwrap_or_default();
+    to_js(&catalog.mcp_result(&target, &result))
+}
+
+/// An MCP result as a JavaScript object.
+fn to_js(result: &crate::export::McpCallToolResult) -> JsValue {
+    let text = serde_json::to_string(result).unwrap_or_default();
     JSON::parse(&text).unwrap_or(JsValue::UNDEFINED)
 }

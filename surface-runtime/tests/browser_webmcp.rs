@@ -424,3 +424,48 @@ async fn feature_detection_registers_nothing() {
         assert!(tool(&context, "devices__list").await.is_none());
     }
 }
+
+#[wasm_bindgen_test]
+async fn in_meta_mode_the_browser_gets_two_tools_and_surface_act_runs_the_named_tool() {
+    let Some(context) = context() else { return };
+    let page = page();
+    let options = WebMcpOptions {
+        export: ExportOptions {
+            mode: surface_runtime::export::ToolMode::Meta,
+            ..ExportOptions::default()
+        },
+        ..WebMcpOptions::default()
+    };
+    let bridge = WebMcpBridge::start(&page.page, options).unwrap();
+    tick().await;
+    assert_eq!(bridge.tool_names(), ["surface_act", "surface_discover"]);
+    assert!(tool(&context, "devices__list").await.is_none());
+    let discover = tool(&context, "surface_discover").await.expect("listed");
+    let found = outcome(execute(&context, &discover, json!({"query": "list"}))).await;
+    assert_eq!(found["isError"], json!(false), "{found}");
+    assert_eq!(found["structuredContent"]["matched"], json!(1), "{found}");
+    assert_eq!(
+        found["structuredContent"]["tools"][0]["name"],
+        json!("devices__list")
+    );
+    let act = tool(&context, "surface_act").await.expect("listed");
+    let listed = outcome(execute(
+        &context,
+        &act,
+        json!({"tool": "devices__list", "arguments": {"query": "lobby"}}),
+    ))
+    .await;
+    assert_eq!(listed["isError"], json!(false), "{listed}");
+    let calls = page.executor.calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].input, json!({"query": "lobby"}));
+    // A locked field through surface_act is refused as a direct call is.
+    let locked = outcome(execute(
+        &context,
+        &act,
+        json!({"tool": "devices__disable", "arguments": {"deviceIds": ["dev-9"]}}),
+    ))
+    .await;
+    assert!(first_text(&locked).starts_with("INVALID_INPUT"), "{locked}");
+    assert_eq!(page.executor.calls().len(), 1);
+}
