@@ -80,8 +80,8 @@ pub use surface_runtime::{
 /// The snapshot: the agent's catalog.
 pub use surface_runtime::{
     ActionDescriptor, AgentProcedureDescriptor, BindingSource, BoundFieldDescriptor,
-    ComponentContext, ComponentDescriptor, ObservationDescriptor, SurfaceRoute, SurfaceSnapshot,
-    ViewCapabilityDescriptor,
+    ComponentContext, ComponentDescriptor, ObservationDescriptor, SnapshotOptions, SurfaceRoute,
+    SurfaceSnapshot, ViewCapabilityDescriptor,
 };
 
 /// Invocations and their results (`docs/pipeline.md`).
