@@ -40,6 +40,7 @@ use crate::component::ViewEffect;
 use crate::component::ViewKind;
 use crate::confirmation::ConfirmationLevel;
 use crate::manifest::{canonical_json, AgentEffect, AgentManifest};
+use crate::policy::{AgentPolicy, Discovery};
 use crate::registry::{ComponentEntry, ProcedureEntry, SurfaceRegistry, ViewEntry};
 
 /// The contract format this crate writes and reads (`"contractVersion"`).
@@ -258,7 +259,7 @@ impl SurfaceContract {
             .fold(ConfirmationLevel::Never, Ord::max);
         let mut contract = Self {
             manifest: Some(manifest_contract(registry.authority().manifest())),
-            policies: policies.iter().map(|p| p.name().to_string()).collect(),
+            policies: policies.iter().map(|p| policy_label(&**p)).collect(),
             procedures: entries.procedures.iter().map(|p| procedure(p)).collect(),
             views: entries
                 .components
@@ -375,11 +376,7 @@ fn procedure(entry: &ProcedureEntry) -> ProcedureContract {
                 locked: b.locked,
             })
             .collect(),
-        policies: entry
-            .policies
-            .iter()
-            .map(|p| p.name().to_string())
-            .collect(),
+        policies: entry.policies.iter().map(|p| policy_label(&**p)).collect(),
         input_schema: (*entry.agent_schema).clone(),
         input_schema_hash: schema_hash(&entry.agent_schema),
     }
@@ -468,5 +465,17 @@ fn write_pretty(value: &Value, depth: usize, out: &mut String) {
         other => {
             let _ = write!(out, "{other}");
         }
+    }
+}
+
+/// How the contract names a policy: its name, with ` [hides]` or
+/// ` [discloses]` when it takes part in discovery
+/// (`docs/pipeline.md`, "Policies at discovery"). A policy that stops
+/// hiding is then one removed and one added: widening.
+fn policy_label(policy: &dyn AgentPolicy) -> String {
+    match policy.discovery() {
+        Discovery::NotChecked => policy.name().to_string(),
+        Discovery::Hide => format!("{} [hides]", policy.name()),
+        Discovery::Disclose => format!("{} [discloses]", policy.name()),
     }
 }

@@ -217,3 +217,18 @@ fn a_manifest_contract_has_no_bindings() {
         .collect();
     assert_eq!(ids, ["domain:devices.list", "domain:devices.purge"]);
 }
+
+#[test]
+fn a_policy_that_takes_part_in_discovery_is_named_with_its_mode() {
+    use surface_runtime::policy::{authenticated, rate_limit};
+    let authority = Authority::from_manifest(AgentManifest::from_json_str(MANIFEST).unwrap());
+    let registry = surface_runtime::SurfaceRegistry::builder(authority)
+        .policy(authenticated())
+        .policy(rate_limit(5, std::time::Duration::from_secs(1)))
+        .build();
+    let contract = surface_runtime::contract::SurfaceContract::from_registry(&registry);
+    assert_eq!(
+        contract.policies,
+        ["authenticated [hides]", "rate-limit [discloses]"]
+    );
+}
