@@ -58,13 +58,19 @@ mod confirmations;
 #[cfg(target_arch = "wasm32")]
 mod hooks;
 #[cfg(target_arch = "wasm32")]
+pub mod prelude;
+#[cfg(target_arch = "wasm32")]
 mod provider;
+#[cfg(target_arch = "wasm32")]
+mod signals;
 
 #[cfg(target_arch = "wasm32")]
-pub use confirmations::{use_held_confirmations, ConfirmationDialog, HeldCall};
+pub use confirmations::{use_held_confirmations, ConfirmationDialog, HeldCall, RenderHeld};
 #[cfg(target_arch = "wasm32")]
 pub use hooks::{use_agent_component, use_agent_procedure, AgentComponent, AgentRegistration};
 #[cfg(target_arch = "wasm32")]
 pub use provider::{
     provide_agent_surface, try_use_agent_surface, use_agent_surface, AgentSurface, ConnectError,
 };
+#[cfg(target_arch = "wasm32")]
+pub use signals::{BindingSignals, CapabilitySignals};

@@ -193,6 +193,7 @@ impl SurfaceRegistryBuilder {
                     invocations,
                     executor: None,
                     spare_signal: None,
+                    evaluation_scope: None,
                 }),
                 confirmations,
                 surface_id,

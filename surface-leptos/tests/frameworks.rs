@@ -1,0 +1,266 @@
+//! The Leptos examples of `docs/frameworks.md`, compiled and run here (in
+//! headless Chromium, `wasm-bindgen-test`): the page (`docs:begin page`)
+//! and the test of its surface (`docs:begin testing`) are quoted verbatim
+//! by the doc, and `frameworks_md_quotes_this_file` fails when the two
+//! drift apart. `agent.manifest.json` and `view-inputs.json` in this
+//! crate's root are links to `docs/example.manifest.json` and
+//! `docs/example.view-inputs.json`, the files the docs' examples name.
+#![cfg(target_arch = "wasm32")]
+
+// docs:begin page
+use std::sync::Arc;
+
+use agent_surface_leptos::prelude::*;
+use leptos::prelude::*;
+
+/// The typed procedure references and the authority, generated from the
+/// backend's agent manifest.
+mod api {
+    agent_surface::manifest!("agent.manifest.json");
+}
+
+/// The input types of the table's view capabilities.
+mod view {
+    agent_surface::view_inputs!("view-inputs.json");
+}
+
+/// The table's selection, bound into `devices.disable`: `device_ids` is
+/// locked (the agent never sees or sets it), `reason` stays agent-settable.
+#[agent_procedure(api, "devices.disable", overridable(reason))]
+struct DisableSelection {
+    device_ids: Vec<String>,
+    reason: Option<String>,
+}
+
+#[component]
+fn App() -> impl IntoView {
+    // Once, near the root: the registry over the generated authority and
+    // the oRPC bridge (procedure calls go to the backend over fetch). Keep
+    // the returned `AgentSurface` (it is `Copy`) to connect later, once
+    // the host has said who the page is:
+    // surface.connect(surface.session_options(identity, consumer),
+    //                 SessionSocketOptions::new(same_origin_socket_url("/agent/ws")),
+    //                 |_event| {})?;
+    let _surface = provide_agent_surface(PageSurface::orpc(
+        api::authority(),
+        Arc::new(FetchOrpcClient::new("/rpc")),
+    ));
+    view! {
+        // A component that returns the hooks' `RegistrationError` with `?`
+        // renders this fallback instead; the rest of the page stays.
+        <ErrorBoundary fallback=|errors| view! {
+            <p class="agent-error">
+                {move || errors.get().into_iter().map(|(_, e)| e.to_string()).collect::<Vec<_>>().join("; ")}
+            </p>
+        }>
+            <DevicesTable />
+        </ErrorBoundary>
+        <ConfirmationDialog class="card" approve_class="btn btn-primary" reject_class="btn" />
+    }
+}
+
+#[component]
+fn DevicesTable() -> Result<impl IntoView, RegistrationError> {
+    let selection = RwSignal::new(Vec::<String>::new());
+    let any_selected = Memo::new(move |_| !selection.get().is_empty());
+    // Registered while this component is mounted; the returned
+    // `AgentComponent` is `Copy`, and dropping it unregisters nothing.
+    let table = use_agent_component(
+        ComponentDefinition::new("devices.table", "main")
+            .description("The devices table")
+            // An observation: read-only, no input, its output described.
+            .capability(ViewCapability::observation(
+                "readState",
+                "The selected rows",
+                json!({"type": "object", "properties": {"selectedIds": {"type": "array", "items": {"type": "string"}}}}),
+                move || {
+                    let ids = selection.get_untracked();
+                    async move { Ok(json!({ "selectedIds": ids })) }
+                },
+            ))
+            // An action: its input type from `view_inputs!`, its metadata
+            // what it really does (defaults: local-state, not idempotent,
+            // reversible, no confirmation).
+            .capability(
+                ViewCapability::new::<view::SelectRows, _, _>(
+                    "select",
+                    "Select rows",
+                    move |input: view::SelectRows| {
+                        selection.set(input.device_ids.clone());
+                        async move { Ok(json!({ "selected": input.device_ids })) }
+                    },
+                )
+                .idempotent(true)
+                .reversible(true),
+            ),
+    )?;
+    table.use_procedure(
+        AgentProcedureBinding::new(api::devices::disable())
+            // Read when a call executes: untracked.
+            .bind(move || DisableSelection {
+                device_ids: selection.get_untracked(),
+                reason: None,
+            })
+            // A signal or a memo (`BindingSignals`), or a closure
+            // (`.when(move || !selection.get().is_empty())`): tracked.
+            .when_signal(any_selected)
+            .unavailable_reason("Select a device first")
+            // The contextual note, beside the manifest's description.
+            .describe(move || format!("Applies to {} device(s).", selection.get().len()))
+            .confirmation(ConfirmationLevel::Required),
+    )?;
+    Ok(view! {
+        <ul id="devices">
+            <For each=move || selection.get() key=|id| id.clone() let:id>
+                <li>{id}</li>
+            </For>
+        </ul>
+    })
+}
+// docs:end page
+
+// docs:begin testing
+use std::time::Duration;
+
+use agent_surface::browser::sleep;
+use agent_surface::Cancellation;
+use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// The table's surface, tested with no agent host and no backend: the
+/// test mounts the component, reads the registry's snapshot (what an
+/// agent would be shown) and calls capabilities as an agent in the page.
+#[wasm_bindgen_test]
+async fn the_table_offers_disable_once_a_row_is_selected() {
+    // A page surface with no bridge: nothing here reaches a backend.
+    let page = PageSurface::new(SurfaceRegistry::new(api::authority()));
+    let registry = page.registry().clone();
+    let in_page = page.clone();
+    // `mount_to` starts Leptos's executor (wasm-bindgen-futures), which
+    // the hooks' effects run on.
+    let document = leptos::prelude::document();
+    let root = document.create_element("div").unwrap();
+    document.body().unwrap().append_child(&root).unwrap();
+    let root = wasm_bindgen::JsCast::unchecked_into::<web_sys::HtmlElement>(root);
+    let mounted = leptos::mount::mount_to(root, move || {
+        provide_agent_surface(in_page);
+        view! { <DevicesTable /> }
+    });
+
+    // What an agent is shown now: closures are evaluated live.
+    let agent = AgentConsumer::embedded("user-1");
+    let snapshot = registry.snapshot(&agent);
+    let disable = &snapshot.procedures[0];
+    assert_eq!(disable.procedure_id, "domain:devices.disable");
+    assert!(!disable.available);
+    assert_eq!(
+        disable.unavailable_reason.as_deref(),
+        Some("Select a device first")
+    );
+    assert_eq!(snapshot.components[0].component_type, "devices.table");
+
+    // The agent selects a row through the view capability.
+    let mut select = AgentInvocation::new("call-1", "view:devices.table.select");
+    select.input = json!({ "deviceIds": ["dev-1"] });
+    let result = registry.invoke(select, &agent).await;
+    assert!(result.error().is_none(), "{result:?}");
+    let snapshot = registry.snapshot(&agent);
+    let disable = &snapshot.procedures[0];
+    assert!(disable.available);
+    assert_eq!(
+        disable.contextual_note.as_deref(),
+        Some("Applies to 1 device(s).")
+    );
+
+    // Disabling needs the user's confirmation: an in-page call waits in
+    // `held_confirmations` (what `<ConfirmationDialog/>` shows) until the
+    // user decides.
+    let mut call = AgentInvocation::new("call-2", "domain:devices.disable");
+    call.surface_version = Some(snapshot.surface_version);
+    let answer = page.invoke_in_page(call, agent.clone(), Cancellation::new());
+    // The user's side, on Leptos's executor while the call waits.
+    let deciding = page.clone();
+    leptos::task::spawn_local(async move {
+        while deciding.held_confirmations().is_empty() {
+            sleep(Duration::from_millis(10)).await;
+        }
+        let held = &deciding.held_confirmations()[0];
+        assert_eq!(held.input, json!({ "deviceIds": ["dev-1"] }));
+        deciding.reject(&held.confirmation_id).unwrap();
+    });
+    let result = answer.await;
+    assert_eq!(
+        result.error().unwrap().code.as_str(),
+        "CONFIRMATION_INVALID"
+    );
+
+    // Unmounting unregisters what the component registered when Leptos
+    // disposes of its owner: at once, or once a task that still holds the
+    // owner (the one spawned above) is dropped, a turn of the event loop
+    // later.
+    drop(mounted);
+    for _ in 0..100 {
+        if registry.snapshot(&agent).procedures.is_empty() {
+            break;
+        }
+        sleep(Duration::from_millis(10)).await;
+    }
+    assert!(registry.snapshot(&agent).procedures.is_empty());
+    assert!(registry.snapshot(&agent).components.is_empty());
+}
+// docs:end testing
+
+/// `App` mounts: its table registers (the `FetchOrpcClient` is never
+/// called: nothing executes), and no error reaches the boundary.
+#[wasm_bindgen_test]
+async fn the_frameworks_md_page_mounts_and_registers() {
+    let document = leptos::prelude::document();
+    let root = document.create_element("div").unwrap();
+    root.set_id("frameworks-app");
+    document.body().unwrap().append_child(&root).unwrap();
+    let root = wasm_bindgen::JsCast::unchecked_into::<web_sys::HtmlElement>(root);
+    let surface = std::rc::Rc::new(std::cell::RefCell::new(None::<AgentSurface>));
+    let slot = surface.clone();
+    let mounted = leptos::mount::mount_to(root.clone(), move || {
+        let app = view! { <App /> };
+        // `App` provided the surface on the mount's owner (a component has
+        // no owner of its own).
+        *slot.borrow_mut() = try_use_agent_surface();
+        app
+    });
+    let registry = surface
+        .borrow()
+        .expect("App provides the surface")
+        .registry();
+    let snapshot = registry.snapshot(&AgentConsumer::embedded("user-1"));
+    let paths: Vec<_> = snapshot
+        .procedures
+        .iter()
+        .map(|p| p.procedure_id.as_str())
+        .collect();
+    assert_eq!(paths, ["domain:devices.disable"]);
+    assert_eq!(snapshot.components[0].component_type, "devices.table");
+    assert!(root.query_selector(".agent-error").unwrap().is_none());
+    assert!(root.query_selector("#devices").unwrap().is_some());
+    drop(mounted);
+}
+
+/// Every quoted region of this file appears verbatim in
+/// `docs/frameworks.md`, as a `rust,ignore` block.
+#[wasm_bindgen_test]
+fn frameworks_md_quotes_this_file() {
+    let doc = include_str!("../../docs/frameworks.md");
+    let source = include_str!("frameworks.rs");
+    for name in ["page", "testing"] {
+        let begin = format!("// docs:begin {name}\n");
+        let end = format!("// docs:end {name}\n");
+        let start = source.find(&begin).unwrap() + begin.len();
+        let stop = source.find(&end).unwrap();
+        let block = format!("```rust,ignore\n{}```\n", &source[start..stop]);
+        assert!(
+            doc.contains(&block),
+            "docs/frameworks.md does not quote region `{name}` of surface-leptos/tests/frameworks.rs"
+        );
+    }
+}
