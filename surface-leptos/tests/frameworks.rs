@@ -119,6 +119,28 @@ fn DevicesTable() -> Result<impl IntoView, RegistrationError> {
 }
 // docs:end page
 
+// docs:begin restyle
+/// The page's own look for a held call: its markup, classes and words.
+#[component]
+fn AgentApproval() -> impl IntoView {
+    view! {
+        <ConfirmationDialog
+            class="modal"
+            render=|call: HeldCall| {
+                let (approve, reject) = (call.clone(), call.clone());
+                view! {
+                    <p class="modal-title">{call.summary().to_string()}</p>
+                    <button class="btn" on:click=move |_| drop(reject.reject())>"Not now"</button>
+                    <button class="btn btn-danger" on:click=move |_| drop(approve.approve())>
+                        "Disable"
+                    </button>
+                }
+            }
+        />
+    }
+}
+// docs:end restyle
+
 // docs:begin testing
 use std::time::Duration;
 
@@ -252,7 +274,7 @@ async fn the_frameworks_md_page_mounts_and_registers() {
 fn frameworks_md_quotes_this_file() {
     let doc = include_str!("../../docs/frameworks.md");
     let source = include_str!("frameworks.rs");
-    for name in ["page", "testing"] {
+    for name in ["page", "restyle", "testing"] {
         let begin = format!("// docs:begin {name}\n");
         let end = format!("// docs:end {name}\n");
         let start = source.find(&begin).unwrap() + begin.len();
@@ -263,4 +285,162 @@ fn frameworks_md_quotes_this_file() {
             "docs/frameworks.md does not quote region `{name}` of surface-leptos/tests/frameworks.rs"
         );
     }
+}
+
+/// Mounts `view` with a provider over `page` in a fresh element, for the
+/// rest of the test.
+fn mount_with(page: PageSurface, view: impl FnOnce() -> AnyView + 'static) -> web_sys::HtmlElement {
+    let document = leptos::prelude::document();
+    let root = document.create_element("div").unwrap();
+    document.body().unwrap().append_child(&root).unwrap();
+    let root = wasm_bindgen::JsCast::unchecked_into::<web_sys::HtmlElement>(root);
+    leptos::mount::mount_to(root.clone(), move || {
+        provide_agent_surface(page);
+        view()
+    })
+    .forget();
+    root
+}
+
+/// Selects `dev-1` through the table's view capability and starts an
+/// in-page call of `devices.disable`, which waits for the user; returns
+/// its answer, set once decided.
+async fn hold_disable(
+    page: &PageSurface,
+) -> std::rc::Rc<std::cell::RefCell<Option<AgentInvocationResult>>> {
+    let agent = AgentConsumer::embedded("user-1");
+    let mut select = AgentInvocation::new("select-1", "view:devices.table.select");
+    select.input = json!({ "deviceIds": ["dev-1"] });
+    let selected = page.registry().invoke(select, &agent).await;
+    assert!(selected.error().is_none(), "{selected:?}");
+    let mut call = AgentInvocation::new("disable-1", "domain:devices.disable");
+    call.surface_version = Some(page.registry().surface_version());
+    let answer = page.invoke_in_page(call, agent, Cancellation::new());
+    let slot = std::rc::Rc::new(std::cell::RefCell::new(None));
+    let set = slot.clone();
+    leptos::task::spawn_local(async move {
+        *set.borrow_mut() = Some(answer.await);
+    });
+    slot
+}
+
+/// Waits (at most 2 s, in 10 ms steps) for the first element matching
+/// `selector` under `root`.
+async fn element(root: &web_sys::HtmlElement, selector: &str) -> web_sys::HtmlElement {
+    for _ in 0..200 {
+        if let Some(found) = root.query_selector(selector).unwrap() {
+            return wasm_bindgen::JsCast::unchecked_into(found);
+        }
+        sleep(Duration::from_millis(10)).await;
+    }
+    panic!("no `{selector}` within 2 s");
+}
+
+/// Waits (at most 2 s) until `slot` holds the call's answer.
+async fn answered(
+    slot: &std::rc::Rc<std::cell::RefCell<Option<AgentInvocationResult>>>,
+) -> AgentInvocationResult {
+    for _ in 0..200 {
+        if let Some(result) = slot.borrow().clone() {
+            return result;
+        }
+        sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the held call was not answered within 2 s");
+}
+
+/// `class`, `approve_class` and `reject_class` add the page's classes to
+/// the default dialog's own, which keeps its ids and body; its Reject
+/// answers the call `CONFIRMATION_INVALID` and the dialog goes.
+#[wasm_bindgen_test]
+async fn confirmation_dialog_class_props_add_the_pages_classes() {
+    let page = PageSurface::new(SurfaceRegistry::new(api::authority()));
+    let root = mount_with(page.clone(), || {
+        view! {
+            <DevicesTable />
+            <ConfirmationDialog class="card" approve_class="btn btn-primary" reject_class="btn" />
+        }
+        .into_any()
+    });
+    assert!(root
+        .query_selector("#agent-confirmation")
+        .unwrap()
+        .is_none());
+    let answer = hold_disable(&page).await;
+    let dialog = element(&root, "#agent-confirmation").await;
+    assert_eq!(dialog.class_name(), "agent-confirmation card");
+    assert_eq!(dialog.get_attribute("role").as_deref(), Some("dialog"));
+    let approve = element(&root, "#agent-approve").await;
+    assert_eq!(
+        approve.class_name(),
+        "agent-confirmation-approve btn btn-primary"
+    );
+    let reject = element(&root, "#agent-reject").await;
+    assert_eq!(reject.class_name(), "agent-confirmation-reject btn");
+    assert_eq!(
+        element(&root, "#agent-confirmation-input")
+            .await
+            .text_content()
+            .as_deref(),
+        Some("{\n  \"deviceIds\": [\n    \"dev-1\"\n  ]\n}")
+    );
+    reject.click();
+    let result = answered(&answer).await;
+    assert_eq!(
+        result.error().unwrap().code.as_str(),
+        "CONFIRMATION_INVALID"
+    );
+    assert!(page.held_confirmations().is_empty());
+    for _ in 0..200 {
+        if root
+            .query_selector("#agent-confirmation")
+            .unwrap()
+            .is_none()
+        {
+            return;
+        }
+        sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the dialog stayed after the call was rejected");
+}
+
+/// `render` replaces the dialog's body with the page's view of the held
+/// call (the `<aside>` with its id, role and classes stays), and its
+/// buttons decide the call.
+#[wasm_bindgen_test]
+async fn confirmation_dialog_render_prop_draws_the_pages_body() {
+    let page = PageSurface::new(SurfaceRegistry::new(api::authority()));
+    let root = mount_with(page.clone(), || {
+        view! {
+            <DevicesTable />
+            <AgentApproval />
+        }
+        .into_any()
+    });
+    let answer = hold_disable(&page).await;
+    let title = element(&root, ".modal-title").await;
+    assert_eq!(
+        title.text_content().as_deref(),
+        Some(r#"Disable devices — input: {"deviceIds":["dev-1"]}"#)
+    );
+    let dialog = element(&root, "#agent-confirmation").await;
+    assert_eq!(dialog.class_name(), "agent-confirmation modal");
+    // The default body is not drawn.
+    assert!(root.query_selector("#agent-approve").unwrap().is_none());
+    assert!(root
+        .query_selector("#agent-confirmation-input")
+        .unwrap()
+        .is_none());
+    let buttons = dialog.query_selector_all("button").unwrap();
+    assert_eq!(buttons.length(), 2);
+    let not_now: web_sys::HtmlElement =
+        wasm_bindgen::JsCast::unchecked_into(buttons.get(0).unwrap());
+    assert_eq!(not_now.text_content().as_deref(), Some("Not now"));
+    not_now.click();
+    let result = answered(&answer).await;
+    assert_eq!(
+        result.error().unwrap().code.as_str(),
+        "CONFIRMATION_INVALID"
+    );
+    assert!(page.held_confirmations().is_empty());
 }
