@@ -444,3 +444,40 @@ async fn confirmation_dialog_render_prop_draws_the_pages_body() {
     );
     assert!(page.held_confirmations().is_empty());
 }
+
+/// The error-handling pattern of the page: a second `DevicesTable` (the
+/// same component instance, `devices.table`/`main`) makes
+/// `use_agent_component` refuse it, `?` returns the `RegistrationError`,
+/// and the `<ErrorBoundary>` shows its fallback with the error's text;
+/// the first table stays registered.
+#[wasm_bindgen_test]
+async fn a_registration_error_reaches_the_error_boundary() {
+    let page = PageSurface::new(SurfaceRegistry::new(api::authority()));
+    let registry = page.registry().clone();
+    let root = mount_with(page, || {
+        view! {
+            <ErrorBoundary fallback=|errors| view! {
+                <p class="agent-error">
+                    {move || errors.get().into_iter().map(|(_, e)| e.to_string()).collect::<Vec<_>>().join("; ")}
+                </p>
+            }>
+                <DevicesTable />
+                <DevicesTable />
+            </ErrorBoundary>
+        }
+        .into_any()
+    });
+    let error = element(&root, ".agent-error").await;
+    assert_eq!(
+        error.text_content().as_deref(),
+        Some("component `devices.table` instance `main` is already registered; drop its handle first or use another instance id")
+    );
+    let snapshot = registry.snapshot(&AgentConsumer::embedded("user-1"));
+    assert_eq!(snapshot.components.len(), 1);
+    let paths: Vec<_> = snapshot
+        .procedures
+        .iter()
+        .map(|p| p.procedure_id.as_str())
+        .collect();
+    assert_eq!(paths, ["domain:devices.disable"]);
+}
