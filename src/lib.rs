@@ -57,6 +57,10 @@ pub use surface_macros::{agent_procedure, manifest};
 /// support, with its keyword and JSON Pointer (at most 32, then a count).
 pub use surface_macros::view_inputs;
 
+// The names a page's binding and registration code uses, in one import
+// (`use agent_surface::prelude::*;`): documented in the module.
+pub mod prelude;
+
 // The types an application names, at the root. Everything else is in the
 // modules below; `docs/design.md` maps each concept to its module.
 

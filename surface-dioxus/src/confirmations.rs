@@ -88,8 +88,22 @@ pub fn use_held_confirmations() -> Memo<Vec<HeldCall>> {
 /// `.agent-confirmation-description`, `#agent-confirmation-input`,
 /// `#agent-approve`, `#agent-reject`; an error deciding shows in
 /// `.agent-confirmation-error`. Nothing is rendered while no call waits.
+/// The buttons also carry `.agent-confirmation-approve` and
+/// `.agent-confirmation-reject`; `class`, `approve_class` and
+/// `reject_class` add the page's classes after the component's own
+/// (`ConfirmationDialog { class: "card", approve_class: "btn btn-primary" }`
+/// gives `class="agent-confirmation card"`: `docs/frameworks.md`,
+/// "Dioxus"). A page that wants its own markup draws it from
+/// [`use_held_confirmations`].
 #[component]
-pub fn ConfirmationDialog() -> Element {
+pub fn ConfirmationDialog(
+    /// Classes added to the dialog's (`agent-confirmation`).
+    class: Option<String>,
+    /// Classes added to the Approve button's (`agent-confirmation-approve`).
+    approve_class: Option<String>,
+    /// Classes added to the Reject button's (`agent-confirmation-reject`).
+    reject_class: Option<String>,
+) -> Element {
     let calls = use_held_confirmations();
     let mut error = use_signal(|| None::<String>);
     // The call decided is the oldest one at the click, not at the render.
@@ -111,15 +125,23 @@ pub fn ConfirmationDialog() -> Element {
     let description = call.description().to_string();
     let input = serde_json::to_string_pretty(call.effective_input()).unwrap_or_default();
     rsx! {
-        aside { id: "agent-confirmation", class: "agent-confirmation", role: "dialog",
+        aside { id: "agent-confirmation", class: classes("agent-confirmation", class.as_deref()), role: "dialog",
             h2 { class: "agent-confirmation-title", "{title}" }
             p { class: "agent-confirmation-description", "{description}" }
             pre { id: "agent-confirmation-input", "{input}" }
             if let Some(message) = error() {
                 p { class: "agent-confirmation-error", "{message}" }
             }
-            button { id: "agent-reject", onclick: move |_| decide(false), "Reject" }
-            button { id: "agent-approve", onclick: move |_| decide(true), "Approve" }
+            button { id: "agent-reject", class: classes("agent-confirmation-reject", reject_class.as_deref()), onclick: move |_| decide(false), "Reject" }
+            button { id: "agent-approve", class: classes("agent-confirmation-approve", approve_class.as_deref()), onclick: move |_| decide(true), "Approve" }
         }
+    }
+}
+
+/// The component's own class, then the page's, if given.
+fn classes(own: &str, extra: Option<&str>) -> String {
+    match extra {
+        Some(extra) if !extra.is_empty() => format!("{own} {extra}"),
+        _ => own.to_string(),
     }
 }

@@ -58,6 +58,8 @@ mod confirmations;
 #[cfg(target_arch = "wasm32")]
 mod hooks;
 #[cfg(target_arch = "wasm32")]
+pub mod prelude;
+#[cfg(target_arch = "wasm32")]
 mod provider;
 
 #[cfg(target_arch = "wasm32")]

@@ -136,7 +136,7 @@ fn App() -> Element {
         if selected.len() == 1 {
             Details { device_id: selected[0].clone() }
         }
-        ConfirmationDialog {}
+        ConfirmationDialog { class: "card", approve_class: "btn btn-primary" }
     }
 }
 
@@ -350,6 +350,19 @@ async fn the_devices_page_follows_selection_confirmation_and_mounting() {
     assert_eq!(
         shown,
         "{\n  \"deviceIds\": [\n    \"dev-1\",\n    \"dev-2\"\n  ]\n}"
+    );
+    // The page's classes after the dialog's own.
+    assert_eq!(
+        element("agent-confirmation").unwrap().class_name(),
+        "agent-confirmation card"
+    );
+    assert_eq!(
+        element("agent-approve").unwrap().class_name(),
+        "agent-confirmation-approve btn btn-primary"
+    );
+    assert_eq!(
+        element("agent-reject").unwrap().class_name(),
+        "agent-confirmation-reject"
     );
     // The manifest's description: what the approved call does.
     assert_eq!(

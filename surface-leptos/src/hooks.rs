@@ -11,15 +11,23 @@ use leptos::prelude::*;
 
 use crate::provider::{use_agent_surface, AgentSurface};
 
-/// A live registration of the current component: unregistered when the
-/// component unmounts (or by [`AgentRegistration::unregister`]). `Copy`.
+/// A registration made by a hook ([`use_agent_procedure`],
+/// [`AgentComponent::use_procedure`]; a component's:
+/// [`AgentComponent::registration`]). `Copy`: the registration itself is
+/// owned by the calling component's reactive owner, not by this value, so
+/// **dropping it unregisters nothing** (unlike the runtime's
+/// `RegistrationHandle`). It is unregistered when that owner is cleaned
+/// up (the component unmounts) or by [`AgentRegistration::unregister`],
+/// whichever comes first (`docs/frameworks.md`, "What the hooks return,
+/// and when they unregister").
 #[derive(Clone, Copy)]
 pub struct AgentRegistration {
     handle: StoredValue<Option<Rc<RegistrationHandle>>, LocalStorage>,
 }
 
 impl AgentRegistration {
-    /// The registration id (`r7`), while registered.
+    /// The registration id (`r7`, the snapshot's `registrationId`), while
+    /// registered; `None` after it was unregistered.
     pub fn registration_id(&self) -> Option<String> {
         self.handle
             .try_with_value(|h| h.as_ref().map(|h| h.registration_id().to_string()))
@@ -31,7 +39,8 @@ impl AgentRegistration {
         self.registration_id().is_some()
     }
 
-    /// Unregisters now instead of at unmount.
+    /// Unregisters now instead of at unmount (the surface version moves
+    /// and the agent host is told); a no-op when already unregistered.
     pub fn unregister(&self) {
         let _ = self.handle.try_update_value(Option::take);
     }
@@ -39,6 +48,9 @@ impl AgentRegistration {
 
 /// A component registered with [`use_agent_component`]; procedures this
 /// component and its descendants register record it as their context.
+/// `Copy`, and like [`AgentRegistration`] dropping it unregisters nothing:
+/// the component is unregistered at its owner's cleanup or by
+/// `registration().unregister()`.
 #[derive(Clone, Copy)]
 pub struct AgentComponent {
     registration: AgentRegistration,
@@ -68,9 +80,18 @@ impl AgentComponent {
 /// [`AgentComponent`] in the Leptos context (`<Provider value=component>`
 /// around this component), else it is page-level.
 ///
-/// It unregisters when the calling component's reactive owner is cleaned
-/// up: a `<Show>` or `<For>` row that removes it, a route change, the
-/// page's unmount.
+/// Returns an [`AgentRegistration`]: `Copy`, and **dropping it does not
+/// unregister**. The binding is unregistered when the calling component's
+/// reactive owner is cleaned up (`on_cleanup`: a `<Show>` or `<For>` row
+/// that removes it, a route change, the page's unmount) or by
+/// [`AgentRegistration::unregister`], whichever comes first
+/// (`docs/frameworks.md`, "What the hooks return, and when they
+/// unregister").
+///
+/// A component that calls it with `?` returns `Result<impl IntoView,
+/// RegistrationError>` and ends with `Ok(view! { … })`; Leptos renders the
+/// `Err` in the nearest `<ErrorBoundary>` (`docs/frameworks.md`,
+/// "Errors").
 ///
 /// # Errors
 /// The registry's [`RegistrationError`] (an unknown procedure, a binding
@@ -104,7 +125,10 @@ fn register<I: 'static>(
 }
 
 /// Registers the component `definition` (its view capabilities) for as
-/// long as the calling component is mounted. The capabilities' `when()`
+/// long as the calling component is mounted. Returns an
+/// [`AgentComponent`]: `Copy`, and dropping it does not unregister; the
+/// component is unregistered when the calling component's reactive owner
+/// is cleaned up, or by `registration().unregister()`. The capabilities' `when()`
 /// and unavailable reasons are tracked as in [`use_agent_procedure`];
 /// their handlers run when a call executes and see the state they read
 /// then.

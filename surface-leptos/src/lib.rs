@@ -6,27 +6,38 @@
 //! agent may do *while they are mounted*:
 //!
 //! ```ignore
+//! use agent_surface_leptos::prelude::*;
+//! use leptos::prelude::*;
+//!
 //! #[component]
-//! fn DevicesTable() -> impl IntoView {
+//! fn DevicesTable() -> Result<impl IntoView, RegistrationError> {
 //!     let selection = RwSignal::new(Vec::<String>::new());
 //!     use_agent_procedure(
 //!         AgentProcedureBinding::new(api::devices::disable())
 //!             // `bind` runs at execution time: read untracked.
-//!             .bind(move || DisableSelection { device_ids: selection.get_untracked() })
+//!             .bind(move || DisableSelection { device_ids: selection.get_untracked(), reason: None })
 //!             // `when` and `describe` are tracked: when `selection`
 //!             // changes, the surface is re-announced. No notify anywhere.
 //!             .when(move || !selection.get().is_empty())
 //!             .confirmation(ConfirmationLevel::Required),
 //!     )?;
-//!     view! { /* … */ }
+//!     Ok(view! { /* … */ })
 //! }
 //! ```
+//!
+//! (the whole page, compiled and run: `tests/frameworks.rs`, quoted by
+//! `docs/frameworks.md`; [`prelude`] has every name it uses).
 //!
 //! Lifecycle (the seed's `useAgentProcedure`):
 //!
 //! * [`use_agent_procedure`] and [`use_agent_component`] register when the
 //!   component runs (it mounts) and unregister in `on_cleanup` (it
-//!   unmounts): the agent host's tool list follows the page.
+//!   unmounts): the agent host's tool list follows the page. The handles
+//!   they return are `Copy`; dropping one unregisters nothing
+//!   ([`AgentRegistration::unregister`] does, earlier).
+//! * [`ConfirmationDialog`] takes `class`, `approve_class`,
+//!   `reject_class` and a `render` function of the [`HeldCall`] to
+//!   restyle it.
 //! * A reactive effect per registration evaluates its `when()`,
 //!   unavailable reason and `describe()` ([`agent_surface::page::PageSurface::track`]);
 //!   Leptos records the signals they read, and when one changes the effect
@@ -45,10 +56,12 @@
 //!   [`ConfirmationDialog`] draws a plain one.
 //!
 //! Reading a signal with `.get()` in `when`/`describe` is right (the
-//! effect tracks it); when the registry evaluates the same closure for a
-//! snapshot, outside any effect, Leptos debug builds log "you access a
-//! signal outside a reactive tracking context" — expected there, and
-//! absent from release builds.
+//! effect tracks it). When the registry evaluates the same closure outside
+//! any effect (a snapshot, a call, the registration itself), the
+//! evaluation scope [`provide_agent_surface`] sets reads untracked, so
+//! Leptos debug builds log no "outside a reactive tracking context"
+//! warning. [`BindingSignals`] and [`CapabilitySignals`] take a `Signal`
+//! or a `Memo` where the builders take a closure.
 //!
 //! Everything is wasm32-only; on other targets this crate is empty.
 #![forbid(unsafe_code)]
@@ -58,13 +71,19 @@ mod confirmations;
 #[cfg(target_arch = "wasm32")]
 mod hooks;
 #[cfg(target_arch = "wasm32")]
+pub mod prelude;
+#[cfg(target_arch = "wasm32")]
 mod provider;
+#[cfg(target_arch = "wasm32")]
+mod signals;
 
 #[cfg(target_arch = "wasm32")]
-pub use confirmations::{use_held_confirmations, ConfirmationDialog, HeldCall};
+pub use confirmations::{use_held_confirmations, ConfirmationDialog, HeldCall, RenderHeld};
 #[cfg(target_arch = "wasm32")]
 pub use hooks::{use_agent_component, use_agent_procedure, AgentComponent, AgentRegistration};
 #[cfg(target_arch = "wasm32")]
 pub use provider::{
     provide_agent_surface, try_use_agent_surface, use_agent_surface, AgentSurface, ConnectError,
 };
+#[cfg(target_arch = "wasm32")]
+pub use signals::{BindingSignals, CapabilitySignals};

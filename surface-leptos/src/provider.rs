@@ -10,6 +10,7 @@ use agent_surface::page::{
 };
 use agent_surface::{AgentConsumer, SurfaceRegistry};
 use leptos::prelude::*;
+use leptos::reactive::graph::{untrack, Observer};
 
 /// The page's agent surface in the Leptos context: the
 /// [`PageSurface`] (registry, bridge, session), the session's socket once
@@ -37,7 +38,16 @@ pub use agent_surface::page::ConnectError;
 ///     Arc::new(FetchOrpcClient::new("/rpc")),
 /// ));
 /// ```
+///
+/// It also sets the registry's evaluation scope
+/// ([`SurfaceRegistry::set_evaluation_scope`]) for the registrations the
+/// hooks make: `when`/`describe` read their signals tracked inside the
+/// registration's effect and untracked everywhere else (a snapshot, a
+/// call), so debug builds log no "outside a reactive tracking context"
+/// warning for them.
 pub fn provide_agent_surface(page: PageSurface) -> AgentSurface {
+    page.registry()
+        .set_evaluation_scope(evaluate_untracked_outside_effects);
     let held = RwSignal::new(page.held_confirmations());
     let activity = RwSignal::new(page.activity());
     let connection = RwSignal::new(page.connection());
@@ -63,6 +73,16 @@ pub fn provide_agent_surface(page: PageSurface) -> AgentSurface {
     };
     provide_context(surface);
     surface
+}
+
+/// Runs `evaluate` as is inside a reactive observer (the registration's
+/// effect: the signals it reads are tracked), else untracked.
+fn evaluate_untracked_outside_effects(evaluate: &mut dyn FnMut()) {
+    if Observer::get().is_some() {
+        evaluate();
+    } else {
+        untrack(evaluate);
+    }
 }
 
 /// The [`AgentSurface`] an ancestor provided.

@@ -1,8 +1,12 @@
 //! The Leptos hooks in headless Chromium (`wasm-bindgen-test`): mounting
 //! and unmounting a component registers and unregisters its procedures,
 //! availability and descriptions follow the signals `when`/`describe` read
-//! with no explicit notify, `bind` is read when a call executes, and a
-//! procedure inside `use_agent_component` records the component.
+//! with no explicit notify (closures, or signals and memos through
+//! `BindingSignals`/`CapabilitySignals`), `bind` is read when a call
+//! executes, a procedure inside `use_agent_component` records the
+//! component, the returned handle does not unregister when dropped (the
+//! owner's cleanup or `unregister()` does), and the registry's reads
+//! outside the effects log no untracked-read warning.
 #![cfg(target_arch = "wasm32")]
 
 use std::cell::RefCell;
@@ -15,10 +19,11 @@ use agent_surface::page::PageSurface;
 use agent_surface::{
     AgentConsumer, AgentInvocation, AgentProcedureBinding, AgentProcedureDescriptor,
     AgentProcedureExecutor, ComponentDefinition, ConfirmationLevel, ExecuteRequest, ExecutionError,
-    SurfaceRegistry, SurfaceSnapshot,
+    SurfaceRegistry, SurfaceSnapshot, ViewCapability,
 };
 use agent_surface_leptos::{
-    provide_agent_surface, use_agent_component, use_agent_procedure, AgentSurface,
+    provide_agent_surface, use_agent_component, use_agent_procedure, AgentRegistration,
+    AgentSurface, BindingSignals, CapabilitySignals,
 };
 use devices_api::{api, DisableSelection};
 use leptos::prelude::*;
@@ -358,4 +363,224 @@ async fn bind_is_read_when_the_call_executes() {
         *page.executor.0.lock().unwrap(),
         vec![json!({"deviceIds": ["dev-2", "dev-3"]})]
     );
+}
+
+/// Mounts `view` with a provider over a registry of the devices API (its
+/// executor the recorder) in a fresh element, for the rest of the test.
+fn mount_view(view: impl FnOnce() -> AnyView + 'static) -> SurfaceRegistry {
+    let registry = SurfaceRegistry::new(api::authority());
+    registry.set_procedure_executor(Arc::new(Recording::default()));
+    let page = PageSurface::new(registry.clone());
+    let document = web_sys::window().unwrap().document().unwrap();
+    let root = document
+        .create_element("div")
+        .unwrap()
+        .dyn_into::<web_sys::HtmlElement>()
+        .unwrap();
+    document.body().unwrap().append_child(&root).unwrap();
+    leptos::mount::mount_to(root, move || {
+        provide_agent_surface(page);
+        view()
+    })
+    .forget();
+    registry
+}
+
+thread_local! {
+    /// The registration `Dropper` made (it drops its own copy).
+    static KEPT: std::cell::Cell<Option<AgentRegistration>> = const { std::cell::Cell::new(None) };
+}
+
+/// Registers `devices.list` and drops the returned handle at once.
+#[component]
+fn Dropper() -> impl IntoView {
+    let registration =
+        use_agent_procedure(AgentProcedureBinding::new(api::devices::list())).unwrap();
+    KEPT.with(|kept| kept.set(Some(registration)));
+    #[allow(dropping_copy_types)]
+    drop(registration);
+    view! { <p>"dropper"</p> }
+}
+
+#[wasm_bindgen_test]
+async fn dropping_the_returned_registration_unregisters_nothing() {
+    let show = RwSignal::new(true);
+    let registry = mount_view(move || {
+        view! {
+            <Show when=move || show.get()>
+                <Dropper />
+            </Show>
+        }
+        .into_any()
+    });
+    let registration = KEPT.with(std::cell::Cell::take).unwrap();
+    // Still registered after the component dropped its handle.
+    assert_eq!(paths(&snapshot(&registry)), ["domain:devices.list"]);
+    assert!(registration.is_registered());
+    let id = registration.registration_id().unwrap();
+    assert_eq!(snapshot(&registry).procedures[0].registration_id, id);
+
+    // `unregister()` ends it at once, before the component unmounts.
+    let before = registry.surface_version();
+    registration.unregister();
+    assert!(!registration.is_registered());
+    assert_eq!(registration.registration_id(), None);
+    assert!(snapshot(&registry).procedures.is_empty());
+    assert!(registry.surface_version() > before);
+
+    // A new mount registers again; the owner's cleanup unregisters it.
+    show.set(false);
+    // Let `<Show>` unmount before it mounts again.
+    sleep(Duration::from_millis(50)).await;
+    show.set(true);
+    until("remounted", || {
+        paths(&snapshot(&registry)) == ["domain:devices.list"]
+    })
+    .await;
+    let again = KEPT.with(std::cell::Cell::take).unwrap();
+    assert!(again.is_registered());
+    assert_ne!(again.registration_id(), Some(id));
+    show.set(false);
+    until("unmounted", || snapshot(&registry).procedures.is_empty()).await;
+    assert!(!again.is_registered());
+}
+
+/// The table of [`Table`] with its state in a memo and signals.
+#[component]
+fn SignalTable(selection: RwSignal<Vec<String>>, reason: RwSignal<String>) -> impl IntoView {
+    let any_selected = Memo::new(move |_| !selection.get().is_empty());
+    let note = Signal::derive(move || applies_to(selection.get().len()));
+    let table = use_agent_component(
+        ComponentDefinition::new("devices.table", "main").capability(
+            ViewCapability::observation(
+                "readState",
+                "The selection",
+                json!({"type": "object"}),
+                || async { Ok(json!({})) },
+            )
+            .when_signal(any_selected)
+            .unavailable_reason_signal(reason),
+        ),
+    )
+    .unwrap();
+    table
+        .use_procedure(
+            AgentProcedureBinding::new(api::devices::disable())
+                .bind(move || DisableSelection {
+                    device_ids: selection.get_untracked(),
+                })
+                .when_signal(any_selected)
+                .unavailable_reason_signal(reason)
+                .describe_signal(note),
+        )
+        .unwrap();
+    view! { <p>"signal table"</p> }
+}
+
+#[wasm_bindgen_test]
+async fn signals_and_memos_are_tracked_like_closures() {
+    let selection = RwSignal::new(Vec::<String>::new());
+    let reason = RwSignal::new("Select a device first".to_string());
+    let registry =
+        mount_view(move || view! { <SignalTable selection=selection reason=reason /> }.into_any());
+    let s = snapshot(&registry);
+    let d = &s.procedures[0];
+    assert!(!d.available);
+    assert_eq!(
+        d.unavailable_reason.as_deref(),
+        Some("Select a device first")
+    );
+    assert_described(d, 0);
+    let view = &s.components[0].observations[0];
+    assert!(!view.available);
+    assert_eq!(
+        view.unavailable_reason.as_deref(),
+        Some("Select a device first")
+    );
+
+    // A reason signal's change is a change the agent sees.
+    let before = registry.surface_version();
+    reason.set("Pick a row".to_string());
+    until("the reason change re-announces", || {
+        registry.surface_version() > before
+    })
+    .await;
+    assert_eq!(
+        snapshot(&registry).procedures[0]
+            .unavailable_reason
+            .as_deref(),
+        Some("Pick a row")
+    );
+
+    // The memo and the derived note follow the selection.
+    let before = registry.surface_version();
+    selection.set(vec!["dev-1".into(), "dev-2".into()]);
+    until("the selection change re-announces", || {
+        registry.surface_version() > before
+    })
+    .await;
+    let s = snapshot(&registry);
+    assert!(s.procedures[0].available);
+    assert_eq!(s.procedures[0].unavailable_reason, None);
+    assert_described(&s.procedures[0], 2);
+    assert!(s.components[0].observations[0].available);
+}
+
+/// Replaces `console.warn` with a recorder (the original still runs) and
+/// returns the function counting the recorded warnings that contain
+/// `text`.
+fn record_warnings() -> impl Fn(&str) -> u32 {
+    js_sys::Function::new_no_args(
+        "if (!window.__recordedWarnings) { window.__recordedWarnings = []; const warn = console.warn; console.warn = function (...args) { window.__recordedWarnings.push(String(args[0])); return warn.apply(console, args); }; } window.__recordedWarnings.length = 0;",
+    )
+    .call0(&wasm_bindgen::JsValue::NULL)
+    .unwrap();
+    |text: &str| {
+        let window = web_sys::window().unwrap();
+        let recorded: js_sys::Array = js_sys::Reflect::get(&window, &"__recordedWarnings".into())
+            .unwrap()
+            .into();
+        recorded
+            .iter()
+            .filter(|w| w.as_string().is_some_and(|w| w.contains(text)))
+            .count() as u32
+    }
+}
+
+const UNTRACKED: &str = "outside a reactive tracking context";
+
+#[wasm_bindgen_test]
+async fn registry_reads_outside_effects_log_no_untracked_warning() {
+    let warnings = record_warnings();
+    // The recorder sees Leptos's warning: an untracked `.get()` here.
+    let probe = RwSignal::new(0);
+    let _ = probe.get();
+    assert_eq!(warnings(UNTRACKED), 1);
+
+    // `Table` reads its signals with `.get()` in `when` and `describe`:
+    // registration, snapshots, a call and the effects' re-runs warn of
+    // nothing.
+    let page = mount_page();
+    assert_eq!(warnings(UNTRACKED), 1, "registration warns of nothing");
+    let s = snapshot(&page.registry);
+    assert!(!s
+        .procedures
+        .iter()
+        .any(|p| p.procedure_id == "domain:devices.disable" && p.available));
+    let before = page.registry.surface_version();
+    page.selection.set(vec!["dev-1".into()]);
+    until("re-announced", || page.registry.surface_version() > before).await;
+    let mut call = AgentInvocation::new("call-w", "domain:devices.disable");
+    call.surface_version = Some(page.registry.surface_version());
+    let result = page.registry.invoke(call, &consumer()).await;
+    assert_eq!(
+        result.error().unwrap().code.as_str(),
+        "CONFIRMATION_REQUIRED"
+    );
+    let s = snapshot(&page.registry);
+    assert!(s
+        .procedures
+        .iter()
+        .any(|p| p.procedure_id == "domain:devices.disable" && p.available));
+    assert_eq!(warnings(UNTRACKED), 1, "only the probe's warning");
 }

@@ -35,6 +35,12 @@ stored_closure! {
     TextFn = (Fn() -> String);
 }
 stored_closure! {
+    /// A registry's evaluation scope
+    /// (`SurfaceRegistry::set_evaluation_scope`): runs its argument, the
+    /// evaluation of one `when()`, unavailable reason or `describe()`.
+    ScopeFn = (Fn(&mut dyn FnMut()));
+}
+stored_closure! {
     /// A view capability's local handler.
     HandlerFn = (Fn(Value) -> BoxFuture<'static, Result<Value, ExecutionError>>);
 }
@@ -76,6 +82,34 @@ impl Availability {
     pub(crate) fn reason_text(&self) -> Option<String> {
         self.reason.as_ref().map(Reason::text)
     }
+
+    /// The same closures, each evaluated inside `scope`.
+    pub(crate) fn scoped(self, scope: &Arc<ScopeFn>) -> Self {
+        Availability {
+            when: self.when.map(|when| {
+                let scope = scope.clone();
+                Arc::new(move || {
+                    let mut holds = true;
+                    scope(&mut || holds = when());
+                    holds
+                }) as Arc<WhenFn>
+            }),
+            reason: self.reason.map(|reason| match reason {
+                Reason::Dynamic(text) => Reason::Dynamic(scoped_text(text, scope)),
+                fixed @ Reason::Static(_) => fixed,
+            }),
+        }
+    }
+}
+
+/// `text`, evaluated inside `scope`.
+pub(crate) fn scoped_text(text: Arc<TextFn>, scope: &Arc<ScopeFn>) -> Arc<TextFn> {
+    let scope = scope.clone();
+    Arc::new(move || {
+        let mut out = String::new();
+        scope(&mut || out = text());
+        out
+    })
 }
 
 /// The `when` / `unavailable_reason` / `unavailable_reason_with` builder

@@ -655,3 +655,89 @@ fn two_instances_of_a_view_capability_are_listed_as_the_original_lists_them() {
         ])
     );
 }
+
+thread_local! {
+    /// Whether the registry's evaluation scope is running (test below).
+    static IN_SCOPE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[test]
+fn evaluation_scope_wraps_every_closure_of_later_registrations() {
+    let f = fixture();
+    let auth = f.registry.authority().clone();
+    // Registered before the scope is set: evaluated as is.
+    let seen_before = Arc::new(Mutex::new(Vec::<bool>::new()));
+    let before = seen_before.clone();
+    let _early = f
+        .registry
+        .register_procedure(
+            AgentProcedureBinding::new(procedure(&auth, "devices.list")).when(move || {
+                before.lock().unwrap().push(IN_SCOPE.with(|s| s.get()));
+                true
+            }),
+        )
+        .unwrap();
+    let scopes = Arc::new(Mutex::new(0u32));
+    let counted = scopes.clone();
+    f.registry.set_evaluation_scope(move |evaluate| {
+        *counted.lock().unwrap() += 1;
+        IN_SCOPE.with(|s| s.set(true));
+        evaluate();
+        IN_SCOPE.with(|s| s.set(false));
+    });
+    let seen = Arc::new(Mutex::new(Vec::<(&str, bool)>::new()));
+    let (w, r, d) = (seen.clone(), seen.clone(), seen.clone());
+    let h = f
+        .registry
+        .register_procedure(
+            AgentProcedureBinding::new(procedure(&auth, "devices.disable"))
+                .when(move || {
+                    w.lock().unwrap().push(("when", IN_SCOPE.with(|s| s.get())));
+                    false
+                })
+                .unavailable_reason_with(move || {
+                    r.lock()
+                        .unwrap()
+                        .push(("reason", IN_SCOPE.with(|s| s.get())));
+                    "Select a device first".to_string()
+                })
+                .describe(move || {
+                    d.lock()
+                        .unwrap()
+                        .push(("describe", IN_SCOPE.with(|s| s.get())));
+                    "Applies to 0 device(s).".to_string()
+                }),
+        )
+        .unwrap();
+    let snap = f.registry.snapshot(&consumer());
+    let disable = snap
+        .procedures
+        .iter()
+        .find(|p| p.procedure_id == "domain:devices.disable")
+        .unwrap();
+    assert!(!disable.available);
+    assert_eq!(
+        disable.unavailable_reason.as_deref(),
+        Some("Select a device first")
+    );
+    assert_eq!(
+        disable.contextual_note.as_deref(),
+        Some("Applies to 0 device(s).")
+    );
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [("when", true), ("describe", true), ("reason", true)]
+    );
+    assert_eq!(*scopes.lock().unwrap(), 3);
+    assert_eq!(*seen_before.lock().unwrap(), [false]);
+
+    seen.lock().unwrap().clear();
+    let observed = f.registry.observe(&h).unwrap();
+    assert_eq!(observed.items().len(), 1);
+    assert!(!observed.items()[0].available);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [("describe", true), ("when", true), ("reason", true)]
+    );
+    assert_eq!(*scopes.lock().unwrap(), 6);
+}

@@ -91,6 +91,23 @@ pub trait BoundInput {
     fn to_bound_json(&self) -> Result<Map<String, Value>, serde_json::Error>;
 }
 
+/// "`Self`, the input of the procedure binding type `B` binds, is the
+/// input `I` of the procedure it is used for": what
+/// [`AgentProcedureBinding::bind`] requires (`B::Input: BindsProcedure<I,
+/// B>`), so that a binding type declared for one procedure and used for
+/// another is a compile error naming the binding type and both procedures'
+/// input types — `api::devices::disable::Input` is the input of
+/// `devices.disable` — instead of rustc's bare E0271 on
+/// `BoundInput::Input`. It holds exactly when `Self` is `I`.
+#[diagnostic::on_unimplemented(
+    message = "`{B}` is a binding of another procedure: it binds the procedure whose input is `{Self}`, and this binding's procedure takes `{I}`",
+    label = "`{B}` binds another procedure",
+    note = "`#[agent_procedure(api, \"…\")]` ties a binding struct to one procedure (a procedure's input type is in the module of its path: `api::devices::disable::Input` is `devices.disable`'s); bind this procedure with a struct declared for it"
+)]
+pub trait BindsProcedure<I, B> {}
+
+impl<I, B> BindsProcedure<I, B> for I {}
+
 /// The app's own full input type of a procedure, implemented by
 /// `#[agent_procedure(..., input)]` after checking it against the manifest
 /// schema (every required property present, no forbidden property,

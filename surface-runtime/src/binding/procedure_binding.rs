@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::{BindingSource, BoundFieldDescriptor, BoundInput};
+use super::{BindingSource, BindsProcedure, BoundFieldDescriptor, BoundInput};
 use crate::callback::{availability_builders, Availability, BindFailure, BindFn, TextFn};
 use crate::component::ComponentContext;
 use crate::confirmation::ConfirmationLevel;
@@ -101,11 +101,14 @@ impl<I> AgentProcedureBinding<I> {
 
     /// Binds UI state: `bind` runs at execution time and its fields are
     /// merged into the agent's input (locked unless the binding type marks
-    /// them overridable). The binding type must be for this procedure
-    /// (`B::PROCEDURE` is checked at registration).
+    /// them overridable). The binding type must be for this procedure: a
+    /// binding declared for another one is a compile error naming both
+    /// ([`BindsProcedure`]), and `B::PROCEDURE` is checked again at
+    /// registration.
     pub fn bind<B, F>(self, bind: F) -> Self
     where
-        B: BoundInput<Input = I>,
+        B: BoundInput,
+        B::Input: BindsProcedure<I, B>,
         F: Fn() -> B + MaybeSend + MaybeSync + 'static,
     {
         self.try_bind(move || Ok::<B, std::convert::Infallible>(bind()))
@@ -117,7 +120,8 @@ impl<I> AgentProcedureBinding<I> {
     /// goes to audit only.
     pub fn try_bind<B, E, F>(mut self, bind: F) -> Self
     where
-        B: BoundInput<Input = I>,
+        B: BoundInput,
+        B::Input: BindsProcedure<I, B>,
         E: fmt::Display,
         F: Fn() -> Result<B, E> + MaybeSend + MaybeSync + 'static,
     {

@@ -224,6 +224,7 @@ impl SurfaceRegistryBuilder {
                     executor: None,
                     spare_signal: None,
                     principal: self.principal.map(Arc::new),
+                    evaluation_scope: None,
                 }),
                 confirmations,
                 surface_id,

@@ -270,6 +270,9 @@ struct State {
     spare_signal: Option<Cancellation>,
     /// The signed-in user the policies see.
     principal: Option<Arc<Principal>>,
+    /// Where the closures of later registrations are evaluated
+    /// ([`SurfaceRegistry::set_evaluation_scope`]).
+    evaluation_scope: Option<Arc<crate::callback::ScopeFn>>,
 }
 
 /// What the pipeline reads of the registry's configuration.
@@ -547,6 +550,22 @@ impl SurfaceRegistry {
     /// Installs the executor for procedure calls (replaces any previous).
     pub fn set_procedure_executor(&self, executor: Arc<dyn AgentProcedureExecutor>) {
         lock(&self.inner.state).executor = Some(executor);
+    }
+
+    /// Sets the scope the registry evaluates the `when()`, unavailable
+    /// reason and `describe()` closures of *later* registrations in (at
+    /// snapshot, at invocation and in [`SurfaceRegistry::observe`]):
+    /// `scope` receives one evaluation and must run it exactly once. A UI
+    /// framework adapter uses it to read its reactive state untracked when
+    /// no reactive effect is running (`docs/frameworks.md`, "How the hooks
+    /// track": Leptos debug builds would otherwise log "outside a reactive
+    /// tracking context" for every snapshot). Replaces any previous scope;
+    /// registrations made before keep theirs.
+    pub fn set_evaluation_scope<F>(&self, scope: F)
+    where
+        F: Fn(&mut dyn FnMut()) + MaybeSend + MaybeSync + 'static,
+    {
+        lock(&self.inner.state).evaluation_scope = Some(Arc::new(scope));
     }
 
     // ----- listeners -------------------------------------------------------

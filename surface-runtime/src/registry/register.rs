@@ -15,6 +15,7 @@ use crate::binding::{
     reduced_input_schema, unknown_bound_field, AgentProcedureBinding, BindingSpec,
     BoundFieldDescriptor, ContextLink,
 };
+use crate::callback::{scoped_text, Availability, TextFn};
 use crate::component::{
     colliding_path, view_capability_id, ComponentContext, ComponentDefinition, ViewCapability,
 };
@@ -191,8 +192,8 @@ impl SurfaceRegistry {
                 binding.confirmation,
                 &binding.policies,
             ),
-            availability: binding.availability,
-            describe: binding.describe,
+            availability: self.scoped(binding.availability),
+            describe: binding.describe.map(|text| self.scoped_text(text)),
             meta: binding.meta.map(Arc::new),
             context,
             policies: binding.policies,
@@ -200,6 +201,22 @@ impl SurfaceRegistry {
             concurrency_group: binding.concurrency_group.or(component_group),
             priority: binding.priority,
         })
+    }
+
+    /// `availability` evaluated in the registry's evaluation scope, if set.
+    fn scoped(&self, availability: Availability) -> Availability {
+        match lock(&self.inner.state).evaluation_scope.clone() {
+            Some(scope) => availability.scoped(&scope),
+            None => availability,
+        }
+    }
+
+    /// `text` evaluated in the registry's evaluation scope, if set.
+    fn scoped_text(&self, text: Arc<TextFn>) -> Arc<TextFn> {
+        match lock(&self.inner.state).evaluation_scope.clone() {
+            Some(scope) => scoped_text(text, &scope),
+            None => text,
+        }
     }
 
     /// The component a binding's `context` names, when it is live and
@@ -295,7 +312,7 @@ impl SurfaceRegistry {
             input_schema: Arc::new(capability.input_schema),
             validator,
             handler: capability.handler,
-            availability: capability.availability,
+            availability: self.scoped(capability.availability),
             observed: Observed::default(),
         })
     }
