@@ -1,0 +1,170 @@
+//! Review findings (branch `review`): each test here FAILS on the code it
+//! was written against and says in a comment what the right behaviour is.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::{json, Value};
+use surface_runtime::policy::{authenticated, rate_limit, tenant_boundary};
+use surface_runtime::{
+    AgentInvocation, AgentPolicy, AgentProcedureBinding, ComponentDefinition, Principal,
+    SurfaceRegistry, ViewCapability,
+};
+
+fn bind_with(
+    registry: &SurfaceRegistry,
+    path: &str,
+    policy: impl AgentPolicy + 'static,
+) -> surface_runtime::RegistrationHandle {
+    registry
+        .register_procedure(
+            AgentProcedureBinding::new(procedure(registry.authority(), path)).policy(policy),
+        )
+        .unwrap()
+}
+
+/// The answer to a capability that does not exist at all, for comparison.
+fn unknown_answer(registry: &SurfaceRegistry, inv: AgentInvocation) -> Value {
+    let r = now(registry.invoke(inv, &consumer()));
+    let e = r.error().expect("an error");
+    json!({"code": e.code.as_str(), "message": e.message, "details": e.details})
+}
+
+fn answer(registry: &SurfaceRegistry, inv: AgentInvocation) -> Value {
+    unknown_answer(registry, inv)
+}
+
+/// Phase 2 (staleness) runs before the discovery check: a HIDDEN
+/// destructive capability called without a `surfaceVersion` answers
+/// `STALE_CAPABILITY` ("This capability has a destructive or external
+/// effect…"), while a capability that does not exist answers
+/// `CAPABILITY_NOT_FOUND`. The difference reveals that the hidden
+/// capability exists, and that it is destructive.
+/// Right behaviour: `CAPABILITY_NOT_FOUND`, exactly as for an unknown id
+/// (the discovery check must run before phase 2).
+#[test]
+fn hidden_destructive_capability_without_surface_version_is_not_found() {
+    let f = fixture();
+    let _h = bind_with(&f.registry, "devices.disable", authenticated());
+    assert!(f.registry.snapshot(&consumer()).procedures.is_empty());
+
+    let mut unknown = AgentInvocation::new("u1", "domain:devices.nope");
+    unknown.input = json!({"deviceIds": ["d1"]});
+    let mut hidden = AgentInvocation::new("h1", "domain:devices.disable");
+    hidden.input = json!({"deviceIds": ["d1"]});
+    assert_eq!(
+        answer(&f.registry, hidden),
+        unknown_answer(&f.registry, unknown),
+        "a hidden capability must answer as an unknown one"
+    );
+    // Same with an old surfaceVersion (`surface-version-mismatch`).
+    let mut unknown = AgentInvocation::new("u2", "domain:devices.nope");
+    unknown.surface_version = Some(0);
+    let mut hidden = AgentInvocation::new("h2", "domain:devices.disable");
+    hidden.surface_version = Some(0);
+    hidden.input = json!({"deviceIds": ["d1"]});
+    assert_eq!(
+        answer(&f.registry, hidden),
+        unknown_answer(&f.registry, unknown)
+    );
+    assert!(f.executor.calls().is_empty());
+}
+
+/// Phase 1 answers a wrong `registrationId` with `STALE_CAPABILITY` and
+/// `details.liveRegistrationId` before the discovery check runs: a call
+/// naming a HIDDEN capability with any made-up registration id gets the
+/// hidden registration's id back.
+/// Right behaviour: `CAPABILITY_NOT_FOUND` with no details, as for an
+/// unknown capability; the hidden registration id is never disclosed.
+#[test]
+fn hidden_capability_with_a_wrong_registration_id_leaks_the_live_one() {
+    let f = fixture();
+    let h = bind_with(&f.registry, "devices.list", authenticated());
+    assert!(f.registry.snapshot(&consumer()).procedures.is_empty());
+    let mut inv = AgentInvocation::new("h1", "domain:devices.list");
+    inv.input = json!({});
+    inv.registration_id = Some("made-up".into());
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()));
+    let text = serde_json::to_string(&r).unwrap();
+    assert!(
+        !text.contains(h.registration_id()),
+        "the hidden registration id leaked: {text}"
+    );
+    assert_eq!(error_code(&r), Some("CAPABILITY_NOT_FOUND"), "{text}");
+}
+
+fn select_view() -> ViewCapability {
+    ViewCapability::with_schema(
+        "select",
+        "Select rows",
+        json!({"type": "object"}),
+        |_v: Value| async { Ok(json!("selected")) },
+    )
+}
+
+/// With `tenant_boundary`, the snapshot lists only the principal's own
+/// instance ("acme"), so a call without `instanceId` should resolve to it.
+/// Instead phase 1 counts the hidden instance as a candidate and answers
+/// `AMBIGUOUS_INSTANCE` with `details.instances` listing the OTHER
+/// tenant's instance id and registration id ("globex").
+/// Right behaviour: candidates hidden by a discovery policy are not
+/// candidates: the call runs on "acme" (and "globex" never appears).
+#[test]
+fn tenant_boundary_hidden_instance_is_not_listed_in_ambiguous_instance() {
+    let tenant_of =
+        |ctx: &surface_runtime::PolicyContext<'_>| ctx.context.map(|c| c.instance_id.clone());
+    let f = fixture_with(|b| {
+        b.principal(Principal::new("u1").tenant("acme"))
+            .policy(tenant_boundary(tenant_of))
+    });
+    let _own = f
+        .registry
+        .register_component(
+            ComponentDefinition::new("devices.table", "acme").capability(select_view()),
+        )
+        .unwrap();
+    let _other = f
+        .registry
+        .register_component(
+            ComponentDefinition::new("devices.table", "globex").capability(select_view()),
+        )
+        .unwrap();
+    let snapshot = f.registry.snapshot(&consumer());
+    assert_eq!(snapshot.components.len(), 1, "only acme is listed");
+    let inv = AgentInvocation::new("i1", "view:devices.table.select");
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, inv), &consumer()));
+    let text = serde_json::to_string(&r).unwrap();
+    assert!(
+        !text.contains("globex"),
+        "another tenant's instance leaked: {text}"
+    );
+    assert_eq!(r.output(), Some(&json!("selected")), "{text}");
+}
+
+/// `rate_limit(n, Duration::MAX)` ("n calls, ever") computes
+/// `oldest + window_ms` with `window_ms == u64::MAX`: an arithmetic
+/// overflow — a panic in debug builds (inside the policy, while holding its
+/// lock), a wrapped, tiny `retryAfterMs` in release.
+/// Right behaviour: `RATE_LIMITED` with a saturated `retryAfterMs`.
+#[test]
+fn rate_limit_with_a_huge_window_does_not_overflow() {
+    let f = fixture_with(|b| b.policy(rate_limit(1, Duration::MAX)));
+    let _h = register_plain(&f.registry, "devices.list");
+    assert!(call(&f.registry, "i1", "domain:devices.list", json!({})).is_ok());
+    let second = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        call(&f.registry, "i2", "domain:devices.list", json!({}))
+    }));
+    let second = second.expect("the second call panicked (u64 overflow in RateLimit::full)");
+    assert_eq!(error_code(&second), Some("RATE_LIMITED"));
+    // The snapshot (a disclosing discovery check) must not panic either.
+    let listed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        f.registry.snapshot(&consumer())
+    }));
+    assert!(listed.is_ok(), "the snapshot panicked");
+}
