@@ -168,3 +168,31 @@ fn rate_limit_with_a_huge_window_does_not_overflow() {
     }));
     assert!(listed.is_ok(), "the snapshot panicked");
 }
+
+/// A clock that steps back (NTP correction, `ManualClock::set`) leaves the
+/// counted call times "in the future": they never leave the window until
+/// the clock catches up, and `retryAfterMs` becomes the size of the step
+/// plus the window (here an hour for a 10 s window).
+/// Right behaviour: a call never waits longer than one window: a time
+/// after `now` counts as `now` (or `retryAfterMs` is capped at the window).
+#[test]
+fn rate_limit_after_the_clock_steps_back_waits_at_most_one_window() {
+    let f = fixture_with(|b| b.policy(rate_limit(1, Duration::from_secs(10))));
+    let _h = register_plain(&f.registry, "devices.list");
+    let start = 10_000_000;
+    f.clock.set(start);
+    assert!(call(&f.registry, "i1", "domain:devices.list", json!({})).is_ok());
+    f.clock.set(start - 3_600_000); // one hour back
+    let r = call(&f.registry, "i2", "domain:devices.list", json!({}));
+    assert_eq!(error_code(&r), Some("RATE_LIMITED"));
+    let wait = r.error().unwrap().details["retryAfterMs"].as_u64().unwrap();
+    assert!(
+        wait <= 10_000,
+        "retryAfterMs {wait} exceeds the 10 s window"
+    );
+    f.clock.set(start - 3_600_000 + 10_000);
+    assert!(
+        call(&f.registry, "i3", "domain:devices.list", json!({})).is_ok(),
+        "one window after the step the call passes"
+    );
+}
