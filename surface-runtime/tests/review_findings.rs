@@ -196,3 +196,36 @@ fn rate_limit_after_the_clock_steps_back_waits_at_most_one_window() {
         "one window after the step the call passes"
     );
 }
+
+/// `surface_act`'s schema is `{"tool", "arguments"}` with
+/// `additionalProperties: false`, but `resolve_call` silently drops any
+/// other key. A model that flattens the tool's arguments into the
+/// `surface_act` call (a common slip) has them discarded and the tool
+/// runs with different input: here `devices__list` runs unfiltered
+/// although the model asked for `query: "lost"`.
+/// Right behaviour: `INVALID_INPUT` (retry `with-changes`) naming the
+/// unexpected key, as the schema the model was given says.
+#[test]
+fn surface_act_does_not_silently_drop_flattened_arguments() {
+    use surface_runtime::export::{ExportOptions, ResolvedCall, ToolCall, ToolCatalog, ToolMode};
+    let f = fixture();
+    let _h = register_plain(&f.registry, "devices.list");
+    let options = ExportOptions {
+        mode: ToolMode::Meta,
+        ..ExportOptions::default()
+    };
+    let catalog = ToolCatalog::with_options(&f.registry.snapshot(&consumer()), &options).unwrap();
+    let act = ToolCall::new(
+        "surface_act",
+        "call-1",
+        Some(json!({"tool": "devices__list", "query": "lost"})),
+    );
+    match catalog.resolve_call(act) {
+        Ok(ResolvedCall::Tool(call)) => panic!(
+            "the flattened `query` was dropped; the tool would run with {:?}",
+            call.arguments
+        ),
+        Ok(other) => panic!("unexpected: {other:?}"),
+        Err(error) => assert_eq!(error.agent_error().code.as_str(), "INVALID_INPUT"),
+    }
+}
