@@ -229,3 +229,51 @@ fn surface_act_does_not_silently_drop_flattened_arguments() {
         Err(error) => assert_eq!(error.agent_error().code.as_str(), "INVALID_INPUT"),
     }
 }
+
+/// A policy that panics (a bug in application code, an `unwrap` on a
+/// missing claim) unwinds out of `invoke` after admission recorded the
+/// invocation id and before its result was recorded. Probe: what does a
+/// retry with the same id get, and does the registry still work?
+#[test]
+fn a_panicking_policy_does_not_wedge_its_invocation_id() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use surface_runtime::policy::authorize_with;
+    use surface_runtime::PolicyDecision;
+    let armed = std::sync::Arc::new(AtomicBool::new(true));
+    let trigger = armed.clone();
+    let f = fixture();
+    let _h = bind_with(
+        &f.registry,
+        "devices.list",
+        authorize_with("flaky", move |_| {
+            if trigger.swap(false, Ordering::SeqCst) {
+                panic!("policy bug");
+            }
+            PolicyDecision::Allow
+        }),
+    );
+    let first = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        call(&f.registry, "p1", "domain:devices.list", json!({}))
+    }));
+    assert!(first.is_err(), "the policy panicked");
+    // A new id works.
+    assert!(call(&f.registry, "p2", "domain:devices.list", json!({})).is_ok());
+    // The same id again: the call never completed, so it must either run
+    // now or be answered definitively — not hang.
+    let mut inv = AgentInvocation::new("p1", "domain:devices.list");
+    inv.input = json!({});
+    inv.surface_version = Some(f.registry.surface_version());
+    let again = futures_util::FutureExt::now_or_never(f.registry.invoke(inv, &consumer()));
+    let again = again.expect("a retry of the panicked id hangs (in flight forever)");
+    // Today: INVOCATION_CONFLICT, reason `invocation-in-flight` ("wait for
+    // its result") — forever: the entry is never completed, and it holds a
+    // slot of the bounded id table. Right behaviour: unwinding through
+    // phases 1–6 (a policy, `when()`, `bind()`) completes or forgets the
+    // admitted id (e.g. a drop guard recording EXECUTION_FAILED), so the
+    // retry is answered definitively or runs.
+    let text = serde_json::to_string(&again).unwrap();
+    assert!(
+        !text.contains("invocation-in-flight"),
+        "the id of a call that unwound is in flight forever: {text}"
+    );
+}
