@@ -335,3 +335,41 @@ fn dropping_calls_of_a_concurrency_group_never_wedges_it() {
     assert!(matches!(poll(&mut third), Poll::Ready(r) if r.is_ok()));
     assert_eq!(*started.lock().unwrap(), ["a", "c"]);
 }
+
+/// The contract `agent-surface snapshot` writes names a built-in policy by
+/// its kind only: a binding guarded by `has_permission("devices:admin")`
+/// and one guarded by `has_permission("devices:read")` (or
+/// `environment(["staging"])` vs `environment(["staging", "production"])`,
+/// `rate_limit(1, …)` vs `rate_limit(1000, …)`) have the SAME contract, so
+/// the drift gate cannot see a permission being relaxed.
+/// Right behaviour: the policy's label carries its argument
+/// ("has-permission(devices:admin) [hides]"), so the change reads as
+/// `policy-removed` + `policy-added`: widening.
+#[test]
+fn a_relaxed_permission_changes_the_contract() {
+    use surface_runtime::contract::SurfaceContract;
+    use surface_runtime::policy::{environment, has_permission};
+    let contract =
+        |policy: Box<dyn Fn(&SurfaceRegistry) -> surface_runtime::RegistrationHandle>| {
+            let f = fixture();
+            let _h = policy(&f.registry);
+            SurfaceContract::from_registry(&f.registry).to_json()
+        };
+    let admin = contract(Box::new(|r| {
+        bind_with(r, "devices.disable", has_permission("devices:admin"))
+    }));
+    let read = contract(Box::new(|r| {
+        bind_with(r, "devices.disable", has_permission("devices:read"))
+    }));
+    assert!(
+        admin != read,
+        "has_permission(admin) → (read) is invisible to the drift gate"
+    );
+    let staging = contract(Box::new(|r| {
+        bind_with(r, "devices.disable", environment(["staging"]))
+    }));
+    let everywhere = contract(Box::new(|r| {
+        bind_with(r, "devices.disable", environment(["staging", "production"]))
+    }));
+    assert!(staging != everywhere, "environment widened invisibly");
+}
