@@ -373,3 +373,38 @@ fn a_relaxed_permission_changes_the_contract() {
     }));
     assert!(staging != everywhere, "environment widened invisibly");
 }
+
+/// docs/pipeline.md, "Large surfaces": under a `scope` "a component keeps
+/// its capabilities in scope and is left out when none is". A component
+/// with no capabilities at all (one registered only to own a concurrency
+/// group or a context, as the doc's own example does) is kept under EVERY
+/// scope: `scoped` keeps `had == 0`. Under a budget it also costs 1
+/// although it lists nothing. Minor; either the doc says so or the scope
+/// leaves it out.
+#[test]
+fn a_component_without_capabilities_is_left_out_of_a_scope() {
+    use surface_runtime::SnapshotOptions;
+    let f = fixture();
+    let _bare = f
+        .registry
+        .register_component(
+            ComponentDefinition::new("devices.table", "main").concurrency_group("g"),
+        )
+        .unwrap();
+    let _l = register_plain(&f.registry, "devices.list");
+    let options = SnapshotOptions {
+        scope: vec!["domain:devices.".into()],
+        budget: None,
+    };
+    let snapshot = f.registry.snapshot_with(&consumer(), &options);
+    assert_eq!(snapshot.procedures.len(), 1);
+    assert!(
+        snapshot.components.is_empty(),
+        "a component with no capability in scope is listed: {:?}",
+        snapshot
+            .components
+            .iter()
+            .map(|c| &c.component_type)
+            .collect::<Vec<_>>()
+    );
+}
