@@ -408,3 +408,35 @@ fn a_component_without_capabilities_is_left_out_of_a_scope() {
             .collect::<Vec<_>>()
     );
 }
+
+/// `TestSurface` numbers its invocation ids `test-1`, `test-2`, … per
+/// TestSurface. Two `TestSurface::over` the same registry (a helper that
+/// wraps the page's registry per test step, or `over` after the page's own
+/// test calls) reuse `test-1`: the second surface's first call of the same
+/// capability with the same input is a REPLAY of the first surface's
+/// result — its fake executor is never asked, and a test asserting on
+/// `executor().calls()` or on a changed response sees stale data.
+/// Right behaviour: ids unique per registry (random, or a process-wide
+/// counter), so every `call` runs.
+#[test]
+fn two_test_surfaces_over_one_registry_do_not_replay_each_others_calls() {
+    use surface_runtime::testing::TestSurface;
+    let registry = SurfaceRegistry::new(authority());
+    let _h = register_plain(&registry, "devices.list");
+    let first = TestSurface::over(registry.clone());
+    first.executor().respond("devices.list", json!(["old"]));
+    assert_eq!(
+        first.call("domain:devices.list", json!({})).output(),
+        Some(&json!(["old"]))
+    );
+    let second = TestSurface::over(registry.clone());
+    second.executor().respond("devices.list", json!(["new"]));
+    let r = second.call("domain:devices.list", json!({}));
+    assert_eq!(
+        second.executor().calls().len(),
+        1,
+        "the second surface's call never reached its executor: {}",
+        serde_json::to_string(&r).unwrap()
+    );
+    assert_eq!(r.output(), Some(&json!(["new"])));
+}
