@@ -440,3 +440,46 @@ fn two_test_surfaces_over_one_registry_do_not_replay_each_others_calls() {
     );
     assert_eq!(r.output(), Some(&json!(["new"])));
 }
+
+/// `rate_limit` counts every call that reaches phase 4 — including the
+/// first call of a confirmation flow, which only asks the user
+/// (`CONFIRMATION_REQUIRED`) and runs nothing. With `rate_limit(1, 60 s)`
+/// on a capability that needs confirmation, the approved retry is then
+/// `RATE_LIMITED`: the user approved, the action cannot run for a minute,
+/// and a window longer than the confirmation TTL makes every approval
+/// useless.
+/// Right behaviour: one confirmed action is one call — count the call
+/// that executes (or do not count a call that ends `CONFIRMATION_REQUIRED`).
+#[test]
+fn rate_limit_does_not_refuse_the_approved_retry_of_one_action() {
+    let f = fixture_with(|b| b.policy(rate_limit(1, Duration::from_secs(60))));
+    let _h = register_plain(&f.registry, "devices.disable");
+    let first = call(
+        &f.registry,
+        "i1",
+        "domain:devices.disable",
+        json!({"deviceIds": ["d1"]}),
+    );
+    assert_eq!(
+        error_code(&first),
+        Some("CONFIRMATION_REQUIRED"),
+        "{first:?}"
+    );
+    let id = first.error().unwrap().details["confirmationId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    f.registry.confirm(&id).unwrap();
+    let mut retry = AgentInvocation::new("i2", "domain:devices.disable");
+    retry.input = json!({"deviceIds": ["d1"]});
+    retry.confirmation_id = Some(id);
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, retry), &consumer()));
+    assert!(
+        r.is_ok(),
+        "the approved action was refused: {}",
+        serde_json::to_string(&r).unwrap()
+    );
+    assert_eq!(f.executor.calls().len(), 1);
+}
