@@ -483,3 +483,41 @@ fn rate_limit_does_not_refuse_the_approved_retry_of_one_action() {
     );
     assert_eq!(f.executor.calls().len(), 1);
 }
+
+/// Probe (held up): a policy that (against the docs' advice) reads the
+/// registry — its principal, version, a pending confirmation — while a
+/// snapshot or a call evaluates it does not deadlock: neither holds the
+/// registry lock while policies run.
+#[test]
+fn a_policy_reading_the_registry_does_not_deadlock() {
+    use std::sync::{mpsc, Arc, OnceLock};
+    use surface_runtime::policy::authorize_with;
+    use surface_runtime::{Discovery, PolicyDecision, PolicyExt};
+    let (done, finished) = mpsc::channel();
+    std::thread::spawn(move || {
+        let f = fixture();
+        let slot: Arc<OnceLock<SurfaceRegistry>> = Arc::new(OnceLock::new());
+        let seen = slot.clone();
+        let _h = bind_with(
+            &f.registry,
+            "devices.list",
+            authorize_with("reads-registry", move |_| {
+                let r = seen.get().expect("set");
+                let _ = (
+                    r.surface_version(),
+                    r.principal(),
+                    r.pending_confirmation("x"),
+                );
+                PolicyDecision::Allow
+            })
+            .at_discovery(Discovery::Hide),
+        );
+        slot.set(f.registry.clone()).ok();
+        assert_eq!(f.registry.snapshot(&consumer()).procedures.len(), 1);
+        assert!(call(&f.registry, "i1", "domain:devices.list", json!({})).is_ok());
+        done.send(()).unwrap();
+    });
+    finished
+        .recv_timeout(Duration::from_secs(20))
+        .expect("deadlock: a policy reading the registry never returned");
+}
