@@ -521,3 +521,51 @@ fn a_policy_reading_the_registry_does_not_deadlock() {
         .recv_timeout(Duration::from_secs(20))
         .expect("deadlock: a policy reading the registry never returned");
 }
+
+/// Confirmations are not tied to the principal: a confirmation the agent
+/// requested while user A was signed in stays pending after
+/// `set_principal` switches to user B (the page's confirmation UI shows
+/// B a request made on A's behalf), B can approve it, and once A is back
+/// the agent's retry with that confirmationId runs — approved by someone
+/// else. `set_principal` bumps the version but leaves the queue as is.
+/// Right behaviour: a change of principal expires (or denies) the pending
+/// and approved confirmations issued under the previous one (or the
+/// confirmation records the principal and `consume` refuses another).
+#[test]
+fn a_confirmation_does_not_survive_a_change_of_principal() {
+    use surface_runtime::policy::has_permission;
+    let alice = Principal::new("alice").permission("devices:admin");
+    let f = fixture_with(|b| b.principal(alice.clone()));
+    let _h = bind_with(
+        &f.registry,
+        "devices.disable",
+        has_permission("devices:admin"),
+    );
+    let first = call(
+        &f.registry,
+        "i1",
+        "domain:devices.disable",
+        json!({"deviceIds": ["d1"]}),
+    );
+    assert_eq!(error_code(&first), Some("CONFIRMATION_REQUIRED"));
+    let id = first.error().unwrap().details["confirmationId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    f.registry.set_principal(Some(Principal::new("bob")));
+    // Bob's page shows the queue; bob approves what alice's agent asked.
+    let offered = f.registry.pending_confirmation(&id).is_some();
+    let approved_by_bob = f.registry.confirm(&id).is_ok();
+    f.registry.set_principal(Some(alice));
+    let mut retry = AgentInvocation::new("i2", "domain:devices.disable");
+    retry.input = json!({"deviceIds": ["d1"]});
+    retry.confirmation_id = Some(id);
+    let r = now(f
+        .registry
+        .invoke(at_current_version(&f.registry, retry), &consumer()));
+    assert!(
+        !r.is_ok() && f.executor.calls().is_empty(),
+        "offered to bob: {offered}, approved by bob: {approved_by_bob}, then alice's agent ran it: {}",
+        serde_json::to_string(&r).unwrap()
+    );
+}
