@@ -569,3 +569,83 @@ fn a_confirmation_does_not_survive_a_change_of_principal() {
         serde_json::to_string(&r).unwrap()
     );
 }
+
+/// A call that times out while it is still WAITING for its concurrency
+/// group's turn never reached its handler or executor, yet its `TIMEOUT`
+/// says "side effects may or may not have occurred. Verify state with an
+/// observation before repeating" with retry `no` (non-idempotent
+/// capability). The agent is told to distrust a state nothing touched,
+/// and not to retry what is safe to retry.
+/// Right behaviour: a timeout (or cancellation) during the wait says that
+/// nothing ran (e.g. `details.reason: "concurrency-group-wait"`) with a
+/// retry that allows repeating it.
+#[test]
+fn a_timeout_while_waiting_for_the_group_says_nothing_ran() {
+    use futures_channel::oneshot;
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::{Arc, Mutex};
+    use std::task::{Context, Poll, Waker};
+    use surface_runtime::sync::BoxFuture;
+    use surface_runtime::Timer;
+    #[derive(Default)]
+    struct FiredTimer(Mutex<Vec<oneshot::Sender<()>>>);
+    impl Timer for FiredTimer {
+        fn sleep(&self, _: Duration) -> BoxFuture<'static, ()> {
+            let (tx, rx) = oneshot::channel();
+            self.0.lock().unwrap().push(tx);
+            Box::pin(async move {
+                let _ = rx.await;
+            })
+        }
+    }
+    fn poll<F: Future + ?Sized>(f: &mut Pin<Box<F>>) -> Poll<F::Output> {
+        f.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+    }
+    let timer = Arc::new(FiredTimer::default());
+    let registry = SurfaceRegistry::builder(authority())
+        .timer(timer.clone())
+        .timeout(Duration::from_secs(5))
+        .build();
+    let started = Arc::new(Mutex::new(Vec::new()));
+    let view = |name: &'static str| {
+        let started = started.clone();
+        ViewCapability::with_schema(name, name, json!({"type": "object"}), move |_v: Value| {
+            started.lock().unwrap().push(name);
+            async { std::future::pending::<Result<Value, _>>().await }
+        })
+    };
+    let _t = registry
+        .register_component(
+            ComponentDefinition::new("devices.table", "main")
+                .concurrency_group("g")
+                .capability(view("a"))
+                .capability(view("b")),
+        )
+        .unwrap();
+    let inv = |id: &str, cap: &str| {
+        let mut inv = AgentInvocation::new(id, cap);
+        inv.surface_version = Some(registry.surface_version());
+        inv
+    };
+    let consumer = consumer();
+    let mut first = Box::pin(registry.invoke(inv("i1", "view:devices.table.a"), &consumer));
+    let mut second = Box::pin(registry.invoke(inv("i2", "view:devices.table.b"), &consumer));
+    assert!(poll(&mut first).is_pending());
+    assert!(poll(&mut second).is_pending());
+    // The second call's timeout fires while it waits for its turn.
+    let fire = timer.0.lock().unwrap().pop().expect("b's timer");
+    fire.send(()).unwrap();
+    let Poll::Ready(r) = poll(&mut second) else {
+        panic!("b timed out")
+    };
+    assert_eq!(*started.lock().unwrap(), ["a"], "b's handler never ran");
+    let e = r.error().expect("TIMEOUT");
+    assert_eq!(e.code.as_str(), "TIMEOUT");
+    assert!(
+        !e.message.contains("may or may not have occurred"),
+        "nothing ran, but the agent is told side effects may have occurred: {} (retry {:?})",
+        e.message,
+        e.retry
+    );
+}
