@@ -1202,3 +1202,47 @@ async fn in_meta_mode_the_agent_gets_two_tools_and_surface_act_runs_the_pages_to
         .await;
     assert_eq!(error_of(&unknown)["code"], json!("CAPABILITY_NOT_FOUND"));
 }
+
+/// Review finding (branch `review`; fails now). In meta mode a run whose
+/// tab has closed still lists the two meta tools (`tools/list` never
+/// becomes empty, so the `page-away` message's own advice — "If the tool
+/// list stays empty for a minute, the page is gone" — can never apply), no
+/// `list_changed` is ever sent (the digest covers only the two constant
+/// tools), and `surface_discover` answers a normal, empty result: the agent
+/// cannot tell that the page went away, and the page-gone path that ends
+/// the run and revokes its token only runs when some `surface_act` names
+/// a tool.
+/// Right behaviour: `surface_discover` on a run with no connected page
+/// answers as a call of a missing tool does (`CAPABILITY_NOT_FOUND`,
+/// `details.reason` `page-away` / `page-gone`).
+#[tokio::test]
+async fn review_in_meta_mode_surface_discover_tells_a_closed_tab() {
+    let mut options = McpServerOptions::default();
+    options.export.mode = surface_runtime::export::ToolMode::Meta;
+    let (host, mcp) = server(&[], options).await;
+    let (tab, _calls) = tab(&host, ConfirmationMode::Hold, true).await;
+    let found = mcp.call_tool(RUN, "tc-1", "surface_discover", None).await;
+    assert!(
+        structured(&found)["total"].as_u64().unwrap() > 0,
+        "{found:?}"
+    );
+    let Tab {
+        connection,
+        _subscriptions,
+        _announcements,
+        ..
+    } = tab;
+    drop((_subscriptions, _announcements));
+    let connection = Arc::try_unwrap(connection).unwrap_or_else(|_| panic!("one owner"));
+    connection.close().await;
+    assert_eq!(
+        names(&mcp.tools(RUN).await.unwrap()),
+        ["surface_discover", "surface_act"]
+    );
+    let after = mcp.call_tool(RUN, "tc-2", "surface_discover", None).await;
+    assert!(
+        after.is_error,
+        "surface_discover on a closed tab answers as if the page had no tools: {after:?}"
+    );
+    assert_eq!(error_of(&after)["details"]["reason"], json!("page-away"));
+}
