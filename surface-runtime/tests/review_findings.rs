@@ -649,3 +649,52 @@ fn a_timeout_while_waiting_for_the_group_says_nothing_ran() {
         e.retry
     );
 }
+
+/// `TestSurface::assert_locked` proves the refusal with a real call, which
+/// reaches phase 4 and so is COUNTED by `rate_limit`: an assertion changes
+/// the state under test. With `rate_limit(1, …)`, asserting the lock and
+/// then making the one call the test is about gives `RATE_LIMITED`.
+/// Right behaviour: an assertion has no side effect on what it asserts
+/// about (e.g. check the lock with a call as another consumer, or a
+/// dry-run through phase 5 that runs no policy).
+#[test]
+fn assert_locked_does_not_use_up_a_rate_limit() {
+    use surface_runtime::testing::TestSurface;
+    let surface = TestSurface::with(authority(), |b| {
+        b.policy(rate_limit(1, Duration::from_secs(60)))
+    });
+    let _h = surface
+        .registry()
+        .register_procedure(
+            AgentProcedureBinding::new(procedure(surface.registry().authority(), "devices.list"))
+                .bind(|| BogusListBinding),
+        )
+        .unwrap();
+    surface.assert_locked("domain:devices.list", "query");
+    let r = surface.call("domain:devices.list", json!({}));
+    assert!(
+        r.is_ok(),
+        "the assertion used up the rate limit: {}",
+        serde_json::to_string(&r).unwrap()
+    );
+}
+
+/// `devices.list` with `query` bound and locked.
+struct BogusListBinding;
+
+impl surface_runtime::BoundInput for BogusListBinding {
+    type Input = Value;
+    const PROCEDURE: &'static str = "devices.list";
+    fn bound_fields() -> &'static [surface_runtime::BoundField] {
+        &[surface_runtime::BoundField {
+            name: "query",
+            locked: true,
+        }]
+    }
+    fn to_bound_json(&self) -> Result<serde_json::Map<String, Value>, serde_json::Error> {
+        Ok(serde_json::Map::from_iter([(
+            "query".to_string(),
+            json!("mine"),
+        )]))
+    }
+}
