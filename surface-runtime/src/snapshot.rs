@@ -717,6 +717,54 @@ fn availability_with(
     }
 }
 
+impl SurfaceRegistry {
+    /// The registrations serving `capability_id` that the discovery
+    /// policies hide from `consumer` now, each with the name of the policy
+    /// that hides it (none, without a lock or a policy call, while no
+    /// policy takes part in discovery).
+    pub(crate) fn hidden_registrations(
+        &self,
+        capability_id: &str,
+        consumer: &AgentConsumer,
+    ) -> Vec<(String, String)> {
+        if !self.has_discovery_policies() {
+            return Vec::new();
+        }
+        let entries = self.entries();
+        let facts = Facts {
+            consumer,
+            principal: entries.principal.as_deref(),
+            environment: self.environment(),
+            now_ms: self.confirmations().now_ms(),
+            policies: &self.settings().policies,
+        };
+        let hidden_by = |registration: &str, v: Verdict| match v {
+            Verdict::Hidden(policy) => Some((registration.to_string(), policy)),
+            Verdict::Shown | Verdict::Disclosed(_) => None,
+        };
+        let procedures = entries
+            .procedures
+            .iter()
+            .filter(|p| p.procedure_id == capability_id || &*p.capability_id == capability_id)
+            .filter_map(|p| {
+                let target = (Some(&*p.path), Some(p.effect), p.context.as_ref());
+                let verdict =
+                    facts.verdict(&p.policies, &p.capability_id, &p.registration_id, target);
+                hidden_by(&p.registration_id, verdict)
+            });
+        let views = entries
+            .components
+            .iter()
+            .filter(|c| c.views.iter().any(|v| v.capability_id == capability_id))
+            .filter_map(|c| {
+                let target = (None, None, Some(&c.context));
+                let verdict = facts.verdict(&[], capability_id, &c.registration_id, target);
+                hidden_by(&c.registration_id, verdict)
+            });
+        procedures.chain(views).collect()
+    }
+}
+
 /// The descriptor of a live binding, its availability observed now
 /// (`None` when a policy hides it from this consumer).
 fn procedure_descriptor(

@@ -338,7 +338,7 @@ fn a_hiding_denial_wins_over_a_disclosing_one_and_closures_can_opt_in() {
         *stages.lock().unwrap(),
         vec![
             (PolicyStage::Discovery, String::new()),
-            (PolicyStage::Discovery, "i1".to_string())
+            (PolicyStage::Discovery, String::new())
         ]
     );
 }

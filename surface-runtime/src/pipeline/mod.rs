@@ -221,8 +221,11 @@ impl SurfaceRegistry {
             return Err(self.refuse_invalid_id(inv, problem));
         }
         let fingerprint = envelope_fingerprint(self.fingerprint(), inv, consumer);
+        // Policies run outside the registry lock: which registrations they
+        // hide is read first (`check` asks again for the one resolved).
+        let hidden = self.hidden_registrations(&inv.capability_id, consumer);
         let resolve = |live: &Live<'_>| {
-            let target = phases::resolve(live, inv, consumer)?;
+            let target = phases::resolve(live, inv, consumer, &hidden)?;
             phases::staleness(live, inv, &target)?;
             let executor = match target {
                 Registered::Procedure(_) => live.executor(),

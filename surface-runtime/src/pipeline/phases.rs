@@ -27,11 +27,30 @@ use crate::registry::{Live, Lookup, Registered, SurfaceRegistry};
 /// (`phase: "resolve"`) for a gone registration and
 /// `CAPABILITY_NOT_FOUND` for an unknown one. Without one: exactly one
 /// candidate (`CAPABILITY_NOT_FOUND` for none, `AMBIGUOUS_INSTANCE` for
-/// several). Headless consumers resolve no view capability.
+/// several). Headless consumers resolve no view capability. A registration
+/// in `hidden` (hidden from this consumer by a discovery policy) is
+/// neither a candidate nor served: it is answered as one that does not
+/// exist.
 pub(super) fn resolve(
     live: &Live<'_>,
     inv: &AgentInvocation,
     consumer: &AgentConsumer,
+    hidden: &[(String, String)],
+) -> Result<Registered, Failure> {
+    resolve_visible(live, inv, consumer, hidden).map_err(|failure| match hidden.first() {
+        // The audit record names what hid a registration (never the agent).
+        Some((_, policy)) if failure.0.error.code == ErrorCode::CapabilityNotFound => {
+            failure.internal(json!({"hiddenBy": policy}))
+        }
+        _ => failure,
+    })
+}
+
+fn resolve_visible(
+    live: &Live<'_>,
+    inv: &AgentInvocation,
+    consumer: &AgentConsumer,
+    hidden: &[(String, String)],
 ) -> Result<Registered, Failure> {
     let capability_id = inv.capability_id.as_str();
     if capability_id.starts_with("view:") && consumer.kind == ConsumerKind::Headless {
@@ -40,6 +59,7 @@ pub(super) fn resolve(
     let instance = inv.instance_id.as_deref();
     let of_instance = |target: &Registered| {
         instance.is_none_or(|i| target.context().is_some_and(|c| c.instance_id == i))
+            && !hidden.iter().any(|(h, _)| h == target.registration_id())
     };
     let mut candidates = live.serving(capability_id).filter(of_instance);
     if let Some(wanted) = inv.registration_id.as_deref() {

@@ -196,7 +196,10 @@ impl RateLimit {
         }
         (times.len() >= self.max_calls).then(|| {
             let oldest = times.front().copied().unwrap_or(now);
-            oldest.saturating_add(self.window_ms).saturating_sub(now).max(1)
+            oldest
+                .saturating_add(self.window_ms)
+                .saturating_sub(now)
+                .max(1)
         })
     }
 

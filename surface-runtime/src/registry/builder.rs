@@ -189,6 +189,10 @@ impl SurfaceRegistryBuilder {
             (true, Some(t)) => Some(t),
             (true, None) => Some(DEFAULT_TIMEOUT),
         };
+        let discovery_policies = self
+            .policies
+            .iter()
+            .any(|p| p.discovery() != crate::policy::Discovery::NotChecked);
         let signer = Signer::new(secret);
         let surface_id = signer.id("surf", 0);
         let fingerprint = Fingerprint::new(fingerprint_seed(&signer));
@@ -230,6 +234,7 @@ impl SurfaceRegistryBuilder {
                 surface_id,
                 fingerprint,
                 groups: Default::default(),
+                discovery_policies: std::sync::atomic::AtomicBool::new(discovery_policies),
                 audit_listeners: AtomicUsize::new(0),
                 listeners: Mutex::new(Listeners::default()),
                 #[cfg(feature = "dynamic")]

@@ -307,6 +307,10 @@ struct Inner {
     fingerprint: Fingerprint,
     /// The concurrency groups of calls in flight.
     groups: ConcurrencyGroups,
+    /// Whether any policy (registry-wide or of a binding ever registered)
+    /// takes part in discovery: calls skip the discovery pre-check while
+    /// none does.
+    discovery_policies: std::sync::atomic::AtomicBool,
     /// Number of audit listeners (lets `audit` skip the lock when zero).
     audit_listeners: AtomicUsize,
     listeners: Mutex<Listeners>,
@@ -783,6 +787,22 @@ impl SurfaceRegistry {
         let version = change.surface_version;
         notify(&self.inner, change);
         version
+    }
+
+    /// Whether any policy takes part in discovery.
+    pub(crate) fn has_discovery_policies(&self) -> bool {
+        self.inner.discovery_policies.load(Ordering::Relaxed)
+    }
+
+    /// Notes that a registered binding has a policy that takes part in
+    /// discovery.
+    pub(crate) fn note_discovery_policies(&self, policies: &[Arc<dyn AgentPolicy>]) {
+        if policies
+            .iter()
+            .any(|p| p.discovery() != crate::policy::Discovery::NotChecked)
+        {
+            self.inner.discovery_policies.store(true, Ordering::Relaxed);
+        }
     }
 
     /// The concurrency groups of calls in flight.

@@ -47,6 +47,8 @@ impl SurfaceRegistry {
         let entry = self
             .procedure_entry(binding)
             .map_err(|err| self.reject_registration(RegistrationKind::Procedure, &path, err))?;
+        // Before the entry is live, so a call never misses its policies.
+        self.note_discovery_policies(&entry.policies);
         let (handle, change) = {
             let mut state = lock(&self.inner.state);
             let number = state.take_number();
