@@ -270,7 +270,10 @@ impl SurfaceRegistry {
         let level = phases::authorize(policies(), &ctx, target.static_level())?;
         let input = input::effective_input(target, agent_input)?;
         let level = phases::check_input(policies(), &ctx, &input, level)?;
-        self.confirmation(inv, target, input, level, consumer)
+        let passed = self.confirmation(inv, target, input, level, consumer)?;
+        // The call executes: policies that count calls count it now.
+        policies().for_each(|policy| policy.executing(&ctx));
+        Ok(passed)
     }
 
     /// The `INVALID_INPUT` answer to an invocation id that breaks the

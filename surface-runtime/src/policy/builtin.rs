@@ -8,7 +8,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::{AgentPolicy, Discovery, PolicyContext, PolicyDecision, PolicyStage};
+use super::{AgentPolicy, Discovery, PolicyContext, PolicyDecision};
 use crate::sync::{lock, MaybeSend, MaybeSync};
 
 /// [`authenticated`]: denies when no [`super::Principal`] is set.
@@ -40,19 +40,24 @@ impl AgentPolicy for Authenticated {
 #[derive(Clone, Debug)]
 pub struct HasPermission {
     permission: String,
+    /// `has-permission(<permission>)`.
+    name: String,
 }
 
 /// A policy that denies unless the principal holds `permission` (exact
-/// name; no principal denies). Hides at discovery.
+/// name; no principal denies). Hides at discovery. Its name (in audit
+/// records and the surface contract) is `has-permission(<permission>)`.
 pub fn has_permission(permission: impl Into<String>) -> HasPermission {
+    let permission = permission.into();
     HasPermission {
-        permission: permission.into(),
+        name: format!("has-permission({permission})"),
+        permission,
     }
 }
 
 impl AgentPolicy for HasPermission {
     fn name(&self) -> &str {
-        "has-permission"
+        &self.name
     }
     fn discovery(&self) -> Discovery {
         Discovery::Hide
@@ -118,24 +123,29 @@ where
 #[derive(Clone, Debug)]
 pub struct Environment {
     allowed: Vec<String>,
+    /// `environment(<allowed>, …)`.
+    name: String,
 }
 
 /// A policy that denies unless the registry's environment
 /// (`SurfaceRegistryBuilder::environment`) is one of `allowed` (exact
 /// names; a registry without an environment denies). Hides at discovery.
+/// Its name is `environment(<allowed>, …)`.
 pub fn environment<I, S>(allowed: I) -> Environment
 where
     I: IntoIterator<Item = S>,
     S: Into<String>,
 {
+    let allowed: Vec<String> = allowed.into_iter().map(Into::into).collect();
     Environment {
-        allowed: allowed.into_iter().map(Into::into).collect(),
+        name: format!("environment({})", allowed.join(", ")),
+        allowed,
     }
 }
 
 impl AgentPolicy for Environment {
     fn name(&self) -> &str {
-        "environment"
+        &self.name
     }
     fn discovery(&self) -> Discovery {
         Discovery::Hide
@@ -162,6 +172,8 @@ pub const RATE_LIMIT_MAX_KEYS: usize = 1_024;
 /// [`rate_limit`]: at most `max_calls` calls per window, per consumer and
 /// capability.
 pub struct RateLimit {
+    /// `rate-limit(N per W ms)`.
+    name: String,
     max_calls: usize,
     window_ms: u64,
     /// Call times (ms) in the window, oldest first, by consumer id and
@@ -171,23 +183,33 @@ pub struct RateLimit {
 
 /// A policy that admits at most `max_calls` calls (at least 1) in any
 /// `window` (at least 1 ms), per consumer id and capability id, counting
-/// the calls that reach phase 4. Beyond it a call is `RATE_LIMITED` with
+/// the calls that execute (`AgentPolicy::executing`: a call only asked for
+/// a confirmation, or refused, is not counted; calls in flight at once may
+/// pass together). Its name is `rate-limit(N per W ms)`. Beyond it a call
+/// is `RATE_LIMITED` at phase 4 with
 /// `retryAfterMs` until the oldest counted call leaves the window. At
 /// discovery it discloses: the capability is listed unavailable, "Rate
 /// limit reached: …", and nothing is counted. Memory: at most
 /// [`RATE_LIMIT_MAX_KEYS`] pairs of at most `max_calls` times each.
 pub fn rate_limit(max_calls: usize, window: Duration) -> RateLimit {
+    let max_calls = max_calls.max(1);
+    let window_ms = u64::try_from(window.as_millis()).unwrap_or(u64::MAX).max(1);
     RateLimit {
-        max_calls: max_calls.max(1),
-        window_ms: u64::try_from(window.as_millis()).unwrap_or(u64::MAX).max(1),
+        name: format!("rate-limit({max_calls} per {window_ms} ms)"),
+        max_calls,
+        window_ms,
         calls: Mutex::new(HashMap::new()),
     }
 }
 
 impl RateLimit {
     /// `Some(wait)` when the pair's window is full at `now`, dropping the
-    /// times that left it.
+    /// times that left it. A time after `now` (the clock stepped back) is
+    /// taken as `now`, so a wait is never longer than the window.
     fn full(&self, times: &mut VecDeque<u64>, now: u64) -> Option<u64> {
+        for t in times.iter_mut() {
+            *t = (*t).min(now);
+        }
         while times
             .front()
             .is_some_and(|t| now.saturating_sub(*t) >= self.window_ms)
@@ -225,37 +247,44 @@ impl RateLimit {
 
 impl AgentPolicy for RateLimit {
     fn name(&self) -> &str {
-        "rate-limit"
+        &self.name
     }
     fn discovery(&self) -> Discovery {
         Discovery::Disclose
     }
+    /// Checks only: a full window answers `Limit`; nothing is counted here.
     fn authorize(&self, ctx: &PolicyContext<'_>) -> PolicyDecision {
         let key = (ctx.consumer.id.to_string(), ctx.capability_id.to_string());
-        let now = ctx.now_ms;
         let mut calls = lock(&self.calls);
-        if !calls.contains_key(&key) {
-            if ctx.stage == PolicyStage::Discovery {
-                return PolicyDecision::Allow;
-            }
-            if calls.len() >= RATE_LIMIT_MAX_KEYS {
-                self.evict(&mut calls, now);
-            }
-        }
-        let times = calls.entry(key).or_default();
-        if let Some(wait) = self.full(times, now) {
-            let seconds = wait.div_ceil(1_000);
-            return PolicyDecision::Limit {
+        let Some(times) = calls.get_mut(&key) else {
+            return PolicyDecision::Allow;
+        };
+        match self.full(times, ctx.now_ms) {
+            None => PolicyDecision::Allow,
+            Some(wait) => PolicyDecision::Limit {
                 message: format!(
-                    "Rate limit reached: at most {} call(s) every {} ms. Try again in {seconds} s.",
-                    self.max_calls, self.window_ms
+                    "Rate limit reached: at most {} call(s) every {} ms. Try again in {} s.",
+                    self.max_calls,
+                    self.window_ms,
+                    wait.div_ceil(1_000)
                 ),
                 retry_after_ms: wait,
-            };
+            },
         }
-        if ctx.stage == PolicyStage::Invocation {
-            times.push_back(now);
+    }
+    /// Counts the call (calls in flight at once may all have passed the
+    /// check before either is counted).
+    fn executing(&self, ctx: &PolicyContext<'_>) {
+        let key = (ctx.consumer.id.to_string(), ctx.capability_id.to_string());
+        let mut calls = lock(&self.calls);
+        if !calls.contains_key(&key) && calls.len() >= RATE_LIMIT_MAX_KEYS {
+            self.evict(&mut calls, ctx.now_ms);
         }
-        PolicyDecision::Allow
+        let times = calls.entry(key).or_default();
+        self.full(times, ctx.now_ms);
+        if times.len() >= self.max_calls {
+            times.pop_front();
+        }
+        times.push_back(ctx.now_ms);
     }
 }

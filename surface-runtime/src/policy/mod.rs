@@ -177,6 +177,11 @@ pub trait AgentPolicy: MaybeSend + MaybeSync {
     fn check_input(&self, _ctx: &PolicyContext<'_>, _input: &Value) -> PolicyDecision {
         PolicyDecision::Allow
     }
+    /// Called once for a call that passed every phase up to execution (its
+    /// confirmation included), right before it executes: what a policy
+    /// that counts calls counts. A call refused earlier, or only asked for
+    /// a confirmation, is never reported.
+    fn executing(&self, _ctx: &PolicyContext<'_>) {}
 }
 
 /// Adapters every policy has ([`PolicyExt::at_discovery`]).
@@ -212,6 +217,9 @@ impl<P: AgentPolicy> AgentPolicy for AtDiscovery<P> {
     }
     fn check_input(&self, ctx: &PolicyContext<'_>, input: &Value) -> PolicyDecision {
         self.policy.check_input(ctx, input)
+    }
+    fn executing(&self, ctx: &PolicyContext<'_>) {
+        self.policy.executing(ctx);
     }
 }
 
