@@ -229,6 +229,9 @@ fn a_policy_that_takes_part_in_discovery_is_named_with_its_mode() {
     let contract = surface_runtime::contract::SurfaceContract::from_registry(&registry);
     assert_eq!(
         contract.policies,
-        ["authenticated [hides]", "rate-limit(5 per 1000 ms) [discloses]"]
+        [
+            "authenticated [hides]",
+            "rate-limit(5 per 1000 ms) [discloses]"
+        ]
     );
 }

@@ -396,20 +396,47 @@ fn surface_act_becomes_the_named_tools_call_and_bad_meta_calls_are_refused() {
             found: "an array"
         }
     );
-    assert!(matches!(
+    assert_eq!(
         refused(json!({"arguments": {}})),
-        ToolCallError::UnknownTool { .. }
-    ));
+        ToolCallError::MetaArguments {
+            tool: "surface_act"
+        }
+    );
+    // The tool's arguments flattened into surface_act are not dropped.
+    let flattened = refused(json!({"tool": "devices__rename", "name": "Lobby"}));
+    assert_eq!(
+        flattened,
+        ToolCallError::MetaArguments {
+            tool: "surface_act"
+        }
+    );
+    assert_eq!(
+    // Discovery answers from the catalog: a limit over 50 lists 50; a limit
+    // of 0 does not follow the schema.
+        "surface_act takes `tool`, the name of a tool surface_discover listed, and `arguments`, an object following that tool's input schema; nothing else. Put the tool's arguments inside `arguments`."
+    );
     assert!(matches!(
         catalog.resolve_call(ToolCall::new("devices__rename", "c", None)),
         Err(ToolCallError::UnknownTool { .. })
     ));
     // Discovery answers from the catalog: the limit is clamped to 1..=50.
+    assert_eq!(
+        catalog
+            .resolve_call(ToolCall::new(
+                "surface_discover",
+                "d",
+                Some(json!({"limit": 0}))
+            ))
+            .unwrap_err(),
+        ToolCallError::MetaArguments {
+            tool: "surface_discover"
+        }
+    );
     let ResolvedCall::Discovered(found) = catalog
         .resolve_call(ToolCall::new(
             "surface_discover",
             "d",
-            Some(json!({"limit": 0})),
+            Some(json!({"limit": 500})),
         ))
         .unwrap()
     else {

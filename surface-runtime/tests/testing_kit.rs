@@ -48,12 +48,14 @@ fn calls_reach_the_fake_executor_with_the_effective_input() {
         .respond("devices.rename", json!({"renamed": true}));
     let result = surface.call("domain:devices.rename", json!({"name": "Lobby"}));
     assert_eq!(result.output(), Some(&json!({"renamed": true})));
+    // Ids count up across the process's test surfaces: `test-<n>`.
+    assert!(result.invocation_id().starts_with("test-"));
     assert_eq!(
         surface.executor().calls(),
         vec![ExecutedCall {
             path: "devices.rename".into(),
             input: json!({"deviceId": "d1", "name": "Lobby"}),
-            invocation_id: "test-1".into(),
+            invocation_id: result.invocation_id().to_string(),
             confirmed: false,
         }]
     );

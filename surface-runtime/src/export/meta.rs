@@ -144,8 +144,10 @@ impl ToolCatalog {
     /// # Errors
     /// [`ToolCallError::ArgumentsNotObject`] when the meta call's arguments
     /// (or `surface_act`'s `arguments`) are not an object;
-    /// [`ToolCallError::UnknownTool`] for a `surface_act` without a string
-    /// `tool`, or for any other name in meta mode.
+    /// [`ToolCallError::MetaArguments`] when they do not follow the meta
+    /// tool's schema (an unexpected key, no string `tool`, a `query` that
+    /// is not a string, a `limit` below 1); [`ToolCallError::UnknownTool`]
+    /// for any other name in meta mode.
     pub fn resolve_call(&self, call: ToolCall) -> Result<ResolvedCall, ToolCallError> {
         if self.mode == ToolMode::Direct {
             return Ok(ResolvedCall::Tool(call));
@@ -161,8 +163,11 @@ impl ToolCatalog {
             }
         };
         match call.name.as_str() {
-            DISCOVER_TOOL => Ok(ResolvedCall::Discovered(self.discover(&arguments))),
-            ACT_TOOL => act(call.call_id, arguments, self.surface_version),
+            DISCOVER_TOOL => {
+                check_discover_arguments(&arguments)?;
+                Ok(ResolvedCall::Discovered(self.discover(&arguments)))
+            }
+            ACT_TOOL => act(call.call_id, arguments),
             _ => Err(ToolCallError::UnknownTool {
                 name: clip(&call.name),
                 surface_version: self.surface_version,
@@ -174,7 +179,7 @@ impl ToolCatalog {
     /// tools whose name and description hold every word of `query`
     /// (case-insensitive), in catalog order, at most `limit`. A query or
     /// limit out of bounds is clamped (the first [`MAX_QUERY_CHARS`]
-    /// characters; 1 to [`MAX_DISCOVER_LIMIT`]).
+    /// characters; at most [`MAX_DISCOVER_LIMIT`]).
     fn discover(&self, arguments: &Map<String, Value>) -> McpCallToolResult {
         let query: String = arguments
             .get("query")
@@ -225,6 +230,32 @@ impl ToolCatalog {
     }
 }
 
+/// What the model is told when a meta tool's arguments are wrong (fixed
+/// text: nothing the model sent is echoed).
+pub(super) fn arguments_message(tool: &str) -> &'static str {
+    if tool == ACT_TOOL {
+        "surface_act takes `tool`, the name of a tool surface_discover listed, and `arguments`, an object following that tool's input schema; nothing else. Put the tool's arguments inside `arguments`."
+    } else {
+        "surface_discover takes `query`, a string of words, and `limit`, an integer from 1 to 50; nothing else."
+    }
+}
+
+/// `surface_discover`'s arguments follow its schema.
+fn check_discover_arguments(arguments: &Map<String, Value>) -> Result<(), ToolCallError> {
+    let fits = arguments.iter().all(|(key, value)| match key.as_str() {
+        "query" => value.is_string(),
+        "limit" => value.as_u64().is_some_and(|l| l >= 1),
+        _ => false,
+    });
+    if fits {
+        Ok(())
+    } else {
+        Err(ToolCallError::MetaArguments {
+            tool: DISCOVER_TOOL,
+        })
+    }
+}
+
 /// One tool as `surface_discover` lists it.
 fn described(tool: &CatalogTool) -> Value {
     let mut v = json!({
@@ -240,16 +271,13 @@ fn described(tool: &CatalogTool) -> Value {
 }
 
 /// The call of the tool a `surface_act` names.
-fn act(
-    call_id: String,
-    mut arguments: Map<String, Value>,
-    surface_version: u64,
-) -> Result<ResolvedCall, ToolCallError> {
+fn act(call_id: String, mut arguments: Map<String, Value>) -> Result<ResolvedCall, ToolCallError> {
+    let refused = ToolCallError::MetaArguments { tool: ACT_TOOL };
+    if arguments.keys().any(|k| k != "tool" && k != "arguments") {
+        return Err(refused);
+    }
     let Some(Value::String(tool)) = arguments.remove("tool") else {
-        return Err(ToolCallError::UnknownTool {
-            name: ACT_TOOL.to_string(),
-            surface_version,
-        });
+        return Err(refused);
     };
     let inner = match arguments.remove("arguments") {
         None | Some(Value::Null) => None,

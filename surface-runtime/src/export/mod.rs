@@ -938,6 +938,14 @@ pub enum ToolCallError {
         /// [`MAX_ARGUMENTS_BYTES`].
         limit: usize,
     },
+    /// A meta tool's arguments do not follow its schema (an unexpected
+    /// key, `surface_act` without a string `tool`, a `query` that is not a
+    /// string, a `limit` that is not a positive integer).
+    #[error("the arguments of `{tool}` do not follow its schema")]
+    MetaArguments {
+        /// `surface_discover` or `surface_act`.
+        tool: &'static str,
+    },
     /// The call id is empty.
     #[error("the tool call has an empty call id")]
     EmptyCallId,
@@ -956,7 +964,8 @@ impl ToolCallError {
     /// unknown tool → `CAPABILITY_NOT_FOUND`, retry `after-refresh`; bad
     /// arguments → `INVALID_INPUT`, retry `with-changes`, one issue at the
     /// root (`details.issues: [{"path": "", "message"}]`, the message
-    /// saying what is wrong); bad call id (the host's fault) →
+    /// saying what is wrong; for a meta tool, what its arguments are); bad
+    /// call id (the host's fault) →
     /// `EXECUTION_FAILED`, retry `no`.
     pub fn agent_error(&self) -> AgentError {
         let invalid = |message: &str| {
@@ -978,6 +987,7 @@ impl ToolCallError {
             ToolCallError::ArgumentsTooLarge { limit, .. } => {
                 invalid(&format!("The arguments are larger than {limit} bytes."))
             }
+            ToolCallError::MetaArguments { tool } => invalid(meta::arguments_message(tool)),
             ToolCallError::EmptyCallId | ToolCallError::CallIdTooLong { .. } => AgentError::new(
                 ErrorCode::ExecutionFailed,
                 "The tool call could not be dispatched.",

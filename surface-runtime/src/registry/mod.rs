@@ -621,20 +621,34 @@ impl SurfaceRegistry {
     /// [`crate::policy::authenticated`], [`crate::policy::has_permission`]
     /// and [`crate::policy::tenant_boundary`] read it). When it differs from
     /// the last one, `surfaceVersion` is bumped (reason `principal`) so
-    /// agents re-read what they may see. Returns whether it was bumped.
+    /// agents re-read what they may see; when it names another user (or
+    /// signs in or out) every live confirmation is declined as the user
+    /// would decline it (`confirmation-rejected` audit events; a retry
+    /// naming one is `CONFIRMATION_INVALID` `denied`). Returns whether the
+    /// version was bumped.
     /// Advisory, like every client policy: the server re-checks each call.
     ///
     /// [`PolicyContext::principal`]: crate::policy::PolicyContext::principal
     pub fn set_principal(&self, principal: Option<Principal>) -> bool {
-        let change = {
+        let (change, other_user) = {
             let mut state = lock(&self.inner.state);
             if state.principal.as_deref() == principal.as_ref() {
                 return false;
             }
+            let user = |p: Option<&Principal>| p.map(|p| p.user_id.clone());
+            let other_user = user(state.principal.as_deref()) != user(principal.as_ref());
             state.principal = principal.map(Arc::new);
             state.version += 1;
-            state.change(ChangeReason::Principal)
+            (state.change(ChangeReason::Principal), other_user)
         };
+        if other_user {
+            // What the previous user was asked (or approved) is not the new
+            // user's to decide or to use: every live confirmation is
+            // declined.
+            for pending in self.inner.confirmations.list() {
+                let _ = self.reject(&pending.confirmation_id);
+            }
+        }
         notify(&self.inner, change);
         true
     }

@@ -45,6 +45,10 @@ pub const TEST_START_MS: u64 = 1_767_225_600_000;
 /// ids repeat from run to run. Never use it outside tests.
 pub const TEST_SECRET: [u8; 32] = [7; 32];
 
+/// The number of the next invocation id, process-wide: two test surfaces
+/// over one registry never reuse an id (a reused one would be a replay).
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
 /// How many audit events a test surface keeps (the oldest go first).
 pub const MAX_AUDIT_EVENTS: usize = 10_000;
 
@@ -57,7 +61,6 @@ pub struct TestSurface {
     consumer: AgentConsumer,
     audit: Arc<Mutex<Vec<AuditEvent>>>,
     _audit: Subscription,
-    next_id: AtomicU64,
 }
 
 impl TestSurface {
@@ -109,7 +112,6 @@ impl TestSurface {
             consumer: AgentConsumer::embedded("test-agent"),
             audit,
             _audit: subscription,
-            next_id: AtomicU64::new(1),
         }
     }
 
@@ -164,9 +166,10 @@ impl TestSurface {
         serialize_surface_snapshot(&self.snapshot())
     }
 
-    /// A fresh invocation id: `test-1`, `test-2`, …
+    /// A fresh invocation id: `test-<n>`, `n` counting up across every
+    /// test surface of the process.
     fn fresh_id(&self) -> String {
-        format!("test-{}", self.next_id.fetch_add(1, Ordering::SeqCst))
+        format!("test-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed))
     }
 
     /// Calls `capability_id` as an agent would: a fresh invocation id and
