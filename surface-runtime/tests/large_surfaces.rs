@@ -411,15 +411,15 @@ fn surface_act_becomes_the_named_tools_call_and_bad_meta_calls_are_refused() {
         }
     );
     assert_eq!(
-    // Discovery answers from the catalog: a limit over 50 lists 50; a limit
-    // of 0 does not follow the schema.
+        flattened.agent_error().message,
         "surface_act takes `tool`, the name of a tool surface_discover listed, and `arguments`, an object following that tool's input schema; nothing else. Put the tool's arguments inside `arguments`."
     );
     assert!(matches!(
         catalog.resolve_call(ToolCall::new("devices__rename", "c", None)),
         Err(ToolCallError::UnknownTool { .. })
     ));
-    // Discovery answers from the catalog: the limit is clamped to 1..=50.
+    // Discovery answers from the catalog: a limit over 50 lists 50; a limit
+    // of 0 does not follow the schema.
     assert_eq!(
         catalog
             .resolve_call(ToolCall::new(
