@@ -13,7 +13,8 @@ pub struct SnapshotOptions {
     /// keeps the capabilities in scope and is left out when none is.
     pub scope: Vec<String>,
     /// At most this many capabilities: each procedure binding counts 1, a
-    /// component as many as its capabilities in scope. The highest
+    /// component as many as its capabilities in scope (one without
+    /// capabilities counts 0 and is always listed). The highest
     /// priority is kept first (`AgentProcedureBinding::priority`,
     /// `ComponentDefinition::priority`), an available capability before an
     /// unavailable one of the same priority, then registration order; what
@@ -23,7 +24,7 @@ pub struct SnapshotOptions {
 }
 
 /// One candidate: a procedure binding (cost 1) or a component (cost: its
-/// capabilities, at least 1).
+/// capabilities; 0 for one without capabilities, which is always kept).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Rank {
     /// Higher first.
@@ -48,7 +49,7 @@ pub(crate) fn within_budget(ranks: &[Rank], budget: usize) -> Vec<bool> {
     let mut keep = vec![false; ranks.len()];
     let mut left = budget;
     for i in order {
-        let cost = ranks[i].cost.max(1);
+        let cost = ranks[i].cost;
         if cost <= left {
             left -= cost;
             keep[i] = true;

@@ -613,7 +613,8 @@ fn cut(
 
 /// The descriptors whose capability ids start with one of `scope`'s
 /// prefixes (all when it is empty); a component keeps its capabilities in
-/// scope and is left out when it had some and none is.
+/// scope and is left out when none is (a component without capabilities
+/// is in no scope).
 fn scoped(
     procedures: Ranked<AgentProcedureDescriptor>,
     components: Ranked<ComponentDescriptor>,
@@ -633,11 +634,10 @@ fn scoped(
     let components = components
         .into_iter()
         .filter_map(|(priority, mut c)| {
-            let had = c.observations.len() + c.actions.len();
             c.observations.retain(|o| in_scope(&o.capability_id));
             c.actions.retain(|a| in_scope(&a.capability_id));
             let left = c.observations.len() + c.actions.len();
-            (had == 0 || left > 0).then_some((priority, c))
+            (left > 0).then_some((priority, c))
         })
         .collect();
     (procedures, components)
