@@ -27,16 +27,23 @@ pub(crate) struct Turn<'a> {
 }
 
 impl ConcurrencyGroups {
-    /// Waits for the turn of a call in group `name`.
+    /// Waits for the turn of a call in group `name`. Dropped while it
+    /// waits, it forgets the group as a released turn does.
     pub(crate) async fn enter(&self, name: &Arc<str>) -> Turn<'_> {
         let gate = lock(&self.groups).entry(name.clone()).or_default().clone();
-        let guard = gate.clone().lock_owned().await;
-        Turn {
+        // The turn exists before the wait: if this future is dropped while
+        // it waits, the lock future (declared after it) is dropped first,
+        // then the turn's `Drop` forgets the group when nobody else holds
+        // or waits for it.
+        let mut turn = Turn {
             groups: self,
             name: name.clone(),
-            gate,
-            guard: Some(guard),
-        }
+            gate: gate.clone(),
+            guard: None,
+        };
+        let guard = gate.lock_owned().await;
+        turn.guard = Some(guard);
+        turn
     }
 
     /// How many groups are live (held or waited for).

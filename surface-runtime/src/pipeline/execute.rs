@@ -5,6 +5,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 
@@ -13,10 +14,10 @@ use serde_json::{json, Value};
 use super::Ready;
 use crate::audit::AuditEvent;
 use crate::cancellation::Cancellation;
-use crate::executor::{ExecuteRequest, ExecutionError, ProcedureCallInfo};
+use crate::executor::{ConfirmationInfo, ExecuteRequest, ExecutionError, ProcedureCallInfo};
 use crate::hash::IdDigest;
 use crate::invocation::{AgentConsumer, AgentInvocationResult, ErrorCode, Retry};
-use crate::registry::{Registered, SurfaceRegistry};
+use crate::registry::{ProcedureEntry, Registered, SurfaceRegistry};
 use crate::sync::BoxFuture;
 
 /// The codes an executor or handler may return as they are (what a server
@@ -85,34 +86,29 @@ impl SurfaceRegistry {
         // (a browser session aborting a call at disconnect drops it).
         let abandoned = CancelOnDrop(&call.signal, true);
         let timeout = self.timeout();
+        // In a concurrency group, whether the call's turn came (`false`:
+        // it timed out or was cancelled while waiting, and nothing ran).
+        let began = Arc::new(AtomicBool::new(target.concurrency_group().is_none()));
         let raced = match &target {
             Registered::Procedure(p) => {
                 let Some(executor) = executor else {
                     abandoned.disarm();
                     return self.result(call, &target, Err(no_executor()));
                 };
-                let info = ProcedureCallInfo {
-                    invocation_id: Arc::from(call.invocation_id.as_str()),
-                    consumer: consumer.clone(),
-                    cancellation: call.signal.clone(),
-                    confirmation,
-                };
-                let request = ExecuteRequest {
-                    path: p.path.clone(),
-                    capability_id: p.capability_id.clone(),
-                    contract_digest: p.contract_digest.clone(),
-                    input,
-                    info,
-                };
+                let request = procedure_request(p, &call, consumer, input, confirmation);
                 // In a concurrency group the executor is not even asked
                 // until the call's turn; the wait is part of the race, so
                 // the timeout and the caller's cancellation bound it too.
                 let work: BoxFuture<'_, _> = match target.concurrency_group().cloned() {
                     None => executor.execute(request),
-                    Some(group) => Box::pin(async move {
-                        let _turn = self.concurrency().enter(&group).await;
-                        executor.execute(request).await
-                    }),
+                    Some(group) => {
+                        let began = began.clone();
+                        Box::pin(async move {
+                            let _turn = self.concurrency().enter(&group).await;
+                            began.store(true, Ordering::SeqCst);
+                            executor.execute(request).await
+                        })
+                    }
                 };
                 race(work, timeout, caller).await
             }
@@ -120,15 +116,24 @@ impl SurfaceRegistry {
                 let handler = c.views[*i].handler.clone();
                 let work: BoxFuture<'_, _> = match target.concurrency_group().cloned() {
                     None => handler(input),
-                    Some(group) => Box::pin(async move {
-                        let _turn = self.concurrency().enter(&group).await;
-                        handler(input).await
-                    }),
+                    Some(group) => {
+                        let began = began.clone();
+                        Box::pin(async move {
+                            let _turn = self.concurrency().enter(&group).await;
+                            began.store(true, Ordering::SeqCst);
+                            handler(input).await
+                        })
+                    }
                 };
                 race(work, timeout, caller).await
             }
         };
-        let outcome = self.settle(&target, raced, &call.signal);
+        let outcome = match raced {
+            Raced::Timeout | Raced::Cancelled if !began.load(Ordering::SeqCst) => {
+                Err(never_began(&raced, self.settings().timeout))
+            }
+            raced => self.settle(&target, raced, &call.signal),
+        };
         abandoned.disarm();
         self.result(call, &target, outcome)
     }
@@ -304,6 +309,50 @@ impl Drop for CancelOnDrop<'_> {
             self.0.cancel();
         }
     }
+}
+
+/// The request of procedure call `call` to its executor.
+fn procedure_request(
+    p: &ProcedureEntry,
+    call: &Settled,
+    consumer: &AgentConsumer,
+    input: Value,
+    confirmation: Option<ConfirmationInfo>,
+) -> ExecuteRequest {
+    ExecuteRequest {
+        path: p.path.clone(),
+        capability_id: p.capability_id.clone(),
+        contract_digest: p.contract_digest.clone(),
+        input,
+        info: ProcedureCallInfo {
+            invocation_id: Arc::from(call.invocation_id.as_str()),
+            consumer: consumer.clone(),
+            cancellation: call.signal.clone(),
+            confirmation,
+        },
+    }
+}
+
+/// A call that timed out or was cancelled while it waited for its
+/// concurrency group's turn: nothing ran, so it may be repeated
+/// (`details.reason: "concurrency-group-wait"`).
+fn never_began(raced: &Raced, timeout: Option<std::time::Duration>) -> ExecutionError {
+    let error = if matches!(raced, Raced::Timeout) {
+        let ms = timeout.map_or(0, |t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+        ExecutionError::new(
+            ErrorCode::Timeout,
+            "The call timed out waiting for another call on the same component to finish; it never started, so nothing ran. Retrying with a new invocationId is safe.",
+            Retry::Yes,
+        )
+        .with_detail("timeoutMs", ms)
+    } else {
+        ExecutionError::new(
+            ErrorCode::Cancelled,
+            "The call was cancelled while it waited for another call on the same component to finish; it never started, so nothing ran.",
+            Retry::No,
+        )
+    };
+    error.with_detail("reason", "concurrency-group-wait")
 }
 
 /// Races the execution against the timeout and the caller's cancellation,

@@ -176,12 +176,18 @@ impl SurfaceRegistry {
             consumer: consumer.clone(),
         });
         let agent_input = std::mem::take(&mut inv.input);
+        let unwinding = Unwinding {
+            registry: self,
+            key,
+            invocation: &inv,
+        };
         let checked = resolved.and_then(|(target, executor)| {
             match self.check(&inv, &target, agent_input, consumer) {
                 Ok((input, confirmation)) => Ok((target, executor, input, confirmation)),
                 Err(failure) => Err(failure.at(&target)),
             }
         });
+        drop(unwinding);
         match checked {
             Ok((target, executor, input, confirmation)) => Prepared::Ready(Ready {
                 key,
@@ -344,6 +350,36 @@ impl SurfaceRegistry {
             failure.error,
             self.surface_version(),
         )
+    }
+}
+
+/// Completes the admitted id of a call that unwinds out of phases 1–6 (a
+/// panicking policy, `when()` or `bind()`): its result is recorded as
+/// `EXECUTION_FAILED` (retry `no`; nothing ran), so a repeat of the id is
+/// answered with it instead of "in flight" for ever.
+struct Unwinding<'a> {
+    registry: &'a SurfaceRegistry,
+    key: IdDigest,
+    invocation: &'a AgentInvocation,
+}
+
+impl Drop for Unwinding<'_> {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        let error = AgentError::new(
+            ErrorCode::ExecutionFailed,
+            "The application failed while checking this call; it did not run.",
+            Retry::No,
+        );
+        let result = AgentInvocationResult::err(
+            self.invocation.invocation_id.clone(),
+            self.invocation.capability_id.clone(),
+            error,
+            self.registry.surface_version(),
+        );
+        self.registry.record(self.key, &result);
     }
 }
 
