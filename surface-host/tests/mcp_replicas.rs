@@ -414,7 +414,10 @@ async fn post_modern(url: &str, token: &str, body: Value) -> (u16, Value) {
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", "tools/call")
-        .header("mcp-name", "devices__list")
+        .header(
+            "mcp-name",
+            body["params"]["name"].as_str().unwrap_or("devices__list"),
+        )
         .body(body.to_string())
         .send()
         .await
@@ -523,4 +526,56 @@ async fn store_run(endpoint: &Endpoint, run_id: &str) -> bool {
         .await
         .unwrap()
         .is_some_and(|r| r.active)
+}
+
+/// Meta mode: the tool list is always the two meta tools, so a run whose
+/// page went away is told so by `surface_discover` (as a call of a missing
+/// tool is in direct mode), then that it is gone, and its token ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_meta_mode_surface_discover_says_the_page_is_away_then_gone() {
+    let store = Arc::new(MemoryStore::new());
+    let wake = Arc::new(LocalWakeups::new());
+    let short = ReplicaOptions {
+        lease: Duration::from_millis(300),
+        renew_interval: Duration::from_millis(100),
+        ..ReplicaOptions::default()
+    };
+    let mut options = McpServerOptions::default().page_gone_grace(Duration::from_millis(500));
+    options.export.mode = surface_runtime::export::ToolMode::Meta;
+    let r1 = endpoint_with(&store, &wake, "r1", short.clone(), options.clone()).await;
+    let r2 = endpoint_with(&store, &wake, "r2", short, options).await;
+    let (_s, _replica1, tab, _calls) = tab_with_run(&r1).await;
+    let token = r1.mcp.issue_token("run-1").await.unwrap();
+    let discover = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "surface_discover", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let (status, answer) = post_modern(&r2.url, &token, discover.clone()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+    assert!(
+        answer["result"]["structuredContent"]["total"]
+            .as_u64()
+            .unwrap()
+            > 0,
+        "{answer}"
+    );
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    tab.close().await;
+    let (_, answer) = post_modern(&r2.url, &token, discover.clone()).await;
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("CAPABILITY_NOT_FOUND: The page this agent works in is not connected right now (reloading, or its host restarting); nothing ran."),
+        "{answer}"
+    );
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let (_, answer) = post_modern(&r2.url, &token, discover.clone()).await;
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("CAPABILITY_NOT_FOUND: The page this agent worked in is gone"),
+        "{answer}"
+    );
+    let (status, _) = post_modern(&r1.url, &token, discover).await;
+    assert_eq!(status, 401, "the token ended");
 }

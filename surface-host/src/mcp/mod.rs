@@ -924,7 +924,10 @@ impl McpServer {
         let invocation_id = random_id("mcp-");
         let (name, arguments) = match resolve_call(catalog, &invocation_id, name, arguments) {
             Ok(call) => call,
-            Err(answer) => return (answer, None),
+            Err(Answered::Refused(answer)) => return (answer, None),
+            Err(Answered::Discovered(answer)) => {
+                return (self.discovered(run_id, catalog, answer).await, None)
+            }
         };
         let name = name.as_str();
         let tool = catalog.tool(name);
@@ -986,6 +989,27 @@ impl McpServer {
             }
             _ => error.agent_error(),
         }
+    }
+
+    /// A `surface_discover` answer, unless the run lists no tool because
+    /// its page is away or gone: then what a call of a missing tool is
+    /// told (`page-away`, `page-gone`), as in direct mode.
+    async fn discovered(
+        &self,
+        run_id: &str,
+        catalog: &ToolCatalog,
+        answer: McpCallToolResult,
+    ) -> McpCallToolResult {
+        if catalog.tools().next().is_some() {
+            return answer;
+        }
+        let error = match self.end_if_page_gone(run_id).await {
+            PageState::Here => return answer,
+            PageState::Gone => page_gone_error(),
+            PageState::Away => page_away_error(),
+        };
+        let refused = AgentInvocationResult::err("", "", error, catalog.surface_version());
+        surface_runtime::export::result::mcp_result(&refused, None)
     }
 
     /// Ends `run_id` and revokes its tokens on every replica when its page
@@ -1142,16 +1166,23 @@ impl McpServer {
     }
 }
 
+/// A call [`resolve_call`] answered without a tool.
+enum Answered {
+    /// Refused: arguments over [`MAX_ARGUMENTS_BYTES`], a malformed meta
+    /// call.
+    Refused(McpCallToolResult),
+    /// A `surface_discover` answered from the catalog.
+    Discovered(McpCallToolResult),
+}
+
 /// A model's call, the meta tools taken off (`ToolCatalog::resolve_call`):
-/// the tool and arguments to call, or the answer already made — arguments
-/// over [`MAX_ARGUMENTS_BYTES`], a `surface_discover` answered from the
-/// catalog, a malformed meta call.
+/// the tool and arguments to call, or the answer already made.
 fn resolve_call(
     catalog: &ToolCatalog,
     invocation_id: &str,
     name: &str,
     arguments: Option<Value>,
-) -> Result<(String, Option<Value>), McpCallToolResult> {
+) -> Result<(String, Option<Value>), Answered> {
     let refused = |error: surface_runtime::export::ToolCallError| {
         let result = AgentInvocationResult::err(
             invocation_id,
@@ -1162,18 +1193,18 @@ fn resolve_call(
         catalog.mcp_result(name, &result)
     };
     if let Some(size) = arguments.as_ref().and_then(oversized_arguments) {
-        return Err(refused(
+        return Err(Answered::Refused(refused(
             surface_runtime::export::ToolCallError::ArgumentsTooLarge {
                 name: name.chars().take(128).collect(),
                 size,
                 limit: MAX_ARGUMENTS_BYTES,
             },
-        ));
+        )));
     }
     match catalog.resolve_call(ToolCall::new(name, invocation_id, arguments)) {
-        Ok(ResolvedCall::Discovered(answer)) => Err(answer),
+        Ok(ResolvedCall::Discovered(answer)) => Err(Answered::Discovered(answer)),
         Ok(ResolvedCall::Tool(call)) => Ok((call.name, call.arguments)),
-        Err(error) => Err(refused(error)),
+        Err(error) => Err(Answered::Refused(refused(error))),
     }
 }
 
