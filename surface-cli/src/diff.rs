@@ -2,7 +2,7 @@
 //! every difference as a [`Change`] with a stable key, a class and a
 //! reason.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 use surface_runtime::contract::{
@@ -235,14 +235,28 @@ impl Changes {
         self.push(class, kind, id, reason);
     }
 
-    /// Names present on one side only: `removed` widens (a policy no
-    /// longer applies).
+    /// Policies compared as a multiset: a name fewer times on the current
+    /// side is `removed` and widens (a policy no longer applies), more
+    /// times is `added`.
     fn policies(&mut self, prefix: &str, id: Option<&str>, base: &[String], current: &[String]) {
-        let (b, c): (BTreeSet<&String>, BTreeSet<&String>) =
-            (base.iter().collect(), current.iter().collect());
+        let count = |names: &[String]| {
+            let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+            for name in names {
+                *counts.entry(name.clone()).or_default() += 1;
+            }
+            counts
+        };
+        let (b, c) = (count(base), count(current));
+        let fewer = |x: &BTreeMap<String, usize>, y: &BTreeMap<String, usize>| -> Vec<String> {
+            x.iter()
+                .filter(|(name, n)| y.get(*name).copied().unwrap_or(0) < **n)
+                .map(|(name, _)| name.clone())
+                .collect()
+        };
+        let (removed, added) = (fewer(&b, &c), fewer(&c, &b));
         let owner = id.map_or_else(|| "the registry".to_string(), str::to_string);
         let key = |name: &str| id.map_or_else(|| name.to_string(), |id| format!("{id}:{name}"));
-        for name in b.difference(&c) {
+        for name in &removed {
             let reason = format!("{owner}: policy {name} removed");
             self.push(
                 Class::Widening,
@@ -251,7 +265,7 @@ impl Changes {
                 reason,
             );
         }
-        for name in c.difference(&b) {
+        for name in &added {
             let reason = format!("{owner}: policy {name} added");
             self.push(
                 Class::Narrowing,

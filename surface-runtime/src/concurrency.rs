@@ -97,11 +97,11 @@ mod tests {
 }
 
 #[cfg(test)]
-mod review {
+mod dropped_waiters {
     use super::*;
     use futures_util::FutureExt;
 
-    /// Review finding: a waiter that is woken (the holder released) but
+    /// A waiter that is woken (the holder released) but
     /// dropped before it is polled again — a call timed out or cancelled
     /// at that moment — leaves its group in the map for good: the holder's
     /// `Drop` saw the waiter's references (count 4, not 2) and kept the

@@ -272,12 +272,14 @@ impl SurfaceContract {
         contract
     }
 
-    /// Sorts every list by id (then by content) and drops exact
-    /// duplicates, so equal contracts serialize to equal bytes.
+    /// Sorts every list by id (then by content) and drops exact duplicate
+    /// bound fields, so equal contracts serialize to equal bytes. Policy
+    /// names keep their duplicates: two policies of one name are two
+    /// policies, and removing one is a change.
     pub fn normalize(&mut self) {
-        sort_unique(&mut self.policies);
+        self.policies.sort();
         for p in &mut self.procedures {
-            sort_unique(&mut p.policies);
+            p.policies.sort();
             p.bound_fields.sort();
             p.bound_fields.dedup();
         }
@@ -319,11 +321,6 @@ impl SurfaceContract {
         contract.normalize();
         Ok(contract)
     }
-}
-
-fn sort_unique(names: &mut Vec<String>) {
-    names.sort();
-    names.dedup();
 }
 
 fn sort_by_id<T: Serialize + PartialEq>(items: &mut Vec<T>, id: impl Fn(&T) -> &String) {

@@ -1,5 +1,5 @@
-//! Review findings (branch `review`): each test FAILS on the code it was
-//! written against and says what the right behaviour is.
+//! Policies in `check`: names are compared as a multiset, so removing one
+//! of two policies of one name is a change (a review found it was not).
 
 mod support;
 

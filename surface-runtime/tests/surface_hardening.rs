@@ -1,6 +1,7 @@
-//! Review findings (branch `review`): each test here FAILS on the code it
-//! was written against and says in a comment what the right behaviour is,
-//! except the ones marked "Probe (held up)", kept as regression tests.
+//! Attacks on policies at discovery, rate limits, concurrency groups, meta
+//! mode and the test kit, from a review of that work: each test names what
+//! went wrong before it was fixed (in its comment) and holds the right
+//! behaviour; the ones marked "Probe (held up)" held from the start.
 
 mod common;
 
