@@ -726,7 +726,7 @@ fn evaluation_scope_wraps_every_closure_of_later_registrations() {
     );
     assert_eq!(
         *seen.lock().unwrap(),
-        [("when", true), ("describe", true), ("reason", true)]
+        [("when", true), ("reason", true), ("describe", true)]
     );
     assert_eq!(*scopes.lock().unwrap(), 3);
     assert_eq!(*seen_before.lock().unwrap(), [false]);
