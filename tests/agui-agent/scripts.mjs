@@ -24,7 +24,7 @@ export function chooseScript(input) {
   if (typeof asked === 'string' && SCRIPTS.includes(asked)) return { name: asked };
   const lastUser = [...input.messages].reverse().find((m) => m?.role === 'user');
   const words = textOf(lastUser?.content).toLowerCase().split(/[^a-z-]+/);
-  const name = SCRIPTS.find((s) => words.includes(s)) ?? 'text';
+  const name = words.find((w) => SCRIPTS.includes(w)) ?? 'text';
   return { name };
 }
 
