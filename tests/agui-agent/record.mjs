@@ -42,6 +42,10 @@ export const TOOLS = [
   },
 ];
 
+// The same tools declared under their dotted procedure names, for the
+// "disable-dotted" recording (Mastra rewrites the names the model sees).
+export const DOTTED_TOOLS = TOOLS.map((t) => ({ ...t, name: t.name.replace('_', '.') }));
+
 // The page's answer to the disable call of the first "disable" run.
 export const DISABLE_RESULT = JSON.stringify({ disabled: ['dev-1', 'dev-2'] });
 
@@ -125,31 +129,32 @@ async function main() {
   const origError = console.error;
   console.error = () => {}; // AbstractAgent logs "Agent execution failed" for error/drop; the summary says it.
   try {
-    const scripts = ['disable', 'parallel', 'unknown-tool', 'locked', 'error', 'drop'];
-    for (const script of scripts) {
+    const runs = ['disable', 'parallel', 'unknown-tool', 'locked', 'error', 'drop', 'disable-dotted'];
+    for (const recording of runs) {
+      const script = recording === 'disable-dotted' ? 'disable' : recording;
       const wire = {};
       const agent = new HttpAgent({
         url,
         agentId: 'devices-agent',
-        threadId: `thread-${script}`,
+        threadId: `thread-${recording}`,
         initialMessages: [userMessage(`${script}: please disable the lobby devices`)],
         fetch: recordingFetch(wire),
       });
-      const params = { runId: `run-${script}-1`, tools: TOOLS, context: [], forwardedProps: { script } };
+      const params = { runId: `run-${recording}-1`, tools: recording === 'disable-dotted' ? DOTTED_TOOLS : TOOLS, context: [], forwardedProps: { script } };
       const first = await run(agent, wire, params);
-      const name = script === 'disable' ? `${script}-1` : script;
+      const name = recording === 'disable' ? 'disable-1' : recording;
       save(name, wire);
       summary[name] = first;
 
-      if (script === 'disable') {
+      if (recording === 'disable') {
         const call = agent.messages.findLast((m) => m.role === 'assistant' && m.toolCalls?.length)?.toolCalls?.[0];
         if (!call) throw new Error('disable: the first run left no assistant tool call in agent.messages');
         agent.addMessage({ id: 'msg-tool-1', role: 'tool', toolCallId: call.id, content: DISABLE_RESULT });
         const wire2 = {};
         agent.fetch = recordingFetch(wire2);
-        const second = await run(agent, wire2, { ...params, runId: `run-${script}-2` });
-        save(`${script}-2`, wire2);
-        summary[`${script}-2`] = second;
+        const second = await run(agent, wire2, { ...params, runId: `run-${recording}-2` });
+        save('disable-2', wire2);
+        summary['disable-2'] = second;
         summary.disableMessagesAfter = agent.messages;
       }
     }
