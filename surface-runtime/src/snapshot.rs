@@ -33,7 +33,7 @@ use crate::confirmation::ConfirmationLevel;
 use crate::invocation::{AgentConsumer, ConsumerKind};
 use crate::manifest::AgentEffect;
 use crate::policy::{discover, AgentPolicy, PolicyContext, PolicyStage, Principal, Verdict};
-use crate::registry::{ComponentEntry, Observed, ProcedureEntry, SurfaceRegistry};
+use crate::registry::{ComponentEntry, Observed, ProcedureEntry, Registered, SurfaceRegistry};
 
 pub use crate::binding::{BindingSource, BoundFieldDescriptor};
 pub use crate::component::ComponentContext;
@@ -730,38 +730,35 @@ impl SurfaceRegistry {
         if !self.has_discovery_policies() {
             return Vec::new();
         }
-        let entries = self.entries();
+        // Only the registrations serving the capability, read under the
+        // lock; their policies run after it is released.
+        let (serving, principal) = self.serving_now(capability_id);
         let facts = Facts {
             consumer,
-            principal: entries.principal.as_deref(),
+            principal: principal.as_deref(),
             environment: self.environment(),
             now_ms: self.confirmations().now_ms(),
             policies: &self.settings().policies,
         };
-        let hidden_by = |registration: &str, v: Verdict| match v {
-            Verdict::Hidden(policy) => Some((registration.to_string(), policy)),
-            Verdict::Shown | Verdict::Disclosed(_) => None,
-        };
-        let procedures = entries
-            .procedures
+        serving
             .iter()
-            .filter(|p| p.procedure_id == capability_id || &*p.capability_id == capability_id)
-            .filter_map(|p| {
-                let target = (Some(&*p.path), Some(p.effect), p.context.as_ref());
-                let verdict =
-                    facts.verdict(&p.policies, &p.capability_id, &p.registration_id, target);
-                hidden_by(&p.registration_id, verdict)
-            });
-        let views = entries
-            .components
-            .iter()
-            .filter(|c| c.views.iter().any(|v| v.capability_id == capability_id))
-            .filter_map(|c| {
-                let target = (None, None, Some(&c.context));
-                let verdict = facts.verdict(&[], capability_id, &c.registration_id, target);
-                hidden_by(&c.registration_id, verdict)
-            });
-        procedures.chain(views).collect()
+            .filter_map(|target| {
+                let path = match target {
+                    Registered::Procedure(p) => Some(&*p.path),
+                    Registered::View(..) => None,
+                };
+                let verdict = facts.verdict(
+                    target.policies(),
+                    target.capability_id(),
+                    target.registration_id(),
+                    (path, target.effect(), target.context()),
+                );
+                match verdict {
+                    Verdict::Hidden(policy) => Some((target.registration_id().to_string(), policy)),
+                    Verdict::Shown | Verdict::Disclosed(_) => None,
+                }
+            })
+            .collect()
     }
 }
 

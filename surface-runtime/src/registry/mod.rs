@@ -775,6 +775,17 @@ impl SurfaceRegistry {
         )
     }
 
+    /// The live registrations serving `capability_id` (oldest first) and
+    /// the principal, in one read of the registry.
+    pub(crate) fn serving_now(
+        &self,
+        capability_id: &str,
+    ) -> (Vec<Registered>, Option<Arc<Principal>>) {
+        let state = lock(&self.inner.state);
+        let serving = Live { state: &state }.serving(capability_id).collect();
+        (serving, state.principal.clone())
+    }
+
     /// The live entries and their surface version.
     pub(crate) fn entries(&self) -> Entries {
         let state = lock(&self.inner.state);
