@@ -199,6 +199,12 @@ pub use surface_runtime::{
 #[cfg(feature = "testing")]
 pub use surface_runtime::testing;
 
+/// AG-UI (feature `ag-ui`): the page's live surface as frontend tools of
+/// an agent server that speaks AG-UI, its calls run through the pipeline
+/// (`docs/agents.md`, "AG-UI").
+#[cfg(feature = "ag-ui")]
+pub use surface_runtime::agui;
+
 /// Browser sessions and the agent host (docs/host.md): the session
 /// protocol's messages, [`host::BrowserSurfaceSession`] (the page side)
 /// and the in-memory [`host::AgentHost`] (the `surface-runtime` crate's

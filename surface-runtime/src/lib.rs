@@ -53,6 +53,8 @@
 #![cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
 
 mod admission;
+#[cfg(feature = "ag-ui")]
+pub mod agui;
 pub mod audit;
 pub mod authority;
 pub mod binding;
