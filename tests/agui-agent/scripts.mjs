@@ -29,12 +29,13 @@ export function chooseScript(input) {
 }
 
 // The declared tool that stands for `wanted` (e.g. "devices.disable"): the
-// exact name, or the same name with "." written as "_" or "-" (what a page or
-// a framework does to names outside [A-Za-z0-9_-]). Falls back to the
-// underscore form, declared or not.
+// exact name, or the same name with "." written as "__" (agent-surface's
+// tool names), "_" or "-" (what a page or a framework does to names outside
+// [A-Za-z0-9_-]). Falls back to the "__" form, declared or not (a call of a
+// tool the page did not declare, e.g. an unavailable one).
 function toolName(tools, wanted) {
   const names = (tools ?? []).map((t) => t.name);
-  const forms = [wanted, wanted.replace(/\./g, '_'), wanted.replace(/\./g, '-')];
+  const forms = [wanted, wanted.replace(/\./g, '__'), wanted.replace(/\./g, '_'), wanted.replace(/\./g, '-')];
   return forms.find((f) => names.includes(f)) ?? forms[1];
 }
 

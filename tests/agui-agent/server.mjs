@@ -30,8 +30,17 @@ async function readJson(req) {
   return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 }
 
+// Any origin may call the agent (a page served from another port, as in
+// the browser tests); no credentials.
+const CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'POST, OPTIONS',
+  'access-control-allow-headers': 'content-type, accept',
+  'access-control-max-age': '600',
+};
+
 function plain(res, status, text) {
-  res.writeHead(status, { 'content-type': 'text/plain' });
+  res.writeHead(status, { 'content-type': 'text/plain', ...CORS });
   res.end(text);
 }
 
@@ -60,6 +69,7 @@ async function handleAgent(req, res) {
   const encoder = new EventEncoder({ accept: req.headers.accept });
   res.writeHead(200, {
     'content-type': encoder.getContentType(),
+    ...CORS,
     'cache-control': 'no-cache',
     connection: 'keep-alive',
   });
@@ -101,6 +111,11 @@ async function handleAgent(req, res) {
 export async function startAgent({ port = 0, host = '127.0.0.1' } = {}) {
   const server = createServer((req, res) => {
     const path = req.url.split('?')[0];
+    if (req.method === 'OPTIONS' && path === '/agent') {
+      res.writeHead(204, CORS);
+      res.end();
+      return;
+    }
     if (req.method === 'POST' && path === '/agent') {
       handleAgent(req, res).catch((err) => {
         console.error('agui-agent: request failed:', err);
