@@ -579,6 +579,11 @@ impl Confirmations {
         }
     }
 
+    /// The registry's clock.
+    pub(crate) fn clock(&self) -> Arc<dyn Clock> {
+        self.clock.clone()
+    }
+
     /// The registry clock's time, ms since the Unix epoch.
     pub(crate) fn now_ms(&self) -> u64 {
         self.clock.now_ms()

@@ -180,11 +180,9 @@ impl PageSurface {
             Some(Arc::new(crate::browser::BrowserTimer));
         #[cfg(not(all(target_arch = "wasm32", feature = "browser")))]
         let timer: Option<Arc<dyn crate::clock::Timer>> = None;
-        let local = LocalHolds::new(
-            Arc::new(registry.clone()),
-            Arc::new(crate::clock::SystemClock),
-            timer,
-        );
+        // The registry's clock: held confirmations expire when the
+        // registry's do (a test's manual clock, or the system's).
+        let local = LocalHolds::new(Arc::new(registry.clone()), registry.clock(), timer);
         let surface = Self {
             inner: Arc::new(Inner {
                 local,

@@ -538,6 +538,12 @@ impl SurfaceRegistry {
         &self.inner.surface_id
     }
 
+    /// The clock confirmations expire by
+    /// ([`SurfaceRegistryBuilder::clock`]).
+    pub(crate) fn clock(&self) -> std::sync::Arc<dyn crate::clock::Clock> {
+        self.inner.confirmations.clock()
+    }
+
     /// The current surface version.
     pub fn surface_version(&self) -> u64 {
         lock(&self.inner.state).version
