@@ -253,6 +253,7 @@ pub struct AgUiStreaming {
 
 #[derive(Default)]
 struct State {
+    forwarded_props: Option<Value>,
     messages: VecDeque<AgUiMessage>,
     weight: usize,
     status: AgUiStatus,
@@ -339,6 +340,12 @@ impl AgUiAgent {
     /// What the current run has streamed so far (`None` between runs).
     pub fn streaming(&self) -> Option<AgUiStreaming> {
         lock(&self.inner.state).streaming.clone()
+    }
+
+    /// Replaces the `forwardedProps` sent from the next run on (the
+    /// options' value until then).
+    pub fn set_forwarded_props(&self, props: Value) {
+        lock(&self.inner.state).forwarded_props = Some(props);
     }
 
     /// Calls the backend holds for approval, oldest first.
@@ -610,7 +617,10 @@ impl Inner {
         if let Some(state) = &options.state {
             input.state = state(&snapshot);
         }
-        input.forwarded_props = options.forwarded_props.clone();
+        input.forwarded_props = lock(&self.state)
+            .forwarded_props
+            .clone()
+            .unwrap_or_else(|| options.forwarded_props.clone());
         let body = serde_json::to_string(&input).unwrap_or_else(|_| "{}".to_string());
         Ok(PreparedRun {
             body,
