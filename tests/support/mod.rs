@@ -1,3 +1,4 @@
+pub mod agui;
 pub mod mcp;
 pub mod net;
 pub mod peer;

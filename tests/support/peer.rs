@@ -148,7 +148,7 @@ impl Peer {
         Some(Self::spawn(&peer_dir(), &args))
     }
 
-    fn spawn(dir: &Path, extra: &[&std::ffi::OsStr]) -> Peer {
+    pub fn spawn(dir: &Path, extra: &[&std::ffi::OsStr]) -> Peer {
         let scheme = if extra.is_empty() { "http" } else { "https" };
         let mut child = Command::new("node")
             .arg(dir.join("server.mjs"))

@@ -110,6 +110,14 @@ impl AgUiOptions {
         self
     }
 
+    /// These options with another export (for example
+    /// `include_unavailable`, or [`crate::export::ToolMode::Meta`]).
+    #[must_use]
+    pub fn with_export(mut self, export: ExportOptions) -> Self {
+        self.export = export;
+        self
+    }
+
     /// These options with other limits.
     #[must_use]
     pub fn with_limits(mut self, limits: AgUiLimits) -> Self {

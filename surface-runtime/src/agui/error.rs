@@ -79,6 +79,15 @@ pub enum AgUiError {
         /// Events received.
         events: usize,
     },
+    /// The connection broke while the run streamed (the agent's server
+    /// died or the network cut it): nothing of the run was kept or run.
+    #[error("the agent's stream broke after {events} events ({message}); nothing of this run was kept or run")]
+    StreamBroken {
+        /// Events received before it broke.
+        events: usize,
+        /// What the transport said ([`foreign_text`]).
+        message: String,
+    },
     /// The agent reported `RUN_ERROR`.
     #[error("the agent failed: {message}{}", code.as_deref().map(|c| format!(" ({c})")).unwrap_or_default())]
     Agent {

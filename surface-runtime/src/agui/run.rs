@@ -342,7 +342,13 @@ async fn read_run(
     let mut assembler = Assembler::new(limits);
     let (mut received, mut events) = (0usize, Vec::new());
     while let Some(chunk) = response.body.next().await {
-        let chunk = chunk?;
+        let chunk = chunk.map_err(|error| match error {
+            AgUiError::Transport { message, .. } => AgUiError::StreamBroken {
+                events: assembler.output.events,
+                message,
+            },
+            other => other,
+        })?;
         received += chunk.len();
         if received > limits.max_response_bytes {
             return Err(AgUiError::TooLarge {
