@@ -83,8 +83,10 @@ mod http {
 
     /// An [`AgUiTransport`] over reqwest (native, cargo feature `http`;
     /// `https://` needs `rustls`). Redirects are never followed; the run
-    /// timeout is the request's timeout and the idle timeout reqwest's
-    /// read timeout.
+    /// timeout is the request's timeout; the idle timeout is reqwest's read
+    /// timeout, set when the client is built ([`Self::new`]: the default
+    /// [`AgUiLimits::idle_timeout`], 60 s; [`Self::with_client`]: the
+    /// client's own).
     #[derive(Clone, Debug)]
     pub struct HttpAgUiTransport {
         http: reqwest::Client,
@@ -132,11 +134,25 @@ mod http {
         }
     }
 
-    fn transport_error(url: &str, error: &reqwest::Error, limits: &AgUiLimits) -> AgUiError {
+    fn transport_error(
+        url: &str,
+        error: &reqwest::Error,
+        limits: &AgUiLimits,
+        started: std::time::Instant,
+    ) -> AgUiError {
         if error.is_timeout() {
-            return AgUiError::Timeout {
-                what: "run or idle",
-                timeout: limits.run_timeout,
+            // reqwest says only "timed out": the run's limit when it is
+            // used up, else the idle one (the client's read timeout).
+            return if started.elapsed() >= limits.run_timeout {
+                AgUiError::Timeout {
+                    what: "run",
+                    timeout: limits.run_timeout,
+                }
+            } else {
+                AgUiError::Timeout {
+                    what: "idle",
+                    timeout: limits.idle_timeout,
+                }
             };
         }
         let mut message = error.to_string();
@@ -173,11 +189,12 @@ mod http {
             }
             let request = request.body(body);
             let url = self.url.clone();
+            let started = std::time::Instant::now();
             Box::pin(async move {
                 let response = request
                     .send()
                     .await
-                    .map_err(|e| transport_error(&url, &e, &limits))?;
+                    .map_err(|e| transport_error(&url, &e, &limits, started))?;
                 let status = response.status().as_u16();
                 let content_type = response
                     .headers()
@@ -191,7 +208,9 @@ mod http {
                         match response.chunk().await {
                             Ok(Some(bytes)) => Some((Ok(bytes.to_vec()), Some(response))),
                             Ok(None) => None,
-                            Err(e) => Some((Err(transport_error(&url, &e, &limits)), None)),
+                            Err(e) => {
+                                Some((Err(transport_error(&url, &e, &limits, started)), None))
+                            }
                         }
                     }
                 });
