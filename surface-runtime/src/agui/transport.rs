@@ -20,7 +20,7 @@
 
 use std::pin::Pin;
 
-use futures_util::Stream;
+pub use futures_util::Stream;
 
 use super::{AgUiError, AgUiLimits};
 use crate::sync::{BoxFuture, MaybeSend, MaybeSync};
@@ -40,6 +40,18 @@ pub struct AgUiResponse {
     pub content_type: Option<String>,
     /// The body, chunk by chunk.
     pub body: AgUiBody,
+}
+
+impl AgUiResponse {
+    /// A response whose body is already here, in `chunks` (a transport
+    /// that buffers, a recording replayed, a test).
+    pub fn from_chunks(status: u16, content_type: Option<String>, chunks: Vec<Vec<u8>>) -> Self {
+        Self {
+            status,
+            content_type,
+            body: Box::pin(futures_util::stream::iter(chunks.into_iter().map(Ok))),
+        }
+    }
 }
 
 impl std::fmt::Debug for AgUiResponse {

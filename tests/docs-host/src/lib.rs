@@ -122,6 +122,53 @@ pub mod fixture {
         }
     }
 
+    /// An AG-UI agent server stand-in: answers each run with the next
+    /// recorded event stream (`tests/fixtures/agui/`, from `@ag-ui/mastra`;
+    /// the tool name as this page declares it) and keeps every request.
+    #[derive(Clone, Default)]
+    pub struct AgUiServer(Arc<Mutex<(usize, Vec<Value>)>>);
+
+    /// The recorded runs of the `disable` script: a call of
+    /// `devices__disable`, then text quoting its result.
+    const AG_UI_RUNS: [&str; 2] = [
+        include_str!("../../fixtures/agui/disable-1.sse"),
+        include_str!("../../fixtures/agui/disable-2.sse"),
+    ];
+
+    impl AgUiServer {
+        /// The `RunAgentInput`s posted, oldest first.
+        pub fn requests(&self) -> Vec<Value> {
+            self.0.lock().unwrap().1.clone()
+        }
+    }
+
+    impl agent_surface::agui::AgUiTransport for AgUiServer {
+        fn url(&self) -> &str {
+            "http://agent.example/agent"
+        }
+
+        fn post(
+            &self,
+            body: String,
+            _limits: agent_surface::agui::AgUiLimits,
+        ) -> BoxFuture<
+            'static,
+            Result<agent_surface::agui::AgUiResponse, agent_surface::agui::AgUiError>,
+        > {
+            let mut state = self.0.lock().unwrap();
+            state.1.push(serde_json::from_str(&body).unwrap());
+            let run = AG_UI_RUNS[state.0.min(1)].replace("devices_disable", "devices__disable");
+            state.0 += 1;
+            let chunks = run.as_bytes().chunks(64).map(<[u8]>::to_vec).collect();
+            let response = agent_surface::agui::AgUiResponse::from_chunks(
+                200,
+                Some("text/event-stream".into()),
+                chunks,
+            );
+            Box::pin(async move { Ok(response) })
+        }
+    }
+
     /// The dialog of the application: what it shows, by confirmation id.
     #[derive(Clone, Default)]
     pub struct Dialogs(Arc<Mutex<Vec<(String, Value)>>>);
