@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use super::event::{Interrupt, RunOutcome};
+use super::ids::fresh_id;
 use super::message::{AgUiContext, AgUiMessage, AgUiTool, AgUiToolCall, RunAgentInput};
 use super::run::{stream_run, RunOutput, StreamedCall};
 use super::transport::AgUiTransport;
@@ -299,13 +300,6 @@ impl std::fmt::Debug for AgUiAgent {
             .field("status", &self.status())
             .finish()
     }
-}
-
-/// A fresh id: `prefix-` and 24 hex digits.
-pub(crate) fn fresh_id(prefix: &str) -> String {
-    let mut bytes = [0u8; 12];
-    let _ = getrandom::fill(&mut bytes);
-    format!("{prefix}-{}", hex::encode(bytes))
 }
 
 impl AgUiAgent {

@@ -39,12 +39,15 @@
 //!   [`Cancellation`](crate::Cancellation) given to
 //!   [`AgUiAgent::send_with`]) ends a turn.
 //!
-//! Transports: [`HttpAgUiTransport`] (native, feature `http`) and
-//! `browser::FetchAgUiTransport` (wasm32, feature `browser`).
+//! Transports: `HttpAgUiTransport` (native, feature `http`) and
+//! `FetchAgUiTransport` (wasm32, feature `browser`).
 
 mod agent;
 mod error;
 pub mod event;
+#[cfg(all(feature = "browser", target_arch = "wasm32"))]
+mod fetch;
+mod ids;
 mod limits;
 pub mod message;
 pub mod run;
@@ -58,6 +61,8 @@ pub use agent::{
 };
 pub use error::{foreign_text, AgUiError, MAX_FOREIGN_TEXT_CHARS};
 pub use event::{AgUiEvent, Interrupt, RunOutcome};
+#[cfg(all(feature = "browser", target_arch = "wasm32"))]
+pub use fetch::FetchAgUiTransport;
 pub use limits::AgUiLimits;
 pub use message::{AgUiContext, AgUiMessage, AgUiTool, AgUiToolCall, RunAgentInput};
 pub use run::{RunOutput, StreamedCall};

@@ -175,7 +175,7 @@ impl Assembler {
     fn text(&mut self, id: Option<String>, delta: &str) {
         let id = id
             .or_else(|| self.open_text.clone())
-            .unwrap_or_else(|| super::agent::fresh_id("msg"));
+            .unwrap_or_else(|| super::ids::fresh_id("msg"));
         self.text_bytes += delta.len();
         if self.text_bytes > self.limits.max_text_bytes {
             return;
@@ -210,7 +210,7 @@ impl Assembler {
             Some(parent) => parent,
             None => self
                 .orphan_parent
-                .get_or_insert_with(|| super::agent::fresh_id("msg"))
+                .get_or_insert_with(|| super::ids::fresh_id("msg"))
                 .clone(),
         };
         self.note_message(&parent);

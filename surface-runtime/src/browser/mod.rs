@@ -20,8 +20,9 @@
 //! * [`BrowserTimer`] / [`sleep`] — a registry [`Timer`](crate::Timer) over
 //!   `setTimeout` (the timeout is cleared when the future is dropped).
 //!
-//! * [`FetchAgUiTransport`] (with feature `ag-ui`) — an AG-UI run over
-//!   `fetch`, its event stream read chunk by chunk (`crate::agui`).
+//! * `agui::FetchAgUiTransport` (with feature `ag-ui`) — an AG-UI run
+//!   over `fetch`, its event stream read chunk by chunk, built on this
+//!   module's pieces.
 //!
 //! The WebMCP bridge (the page's tools for the browser's own agent) is
 //! [`crate::webmcp`], under the same feature.
@@ -33,15 +34,11 @@
 //! already the runtime's wasm32 dependencies; futures are awaited with
 //! `js_sys::futures`).
 
-#[cfg(feature = "ag-ui")]
-mod agui_fetch;
 mod fetch;
 mod location;
 mod socket;
 mod timer;
 
-#[cfg(feature = "ag-ui")]
-pub use agui_fetch::FetchAgUiTransport;
 pub use fetch::{FetchCredentials, FetchOrpcClient};
 pub use location::{new_tab_id, same_origin_socket_url};
 pub use socket::{

@@ -1,5 +1,5 @@
 //! [`FetchAgUiTransport`]: an AG-UI transport over the browser's `fetch`
-//! (features `browser` and `ag-ui`, wasm32).
+//! (features `ag-ui` and `browser`, wasm32).
 
 use std::time::Duration;
 
@@ -12,11 +12,10 @@ use web_sys::{
     RequestCredentials, RequestInit, RequestRedirect, Response, ResponseType,
 };
 
-use super::fetch::FetchCredentials;
-use super::js_error_text;
-use super::timer::sleep;
-use crate::agui::transport::{AgUiResponse, AgUiTransport};
-use crate::agui::{foreign_text, AgUiError, AgUiLimits};
+use super::transport::{AgUiResponse, AgUiTransport};
+use super::{foreign_text, AgUiError, AgUiLimits};
+use crate::browser::js_error_text;
+use crate::browser::{sleep, FetchCredentials};
 use crate::sync::BoxFuture;
 
 /// An [`AgUiTransport`] over `fetch` (window or worker): `POST` with
