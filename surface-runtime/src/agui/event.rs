@@ -229,29 +229,42 @@ impl AgUiEvent {
     /// no string `type`, or a known type missing a field or with a field of
     /// the wrong type (serde's message, which names the field).
     pub fn from_json(text: &str) -> Result<Self, String> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| format!("not JSON (line {}, column {})", e.line(), e.column()))?;
-        let Some(kind) = value.get("type").and_then(Value::as_str) else {
-            return Err("not an object with a string `type`".into());
-        };
-        let kind: String = kind.chars().take(MAX_TYPE_CHARS).collect();
-        fn typed<T: serde::de::DeserializeOwned>(kind: &str, value: Value) -> Result<T, String> {
-            serde_json::from_value(value).map_err(|e| format!("a {kind} event: {e}"))
+        /// The `type` alone (the rest skipped, nothing else allocated).
+        #[derive(Deserialize)]
+        struct Kind<'a> {
+            #[serde(rename = "type", borrow)]
+            kind: Option<std::borrow::Cow<'a, str>>,
         }
+        let kind = match serde_json::from_str::<Kind<'_>>(text) {
+            Ok(Kind { kind: Some(kind) }) => kind,
+            Ok(Kind { kind: None }) => return Err("not an object with a string `type`".into()),
+            Err(e) if e.is_data() => return Err("not an object with a string `type`".into()),
+            Err(e) => {
+                return Err(format!(
+                    "not JSON (line {}, column {})",
+                    e.line(),
+                    e.column()
+                ))
+            }
+        };
+        fn typed<'a, T: Deserialize<'a>>(kind: &str, text: &'a str) -> Result<T, String> {
+            serde_json::from_str(text).map_err(|e| format!("a {kind} event: {e}"))
+        }
+        let kind: String = kind.chars().take(MAX_TYPE_CHARS).collect();
         Ok(match kind.as_str() {
-            "RUN_STARTED" => Self::RunStarted(typed(&kind, value)?),
-            "RUN_FINISHED" => Self::RunFinished(typed(&kind, value)?),
-            "RUN_ERROR" => Self::RunError(typed(&kind, value)?),
-            "TEXT_MESSAGE_START" => Self::TextMessageStart(typed(&kind, value)?),
-            "TEXT_MESSAGE_CONTENT" => Self::TextMessageContent(typed(&kind, value)?),
-            "TEXT_MESSAGE_END" => Self::TextMessageEnd(typed(&kind, value)?),
-            "TEXT_MESSAGE_CHUNK" => Self::TextMessageChunk(typed(&kind, value)?),
-            "TOOL_CALL_START" => Self::ToolCallStart(typed(&kind, value)?),
-            "TOOL_CALL_ARGS" => Self::ToolCallArgs(typed(&kind, value)?),
-            "TOOL_CALL_END" => Self::ToolCallEnd(typed(&kind, value)?),
-            "TOOL_CALL_CHUNK" => Self::ToolCallChunk(typed(&kind, value)?),
-            "TOOL_CALL_RESULT" => Self::ToolCallResult(typed(&kind, value)?),
-            "STATE_SNAPSHOT" => Self::StateSnapshot(typed(&kind, value)?),
+            "RUN_STARTED" => Self::RunStarted(typed(&kind, text)?),
+            "RUN_FINISHED" => Self::RunFinished(typed(&kind, text)?),
+            "RUN_ERROR" => Self::RunError(typed(&kind, text)?),
+            "TEXT_MESSAGE_START" => Self::TextMessageStart(typed(&kind, text)?),
+            "TEXT_MESSAGE_CONTENT" => Self::TextMessageContent(typed(&kind, text)?),
+            "TEXT_MESSAGE_END" => Self::TextMessageEnd(typed(&kind, text)?),
+            "TEXT_MESSAGE_CHUNK" => Self::TextMessageChunk(typed(&kind, text)?),
+            "TOOL_CALL_START" => Self::ToolCallStart(typed(&kind, text)?),
+            "TOOL_CALL_ARGS" => Self::ToolCallArgs(typed(&kind, text)?),
+            "TOOL_CALL_END" => Self::ToolCallEnd(typed(&kind, text)?),
+            "TOOL_CALL_CHUNK" => Self::ToolCallChunk(typed(&kind, text)?),
+            "TOOL_CALL_RESULT" => Self::ToolCallResult(typed(&kind, text)?),
+            "STATE_SNAPSHOT" => Self::StateSnapshot(typed(&kind, text)?),
             _ => Self::Other { event_type: kind },
         })
     }
@@ -323,7 +336,7 @@ mod tests {
         );
         assert_eq!(
             AgUiEvent::from_json(r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c"}"#).unwrap_err(),
-            "a TOOL_CALL_ARGS event: missing field `delta`"
+            "a TOOL_CALL_ARGS event: missing field `delta` at line 1 column 42"
         );
     }
 }

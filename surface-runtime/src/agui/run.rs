@@ -293,6 +293,28 @@ impl Assembler {
     }
 }
 
+/// Decodes a complete event stream already in memory (a recording, a
+/// test's fixture) into its [`RunOutput`], with the same decoding and
+/// limits as a live run (`max_response_bytes` excepted).
+///
+/// # Errors
+/// As a live run: [`AgUiError::Malformed`], [`AgUiError::TooLarge`],
+/// [`AgUiError::StreamEnded`] when it has no `RUN_FINISHED`/`RUN_ERROR`.
+pub fn read_stream(bytes: &[u8], limits: AgUiLimits) -> Result<RunOutput, AgUiError> {
+    let mut decoder = SseDecoder::new(limits.max_event_bytes);
+    let mut assembler = Assembler::new(limits);
+    let mut events = Vec::new();
+    decoder
+        .push(bytes, &mut events)
+        .map_err(|e| sse_error(e, assembler.output.events, &limits))?;
+    for data in events {
+        if assembler.push(&data)? {
+            break;
+        }
+    }
+    assembler.finish()
+}
+
 fn sse_error(error: SseError, events: usize, limits: &AgUiLimits) -> AgUiError {
     match error {
         SseError::EventTooLarge { .. } => AgUiError::TooLarge {
