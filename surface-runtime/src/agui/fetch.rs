@@ -239,3 +239,48 @@ impl AgUiTransport for FetchAgUiTransport {
         })
     }
 }
+
+/// Ends a turn when an `AbortSignal` aborts ([`cancellation_from_abort_signal`]);
+/// dropping it stops listening.
+pub struct AbortSignalCancellation {
+    signal: web_sys::AbortSignal,
+    listener: wasm_bindgen::closure::Closure<dyn FnMut()>,
+}
+
+impl std::fmt::Debug for AbortSignalCancellation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AbortSignalCancellation")
+            .field("aborted", &self.signal.aborted())
+            .finish()
+    }
+}
+
+impl Drop for AbortSignalCancellation {
+    fn drop(&mut self) {
+        let _ = self
+            .signal
+            .remove_event_listener_with_callback("abort", self.listener.as_ref().unchecked_ref());
+    }
+}
+
+/// A [`crate::Cancellation`] that is cancelled when `signal` aborts — at
+/// once if it already has — for [`super::AgUiAgent::send_with`] or
+/// [`super::AgUiAgent::run`]: the browser's way of cancelling (a stop
+/// button's `AbortController`, a route change's signal). Keep the returned
+/// guard while the signal should count.
+pub fn cancellation_from_abort_signal(
+    signal: &web_sys::AbortSignal,
+) -> (crate::Cancellation, AbortSignalCancellation) {
+    let cancellation = crate::Cancellation::new();
+    if signal.aborted() {
+        cancellation.cancel();
+    }
+    let fired = cancellation.clone();
+    let listener = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || fired.cancel());
+    let _ = signal.add_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
+    let guard = AbortSignalCancellation {
+        signal: signal.clone(),
+        listener,
+    };
+    (cancellation, guard)
+}

@@ -62,7 +62,7 @@ pub use agent::{
 pub use error::{foreign_text, AgUiError, MAX_FOREIGN_TEXT_CHARS};
 pub use event::{AgUiEvent, Interrupt, RunOutcome};
 #[cfg(all(feature = "browser", target_arch = "wasm32"))]
-pub use fetch::FetchAgUiTransport;
+pub use fetch::{cancellation_from_abort_signal, AbortSignalCancellation, FetchAgUiTransport};
 pub use limits::AgUiLimits;
 pub use message::{AgUiContext, AgUiMessage, AgUiTool, AgUiToolCall, RunAgentInput};
 pub use run::{RunOutput, StreamedCall};

@@ -23,6 +23,14 @@
 //! | `answer/hang?id=X` | never answers (120 s); `/log?id=X` answers `{"json": {"started", "dropped"}}`: whether it started and whether the client went away |
 //! | `answer/trickle` | the head at once, then one space every 50 ms (60 s) |
 //!
+//! AG-UI runs (`POST /agui/...`, `tests/browser_agui.rs`), server-sent
+//! events:
+//!
+//! | path | answer |
+//! |---|---|
+//! | `agui/replay` | the recorded `@ag-ui/mastra` runs of the `disable` script (`tests/fixtures/agui/disable-1.sse`, the tool renamed to the request's first declared tool whose name has `disable`), or `disable-2.sse` when the request's last message is a tool message |
+//! | `agui/stall?id=X` | `RUN_STARTED`, then nothing (120 s); `/log?id=X` tells whether the client went away |
+//!
 //! WebSocket relay (a test plays the agent host):
 //!
 //! * `/ws/control?room=R` — the test's socket. It receives
@@ -100,6 +108,7 @@ async fn main() {
     let app = Router::new()
         .route("/rpc/echo/request", any(echo))
         .route("/rpc/answer/{kind}", any(answer))
+        .route("/agui/{kind}", any(agui))
         .route("/log", any(log))
         .route("/ws/session", get(session_socket))
         .route("/ws/control", get(control_socket))
@@ -253,6 +262,61 @@ async fn answer(
                 .header(header::CONTENT_TYPE, "application/json")
                 .body(Body::from_stream(stream))
                 .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+        }
+        _ => (StatusCode::NOT_FOUND, "Not found").into_response(),
+    }
+}
+
+/// The recorded runs `agui/replay` answers with.
+const AGUI_CALL: &str = include_str!("../../fixtures/agui/disable-1.sse");
+const AGUI_ANSWER: &str = include_str!("../../fixtures/agui/disable-2.sse");
+
+fn event_stream(body: Body) -> Response {
+    Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .body(body)
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+async fn agui(
+    State(shared): State<Shared>,
+    axum::extract::Path(kind): axum::extract::Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+    body: Bytes,
+) -> Response {
+    let input: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    match kind.as_str() {
+        "replay" => {
+            let messages = input["messages"].as_array().cloned().unwrap_or_default();
+            if messages.last().is_some_and(|m| m["role"] == "tool") {
+                return event_stream(Body::from(AGUI_ANSWER));
+            }
+            let tools = input["tools"].as_array().cloned().unwrap_or_default();
+            let name = tools
+                .iter()
+                .filter_map(|t| t["name"].as_str())
+                .find(|n| n.contains("disable"))
+                .unwrap_or("devices_disable")
+                .to_string();
+            event_stream(Body::from(AGUI_CALL.replace("devices_disable", &name)))
+        }
+        "stall" => {
+            let id = query.get("id").cloned().unwrap_or_default();
+            lock(&shared.hangs).insert(id.clone(), (true, false));
+            let guard = HangGuard { shared, id };
+            let started = Bytes::from_static(
+                b"data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n",
+            );
+            let stream = futures_util::stream::unfold(Some((started, guard)), |state| async move {
+                let (first, guard) = state?;
+                if first.is_empty() {
+                    tokio::time::sleep(Duration::from_secs(120)).await;
+                    drop(guard);
+                    return None;
+                }
+                Some((Ok::<_, std::io::Error>(first), Some((Bytes::new(), guard))))
+            });
+            event_stream(Body::from_stream(stream))
         }
         _ => (StatusCode::NOT_FOUND, "Not found").into_response(),
     }
