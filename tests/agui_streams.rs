@@ -418,3 +418,76 @@ async fn the_recorded_turn_replayed_sends_the_tool_message_the_agent_expects() {
     assert_eq!(requests[1]["threadId"], requests[0]["threadId"]);
     assert_ne!(requests[1]["runId"], requests[0]["runId"]);
 }
+
+#[tokio::test]
+async fn the_applications_context_and_state_go_with_every_run() {
+    let console = console();
+    let text = format!(
+        "{STARTED}data: {{\"type\":\"TEXT_MESSAGE_CHUNK\",\"messageId\":\"m1\",\"delta\":\"ok\"}}\n\n{FINISHED}"
+    );
+    let server = serve(vec![Answer::sse(text)]).await;
+    let options = AgUiOptions::default()
+        .with_context(|snapshot| {
+            vec![agent_surface::agui::AgUiContext {
+                description: "The page's route and surface version".into(),
+                value: format!("surface {}", snapshot.surface_version),
+            }]
+        })
+        .with_state(|snapshot| json!({"procedures": snapshot.procedures.len()}))
+        .with_forwarded_props(json!({"tenant": "t-1"}));
+    let agent = AgUiAgent::new(&console.page, HttpAgUiTransport::new(&server.url), options);
+    let turn = agent.send("hello").await.unwrap();
+    assert_eq!(turn.text, "ok");
+    let request = &server.requests.lock().unwrap()[0];
+    let version = console.surface.registry().surface_version();
+    assert_eq!(
+        request["context"],
+        json!([{"description": "The page's route and surface version", "value": format!("surface {version}")}])
+    );
+    assert_eq!(request["state"], json!({"procedures": 3}));
+    assert_eq!(request["forwardedProps"], json!({"tenant": "t-1"}));
+    assert_eq!(request["messages"][0]["role"], json!("user"));
+    assert_eq!(request["messages"][0]["content"], json!("hello"));
+}
+
+#[tokio::test]
+async fn in_meta_mode_the_run_declares_two_tools_and_surface_act_runs_the_named_one() {
+    let console = console();
+    console
+        .surface
+        .executor()
+        .respond("devices.list", json!({"devices": ["dev-1"]}));
+    let call = format!(
+        "{STARTED}\
+         data: {{\"type\":\"TOOL_CALL_START\",\"toolCallId\":\"c1\",\"toolCallName\":\"surface_act\"}}\n\n\
+         data: {{\"type\":\"TOOL_CALL_ARGS\",\"toolCallId\":\"c1\",\"delta\":\"{{\\\"tool\\\":\\\"devices__list\\\",\\\"arguments\\\":{{}}}}\"}}\n\n\
+         data: {{\"type\":\"TOOL_CALL_END\",\"toolCallId\":\"c1\"}}\n\n{FINISHED}"
+    );
+    let answer = format!(
+        "{STARTED}data: {{\"type\":\"TEXT_MESSAGE_CHUNK\",\"messageId\":\"m2\",\"delta\":\"listed\"}}\n\n{FINISHED}"
+    );
+    let server = serve(vec![Answer::sse(call), Answer::sse(answer)]).await;
+    let options = AgUiOptions::default().with_export(agent_surface::export::ExportOptions {
+        mode: agent_surface::export::ToolMode::Meta,
+        ..Default::default()
+    });
+    let agent = AgUiAgent::new(&console.page, HttpAgUiTransport::new(&server.url), options);
+    let turn = agent.send("list").await.unwrap();
+    assert_eq!(turn.runs, 2);
+    assert_eq!(
+        turn.calls[0].outcome.result().and_then(|r| r.output()),
+        Some(&json!({"devices": ["dev-1"]}))
+    );
+    let requests = server.requests.lock().unwrap();
+    let names: Vec<&str> = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["surface_discover", "surface_act"]);
+    assert_eq!(
+        requests[1]["messages"][2]["content"],
+        json!("{\"devices\":[\"dev-1\"]}")
+    );
+}
