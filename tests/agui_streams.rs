@@ -491,3 +491,27 @@ async fn in_meta_mode_the_run_declares_two_tools_and_surface_act_runs_the_named_
         json!("{\"devices\":[\"dev-1\"]}")
     );
 }
+
+#[tokio::test]
+async fn the_agent_is_busy_from_send_and_streaming_is_cleared_with_a_notice() {
+    let console = console();
+    let text = format!(
+        "{STARTED}data: {{\"type\":\"TEXT_MESSAGE_CHUNK\",\"messageId\":\"m1\",\"delta\":\"ok\"}}\n\n{FINISHED}"
+    );
+    let server = serve(vec![Answer::sse(text)]).await;
+    let agent = console.agent(&server, AgUiLimits::default());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (watch, log) = (agent.clone(), seen.clone());
+    let _subscription = agent.on_change(move |change| {
+        if change == agent_surface::agui::AgUiChange::Streaming {
+            log.lock().unwrap().push(watch.streaming().map(|s| s.text));
+        }
+    });
+    let turn = agent.send("hello");
+    assert_eq!(agent.status(), agent_surface::agui::AgUiStatus::Streaming);
+    turn.await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.first(), Some(&Some("ok".to_string())));
+    assert_eq!(seen.last(), Some(&None));
+    assert_eq!(agent.status(), agent_surface::agui::AgUiStatus::Idle);
+}

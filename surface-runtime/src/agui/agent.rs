@@ -142,7 +142,8 @@ pub enum AgUiChange {
     Messages,
     /// [`AgUiAgent::status`].
     Status,
-    /// [`AgUiAgent::streaming`] (after every chunk of a run).
+    /// [`AgUiAgent::streaming`] (after every chunk of a run, and when it
+    /// goes back to `None` at the run's end).
     Streaming,
     /// [`AgUiAgent::pending_approvals`].
     Approvals,
@@ -155,7 +156,8 @@ pub enum AgUiStatus {
     /// No turn is running.
     #[default]
     Idle,
-    /// A run is streaming.
+    /// A turn has started and a run is streaming (from the moment
+    /// [`AgUiAgent::send`] returns).
     Streaming,
     /// The page runs the agent's tool calls (perhaps waiting for the
     /// user's confirmation).
@@ -433,6 +435,8 @@ impl AgUiAgent {
             return Err(AgUiError::Busy);
         }
         state.running = Some(cancellation.clone());
+        // Busy from now on, before the turn's future is first polled.
+        state.status = AgUiStatus::Streaming;
         if let Some(text) = text {
             let message = AgUiMessage::User {
                 id: fresh_id("msg"),
@@ -441,6 +445,7 @@ impl AgUiAgent {
             push_message(&mut state, message, &self.inner.options.limits);
         }
         drop(state);
+        self.inner.notify(AgUiChange::Status);
         self.inner.notify(AgUiChange::Messages);
         Ok(Running {
             inner: self.inner.clone(),
@@ -532,6 +537,7 @@ impl Drop for Running {
             state.streaming = None;
             state.status = AgUiStatus::Idle;
         }
+        self.inner.notify(AgUiChange::Streaming);
         self.inner.notify(AgUiChange::Status);
     }
 }
@@ -653,6 +659,7 @@ async fn run_turn(
         let observe = |output: &RunOutput| inner.set_streaming(output);
         let output = stream_run(&*inner.transport, body, limits, &cancellation, observe).await;
         lock(&inner.state).streaming = None;
+        inner.notify(AgUiChange::Streaming);
         let output = output?;
         if let Some(error) = output.error {
             return Err(AgUiError::Agent {
