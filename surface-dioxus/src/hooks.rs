@@ -257,7 +257,7 @@ fn use_kept(
 /// Runs `f` in a reactive context nobody listens to, so the signals it
 /// reads do not subscribe the current component's render (Dioxus has no
 /// untracked scope of its own).
-fn untracked<O>(f: impl FnOnce() -> O) -> O {
+pub(crate) fn untracked<O>(f: impl FnOnce() -> O) -> O {
     let context = ReactiveContext::new_with_callback(
         || {},
         current_scope_id(),

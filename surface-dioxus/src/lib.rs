@@ -49,10 +49,16 @@
 //!   effective input, summary, approve, reject) for the page's own
 //!   dialog, or
 //!   [`ConfirmationDialog`] draws a plain one.
+//! * With the cargo feature `ag-ui`, `use_ag_ui_agent` gives a component
+//!   a chat with an AG-UI agent server (`agent_surface::agui`): the
+//!   page's live surface as the agent's tools, its calls through the
+//!   page's pipeline, the thread, status and last turn as signals.
 //!
 //! Everything is wasm32-only; on other targets this crate is empty.
 #![forbid(unsafe_code)]
 
+#[cfg(all(target_arch = "wasm32", feature = "ag-ui"))]
+mod agui;
 #[cfg(target_arch = "wasm32")]
 mod confirmations;
 #[cfg(target_arch = "wasm32")]
@@ -62,6 +68,8 @@ pub mod prelude;
 #[cfg(target_arch = "wasm32")]
 mod provider;
 
+#[cfg(all(target_arch = "wasm32", feature = "ag-ui"))]
+pub use agui::{use_ag_ui_agent, UseAgUiAgent};
 #[cfg(target_arch = "wasm32")]
 pub use confirmations::{use_held_confirmations, ConfirmationDialog, HeldCall};
 #[cfg(target_arch = "wasm32")]
