@@ -55,8 +55,8 @@ impl Signals {
                 set_changed(self.approvals, agent.pending_approvals());
             }
         }
-        // The agent also clears what a run streamed when the run or the
-        // turn ends, with no change of its own: read it on every change.
+        // Cheap, and keeps the streamed text in step with the status
+        // whatever order the notices come in: read it on every change.
         set_changed(self.streaming, agent.streaming());
     }
 
