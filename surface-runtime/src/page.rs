@@ -421,18 +421,29 @@ impl PageSurface {
         let capability_id = call.invocation.capability_id.clone();
         let registry = self.inner.registry.clone();
         let cancelled = Box::pin(cancellation.cancelled());
-        let run = self.inner.local.invoke(call, consumer, cancellation);
+        // Cancelled before it starts: the pipeline is never asked.
+        let run = (!cancellation.is_cancelled())
+            .then(|| self.inner.local.invoke(call, consumer, cancellation));
         let weak = Arc::downgrade(&self.inner);
         async move {
             use futures_util::future::{select, Either};
-            let result = match select(run, cancelled).await {
-                Either::Left((result, _)) => result,
-                // Dropping the call ends a held wait (the confirmation is
-                // withdrawn and settles as aborted) or the executor's call.
-                Either::Right(((), run)) => {
-                    drop(run);
+            let result = match run {
+                None => {
                     cancelled_in_page(&invocation_id, &capability_id, registry.surface_version())
                 }
+                Some(run) => match select(run, cancelled).await {
+                    Either::Left((result, _)) => result,
+                    // Dropping the call ends a held wait (the confirmation is
+                    // withdrawn and settles as aborted) or the executor's call.
+                    Either::Right(((), run)) => {
+                        drop(run);
+                        cancelled_in_page(
+                            &invocation_id,
+                            &capability_id,
+                            registry.surface_version(),
+                        )
+                    }
+                },
             };
             if let Some(inner) = weak.upgrade() {
                 let state =

@@ -179,6 +179,9 @@ pub enum AgUiCallOutcome {
     Discovered(String),
     /// The agent ran it itself and sent its result (`TOOL_CALL_RESULT`).
     AnsweredByAgent(String),
+    /// A call id the thread has answered already (an agent replaying or
+    /// retrying): not run again, and its first answer stays the only one.
+    Repeated,
 }
 
 impl AgUiCallOutcome {
@@ -195,6 +198,7 @@ impl AgUiCallOutcome {
         match self {
             Self::Ran(result) | Self::Refused(result) => ToolResultText::new(result).text,
             Self::Discovered(text) | Self::AnsweredByAgent(text) => text.clone(),
+            Self::Repeated => String::new(),
         }
     }
 }
@@ -270,6 +274,7 @@ struct State {
     status: AgUiStatus,
     running: Option<Cancellation>,
     streaming: Option<AgUiStreaming>,
+    streamed: Streamed,
     approvals: VecDeque<PendingApproval>,
     listeners: Vec<(u64, Arc<Listener>)>,
     next_listener: u64,
@@ -531,40 +536,62 @@ struct Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
-        {
+        let was_streaming = {
             let mut state = lock(&self.inner.state);
             state.running = None;
-            state.streaming = None;
+            state.streamed = Streamed::default();
             state.status = AgUiStatus::Idle;
+            state.streaming.take().is_some()
+        };
+        // A turn dropped mid-run: what it streamed is gone.
+        if was_streaming {
+            self.inner.notify(AgUiChange::Streaming);
         }
-        self.inner.notify(AgUiChange::Streaming);
         self.inner.notify(AgUiChange::Status);
     }
 }
 
-/// Adds `message`, then drops the oldest exchanges (from a user message up
-/// to the next) while the thread is over its limits; the newest exchange
-/// always stays.
+/// Adds `message`, then drops the oldest messages while the thread is over
+/// its limits: a unit at a time — a user, developer or system message
+/// alone, an assistant message with the tool messages that follow it — so
+/// a tool call never loses its answer; the newest two units always stay.
 fn push_message(state: &mut State, message: AgUiMessage, limits: &AgUiLimits) {
     state.weight += message.weight();
     state.messages.push_back(message);
     while state.messages.len() > limits.max_thread_messages
         || state.weight > limits.max_thread_bytes
     {
-        let next_user = state
-            .messages
-            .iter()
-            .skip(1)
-            .position(|m| matches!(m, AgUiMessage::User { .. }));
-        let Some(count) = next_user.map(|p| p + 1) else {
+        let unit = first_unit_len(&state.messages);
+        let units_after = count_units(state.messages.iter().skip(unit));
+        if units_after < 2 {
             break;
-        };
-        for _ in 0..count {
+        }
+        for _ in 0..unit {
             if let Some(old) = state.messages.pop_front() {
                 state.weight -= old.weight();
             }
         }
     }
+}
+
+fn is_tool(message: &AgUiMessage) -> bool {
+    matches!(message, AgUiMessage::Tool { .. })
+}
+
+/// Length of the first unit (see [`push_message`]).
+fn first_unit_len(messages: &VecDeque<AgUiMessage>) -> usize {
+    1 + messages.iter().skip(1).take_while(|m| is_tool(m)).count()
+}
+
+/// Units in `messages`: every message that is not a tool message starts one.
+fn count_units<'a>(messages: impl Iterator<Item = &'a AgUiMessage>) -> usize {
+    let mut units = 0;
+    for (i, message) in messages.enumerate() {
+        if i == 0 || !is_tool(message) {
+            units += 1;
+        }
+    }
+    units
 }
 
 impl Inner {
@@ -584,14 +611,53 @@ impl Inner {
         self.notify(AgUiChange::Status);
     }
 
+    /// Brings [`AgUiAgent::streaming`] up to `output` after a chunk that
+    /// completed events: appends what the last message gained (the usual
+    /// case) instead of joining every message again.
     fn set_streaming(&self, output: &RunOutput) {
-        let streaming = AgUiStreaming {
-            text: output.text(),
-            tool_calls: output.calls.iter().map(|c| c.name.clone()).collect(),
+        let mut state = lock(&self.state);
+        let seen = state.streamed;
+        let streaming = state.streaming.get_or_insert_with(AgUiStreaming::default);
+        let last = output.texts.last().map_or("", |(_, t)| t.as_str());
+        let total = output.text_bytes();
+        let only_last_grew = output.texts.len() == seen.messages
+            && seen.messages > 0
+            && total - seen.total == last.len() - seen.last;
+        if only_last_grew {
+            streaming.text.push_str(&last[seen.last..]);
+        } else if total != seen.total || output.texts.len() != seen.messages {
+            streaming.text = output.text();
+        }
+        if streaming.tool_calls.len() != output.calls.len() {
+            streaming.tool_calls = output.calls.iter().map(|c| c.name.clone()).collect();
+        }
+        state.streamed = Streamed {
+            messages: output.texts.len(),
+            total,
+            last: last.len(),
         };
-        lock(&self.state).streaming = Some(streaming);
+        drop(state);
         self.notify(AgUiChange::Streaming);
     }
+
+    /// The run ended: nothing streams.
+    fn clear_streaming(&self) {
+        {
+            let mut state = lock(&self.state);
+            state.streaming = None;
+            state.streamed = Streamed::default();
+        }
+        self.notify(AgUiChange::Streaming);
+    }
+}
+
+/// How much of a run [`AgUiAgent::streaming`] shows: text messages, their
+/// total bytes, and the last one's.
+#[derive(Clone, Copy, Debug, Default)]
+struct Streamed {
+    messages: usize,
+    total: usize,
+    last: usize,
 }
 
 /// One run's request and what it declared.
@@ -599,6 +665,8 @@ struct PreparedRun {
     body: String,
     catalog: ToolCatalog,
     declared: HashSet<String>,
+    /// Tool call ids the thread has answered already.
+    answered: HashSet<String>,
 }
 
 impl Inner {
@@ -618,6 +686,14 @@ impl Inner {
         let declared = tools.iter().map(|t| t.name.clone()).collect();
         let mut input = RunAgentInput::new(self.thread_id.clone(), fresh_id("run"));
         input.messages = lock(&self.state).messages.iter().cloned().collect();
+        let answered = input
+            .messages
+            .iter()
+            .filter_map(|m| match m {
+                AgUiMessage::Tool { tool_call_id, .. } => Some(tool_call_id.clone()),
+                _ => None,
+            })
+            .collect();
         input.tools = tools;
         if let Some(context) = &options.context {
             input.context = context(&snapshot);
@@ -634,6 +710,7 @@ impl Inner {
             body,
             catalog,
             declared,
+            answered,
         })
     }
 }
@@ -658,28 +735,19 @@ async fn run_turn(
         let body = prepared.body.clone();
         let observe = |output: &RunOutput| inner.set_streaming(output);
         let output = stream_run(&*inner.transport, body, limits, &cancellation, observe).await;
-        lock(&inner.state).streaming = None;
-        inner.notify(AgUiChange::Streaming);
+        inner.clear_streaming();
         let output = output?;
+        // Cancelled while the last bytes arrived: nothing of the run runs.
+        if cancellation.is_cancelled() {
+            return Err(AgUiError::Cancelled);
+        }
         if let Some(error) = output.error {
             return Err(AgUiError::Agent {
                 message: super::foreign_text(&error.message),
                 code: error.code.as_deref().map(super::foreign_text),
             });
         }
-        if output
-            .calls
-            .iter()
-            .any(|c| !output.agent_results.contains_key(&c.id))
-        {
-            inner.set_status(AgUiStatus::RunningTools);
-        }
-        let calls = answer_calls(&inner, &prepared, &output, &cancellation).await;
-        let page_answered = calls.iter().zip(&output.calls).any(|(call, streamed)| {
-            prepared.declared.contains(&streamed.name)
-                && !matches!(call.outcome, AgUiCallOutcome::AnsweredByAgent(_))
-        });
-        inner.commit(&output, &calls);
+        let (calls, ran) = answer_run(&inner, &prepared, &output, &cancellation).await;
         turn.text = output.text();
         turn.calls.extend(calls);
         if cancellation.is_cancelled() {
@@ -689,12 +757,77 @@ async fn run_turn(
             turn.interrupts = interrupts;
             break;
         }
-        if !page_answered {
+        // Another run only when the agent waits for a page tool's answer.
+        if !ran {
             break;
         }
     }
     drop(running);
     Ok(turn)
+}
+
+/// The outcome of the calls of a run that ended with an interrupt or a
+/// cancelled outcome: the agent asks for nothing, so the page runs none.
+fn not_run(prepared: &PreparedRun, outcome: &RunOutcome) -> AgUiCallOutcome {
+    let message = match outcome {
+        RunOutcome::Interrupt { .. } => {
+            "The agent's run stopped for an interrupt; the page did not run this call."
+        }
+        _ => "The agent's run ended as cancelled; the page did not run this call.",
+    };
+    let error = AgentError::new(ErrorCode::Cancelled, message, Retry::No);
+    let version = prepared.catalog.surface_version();
+    AgUiCallOutcome::Refused(AgentInvocationResult::err(
+        fresh_id("agui"),
+        "",
+        error,
+        version,
+    ))
+}
+
+/// Answers a run's calls and commits them; returns them and whether a page
+/// tool ran (the agent then waits for its answer).
+async fn answer_run(
+    inner: &Arc<Inner>,
+    prepared: &PreparedRun,
+    output: &RunOutput,
+    cancellation: &Cancellation,
+) -> (Vec<AgUiCall>, bool) {
+    if let Some(outcome @ (RunOutcome::Interrupt { .. } | RunOutcome::Cancelled)) = &output.outcome
+    {
+        // Kept out of the thread: the agent's server holds them.
+        let calls = output
+            .calls
+            .iter()
+            .map(|c| streamed_call(c, not_run(prepared, outcome)))
+            .collect();
+        inner.commit(output, &[]);
+        return (calls, false);
+    }
+    let needs_page = output
+        .calls
+        .iter()
+        .any(|c| !output.agent_results.contains_key(&c.id));
+    if needs_page {
+        inner.set_status(AgUiStatus::RunningTools);
+    }
+    let calls = answer_calls(inner, prepared, output, cancellation).await;
+    let ran = calls.iter().any(|c| {
+        matches!(
+            c.outcome,
+            AgUiCallOutcome::Ran(_) | AgUiCallOutcome::Discovered(_)
+        )
+    });
+    (calls, ran)
+}
+
+fn streamed_call(call: &StreamedCall, outcome: AgUiCallOutcome) -> AgUiCall {
+    AgUiCall {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        arguments: call.arguments.clone(),
+        outcome,
+    }
 }
 
 /// How a streamed call is answered before anything runs.
@@ -729,6 +862,9 @@ fn discovered_text(answer: &crate::export::McpCallToolResult) -> String {
 }
 
 fn decide(prepared: &PreparedRun, output: &RunOutput, call: &StreamedCall) -> Decision {
+    if prepared.answered.contains(&call.id) {
+        return Decision::Done(AgUiCallOutcome::Repeated);
+    }
     if let Some(content) = output.agent_results.get(&call.id) {
         return Decision::Done(AgUiCallOutcome::AnsweredByAgent(content.clone()));
     }
@@ -777,7 +913,9 @@ fn decide(prepared: &PreparedRun, output: &RunOutput, call: &StreamedCall) -> De
 }
 
 /// Answers every call of a run: the page's through the pipeline, all at
-/// once (the pipeline's concurrency groups order what must not overlap).
+/// once (the pipeline's concurrency groups order what must not overlap),
+/// and commits them to the thread — also when the turn is dropped midway
+/// ([`Answering`]).
 async fn answer_calls(
     inner: &Arc<Inner>,
     prepared: &PreparedRun,
@@ -785,40 +923,106 @@ async fn answer_calls(
     cancellation: &Cancellation,
 ) -> Vec<AgUiCall> {
     let consumer = &inner.options.consumer;
-    let mut decisions = Vec::with_capacity(output.calls.len());
+    let answering = Answering::new(inner.clone(), output.clone());
     let mut invocations = Vec::new();
-    for call in &output.calls {
+    for (index, call) in output.calls.iter().enumerate() {
         match decide(prepared, output, call) {
-            Decision::Done(outcome) => decisions.push(Some(outcome)),
+            Decision::Done(outcome) => answering.settle(index, outcome),
+            // Cancelled before it started (a stop button at RunningTools):
+            // never handed to the pipeline.
+            Decision::Invoke(invocation) if cancellation.is_cancelled() => {
+                let error =
+                    AgentError::new(ErrorCode::Cancelled, "The turn was cancelled.", Retry::No);
+                let version = prepared.catalog.surface_version();
+                let result = AgentInvocationResult::err(
+                    invocation.invocation_id,
+                    invocation.capability_id,
+                    error,
+                    version,
+                );
+                answering.settle(index, AgUiCallOutcome::Ran(result));
+            }
             Decision::Invoke(invocation) => {
                 let run =
                     inner
                         .page
                         .invoke_in_page(invocation, consumer.clone(), cancellation.clone());
-                invocations.push(run);
-                decisions.push(None);
+                let answering = &answering;
+                invocations.push(async move {
+                    let result = run.await;
+                    answering.settle(index, AgUiCallOutcome::Ran(result));
+                });
             }
         }
     }
-    let mut results = futures_util::future::join_all(invocations)
-        .await
-        .into_iter();
-    let calls: Vec<AgUiCall> = output
-        .calls
-        .iter()
-        .zip(decisions)
-        .map(|(call, decided)| AgUiCall {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            arguments: call.arguments.clone(),
-            outcome: decided.unwrap_or_else(|| match results.next() {
-                Some(result) => AgUiCallOutcome::Ran(result),
-                None => AgUiCallOutcome::Discovered(String::new()),
-            }),
-        })
-        .collect();
-    inner.hold_approvals(&calls);
-    calls
+    futures_util::future::join_all(invocations).await;
+    answering.finish()
+}
+
+/// The answers of one run's calls as they settle. Committed to the thread
+/// by [`Answering::finish`], or — when the turn is dropped before — by its
+/// `Drop`, the calls still running recorded as `CANCELLED` (dropping their
+/// futures withdrew a held confirmation or dropped the procedure call), so
+/// the agent learns what already ran.
+struct Answering {
+    inner: Arc<Inner>,
+    output: RunOutput,
+    outcomes: Mutex<Vec<Option<AgUiCallOutcome>>>,
+    finished: std::sync::atomic::AtomicBool,
+}
+
+impl Answering {
+    fn new(inner: Arc<Inner>, output: RunOutput) -> Self {
+        let outcomes = Mutex::new(vec![None; output.calls.len()]);
+        Self {
+            inner,
+            output,
+            outcomes,
+            finished: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    fn settle(&self, index: usize, outcome: AgUiCallOutcome) {
+        if let Some(slot) = lock(&self.outcomes).get_mut(index) {
+            *slot = Some(outcome);
+        }
+    }
+
+    /// The calls, the unsettled ones `CANCELLED`; committed and recorded.
+    fn commit(&self) -> Vec<AgUiCall> {
+        let outcomes = std::mem::take(&mut *lock(&self.outcomes));
+        let calls: Vec<AgUiCall> = self
+            .output
+            .calls
+            .iter()
+            .zip(outcomes)
+            .map(|(call, outcome)| {
+                let outcome = outcome.unwrap_or_else(|| {
+                    let error =
+                        AgentError::new(ErrorCode::Cancelled, "The turn was dropped.", Retry::No);
+                    AgUiCallOutcome::Ran(AgentInvocationResult::err("", "", error, 0))
+                });
+                streamed_call(call, outcome)
+            })
+            .collect();
+        self.inner.hold_approvals(&calls);
+        self.inner.commit(&self.output, &calls);
+        calls
+    }
+
+    fn finish(self) -> Vec<AgUiCall> {
+        self.finished
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.commit()
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        if !self.finished.load(std::sync::atomic::Ordering::SeqCst) {
+            self.commit();
+        }
+    }
 }
 
 /// The arguments as the thread keeps them: a JSON object's text, else
@@ -866,7 +1070,7 @@ impl Inner {
     }
 
     /// Adds a run's assistant messages to the thread, each followed by the
-    /// tool messages answering its calls.
+    /// tool messages answering its calls (`calls` empty: the text alone).
     fn commit(&self, output: &RunOutput, calls: &[AgUiCall]) {
         let limits = &self.options.limits;
         let mut state = lock(&self.state);
@@ -876,11 +1080,14 @@ impl Inner {
                 .iter()
                 .find(|(m, t)| m == id && !t.is_empty())
                 .map(|(_, t)| t.clone());
+            // A repeated call id keeps its first answer alone.
             let answered: Vec<(&StreamedCall, &AgUiCall)> = output
                 .calls
                 .iter()
                 .zip(calls)
-                .filter(|(s, _)| s.parent_message_id == *id)
+                .filter(|(s, c)| {
+                    s.parent_message_id == *id && !matches!(c.outcome, AgUiCallOutcome::Repeated)
+                })
                 .collect();
             if content.is_none() && answered.is_empty() {
                 continue;

@@ -14,8 +14,8 @@ use std::time::Duration;
 /// | `max_tool_calls` | 32 per run | `TooLarge` |
 /// | `max_arguments_bytes` | 245,760 per call ([`crate::export::MAX_ARGUMENTS_BYTES`]) | `TooLarge` |
 /// | `max_runs_per_turn` | 8 | [`super::AgUiError::TooManyRuns`] |
-/// | `max_thread_messages` | 400 | the oldest exchanges leave the thread |
-/// | `max_thread_bytes` | 2 MiB | the oldest exchanges leave the thread |
+/// | `max_thread_messages` | 400 | the oldest messages leave the thread (an assistant message with its tool messages) |
+/// | `max_thread_bytes` | 2 MiB | the same |
 /// | `max_pending_approvals` | 64 | the oldest is forgotten |
 /// | `run_timeout` | 120 s per run | [`super::AgUiError::Timeout`], the request aborted |
 /// | `idle_timeout` | 60 s without a byte | `Timeout` |

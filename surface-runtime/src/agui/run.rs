@@ -49,9 +49,17 @@ pub struct RunOutput {
     /// Assistant message ids (text messages and tool calls' parents) in
     /// the order they first appeared.
     pub message_order: Vec<String>,
+    /// Bytes of every text message together.
+    text_len: usize,
 }
 
 impl RunOutput {
+    /// Bytes of every text message together (without the separators of
+    /// [`Self::text`]).
+    pub fn text_bytes(&self) -> usize {
+        self.text_len
+    }
+
     /// The text received so far, every message joined by a blank line (for
     /// a chat panel while the run streams).
     pub fn text(&self) -> String {
@@ -59,6 +67,11 @@ impl RunOutput {
         parts.join("\n\n")
     }
 }
+
+/// Longest id or tool name accepted from the stream (`toolCallId`,
+/// `toolCallName`, `messageId`, `parentMessageId`), in bytes: the export's
+/// call id bound ([`crate::export::MAX_CALL_ID_BYTES`]).
+pub const MAX_STREAM_ID_BYTES: usize = crate::export::MAX_CALL_ID_BYTES;
 
 /// Folds events into a [`RunOutput`], enforcing the run's limits.
 pub(crate) struct Assembler {
@@ -100,6 +113,43 @@ impl Assembler {
         }
     }
 
+    /// `Malformed` when an id or name from the stream is over
+    /// [`MAX_STREAM_ID_BYTES`].
+    fn check_ids(&self, event: &AgUiEvent) -> Result<(), AgUiError> {
+        let ids: [Option<&str>; 3] = match event {
+            AgUiEvent::TextMessageStart(e) => [Some(&e.message_id), None, None],
+            AgUiEvent::TextMessageContent(e) | AgUiEvent::TextMessageEnd(e) => {
+                [Some(&e.message_id), None, None]
+            }
+            AgUiEvent::TextMessageChunk(e) => [e.message_id.as_deref(), None, None],
+            AgUiEvent::ToolCallStart(e) => [
+                Some(&e.tool_call_id),
+                Some(&e.tool_call_name),
+                e.parent_message_id.as_deref(),
+            ],
+            AgUiEvent::ToolCallArgs(e) => [Some(&e.tool_call_id), None, None],
+            AgUiEvent::ToolCallEnd(e) => [Some(&e.tool_call_id), None, None],
+            AgUiEvent::ToolCallChunk(e) => [
+                e.tool_call_id.as_deref(),
+                e.tool_call_name.as_deref(),
+                e.parent_message_id.as_deref(),
+            ],
+            AgUiEvent::ToolCallResult(e) => [Some(&e.tool_call_id), e.message_id.as_deref(), None],
+            _ => [None, None, None],
+        };
+        match ids
+            .into_iter()
+            .flatten()
+            .find(|id| id.len() > MAX_STREAM_ID_BYTES)
+        {
+            Some(_) => Err(self.malformed(format!(
+                "a {} event has an id or tool name longer than {MAX_STREAM_ID_BYTES} bytes",
+                event.event_type()
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// Takes one event's data; `Ok(true)` once the run ended.
     pub(crate) fn push(&mut self, data: &str) -> Result<bool, AgUiError> {
         self.output.events += 1;
@@ -117,6 +167,7 @@ impl Assembler {
             )));
         }
         self.started = true;
+        self.check_ids(&event)?;
         self.apply(event)?;
         Ok(self.finished)
     }
@@ -180,6 +231,7 @@ impl Assembler {
         if self.text_bytes > self.limits.max_text_bytes {
             return;
         }
+        self.output.text_len += delta.len();
         match self.output.texts.iter_mut().find(|(m, _)| *m == id) {
             Some((_, text)) => text.push_str(delta),
             None => {
@@ -304,14 +356,13 @@ pub fn read_stream(bytes: &[u8], limits: AgUiLimits) -> Result<RunOutput, AgUiEr
     let mut decoder = SseDecoder::new(limits.max_event_bytes);
     let mut assembler = Assembler::new(limits);
     let mut events = Vec::new();
-    decoder
-        .push(bytes, &mut events)
-        .map_err(|e| sse_error(e, assembler.output.events, &limits))?;
+    let decoded = decoder.push(bytes, &mut events);
     for data in events {
         if assembler.push(&data)? {
-            break;
+            return assembler.finish();
         }
     }
+    decoded.map_err(|e| sse_error(e, assembler.output.events, &limits))?;
     assembler.finish()
 }
 
@@ -378,16 +429,20 @@ async fn read_run(
                 limit: limits.max_response_bytes,
             });
         }
-        decoder
-            .push(&chunk, &mut events)
-            .map_err(|e| sse_error(e, assembler.output.events, &limits))?;
+        let decoded = decoder.push(&chunk, &mut events);
+        let taken = !events.is_empty();
+        // The events completed before a decoding error count first: a run
+        // that finished is finished however the body was chunked.
         for data in events.drain(..) {
             if assembler.push(&data)? {
                 observe(&assembler.output);
                 return assembler.finish();
             }
         }
-        observe(&assembler.output);
+        decoded.map_err(|e| sse_error(e, assembler.output.events, &limits))?;
+        if taken {
+            observe(&assembler.output);
+        }
     }
     assembler.finish()
 }

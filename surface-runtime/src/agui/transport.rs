@@ -94,11 +94,11 @@ mod http {
     use super::*;
 
     /// An [`AgUiTransport`] over reqwest (native, cargo feature `http`;
-    /// `https://` needs `rustls`). Redirects are never followed; the run
-    /// timeout is the request's timeout; the idle timeout is reqwest's read
-    /// timeout, set when the client is built ([`Self::new`]: the default
-    /// [`AgUiLimits::idle_timeout`], 60 s; [`Self::with_client`]: the
-    /// client's own).
+    /// `https://` needs `rustls`; needs a tokio runtime with its timer,
+    /// like reqwest itself). Redirects are never followed; connecting may
+    /// take 10 s; the whole run is bounded by [`AgUiLimits::run_timeout`]
+    /// (the request's timeout) and every wait for the next bytes by
+    /// [`AgUiLimits::idle_timeout`].
     #[derive(Clone, Debug)]
     pub struct HttpAgUiTransport {
         http: reqwest::Client,
@@ -106,10 +106,12 @@ mod http {
         headers: Vec<(String, String)>,
     }
 
+    /// How long [`HttpAgUiTransport::new`]'s client may take to connect.
+    const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
     impl HttpAgUiTransport {
         /// A transport to the agent endpoint `url`
-        /// (`http://127.0.0.1:8000/agent`), idle timeout
-        /// [`AgUiLimits::default`]'s.
+        /// (`http://127.0.0.1:8000/agent`).
         ///
         /// # Panics
         /// Like `reqwest::Client::new`, when the TLS backend cannot be
@@ -117,8 +119,7 @@ mod http {
         pub fn new(url: impl Into<String>) -> Self {
             let builder = reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
-                .connect_timeout(std::time::Duration::from_secs(10))
-                .read_timeout(AgUiLimits::default().idle_timeout);
+                .connect_timeout(CONNECT_TIMEOUT);
             #[cfg(feature = "rustls")]
             let builder = crate::bridge::tls::TlsRoots::webpki().configure(builder);
             let http = match builder.build() {
@@ -128,8 +129,9 @@ mod http {
             Self::with_client(http, url)
         }
 
-        /// A transport over a configured reqwest client (its read timeout
-        /// is the idle timeout; build it with no redirect following).
+        /// A transport over a configured reqwest client (build it with no
+        /// redirect following; the run and idle timeouts are applied per
+        /// run whatever the client's own).
         pub fn with_client(http: reqwest::Client, url: impl Into<String>) -> Self {
             Self {
                 http,
@@ -146,25 +148,12 @@ mod http {
         }
     }
 
-    fn transport_error(
-        url: &str,
-        error: &reqwest::Error,
-        limits: &AgUiLimits,
-        started: std::time::Instant,
-    ) -> AgUiError {
-        if error.is_timeout() {
-            // reqwest says only "timed out": the run's limit when it is
-            // used up, else the idle one (the client's read timeout).
-            return if started.elapsed() >= limits.run_timeout {
-                AgUiError::Timeout {
-                    what: "run",
-                    timeout: limits.run_timeout,
-                }
-            } else {
-                AgUiError::Timeout {
-                    what: "idle",
-                    timeout: limits.idle_timeout,
-                }
+    fn transport_error(url: &str, error: &reqwest::Error, limits: &AgUiLimits) -> AgUiError {
+        if error.is_timeout() && !error.is_connect() {
+            // Only the request's own timeout remains: the run's.
+            return AgUiError::Timeout {
+                what: "run",
+                timeout: limits.run_timeout,
             };
         }
         let mut message = error.to_string();
@@ -177,6 +166,23 @@ mod http {
         AgUiError::Transport {
             url: url.to_string(),
             message: super::super::foreign_text(&message),
+        }
+    }
+
+    /// The next chunk of `response`, within the idle timeout.
+    async fn next_chunk(
+        response: &mut reqwest::Response,
+        url: &str,
+        limits: &AgUiLimits,
+    ) -> Option<Result<Vec<u8>, AgUiError>> {
+        match tokio::time::timeout(limits.idle_timeout, response.chunk()).await {
+            Err(_) => Some(Err(AgUiError::Timeout {
+                what: "idle",
+                timeout: limits.idle_timeout,
+            })),
+            Ok(Ok(Some(bytes))) => Some(Ok(bytes.to_vec())),
+            Ok(Ok(None)) => None,
+            Ok(Err(e)) => Some(Err(transport_error(url, &e, limits))),
         }
     }
 
@@ -201,12 +207,11 @@ mod http {
             }
             let request = request.body(body);
             let url = self.url.clone();
-            let started = std::time::Instant::now();
             Box::pin(async move {
                 let response = request
                     .send()
                     .await
-                    .map_err(|e| transport_error(&url, &e, &limits, started))?;
+                    .map_err(|e| transport_error(&url, &e, &limits))?;
                 let status = response.status().as_u16();
                 let content_type = response
                     .headers()
@@ -217,12 +222,10 @@ mod http {
                     let url = url.clone();
                     async move {
                         let mut response = state?;
-                        match response.chunk().await {
-                            Ok(Some(bytes)) => Some((Ok(bytes.to_vec()), Some(response))),
-                            Ok(None) => None,
-                            Err(e) => {
-                                Some((Err(transport_error(&url, &e, &limits, started)), None))
-                            }
+                        match next_chunk(&mut response, &url, &limits).await {
+                            Some(Ok(chunk)) => Some((Ok(chunk), Some(response))),
+                            Some(Err(e)) => Some((Err(e), None)),
+                            None => None,
                         }
                     }
                 });
