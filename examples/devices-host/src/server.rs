@@ -326,13 +326,13 @@ async fn page_config(State(app): State<Arc<App>>, request: Request) -> Response 
 /// `POST /app/agent`: one AG-UI run of the page's chat, forwarded to the
 /// agent once the page's session cookie is checked (`crate::agent`).
 async fn agent_run(State(app): State<Arc<App>>, request: Request) -> Response {
+    if let Err(refused) = app.pages.authenticate(request.headers()) {
+        return refused;
+    }
     let Some(agent) = &app.agent else {
         let message = "No AG-UI agent is configured.";
         return orpc_error(StatusCode::NOT_FOUND, "NOT_FOUND", message);
     };
-    if let Err(refused) = app.pages.authenticate(request.headers()) {
-        return refused;
-    }
     match axum::body::to_bytes(request.into_body(), MAX_RUN_REQUEST_BYTES).await {
         Ok(body) => agent.forward(body).await,
         Err(_) => orpc_error(
