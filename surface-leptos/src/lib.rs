@@ -55,6 +55,12 @@
 //!   dialog, or
 //!   [`ConfirmationDialog`] draws a plain one.
 //!
+//! With feature `ag-ui`, [`use_ag_ui_agent`] puts an AG-UI agent (an
+//! agent whose loop runs on a server) in a component: its thread, status
+//! and streamed text as signals for a chat panel, its tool calls run
+//! through the page's pipeline (`docs/frameworks.md`, "Leptos:
+//! use_ag_ui_agent").
+//!
 //! Reading a signal with `.get()` in `when`/`describe` is right (the
 //! effect tracks it). When the registry evaluates the same closure outside
 //! any effect (a snapshot, a call, the registration itself), the
@@ -66,6 +72,8 @@
 //! Everything is wasm32-only; on other targets this crate is empty.
 #![forbid(unsafe_code)]
 
+#[cfg(all(target_arch = "wasm32", feature = "ag-ui"))]
+mod agui;
 #[cfg(target_arch = "wasm32")]
 mod confirmations;
 #[cfg(target_arch = "wasm32")]
@@ -77,6 +85,8 @@ mod provider;
 #[cfg(target_arch = "wasm32")]
 mod signals;
 
+#[cfg(all(target_arch = "wasm32", feature = "ag-ui"))]
+pub use agui::{transcript, use_ag_ui_agent, AgUiHandle, ChatEntry};
 #[cfg(target_arch = "wasm32")]
 pub use confirmations::{use_held_confirmations, ConfirmationDialog, HeldCall, RenderHeld};
 #[cfg(target_arch = "wasm32")]

@@ -12,12 +12,23 @@
 //! | `agent_surface::prelude` | `manifest!`, `#[agent_procedure]`, `view_inputs!`, `AgentProcedureBinding`, `ConfirmationLevel`, `BoundInput`, `ComponentDefinition`, `ViewCapability`, `ViewEffect`, `SurfaceRegistry`, `RegistrationHandle`, `RegistrationError`, `AgentConsumer`, `AgentInvocation`, `AgentInvocationResult`, `SurfaceSnapshot`, `PageSurface`, `json!` |
 //! | `agent_surface::browser` | [`FetchOrpcClient`] (the oRPC bridge over `fetch`), [`SessionSocketOptions`], [`SocketEvent`], [`same_origin_socket_url`] |
 //! | `agent_surface::host` | [`BrowserSurfaceIdentity`] (who the page is, for [`AgentSurface::session_options`]) |
+//! | with feature `ag-ui` | `use_ag_ui_agent`, `AgUiHandle`, `ChatEntry`, `transcript` (this crate); `AgUiAgent`, `AgUiOptions`, `AgUiStatus`, `AgUiMessage`, `AgUiStreaming`, `AgUiTurn`, `AgUiError`, `PendingApproval` (`agent_surface::agui`); `FetchAgUiTransport` (`agent_surface::agui`) |
 
 pub use agent_surface::browser::{
     same_origin_socket_url, FetchOrpcClient, SessionSocketOptions, SocketEvent,
 };
 pub use agent_surface::host::BrowserSurfaceIdentity;
 pub use agent_surface::prelude::*;
+
+#[cfg(feature = "ag-ui")]
+pub use crate::agui::{transcript, use_ag_ui_agent, AgUiHandle, ChatEntry};
+#[cfg(feature = "ag-ui")]
+pub use agent_surface::agui::{
+    AgUiAgent, AgUiError, AgUiMessage, AgUiOptions, AgUiStatus, AgUiStreaming, AgUiTurn,
+    PendingApproval,
+};
+#[cfg(feature = "ag-ui")]
+pub use agent_surface::agui::FetchAgUiTransport;
 
 pub use crate::confirmations::{use_held_confirmations, ConfirmationDialog, HeldCall, RenderHeld};
 pub use crate::hooks::{

@@ -7,12 +7,14 @@
 //! route is a scripted agent turn, `POST /app/turn`: discover the tab's
 //! tools, call `devices.disable` (or `devices.purge`) with no ids — the
 //! page binds them from its selection — wait while the user confirms in
-//! the page, report the outcome.
+//! the page, report the outcome. With [`HostConfig::ag_ui`] it also serves
+//! the page's chat panel an AG-UI agent at `/app/agent` ([`agent`]).
 //!
 //! `cargo run -p devices-host` builds the page, starts the oRPC peer and
 //! the host, and prints the URL.
 #![forbid(unsafe_code)]
 
+pub mod agent;
 pub mod page;
 pub mod peer;
 mod server;

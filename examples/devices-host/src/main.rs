@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use devices_host::{page, peer::Peer, serve, Database, HostConfig};
 
-const USAGE: &str = "usage: devices-host [--port N] [--backend URL] [--database DB] [--approver-secret S] [--replica NAME] [--no-build]
+const USAGE: &str = "usage: devices-host [--port N] [--backend URL] [--database DB] [--approver-secret S] [--replica NAME] [--ag-ui-agent | --ag-ui URL] [--no-build]
 
 Builds the devices page (wasm32, Leptos), starts the oRPC peer of
 tests/orpc-peer and the agent host on 127.0.0.1, and prints the URL.
@@ -24,12 +24,29 @@ tests/orpc-peer and the agent host on 127.0.0.1, and prints the URL.
                   several hosts on one postgres:// database with distinct
                   names and any of them serves any agent (docs/host.md,
                   \"Replicas\")
+  --ag-ui-agent   also start the AG-UI test agent of tests/agui-agent (the
+                  official @ag-ui/mastra adapter with a scripted model: no
+                  model provider, no network) and show the page's \"Agent
+                  chat\" panel over it (try \"disable the selected devices\")
+  --ag-ui URL     the same with a running AG-UI agent endpoint instead
+                  (e.g. http://127.0.0.1:4111/agent); the host forwards the
+                  page's runs to it at /app/agent
   --no-build      serve the page built last time";
 
-/// The command line, parsed: the host's config, the backend (if given),
-/// whether to build the page.
-fn parse() -> Result<(HostConfig, Option<String>, bool), String> {
+/// The command line, parsed.
+struct Options {
+    config: HostConfig,
+    /// `--backend`.
+    backend: Option<String>,
+    /// Not `--no-build`.
+    build: bool,
+    /// `--ag-ui-agent`.
+    start_agent: bool,
+}
+
+fn parse() -> Result<Options, String> {
     let (mut port, mut backend, mut build) = (8080u16, None, true);
+    let (mut start_agent, mut ag_ui) = (false, None);
     let default_db = page::target_dir().join("devices-host").join("host.db");
     let (mut database, mut secret, mut replica) = (Database::Sqlite(default_db), None, None);
     let mut args = std::env::args().skip(1);
@@ -49,6 +66,8 @@ fn parse() -> Result<(HostConfig, Option<String>, bool), String> {
             "--database" => database = value()?.parse().map_err(|e| format!("--database: {e}"))?,
             "--approver-secret" => secret = Some(value()?),
             "--replica" => replica = Some(value()?),
+            "--ag-ui-agent" => start_agent = true,
+            "--ag-ui" => ag_ui = Some(value()?),
             "--no-build" => build = false,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
@@ -58,7 +77,16 @@ fn parse() -> Result<(HostConfig, Option<String>, bool), String> {
     config.database = database;
     config.approver_secret = secret.unwrap_or(config.approver_secret);
     config.owner = replica.unwrap_or(config.owner);
-    Ok((config, backend, build))
+    if start_agent && ag_ui.is_some() {
+        return Err("--ag-ui-agent and --ag-ui exclude each other".into());
+    }
+    config.ag_ui = ag_ui;
+    Ok(Options {
+        config,
+        backend,
+        build,
+        start_agent,
+    })
 }
 
 fn main() -> ExitCode {
@@ -76,7 +104,7 @@ fn main() -> ExitCode {
         .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
         .with(filter)
         .init();
-    let (mut config, backend, build) = match parse() {
+    let mut options = match parse() {
         Ok(parsed) => parsed,
         Err(problem) if problem.is_empty() => {
             println!("{USAGE}");
@@ -87,7 +115,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(&mut config, backend, build) {
+    match run(&mut options) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("devices-host: {e}");
@@ -96,8 +124,8 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(config: &mut HostConfig, backend: Option<String>, build: bool) -> Result<(), String> {
-    if build {
+fn run(options: &mut Options) -> Result<(), String> {
+    if options.build {
         let built = page::build()?;
         let opt = if built.optimized {
             ", wasm-opt -Oz"
@@ -110,13 +138,25 @@ fn run(config: &mut HostConfig, backend: Option<String>, build: bool) -> Result<
             built.wasm_bytes as f64 / 1024.0
         );
     }
-    // The peer lives until the host stops.
-    let peer = match backend {
-        Some(_) => None,
+    let config = &mut options.config;
+    // The peer (and the agent) live until the host stops.
+    let peer = match options.backend.take() {
+        Some(backend) => {
+            config.backend_rpc = backend;
+            None
+        }
         None => Some(Peer::start()?),
     };
-    config.backend_rpc =
-        backend.unwrap_or_else(|| peer.as_ref().map(Peer::rpc_url).unwrap_or_default());
+    if let Some(peer) = &peer {
+        config.backend_rpc = peer.rpc_url();
+    }
+    let agent = options
+        .start_agent
+        .then(Peer::start_ag_ui_agent)
+        .transpose()?;
+    if let Some(agent) = &agent {
+        config.ag_ui = Some(agent.agent_url());
+    }
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async {
         let running = serve(config.clone())
@@ -129,6 +169,9 @@ fn run(config: &mut HostConfig, backend: Option<String>, build: bool) -> Result<
             running.replica_name()
         );
         println!("approver page:   {url}approver (approver secret: {})", config.approver_secret);
+        if let Some(agent) = &config.ag_ui {
+            println!("agent chat:      the page's \"Agent chat\" panel, AG-UI agent {agent}");
+        }
         tracing::info!(backend = ?config.backend_rpc, "Ctrl-C stops host and peer");
         let _ = tokio::signal::ctrl_c().await;
         Ok(())

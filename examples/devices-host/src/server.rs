@@ -1,7 +1,8 @@
 //! The axum host: the library's page service (the session cookie, the
 //! page's socket, its runs and their approvals, the MCP run and token, the
 //! `/rpc` proxy) and approvals service, plus this application's own
-//! routes: the built page's files and the scripted agent turn.
+//! routes: the built page's files, the scripted agent turn and, when
+//! configured, the AG-UI agent of the page's chat panel (`crate::agent`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -28,6 +29,7 @@ use axum::routing::post;
 use axum::Router;
 use devices_api::{TurnReport, TurnStep};
 
+use crate::agent::{AgentProxy, AGENT_PATH, MAX_RUN_REQUEST_BYTES};
 use crate::{page, PEER_APPROVER_TOKEN, PEER_USER_TOKEN};
 use serde_json::{json, Value};
 use tokio::sync::watch;
@@ -71,6 +73,11 @@ pub struct HostConfig {
     pub owner: String,
     /// The built page ([`page::PAGE_FILES`]).
     pub page_dir: PathBuf,
+    /// The AG-UI agent endpoint of the page's chat panel (e.g.
+    /// `http://127.0.0.1:4111/agent`, [`crate::peer::Peer::agent_url`]),
+    /// which the host serves to the page at `/app/agent`; `None` (the
+    /// default): the page shows no chat panel.
+    pub ag_ui: Option<String>,
 }
 
 impl HostConfig {
@@ -87,6 +94,7 @@ impl HostConfig {
             database: Database::Memory,
             owner: "devices-host".into(),
             page_dir,
+            ag_ui: None,
         }
     }
 }
@@ -97,6 +105,8 @@ struct App {
     /// The latest finished turns' reports (and each resumed approval's),
     /// oldest first, at most [`MAX_KEPT_REPORTS`].
     reports: watch::Sender<Vec<TurnReport>>,
+    /// The chat panel's AG-UI agent, if configured.
+    agent: Option<AgentProxy>,
 }
 
 /// A running host.
@@ -194,6 +204,7 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
         host: host.clone(),
         pages: pages.clone(),
         reports: watch::Sender::new(Vec::new()),
+        agent: config.ag_ui.as_deref().map(AgentProxy::new).transpose()?,
     });
     let approvals = host.approvals(approvals_options(
         &config,
@@ -211,6 +222,8 @@ pub async fn serve(config: HostConfig) -> std::io::Result<Running> {
     });
     let router = Router::new()
         .route("/app/turn", post(turn))
+        .route("/app/config", post(page_config))
+        .route(AGENT_PATH, post(agent_run))
         .with_state(app.clone())
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(origin),
@@ -296,6 +309,36 @@ async fn turn(State(app): State<Arc<App>>, request: Request) -> Response {
             StatusCode::INTERNAL_SERVER_ERROR,
             "INTERNAL_SERVER_ERROR",
             "The turn failed.",
+        ),
+    }
+}
+
+/// `POST /app/config`: what the page needs to know of this host's setup —
+/// the path of its AG-UI agent (`{"json":{"agUi":"/app/agent"}}`), or
+/// `{"agUi":null}` when none is configured (the page shows no chat).
+async fn page_config(State(app): State<Arc<App>>, request: Request) -> Response {
+    if let Err(refused) = app.pages.read(request).await {
+        return refused;
+    }
+    orpc_ok(&json!({ "agUi": app.agent.as_ref().map(|_| AGENT_PATH) }))
+}
+
+/// `POST /app/agent`: one AG-UI run of the page's chat, forwarded to the
+/// agent once the page's session cookie is checked (`crate::agent`).
+async fn agent_run(State(app): State<Arc<App>>, request: Request) -> Response {
+    if let Err(refused) = app.pages.authenticate(request.headers()) {
+        return refused;
+    }
+    let Some(agent) = &app.agent else {
+        let message = "No AG-UI agent is configured.";
+        return orpc_error(StatusCode::NOT_FOUND, "NOT_FOUND", message);
+    };
+    match axum::body::to_bytes(request.into_body(), MAX_RUN_REQUEST_BYTES).await {
+        Ok(body) => agent.forward(body).await,
+        Err(_) => orpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "PAYLOAD_TOO_LARGE",
+            "The run is too large.",
         ),
     }
 }

@@ -1494,12 +1494,16 @@ async fn wait_gone(s: &Stack, css: &str) {
 
 /// What a browser downloads of the page (the wasm and its JS glue, gzip,
 /// as the host sends them): the budget the page is held to. The goal is
-/// 200 KiB; the page weighs about 394 KiB (docs/performance.md, "Page
+/// 200 KiB; the page weighs about 450 KiB (docs/performance.md, "Page
 /// weight": 379.9 KiB before policies at discovery, the meta-mode tools of
 /// its WebMCP bridge, concurrency groups and the Leptos adapter's signals
-/// and dialog props), so the budget is the measured weight and a little
-/// slack: a change that adds to the page has to say so here.
-const SERVED_PAGE_BUDGET_BYTES: u64 = 400 * 1024;
+/// and dialog props; 395.8 KiB before the "Agent chat" panel, whose AG-UI
+/// client — `agent_surface::agui`'s turn loop and event decoder,
+/// `FetchAgUiTransport`, `use_ag_ui_agent` — and view added 54.7 KiB), so
+/// the budget is the measured weight and a little slack: a change that
+/// adds to the page has to say so here. Raised from 400 KiB for the chat
+/// panel.
+const SERVED_PAGE_BUDGET_BYTES: u64 = 456 * 1024;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_a_browser_downloads_is_gzipped_and_within_its_budget() {

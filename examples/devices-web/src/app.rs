@@ -1,6 +1,6 @@
 //! The page: header with the agent's connection status and the "ask the
-//! agent" buttons, the devices table, the activity panel and the
-//! confirmation dialog.
+//! agent" buttons, the devices table, the agent chat (when the host has an
+//! AG-UI agent), the activity panel and the confirmation dialog.
 
 use std::sync::Arc;
 
@@ -17,6 +17,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::backend;
+use crate::chat::AgentChat;
 use crate::table::{DevicesTable, TableState};
 use crate::words::{self, Tone};
 
@@ -29,6 +30,9 @@ pub fn App() -> impl IntoView {
     let turn_running = RwSignal::new(false);
     let report = RwSignal::new(None::<(Tone, String)>);
     let startup_error = RwSignal::new(None::<String>);
+    // The host's AG-UI agent for the chat panel, once asked for.
+    let agent_path = RwSignal::new(None::<Result<Option<String>, String>>);
+    spawn_local(async move { agent_path.set(Some(backend::agent_path().await)) });
     // The MCP endpoint and a run's token, once asked for.
     let mcp = RwSignal::new(None::<Result<(String, String), String>>);
     // This page's tab, as it announces it (an MCP run is asked for it).
@@ -191,7 +195,30 @@ pub fn App() -> impl IntoView {
                 <DevicesTable table=table loaded=loaded />
             </section>
             <Activity surface=surface />
+            <ChatSlot agent_path=agent_path />
         </main>
+    }
+}
+
+/// The chat panel when the host has an AG-UI agent; otherwise a line
+/// saying how to get one.
+#[component]
+fn ChatSlot(agent_path: RwSignal<Option<Result<Option<String>, String>>>) -> impl IntoView {
+    move || {
+        match agent_path.get() {
+        Some(Ok(Some(path))) => view! { <AgentChat url=path /> }.into_any(),
+        Some(Ok(None)) => view! {
+            <p id="chat-unavailable" class="hint chat-card">
+                "Agent chat: no AG-UI agent is configured (start the host with --ag-ui-agent)."
+            </p>
+        }
+        .into_any(),
+        Some(Err(e)) => view! {
+            <p id="chat-unavailable" class="hint chat-card">{format!("Agent chat unavailable: {e}.")}</p>
+        }
+        .into_any(),
+        None => ().into_any(),
+    }
     }
 }
 

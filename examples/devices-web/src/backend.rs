@@ -42,6 +42,16 @@ pub async fn session_info() -> Result<SessionInfo, String> {
         .map_err(|e| format!("the host answered an unexpected session: {e}"))
 }
 
+/// `POST /app/config`: the path of the host's AG-UI agent for the chat
+/// panel (`/app/agent`), or `None` when the host has none.
+pub async fn agent_path() -> Result<Option<String>, String> {
+    let value = app_client()
+        .call("config", None, CallOptions::default())
+        .await
+        .map_err(|e| describe_call_error(&e))?;
+    Ok(value["agUi"].as_str().map(str::to_string))
+}
+
 /// `POST /app/turn`.
 pub async fn run_turn(script: &str) -> Result<TurnReport, String> {
     let value = app_client()

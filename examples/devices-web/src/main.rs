@@ -17,12 +17,18 @@
 //! * The activity panel shows each agent call and its result in words;
 //!   the confirmation dialog shows the effective input and approves or
 //!   rejects through the session — the model can do neither.
+//! * When the host has an AG-UI agent (`devices-host --ag-ui-agent`), the
+//!   "Agent chat" panel talks to it (`agent_surface_leptos::use_ag_ui_agent`
+//!   over `FetchAgUiTransport`): its tool calls run in this page, through
+//!   the same pipeline and confirmation dialog.
 #![forbid(unsafe_code)]
 
 #[cfg(target_arch = "wasm32")]
 mod app;
 #[cfg(target_arch = "wasm32")]
 mod backend;
+#[cfg(target_arch = "wasm32")]
+mod chat;
 #[cfg(target_arch = "wasm32")]
 mod table;
 #[cfg(target_arch = "wasm32")]

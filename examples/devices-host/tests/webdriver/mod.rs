@@ -1,6 +1,6 @@
 //! A small W3C WebDriver client over reqwest: just the commands the
-//! end-to-end test needs (session, navigation, elements, clicks, text,
-//! script, windows, screenshots), against Debian's `chromedriver`.
+//! end-to-end test needs (session, navigation, elements, clicks, typing,
+//! text, script, windows, screenshots), against Debian's `chromedriver`.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
@@ -258,6 +258,18 @@ impl Session {
         self.post(&format!("/element/{element}/click"), json!({}))
             .await
             .map(drop)
+    }
+
+    /// Types `text` into the element matching `css` (waits for it first),
+    /// key by key as a user would.
+    pub async fn type_text(&self, css: &str, text: &str) -> Result<(), String> {
+        let element = self.wait_for(css, Duration::from_secs(10)).await?;
+        self.post(
+            &format!("/element/{element}/value"),
+            json!({ "text": text }),
+        )
+        .await
+        .map(drop)
     }
 
     /// An element's rendered text.
