@@ -132,11 +132,28 @@ async fn a_turn_disables_the_selection_after_the_user_confirms_and_the_agent_see
         .respond("devices.disable", json!({"disabled": ["dev-1", "dev-2"]}));
     let agent = console.agent(&server, AgUiOptions::default());
 
-    let (turn, held) = tokio::join!(
-        agent.send("disable the selected devices"),
-        console.approve_when_held()
-    );
+    let watch = agent.clone();
+    let user = async {
+        let page = &console.page;
+        for _ in 0..1000 {
+            if let Some(held) = page.held_confirmations().into_iter().next() {
+                // While the user decides, a panel can say what is called.
+                assert_eq!(
+                    watch.status(),
+                    agent_surface::agui::AgUiStatus::RunningTools
+                );
+                let streaming = watch.streaming().expect("the run's calls are shown");
+                assert_eq!(streaming.tool_calls, ["devices__disable"]);
+                page.approve(&held.confirmation_id).expect("approve");
+                return held;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("no confirmation was held within 10 s");
+    };
+    let (turn, held) = tokio::join!(agent.send("disable the selected devices"), user);
     let turn = turn.expect("the turn completes");
+    assert_eq!(agent.streaming(), None);
 
     // The agent sent no ids: the page bound the selection, and the user saw it.
     assert_eq!(held.capability_id, "domain:devices.disable");

@@ -119,6 +119,22 @@ impl AgUiOptions {
         self
     }
 
+    /// These options with a thread id (to continue a conversation the
+    /// agent server knows).
+    #[must_use]
+    pub fn with_thread_id(mut self, thread_id: impl Into<String>) -> Self {
+        self.thread_id = Some(thread_id.into());
+        self
+    }
+
+    /// These options with another consumer (who the snapshot is for and
+    /// calls run as; policies and audit see it).
+    #[must_use]
+    pub fn with_consumer(mut self, consumer: AgentConsumer) -> Self {
+        self.consumer = consumer;
+        self
+    }
+
     /// These options with other limits.
     #[must_use]
     pub fn with_limits(mut self, limits: AgUiLimits) -> Self {
@@ -142,8 +158,9 @@ pub enum AgUiChange {
     Messages,
     /// [`AgUiAgent::status`].
     Status,
-    /// [`AgUiAgent::streaming`] (after every chunk of a run, and when it
-    /// goes back to `None` at the run's end).
+    /// [`AgUiAgent::streaming`] (after every chunk of a run that completed
+    /// events, and when it goes back to `None` once the run's calls are
+    /// answered).
     Streaming,
     /// [`AgUiAgent::pending_approvals`].
     Approvals,
@@ -346,7 +363,8 @@ impl AgUiAgent {
         lock(&self.inner.state).status
     }
 
-    /// What the current run has streamed so far (`None` between runs).
+    /// What the current run has streamed so far, kept while the page runs
+    /// its calls (`None` between runs).
     pub fn streaming(&self) -> Option<AgUiStreaming> {
         lock(&self.inner.state).streaming.clone()
     }
@@ -734,9 +752,10 @@ async fn run_turn(
         inner.set_status(AgUiStatus::Streaming);
         let body = prepared.body.clone();
         let observe = |output: &RunOutput| inner.set_streaming(output);
-        let output = stream_run(&*inner.transport, body, limits, &cancellation, observe).await;
-        inner.clear_streaming();
-        let output = output?;
+        // What streamed stays in `streaming()` while the page runs the
+        // calls (a panel shows "calling …"); the turn's end clears it on
+        // every other path (`Running`'s drop).
+        let output = stream_run(&*inner.transport, body, limits, &cancellation, observe).await?;
         // Cancelled while the last bytes arrived: nothing of the run runs.
         if cancellation.is_cancelled() {
             return Err(AgUiError::Cancelled);
@@ -748,6 +767,7 @@ async fn run_turn(
             });
         }
         let (calls, ran) = answer_run(&inner, &prepared, &output, &cancellation).await;
+        inner.clear_streaming();
         turn.text = output.text();
         turn.calls.extend(calls);
         if cancellation.is_cancelled() {
