@@ -17,11 +17,11 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_surface::agui::FetchAgUiTransport;
 use agent_surface::agui::{
     AgUiAgent, AgUiBody, AgUiCallOutcome, AgUiError, AgUiLimits, AgUiMessage, AgUiOptions,
     AgUiResponse, AgUiStatus, AgUiStreaming, AgUiToolCall, AgUiTransport, PendingApproval,
 };
-use agent_surface::agui::FetchAgUiTransport;
 use agent_surface::browser::sleep;
 use agent_surface::page::PageSurface;
 use agent_surface::sync::BoxFuture;
@@ -371,7 +371,14 @@ async fn a_turn_runs_the_agents_call_through_the_pipeline_and_the_signals_follow
         agent.status().get_untracked() == AgUiStatus::RunningTools
     })
     .await;
-    assert_eq!(agent.streaming().get_untracked(), None);
+    // While the user decides, the panel can say what the agent calls.
+    assert_eq!(
+        agent.streaming().get_untracked(),
+        Some(AgUiStreaming {
+            text: String::new(),
+            tool_calls: vec!["devices__disable".into()],
+        })
+    );
     let messages = agent.messages().get_untracked();
     assert_eq!(messages.len(), 1);
     assert_eq!(
