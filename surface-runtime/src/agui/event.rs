@@ -12,8 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 /// `RUN_STARTED`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunStarted {
     /// The conversation (echoed from the request).
     pub thread_id: String,
@@ -30,10 +29,8 @@ pub struct Interrupt {
     /// Why the run stopped (an open string, e.g. `mastra:tool_suspend`).
     pub reason: String,
     /// A prompt for whoever answers.
-    #[serde(default)]
     pub message: Option<String>,
     /// The tool call it concerns, for a tool approval.
-    #[serde(default)]
     pub tool_call_id: Option<String>,
 }
 
@@ -54,31 +51,25 @@ pub enum RunOutcome {
 }
 
 /// `RUN_FINISHED`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunFinished {
     /// Why it ended; `None` is success.
-    #[serde(default)]
     pub outcome: Option<RunOutcome>,
     /// Token usage per provider and model, as the agent sent it.
-    #[serde(default)]
     pub usage: Option<Value>,
 }
 
 /// `RUN_ERROR`: the run failed (often inside an HTTP 200 stream).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunError {
     /// The agent's message.
     pub message: String,
     /// The agent's code, if any (e.g. `AGENT_ERROR`).
-    #[serde(default)]
     pub code: Option<String>,
 }
 
 /// `TEXT_MESSAGE_START`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TextMessageStart {
     /// The message being opened.
     pub message_id: String,
@@ -86,45 +77,37 @@ pub struct TextMessageStart {
 
 /// `TEXT_MESSAGE_CONTENT` and `TEXT_MESSAGE_END` (the latter with an empty
 /// `delta`).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TextMessageContent {
     /// The message it belongs to.
     pub message_id: String,
     /// The text to append.
-    #[serde(default)]
     pub delta: String,
 }
 
 /// `TEXT_MESSAGE_CHUNK`: start, content and end in one, every field
 /// optional (a chunk without `messageId` continues the open message).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TextMessageChunk {
     /// The message; a new id opens a new message.
-    #[serde(default)]
     pub message_id: Option<String>,
     /// The text to append.
-    #[serde(default)]
     pub delta: Option<String>,
 }
 
 /// `TOOL_CALL_START`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolCallStart {
     /// The call.
     pub tool_call_id: String,
     /// The tool the agent calls.
     pub tool_call_name: String,
     /// The assistant message the call belongs to.
-    #[serde(default)]
     pub parent_message_id: Option<String>,
 }
 
 /// `TOOL_CALL_ARGS`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolCallArgs {
     /// The call.
     pub tool_call_id: String,
@@ -133,47 +116,38 @@ pub struct ToolCallArgs {
 }
 
 /// `TOOL_CALL_END`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolCallEnd {
     /// The call whose arguments are complete.
     pub tool_call_id: String,
 }
 
 /// `TOOL_CALL_CHUNK`: start and arguments in one, every field optional.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolCallChunk {
     /// The call; a new id starts a new call (it then needs a name).
-    #[serde(default)]
     pub tool_call_id: Option<String>,
     /// The tool, on the chunk that starts the call.
-    #[serde(default)]
     pub tool_call_name: Option<String>,
     /// The assistant message the call belongs to.
-    #[serde(default)]
     pub parent_message_id: Option<String>,
     /// The next piece of the arguments.
-    #[serde(default)]
     pub delta: Option<String>,
 }
 
 /// `TOOL_CALL_RESULT`: the agent ran the tool itself (a backend tool).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolCallResult {
     /// The tool message's id.
-    #[serde(default)]
     pub message_id: Option<String>,
     /// The call answered.
     pub tool_call_id: String,
     /// What the tool returned, as text.
-    #[serde(default)]
     pub content: String,
 }
 
 /// `STATE_SNAPSHOT`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct StateSnapshot {
     /// The agent's whole state.
     pub snapshot: Value,
@@ -221,6 +195,117 @@ pub enum AgUiEvent {
 /// Longest event type name kept in [`AgUiEvent::Other`] and in errors.
 const MAX_TYPE_CHARS: usize = 64;
 
+const NOT_AN_EVENT: &str = "not an object with a string `type`";
+
+/// Every field an acted-on event may have, read in one pass (one
+/// deserializer for every type keeps the page's code small); each type
+/// then takes what it needs, checking presence and type by hand.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Wire {
+    #[serde(rename = "type")]
+    kind: Option<Value>,
+    thread_id: Option<Value>,
+    run_id: Option<Value>,
+    message_id: Option<Value>,
+    delta: Option<Value>,
+    tool_call_id: Option<Value>,
+    tool_call_name: Option<Value>,
+    parent_message_id: Option<Value>,
+    content: Option<Value>,
+    message: Option<Value>,
+    code: Option<Value>,
+    outcome: Option<Value>,
+    snapshot: Option<Value>,
+    usage: Option<Value>,
+}
+
+/// A string field that must be there.
+fn required(field: Option<Value>, name: &str) -> Result<String, String> {
+    match field {
+        Some(Value::String(text)) => Ok(text),
+        None => Err(format!("missing field `{name}`")),
+        Some(_) => Err(format!("field `{name}` is not a string")),
+    }
+}
+
+/// A string field that may be absent (or `null`).
+fn optional(field: Option<Value>, name: &str) -> Result<Option<String>, String> {
+    match field {
+        Some(Value::String(text)) => Ok(Some(text)),
+        None => Ok(None),
+        Some(_) => Err(format!("field `{name}` is not a string")),
+    }
+}
+
+impl Wire {
+    fn into_event(self, kind: String) -> Result<AgUiEvent, String> {
+        Ok(match kind.as_str() {
+            "RUN_STARTED" => AgUiEvent::RunStarted(RunStarted {
+                thread_id: required(self.thread_id, "threadId")?,
+                run_id: required(self.run_id, "runId")?,
+            }),
+            "RUN_FINISHED" => AgUiEvent::RunFinished(RunFinished {
+                outcome: match self.outcome {
+                    None => None,
+                    Some(v) => {
+                        Some(serde_json::from_value(v).map_err(|e| format!("`outcome`: {e}"))?)
+                    }
+                },
+                usage: self.usage,
+            }),
+            "RUN_ERROR" => AgUiEvent::RunError(RunError {
+                message: required(self.message, "message")?,
+                code: optional(self.code, "code")?,
+            }),
+            "TEXT_MESSAGE_START" => AgUiEvent::TextMessageStart(TextMessageStart {
+                message_id: required(self.message_id, "messageId")?,
+            }),
+            "TEXT_MESSAGE_CONTENT" | "TEXT_MESSAGE_END" => {
+                let content = TextMessageContent {
+                    message_id: required(self.message_id, "messageId")?,
+                    delta: optional(self.delta, "delta")?.unwrap_or_default(),
+                };
+                match kind.as_str() {
+                    "TEXT_MESSAGE_END" => AgUiEvent::TextMessageEnd(content),
+                    _ => AgUiEvent::TextMessageContent(content),
+                }
+            }
+            "TEXT_MESSAGE_CHUNK" => AgUiEvent::TextMessageChunk(TextMessageChunk {
+                message_id: optional(self.message_id, "messageId")?,
+                delta: optional(self.delta, "delta")?,
+            }),
+            "TOOL_CALL_START" => AgUiEvent::ToolCallStart(ToolCallStart {
+                tool_call_id: required(self.tool_call_id, "toolCallId")?,
+                tool_call_name: required(self.tool_call_name, "toolCallName")?,
+                parent_message_id: optional(self.parent_message_id, "parentMessageId")?,
+            }),
+            "TOOL_CALL_ARGS" => AgUiEvent::ToolCallArgs(ToolCallArgs {
+                tool_call_id: required(self.tool_call_id, "toolCallId")?,
+                delta: required(self.delta, "delta")?,
+            }),
+            "TOOL_CALL_END" => AgUiEvent::ToolCallEnd(ToolCallEnd {
+                tool_call_id: required(self.tool_call_id, "toolCallId")?,
+            }),
+            "TOOL_CALL_CHUNK" => AgUiEvent::ToolCallChunk(ToolCallChunk {
+                tool_call_id: optional(self.tool_call_id, "toolCallId")?,
+                tool_call_name: optional(self.tool_call_name, "toolCallName")?,
+                parent_message_id: optional(self.parent_message_id, "parentMessageId")?,
+                delta: optional(self.delta, "delta")?,
+            }),
+            "TOOL_CALL_RESULT" => AgUiEvent::ToolCallResult(ToolCallResult {
+                message_id: optional(self.message_id, "messageId")?,
+                tool_call_id: required(self.tool_call_id, "toolCallId")?,
+                content: optional(self.content, "content")?.unwrap_or_default(),
+            }),
+            "STATE_SNAPSHOT" => AgUiEvent::StateSnapshot(StateSnapshot {
+                snapshot: self.snapshot.ok_or("missing field `snapshot`")?,
+            }),
+            _ => AgUiEvent::Other { event_type: kind },
+        })
+    }
+}
+
 impl AgUiEvent {
     /// Decodes one event's JSON text (an SSE `data` field).
     ///
@@ -229,16 +314,9 @@ impl AgUiEvent {
     /// no string `type`, or a known type missing a field or with a field of
     /// the wrong type (serde's message, which names the field).
     pub fn from_json(text: &str) -> Result<Self, String> {
-        /// The `type` alone (the rest skipped, nothing else allocated).
-        #[derive(Deserialize)]
-        struct Kind<'a> {
-            #[serde(rename = "type", borrow)]
-            kind: Option<std::borrow::Cow<'a, str>>,
-        }
-        let kind = match serde_json::from_str::<Kind<'_>>(text) {
-            Ok(Kind { kind: Some(kind) }) => kind,
-            Ok(Kind { kind: None }) => return Err("not an object with a string `type`".into()),
-            Err(e) if e.is_data() => return Err("not an object with a string `type`".into()),
+        let wire = match serde_json::from_str::<Wire>(text) {
+            Ok(wire) => wire,
+            Err(e) if e.is_data() => return Err(NOT_AN_EVENT.into()),
             Err(e) => {
                 return Err(format!(
                     "not JSON (line {}, column {})",
@@ -247,26 +325,12 @@ impl AgUiEvent {
                 ))
             }
         };
-        fn typed<'a, T: Deserialize<'a>>(kind: &str, text: &'a str) -> Result<T, String> {
-            serde_json::from_str(text).map_err(|e| format!("a {kind} event: {e}"))
-        }
+        let Some(Value::String(kind)) = &wire.kind else {
+            return Err(NOT_AN_EVENT.into());
+        };
         let kind: String = kind.chars().take(MAX_TYPE_CHARS).collect();
-        Ok(match kind.as_str() {
-            "RUN_STARTED" => Self::RunStarted(typed(&kind, text)?),
-            "RUN_FINISHED" => Self::RunFinished(typed(&kind, text)?),
-            "RUN_ERROR" => Self::RunError(typed(&kind, text)?),
-            "TEXT_MESSAGE_START" => Self::TextMessageStart(typed(&kind, text)?),
-            "TEXT_MESSAGE_CONTENT" => Self::TextMessageContent(typed(&kind, text)?),
-            "TEXT_MESSAGE_END" => Self::TextMessageEnd(typed(&kind, text)?),
-            "TEXT_MESSAGE_CHUNK" => Self::TextMessageChunk(typed(&kind, text)?),
-            "TOOL_CALL_START" => Self::ToolCallStart(typed(&kind, text)?),
-            "TOOL_CALL_ARGS" => Self::ToolCallArgs(typed(&kind, text)?),
-            "TOOL_CALL_END" => Self::ToolCallEnd(typed(&kind, text)?),
-            "TOOL_CALL_CHUNK" => Self::ToolCallChunk(typed(&kind, text)?),
-            "TOOL_CALL_RESULT" => Self::ToolCallResult(typed(&kind, text)?),
-            "STATE_SNAPSHOT" => Self::StateSnapshot(typed(&kind, text)?),
-            _ => Self::Other { event_type: kind },
-        })
+        wire.into_event(kind.clone())
+            .map_err(|reason| format!("a {kind} event: {reason}"))
     }
 
     /// The event's `type` as on the wire.
@@ -336,7 +400,7 @@ mod tests {
         );
         assert_eq!(
             AgUiEvent::from_json(r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c"}"#).unwrap_err(),
-            "a TOOL_CALL_ARGS event: missing field `delta` at line 1 column 42"
+            "a TOOL_CALL_ARGS event: missing field `delta`"
         );
     }
 }
