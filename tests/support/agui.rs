@@ -7,43 +7,12 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::sync::Mutex;
 
-use super::peer::{node_available, repo_root, Peer};
+use super::peer::{ensure_npm_ci, node_available, repo_root, Peer};
 
 /// `tests/agui-agent`.
 pub fn agent_dir() -> PathBuf {
     repo_root().join("tests").join("agui-agent")
-}
-
-static NPM_CI: Mutex<Option<Result<(), String>>> = Mutex::new(None);
-
-fn ensure_installed() {
-    let mut done = NPM_CI.lock().unwrap_or_else(|p| p.into_inner());
-    if done.is_none() {
-        let dir = agent_dir();
-        let result = if dir.join("node_modules").join(".package-lock.json").exists() {
-            Ok(())
-        } else {
-            eprintln!("AG-UI agent: running `npm ci` in {}", dir.display());
-            match Command::new("npm")
-                .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-                .current_dir(&dir)
-                .stdout(Stdio::inherit())
-                .stderr(Stdio::inherit())
-                .status()
-            {
-                Ok(s) if s.success() => Ok(()),
-                Ok(s) => Err(format!("`npm ci` in {} exited with {s}", dir.display())),
-                Err(e) => Err(format!("could not run `npm ci` in {}: {e}", dir.display())),
-            }
-        };
-        *done = Some(result);
-    }
-    if let Some(Err(e)) = &*done {
-        panic!("{e}");
-    }
 }
 
 /// A running AG-UI agent (a [`Peer`] process); killed when dropped.
@@ -57,7 +26,7 @@ impl AguiAgent {
         if !node_available(test) {
             return None;
         }
-        ensure_installed();
+        ensure_npm_ci(&agent_dir());
         Some(Self {
             process: Peer::spawn(&agent_dir(), &[]),
         })

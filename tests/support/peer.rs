@@ -80,7 +80,8 @@ pub fn node_available(test: &str) -> bool {
     ok
 }
 
-static NPM_CI: Mutex<Option<Result<(), String>>> = Mutex::new(None);
+/// `npm ci` results per package directory, once per process.
+static NPM_CI: Mutex<Vec<(PathBuf, Result<(), String>)>> = Mutex::new(Vec::new());
 
 /// Runs `npm ci` in the peer directory when its `node_modules` is absent,
 /// once per process.
@@ -88,17 +89,25 @@ static NPM_CI: Mutex<Option<Result<(), String>>> = Mutex::new(None);
 /// # Panics
 /// When `npm ci` fails.
 pub fn ensure_node_modules() {
+    ensure_npm_ci(&peer_dir());
+}
+
+/// Runs `npm ci` in `dir` when its `node_modules` is absent (npm writes
+/// `node_modules/.package-lock.json` last: a complete install), once per
+/// process and directory.
+///
+/// # Panics
+/// When `npm ci` fails.
+pub fn ensure_npm_ci(dir: &Path) {
     let mut done = NPM_CI.lock().unwrap_or_else(|p| p.into_inner());
-    if done.is_none() {
-        let dir = peer_dir();
-        // npm writes node_modules/.package-lock.json last: a complete install.
+    if !done.iter().any(|(d, _)| d == dir) {
         let result = if dir.join("node_modules").join(".package-lock.json").exists() {
             Ok(())
         } else {
-            eprintln!("oRPC peer: running `npm ci` in {}", dir.display());
+            eprintln!("running `npm ci` in {}", dir.display());
             match Command::new("npm")
                 .args(["ci", "--no-audit", "--no-fund"])
-                .current_dir(&dir)
+                .current_dir(dir)
                 .stdout(Stdio::inherit())
                 .stderr(Stdio::inherit())
                 .status()
@@ -108,9 +117,9 @@ pub fn ensure_node_modules() {
                 Err(e) => Err(format!("could not run `npm ci` in {}: {e}", dir.display())),
             }
         };
-        *done = Some(result);
+        done.push((dir.to_path_buf(), result));
     }
-    if let Some(Err(e)) = &*done {
+    if let Some((_, Err(e))) = done.iter().find(|(d, _)| d == dir) {
         panic!("{e}");
     }
 }

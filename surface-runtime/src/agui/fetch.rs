@@ -9,13 +9,12 @@ use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{
     AbortController, Headers as JsHeaders, ReadableStreamDefaultReader, Request, RequestCache,
-    RequestCredentials, RequestInit, RequestRedirect, Response, ResponseType,
+    RequestInit, RequestRedirect, Response, ResponseType,
 };
 
 use super::transport::{AgUiResponse, AgUiTransport};
 use super::{foreign_text, AgUiError, AgUiLimits};
-use crate::browser::js_error_text;
-use crate::browser::{sleep, FetchCredentials};
+use crate::browser::{global_fetch, js_error_text, sleep, AbortOnDrop, FetchCredentials};
 use crate::sync::BoxFuture;
 
 /// An [`AgUiTransport`] over `fetch` (window or worker): `POST` with
@@ -82,24 +81,11 @@ impl FetchAgUiTransport {
         init.set_method("POST");
         init.set_redirect(RequestRedirect::Manual);
         init.set_cache(RequestCache::NoStore);
-        init.set_credentials(match self.credentials {
-            FetchCredentials::Omit => RequestCredentials::Omit,
-            FetchCredentials::SameOrigin => RequestCredentials::SameOrigin,
-            FetchCredentials::Include => RequestCredentials::Include,
-        });
+        init.set_credentials(self.credentials.mode());
         init.set_signal(Some(&controller.signal()));
         init.set_headers(&headers);
         init.set_body(&JsValue::from_str(body));
         Request::new_with_str_and_init(&self.url, &init).map_err(|e| fail("request", e))
-    }
-}
-
-/// Aborts the request when the last holder (the response body) is dropped.
-struct AbortOnDrop(AbortController);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 
@@ -155,17 +141,6 @@ impl Reader {
         };
         Some(Ok(bytes.to_vec()))
     }
-}
-
-/// `fetch(request)` on the global object (window or worker).
-fn global_fetch(request: &Request) -> Option<js_sys::Promise> {
-    let global = js_sys::global();
-    if let Some(window) = global.dyn_ref::<web_sys::Window>() {
-        return Some(window.fetch_with_request(request));
-    }
-    global
-        .dyn_ref::<web_sys::WorkerGlobalScope>()
-        .map(|worker| worker.fetch_with_request(request))
 }
 
 impl AgUiTransport for FetchAgUiTransport {

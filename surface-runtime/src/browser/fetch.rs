@@ -33,6 +33,17 @@ pub enum FetchCredentials {
     Include,
 }
 
+impl FetchCredentials {
+    /// As `RequestInit.credentials`.
+    pub(crate) fn mode(self) -> RequestCredentials {
+        match self {
+            FetchCredentials::Omit => RequestCredentials::Omit,
+            FetchCredentials::SameOrigin => RequestCredentials::SameOrigin,
+            FetchCredentials::Include => RequestCredentials::Include,
+        }
+    }
+}
+
 /// An oRPC client over the browser's `fetch` (window or worker), with the
 /// wire codec of `bridge::HttpOrpcClient` (`docs/bridges.md`,
 /// `docs/browser.md`):
@@ -135,11 +146,7 @@ impl FetchOrpcClient {
         let init = RequestInit::new();
         init.set_redirect(RequestRedirect::Manual);
         init.set_cache(RequestCache::NoStore);
-        init.set_credentials(match self.credentials {
-            FetchCredentials::Omit => RequestCredentials::Omit,
-            FetchCredentials::SameOrigin => RequestCredentials::SameOrigin,
-            FetchCredentials::Include => RequestCredentials::Include,
-        });
+        init.set_credentials(self.credentials.mode());
         init.set_signal(Some(&controller.signal()));
         let url = match get_url {
             Some(url) => {
@@ -227,7 +234,8 @@ impl OrpcClient for FetchOrpcClient {
     }
 }
 
-struct AbortOnDrop(AbortController);
+/// Aborts its request when dropped (a no-op once the body was read).
+pub(crate) struct AbortOnDrop(pub(crate) AbortController);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
@@ -241,25 +249,24 @@ fn transport(error: &JsValue) -> OrpcCallError {
     }
 }
 
-/// `fetch(request)` on the global object (window or worker).
-fn global_fetch(request: &Request) -> Result<js_sys::Promise, OrpcCallError> {
+/// `fetch(request)` on the global object (window or worker); `None` when
+/// the global object is neither.
+pub(crate) fn global_fetch(request: &Request) -> Option<js_sys::Promise> {
     let global = js_sys::global();
     if let Some(window) = global.dyn_ref::<web_sys::Window>() {
-        return Ok(window.fetch_with_request(request));
+        return Some(window.fetch_with_request(request));
     }
-    if let Some(worker) = global.dyn_ref::<web_sys::WorkerGlobalScope>() {
-        return Ok(worker.fetch_with_request(request));
-    }
-    Err(OrpcCallError::InvalidRequest {
-        message: "the global object is neither a window nor a worker: no fetch".into(),
-    })
+    global
+        .dyn_ref::<web_sys::WorkerGlobalScope>()
+        .map(|worker| worker.fetch_with_request(request))
 }
 
 /// Sends `request` and reads the answer within `limits`' size cap.
 async fn exchange(request: Request, limits: ClientLimits) -> Result<Value, OrpcCallError> {
-    let answer = JsFuture::from(global_fetch(&request)?)
-        .await
-        .map_err(|e| transport(&e))?;
+    let fetched = global_fetch(&request).ok_or_else(|| OrpcCallError::InvalidRequest {
+        message: "the global object is neither a window nor a worker: no fetch".into(),
+    })?;
+    let answer = JsFuture::from(fetched).await.map_err(|e| transport(&e))?;
     let response: Response = answer.dyn_into().map_err(|e| transport(&e))?;
     if response.type_() == ResponseType::Opaqueredirect {
         return Err(OrpcCallError::Redirect {

@@ -39,6 +39,7 @@ mod location;
 mod socket;
 mod timer;
 
+pub(crate) use fetch::{global_fetch, AbortOnDrop};
 pub use fetch::{FetchCredentials, FetchOrpcClient};
 pub use location::{new_tab_id, same_origin_socket_url};
 pub use socket::{
