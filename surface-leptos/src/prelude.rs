@@ -25,10 +25,8 @@ pub use crate::agui::{transcript, use_ag_ui_agent, AgUiHandle, ChatEntry};
 #[cfg(feature = "ag-ui")]
 pub use agent_surface::agui::{
     AgUiAgent, AgUiError, AgUiMessage, AgUiOptions, AgUiStatus, AgUiStreaming, AgUiTurn,
-    PendingApproval,
+    FetchAgUiTransport, PendingApproval,
 };
-#[cfg(feature = "ag-ui")]
-pub use agent_surface::agui::FetchAgUiTransport;
 
 pub use crate::confirmations::{use_held_confirmations, ConfirmationDialog, HeldCall, RenderHeld};
 pub use crate::hooks::{

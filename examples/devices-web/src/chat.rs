@@ -5,8 +5,7 @@
 //! selection and waits for the user's approval in the page's dialog,
 //! exactly like the host's and the browser's agents.
 
-use agent_surface::agui::{AgUiOptions, AgUiStatus};
-use agent_surface::agui::FetchAgUiTransport;
+use agent_surface::agui::{AgUiOptions, AgUiStatus, FetchAgUiTransport};
 use agent_surface_leptos::{use_ag_ui_agent, AgUiHandle, ChatEntry};
 use leptos::prelude::*;
 
