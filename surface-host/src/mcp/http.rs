@@ -863,6 +863,7 @@ impl McpHttpService {
         };
         let lasts = self.shared.options.call_timeout + Duration::from_secs(60);
         let claim = match super::inflight::claim_call(
+            &self.shared.in_flight,
             self.shared.mcp_store(),
             &scope,
             &body,

@@ -29,7 +29,18 @@ type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
 /// The requests in flight on this replica: `(scope, id)` where the scope
 /// is `session:<Mcp-Session-Id>` or `run:<run>:<SHA-256 of the body>`.
 #[derive(Clone, Default)]
-pub(super) struct InFlight(Arc<Mutex<HashSet<(String, String)>>>);
+pub(super) struct InFlight(
+    Arc<Mutex<HashSet<(String, String)>>>,
+    /// Store claims of this replica whose settling (after their answer)
+    /// has not reached the store yet, by key.
+    Arc<Mutex<HashSet<String>>>,
+);
+
+/// Longest wait, when claiming, for this replica's own settling of the same
+/// key to reach the store: a client that got its answer and sends the same
+/// request again at once is not refused for a claim this replica is
+/// releasing.
+const SETTLING_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A request's mark; dropping it ends the mark.
 pub(super) struct Mark {
@@ -43,9 +54,13 @@ impl Drop for Mark {
     }
 }
 
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl InFlight {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<(String, String)>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.0)
     }
 
     /// Marks the request `body` in flight in `scope`: `Ok(None)` for a
@@ -99,6 +114,7 @@ pub(super) struct StoreClaim {
     store: Arc<dyn McpStore>,
     key: String,
     keep_ms: Option<i64>,
+    settling: Arc<Mutex<HashSet<String>>>,
 }
 
 impl Drop for StoreClaim {
@@ -106,11 +122,13 @@ impl Drop for StoreClaim {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return; // The row expires by itself.
         };
-        let (store, key, keep) = (
+        let (store, key, keep, settling) = (
             self.store.clone(),
             std::mem::take(&mut self.key),
             self.keep_ms,
+            self.settling.clone(),
         );
+        lock(&settling).insert(key.clone());
         runtime.spawn(async move {
             let now = super::clock::now_ms();
             if let Err(error) = store
@@ -119,6 +137,7 @@ impl Drop for StoreClaim {
             {
                 tracing::warn!(error = ?error, "MCP: a request's claim is not settled; it expires");
             }
+            lock(&settling).remove(&key);
         });
     }
 }
@@ -150,6 +169,7 @@ impl Duplicate {
 /// other message, and when the store cannot be written (this replica's
 /// own mark still holds; logged).
 pub(super) async fn claim_call(
+    in_flight: &InFlight,
     store: &Arc<dyn McpStore>,
     scope: &str,
     body: &[u8],
@@ -162,6 +182,10 @@ pub(super) async fn claim_call(
     let key = hex::encode(surface_runtime::hash::sha256(
         format!("{scope}\n{id}").as_bytes(),
     ));
+    let waited = tokio::time::Instant::now();
+    while lock(&in_flight.1).contains(&key) && waited.elapsed() < SETTLING_WAIT {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     let now = super::clock::now_ms();
     match store
         .claim_request(&key, now, now.saturating_add(expires_in_ms))
@@ -171,6 +195,7 @@ pub(super) async fn claim_call(
             store: store.clone(),
             key,
             keep_ms: in_session.then_some(ANSWERED_CALL_WINDOW_MS),
+            settling: in_flight.1.clone(),
         })),
         Ok(RequestClaim::InFlight) => Err(Duplicate::InFlight(id)),
         Ok(RequestClaim::Answered) => Err(Duplicate::Answered(id)),
