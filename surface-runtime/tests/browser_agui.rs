@@ -79,6 +79,20 @@ async fn stall_log(id: &str) -> Value {
     .unwrap()
 }
 
+/// What the fixture saw of an `agui/stall` request, once it saw the
+/// client go away (or after 2 s).
+async fn stall_log_once_dropped(id: &str) -> Value {
+    let mut seen = Value::Null;
+    for _ in 0..100 {
+        seen = stall_log(id).await;
+        if seen["dropped"] == json!(true) {
+            break;
+        }
+        sleep(Duration::from_millis(20)).await;
+    }
+    seen
+}
+
 #[wasm_bindgen_test]
 async fn a_turn_over_fetch_runs_the_call_after_the_user_approves_in_the_page() {
     let page = page();
@@ -133,15 +147,10 @@ async fn an_abort_signal_cancels_the_turn_and_aborts_the_fetch() {
     let (turn, ()) = join(agent.send_with("disable", cancellation), abort).await;
     assert_eq!(turn.unwrap_err(), AgUiError::Cancelled);
     // The server saw the request go away.
-    let mut seen = Value::Null;
-    for _ in 0..100 {
-        seen = stall_log(&id).await;
-        if seen["dropped"] == json!(true) {
-            break;
-        }
-        sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(seen, json!({"started": true, "dropped": true}));
+    assert_eq!(
+        stall_log_once_dropped(&id).await,
+        json!({"started": true, "dropped": true})
+    );
     assert!(page.executor.calls().is_empty());
     assert_eq!(agent.messages().len(), 1);
 }
@@ -170,13 +179,8 @@ async fn an_agent_that_stops_sending_times_out_and_the_fetch_is_aborted() {
             timeout: Duration::from_millis(400)
         }
     );
-    let mut seen = Value::Null;
-    for _ in 0..100 {
-        seen = stall_log(&id).await;
-        if seen["dropped"] == json!(true) {
-            break;
-        }
-        sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(seen, json!({"started": true, "dropped": true}));
+    assert_eq!(
+        stall_log_once_dropped(&id).await,
+        json!({"started": true, "dropped": true})
+    );
 }

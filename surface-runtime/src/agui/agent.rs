@@ -988,7 +988,7 @@ struct Answering {
     inner: Arc<Inner>,
     output: RunOutput,
     outcomes: Mutex<Vec<Option<AgUiCallOutcome>>>,
-    finished: std::sync::atomic::AtomicBool,
+    finished: bool,
 }
 
 impl Answering {
@@ -998,7 +998,7 @@ impl Answering {
             inner,
             output,
             outcomes,
-            finished: std::sync::atomic::AtomicBool::new(false),
+            finished: false,
         }
     }
 
@@ -1030,16 +1030,15 @@ impl Answering {
         calls
     }
 
-    fn finish(self) -> Vec<AgUiCall> {
-        self.finished
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+    fn finish(mut self) -> Vec<AgUiCall> {
+        self.finished = true;
         self.commit()
     }
 }
 
 impl Drop for Answering {
     fn drop(&mut self) {
-        if !self.finished.load(std::sync::atomic::Ordering::SeqCst) {
+        if !self.finished {
             self.commit();
         }
     }
